@@ -1,0 +1,134 @@
+"""Every error codemode raises, under one root.
+
+Each error builds its own message from typed arguments, so callers catch by
+type and read fields instead of parsing text::
+
+    CodemodeError
+    ├── ToolDefinitionError        a tool spec is invalid (name, schema, options)
+    │   └── DuplicateToolError     a name is already registered
+    ├── UnknownToolError           no tool by that name (lists close matches)
+    ├── ToolCallError              a nested call from a script failed (raised in the script)
+    ├── ApprovalError              an ``Ask`` hook had no approver to answer it
+    ├── SandboxError               the sandbox itself failed (infrastructure, not the script)
+    │   ├── ScriptCompileError     the script is not valid restricted Python
+    │   └── LimitExceeded          a run limit tripped (names the limit and its value)
+    ├── SdkGenerationError         the SDK generator could not render a spec
+    └── PreflightError             static checks found problems before running a script
+
+Domain failures a model must read (a handler raising, bad arguments) are not
+raised by the pipeline: they come back as ``ToolResult(is_error=True)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "ApprovalError",
+    "CodemodeError",
+    "DuplicateToolError",
+    "LimitExceeded",
+    "PreflightError",
+    "SandboxError",
+    "ScriptCompileError",
+    "SdkGenerationError",
+    "ToolCallError",
+    "ToolDefinitionError",
+    "UnknownToolError",
+]
+
+
+class CodemodeError(Exception):
+    """Root of every error raised by codemode."""
+
+
+class ToolDefinitionError(CodemodeError):
+    """A tool definition is invalid; raised at definition or registration time."""
+
+    def __init__(self, tool: str, problem: str) -> None:
+        self.tool = tool
+        self.problem = problem
+        super().__init__(f"invalid tool {tool!r}: {problem}")
+
+
+class DuplicateToolError(ToolDefinitionError):
+    """A tool with this name is already registered and the policy forbids replacing it."""
+
+    def __init__(self, tool: str) -> None:
+        super().__init__(tool, "a tool with this name is already registered")
+
+
+class UnknownToolError(CodemodeError):
+    """No registered tool has this name."""
+
+    def __init__(self, tool: str, suggestions: Sequence[str] = ()) -> None:
+        self.tool = tool
+        self.suggestions = tuple(suggestions)
+        hint = f"; did you mean {', '.join(map(repr, self.suggestions))}?" if suggestions else ""
+        super().__init__(f"unknown tool {tool!r}{hint}")
+
+
+class ToolCallError(CodemodeError):
+    """A tool call made from a script failed; scripts catch it by this name.
+
+    Carries only strings, so a script that catches it reaches no host object.
+    """
+
+    def __init__(self, tool: str, message: str, path: str | None = None) -> None:
+        self.tool = tool
+        self.message = message
+        self.path = path
+        where = f" at {path}" if path else ""
+        super().__init__(f"{tool}: {message}{where}")
+
+
+class ApprovalError(CodemodeError):
+    """A pre_execute hook asked for approval but the registry has no approver."""
+
+    def __init__(self, tool: str, prompt: str) -> None:
+        self.tool = tool
+        self.prompt = prompt
+        super().__init__(f"tool {tool!r} needs approval ({prompt!r}) but no approver is set")
+
+
+class SandboxError(CodemodeError):
+    """The sandbox failed to run a script for reasons outside the script."""
+
+
+class ScriptCompileError(SandboxError):
+    """The script does not compile under the restricted policy."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        self.message = message
+        self.line = line
+        self.column = column
+        where = f" (line {line})" if line is not None else ""
+        super().__init__(f"{message}{where}")
+
+
+class LimitExceeded(SandboxError):
+    """A run limit tripped; names the limit and its configured value."""
+
+    def __init__(self, limit: str, value: object, detail: str = "") -> None:
+        self.limit = limit
+        self.value = value
+        self.detail = detail
+        extra = f": {detail}" if detail else ""
+        super().__init__(f"limit exceeded: {limit}={value}{extra}")
+
+
+class SdkGenerationError(CodemodeError):
+    """The SDK generator could not render a tool spec."""
+
+    def __init__(self, tool: str, problem: str) -> None:
+        self.tool = tool
+        self.problem = problem
+        super().__init__(f"cannot generate SDK for {tool!r}: {problem}")
+
+
+class PreflightError(CodemodeError):
+    """Static checks rejected a script before it ran; ``problems`` lists each one."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("script failed preflight:\n" + "\n".join(self.problems))
