@@ -8,7 +8,7 @@ type and read fields instead of parsing text::
     │   └── DuplicateToolError     a name is already registered
     ├── UnknownToolError           no tool by that name (lists close matches)
     ├── ToolCallError              a nested call from a script failed (raised in the script)
-    ├── ApprovalError              an ``Ask`` hook had no approver to answer it
+    ├── PipelineError              a hook broke the pipeline's contract (a host bug)
     ├── SandboxError               the sandbox itself failed (infrastructure, not the script)
     │   ├── ScriptCompileError     the script is not valid restricted Python
     │   └── LimitExceeded          a run limit tripped (names the limit and its value)
@@ -24,10 +24,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
-    "ApprovalError",
     "CodemodeError",
     "DuplicateToolError",
     "LimitExceeded",
+    "PipelineError",
     "PreflightError",
     "SandboxError",
     "ScriptCompileError",
@@ -82,13 +82,13 @@ class ToolCallError(CodemodeError):
         super().__init__(f"{tool}: {message}{where}")
 
 
-class ApprovalError(CodemodeError):
-    """A pre_execute hook asked for approval but the registry has no approver."""
+class PipelineError(CodemodeError):
+    """A hook or wrapper broke the pipeline's contract; a host bug, so it raises."""
 
-    def __init__(self, tool: str, prompt: str) -> None:
+    def __init__(self, tool: str, problem: str) -> None:
         self.tool = tool
-        self.prompt = prompt
-        super().__init__(f"tool {tool!r} needs approval ({prompt!r}) but no approver is set")
+        self.problem = problem
+        super().__init__(f"pipeline error in call to {tool!r}: {problem}")
 
 
 class SandboxError(CodemodeError):

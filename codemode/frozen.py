@@ -1,0 +1,113 @@
+"""Deep-frozen JSON values: what hooks and handlers see of a call's arguments.
+
+A frozen value is made once per call; nothing downstream can mutate it by
+accident, and the caller's own dict stays detached from it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any, NoReturn
+
+__all__ = ["FrozenDict", "NotJSONError", "freeze", "thaw"]
+
+
+class NotJSONError(TypeError):
+    """A value that is not plain JSON data (dict/list/str/int/float/bool/None)."""
+
+    def __init__(self, path: str, value: object) -> None:
+        self.path = path
+        self.type_name = type(value).__name__
+        super().__init__(f"{path}: {self.type_name} is not JSON data")
+
+
+class FrozenDict(dict[str, Any]):
+    """An immutable ``dict``: reads like a dict, serialises like one, refuses writes."""
+
+    __slots__ = ()
+
+    def _refuse(self, *_: object, **__: object) -> NoReturn:
+        raise TypeError("frozen: call arguments cannot be modified (copy with thaw())")
+
+    __setitem__ = __delitem__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+    __ior__ = _refuse  # type: ignore[assignment]
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted(self.items(), key=lambda kv: kv[0])))
+
+    def __reduce__(self) -> tuple[type[dict[str, Any]], tuple[dict[str, Any]]]:
+        return (dict, (dict(self),))
+
+    def __repr__(self) -> str:
+        return f"FrozenDict({dict.__repr__(self)})"
+
+
+def freeze(value: Any) -> Any:
+    """Return a detached deep-frozen copy; raise NotJSONError (with its JSON path) otherwise."""
+    try:
+        return _freeze(value)
+    except _Bad:
+        raise NotJSONError(*_find_bad(value, "$")) from None
+
+
+class _Bad(Exception):
+    """Internal: a non-JSON value was met; the slow path then finds where."""
+
+
+def _freeze(value: Any) -> Any:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is dict or kind is FrozenDict:
+        out = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _Bad
+            out[key] = _freeze(item)
+        return FrozenDict(out)
+    if kind is list or kind is tuple:
+        return tuple([_freeze(item) for item in value])
+    if kind is float and math.isfinite(value):
+        return value
+    if isinstance(value, Mapping):
+        return _freeze(dict(value))
+    raise _Bad
+
+
+def _find_bad(value: Any, path: str) -> tuple[str, object]:
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if type(key) is not str:
+                return f"{path} (key {key!r})", key
+            found = _find_bad(item, f"{path}.{key}")
+            if found[0]:
+                return found
+        return "", None
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = _find_bad(item, f"{path}[{i}]")
+            if found[0]:
+                return found
+        return "", None
+    try:
+        _freeze(value)
+    except _Bad:
+        return path, value
+    return "", None
+
+
+def thaw(value: Any) -> Any:
+    """Return a plain mutable JSON copy (dicts and lists) of a frozen value."""
+    if isinstance(value, dict):
+        return {key: thaw(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw(item) for item in value]
+    return value
+
+
+def dumps(value: Any) -> str:
+    """Serialise JSON data compactly; frozen values serialise like plain ones."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))

@@ -1,0 +1,133 @@
+"""Host-side gate for every tool call a script makes (both executors use it).
+
+The broker wraps the host's ``call_tool`` with: the ``calls`` limit, the
+``concurrency`` semaphore, the call trace (``CallRecord``), the JSON round trip
+(no object identity crosses), error sanitising (the script only ever sees a
+fresh ``ToolCallError`` built from strings) and the closed-after-run gate (no
+call reaches the host once ``close()`` ran).
+
+Replies cross to the script side as plain JSON (:meth:`CallBroker.answer`),
+and the script side turns them back into a value or an exception with
+:func:`decode_reply`. The in-process executor uses the same two steps, so both
+executors behave identically.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, final
+
+import anyio
+
+from codemode.errors import LimitExceeded, ToolCallError
+
+from .limits import DEFAULT_LIMITS, Limits
+from .result import CallRecord
+
+__all__ = ["CallBroker", "CallTool", "decode_reply"]
+
+CallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]
+"""Host callback: (tool path, JSON keyword arguments) -> JSON result, or raise ToolCallError."""
+
+INTERNAL_ERROR: Final = "internal error"
+"""What the script sees when the host callback fails for a reason other than ToolCallError."""
+
+RUN_ENDED: Final = "the run has ended; no further tool calls are delivered"
+
+
+def _json_copy(value: Any) -> Any:
+    """Detached JSON copy; raises TypeError/ValueError for non-JSON data."""
+    return json.loads(json.dumps(value, allow_nan=False))
+
+
+def decode_reply(reply: dict[str, Any]) -> Any:
+    """Script side: turn a broker reply into the call's value, or raise what the script sees."""
+    if "ok" in reply:
+        return reply["ok"]
+    if "limit" in reply:
+        info = reply["limit"]
+        raise LimitExceeded(str(info["limit"]), info["value"], str(info.get("detail", "")))
+    info = reply["error"]
+    path = info.get("path")
+    raise ToolCallError(str(info["tool"]), str(info["message"]),
+                        None if path is None else str(path))
+
+
+@final
+class CallBroker:
+    """Gate between one run's script and the host's ``call_tool``."""
+
+    def __init__(self, call_tool: CallTool, limits: Limits = DEFAULT_LIMITS) -> None:
+        self._call_tool = call_tool
+        self._limits = limits
+        self._semaphore = anyio.Semaphore(limits.concurrency)
+        self._t0 = time.perf_counter()
+        self._records: list[CallRecord | None] = []
+        self._closed = False
+
+    @property
+    def records(self) -> tuple[CallRecord, ...]:
+        """The call trace so far, in start order (calls still in flight are left out)."""
+        return tuple(r for r in self._records if r is not None)
+
+    @property
+    def closed(self) -> bool:
+        """True once the run ended; no call starts after that."""
+        return self._closed
+
+    def close(self) -> None:
+        """End the run: calls not yet delivered to the host are refused."""
+        self._closed = True
+
+    async def answer(self, name: str, arguments: Any) -> dict[str, Any]:
+        """Run one call and encode its outcome as a JSON reply for :func:`decode_reply`."""
+        try:
+            return {"ok": await self.call(name, arguments)}
+        except LimitExceeded as exc:
+            return {"limit": {"limit": exc.limit, "value": exc.value, "detail": exc.detail}}
+        except ToolCallError as exc:
+            return {"error": {"tool": exc.tool, "message": exc.message, "path": exc.path}}
+
+    async def call(self, name: str, arguments: Any) -> Any:
+        """Run one call; raises only ToolCallError or LimitExceeded (both built here)."""
+        if self._closed:
+            raise ToolCallError(name, RUN_ENDED)
+        if len(self._records) >= self._limits.calls:
+            raise LimitExceeded("calls", self._limits.calls,
+                                f"more than {self._limits.calls} tool calls")
+        try:
+            args = _json_copy(arguments)
+        except (TypeError, ValueError) as exc:
+            raise ToolCallError(name, f"arguments are not JSON data: {exc}") from None
+        if not isinstance(args, dict):
+            raise ToolCallError(name, "arguments must be a JSON object")
+        index = len(self._records)
+        self._records.append(None)
+        async with self._semaphore:
+            if self._closed:
+                self._records[index] = self._record(index, name, args, time.perf_counter(),
+                                                    RUN_ENDED)
+                raise ToolCallError(name, RUN_ENDED)
+            started = time.perf_counter()
+            try:
+                value = _json_copy(await self._call_tool(name, args))
+            except ToolCallError as exc:
+                message, path = str(exc.message), exc.path
+                self._records[index] = self._record(index, name, args, started, message)
+                raise ToolCallError(name, message, None if path is None else str(path)) from None
+            except anyio.get_cancelled_exc_class():
+                self._records[index] = self._record(index, name, args, started, "cancelled")
+                raise
+            except Exception:
+                self._records[index] = self._record(index, name, args, started, INTERNAL_ERROR)
+                raise ToolCallError(name, INTERNAL_ERROR) from None
+            self._records[index] = self._record(index, name, args, started, None)
+            return value
+
+    def _record(self, index: int, name: str, args: dict[str, Any], started: float,
+                error: str | None) -> CallRecord:
+        now = time.perf_counter()
+        return CallRecord(index=index, name=name, arguments=args, started=started - self._t0,
+                          duration=now - started, ok=error is None, error=error)

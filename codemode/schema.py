@@ -1,0 +1,148 @@
+"""JSON Schema handling: normalising parameter specs, checking them, validating arguments.
+
+jsonschema defines the semantics and writes the error messages; a compiled
+jsonschema-rs validator answers the hot-path question "is this valid?" in
+well under a microsecond. Both are built once per tool, at definition time.
+A differential test (tests/dispatch/test_schema_differential.py) keeps them in agreement.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+import jsonschema.exceptions
+import jsonschema.validators
+import jsonschema_rs
+
+from .errors import ToolDefinitionError
+
+__all__ = ["ArgumentProblem", "CompiledSchema", "compile_schema", "normalise_parameters"]
+
+_FULL_SCHEMA_KEYS = frozenset({
+    "$schema", "$ref", "$defs", "$id", "definitions", "properties", "required",
+    "additionalProperties", "patternProperties", "anyOf", "oneOf", "allOf",
+    "unevaluatedProperties", "propertyNames", "minProperties", "maxProperties",
+})
+
+
+def _is_full_schema(spec: Mapping[str, Any]) -> bool:
+    """A compact spec maps names to schemas; a parameter named like a schema keyword
+    (``properties``, ``required``, ``$ref`` …) therefore needs the full form."""
+    if not spec or isinstance(spec.get("type"), (str, list)):
+        return True
+    return any(key in spec for key in _FULL_SCHEMA_KEYS)
+
+
+def normalise_parameters(tool: str, spec: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Return a full object JSON Schema for ``spec``.
+
+    ``spec`` is a full JSON Schema with an object root, or the compact form
+    ``{"path": {"type": "string", "required": True}, "limit": {"type": "integer"}}``
+    (properties optional unless ``required: True``; unknown properties refused).
+    """
+    if spec is None:
+        return {"type": "object", "properties": {}, "additionalProperties": False}
+    if not isinstance(spec, Mapping):
+        raise ToolDefinitionError(tool, f"parameters must be a JSON Schema object, got "
+                                        f"{type(spec).__name__}")
+    if _is_full_schema(spec):
+        schema = copy.deepcopy(dict(spec))
+        root_type = schema.get("type")
+        if root_type is None and "properties" in schema:
+            schema["type"] = "object"
+        elif root_type != "object" and schema:
+            raise ToolDefinitionError(
+                tool, f"parameters schema root must have type 'object', got {root_type!r}")
+        elif not schema:
+            schema = {"type": "object", "properties": {}}
+        return schema
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for name, prop in spec.items():
+        if not isinstance(prop, Mapping):
+            raise ToolDefinitionError(
+                tool, f"compact parameter {name!r} must be a schema object, got "
+                      f"{type(prop).__name__}")
+        prop = dict(prop)
+        is_required = prop.pop("required", False)
+        if not isinstance(is_required, bool):
+            raise ToolDefinitionError(tool, f"compact parameter {name!r}: 'required' must be a bool")
+        if is_required:
+            required.append(name)
+        properties[name] = copy.deepcopy(prop)
+    schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ArgumentProblem:
+    """One reason arguments are invalid."""
+
+    path: str
+    """JSON path of the offending value (``$`` is the arguments object)."""
+    message: str
+    """jsonschema's message."""
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+def _json_path(error: jsonschema.exceptions.ValidationError) -> str:
+    path = "$"
+    for part in error.absolute_path:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CompiledSchema:
+    """A schema checked once and compiled twice: fast yes/no, then readable errors."""
+
+    schema: Mapping[str, Any]
+    """The full JSON Schema."""
+    is_valid: Callable[[Any], bool]
+    """Hot path: True when the instance is valid."""
+    reference: jsonschema.protocols.Validator
+    """jsonschema validator: the semantic reference, used to explain failures."""
+    backend: str
+    """``jsonschema-rs`` or, when it cannot compile the schema, ``jsonschema``."""
+
+    def problems(self, instance: Any) -> list[ArgumentProblem]:
+        """Every problem with ``instance``, best match first."""
+        errors = list(self.reference.iter_errors(instance))
+        if not errors:
+            return []
+        best = jsonschema.exceptions.best_match(errors)
+        ordered = [best] + [e for e in errors if e is not best]
+        return [ArgumentProblem(path=_json_path(e), message=e.message) for e in ordered]
+
+
+def compile_schema(tool: str, schema: Mapping[str, Any], what: str = "parameters") -> CompiledSchema:
+    """Check ``schema`` against its metaschema and compile both validators."""
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.exceptions.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "<root>"
+        raise ToolDefinitionError(tool, f"{what} schema is invalid at {where}: {exc.message}") from None
+    reference = cls(schema)
+    try:
+        fast = jsonschema_rs.validator_for(dict(schema))
+    except (ValueError, jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError):
+        return CompiledSchema(schema=schema, is_valid=reference.is_valid, reference=reference,
+                              backend="jsonschema")
+
+    def is_valid(instance: Any) -> bool:
+        try:
+            return bool(fast.is_valid(instance))
+        except ValueError:
+            return False
+
+    return CompiledSchema(schema=schema, is_valid=is_valid, reference=reference,
+                          backend="jsonschema-rs")

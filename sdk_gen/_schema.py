@@ -1,0 +1,346 @@
+"""Reading messy real-world JSON Schemas: refs, roots, inline annotations and doc notes.
+
+Flat shapes (scalars, enums, arrays of scalars, free-form maps, unions of those) are
+rendered here directly; anything with named fields is left to datamodel-code-generator
+(see ``_types``), which answers ``None`` from :func:`inline_annotation`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "RootObject",
+    "constraint_notes",
+    "inline_annotation",
+    "normalize",
+    "plain",
+    "py_literal",
+    "root_object",
+    "strip_formats",
+]
+
+_SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
+_DATA_KEYS = frozenset({"enum", "const", "default", "examples", "example"})
+_DEF_POINTER = re.compile(r"^/(\$defs|definitions)/([^/]+)$")
+
+
+def plain(value: Any) -> Any:
+    """Deep copy into plain dicts/lists (specs may hold read-only mappings and tuples)."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def _sanitize_key(name: str) -> str:
+    key = re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_")
+    return key if key and key[0].isalpha() else "D" + key
+
+
+def _unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def _resolve(root: Any, pointer: str) -> Any:
+    node = root
+    for token in pointer.split("/")[1:]:
+        token = _unescape(token)
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node
+
+
+_SUBSCHEMA = frozenset({
+    "items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
+    "additionalItems", "unevaluatedProperties", "unevaluatedItems", "anyOf", "oneOf", "allOf",
+    "prefixItems",
+})
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})
+_DROPPED = frozenset({"$defs", "definitions", "$schema", "$id", "$anchor", "$comment"})
+
+
+def normalize(schema: Any, *, key_prefix: str = "") -> tuple[Any, dict[str, Any]]:
+    """Return ``(schema, defs)`` with every local ``$ref`` pointing at ``#/$defs/<key>``.
+
+    Refs into ``#/properties/...`` (or anywhere) are copied into ``defs``; remote refs and
+    unresolvable ones are dropped (the node then accepts any value) so nothing is ever
+    fetched. Only reachable definitions are kept, under sanitized, prefixed keys.
+    """
+    root = plain(schema)
+    defs: dict[str, Any] = {}
+    memo: dict[str, str] = {}
+
+    def key_for(pointer: str) -> str:
+        match = _DEF_POINTER.match(pointer)
+        base = _sanitize_key(_unescape(match.group(2))) if match else "Ref"
+        key, n = key_prefix + base, 2
+        while key in defs:
+            key = f"{key_prefix}{base}{n}"
+            n += 1
+        return key
+
+    def ref_target(ref: str) -> str | None:
+        if not ref.startswith("#"):
+            return None
+        pointer = ref[1:]
+        if pointer not in memo:
+            target = _resolve(root, pointer)
+            if not isinstance(target, dict | bool):
+                return None
+            key = memo[pointer] = key_for(pointer)
+            defs[key] = True
+            defs[key] = walk(target)
+        return f"#/$defs/{memo[pointer]}"
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        for k, v in node.items():
+            if k in _DROPPED:
+                continue
+            if k == "$ref":
+                target = ref_target(v) if isinstance(v, str) else None
+                if target is not None:
+                    out[k] = target
+            elif k in _SCHEMA_MAPS and isinstance(v, dict):
+                out[k] = {name: walk(sub) for name, sub in v.items()}
+            elif k in _SUBSCHEMA:
+                out[k] = walk(v)
+            else:
+                out[k] = v
+        return out
+
+    return walk(root), defs
+
+
+def strip_formats(node: Any) -> Any:
+    """Copy of a normalized schema without ``format`` (formats stay ``str`` in types)."""
+    if isinstance(node, list):
+        return [strip_formats(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for k, v in node.items():
+        if k == "format" and isinstance(v, str):
+            continue
+        if k in _SCHEMA_MAPS and isinstance(v, dict):
+            out[k] = {name: strip_formats(sub) for name, sub in v.items()}
+        elif k in _SUBSCHEMA or k == "$defs":
+            out[k] = strip_formats(v) if k != "$defs" else {
+                name: strip_formats(sub) for name, sub in v.items()
+            }
+        else:
+            out[k] = v
+    return out
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RootObject:
+    """The argument object of a tool, flattened from its root schema."""
+
+    properties: dict[str, Any] = field(default_factory=dict)
+    """Wire property name → (normalized) schema, in schema order."""
+    required: frozenset[str] = frozenset()
+    """Wire names the schema requires."""
+    extra: Any = None
+    """Schema of undeclared keys when the root allows them explicitly, else ``None``."""
+
+
+def root_object(schema: Any, defs: Mapping[str, Any]) -> RootObject:
+    """Collect the keyword arguments of a tool from its (normalized) root schema.
+
+    Follows a root ``$ref``, merges ``allOf`` branches, and offers ``anyOf``/``oneOf``
+    branch properties as optional ones; required names missing from ``properties`` still
+    become (untyped) arguments.
+    """
+    props: dict[str, Any] = {}
+    required: set[str] = set()
+    extra: Any = None
+
+    def visit(node: Any, *, optional: bool, seen: frozenset[str]) -> None:
+        nonlocal extra
+        if not isinstance(node, dict):
+            return
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            key = ref.removeprefix("#/$defs/")
+            if key not in seen:
+                visit(defs.get(key), optional=optional, seen=seen | {key})
+        p = node.get("properties")
+        if isinstance(p, dict):
+            for name, sub in p.items():
+                props.setdefault(name, sub)
+        req = node.get("required")
+        if not optional and isinstance(req, list):
+            required.update(r for r in req if isinstance(r, str))
+        addl = node.get("additionalProperties")
+        if addl is True or (isinstance(addl, dict) and addl):
+            extra = addl
+        for sub in node.get("allOf", []) if isinstance(node.get("allOf"), list) else []:
+            visit(sub, optional=optional, seen=seen)
+        for k in ("anyOf", "oneOf"):
+            branches = node.get(k)
+            if isinstance(branches, list):
+                for sub in branches:
+                    visit(sub, optional=True, seen=seen)
+
+    visit(schema, optional=False, seen=frozenset())
+    for name in sorted(required - props.keys()):
+        props[name] = {}
+    return RootObject(properties=props, required=frozenset(required), extra=extra)
+
+
+def _union(members: Sequence[str]) -> list[str]:
+    seen = list(dict.fromkeys(members))
+    if "Any" in seen:
+        return ["Any"]
+    if "None" in seen:
+        seen.remove("None")
+        seen.append("None")
+    return seen
+
+
+def _literal(values: Sequence[Any]) -> list[str] | None:
+    members: list[str] = []
+    lits: list[str] = []
+    for v in values:
+        if v is None:
+            members.append("None")
+        elif isinstance(v, bool | int | str):
+            lits.append(py_literal(v))
+        elif isinstance(v, float):
+            members.append("float")
+        else:
+            return None
+    if lits:
+        members.insert(0, f"Literal[{', '.join(dict.fromkeys(lits))}]")
+    return _union(members) if members else ["Any"]
+
+
+def inline_annotation(schema: Any) -> str | None:
+    """Python annotation for a flat schema, or ``None`` when it needs generated types."""
+    members = _members(schema)
+    return None if members is None else " | ".join(members)
+
+
+def _members(schema: Any) -> list[str] | None:
+    if not isinstance(schema, dict):
+        return ["Any"]
+    if "$ref" in schema:
+        return None
+    core = _core(schema)
+    if core is None:
+        return None
+    return _union([*core, "None"]) if schema.get("nullable") is True else core
+
+
+def _core(schema: dict[str, Any]) -> list[str] | None:
+    if "const" in schema:
+        return _literal([schema["const"]])
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return _literal(schema["enum"])
+    for key in ("anyOf", "oneOf"):
+        branches = schema.get(key)
+        if isinstance(branches, list) and branches:
+            parts: list[str] = []
+            for branch in branches:
+                sub = _members(branch)
+                if sub is None:
+                    return None
+                parts.extend(sub)
+            return _union(parts)
+    all_of = schema.get("allOf")
+    if isinstance(all_of, list) and all_of:
+        return _members(all_of[0]) if len(all_of) == 1 else None
+    types = schema.get("type")
+    names = types if isinstance(types, list) else [types] if isinstance(types, str) else []
+    if not names:
+        if "properties" in schema:
+            names = ["object"]
+        elif "items" in schema:
+            names = ["array"]
+        else:
+            return ["Any"]
+    members: list[str] = []
+    for t in names:
+        if t in _SCALARS:
+            members.append(_SCALARS[t])
+        elif t == "array":
+            items = schema.get("items")
+            inner = inline_annotation(items) if isinstance(items, dict) else "Any"
+            if inner is None:
+                return None
+            members.append(f"list[{inner}]")
+        elif t == "object":
+            if isinstance(schema.get("properties"), dict) and schema["properties"]:
+                return None
+            addl = schema.get("additionalProperties")
+            inner = inline_annotation(addl) if isinstance(addl, dict) and addl else "Any"
+            if inner is None:
+                return None
+            members.append(f"dict[str, {inner}]")
+        else:
+            members.append("Any")
+    return _union(members)
+
+
+_NOTES = (
+    ("minimum", ">= {}"),
+    ("exclusiveMinimum", "> {}"),
+    ("maximum", "<= {}"),
+    ("exclusiveMaximum", "< {}"),
+    ("multipleOf", "multiple of {}"),
+    ("minLength", "min length {}"),
+    ("maxLength", "max length {}"),
+    ("pattern", "pattern {}"),
+    ("minItems", "min items {}"),
+    ("maxItems", "max items {}"),
+    ("format", "format {}"),
+)
+
+
+def constraint_notes(schema: Any, *, annotation: str | None = None) -> list[str]:
+    """Short notes for what a type annotation cannot say (bounds, formats, enum values)."""
+    if not isinstance(schema, dict):
+        return []
+    notes = [
+        tmpl.format(schema[key] if isinstance(schema[key], str) else py_literal(schema[key]))
+        for key, tmpl in _NOTES
+        if key in schema and isinstance(schema[key], int | float | str)
+    ]
+    if schema.get("uniqueItems") is True:
+        notes.append("unique items")
+    if schema.get("deprecated") is True:
+        notes.append("deprecated")
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum and (annotation is None or "Literal[" not in annotation):
+        notes.append("one of " + ", ".join(py_literal(v) for v in enum))
+    return notes
+
+
+def py_literal(value: Any) -> str:
+    """Python source for a JSON value (deterministic; keys keep their order)."""
+    if value is None or isinstance(value, bool | int | str):
+        return repr(value)
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return repr(value)
+        return f"float({str(value)!r})"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(py_literal(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{py_literal(str(k))}: {py_literal(v)}" for k, v in value.items()) + "}"
+    return repr(str(value))

@@ -1,0 +1,63 @@
+"""Inputs the generator accepts: ``ToolSpec`` values, or dicts in the MCP ``tools/list`` shape."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from codemode.errors import SdkGenerationError
+from codemode.spec import ToolSpec
+
+__all__ = ["SpecLike", "as_spec", "as_specs", "canonical_json", "spec_digest"]
+
+SpecLike = ToolSpec | Mapping[str, Any]
+"""A ``ToolSpec`` or a ``{"name", "description", "inputSchema", "outputSchema"?}`` dict."""
+
+
+def as_spec(item: SpecLike) -> ToolSpec:
+    """Adapt one input to a ``ToolSpec`` (dicts use MCP keys; ``namespace`` is optional)."""
+    if isinstance(item, ToolSpec):
+        return item
+    if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+        raise SdkGenerationError(repr(item)[:60], "expected a ToolSpec or a dict with a 'name'")
+    name = item["name"]
+    params = item.get("inputSchema", item.get("parameters"))
+    output = item.get("outputSchema", item.get("output_schema"))
+    description = item.get("description")
+    return ToolSpec(
+        name=name,
+        description=description if isinstance(description, str) else "",
+        parameters=params if isinstance(params, Mapping) else {"type": "object"},
+        output_schema=output if isinstance(output, Mapping) else None,
+        namespace=item.get("namespace"),
+        visible_in_code=bool(item.get("visible_in_code", True)),
+    )
+
+
+def as_specs(items: Iterable[SpecLike]) -> list[ToolSpec]:
+    """Adapt many inputs, keeping only the tools scripts may call."""
+    specs = [as_spec(item) for item in items]
+    return [spec for spec in specs if spec.visible_in_code]
+
+
+def canonical_json(value: object) -> str:
+    """Byte-stable JSON (sorted keys, no spaces) used for hashing and literals."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_j)
+
+
+def _j(value: object) -> object:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, tuple | frozenset):
+        return list(value)
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+def spec_digest(spec: ToolSpec) -> str:
+    """Hash of everything in a spec that shapes its rendering."""
+    payload = canonical_json(
+        [spec.name, spec.description, spec.parameters, spec.output_schema, spec.namespace]
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
