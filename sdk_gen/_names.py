@@ -11,10 +11,12 @@ import builtins
 import keyword
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import final
+from typing import TYPE_CHECKING, final
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 __all__ = ["SdkNames", "assign_identifiers", "pascal_case", "to_identifier"]
 

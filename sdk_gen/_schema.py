@@ -39,7 +39,8 @@ def plain(value: Any) -> Any:
 
 
 def _sanitize_key(name: str) -> str:
-    key = re.sub(r"[^0-9A-Za-z]+", "_", name).strip("_")
+    parts = [p for p in re.split(r"[^0-9A-Za-z]+", name) if p]
+    key = "".join(p[:1].upper() + p[1:] for p in parts)
     return key if key and key[0].isalpha() else "D" + key
 
 
@@ -333,7 +334,10 @@ def constraint_notes(schema: Any, *, annotation: str | None = None) -> list[str]
 
 def py_literal(value: Any) -> str:
     """Python source for a JSON value (deterministic; keys keep their order)."""
-    if value is None or isinstance(value, bool | int | str):
+    if isinstance(value, str):
+        text = repr(value)
+        return f'"{text[1:-1]}"' if text.startswith("'") and '"' not in value else text
+    if value is None or isinstance(value, bool | int):
         return repr(value)
     if isinstance(value, float):
         if math.isfinite(value):
@@ -342,5 +346,6 @@ def py_literal(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "[" + ", ".join(py_literal(v) for v in value) + "]"
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{py_literal(str(k))}: {py_literal(v)}" for k, v in value.items()) + "}"
+        pairs = (f"{py_literal(str(k))}: {py_literal(v)}" for k, v in value.items())
+        return "{" + ", ".join(pairs) + "}"
     return repr(str(value))
