@@ -151,7 +151,7 @@ def _is_envelope(value: Any) -> bool:
         isinstance(value, Mapping)
         and "content" in value
         and not _is_block(value)
-        and set(value) <= {"content", "meta", "structured"}
+        and set(value) <= {"content", "meta", "structured", "is_error"}
     )
 
 
@@ -178,7 +178,13 @@ def content_of(value: Any) -> tuple[tuple[FrozenDict, ...], Any]:
 
 
 def normalise(call_id: str, name: str, value: Any) -> ToolResult:
-    """Turn a handler's return value into a ``ToolResult``; raise InvalidResult if impossible."""
+    """Turn a handler's return value into a ``ToolResult``; raise InvalidResult if impossible.
+
+    Besides plain values, a handler may return the envelope
+    ``{"content": ..., "meta": {...}, "structured": ..., "is_error": bool}``
+    (``content`` required): ``meta`` stays host-side, ``is_error`` reports a
+    domain failure without raising.
+    """
     meta = None
     structured: Any = None
     if isinstance(value, ToolResult):
@@ -200,6 +206,11 @@ def normalise(call_id: str, name: str, value: Any) -> ToolResult:
                 raise InvalidResult(f"'structured' is not JSON ({exc})") from None
     else:
         content, structured = content_of(value)
+    if isinstance(value, Mapping) and value.get("is_error") is True:
+        message = "\n".join(b["text"] for b in content if b.get("type") == "text")
+        return ToolResult(call_id=call_id, name=name, content=content, structured=structured,
+                          meta=meta, is_error=True,
+                          error=ErrorInfo(kind="handler_error", message=message))
     return ToolResult(call_id=call_id, name=name, content=content, structured=structured,
                       meta=meta)
 

@@ -11,6 +11,7 @@ type and read fields instead of parsing text::
     ├── PipelineError              a hook broke the pipeline's contract (a host bug)
     ├── SandboxError               the sandbox itself failed (infrastructure, not the script)
     │   ├── ScriptCompileError     the script is not valid restricted Python
+    │   ├── WorkerProtocolError    a sandbox worker sent bytes that are not a valid frame
     │   └── LimitExceeded          a run limit tripped (names the limit and its value)
     ├── SdkGenerationError         the SDK generator could not render a spec
     └── PreflightError             static checks found problems before running a script
@@ -35,6 +36,7 @@ __all__ = [
     "ToolCallError",
     "ToolDefinitionError",
     "UnknownToolError",
+    "WorkerProtocolError",
 ]
 
 
@@ -104,6 +106,14 @@ class ScriptCompileError(SandboxError):
         self.column = column
         where = f" (line {line})" if line is not None else ""
         super().__init__(f"{message}{where}")
+
+
+class WorkerProtocolError(SandboxError):
+    """A sandbox worker process sent bytes that are not a valid protocol frame."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(f"worker protocol violation: {problem}")
 
 
 class LimitExceeded(SandboxError):

@@ -1,0 +1,92 @@
+"""JSON message framing between the host and a sandbox worker process.
+
+Every message is a JSON array whose first element names its kind, sent as one
+frame: a 4-byte big-endian length followed by that many bytes of ASCII JSON.
+JSON (never pickle) keeps the worker from handing the host anything but plain
+data, and the length prefix lets a reader split a batch of frames from one
+``read()`` without scanning for delimiters.
+
+Host → worker::
+
+    ["run", {"source": str, "tool_paths": [str], "limits": {field: value}}]
+    ["ret", id, value]                      a tool call succeeded
+    ["err", id, tool, message, path|null]   a tool call failed (ToolCallError)
+
+Worker → host::
+
+    ["ready", pid]                          booted, runner imported
+    ["call", id, name, arguments]           the script called a tool
+    ["cancel", id]                          the script stopped waiting for a call
+    ["done", outcome]                       the run finished (see ``worker.py``)
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from typing import Any, Final
+
+from codemode.errors import WorkerProtocolError
+
+__all__ = [
+    "HEADER_SIZE",
+    "MAX_FRAME",
+    "FrameDecoder",
+    "encode",
+]
+
+_HEADER: Final = struct.Struct(">I")
+HEADER_SIZE: Final = _HEADER.size
+MAX_FRAME: Final = 256 * 1024 * 1024
+"""Largest frame either side accepts; a longer length prefix is a protocol violation."""
+
+_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+_loads = json.loads
+
+
+def encode(message: list[Any]) -> bytes:
+    """One frame for ``message``: length prefix plus compact ASCII JSON."""
+    body = _dumps(message).encode("ascii")
+    if len(body) > MAX_FRAME:
+        raise WorkerProtocolError(f"message of {len(body)} bytes exceeds the {MAX_FRAME}-byte frame cap")
+    return _HEADER.pack(len(body)) + body
+
+
+class FrameDecoder:
+    """Accumulates bytes from a stream and yields whole messages, many per ``feed``."""
+
+    __slots__ = ("_buffer",)
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[list[Any]]:
+        """Add ``data`` and return every message now complete, in order."""
+        buffer = self._buffer
+        buffer += data
+        messages: list[list[Any]] = []
+        position = 0
+        available = len(buffer)
+        while available - position >= HEADER_SIZE:
+            (length,) = _HEADER.unpack_from(buffer, position)
+            if length > MAX_FRAME:
+                raise WorkerProtocolError(f"frame of {length} bytes exceeds the {MAX_FRAME}-byte cap")
+            end = position + HEADER_SIZE + length
+            if end > available:
+                break
+            try:
+                message = _loads(buffer[position + HEADER_SIZE : end])
+            except ValueError as error:
+                raise WorkerProtocolError(f"frame is not JSON: {error}") from None
+            if type(message) is not list or not message or type(message[0]) is not str:
+                raise WorkerProtocolError("frame is not a tagged JSON array")
+            messages.append(message)
+            position = end
+        if position:
+            del buffer[:position]
+        return messages
+
+    @property
+    def pending(self) -> int:
+        """Bytes received that do not yet form a whole frame."""
+        return len(self._buffer)

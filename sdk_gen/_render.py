@@ -1,0 +1,237 @@
+"""Render one tool: its function (module, stub and prompt forms), types and name table.
+
+Everything here depends only on the spec and on names chosen by the assembler, so the
+result is cached by a hash of both (see ``SdkCache``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from codemode.errors import SdkGenerationError
+
+from ._names import assign_identifiers, pascal_case
+from ._schema import constraint_notes, inline_annotation, normalize, py_literal, root_object
+from ._text import clean, docstring, prompt_text
+from ._types import TypeBlock, render_types
+
+if TYPE_CHECKING:
+    from codemode.spec import ToolSpec
+
+__all__ = ["ARG_RESERVED", "EXTRA", "Param", "ToolRender", "render_tool"]
+
+EXTRA = "extra_arguments"
+"""Name of the ``**kwargs`` of a tool whose root schema explicitly allows undeclared keys."""
+ARG_RESERVED = frozenset({"_invoke", "_result", EXTRA})
+"""Names a generated function body uses, so no parameter may take them."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Param:
+    """One keyword argument of a generated function."""
+
+    py: str
+    """Python name."""
+    wire: str
+    """Wire name, exactly as the schema spells it."""
+    annotation: str
+    """Python type annotation."""
+    required: bool
+    """Whether the schema requires it (no default in the signature)."""
+    default: str | None
+    """Python literal of the schema default, if any (documentation: omitted is not sent)."""
+    doc: str
+    """Description plus notes (constraints, formats), may be empty."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolRender:
+    """Everything generated for one tool."""
+
+    wire: str
+    """Wire tool name."""
+    py: str
+    """Function (or method) name."""
+    params: tuple[Param, ...]
+    """Keyword arguments, required first, then in schema order."""
+    extra: str | None
+    """Annotation of ``**extra_arguments`` when the root allows undeclared keys."""
+    returns: str
+    """Return annotation."""
+    description: str
+    """Tool description (full)."""
+    types: TypeBlock | None
+    """Generated named types, if the tool needs any."""
+    warnings: tuple[str, ...]
+    """Degradations (a schema part typed as ``Any`` because it could not be rendered)."""
+
+    @property
+    def arguments(self) -> dict[str, str]:
+        """Python argument name → wire argument name."""
+        return {p.py: p.wire for p in self.params}
+
+    def signature(self, *, mode: str, indent: str = "") -> str:
+        """``async def name(*, ...) -> R:`` — one line in the prompt, one param per line else.
+
+        Optional arguments default to ``OMIT`` in the module, ``...`` in the stub, and to the
+        schema default (or ``...``) in the prompt.
+        """
+        prompt = mode == "prompt"
+        parts = []
+        for p in self.params:
+            text = f"{p.py}: {p.annotation}"
+            if not p.required:
+                text += " = " + {"module": "OMIT", "stub": "..."}.get(mode, p.default or "...")
+            parts.append(text)
+        if self.extra is not None:
+            parts.append(f"**{EXTRA}: {self.extra}")
+        head = f"{indent}async def {self.py}("
+        tail = f") -> {self.returns}:"
+        if not parts:
+            return head + tail
+        star = ["*"] if self.params else []
+        if prompt:
+            return head + ", ".join([*star, *parts]) + tail
+        inner = "".join(f"{indent}    {part},\n" for part in [*star, *parts])
+        return f"{head}\n{inner}{indent}{tail}"
+
+    def doc_paragraphs(self, *, prompt: bool) -> list[str]:
+        """Docstring paragraphs: description, then one line per documented argument."""
+        text = prompt_text(self.description) if prompt else self.description
+        paras = [text] if text else []
+        args = []
+        for p in self.params:
+            doc = prompt_text(p.doc) if prompt else p.doc
+            if p.default is not None and not prompt:
+                doc = f"{doc} Default: {p.default}.".lstrip()
+            if doc or (not prompt and p.py != p.wire):
+                wire = f" (wire name {p.wire!r})" if (p.py != p.wire and not prompt) else ""
+                args.append(f"{p.py}: {doc}{wire}".rstrip(": "))
+        if args:
+            if prompt:
+                paras.append("\n".join(args))
+            else:
+                paras.append("Args:\n" + "\n".join("    " + a for a in args))
+        return paras
+
+    def function(self, *, stub: bool, indent: str = "") -> str:
+        """The function as module (with body) or stub (``...``) source."""
+        lines = [self.signature(mode="stub" if stub else "module", indent=indent)]
+        doc = docstring(self.doc_paragraphs(prompt=False), indent=indent + "    ")
+        if doc:
+            lines.append(doc)
+        if stub:
+            lines.append(f"{indent}    ...")
+            return "\n".join(lines)
+        pairs = [f"{py_literal(p.wire)}: {p.py}" for p in self.params]
+        if self.extra is not None:
+            pairs.append(f"**{EXTRA}")
+        call = f"_invoke({py_literal(self.wire)}, {{{', '.join(pairs)}}})"
+        if self.returns == "Any":
+            lines.append(f"{indent}    return await {call}")
+        else:
+            lines.append(f"{indent}    _result: {self.returns} = await {call}")
+            lines.append(f"{indent}    return _result")
+        return "\n".join(lines)
+
+    def prompt(self, *, qualname: str) -> str:
+        """Signature and short docstring for the model (types first)."""
+        sig = self.signature(mode="prompt").replace(f"def {self.py}(", f"def {qualname}(", 1)
+        paras = self.doc_paragraphs(prompt=True)
+        body = "\n".join(paras)
+        doc = f'\n    """{_prompt_escape(body)}"""' if body else ""
+        types = f"{self.types.compact}\n" if self.types and self.types.compact else ""
+        return f"{types}{sig}{doc}"
+
+
+def _prompt_escape(text: str) -> str:
+    text = text.replace('"""', '\\"\\"\\"').replace("\n", "\n    ")
+    return text + " " if text.endswith('"') else text
+
+
+def render_tool(spec: ToolSpec, *, py: str, prefix: str) -> ToolRender:
+    """Render ``spec`` as function ``py`` whose generated types are named ``prefix…``."""
+    schema, defs = normalize(spec.parameters)
+    root = root_object(schema, defs)
+    mapping = assign_identifiers(root.properties, reserved=ARG_RESERVED)
+    hoisted: dict[str, Any] = {}
+    taken = set(defs)
+    annotations: dict[str, str] = {}
+    for wire, sub in root.properties.items():
+        ann = inline_annotation(sub)
+        if ann is None:
+            key = _free(pascal_case(mapping[wire]), taken)
+            hoisted[key] = sub
+            ann = prefix + key
+        annotations[wire] = ann
+    extra = None
+    if root.extra is not None:
+        extra = inline_annotation(root.extra) or "Any"
+    returns = "Any"
+    out_defs: dict[str, Any] = {}
+    if spec.output_schema is not None:
+        out_schema, out_defs = normalize(spec.output_schema, key_prefix="Out")
+        out_ann = inline_annotation(out_schema)
+        if out_ann is None:
+            key = _free("Result", taken | set(out_defs))
+            hoisted[key] = out_schema
+            out_ann = prefix + key
+        returns = out_ann
+    types: TypeBlock | None = None
+    warnings: tuple[str, ...] = ()
+    if hoisted:
+        named = {**defs, **out_defs, **hoisted}
+        try:
+            types = render_types(spec.name, prefix, named)
+            missing = [prefix + k for k in hoisted if prefix + k not in types.names]
+            if missing:
+                raise SdkGenerationError(spec.name, f"types not generated: {missing}")
+        except SdkGenerationError as exc:
+            types, warnings = None, (str(exc),)
+            for wire, ann in annotations.items():
+                if ann.startswith(prefix):
+                    annotations[wire] = "Any"
+            returns = "Any" if returns.startswith(prefix) else returns
+    params = [
+        Param(
+            py=mapping[wire],
+            wire=wire,
+            annotation=annotations[wire],
+            required=wire in root.required,
+            default=py_literal(sub["default"]) if isinstance(sub, dict) and "default" in sub else None,
+            doc=_param_doc(sub, annotations[wire]),
+        )
+        for wire, sub in root.properties.items()
+    ]
+    params.sort(key=lambda p: not p.required)
+    return ToolRender(
+        wire=spec.name,
+        py=py,
+        params=tuple(params),
+        extra=extra,
+        returns=returns,
+        description=clean(spec.description),
+        types=types,
+        warnings=warnings,
+    )
+
+
+def _free(base: str, taken: set[str]) -> str:
+    key, n = base, 2
+    while key in taken:
+        key = f"{base}{n}"
+        n += 1
+    taken.add(key)
+    return key
+
+
+def _param_doc(schema: Any, annotation: str) -> str:
+    if not isinstance(schema, dict):
+        return ""
+    desc = clean(schema.get("description"))
+    notes = constraint_notes(schema, annotation=annotation)
+    if not notes:
+        return desc
+    tail = "(" + "; ".join(notes) + ")"
+    return f"{desc} {tail}" if desc else tail

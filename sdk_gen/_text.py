@@ -1,0 +1,84 @@
+"""Description text in its three places: wrapped docstrings, prompt lines, comments."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+__all__ = [
+    "PROMPT_LIMIT",
+    "TRUNCATED",
+    "clean",
+    "comment_text",
+    "docstring",
+    "prompt_text",
+]
+
+PROMPT_LIMIT = 600
+"""Characters of one description kept in the prompt (the module keeps all of it)."""
+TRUNCATED = " …[truncated]"
+"""Marker the prompt puts where it cut a description."""
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\x85]")
+_SPACES = re.compile(r"\s+")
+
+
+def clean(text: object) -> str:
+    """A description as text (``None`` and non-strings count as absent)."""
+    return text.strip() if isinstance(text, str) else ""
+
+
+def one_line(text: str) -> str:
+    """Collapse whitespace so a description fits on one line."""
+    return _SPACES.sub(" ", text).strip()
+
+
+def prompt_text(text: str, limit: int = PROMPT_LIMIT) -> str:
+    """One-line description for the prompt, cut at ``limit`` with a marker."""
+    flat = one_line(text)
+    if len(flat) <= limit:
+        return flat
+    return flat[:limit].rstrip() + TRUNCATED
+
+
+def comment_text(text: str) -> str:
+    """A trailing ``  # description`` for the prompt's type definitions."""
+    flat = prompt_text(text)
+    return f"  # {flat}" if flat else ""
+
+
+def _escape(text: str) -> str:
+    text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else
+                        f"\\u{ord(m.group()):04x}", text)
+    return text + " " if text.endswith('"') else text
+
+
+def docstring(paragraphs: list[str], *, indent: str, width: int = 96) -> str:
+    """A triple-quoted docstring, wrapped to ``width`` and safe for any description text."""
+    body: list[str] = []
+    for para in paragraphs:
+        if body:
+            body.append("")
+        for line in para.splitlines() or [""]:
+            wrapped = textwrap.wrap(
+                _escape(line.rstrip()),
+                width=max(width - len(indent), 40),
+                subsequent_indent=_hanging(line),
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+            body.extend(wrapped or [""])
+    while body and not body[-1]:
+        body.pop()
+    if not body:
+        return ""
+    if len(body) == 1 and len(body[0]) + len(indent) + 6 <= width:
+        return f'{indent}"""{body[0]}"""'
+    lines = [f'{indent}"""{body[0]}', *(f"{indent}{b}" if b else "" for b in body[1:])]
+    return "\n".join([*lines, f'{indent}"""'])
+
+
+def _hanging(line: str) -> str:
+    lead = len(line) - len(line.lstrip())
+    return " " * (lead + 4 if lead else 0)
