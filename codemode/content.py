@@ -101,8 +101,9 @@ def audio(data: str, mime_type: str) -> FrozenDict:
     return FrozenDict(type="audio", data=data, mimeType=mime_type)
 
 
-def resource(uri: str, *, text: str | None = None, blob: str | None = None,
-             mime_type: str | None = None) -> FrozenDict:
+def resource(
+    uri: str, *, text: str | None = None, blob: str | None = None, mime_type: str | None = None
+) -> FrozenDict:
     """An embedded resource block (text or base64 blob)."""
     body: dict[str, Any] = {"uri": uri}
     if text is not None:
@@ -114,11 +115,15 @@ def resource(uri: str, *, text: str | None = None, blob: str | None = None,
     return FrozenDict(type="resource", resource=FrozenDict(body))
 
 
-def error_result(call_id: str, name: str, kind: ErrorKind, message: str,
-                 path: str | None = None) -> ToolResult:
+def error_result(
+    call_id: str, name: str, kind: ErrorKind, message: str, path: str | None = None
+) -> ToolResult:
     """An ``is_error`` result whose text is ``message``."""
     return ToolResult(
-        call_id=call_id, name=name, content=(text(message),), is_error=True,
+        call_id=call_id,
+        name=name,
+        content=(text(message),),
+        is_error=True,
         error=ErrorInfo(kind=kind, message=message, path=path),
     )
 
@@ -165,14 +170,21 @@ def content_of(value: Any) -> tuple[tuple[FrozenDict, ...], Any]:
         return (text(value),), None
     if _is_block(value):
         return (_block(value),), None
-    if (isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray))
-            and value and all(_is_block(v) for v in value)):
+    if (
+        isinstance(value, Sequence)
+        and not isinstance(value, (str, bytes, bytearray))
+        and value
+        and all(_is_block(v) for v in value)
+    ):
         return tuple(_block(v) for v in value), None
     try:
         data = freeze(value)
     except NotJSONError as exc:
-        hint = " (wrap binary data in an image/audio/resource block)" if isinstance(
-            value, (bytes, bytearray)) else ""
+        hint = (
+            " (wrap binary data in an image/audio/resource block)"
+            if isinstance(value, (bytes, bytearray))
+            else ""
+        )
         raise InvalidResult(f"the tool returned non-JSON data: {exc}{hint}") from None
     return (text(dumps(data)),), data
 
@@ -208,11 +220,16 @@ def normalise(call_id: str, name: str, value: Any) -> ToolResult:
         content, structured = content_of(value)
     if isinstance(value, Mapping) and value.get("is_error") is True:
         message = "\n".join(b["text"] for b in content if b.get("type") == "text")
-        return ToolResult(call_id=call_id, name=name, content=content, structured=structured,
-                          meta=meta, is_error=True,
-                          error=ErrorInfo(kind="handler_error", message=message))
-    return ToolResult(call_id=call_id, name=name, content=content, structured=structured,
-                      meta=meta)
+        return ToolResult(
+            call_id=call_id,
+            name=name,
+            content=content,
+            structured=structured,
+            meta=meta,
+            is_error=True,
+            error=ErrorInfo(kind="handler_error", message=message),
+        )
+    return ToolResult(call_id=call_id, name=name, content=content, structured=structured, meta=meta)
 
 
 def parse_json_text(value: str) -> Any:

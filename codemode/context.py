@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, final
 
 import anyio
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
     from .spec import ToolSpec
 
 __all__ = [

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Mapping
-from typing import Any, get_type_hints, overload
+from typing import TYPE_CHECKING, Any, get_type_hints, overload
 
 import pydantic
 
@@ -18,6 +17,9 @@ from .context import ExecContext
 from .errors import ToolDefinitionError
 from .frozen import thaw
 from .tool import ExecutionMode, Tool, define_tool
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
 
 __all__ = ["tool"]
 
@@ -42,12 +44,24 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
             params[current] = sphinx.group(2).strip()
             section = "sphinx"
             continue
-        if stripped.rstrip(":").lower() in {"args", "arguments", "parameters", "params"} \
-                and stripped.endswith(":"):
+        if stripped.rstrip(":").lower() in {
+            "args",
+            "arguments",
+            "parameters",
+            "params",
+        } and stripped.endswith(":"):
             section, current = "args", None
             continue
         if stripped.endswith(":") and stripped[:-1].lower() in {
-                "returns", "return", "raises", "yields", "examples", "example", "notes", "note"}:
+            "returns",
+            "return",
+            "raises",
+            "yields",
+            "examples",
+            "example",
+            "notes",
+            "note",
+        }:
             section, current = "other", None
             continue
         if section == "args":
@@ -68,14 +82,19 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
 
 def _strip_titles(schema: Any) -> Any:
     if isinstance(schema, dict):
-        return {k: _strip_titles(v) for k, v in schema.items()
-                if not (k == "title" and isinstance(v, str))}
+        return {
+            k: _strip_titles(v)
+            for k, v in schema.items()
+            if not (k == "title" and isinstance(v, str))
+        }
     if isinstance(schema, list):
         return [_strip_titles(v) for v in schema]
     return schema
 
 
-def schema_from_function(fn: Callable[..., Any], name: str) -> tuple[dict[str, Any], str, str | None]:
+def schema_from_function(
+    fn: Callable[..., Any], name: str
+) -> tuple[dict[str, Any], str, str | None]:
     """(parameters schema, description, name of the ExecContext parameter or None)."""
     try:
         hints = get_type_hints(fn, include_extras=True)
@@ -106,16 +125,28 @@ def schema_from_function(fn: Callable[..., Any], name: str) -> tuple[dict[str, A
 @overload
 def tool(fn: Callable[..., Any], /) -> Tool: ...
 @overload
-def tool(*, name: str | None = None, description: str | None = None,
-         output_schema: Mapping[str, Any] | None = None,
-         execution_mode: ExecutionMode = "parallel", namespace: str | None = None,
-         visible_in_code: bool = True) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    output_schema: Mapping[str, Any] | None = None,
+    execution_mode: ExecutionMode = "parallel",
+    namespace: str | None = None,
+    visible_in_code: bool = True,
+) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
-def tool(fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
-         description: str | None = None, output_schema: Mapping[str, Any] | None = None,
-         execution_mode: ExecutionMode = "parallel", namespace: str | None = None,
-         visible_in_code: bool = True) -> Tool | Callable[[Callable[..., Any]], Tool]:
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    output_schema: Mapping[str, Any] | None = None,
+    execution_mode: ExecutionMode = "parallel",
+    namespace: str | None = None,
+    visible_in_code: bool = True,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a ``Tool`` from ``fn(**arguments)``; a parameter typed ``ExecContext`` gets the context.
 
     Arguments arrive as plain (mutable) Python values, validated first.
@@ -127,12 +158,14 @@ def tool(fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
         is_async = inspect.iscoroutinefunction(func)
 
         if is_async:
+
             async def handler(args: Mapping[str, Any], ctx: ExecContext) -> Any:
                 kwargs = thaw(args)
                 if ctx_param:
                     kwargs[ctx_param] = ctx
                 return await func(**kwargs)
         else:
+
             def handler(args: Mapping[str, Any], ctx: ExecContext) -> Any:  # type: ignore[misc]
                 kwargs = thaw(args)
                 if ctx_param:
@@ -141,10 +174,16 @@ def tool(fn: Callable[..., Any] | None = None, /, *, name: str | None = None,
 
         handler.__name__ = func.__name__
         handler.__doc__ = func.__doc__
-        return define_tool(name=tool_name, description=description if description is not None
-                           else doc, parameters=schema, execute=handler,
-                           output_schema=output_schema, execution_mode=execution_mode,
-                           namespace=namespace, visible_in_code=visible_in_code)
+        return define_tool(
+            name=tool_name,
+            description=description if description is not None else doc,
+            parameters=schema,
+            execute=handler,
+            output_schema=output_schema,
+            execution_mode=execution_mode,
+            namespace=namespace,
+            visible_in_code=visible_in_code,
+        )
 
     if fn is not None:
         return build(fn)

@@ -14,7 +14,8 @@ type and read fields instead of parsing text::
     │   ├── WorkerProtocolError    a sandbox worker sent bytes that are not a valid frame
     │   └── LimitExceeded          a run limit tripped (names the limit and its value)
     ├── SdkGenerationError         the SDK generator could not render a spec
-    └── PreflightError             static checks found problems before running a script
+    ├── PreflightError             static checks found problems before running a script
+    └── ToolsLoadError             the CLI's ``--tools MODULE:OBJECT`` could not be loaded
 
 Domain failures a model must read (a handler raising, bad arguments) are not
 raised by the pipeline: they come back as ``ToolResult(is_error=True)``.
@@ -22,7 +23,10 @@ raised by the pipeline: they come back as ``ToolResult(is_error=True)``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = [
     "CodemodeError",
@@ -35,6 +39,7 @@ __all__ = [
     "SdkGenerationError",
     "ToolCallError",
     "ToolDefinitionError",
+    "ToolsLoadError",
     "UnknownToolError",
     "WorkerProtocolError",
 ]
@@ -142,3 +147,7 @@ class PreflightError(CodemodeError):
     def __init__(self, problems: Sequence[str]) -> None:
         self.problems = tuple(problems)
         super().__init__("script failed preflight:\n" + "\n".join(self.problems))
+
+
+class ToolsLoadError(CodemodeError):
+    """``--tools MODULE:OBJECT`` did not name a usable tools object."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, final
 
@@ -25,6 +24,8 @@ from .sandbox import Executor, Limits, ScriptError, ScriptResult
 from .tool import Tool, define_tool
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from .content import ToolResult
     from .registry import ToolRegistry
     from .spec import ToolSpec
@@ -65,9 +66,16 @@ class RunSummary:
 class CodeMode:
     """Run model-written scripts against a registry's tools, through its pipeline."""
 
-    def __init__(self, registry: ToolRegistry, *, limits: Limits | None = None,
-                 executor: Executor | None = None, tool_name: str = "run_code",
-                 allow_recursion: bool = False, preflight: bool = True) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        limits: Limits | None = None,
+        executor: Executor | None = None,
+        tool_name: str = "run_code",
+        allow_recursion: bool = False,
+        preflight: bool = True,
+    ) -> None:
         self.registry = registry
         self.limits = limits or Limits()
         self._executor = executor
@@ -102,8 +110,11 @@ class CodeMode:
 
     def visible_specs(self) -> list[ToolSpec]:
         """Specs scripts may call: visible in code, and not ``run_code`` itself."""
-        return [spec for spec in self.registry.specs()
-                if spec.visible_in_code and (self.allow_recursion or spec.name != self.tool_name)]
+        return [
+            spec
+            for spec in self.registry.specs()
+            if spec.visible_in_code and (self.allow_recursion or spec.name != self.tool_name)
+        ]
 
     def _current(self) -> tuple[sdk_gen.GeneratedSDK, dict[str, ToolSpec]]:
         version = self.registry.version
@@ -125,8 +136,9 @@ class CodeMode:
         """Static problems in ``script`` (nothing runs): compile errors, unknown tools/arguments,
         missing required arguments, literal values that fail their schema."""
         sdk, specs = self._current()
-        problems = check_script(script, tools=sdk.names.tools, arguments=sdk.names.arguments,
-                                specs=specs)
+        problems = check_script(
+            script, tools=sdk.names.tools, arguments=sdk.names.arguments, specs=specs
+        )
         if not problems:
             problems = self._compile_problems(script)
         return problems
@@ -134,11 +146,20 @@ class CodeMode:
     def _compile_problems(self, script: str) -> list[Problem]:
         from .sandbox import compile_problems
 
-        return [Problem(line=line, column=column, message=message)
-                for line, column, message in compile_problems(script)]
+        return [
+            Problem(line=line, column=column, message=message)
+            for line, column, message in compile_problems(script)
+        ]
 
-    async def run(self, script: str, *, agent: str | None = None, parent: Token | None = None,
-                  call_id: str | None = None, limits: Limits | None = None) -> ScriptResult:
+    async def run(
+        self,
+        script: str,
+        *,
+        agent: str | None = None,
+        parent: Token | None = None,
+        call_id: str | None = None,
+        limits: Limits | None = None,
+    ) -> ScriptResult:
         """Run ``script``; every tool call goes through ``registry.execute``.
 
         ``parent`` is the token nested calls name as their parent (a fresh token
@@ -150,15 +171,21 @@ class CodeMode:
             problems = self.check(script)
             if problems:
                 first = problems[0]
-                return ScriptResult(error=ScriptError(
-                    type="PreflightError",
-                    message="the script was not run:\n" + "\n".join(map(str, problems)),
-                    line=first.line, column=first.column))
-        run = RunSummary(outer_id=call_id or f"run-{next(self._runs)}",
-                         token=parent or Token(), agent=agent)
+                return ScriptResult(
+                    error=ScriptError(
+                        type="PreflightError",
+                        message="the script was not run:\n" + "\n".join(map(str, problems)),
+                        line=first.line,
+                        column=first.column,
+                    )
+                )
+        run = RunSummary(
+            outer_id=call_id or f"run-{next(self._runs)}", token=parent or Token(), agent=agent
+        )
         bridge = _Bridge(self.registry, sdk, specs, run)
-        result = await self.executor.run(script, call_tool=bridge.call,
-                                         tool_paths=tuple(sdk.names.tools), limits=limits)
+        result = await self.executor.run(
+            script, call_tool=bridge.call, tool_paths=tuple(sdk.names.tools), limits=limits
+        )
         return replace(result, attachments=tuple(bridge.attachments))
 
     def as_tool(self, *, description: str | None = None) -> Tool:
@@ -173,30 +200,46 @@ class CodeMode:
             sdk, specs = mode._current()
             problems = mode.check(args["code"]) if mode.preflight else []
             if problems:
-                result = ScriptResult(error=ScriptError(
-                    type="PreflightError",
-                    message="the script was not run:\n" + "\n".join(map(str, problems)),
-                    line=problems[0].line, column=problems[0].column))
+                result = ScriptResult(
+                    error=ScriptError(
+                        type="PreflightError",
+                        message="the script was not run:\n" + "\n".join(map(str, problems)),
+                        line=problems[0].line,
+                        column=problems[0].column,
+                    )
+                )
                 return _tool_result(result, [], mode.limits)
             run = RunSummary(outer_id=ctx.call_id, token=ctx.token, agent=ctx.agent)
             bridge = _Bridge(mode.registry, sdk, specs, run)
-            result = await mode.executor.run(args["code"], call_tool=bridge.call,
-                                             tool_paths=tuple(sdk.names.tools), limits=limits)
+            result = await mode.executor.run(
+                args["code"],
+                call_tool=bridge.call,
+                tool_paths=tuple(sdk.names.tools),
+                limits=limits,
+            )
             return _tool_result(result, bridge.attachments, limits)
 
         return define_tool(
             name=self.tool_name,
-            description=description or (
+            description=description
+            or (
                 "Run a short async Python script that calls the other tools as "
                 "`await tools.<name>(...)` and returns its last expression. "
-                "See the tool SDK in the system prompt."),
+                "See the tool SDK in the system prompt."
+            ),
             parameters={
                 "type": "object",
                 "properties": {
-                    "code": {"type": "string", "minLength": 1,
-                             "description": "The Python script to run."},
-                    "timeout": {"type": "number", "exclusiveMinimum": 0,
-                                "description": "Wall-time limit in seconds (capped by the host)."},
+                    "code": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "The Python script to run.",
+                    },
+                    "timeout": {
+                        "type": "number",
+                        "exclusiveMinimum": 0,
+                        "description": "Wall-time limit in seconds (capped by the host).",
+                    },
                 },
                 "required": ["code"],
                 "additionalProperties": False,
@@ -210,8 +253,13 @@ class CodeMode:
 class _Bridge:
     """Host side of one run: maps script calls to ``ToolCall``s and results back to data."""
 
-    def __init__(self, registry: ToolRegistry, sdk: sdk_gen.GeneratedSDK,
-                 specs: Mapping[str, ToolSpec], run: RunSummary) -> None:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        sdk: sdk_gen.GeneratedSDK,
+        specs: Mapping[str, ToolSpec],
+        run: RunSummary,
+    ) -> None:
         self.registry = registry
         self.sdk = sdk
         self.specs = specs
@@ -225,8 +273,13 @@ class _Bridge:
             raise ToolCallError(path, f"unknown tool tools.{path}")
         argmap = self.sdk.names.arguments.get(wire, {})
         arguments = {argmap.get(key, key): value for key, value in kwargs.items()}
-        call = ToolCall(call_id=f"{self.run.outer_id}:code:{next(self.counter)}", name=wire,
-                        arguments=arguments, parent=self.run.token, agent=self.run.agent)
+        call = ToolCall(
+            call_id=f"{self.run.outer_id}:code:{next(self.counter)}",
+            name=wire,
+            arguments=arguments,
+            parent=self.run.token,
+            agent=self.run.agent,
+        )
         result = await self.registry.execute(call)
         if result.is_error:
             error = result.error
@@ -281,8 +334,9 @@ def _summary(result: ScriptResult) -> str:
     return f"{len(result.calls)} tool call(s): {parts}{tail}"
 
 
-def _tool_result(result: ScriptResult, attachments: list[Mapping[str, Any]],
-                 limits: Limits) -> dict[str, Any]:
+def _tool_result(
+    result: ScriptResult, attachments: list[Mapping[str, Any]], limits: Limits
+) -> dict[str, Any]:
     lines: list[str] = []
     if result.error is None:
         value = json.dumps(result.value, ensure_ascii=False, default=str)

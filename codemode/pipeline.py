@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +31,8 @@ from .events import ToolEvent, now
 from .frozen import NotJSONError, freeze
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Mapping
+
     from .registry import Hook, ToolRegistry
     from .tool import Tool
 
@@ -66,9 +67,19 @@ async def dispatch(registry: ToolRegistry, call: ToolCall) -> ToolResult:
     token = Token()
     parent = str(call.parent) if call.parent is not None else None
     if registry._subscribers:
-        _emit(registry, ToolEvent(
-            type="tool/call", call_id=call.call_id, name=call.name, token=str(token),
-            parent=parent, agent=call.agent, time=now(), arguments=_loggable(call.arguments)))
+        _emit(
+            registry,
+            ToolEvent(
+                type="tool/call",
+                call_id=call.call_id,
+                name=call.name,
+                token=str(token),
+                parent=parent,
+                agent=call.agent,
+                time=now(),
+                arguments=_loggable(call.arguments),
+            ),
+        )
     try:
         try:
             result = await _stages(registry, call, token)
@@ -79,20 +90,44 @@ async def dispatch(registry: ToolRegistry, call: ToolCall) -> ToolResult:
             await _invoke(observer, result)
     except BaseException as exc:
         if registry._subscribers:
-            message = "cancelled" if isinstance(exc, anyio.get_cancelled_exc_class()) else (
-                f"internal error: {type(exc).__name__}: {exc}")
-            with anyio.CancelScope(shield=True):
-                _emit(registry, ToolEvent(
-                    type="tool/result", call_id=call.call_id, name=call.name, token=str(token),
-                    parent=parent, agent=call.agent, time=now(), is_error=True, error=message,
-                    duration=_perf() - start))
+            message = (
+                "cancelled"
+                if isinstance(exc, anyio.get_cancelled_exc_class())
+                else (f"internal error: {type(exc).__name__}: {exc}")
+            )
+            _emit(
+                registry,
+                ToolEvent(
+                    type="tool/result",
+                    call_id=call.call_id,
+                    name=call.name,
+                    token=str(token),
+                    parent=parent,
+                    agent=call.agent,
+                    time=now(),
+                    is_error=True,
+                    error=message,
+                    duration=_perf() - start,
+                ),
+            )
         raise
     if registry._subscribers:
-        _emit(registry, ToolEvent(
-            type="tool/result", call_id=call.call_id, name=call.name, token=str(token),
-            parent=parent, agent=call.agent, time=now(), is_error=result.is_error,
-            error=result.error.message if result.error else None, duration=result.duration,
-            meta=result.meta))
+        _emit(
+            registry,
+            ToolEvent(
+                type="tool/result",
+                call_id=call.call_id,
+                name=call.name,
+                token=str(token),
+                parent=parent,
+                agent=call.agent,
+                time=now(),
+                is_error=result.is_error,
+                error=result.error.message if result.error else None,
+                duration=result.duration,
+                meta=result.meta,
+            ),
+        )
     return result
 
 
@@ -110,8 +145,9 @@ def _fail(call: ToolCall, kind: ErrorKind, message: str, path: str | None = None
 def _resolve(registry: ToolRegistry, call: ToolCall) -> Tool:
     tool = registry._tools.get(call.name)
     if tool is None:
-        error = UnknownToolError(call.name, difflib.get_close_matches(
-            call.name, list(registry._tools), n=3))
+        error = UnknownToolError(
+            call.name, difflib.get_close_matches(call.name, list(registry._tools), n=3)
+        )
         raise _fail(call, "unknown_tool", str(error))
     return tool
 
@@ -122,27 +158,42 @@ def _validate(tool: Tool, call: ToolCall) -> Mapping[str, Any]:
         try:
             raw = tool.prepare_arguments(raw)
         except Exception as exc:
-            raise _fail(call, "invalid_arguments",
-                        f"invalid arguments for {tool.name!r}: {type(exc).__name__}: {exc}") from None
+            raise _fail(
+                call,
+                "invalid_arguments",
+                f"invalid arguments for {tool.name!r}: {type(exc).__name__}: {exc}",
+            ) from None
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise _fail(call, "invalid_arguments",
-                    f"invalid arguments for {tool.name!r}: expected a JSON object, got "
-                    f"{type(raw).__name__}", "$")
+        raise _fail(
+            call,
+            "invalid_arguments",
+            f"invalid arguments for {tool.name!r}: expected a JSON object, got "
+            f"{type(raw).__name__}",
+            "$",
+        )
     if not tool.validator.is_valid(raw):
         problems = tool.validator.problems(raw)
         if problems:
             shown = "; ".join(str(p) for p in problems[:_MAX_PROBLEMS])
-            more = f" (and {len(problems) - _MAX_PROBLEMS} more)" if len(
-                problems) > _MAX_PROBLEMS else ""
-            raise _fail(call, "invalid_arguments",
-                        f"invalid arguments for {tool.name!r}: {shown}{more}", problems[0].path)
+            more = (
+                f" (and {len(problems) - _MAX_PROBLEMS} more)"
+                if len(problems) > _MAX_PROBLEMS
+                else ""
+            )
+            raise _fail(
+                call,
+                "invalid_arguments",
+                f"invalid arguments for {tool.name!r}: {shown}{more}",
+                problems[0].path,
+            )
     try:
         frozen: Mapping[str, Any] = freeze(raw)
     except NotJSONError as exc:
-        raise _fail(call, "invalid_arguments",
-                    f"invalid arguments for {tool.name!r}: {exc}", exc.path) from None
+        raise _fail(
+            call, "invalid_arguments", f"invalid arguments for {tool.name!r}: {exc}", exc.path
+        ) from None
     return frozen
 
 
@@ -156,22 +207,30 @@ async def _policy(registry: ToolRegistry, ctx: ExecContext, call: ToolCall) -> N
         if isinstance(decision, Ask):
             await _ask(registry, ctx, call, decision.prompt)
             continue
-        raise PipelineError(ctx.name, f"pre_execute hook {hook.fn!r} returned {decision!r}; "
-                                      "expected None, Allow(), Deny(reason) or Ask(prompt)")
+        raise PipelineError(
+            ctx.name,
+            f"pre_execute hook {hook.fn!r} returned {decision!r}; "
+            "expected None, Allow(), Deny(reason) or Ask(prompt)",
+        )
     for hook in registry._guards:
         decision = await _invoke(hook, ctx)
         if decision is None or isinstance(decision, Allow):
             continue
         if isinstance(decision, Deny):
             raise _fail(call, "denied", f"call to {ctx.name!r} denied: {decision.reason}")
-        raise PipelineError(ctx.name, f"guard {hook.fn!r} returned {decision!r}; "
-                                      "guards may only return None or Deny(reason)")
+        raise PipelineError(
+            ctx.name,
+            f"guard {hook.fn!r} returned {decision!r}; guards may only return None or Deny(reason)",
+        )
 
 
 async def _ask(registry: ToolRegistry, ctx: ExecContext, call: ToolCall, prompt: str) -> None:
     if registry.approver is None:
-        raise _fail(call, "denied", f"call to {ctx.name!r} needs approval ({prompt}) "
-                                    "and no approver is configured")
+        raise _fail(
+            call,
+            "denied",
+            f"call to {ctx.name!r} needs approval ({prompt}) and no approver is configured",
+        )
     answer = registry.approver(ctx, prompt)
     if inspect.isawaitable(answer):
         answer = await answer
@@ -186,14 +245,19 @@ async def _ask(registry: ToolRegistry, ctx: ExecContext, call: ToolCall, prompt:
 
 def _check_wrapped(original: ExecContext, passed: object) -> ExecContext:
     if not isinstance(passed, ExecContext):
-        raise PipelineError(original.name, "an execute wrapper passed something other than "
-                                           "an ExecContext to call_next")
+        raise PipelineError(
+            original.name,
+            "an execute wrapper passed something other than an ExecContext to call_next",
+        )
     if passed is original:
         return passed
     for name in ("call_id", "name", "arguments", "token", "parent", "agent", "spec", "report"):
         if getattr(passed, name) is not getattr(original, name):
-            raise PipelineError(original.name, f"an execute wrapper changed ctx.{name}; wrappers "
-                                               "may only change the signal or the deadline")
+            raise PipelineError(
+                original.name,
+                f"an execute wrapper changed ctx.{name}; wrappers "
+                "may only change the signal or the deadline",
+            )
     return passed
 
 
@@ -202,8 +266,9 @@ async def _run_handler(tool: Tool, ctx: ExecContext) -> Any:
     if ctx.deadline is None and ctx.signal is None:
         return await _call_handler(tool, args)
     result: Any = None
-    with anyio.CancelScope(deadline=ctx.deadline if ctx.deadline is not None else float("inf")) \
-            as scope:
+    with anyio.CancelScope(
+        deadline=ctx.deadline if ctx.deadline is not None else float("inf")
+    ) as scope:
         if ctx.signal is None:
             result = await _call_handler(tool, args)
         else:
@@ -226,6 +291,7 @@ async def _race_signal(tool: Tool, args: tuple[Any, ...], signal: CancelSignal) 
         raise _SignalFired
     box: list[Any] = []
     async with anyio.create_task_group() as tg:
+
         async def watch() -> None:
             await signal.wait()
             tg.cancel_scope.cancel()
@@ -256,8 +322,9 @@ async def _execute(registry: ToolRegistry, tool: Tool, ctx: ExecContext) -> Any:
     return await chain(ctx)
 
 
-def _wrap(hook: Hook, inner: Callable[[ExecContext], Awaitable[Any]],
-          original: ExecContext) -> Callable[[ExecContext], Awaitable[Any]]:
+def _wrap(
+    hook: Hook, inner: Callable[[ExecContext], Awaitable[Any]], original: ExecContext
+) -> Callable[[ExecContext], Awaitable[Any]]:
     async def call_next(passed: ExecContext) -> Any:
         return await inner(_check_wrapped(original, passed))
 
@@ -277,8 +344,11 @@ def _check_output(tool: Tool, call: ToolCall, result: ToolResult) -> ToolResult:
         return result
     problems = tool.output_validator.problems(data)
     detail = str(problems[0]) if problems else "not valid"
-    raise _fail(call, "invalid_result",
-                f"{tool.name!r} returned data that does not match its output schema: {detail}")
+    raise _fail(
+        call,
+        "invalid_result",
+        f"{tool.name!r} returned data that does not match its output schema: {detail}",
+    )
 
 
 async def _post(registry: ToolRegistry, ctx: ExecContext, result: ToolResult) -> ToolResult:
@@ -292,8 +362,10 @@ async def _post(registry: ToolRegistry, ctx: ExecContext, result: ToolResult) ->
         try:
             content, structured = content_of(out)
         except InvalidResult as exc:
-            raise PipelineError(ctx.name, f"post_execute hook {hook.fn!r} returned content "
-                                          f"that cannot be normalised: {exc}") from None
+            raise PipelineError(
+                ctx.name,
+                f"post_execute hook {hook.fn!r} returned content that cannot be normalised: {exc}",
+            ) from None
         result = replace(result, content=content, structured=structured)
     return result
 
@@ -306,12 +378,30 @@ async def _stages(registry: ToolRegistry, call: ToolCall, token: Token) -> ToolR
         parent = str(call.parent) if call.parent is not None else None
 
         def report(data: Any) -> None:
-            _emit(registry, ToolEvent(
-                type="tool/progress", call_id=call.call_id, name=call.name, token=str(token),
-                parent=parent, agent=call.agent, time=now(), data=_loggable(data)))
+            _emit(
+                registry,
+                ToolEvent(
+                    type="tool/progress",
+                    call_id=call.call_id,
+                    name=call.name,
+                    token=str(token),
+                    parent=parent,
+                    agent=call.agent,
+                    time=now(),
+                    data=_loggable(data),
+                ),
+            )
 
-    ctx = ExecContext(call_id=call.call_id, name=tool.name, arguments=arguments, token=token,
-                      parent=call.parent, agent=call.agent, spec=tool.spec, report=report)
+    ctx = ExecContext(
+        call_id=call.call_id,
+        name=tool.name,
+        arguments=arguments,
+        token=token,
+        parent=call.parent,
+        agent=call.agent,
+        spec=tool.spec,
+        report=report,
+    )
     await _policy(registry, ctx, call)
     await registry._gate.acquire(token, call.parent, tool.execution_mode)
     try:
@@ -330,7 +420,8 @@ async def _stages(registry: ToolRegistry, call: ToolCall, token: Token) -> ToolR
     try:
         result = normalise(call.call_id, tool.name, raw)
     except InvalidResult as exc:
-        raise _fail(call, "invalid_result", f"{tool.name!r} returned an invalid result: {exc}") \
-            from None
+        raise _fail(
+            call, "invalid_result", f"{tool.name!r} returned an invalid result: {exc}"
+        ) from None
     result = _check_output(tool, call, result)
     return await _post(registry, ctx, result)

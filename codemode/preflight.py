@@ -86,15 +86,24 @@ def _check_value(schema: Mapping[str, Any], wire_arg: str, value: Any) -> str | 
     try:
         cls = jsonschema.validators.validator_for(wrapper, default=jsonschema.Draft202012Validator)
         error = jsonschema.exceptions.best_match(cls(wrapper).iter_errors({wire_arg: value}))
-    except (jsonschema.exceptions.RefResolutionError, jsonschema.exceptions.SchemaError,
-            KeyError, TypeError, ValueError):
+    except (
+        jsonschema.exceptions.RefResolutionError,
+        jsonschema.exceptions.SchemaError,
+        KeyError,
+        TypeError,
+        ValueError,
+    ):
         return None
     return None if error is None else error.message
 
 
 class _Checker(ast.NodeVisitor):
-    def __init__(self, tools: Mapping[str, str], arguments: Mapping[str, Mapping[str, str]],
-                 specs: Mapping[str, ToolSpec]) -> None:
+    def __init__(
+        self,
+        tools: Mapping[str, str],
+        arguments: Mapping[str, Mapping[str, str]],
+        specs: Mapping[str, ToolSpec],
+    ) -> None:
         self.tools = tools
         self.arguments = arguments
         self.specs = specs
@@ -102,8 +111,13 @@ class _Checker(ast.NodeVisitor):
         self.awaited: set[int] = set()
 
     def add(self, node: ast.AST, message: str) -> None:
-        self.problems.append(Problem(line=getattr(node, "lineno", 1),
-                                     column=getattr(node, "col_offset", 0) + 1, message=message))
+        self.problems.append(
+            Problem(
+                line=getattr(node, "lineno", 1),
+                column=getattr(node, "col_offset", 0) + 1,
+                message=message,
+            )
+        )
 
     def visit_Await(self, node: ast.Await) -> None:
         self.awaited.add(id(node.value))
@@ -111,14 +125,20 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Call) and _tool_path(node.value.func):
-            self.add(node, f"the result of tools.{_tool_path(node.value.func)}(...) is discarded "
-                           "and the call never runs: add await")
+            self.add(
+                node,
+                f"the result of tools.{_tool_path(node.value.func)}(...) is discarded "
+                "and the call never runs: add await",
+            )
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         path = _tool_path(node)
-        if path is not None and path not in self.tools and not any(
-                p.startswith(path + ".") for p in self.tools):
+        if (
+            path is not None
+            and path not in self.tools
+            and not any(p.startswith(path + ".") for p in self.tools)
+        ):
             self.add(node, f"unknown tool tools.{path}{_suggest(path, list(self.tools))}")
             return
         self.generic_visit(node)
@@ -134,17 +154,23 @@ class _Checker(ast.NodeVisitor):
         argmap = self.arguments.get(wire, {})
         spec = self.specs.get(wire)
         if node.args:
-            self.add(node, f"tools.{path} takes keyword arguments only "
-                           f"(accepts: {', '.join(argmap) or 'none'})")
+            self.add(
+                node,
+                f"tools.{path} takes keyword arguments only "
+                f"(accepts: {', '.join(argmap) or 'none'})",
+            )
         has_star = any(k.arg is None for k in node.keywords)
         given: set[str] = set()
         for keyword in node.keywords:
             if keyword.arg is None:
                 continue
             if keyword.arg not in argmap:
-                self.add(keyword, f"tools.{path} has no argument {keyword.arg!r}"
-                                  f"{_suggest(keyword.arg, list(argmap))} "
-                                  f"(accepts: {', '.join(argmap) or 'none'})")
+                self.add(
+                    keyword,
+                    f"tools.{path} has no argument {keyword.arg!r}"
+                    f"{_suggest(keyword.arg, list(argmap))} "
+                    f"(accepts: {', '.join(argmap) or 'none'})",
+                )
                 continue
             given.add(keyword.arg)
             ok, value = _literal(keyword.value)
@@ -155,16 +181,24 @@ class _Checker(ast.NodeVisitor):
         if spec is not None and not has_star:
             required = spec.parameters.get("required") or []
             wire_to_py = {w: p for p, w in argmap.items()}
-            missing = [wire_to_py.get(w, w) for w in required
-                       if isinstance(w, str) and wire_to_py.get(w, w) not in given]
+            missing = [
+                wire_to_py.get(w, w)
+                for w in required
+                if isinstance(w, str) and wire_to_py.get(w, w) not in given
+            ]
             if missing:
-                self.add(node, f"tools.{path} is missing required argument(s): "
-                               f"{', '.join(missing)}")
+                self.add(
+                    node, f"tools.{path} is missing required argument(s): {', '.join(missing)}"
+                )
 
 
-def check_script(source: str, *, tools: Mapping[str, str],
-                 arguments: Mapping[str, Mapping[str, str]],
-                 specs: Mapping[str, ToolSpec]) -> list[Problem]:
+def check_script(
+    source: str,
+    *,
+    tools: Mapping[str, str],
+    arguments: Mapping[str, Mapping[str, str]],
+    specs: Mapping[str, ToolSpec],
+) -> list[Problem]:
     """Problems found without running ``source``; an empty list means it may run.
 
     ``tools`` maps script paths to wire names, ``arguments`` wire tool names to
@@ -173,8 +207,9 @@ def check_script(source: str, *, tools: Mapping[str, str],
     try:
         tree = ast.parse(source, mode="exec")
     except SyntaxError as exc:
-        return [Problem(line=exc.lineno or 1, column=exc.offset or 1,
-                        message=f"SyntaxError: {exc.msg}")]
+        return [
+            Problem(line=exc.lineno or 1, column=exc.offset or 1, message=f"SyntaxError: {exc.msg}")
+        ]
     checker = _Checker(tools, arguments, specs)
     checker.visit(tree)
     return sorted(checker.problems, key=lambda p: (p.line, p.column))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, final
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, final
 from .errors import DuplicateToolError, ToolDefinitionError, UnknownToolError
 from .gate import ExecutionGate
 from .pipeline import dispatch
-from .tool import Tool
+from .tool import Tool, is_async_callable
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -39,8 +38,7 @@ class Hook:
 def _hook(fn: Callable[..., Any]) -> Hook:
     if not callable(fn):
         raise TypeError(f"hook must be callable, got {type(fn).__name__}")
-    return Hook(fn, inspect.iscoroutinefunction(fn)
-                or inspect.iscoroutinefunction(getattr(fn, "__call__", None)))
+    return Hook(fn, is_async_callable(fn))
 
 
 @final
@@ -71,8 +69,12 @@ class Registration:
     def __enter__(self) -> Registration:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.dispose()
 
     def __repr__(self) -> str:
@@ -84,8 +86,9 @@ class Registration:
 class ToolRegistry:
     """Tools by wire name plus the pipeline's hooks; the one place calls are dispatched."""
 
-    def __init__(self, *, duplicates: DuplicatePolicy = "error",
-                 approver: Approver | None = None) -> None:
+    def __init__(
+        self, *, duplicates: DuplicatePolicy = "error", approver: Approver | None = None
+    ) -> None:
         if duplicates not in ("error", "replace"):
             raise ValueError(f"duplicates must be 'error' or 'replace', got {duplicates!r}")
         self.duplicates: DuplicatePolicy = duplicates
@@ -107,8 +110,10 @@ class ToolRegistry:
     def register(self, tool: Tool, *, replace: bool | None = None) -> Registration:
         """Add ``tool``; a duplicate name raises unless ``replace`` (or the policy) allows it."""
         if not isinstance(tool, Tool):
-            raise ToolDefinitionError(getattr(tool, "name", repr(tool)),
-                                      "register() takes a Tool made by define_tool() or @tool")
+            raise ToolDefinitionError(
+                getattr(tool, "name", repr(tool)),
+                "register() takes a Tool made by define_tool() or @tool",
+            )
         allow_replace = self.duplicates == "replace" if replace is None else replace
         if tool.name in self._tools and not allow_replace:
             raise DuplicateToolError(tool.name)
@@ -139,7 +144,7 @@ class ToolRegistry:
         return fn
 
     def guard(self, fn: F) -> F:
-        """Add a final guard ``fn(ctx) -> None | Deny(reason)``: it can only deny, and a deny is final."""
+        """Add a final guard ``fn(ctx) -> None | Deny(reason)``: it can only deny; a deny is final."""
         self._guards.append(_hook(fn))
         return fn
 
@@ -154,7 +159,7 @@ class ToolRegistry:
         return fn
 
     def post_execute(self, fn: F) -> F:
-        """Add ``fn(ctx, result) -> None | ToolResult | str | blocks`` to transform model-visible content."""
+        """Add ``fn(ctx, result) -> None | ToolResult | str | blocks``: rewrites visible content."""
         self._post.append(_hook(fn))
         return fn
 
@@ -164,7 +169,7 @@ class ToolRegistry:
         return fn
 
     def subscribe(self, fn: Callable[[ToolEvent], Any]) -> Callable[[], None]:
-        """Deliver every ``tool/*`` event to ``fn`` (sync, fast); returns an unsubscribe function."""
+        """Deliver every ``tool/*`` event to ``fn`` (sync, fast); returns an unsubscribe."""
         self._subscribers.append(fn)
 
         def unsubscribe() -> None:
@@ -174,5 +179,5 @@ class ToolRegistry:
         return unsubscribe
 
     async def execute(self, call: ToolCall) -> ToolResult:
-        """Dispatch ``call`` through the full pipeline; domain failures come back as ``is_error``."""
+        """Dispatch ``call`` through the full pipeline; domain failures come back ``is_error``."""
         return await dispatch(self, call)

@@ -22,11 +22,26 @@ from .errors import ToolDefinitionError
 
 __all__ = ["ArgumentProblem", "CompiledSchema", "compile_schema", "normalise_parameters"]
 
-_FULL_SCHEMA_KEYS = frozenset({
-    "$schema", "$ref", "$defs", "$id", "definitions", "properties", "required",
-    "additionalProperties", "patternProperties", "anyOf", "oneOf", "allOf",
-    "unevaluatedProperties", "propertyNames", "minProperties", "maxProperties",
-})
+_FULL_SCHEMA_KEYS = frozenset(
+    {
+        "$schema",
+        "$ref",
+        "$defs",
+        "$id",
+        "definitions",
+        "properties",
+        "required",
+        "additionalProperties",
+        "patternProperties",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "unevaluatedProperties",
+        "propertyNames",
+        "minProperties",
+        "maxProperties",
+    }
+)
 
 
 def _is_full_schema(spec: Mapping[str, Any]) -> bool:
@@ -47,8 +62,9 @@ def normalise_parameters(tool: str, spec: Mapping[str, Any] | None) -> dict[str,
     if spec is None:
         return {"type": "object", "properties": {}, "additionalProperties": False}
     if not isinstance(spec, Mapping):
-        raise ToolDefinitionError(tool, f"parameters must be a JSON Schema object, got "
-                                        f"{type(spec).__name__}")
+        raise ToolDefinitionError(
+            tool, f"parameters must be a JSON Schema object, got {type(spec).__name__}"
+        )
     if _is_full_schema(spec):
         schema = copy.deepcopy(dict(spec))
         root_type = schema.get("type")
@@ -56,7 +72,8 @@ def normalise_parameters(tool: str, spec: Mapping[str, Any] | None) -> dict[str,
             schema["type"] = "object"
         elif root_type != "object" and schema:
             raise ToolDefinitionError(
-                tool, f"parameters schema root must have type 'object', got {root_type!r}")
+                tool, f"parameters schema root must have type 'object', got {root_type!r}"
+            )
         elif not schema:
             schema = {"type": "object", "properties": {}}
         return schema
@@ -65,12 +82,15 @@ def normalise_parameters(tool: str, spec: Mapping[str, Any] | None) -> dict[str,
     for name, prop in spec.items():
         if not isinstance(prop, Mapping):
             raise ToolDefinitionError(
-                tool, f"compact parameter {name!r} must be a schema object, got "
-                      f"{type(prop).__name__}")
+                tool,
+                f"compact parameter {name!r} must be a schema object, got {type(prop).__name__}",
+            )
         prop = dict(prop)
         is_required = prop.pop("required", False)
         if not isinstance(is_required, bool):
-            raise ToolDefinitionError(tool, f"compact parameter {name!r}: 'required' must be a bool")
+            raise ToolDefinitionError(
+                tool, f"compact parameter {name!r}: 'required' must be a bool"
+            )
         if is_required:
             required.append(name)
         properties[name] = copy.deepcopy(prop)
@@ -123,20 +143,25 @@ class CompiledSchema:
         return [ArgumentProblem(path=_json_path(e), message=e.message) for e in ordered]
 
 
-def compile_schema(tool: str, schema: Mapping[str, Any], what: str = "parameters") -> CompiledSchema:
+def compile_schema(
+    tool: str, schema: Mapping[str, Any], what: str = "parameters"
+) -> CompiledSchema:
     """Check ``schema`` against its metaschema and compile both validators."""
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         cls.check_schema(schema)
     except jsonschema.exceptions.SchemaError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "<root>"
-        raise ToolDefinitionError(tool, f"{what} schema is invalid at {where}: {exc.message}") from None
+        raise ToolDefinitionError(
+            tool, f"{what} schema is invalid at {where}: {exc.message}"
+        ) from None
     reference = cls(schema)
     try:
         fast = jsonschema_rs.validator_for(dict(schema))
     except (ValueError, jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError):
-        return CompiledSchema(schema=schema, is_valid=reference.is_valid, reference=reference,
-                              backend="jsonschema")
+        return CompiledSchema(
+            schema=schema, is_valid=reference.is_valid, reference=reference, backend="jsonschema"
+        )
 
     def is_valid(instance: Any) -> bool:
         try:
@@ -144,5 +169,6 @@ def compile_schema(tool: str, schema: Mapping[str, Any], what: str = "parameters
         except ValueError:
             return False
 
-    return CompiledSchema(schema=schema, is_valid=is_valid, reference=reference,
-                          backend="jsonschema-rs")
+    return CompiledSchema(
+        schema=schema, is_valid=is_valid, reference=reference, backend="jsonschema-rs"
+    )

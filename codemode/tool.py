@@ -32,8 +32,18 @@ def _check_name(name: object) -> str:
     if len(name) > _MAX_NAME:
         raise ToolDefinitionError(name[:40] + "…", f"name is longer than {_MAX_NAME} characters")
     if name != name.strip() or _BAD_NAME.search(name):
-        raise ToolDefinitionError(name, "name has leading/trailing whitespace or control characters")
+        raise ToolDefinitionError(
+            name, "name has leading/trailing whitespace or control characters"
+        )
     return name
+
+
+def is_async_callable(fn: object) -> bool:
+    """True for ``async def`` functions and objects whose ``__call__`` is one."""
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 - the method, not callability
+    return not inspect.isfunction(fn) and inspect.iscoroutinefunction(call)
 
 
 def _arity(tool: str, handler: Handler) -> int:
@@ -42,8 +52,7 @@ def _arity(tool: str, handler: Handler) -> int:
         params = list(inspect.signature(handler).parameters.values())
     except (TypeError, ValueError):
         return 2
-    positional = [p for p in params
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if any(p.kind is p.VAR_POSITIONAL for p in params) or len(positional) >= 2:
         return 2
     if len(positional) == 1:
@@ -109,8 +118,9 @@ def define_tool(
     if prepare_arguments is not None and not callable(prepare_arguments):
         raise ToolDefinitionError(name, "prepare_arguments must be callable")
     if execution_mode not in ("parallel", "sequential"):
-        raise ToolDefinitionError(name, f"execution_mode must be 'parallel' or 'sequential', "
-                                        f"got {execution_mode!r}")
+        raise ToolDefinitionError(
+            name, f"execution_mode must be 'parallel' or 'sequential', got {execution_mode!r}"
+        )
     schema = normalise_parameters(name, parameters)
     validator = compile_schema(name, schema)
     output_validator = None
@@ -118,8 +128,7 @@ def define_tool(
         if not isinstance(output_schema, Mapping):
             raise ToolDefinitionError(name, "output_schema must be a JSON Schema object")
         output_validator = compile_schema(name, output_schema, what="output")
-    is_async = inspect.iscoroutinefunction(execute) or inspect.iscoroutinefunction(
-        getattr(execute, "__call__", None))
+    is_async = is_async_callable(execute)
     if threaded and is_async:
         raise ToolDefinitionError(name, "threaded=True is for sync handlers only")
     spec = ToolSpec(

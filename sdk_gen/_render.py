@@ -199,7 +199,9 @@ def render_tool(spec: ToolSpec, *, py: str, prefix: str) -> ToolRender:
             wire=wire,
             annotation=annotations[wire],
             required=wire in root.required,
-            default=py_literal(sub["default"]) if isinstance(sub, dict) and "default" in sub else None,
+            default=py_literal(sub["default"])
+            if isinstance(sub, dict) and "default" in sub
+            else None,
             doc=_param_doc(sub, annotations[wire]),
         )
         for wire, sub in root.properties.items()

@@ -61,11 +61,25 @@ def _resolve(root: Any, pointer: str) -> Any:
     return node
 
 
-_SUBSCHEMA = frozenset({
-    "items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-    "additionalItems", "unevaluatedProperties", "unevaluatedItems", "anyOf", "oneOf", "allOf",
-    "prefixItems",
-})
+_SUBSCHEMA = frozenset(
+    {
+        "items",
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "additionalItems",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "prefixItems",
+    }
+)
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})
 _DROPPED = frozenset({"$defs", "definitions", "$schema", "$id", "$anchor", "$comment"})
 
@@ -140,9 +154,11 @@ def strip_formats(node: Any) -> Any:
         if k in _SCHEMA_MAPS and isinstance(v, dict):
             out[k] = {name: strip_formats(sub) for name, sub in v.items()}
         elif k in _SUBSCHEMA or k == "$defs":
-            out[k] = strip_formats(v) if k != "$defs" else {
-                name: strip_formats(sub) for name, sub in v.items()
-            }
+            out[k] = (
+                strip_formats(v)
+                if k != "$defs"
+                else {name: strip_formats(sub) for name, sub in v.items()}
+            )
         else:
             out[k] = v
     return out

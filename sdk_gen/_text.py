@@ -49,8 +49,12 @@ def comment_text(text: str) -> str:
 
 def _escape(text: str) -> str:
     text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else
-                        f"\\u{ord(m.group()):04x}", text)
+    text = _CONTROL.sub(
+        lambda m: (
+            f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}"
+        ),
+        text,
+    )
     return text + " " if text.endswith('"') else text
 
 

@@ -39,8 +39,8 @@ class TypeBlock:
 
 
 def _options(prefix: str) -> dict[str, Any]:
-    from datamodel_code_generator import DataModelType, InputFileType, PythonVersion
-    from datamodel_code_generator.format import Formatter
+    from datamodel_code_generator.enums import DataModelType, InputFileType
+    from datamodel_code_generator.format import Formatter, PythonVersion
 
     return {
         "input_file_type": InputFileType.JsonSchema,

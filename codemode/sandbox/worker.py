@@ -1,0 +1,240 @@
+"""A sandbox worker process: runs one script at a time for the host's pool.
+
+Started by :class:`~codemode.sandbox.pool.WorkerPoolExecutor` as
+``python -I -c <bootstrap> <package root> <runtime>`` with a minimal
+environment, no inherited descriptors but its pipes, and its own session.
+It pre-imports the script runtime (so a warm run starts in microseconds),
+announces ``["ready", pid]`` and then serves ``run`` messages forever (see
+``protocol.py``). Per run it lowers ``RLIMIT_AS`` to ``Limits.memory`` and
+``RLIMIT_CPU`` to the CPU time the timeout allows; the host's wall-clock kill
+is the backstop for code the runner cannot interrupt.
+
+The script-side runtime is async and uses asyncio: this is the one place in
+codemode where asyncio is used directly, because the script's ``asyncio``
+facade (``gather``/``sleep``/``wait_for``) needs a real asyncio loop and the
+worker owns its whole process.
+
+Tool calls are answered over the same pipes. While the script waits for one
+reply and nothing else is runnable, the worker polls the pipe for a few hundred
+microseconds before sleeping in the selector: a cross-core wakeup costs far
+more than the round trip itself on small VMs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import importlib
+import math
+import os
+import resource
+import select
+import sys
+import time
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any, Final, Protocol
+
+from codemode.errors import LimitExceeded, WorkerProtocolError
+
+from .limits import Limits
+from .protocol import FrameDecoder, encode
+from .result import RunOutcome, ScriptError
+
+__all__ = ["EXIT_MEMORY", "ScriptCall", "ScriptRuntime", "main"]
+
+ScriptCall = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+"""Script side of a tool call: (tool path, JSON arguments) -> broker reply (``decode_reply``)."""
+
+EXIT_MEMORY: Final = 75
+"""Exit status when the worker itself ran out of memory outside the script."""
+
+SPIN_SECONDS: Final = 0.0003
+"""How long a waiting script polls the pipe before the loop sleeps in the selector."""
+
+_OPEN_FILES: Final = 32
+"""RLIMIT_NOFILE for the worker: its pipes, the loop's selector, nothing else."""
+
+_RESERVE_BYTES: Final = 1 << 20
+"""Memory set aside at boot and released to report a MemoryError."""
+
+
+class ScriptRuntime(Protocol):
+    """The process-agnostic runner the worker calls for each run."""
+
+    def __call__(
+        self, source: str, *, call: ScriptCall, tool_paths: Collection[str], limits: Limits
+    ) -> Awaitable[RunOutcome]:
+        """Run ``source`` to completion and describe what happened."""
+        ...
+
+
+class _Channel:
+    """The worker's end of the pipes: blocking writes, replies routed to waiting calls."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self._read_fd = read_fd
+        self._write_fd = write_fd
+        self._decoder = FrameDecoder()
+        self._inbox: list[list[Any]] = []
+        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._early: dict[int, dict[str, Any]] = {}
+        self._next_id = 0
+        os.set_blocking(read_fd, False)
+
+    def send(self, message: list[Any]) -> None:
+        """Write one frame, blocking until the pipe took all of it."""
+        view = memoryview(encode(message))
+        while view:
+            written = os.write(self._write_fd, view)
+            view = view[written:]
+
+    def receive(self) -> list[Any]:
+        """Block until the next message between runs; exits the process on EOF."""
+        while not self._inbox:
+            select.select([self._read_fd], [], [])
+            if not self._pump():
+                raise SystemExit(0)
+        return self._inbox.pop(0)
+
+    def _pump(self) -> bool:
+        """Read what is available and route it; False on EOF."""
+        try:
+            data = os.read(self._read_fd, 1 << 20)
+        except BlockingIOError:
+            return True
+        if not data:
+            return False
+        for message in self._decoder.feed(data):
+            if message[0] != "reply":
+                self._inbox.append(message)
+                continue
+            call_id, reply = message[1], message[2]
+            future = self._waiting.pop(call_id, None)
+            if future is None:
+                self._early[call_id] = reply
+            elif not future.done():
+                future.set_result(reply)
+        return True
+
+    def _on_readable(self) -> None:
+        if not self._pump():
+            os._exit(0)
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Send one tool call and wait for its reply (the ``ScriptCall`` the runner uses)."""
+        self._next_id += 1
+        call_id = self._next_id
+        self.send(["call", call_id, name, arguments])
+        loop = asyncio.get_running_loop()
+        if not loop._ready:  # type: ignore[attr-defined]
+            deadline = time.perf_counter() + SPIN_SECONDS
+            while time.perf_counter() < deadline:
+                self._on_readable()
+                if call_id in self._early:
+                    return self._early.pop(call_id)
+                if loop._ready:  # type: ignore[attr-defined]
+                    break
+        if call_id in self._early:
+            return self._early.pop(call_id)
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        self._waiting[call_id] = future
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if self._waiting.pop(call_id, None) is not None:
+                self.send(["cancel", call_id])
+            raise
+
+    async def serve(self, runtime: ScriptRuntime, payload: dict[str, Any]) -> RunOutcome:
+        """One run with replies routed by the loop's reader callback."""
+        loop = asyncio.get_running_loop()
+        loop.add_reader(self._read_fd, self._on_readable)
+        try:
+            return await runtime(
+                str(payload["source"]),
+                call=self.call,
+                tool_paths=tuple(payload.get("tool_paths", ())),
+                limits=Limits.from_json(payload.get("limits", {})),
+            )
+        finally:
+            loop.remove_reader(self._read_fd)
+            self._waiting.clear()
+            self._early.clear()
+
+
+def _load_runtime(spec: str) -> ScriptRuntime:
+    module_name, _, attribute = spec.partition(":")
+    runtime: ScriptRuntime = getattr(importlib.import_module(module_name), attribute)
+    return runtime
+
+
+def _limit_run(limits: Limits) -> None:
+    """Lower the soft rlimits for one run (the hard limits stay, so they can be restored)."""
+    cpu_used = resource.getrusage(resource.RUSAGE_SELF)
+    spent = cpu_used.ru_utime + cpu_used.ru_stime
+    _, cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)
+    resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(spent + limits.timeout) + 1, cpu_hard))
+    _, as_hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (limits.memory, as_hard))
+
+
+def _unlimit_run() -> None:
+    for which in (resource.RLIMIT_AS, resource.RLIMIT_CPU):
+        _, hard = resource.getrlimit(which)
+        resource.setrlimit(which, (hard, hard))
+
+
+def _memory_outcome(limits: Limits) -> RunOutcome:
+    error = LimitExceeded("memory", limits.memory, "the worker ran out of address space")
+    return RunOutcome(error=ScriptError.for_limit(error))
+
+
+def _serve_forever(channel: _Channel, runtime: ScriptRuntime) -> None:
+    loop = asyncio.new_event_loop()
+    reserve: bytearray | None = bytearray(_RESERVE_BYTES)
+    while True:
+        message = channel.receive()
+        if message[0] != "run" or type(message[1]) is not dict:
+            raise WorkerProtocolError(f"expected a run message, got {message[0]!r}")
+        payload: dict[str, Any] = message[1]
+        limits = Limits.from_json(payload.get("limits", {}))
+        _limit_run(limits)
+        try:
+            outcome = loop.run_until_complete(channel.serve(runtime, payload))
+        except MemoryError:
+            reserve = None
+            outcome = _memory_outcome(limits)
+        finally:
+            _unlimit_run()
+        if outcome.error is not None and outcome.error.type == "MemoryError":
+            outcome = _memory_outcome(limits)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        channel.send(["done", outcome.to_json(), peak])
+        if reserve is None:
+            raise SystemExit(0)
+        gc.collect()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Worker entry point: ``argv`` is ``[_, runtime spec]`` (``module:function``)."""
+    args = sys.argv if argv is None else argv
+    read_fd, write_fd = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    runtime = _load_runtime(args[-1])
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (_OPEN_FILES, _OPEN_FILES))
+    gc.collect()
+    gc.freeze()
+    channel = _Channel(read_fd, write_fd)
+    channel.send(["ready", os.getpid()])
+    try:
+        _serve_forever(channel, runtime)
+    except MemoryError:
+        os._exit(EXIT_MEMORY)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,339 @@
+"""Assemble per-tool renders into one module, one stub and one prompt, deterministically."""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, final
+
+from codemode.errors import SdkGenerationError
+
+from ._names import BUILTIN_NAMES, SOFT_KEYWORDS, SdkNames, assign_identifiers, pascal_case
+from ._render import ToolRender, render_tool
+from ._specs import as_specs, spec_digest
+from ._text import docstring
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from codemode.spec import ToolSpec
+
+    from ._specs import SpecLike
+
+__all__ = ["FILES", "GeneratedSDK", "SdkCache", "generate"]
+
+FILES = ("tools.py", "tools.pyi", "prompt.txt")
+"""Files :meth:`GeneratedSDK.write` produces: module, stub, prompt."""
+
+_INTERNAL = frozenset(
+    {"OMIT", "Transport", "set_transport", "annotations", "Awaitable", "Callable"}
+)
+RESERVED = frozenset(BUILTIN_NAMES | SOFT_KEYWORDS | _INTERNAL | set(typing.__all__))
+"""Names no tool, namespace or method may take: the module and its annotations use them."""
+
+_PROMPT_HEADER = (
+    "# Call tools as `await tools.<name>(...)` with keyword arguments only;"
+    " `= ...` marks an optional argument that is not sent when omitted."
+)
+
+
+@final
+class SdkCache:
+    """Per-tool renders keyed by a hash of the spec and the names chosen for it.
+
+    Keep one across ``generate()`` calls: after a tool is registered or disposed, only
+    tools whose spec (or assigned names) changed are rendered again.
+    """
+
+    __slots__ = ("_renders", "hits", "misses")
+
+    def __init__(self) -> None:
+        self._renders: dict[str, ToolRender] = {}
+        self.hits = 0
+        """Renders served from the cache."""
+        self.misses = 0
+        """Renders computed."""
+
+    def render(self, spec: ToolSpec, *, py: str, prefix: str) -> ToolRender:
+        """Cached :func:`render_tool`."""
+        key = f"{spec_digest(spec)}:{py}:{prefix}"
+        found = self._renders.get(key)
+        if found is not None:
+            self.hits += 1
+            return found
+        self.misses += 1
+        result = self._renders[key] = render_tool(spec, py=py, prefix=prefix)
+        return result
+
+    def __len__(self) -> int:
+        return len(self._renders)
+
+    def clear(self) -> None:
+        """Forget every render."""
+        self._renders.clear()
+
+
+@final
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GeneratedSDK:
+    """What the generator made from one set of specs."""
+
+    module_source: str
+    """Importable Python module: one ``async def`` per tool calling an injectable transport."""
+    stub_source: str
+    """``.pyi`` stub with the same types and signatures."""
+    prompt: str
+    """Compact signatures and docstrings for the model."""
+    names: SdkNames
+    """Exact Python ↔ wire names of tools and arguments."""
+    warnings: tuple[str, ...] = ()
+    """Schema parts typed as ``Any`` because they could not be rendered, one per tool."""
+
+    @property
+    def prompt_chars(self) -> int:
+        """Size of :attr:`prompt` in characters."""
+        return len(self.prompt)
+
+    @property
+    def files(self) -> dict[str, str]:
+        """File name → content, as :meth:`write` lays them out."""
+        return dict(zip(FILES, (self.module_source, self.stub_source, self.prompt), strict=True))
+
+    def write(self, directory: str | Path) -> list[Path]:
+        """Write module, stub and prompt into ``directory`` (created if needed)."""
+        root = Path(directory)
+        root.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for name, text in self.files.items():
+            path = root / name
+            path.write_text(text, encoding="utf-8")
+            paths.append(path)
+        return paths
+
+    def stale_files(self, directory: str | Path) -> list[str]:
+        """Names of files in ``directory`` that are missing or differ from this SDK."""
+        root = Path(directory)
+        stale = []
+        for name, text in self.files.items():
+            path = root / name
+            if not path.is_file() or path.read_text(encoding="utf-8") != text:
+                stale.append(name)
+        return stale
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Slot:
+    """Where one tool lands in the SDK."""
+
+    spec: ToolSpec
+    """The tool."""
+    namespace: str | None
+    """Python name of its namespace class, if any."""
+    py: str
+    """Function or method name."""
+
+    @property
+    def path(self) -> str:
+        """``name`` or ``namespace.name``."""
+        return f"{self.namespace}.{self.py}" if self.namespace else self.py
+
+
+def generate(specs: Iterable[SpecLike], *, cache: SdkCache | None = None) -> GeneratedSDK:
+    """Render the SDK for ``specs`` (``ToolSpec`` values or MCP-style dicts).
+
+    Same specs give byte-identical output whatever their order. Tool names must be unique.
+    """
+    tools = as_specs(specs)
+    seen: set[str] = set()
+    for spec in tools:
+        if spec.name in seen:
+            raise SdkGenerationError(spec.name, "duplicate tool name")
+        seen.add(spec.name)
+    slots = _place(tools)
+    renders = _render_all(slots, cache or SdkCache())
+    return _assemble(slots, renders)
+
+
+def _place(tools: list[ToolSpec]) -> list[_Slot]:
+    spaces = sorted({s.namespace for s in tools if s.namespace is not None})
+    space_py = assign_identifiers(spaces, reserved=RESERVED, avoid_soft=True)
+    top = assign_identifiers(
+        [s.name for s in tools if s.namespace is None],
+        reserved=RESERVED | set(space_py.values()),
+        avoid_soft=True,
+    )
+    inner = {
+        space: assign_identifiers(
+            [s.name for s in tools if s.namespace == space], reserved=RESERVED, avoid_soft=True
+        )
+        for space in spaces
+    }
+    slots = [
+        _Slot(spec=s, namespace=None, py=top[s.name])
+        if s.namespace is None
+        else _Slot(spec=s, namespace=space_py[s.namespace], py=inner[s.namespace][s.name])
+        for s in tools
+    ]
+    return sorted(slots, key=lambda slot: (slot.namespace or "", slot.py))
+
+
+def _render_all(slots: list[_Slot], cache: SdkCache) -> list[ToolRender]:
+    taken = set(RESERVED)
+    taken.update(slot.namespace or slot.py for slot in slots)
+    taken.update(slot.py for slot in slots)
+    prefixes: set[str] = set()
+    renders = []
+    for slot in slots:
+        base = pascal_case(slot.path.replace(".", "_"))
+        prefix, n = base, 2
+        while True:
+            while prefix in prefixes:
+                prefix = f"{base}{n}"
+                n += 1
+            render = cache.render(slot.spec, py=slot.py, prefix=prefix)
+            names = set(render.types.names if render.types else ())
+            if not names & taken:
+                break
+            prefixes.add(prefix)
+        prefixes.add(prefix)
+        taken.update(names)
+        renders.append(render)
+    return renders
+
+
+def _assemble(slots: list[_Slot], renders: list[ToolRender]) -> GeneratedSDK:
+    imports: set[tuple[str, str]] = {("typing", "Any"), ("typing", "TypeAlias")}
+    imports |= {("collections.abc", "Awaitable"), ("collections.abc", "Callable")}
+    types: list[str] = []
+    for render in renders:
+        if render.types is not None:
+            imports.update(render.types.imports)
+            types.append(render.types.source)
+        if "Literal[" in _annotations(render):
+            imports.add(("typing", "Literal"))
+    module_funcs = _functions(slots, renders, stub=False)
+    stub_funcs = _functions(slots, renders, stub=True)
+    count = len(renders)
+    head = _imports(imports)
+    type_text = "\n\n\n".join(types)
+    module = _join(
+        [_module_doc(count), head, _MODULE_PRELUDE, type_text, module_funcs],
+    )
+    stub = _join([_stub_doc(count), head, _STUB_PRELUDE, type_text, stub_funcs])
+    prompt = "\n\n".join(
+        [_PROMPT_HEADER, *(r.prompt(qualname=s.path) for s, r in zip(slots, renders, strict=True))]
+    )
+    names = SdkNames.build(
+        {s.path: s.spec.name for s in slots},
+        {r.wire: r.arguments for r in renders},
+    )
+    warnings = tuple(f"{r.wire}: {w}" for r in renders for w in r.warnings)
+    return GeneratedSDK(
+        module_source=_noqa(module),
+        stub_source=_noqa(stub),
+        prompt=prompt + "\n",
+        names=names,
+        warnings=warnings,
+    )
+
+
+def _annotations(render: ToolRender) -> str:
+    return " ".join([render.returns, render.extra or "", *(p.annotation for p in render.params)])
+
+
+def _functions(slots: list[_Slot], renders: list[ToolRender], *, stub: bool) -> str:
+    blocks: list[str] = []
+    current: str | None = None
+    for slot, render in zip(slots, renders, strict=True):
+        if slot.namespace is None:
+            blocks.append(render.function(stub=stub))
+            continue
+        method = "    @staticmethod\n" + render.function(stub=stub, indent="    ")
+        if slot.namespace != current:
+            current = slot.namespace
+            doc = docstring([f"Tools of namespace {slot.spec.namespace!r}."], indent="    ")
+            blocks.append(f"class {current}:\n{doc}\n\n{method}")
+        else:
+            blocks[-1] += "\n\n" + method
+    return "\n\n\n".join(blocks)
+
+
+def _imports(imports: set[tuple[str, str]]) -> str:
+    lines = ["from __future__ import annotations", ""]
+    modules = sorted({m for m, _ in imports})
+    for module in modules:
+        names = sorted({n for m, n in imports if m == module}, key=_isort_key)
+        line = f"from {module} import {', '.join(names)}"
+        if len(line) > 100:
+            line = f"from {module} import (\n" + "".join(f"    {n},\n" for n in names) + ")"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    if name.isupper() and len(name) > 1:
+        return (0, name)
+    return (1, name) if name[:1].isupper() else (2, name)
+
+
+def _join(parts: list[str]) -> str:
+    return "\n\n\n".join(p.strip("\n") for p in parts if p.strip()) + "\n"
+
+
+def _noqa(source: str) -> str:
+    if any(len(line) > 100 for line in source.splitlines()):
+        return source.replace('"""\n\n\n', '"""\n\n# ruff: noqa: E501\n', 1)
+    return source
+
+
+def _module_doc(count: int) -> str:
+    return (
+        f'"""Typed SDK for {count} tool{"s" if count != 1 else ""}, generated by codemode'
+        " sdk_gen from their JSON Schemas; do not edit.\n\n"
+        "Install a transport with ``set_transport()``: each call sends the wire tool name and the\n"
+        'arguments passed (omitted ones are not sent), under their wire names.\n"""'
+    )
+
+
+def _stub_doc(count: int) -> str:
+    return f'"""Type stub of the generated SDK ({count} tools); do not edit."""'
+
+
+_MODULE_PRELUDE = '''
+Transport: TypeAlias = Callable[[str, dict[str, Any]], Awaitable[Any]]
+"""``async (wire tool name, wire arguments) -> result``: how a call reaches the host."""
+
+
+class _Omitted:
+    """Default of every optional argument: an omitted argument is not sent."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "OMIT"
+
+
+OMIT: Any = _Omitted()
+_transport: Transport | None = None
+
+
+def set_transport(transport: Transport | None) -> None:
+    """Install (or remove, with ``None``) the function every tool call goes through."""
+    global _transport
+    _transport = transport
+
+
+async def _invoke(tool: str, arguments: dict[str, Any]) -> Any:
+    if _transport is None:
+        raise RuntimeError(f"no transport for tool {tool!r}: call set_transport() first")
+    sent = {name: value for name, value in arguments.items() if value is not OMIT}
+    return await _transport(tool, sent)
+'''
+
+_STUB_PRELUDE = """
+Transport: TypeAlias = Callable[[str, dict[str, Any]], Awaitable[Any]]
+OMIT: Any
+
+def set_transport(transport: Transport | None) -> None: ...
+"""
