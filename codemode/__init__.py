@@ -62,6 +62,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolSpec",
+    "UnknownToolError",
     "audio",
     "define_tool",
     "image",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .frozen import FrozenDict, NotJSONError, dumps, freeze
@@ -197,11 +197,14 @@ def normalise(call_id: str, name: str, value: Any) -> ToolResult:
     (``content`` required): ``meta`` stays host-side, ``is_error`` reports a
     domain failure without raising.
     """
+    if type(value) is str:  # the common case first
+        return ToolResult(call_id=call_id, name=name, content=(text(value),))
     meta = None
     structured: Any = None
     if isinstance(value, ToolResult):
-        return value
-    if _is_envelope(value):
+        return _renormalise(call_id, name, value)
+    envelope = _is_envelope(value)
+    if envelope:
         raw_meta = value.get("meta")
         if raw_meta is not None:
             if not isinstance(raw_meta, Mapping):
@@ -218,7 +221,7 @@ def normalise(call_id: str, name: str, value: Any) -> ToolResult:
                 raise InvalidResult(f"'structured' is not JSON ({exc})") from None
     else:
         content, structured = content_of(value)
-    if isinstance(value, Mapping) and value.get("is_error") is True:
+    if envelope and value.get("is_error") is True:
         message = "\n".join(b["text"] for b in content if b.get("type") == "text")
         return ToolResult(
             call_id=call_id,
@@ -230,6 +233,27 @@ def normalise(call_id: str, name: str, value: Any) -> ToolResult:
             error=ErrorInfo(kind="handler_error", message=message),
         )
     return ToolResult(call_id=call_id, name=name, content=content, structured=structured, meta=meta)
+
+
+def _renormalise(call_id: str, name: str, value: ToolResult) -> ToolResult:
+    """A ``ToolResult`` built by host code: checked, frozen, given this call's identity."""
+    if not all(_is_block(b) for b in value.content):
+        raise InvalidResult("a ToolResult's content must be content blocks")
+    try:
+        meta = None if value.meta is None else freeze(value.meta)
+        structured = freeze(value.structured)
+    except NotJSONError as exc:
+        raise InvalidResult(f"ToolResult data is not JSON ({exc})") from None
+    if meta is not None and not isinstance(meta, Mapping):
+        raise InvalidResult("'meta' must be an object")
+    return replace(
+        value,
+        call_id=call_id,
+        name=name,
+        content=tuple(_block(b) for b in value.content),
+        structured=structured,
+        meta=meta,
+    )
 
 
 def parse_json_text(value: str) -> Any:

@@ -50,21 +50,23 @@ _token_counter = itertools.count(1)
 class Token:
     """Opaque, unique identity of one dispatch; compare and hash it, nothing else."""
 
-    __slots__ = ("_value",)
+    __slots__ = ("_number",)
+    _number: int
 
     def __init__(self) -> None:
-        self._value = f"{_TOKEN_PREFIX}-{next(_token_counter)}"
+        object.__setattr__(self, "_number", next(_token_counter))
 
     def __str__(self) -> str:
-        return self._value
+        return f"{_TOKEN_PREFIX}-{self._number}"
 
     def __repr__(self) -> str:
-        return f"Token({self._value})"
+        return f"Token({self})"
 
     def __setattr__(self, name: str, value: object) -> None:
-        if hasattr(self, "_value"):
-            raise AttributeError("Token is immutable")
-        object.__setattr__(self, name, value)
+        raise AttributeError("Token is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("Token is immutable")
 
 
 @final

@@ -106,6 +106,10 @@ def schema_from_function(
     for param in inspect.signature(fn).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             raise ToolDefinitionError(name, f"@tool functions cannot take *{param.name}/**")
+        if param.kind is param.POSITIONAL_ONLY:
+            raise ToolDefinitionError(
+                name, f"@tool functions are called by keyword; {param.name!r} is positional-only"
+            )
         hint = hints.get(param.name, Any)
         if hint is ExecContext:
             ctx_param = param.name

@@ -66,7 +66,9 @@ def _freeze(value: Any) -> Any:
         for key, item in value.items():
             if type(key) is not str:
                 raise _Bad
-            out[key] = _freeze(item)
+            leaf = type(item)
+            # Inline the scalar cases: most argument values are leaves.
+            out[key] = item if leaf is str or leaf is int or leaf is bool else _freeze(item)
         return FrozenDict(out)
     if kind is list or kind is tuple:
         return tuple([_freeze(item) for item in value])

@@ -85,7 +85,7 @@ async def dispatch(registry: ToolRegistry, call: ToolCall) -> ToolResult:
             result = await _stages(registry, call, token)
         except _Stop as stop:
             result = stop.result
-        result = replace(result, duration=_perf() - start)
+        result = _with_duration(result, _perf() - start)
         for observer in registry._observers:
             await _invoke(observer, result)
     except BaseException as exc:
@@ -129,6 +129,20 @@ async def dispatch(registry: ToolRegistry, call: ToolCall) -> ToolResult:
             ),
         )
     return result
+
+
+def _with_duration(result: ToolResult, duration: float) -> ToolResult:
+    # A direct constructor call: ``dataclasses.replace`` costs twice as much on the hot path.
+    return ToolResult(
+        call_id=result.call_id,
+        name=result.name,
+        content=result.content,
+        structured=result.structured,
+        is_error=result.is_error,
+        error=result.error,
+        meta=result.meta,
+        duration=duration,
+    )
 
 
 def _loggable(arguments: Any) -> Any:
@@ -290,6 +304,7 @@ async def _race_signal(tool: Tool, args: tuple[Any, ...], signal: CancelSignal) 
     if signal.cancelled:
         raise _SignalFired
     box: list[Any] = []
+    error: Exception | None = None
     async with anyio.create_task_group() as tg:
 
         async def watch() -> None:
@@ -297,8 +312,13 @@ async def _race_signal(tool: Tool, args: tuple[Any, ...], signal: CancelSignal) 
             tg.cancel_scope.cancel()
 
         tg.start_soon(watch)
-        box.append(await _call_handler(tool, args))
+        try:
+            box.append(await _call_handler(tool, args))
+        except Exception as exc:  # re-raised below the group, so it is not wrapped in a group
+            error = exc
         tg.cancel_scope.cancel()
+    if error is not None:
+        raise error
     if not box:
         raise _SignalFired
     return box[0]
@@ -356,10 +376,11 @@ async def _post(registry: ToolRegistry, ctx: ExecContext, result: ToolResult) ->
         out = await _invoke(hook, ctx, result)
         if out is None:
             continue
-        if isinstance(out, ToolResult):
-            result = replace(out, call_id=result.call_id, name=result.name)
-            continue
         try:
+            if isinstance(out, ToolResult):
+                # Content is the hook's to rewrite; host-side meta is not.
+                result = replace(normalise(result.call_id, result.name, out), meta=result.meta)
+                continue
             content, structured = content_of(out)
         except InvalidResult as exc:
             raise PipelineError(
@@ -402,11 +423,21 @@ async def _stages(registry: ToolRegistry, call: ToolCall, token: Token) -> ToolR
         spec=tool.spec,
         report=report,
     )
-    await _policy(registry, ctx, call)
-    await registry._gate.acquire(token, call.parent, tool.execution_mode)
+    if registry._pre or registry._guards:
+        await _policy(registry, ctx, call)
+    gate = registry._gate
+    if not gate.try_enter(token, call.parent, tool.execution_mode):
+        await gate.acquire(token, call.parent, tool.execution_mode)
     try:
         try:
-            raw = await _execute(registry, tool, ctx)
+            if registry._wrappers:
+                raw = await _execute(registry, tool, ctx)
+            elif tool.is_async:  # the common case, without the intermediate coroutines
+                raw = await (
+                    tool.handler(arguments, ctx) if tool.takes_context else tool.handler(arguments)
+                )
+            else:
+                raw = await _run_handler(tool, ctx)
         except (PipelineError, _Stop):
             raise
         except _DeadlineHit:
@@ -416,7 +447,8 @@ async def _stages(registry: ToolRegistry, call: ToolCall, token: Token) -> ToolR
         except Exception as exc:
             raise _fail(call, "handler_error", f"{type(exc).__name__}: {exc}") from None
     finally:
-        await registry._gate.release(token)
+        if gate.leave(token):
+            await gate.wake()
     try:
         result = normalise(call.call_id, tool.name, raw)
     except InvalidResult as exc:
@@ -424,4 +456,6 @@ async def _stages(registry: ToolRegistry, call: ToolCall, token: Token) -> ToolR
             call, "invalid_result", f"{tool.name!r} returned an invalid result: {exc}"
         ) from None
     result = _check_output(tool, call, result)
-    return await _post(registry, ctx, result)
+    if registry._post:
+        result = await _post(registry, ctx, result)
+    return result

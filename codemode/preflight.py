@@ -178,7 +178,7 @@ class _Checker(ast.NodeVisitor):
                 problem = _check_value(spec.parameters, argmap[keyword.arg], _jsonable(value))
                 if problem:
                     self.add(keyword.value, f"tools.{path}({keyword.arg}=...): {problem}")
-        if spec is not None and not has_star:
+        if spec is not None and not has_star and not node.args:
             required = spec.parameters.get("required") or []
             wire_to_py = {w: p for p, w in argmap.items()}
             missing = [

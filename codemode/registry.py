@@ -55,15 +55,16 @@ class Registration:
     @property
     def active(self) -> bool:
         """Whether this registration still provides its tool."""
-        return not self._disposed and self._registry._tools.get(self.tool.name) is self.tool
+        return not self._disposed and self._registry._owners.get(self.tool.name) is self
 
     def dispose(self) -> None:
         """Unregister the tool, unless it was already replaced by a newer registration."""
         if self._disposed:
             return
         self._disposed = True
-        if self._registry._tools.get(self.tool.name) is self.tool:
+        if self._registry._owners.get(self.tool.name) is self:
             del self._registry._tools[self.tool.name]
+            del self._registry._owners[self.tool.name]
             self._registry._changed()
 
     def __enter__(self) -> Registration:
@@ -94,6 +95,7 @@ class ToolRegistry:
         self.duplicates: DuplicatePolicy = duplicates
         self.approver = approver
         self._tools: dict[str, Tool] = {}
+        self._owners: dict[str, Registration] = {}
         self._pre: list[Hook] = []
         self._guards: list[Hook] = []
         self._wrappers: list[Hook] = []
@@ -117,9 +119,11 @@ class ToolRegistry:
         allow_replace = self.duplicates == "replace" if replace is None else replace
         if tool.name in self._tools and not allow_replace:
             raise DuplicateToolError(tool.name)
+        registration = Registration(self, tool)
         self._tools[tool.name] = tool
+        self._owners[tool.name] = registration
         self._changed()
-        return Registration(self, tool)
+        return registration
 
     def get(self, name: str) -> Tool:
         """The tool called ``name``; ``UnknownToolError`` lists close matches otherwise."""
@@ -144,7 +148,7 @@ class ToolRegistry:
         return fn
 
     def guard(self, fn: F) -> F:
-        """Add a final guard ``fn(ctx) -> None | Deny(reason)``: it can only deny; a deny is final."""
+        """Add a final guard ``fn(ctx) -> None | Deny(reason)``: it only denies; denial is final."""
         self._guards.append(_hook(fn))
         return fn
 

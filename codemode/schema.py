@@ -9,8 +9,10 @@ A differential test (tests/dispatch/test_schema_differential.py) keeps them in a
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import jsonschema
@@ -19,6 +21,7 @@ import jsonschema.validators
 import jsonschema_rs
 
 from .errors import ToolDefinitionError
+from .frozen import thaw
 
 __all__ = ["ArgumentProblem", "CompiledSchema", "compile_schema", "normalise_parameters"]
 
@@ -135,7 +138,7 @@ class CompiledSchema:
 
     def problems(self, instance: Any) -> list[ArgumentProblem]:
         """Every problem with ``instance``, best match first."""
-        errors = list(self.reference.iter_errors(instance))
+        errors = list(self.reference.iter_errors(thaw(instance)))
         if not errors:
             return []
         best = jsonschema.exceptions.best_match(errors)
@@ -143,31 +146,100 @@ class CompiledSchema:
         return [ArgumentProblem(path=_json_path(e), message=e.message) for e in ordered]
 
 
+class _PythonPattern:
+    """jsonschema-rs keyword: ``pattern`` with Python ``re`` semantics, as jsonschema has.
+
+    ECMA regexes differ from Python's on Unicode digit/word/space classes, ``.``
+    and ``$``; the reference decides, so the fast validator asks ``re`` too.
+    """
+
+    __slots__ = ("_search",)
+
+    def __init__(self, parent_schema: Any, value: str, schema_path: Any) -> None:
+        self._search = re.compile(value).search
+
+    def validate(self, instance: Any) -> None:
+        if isinstance(instance, str) and self._search(instance) is None:
+            raise ValueError("does not match pattern")
+
+
+class _PythonMultipleOf:
+    """jsonschema-rs keyword: ``multipleOf`` with jsonschema's float arithmetic."""
+
+    __slots__ = ("_by",)
+
+    def __init__(self, parent_schema: Any, value: float, schema_path: Any) -> None:
+        self._by = value
+
+    def validate(self, instance: Any) -> None:
+        if type(instance) is bool or not isinstance(instance, (int, float)):
+            return
+        by = self._by
+        if isinstance(by, float):
+            quotient = instance / by
+            try:
+                failed = int(quotient) != quotient
+            except OverflowError:
+                failed = (Fraction(instance) / Fraction(by)).denominator != 1
+        else:
+            failed = bool(instance % by)
+        if failed:
+            raise ValueError("not a multiple")
+
+
+_RS_KEYWORDS = {"pattern": _PythonPattern, "multipleOf": _PythonMultipleOf}
+
+
+def _uses_key(schema: Any, key: str) -> bool:
+    if isinstance(schema, Mapping):
+        return key in schema or any(_uses_key(v, key) for v in schema.values())
+    if isinstance(schema, list):
+        return any(_uses_key(v, key) for v in schema)
+    return False
+
+
 def compile_schema(
     tool: str, schema: Mapping[str, Any], what: str = "parameters"
 ) -> CompiledSchema:
-    """Check ``schema`` against its metaschema and compile both validators."""
+    """Check ``schema`` against its metaschema and compile both validators.
+
+    The fast validator is built to agree with jsonschema: formats are not
+    asserted (jsonschema asserts none by default), ``pattern`` and
+    ``multipleOf`` use jsonschema's Python semantics, and schemas with
+    ``patternProperties`` (regex keys) use jsonschema alone.
+    """
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
-        cls.check_schema(schema)
+        cls.check_schema(dict(schema))
     except jsonschema.exceptions.SchemaError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "<root>"
         raise ToolDefinitionError(
             tool, f"{what} schema is invalid at {where}: {exc.message}"
         ) from None
     reference = cls(schema)
+
+    def reference_is_valid(instance: Any) -> bool:
+        return bool(reference.is_valid(thaw(instance)))
+
+    fallback = CompiledSchema(
+        schema=schema, is_valid=reference_is_valid, reference=reference, backend="jsonschema"
+    )
+    if _uses_key(schema, "patternProperties"):
+        return fallback
     try:
-        fast = jsonschema_rs.validator_for(dict(schema))
-    except (ValueError, jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError):
-        return CompiledSchema(
-            schema=schema, is_valid=reference.is_valid, reference=reference, backend="jsonschema"
+        fast = jsonschema_rs.validator_for(
+            dict(schema), validate_formats=False, keywords=_RS_KEYWORDS
         )
+    except (ValueError, jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError):
+        return fallback
+    fast_is_valid = fast.is_valid
 
     def is_valid(instance: Any) -> bool:
         try:
-            return bool(fast.is_valid(instance))
+            return bool(fast_is_valid(instance))
         except ValueError:
-            return False
+            # Not representable for jsonschema-rs (lone surrogates, non-string keys…).
+            return reference_is_valid(instance)
 
     return CompiledSchema(
         schema=schema, is_valid=is_valid, reference=reference, backend="jsonschema-rs"

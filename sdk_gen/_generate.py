@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +34,28 @@ RESERVED = frozenset(BUILTIN_NAMES | SOFT_KEYWORDS | _INTERNAL | set(typing.__al
 """Names no tool, namespace or method may take: the module and its annotations use them."""
 
 _PROMPT_HEADER = (
-    "# Call tools as `await tools.<name>(...)` with keyword arguments only;"
-    " `= ...` marks an optional argument that is not sent when omitted."
+    "# Call tools as `await tools.<name>(...)`, keyword arguments only. `= ...` marks an"
+    " optional argument that is not sent when omitted; other defaults are the tool's own."
+    " Without `->`, a tool returns its result as Python data (dict, list or str)."
 )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Piece:
+    """One tool's finished text in each output, as cached."""
+
+    render: ToolRender
+    """The structured render (names, params, types)."""
+    module: str
+    """Function source for the module (indented as a method when namespaced)."""
+    stub: str
+    """Function source for the stub."""
+    prompt: str
+    """Types, signature and short docstring for the prompt."""
+    noqa: frozenset[str]
+    """Ruff codes the module text of this tool (function and types) needs exempted."""
+    noqa_stub: frozenset[str]
+    """The same for the stub text (ruff skips ambiguous names in stubs)."""
 
 
 @final
@@ -46,32 +66,48 @@ class SdkCache:
     tools whose spec (or assigned names) changed are rendered again.
     """
 
-    __slots__ = ("_renders", "hits", "misses")
+    __slots__ = ("_pieces", "hits", "misses")
 
     def __init__(self) -> None:
-        self._renders: dict[str, ToolRender] = {}
+        self._pieces: dict[str, _Piece] = {}
         self.hits = 0
         """Renders served from the cache."""
         self.misses = 0
         """Renders computed."""
 
-    def render(self, spec: ToolSpec, *, py: str, prefix: str) -> ToolRender:
-        """Cached :func:`render_tool`."""
-        key = f"{spec_digest(spec)}:{py}:{prefix}"
-        found = self._renders.get(key)
+    def piece(self, spec: ToolSpec, *, path: str, prefix: str) -> _Piece:
+        """Render ``spec`` at ``path`` (``name`` or ``namespace.name``), or reuse it."""
+        key = f"{spec_digest(spec)}:{path}:{prefix}"
+        found = self._pieces.get(key)
         if found is not None:
             self.hits += 1
             return found
         self.misses += 1
-        result = self._renders[key] = render_tool(spec, py=py, prefix=prefix)
-        return result
+        py = path.rpartition(".")[2]
+        render = render_tool(spec, py=py, prefix=prefix)
+        if "." in path:
+            module = "    @staticmethod\n" + render.function(stub=False, indent="    ")
+            stub = "    @staticmethod\n" + render.function(stub=True, indent="    ")
+        else:
+            module, stub = render.function(stub=False), render.function(stub=True)
+        types = render.types.source if render.types else ""
+        piece = _Piece(
+            render=render,
+            module=module,
+            stub=stub,
+            prompt=render.prompt(qualname=path),
+            noqa=_lint_exemptions(f"{types}\n{module}"),
+            noqa_stub=_lint_exemptions(f"{types}\n{stub}") - {"E741"},
+        )
+        self._pieces[key] = piece
+        return piece
 
     def __len__(self) -> int:
-        return len(self._renders)
+        return len(self._pieces)
 
     def clear(self) -> None:
         """Forget every render."""
-        self._renders.clear()
+        self._pieces.clear()
 
 
 @final
@@ -151,8 +187,8 @@ def generate(specs: Iterable[SpecLike], *, cache: SdkCache | None = None) -> Gen
             raise SdkGenerationError(spec.name, "duplicate tool name")
         seen.add(spec.name)
     slots = _place(tools)
-    renders = _render_all(slots, cache or SdkCache())
-    return _assemble(slots, renders)
+    pieces = _render_all(slots, cache if cache is not None else SdkCache())
+    return _assemble(slots, pieces)
 
 
 def _place(tools: list[ToolSpec]) -> list[_Slot]:
@@ -178,12 +214,12 @@ def _place(tools: list[ToolSpec]) -> list[_Slot]:
     return sorted(slots, key=lambda slot: (slot.namespace or "", slot.py))
 
 
-def _render_all(slots: list[_Slot], cache: SdkCache) -> list[ToolRender]:
+def _render_all(slots: list[_Slot], cache: SdkCache) -> list[_Piece]:
     taken = set(RESERVED)
     taken.update(slot.namespace or slot.py for slot in slots)
     taken.update(slot.py for slot in slots)
     prefixes: set[str] = set()
-    renders = []
+    pieces = []
     for slot in slots:
         base = pascal_case(slot.path.replace(".", "_"))
         prefix, n = base, 2
@@ -191,47 +227,46 @@ def _render_all(slots: list[_Slot], cache: SdkCache) -> list[ToolRender]:
             while prefix in prefixes:
                 prefix = f"{base}{n}"
                 n += 1
-            render = cache.render(slot.spec, py=slot.py, prefix=prefix)
-            names = set(render.types.names if render.types else ())
+            piece = cache.piece(slot.spec, path=slot.path, prefix=prefix)
+            types = piece.render.types
+            names = set(types.names if types else ())
             if not names & taken:
                 break
             prefixes.add(prefix)
         prefixes.add(prefix)
         taken.update(names)
-        renders.append(render)
-    return renders
+        pieces.append(piece)
+    return pieces
 
 
-def _assemble(slots: list[_Slot], renders: list[ToolRender]) -> GeneratedSDK:
+def _assemble(slots: list[_Slot], pieces: list[_Piece]) -> GeneratedSDK:
     imports: set[tuple[str, str]] = {("typing", "Any"), ("typing", "TypeAlias")}
     imports |= {("collections.abc", "Awaitable"), ("collections.abc", "Callable")}
     types: list[str] = []
+    renders = [piece.render for piece in pieces]
     for render in renders:
         if render.types is not None:
             imports.update(render.types.imports)
             types.append(render.types.source)
         if "Literal[" in _annotations(render):
             imports.add(("typing", "Literal"))
-    module_funcs = _functions(slots, renders, stub=False)
-    stub_funcs = _functions(slots, renders, stub=True)
     count = len(renders)
     head = _imports(imports)
     type_text = "\n\n\n".join(types)
-    module = _join(
-        [_module_doc(count), head, _MODULE_PRELUDE, type_text, module_funcs],
-    )
-    stub = _join([_stub_doc(count), head, _STUB_PRELUDE, type_text, stub_funcs])
-    prompt = "\n\n".join(
-        [_PROMPT_HEADER, *(r.prompt(qualname=s.path) for s, r in zip(slots, renders, strict=True))]
-    )
+    module_funcs = _functions(slots, [p.module for p in pieces])
+    stub_funcs = _functions(slots, [p.stub for p in pieces])
+    module = _join([_module_doc(count), head + "\n" + _MODULE_PRELUDE, type_text, module_funcs])
+    stub = _join([_stub_doc(count), head + "\n" + _STUB_PRELUDE, type_text, stub_funcs])
+    prompt = "\n\n".join([_PROMPT_HEADER, *(p.prompt for p in pieces)])
     names = SdkNames.build(
         {s.path: s.spec.name for s in slots},
         {r.wire: r.arguments for r in renders},
     )
     warnings = tuple(f"{r.wire}: {w}" for r in renders for w in r.warnings)
+    codes = set().union(*(p.noqa for p in pieces))
     return GeneratedSDK(
-        module_source=_noqa(module),
-        stub_source=_noqa(stub),
+        module_source=_noqa(module, codes),
+        stub_source=_noqa(stub, set().union(*(p.noqa_stub for p in pieces))),
         prompt=prompt + "\n",
         names=names,
         warnings=warnings,
@@ -242,20 +277,19 @@ def _annotations(render: ToolRender) -> str:
     return " ".join([render.returns, render.extra or "", *(p.annotation for p in render.params)])
 
 
-def _functions(slots: list[_Slot], renders: list[ToolRender], *, stub: bool) -> str:
+def _functions(slots: list[_Slot], texts: list[str]) -> str:
     blocks: list[str] = []
     current: str | None = None
-    for slot, render in zip(slots, renders, strict=True):
+    for slot, text in zip(slots, texts, strict=True):
         if slot.namespace is None:
-            blocks.append(render.function(stub=stub))
+            blocks.append(text)
             continue
-        method = "    @staticmethod\n" + render.function(stub=stub, indent="    ")
         if slot.namespace != current:
             current = slot.namespace
             doc = docstring([f"Tools of namespace {slot.spec.namespace!r}."], indent="    ")
-            blocks.append(f"class {current}:\n{doc}\n\n{method}")
+            blocks.append(f"class {current}:\n{doc}\n\n{text}")
         else:
-            blocks[-1] += "\n\n" + method
+            blocks[-1] += "\n\n" + text
     return "\n\n\n".join(blocks)
 
 
@@ -281,16 +315,35 @@ def _join(parts: list[str]) -> str:
     return "\n\n\n".join(p.strip("\n") for p in parts if p.strip()) + "\n"
 
 
-def _noqa(source: str) -> str:
+_AMBIGUOUS = re.compile(r"^\s*(?:\*\*)?[lOI]\s*:", re.MULTILINE)
+_TIMEOUT = re.compile(r"^\s*timeout\s*:", re.MULTILINE)
+
+
+def _lint_exemptions(source: str) -> frozenset[str]:
+    """Ruff codes generated ``source`` would trip: wire names and schema literals decide
+    identifiers and line lengths, so generated files carry their own exemptions."""
+    codes = set()
     if any(len(line) > 100 for line in source.splitlines()):
-        return source.replace('"""\n\n\n', '"""\n\n# ruff: noqa: E501\n', 1)
-    return source
+        codes.add("E501")
+    if _AMBIGUOUS.search(source):
+        codes.add("E741")
+    if _TIMEOUT.search(source):
+        codes.add("ASYNC109")
+    return frozenset(codes)
+
+
+def _noqa(source: str, codes: set[str]) -> str:
+    """Put a file-level ``# ruff: noqa`` with exactly ``codes`` after the module docstring."""
+    if not codes:
+        return source
+    listed = ", ".join(sorted(codes))
+    return source.replace('"""\n\n\n', f'"""\n\n# ruff: noqa: {listed}\n', 1)
 
 
 def _module_doc(count: int) -> str:
     return (
         f'"""Typed SDK for {count} tool{"s" if count != 1 else ""}, generated by codemode'
-        " sdk_gen from their JSON Schemas; do not edit.\n\n"
+        " sdk_gen from tool JSON Schemas; do not edit.\n\n"
         "Install a transport with ``set_transport()``: each call sends the wire tool name and the\n"
         'arguments passed (omitted ones are not sent), under their wire names.\n"""'
     )

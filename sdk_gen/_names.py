@@ -49,8 +49,8 @@ def assign_identifiers(
     """Map each wire name to a unique identifier, deterministically.
 
     A wire name that already *is* a usable identifier keeps it; the others, in sorted order,
-    take the mapped form or the first free ``<base>_<n>`` (n = 2, 3, …). ``reserved`` names
-    (builtins, module internals) are never handed out.
+    take the mapped form, else ``<base>_``, else the first free ``<base>_<n>`` (n = 2, 3, …).
+    ``reserved`` names (builtins, module internals) are never handed out.
     """
     taken = set(reserved)
     ordered = sorted(set(wires))
@@ -64,9 +64,10 @@ def assign_identifiers(
         if wire in mapping:
             continue
         base = bases[wire]
-        candidate, n = base, 2
+        stem, n = (base if base.endswith("_") else base + "_"), 2
+        candidate = base if base not in taken or base.endswith("_") else stem
         while candidate in taken:
-            candidate = f"{base}_{n}"
+            candidate = f"{stem}{n}"
             n += 1
         mapping[wire] = candidate
         taken.add(candidate)

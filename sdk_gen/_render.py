@@ -72,10 +72,11 @@ class ToolRender:
         return {p.py: p.wire for p in self.params}
 
     def signature(self, *, mode: str, indent: str = "") -> str:
-        """``async def name(*, ...) -> R:`` — one line in the prompt, one param per line else.
+        """``async def name(*, ...) -> R:`` in module and stub, one parameter per line.
 
         Optional arguments default to ``OMIT`` in the module, ``...`` in the stub, and to the
-        schema default (or ``...``) in the prompt.
+        schema default (or ``...``) in the prompt, whose one-line form drops what its header
+        says once for all: the ``*`` (keyword-only), the ``-> Any`` and the colon.
         """
         prompt = mode == "prompt"
         parts = []
@@ -88,11 +89,12 @@ class ToolRender:
             parts.append(f"**{EXTRA}: {self.extra}")
         head = f"{indent}async def {self.py}("
         tail = f") -> {self.returns}:"
+        if prompt:
+            tail = ")" if self.returns == "Any" else f") -> {self.returns}"
+            return head + ", ".join(parts) + tail
         if not parts:
             return head + tail
         star = ["*"] if self.params else []
-        if prompt:
-            return head + ", ".join([*star, *parts]) + tail
         inner = "".join(f"{indent}    {part},\n" for part in [*star, *parts])
         return f"{head}\n{inner}{indent}{tail}"
 
@@ -103,11 +105,11 @@ class ToolRender:
         args = []
         for p in self.params:
             doc = prompt_text(p.doc) if prompt else p.doc
-            if p.default is not None and not prompt:
+            if p.default is not None and (not prompt or p.required):
                 doc = f"{doc} Default: {p.default}.".lstrip()
             if doc or (not prompt and p.py != p.wire):
-                wire = f" (wire name {p.wire!r})" if (p.py != p.wire and not prompt) else ""
-                args.append(f"{p.py}: {doc}{wire}".rstrip(": "))
+                wire = f"(wire name {p.wire!r})" if (p.py != p.wire and not prompt) else ""
+                args.append(f"{p.py}: " + " ".join(part for part in (doc, wire) if part))
         if args:
             if prompt:
                 paras.append("\n".join(args))
@@ -128,6 +130,10 @@ class ToolRender:
         if self.extra is not None:
             pairs.append(f"**{EXTRA}")
         call = f"_invoke({py_literal(self.wire)}, {{{', '.join(pairs)}}})"
+        if len(call) + len(indent) + 30 > 100 and pairs:
+            inner = "".join(f"{indent}            {pair},\n" for pair in pairs)
+            call = f"_invoke(\n{indent}        {py_literal(self.wire)},\n{indent}        {{\n"
+            call += f"{inner}{indent}        }},\n{indent}    )"
         if self.returns == "Any":
             lines.append(f"{indent}    return await {call}")
         else:
@@ -140,12 +146,13 @@ class ToolRender:
         sig = self.signature(mode="prompt").replace(f"def {self.py}(", f"def {qualname}(", 1)
         paras = self.doc_paragraphs(prompt=True)
         body = "\n".join(paras)
-        doc = f'\n    """{_prompt_escape(body)}"""' if body else ""
+        doc = f'\n    """{prompt_escape(body)}"""' if body else ""
         types = f"{self.types.compact}\n" if self.types and self.types.compact else ""
         return f"{types}{sig}{doc}"
 
 
-def _prompt_escape(text: str) -> str:
+def prompt_escape(text: str) -> str:
+    """Make text safe inside the prompt's triple-quoted docstrings."""
     text = text.replace('"""', '\\"\\"\\"').replace("\n", "\n    ")
     return text + " " if text.endswith('"') else text
 

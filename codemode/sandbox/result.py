@@ -8,9 +8,10 @@ knows (the call trace, wall time, peak memory) and builds a ``ScriptResult``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from codemode.errors import LimitExceeded
+if TYPE_CHECKING:
+    from codemode.errors import LimitExceeded
 
 __all__ = ["CallRecord", "RunOutcome", "ScriptError", "ScriptResult", "Usage"]
 
@@ -20,7 +21,7 @@ class ScriptError:
     """Why a run failed, located in the model's own script."""
 
     type: str
-    """Exception type name as the script sees it ("ToolCallError", "LimitExceeded", "SyntaxError")."""
+    """Exception type name as the script sees it ("ToolCallError", "LimitExceeded" …)."""
     message: str
     """Human-readable message (never contains host paths or host objects)."""
     line: int | None = None

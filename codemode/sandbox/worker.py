@@ -129,6 +129,7 @@ class _Channel:
         if not loop._ready:  # type: ignore[attr-defined]
             deadline = time.perf_counter() + SPIN_SECONDS
             while time.perf_counter() < deadline:
+                os.sched_yield()
                 self._on_readable()
                 if call_id in self._early:
                     return self._early.pop(call_id)
@@ -163,8 +164,13 @@ class _Channel:
 
 
 def _load_runtime(spec: str) -> ScriptRuntime:
+    """Import ``module:function`` and run the module's ``warm_up()`` if it has one."""
     module_name, _, attribute = spec.partition(":")
-    runtime: ScriptRuntime = getattr(importlib.import_module(module_name), attribute)
+    module = importlib.import_module(module_name)
+    warm_up = getattr(module, "warm_up", None)
+    if callable(warm_up):
+        warm_up()
+    runtime: ScriptRuntime = getattr(module, attribute)
     return runtime
 
 

@@ -1,0 +1,149 @@
+"""The curated builtins a script sees.
+
+Types stay the real types (``isinstance(x, list)`` must work). Functions that
+consume an iterable eagerly in C (``sum``, ``sorted``, ``min`` …) take it
+through the operation counter; lazy ones (``map``, ``zip`` …) need not,
+because whatever consumes them is counted, and every source of unbounded items
+(``range`` beyond the budget, ``itertools.count`` …) is bounded or counted.
+"""
+
+from __future__ import annotations
+
+import builtins as _py
+from typing import TYPE_CHECKING, Any, Final
+
+from codemode.errors import LimitExceeded
+
+from .facades import guarded_import
+from .guards import EXCEPTIONS, ScriptMeta, guarded_getattr, guarded_hasattr, guarded_type
+from .sizes import MAX_WIDTH, guarded_pow, guarded_width
+from .state import counted, current_run
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = ["SAFE_BUILTINS"]
+
+_MISSING: Final = object()
+
+
+def print_(*args: Any, sep: str | None = " ", end: str | None = "\n",
+           file: Any = None, flush: bool = False) -> None:
+    """``print`` into the run's bounded output buffer."""
+    if file is not None:
+        raise TypeError("print(file=...) is not available in the sandbox")
+    run = current_run()
+    run.meter.check()
+    sep = " " if sep is None else sep
+    end = "\n" if end is None else end
+    if not isinstance(sep, str) or not isinstance(end, str):
+        raise TypeError("sep and end must be strings")
+    run.output.write(sep.join(map(str, args)) + end)
+
+
+def range_(*args: int) -> range:
+    """``range``, refused when longer than the whole operation budget."""
+    r = range(*args)
+    run = current_run()
+    try:
+        size = len(r)
+    except OverflowError:
+        size = run.limits.operations + 1
+    if size > run.limits.operations:
+        run.meter.trip(LimitExceeded("operations", run.limits.operations,
+                                     f"range of {size} items exceeds the operation budget"))
+    return r
+
+
+def sum_(iterable: Iterable[Any], /, start: Any = 0) -> Any:
+    """``sum`` over counted items."""
+    return sum(counted(iterable), start)
+
+
+def sorted_(iterable: Iterable[Any], /, *, key: Any = None, reverse: bool = False) -> list[Any]:
+    """``sorted`` over counted items."""
+    return sorted(counted(iterable), key=key, reverse=reverse)
+
+
+def _extreme(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if len(args) == 1:
+        return func(counted(args[0]), **kwargs)
+    return func(*args, **kwargs)
+
+
+def min_(*args: Any, **kwargs: Any) -> Any:
+    """``min`` over counted items."""
+    return _extreme(min, args, kwargs)
+
+
+def max_(*args: Any, **kwargs: Any) -> Any:
+    """``max`` over counted items."""
+    return _extreme(max, args, kwargs)
+
+
+def any_(iterable: Iterable[Any], /) -> bool:
+    """``any`` over counted items."""
+    return any(counted(iterable))
+
+
+def all_(iterable: Iterable[Any], /) -> bool:
+    """``all`` over counted items."""
+    return all(counted(iterable))
+
+
+def iter_(obj: Any, *sentinel: Any) -> Any:
+    """``iter``; the result is counted (``iter(callable, sentinel)`` can be endless)."""
+    return counted(iter(obj, *sentinel))
+
+
+def format_(value: Any, spec: str = "") -> str:
+    """``format`` with the padding width bounded."""
+    check_format_spec(spec)
+    return format(value, spec)
+
+
+def check_format_spec(spec: Any) -> None:
+    """Refuse format specs whose width or precision would allocate huge strings."""
+    if isinstance(spec, str) and len(spec) > 6:
+        digits = "".join(c if c.isdigit() else " " for c in spec).split()
+        for number in digits:
+            if len(number) > 7 or int(number) > MAX_WIDTH:
+                guarded_width(int(number[:12]), "format spec")
+
+
+def type_(obj: Any, *rest: Any) -> type:
+    """``type(x)`` only; building classes goes through ``class`` statements."""
+    if rest:
+        raise TypeError("type() with 3 arguments is not available in the sandbox; "
+                        "use a class statement")
+    return guarded_type(obj)
+
+
+def getattr_(obj: Any, name: str, *default: Any) -> Any:
+    """``getattr`` through the sandbox's attribute allowlist."""
+    return guarded_getattr(obj, name, *default)
+
+
+SAFE_BUILTINS: Final[dict[str, Any]] = {
+    # Types (real, so isinstance works).
+    "bool": bool, "int": int, "float": float, "complex": complex, "str": str,
+    "list": list, "tuple": tuple, "dict": dict, "set": set, "frozenset": frozenset,
+    "enumerate": enumerate, "zip": zip, "map": map, "filter": filter, "reversed": reversed,
+    "slice": slice,
+    # Functions.
+    "abs": abs, "ascii": ascii, "bin": bin, "callable": callable, "chr": chr, "divmod": divmod,
+    "hash": hash, "hex": hex, "isinstance": isinstance, "issubclass": issubclass, "len": len,
+    "next": next, "oct": oct, "ord": ord, "repr": repr, "round": round,
+    "print": print_, "range": range_, "sum": sum_, "sorted": sorted_, "min": min_,
+    "max": max_, "any": any_, "all": all_, "iter": iter_, "format": format_,
+    "type": type_, "getattr": getattr_, "hasattr": guarded_hasattr, "pow": guarded_pow,
+    # Exceptions (ToolCallError included).
+    **{exc.__name__: exc for exc in EXCEPTIONS},
+    # Machinery the compiled code looks up in builtins.
+    "__import__": guarded_import,
+    "__build_class__": _py.__build_class__,
+    "__metaclass__": ScriptMeta,
+    "__name__": "__script__",
+    "None": None, "True": True, "False": False,
+}
+"""Name -> object for ``__builtins__`` of every script (shared, never mutated)."""

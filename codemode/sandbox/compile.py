@@ -1,0 +1,69 @@
+"""Compile a model's script under the sandbox policy (cached by source text).
+
+Compilation is pure: the same source always yields the same code object, so
+it is cached (LRU) and a code object is reused by every run with fresh
+globals. Compiling with ``PyCF_ALLOW_TOP_LEVEL_AWAIT`` keeps module semantics
+(globals, ``global`` statements) while allowing top-level ``await``: running
+such code returns a coroutine.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from codemode.errors import ScriptCompileError
+
+from .meter import SCRIPT_FILENAME
+from .policy import SandboxPolicy
+
+if TYPE_CHECKING:
+    from types import CodeType
+
+__all__ = ["CompiledScript", "compile_script"]
+
+_CACHE_SIZE = 512
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CompiledScript:
+    """A script that passed the policy, ready to run any number of times."""
+
+    code: CodeType
+    """Module code object (filename ``<script>``)."""
+    is_async: bool
+    """True when running ``code`` returns a coroutine (top-level ``await``)."""
+    lines: tuple[str, ...]
+    """Source lines, for tracebacks."""
+
+
+def compile_script(source: str) -> CompiledScript:
+    """Compile ``source``; raises ScriptCompileError with the first problem's position."""
+    if not isinstance(source, str):
+        raise ScriptCompileError("script source must be a string")
+    return _compile_cached(source)
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _compile_cached(source: str) -> CompiledScript:
+    try:
+        tree = ast.parse(source, SCRIPT_FILENAME, "exec")
+    except SyntaxError as exc:
+        raise ScriptCompileError(f"SyntaxError: {exc.msg}", exc.lineno, exc.offset) from None
+    policy = SandboxPolicy()
+    policy.visit(tree)
+    if policy.errors:
+        line, column = policy.positions[0] if policy.positions else (None, None)
+        message = "; ".join(policy.errors)
+        raise ScriptCompileError(message, line, column)
+    ast.fix_missing_locations(tree)
+    try:
+        code = compile(tree, SCRIPT_FILENAME, "exec",
+                       flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    except SyntaxError as exc:
+        raise ScriptCompileError(f"SyntaxError: {exc.msg}", exc.lineno, exc.offset) from None
+    return CompiledScript(code=code, is_async=bool(code.co_flags & inspect.CO_COROUTINE),
+                          lines=tuple(source.splitlines()))

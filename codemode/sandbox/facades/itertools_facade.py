@@ -1,0 +1,55 @@
+"""``itertools`` for scripts: every iterator it returns is charged to the operation budget.
+
+Infinite or combinatorial iterators (``count``, ``product`` …) would otherwise
+let C code loop without ticks, e.g. ``5 in itertools.count(10)``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Any, Final
+
+from codemode.sandbox.state import counted, current_run
+
+from . import Facade
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+
+__all__ = ["FACADE"]
+
+
+def _wrap(make: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+    def wrapped(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        return counted(make(*args, **kwargs))
+    wrapped.__name__ = make.__name__
+    wrapped.__doc__ = make.__doc__
+    return wrapped
+
+
+def product(*iterables: Iterable[Any], repeat: int = 1) -> Iterator[Any]:
+    """Cartesian product (the repeated pools are bounded)."""
+    pools = [tuple(counted(p)) for p in iterables]
+    if repeat < 0 or sum(len(p) for p in pools) * repeat > current_run().limits.operations:
+        current_run().too_big(f"itertools.product(repeat={repeat})", repeat)
+    return counted(itertools.product(*pools, repeat=repeat))
+
+
+def _chain(*iterables: Iterable[Any]) -> Iterator[Any]:
+    return counted(itertools.chain(*iterables))
+
+
+def _from_iterable(iterables: Iterable[Iterable[Any]]) -> Iterator[Any]:
+    return counted(itertools.chain.from_iterable(counted(iterables)))
+
+
+chain: Final = Facade("itertools.chain", {"from_iterable": _from_iterable}, call=_chain)
+
+_WRAPPED: Final = {
+    name: _wrap(getattr(itertools, name)) for name in (
+        "count", "cycle", "repeat", "accumulate", "compress", "dropwhile", "filterfalse",
+        "groupby", "islice", "pairwise", "permutations", "starmap", "takewhile",
+        "zip_longest", "combinations", "combinations_with_replacement",
+    )
+}
+FACADE: Final = Facade("itertools", {**_WRAPPED, "product": product, "chain": chain})

@@ -1,0 +1,35 @@
+"""``json`` for scripts: loads/dumps on plain data, no file or class hooks."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from . import Facade
+
+__all__ = ["FACADE"]
+
+_MAX_INDENT: Final = 16
+
+
+def loads(s: str | bytes) -> Any:
+    """Parse JSON text."""
+    return json.loads(s)
+
+
+def dumps(obj: Any, *, indent: int | str | None = None, sort_keys: bool = False,
+          separators: tuple[str, str] | None = None, ensure_ascii: bool = True,
+          default: Any = None) -> str:
+    """Serialize to JSON text (indent and separators are bounded)."""
+    if isinstance(indent, int) and not 0 <= indent <= _MAX_INDENT:
+        raise ValueError(f"indent must be between 0 and {_MAX_INDENT}")
+    if isinstance(indent, str) and len(indent) > _MAX_INDENT:
+        raise ValueError(f"indent strings are limited to {_MAX_INDENT} characters")
+    if separators is not None and sum(len(str(s)) for s in separators) > _MAX_INDENT:
+        raise ValueError(f"separators are limited to {_MAX_INDENT} characters")
+    return json.dumps(obj, indent=indent, sort_keys=sort_keys, separators=separators,
+                      ensure_ascii=ensure_ascii, default=default)
+
+
+FACADE: Final = Facade("json", {"loads": loads, "dumps": dumps,
+                                "JSONDecodeError": json.JSONDecodeError})

@@ -1,0 +1,325 @@
+"""Host-side guards the compiled script calls: attribute reads, writes, calls, classes.
+
+The model is an allowlist. A script reaches an attribute only if:
+
+- the name has no leading underscore (also refused at compile time), and
+- the object is script-made (an instance or class built by ``ScriptMeta``) and
+  the name resolves to the script's own class code or to an allowed name of a
+  builtin base, or
+- the object's exact type (or, for a class object, the class itself) is in
+  ``ATTRIBUTES`` and the name is listed there (``str.format``/``format_map``
+  never are), or
+- the object is a facade, the ``tools`` proxy or another sandbox object that
+  answers for itself.
+
+Everything else — modules, functions' internals, frames, code, tracebacks,
+generators and coroutines, host objects — raises AttributeError. The guard
+never returns None in place of a refused attribute.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from collections import Counter, OrderedDict, defaultdict, deque
+from typing import TYPE_CHECKING, Any, Final
+
+from codemode.errors import ToolCallError
+
+from .sizes import MAX_WIDTH, guarded_width
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = [
+    "ATTRIBUTES",
+    "SANDBOX_BASES",
+    "WRITABLE_TYPES",
+    "ScriptMeta",
+    "SelfGuarded",
+    "guarded_apply",
+    "guarded_getattr",
+    "guarded_hasattr",
+    "guarded_type",
+    "guarded_write",
+    "refuse",
+]
+
+
+def refuse(obj: Any, name: str) -> AttributeError:
+    """The error for a refused attribute: a plain AttributeError with a uniform message."""
+    if name.startswith("_"):
+        return AttributeError(f"attribute {name!r} is not accessible: names starting with '_' "
+                       "are private in the sandbox")
+    what = obj.__name__ if isinstance(obj, type) else type(obj).__name__
+    return AttributeError(f"{what!r} object has no accessible attribute {name!r}")
+
+
+class SelfGuarded:
+    """Base for sandbox objects that decide their own attributes (facades, tools proxy)."""
+
+    __slots__ = ()
+
+    def sandbox_getattr(self, name: str) -> Any:
+        """Return the attribute the script asked for, or raise AttributeError."""
+        raise refuse(self, name)
+
+
+class ScriptMeta(type):
+    """Metaclass of every class a script defines (``__metaclass__`` in the script).
+
+    It marks the class as script-made and refuses bases outside
+    ``SANDBOX_BASES`` (other script classes, ``object`` and exceptions), so a
+    script cannot subclass host types to reach their internals.
+    """
+
+    def __new__(mcs, name: str, bases: tuple[type, ...],
+                namespace: dict[str, Any], **kwargs: Any) -> ScriptMeta:
+        if kwargs:
+            raise TypeError("class keyword arguments are not supported in the sandbox")
+        for base in bases:
+            if not (isinstance(base, ScriptMeta) or base in SANDBOX_BASES):
+                raise TypeError(f"class {name} cannot subclass {getattr(base, '__name__', base)!r}"
+                                " in the sandbox")
+        return super().__new__(mcs, name, bases, namespace)
+
+
+_STR: Final = frozenset({
+    "capitalize", "casefold", "count", "encode", "endswith", "find", "index", "isalnum",
+    "isalpha", "isascii", "isdecimal", "isdigit", "isidentifier", "islower", "isnumeric",
+    "isprintable", "isspace", "istitle", "isupper", "lower", "lstrip", "maketrans", "partition",
+    "removeprefix", "removesuffix", "rfind", "rindex", "rpartition", "rsplit", "rstrip", "split",
+    "splitlines", "startswith", "strip", "swapcase", "title", "translate", "upper",
+    # size-guarded below:
+    "center", "expandtabs", "join", "ljust", "replace", "rjust", "zfill",
+})
+_BYTES: Final = frozenset({"decode", "hex", "count", "endswith", "startswith", "find", "split",
+                           "strip", "lower", "upper"})
+_INT: Final = frozenset({"bit_length", "bit_count", "from_bytes", "real", "imag", "numerator",
+                         "denominator", "conjugate", "as_integer_ratio"})
+_FLOAT: Final = frozenset({"is_integer", "as_integer_ratio", "hex", "fromhex", "real", "imag",
+                           "conjugate"})
+_LIST: Final = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "index",
+                          "count", "sort", "reverse", "copy"})
+_DICT: Final = frozenset({"keys", "values", "items", "get", "pop", "popitem", "setdefault",
+                          "update", "clear", "copy", "fromkeys"})
+_SET: Final = frozenset({"add", "remove", "discard", "pop", "clear", "copy", "union",
+                         "intersection", "difference", "symmetric_difference", "update",
+                         "intersection_update", "difference_update",
+                         "symmetric_difference_update", "issubset", "issuperset", "isdisjoint"})
+_FROZENSET: Final = frozenset({"copy", "union", "intersection", "difference",
+                               "symmetric_difference", "issubset", "issuperset", "isdisjoint"})
+_DATE: Final = frozenset({"year", "month", "day", "weekday", "isoweekday", "isocalendar",
+                          "isoformat", "strftime", "ctime", "toordinal", "replace", "today",
+                          "fromisoformat", "fromordinal", "fromisocalendar", "fromtimestamp",
+                          "timetuple", "min", "max", "resolution"})
+_TIME: Final = frozenset({"hour", "minute", "second", "microsecond", "tzinfo", "fold",
+                          "isoformat", "strftime", "replace", "fromisoformat", "utcoffset",
+                          "dst", "tzname", "min", "max", "resolution"})
+_DATETIME: Final = _DATE | _TIME | frozenset({
+    "date", "time", "timetz", "timestamp", "astimezone", "combine", "now", "utcnow",
+    "strptime", "utcfromtimestamp", "utctimetuple"})
+_EXC: Final = frozenset({"args"})
+
+ATTRIBUTES: Final[dict[type, frozenset[str]]] = {
+    str: _STR,
+    bytes: _BYTES,
+    int: _INT,
+    bool: _INT,
+    float: _FLOAT,
+    complex: frozenset({"real", "imag", "conjugate"}),
+    list: _LIST,
+    tuple: frozenset({"count", "index"}),
+    dict: _DICT,
+    set: _SET,
+    frozenset: _FROZENSET,
+    range: frozenset({"start", "stop", "step", "count", "index"}),
+    slice: frozenset({"start", "stop", "step"}),
+    type({}.keys()): frozenset({"isdisjoint"}),
+    type({}.items()): frozenset({"isdisjoint"}),
+    Counter: _DICT | frozenset({"most_common", "subtract", "total"}),
+    defaultdict: _DICT | frozenset({"default_factory"}),
+    OrderedDict: _DICT | frozenset({"move_to_end"}),
+    deque: frozenset({"append", "appendleft", "pop", "popleft", "extend", "extendleft",
+                      "rotate", "count", "index", "clear", "copy", "maxlen", "reverse",
+                      "insert", "remove"}),
+    _dt.date: _DATE,
+    _dt.time: _TIME,
+    _dt.datetime: _DATETIME,
+    _dt.timedelta: frozenset({"days", "seconds", "microseconds", "total_seconds", "min",
+                              "max", "resolution"}),
+    _dt.timezone: frozenset({"utc", "utcoffset", "tzname", "dst", "min", "max"}),
+    BaseException: _EXC,
+    StopIteration: _EXC | {"value"},
+    ToolCallError: _EXC | {"tool", "message", "path"},
+    json.JSONDecodeError: _EXC | {"msg", "doc", "pos", "lineno", "colno"},
+    UnicodeDecodeError: _EXC | {"encoding", "reason", "start", "end"},
+    UnicodeEncodeError: _EXC | {"encoding", "reason", "start", "end"},
+}
+"""Exact type -> attribute names a script may read (on instances and on the class object)."""
+
+EXCEPTIONS: Final[tuple[type[BaseException], ...]] = (
+    Exception, ArithmeticError, AssertionError, AttributeError, IndexError, KeyError,
+    LookupError, NameError, NotImplementedError, OverflowError, RecursionError, RuntimeError,
+    StopIteration, StopAsyncIteration, TimeoutError, TypeError, UnicodeError, ValueError,
+    ZeroDivisionError, ToolCallError,
+)
+"""Exception classes visible as builtins (and usable as bases)."""
+
+SANDBOX_BASES: Final = frozenset({object, *EXCEPTIONS})
+"""Non-script classes a script class may inherit from."""
+
+WRITABLE_TYPES: Final = frozenset({dict, list, set, bytearray, Counter, defaultdict,
+                                   OrderedDict, deque})
+"""Host types whose instances a script may modify (item assignment, ``del``)."""
+
+
+def _width_guard(method: str, arg: int = 0) -> Callable[[Any], Callable[..., Any]]:
+    def bind(s: Any) -> Callable[..., Any]:
+        real = getattr(s, method)
+
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            if len(args) > arg:
+                guarded_width(args[arg], f"str.{method}")
+            return real(*args, **kwargs)
+        return guarded
+    return bind
+
+
+def _bind_replace(s: str) -> Callable[..., str]:
+    def replace(old: str, new: str, count: int = -1) -> str:
+        if isinstance(old, str) and isinstance(new, str) and len(new) > len(old):
+            hits = s.count(old) if old else len(s) + 1
+            if count >= 0:
+                hits = min(hits, count)
+            guarded_width(len(s) + hits * (len(new) - len(old)), "str.replace")
+        return s.replace(old, new, count)
+    return replace
+
+
+def _bind_expandtabs(s: str) -> Callable[..., str]:
+    def expandtabs(tabsize: int = 8) -> str:
+        if isinstance(tabsize, int) and tabsize > 1:
+            guarded_width(len(s) + s.count("\t") * tabsize, "str.expandtabs")
+        return s.expandtabs(tabsize)
+    return expandtabs
+
+
+def _bind_join(s: str) -> Callable[..., str]:
+    def join(iterable: Any) -> str:
+        items = list(iterable)
+        if len(s) * len(items) > MAX_WIDTH:
+            guarded_width(len(s) * len(items), "str.join")
+        return s.join(items)
+    return join
+
+
+_SPECIAL: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
+    (str, "ljust"): _width_guard("ljust"),
+    (str, "rjust"): _width_guard("rjust"),
+    (str, "center"): _width_guard("center"),
+    (str, "zfill"): _width_guard("zfill"),
+    (str, "replace"): _bind_replace,
+    (str, "expandtabs"): _bind_expandtabs,
+    (str, "join"): _bind_join,
+}
+"""(type, name) -> factory binding a size-guarded method to an instance."""
+
+_ALLOWED: dict[tuple[type, str], bool] = {}
+"""Cache of granted (exact type, name) pairs for non-script types (bounded by ATTRIBUTES)."""
+
+
+def _table_allows(cls: type, name: str) -> bool:
+    """True when ``name`` is listed for ``cls`` or, for exceptions, for a base in its MRO."""
+    names = ATTRIBUTES.get(cls)
+    if names is not None:
+        return name in names
+    if issubclass(cls, BaseException):
+        return any(name in ATTRIBUTES.get(base, ()) for base in cls.__mro__)
+    return False
+
+
+def _script_class_allows(cls: type, name: str) -> bool:
+    """Resolve ``name`` along a script class's MRO (script code wins; builtin bases: table)."""
+    for base in cls.__mro__:
+        if isinstance(base, ScriptMeta) and name in base.__dict__.get(EXTRA_NAMES, ()):
+            return True
+        if name in base.__dict__:
+            return isinstance(base, ScriptMeta) or _table_allows(base, name)
+    return False
+
+
+_MISSING: Final = object()
+
+EXTRA_NAMES: Final = "_sandbox_names_"
+"""Class attribute (set by host code, e.g. ``namedtuple``) listing extra readable names."""
+
+
+def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
+    """``_getattr_`` and the ``getattr`` builtin: allowlisted reads only; refusals raise."""
+    if type(name) is not str:
+        raise TypeError("attribute name must be a string")
+    cls = type(obj)
+    if (cls, name) in _ALLOWED:
+        special = _SPECIAL.get((cls, name))
+        return getattr(obj, name) if special is None else special(obj)
+    if name.startswith("_"):
+        raise refuse(obj, name)
+    try:
+        if isinstance(obj, SelfGuarded):
+            return obj.sandbox_getattr(name)
+        if isinstance(cls, ScriptMeta):
+            if name in obj.__dict__ or _script_class_allows(cls, name):
+                return getattr(obj, name)
+        elif isinstance(obj, ScriptMeta):
+            if _script_class_allows(obj, name):
+                return getattr(obj, name)
+        elif isinstance(obj, type):
+            if name in ATTRIBUTES.get(obj, ()) and (obj, name) not in _SPECIAL:
+                return getattr(obj, name)
+        elif _table_allows(cls, name):
+            value = getattr(obj, name)
+            if cls in ATTRIBUTES:
+                _ALLOWED[(cls, name)] = True
+            special = _SPECIAL.get((cls, name))
+            return value if special is None else special(obj)
+        raise refuse(obj, name)
+    except AttributeError:
+        if default is _MISSING:
+            raise
+        return default
+
+
+def guarded_hasattr(obj: Any, name: str) -> bool:
+    """``hasattr`` through the same allowlist."""
+    try:
+        guarded_getattr(obj, name)
+    except AttributeError:
+        return False
+    return True
+
+
+def guarded_write(obj: Any) -> Any:
+    """``_write_``: only the script's own containers and objects may be modified."""
+    cls = type(obj)
+    if cls in WRITABLE_TYPES or isinstance(cls, ScriptMeta) or isinstance(obj, ScriptMeta):
+        return obj
+    raise TypeError(f"{cls.__name__!r} objects cannot be modified in the sandbox")
+
+
+def guarded_apply(func: Any, *args: Any, **kwargs: Any) -> Any:
+    """``_apply_`` (calls with ``*args``/``**kwargs``).
+
+    Plain call: every iterable a script can build is bounded or charged to the
+    operation budget at its source, so expanding it needs no extra guard.
+    """
+    return func(*args, **kwargs)
+
+
+def guarded_type(obj: Any) -> type:
+    """``type(x)``: one argument only, and only for types the script may see anyway."""
+    cls = type(obj)
+    if cls in ATTRIBUTES or isinstance(cls, ScriptMeta) or cls in SANDBOX_BASES or (
+            issubclass(cls, BaseException)) or cls is type(None):
+        return cls
+    raise TypeError(f"type() is not available for {cls.__name__!r} objects in the sandbox")

@@ -1,0 +1,159 @@
+"""In-process executor: for trusted code and tests, same results as the worker pool.
+
+Script code never runs on the host's event loop: each executor owns a thread
+running its own asyncio loop, and scripts run there (through
+:func:`~codemode.sandbox.runner.run_script`). Tool calls hop back to the host
+loop through an anyio ``BlockingPortal`` and go through the same
+:class:`~codemode.sandbox.broker.CallBroker` as the worker pool, so limits,
+traces and JSON crossing are identical.
+
+There is no memory rlimit in-process (only the size guards apply), and code
+stuck in one long C call cannot be interrupted: after ``timeout`` plus a grace
+period the run is reported as timed out and abandoned (the thread is retired
+and a fresh one serves the next run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Final, Self, final
+
+import anyio
+from anyio.from_thread import BlockingPortal
+
+from codemode.errors import LimitExceeded, SandboxError
+
+from .broker import CallBroker, CallTool
+from .limits import DEFAULT_LIMITS, Limits
+from .result import RunOutcome, ScriptError, ScriptResult
+from .runner import RunControl, run_script
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Coroutine
+    from concurrent.futures import Future
+    from types import TracebackType
+
+__all__ = ["InProcessExecutor"]
+
+STOP_GRACE: Final = 0.5
+"""Seconds past ``timeout`` to wait for a script that does not reach a tick."""
+
+
+@final
+class _LoopThread:
+    """A daemon thread running one asyncio loop for script code."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.retired = False
+        self.active = 0
+        self._thread = threading.Thread(target=self._main, name="codemode-sandbox-script",
+                                        daemon=True)
+        self._thread.start()
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:
+            self.loop.close()
+
+    def submit(self, coro: Coroutine[Any, Any, None]) -> Future[None]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def stop(self) -> None:
+        if not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+async def _set(event: anyio.Event) -> None:
+    event.set()
+
+
+@final
+class InProcessExecutor:
+    """Runs scripts in this process on a private script thread (see module docstring)."""
+
+    def __init__(self, *, stop_grace: float = STOP_GRACE) -> None:
+        self._stop_grace = stop_grace
+        self._thread: _LoopThread | None = None
+        self._retired: list[_LoopThread] = []
+        self._closed = False
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop the script threads (a thread stuck in an abandoned run exits when it ends)."""
+        self._closed = True
+        for thread in [*self._retired, *([self._thread] if self._thread else [])]:
+            thread.stop()
+        self._thread = None
+        self._retired.clear()
+
+    def _script_thread(self) -> _LoopThread:
+        if self._closed:
+            raise SandboxError("the executor is closed")
+        if self._thread is None or self._thread.retired:
+            self._thread = _LoopThread()
+        return self._thread
+
+    async def run(self, source: str, *, call_tool: CallTool, tool_paths: Collection[str] = (),
+                  limits: Limits | None = None) -> ScriptResult:
+        """Run ``source``; never raises for script failures (see ``Executor``)."""
+        limits = DEFAULT_LIMITS if limits is None else limits
+        thread = self._script_thread()
+        broker = CallBroker(call_tool, limits)
+        control = RunControl()
+        done = anyio.Event()
+        box: dict[str, Any] = {}
+        started = time.perf_counter()
+        async with BlockingPortal() as portal:
+
+            async def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
+                future = portal.start_task_soon(broker.answer, name, args)
+                return await asyncio.wrap_future(future)
+
+            async def job() -> None:
+                thread.active += 1
+                try:
+                    box["outcome"] = await run_script(source, call=call, tool_paths=tool_paths,
+                                                      limits=limits, control=control)
+                except BaseException as exc:  # reported to the host task below
+                    box["failure"] = exc
+                finally:
+                    thread.active -= 1
+                    if thread.retired and not thread.active:
+                        thread.stop()
+                    with contextlib.suppress(RuntimeError):  # the host already returned
+                        portal.start_task_soon(_set, done)
+
+            future = thread.submit(job())
+            try:
+                with anyio.move_on_after(limits.timeout + self._stop_grace):
+                    await done.wait()
+            finally:
+                broker.close()
+                if not future.done():
+                    control.abort("the run was stopped by the host")
+                    if "outcome" not in box:
+                        thread.retired = True
+                        self._retired.append(thread)
+                await portal.stop(cancel_remaining=True)
+        elapsed = time.perf_counter() - started
+        outcome: RunOutcome | None = box.get("outcome")
+        if outcome is None:
+            failure = box.get("failure")
+            if failure is not None:
+                raise SandboxError("the sandbox runner failed") from failure
+            error = ScriptError.for_limit(LimitExceeded("timeout", limits.timeout,
+                                                        "the run did not stop in time"))
+            return RunOutcome(error=error).to_result(calls=broker.records, time=elapsed)
+        return outcome.to_result(calls=broker.records, time=elapsed)

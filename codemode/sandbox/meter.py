@@ -1,0 +1,156 @@
+"""Operation budget, deadline and the sticky "limit tripped" state of one run.
+
+Counting has to be nearly free (a 1e6-iteration loop may cost at most 1.5x
+plain CPython), so no Python code runs per operation. The budget is a C-level
+iterator, ``ticker = chain.from_iterable(meter)``, whose items are chunks
+``repeat(None, k)`` handed out by :meth:`Meter.__next__`:
+
+- a ``for`` loop iterates ``map({}.get, ticker, items)``: ``map`` pulls one
+  budget item (C) before each element, ``{}.get(None, x)`` returns ``x`` (C);
+- a ``while`` back-edge, a function entry or a lambda call runs ``next(ticker)``.
+
+Python code runs once per chunk (``CHUNK`` operations): it grants the next
+chunk, checks the wall-clock deadline and an abort flag, and trips the limit
+when the budget is gone. A tripped limit stays tripped: every later tick,
+tool call, print or import raises :class:`Tripped` again, and the runner
+reports the first trip even if the script swallowed the exception.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from itertools import chain, repeat
+from operator import length_hint
+from typing import TYPE_CHECKING, Any, Final, NoReturn, final
+
+from codemode.errors import LimitExceeded
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+__all__ = ["CHUNK", "SCRIPT_FILENAME", "Meter", "Tripped", "script_location"]
+
+CHUNK: Final = 1024
+"""Operations granted per chunk; also how often the deadline is checked."""
+
+SCRIPT_FILENAME: Final = "<script>"
+"""``co_filename`` of every code object compiled from a model's script."""
+
+
+class Tripped(BaseException):
+    """Raised inside the script when a limit trips.
+
+    A BaseException so ``except Exception`` in the script does not catch it;
+    bare ``except:`` can, but the meter stays tripped and re-raises at the next
+    tick, and the runner reports the limit regardless.
+    """
+
+    def __init__(self, error: LimitExceeded) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def script_location(frame: FrameType | None) -> tuple[int | None, int | None]:
+    """(line, column), both 1-based, of the innermost script frame at or above ``frame``."""
+    while frame is not None and frame.f_code.co_filename != SCRIPT_FILENAME:
+        frame = frame.f_back
+    if frame is None:
+        return None, None
+    line: int | None = frame.f_lineno
+    column: int | None = None
+    positions = list(frame.f_code.co_positions())
+    index = frame.f_lasti // 2
+    if 0 <= index < len(positions):
+        pos_line, _, pos_col, _ = positions[index]
+        if pos_line is not None:
+            line = pos_line
+        if pos_col is not None:
+            column = pos_col + 1
+    return line, column
+
+
+class _TrippedTicker:
+    """Replaces the ticker once a limit tripped: every ``next()`` re-raises."""
+
+    __slots__ = ("_meter",)
+
+    def __init__(self, meter: Meter) -> None:
+        self._meter = meter
+
+    def __iter__(self) -> _TrippedTicker:
+        return self
+
+    def __next__(self) -> NoReturn:
+        self._meter.raise_tripped()
+
+
+@final
+class Meter:
+    """The operation budget of one run plus its sticky tripped state."""
+
+    def __init__(self, *, operations: int, timeout: float) -> None:
+        self.operations = operations
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
+        self.granted = 0
+        self._chunk: Any = None
+        self.tripped: LimitExceeded | None = None
+        self.location: tuple[int | None, int | None] = (None, None)
+        self.abort_reason: str | None = None
+        self._lock = threading.Lock()
+        self.ticker: Any = chain.from_iterable(self)
+        self.namespace: dict[str, Any] | None = None
+        """Script globals; ``_T_`` there is swapped for a re-raising ticker on trip."""
+
+    # The chunk source for ``chain.from_iterable``.
+    def __iter__(self) -> Meter:
+        return self
+
+    def __next__(self) -> Any:
+        if self.tripped is not None:
+            self.raise_tripped()
+        if self.abort_reason is not None:
+            self.trip(LimitExceeded("timeout", self.timeout, self.abort_reason))
+        if time.monotonic() > self.deadline:
+            self.trip(LimitExceeded("timeout", self.timeout, "the run took too long"))
+        remaining = self.operations - self.granted
+        if remaining <= 0:
+            self.trip(LimitExceeded("operations", self.operations,
+                                    "too many loop iterations or function calls"))
+        k = CHUNK if remaining > CHUNK else remaining
+        self.granted += k
+        self._chunk = repeat(None, k)
+        return self._chunk
+
+    @property
+    def used(self) -> int:
+        """Operations consumed so far."""
+        left = 0 if self._chunk is None else length_hint(self._chunk)
+        return min(self.granted - left, self.operations)
+
+    def check(self) -> None:
+        """Raise if a limit tripped (used by tool calls, print and imports)."""
+        if self.tripped is not None:
+            self.raise_tripped()
+
+    def abort(self, reason: str) -> None:
+        """Ask the script to stop at its next tick (thread-safe)."""
+        self.abort_reason = reason
+
+    def trip(self, error: LimitExceeded) -> NoReturn:
+        """Trip ``error`` (the first trip wins) and raise it into the script."""
+        with self._lock:
+            if self.tripped is None:
+                self.tripped = error
+                self.location = script_location(sys._getframe(1))
+                self.ticker = _TrippedTicker(self)
+                if self.namespace is not None:
+                    self.namespace["_T_"] = self.ticker
+        self.raise_tripped()
+
+    def raise_tripped(self) -> NoReturn:
+        """Raise the sticky trip again."""
+        assert self.tripped is not None
+        raise Tripped(self.tripped)

@@ -1,0 +1,494 @@
+"""``WorkerPoolExecutor``: scripts run in pre-started worker processes.
+
+Each worker (``worker.py``) is a separate Python process with rlimits, a
+minimal environment, its own session and nothing open but two pipes. The host
+never runs script code and never blocks on a worker: pipes are non-blocking
+and every wait goes through the event loop.
+
+Tool calls are multiplexed on one worker's pipes by request id. Incoming
+frames are decoded as soon as the pipe is readable and routed: a call goes to
+an idle handler task (handlers are started on demand, at most
+``Limits.concurrency`` per run), so the script's ``asyncio.gather`` runs its
+calls concurrently on the host; ``done`` ends the run and cancels whatever the
+script left in flight.
+
+On asyncio the read end stays registered with the loop for the whole run (a
+reader callback); anyio's ``wait_readable`` registers and unregisters the
+descriptor on every wait, which costs more than the rest of a tool-call round
+trip. Other backends use ``wait_readable`` in a reader task.
+
+A worker that hit a limit, crashed, was killed on the wall-clock deadline or
+was abandoned by a cancelled run is killed and replaced by a fresh process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Self, final
+
+import anyio
+
+from codemode.errors import LimitExceeded, SandboxError, WorkerProtocolError
+
+from .broker import CallBroker
+from .limits import DEFAULT_LIMITS, Limits
+from .protocol import FrameDecoder, encode
+from .result import RunOutcome, ScriptError, ScriptResult
+from .worker import EXIT_MEMORY
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection, Iterator
+    from types import TracebackType
+
+    from anyio.abc import TaskGroup
+
+    from .broker import CallTool
+
+__all__ = ["DEFAULT_RUNTIME", "WorkerPoolExecutor"]
+
+DEFAULT_RUNTIME: Final = "codemode.sandbox.runner:run_script"
+"""``module:function`` of the script runtime each worker pre-imports."""
+
+_PACKAGE_ROOT: Final = str(Path(__file__).resolve().parents[2])
+_BOOTSTRAP: Final = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from codemode.sandbox.worker import main; main()"
+)
+_WORKER_ENV: Final = {"LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+"""All the environment a worker gets: no host variables (tokens, keys) leak into it."""
+
+_BOOT_TIMEOUT: Final = 30.0
+"""Seconds a new worker may take to import the runtime and announce itself."""
+
+_READ_SIZE: Final = 1 << 20
+
+
+class _WorkerGone(Exception):
+    """The worker's pipe closed: it exited or was killed."""
+
+
+@final
+class _Worker:
+    """One worker process and the host's non-blocking ends of its two pipes."""
+
+    def __init__(self, python: str, runtime: str) -> None:
+        self.process = subprocess.Popen(
+            [python, "-I", "-B", "-c", _BOOTSTRAP, _PACKAGE_ROOT, runtime],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=_WORKER_ENV,
+            cwd="/",
+            close_fds=True,
+            start_new_session=True,
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.read_fd = self.process.stdout.fileno()
+        self._write_fd = self.process.stdin.fileno()
+        os.set_blocking(self.read_fd, False)
+        os.set_blocking(self._write_fd, False)
+        self.decoder = FrameDecoder()
+        self._outgoing = bytearray()
+        self.ready = False
+        self.alive = True
+
+    async def boot(self) -> None:
+        """Wait for the ``ready`` announcement."""
+        with anyio.fail_after(_BOOT_TIMEOUT):
+            while not self.ready:
+                for message in await self.receive():
+                    if message[0] != "ready":
+                        raise WorkerProtocolError(f"expected ready, got {message[0]!r}")
+                    self.ready = True
+
+    def read(self) -> list[list[Any]] | None:
+        """Messages completed by what the pipe holds now; None if nothing was there."""
+        try:
+            data = os.read(self.read_fd, _READ_SIZE)
+        except BlockingIOError:
+            return None
+        if not data:
+            self.alive = False
+            raise _WorkerGone
+        return self.decoder.feed(data)
+
+    async def receive(self) -> list[list[Any]]:
+        """Wait for at least one whole message; raises ``_WorkerGone`` on EOF."""
+        while True:
+            messages = self.read()
+            if messages:
+                return messages
+            if messages is None:
+                await anyio.wait_readable(self.read_fd)
+
+    async def send(self, frame: bytes) -> None:
+        """Write ``frame``; concurrent senders queue behind the first, which drains the pipe."""
+        if self._outgoing:
+            self._outgoing += frame
+            return
+        try:
+            written = os.write(self._write_fd, frame)
+        except BlockingIOError:
+            written = 0
+        except (BrokenPipeError, ValueError):
+            raise _WorkerGone from None
+        if written == len(frame):
+            return
+        self._outgoing += frame[written:]
+        while self._outgoing:
+            await anyio.wait_writable(self._write_fd)
+            try:
+                written = os.write(self._write_fd, self._outgoing)
+            except BlockingIOError:
+                continue
+            except BrokenPipeError:
+                raise _WorkerGone from None
+            del self._outgoing[:written]
+
+    def kill(self) -> None:
+        """SIGKILL the worker's session and close the host's pipe ends."""
+        if self.alive:
+            self.alive = False
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None and not stream.closed:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+    def exit_status(self) -> int | None:
+        """The exit status if the process has ended (never blocks)."""
+        return self.process.poll()
+
+
+def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop, or None under another anyio backend."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+@contextlib.contextmanager
+def _reader_callback(
+    loop: asyncio.AbstractEventLoop, fd: int, callback: Callable[[], None]
+) -> Iterator[None]:
+    """Keep ``fd`` registered with ``loop`` while the block runs."""
+    loop.add_reader(fd, callback)
+    try:
+        yield
+    finally:
+        loop.remove_reader(fd)
+
+
+@final
+class _Session:
+    """The host side of one run on one worker: routes messages, answers calls."""
+
+    def __init__(self, worker: _Worker, broker: CallBroker, limits: Limits) -> None:
+        self._worker = worker
+        self._broker = broker
+        self._capacity = limits.concurrency
+        self._inbox: deque[list[Any]] = deque()
+        self._idle: list[anyio.Event] = []
+        self._handlers = 0
+        self._unclaimed = 0
+        self._in_flight: dict[int, anyio.CancelScope] = {}
+        self._wake_spawner = anyio.Event()
+        self._finished = anyio.Event()
+        self.outcome: list[Any] | None = None
+        """The worker's ``done`` message, once it arrived."""
+        self.gone = False
+        """True when the worker's pipe closed mid-run."""
+        self.violation: WorkerProtocolError | None = None
+        """Set when the worker broke the protocol (the run fails, the worker is killed)."""
+
+    async def run(self) -> None:
+        """Serve the run until the worker reports ``done``, dies or misbehaves."""
+        loop = _asyncio_loop()
+        async with anyio.create_task_group() as tg:
+            if loop is not None:
+                with _reader_callback(loop, self._worker.read_fd, self._on_readable):
+                    self._route(self._worker.decoder.feed(b""))
+                    await self._spawn_handlers(tg)
+            else:
+                tg.start_soon(self._read_loop)
+                await self._spawn_handlers(tg)
+            tg.cancel_scope.cancel()
+
+    async def _spawn_handlers(self, tg: TaskGroup) -> None:
+        """Start handler tasks on demand until the run finishes."""
+        while not self._finished.is_set():
+            await self._wake_spawner.wait()
+            self._wake_spawner = anyio.Event()
+            self._unclaimed = min(self._unclaimed, len(self._inbox))
+            while self._unclaimed and self._handlers < self._capacity:
+                self._unclaimed -= 1
+                self._handlers += 1
+                tg.start_soon(self._handle)
+
+    def _on_readable(self) -> None:
+        try:
+            messages = self._worker.read()
+        except _WorkerGone:
+            self._finish(gone=True)
+            return
+        except WorkerProtocolError as exc:
+            self.violation = exc
+            self._finish()
+            return
+        if messages:
+            self._route(messages)
+
+    async def _read_loop(self) -> None:
+        while not self._finished.is_set():
+            await anyio.wait_readable(self._worker.read_fd)
+            self._on_readable()
+
+    def _finish(self, *, gone: bool = False) -> None:
+        self.gone = self.gone or gone
+        self._finished.set()
+        self._wake_spawner.set()
+
+    def _route(self, messages: list[list[Any]]) -> None:
+        for message in messages:
+            kind = message[0]
+            if kind == "call" and type(message[1]) is int and type(message[2]) is str:
+                self._inbox.append(message)
+                if self._idle:
+                    self._idle.pop().set()
+                else:
+                    self._unclaimed += 1
+                    self._wake_spawner.set()
+            elif kind == "cancel":
+                scope = self._in_flight.get(message[1])
+                if scope is not None:
+                    scope.cancel()
+                else:
+                    self._drop_queued(message[1])
+            elif kind == "done":
+                self.outcome = message
+                self._finish()
+                return
+            else:
+                self.violation = WorkerProtocolError(f"unexpected message {kind!r} during a run")
+                self._finish()
+                return
+
+    def _drop_queued(self, call_id: Any) -> None:
+        for queued in self._inbox:
+            if queued[1] == call_id:
+                self._inbox.remove(queued)
+                return
+
+    async def _handle(self) -> None:
+        """A handler task: answer queued calls, park when there are none."""
+        while True:
+            if self._inbox:
+                await self._answer(self._inbox.popleft())
+            else:
+                event = anyio.Event()
+                self._idle.append(event)
+                await event.wait()
+
+    async def _answer(self, message: list[Any]) -> None:
+        call_id: int = message[1]
+        with anyio.CancelScope() as scope:
+            self._in_flight[call_id] = scope
+            try:
+                reply = await self._broker.answer(message[2], message[3])
+            finally:
+                del self._in_flight[call_id]
+        if scope.cancel_called:
+            return
+        try:
+            await self._worker.send(encode(["reply", call_id, reply]))
+        except _WorkerGone:
+            self._finish(gone=True)
+
+
+@final
+class WorkerPoolExecutor:
+    """Runs scripts in a pool of pre-started worker processes (the default executor).
+
+    ``size`` workers are started on first use (or by :meth:`start`); a run takes
+    an idle worker or waits for one. Per run, the worker lowers ``RLIMIT_AS`` to
+    ``Limits.memory`` and ``RLIMIT_CPU`` to the timeout's worth of CPU; the host
+    kills it ``grace`` seconds after ``Limits.timeout`` if it has not answered.
+    """
+
+    def __init__(
+        self,
+        *,
+        size: int = 2,
+        grace: float = 0.05,
+        runtime: str = DEFAULT_RUNTIME,
+        python: str = sys.executable,
+    ) -> None:
+        if size < 1:
+            raise ValueError(f"pool size must be at least 1, got {size}")
+        self._size = size
+        self._grace = grace
+        self._runtime = runtime
+        self._python = python
+        self._idle: deque[_Worker] = deque()
+        self._dying: list[_Worker] = []
+        self._slots = anyio.Semaphore(size)
+        self._running = 0
+        self._closed = False
+
+    @property
+    def size(self) -> int:
+        """How many worker processes the pool keeps."""
+        return self._size
+
+    async def start(self) -> None:
+        """Start every worker and wait until each one is ready (optional warm-up)."""
+        self._fill()
+        for worker in list(self._idle):
+            await worker.boot()
+
+    async def run(
+        self,
+        source: str,
+        *,
+        call_tool: CallTool,
+        tool_paths: Collection[str] = (),
+        limits: Limits | None = None,
+    ) -> ScriptResult:
+        """Run ``source`` in a worker; see :class:`~codemode.sandbox.executor.Executor`."""
+        if self._closed:
+            raise SandboxError("the worker pool is closed")
+        limits = DEFAULT_LIMITS if limits is None else limits
+        broker = CallBroker(call_tool, limits)
+        async with self._slots:
+            worker = self._checkout()
+            healthy = False
+            try:
+                await worker.boot()
+                result, healthy = await self._run_on(worker, broker, source, tool_paths, limits)
+            finally:
+                broker.close()
+                self._checkin(worker, healthy)
+        return result
+
+    async def _run_on(
+        self,
+        worker: _Worker,
+        broker: CallBroker,
+        source: str,
+        tool_paths: Collection[str],
+        limits: Limits,
+    ) -> tuple[ScriptResult, bool]:
+        started = time.perf_counter()
+        session = _Session(worker, broker, limits)
+        request = {"source": source, "tool_paths": list(tool_paths), "limits": limits.to_json()}
+        with anyio.move_on_after(limits.timeout + self._grace) as deadline:
+            try:
+                await worker.send(encode(["run", request]))
+            except _WorkerGone:
+                session.gone = True
+            else:
+                await session.run()
+        elapsed = time.perf_counter() - started
+        done = session.outcome
+        error: ScriptError | None = None
+        if deadline.cancelled_caught:
+            error = _timeout_error(limits)
+        elif session.violation is not None:
+            error = ScriptError(type="SandboxError", message=str(session.violation))
+        elif session.gone or done is None:
+            error = await _crash_error(worker, limits)
+        if error is not None or done is None:
+            return RunOutcome().to_result(calls=broker.records, time=elapsed, error=error), False
+        try:
+            outcome = RunOutcome.from_json(done[1])
+        except (TypeError, ValueError, KeyError, IndexError):
+            error = ScriptError(type="SandboxError", message="the worker sent a malformed result")
+            return RunOutcome().to_result(calls=broker.records, time=elapsed, error=error), False
+        peak = done[2] if len(done) > 2 and type(done[2]) is int else None
+        healthy = outcome.error is None or outcome.error.limit is None
+        return outcome.to_result(calls=broker.records, time=elapsed, peak_memory=peak), healthy
+
+    def _checkout(self) -> _Worker:
+        self._reap()
+        self._fill()
+        self._running += 1
+        return self._idle.popleft()
+
+    def _checkin(self, worker: _Worker, healthy: bool) -> None:
+        self._running -= 1
+        if healthy and worker.alive and not self._closed:
+            self._idle.append(worker)
+            return
+        self._discard(worker)
+        if not self._closed:
+            self._fill()
+
+    def _fill(self) -> None:
+        """Start workers until the pool holds ``size`` (idle plus running)."""
+        while len(self._idle) + self._running < self._size:
+            self._idle.append(_Worker(self._python, self._runtime))
+
+    def _discard(self, worker: _Worker) -> None:
+        worker.kill()
+        self._dying.append(worker)
+
+    def _reap(self) -> None:
+        """Collect exit statuses of killed workers (never blocks)."""
+        self._dying = [w for w in self._dying if w.exit_status() is None]
+
+    async def aclose(self) -> None:
+        """Kill every worker and wait for them to exit."""
+        self._closed = True
+        while self._idle:
+            self._discard(self._idle.popleft())
+        with anyio.CancelScope(shield=True):
+            for _ in range(200):
+                self._reap()
+                if not self._dying:
+                    return
+                await anyio.sleep(0.005)
+            for worker in self._dying:
+                await anyio.to_thread.run_sync(worker.process.wait)
+            self._dying.clear()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+async def _crash_error(worker: _Worker, limits: Limits) -> ScriptError:
+    """Why a worker died mid-run, from its exit status (waiting briefly for it to exit)."""
+    status = worker.exit_status()
+    for _ in range(50):
+        if status is not None:
+            break
+        await anyio.sleep(0.002)
+        status = worker.exit_status()
+    if status == -signal.SIGXCPU:
+        return _timeout_error(limits)
+    if status == EXIT_MEMORY:
+        exc = LimitExceeded("memory", limits.memory, "the worker ran out of address space")
+        return ScriptError.for_limit(exc)
+    return ScriptError(type="SandboxError",
+                       message=f"the worker process died unexpectedly (status {status})")
+
+
+def _timeout_error(limits: Limits) -> ScriptError:
+    exc = LimitExceeded("timeout", limits.timeout, "the run did not stop in time")
+    return ScriptError.for_limit(exc)

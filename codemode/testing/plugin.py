@@ -1,0 +1,93 @@
+"""The ``codemode`` pytest plugin: fixtures for testing tools and scripts in CI.
+
+Registered through the ``pytest11`` entry point ``codemode``, so installing
+codemode makes these fixtures available in any test suite:
+
+- ``tool_registry``: a fresh ``ToolRegistry`` per test.
+- ``tool_events``: a ``ToolEvents`` recording that registry's events.
+- ``scripted_tools``: a ``ScriptedTools`` kit over it; a queue that ran dry
+  fails the test at teardown even if the script caught the error.
+- ``code_mode_limits``: the ``Limits`` for ``code_mode`` (override it in a conftest).
+- ``code_mode``: a ``CodeMode`` over the registry with an in-process executor.
+- ``run_code``: the ``run_code`` tool registered in the registry, as an async
+  callable ``await run_code(script) -> ToolResult`` dispatched like a model's call.
+
+Heavy imports (the sandbox, the SDK generator) happen inside the fixtures, so
+loading the plugin never breaks an unrelated test session.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from codemode.registry import ToolRegistry
+
+from ._events import ToolEvents
+from ._run import RunCode
+from ._scripted import ScriptedTools
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from codemode.mode import CodeMode
+    from codemode.sandbox import Limits
+
+__all__ = [
+    "code_mode",
+    "code_mode_limits",
+    "run_code",
+    "scripted_tools",
+    "tool_events",
+    "tool_registry",
+]
+
+
+@pytest.fixture
+def tool_registry() -> ToolRegistry:
+    """A fresh, empty tool registry."""
+    return ToolRegistry()
+
+
+@pytest.fixture
+def tool_events(tool_registry: ToolRegistry) -> Iterator[ToolEvents]:
+    """Every ``tool/*`` event of ``tool_registry`` during the test, with assertion helpers."""
+    events = ToolEvents(tool_registry)
+    yield events
+    events.close()
+
+
+@pytest.fixture
+def scripted_tools(tool_registry: ToolRegistry) -> Iterator[ScriptedTools]:
+    """Fake tools answering canned results; fails the test if any queue ran dry."""
+    kit = ScriptedTools(tool_registry)
+    yield kit
+    kit.check()
+
+
+@pytest.fixture
+def code_mode_limits() -> Limits:
+    """Limits for the ``code_mode`` fixture: defaults with a 10 s wall time."""
+    from codemode.sandbox import Limits
+
+    return Limits(timeout=10.0)
+
+
+@pytest.fixture
+def code_mode(tool_registry: ToolRegistry, code_mode_limits: Limits) -> Iterator[CodeMode]:
+    """``CodeMode`` over ``tool_registry``, running scripts in-process (fast, same results)."""
+    from codemode.mode import CodeMode
+    from codemode.sandbox import InProcessExecutor
+
+    executor = InProcessExecutor()
+    yield CodeMode(tool_registry, limits=code_mode_limits, executor=executor)
+    executor.close()
+
+
+@pytest.fixture
+def run_code(code_mode: CodeMode, tool_registry: ToolRegistry) -> Iterator[RunCode]:
+    """``run_code`` registered in ``tool_registry``; ``await run_code(script)`` dispatches it."""
+    registration = tool_registry.register(code_mode.as_tool())
+    yield RunCode(tool_registry, tool_name=code_mode.tool_name)
+    registration.dispose()

@@ -1,0 +1,1 @@
+"""Tests of the dispatch core (a package, so module names cannot clash with other test folders)."""

@@ -1,0 +1,196 @@
+"""Result normalisation: every handler return shape, and what becomes ``is_error``."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import pytest
+
+import codemode as cm
+
+from .support import call
+
+IMAGE = {"type": "image", "data": "aGk=", "mimeType": "image/png"}
+AUDIO = {"type": "audio", "data": "aGk=", "mimeType": "audio/wav"}
+RESOURCE = {"type": "resource", "resource": {"uri": "file:///a", "text": "body"}}
+LINK = {"type": "resource_link", "uri": "file:///b", "name": "b"}
+
+
+async def run(registry: cm.ToolRegistry, value: Any, **options: Any) -> cm.ToolResult:
+    async def handler(args: Any, ctx: cm.ExecContext) -> Any:
+        return value
+
+    registry.register(cm.define_tool(name="t", execute=handler, **options))
+    return await registry.execute(call("t"))
+
+
+@pytest.mark.parametrize(("value", "content", "structured"), [
+    pytest.param("hello", ({"type": "text", "text": "hello"},), None, id="str"),
+    pytest.param(cm.text("hi"), ({"type": "text", "text": "hi"},), None, id="text-block"),
+    pytest.param(IMAGE, (IMAGE,), None, id="image-block"),
+    pytest.param(cm.audio("aGk=", "audio/wav"), (AUDIO,), None, id="audio-block"),
+    pytest.param(cm.resource("file:///a", text="body"), (RESOURCE,), None, id="resource-block"),
+    pytest.param(LINK, (LINK,), None, id="resource-link-block"),
+    pytest.param([cm.text("a"), IMAGE], ({"type": "text", "text": "a"}, IMAGE), None,
+                 id="list-of-blocks"),
+    pytest.param({"a": [1, 2], "b": None}, ({"type": "text", "text": '{"a":[1,2],"b":null}'},),
+                 {"a": (1, 2), "b": None}, id="structured-object"),
+    pytest.param([1, "x"], ({"type": "text", "text": '[1,"x"]'},), (1, "x"),
+                 id="structured-array"),
+    pytest.param(42, ({"type": "text", "text": "42"},), 42, id="structured-number"),
+    pytest.param(None, ({"type": "text", "text": "null"},), None, id="none"),
+    pytest.param([], ({"type": "text", "text": "[]"},), (), id="empty-list"),
+    pytest.param({"content": "body"}, ({"type": "text", "text": "body"},), None,
+                 id="envelope-content-only"),
+    pytest.param({"content": [IMAGE], "structured": {"n": 1}}, (IMAGE,), {"n": 1},
+                 id="envelope-structured"),
+])
+async def test_result_shapes_are_normalised(registry: cm.ToolRegistry, value: Any,
+                                            content: tuple[Any, ...], structured: Any) -> None:
+    result = await run(registry, value)
+    assert not result.is_error, result.text
+    assert result.content == content
+    assert result.structured == structured
+    assert result.meta is None
+    assert all(isinstance(block, cm.FrozenDict) for block in result.content)
+
+
+async def test_meta_is_kept_on_the_result_but_not_in_the_content(
+        registry: cm.ToolRegistry) -> None:
+    result = await run(registry, {"content": "visible", "meta": {"cost": 3, "ids": [1]}})
+    assert result.content == ({"type": "text", "text": "visible"},)
+    assert result.meta == {"cost": 3, "ids": (1,)}
+    assert isinstance(result.meta, cm.FrozenDict)
+    assert "cost" not in result.text
+
+
+async def test_envelope_can_report_a_domain_error(registry: cm.ToolRegistry) -> None:
+    result = await run(registry, {"content": "no such file", "is_error": True, "meta": {"k": 1}})
+    assert result.is_error and result.error is not None
+    assert (result.error.kind, result.error.message) == ("handler_error", "no such file")
+    assert result.meta == {"k": 1}
+
+
+async def test_data_with_an_is_error_key_is_just_data(registry: cm.ToolRegistry) -> None:
+    result = await run(registry, {"is_error": True, "count": 1})
+    assert not result.is_error
+    assert result.structured == {"is_error": True, "count": 1}
+
+
+class Opaque:
+    pass
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    pytest.param(b"\x89PNG", "bytes is not JSON data (wrap binary data in an image/audio/resource",
+                 id="bytes"),
+    pytest.param({1, 2}, "set is not JSON data", id="set"),
+    pytest.param(Opaque(), "Opaque is not JSON data", id="object"),
+    pytest.param(math.nan, "$: float is not JSON data", id="nan"),
+    pytest.param({"x": [math.inf]}, "$.x[0]: float is not JSON data", id="nested-inf"),
+    pytest.param({"type": "image", "data": "aGk="}, "image block is missing mimeType",
+                 id="block-missing-key"),
+    pytest.param({"type": "text", "text": 5}, "text block's 'text' must be a string",
+                 id="text-not-str"),
+    pytest.param({"type": "image", "data": b"raw", "mimeType": "image/png"},
+                 "content block is not JSON", id="block-with-bytes"),
+    pytest.param({"content": "x", "meta": "not an object"}, "'meta' must be an object",
+                 id="meta-not-object"),
+    pytest.param({"content": "x", "meta": {"f": Opaque()}}, "'meta' is not JSON",
+                 id="meta-not-json"),
+    pytest.param({"content": "x", "structured": {1, 2}}, "'structured' is not JSON",
+                 id="structured-not-json"),
+])
+async def test_non_json_results_become_errors(registry: cm.ToolRegistry, value: Any,
+                                              message: str) -> None:
+    seen: list[cm.ToolResult] = []
+    registry.on_result(seen.append)
+    result = await run(registry, value)
+    assert result.is_error and result.error is not None
+    assert result.error.kind == "invalid_result"
+    assert message in result.text
+    assert result.text.startswith("'t' returned an invalid result: ")
+    assert seen == [result]
+
+
+@pytest.mark.parametrize(("exc", "text"), [
+    (ValueError("bad input"), "ValueError: bad input"),
+    (KeyError("k"), "KeyError: 'k'"),
+    (cm.ToolCallError("inner", "failed"), "ToolCallError: inner: failed"),
+])
+async def test_exceptions_become_errors(registry: cm.ToolRegistry, exc: Exception,
+                                        text: str) -> None:
+    async def handler(args: Any, ctx: cm.ExecContext) -> Any:
+        raise exc
+
+    registry.register(cm.define_tool(name="t", execute=handler))
+    result = await registry.execute(call("t"))
+    assert result.is_error and result.error is not None
+    assert (result.error.kind, result.text) == ("handler_error", text)
+
+
+async def test_sync_handler_exceptions_become_errors(registry: cm.ToolRegistry) -> None:
+    def handler(args: Any) -> Any:
+        return 1 / 0
+
+    registry.register(cm.define_tool(name="t", execute=handler))
+    result = await registry.execute(call("t"))
+    assert result.is_error and result.text == "ZeroDivisionError: division by zero"
+
+
+OUTPUT = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+
+@pytest.mark.parametrize(("value", "ok", "detail"), [
+    ({"n": 1}, True, None),
+    ({"content": "shown", "structured": {"n": 2}}, True, None),
+    ("plain text skips the output check", True, None),
+    ({"n": "one"}, False, "$.n: 'one' is not of type 'integer'"),
+    ({"m": 1}, False, "$: 'n' is a required property"),
+    ([1], False, "$: [1] is not of type 'object'"),
+])
+async def test_structured_results_are_checked_against_the_output_schema(
+        registry: cm.ToolRegistry, value: Any, ok: bool, detail: str | None) -> None:
+    result = await run(registry, value, output_schema=OUTPUT)
+    assert result.is_error is not ok
+    if not ok:
+        assert result.error is not None and result.error.kind == "invalid_result"
+        assert result.text == (f"'t' returned data that does not match its output schema: "
+                               f"{detail}")
+
+
+async def test_a_returned_tool_result_is_renormalised(registry: cm.ToolRegistry) -> None:
+    forged = cm.ToolResult(call_id="someone-else", name="other",
+                           content=({"type": "text", "text": "hi"},), meta={"ids": [1]},
+                           structured={"a": [1]})
+    result = await run(registry, forged)
+    assert (result.call_id, result.name) != ("someone-else", "other")
+    assert result.name == "t"
+    assert isinstance(result.content[0], cm.FrozenDict)
+    assert result.meta == {"ids": (1,)} and isinstance(result.meta, cm.FrozenDict)
+    assert result.structured == {"a": (1,)}
+
+
+async def test_a_returned_tool_result_with_bad_content_is_an_error(
+        registry: cm.ToolRegistry) -> None:
+    forged = cm.ToolResult(call_id="x", name="t", content=({"not": "a block"},))
+    result = await run(registry, forged)
+    assert result.is_error and "must be content blocks" in result.text
+
+
+async def test_results_are_immutable(registry: cm.ToolRegistry) -> None:
+    result = await run(registry, {"content": [cm.text("a")], "meta": {"k": [1]}})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.is_error = True  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        result.content[0]["text"] = "b"  # type: ignore[index]
+    with pytest.raises(TypeError):
+        result.meta["k"] = 2  # type: ignore[index]
+    assert result.call_id.startswith("c") and result.duration > 0
+
+
+async def test_text_property_joins_text_blocks_only(registry: cm.ToolRegistry) -> None:
+    result = await run(registry, [cm.text("a"), IMAGE, cm.text("b")])
+    assert result.text == "a\nb"

@@ -1,0 +1,88 @@
+"""Fixtures: a registry of small real tools and CodeMode over each executor."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import anyio
+import pytest
+
+import codemode as cm
+from codemode.sandbox import Executor, InProcessExecutor, WorkerPoolExecutor
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module", params=["inprocess", "pool"])
+async def executor(request: pytest.FixtureRequest) -> AsyncIterator[Executor]:
+    impl: Executor = InProcessExecutor() if request.param == "inprocess" else WorkerPoolExecutor()
+    async with impl:
+        yield impl
+
+
+class Recorder:
+    """Handler-side log: (event, name, time) tuples from the tools themselves."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, str, float]] = []
+
+    def mark(self, event: str, name: str) -> None:
+        self.log.append((event, name, anyio.current_time()))
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture
+def registry(recorder: Recorder) -> Iterator[cm.ToolRegistry]:
+    reg = cm.ToolRegistry()
+
+    async def add(args: Any, ctx: cm.ExecContext) -> dict[str, int]:
+        return {"sum": args["a"] + args["b"]}
+
+    async def slow_echo(args: Any, ctx: cm.ExecContext) -> str:
+        recorder.mark("start", args["text"])
+        await anyio.sleep(args.get("delay", 0.05))
+        recorder.mark("end", args["text"])
+        return args["text"]
+
+    async def delete_file(args: Any, ctx: cm.ExecContext) -> str:
+        recorder.mark("deleted", args["path"])
+        return "deleted"
+
+    async def snapshot(args: Any, ctx: cm.ExecContext) -> list[cm.FrozenDict]:
+        return [cm.text("a chart"), cm.image("aGVsbG8=", "image/png")]
+
+    async def stats(args: Any, ctx: cm.ExecContext) -> str:
+        return '{"mean": 2.5}'
+
+    async def fail(args: Any, ctx: cm.ExecContext) -> str:
+        raise ValueError("disk on fire")
+
+    reg.register(cm.define_tool(
+        name="add", description="Add two integers.",
+        parameters={"a": {"type": "integer", "required": True},
+                    "b": {"type": "integer", "required": True}},
+        execute=add))
+    reg.register(cm.define_tool(
+        name="slow-echo", description="Echo text after a delay.",
+        parameters={"text": {"type": "string", "required": True},
+                    "delay": {"type": "number", "maximum": 5}},
+        execute=slow_echo))
+    reg.register(cm.define_tool(
+        name="delete_file", description="Delete a file.",
+        parameters={"path": {"type": "string", "required": True}}, execute=delete_file))
+    reg.register(cm.define_tool(name="snapshot", description="A chart.", execute=snapshot))
+    reg.register(cm.define_tool(
+        name="stats", description="Stats as JSON text.", execute=stats,
+        output_schema={"type": "object", "properties": {"mean": {"type": "number"}}}))
+    reg.register(cm.define_tool(name="fail", description="Always fails.", execute=fail))
+    reg.pre_execute(lambda ctx: cm.Deny("read-only session") if ctx.name == "delete_file"
+                    else None)
+    yield reg

@@ -1,0 +1,111 @@
+"""Static preflight: problems are found with script lines, and nothing runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from codemode.preflight import check_script
+from codemode.spec import ToolSpec
+
+SPECS = {
+    "search-issues": ToolSpec(
+        name="search-issues",
+        parameters={
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1},
+                "limit": {"type": "integer", "maximum": 100},
+                "from": {"$ref": "#/$defs/day"},
+                "state": {"enum": ["open", "closed"]},
+            },
+            "required": ["query"],
+            "$defs": {"day": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}},
+        },
+    ),
+    "get_issue": ToolSpec(
+        name="get_issue",
+        parameters={
+            "type": "object",
+            "properties": {"number": {"type": "integer"}},
+            "required": ["number"],
+        },
+        namespace="gh",
+    ),
+}
+TOOLS = {"search_issues": "search-issues", "gh.get_issue": "get_issue"}
+ARGUMENTS = {
+    "search-issues": {"query": "query", "limit": "limit", "from_": "from", "state": "state"},
+    "get_issue": {"number": "number"},
+}
+
+
+def check(source: str) -> list[str]:
+    return [str(p) for p in check_script(source, tools=TOOLS, arguments=ARGUMENTS, specs=SPECS)]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = await tools.search_issues(query='bug')",
+        "x = await tools.gh.get_issue(number=3)",
+        "x = await tools.search_issues(query='a', from_='2024-01-02', state='open', limit=5)",
+        "kw = {'query': 'x'}\nx = await tools.search_issues(**kw)",
+        "n = 5\nx = await tools.gh.get_issue(number=n)",
+        "xs = await asyncio.gather(*[tools.gh.get_issue(number=i) for i in range(3)])",
+        "f = tools.search_issues\nx = await f(query='q')",
+    ],
+    ids=["simple", "namespaced", "all-args", "star-kwargs", "non-literal", "gather", "alias"],
+)
+def test_valid_scripts_have_no_problems(source: str) -> None:
+    assert check(source) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("x = 1\nx = await tools.serch_issues(query='a')",
+         "line 2: unknown tool tools.serch_issues; did you mean search_issues?"),
+        ("await tools.gh.get_isue(number=1)",
+         "line 1: unknown tool tools.gh.get_isue; did you mean gh.get_issue?"),
+        ("await tools.search_issues(query='a', limt=1)",
+         "line 1: tools.search_issues has no argument 'limt'; did you mean limit? "
+         "(accepts: query, limit, from_, state)"),
+        ("await tools.search_issues(limit=5)",
+         "line 1: tools.search_issues is missing required argument(s): query"),
+        ("await tools.search_issues('bug')",
+         "line 1: tools.search_issues takes keyword arguments only "
+         "(accepts: query, limit, from_, state)"),
+        ("await tools.search_issues(query='a', limit=500)",
+         "line 1: tools.search_issues(limit=...): 500 is greater than the maximum of 100"),
+        ("await tools.search_issues(query='a', state='merged')",
+         "line 1: tools.search_issues(state=...): 'merged' is not one of ['open', 'closed']"),
+        ("await tools.search_issues(query='a', from_='yesterday')",
+         "line 1: tools.search_issues(from_=...): 'yesterday' does not match "
+         "'^[0-9]{4}-[0-9]{2}-[0-9]{2}$'"),
+        ("await tools.gh.get_issue(number='7')",
+         "line 1: tools.gh.get_issue(number=...): '7' is not of type 'integer'"),
+        ("tools.gh.get_issue(number=7)",
+         "line 1: the result of tools.gh.get_issue(...) is discarded and the call never runs: "
+         "add await"),
+        ("x = (\n  1 +\n", "line 1: SyntaxError: '(' was never closed"),
+    ],
+    ids=["unknown-tool", "unknown-namespaced", "unknown-arg", "missing-required", "positional",
+         "literal-maximum", "literal-enum", "literal-ref-pattern", "literal-type", "not-awaited",
+         "syntax"],
+)
+def test_problems_name_the_script_line(source: str, expected: str) -> None:
+    assert check(source) == [expected]
+
+
+def test_a_misspelt_required_argument_reports_both_problems() -> None:
+    assert check("await tools.gh.get_issue(numbr=1)") == [
+        "line 1: tools.gh.get_issue is missing required argument(s): number",
+        "line 1: tools.gh.get_issue has no argument 'numbr'; did you mean number? "
+        "(accepts: number)",
+    ]
+
+
+def test_all_problems_are_reported_in_line_order() -> None:
+    source = "a = await tools.nope()\nb = await tools.gh.get_issue()\nc = await tools.x.y()\n"
+    problems = check(source)
+    assert [p.split(":")[0] for p in problems] == ["line 1", "line 2", "line 3"]

@@ -1,0 +1,1343 @@
+"""Red-team table: hostile scripts against every sandbox executor.
+
+Each row is one attack. A row passes only when the sandbox produced the
+*specific* refusal we expect (error type, limit name, message hint) AND the host
+stayed untouched:
+
+- host sentinels: the tool callback records every call and flags calls that
+  arrive after ``run()`` returned; host trap objects (inside a host exception,
+  inside a tool result) flip :data:`ESCAPED` if the script ever holds them; a
+  sentinel file path that only an escaped script could create; a host secret in
+  the environment and in host exceptions that must never show up in the
+  value, output or error text;
+- host classes the script can name (``ToolCallError``) must not be modified;
+- after every attack a sentinel script runs in the SAME executor instance and
+  must still work (facades not mutated, worker recycled, broker healthy).
+
+Denial-of-service rows use small limits (timeout 1 s, 100 000 operations,
+64 MiB) and, where an unguarded C-level loop would hold the GIL of an
+in-process executor, sizes that are far past the limits but still finite, so
+an open finding shows up as a failed test rather than a hung suite.
+
+Rows are never skipped or xfailed: a row that fails is an open finding in
+/work/notes/redteam-findings.md.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import tempfile
+import textwrap
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pytest
+
+import codemode.sandbox as sandbox
+from codemode.errors import ToolCallError
+from codemode.sandbox import Limits
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+# --------------------------------------------------------------------------- host sentinels
+
+SECRET = f"redteam-secret-{uuid.uuid4().hex}"
+"""A host secret: set in the host environment and carried by host exceptions."""
+os.environ["CODEMODE_REDTEAM_SECRET"] = SECRET
+
+SENTINEL_DIR = tempfile.mkdtemp(prefix="codemode-redteam-")
+SENTINEL_PATH = os.path.join(SENTINEL_DIR, "escaped")
+"""Only a script that reached ``open``/``os`` could create this file."""
+
+ESCAPED: list[str] = []
+"""Module-level flag: host traps and the late-call detector append here."""
+
+FORBIDDEN_TEXT = (
+    SECRET,
+    "<module '",
+    "<frame at",
+    "<code object",
+    "<traceback object",
+    "EventLoop",
+    "<Future",
+    "<Task",
+    "site-packages",
+    "/work/main",
+    "codemode/sandbox",
+    "RestrictedPython",
+    "HostTrap",
+)
+"""Text that only an escape (or a host leak) could put into value, output or error."""
+
+MiB = 1024 * 1024
+
+
+class HostTrap:
+    """A host object no script may ever hold: any use from script code flips ESCAPED."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+
+    def __repr__(self) -> str:
+        return f"HostTrap({self.label}, {SECRET})"
+
+    __str__ = __repr__
+
+    def __getattr__(self, name: str) -> Any:
+        ESCAPED.append(f"trap {self.label}: attribute {name}")
+        raise AttributeError(name)
+
+    def __reduce__(self) -> Any:
+        ESCAPED.append(f"trap {self.label}: pickled")
+        return (str, ("pickled",))
+
+    def __iter__(self) -> Iterator[Any]:
+        ESCAPED.append(f"trap {self.label}: iterated")
+        return iter(())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        ESCAPED.append(f"trap {self.label}: called")
+
+
+class TrapDict(dict[str, Any]):
+    """A tool result: JSON-encodes as a plain dict, but script-side use of THIS object flips."""
+
+    def __getitem__(self, key: str) -> Any:
+        ESCAPED.append("trap dict: getitem")
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        ESCAPED.append("trap dict: get")
+        return super().get(key, default)
+
+    def keys(self) -> Any:
+        ESCAPED.append("trap dict: keys")
+        return super().keys()
+
+    def __iter__(self) -> Iterator[str]:
+        ESCAPED.append("trap dict: iter")
+        return super().__iter__()
+
+
+def _deep(depth: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+TOOL_PATHS = ("echo", "fail", "boom", "trap", "slow", "deep", "ns.get")
+
+
+class Host:
+    """The host side of one run: records calls, tracks concurrency, detects late calls."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.closed = False
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.cancelled = 0
+
+    async def __call__(self, name: str, args: dict[str, Any]) -> Any:
+        if self.closed:
+            ESCAPED.append(f"call delivered after run() returned: {name} {args}")
+        self.calls.append((name, args))
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if name == "echo":
+                return args
+            if name == "fail":
+                raise ToolCallError("fail", "nope", "$.x")
+            if name == "boom":
+                raise RuntimeError(HostTrap("boom"), SECRET, os.environ)
+            if name == "trap":
+                return TrapDict(a=1)
+            if name == "slow":
+                await anyio.sleep(float(args.get("s", 0.05)))
+                return args
+            if name == "deep":
+                return _deep(100_000)
+            if name == "ns.get":
+                return {"ok": True}
+            raise AssertionError(f"unexpected tool {name}")
+        except anyio.get_cancelled_exc_class():
+            self.cancelled += 1
+            raise
+        finally:
+            self.in_flight -= 1
+
+
+# --------------------------------------------------------------------------- limits
+
+ESC = Limits(timeout=5.0, operations=200_000, memory=256 * MiB, recursion=100,
+             output=4096, result=65_536, calls=20, concurrency=4)
+"""Limits for escape attempts: generous enough that only a guard can stop them."""
+
+DOS = Limits(timeout=1.0, operations=100_000, memory=64 * MiB, recursion=50,
+             output=4096, result=65_536, calls=20, concurrency=4)
+"""Small limits for denial-of-service attempts."""
+
+BIG = 3 * 10**8
+"""A finite C-level loop length: ~3000x the operation limit, seconds of CPU if uncounted."""
+
+CPU = ("operations", "timeout")
+"""A CPU burner must be stopped by one of these."""
+
+HEAVY = ("memory", "operations", "timeout")
+"""A huge computation may be refused up front (memory) or stopped while running."""
+
+# --------------------------------------------------------------------------- the table
+
+SYNTAX = "SyntaxError"
+ATTR = "AttributeError"
+NAME = "NameError"
+IMPORT = "ImportError"
+TYPE = "TypeError"
+LIMIT = "LimitExceeded"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Attack:
+    """One hostile script and exactly what the sandbox must answer."""
+
+    id: str
+    """Readable test id."""
+    source: str
+    """The script (dedented; ``SENTINEL_PATH`` is replaced by the sentinel file path)."""
+    error: str | None
+    """Expected ``ScriptError.type``; None means the run must succeed."""
+    limit: tuple[str, ...] = ()
+    """Accepted ``ScriptError.limit`` names when ``error`` is LimitExceeded."""
+    message: str | None = None
+    """A substring the error message must contain (case-insensitive)."""
+    value: Any = None
+    """Expected value when the run succeeds (compared when ``check`` is None)."""
+    check: Callable[[Any, Host], None] | None = None
+    """Extra assertions on (result, host)."""
+    limits: Limits = ESC
+    """The limits for this run."""
+    max_calls: int = 0
+    """How many host calls the attack may legitimately cause."""
+    settle: float = 0.0
+    """Seconds to wait after the run before looking for late calls."""
+
+    def script(self) -> str:
+        """The source as the model would send it."""
+        return textwrap.dedent(self.source).strip("\n").replace(
+            "SENTINEL_PATH", repr(SENTINEL_PATH))
+
+
+def a(id: str, source: str, error: str | None, **kw: Any) -> Any:
+    """A readable table row."""
+    attack = Attack(id=id, source=source, error=error, **kw)
+    return pytest.param(attack, id=id)
+
+
+def dos(id: str, source: str, limit: tuple[str, ...] = CPU, **kw: Any) -> Any:
+    """A denial-of-service row: must end in LimitExceeded with one of ``limit``."""
+    kw.setdefault("limits", DOS)
+    return a(id, source, LIMIT, limit=limit, **kw)
+
+
+def _output_truncated(result: Any, host: Host) -> None:
+    marker = f"[output truncated at {DOS.output} bytes]"
+    assert marker in result.output, result.output[-200:]
+    assert len(result.output.encode()) <= DOS.output + len(marker.encode()) + 8
+
+
+def _no_underscore_names(result: Any, host: Host) -> None:
+    if result.error is not None:
+        assert result.error.type == NAME, result.error
+        return
+    assert isinstance(result.value, list)
+    assert all(not str(n).startswith("_") for n in result.value), result.value
+
+
+def _false_or_name_error(result: Any, host: Host) -> None:
+    if result.error is not None:
+        assert result.error.type == NAME, result.error
+    else:
+        assert result.value is False
+
+
+def _strings_only(result: Any, host: Host) -> None:
+    assert result.error is None, result.error
+
+    def walk(v: Any) -> None:
+        if isinstance(v, list):
+            for x in v:
+                walk(x)
+        else:
+            assert v is None or isinstance(v, str), v
+
+    walk(result.value)
+
+
+def _bounded_concurrency(result: Any, host: Host) -> None:
+    assert result.error is None, result.error
+    assert result.value == 16
+    assert host.max_in_flight <= 4, host.max_in_flight
+
+
+def _no_host_calls(result: Any, host: Host) -> None:
+    assert host.calls == [], host.calls
+
+
+def _host_saw_cancel(result: Any, host: Host) -> None:
+    assert host.cancelled == 1 and host.in_flight == 0, (host.cancelled, host.in_flight)
+
+
+ESCAPES = [
+    # ---- class chains: refused when compiled
+    a("subclasses-via-tuple-class", "().__class__.__bases__[0].__subclasses__()", SYNTAX),
+    a("mro-object-subclasses", "''.__class__.__mro__[1].__subclasses__()", SYNTAX),
+    a("class-of-int", "(1).__class__", SYNTAX),
+    a("bases-of-bool", "True.__class__.__bases__", SYNTAX),
+    a("class-dict", "int.__dict__", SYNTAX),
+    a("init-globals-of-host-class", "ToolCallError.__init__.__globals__['os']", SYNTAX),
+    a("func-globals", """
+        def f():
+            return 1
+        f.__globals__['__builtins__']
+    """, SYNTAX),
+    a("builtins-name", "__builtins__['open'](SENTINEL_PATH, 'w')", SYNTAX),
+    a("code-object", "(lambda: 0).__code__.co_consts", SYNTAX),
+    a("closure-cell", """
+        def outer():
+            x = 1
+            def inner():
+                return x
+            return inner
+        outer().__closure__[0].cell_contents
+    """, SYNTAX),
+    a("dunder-import", "__import__('os').system('touch ' + SENTINEL_PATH)", SYNTAX),
+    a("module-loader", "import math\nmath.__loader__", SYNTAX),
+    a("module-spec", "import json\njson.__spec__", SYNTAX),
+    a("dunder-name", "__name__", SYNTAX),
+    a("object-new", "object.__new__(object)", SYNTAX),
+    a("rebind-getattr-guard", "_getattr_ = lambda o, n: 1\n(1).real", SYNTAX),
+    a("import-as-guard-name", "import json as _getattr_", SYNTAX),
+    # ---- computed attribute names: refused by the runtime guard
+    a("getattr-concat-class", "getattr(1, '__cl' + 'ass__')", ATTR),
+    a("getattr-chr-class", "getattr((), chr(95) * 2 + 'class' + chr(95) * 2)", ATTR),
+    a("getattr-builtin-self", "getattr(len, ''.join(['_', '_self', '_']))", ATTR),
+    a("getattr-escaped-print-self", r"getattr(print, '\x5f\x5fself\x5f\x5f')", ATTR),
+    a("getattr-unicode-escape", r"getattr(1, '\u005f\u005fclass\u005f\u005f')", ATTR),
+    a("getattr-default-does-not-hide", "getattr(1, '__class__', None)", ATTR),
+    a("getattr-script-func-globals", """
+        def f():
+            pass
+        getattr(f, '__glo' + 'bals__')
+    """, ATTR),
+    a("getattr-script-func-builtins", """
+        def f():
+            pass
+        getattr(f, '__built' + 'ins__')
+    """, ATTR),
+    a("getattr-code", "getattr(lambda: 0, '__co' + 'de__')", ATTR),
+    a("getattr-starred-apply", "getattr(*[1, '__class__'])", ATTR),
+    a("getattr-via-map", "list(map(getattr, [1], ['__class__']))", ATTR),
+    a("getattr-in-sort-key", "sorted([1], key=lambda x: getattr(x, '__class__'))", ATTR),
+    a("getattr-str-subclass-name", """
+        class S(str):
+            pass
+        getattr(1, S('__class__'))
+    """, TYPE),
+    a("getattr-lying-str-subclass", """
+        class S(str):
+            def startswith(self, prefix, *rest):
+                return False
+            def __eq__(self, other):
+                return False
+        getattr(1, S('__class__'))
+    """, TYPE),
+    a("getattr-fullwidth-underscores", "getattr(1, '＿＿class＿＿')", ATTR),
+    a("getattr-zero-width", "getattr(1, '_\\u200b_class__')", ATTR),
+    a("hasattr-probe", "hasattr(1, '__class__')", None, check=_false_or_name_error),
+    # ---- writes to host objects (facades, the tools proxy, host classes)
+    a("setattr-facade", "import json\nsetattr(json, 'loads', len)", TYPE),
+    a("delattr-facade", "import math\ndelattr(math, 'floor')", TYPE),
+    a("assign-facade-attr", "import json\njson.loads = len", TYPE),
+    a("assign-host-class-attr", "ToolCallError.message = 'pwned'", TYPE),
+    a("setattr-host-class", "setattr(ToolCallError, 'redteam', 1)", TYPE),
+    a("assign-tools-attr", "tools.echo = len", TYPE),
+    a("del-tools-attr", "del tools.echo", TYPE),
+    # ---- builtins that must not exist
+    a("vars-call", "vars()", NAME),
+    a("vars-of-facade", "import json\nvars(json)", NAME),
+    a("globals-call", "globals()", NAME),
+    a("locals-call", "locals()", NAME),
+    a("compile-call", "compile('1', '<x>', 'eval')", NAME),
+    a("exec-call", "exec('1')", SYNTAX),
+    a("eval-call", "eval('1')", SYNTAX),
+    a("open-file", "open(SENTINEL_PATH, 'w').write('x')", NAME),
+    a("input-call", "input()", NAME),
+    a("breakpoint-call", "breakpoint()", SYNTAX),
+    a("help-call", "help()", NAME),
+    a("memoryview-call", "memoryview(b'abc')", NAME),
+    a("dir-of-tools", "dir(tools)", None, check=_no_underscore_names),
+    # ---- unicode lookalikes (Python NFKC-normalises identifiers)
+    a("fullwidth-eval", "ｅｖａｌ('1')", SYNTAX),
+    a("fullwidth-exec", "ｅｘｅｃ('1')", SYNTAX),
+    a("fullwidth-dunder-class", "(1).＿＿class＿＿", SYNTAX),
+    a("fullwidth-dunder-import", "＿＿import＿＿('os')", SYNTAX),
+    a("fullwidth-open", "ｏｐｅｎ(SENTINEL_PATH, 'w')", NAME),
+    a("mathematical-bold-globals", "𝐠𝐥𝐨𝐛𝐚𝐥𝐬()", NAME),
+    # ---- type() and class building
+    a("type-three-args", "type('X', (), {'__init__': len})", TYPE),
+    a("type-three-args-del", "type('D', (), {'__del__': lambda self: None})()", TYPE),
+    a("type-of-type-three-args", "type(type)('X', (), {'__getattribute__': len})", TYPE),
+    a("metaclass-of-script-class", """
+        class A:
+            pass
+        type(A)('X', (), {'__del__': lambda self: None})
+    """, TYPE),
+    a("metaclass-of-host-class", "type(ToolCallError)('X', (), {})", TYPE),
+    a("class-metaclass-keyword", "class A(metaclass=type):\n    pass", SYNTAX),
+    a("class-dunder-metaclass", "class A:\n    __metaclass__ = type", SYNTAX),
+    a("class-getattribute-override", """
+        class A:
+            def __getattribute__(self, name):
+                return 1
+    """, SYNTAX),
+    a("class-del-method", "class A:\n    def __del__(self):\n        pass", SYNTAX),
+    a("class-reduce-method", "class A:\n    def __reduce__(self):\n        return ()", SYNTAX),
+    a("class-descriptor-get", "class A:\n    def __get__(self, o, t):\n        return 1", SYNTAX),
+    a("class-index-method", "class A:\n    def __index__(self):\n        return 10**10", SYNTAX),
+    a("match-class-pattern-dunder", """
+        match 1:
+            case object(__class__=c):
+                pass
+        c
+    """, SYNTAX),
+    # ---- frames through generators, coroutines, async generators, tracebacks
+    a("generator-gi-frame", "def g():\n    yield 1\ng().gi_frame", SYNTAX),
+    a("generator-gi-frame-computed", """
+        def g():
+            yield 1
+        getattr(g(), 'gi_' + 'frame')
+    """, ATTR),
+    a("generator-gi-code-computed", "def g():\n    yield 1\ngetattr(g(), 'gi_' + 'code')", ATTR),
+    a("generator-gi-yieldfrom-computed", """
+        def g():
+            yield from [1]
+        getattr(g(), 'gi_yield' + 'from')
+    """, ATTR),
+    a("coroutine-cr-frame", """
+        async def c():
+            pass
+        c().cr_frame
+    """, SYNTAX),
+    a("coroutine-cr-frame-computed", """
+        async def c():
+            pass
+        co = c()
+        try:
+            getattr(co, 'cr_' + 'frame')
+        finally:
+            co.close()
+    """, ATTR),
+    a("coroutine-cr-await-computed", """
+        async def c():
+            pass
+        co = c()
+        try:
+            getattr(co, 'cr_' + 'await')
+        finally:
+            co.close()
+    """, ATTR),
+    a("coroutine-cr-code-computed", """
+        async def c():
+            pass
+        co = c()
+        try:
+            getattr(co, 'cr_' + 'code')
+        finally:
+            co.close()
+    """, ATTR),
+    a("asyncgen-ag-frame", "async def ag():\n    yield 1\nag().ag_frame", SYNTAX),
+    a("asyncgen-ag-frame-computed", """
+        async def ag():
+            yield 1
+        getattr(ag(), 'ag_' + 'frame')
+    """, ATTR),
+    a("asyncgen-ag-await-computed", """
+        async def ag():
+            yield 1
+        getattr(ag(), 'ag_' + 'await')
+    """, ATTR),
+    a("traceback-tb-frame", """
+        try:
+            1 / 0
+        except Exception as e:
+            e.__traceback__.tb_frame
+    """, SYNTAX),
+    a("traceback-computed", """
+        try:
+            1 / 0
+        except Exception as e:
+            getattr(e, '__trace' + 'back__')
+    """, ATTR),
+    a("tool-error-traceback-computed", """
+        try:
+            await tools.fail()
+        except ToolCallError as e:
+            getattr(e, '__trace' + 'back__')
+    """, ATTR, max_calls=1),
+    a("tool-error-context-computed", """
+        try:
+            await tools.boom()
+        except ToolCallError as e:
+            getattr(e, '__con' + 'text__')
+    """, ATTR, max_calls=1),
+    a("tool-error-cause-computed", """
+        try:
+            await tools.boom()
+        except ToolCallError as e:
+            getattr(e, '__cau' + 'se__')
+    """, ATTR, max_calls=1),
+    a("sys-exc-info", "import sys\nsys.exc_info()", IMPORT),
+    # ---- str.format / format_map / Formatter traversal
+    a("str-format-class", "'{0.__class__}'.format(1)", ATTR),
+    a("str-format-globals", "'{0.__init__.__globals__}'.format(ToolCallError)", ATTR),
+    a("str-format-map", "'{x.__class__}'.format_map({'x': 1})", ATTR),
+    a("str-format-unbound", "str.format('{0.__class__}', 1)", ATTR),
+    a("str-format-getattr", "getattr('{0.__class__}', 'format')(1)", ATTR),
+    a("str-format-via-map", "list(map(str.format, ['{0.__class__}'], [1]))", ATTR),
+    a("str-subclass-format", """
+        class S(str):
+            pass
+        S('{0.__class__}').format(1)
+    """, ATTR),
+    a("str-format-via-super", """
+        class S(str):
+            pass
+        super(S, S('{0.__class__}')).format(1)
+    """, ATTR),
+    a("str-format-via-zero-arg-super", """
+        class S(str):
+            def leak(self):
+                return super().format(1)
+        S('{0.__class__}').leak()
+    """, ATTR),
+    a("string-formatter", "import string\nstring.Formatter().format('{0.__class__}', 1)", ATTR),
+    a("string-formatter-get-field", """
+        import string
+        string.Formatter().get_field('0.__class__', [1], {})
+    """, ATTR),
+    a("fstring-dunder", "f'{(1).__class__}'", SYNTAX),
+    a("fstring-nested-format-spec", "f\"{1:{'{0.__class__}'}}\"", "ValueError"),
+    a("format-builtin-spec", "format(1, '{0.__class__}')", "ValueError"),
+    a("datetime-format-spec", """
+        import datetime
+        format(datetime.date(2020, 1, 1), '{0.__class__}')
+    """, None, value="{0.__class__}"),
+    # ---- operator / functools style attribute getters
+    a("operator-attrgetter", "import operator\noperator.attrgetter('__class__')(1)", IMPORT),
+    a("operator-methodcaller", """
+        import operator
+        operator.methodcaller('format', 1)('{0.__class__}')
+    """, IMPORT),
+    a("from-operator-import", "from operator import attrgetter", IMPORT),
+    # ---- imports outside the allowlist
+    a("import-os", "import os\nos.system('touch ' + SENTINEL_PATH)", IMPORT),
+    a("import-sys", "import sys\nsys.modules", IMPORT),
+    a("import-subprocess", "import subprocess", IMPORT),
+    a("from-os-import-system", "from os import system", IMPORT),
+    a("import-builtins", "import builtins", SYNTAX),
+    a("import-importlib", "import importlib", IMPORT),
+    a("import-gc", "import gc\ngc.get_objects()", IMPORT),
+    a("import-weakref", "import weakref", IMPORT),
+    a("import-ctypes", "import ctypes", IMPORT),
+    a("import-pickle", "import pickle", IMPORT),
+    a("import-io", "import io", IMPORT),
+    a("import-inspect", "import inspect", IMPORT),
+    a("import-typing", "import typing\ntyping.sys", IMPORT),
+    a("import-functools", "import functools", IMPORT),
+    a("import-json-submodule", "import json.decoder", IMPORT),
+    a("from-json-import-codecs", "from json import codecs", IMPORT),
+    a("from-re-import-enum", "from re import enum", IMPORT),
+    a("from-asyncio-import-events", "from asyncio import events", IMPORT),
+    a("from-dunder-import", "from json import __loader__", SYNTAX),
+    a("relative-import", "from . import x", IMPORT),
+    # ---- module attribute chains on every facade
+    a("json-codecs-open", "import json\njson.codecs.open(SENTINEL_PATH, 'w')", ATTR),
+    a("json-decoder", "import json\njson.decoder", ATTR),
+    a("json-scanner", "import json\njson.scanner", ATTR),
+    a("re-enum-sys", "import re\nre.enum.sys.modules", ATTR),
+    a("re-copyreg", "import re\nre.copyreg", ATTR),
+    a("re-functools", "import re\nre.functools", ATTR),
+    a("datetime-sys", "import datetime\ndatetime.sys.modules", ATTR),
+    a("math-loader-computed", "import math\ngetattr(math, '__load' + 'er__')", ATTR),
+    a("collections-abc", "import collections\ncollections.abc", ATTR),
+    a("collections-sys", "import collections\ncollections.sys", ATTR),
+    a("namedtuple-field-injection", """
+        import collections
+        collections.namedtuple('P', ['x=__import__("os")'])
+    """, "ValueError"),
+    a("itertools-sys", "import itertools\nitertools.sys", ATTR),
+    a("statistics-sys", "import statistics\nstatistics.sys", ATTR),
+    a("statistics-random", "import statistics\nstatistics.random", ATTR),
+    a("string-formatter-attr", "import string\nstring.Formatter", ATTR),
+    a("asyncio-events", "import asyncio\nasyncio.events", ATTR),
+    a("asyncio-get-event-loop", "import asyncio\nasyncio.get_event_loop()", ATTR),
+    a("asyncio-get-running-loop", "import asyncio\nasyncio.get_running_loop()", ATTR),
+    a("asyncio-current-task", "import asyncio\nasyncio.current_task().get_stack()", ATTR),
+    a("asyncio-all-tasks", "import asyncio\nasyncio.all_tasks()", ATTR),
+    a("asyncio-create-task", "import asyncio\nasyncio.create_task(asyncio.sleep(0))", ATTR),
+    a("asyncio-to-thread", "import asyncio\nasyncio.to_thread(len, [])", ATTR),
+    a("asyncio-subprocess", "import asyncio\nasyncio.create_subprocess_exec('true')", ATTR),
+    a("asyncio-future", "import asyncio\nasyncio.Future()", ATTR),
+    a("asyncio-sys", "import asyncio\nasyncio.sys", ATTR),
+    # ---- asyncio facade internals: driving coroutines by hand leaks host futures/loops
+    a("sleep-send-leaks-future", """
+        import asyncio
+        asyncio.sleep(1).send(None).get_loop()
+    """, ATTR),
+    a("script-coroutine-send-leaks-future", """
+        import asyncio
+        async def f():
+            await asyncio.sleep(1)
+        f().send(None).get_loop()
+    """, ATTR),
+    a("asyncgen-asend-leaks-future", """
+        import asyncio
+        async def ag():
+            await asyncio.sleep(1)
+            yield 1
+        ag().asend(None).send(None).get_loop()
+    """, ATTR),
+    a("wait-for-send-leaks-future", """
+        import asyncio
+        asyncio.wait_for(asyncio.sleep(1), 5).send(None).get_loop()
+    """, ATTR),
+    a("gather-get-loop", """
+        import asyncio
+        asyncio.gather(asyncio.sleep(0)).get_loop()
+    """, ATTR),
+    a("coroutine-throw-into-host", """
+        import asyncio
+        asyncio.sleep(1).throw(ValueError('x'))
+    """, ATTR),
+    # ---- the tools proxy internals
+    a("tools-dunder-dict", "tools.__dict__", SYNTAX),
+    a("tools-private-computed", "getattr(tools, '_' + 'broker')", ATTR),
+    a("tools-dict-computed", "getattr(tools, '__di' + 'ct__')", ATTR),
+    a("tools-class-computed", "getattr(tools, '__cla' + 'ss__')", ATTR),
+    a("tools-unknown-did-you-mean", "tools.ech", ATTR, message="echo"),
+    a("tools-function-closure", "getattr(tools.echo, '__clo' + 'sure__')", ATTR),
+    a("tools-function-wrapped", "getattr(tools.echo, '__wrap' + 'ped__')", ATTR),
+    a("tools-function-partial-func", "tools.echo.func", ATTR),
+    a("tools-positional-call", "await tools.echo(1)", TYPE, check=_no_host_calls),
+    a("tools-awaitable-index", "tools.echo(x=1)['x']", TYPE, message="await"),
+    a("tools-awaitable-as-result", "tools.echo(x=1)", TYPE, message="await"),
+    a("tools-awaitable-iterate", "for v in tools.echo(x=1):\n    pass", TYPE, message="await"),
+    a("tools-awaitable-send", "tools.slow(s=1).send(None)", ATTR, message="await"),
+    a("tools-awaitable-cr-frame-computed", "getattr(tools.echo(x=1), 'cr_' + 'frame')", ATTR),
+    a("tools-arg-function", "await tools.echo(x=len)", "ToolCallError", check=_no_host_calls),
+    a("tools-arg-facade", "import json\nawait tools.echo(x=json)", "ToolCallError",
+      check=_no_host_calls),
+    a("tools-arg-cyclic", "c = []\nc.append(c)\nawait tools.echo(x=c)", "ToolCallError",
+      check=_no_host_calls),
+    a("tools-arg-nan", "await tools.echo(x=float('nan'))", "ToolCallError", check=_no_host_calls),
+    a("tools-arg-deep", """
+        x = []
+        for i in range(20000):
+            x = [x]
+        await tools.echo(x=x)
+    """, "ToolCallError", check=_no_host_calls),
+    a("tools-arg-dict-subclass-items-bomb", """
+        class D(dict):
+            def items(self):
+                while True:
+                    pass
+        await tools.echo(x=D(a=1))
+    """, LIMIT, limit=CPU, limits=DOS, check=_no_host_calls),
+    a("tools-trap-result-is-a-copy", """
+        r = await tools.trap()
+        [r['a'], r.get('a'), list(r), list(r.keys())]
+    """, None, value=[1, 1, ["a"], ["a"]], max_calls=1),
+    a("tools-deep-result", "await tools.deep()", "ToolCallError", max_calls=1),
+    # ---- exception objects carrying host objects
+    a("boom-fields", """
+        try:
+            await tools.boom()
+        except ToolCallError as e:
+            [e.tool, e.message, e.path]
+    """, None, value=["boom", "internal error", None], max_calls=1),
+    a("boom-args-are-strings", """
+        try:
+            await tools.boom()
+        except ToolCallError as e:
+            [list(e.args), str(e), repr(e)]
+    """, None, check=_strings_only, max_calls=1),
+    a("fail-fields", """
+        try:
+            await tools.fail()
+        except ToolCallError as e:
+            [e.tool, e.message, e.path]
+    """, None, value=["fail", "nope", "$.x"], max_calls=1),
+    a("boom-via-gather-return-exceptions", """
+        import asyncio
+        r = await asyncio.gather(tools.boom(), return_exceptions=True)
+        [str(r[0]), r[0].message, isinstance(r[0], ToolCallError)]
+    """, None, value=["boom: internal error", "internal error", True], max_calls=1),
+    a("subclass-host-error", """
+        class E(ToolCallError):
+            def __init__(self):
+                self.tool = 'x'
+        raise E()
+    """, "E"),
+    a("raise-host-limit-class-spoof", """
+        try:
+            while True:
+                pass
+        except BaseException as e:
+            cls = type(e)
+        raise cls('timeout', 1)
+    """, LIMIT, limit=("operations",), limits=DOS),
+    a("fake-limit-class", """
+        class LimitExceeded(Exception):
+            pass
+        raise LimitExceeded('limit exceeded: timeout=1')
+    """, "LimitExceeded", check=lambda r, h: _assert(r.error.limit is None, r.error)),
+    # ---- objects handed to the host for encoding
+    a("result-dict-subclass-items-bomb", """
+        class D(dict):
+            def items(self):
+                while True:
+                    pass
+        D(a=1)
+    """, LIMIT, limit=CPU, limits=DOS),
+    a("result-str-subclass", """
+        class S(str):
+            def encode(self, *args):
+                return b''
+        S('x' * 10**6)
+    """, LIMIT, limit=("result",)),
+    a("result-facade", "import json\njson", TYPE),
+    a("result-tools-proxy", "tools", TYPE),
+    a("result-host-class", "ToolCallError", TYPE),
+    a("result-cyclic", "c = []\nc.append(c)\nc", "ValueError"),
+    a("print-file-object", """
+        class W:
+            def write(self, s):
+                pass
+        print('x', file=W())
+    """, TYPE),
+]
+
+
+def _assert(condition: bool, detail: Any) -> None:
+    assert condition, detail
+
+
+DOSES = [
+    # ---- loops
+    dos("while-true", "while True:\n    pass"),
+    dos("for-huge-range", "for i in range(10**12):\n    pass"),
+    dos("listcomp-huge", "[i for i in range(10**9)]"),
+    dos("dictcomp-huge", "{i: i for i in range(10**9)}"),
+    dos("setcomp-huge", "{i for i in range(10**9)}"),
+    dos("genexpr-sum", "sum(i for i in range(10**9))"),
+    dos("genexpr-any", "any(x < 0 for x in range(10**9))"),
+    dos("all-map-lambda", "all(map(lambda x: x >= 0, range(10**9)))"),
+    dos("sorted-key-lambda", "sorted(range(10**6), key=lambda x: -x)"),
+    dos("list-map-lambda", "list(map(lambda x: x, range(10**9)))"),
+    dos("list-filter-lambda", "list(filter(lambda x: True, range(10**9)))"),
+    dos("min-key-lambda", "min(range(10**9), key=lambda x: x)"),
+    dos("max-key-lambda", "max(range(10**9), key=lambda x: x)"),
+    dos("sum-range-c-loop", f"sum(range({BIG}))"),
+    dos("sum-filter-none-c-loop", f"sum(filter(None, range({BIG})))"),
+    dos("max-range-c-loop", f"max(range({BIG}))"),
+    dos("all-range-c-loop", f"all(range(1, {BIG}))"),
+    dos("sorted-c-loop", "sorted(range(10**7))", limit=HEAVY),
+    dos("iter-callable-sentinel", f"""
+        import itertools
+        sum(itertools.islice(iter(int, 1), {BIG}))
+    """),
+    dos("deque-consume-repeat", f"""
+        import collections, itertools
+        collections.deque(itertools.repeat(0, {BIG}), maxlen=0)
+    """),
+    dos("list-extend-repeat", "x = []\nimport itertools\nx.extend(itertools.repeat(0, 3 * 10**7))",
+        limit=HEAVY),
+    dos("dict-fromkeys-range", "dict.fromkeys(range(3 * 10**6))", limit=HEAVY),
+    dos("set-of-range", "set(range(3 * 10**6))", limit=HEAVY),
+    dos("join-genexpr", "','.join(str(i) for i in range(10**9))"),
+    dos("join-repeat-c-loop", "import itertools\n''.join(itertools.repeat('a', 5 * 10**7))",
+        limit=HEAVY),
+    dos("star-unpack-into-print", "import itertools\nprint(*itertools.repeat(0, 5 * 10**6))",
+        limit=HEAVY),
+    dos("list-display-unpack", "[*range(2 * 10**7)]", limit=HEAVY),
+    dos("await-sleep0-loop", "import asyncio\nwhile True:\n    await asyncio.sleep(0)"),
+    dos("gather-spinning-coroutines", """
+        import asyncio
+        async def spin():
+            while True:
+                await asyncio.sleep(0)
+        await asyncio.gather(*[spin() for _ in range(100)])
+    """),
+    dos("sleep-forever", "import asyncio\nawait asyncio.sleep(100)", limit=("timeout",)),
+    dos("wait-for-huge-timeout", """
+        import asyncio
+        await asyncio.wait_for(asyncio.sleep(100), 10**6)
+    """, limit=("timeout",)),
+    dos("slow-tool-times-out", "await tools.slow(s=100)", limit=("timeout",), max_calls=1,
+        check=_host_saw_cancel),
+    dos("gather-sleep-flood", """
+        import asyncio
+        await asyncio.gather(*[asyncio.sleep(100) for _ in range(10**4)])
+    """, limit=("timeout", "operations")),
+    # ---- recursion
+    dos("self-recursion", "def f():\n    return f()\nf()", limit=("recursion",)),
+    dos("mutual-recursion", """
+        def a():
+            return b()
+        def b():
+            return a()
+        a()
+    """, limit=("recursion",)),
+    dos("recursion-retry-in-except", """
+        def f():
+            try:
+                return f()
+            except:
+                return f()
+        f()
+    """, limit=("recursion",)),
+    dos("recursion-via-sort-key", """
+        def f(x):
+            return sorted([1, 2], key=f)
+        f(1)
+    """, limit=("recursion",)),
+    dos("recursion-via-init", """
+        class A:
+            def __init__(self):
+                A()
+        A()
+    """, limit=("recursion",)),
+    dos("recursion-async", "async def f():\n    return await f()\nawait f()", limit=("recursion",)),
+    dos("recursion-lambda", "f = lambda: f()\nf()", limit=("recursion",)),
+    dos("recursion-via-map", "def f(x):\n    return list(map(f, [x]))\nf(1)", limit=("recursion",)),
+    dos("json-dumps-deep", """
+        import json
+        x = []
+        for i in range(50000):
+            x = [x]
+        json.dumps(x)
+    """, limit=("recursion",)),
+    dos("json-loads-deep", "import json\njson.loads('[' * 10**5 + ']' * 10**5)",
+        limit=("recursion",)),
+    dos("repr-deep", """
+        x = []
+        for i in range(50000):
+            x = [x]
+        str(x)
+    """, limit=("recursion",)),
+    # ---- big integers
+    dos("pow-tower", "10**10**10", limit=("memory",)),
+    dos("pow-nine-tower", "9**9**9", limit=("memory",)),
+    dos("shift-huge", "2 << 10**9", limit=("memory",)),
+    dos("pow-builtin", "pow(2, 10**9)", limit=("memory",)),
+    dos("pow-variables", "a = 10\nb = a ** a\nb ** b", limit=("memory",)),
+    dos("repeated-squaring", "x = 3\nfor i in range(40):\n    x = x * x", limit=("memory",)),
+    dos("inplace-pow", "x = 10\nx **= 10**8", limit=("memory",)),
+    dos("inplace-shift", "x = 1\nx <<= 10**10", limit=("memory",)),
+    dos("math-factorial", "import math\nmath.factorial(10**7)", limit=HEAVY),
+    dos("math-comb", "import math\nmath.comb(10**7, 5 * 10**6)", limit=HEAVY),
+    dos("math-perm", "import math\nmath.perm(10**6)", limit=HEAVY),
+    dos("math-prod", "import math\nmath.prod([10**1000] * 10**4)", limit=HEAVY),
+    dos("int-subclass-lying-compare-repeat", """
+        class N(int):
+            def __gt__(self, other):
+                return False
+            def __ge__(self, other):
+                return False
+            def __lt__(self, other):
+                return True
+            def __le__(self, other):
+                return True
+        'a' * N(10**9)
+    """, limit=("memory",)),
+    dos("int-subclass-lying-compare-pow", """
+        class N(int):
+            def __gt__(self, other):
+                return False
+            def __ge__(self, other):
+                return False
+            def __lt__(self, other):
+                return True
+            def __le__(self, other):
+                return True
+        2 ** N(10**9)
+    """, limit=("memory",)),
+    dos("int-subclass-repeat", "class N(int):\n    pass\n[0] * N(10**10)", limit=("memory",)),
+    dos("int-subclass-squaring", """
+        class N(int):
+            pass
+        x = N(3)
+        for i in range(40):
+            x = N(x * x)
+    """, limit=("memory",)),
+    dos("int-subclass-lying-compare-shift", """
+        class N(int):
+            def __gt__(self, other):
+                return False
+            def __lt__(self, other):
+                return True
+        1 << N(10**10)
+    """, limit=("memory",)),
+    dos("userstring-repeat", "import collections\ncollections.UserString('a') * 10**9",
+        limit=("memory",)),
+    dos("userlist-repeat", "import collections\ncollections.UserList([0]) * 10**9",
+        limit=("memory",)),
+    a("int-from-huge-digit-string", "int('9' * 10**6)", "ValueError", limits=DOS),
+    # ---- repetition and padding
+    dos("str-repeat", "'a' * 10**10", limit=("memory",)),
+    dos("list-repeat", "[0] * 10**10", limit=("memory",)),
+    dos("bytes-repeat", "b'a' * 10**10", limit=("memory",)),
+    dos("tuple-repeat", "(0,) * 10**10", limit=("memory",)),
+    dos("repeat-reversed-operands", "10**10 * 'a'", limit=("memory",)),
+    dos("inplace-repeat", "s = 'a'\ns *= 10**10", limit=("memory",)),
+    dos("chained-repeat", "[0] * 10**5 * 10**5", limit=("memory",)),
+    dos("str-ljust", "'a'.ljust(10**9)", limit=("memory",)),
+    dos("str-rjust", "'a'.rjust(10**9)", limit=("memory",)),
+    dos("str-center", "'x'.center(10**9)", limit=("memory",)),
+    dos("str-zfill", "'1'.zfill(10**9)", limit=("memory",)),
+    dos("str-expandtabs", "'\\t'.expandtabs(10**9)", limit=("memory",)),
+    dos("percent-width", "'%*d' % (10**9, 1)", limit=("memory",)),
+    dos("percent-literal-width", "'%1000000000d' % 1", limit=("memory",)),
+    dos("unbound-str-ljust", "str.ljust('a', 10**9)", limit=("memory",)),
+    dos("mapped-str-zfill", "list(map(str.zfill, ['1'], [10**9]))", limit=("memory",)),
+    dos("join-amplify", "s = 'a' * 10**6\n''.join([s] * 1000)", limit=("memory",)),
+    dos("sum-of-lists-quadratic", "sum([[0] * 10**6] * 40, [])", limit=HEAVY),
+    dos("itertools-product-materialises", """
+        import itertools
+        itertools.product(itertools.repeat(0, 10**8))
+    """, limit=HEAVY),
+    dos("accumulate-string-growth", """
+        import itertools
+        for s in itertools.accumulate(['a' * 10**6] * 100):
+            pass
+    """, limit=HEAVY),
+    dos("format-width", "format(1, '>1000000000')", limit=("memory",)),
+    dos("fstring-width", "f'{1:>{10**9}}'", limit=("memory",)),
+    dos("replace-amplify", "('a' * 10**4).replace('', 'b' * 10**4)", limit=("memory",)),
+    dos("concat-doubling", "x = 'a' * 1000\nfor i in range(20):\n    x = x + x", limit=("memory",)),
+    dos("list-concat-doubling", "x = [0] * 1000\nfor i in range(17):\n    x = x + x",
+        limit=("memory",)),
+    dos("list-extend-doubling", "x = [0] * 1000\nfor i in range(17):\n    x.extend(x)",
+        limit=("memory",)),
+    dos("bytes-alloc", "bytes(10**9)", limit=("memory",)),
+    dos("bytearray-alloc", "bytearray(10**9)", limit=("memory",)),
+    dos("int-to-bytes", "(1).to_bytes(10**9, 'big')", limit=("memory",)),
+    dos("list-of-range", "list(range(10**9))", limit=HEAVY),
+    # ---- catastrophic regular expressions
+    dos("regex-nested-plus", "import re\nre.match('(a+)+$', 'a' * 30 + 'b')", limit=HEAVY),
+    dos("regex-nested-star", "import re\nre.search('(a*)*b', 'a' * 30)", limit=HEAVY),
+    dos("regex-alternation", "import re\nre.fullmatch('(a|aa)+', 'a' * 60 + 'b')", limit=HEAVY),
+    dos("regex-compiled-pattern", "import re\nre.compile('(x+x+)+y').match('x' * 40)",
+        limit=HEAVY),
+    dos("regex-sub-amplify", "import re\nre.sub('', 'x' * 1000, 'a' * 10**5)", limit=HEAVY),
+    # ---- print floods (truncation is not an error)
+    dos("print-forever", "while True:\n    print('x' * 100)", check=_output_truncated),
+    a("print-bounded-flood", "for i in range(1000):\n    print('x' * 100)", None, limits=DOS,
+      check=_output_truncated),
+    a("print-one-huge-line", "print('x' * 10**7)", None, limits=DOS, check=_output_truncated),
+    a("print-huge-end", "print('a', end='b' * 10**7)", None, limits=DOS, check=_output_truncated),
+    a("print-huge-sep", "print('a', 'b', sep='c' * 10**7)", None, limits=DOS,
+      check=_output_truncated),
+    # ---- huge results
+    dos("result-huge-string", "'x' * 10**6", limit=("result",)),
+    dos("result-huge-list", "list(range(30000))", limit=("result",)),
+    dos("result-deep-nesting", "x = []\nfor i in range(50000):\n    x = [x]\nx",
+        limit=("result", "recursion")),
+    # ---- tool-call floods
+    dos("calls-loop", "for i in range(1000):\n    await tools.echo(x=i)", limit=("calls",),
+        max_calls=DOS.calls),
+    dos("calls-loop-swallowed", """
+        for i in range(1000):
+            try:
+                await tools.echo(x=i)
+            except Exception:
+                pass
+        'swallowed'
+    """, limit=("calls",), max_calls=DOS.calls),
+    dos("calls-gather-flood", """
+        import asyncio
+        await asyncio.gather(*[tools.echo(x=i) for i in range(500)])
+    """, limit=("calls",), max_calls=DOS.calls),
+    dos("calls-gather-return-exceptions", """
+        import asyncio
+        r = await asyncio.gather(*[tools.echo(x=i) for i in range(500)], return_exceptions=True)
+        len(r)
+    """, limit=("calls",), max_calls=DOS.calls),
+    a("concurrency-bounded", """
+        import asyncio
+        len(await asyncio.gather(*[tools.slow(s=0.02) for i in range(16)]))
+    """, None, limits=DOS, max_calls=16, check=_bounded_concurrency),
+    a("calls-never-awaited", "for i in range(1000):\n    tools.echo(x=i)\n'done'", None,
+      limits=DOS, value="done", check=_no_host_calls),
+    a("orphan-gather-after-error", """
+        import asyncio
+        g = asyncio.gather(tools.slow(s=0.2), tools.slow(s=0.2))
+        raise ValueError('bail')
+    """, "ValueError", limits=DOS, max_calls=2, settle=0.5),
+    a("asyncgen-finalizer-calls-after-run", """
+        async def ag():
+            try:
+                yield 1
+            finally:
+                await tools.echo(x='late')
+        async for v in ag():
+            break
+        'done'
+    """, None, limits=DOS, value="done", max_calls=1, settle=0.3),
+    a("generator-finally-spins-after-run", """
+        def g():
+            try:
+                yield 1
+            finally:
+                for i in range(10**8):
+                    pass
+        it = g()
+        next(it)
+        'done'
+    """, LIMIT, limit=CPU, limits=DOS),
+    # ---- limit swallowing
+    dos("swallow-except-exception", """
+        try:
+            while True:
+                pass
+        except Exception:
+            pass
+        'swallowed'
+    """),
+    dos("swallow-bare-except", """
+        try:
+            while True:
+                pass
+        except:
+            pass
+        'swallowed'
+    """),
+    dos("swallow-base-exception", """
+        try:
+            while True:
+                pass
+        except BaseException:
+            pass
+        'swallowed'
+    """),
+    dos("finally-spins", """
+        try:
+            while True:
+                pass
+        finally:
+            while True:
+                pass
+    """),
+    dos("while-try-except-pass", """
+        while True:
+            try:
+                while True:
+                    pass
+            except:
+                pass
+    """),
+    dos("swallow-by-nameerror-in-except", """
+        try:
+            try:
+                while True:
+                    pass
+            except NoSuchName:
+                pass
+        except NameError:
+            pass
+        'swallowed'
+    """),
+    dos("swallow-finally-raises-other", """
+        try:
+            while True:
+                pass
+        finally:
+            raise ValueError('replaced')
+    """),
+    dos("swallow-finally-return", """
+        def f():
+            try:
+                while True:
+                    pass
+            finally:
+                return 'swallowed'
+        f()
+    """),
+    dos("swallow-finally-break", """
+        for i in range(1):
+            try:
+                while True:
+                    pass
+            finally:
+                break
+        'swallowed'
+    """),
+    dos("swallow-gather-return-exceptions", """
+        import asyncio
+        async def spin():
+            while True:
+                pass
+        await asyncio.gather(spin(), return_exceptions=True)
+        'swallowed'
+    """),
+    dos("swallow-recursion-limit", """
+        def f():
+            try:
+                return f()
+            except BaseException:
+                return 0
+        f()
+        'swallowed'
+    """, limit=("recursion",)),
+    dos("swallow-timeout-cancellation", """
+        import asyncio
+        try:
+            await asyncio.sleep(100)
+        except BaseException:
+            pass
+        'swallowed'
+    """, limit=("timeout",)),
+    dos("swallow-cancellation-forever", """
+        import asyncio
+        while True:
+            try:
+                await asyncio.sleep(100)
+            except BaseException:
+                pass
+    """, limit=("timeout",)),
+    dos("swallow-calls-limit-then-spin", """
+        for i in range(100):
+            try:
+                await tools.echo(x=i)
+            except BaseException:
+                pass
+        'swallowed'
+    """, limit=("calls",), max_calls=DOS.calls),
+    a("except-star", "try:\n    pass\nexcept* ValueError:\n    pass", SYNTAX),
+]
+
+ATTACKS = ESCAPES + DOSES
+
+SENTINEL_SCRIPT = textwrap.dedent("""
+    import json, math
+    r = await tools.echo(x=json.loads('1'))
+    [1 + 1 + r['x'], len('ab'), math.floor(2.5), str(7), sorted([2, 1])]
+""")
+SENTINEL_VALUE = [3, 2, 2, "7", [1, 2]]
+
+EXECUTORS = ("InProcessExecutor", "WorkerPoolExecutor")
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """The sandbox's script runtime is asyncio-based; one backend keeps the suite fast."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="module", params=EXECUTORS)
+async def executor(request: pytest.FixtureRequest) -> Any:
+    """One executor instance per module: every attack and its sentinel share it."""
+    cls = getattr(sandbox, request.param, None)
+    if cls is None:
+        pytest.fail(f"codemode.sandbox.{request.param} does not exist yet")
+    async with cls() as ex:
+        yield ex
+
+
+@pytest.fixture(autouse=True)
+def _watchdog() -> Iterator[None]:
+    """Kill the test process if a C-level loop holds the GIL past any sane bound."""
+    faulthandler.dump_traceback_later(100, exit=True)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.fixture(autouse=True)
+def _clean_sentinels() -> Iterator[None]:
+    ESCAPED.clear()
+    yield
+    ESCAPED.clear()
+
+
+# --------------------------------------------------------------------------- assertions
+
+
+def _texts(result: Any) -> list[str]:
+    texts = [result.output]
+    try:
+        texts.append(json.dumps(result.value))
+    except (TypeError, ValueError):
+        texts.append(repr(result.value))
+    if result.error is not None:
+        texts += [result.error.message, result.error.traceback, result.error.type]
+    return texts
+
+
+def assert_host_untouched(result: Any, host: Host | None = None) -> None:
+    """No escape marker anywhere, no trap touched, no sentinel file, host classes intact."""
+    for text in _texts(result):
+        for marker in FORBIDDEN_TEXT:
+            assert marker not in text, f"host leak {marker!r} in {text[:500]!r}"
+    assert ESCAPED == [], ESCAPED
+    assert not os.path.exists(SENTINEL_PATH), "the script created the host sentinel file"
+    for name in ("redteam", "pwned"):
+        assert not hasattr(ToolCallError, name)
+    assert ToolCallError.__init__.__qualname__ == "ToolCallError.__init__"
+    assert "message" not in vars(ToolCallError)
+
+
+async def run_attack(executor: Any, source: str, limits: Limits) -> tuple[Any, Host]:
+    """Run one script with a fresh host; the host is closed the moment run() returns."""
+    host = Host()
+    with anyio.fail_after(limits.timeout + 20):
+        result = await executor.run(source, call_tool=host, tool_paths=TOOL_PATHS, limits=limits)
+    host.closed = True
+    return result, host
+
+
+async def assert_sentinel_works(executor: Any) -> None:
+    """The same executor still runs a normal script with a tool call."""
+    result, host = await run_attack(executor, SENTINEL_SCRIPT, ESC)
+    assert result.error is None, result.error
+    assert result.value == SENTINEL_VALUE
+    assert host.calls == [("echo", {"x": 1})]
+    assert_host_untouched(result, host)
+
+
+def assert_outcome(attack: Attack, result: Any, host: Host) -> None:
+    """The specific refusal (or value) the row demands."""
+    if attack.error is None:
+        assert result.error is None, f"expected success, got {result.error}"
+        if attack.check is None:
+            assert result.value == attack.value
+    else:
+        assert result.error is not None, f"attack succeeded: value={result.value!r}"
+        assert result.error.type == attack.error, result.error
+        if attack.error == LIMIT:
+            assert result.error.limit in attack.limit, result.error
+            assert result.error.limit in result.error.message, result.error
+        if attack.message is not None:
+            assert attack.message.lower() in result.error.message.lower(), result.error
+    if attack.check is not None:
+        attack.check(result, host)
+    assert len(host.calls) <= attack.max_calls, host.calls[:5]
+    if attack.max_calls == 0:
+        assert host.calls == [], host.calls[:5]
+
+
+# --------------------------------------------------------------------------- tests
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+async def test_attack_is_contained(executor: Any, attack: Attack) -> None:
+    result, host = await run_attack(executor, attack.script(), attack.limits)
+    if attack.settle:
+        await anyio.sleep(attack.settle)
+    assert_host_untouched(result, host)
+    assert_outcome(attack, result, host)
+    await assert_sentinel_works(executor)
+
+
+def test_table_is_large_and_ids_are_unique() -> None:
+    ids = [p.id for p in ATTACKS]
+    assert len(ids) == len(set(ids))
+    assert len(ids) >= 120
+
+
+async def test_print_to_host_stream_is_captured(executor: Any,
+                                                capfd: pytest.CaptureFixture[str]) -> None:
+    """``print(file=None)`` or ``flush=True`` must not reach the host's real stdout/stderr."""
+    mark = f"LEAK-{uuid.uuid4().hex}"
+    source = f"print({mark!r}, file=None, flush=True)\nprint({mark!r}, flush=True)"
+    result, _ = await run_attack(executor, source, ESC)
+    captured = capfd.readouterr()
+    assert mark not in captured.out and mark not in captured.err
+    assert result.error is None or result.error.type == TYPE, result.error
+    if result.error is None:
+        assert mark in result.output
+    assert_host_untouched(result)
+    await assert_sentinel_works(executor)
+
+
+async def test_cancelled_run_stops_calls_and_executor_recovers(executor: Any) -> None:
+    """Cancelling run() mid-flood: the in-flight call is cancelled, nothing arrives later."""
+    host = Host()
+    source = "while True:\n    await tools.slow(s=0.05)"
+    with anyio.move_on_after(0.3):
+        await executor.run(source, call_tool=host, tool_paths=TOOL_PATHS, limits=ESC)
+    host.closed = True
+    delivered = len(host.calls)
+    await anyio.sleep(0.3)
+    assert len(host.calls) == delivered
+    assert host.in_flight == 0
+    assert ESCAPED == []
+    await assert_sentinel_works(executor)
+
+
+async def test_facades_are_not_shared_mutable_state(executor: Any) -> None:
+    """A run that tries to poison shared objects leaves the next run unaffected."""
+    poison = textwrap.dedent("""
+        import json, collections, string
+        for target in (json, collections, string, tools):
+            try:
+                target.loads = len
+            except Exception:
+                pass
+        try:
+            ToolCallError.message = 'pwned'
+        except Exception:
+            pass
+        'done'
+    """)
+    result, _ = await run_attack(executor, poison, ESC)
+    assert result.error is None and result.value == "done", result.error
+    probe = "import json\n[json.loads('[1]'), ToolCallError('a', 'b').message]"
+    check, _ = await run_attack(executor, probe, ESC)
+    assert check.error is None and check.value == [[1], "b"], check.error
+    assert_host_untouched(result)
+
+
+@pytest.mark.parametrize("source", [
+    "while True:\n    pass",
+    "for i in range(10**12):\n    x = i * i",
+])
+async def test_host_loop_keeps_ticking_during_cpu_attack(executor: Any, source: str) -> None:
+    """A tight script loop must not starve the host's event loop (10 ms ticker)."""
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await anyio.sleep(0.01)
+            ticks += 1
+
+    limits = Limits(timeout=1.0, operations=10**12, memory=256 * MiB, recursion=50,
+                    output=4096, result=65_536, calls=5, concurrency=2)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ticker)
+        result, _ = await run_attack(executor, source, limits)
+        tg.cancel_scope.cancel()
+    assert result.error is not None and result.error.limit == "timeout", result.error
+    assert ticks >= 10, ticks
+    await assert_sentinel_works(executor)

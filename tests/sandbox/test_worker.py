@@ -1,0 +1,382 @@
+"""Process-layer tests: framing, worker lifecycle, rlimits, kills, recycling.
+
+Most tests run trusted plain-Python scripts through a stand-in runtime
+(``standin_runtime`` below, imported by the worker processes): it can do what
+no restricted script may (exit, segfault, read its environment, spin in C), so
+the process machinery is tested on its own. The limit tests that a restricted
+script can trigger also run through the real runner.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+import os
+from collections.abc import AsyncIterator, Collection
+from typing import Any
+
+import anyio
+import pytest
+
+from codemode.errors import ToolCallError, WorkerProtocolError
+from codemode.sandbox.broker import decode_reply
+from codemode.sandbox.limits import Limits
+from codemode.sandbox.pool import WorkerPoolExecutor
+from codemode.sandbox.protocol import MAX_FRAME, FrameDecoder, encode
+from codemode.sandbox.result import RunOutcome, ScriptError
+from codemode.sandbox.worker import ScriptCall
+
+STANDIN = "tests.sandbox.test_worker:standin_runtime"
+
+
+async def standin_runtime(
+    source: str, *, call: ScriptCall, tool_paths: Collection[str], limits: Limits
+) -> RunOutcome:
+    """Unrestricted runtime for trusted test scripts: top-level await, ``tools.x(...)``."""
+    del tool_paths, limits
+    output: list[str] = []
+
+    class Tools:
+        def __getattr__(self, name: str) -> Any:
+            async def tool(**kwargs: Any) -> Any:
+                return decode_reply(await call(name, kwargs))
+
+            return tool
+
+    def capture(*args: object) -> None:
+        output.append(" ".join(map(str, args)) + "\n")
+
+    tree = ast.parse(source)
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = tree.body[-1]
+        tree.body[-1] = ast.Assign(targets=[ast.Name("result_", ast.Store())], value=last.value)
+        ast.fix_missing_locations(tree)
+    namespace: dict[str, Any] = {"tools": Tools(), "print": capture, "result_": None}
+    code = compile(tree, "<script>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    try:
+        coroutine = eval(code, namespace)
+        if coroutine is not None:
+            await coroutine
+    except Exception as exc:
+        text = "".join(output)
+        return RunOutcome(output=text, output_bytes=len(text),
+                          error=ScriptError(type=type(exc).__name__, message=str(exc)))
+    text = "".join(output)
+    return RunOutcome(value=namespace["result_"], output=text, output_bytes=len(text))
+
+
+async def echo(name: str, arguments: dict[str, Any]) -> Any:
+    if name == "fail":
+        raise ToolCallError(name, "it failed", "/x")
+    return {"name": name, "arguments": arguments}
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def pool() -> AsyncIterator[WorkerPoolExecutor]:
+    async with WorkerPoolExecutor(size=1, runtime=STANDIN) as executor:
+        await executor.start()
+        yield executor
+
+
+@pytest.fixture(scope="module")
+async def restricted() -> AsyncIterator[WorkerPoolExecutor]:
+    async with WorkerPoolExecutor(size=1) as executor:
+        await executor.start()
+        yield executor
+
+
+SENTINEL = "r = await tools.sentinel()\n[r['name'], len('ok')]"
+
+
+async def assert_sentinel(executor: WorkerPoolExecutor) -> None:
+    result = await executor.run(SENTINEL, call_tool=echo, tool_paths=["sentinel"])
+    assert result.error is None, result.error
+    assert result.value == ["sentinel", 2]
+
+
+def _frames(*messages: list[Any]) -> bytes:
+    return b"".join(encode(m) for m in messages)
+
+
+@pytest.mark.parametrize(
+    ("chunks", "expected"),
+    [
+        ([_frames(["a", 1])], [["a", 1]]),
+        ([_frames(["a", 1], ["b", {"k": [1, 2]}])], [["a", 1], ["b", {"k": [1, 2]}]]),
+        ([_frames(["a", "é☃"])[:3], _frames(["a", "é☃"])[3:]], [["a", "é☃"]]),
+        ([bytes([b]) for b in _frames(["x", None], ["y"])], [["x", None], ["y"]]),
+    ],
+    ids=["one", "batch", "split-header", "byte-by-byte"],
+)
+def test_decoder_reassembles_frames(chunks: list[bytes], expected: list[list[Any]]) -> None:
+    decoder = FrameDecoder()
+    got = [m for chunk in chunks for m in decoder.feed(chunk)]
+    assert got == expected
+    assert decoder.pending == 0
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ((MAX_FRAME + 1).to_bytes(4, "big"), "exceeds"),
+        (len(b"{nope").to_bytes(4, "big") + b"{nope", "not JSON"),
+        (len(b'{"a":1}').to_bytes(4, "big") + b'{"a":1}', "tagged"),
+        (len(b"[]").to_bytes(4, "big") + b"[]", "tagged"),
+    ],
+    ids=["too-long", "not-json", "object", "empty-array"],
+)
+def test_decoder_rejects_bad_frames(data: bytes, problem: str) -> None:
+    with pytest.raises(WorkerProtocolError, match=problem):
+        FrameDecoder().feed(data)
+
+
+def test_encode_is_ascii_json() -> None:
+    frame = encode(["call", 1, "t", {"s": "☃\n"}])
+    assert int.from_bytes(frame[:4], "big") == len(frame) - 4
+    assert json.loads(frame[4:]) == ["call", 1, "t", {"s": "☃\n"}]
+    assert frame[4:].isascii()
+
+
+async def test_value_output_and_calls(pool: WorkerPoolExecutor) -> None:
+    source = "a = await tools.one(x=1)\nprint('got', a['name'])\n[a, await tools.two()]"
+    result = await pool.run(source, call_tool=echo)
+    assert result.error is None
+    assert result.value == [{"name": "one", "arguments": {"x": 1}},
+                            {"name": "two", "arguments": {}}]
+    assert result.output == "got one\n"
+    assert [(c.name, c.ok) for c in result.calls] == [("one", True), ("two", True)]
+    assert result.usage.peak_memory is not None and result.usage.peak_memory > 0
+
+
+async def test_tool_call_error_reaches_script(pool: WorkerPoolExecutor) -> None:
+    source = ("try:\n    await tools.fail()\nexcept Exception as e:\n"
+              "    r = [type(e).__name__, e.tool, e.message, e.path]\nr")
+    result = await pool.run(source, call_tool=echo)
+    assert result.value == ["ToolCallError", "fail", "it failed", "/x"]
+    assert result.calls[0].error == "it failed"
+
+
+async def test_gathered_calls_run_concurrently_on_host(pool: WorkerPoolExecutor) -> None:
+    started = 0
+    all_started = anyio.Event()
+
+    async def rendezvous(name: str, arguments: dict[str, Any]) -> Any:
+        nonlocal started
+        started += 1
+        if started == 3:
+            all_started.set()
+        await all_started.wait()
+        return arguments["i"]
+
+    source = "import asyncio\nawait asyncio.gather(*[tools.t(i=i) for i in range(3)])"
+    with anyio.fail_after(10):
+        result = await pool.run(source, call_tool=rendezvous)
+    assert result.value == [0, 1, 2]
+
+
+async def test_concurrency_limit_bounds_host_calls(pool: WorkerPoolExecutor) -> None:
+    active = peak = 0
+
+    async def slow(name: str, arguments: dict[str, Any]) -> Any:
+        nonlocal active, peak
+        active += 1
+        peak = max(peak, active)
+        await anyio.sleep(0.01)
+        active -= 1
+        return None
+
+    source = "import asyncio\nawait asyncio.gather(*[tools.t() for i in range(12)])\nNone"
+    result = await pool.run(source, call_tool=slow, limits=Limits(concurrency=3))
+    assert result.ok
+    assert peak == 3
+    assert len(result.calls) == 12
+
+
+async def test_worker_gets_minimal_env_rlimits_and_fds(pool: WorkerPoolExecutor) -> None:
+    os.environ["CODEMODE_TEST_SECRET"] = "hunter2"
+    try:
+        async with WorkerPoolExecutor(size=1, runtime=STANDIN) as fresh:
+            source = (
+                "import os, resource\n"
+                "[sorted(os.environ), resource.getrlimit(resource.RLIMIT_AS)[0],\n"
+                " resource.getrlimit(resource.RLIMIT_NOFILE)[0], len(os.listdir('/proc/self/fd')),\n"
+                " os.getsid(0) == os.getpid()]"
+            )
+            result = await fresh.run(source, call_tool=echo, limits=Limits(memory=1 << 30))
+    finally:
+        del os.environ["CODEMODE_TEST_SECRET"]
+    env, address_space, nofile, open_fds, own_session = result.value
+    assert "CODEMODE_TEST_SECRET" not in env
+    assert set(env) <= {"LC_ALL", "PYTHONDONTWRITEBYTECODE", "LC_CTYPE"}
+    assert address_space == 1 << 30
+    assert nofile == 32
+    assert open_fds <= 12
+    assert own_session
+
+
+async def test_wall_clock_kill_reports_timeout_and_recycles(pool: WorkerPoolExecutor) -> None:
+    pid_before = (await pool.run("import os\nos.getpid()", call_tool=echo)).value
+    result = await pool.run("while True:\n    pass", call_tool=echo, limits=Limits(timeout=0.3))
+    assert result.error is not None
+    assert (result.error.type, result.error.limit) == ("LimitExceeded", "timeout")
+    assert "timeout=0.3" in result.error.message
+    after = await pool.run("import os\nos.getpid()", call_tool=echo)
+    assert after.ok and after.value != pid_before
+
+
+HOSTILE_CPU = [
+    ("restricted", "while True:\n    pass"),
+    ("restricted", "x = 0\nwhile True:\n    x = (x * 7 + 1) % 1000003"),
+    ("standin", "while True:\n    pass"),
+    ("standin", "import re\nre.match(r'(a+)+$', 'a' * 40 + 'b')"),
+    ("standin", "x = 3 ** 10 ** 8"),
+]
+
+
+@pytest.mark.parametrize(
+    ("runtime", "hostile"), HOSTILE_CPU,
+    ids=["loop", "arithmetic-loop", "plain-loop", "c-regex", "c-bigint"],
+)
+async def test_host_keeps_ticking_during_hostile_cpu_script(
+    pool: WorkerPoolExecutor, restricted: WorkerPoolExecutor, runtime: str, hostile: str
+) -> None:
+    executor = restricted if runtime == "restricted" else pool
+    pid_before = executor._idle[0].process.pid
+    ticks = 0
+    result = None
+
+    async def tick() -> None:
+        nonlocal ticks
+        while result is None:
+            await anyio.sleep(0.01)
+            ticks += 1
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(tick)
+        limits = Limits(timeout=0.5, operations=10**12)
+        result = await executor.run(hostile, call_tool=echo, limits=limits)
+    assert result.error is not None
+    assert (result.error.type, result.error.limit) == ("LimitExceeded", "timeout")
+    assert ticks >= 10
+    if runtime == "restricted":
+        await assert_sentinel(executor)
+    else:
+        assert (await executor.run("1 + 1", call_tool=echo)).value == 2
+    assert executor._idle[0].process.pid != pid_before
+
+
+@pytest.mark.parametrize(
+    ("runtime", "source"),
+    [
+        ("restricted", "blocks = []\nwhile True:\n    blocks.append('a' * (16 * 1024 * 1024))"),
+        ("standin", "blocks = []\nwhile True:\n    blocks.append(bytearray(16 * 1024 * 1024))"),
+    ],
+    ids=["restricted", "standin"],
+)
+async def test_memory_limit_stops_script_and_recycles_worker(
+    pool: WorkerPoolExecutor, restricted: WorkerPoolExecutor, runtime: str, source: str
+) -> None:
+    executor = restricted if runtime == "restricted" else pool
+    pid_before = executor._idle[0].process.pid
+    result = await executor.run(source, call_tool=echo, limits=Limits(memory=256 * 1024 * 1024))
+    assert result.error is not None
+    assert (result.error.type, result.error.limit) == ("LimitExceeded", "memory")
+    assert "memory=268435456" in result.error.message
+    assert executor._idle[0].process.pid != pid_before
+    if runtime == "restricted":
+        await assert_sentinel(executor)
+    else:
+        assert (await executor.run("'sentinel'", call_tool=echo)).value == "sentinel"
+
+
+@pytest.mark.parametrize(
+    ("source", "status"),
+    [
+        ("import os\nos._exit(3)", "status 3"),
+        ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)", "status -11"),
+    ],
+    ids=["exit", "segv"],
+)
+async def test_crash_is_reported_and_recycled(
+    pool: WorkerPoolExecutor, source: str, status: str
+) -> None:
+    result = await pool.run(source, call_tool=echo)
+    assert result.error is not None
+    assert result.error.type == "SandboxError"
+    assert status in result.error.message
+    assert (await pool.run("'sentinel'", call_tool=echo)).value == "sentinel"
+
+
+async def test_cancel_run_cancels_host_call_and_no_call_after(pool: WorkerPoolExecutor) -> None:
+    entered = anyio.Event()
+    host_cancelled = False
+    calls_seen: list[str] = []
+
+    async def blocking(name: str, arguments: dict[str, Any]) -> Any:
+        nonlocal host_cancelled
+        calls_seen.append(name)
+        entered.set()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            host_cancelled = True
+            raise
+
+    source = "import asyncio\nawait tools.first()\nawait tools.second()"
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(functools.partial(pool.run, source, call_tool=blocking))
+        await entered.wait()
+        tg.cancel_scope.cancel()
+    assert host_cancelled
+    await anyio.sleep(0.05)
+    assert calls_seen == ["first"]
+    assert (await pool.run("'sentinel'", call_tool=echo)).value == "sentinel"
+
+
+async def test_script_abandoning_a_call_cancels_it_on_host(pool: WorkerPoolExecutor) -> None:
+    host_cancelled = anyio.Event()
+
+    async def blocking(name: str, arguments: dict[str, Any]) -> Any:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            host_cancelled.set()
+
+    source = ("import asyncio\ntry:\n    await asyncio.wait_for(tools.slow(), 0.05)\n"
+              "except asyncio.TimeoutError:\n    r = 'timed out'\nr")
+    result = await pool.run(source, call_tool=blocking)
+    assert result.value == "timed out"
+    with anyio.fail_after(5):
+        await host_cancelled.wait()
+
+
+async def test_pool_runs_in_parallel_up_to_size() -> None:
+    async with WorkerPoolExecutor(size=2, runtime=STANDIN) as executor:
+        await executor.start()
+        both = anyio.Event()
+        arrived = 0
+
+        async def meet(name: str, arguments: dict[str, Any]) -> Any:
+            nonlocal arrived
+            arrived += 1
+            if arrived == 2:
+                both.set()
+            await both.wait()
+            return "met"
+
+        results: list[Any] = []
+
+        async def one() -> None:
+            results.append((await executor.run("await tools.m()", call_tool=meet)).value)
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(one)
+                tg.start_soon(one)
+        assert results == ["met", "met"]

@@ -1,0 +1,88 @@
+"""``codemode sdk``: resolve MODULE:OBJECT, write the files, and ``--check`` for drift."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from typing import TYPE_CHECKING
+
+import pytest
+
+from sdk_gen import FILES
+from sdk_gen.cli import main_sdk
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+TOOLS_MODULE = textwrap.dedent(
+    """
+    from codemode.spec import ToolSpec
+
+    SPECS = [
+        ToolSpec(name="echo", description="Echo text.",
+                 parameters={"type": "object", "properties": {"text": {"type": "string"}}}),
+        {"name": "ping", "inputSchema": {"type": "object"}},
+    ]
+
+    class Registry:
+        def specs(self):
+            return list(SPECS)
+
+    class Mode:
+        registry = Registry()
+
+    REGISTRY = Registry()
+    MODE = Mode()
+
+    def make():
+        return SPECS
+    """
+)
+
+
+@pytest.fixture
+def tools_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    name = f"cli_tools_{abs(hash(str(tmp_path)))}"
+    (tmp_path / f"{name}.py").write_text(TOOLS_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name
+    sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize("obj", ["SPECS", "REGISTRY", "MODE", "make"])
+def test_writes_module_stub_and_prompt(
+    tools_module: str, obj: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sdk"
+    assert main_sdk(["--tools", f"{tools_module}:{obj}", "-o", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    assert "async def echo(" in (out / "tools.py").read_text()
+    assert "async def ping(" in (out / "prompt.txt").read_text()
+    assert str(out / "tools.py") in capsys.readouterr().out
+
+
+def test_check_passes_when_current_and_fails_when_stale(tools_module: str, tmp_path: Path) -> None:
+    out = tmp_path / "sdk"
+    target = f"{tools_module}:SPECS"
+    assert main_sdk(["--tools", target, "-o", str(out), "--check"]) == 1
+    assert not out.exists()
+    assert main_sdk(["--tools", target, "-o", str(out)]) == 0
+    assert main_sdk(["--tools", target, "-o", str(out), "--check"]) == 0
+    (out / "tools.pyi").write_text("# edited\n")
+    assert main_sdk(["--tools", target, "-o", str(out), "--check"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("no_colon_here", "MODULE:OBJECT"),
+        ("json:dumps_nothing", "dumps_nothing"),
+        ("module_that_does_not_exist_xyz:X", "module_that_does_not_exist_xyz"),
+        ("math:pi", "not a registry"),
+    ],
+)
+def test_bad_targets_exit_2(
+    target: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main_sdk(["--tools", target, "-o", str(tmp_path / "x")]) == 2
+    assert message in capsys.readouterr().err
