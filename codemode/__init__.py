@@ -29,8 +29,15 @@ from .events import JsonlSessionLog as JsonlSessionLog
 from .events import ToolEvent as ToolEvent
 from .frozen import FrozenDict as FrozenDict
 from .frozen import thaw as thaw
+from .mode import CodeMode as CodeMode
 from .registry import Registration as Registration
 from .registry import ToolRegistry as ToolRegistry
+from .sandbox import Executor as Executor
+from .sandbox import InProcessExecutor as InProcessExecutor
+from .sandbox import Limits as Limits
+from .sandbox import ScriptError as ScriptError
+from .sandbox import ScriptResult as ScriptResult
+from .sandbox import WorkerPoolExecutor as WorkerPoolExecutor
 from .spec import ToolSpec as ToolSpec
 from .tool import Tool as Tool
 from .tool import define_tool as define_tool
@@ -39,19 +46,25 @@ __all__ = [
     "Allow",
     "Ask",
     "CancelSignal",
+    "CodeMode",
     "CodemodeError",
     "Deny",
     "DuplicateToolError",
     "ErrorInfo",
     "ExecContext",
+    "Executor",
     "FrozenDict",
+    "InProcessExecutor",
     "JsonlSessionLog",
     "LimitExceeded",
+    "Limits",
     "PipelineError",
     "PreflightError",
     "Registration",
     "SandboxError",
     "ScriptCompileError",
+    "ScriptError",
+    "ScriptResult",
     "SdkGenerationError",
     "Token",
     "Tool",
@@ -63,6 +76,7 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
     "UnknownToolError",
+    "WorkerPoolExecutor",
     "audio",
     "define_tool",
     "image",

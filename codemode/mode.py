@@ -17,10 +17,11 @@ import sdk_gen
 
 from .content import text as text_block
 from .context import ExecContext, Token, ToolCall
-from .errors import ToolCallError
+from .errors import ScriptCompileError, ToolCallError
 from .frozen import thaw
 from .preflight import Problem, check_script
 from .sandbox import Executor, Limits, ScriptError, ScriptResult
+from .sandbox.compile import compile_script
 from .tool import Tool, define_tool
 
 if TYPE_CHECKING:
@@ -144,12 +145,11 @@ class CodeMode:
         return problems
 
     def _compile_problems(self, script: str) -> list[Problem]:
-        from .sandbox import compile_problems
-
-        return [
-            Problem(line=line, column=column, message=message)
-            for line, column, message in compile_problems(script)
-        ]
+        try:
+            compile_script(script)
+        except ScriptCompileError as exc:
+            return [Problem(line=exc.line or 1, column=exc.column or 1, message=exc.message)]
+        return []
 
     async def run(
         self,

@@ -162,44 +162,43 @@ def render_tool(spec: ToolSpec, *, py: str, prefix: str) -> ToolRender:
     schema, defs = normalize(spec.parameters)
     root = root_object(schema, defs)
     mapping = assign_identifiers(root.properties, reserved=ARG_RESERVED)
-    hoisted: dict[str, Any] = {}
-    taken = set(defs)
+    wanted: list[tuple[str, Any]] = []
+    slots: dict[str, int] = {}
     annotations: dict[str, str] = {}
     for wire, sub in root.properties.items():
         ann = inline_annotation(sub)
         if ann is None:
-            key = _free(pascal_case(mapping[wire]), taken)
-            hoisted[key] = sub
-            ann = prefix + key
+            slots[wire] = len(wanted)
+            wanted.append((pascal_case(mapping[wire]), sub))
+            ann = "Any"
         annotations[wire] = ann
     extra = None
     if root.extra is not None:
         extra = inline_annotation(root.extra) or "Any"
     returns = "Any"
-    out_defs: dict[str, Any] = {}
+    out_slot: int | None = None
+    all_defs = dict(defs)
     if spec.output_schema is not None:
         out_schema, out_defs = normalize(spec.output_schema, key_prefix="Out")
+        all_defs.update(out_defs)
         out_ann = inline_annotation(out_schema)
         if out_ann is None:
-            key = _free("Result", taken | set(out_defs))
-            hoisted[key] = out_schema
-            out_ann = prefix + key
-        returns = out_ann
+            out_slot = len(wanted)
+            wanted.append(("Result", out_schema))
+        else:
+            returns = out_ann
     types: TypeBlock | None = None
     warnings: tuple[str, ...] = ()
-    if hoisted:
-        named = {**defs, **out_defs, **hoisted}
+    if wanted:
         try:
-            types = render_types(spec.name, prefix, named)
-            missing = [prefix + k for k in hoisted if prefix + k not in types.names]
-            if missing:
-                raise SdkGenerationError(spec.name, f"types not generated: {missing}")
+            types, finals = render_types(spec.name, prefix, all_defs, wanted)
         except SdkGenerationError as exc:
-            types, warnings = None, (str(exc),)
-            for wire, ann in annotations.items():
-                if ann.startswith(prefix):
-                    annotations[wire] = "Any"
-            returns = "Any" if returns.startswith(prefix) else returns
+            warnings = (str(exc),)
+        else:
+            for wire, index in slots.items():
+                annotations[wire] = finals[index]
+            if out_slot is not None:
+                returns = finals[out_slot]
     params = [
         Param(
             py=mapping[wire],
@@ -224,15 +223,6 @@ def render_tool(spec: ToolSpec, *, py: str, prefix: str) -> ToolRender:
         types=types,
         warnings=warnings,
     )
-
-
-def _free(base: str, taken: set[str]) -> str:
-    key, n = base, 2
-    while key in taken:
-        key = f"{base}{n}"
-        n += 1
-    taken.add(key)
-    return key
 
 
 def _param_doc(schema: Any, annotation: str) -> str:

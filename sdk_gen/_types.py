@@ -9,6 +9,7 @@ because importing and warming it up costs far more than the rest of ``sdk_gen``.
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,7 @@ from ._schema import strip_formats
 from ._text import comment_text
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
 __all__ = ["TypeBlock", "render_types"]
 
@@ -60,27 +61,75 @@ def _options(prefix: str) -> dict[str, Any]:
     }
 
 
-def render_types(tool: str, prefix: str, named: Mapping[str, Any]) -> TypeBlock:
-    """Generate types for ``named`` schemas (keys become ``prefix + key``) and their refs.
+def _sentinel(index: int) -> str:
+    return f"Sdkarg{index}Z"
 
-    ``named`` holds the tool's hoisted schemas and its normalized ``$defs`` side by side;
-    every ``$ref`` in them points at ``#/$defs/<key>``.
+
+def render_types(
+    tool: str, prefix: str, defs: Mapping[str, Any], wanted: Sequence[tuple[str, Any]]
+) -> tuple[TypeBlock, list[str]]:
+    """Generate types for the ``wanted`` ``(name, schema)`` pairs and everything they refer to.
+
+    ``defs`` are the tool's normalized definitions (every ``$ref`` points at
+    ``#/$defs/<key>``). Each wanted schema is generated under a sentinel name, then renamed
+    to ``prefix + name`` (or the first free variant): datamodel-code-generator names nested
+    classes after their fields, so a wanted name could otherwise go to another class.
+    Returns the block and the final name of each wanted schema.
     """
     from datamodel_code_generator import generate
 
-    doc = {"$defs": {key: strip_formats(schema) for key, schema in named.items()}}
+    doc_defs = {key: strip_formats(schema) for key, schema in defs.items()}
+    for index, (_, schema) in enumerate(wanted):
+        doc_defs[_sentinel(index)] = strip_formats(schema)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            code = generate(doc, **_options(prefix))
+            code = generate({"$defs": doc_defs}, **_options(prefix))
     except Exception as exc:
         raise SdkGenerationError(tool, f"datamodel-code-generator failed: {exc}") from exc
     if not isinstance(code, str):
         raise SdkGenerationError(tool, "datamodel-code-generator returned no single module")
-    return _split(tool, code, drop=f"{prefix}Model")
+    code = _drop_root(code, f"{prefix}Model")
+    code, finals = _rename(tool, code, prefix, [name for name, _ in wanted])
+    return _split(tool, code), finals
 
 
-def _split(tool: str, code: str, *, drop: str) -> TypeBlock:
+def _drop_root(code: str, root: str) -> str:
+    """Remove the ``<prefix>Model: TypeAlias = Any`` the schema's empty root produces."""
+    lines = code.splitlines()
+    for node in ast.parse(code).body:
+        if _bound(node) == root and _is_any_alias(node):
+            assert node.end_lineno is not None
+            del lines[node.lineno - 1 : node.end_lineno]
+            break
+    return "\n".join(lines) + "\n"
+
+
+def _rename(tool: str, code: str, prefix: str, names: list[str]) -> tuple[str, list[str]]:
+    pattern = re.compile(rf"\b{re.escape(prefix)}Sdkarg(\d+)Z(\w*)")
+    bound = {_bound(node) for node in ast.parse(code).body} - {""}
+    tails: dict[int, set[str]] = {}
+    for match in pattern.finditer(code):
+        tails.setdefault(int(match.group(1)), set()).add(match.group(2))
+    taken = {name for name in bound if not pattern.fullmatch(name)}
+    finals: list[str] = []
+    chosen: dict[int, str] = {}
+    for index, name in enumerate(names):
+        if "" not in tails.get(index, set()):
+            raise SdkGenerationError(tool, f"no type generated for {name!r}")
+        base, n = prefix + name, 2
+        candidate = base
+        while any(candidate + tail in taken for tail in tails[index]):
+            candidate = f"{base}Arg" if n == 2 else f"{base}Arg{n - 1}"
+            n += 1
+        taken.update(candidate + tail for tail in tails[index])
+        chosen[index] = candidate
+        finals.append(candidate)
+    renamed = pattern.sub(lambda m: chosen[int(m.group(1))] + m.group(2), code)
+    return renamed, finals
+
+
+def _split(tool: str, code: str) -> TypeBlock:
     tree = ast.parse(code)
     lines = code.splitlines()
     imports: list[tuple[str, str]] = []
@@ -98,8 +147,6 @@ def _split(tool: str, code: str, *, drop: str) -> TypeBlock:
         if _is_docstring(node) and index > 0 and _bound(body[index - 1]):
             continue
         bound = _bound(node)
-        if bound == drop and _is_any_alias(node):
-            continue
         doc = _trailing_doc(body, index)
         end = body[index + 1].end_lineno if doc is not None else node.end_lineno
         chunks.append("\n".join(lines[node.lineno - 1 : end]))

@@ -123,6 +123,9 @@ class ScriptResult:
     """Trace of the tool calls the script made, in start order."""
     usage: Usage = field(default_factory=Usage)
     """What the run consumed."""
+    attachments: tuple[Any, ...] = ()
+    """Non-text content blocks (images, audio, resources) tool calls returned; the script
+    saw placeholders, the blocks travel up to the caller (e.g. the ``run_code`` result)."""
 
     @property
     def ok(self) -> bool:
@@ -133,7 +136,8 @@ class ScriptResult:
         """Plain JSON object."""
         return {"value": self.value, "output": self.output,
                 "error": None if self.error is None else self.error.to_json(),
-                "calls": [c.to_json() for c in self.calls], "usage": self.usage.to_json()}
+                "calls": [c.to_json() for c in self.calls], "usage": self.usage.to_json(),
+                "attachments": [dict(a) for a in self.attachments]}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ScriptResult:
@@ -142,7 +146,8 @@ class ScriptResult:
         return cls(value=data.get("value"), output=data.get("output", ""),
                    error=None if error is None else ScriptError.from_json(error),
                    calls=tuple(CallRecord.from_json(c) for c in data.get("calls", ())),
-                   usage=Usage.from_json(data.get("usage", {})))
+                   usage=Usage.from_json(data.get("usage", {})),
+                   attachments=tuple(data.get("attachments", ())))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -18,8 +18,10 @@ loading the plugin never breaks an unrelated test session.
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
+import anyio
 import pytest
 
 from codemode.registry import ToolRegistry
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from codemode.mode import CodeMode
-    from codemode.sandbox import Limits
+    from codemode.sandbox import InProcessExecutor, Limits
 
 __all__ = [
     "code_mode",
@@ -82,7 +84,20 @@ def code_mode(tool_registry: ToolRegistry, code_mode_limits: Limits) -> Iterator
 
     executor = InProcessExecutor()
     yield CodeMode(tool_registry, limits=code_mode_limits, executor=executor)
-    executor.close()
+    _close(executor)
+
+
+def _close(executor: InProcessExecutor) -> None:
+    """Close the executor from a sync teardown.
+
+    A sync fixture serves sync and async tests alike (and any async plugin);
+    the executor's ``aclose`` only signals its script threads, so running it on
+    a private event loop in a helper thread is safe whatever loop the test used.
+    """
+    closer = threading.Thread(target=anyio.run, args=(executor.aclose,),
+                              name="codemode-testing-close")
+    closer.start()
+    closer.join()
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 import codemode as cm
 from codemode.sandbox import Executor
 
-from .conftest import Recorder
+
 
 
 def run_code_call(code: str, call_id: str = "outer-1", **extra: Any) -> cm.ToolCall:
@@ -39,7 +39,7 @@ async def test_nested_calls_go_through_the_pipeline_with_the_run_code_token_as_p
 
 
 async def test_a_policy_that_denies_direct_calls_denies_them_from_code(
-        registry: cm.ToolRegistry, executor: Executor, recorder: Recorder) -> None:
+        registry: cm.ToolRegistry, executor: Executor, recorder: Any) -> None:
     direct = await registry.execute(cm.ToolCall(call_id="d", name="delete_file",
                                                 arguments={"path": "/etc/motd"}))
     assert direct.is_error and "read-only session" in direct.text
@@ -144,9 +144,10 @@ async def test_run_code_and_hidden_tools_are_not_reachable_from_scripts(
 
 
 async def test_parallel_calls_overlap(registry: cm.ToolRegistry, executor: Executor,
-                                      recorder: Recorder) -> None:
+                                      recorder: Any) -> None:
     mode = cm.CodeMode(registry, executor=executor)
     run = await mode.run(
+        "import asyncio\n"
         "texts = ['a', 'b', 'c', 'd']\n"
         "out = await asyncio.gather(*[tools.slow_echo(text=t, delay=0.2) for t in texts])\n"
         "out")
@@ -158,14 +159,14 @@ async def test_parallel_calls_overlap(registry: cm.ToolRegistry, executor: Execu
 
 
 async def test_cancelling_the_outer_call_cancels_nested_calls(
-        registry: cm.ToolRegistry, executor: Executor, recorder: Recorder) -> None:
+        registry: cm.ToolRegistry, executor: Executor, recorder: Any) -> None:
     mode = cm.CodeMode(registry, executor=executor)
     registry.register(mode.as_tool())
     events: list[cm.ToolEvent] = []
     registry.subscribe(events.append)
     with anyio.move_on_after(0.5):
         await registry.execute(run_code_call(
-            "await asyncio.gather(tools.slow_echo(text='x', delay=4), "
+            "import asyncio\nawait asyncio.gather(tools.slow_echo(text='x', delay=4), "
             "tools.slow_echo(text='y', delay=4))"))
     await anyio.sleep(0.1)
     assert {name for event, name, _ in recorder.log if event == "start"} == {"x", "y"}
@@ -178,7 +179,7 @@ async def test_cancelling_the_outer_call_cancels_nested_calls(
 
 
 async def test_preflight_rejects_bad_scripts_without_running_them(
-        registry: cm.ToolRegistry, executor: Executor, recorder: Recorder) -> None:
+        registry: cm.ToolRegistry, executor: Executor, recorder: Any) -> None:
     mode = cm.CodeMode(registry, executor=executor)
     run = await mode.run(
         "await tools.slow_echo(text='ran', delay=0)\n"
@@ -193,7 +194,7 @@ async def test_preflight_rejects_bad_scripts_without_running_them(
 
 async def test_run_code_timeout_argument_is_capped_by_the_host(
         registry: cm.ToolRegistry, executor: Executor) -> None:
-    mode = cm.CodeMode(registry, executor=executor, limits=cm.Limits(timeout=1.0))
+    mode = cm.CodeMode(registry, executor=executor, limits=cm.Limits(timeout=1.0, operations=10**12))
     registry.register(mode.as_tool())
     result = await registry.execute(run_code_call("while True:\n    pass", timeout=60))
     assert result.is_error

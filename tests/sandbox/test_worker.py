@@ -1,7 +1,7 @@
 """Process-layer tests: framing, worker lifecycle, rlimits, kills, recycling.
 
 Most tests run trusted plain-Python scripts through a stand-in runtime
-(``standin_runtime`` below, imported by the worker processes): it can do what
+(``test_worker_standin.py``, imported by the worker processes): it can do what
 no restricted script may (exit, segfault, read its environment, spin in C), so
 the process machinery is tested on its own. The limit tests that a restricted
 script can trigger also run through the real runner.
@@ -9,61 +9,21 @@ script can trigger also run through the real runner.
 
 from __future__ import annotations
 
-import ast
 import functools
 import json
 import os
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 import pytest
 
 from codemode.errors import ToolCallError, WorkerProtocolError
-from codemode.sandbox.broker import decode_reply
 from codemode.sandbox.limits import Limits
 from codemode.sandbox.pool import WorkerPoolExecutor
 from codemode.sandbox.protocol import MAX_FRAME, FrameDecoder, encode
-from codemode.sandbox.result import RunOutcome, ScriptError
-from codemode.sandbox.worker import ScriptCall
 
-STANDIN = "tests.sandbox.test_worker:standin_runtime"
-
-
-async def standin_runtime(
-    source: str, *, call: ScriptCall, tool_paths: Collection[str], limits: Limits
-) -> RunOutcome:
-    """Unrestricted runtime for trusted test scripts: top-level await, ``tools.x(...)``."""
-    del tool_paths, limits
-    output: list[str] = []
-
-    class Tools:
-        def __getattr__(self, name: str) -> Any:
-            async def tool(**kwargs: Any) -> Any:
-                return decode_reply(await call(name, kwargs))
-
-            return tool
-
-    def capture(*args: object) -> None:
-        output.append(" ".join(map(str, args)) + "\n")
-
-    tree = ast.parse(source)
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = tree.body[-1]
-        tree.body[-1] = ast.Assign(targets=[ast.Name("result_", ast.Store())], value=last.value)
-        ast.fix_missing_locations(tree)
-    namespace: dict[str, Any] = {"tools": Tools(), "print": capture, "result_": None}
-    code = compile(tree, "<script>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    try:
-        coroutine = eval(code, namespace)
-        if coroutine is not None:
-            await coroutine
-    except Exception as exc:
-        text = "".join(output)
-        return RunOutcome(output=text, output_bytes=len(text),
-                          error=ScriptError(type=type(exc).__name__, message=str(exc)))
-    text = "".join(output)
-    return RunOutcome(value=namespace["result_"], output=text, output_bytes=len(text))
+STANDIN = "tests.sandbox.test_worker_standin:standin_runtime"
 
 
 async def echo(name: str, arguments: dict[str, Any]) -> Any:
@@ -77,7 +37,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 async def pool() -> AsyncIterator[WorkerPoolExecutor]:
     async with WorkerPoolExecutor(size=1, runtime=STANDIN) as executor:
         await executor.start()
