@@ -16,9 +16,8 @@ import argparse
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # Import the package, not a sibling script that happens to be named like it.
 _HERE = Path(__file__).resolve().parent
@@ -27,6 +26,9 @@ sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resol
 import anyio  # noqa: E402
 
 import codemode as cm  # noqa: E402
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -69,9 +71,13 @@ def variants() -> dict[str, Callable[[], Awaitable[Any]]]:
     async def reference_check() -> Any:
         return tool.validator.reference.is_valid(VALID)
 
-    return {"direct await handler(args)": direct, "execute, valid call": valid,
-            "execute, invalid call": invalid, "jsonschema-rs is_valid (valid)": fast_check,
-            "jsonschema is_valid (valid)": reference_check}
+    return {
+        "direct await handler(args)": direct,
+        "execute, valid call": valid,
+        "execute, invalid call": invalid,
+        "jsonschema-rs is_valid (valid)": fast_check,
+        "jsonschema is_valid (valid)": reference_check,
+    }
 
 
 async def measure(calls: int, reps: int) -> dict[str, float]:
@@ -98,8 +104,9 @@ def main() -> None:
     options = parser.parse_args()
     medians = anyio.run(measure, options.calls, options.reps)
     direct = medians["direct await handler(args)"]
-    print(f"dispatch benchmark: median of {options.reps} interleaved batches of "
-          f"{options.calls} calls")
+    print(
+        f"dispatch benchmark: median of {options.reps} interleaved batches of {options.calls} calls"
+    )
     print(f"{'variant':34} {'µs/call':>9} {'overhead µs':>12} {'ratio':>8}")
     for name, value in medians.items():
         overhead = value - direct

@@ -20,16 +20,18 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from codemode.sandbox.executor import Executor  # noqa: E402
-from codemode.sandbox.inprocess import InProcessExecutor  # noqa: E402
-from codemode.sandbox.limits import Limits  # noqa: E402
-from codemode.sandbox.pool import WorkerPoolExecutor  # noqa: E402
+from codemode.sandbox.inprocess import InProcessExecutor
+from codemode.sandbox.limits import Limits
+from codemode.sandbox.pool import WorkerPoolExecutor
+
+if TYPE_CHECKING:
+    from codemode.sandbox.executor import Executor
 
 COLD_SCRIPT = textwrap.dedent("""\
     import json

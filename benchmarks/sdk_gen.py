@@ -56,6 +56,25 @@ def batches(tools: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return [group for _, group in groups]
 
 
+def _description_chars(schema: Any) -> int:
+    """Characters of every description the prompt keeps (one line each, as cut there)."""
+    from sdk_gen._text import prompt_text
+
+    if isinstance(schema, list):
+        return sum(_description_chars(item) for item in schema)
+    if not isinstance(schema, dict):
+        return 0
+    total = 0
+    for key, value in schema.items():
+        if key == "description" and isinstance(value, str):
+            total += len(prompt_text(value))
+        elif key == "properties" and isinstance(value, dict):
+            total += sum(_description_chars(sub) for sub in value.values())
+        elif key not in ("enum", "const", "default", "examples"):
+            total += _description_chars(value)
+    return total
+
+
 def main() -> int:
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}")
@@ -113,10 +132,15 @@ def main() -> int:
         "json.dumps defaults": {},
         "pretty json (indent=2, utf-8)": {"indent": 2, "ensure_ascii": False},
     }
-    print(f"prompt: {prompt} chars for {len(tools)} tools")
+    described = sum(_description_chars(t) for t in bare)
+    print(f"prompt: {prompt} chars for {len(tools)} tools, {described} of them descriptions")
     for label, kwargs in ways.items():
         raw = sum(len(json.dumps(t, **kwargs)) for t in bare)
-        print(f"  vs {label}: {raw} chars, ratio {prompt / raw:.3f} (target <= 0.50)")
+        print(
+            f"  vs {label}: {raw} chars, ratio {prompt / raw:.3f} (target <= 0.50);"
+            f" descriptions alone {described / raw:.3f}, the rest"
+            f" {(prompt - described) / (raw - described):.3f}"
+        )
     from sdk_gen._audit import audit_prompt
 
     checked: Counter[str] = Counter()

@@ -97,6 +97,17 @@ def _check_value(schema: Mapping[str, Any], wire_arg: str, value: Any) -> str | 
     return None if error is None else error.message
 
 
+def _allows_extra(schema: Mapping[str, Any]) -> bool:
+    """Whether the SDK gives this tool ``**extra_arguments``: the root (or an ``allOf``
+    branch) says ``additionalProperties: true`` or gives it a schema."""
+    branches = [schema, *(b for b in schema.get("allOf") or () if isinstance(b, Mapping))]
+    for branch in branches:
+        extra = branch.get("additionalProperties")
+        if extra is True or (isinstance(extra, Mapping) and extra):
+            return True
+    return False
+
+
 class _Checker(ast.NodeVisitor):
     def __init__(
         self,
@@ -165,6 +176,9 @@ class _Checker(ast.NodeVisitor):
             if keyword.arg is None:
                 continue
             if keyword.arg not in argmap:
+                if spec is not None and _allows_extra(spec.parameters):
+                    given.add(keyword.arg)
+                    continue
                 self.add(
                     keyword,
                     f"tools.{path} has no argument {keyword.arg!r}"

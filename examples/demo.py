@@ -64,7 +64,7 @@ class DemoRun:
         return "\n".join([
             "--- run_code result (model-visible) ---",
             self.result.text,
-            "--- nested calls (from tool/result events) ---",
+            f"--- nested calls (tool/result events; run_code token {self.run_token}) ---",
             *self.nested_lines(),
         ])
 

@@ -442,7 +442,7 @@ def _inventory_csv(rng: random.Random) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["sku", "product", "stock", "unit_price"])
     for sku, name, price in _PRODUCTS:
-        writer.writerow([sku, name, rng.randint(20, 400), f"{price:.2f}"])
+        writer.writerow([sku, name, rng.randint(8, 60), f"{price:.2f}"])
     return out.getvalue()
 
 

@@ -6,13 +6,21 @@ result is cached by a hash of both (see ``SdkCache``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from codemode.errors import SdkGenerationError
 
 from ._names import assign_identifiers, pascal_case
-from ._schema import constraint_notes, inline_annotation, normalize, py_literal, root_object
+from ._schema import (
+    Hoist,
+    constraint_notes,
+    inline_annotation,
+    normalize,
+    py_literal,
+    root_object,
+)
 from ._text import clean, docstring, prompt_text
 from ._types import TypeBlock, render_types
 
@@ -20,6 +28,9 @@ if TYPE_CHECKING:
     from codemode.spec import ToolSpec
 
 __all__ = ["ARG_RESERVED", "EXTRA", "Param", "ToolRender", "render_tool"]
+
+_PLACEHOLDER = re.compile("\x00(\\d+)\x00")
+"""Where a generated type's final name goes once datamodel-code-generator has run."""
 
 EXTRA = "extra_arguments"
 """Name of the ``**kwargs`` of a tool whose root schema explicitly allows undeclared keys."""
@@ -162,43 +173,43 @@ def render_tool(spec: ToolSpec, *, py: str, prefix: str) -> ToolRender:
     schema, defs = normalize(spec.parameters)
     root = root_object(schema, defs)
     mapping = assign_identifiers(root.properties, reserved=ARG_RESERVED)
-    wanted: list[tuple[str, Any]] = []
-    slots: dict[str, int] = {}
-    annotations: dict[str, str] = {}
-    for wire, sub in root.properties.items():
-        ann = inline_annotation(sub)
-        if ann is None:
-            slots[wire] = len(wanted)
-            wanted.append((pascal_case(mapping[wire]), sub))
-            ann = "Any"
-        annotations[wire] = ann
+    wanted: list[tuple[tuple[str, ...], Any]] = []
+
+    def hoister(*bases: str) -> Hoist:
+        def hoist(sub: Any, hint: str) -> str:
+            wanted.append(((*(base + hint for base in bases), f"{bases[0]}{hint}Arg"), sub))
+            return f"\x00{len(wanted) - 1}\x00"
+
+        return hoist
+
+    annotations = {
+        wire: inline_annotation(sub, hoister(pascal_case(mapping[wire]))) or "Any"
+        for wire, sub in root.properties.items()
+    }
     extra = None
     if root.extra is not None:
-        extra = inline_annotation(root.extra) or "Any"
+        extra = inline_annotation(root.extra, hoister("Extra")) or "Any"
     returns = "Any"
-    out_slot: int | None = None
     all_defs = dict(defs)
     if spec.output_schema is not None:
         out_schema, out_defs = normalize(spec.output_schema, key_prefix="Out")
         all_defs.update(out_defs)
-        out_ann = inline_annotation(out_schema)
-        if out_ann is None:
-            out_slot = len(wanted)
-            wanted.append(("Result", out_schema))
-        else:
-            returns = out_ann
+        returns = inline_annotation(out_schema, hoister("Result", "Output")) or "Any"
     types: TypeBlock | None = None
     warnings: tuple[str, ...] = ()
+    finals: list[str] = ["Any"] * len(wanted)
     if wanted:
         try:
             types, finals = render_types(spec.name, prefix, all_defs, wanted)
         except SdkGenerationError as exc:
             warnings = (str(exc),)
-        else:
-            for wire, index in slots.items():
-                annotations[wire] = finals[index]
-            if out_slot is not None:
-                returns = finals[out_slot]
+
+    def place(text: str) -> str:
+        return _PLACEHOLDER.sub(lambda m: finals[int(m.group(1))], text)
+
+    annotations = {wire: place(ann) for wire, ann in annotations.items()}
+    extra = place(extra) if extra is not None else None
+    returns = place(returns)
     params = [
         Param(
             py=mapping[wire],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -247,24 +247,40 @@ def _literal(values: Sequence[Any]) -> list[str] | None:
     return _union(members) if members else ["Any"]
 
 
-def inline_annotation(schema: Any) -> str | None:
-    """Python annotation for a flat schema, or ``None`` when it needs generated types."""
-    members = _members(schema)
+_ANNOTATION_KEYS = frozenset(
+    {"allOf", "description", "title", "default", "examples", "example", "deprecated", "nullable"}
+)
+"""Keys beside a one-part ``allOf`` that do not change its type."""
+
+Hoist = Callable[[Any, str], str]
+"""``hoist(schema, hint)``: name (placeholder) of a generated type for ``schema``; ``hint``
+is the name suffix of its position (``Item``, ``Value``, ``1``…)."""
+
+
+def inline_annotation(schema: Any, hoist: Hoist | None = None) -> str | None:
+    """Python annotation for ``schema``.
+
+    Flat shapes are written inline. A part that needs a generated type (an object with
+    named fields, a ``$ref``, a multi-part ``allOf``) is handed to ``hoist``; without one,
+    the answer is ``None``. Containers stay inline around hoisted parts
+    (``list[Item] | None``), so signatures read without aliases.
+    """
+    members = _members(schema, hoist, "")
     return None if members is None else " | ".join(members)
 
 
-def _members(schema: Any) -> list[str] | None:
+def _members(schema: Any, hoist: Hoist | None, hint: str) -> list[str] | None:
     if not isinstance(schema, dict):
         return ["Any"]
     if "$ref" in schema:
-        return None
-    core = _core(schema)
+        return [hoist(schema, hint)] if hoist else None
+    core = _core(schema, hoist, hint)
     if core is None:
         return None
     return _union([*core, "None"]) if schema.get("nullable") is True else core
 
 
-def _core(schema: dict[str, Any]) -> list[str] | None:
+def _core(schema: dict[str, Any], hoist: Hoist | None, hint: str) -> list[str] | None:
     if "const" in schema:
         return _literal([schema["const"]])
     if isinstance(schema.get("enum"), list) and schema["enum"]:
@@ -273,15 +289,17 @@ def _core(schema: dict[str, Any]) -> list[str] | None:
         branches = schema.get(key)
         if isinstance(branches, list) and branches:
             parts: list[str] = []
-            for branch in branches:
-                sub = _members(branch)
+            for index, branch in enumerate(branches, start=1):
+                sub = _members(branch, hoist, f"{hint}{index}")
                 if sub is None:
                     return None
                 parts.extend(sub)
             return _union(parts)
     all_of = schema.get("allOf")
     if isinstance(all_of, list) and all_of:
-        return _members(all_of[0]) if len(all_of) == 1 else None
+        if len(all_of) == 1 and set(schema) <= _ANNOTATION_KEYS:
+            return _members(all_of[0], hoist, hint)
+        return [hoist(schema, hint)] if hoist else None
     types = schema.get("type")
     names = types if isinstance(types, list) else [types] if isinstance(types, str) else []
     if not names:
@@ -297,18 +315,24 @@ def _core(schema: dict[str, Any]) -> list[str] | None:
             members.append(_SCALARS[t])
         elif t == "array":
             items = schema.get("items")
-            inner = inline_annotation(items) if isinstance(items, dict) else "Any"
+            inner = _members(items, hoist, hint + "Item") if isinstance(items, dict) else ["Any"]
             if inner is None:
                 return None
-            members.append(f"list[{inner}]")
+            members.append(f"list[{' | '.join(inner)}]")
         elif t == "object":
             if isinstance(schema.get("properties"), dict) and schema["properties"]:
-                return None
+                if hoist is None:
+                    return None
+                fields = {k: v for k, v in schema.items() if k != "nullable"}
+                members.append(hoist({**fields, "type": "object"}, hint))
+                continue
             addl = schema.get("additionalProperties")
-            inner = inline_annotation(addl) if isinstance(addl, dict) and addl else "Any"
-            if inner is None:
+            value = (
+                _members(addl, hoist, hint + "Value") if isinstance(addl, dict) and addl else None
+            )
+            if value is None and isinstance(addl, dict) and addl:
                 return None
-            members.append(f"dict[str, {inner}]")
+            members.append(f"dict[str, {' | '.join(value or ['Any'])}]")
         else:
             members.append("Any")
     return _union(members)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from codemode.errors import SdkGenerationError
 from codemode.spec import ToolSpec
 
-__all__ = ["SpecLike", "as_spec", "as_specs", "canonical_json", "spec_digest"]
+__all__ = ["SpecLike", "as_spec", "as_specs", "spec_digest"]
 
 SpecLike = ToolSpec | Mapping[str, Any]
 """A ``ToolSpec`` or a ``{"name", "description", "inputSchema", "outputSchema"?}`` dict."""
@@ -42,22 +41,13 @@ def as_specs(items: Iterable[SpecLike]) -> list[ToolSpec]:
     return [spec for spec in specs if spec.visible_in_code]
 
 
-def canonical_json(value: object) -> str:
-    """Byte-stable JSON (sorted keys, no spaces) used for hashing and literals."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_j)
-
-
-def _j(value: object) -> object:
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, tuple | frozenset):
-        return list(value)
-    raise TypeError(f"not JSON: {type(value).__name__}")
-
-
 def spec_digest(spec: ToolSpec) -> str:
-    """Hash of everything in a spec that shapes its rendering."""
-    payload = canonical_json(
-        [spec.name, spec.description, spec.parameters, spec.output_schema, spec.namespace]
+    """Hash of everything in a spec that shapes its rendering.
+
+    Built from ``repr``, which is exact and order-preserving for JSON data (key order
+    matters: it decides parameter order) and cheaper than serialising to JSON.
+    """
+    payload = repr(
+        (spec.name, spec.description, spec.parameters, spec.output_schema, spec.namespace)
     )
-    return hashlib.sha256(payload.encode()).hexdigest()
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()

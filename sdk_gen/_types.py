@@ -66,14 +66,18 @@ def _sentinel(index: int) -> str:
 
 
 def render_types(
-    tool: str, prefix: str, defs: Mapping[str, Any], wanted: Sequence[tuple[str, Any]]
+    tool: str,
+    prefix: str,
+    defs: Mapping[str, Any],
+    wanted: Sequence[tuple[tuple[str, ...], Any]],
 ) -> tuple[TypeBlock, list[str]]:
-    """Generate types for the ``wanted`` ``(name, schema)`` pairs and everything they refer to.
+    """Generate types for the ``wanted`` ``(names, schema)`` pairs and what they refer to.
 
     ``defs`` are the tool's normalized definitions (every ``$ref`` points at
     ``#/$defs/<key>``). Each wanted schema is generated under a sentinel name, then renamed
-    to ``prefix + name`` (or the first free variant): datamodel-code-generator names nested
-    classes after their fields, so a wanted name could otherwise go to another class.
+    to ``prefix + name`` for the first of its candidate names that is free (then the last
+    one numbered): datamodel-code-generator names nested classes after their fields, so a
+    wanted name could otherwise go to another class.
     Returns the block and the final name of each wanted schema.
     """
     from datamodel_code_generator import generate
@@ -105,7 +109,9 @@ def _drop_root(code: str, root: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _rename(tool: str, code: str, prefix: str, names: list[str]) -> tuple[str, list[str]]:
+def _rename(
+    tool: str, code: str, prefix: str, names: list[tuple[str, ...]]
+) -> tuple[str, list[str]]:
     pattern = re.compile(rf"\b{re.escape(prefix)}Sdkarg(\d+)Z(\w*)")
     bound = {_bound(node) for node in ast.parse(code).body} - {""}
     tails: dict[int, set[str]] = {}
@@ -114,14 +120,17 @@ def _rename(tool: str, code: str, prefix: str, names: list[str]) -> tuple[str, l
     taken = {name for name in bound if not pattern.fullmatch(name)}
     finals: list[str] = []
     chosen: dict[int, str] = {}
-    for index, name in enumerate(names):
+    for index, options in enumerate(names):
         if "" not in tails.get(index, set()):
-            raise SdkGenerationError(tool, f"no type generated for {name!r}")
-        base, n = prefix + name, 2
-        candidate = base
-        while any(candidate + tail in taken for tail in tails[index]):
-            candidate = f"{base}Arg" if n == 2 else f"{base}Arg{n - 1}"
-            n += 1
+            raise SdkGenerationError(tool, f"no type generated for {options[0]!r}")
+        candidates = [prefix + option for option in options]
+        n = 2
+        while any(candidates[0] + tail in taken for tail in tails[index]):
+            candidates.pop(0)
+            if not candidates:
+                candidates.append(f"{prefix}{options[-1]}{n}")
+                n += 1
+        candidate = candidates[0]
         taken.update(candidate + tail for tail in tails[index])
         chosen[index] = candidate
         finals.append(candidate)

@@ -26,6 +26,13 @@ def blocks(path: Path) -> list[tuple[int, str]]:
 DOCS_WITH_CODE = [p for p in DOCS if p.exists() and blocks(p)]
 
 
+@pytest.fixture
+def anyio_backend() -> str:
+    # Executors bridge to script threads/workers with asyncio; the installed trio predates
+    # anyio's trio backend (as in tests/mode, tests/sandbox, tests/testing).
+    return "asyncio"
+
+
 def test_docs_have_runnable_examples() -> None:
     assert len(DOCS_WITH_CODE) >= 3, [p.name for p in DOCS_WITH_CODE]
 

@@ -13,8 +13,11 @@ def test_all_is_sorted_and_unique() -> None:
 
 
 def test_all_matches_the_public_names() -> None:
-    public = {name for name, value in vars(codemode).items()
-              if not name.startswith("_") and not inspect.ismodule(value)}
+    public = {
+        name
+        for name, value in vars(codemode).items()
+        if not name.startswith("_") and not inspect.ismodule(value)
+    }
     assert public == set(codemode.__all__)
 
 
@@ -25,6 +28,16 @@ def test_every_exported_member_comes_from_codemode() -> None:
 
 
 def test_contract_names_are_exported() -> None:
-    required = {"define_tool", "ToolRegistry", "ToolCall", "ToolResult", "ExecContext", "Allow",
-                "Deny", "Ask", "Registration", "tool"}
+    required = {
+        "define_tool",
+        "ToolRegistry",
+        "ToolCall",
+        "ToolResult",
+        "ExecContext",
+        "Allow",
+        "Deny",
+        "Ask",
+        "Registration",
+        "tool",
+    }
     assert required <= set(codemode.__all__)

@@ -319,8 +319,9 @@ class WorkerPoolExecutor:
     """Runs scripts in a pool of pre-started worker processes (the default executor).
 
     ``size`` workers are started on first use (or by :meth:`start`); a run takes
-    an idle worker or waits for one. Per run, the worker lowers ``RLIMIT_AS`` to
-    ``Limits.memory`` and ``RLIMIT_CPU`` to the timeout's worth of CPU; the host
+    an idle worker or waits for one. Per run, the worker caps ``RLIMIT_AS`` at its
+    address space plus ``Limits.memory`` and ``RLIMIT_CPU`` at the timeout's worth
+    of CPU; the host
     kills it ``grace`` seconds after ``Limits.timeout`` if it has not answered.
     """
 

@@ -9,15 +9,14 @@ data, and the length prefix lets a reader split a batch of frames from one
 Host → worker::
 
     ["run", {"source": str, "tool_paths": [str], "limits": {field: value}}]
-    ["ret", id, value]                      a tool call succeeded
-    ["err", id, tool, message, path|null]   a tool call failed (ToolCallError)
+    ["reply", id, reply]                    a tool call's outcome (``CallBroker.answer``)
 
 Worker → host::
 
     ["ready", pid]                          booted, runner imported
     ["call", id, name, arguments]           the script called a tool
     ["cancel", id]                          the script stopped waiting for a call
-    ["done", outcome]                       the run finished (see ``worker.py``)
+    ["done", outcome, peak_rss]             the run finished (``RunOutcome.to_json()``)
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ HEADER_SIZE: Final = _HEADER.size
 MAX_FRAME: Final = 256 * 1024 * 1024
 """Largest frame either side accepts; a longer length prefix is a protocol violation."""
 
-_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+_dumps = json.JSONEncoder(separators=(",", ":")).encode
 _loads = json.loads
 
 
@@ -48,7 +47,7 @@ def encode(message: list[Any]) -> bytes:
     """One frame for ``message``: length prefix plus compact ASCII JSON."""
     body = _dumps(message).encode("ascii")
     if len(body) > MAX_FRAME:
-        raise WorkerProtocolError(f"message of {len(body)} bytes exceeds the {MAX_FRAME}-byte frame cap")
+        raise WorkerProtocolError(f"a message of {len(body)} bytes exceeds the frame cap")
     return _HEADER.pack(len(body)) + body
 
 
@@ -70,7 +69,7 @@ class FrameDecoder:
         while available - position >= HEADER_SIZE:
             (length,) = _HEADER.unpack_from(buffer, position)
             if length > MAX_FRAME:
-                raise WorkerProtocolError(f"frame of {length} bytes exceeds the {MAX_FRAME}-byte cap")
+                raise WorkerProtocolError(f"a frame of {length} bytes exceeds the frame cap")
             end = position + HEADER_SIZE + length
             if end > available:
                 break

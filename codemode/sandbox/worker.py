@@ -5,8 +5,8 @@ Started by :class:`~codemode.sandbox.pool.WorkerPoolExecutor` as
 environment, no inherited descriptors but its pipes, and its own session.
 It pre-imports the script runtime (so a warm run starts in microseconds),
 announces ``["ready", pid]`` and then serves ``run`` messages forever (see
-``protocol.py``). Per run it lowers ``RLIMIT_AS`` to ``Limits.memory`` and
-``RLIMIT_CPU`` to the CPU time the timeout allows; the host's wall-clock kill
+``protocol.py``). Per run it caps ``RLIMIT_AS`` at its current address space plus
+``Limits.memory`` and ``RLIMIT_CPU`` at the CPU time the timeout allows; the host's wall-clock kill
 is the backstop for code the runner cannot interrupt.
 
 The script-side runtime is async and uses asyncio: this is the one place in
@@ -53,6 +53,8 @@ SPIN_SECONDS: Final = 0.0003
 
 _OPEN_FILES: Final = 32
 """RLIMIT_NOFILE for the worker: its pipes, the loop's selector, nothing else."""
+
+_PAGE_SIZE: Final = os.sysconf("SC_PAGE_SIZE")
 
 _RESERVE_BYTES: Final = 1 << 20
 """Memory set aside at boot and released to report a MemoryError."""
@@ -174,14 +176,26 @@ def _load_runtime(spec: str) -> ScriptRuntime:
     return runtime
 
 
+def _address_space() -> int:
+    """The worker's current virtual memory size in bytes."""
+    with open("/proc/self/statm", "rb") as statm:
+        pages = int(statm.read().split()[0])
+    return pages * _PAGE_SIZE
+
+
 def _limit_run(limits: Limits) -> None:
-    """Lower the soft rlimits for one run (the hard limits stay, so they can be restored)."""
+    """Lower the soft rlimits for one run (the hard limits stay, so they can be restored).
+
+    ``RLIMIT_AS`` becomes the address space the worker already uses plus
+    ``Limits.memory``: the interpreter and the pre-imported runner take tens of
+    megabytes before the script allocates anything.
+    """
     cpu_used = resource.getrusage(resource.RUSAGE_SELF)
     spent = cpu_used.ru_utime + cpu_used.ru_stime
     _, cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)
     resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(spent + limits.timeout) + 1, cpu_hard))
     _, as_hard = resource.getrlimit(resource.RLIMIT_AS)
-    resource.setrlimit(resource.RLIMIT_AS, (limits.memory, as_hard))
+    resource.setrlimit(resource.RLIMIT_AS, (_address_space() + limits.memory, as_hard))
 
 
 def _unlimit_run() -> None:

@@ -130,6 +130,23 @@ class ToolEvents:
         """``tool/call`` events whose parent is ``parent``."""
         return self.calls(parent=parent)
 
+    def max_in_flight(self, name: str | None = None) -> int:
+        """Most calls (of ``name``, or of any tool) dispatched and not yet finished at once.
+
+        Counted from the order of ``tool/call`` and ``tool/result`` events, not
+        from clocks, so it shows real overlap (e.g. of ``asyncio.gather``) deterministically.
+        """
+        current = peak = 0
+        for event in self.events:
+            if name is not None and event.name != name:
+                continue
+            if event.type == "tool/call":
+                current += 1
+                peak = max(peak, current)
+            elif event.type == "tool/result":
+                current -= 1
+        return peak
+
     def _fail(self, message: str) -> None:
         shown = "\n".join(_show(e) for e in self.events) or "  (no events)"
         raise AssertionError(f"{message}\nrecorded events:\n{shown}")

@@ -15,14 +15,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, final
 
 from codemode.frozen import thaw
-from codemode.tool import define_tool
+from codemode.tool import Tool, define_tool
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
 
     from codemode.context import ExecContext
     from codemode.registry import Registration, ToolRegistry
-    from codemode.tool import ExecutionMode, Tool
+    from codemode.spec import ToolSpec
+    from codemode.tool import ExecutionMode
 
 __all__ = ["OPEN_PARAMETERS", "RecordedCall", "ScriptedTool", "ScriptedTools", "ToolFailure"]
 
@@ -78,8 +79,14 @@ class ScriptedTool:
         """Every call received, in order."""
         self.dry_calls: list[RecordedCall] = []
         """Calls that found the queue empty and no default."""
-        self.registration: Registration | None = None
-        """The registry handle; ``dispose()`` removes the tool."""
+        self._registration: Registration | None = None
+
+    @property
+    def registration(self) -> Registration:
+        """The registry handle; ``dispose()`` removes the tool (hot reload in tests)."""
+        if self._registration is None:
+            raise RuntimeError(f"scripted tool {self.name!r} is not registered")
+        return self._registration
 
     @property
     def remaining(self) -> int:
@@ -186,9 +193,23 @@ class ScriptedTools:
             parameters=OPEN_PARAMETERS if parameters is None else parameters,
             execute=scripted.handle, output_schema=output_schema,
             execution_mode=execution_mode, namespace=namespace, visible_in_code=visible_in_code)
-        scripted.registration = self.registry.register(made, replace=replace)
+        scripted._registration = self.registry.register(made, replace=replace)
         self._tools[name] = scripted
         return scripted
+
+    def fake(self, spec: ToolSpec | Tool, *, results: Iterable[Any] = (),
+             default: Any = _NO_DEFAULT, replace: bool | None = None) -> ScriptedTool:
+        """A scripted stand-in with exactly the spec of a real tool (name, schemas, options).
+
+        Scripts then see the real SDK and arguments are validated against the real
+        schema, while answers come from the queue. Pass ``replace=True`` to shadow
+        a real tool already in the registry.
+        """
+        real = spec.spec if isinstance(spec, Tool) else spec
+        return self.add(real.name, parameters=real.parameters, results=results, default=default,
+                        description=real.description, output_schema=real.output_schema,
+                        namespace=real.namespace, visible_in_code=real.visible_in_code,
+                        replace=replace)
 
     def __getitem__(self, name: str) -> ScriptedTool:
         try:
@@ -230,5 +251,4 @@ class ScriptedTools:
     def dispose(self) -> None:
         """Unregister every scripted tool."""
         for tool in self._tools.values():
-            if tool.registration is not None:
-                tool.registration.dispose()
+            tool.registration.dispose()

@@ -17,7 +17,7 @@ for row in pending["rows"]:
     rows.append({"sku": row["sku"], "product": item["product"], "pending": row["units"],
                  "left_after_pending": left})
 
-low = [r for r in rows if r["left_after_pending"] < 100]
+low = [r for r in rows if r["left_after_pending"] < 25]
 report = "# Low stock\n\n" + "\n".join(
     f"- {r['product']} ({r['sku']}): {r['left_after_pending']} left after {r['pending']} pending"
     for r in low

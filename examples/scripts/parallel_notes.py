@@ -1,4 +1,6 @@
 # Parallel fan-out: read every meeting note at once, measure each, collect the contacts.
+import asyncio
+
 listing = await tools.list_files(directory="notes", pattern="*.md")
 paths = [f["path"] for f in listing["files"]]
 texts = await asyncio.gather(*[tools.read_file(path=p) for p in paths])

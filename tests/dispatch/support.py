@@ -12,8 +12,12 @@ _ids = itertools.count(1)
 
 def call(name: str, arguments: Any = None, **fields: Any) -> cm.ToolCall:
     """A ToolCall with a fresh call id; ``arguments`` defaults to ``{}``."""
-    return cm.ToolCall(call_id=f"c{next(_ids)}", name=name,
-                       arguments={} if arguments is None else arguments, **fields)
+    return cm.ToolCall(
+        call_id=f"c{next(_ids)}",
+        name=name,
+        arguments={} if arguments is None else arguments,
+        **fields,
+    )
 
 
 async def echo(args: Any, ctx: cm.ExecContext) -> Any:

@@ -51,8 +51,9 @@ async def assert_nothing_left_running(worker: Worker) -> None:
     assert worker.ticks == ticks
 
 
-async def test_cancelling_the_caller_cancels_the_handler(registry: cm.ToolRegistry,
-                                                        events: Events) -> None:
+async def test_cancelling_the_caller_cancels_the_handler(
+    registry: cm.ToolRegistry, events: Events
+) -> None:
     worker = Worker()
     registry.register(cm.define_tool(name="work", execute=worker))
     observed: list[cm.ToolResult] = []
@@ -71,16 +72,19 @@ async def test_cancelling_the_caller_cancels_the_handler(registry: cm.ToolRegist
     assert registry._gate._running == {}
 
 
-async def test_cancelling_a_parent_cancels_its_nested_calls(registry: cm.ToolRegistry,
-                                                           events: Events) -> None:
+async def test_cancelling_a_parent_cancels_its_nested_calls(
+    registry: cm.ToolRegistry, events: Events
+) -> None:
     worker = Worker()
     registry.register(cm.define_tool(name="work", execute=worker))
 
     async def script(args: Any, ctx: cm.ExecContext) -> str:
         async with anyio.create_task_group() as tg:
             for i in range(2):
-                tg.start_soon(registry.execute, cm.ToolCall(call_id=f"child{i}", name="work",
-                                                            parent=ctx.token))
+                tg.start_soon(
+                    registry.execute,
+                    cm.ToolCall(call_id=f"child{i}", name="work", parent=ctx.token),
+                )
         return "never"
 
     registry.register(cm.define_tool(name="script", execute=script))
@@ -97,8 +101,9 @@ async def test_cancelling_a_parent_cancels_its_nested_calls(registry: cm.ToolReg
     assert results == {"top": "cancelled", "child0": "cancelled", "child1": "cancelled"}
 
 
-async def test_a_call_cancelled_before_its_handler_never_runs(registry: cm.ToolRegistry,
-                                                              events: Events) -> None:
+async def test_a_call_cancelled_before_its_handler_never_runs(
+    registry: cm.ToolRegistry, events: Events
+) -> None:
     ran: list[str] = []
     registry.register(cm.define_tool(name="t", execute=lambda args: ran.append("ran")))
 
@@ -109,24 +114,29 @@ async def test_a_call_cancelled_before_its_handler_never_runs(registry: cm.ToolR
     with anyio.move_on_after(0):
         await registry.execute(call("t"))
     assert ran == []
-    assert [(e.type, e.error) for e in events.all] == [("tool/call", None),
-                                                       ("tool/result", "cancelled")]
+    assert [(e.type, e.error) for e in events.all] == [
+        ("tool/call", None),
+        ("tool/result", "cancelled"),
+    ]
 
 
 @pytest.mark.parametrize("how", ["signal", "deadline"])
-async def test_signal_and_deadline_stop_all_handler_work(registry: cm.ToolRegistry,
-                                                         events: Events, how: str) -> None:
+async def test_signal_and_deadline_stop_all_handler_work(
+    registry: cm.ToolRegistry, events: Events, how: str
+) -> None:
     worker = Worker()
     signal = cm.CancelSignal()
     registry.register(cm.define_tool(name="work", execute=worker))
 
     @registry.wrap_execute
     async def limit(ctx: cm.ExecContext, call_next: Any) -> Any:
-        return await call_next(ctx.with_signal(signal) if how == "signal"
-                               else ctx.with_deadline(0.01))
+        return await call_next(
+            ctx.with_signal(signal) if how == "signal" else ctx.with_deadline(0.01)
+        )
 
     results: list[cm.ToolResult] = []
     async with anyio.create_task_group() as tg:
+
         async def caller() -> None:
             results.append(await registry.execute(call("work")))
 

@@ -20,8 +20,12 @@ class Owner(TypedDict):
 
 
 @cm.tool
-async def search(query: str, limit: int = 10, mode: Literal["fast", "exact"] = "fast",
-                 tags: list[str] | None = None) -> list[str]:
+async def search(
+    query: str,
+    limit: int = 10,
+    mode: Literal["fast", "exact"] = "fast",
+    tags: list[str] | None = None,
+) -> list[str]:
     """Search the index.
 
     Results are ranked.
@@ -44,12 +48,21 @@ def test_schema_comes_from_the_type_hints() -> None:
         "type": "object",
         "properties": {
             "query": {"type": "string", "description": "What to look for."},
-            "limit": {"type": "integer", "default": 10,
-                      "description": "Most results to return; at least one."},
-            "mode": {"enum": ["fast", "exact"], "type": "string", "default": "fast",
-                     "description": "Matching strategy."},
-            "tags": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}],
-                     "default": None},
+            "limit": {
+                "type": "integer",
+                "default": 10,
+                "description": "Most results to return; at least one.",
+            },
+            "mode": {
+                "enum": ["fast", "exact"],
+                "type": "string",
+                "default": "fast",
+                "description": "Matching strategy.",
+            },
+            "tags": {
+                "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}],
+                "default": None,
+            },
         },
         "required": ["query"],
         "additionalProperties": False,
@@ -62,8 +75,10 @@ async def test_decorated_tools_run_through_the_pipeline(registry: cm.ToolRegistr
     ok = await registry.execute(call("search", {"query": "q", "tags": ["a"]}))
     assert ok.structured == ("q:10:fast:['a']",)
     bad = await registry.execute(call("search", {"query": "q", "mode": "fuzzy"}))
-    assert bad.error is not None and (bad.error.kind, bad.error.path) == ("invalid_arguments",
-                                                                          "$.mode")
+    assert bad.error is not None and (bad.error.kind, bad.error.path) == (
+        "invalid_arguments",
+        "$.mode",
+    )
 
 
 def test_sphinx_docstrings_describe_parameters() -> None:
@@ -82,25 +97,39 @@ def test_sphinx_docstrings_describe_parameters() -> None:
     assert fetch.spec.description == "Fetch a page."
     props = fetch.spec.parameters["properties"]
     assert props["url"]["description"] == "Address to fetch."
-    assert props["timeout"] == {"type": "number", "default": 5.0,
-                                "description": "Seconds before giving up, then retry."}
+    assert props["timeout"] == {
+        "type": "number",
+        "default": 5.0,
+        "description": "Seconds before giving up, then retry.",
+    }
 
 
-@pytest.mark.parametrize(("doc", "summary", "params"), [
-    (None, "", {}),
-    ("Just a summary.", "Just a summary.", {}),
-    ("Do it.\n\nArgs:\n    a (int): First.\n    b: Second\n        continued.\n\nRaises:\n"
-     "    ValueError: never.", "Do it.", {"a": "First.", "b": "Second continued."}),
-    ("Do it.\n\nParameters:\n    x: The x.", "Do it.", {"x": "The x."}),
-    ("Do it.\n\n:param a: First.\n:param str b: Second.\n:return: nothing", "Do it.",
-     {"a": "First.", "b": "Second."}),
-])
+@pytest.mark.parametrize(
+    ("doc", "summary", "params"),
+    [
+        (None, "", {}),
+        ("Just a summary.", "Just a summary.", {}),
+        (
+            "Do it.\n\nArgs:\n    a (int): First.\n    b: Second\n        continued.\n\nRaises:\n"
+            "    ValueError: never.",
+            "Do it.",
+            {"a": "First.", "b": "Second continued."},
+        ),
+        ("Do it.\n\nParameters:\n    x: The x.", "Do it.", {"x": "The x."}),
+        (
+            "Do it.\n\n:param a: First.\n:param str b: Second.\n:return: nothing",
+            "Do it.",
+            {"a": "First.", "b": "Second."},
+        ),
+    ],
+)
 def test_parse_docstring(doc: str | None, summary: str, params: dict[str, str]) -> None:
     assert parse_docstring(doc) == (summary, params)
 
 
 async def test_exec_context_parameter_is_injected_not_in_the_schema(
-        registry: cm.ToolRegistry) -> None:
+    registry: cm.ToolRegistry,
+) -> None:
     @cm.tool
     async def whoami(greeting: str, ctx: cm.ExecContext) -> str:
         ctx.progress("working")
@@ -108,8 +137,9 @@ async def test_exec_context_parameter_is_injected_not_in_the_schema(
 
     assert list(whoami.spec.parameters["properties"]) == ["greeting"]
     registry.register(whoami)
-    result = await registry.execute(cm.ToolCall(call_id="c9", name="whoami",
-                                                arguments={"greeting": "hi"}))
+    result = await registry.execute(
+        cm.ToolCall(call_id="c9", name="whoami", arguments={"greeting": "hi"})
+    )
     assert result.text == "hi from whoami/c9"
 
 
@@ -126,15 +156,19 @@ async def test_nested_types_and_plain_values(registry: cm.ToolRegistry) -> None:
 
     assert save.execution_mode == "sequential" and save.spec.namespace == "crm"
     assert save.spec.parameters["properties"]["scores"] == {
-        "type": "array", "items": {"type": "integer"}, "maxItems": 2}
+        "type": "array",
+        "items": {"type": "integer"},
+        "maxItems": 2,
+    }
     registry.register(save)
     ok = await registry.execute(call("save", {"owner": {"id": 1, "name": "ada"}, "scores": [1]}))
     assert ok.text == "saved"
     assert seen == [({"id": 1, "name": "ADA"}, [1, 0])]
     missing = await registry.execute(call("save", {"owner": {"id": 1}, "scores": []}))
     assert missing.error is not None and missing.error.path == "$.owner"
-    too_many = await registry.execute(call("save", {"owner": {"id": 1, "name": "x"},
-                                                    "scores": [1, 2, 3]}))
+    too_many = await registry.execute(
+        call("save", {"owner": {"id": 1, "name": "x"}, "scores": [1, 2, 3]})
+    )
     assert too_many.error is not None and too_many.error.path == "$.scores"
 
 
@@ -145,8 +179,11 @@ def test_output_schema_and_visibility_are_passed_on() -> None:
 
     assert status.spec.output_schema == {"type": "object"}
     assert not status.spec.visible_in_code
-    assert status.spec.parameters == {"type": "object", "properties": {},
-                                      "additionalProperties": False}
+    assert status.spec.parameters == {
+        "type": "object",
+        "properties": {},
+        "additionalProperties": False,
+    }
 
 
 def _star_args(*items: int) -> None: ...
@@ -164,13 +201,16 @@ def _unresolvable(x: NoSuchType) -> None: ...  # type: ignore[name-defined]  # n
 def _unschemable(x: object = object()) -> None: ...
 
 
-@pytest.mark.parametrize(("fn", "problem"), [
-    (_star_args, r"cannot take \*items"),
-    (_star_kwargs, r"cannot take \*options"),
-    (_positional_only, "positional-only"),
-    (_unresolvable, "cannot resolve type hints"),
-    (_unschemable, "cannot derive a JSON Schema"),
-])
+@pytest.mark.parametrize(
+    ("fn", "problem"),
+    [
+        (_star_args, r"cannot take \*items"),
+        (_star_kwargs, r"cannot take \*options"),
+        (_positional_only, "positional-only"),
+        (_unresolvable, "cannot resolve type hints"),
+        (_unschemable, "cannot derive a JSON Schema"),
+    ],
+)
 def test_unsupported_functions_fail_at_definition(fn: Any, problem: str) -> None:
     with pytest.raises(cm.ToolDefinitionError, match=problem):
         cm.tool(fn)

@@ -1,16 +1,18 @@
-"""Events: one ``tool/call`` and one ``tool/result`` per dispatch, progress in between, JSONL log."""
+"""Events: one ``tool/call`` and one ``tool/result`` per dispatch, progress between, JSONL log."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import codemode as cm
 
 from .support import Events, call
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @pytest.fixture
@@ -27,24 +29,31 @@ def tools(registry: cm.ToolRegistry) -> cm.ToolRegistry:
         ctx.progress({1, 2})
         return "done"
 
-    registry.register(cm.define_tool(name="ok", parameters={"n": {"type": "integer"}},
-                                     execute=ok))
+    registry.register(cm.define_tool(name="ok", parameters={"n": {"type": "integer"}}, execute=ok))
     registry.register(cm.define_tool(name="boom", execute=boom))
     registry.register(cm.define_tool(name="chatty", execute=chatty))
     registry.pre_execute(lambda ctx: cm.Deny("nope") if ctx.agent == "intruder" else None)
     return registry
 
 
-@pytest.mark.parametrize(("name", "arguments", "agent", "error"), [
-    ("ok", {"n": 1}, None, None),
-    ("boom", {}, None, "ValueError: broken"),
-    ("ok", {"n": "x"}, None, "invalid arguments for 'ok': $.n: 'x' is not of type 'integer'"),
-    ("ok", {}, "intruder", "call to 'ok' denied: nope"),
-    ("okk", {}, None, "unknown tool 'okk'; did you mean 'ok'?"),
-])
+@pytest.mark.parametrize(
+    ("name", "arguments", "agent", "error"),
+    [
+        ("ok", {"n": 1}, None, None),
+        ("boom", {}, None, "ValueError: broken"),
+        ("ok", {"n": "x"}, None, "invalid arguments for 'ok': $.n: 'x' is not of type 'integer'"),
+        ("ok", {}, "intruder", "call to 'ok' denied: nope"),
+        ("okk", {}, None, "unknown tool 'okk'; did you mean 'ok'?"),
+    ],
+)
 async def test_each_call_emits_one_call_and_one_result_event(
-        tools: cm.ToolRegistry, events: Events, name: str, arguments: dict[str, Any],
-        agent: str | None, error: str | None) -> None:
+    tools: cm.ToolRegistry,
+    events: Events,
+    name: str,
+    arguments: dict[str, Any],
+    agent: str | None,
+    error: str | None,
+) -> None:
     parent = cm.Token()
     the_call = call(name, arguments, parent=parent, agent=agent)
     result = await tools.execute(the_call)
@@ -67,8 +76,9 @@ async def test_result_event_carries_meta(tools: cm.ToolRegistry, events: Events)
     assert events.of("tool/call")[0].parent is None
 
 
-async def test_progress_events_come_between_call_and_result(tools: cm.ToolRegistry,
-                                                            events: Events) -> None:
+async def test_progress_events_come_between_call_and_result(
+    tools: cm.ToolRegistry, events: Events
+) -> None:
     result = await tools.execute(call("chatty"))
     assert events.types() == ["tool/call"] + ["tool/progress"] * 4 + ["tool/result"]
     progress = events.of("tool/progress")
@@ -82,14 +92,14 @@ async def test_progress_without_subscribers_is_a_no_op(tools: cm.ToolRegistry) -
     assert (await tools.execute(call("chatty"))).text == "done"
 
 
-async def test_nested_calls_name_their_parent_token(registry: cm.ToolRegistry,
-                                                    events: Events) -> None:
+async def test_nested_calls_name_their_parent_token(
+    registry: cm.ToolRegistry, events: Events
+) -> None:
     async def leaf(args: Any, ctx: cm.ExecContext) -> str:
         return "leaf"
 
     async def parent(args: Any, ctx: cm.ExecContext) -> str:
-        inner = await registry.execute(cm.ToolCall(call_id="child", name="leaf",
-                                                   parent=ctx.token))
+        inner = await registry.execute(cm.ToolCall(call_id="child", name="leaf", parent=ctx.token))
         return f"parent of {inner.text}"
 
     registry.register(cm.define_tool(name="leaf", execute=leaf))
@@ -97,15 +107,19 @@ async def test_nested_calls_name_their_parent_token(registry: cm.ToolRegistry,
     result = await registry.execute(cm.ToolCall(call_id="top", name="parent"))
     assert result.text == "parent of leaf"
     assert [(e.type, e.call_id) for e in events.all] == [
-        ("tool/call", "top"), ("tool/call", "child"), ("tool/result", "child"),
-        ("tool/result", "top")]
+        ("tool/call", "top"),
+        ("tool/call", "child"),
+        ("tool/result", "child"),
+        ("tool/result", "top"),
+    ]
     top, child = events.all[0], events.all[1]
     assert top.parent is None
     assert child.parent == top.token
 
 
-async def test_hook_crash_still_emits_one_result_event(tools: cm.ToolRegistry,
-                                                       events: Events) -> None:
+async def test_hook_crash_still_emits_one_result_event(
+    tools: cm.ToolRegistry, events: Events
+) -> None:
     def crash(result: cm.ToolResult) -> None:
         raise RuntimeError("observer bug")
 
@@ -117,8 +131,9 @@ async def test_hook_crash_still_emits_one_result_event(tools: cm.ToolRegistry,
     assert events.all[1].error == "internal error: RuntimeError: observer bug"
 
 
-async def test_non_json_arguments_are_logged_as_text(tools: cm.ToolRegistry,
-                                                     events: Events) -> None:
+async def test_non_json_arguments_are_logged_as_text(
+    tools: cm.ToolRegistry, events: Events
+) -> None:
     await tools.execute(call("ok", {"n": {1}}))
     assert events.all[0].arguments == repr({"n": {1}})
 
@@ -133,14 +148,31 @@ async def test_unsubscribed_subscribers_see_nothing_more(tools: cm.ToolRegistry)
 
 
 def test_event_to_json_keeps_set_fields() -> None:
-    event = cm.ToolEvent(type="tool/result", call_id="c", name="t", token="k", parent=None,
-                         agent=None, time=1.0, is_error=False, duration=0.5)
-    assert event.to_json() == {"type": "tool/result", "call_id": "c", "name": "t", "token": "k",
-                               "time": 1.0, "is_error": False, "duration": 0.5}
+    event = cm.ToolEvent(
+        type="tool/result",
+        call_id="c",
+        name="t",
+        token="k",
+        parent=None,
+        agent=None,
+        time=1.0,
+        is_error=False,
+        duration=0.5,
+    )
+    assert event.to_json() == {
+        "type": "tool/result",
+        "call_id": "c",
+        "name": "t",
+        "token": "k",
+        "time": 1.0,
+        "is_error": False,
+        "duration": 0.5,
+    }
 
 
-async def test_jsonl_session_log_writes_parseable_lines(tools: cm.ToolRegistry,
-                                                        tmp_path: Path) -> None:
+async def test_jsonl_session_log_writes_parseable_lines(
+    tools: cm.ToolRegistry, tmp_path: Path
+) -> None:
     path = tmp_path / "session.jsonl"
     with cm.JsonlSessionLog(path) as log:
         tools.subscribe(log)
@@ -149,17 +181,33 @@ async def test_jsonl_session_log_writes_parseable_lines(tools: cm.ToolRegistry,
         await tools.execute(call("boom"))
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert [line["type"] for line in lines] == [
-        "tool/call", "tool/result",
-        "tool/call", "tool/progress", "tool/progress", "tool/progress", "tool/progress",
+        "tool/call",
         "tool/result",
-        "tool/call", "tool/result"]
+        "tool/call",
+        "tool/progress",
+        "tool/progress",
+        "tool/progress",
+        "tool/progress",
+        "tool/result",
+        "tool/call",
+        "tool/result",
+    ]
     assert lines[0]["arguments"] == {"n": 1} and lines[0]["agent"] == "tester"
     assert lines[1]["meta"] == {"rows": 2} and lines[1]["is_error"] is False
     assert lines[3]["data"] == {"step": 0}
     assert lines[-1]["error"] == "ValueError: broken"
     with pytest.raises(ValueError, match="closed"):
-        log(cm.ToolEvent(type="tool/call", call_id="c", name="t", token="k", parent=None,
-                         agent=None, time=0.0))
+        log(
+            cm.ToolEvent(
+                type="tool/call",
+                call_id="c",
+                name="t",
+                token="k",
+                parent=None,
+                agent=None,
+                time=0.0,
+            )
+        )
 
 
 async def test_jsonl_session_log_appends(tmp_path: Path, tools: cm.ToolRegistry) -> None:

@@ -6,13 +6,15 @@ import copy
 import json
 import math
 import pickle
-from collections.abc import Callable
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from codemode.frozen import FrozenDict, NotJSONError, dumps, freeze, thaw
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 NESTED = {"a": [1, {"b": [2.5, None, True]}], "c": {"d": "x"}}
 
@@ -35,17 +37,21 @@ def test_freeze_is_detached_from_the_source() -> None:
     assert frozen == freeze(NESTED)
 
 
-@pytest.mark.parametrize("mutate", [
-    lambda d: d.__setitem__("k", 1),
-    lambda d: d.__delitem__("c"),
-    lambda d: d.update(k=1),
-    lambda d: d.pop("c"),
-    lambda d: d.popitem(),
-    lambda d: d.clear(),
-    lambda d: d.setdefault("k", 1),
-    lambda d: d.__ior__({"k": 1}),
-    lambda d: d["c"].__setitem__("d", "y"),
-], ids=["setitem", "delitem", "update", "pop", "popitem", "clear", "setdefault", "ior", "nested"])
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda d: d.__setitem__("k", 1),
+        lambda d: d.__delitem__("c"),
+        lambda d: d.update(k=1),
+        lambda d: d.pop("c"),
+        lambda d: d.popitem(),
+        lambda d: d.clear(),
+        lambda d: d.setdefault("k", 1),
+        lambda d: d.__ior__({"k": 1}),
+        lambda d: d["c"].__setitem__("d", "y"),
+    ],
+    ids=["setitem", "delitem", "update", "pop", "popitem", "clear", "setdefault", "ior", "nested"],
+)
 def test_frozen_dict_refuses_writes(mutate: Callable[[FrozenDict], object]) -> None:
     frozen = freeze(NESTED)
     with pytest.raises(TypeError, match="frozen"):
@@ -68,15 +74,18 @@ def test_thaw_gives_a_plain_mutable_copy() -> None:
     assert len(frozen["a"]) == 2
 
 
-@pytest.mark.parametrize(("value", "path", "type_name"), [
-    ({"a": {1, 2}}, "$.a", "set"),
-    ({"a": [1, b"x"]}, "$.a[1]", "bytes"),
-    ({"a": {"b": math.nan}}, "$.a.b", "float"),
-    ({"a": math.inf}, "$.a", "float"),
-    ({"a": object()}, "$.a", "object"),
-    ({"a": {1: "x"}}, "$.a (key 1)", "int"),
-    (complex(1, 2), "$", "complex"),
-])
+@pytest.mark.parametrize(
+    ("value", "path", "type_name"),
+    [
+        ({"a": {1, 2}}, "$.a", "set"),
+        ({"a": [1, b"x"]}, "$.a[1]", "bytes"),
+        ({"a": {"b": math.nan}}, "$.a.b", "float"),
+        ({"a": math.inf}, "$.a", "float"),
+        ({"a": object()}, "$.a", "object"),
+        ({"a": {1: "x"}}, "$.a (key 1)", "int"),
+        (complex(1, 2), "$", "complex"),
+    ],
+)
 def test_non_json_is_refused_with_its_path(value: Any, path: str, type_name: str) -> None:
     with pytest.raises(NotJSONError) as caught:
         freeze(value)

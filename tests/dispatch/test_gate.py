@@ -55,23 +55,29 @@ def log() -> Log:
 
 @pytest.fixture
 def modes(registry: cm.ToolRegistry, log: Log) -> cm.ToolRegistry:
-    registry.register(cm.define_tool(name="seq", execute=logging_handler(log, "sequential"),
-                                     execution_mode="sequential"))
+    registry.register(
+        cm.define_tool(
+            name="seq", execute=logging_handler(log, "sequential"), execution_mode="sequential"
+        )
+    )
     registry.register(cm.define_tool(name="par", execute=logging_handler(log, "parallel")))
     return registry
 
 
 @pytest.mark.parametrize("pattern", ["SPPSPPPS", "PPPPSSSS", "SSSSPPPP", "PSPSPSPS"])
-async def test_sequential_calls_never_overlap_other_calls(modes: cm.ToolRegistry, log: Log,
-                                                          pattern: str) -> None:
+async def test_sequential_calls_never_overlap_other_calls(
+    modes: cm.ToolRegistry, log: Log, pattern: str
+) -> None:
     names = {"S": "seq", "P": "par"}
     results: list[cm.ToolResult] = []
     with anyio.fail_after(HANG_GUARD):
         async with anyio.create_task_group() as tg:
             for i, kind in enumerate(pattern * 3):
+
                 async def one(name: str = names[kind], i: int = i) -> None:
-                    results.append(await modes.execute(cm.ToolCall(call_id=f"{name}{i}",
-                                                                   name=name)))
+                    results.append(
+                        await modes.execute(cm.ToolCall(call_id=f"{name}{i}", name=name))
+                    )
 
                 tg.start_soon(one)
     violations, most_parallel = overlaps(log)
@@ -102,34 +108,44 @@ async def test_parallel_calls_run_together(registry: cm.ToolRegistry) -> None:
 
 
 async def test_sequential_child_of_a_running_parent_does_not_deadlock(
-        registry: cm.ToolRegistry, log: Log) -> None:
+    registry: cm.ToolRegistry, log: Log
+) -> None:
     async def parent(args: Any, ctx: cm.ExecContext) -> str:
         log.append(("enter", ctx.call_id, "sequential"))
-        inner = await registry.execute(cm.ToolCall(call_id="child", name="seq",
-                                                   parent=ctx.token))
+        inner = await registry.execute(cm.ToolCall(call_id="child", name="seq", parent=ctx.token))
         grandchild_parent = ctx.token
         log.append(("exit", ctx.call_id, "sequential"))
         return f"{inner.text} via {grandchild_parent is ctx.token}"
 
-    registry.register(cm.define_tool(name="seq", execute=logging_handler(log, "sequential"),
-                                     execution_mode="sequential"))
+    registry.register(
+        cm.define_tool(
+            name="seq", execute=logging_handler(log, "sequential"), execution_mode="sequential"
+        )
+    )
     registry.register(cm.define_tool(name="outer", execute=parent, execution_mode="sequential"))
     with anyio.fail_after(HANG_GUARD):
         result = await registry.execute(cm.ToolCall(call_id="top", name="outer"))
     assert result.text == "sequential via True"
-    assert [entry[:2] for entry in log] == [("enter", "top"), ("enter", "child"),
-                                           ("exit", "child"), ("exit", "top")]
+    assert [entry[:2] for entry in log] == [
+        ("enter", "top"),
+        ("enter", "child"),
+        ("exit", "child"),
+        ("exit", "top"),
+    ]
 
 
 async def test_script_like_parent_runs_sequential_children_one_at_a_time(
-        modes: cm.ToolRegistry, log: Log) -> None:
+    modes: cm.ToolRegistry, log: Log
+) -> None:
     """A parallel ``run_code``-like parent fans out; its sequential children still take turns."""
 
     async def script(args: Any, ctx: cm.ExecContext) -> str:
         async with anyio.create_task_group() as tg:
             for i, name in enumerate(["seq", "par", "seq", "par", "par", "seq"]):
-                tg.start_soon(modes.execute, cm.ToolCall(call_id=f"{ctx.call_id}.{name}{i}",
-                                                         name=name, parent=ctx.token))
+                tg.start_soon(
+                    modes.execute,
+                    cm.ToolCall(call_id=f"{ctx.call_id}.{name}{i}", name=name, parent=ctx.token),
+                )
         return "script done"
 
     modes.register(cm.define_tool(name="script", execute=script))
@@ -143,16 +159,17 @@ async def test_script_like_parent_runs_sequential_children_one_at_a_time(
     assert modes._gate._running == {} and modes._gate._children == {}
 
 
-async def test_grandchildren_of_a_sequential_call_are_admitted(registry: cm.ToolRegistry,
-                                                               log: Log) -> None:
+async def test_grandchildren_of_a_sequential_call_are_admitted(
+    registry: cm.ToolRegistry, log: Log
+) -> None:
     async def middle(args: Any, ctx: cm.ExecContext) -> str:
-        inner = await registry.execute(cm.ToolCall(call_id="leaf", name="par",
-                                                   parent=ctx.token))
+        inner = await registry.execute(cm.ToolCall(call_id="leaf", name="par", parent=ctx.token))
         return inner.text
 
     async def top(args: Any, ctx: cm.ExecContext) -> str:
-        return (await registry.execute(cm.ToolCall(call_id="middle", name="middle",
-                                                   parent=ctx.token))).text
+        return (
+            await registry.execute(cm.ToolCall(call_id="middle", name="middle", parent=ctx.token))
+        ).text
 
     registry.register(cm.define_tool(name="par", execute=logging_handler(log, "parallel")))
     registry.register(cm.define_tool(name="middle", execute=middle))
@@ -162,7 +179,8 @@ async def test_grandchildren_of_a_sequential_call_are_admitted(registry: cm.Tool
 
 
 async def test_a_call_cancelled_while_waiting_leaves_the_gate_clean(
-        modes: cm.ToolRegistry, log: Log) -> None:
+    modes: cm.ToolRegistry, log: Log
+) -> None:
     release = anyio.Event()
     entered = anyio.Event()
 

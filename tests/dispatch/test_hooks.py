@@ -25,8 +25,9 @@ def ran(registry: cm.ToolRegistry) -> list[str]:
         runs.append(ctx.call_id)
         return {"content": f"ran {dict(args)}", "meta": {"secret": 1}}
 
-    registry.register(cm.define_tool(name="t", parameters={"k": {"type": "integer"}},
-                                     execute=handler))
+    registry.register(
+        cm.define_tool(name="t", parameters={"k": {"type": "integer"}}, execute=handler)
+    )
     return runs
 
 
@@ -79,8 +80,17 @@ async def test_hooks_run_in_pipeline_order(registry: cm.ToolRegistry) -> None:
 
     result = await registry.execute(call("t"))
     assert result.text == "ok"
-    assert order == ["pre1", "pre2", "guard", "outer>", "inner", "handler", "<outer", "post",
-                     "observe"]
+    assert order == [
+        "pre1",
+        "pre2",
+        "guard",
+        "outer>",
+        "inner",
+        "handler",
+        "<outer",
+        "post",
+        "observe",
+    ]
 
 
 async def test_hooks_get_frozen_data(registry: cm.ToolRegistry, ran: list[str]) -> None:
@@ -112,13 +122,21 @@ async def test_hooks_get_frozen_data(registry: cm.ToolRegistry, ran: list[str]) 
         attempt("observe.result", lambda: setattr(result, "content", ()))
 
     result = await registry.execute(call("t", {"k": 1}))
-    assert refusals == ["pre.args", "pre.ctx", "guard.args", "post.result", "post.meta",
-                        "observe.content", "observe.result"]
+    assert refusals == [
+        "pre.args",
+        "pre.ctx",
+        "guard.args",
+        "post.result",
+        "post.meta",
+        "observe.content",
+        "observe.result",
+    ]
     assert result.text == "ran {'k': 1}" and result.meta == {"secret": 1}
 
 
-async def test_deny_stops_the_call_with_its_reason(registry: cm.ToolRegistry,
-                                                   ran: list[str]) -> None:
+async def test_deny_stops_the_call_with_its_reason(
+    registry: cm.ToolRegistry, ran: list[str]
+) -> None:
     later: list[str] = []
     registry.pre_execute(lambda ctx: cm.Deny("read-only mode"))
     registry.pre_execute(lambda ctx: later.append("pre"))
@@ -129,7 +147,8 @@ async def test_deny_stops_the_call_with_its_reason(registry: cm.ToolRegistry,
 
 
 async def test_guard_deny_is_final_even_when_pre_execute_allowed(
-        registry: cm.ToolRegistry, ran: list[str]) -> None:
+    registry: cm.ToolRegistry, ran: list[str]
+) -> None:
     registry.pre_execute(lambda ctx: cm.Allow())
     registry.guard(lambda ctx: None)
     registry.guard(lambda ctx: cm.Deny("budget exhausted") if ctx.arguments.get("k") else None)
@@ -139,26 +158,38 @@ async def test_guard_deny_is_final_even_when_pre_execute_allowed(
     assert len(ran) == 1
 
 
-async def test_allow_does_not_skip_later_hooks_or_guards(registry: cm.ToolRegistry,
-                                                         ran: list[str]) -> None:
+async def test_allow_does_not_skip_later_hooks_or_guards(
+    registry: cm.ToolRegistry, ran: list[str]
+) -> None:
     registry.pre_execute(lambda ctx: cm.Allow())
     registry.pre_execute(lambda ctx: cm.Deny("second opinion"))
     assert "second opinion" in denied(await registry.execute(call("t")))
     assert ran == []
 
 
-@pytest.mark.parametrize(("approver", "outcome"), [
-    pytest.param(lambda ctx, prompt: True, None, id="sync-yes"),
-    pytest.param(lambda ctx, prompt: cm.Allow(), None, id="allow"),
-    pytest.param(lambda ctx, prompt: False, "call to 't' not approved (delete things?)",
-                 id="sync-no"),
-    pytest.param(lambda ctx, prompt: None, "call to 't' not approved (delete things?)",
-                 id="none-is-no"),
-    pytest.param(lambda ctx, prompt: cm.Deny("operator said no"),
-                 "call to 't' not approved: operator said no", id="deny"),
-    pytest.param(None, "call to 't' needs approval (delete things?) and no approver is configured",
-                 id="missing"),
-])
+@pytest.mark.parametrize(
+    ("approver", "outcome"),
+    [
+        pytest.param(lambda ctx, prompt: True, None, id="sync-yes"),
+        pytest.param(lambda ctx, prompt: cm.Allow(), None, id="allow"),
+        pytest.param(
+            lambda ctx, prompt: False, "call to 't' not approved (delete things?)", id="sync-no"
+        ),
+        pytest.param(
+            lambda ctx, prompt: None, "call to 't' not approved (delete things?)", id="none-is-no"
+        ),
+        pytest.param(
+            lambda ctx, prompt: cm.Deny("operator said no"),
+            "call to 't' not approved: operator said no",
+            id="deny",
+        ),
+        pytest.param(
+            None,
+            "call to 't' needs approval (delete things?) and no approver is configured",
+            id="missing",
+        ),
+    ],
+)
 async def test_ask_consults_the_approver(approver: Any, outcome: str | None) -> None:
     asked: list[tuple[str, str]] = []
 
@@ -190,15 +221,20 @@ async def test_async_approver_and_guard_after_approval() -> None:
     assert "guards still apply" in denied(await registry.execute(call("t")))
 
 
-@pytest.mark.parametrize(("stage", "value", "message"), [
-    ("pre_execute", "yes", "expected None, Allow(), Deny(reason) or Ask(prompt)"),
-    ("guard", cm.Ask("?"), "guards may only return None or Deny(reason)"),
-    ("approver", "maybe", "approver returned 'maybe'"),
-])
-async def test_contract_violations_raise_pipeline_error(stage: str, value: Any,
-                                                        message: str) -> None:
-    registry = cm.ToolRegistry(approver=(lambda ctx, prompt: value) if stage == "approver"
-                               else None)
+@pytest.mark.parametrize(
+    ("stage", "value", "message"),
+    [
+        ("pre_execute", "yes", "expected None, Allow(), Deny(reason) or Ask(prompt)"),
+        ("guard", cm.Ask("?"), "guards may only return None or Deny(reason)"),
+        ("approver", "maybe", "approver returned 'maybe'"),
+    ],
+)
+async def test_contract_violations_raise_pipeline_error(
+    stage: str, value: Any, message: str
+) -> None:
+    registry = cm.ToolRegistry(
+        approver=(lambda ctx, prompt: value) if stage == "approver" else None
+    )
     registry.register(cm.define_tool(name="t", execute=lambda args: "done"))
     if stage == "pre_execute":
         registry.pre_execute(lambda ctx: value)
@@ -206,14 +242,16 @@ async def test_contract_violations_raise_pipeline_error(stage: str, value: Any,
         registry.guard(lambda ctx: value)
     else:
         registry.pre_execute(lambda ctx: cm.Ask("?"))
-    with pytest.raises(cm.PipelineError, match="expected|guards may only|approver returned") \
-            as caught:
+    with pytest.raises(
+        cm.PipelineError, match=r"expected|guards may only|approver returned"
+    ) as caught:
         await registry.execute(call("t"))
     assert message in str(caught.value)
 
 
 async def test_deadline_wrapper_turns_a_slow_handler_into_a_timeout(
-        registry: cm.ToolRegistry) -> None:
+    registry: cm.ToolRegistry,
+) -> None:
     cleaned: list[str] = []
 
     async def slow(args: Any, ctx: cm.ExecContext) -> str:
@@ -274,19 +312,24 @@ async def test_retry_wrapper_retries_a_flaky_handler(registry: cm.ToolRegistry) 
     assert attempts == [1, 2, 3]
 
 
-@pytest.mark.parametrize("change", [
-    lambda ctx: dataclasses.replace(ctx, arguments=cm.FrozenDict(k=2)),
-    lambda ctx: dataclasses.replace(ctx, call_id="forged"),
-    lambda ctx: dataclasses.replace(ctx, name="other"),
-    lambda ctx: dataclasses.replace(ctx, token=cm.Token()),
-    lambda ctx: dataclasses.replace(ctx, parent=cm.Token()),
-    lambda ctx: dataclasses.replace(ctx, agent="root"),
-    lambda ctx: dataclasses.replace(ctx, spec=cm.ToolSpec(name="t")),
-    lambda ctx: dataclasses.replace(ctx, report=print),
-    lambda ctx: {"not": "a context"},
-], ids=["arguments", "call_id", "name", "token", "parent", "agent", "spec", "report", "dict"])
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda ctx: dataclasses.replace(ctx, arguments=cm.FrozenDict(k=2)),
+        lambda ctx: dataclasses.replace(ctx, call_id="forged"),
+        lambda ctx: dataclasses.replace(ctx, name="other"),
+        lambda ctx: dataclasses.replace(ctx, token=cm.Token()),
+        lambda ctx: dataclasses.replace(ctx, parent=cm.Token()),
+        lambda ctx: dataclasses.replace(ctx, agent="root"),
+        lambda ctx: dataclasses.replace(ctx, spec=cm.ToolSpec(name="t")),
+        lambda ctx: dataclasses.replace(ctx, report=print),
+        lambda ctx: {"not": "a context"},
+    ],
+    ids=["arguments", "call_id", "name", "token", "parent", "agent", "spec", "report", "dict"],
+)
 async def test_wrappers_may_only_change_signal_or_deadline(
-        registry: cm.ToolRegistry, ran: list[str], change: Any) -> None:
+    registry: cm.ToolRegistry, ran: list[str], change: Any
+) -> None:
     @registry.wrap_execute
     async def tamper(ctx: cm.ExecContext, call_next: Next) -> Any:
         return await call_next(change(ctx))
@@ -314,6 +357,7 @@ async def test_fired_signal_gives_a_cancelled_result(registry: cm.ToolRegistry) 
     registry.wrap_execute(lambda ctx, call_next: call_next(ctx.with_signal(signal)))
     results: list[cm.ToolResult] = []
     async with anyio.create_task_group() as tg:
+
         async def caller() -> None:
             results.append(await registry.execute(call("slow")))
 
@@ -329,7 +373,8 @@ async def test_fired_signal_gives_a_cancelled_result(registry: cm.ToolRegistry) 
 
 
 async def test_signal_fired_before_the_handler_means_it_never_runs(
-        registry: cm.ToolRegistry, ran: list[str]) -> None:
+    registry: cm.ToolRegistry, ran: list[str]
+) -> None:
     signal = cm.CancelSignal()
     signal.cancel()
     registry.wrap_execute(lambda ctx, call_next: call_next(ctx.with_signal(signal)))
@@ -349,21 +394,26 @@ async def test_handler_errors_under_a_signal_stay_plain(registry: cm.ToolRegistr
     assert (result.error.kind, result.text) == ("handler_error", "ValueError: bad")
 
 
-async def test_unfired_signal_returns_the_handler_value(registry: cm.ToolRegistry,
-                                                        ran: list[str]) -> None:
+async def test_unfired_signal_returns_the_handler_value(
+    registry: cm.ToolRegistry, ran: list[str]
+) -> None:
     registry.wrap_execute(lambda ctx, call_next: call_next(ctx.with_signal(cm.CancelSignal())))
     result = await registry.execute(call("t", {"k": 5}))
     assert result.text == "ran {'k': 5}" and len(ran) == 1
 
 
-@pytest.mark.parametrize(("returned", "text"), [
-    (None, "ran {}"),
-    ("rewritten", "rewritten"),
-    ([cm.text("a"), cm.text("b")], "a\nb"),
-    (cm.ToolResult(call_id="x", name="x", content=(cm.text("replaced"),)), "replaced"),
-])
+@pytest.mark.parametrize(
+    ("returned", "text"),
+    [
+        (None, "ran {}"),
+        ("rewritten", "rewritten"),
+        ([cm.text("a"), cm.text("b")], "a\nb"),
+        (cm.ToolResult(call_id="x", name="x", content=(cm.text("replaced"),)), "replaced"),
+    ],
+)
 async def test_post_execute_transforms_content_but_meta_stays(
-        registry: cm.ToolRegistry, ran: list[str], returned: Any, text: str) -> None:
+    registry: cm.ToolRegistry, ran: list[str], returned: Any, text: str
+) -> None:
     seen: list[cm.ToolResult] = []
     registry.post_execute(lambda ctx, result: returned)
     registry.on_result(seen.append)
@@ -381,29 +431,38 @@ async def test_post_execute_hooks_chain(registry: cm.ToolRegistry, ran: list[str
 
 
 async def test_post_execute_returning_garbage_is_a_pipeline_error(
-        registry: cm.ToolRegistry, ran: list[str]) -> None:
+    registry: cm.ToolRegistry, ran: list[str]
+) -> None:
     registry.post_execute(lambda ctx, result: {1, 2})
     with pytest.raises(cm.PipelineError, match="cannot be normalised"):
         await registry.execute(call("t"))
 
 
 async def test_observers_see_every_final_result_including_errors(
-        registry: cm.ToolRegistry, ran: list[str]) -> None:
+    registry: cm.ToolRegistry, ran: list[str]
+) -> None:
     seen: list[cm.ToolResult] = []
     registry.on_result(seen.append)
     registry.post_execute(lambda ctx, result: "post-processed")
     registry.guard(lambda ctx: cm.Deny("no k=2") if ctx.arguments.get("k") == 2 else None)
-    results = [await registry.execute(call(*c)) for c in
-               [("t", {}), ("t", {"k": "x"}), ("t", {"k": 2}), ("nope", {})]]
+    results = [
+        await registry.execute(call(*c))
+        for c in [("t", {}), ("t", {"k": "x"}), ("t", {"k": 2}), ("nope", {})]
+    ]
     assert seen == results
     assert [r.error.kind if r.error else None for r in seen] == [
-        None, "invalid_arguments", "denied", "unknown_tool"]
+        None,
+        "invalid_arguments",
+        "denied",
+        "unknown_tool",
+    ]
     assert seen[0].text == "post-processed"
     assert all(r.duration > 0 for r in seen)
 
 
-async def test_a_raising_hook_propagates_as_a_host_bug(registry: cm.ToolRegistry,
-                                                       ran: list[str]) -> None:
+async def test_a_raising_hook_propagates_as_a_host_bug(
+    registry: cm.ToolRegistry, ran: list[str]
+) -> None:
     def broken(ctx: cm.ExecContext) -> None:
         raise RuntimeError("policy crashed")
 

@@ -15,18 +15,28 @@ from .support import call, echo
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
-    "$defs": {"point": {"type": "object", "properties": {"x": {"type": "number"}},
-                        "required": ["x"], "additionalProperties": False}},
+    "$defs": {
+        "point": {
+            "type": "object",
+            "properties": {"x": {"type": "number"}},
+            "required": ["x"],
+            "additionalProperties": False,
+        }
+    },
     "properties": {
         "name": {"type": "string", "minLength": 2, "maxLength": 8, "pattern": "^[a-z]+$"},
         "count": {"type": "integer", "minimum": 0, "maximum": 10},
         "mode": {"enum": ["fast", "slow"]},
         "version": {"const": 2},
         "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
-        "owner": {"type": "object", "properties": {
-            "id": {"type": "integer"},
-            "emails": {"type": "array", "items": {"type": "string"}}},
-            "required": ["id"]},
+        "owner": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "integer"},
+                "emails": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["id"],
+        },
         "id": {"oneOf": [{"type": "integer"}, {"type": "string", "minLength": 3}]},
         "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
         "at": {"$ref": "#/$defs/point"},
@@ -48,42 +58,90 @@ def handled(registry: cm.ToolRegistry) -> list[Any]:
     return seen
 
 
-@pytest.mark.parametrize(("arguments", "path", "message"), [
-    pytest.param({"name": 3}, "$.name", "3 is not of type 'string'", id="type"),
-    pytest.param({}, "$", "'name' is a required property", id="required"),
-    pytest.param({"name": "ab", "mode": "medium"}, "$.mode",
-                 "'medium' is not one of ['fast', 'slow']", id="enum"),
-    pytest.param({"name": "ab", "version": 3}, "$.version", "2 was expected", id="const"),
-    pytest.param({"name": "ab", "count": 11}, "$.count", "11 is greater than the maximum of 10",
-                 id="maximum"),
-    pytest.param({"name": "ab", "count": -1}, "$.count", "-1 is less than the minimum of 0",
-                 id="minimum"),
-    pytest.param({"name": "a"}, "$.name", "'a' is too short", id="minLength"),
-    pytest.param({"name": "abcdefghi"}, "$.name", "is too long", id="maxLength"),
-    pytest.param({"name": "AB"}, "$.name", "'AB' does not match '^[a-z]+$'", id="pattern"),
-    pytest.param({"name": "ab", "tags": ["a", "b", "c"]}, "$.tags", "is too long",
-                 id="maxItems"),
-    pytest.param({"name": "ab", "tags": ["a", 5]}, "$.tags[1]", "5 is not of type 'string'",
-                 id="array-items"),
-    pytest.param({"name": "ab", "owner": {}}, "$.owner", "'id' is a required property",
-                 id="nested-required"),
-    pytest.param({"name": "ab", "owner": {"id": 1, "emails": ["a", None]}}, "$.owner.emails[1]",
-                 "None is not of type 'string'", id="nested-object-array"),
-    pytest.param({"name": "ab", "extra": 1}, "$",
-                 "Additional properties are not allowed ('extra' was unexpected)",
-                 id="additionalProperties"),
-    pytest.param({"name": "ab", "id": "x"}, "$.id", "is not valid under any of the given schemas",
-                 id="oneOf"),
-    pytest.param({"name": "ab", "note": 5}, "$.note", "is not valid under any of the given schemas",
-                 id="anyOf"),
-    pytest.param({"name": "ab", "at": {"x": "far"}}, "$.at.x", "'far' is not of type 'number'",
-                 id="ref-defs"),
-    pytest.param({"name": "ab", "at": {"x": 1, "y": 2}}, "$.at",
-                 "('y' was unexpected)", id="ref-additionalProperties"),
-])
+@pytest.mark.parametrize(
+    ("arguments", "path", "message"),
+    [
+        pytest.param({"name": 3}, "$.name", "3 is not of type 'string'", id="type"),
+        pytest.param({}, "$", "'name' is a required property", id="required"),
+        pytest.param(
+            {"name": "ab", "mode": "medium"},
+            "$.mode",
+            "'medium' is not one of ['fast', 'slow']",
+            id="enum",
+        ),
+        pytest.param({"name": "ab", "version": 3}, "$.version", "2 was expected", id="const"),
+        pytest.param(
+            {"name": "ab", "count": 11},
+            "$.count",
+            "11 is greater than the maximum of 10",
+            id="maximum",
+        ),
+        pytest.param(
+            {"name": "ab", "count": -1}, "$.count", "-1 is less than the minimum of 0", id="minimum"
+        ),
+        pytest.param({"name": "a"}, "$.name", "'a' is too short", id="minLength"),
+        pytest.param({"name": "abcdefghi"}, "$.name", "is too long", id="maxLength"),
+        pytest.param({"name": "AB"}, "$.name", "'AB' does not match '^[a-z]+$'", id="pattern"),
+        pytest.param(
+            {"name": "ab", "tags": ["a", "b", "c"]}, "$.tags", "is too long", id="maxItems"
+        ),
+        pytest.param(
+            {"name": "ab", "tags": ["a", 5]},
+            "$.tags[1]",
+            "5 is not of type 'string'",
+            id="array-items",
+        ),
+        pytest.param(
+            {"name": "ab", "owner": {}},
+            "$.owner",
+            "'id' is a required property",
+            id="nested-required",
+        ),
+        pytest.param(
+            {"name": "ab", "owner": {"id": 1, "emails": ["a", None]}},
+            "$.owner.emails[1]",
+            "None is not of type 'string'",
+            id="nested-object-array",
+        ),
+        pytest.param(
+            {"name": "ab", "extra": 1},
+            "$",
+            "Additional properties are not allowed ('extra' was unexpected)",
+            id="additionalProperties",
+        ),
+        pytest.param(
+            {"name": "ab", "id": "x"},
+            "$.id",
+            "is not valid under any of the given schemas",
+            id="oneOf",
+        ),
+        pytest.param(
+            {"name": "ab", "note": 5},
+            "$.note",
+            "is not valid under any of the given schemas",
+            id="anyOf",
+        ),
+        pytest.param(
+            {"name": "ab", "at": {"x": "far"}},
+            "$.at.x",
+            "'far' is not of type 'number'",
+            id="ref-defs",
+        ),
+        pytest.param(
+            {"name": "ab", "at": {"x": 1, "y": 2}},
+            "$.at",
+            "('y' was unexpected)",
+            id="ref-additionalProperties",
+        ),
+    ],
+)
 async def test_invalid_arguments_are_rejected_with_their_path(
-        registry: cm.ToolRegistry, handled: list[Any], arguments: dict[str, Any], path: str,
-        message: str) -> None:
+    registry: cm.ToolRegistry,
+    handled: list[Any],
+    arguments: dict[str, Any],
+    path: str,
+    message: str,
+) -> None:
     result = await registry.execute(call("t", arguments))
     assert result.is_error
     assert result.error is not None
@@ -94,10 +152,20 @@ async def test_invalid_arguments_are_rejected_with_their_path(
     assert handled == []
 
 
-async def test_valid_arguments_reach_the_handler_frozen(registry: cm.ToolRegistry,
-                                                        handled: list[Any]) -> None:
-    arguments = {"name": "ab", "count": 3, "mode": "fast", "version": 2, "tags": ["x"],
-                 "owner": {"id": 1, "emails": []}, "id": 7, "note": None, "at": {"x": 1.5}}
+async def test_valid_arguments_reach_the_handler_frozen(
+    registry: cm.ToolRegistry, handled: list[Any]
+) -> None:
+    arguments = {
+        "name": "ab",
+        "count": 3,
+        "mode": "fast",
+        "version": 2,
+        "tags": ["x"],
+        "owner": {"id": 1, "emails": []},
+        "id": 7,
+        "note": None,
+        "at": {"x": 1.5},
+    }
     result = await registry.execute(call("t", arguments))
     assert not result.is_error, result.text
     assert handled == [{**arguments, "tags": ("x",), "owner": {"id": 1, "emails": ()}}]
@@ -106,24 +174,29 @@ async def test_valid_arguments_reach_the_handler_frozen(registry: cm.ToolRegistr
 
 async def test_every_problem_is_listed_up_to_five(registry: cm.ToolRegistry) -> None:
     properties = {f"p{i}": {"type": "integer"} for i in range(8)}
-    registry.register(cm.define_tool(name="many", parameters={"type": "object",
-                                                               "properties": properties},
-                                     execute=echo))
+    registry.register(
+        cm.define_tool(
+            name="many", parameters={"type": "object", "properties": properties}, execute=echo
+        )
+    )
     result = await registry.execute(call("many", {f"p{i}": "x" for i in range(8)}))
     assert result.is_error
     assert result.text.count("is not of type 'integer'") == 5
     assert result.text.endswith("(and 3 more)")
 
 
-@pytest.mark.parametrize(("arguments", "path", "message"), [
-    (["not", "an", "object"], "$", "expected a JSON object, got list"),
-    ("text", "$", "expected a JSON object, got str"),
-    ({"name": "ab", "at": {"x": math.nan}}, "$.at.x", "float is not JSON data"),
-    ({"name": "ab", "at": {"x": math.inf}}, "$.at.x", "float is not JSON data"),
-])
+@pytest.mark.parametrize(
+    ("arguments", "path", "message"),
+    [
+        (["not", "an", "object"], "$", "expected a JSON object, got list"),
+        ("text", "$", "expected a JSON object, got str"),
+        ({"name": "ab", "at": {"x": math.nan}}, "$.at.x", "float is not JSON data"),
+        ({"name": "ab", "at": {"x": math.inf}}, "$.at.x", "float is not JSON data"),
+    ],
+)
 async def test_non_object_or_non_json_arguments_are_rejected(
-        registry: cm.ToolRegistry, handled: list[Any], arguments: Any, path: str,
-        message: str) -> None:
+    registry: cm.ToolRegistry, handled: list[Any], arguments: Any, path: str, message: str
+) -> None:
     result = await registry.execute(call("t", arguments))
     assert result.is_error and result.error is not None
     assert result.error.kind == "invalid_arguments"
@@ -146,7 +219,8 @@ async def test_none_arguments_mean_no_arguments(registry: cm.ToolRegistry) -> No
 
 
 async def test_callers_dict_is_detached_from_what_the_handler_sees(
-        registry: cm.ToolRegistry) -> None:
+    registry: cm.ToolRegistry,
+) -> None:
     seen: list[Any] = []
 
     async def handler(args: Any, ctx: cm.ExecContext) -> str:
@@ -164,18 +238,34 @@ async def test_callers_dict_is_detached_from_what_the_handler_sees(
     assert seen == [{"path": "/tmp/x", "tags": ["a"]}]
 
 
-@pytest.mark.parametrize("mutate", [
-    lambda ctx: setattr(ctx, "name", "other"),
-    lambda ctx: setattr(ctx, "arguments", {}),
-    lambda ctx: setattr(ctx, "parent", None),
-    lambda ctx: setattr(ctx, "token", cm.Token()),
-    lambda ctx: ctx.arguments.__setitem__("path", "/etc/shadow"),
-    lambda ctx: ctx.arguments["tags"].append("x"),
-    lambda ctx: ctx.arguments.update(path="x"),
-    lambda ctx: setattr(ctx.token, "_value", "forged"),
-], ids=["name", "arguments", "parent", "token", "arg-item", "nested-array", "update", "token-value"])
-async def test_exec_context_cannot_be_mutated_by_the_handler(registry: cm.ToolRegistry,
-                                                             mutate: Any) -> None:
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda ctx: setattr(ctx, "name", "other"),
+        lambda ctx: setattr(ctx, "arguments", {}),
+        lambda ctx: setattr(ctx, "parent", None),
+        lambda ctx: setattr(ctx, "token", cm.Token()),
+        lambda ctx: ctx.arguments.__setitem__("path", "/etc/shadow"),
+        lambda ctx: ctx.arguments["tags"].append("x"),
+        lambda ctx: ctx.arguments.update(path="x"),
+        lambda ctx: setattr(ctx.token, "_number", 0),
+        lambda ctx: delattr(ctx.token, "_number"),
+    ],
+    ids=[
+        "name",
+        "arguments",
+        "parent",
+        "token",
+        "arg-item",
+        "nested-array",
+        "update",
+        "token-value",
+        "token-delete",
+    ],
+)
+async def test_exec_context_cannot_be_mutated_by_the_handler(
+    registry: cm.ToolRegistry, mutate: Any
+) -> None:
     refused: list[BaseException] = []
 
     async def handler(args: Any, ctx: cm.ExecContext) -> Any:
@@ -198,9 +288,14 @@ async def test_prepare_arguments_runs_before_validation(registry: cm.ToolRegistr
         raw_seen.append(raw)
         return {**raw, "limit": int(raw["limit"])} if "limit" in raw else raw
 
-    registry.register(cm.define_tool(
-        name="t", parameters={"limit": {"type": "integer", "required": True}},
-        prepare_arguments=prepare, execute=echo))
+    registry.register(
+        cm.define_tool(
+            name="t",
+            parameters={"limit": {"type": "integer", "required": True}},
+            prepare_arguments=prepare,
+            execute=echo,
+        )
+    )
     ok = await registry.execute(call("t", {"limit": "5"}))
     assert not ok.is_error and ok.structured == {"limit": 5}
     assert raw_seen == [{"limit": "5"}]
@@ -231,8 +326,11 @@ async def test_threaded_handlers_run_in_a_worker_thread(registry: cm.ToolRegistr
     def handler(args: Any, ctx: cm.ExecContext) -> dict[str, Any]:
         return {"thread": threading.current_thread().name, "n": args["n"]}
 
-    registry.register(cm.define_tool(name="t", parameters={"n": {"type": "integer"}},
-                                     execute=handler, threaded=True))
+    registry.register(
+        cm.define_tool(
+            name="t", parameters={"n": {"type": "integer"}}, execute=handler, threaded=True
+        )
+    )
     result = await registry.execute(call("t", {"n": 4}))
     assert not result.is_error
     assert result.structured["n"] == 4

@@ -83,7 +83,8 @@ async def test_dispose_unregisters_and_is_idempotent(registry: cm.ToolRegistry) 
 
 @pytest.mark.parametrize("same_object", [False, True])
 def test_disposing_a_replaced_registration_keeps_the_newer_tool(
-        registry: cm.ToolRegistry, same_object: bool) -> None:
+    registry: cm.ToolRegistry, same_object: bool
+) -> None:
     old = make("a")
     new = old if same_object else make("a")
     first = registry.register(old)
@@ -106,13 +107,17 @@ def test_re_registering_after_dispose_works(registry: cm.ToolRegistry) -> None:
     assert again.active
 
 
-@pytest.mark.parametrize(("name", "suggestions"), [
-    ("read_fil", ("read_file", "read_files")),
-    ("write", ()),
-    ("serch", ("search",)),
-])
-async def test_unknown_tool_lists_close_matches(registry: cm.ToolRegistry, name: str,
-                                                suggestions: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("name", "suggestions"),
+    [
+        ("read_fil", ("read_file", "read_files")),
+        ("write", ()),
+        ("serch", ("search",)),
+    ],
+)
+async def test_unknown_tool_lists_close_matches(
+    registry: cm.ToolRegistry, name: str, suggestions: tuple[str, ...]
+) -> None:
     for known in ("read_file", "read_files", "search", "delete_everything"):
         registry.register(make(known))
     with pytest.raises(cm.UnknownToolError) as caught:
@@ -136,10 +141,12 @@ def test_subscribe_returns_an_unsubscribe(registry: cm.ToolRegistry) -> None:
     assert registry._subscribers == []
 
 
-@pytest.mark.parametrize("method", ["pre_execute", "guard", "wrap_execute", "post_execute",
-                                    "on_result"])
+@pytest.mark.parametrize(
+    "method", ["pre_execute", "guard", "wrap_execute", "post_execute", "on_result"]
+)
 def test_hook_registration_returns_the_function_and_refuses_non_callables(
-        registry: cm.ToolRegistry, method: str) -> None:
+    registry: cm.ToolRegistry, method: str
+) -> None:
     def hook(*args: object) -> None:
         return None
 

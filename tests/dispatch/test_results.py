@@ -26,29 +26,47 @@ async def run(registry: cm.ToolRegistry, value: Any, **options: Any) -> cm.ToolR
     return await registry.execute(call("t"))
 
 
-@pytest.mark.parametrize(("value", "content", "structured"), [
-    pytest.param("hello", ({"type": "text", "text": "hello"},), None, id="str"),
-    pytest.param(cm.text("hi"), ({"type": "text", "text": "hi"},), None, id="text-block"),
-    pytest.param(IMAGE, (IMAGE,), None, id="image-block"),
-    pytest.param(cm.audio("aGk=", "audio/wav"), (AUDIO,), None, id="audio-block"),
-    pytest.param(cm.resource("file:///a", text="body"), (RESOURCE,), None, id="resource-block"),
-    pytest.param(LINK, (LINK,), None, id="resource-link-block"),
-    pytest.param([cm.text("a"), IMAGE], ({"type": "text", "text": "a"}, IMAGE), None,
-                 id="list-of-blocks"),
-    pytest.param({"a": [1, 2], "b": None}, ({"type": "text", "text": '{"a":[1,2],"b":null}'},),
-                 {"a": (1, 2), "b": None}, id="structured-object"),
-    pytest.param([1, "x"], ({"type": "text", "text": '[1,"x"]'},), (1, "x"),
-                 id="structured-array"),
-    pytest.param(42, ({"type": "text", "text": "42"},), 42, id="structured-number"),
-    pytest.param(None, ({"type": "text", "text": "null"},), None, id="none"),
-    pytest.param([], ({"type": "text", "text": "[]"},), (), id="empty-list"),
-    pytest.param({"content": "body"}, ({"type": "text", "text": "body"},), None,
-                 id="envelope-content-only"),
-    pytest.param({"content": [IMAGE], "structured": {"n": 1}}, (IMAGE,), {"n": 1},
-                 id="envelope-structured"),
-])
-async def test_result_shapes_are_normalised(registry: cm.ToolRegistry, value: Any,
-                                            content: tuple[Any, ...], structured: Any) -> None:
+@pytest.mark.parametrize(
+    ("value", "content", "structured"),
+    [
+        pytest.param("hello", ({"type": "text", "text": "hello"},), None, id="str"),
+        pytest.param(cm.text("hi"), ({"type": "text", "text": "hi"},), None, id="text-block"),
+        pytest.param(IMAGE, (IMAGE,), None, id="image-block"),
+        pytest.param(cm.audio("aGk=", "audio/wav"), (AUDIO,), None, id="audio-block"),
+        pytest.param(cm.resource("file:///a", text="body"), (RESOURCE,), None, id="resource-block"),
+        pytest.param(LINK, (LINK,), None, id="resource-link-block"),
+        pytest.param(
+            [cm.text("a"), IMAGE], ({"type": "text", "text": "a"}, IMAGE), None, id="list-of-blocks"
+        ),
+        pytest.param(
+            {"a": [1, 2], "b": None},
+            ({"type": "text", "text": '{"a":[1,2],"b":null}'},),
+            {"a": (1, 2), "b": None},
+            id="structured-object",
+        ),
+        pytest.param(
+            [1, "x"], ({"type": "text", "text": '[1,"x"]'},), (1, "x"), id="structured-array"
+        ),
+        pytest.param(42, ({"type": "text", "text": "42"},), 42, id="structured-number"),
+        pytest.param(None, ({"type": "text", "text": "null"},), None, id="none"),
+        pytest.param([], ({"type": "text", "text": "[]"},), (), id="empty-list"),
+        pytest.param(
+            {"content": "body"},
+            ({"type": "text", "text": "body"},),
+            None,
+            id="envelope-content-only",
+        ),
+        pytest.param(
+            {"content": [IMAGE], "structured": {"n": 1}},
+            (IMAGE,),
+            {"n": 1},
+            id="envelope-structured",
+        ),
+    ],
+)
+async def test_result_shapes_are_normalised(
+    registry: cm.ToolRegistry, value: Any, content: tuple[Any, ...], structured: Any
+) -> None:
     result = await run(registry, value)
     assert not result.is_error, result.text
     assert result.content == content
@@ -57,8 +75,7 @@ async def test_result_shapes_are_normalised(registry: cm.ToolRegistry, value: An
     assert all(isinstance(block, cm.FrozenDict) for block in result.content)
 
 
-async def test_meta_is_kept_on_the_result_but_not_in_the_content(
-        registry: cm.ToolRegistry) -> None:
+async def test_meta_is_kept_on_the_result_but_not_in_the_content(registry: cm.ToolRegistry) -> None:
     result = await run(registry, {"content": "visible", "meta": {"cost": 3, "ids": [1]}})
     assert result.content == ({"type": "text", "text": "visible"},)
     assert result.meta == {"cost": 3, "ids": (1,)}
@@ -83,28 +100,49 @@ class Opaque:
     pass
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    pytest.param(b"\x89PNG", "bytes is not JSON data (wrap binary data in an image/audio/resource",
-                 id="bytes"),
-    pytest.param({1, 2}, "set is not JSON data", id="set"),
-    pytest.param(Opaque(), "Opaque is not JSON data", id="object"),
-    pytest.param(math.nan, "$: float is not JSON data", id="nan"),
-    pytest.param({"x": [math.inf]}, "$.x[0]: float is not JSON data", id="nested-inf"),
-    pytest.param({"type": "image", "data": "aGk="}, "image block is missing mimeType",
-                 id="block-missing-key"),
-    pytest.param({"type": "text", "text": 5}, "text block's 'text' must be a string",
-                 id="text-not-str"),
-    pytest.param({"type": "image", "data": b"raw", "mimeType": "image/png"},
-                 "content block is not JSON", id="block-with-bytes"),
-    pytest.param({"content": "x", "meta": "not an object"}, "'meta' must be an object",
-                 id="meta-not-object"),
-    pytest.param({"content": "x", "meta": {"f": Opaque()}}, "'meta' is not JSON",
-                 id="meta-not-json"),
-    pytest.param({"content": "x", "structured": {1, 2}}, "'structured' is not JSON",
-                 id="structured-not-json"),
-])
-async def test_non_json_results_become_errors(registry: cm.ToolRegistry, value: Any,
-                                              message: str) -> None:
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        pytest.param(
+            b"\x89PNG",
+            "bytes is not JSON data (wrap binary data in an image/audio/resource",
+            id="bytes",
+        ),
+        pytest.param({1, 2}, "set is not JSON data", id="set"),
+        pytest.param(Opaque(), "Opaque is not JSON data", id="object"),
+        pytest.param(math.nan, "$: float is not JSON data", id="nan"),
+        pytest.param({"x": [math.inf]}, "$.x[0]: float is not JSON data", id="nested-inf"),
+        pytest.param(
+            {"type": "image", "data": "aGk="},
+            "image block is missing mimeType",
+            id="block-missing-key",
+        ),
+        pytest.param(
+            {"type": "text", "text": 5}, "text block's 'text' must be a string", id="text-not-str"
+        ),
+        pytest.param(
+            {"type": "image", "data": b"raw", "mimeType": "image/png"},
+            "content block is not JSON",
+            id="block-with-bytes",
+        ),
+        pytest.param(
+            {"content": "x", "meta": "not an object"},
+            "'meta' must be an object",
+            id="meta-not-object",
+        ),
+        pytest.param(
+            {"content": "x", "meta": {"f": Opaque()}}, "'meta' is not JSON", id="meta-not-json"
+        ),
+        pytest.param(
+            {"content": "x", "structured": {1, 2}},
+            "'structured' is not JSON",
+            id="structured-not-json",
+        ),
+    ],
+)
+async def test_non_json_results_become_errors(
+    registry: cm.ToolRegistry, value: Any, message: str
+) -> None:
     seen: list[cm.ToolResult] = []
     registry.on_result(seen.append)
     result = await run(registry, value)
@@ -115,13 +153,17 @@ async def test_non_json_results_become_errors(registry: cm.ToolRegistry, value: 
     assert seen == [result]
 
 
-@pytest.mark.parametrize(("exc", "text"), [
-    (ValueError("bad input"), "ValueError: bad input"),
-    (KeyError("k"), "KeyError: 'k'"),
-    (cm.ToolCallError("inner", "failed"), "ToolCallError: inner: failed"),
-])
-async def test_exceptions_become_errors(registry: cm.ToolRegistry, exc: Exception,
-                                        text: str) -> None:
+@pytest.mark.parametrize(
+    ("exc", "text"),
+    [
+        (ValueError("bad input"), "ValueError: bad input"),
+        (KeyError("k"), "KeyError: 'k'"),
+        (cm.ToolCallError("inner", "failed"), "ToolCallError: inner: failed"),
+    ],
+)
+async def test_exceptions_become_errors(
+    registry: cm.ToolRegistry, exc: Exception, text: str
+) -> None:
     async def handler(args: Any, ctx: cm.ExecContext) -> Any:
         raise exc
 
@@ -143,28 +185,35 @@ async def test_sync_handler_exceptions_become_errors(registry: cm.ToolRegistry) 
 OUTPUT = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
 
-@pytest.mark.parametrize(("value", "ok", "detail"), [
-    ({"n": 1}, True, None),
-    ({"content": "shown", "structured": {"n": 2}}, True, None),
-    ("plain text skips the output check", True, None),
-    ({"n": "one"}, False, "$.n: 'one' is not of type 'integer'"),
-    ({"m": 1}, False, "$: 'n' is a required property"),
-    ([1], False, "$: [1] is not of type 'object'"),
-])
+@pytest.mark.parametrize(
+    ("value", "ok", "detail"),
+    [
+        ({"n": 1}, True, None),
+        ({"content": "shown", "structured": {"n": 2}}, True, None),
+        ("plain text skips the output check", True, None),
+        ({"n": "one"}, False, "$.n: 'one' is not of type 'integer'"),
+        ({"m": 1}, False, "$: 'n' is a required property"),
+        ([1], False, "$: [1] is not of type 'object'"),
+    ],
+)
 async def test_structured_results_are_checked_against_the_output_schema(
-        registry: cm.ToolRegistry, value: Any, ok: bool, detail: str | None) -> None:
+    registry: cm.ToolRegistry, value: Any, ok: bool, detail: str | None
+) -> None:
     result = await run(registry, value, output_schema=OUTPUT)
     assert result.is_error is not ok
     if not ok:
         assert result.error is not None and result.error.kind == "invalid_result"
-        assert result.text == (f"'t' returned data that does not match its output schema: "
-                               f"{detail}")
+        assert result.text == (f"'t' returned data that does not match its output schema: {detail}")
 
 
 async def test_a_returned_tool_result_is_renormalised(registry: cm.ToolRegistry) -> None:
-    forged = cm.ToolResult(call_id="someone-else", name="other",
-                           content=({"type": "text", "text": "hi"},), meta={"ids": [1]},
-                           structured={"a": [1]})
+    forged = cm.ToolResult(
+        call_id="someone-else",
+        name="other",
+        content=({"type": "text", "text": "hi"},),
+        meta={"ids": [1]},
+        structured={"a": [1]},
+    )
     result = await run(registry, forged)
     assert (result.call_id, result.name) != ("someone-else", "other")
     assert result.name == "t"
@@ -174,7 +223,8 @@ async def test_a_returned_tool_result_is_renormalised(registry: cm.ToolRegistry)
 
 
 async def test_a_returned_tool_result_with_bad_content_is_an_error(
-        registry: cm.ToolRegistry) -> None:
+    registry: cm.ToolRegistry,
+) -> None:
     forged = cm.ToolResult(call_id="x", name="t", content=({"not": "a block"},))
     result = await run(registry, forged)
     assert result.is_error and "must be content blocks" in result.text

@@ -10,40 +10,69 @@ from codemode.errors import ToolDefinitionError
 from codemode.schema import compile_schema, normalise_parameters
 
 
-@pytest.mark.parametrize(("compact", "expected"), [
-    pytest.param(
-        {"path": {"type": "string", "required": True}, "limit": {"type": "integer"}},
-        {"type": "object", "additionalProperties": False, "required": ["path"],
-         "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}}},
-        id="required-and-optional"),
-    pytest.param(
-        {"q": {"type": "string", "required": False, "minLength": 1}},
-        {"type": "object", "additionalProperties": False,
-         "properties": {"q": {"type": "string", "minLength": 1}}},
-        id="explicit-optional"),
-    pytest.param(
-        {"type": {"type": "string", "required": True}},
-        {"type": "object", "additionalProperties": False, "required": ["type"],
-         "properties": {"type": {"type": "string"}}},
-        id="parameter-named-type"),
-    pytest.param(
-        {"tags": {"type": "array", "items": {"type": "string", "required": True}}},
-        {"type": "object", "additionalProperties": False,
-         "properties": {"tags": {"type": "array", "items": {"type": "string", "required": True}}}},
-        id="only-top-level-required-is-compact"),
-    pytest.param(None, {"type": "object", "properties": {}, "additionalProperties": False},
-                 id="none"),
-])
+@pytest.mark.parametrize(
+    ("compact", "expected"),
+    [
+        pytest.param(
+            {"path": {"type": "string", "required": True}, "limit": {"type": "integer"}},
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["path"],
+                "properties": {"path": {"type": "string"}, "limit": {"type": "integer"}},
+            },
+            id="required-and-optional",
+        ),
+        pytest.param(
+            {"q": {"type": "string", "required": False, "minLength": 1}},
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"q": {"type": "string", "minLength": 1}},
+            },
+            id="explicit-optional",
+        ),
+        pytest.param(
+            {"type": {"type": "string", "required": True}},
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["type"],
+                "properties": {"type": {"type": "string"}},
+            },
+            id="parameter-named-type",
+        ),
+        pytest.param(
+            {"tags": {"type": "array", "items": {"type": "string", "required": True}}},
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "tags": {"type": "array", "items": {"type": "string", "required": True}}
+                },
+            },
+            id="only-top-level-required-is-compact",
+        ),
+        pytest.param(
+            None, {"type": "object", "properties": {}, "additionalProperties": False}, id="none"
+        ),
+    ],
+)
 def test_compact_specs_are_normalised(compact: Any, expected: dict[str, Any]) -> None:
     assert normalise_parameters("t", compact) == expected
 
 
-@pytest.mark.parametrize(("full", "expected"), [
-    ({"type": "object", "properties": {"a": {"type": "string"}}},
-     {"type": "object", "properties": {"a": {"type": "string"}}}),
-    ({"properties": {"a": {}}}, {"type": "object", "properties": {"a": {}}}),
-    ({}, {"type": "object", "properties": {}}),
-])
+@pytest.mark.parametrize(
+    ("full", "expected"),
+    [
+        (
+            {"type": "object", "properties": {"a": {"type": "string"}}},
+            {"type": "object", "properties": {"a": {"type": "string"}}},
+        ),
+        ({"properties": {"a": {}}}, {"type": "object", "properties": {"a": {}}}),
+        ({}, {"type": "object", "properties": {}}),
+    ],
+)
 def test_full_schemas_pass_through(full: dict[str, Any], expected: dict[str, Any]) -> None:
     assert normalise_parameters("t", full) == expected
 
@@ -55,15 +84,18 @@ def test_normalised_schema_is_detached_from_the_input() -> None:
     assert schema["properties"]["a"]["enum"] == [1, 2]
 
 
-@pytest.mark.parametrize(("spec", "problem"), [
-    ({"type": "string"}, "root must have type 'object', got 'string'"),
-    ({"type": "array", "items": {}}, "root must have type 'object'"),
-    ({"type": ["object", "null"]}, "root must have type 'object'"),
-    ({"anyOf": [{"type": "object"}]}, "root must have type 'object', got None"),
-    ({"path": "string"}, "compact parameter 'path' must be a schema object, got str"),
-    ({"path": {"type": "string", "required": "yes"}}, "'required' must be a bool"),
-    (["path"], "must be a JSON Schema object, got list"),
-])
+@pytest.mark.parametrize(
+    ("spec", "problem"),
+    [
+        ({"type": "string"}, "root must have type 'object', got 'string'"),
+        ({"type": "array", "items": {}}, "root must have type 'object'"),
+        ({"type": ["object", "null"]}, "root must have type 'object'"),
+        ({"anyOf": [{"type": "object"}]}, "root must have type 'object', got None"),
+        ({"path": "string"}, "compact parameter 'path' must be a schema object, got str"),
+        ({"path": {"type": "string", "required": "yes"}}, "'required' must be a bool"),
+        (["path"], "must be a JSON Schema object, got list"),
+    ],
+)
 def test_bad_parameter_specs_are_refused(spec: Any, problem: str) -> None:
     with pytest.raises(ToolDefinitionError) as caught:
         normalise_parameters("t", spec)
@@ -71,24 +103,35 @@ def test_bad_parameter_specs_are_refused(spec: Any, problem: str) -> None:
     assert caught.value.tool == "t"
 
 
-@pytest.mark.parametrize(("schema", "where"), [
-    ({"type": "object", "properties": {"a": {"type": "strin"}}}, "properties/a/type"),
-    ({"type": "object", "required": "a"}, "required"),
-    ({"type": "object", "properties": {"a": {"minimum": "1"}}}, "properties/a/minimum"),
-    ({"type": "object", "properties": {"a": {"pattern": "("}}}, "properties/a/pattern"),
-    ({"type": "object", "additionalProperties": 3}, "additionalProperties"),
-])
+@pytest.mark.parametrize(
+    ("schema", "where"),
+    [
+        ({"type": "object", "properties": {"a": {"type": "strin"}}}, "properties/a/type"),
+        ({"type": "object", "required": "a"}, "required"),
+        ({"type": "object", "properties": {"a": {"minimum": "1"}}}, "properties/a/minimum"),
+        ({"type": "object", "properties": {"a": {"pattern": "("}}}, "properties/a/pattern"),
+        ({"type": "object", "additionalProperties": 3}, "additionalProperties"),
+    ],
+)
 def test_check_schema_failures_name_the_location(schema: dict[str, Any], where: str) -> None:
     with pytest.raises(ToolDefinitionError, match=f"invalid at {where}"):
         compile_schema("t", schema)
 
 
 def test_compiled_schema_explains_problems_best_first() -> None:
-    compiled = compile_schema("t", {
-        "type": "object", "required": ["a"],
-        "properties": {"a": {"type": "object", "properties": {"b": {"type": "array",
-                                                                      "items": {"type": "integer"}}}}},
-    })
+    compiled = compile_schema(
+        "t",
+        {
+            "type": "object",
+            "required": ["a"],
+            "properties": {
+                "a": {
+                    "type": "object",
+                    "properties": {"b": {"type": "array", "items": {"type": "integer"}}},
+                }
+            },
+        },
+    )
     assert compiled.is_valid({"a": {"b": [1, 2]}})
     assert not compiled.is_valid({"a": {"b": [1, "x"]}})
     problems = compiled.problems({"a": {"b": [1, "x"]}})
@@ -98,8 +141,11 @@ def test_compiled_schema_explains_problems_best_first() -> None:
 
 
 def test_draft_is_taken_from_the_schema() -> None:
-    draft4 = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
-              "properties": {"n": {"type": "number", "maximum": 5, "exclusiveMaximum": True}}}
+    draft4 = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "object",
+        "properties": {"n": {"type": "number", "maximum": 5, "exclusiveMaximum": True}},
+    }
     compiled = compile_schema("t", draft4)
     assert compiled.is_valid({"n": 4.5}) and not compiled.is_valid({"n": 5})
     with pytest.raises(ToolDefinitionError):

@@ -25,15 +25,22 @@ from codemode.schema import CompiledSchema, compile_schema
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "tool-schemas"
 
 SETTINGS = settings(
-    max_examples=700, deadline=None, database=None, derandomize=True,
+    max_examples=700,
+    deadline=None,
+    database=None,
+    derandomize=True,
     suppress_health_check=list(HealthCheck),
 )
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner,
-                                                                max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 WRONG_TYPES: list[Any] = [None, True, 0, 1.5, "x", [], {}]
@@ -46,76 +53,161 @@ def _load_corpus() -> list[tuple[str, CompiledSchema]]:
     for path in sorted(CORPUS.glob("*.json")):
         for tool in json.loads(path.read_text(encoding="utf-8")):
             try:
-                out.append((f"{path.stem}:{tool['name']}",
-                            compile_schema(tool["name"], tool["inputSchema"])))
+                out.append(
+                    (
+                        f"{path.stem}:{tool['name']}",
+                        compile_schema(tool["name"], tool["inputSchema"]),
+                    )
+                )
             except ToolDefinitionError:
                 continue  # e.g. draft-4 booleans in a draft-07 schema: refused at definition
     return out
 
 
 SYNTHETIC: list[dict[str, Any]] = [
-    {"type": "object", "properties": {"s": {"type": "string", "minLength": 2, "maxLength": 5},
-                                      "n": {"type": "integer", "minimum": -3, "maximum": 7},
-                                      "e": {"enum": ["a", "b", 3, None]},
-                                      "l": {"type": "array", "items": {"type": "string"},
-                                            "maxItems": 3, "uniqueItems": True}},
-     "required": ["s"], "additionalProperties": False},
-    {"type": "object", "properties": {"x": {"type": "number", "exclusiveMinimum": 0,
-                                            "exclusiveMaximum": 1.5, "multipleOf": 0.1}}},
+    {
+        "type": "object",
+        "properties": {
+            "s": {"type": "string", "minLength": 2, "maxLength": 5},
+            "n": {"type": "integer", "minimum": -3, "maximum": 7},
+            "e": {"enum": ["a", "b", 3, None]},
+            "l": {"type": "array", "items": {"type": "string"}, "maxItems": 3, "uniqueItems": True},
+        },
+        "required": ["s"],
+        "additionalProperties": False,
+    },
+    {
+        "type": "object",
+        "properties": {
+            "x": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "exclusiveMaximum": 1.5,
+                "multipleOf": 0.1,
+            }
+        },
+    },
     {"type": "object", "properties": {"x": {"type": "integer", "multipleOf": 3}}},
     {"type": "object", "properties": {"c": {"const": {"k": [1, 2.0]}}}},
-    {"type": "object", "properties": {"code": {"type": "string", "pattern": r"^AS\d+$"},
-                                      "word": {"type": "string", "pattern": r"^\w+$"},
-                                      "dot": {"type": "string", "pattern": "^.$"},
-                                      "pattern": {"type": "string"}}},
-    {"type": "object", "properties": {"v": {"oneOf": [{"type": "integer"},
-                                                      {"type": "number", "minimum": 2}]},
-                                      "w": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-                                      "a": {"allOf": [{"minimum": 1}, {"maximum": 9}]},
-                                      "z": {"not": {"type": "boolean"}}}},
-    {"type": "object", "$defs": {"pt": {"type": "object",
-                                        "properties": {"x": {"type": "number"},
-                                                       "y": {"type": "number"}},
-                                        "required": ["x", "y"], "additionalProperties": False}},
-     "properties": {"p": {"$ref": "#/$defs/pt"},
-                    "ps": {"type": "array", "items": {"$ref": "#/$defs/pt"}, "minItems": 1}},
-     "required": ["p"]},
-    {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
-     "definitions": {"d": {"type": "string", "format": "date"}},
-     "properties": {"when": {"$ref": "#/definitions/d"},
-                    "mail": {"type": "string", "format": "email"},
-                    "url": {"type": "string", "format": "uri"}}},
-    {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
-     "properties": {"n": {"type": "number", "maximum": 5, "exclusiveMaximum": True}}},
-    {"type": "object", "properties": {"kind": {"enum": ["a", "b"]}, "n": {"type": "integer"}},
-     "if": {"properties": {"kind": {"const": "a"}}}, "then": {"required": ["n"]},
-     "else": {"not": {"required": ["n"]}}},
-    {"type": "object", "properties": {"m": {"type": "object", "minProperties": 1,
-                                            "maxProperties": 2,
-                                            "additionalProperties": {"type": "integer"},
-                                            "propertyNames": {"pattern": "^[a-z]+$"}}}},
-    {"type": "object", "patternProperties": {r"^x-\d$": {"type": "integer"}},
-     "additionalProperties": False},
-    {"type": "object", "properties": {"t": {"type": "array", "minItems": 2,
-                                            "contains": {"type": "integer"},
-                                            "items": {"type": ["integer", "string"]}}}},
-    {"type": "object", "properties": {"deep": {"type": "object", "properties": {
-        "deeper": {"type": "array", "items": {"type": "object", "properties": {
-            "leaf": {"type": "boolean"}}, "required": ["leaf"]}}}}}},
+    {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "pattern": r"^AS\d+$"},
+            "word": {"type": "string", "pattern": r"^\w+$"},
+            "dot": {"type": "string", "pattern": "^.$"},
+            "pattern": {"type": "string"},
+        },
+    },
+    {
+        "type": "object",
+        "properties": {
+            "v": {"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 2}]},
+            "w": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "a": {"allOf": [{"minimum": 1}, {"maximum": 9}]},
+            "z": {"not": {"type": "boolean"}},
+        },
+    },
+    {
+        "type": "object",
+        "$defs": {
+            "pt": {
+                "type": "object",
+                "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+                "required": ["x", "y"],
+                "additionalProperties": False,
+            }
+        },
+        "properties": {
+            "p": {"$ref": "#/$defs/pt"},
+            "ps": {"type": "array", "items": {"$ref": "#/$defs/pt"}, "minItems": 1},
+        },
+        "required": ["p"],
+    },
+    {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "definitions": {"d": {"type": "string", "format": "date"}},
+        "properties": {
+            "when": {"$ref": "#/definitions/d"},
+            "mail": {"type": "string", "format": "email"},
+            "url": {"type": "string", "format": "uri"},
+        },
+    },
+    {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "object",
+        "properties": {"n": {"type": "number", "maximum": 5, "exclusiveMaximum": True}},
+    },
+    {
+        "type": "object",
+        "properties": {"kind": {"enum": ["a", "b"]}, "n": {"type": "integer"}},
+        "if": {"properties": {"kind": {"const": "a"}}},
+        "then": {"required": ["n"]},
+        "else": {"not": {"required": ["n"]}},
+    },
+    {
+        "type": "object",
+        "properties": {
+            "m": {
+                "type": "object",
+                "minProperties": 1,
+                "maxProperties": 2,
+                "additionalProperties": {"type": "integer"},
+                "propertyNames": {"pattern": "^[a-z]+$"},
+            }
+        },
+    },
+    {
+        "type": "object",
+        "patternProperties": {r"^x-\d$": {"type": "integer"}},
+        "additionalProperties": False,
+    },
+    {
+        "type": "object",
+        "properties": {
+            "t": {
+                "type": "array",
+                "minItems": 2,
+                "contains": {"type": "integer"},
+                "items": {"type": ["integer", "string"]},
+            }
+        },
+    },
+    {
+        "type": "object",
+        "properties": {
+            "deep": {
+                "type": "object",
+                "properties": {
+                    "deeper": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"leaf": {"type": "boolean"}},
+                            "required": ["leaf"],
+                        },
+                    }
+                },
+            }
+        },
+    },
 ]
 # Keywords hypothesis-jsonschema does not generate from: checked with arbitrary JSON only.
 SYNTHETIC_NO_GENERATOR: list[dict[str, Any]] = [
     {"type": "object", "properties": {"a": {}, "b": {}}, "dependentRequired": {"a": ["b"]}},
-    {"type": "object", "properties": {"t": {"prefixItems": [{"type": "string"}],
-                                            "items": False}},
-     "unevaluatedProperties": False},
+    {
+        "type": "object",
+        "properties": {"t": {"prefixItems": [{"type": "string"}], "items": False}},
+        "unevaluatedProperties": False,
+    },
 ]
 
 CORPUS_SCHEMAS = _load_corpus()
-COMPILED_SYNTHETIC = [(f"synthetic[{i}]", compile_schema("s", s)) for i, s in
-                      enumerate(SYNTHETIC)]
-COMPILED_NO_GENERATOR = [(f"synthetic-json-only[{i}]", compile_schema("s", s)) for i, s in
-                         enumerate(SYNTHETIC_NO_GENERATOR)]
+COMPILED_SYNTHETIC = [(f"synthetic[{i}]", compile_schema("s", s)) for i, s in enumerate(SYNTHETIC)]
+COMPILED_NO_GENERATOR = [
+    (f"synthetic-json-only[{i}]", compile_schema("s", s))
+    for i, s in enumerate(SYNTHETIC_NO_GENERATOR)
+]
 _STRATEGIES: dict[int, st.SearchStrategy[Any]] = {}
 
 
@@ -131,14 +223,15 @@ def _agree(name: str, compiled: CompiledSchema, instance: Any, seen: set[bool]) 
     reference = compiled.reference.is_valid(instance)
     assert fast == reference, (
         f"{name}: jsonschema-rs says {fast}, jsonschema says {reference} for "
-        f"{json.dumps(instance)[:300]} (backend {compiled.backend})")
+        f"{json.dumps(instance)[:300]} (backend {compiled.backend})"
+    )
     assert (not compiled.problems(instance)) == reference, name
     seen.add(reference)
 
 
 @st.composite
 def _mutated(draw: st.DrawFn, compiled: CompiledSchema, instance: Any) -> Any:
-    """An instance one edit away from ``instance``: drop a required key, change a type, add a key."""
+    """One edit away from ``instance``: drop a required key, change a type, add a key."""
     if not isinstance(instance, dict):
         return draw(JSON)
     out = dict(instance)
@@ -157,8 +250,12 @@ def _mutated(draw: st.DrawFn, compiled: CompiledSchema, instance: Any) -> Any:
     return out
 
 
-def _check_sampled(schemas: list[tuple[str, CompiledSchema]], data: st.DataObject,
-                   seen: set[bool], generate: bool = True) -> None:
+def _check_sampled(
+    schemas: list[tuple[str, CompiledSchema]],
+    data: st.DataObject,
+    seen: set[bool],
+    generate: bool = True,
+) -> None:
     name, compiled = data.draw(st.sampled_from(schemas), label="schema")
     if generate:
         valid = data.draw(_valid_strategy(compiled), label="generated")
@@ -213,38 +310,57 @@ def test_synthetic_generated_instances_agree() -> None:
     assert seen == {True, False}
 
 
-@pytest.mark.parametrize(("schema", "instance", "valid"), [
-    pytest.param({"pattern": r"^AS\d+$"}, "AS\u0c6f", True, id="pattern-unicode-digit"),
-    pytest.param({"pattern": r"^\w+$"}, "é", True, id="pattern-unicode-word"),
-    pytest.param({"pattern": "^a$"}, "a\n", True, id="pattern-dollar-before-newline"),
-    pytest.param({"pattern": "^.$"}, "\u2028", True, id="pattern-dot-line-separator"),
-    pytest.param({"pattern": r"^\s$"}, "\ufeff", False, id="pattern-space-bom"),
-    pytest.param({"propertyNames": {"pattern": r"^\d$"}}, {"\u0c6f": 1}, True,
-                 id="property-names-pattern"),
-    pytest.param({"multipleOf": 0.1}, 0.3, False, id="multiple-of-float-artefact"),
-    pytest.param({"multipleOf": 0.01}, 19.99, False, id="multiple-of-cents"),
-    pytest.param({"multipleOf": 0.5}, 2**70, True, id="multiple-of-big-int"),
-    pytest.param({"multipleOf": 2}, True, True, id="multiple-of-ignores-bool"),
-    pytest.param({"$schema": "http://json-schema.org/draft-07/schema#", "format": "date"}, "x",
-                 True, id="draft7-format-not-asserted"),
-    pytest.param({"type": "string"}, "\ud800", True, id="lone-surrogate"),
-    pytest.param({"patternProperties": {r"^\d$": {"type": "integer"}}}, {"\u0c6f": "x"}, False,
-                 id="pattern-properties-unicode"),
-    pytest.param({"type": "integer", "maximum": 10}, 2**70, False, id="big-int"),
-])
-def test_known_divergences_follow_jsonschema(schema: dict[str, Any], instance: Any,
-                                             valid: bool) -> None:
+@pytest.mark.parametrize(
+    ("schema", "instance", "valid"),
+    [
+        pytest.param({"pattern": r"^AS\d+$"}, "AS\u0c6f", True, id="pattern-unicode-digit"),
+        pytest.param({"pattern": r"^\w+$"}, "é", True, id="pattern-unicode-word"),
+        pytest.param({"pattern": "^a$"}, "a\n", True, id="pattern-dollar-before-newline"),
+        pytest.param({"pattern": "^.$"}, "\u2028", True, id="pattern-dot-line-separator"),
+        pytest.param({"pattern": r"^\s$"}, "\ufeff", False, id="pattern-space-bom"),
+        pytest.param(
+            {"propertyNames": {"pattern": r"^\d$"}},
+            {"\u0c6f": 1},
+            True,
+            id="property-names-pattern",
+        ),
+        pytest.param({"multipleOf": 0.1}, 0.3, False, id="multiple-of-float-artefact"),
+        pytest.param({"multipleOf": 0.01}, 19.99, False, id="multiple-of-cents"),
+        pytest.param({"multipleOf": 0.5}, 2**70, True, id="multiple-of-big-int"),
+        pytest.param({"multipleOf": 2}, True, True, id="multiple-of-ignores-bool"),
+        pytest.param(
+            {"$schema": "http://json-schema.org/draft-07/schema#", "format": "date"},
+            "x",
+            True,
+            id="draft7-format-not-asserted",
+        ),
+        pytest.param({"type": "string"}, "\ud800", True, id="lone-surrogate"),
+        pytest.param(
+            {"patternProperties": {r"^\d$": {"type": "integer"}}},
+            {"\u0c6f": "x"},
+            False,
+            id="pattern-properties-unicode",
+        ),
+        pytest.param({"type": "integer", "maximum": 10}, 2**70, False, id="big-int"),
+    ],
+)
+def test_known_divergences_follow_jsonschema(
+    schema: dict[str, Any], instance: Any, valid: bool
+) -> None:
     """Places where jsonschema-rs alone would differ from jsonschema (found by this suite)."""
     compiled = compile_schema("t", schema)
     assert compiled.reference.is_valid(instance) is valid
     assert compiled.is_valid(instance) is valid
 
 
-@pytest.mark.parametrize(("schema", "instance", "valid"), [
-    ({"type": "array", "items": {"type": "integer"}}, (1, 2), True),
-    ({"type": "object", "properties": {"a": {"const": [1]}}}, {"a": (1,)}, True),
-    ({"type": "array", "maxItems": 1}, (1, 2), False),
-])
+@pytest.mark.parametrize(
+    ("schema", "instance", "valid"),
+    [
+        ({"type": "array", "items": {"type": "integer"}}, (1, 2), True),
+        ({"type": "object", "properties": {"a": {"const": [1]}}}, {"a": (1,)}, True),
+        ({"type": "array", "maxItems": 1}, (1, 2), False),
+    ],
+)
 def test_frozen_arrays_count_as_arrays(schema: dict[str, Any], instance: Any, valid: bool) -> None:
     """Frozen arguments (tuples) forwarded to another call validate like the lists they were."""
     compiled = compile_schema("t", schema)

@@ -26,3 +26,10 @@ def workspace(tmp_path: Path) -> Path:
 def local_registry(workspace: Path) -> ToolRegistry:
     """The example tools over ``workspace``."""
     return build_registry(workspace)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    # The in-process executor bridges to its script thread with asyncio, and the installed
+    # trio predates anyio 4.16's trio backend; asyncio is the backend codemode supports.
+    return "asyncio"

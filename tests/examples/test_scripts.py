@@ -135,7 +135,8 @@ async def test_low_stock_report(mode: CodeMode, workspace: Path) -> None:
     pending = rows(workspace, "SELECT sku, SUM(quantity) FROM orders WHERE status = 'pending' "
                    "GROUP BY sku ORDER BY sku")
     low = [(sku, stock[sku][1] - units, units) for sku, units in pending
-           if stock[sku][1] - units < 100]
+           if stock[sku][1] - units < 25]
+    assert low, "the seeded data should make the report non-empty"
     assert value == {"report": "reports/low-stock.md", "low": [s for s, _, _ in low],
                      "checked": len(pending)}
     report = (workspace / "files" / "reports" / "low-stock.md").read_text()
@@ -152,7 +153,7 @@ async def test_scripts_through_run_code(local_registry: ToolRegistry, mode: Code
     result = await RunCode(local_registry)(source(name), call_id="outer")
     run_token = events.token_of("outer")
     nested = events.assert_parent("outer:code:", run_token)
-    assert len(nested) == len(result.meta["calls"]) > 0
+    assert len(nested) == len((result.meta or {})["calls"]) > 0
     events.assert_complete()
     assert result.is_error is (name == "denied_delete")
     assert result.text.startswith("error: ToolCallError" if name == "denied_delete" else "value: ")

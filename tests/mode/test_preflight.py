@@ -22,6 +22,11 @@ SPECS = {
             "$defs": {"day": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"}},
         },
     ),
+    "log": ToolSpec(
+        name="log",
+        parameters={"type": "object", "properties": {"level": {"type": "string"}},
+                    "additionalProperties": {"type": "string"}},
+    ),
     "get_issue": ToolSpec(
         name="get_issue",
         parameters={
@@ -32,10 +37,11 @@ SPECS = {
         namespace="gh",
     ),
 }
-TOOLS = {"search_issues": "search-issues", "gh.get_issue": "get_issue"}
+TOOLS = {"search_issues": "search-issues", "gh.get_issue": "get_issue", "log": "log"}
 ARGUMENTS = {
     "search-issues": {"query": "query", "limit": "limit", "from_": "from", "state": "state"},
     "get_issue": {"number": "number"},
+    "log": {"level": "level"},
 }
 
 
@@ -53,8 +59,10 @@ def check(source: str) -> list[str]:
         "n = 5\nx = await tools.gh.get_issue(number=n)",
         "xs = await asyncio.gather(*[tools.gh.get_issue(number=i) for i in range(3)])",
         "f = tools.search_issues\nx = await f(query='q')",
+        "await tools.log(level='info', user='ann', action='login')",
     ],
-    ids=["simple", "namespaced", "all-args", "star-kwargs", "non-literal", "gather", "alias"],
+    ids=["simple", "namespaced", "all-args", "star-kwargs", "non-literal", "gather", "alias",
+         "extra-keywords-allowed-by-schema"],
 )
 def test_valid_scripts_have_no_problems(source: str) -> None:
     assert check(source) == []

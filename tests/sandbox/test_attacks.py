@@ -14,7 +14,7 @@ stayed untouched:
 - after every attack a sentinel script runs in the SAME executor instance and
   must still work (facades not mutated, worker recycled, broker healthy).
 
-Denial-of-service rows use small limits (timeout 1 s, 100 000 operations,
+Denial-of-service rows use small limits (timeout 0.5 s, 100 000 operations,
 64 MiB) and, where an unguarded C-level loop would hold the GIL of an
 in-process executor, sizes that are far past the limits but still finite, so
 an open finding shows up as a failed test rather than a hung suite.
@@ -25,9 +25,12 @@ Rows are never skipped or xfailed: a row that fails is an open finding in
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
+import gc
 import json
 import os
+import sys
 import tempfile
 import textwrap
 import uuid
@@ -69,7 +72,7 @@ FORBIDDEN_TEXT = (
     "site-packages",
     "/work/main",
     "codemode/sandbox",
-    "RestrictedPython",
+    "RestrictedPython/",
     "HostTrap",
 )
 """Text that only an escape (or a host leak) could put into value, output or error."""
@@ -180,9 +183,13 @@ ESC = Limits(timeout=5.0, operations=200_000, memory=256 * MiB, recursion=100,
              output=4096, result=65_536, calls=20, concurrency=4)
 """Limits for escape attempts: generous enough that only a guard can stop them."""
 
-DOS = Limits(timeout=1.0, operations=100_000, memory=64 * MiB, recursion=50,
+DOS = Limits(timeout=0.5, operations=100_000, memory=64 * MiB, recursion=50,
              output=4096, result=65_536, calls=20, concurrency=4)
 """Small limits for denial-of-service attempts."""
+
+ROOMY = Limits(timeout=0.5, operations=100_000, memory=256 * MiB, recursion=50,
+               output=4096, result=65_536, calls=20, concurrency=4)
+"""DoS limits with room in memory, so only time can stop the attack."""
 
 BIG = 3 * 10**8
 """A finite C-level loop length: ~3000x the operation limit, seconds of CPU if uncounted."""
@@ -250,21 +257,6 @@ def _output_truncated(result: Any, host: Host) -> None:
     marker = f"[output truncated at {DOS.output} bytes]"
     assert marker in result.output, result.output[-200:]
     assert len(result.output.encode()) <= DOS.output + len(marker.encode()) + 8
-
-
-def _no_underscore_names(result: Any, host: Host) -> None:
-    if result.error is not None:
-        assert result.error.type == NAME, result.error
-        return
-    assert isinstance(result.value, list)
-    assert all(not str(n).startswith("_") for n in result.value), result.value
-
-
-def _false_or_name_error(result: Any, host: Host) -> None:
-    if result.error is not None:
-        assert result.error.type == NAME, result.error
-    else:
-        assert result.value is False
 
 
 def _strings_only(result: Any, host: Host) -> None:
@@ -349,7 +341,7 @@ ESCAPES = [
         class S(str):
             pass
         getattr(1, S('__class__'))
-    """, TYPE),
+    """, TYPE, message="cannot subclass"),
     a("getattr-lying-str-subclass", """
         class S(str):
             def startswith(self, prefix, *rest):
@@ -357,16 +349,20 @@ ESCAPES = [
             def __eq__(self, other):
                 return False
         getattr(1, S('__class__'))
-    """, TYPE),
+    """, TYPE, message="cannot subclass"),
     a("getattr-fullwidth-underscores", "getattr(1, '＿＿class＿＿')", ATTR),
     a("getattr-zero-width", "getattr(1, '_\\u200b_class__')", ATTR),
-    a("hasattr-probe", "hasattr(1, '__class__')", None, check=_false_or_name_error),
+    a("hasattr-probe", "hasattr(1, '__class__')", None, value=False),
+    a("hasattr-frame-probe", "def g():\n    yield 1\nhasattr(g(), 'gi_frame')", None, value=False),
     # ---- writes to host objects (facades, the tools proxy, host classes)
-    a("setattr-facade", "import json\nsetattr(json, 'loads', len)", TYPE),
-    a("delattr-facade", "import math\ndelattr(math, 'floor')", TYPE),
+    a("setattr-facade", "import json\nsetattr(json, 'loads', len)", NAME),
+    a("delattr-facade", "import math\ndelattr(math, 'floor')", NAME),
     a("assign-facade-attr", "import json\njson.loads = len", TYPE),
     a("assign-host-class-attr", "ToolCallError.message = 'pwned'", TYPE),
-    a("setattr-host-class", "setattr(ToolCallError, 'redteam', 1)", TYPE),
+    a("setattr-host-class", "setattr(ToolCallError, 'redteam', 1)", NAME),
+    a("write-exception-class-attr", "ValueError.redteam = 1", TYPE),
+    a("write-builtin-type-attr", "list.append = len", TYPE),
+    a("write-facade-function-attr", "import json\njson.loads.redteam = 1", TYPE),
     a("assign-tools-attr", "tools.echo = len", TYPE),
     a("del-tools-attr", "del tools.echo", TYPE),
     # ---- builtins that must not exist
@@ -382,7 +378,8 @@ ESCAPES = [
     a("breakpoint-call", "breakpoint()", SYNTAX),
     a("help-call", "help()", NAME),
     a("memoryview-call", "memoryview(b'abc')", NAME),
-    a("dir-of-tools", "dir(tools)", None, check=_no_underscore_names),
+    a("dir-of-tools", "dir(tools)", NAME),
+    a("setattr-via-object", "object.__setattr__(tools, 'x', 1)", SYNTAX),
     # ---- unicode lookalikes (Python NFKC-normalises identifiers)
     a("fullwidth-eval", "ｅｖａｌ('1')", SYNTAX),
     a("fullwidth-exec", "ｅｘｅｃ('1')", SYNTAX),
@@ -438,29 +435,17 @@ ESCAPES = [
     a("coroutine-cr-frame-computed", """
         async def c():
             pass
-        co = c()
-        try:
-            getattr(co, 'cr_' + 'frame')
-        finally:
-            co.close()
+        getattr(c(), 'cr_' + 'frame')
     """, ATTR),
     a("coroutine-cr-await-computed", """
         async def c():
             pass
-        co = c()
-        try:
-            getattr(co, 'cr_' + 'await')
-        finally:
-            co.close()
+        getattr(c(), 'cr_' + 'await')
     """, ATTR),
     a("coroutine-cr-code-computed", """
         async def c():
             pass
-        co = c()
-        try:
-            getattr(co, 'cr_' + 'code')
-        finally:
-            co.close()
+        getattr(c(), 'cr_' + 'code')
     """, ATTR),
     a("asyncgen-ag-frame", "async def ag():\n    yield 1\nag().ag_frame", SYNTAX),
     a("asyncgen-ag-frame-computed", """
@@ -515,18 +500,19 @@ ESCAPES = [
         class S(str):
             pass
         S('{0.__class__}').format(1)
-    """, ATTR),
+    """, TYPE, message="cannot subclass"),
     a("str-format-via-super", """
         class S(str):
             pass
         super(S, S('{0.__class__}')).format(1)
-    """, ATTR),
+    """, TYPE, message="cannot subclass"),
+    a("str-format-via-super-on-plain-str", "super(str, '{0.__class__}').format(1)", NAME),
     a("str-format-via-zero-arg-super", """
         class S(str):
             def leak(self):
                 return super().format(1)
         S('{0.__class__}').leak()
-    """, ATTR),
+    """, TYPE, message="cannot subclass"),
     a("string-formatter", "import string\nstring.Formatter().format('{0.__class__}', 1)", ATTR),
     a("string-formatter-get-field", """
         import string
@@ -639,27 +625,36 @@ ESCAPES = [
     a("tools-awaitable-index", "tools.echo(x=1)['x']", TYPE, message="await"),
     a("tools-awaitable-as-result", "tools.echo(x=1)", TYPE, message="await"),
     a("tools-awaitable-iterate", "for v in tools.echo(x=1):\n    pass", TYPE, message="await"),
-    a("tools-awaitable-send", "tools.slow(s=1).send(None)", ATTR, message="await"),
-    a("tools-awaitable-cr-frame-computed", "getattr(tools.echo(x=1), 'cr_' + 'frame')", ATTR),
-    a("tools-arg-function", "await tools.echo(x=len)", "ToolCallError", check=_no_host_calls),
-    a("tools-arg-facade", "import json\nawait tools.echo(x=json)", "ToolCallError",
-      check=_no_host_calls),
-    a("tools-arg-cyclic", "c = []\nc.append(c)\nawait tools.echo(x=c)", "ToolCallError",
-      check=_no_host_calls),
-    a("tools-arg-nan", "await tools.echo(x=float('nan'))", "ToolCallError", check=_no_host_calls),
+    a("tools-awaitable-send", "tools.slow(s=1).send(None)", TYPE, message="await"),
+    a("tools-awaitable-cr-frame-computed", "getattr(tools.echo(x=1), 'cr_' + 'frame')", TYPE,
+      message="await"),
+    a("tools-awaitable-double-await", """
+        p = tools.echo(x=1)
+        await p
+        await p
+    """, "RuntimeError", message="already awaited", max_calls=1),
+    a("tools-awaitable-str", "str(tools.echo(x=1))", TYPE, message="await"),
+    a("tools-awaitable-truthiness", "if tools.echo(x=1):\n    pass", TYPE, message="await"),
+    a("tools-arg-function", "await tools.echo(x=len)", TYPE, message="JSON"),
+    a("tools-arg-facade", "import json\nawait tools.echo(x=json)", TYPE, message="JSON"),
+    a("tools-arg-tools-proxy", "await tools.echo(x=tools)", TYPE, message="JSON"),
+    a("tools-arg-cyclic", "c = []\nc.append(c)\nawait tools.echo(x=c)", TYPE, message="JSON"),
+    a("tools-arg-nan", "await tools.echo(x=float('nan'))", TYPE, message="JSON"),
+    a("tools-arg-script-object", "class A:\n    pass\nawait tools.echo(x=A())", TYPE,
+      message="JSON"),
     a("tools-arg-deep", """
         x = []
         for i in range(20000):
             x = [x]
         await tools.echo(x=x)
-    """, "ToolCallError", check=_no_host_calls),
+    """, LIMIT, limit=("recursion",)),
     a("tools-arg-dict-subclass-items-bomb", """
         class D(dict):
             def items(self):
                 while True:
                     pass
         await tools.echo(x=D(a=1))
-    """, LIMIT, limit=CPU, limits=DOS, check=_no_host_calls),
+    """, TYPE, message="cannot subclass"),
     a("tools-trap-result-is-a-copy", """
         r = await tools.trap()
         [r['a'], r.get('a'), list(r), list(r.keys())]
@@ -670,19 +665,22 @@ ESCAPES = [
         try:
             await tools.boom()
         except ToolCallError as e:
-            [e.tool, e.message, e.path]
+            out = [e.tool, e.message, e.path]
+        out
     """, None, value=["boom", "internal error", None], max_calls=1),
     a("boom-args-are-strings", """
         try:
             await tools.boom()
         except ToolCallError as e:
-            [list(e.args), str(e), repr(e)]
+            out = [list(e.args), str(e), repr(e)]
+        out
     """, None, check=_strings_only, max_calls=1),
     a("fail-fields", """
         try:
             await tools.fail()
         except ToolCallError as e:
-            [e.tool, e.message, e.path]
+            out = [e.tool, e.message, e.path]
+        out
     """, None, value=["fail", "nope", "$.x"], max_calls=1),
     a("boom-via-gather-return-exceptions", """
         import asyncio
@@ -707,7 +705,7 @@ ESCAPES = [
         class LimitExceeded(Exception):
             pass
         raise LimitExceeded('limit exceeded: timeout=1')
-    """, "LimitExceeded", check=lambda r, h: _assert(r.error.limit is None, r.error)),
+    """, LIMIT),
     # ---- objects handed to the host for encoding
     a("result-dict-subclass-items-bomb", """
         class D(dict):
@@ -715,13 +713,21 @@ ESCAPES = [
                 while True:
                     pass
         D(a=1)
-    """, LIMIT, limit=CPU, limits=DOS),
+    """, TYPE, message="cannot subclass"),
     a("result-str-subclass", """
         class S(str):
             def encode(self, *args):
                 return b''
         S('x' * 10**6)
-    """, LIMIT, limit=("result",)),
+    """, TYPE, message="cannot subclass"),
+    a("exception-str-raises-in-host", """
+        class E(Exception):
+            pass
+        raise E(10**5000)
+    """, "E"),
+    a("error-message-is-clipped", "raise ValueError('x' * 10**6)", "ValueError",
+      check=lambda r, h: _assert(len(r.error.message) <= 2100, len(r.error.message))),
+    a("exception-args-hold-tools", "raise ValueError(tools, tools.echo, len)", "ValueError"),
     a("result-facade", "import json\njson", TYPE),
     a("result-tools-proxy", "tools", TYPE),
     a("result-host-class", "ToolCallError", TYPE),
@@ -855,7 +861,8 @@ DOSES = [
     dos("math-comb", "import math\nmath.comb(10**7, 5 * 10**6)", limit=HEAVY),
     dos("math-perm", "import math\nmath.perm(10**6)", limit=HEAVY),
     dos("math-prod", "import math\nmath.prod([10**1000] * 10**4)", limit=HEAVY),
-    dos("int-subclass-lying-compare-repeat", """
+    dos("math-lcm-range", "import math\nmath.lcm(*range(1, 90000)).bit_length()", limit=HEAVY),
+    a("int-subclass-lying-compare-repeat", """
         class N(int):
             def __gt__(self, other):
                 return False
@@ -866,8 +873,8 @@ DOSES = [
             def __le__(self, other):
                 return True
         'a' * N(10**9)
-    """, limit=("memory",)),
-    dos("int-subclass-lying-compare-pow", """
+    """, TYPE, message="cannot subclass"),
+    a("int-subclass-lying-compare-pow", """
         class N(int):
             def __gt__(self, other):
                 return False
@@ -878,27 +885,54 @@ DOSES = [
             def __le__(self, other):
                 return True
         2 ** N(10**9)
-    """, limit=("memory",)),
-    dos("int-subclass-repeat", "class N(int):\n    pass\n[0] * N(10**10)", limit=("memory",)),
-    dos("int-subclass-squaring", """
+    """, TYPE, message="cannot subclass"),
+    a("int-subclass-repeat", "class N(int):\n    pass\n[0] * N(10**10)", TYPE,
+      message="cannot subclass"),
+    a("int-subclass-squaring", """
         class N(int):
             pass
         x = N(3)
         for i in range(40):
             x = N(x * x)
-    """, limit=("memory",)),
-    dos("int-subclass-lying-compare-shift", """
+    """, TYPE, message="cannot subclass"),
+    a("int-subclass-lying-compare-shift", """
         class N(int):
             def __gt__(self, other):
                 return False
             def __lt__(self, other):
                 return True
         1 << N(10**10)
-    """, limit=("memory",)),
-    dos("userstring-repeat", "import collections\ncollections.UserString('a') * 10**9",
-        limit=("memory",)),
-    dos("userlist-repeat", "import collections\ncollections.UserList([0]) * 10**9",
-        limit=("memory",)),
+    """, TYPE, message="cannot subclass"),
+    a("userstring-repeat", "import collections\ncollections.UserString('a') * 10**9", ATTR),
+    a("userlist-repeat", "import collections\ncollections.UserList([0]) * 10**9", ATTR),
+    dos("bigint-floordiv-quadratic", """
+        a = 10**500000
+        b = 10**250000 + 1
+        q = a // b
+    """, limit=HEAVY, limits=ROOMY),
+    dos("bigint-mul-under-cap-loop", """
+        x = 10**600000
+        for i in range(10):
+            y = x * x
+    """, limit=HEAVY, limits=ROOMY),
+    dos("pow-modular-huge-exponent", "pow(3, 10**3000, 10**3000 + 7).bit_length()",
+        limit=HEAVY),
+    dos("c-call-per-tick-loop", """
+        s = 'a' * (5 * 10**7)
+        for i in range(200):
+            s.count('b')
+    """, limit=HEAVY, limits=ROOMY),
+    dos("self-feeding-map-extend", """
+        import collections
+        x = [0]
+        d = collections.deque(zip(map(x.append, x), 'a' * (3 * 10**7)), maxlen=0)
+        len(x)
+    """, limit=HEAVY, limits=ROOMY),
+    dos("statistics-quantiles-huge-n", """
+        import statistics
+        len(statistics.quantiles([1, 2, 3], n=10**7))
+    """, limit=HEAVY),
+    dos("recursion-generator", "def g():\n    yield from g()\nnext(g())", limit=("recursion",)),
     a("int-from-huge-digit-string", "int('9' * 10**6)", "ValueError", limits=DOS),
     # ---- repetition and padding
     dos("str-repeat", "'a' * 10**10", limit=("memory",)),
@@ -913,12 +947,16 @@ DOSES = [
     dos("str-center", "'x'.center(10**9)", limit=("memory",)),
     dos("str-zfill", "'1'.zfill(10**9)", limit=("memory",)),
     dos("str-expandtabs", "'\\t'.expandtabs(10**9)", limit=("memory",)),
-    dos("percent-width", "'%*d' % (10**9, 1)", limit=("memory",)),
-    dos("percent-literal-width", "'%1000000000d' % 1", limit=("memory",)),
-    dos("unbound-str-ljust", "str.ljust('a', 10**9)", limit=("memory",)),
-    dos("mapped-str-zfill", "list(map(str.zfill, ['1'], [10**9]))", limit=("memory",)),
-    dos("join-amplify", "s = 'a' * 10**6\n''.join([s] * 1000)", limit=("memory",)),
-    dos("sum-of-lists-quadratic", "sum([[0] * 10**6] * 40, [])", limit=HEAVY),
+    dos("percent-width", "len('%*d' % (10**9, 1))", limit=("memory",)),
+    dos("percent-literal-width", "len('%1000000000d' % 1)", limit=("memory",)),
+    dos("percent-precision", "len('%.1000000000f' % 1.0)", limit=("memory",)),
+    a("unbound-str-ljust", "str.ljust('a', 10**9)", ATTR),
+    a("mapped-str-zfill", "list(map(str.zfill, ['1'], [10**9]))", ATTR),
+    dos("join-amplify", "s = 'a' * 10**6\nlen(''.join([s] * 1000))", limit=("memory",)),
+    dos("translate-amplify", "len(('a' * 10**4).translate({97: 'x' * 10**5}))",
+        limit=("memory",)),
+    dos("bytes-percent-width", "len(b'%1000000000d' % 1)", limit=("memory",)),
+    dos("sum-of-lists-quadratic", "len(sum([[0] * 10**6] * 20, []))", limit=HEAVY),
     dos("itertools-product-materialises", """
         import itertools
         itertools.product(itertools.repeat(0, 10**8))
@@ -931,22 +969,41 @@ DOSES = [
     dos("format-width", "format(1, '>1000000000')", limit=("memory",)),
     dos("fstring-width", "f'{1:>{10**9}}'", limit=("memory",)),
     dos("replace-amplify", "('a' * 10**4).replace('', 'b' * 10**4)", limit=("memory",)),
-    dos("concat-doubling", "x = 'a' * 1000\nfor i in range(20):\n    x = x + x", limit=("memory",)),
+    dos("concat-doubling", "x = 'a' * 1000\nfor i in range(20):\n    x = x + x\nlen(x)",
+        limit=("memory",)),
     dos("list-concat-doubling", "x = [0] * 1000\nfor i in range(17):\n    x = x + x",
         limit=("memory",)),
     dos("list-extend-doubling", "x = [0] * 1000\nfor i in range(17):\n    x.extend(x)",
         limit=("memory",)),
-    dos("bytes-alloc", "bytes(10**9)", limit=("memory",)),
-    dos("bytearray-alloc", "bytearray(10**9)", limit=("memory",)),
-    dos("int-to-bytes", "(1).to_bytes(10**9, 'big')", limit=("memory",)),
+    a("bytes-alloc", "bytes(10**9)", NAME),
+    a("bytearray-alloc", "bytearray(10**9)", NAME),
+    a("int-to-bytes", "(1).to_bytes(10**9, 'big')", ATTR),
     dos("list-of-range", "list(range(10**9))", limit=HEAVY),
     # ---- catastrophic regular expressions
-    dos("regex-nested-plus", "import re\nre.match('(a+)+$', 'a' * 30 + 'b')", limit=HEAVY),
-    dos("regex-nested-star", "import re\nre.search('(a*)*b', 'a' * 30)", limit=HEAVY),
-    dos("regex-alternation", "import re\nre.fullmatch('(a|aa)+', 'a' * 60 + 'b')", limit=HEAVY),
-    dos("regex-compiled-pattern", "import re\nre.compile('(x+x+)+y').match('x' * 40)",
+    # the engine answers these classic catastrophic patterns quickly: no match, no hang
+    a("regex-nested-plus", "import re\nre.match('(a+)+$', 'a' * 30 + 'b')", None, limits=DOS),
+    a("regex-nested-star", "import re\nre.search('(a*)*b', 'a' * 30)", None, limits=DOS),
+    a("regex-compiled-pattern", "import re\nre.compile('(x+x+)+y').match('x' * 40)", None,
+      limits=DOS),
+    dos("regex-alternation", "import re\nre.fullmatch('(a|aa)+', 'a' * 60 + 'b')",
+        limit=("timeout",)),
+    dos("regex-alternation-compiled", "import re\nre.compile('(?:a|aa)+b').search('a' * 60)",
+        limit=("timeout",)),
+    dos("regex-findall-alternation", "import re\nre.findall('(a|aa)+b', 'a' * 60)",
+        limit=("timeout",)),
+    dos("regex-compile-nested-repeats", "import re\nre.compile('(?:(?:(?:a{50}){50}){50}){50}')",
         limit=HEAVY),
-    dos("regex-sub-amplify", "import re\nre.sub('', 'x' * 1000, 'a' * 10**5)", limit=HEAVY),
+    dos("regex-sub-amplify", "import re\nlen(re.sub('', 'x' * 1000, 'a' * 10**5))",
+        limit=("memory",)),
+    dos("regex-sub-template-amplify", """
+        import re
+        len(re.sub('a+', '\\\\g<0>' * 1000, 'a' * 10**6))
+    """, limit=("memory",)),
+    dos("regex-expand-amplify", """
+        import re
+        m = re.match('a+', 'a' * 10**6)
+        len(m.expand('\\\\g<0>' * 1000))
+    """, limit=("memory",)),
     # ---- print floods (truncation is not an error)
     dos("print-forever", "while True:\n    print('x' * 100)", check=_output_truncated),
     a("print-bounded-flood", "for i in range(1000):\n    print('x' * 100)", None, limits=DOS,
@@ -958,8 +1015,8 @@ DOSES = [
     # ---- huge results
     dos("result-huge-string", "'x' * 10**6", limit=("result",)),
     dos("result-huge-list", "list(range(30000))", limit=("result",)),
-    dos("result-deep-nesting", "x = []\nfor i in range(50000):\n    x = [x]\nx",
-        limit=("result", "recursion")),
+    a("result-deep-nesting", "x = []\nfor i in range(50000):\n    x = [x]\nx", "RecursionError",
+      limits=DOS),
     # ---- tool-call floods
     dos("calls-loop", "for i in range(1000):\n    await tools.echo(x=i)", limit=("calls",),
         max_calls=DOS.calls),
@@ -1001,17 +1058,29 @@ DOSES = [
             break
         'done'
     """, None, limits=DOS, value="done", max_calls=1, settle=0.3),
-    a("generator-finally-spins-after-run", """
+    a("generator-finally-runs-after-run", """
         def g():
             try:
                 yield 1
             finally:
-                for i in range(10**8):
+                print('finalizer')
+                while True:
                     pass
         it = g()
         next(it)
         'done'
-    """, LIMIT, limit=CPU, limits=DOS),
+    """, None, limits=DOS, value="done"),
+    a("asyncgen-finally-spins-after-run", """
+        async def ag():
+            try:
+                yield 1
+            finally:
+                while True:
+                    pass
+        async for v in ag():
+            break
+        'done'
+    """, None, limits=DOS, value="done", settle=0.3),
     # ---- limit swallowing
     dos("swallow-except-exception", """
         try:
@@ -1110,7 +1179,7 @@ DOSES = [
         import asyncio
         try:
             await asyncio.sleep(100)
-        except BaseException:
+        except:
             pass
         'swallowed'
     """, limit=("timeout",)),
@@ -1119,9 +1188,17 @@ DOSES = [
         while True:
             try:
                 await asyncio.sleep(100)
-            except BaseException:
+            except:
                 pass
     """, limit=("timeout",)),
+    dos("swallow-wait-for-timeout-then-spin", """
+        import asyncio
+        while True:
+            try:
+                await asyncio.wait_for(asyncio.sleep(100), 0.01)
+            except:
+                pass
+    """),
     dos("swallow-calls-limit-then-spin", """
         for i in range(100):
             try:
@@ -1160,7 +1237,12 @@ async def executor(request: pytest.FixtureRequest) -> Any:
     if cls is None:
         pytest.fail(f"codemode.sandbox.{request.param} does not exist yet")
     async with cls() as ex:
-        yield ex
+        gc.collect()
+        gc.freeze()  # later gc.collect() calls only scan what the attacks created
+        try:
+            yield ex
+        finally:
+            gc.unfreeze()
 
 
 @pytest.fixture(autouse=True)
@@ -1207,6 +1289,22 @@ def assert_host_untouched(result: Any, host: Host | None = None) -> None:
     assert "message" not in vars(ToolCallError)
 
 
+@contextlib.contextmanager
+def unraisable_recorder() -> Iterator[list[str]]:
+    """Collect exceptions CPython could not raise (finalizers, un-awaited coroutines)."""
+    seen: list[str] = []
+    previous = sys.unraisablehook
+
+    def hook(info: Any) -> None:
+        seen.append(f"{info.exc_type.__name__}: {info.exc_value} in {info.object!r}")
+
+    sys.unraisablehook = hook
+    try:
+        yield seen
+    finally:
+        sys.unraisablehook = previous
+
+
 async def run_attack(executor: Any, source: str, limits: Limits) -> tuple[Any, Host]:
     """Run one script with a fresh host; the host is closed the moment run() returns."""
     host = Host()
@@ -1234,9 +1332,11 @@ def assert_outcome(attack: Attack, result: Any, host: Host) -> None:
     else:
         assert result.error is not None, f"attack succeeded: value={result.value!r}"
         assert result.error.type == attack.error, result.error
-        if attack.error == LIMIT:
+        if attack.error == LIMIT and attack.limit:
             assert result.error.limit in attack.limit, result.error
             assert result.error.limit in result.error.message, result.error
+        else:
+            assert result.error.limit is None, result.error
         if attack.message is not None:
             assert attack.message.lower() in result.error.message.lower(), result.error
     if attack.check is not None:
@@ -1251,9 +1351,12 @@ def assert_outcome(attack: Attack, result: Any, host: Host) -> None:
 
 @pytest.mark.parametrize("attack", ATTACKS)
 async def test_attack_is_contained(executor: Any, attack: Attack) -> None:
-    result, host = await run_attack(executor, attack.script(), attack.limits)
-    if attack.settle:
-        await anyio.sleep(attack.settle)
+    with unraisable_recorder() as unraisable:
+        result, host = await run_attack(executor, attack.script(), attack.limits)
+        if attack.settle:
+            await anyio.sleep(attack.settle)
+        gc.collect()
+    assert unraisable == [], f"script code ran outside its run: {unraisable}"
     assert_host_untouched(result, host)
     assert_outcome(attack, result, host)
     await assert_sentinel_works(executor)
@@ -1318,12 +1421,18 @@ async def test_facades_are_not_shared_mutable_state(executor: Any) -> None:
     assert_host_untouched(result)
 
 
-@pytest.mark.parametrize("source", [
-    "while True:\n    pass",
-    "for i in range(10**12):\n    x = i * i",
-])
+STALLERS = [
+    pytest.param("while True:\n    pass", id="tight-loop"),
+    pytest.param("for i in range(10**11):\n    x = i * i", id="for-loop"),
+    pytest.param("import re\nre.fullmatch('(a|aa)+', 'a' * 60 + 'b')", id="regex"),
+    pytest.param("pow(3, 10**3000, 10**3000 + 7).bit_length()", id="modular-pow"),
+    pytest.param("import math\nmath.lcm(*range(1, 90000)).bit_length()", id="lcm"),
+]
+
+
+@pytest.mark.parametrize("source", STALLERS)
 async def test_host_loop_keeps_ticking_during_cpu_attack(executor: Any, source: str) -> None:
-    """A tight script loop must not starve the host's event loop (10 ms ticker)."""
+    """A hostile script must not starve the host's event loop (10 ms ticker keeps ticking)."""
     ticks = 0
 
     async def ticker() -> None:
@@ -1332,7 +1441,7 @@ async def test_host_loop_keeps_ticking_during_cpu_attack(executor: Any, source: 
             await anyio.sleep(0.01)
             ticks += 1
 
-    limits = Limits(timeout=1.0, operations=10**12, memory=256 * MiB, recursion=50,
+    limits = Limits(timeout=1.0, operations=10**11, memory=256 * MiB, recursion=50,
                     output=4096, result=65_536, calls=5, concurrency=2)
     async with anyio.create_task_group() as tg:
         tg.start_soon(ticker)

@@ -9,19 +9,22 @@ from __future__ import annotations
 
 import functools
 import textwrap
-from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
 
 from codemode.errors import ToolCallError
-from codemode.sandbox.executor import Executor
 from codemode.sandbox.inprocess import InProcessExecutor
 from codemode.sandbox.limits import Limits
 from codemode.sandbox.pool import WorkerPoolExecutor
-from codemode.sandbox.result import ScriptResult
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
+
+    from codemode.sandbox.executor import Executor
+    from codemode.sandbox.result import ScriptResult
 
 TOOL_PATHS = ("echo", "add", "fail", "boom", "slow", "nonjson", "ns.echo")
 
@@ -163,6 +166,14 @@ CASES = [
          calls=[]),
     Case(id="missing-await", source="r = tools.echo(x=1)\nr['x']", error="TypeError",
          message="await", calls=[]),
+    Case(id="argument-not-json", source="await tools.echo(x={1, 2})",
+         error="TypeError", message="JSON", calls=[]),
+    Case(id="argument-nan", source="await tools.echo(x=float('nan'))",
+         error="TypeError", message="JSON", calls=[]),
+    Case(id="argument-circular", source="a = []\na.append(a)\nawait tools.echo(x=a)",
+         error="TypeError", line=3, calls=[]),
+    Case(id="argument-tuple-becomes-list", source="await tools.echo(x=(1, 2))",
+         value={"x": [1, 2]}),
     Case(id="gather", source="""
          import asyncio
          await asyncio.gather(*[tools.add(a=i, b=1) for i in range(5)])

@@ -12,8 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
@@ -22,6 +21,9 @@ from codemode.errors import ToolCallError, WorkerProtocolError
 from codemode.sandbox.limits import Limits
 from codemode.sandbox.pool import WorkerPoolExecutor
 from codemode.sandbox.protocol import MAX_FRAME, FrameDecoder, encode
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 STANDIN = "tests.sandbox.test_worker_standin:standin_runtime"
 
@@ -84,7 +86,7 @@ def test_decoder_reassembles_frames(chunks: list[bytes], expected: list[list[Any
 @pytest.mark.parametrize(
     ("data", "problem"),
     [
-        ((MAX_FRAME + 1).to_bytes(4, "big"), "exceeds"),
+        ((MAX_FRAME + 1).to_bytes(4, "big"), "exceeds the frame cap"),
         (len(b"{nope").to_bytes(4, "big") + b"{nope", "not JSON"),
         (len(b'{"a":1}').to_bytes(4, "big") + b'{"a":1}', "tagged"),
         (len(b"[]").to_bytes(4, "big") + b"[]", "tagged"),
@@ -165,16 +167,18 @@ async def test_worker_gets_minimal_env_rlimits_and_fds(pool: WorkerPoolExecutor)
             source = (
                 "import os, resource\n"
                 "[sorted(os.environ), resource.getrlimit(resource.RLIMIT_AS)[0],\n"
-                " resource.getrlimit(resource.RLIMIT_NOFILE)[0], len(os.listdir('/proc/self/fd')),\n"
-                " os.getsid(0) == os.getpid()]"
+                " resource.getrlimit(resource.RLIMIT_NOFILE)[0],\n"
+                " len(os.listdir('/proc/self/fd')), os.getsid(0) == os.getpid()]"
             )
             result = await fresh.run(source, call_tool=echo, limits=Limits(memory=1 << 30))
+            baseline = (await fresh.run("import os\nint(open('/proc/self/statm').read().split()[0])"
+                                        " * os.sysconf('SC_PAGE_SIZE')", call_tool=echo)).value
     finally:
         del os.environ["CODEMODE_TEST_SECRET"]
     env, address_space, nofile, open_fds, own_session = result.value
     assert "CODEMODE_TEST_SECRET" not in env
     assert set(env) <= {"LC_ALL", "PYTHONDONTWRITEBYTECODE", "LC_CTYPE"}
-    assert address_space == 1 << 30
+    assert 1 << 30 < address_space < (1 << 30) + 2 * baseline
     assert nofile == 32
     assert open_fds <= 12
     assert own_session

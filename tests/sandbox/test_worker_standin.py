@@ -9,13 +9,16 @@ environment, spin in C) and the process machinery can be tested on its own.
 from __future__ import annotations
 
 import ast
-from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codemode.sandbox.broker import decode_reply
-from codemode.sandbox.limits import Limits
 from codemode.sandbox.result import RunOutcome, ScriptError
-from codemode.sandbox.worker import ScriptCall
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+    from codemode.sandbox.limits import Limits
+    from codemode.sandbox.worker import ScriptCall
 
 
 async def standin_runtime(

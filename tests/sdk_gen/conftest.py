@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from sdkgen_support import CORPUS, CORPUS_MISSING, SHAPES, batches, load_corpus, load_sdk
+
+# Tests run with --import-mode=importlib: make the shared helper module importable.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from sdkgen_support import (
+    CORPUS,
+    CORPUS_MISSING,
+    SHAPES,
+    batches,
+    load_corpus,
+    load_sdk,
+)
 
 import sdk_gen
 

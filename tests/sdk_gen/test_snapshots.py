@@ -81,11 +81,10 @@ class CreateEventWhen(TypedDict):  # Start and end.
     end: NotRequired[str]
 class CreateEventWhere1(TypedDict):
     room: NotRequired[str]
-CreateEventWhere = CreateEventWhere1 | None
 class CreateEventResult(TypedDict):
     id: str
     link: NotRequired[str]
-async def create_event(title: str, when: CreateEventWhen, where: CreateEventWhere = ...) -> CreateEventResult
+async def create_event(title: str, when: CreateEventWhen, where: CreateEventWhere1 | None = ...) -> CreateEventResult
     """Create a calendar event.
     when: Start and end."""
 
@@ -132,9 +131,6 @@ class CreateEventWhere1(TypedDict):
     room: NotRequired[str]
 
 
-CreateEventWhere: TypeAlias = CreateEventWhere1 | None
-
-
 class CreateEventResult(TypedDict):
     id: str
     link: NotRequired[str]
@@ -144,7 +140,7 @@ async def create_event(
     *,
     title: str,
     when: CreateEventWhen,
-    where: CreateEventWhere = ...,
+    where: CreateEventWhere1 | None = ...,
 ) -> CreateEventResult:
     """Create a calendar event.
 

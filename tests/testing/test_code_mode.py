@@ -22,6 +22,7 @@ GET_ISSUE = {
 }
 
 TRIAGE = """
+import asyncio
 issues = await tools.search_issues(query="label:bug")
 details = await asyncio.gather(*[tools.get_issue(number=i["number"]) for i in issues["items"]])
 {"open": sorted(d["title"] for d in details if d["state"] == "open")}
@@ -30,7 +31,8 @@ details = await asyncio.gather(*[tools.get_issue(number=i["number"]) for i in is
 
 @pytest.fixture
 def issues(scripted_tools: ScriptedTools) -> ScriptedTools:
-    scripted_tools.add("search_issues", results=[{"items": [{"number": 1}, {"number": 2}]}])
+    scripted_tools.add("search_issues", parameters={"query": {"type": "string", "required": True}},
+                       results=[{"items": [{"number": 1}, {"number": 2}]}])
     scripted_tools.add("get_issue", parameters=GET_ISSUE,
                        default=lambda args: {"title": f"bug {args['number']}",
                                              "state": "open" if args["number"] == 1 else "closed"})
@@ -55,6 +57,14 @@ async def test_run_code_nests_calls_under_its_token(issues: ScriptedTools, run_c
     nested = tool_events.assert_parent("c7:code:", tool_events.token_of("c7"))
     assert sorted(e.name for e in nested) == ["get_issue", "get_issue", "search_issues"]
     assert all(c.parent == tool_events.token_of("c7") for c in issues.calls())
+
+
+async def test_fakes_without_a_schema_take_any_keywords(scripted_tools: ScriptedTools,
+                                                        code_mode: CodeMode) -> None:
+    anything = scripted_tools.add("anything", default="ok")
+    result = await code_mode.run('await tools.anything(query="q", limit=3)')
+    assert assert_script_ok(result) == "ok"
+    assert anything.last_call.arguments == {"query": "q", "limit": 3}
 
 
 async def test_canned_failure_is_a_catchable_tool_call_error(

@@ -113,3 +113,26 @@ async def test_plain_recorder_without_pytest_fixtures() -> None:
     assert [(e.type, e.call_id) for e in events] == [("tool/call", "1"), ("tool/result", "1")]
     events.clear()
     assert len(events) == 0
+
+
+async def test_max_in_flight_counts_overlap_from_event_order(
+        tool_registry: ToolRegistry, scripted_tools: ScriptedTools,
+        tool_events: ToolEvents) -> None:
+    import anyio
+
+    release = anyio.Event()
+
+    async def wait(args: dict[str, Any]) -> str:
+        await release.wait()
+        return "done"
+
+    scripted_tools.add("slow", default=wait)
+    async with anyio.create_task_group() as tg:
+        for n in range(3):
+            tg.start_soon(tool_registry.execute, ToolCall(call_id=f"s{n}", name="slow"))
+        await anyio.wait_all_tasks_blocked()
+        release.set()
+    await tool_registry.execute(ToolCall(call_id="after", name="slow"))
+    assert tool_events.max_in_flight("slow") == 3
+    assert tool_events.max_in_flight("other") == 0
+    tool_events.assert_complete()

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from codemode import ToolCall, ToolRegistry
+from codemode import ToolCall, ToolRegistry, ToolResult
 from codemode.testing import ScriptedTools, ToolFailure
 
 GET_ISSUE = {
@@ -15,7 +15,8 @@ GET_ISSUE = {
 }
 
 
-async def call(registry: ToolRegistry, name: str, call_id: str = "c1", **arguments: Any):
+async def call(registry: ToolRegistry, name: str, call_id: str = "c1",
+               **arguments: Any) -> ToolResult:
     return await registry.execute(ToolCall(call_id=call_id, name=name, arguments=arguments))
 
 
@@ -135,3 +136,32 @@ def test_unknown_fake_lists_the_added_ones(scripted_tools: ScriptedTools) -> Non
     scripted_tools.add("a")
     with pytest.raises(KeyError, match=r"no scripted tool 'b'; added: \['a'\]"):
         scripted_tools["b"]
+
+
+async def test_fake_copies_a_real_tools_spec(tool_registry: ToolRegistry,
+                                             scripted_tools: ScriptedTools) -> None:
+    from codemode import tool
+
+    @tool(output_schema={"type": "object", "properties": {"title": {"type": "string"}}})
+    def get_issue(number: int) -> dict[str, Any]:
+        """Fetch one issue.
+
+        Args:
+            number: Issue number.
+        """
+        raise AssertionError("the real handler must not run")
+
+    fake = scripted_tools.fake(get_issue, results=[{"title": "canned"}])
+    assert tool_registry.get("get_issue").spec == get_issue.spec
+    bad = await call(tool_registry, "get_issue", number="x")
+    assert bad.error is not None and bad.error.path == "$.number"
+    good = await call(tool_registry, "get_issue", number=4)
+    assert good.structured == {"title": "canned"}
+    assert fake.last_call.arguments == {"number": 4}
+
+
+async def test_fake_can_shadow_a_registered_tool(tool_registry: ToolRegistry,
+                                                 scripted_tools: ScriptedTools) -> None:
+    real = scripted_tools.add("ping", default="real")
+    scripted_tools.fake(real.registration.tool, default="fake", replace=True)
+    assert (await call(tool_registry, "ping")).text == "fake"
