@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import time
+from collections import abc
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -179,6 +180,8 @@ def _validate(tool: Tool, call: ToolCall) -> Mapping[str, Any]:
             ) from None
     if raw is None:
         raw = {}
+    if not isinstance(raw, dict) and isinstance(raw, abc.Mapping):
+        raw = dict(raw)  # ToolCall.arguments may be any mapping; the validators want a dict
     if not isinstance(raw, dict):
         raise _fail(
             call,

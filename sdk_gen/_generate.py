@@ -29,6 +29,7 @@ FILES = ("tools.py", "tools.pyi", "prompt.txt")
 
 _INTERNAL = frozenset(
     {"OMIT", "Transport", "set_transport", "annotations", "Awaitable", "Callable"}
+    | {"_invoke", "_transport", "_Omitted"}
 )
 RESERVED = frozenset(BUILTIN_NAMES | SOFT_KEYWORDS | _INTERNAL | set(typing.__all__))
 """Names no tool, namespace or method may take: the module and its annotations use them."""

@@ -276,7 +276,7 @@ def _members(schema: Any, hoist: Hoist | None, hint: str) -> list[str] | None:
         return [hoist(schema, hint)] if hoist else None
     core = _core(schema, hoist, hint)
     if core is None:
-        return None
+        return [hoist(schema, hint)] if hoist else None
     return _union([*core, "None"]) if schema.get("nullable") is True else core
 
 

@@ -19,13 +19,19 @@ PROMPT_LIMIT = 600
 TRUNCATED = " …[truncated]"
 """Marker the prompt puts where it cut a description."""
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\x85]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\x85\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _SPACES = re.compile(r"\s+")
 
 
 def clean(text: object) -> str:
     """A description as text (``None`` and non-strings count as absent)."""
     return text.strip() if isinstance(text, str) else ""
+
+
+def encodable(text: str) -> str:
+    """Replace lone surrogates (valid in JSON, not in UTF-8) so the text can be written."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def one_line(text: str) -> str:
@@ -35,7 +41,7 @@ def one_line(text: str) -> str:
 
 def prompt_text(text: str, limit: int = PROMPT_LIMIT) -> str:
     """One-line description for the prompt, cut at ``limit`` with a marker."""
-    flat = one_line(text)
+    flat = encodable(one_line(text))
     if len(flat) <= limit:
         return flat
     return flat[:limit].rstrip() + TRUNCATED

@@ -16,7 +16,7 @@ from codemode.errors import LimitExceeded
 
 from .facades import guarded_import
 from .guards import EXCEPTIONS, ScriptMeta, guarded_getattr, guarded_hasattr, guarded_type
-from .sizes import MAX_WIDTH, guarded_pow, guarded_width
+from .sizes import ensure_size, guarded_add, guarded_pow
 from .state import counted, current_run
 
 if TYPE_CHECKING:
@@ -56,8 +56,13 @@ def range_(*args: int) -> range:
 
 
 def sum_(iterable: Iterable[Any], /, start: Any = 0) -> Any:
-    """``sum`` over counted items."""
-    return sum(counted(iterable), start)
+    """``sum`` over counted items; sequence concatenation is size-checked per step."""
+    if isinstance(start, int | float | complex):
+        return sum(counted(iterable), start)
+    total = start
+    for item in counted(iterable):
+        total = guarded_add(total, item)
+    return total
 
 
 def sorted_(iterable: Iterable[Any], /, *, key: Any = None, reverse: bool = False) -> list[Any]:
@@ -104,11 +109,9 @@ def format_(value: Any, spec: str = "") -> str:
 
 def check_format_spec(spec: Any) -> None:
     """Refuse format specs whose width or precision would allocate huge strings."""
-    if isinstance(spec, str) and len(spec) > 6:
+    if isinstance(spec, str) and len(spec) > 4:
         digits = "".join(c if c.isdigit() else " " for c in spec).split()
-        for number in digits:
-            if len(number) > 7 or int(number) > MAX_WIDTH:
-                guarded_width(int(number[:12]), "format spec")
+        ensure_size(sum(int(number[:12]) for number in digits), "format spec")
 
 
 def type_(obj: Any, *rest: Any) -> type:

@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from codemode.errors import ToolCallError
 
-from .sizes import MAX_WIDTH, guarded_width
+from .sizes import ensure_size
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 __all__ = [
     "ATTRIBUTES",
+    "SPECIAL_METHODS",
     "SANDBOX_BASES",
     "WRITABLE_TYPES",
     "ScriptMeta",
@@ -174,13 +175,14 @@ WRITABLE_TYPES: Final = frozenset({dict, list, set, bytearray, Counter, defaultd
 """Host types whose instances a script may modify (item assignment, ``del``)."""
 
 
-def _width_guard(method: str, arg: int = 0) -> Callable[[Any], Callable[..., Any]]:
+def _width_guard(method: str) -> Callable[[Any], Callable[..., Any]]:
     def bind(s: Any) -> Callable[..., Any]:
         real = getattr(s, method)
 
         def guarded(*args: Any, **kwargs: Any) -> Any:
-            if len(args) > arg:
-                guarded_width(args[arg], f"str.{method}")
+            width = args[0] if args else kwargs.get("width")
+            if isinstance(width, int):
+                ensure_size(int(width), f"str.{method}")
             return real(*args, **kwargs)
         return guarded
     return bind
@@ -192,7 +194,7 @@ def _bind_replace(s: str) -> Callable[..., str]:
             hits = s.count(old) if old else len(s) + 1
             if count >= 0:
                 hits = min(hits, count)
-            guarded_width(len(s) + hits * (len(new) - len(old)), "str.replace")
+            ensure_size(len(s) + hits * (len(new) - len(old)), "str.replace")
         return s.replace(old, new, count)
     return replace
 
@@ -200,7 +202,7 @@ def _bind_replace(s: str) -> Callable[..., str]:
 def _bind_expandtabs(s: str) -> Callable[..., str]:
     def expandtabs(tabsize: int = 8) -> str:
         if isinstance(tabsize, int) and tabsize > 1:
-            guarded_width(len(s) + s.count("\t") * tabsize, "str.expandtabs")
+            ensure_size(len(s) + s.count("\t") * int(tabsize), "str.expandtabs")
         return s.expandtabs(tabsize)
     return expandtabs
 
@@ -208,13 +210,35 @@ def _bind_expandtabs(s: str) -> Callable[..., str]:
 def _bind_join(s: str) -> Callable[..., str]:
     def join(iterable: Any) -> str:
         items = list(iterable)
-        if len(s) * len(items) > MAX_WIDTH:
-            guarded_width(len(s) * len(items), "str.join")
+        if all(isinstance(item, str) for item in items):
+            ensure_size(sum(map(len, items)) + len(s) * len(items), "str.join")
         return s.join(items)
     return join
 
 
-_SPECIAL: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
+def _bind_translate(s: str) -> Callable[..., str]:
+    def translate(table: Any) -> str:
+        entries = table.items() if isinstance(table, dict) else ()
+        extra = 0
+        for key, value in entries:
+            if isinstance(value, str) and len(value) > 1:
+                char = chr(key) if isinstance(key, int) and 0 <= key < 0x110000 else None
+                if char is not None:
+                    extra += s.count(char) * (len(value) - 1)
+        ensure_size(len(s) + extra, "str.translate")
+        return s.translate(table)
+    return translate
+
+
+def _bind_extend(seq: Any) -> Callable[..., None]:
+    def extend(items: Any) -> None:
+        if hasattr(items, "__len__"):
+            ensure_size((len(seq) + len(items)) * 8, f"{type(seq).__name__}.extend")
+        seq.extend(items)
+    return extend
+
+
+SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     (str, "ljust"): _width_guard("ljust"),
     (str, "rjust"): _width_guard("rjust"),
     (str, "center"): _width_guard("center"),
@@ -222,8 +246,13 @@ _SPECIAL: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     (str, "replace"): _bind_replace,
     (str, "expandtabs"): _bind_expandtabs,
     (str, "join"): _bind_join,
+    (str, "translate"): _bind_translate,
+    (list, "extend"): _bind_extend,
+    (deque, "extend"): _bind_extend,
+    (deque, "extendleft"): _bind_extend,
 }
-"""(type, name) -> factory binding a size-guarded method to an instance."""
+"""(type, name) -> factory binding a size-guarded method to an instance (facades add more)."""
+_SPECIAL = SPECIAL_METHODS
 
 _ALLOWED: dict[tuple[type, str], bool] = {}
 """Cache of granted (exact type, name) pairs for non-script types (bounded by ATTRIBUTES)."""

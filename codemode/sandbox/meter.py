@@ -71,6 +71,18 @@ def script_location(frame: FrameType | None) -> tuple[int | None, int | None]:
     return line, column
 
 
+class _EndedTicker:
+    """The ticker after the run ended: script code still running (a finalizer) is closed."""
+
+    __slots__ = ()
+
+    def __iter__(self) -> _EndedTicker:
+        return self
+
+    def __next__(self) -> NoReturn:
+        raise GeneratorExit
+
+
 class _TrippedTicker:
     """Replaces the ticker once a limit tripped: every ``next()`` re-raises."""
 
@@ -99,6 +111,7 @@ class Meter:
         self.tripped: LimitExceeded | None = None
         self.location: tuple[int | None, int | None] = (None, None)
         self.abort_reason: str | None = None
+        self.ended = False
         self._lock = threading.Lock()
         self.ticker: Any = chain.from_iterable(self)
         self.namespace: dict[str, Any] | None = None
@@ -131,9 +144,18 @@ class Meter:
         return min(self.granted - left, self.operations)
 
     def check(self) -> None:
-        """Raise if a limit tripped (used by tool calls, print and imports)."""
+        """Raise if a limit tripped or the run ended (used by tool calls, print, facades)."""
+        if self.ended:
+            raise GeneratorExit
         if self.tripped is not None:
             self.raise_tripped()
+
+    def end(self) -> None:
+        """The run is over: any script code still running stops at its next tick."""
+        self.ended = True
+        self.ticker = _EndedTicker()
+        if self.namespace is not None:
+            self.namespace["_T_"] = self.ticker
 
     def abort(self, reason: str) -> None:
         """Ask the script to stop at its next tick (thread-safe)."""
@@ -141,6 +163,8 @@ class Meter:
 
     def trip(self, error: LimitExceeded) -> NoReturn:
         """Trip ``error`` (the first trip wins) and raise it into the script."""
+        if self.ended:
+            raise GeneratorExit
         with self._lock:
             if self.tripped is None:
                 self.tripped = error

@@ -36,8 +36,12 @@ RESULT_NAME: Final = "_result_"
 """Global that receives the value of the script's last expression statement."""
 
 _GUARDED_BINOPS: Final[dict[type[ast.operator], str]] = {
-    ast.Mult: "_mul_", ast.Pow: "_pow_", ast.LShift: "_lshift_",
+    ast.Mult: "_mul_", ast.Pow: "_pow_", ast.LShift: "_lshift_", ast.Add: "_add_",
+    ast.Mod: "_mod_",
 }
+_INT_CLOSED_OPS: Final = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.BitAnd,
+                          ast.BitOr, ast.BitXor)
+_PERCENT_SPEC: Final = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
 _SMALL_CONSTANT: Final = 1 << 16
 
 _PROLOGUE: Final = """\
@@ -65,10 +69,10 @@ def _tick() -> ast.Expr:
     return ast.Expr(value=_call("_next_", _name("_T_")))
 
 
-def _located(new: Any, old: ast.AST) -> Any:
+def _located(new: Any, old: ast.AST, *, force: bool = False) -> Any:
     """Give ``new`` and its generated children (those without one) the location of ``old``."""
     for node in ast.walk(new):
-        if "lineno" in node._attributes and not hasattr(node, "lineno"):
+        if "lineno" in node._attributes and (force or not hasattr(node, "lineno")):
             ast.copy_location(node, old)
     return new
 
@@ -97,6 +101,49 @@ def _suspends(body: list[ast.stmt]) -> bool:
     return False
 
 
+def _percent_literal_ok(fmt: str | bytes) -> bool:
+    """A %-format literal with no ``*`` and only small widths/precisions."""
+    text = fmt.decode("latin-1") if isinstance(fmt, bytes) else fmt
+    for match in _PERCENT_SPEC.finditer(text):
+        for part in match.groups():
+            if part is not None and (part == "*" or len(part) > 4):
+                return False
+    return True
+
+
+def _binding_sites(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """(names bound only as ``for NAME in range(...)`` targets, every name bound anywhere)."""
+    range_targets: set[str] = set()
+    other: set[str] = set()
+    range_target_nodes: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For | ast.comprehension):
+            target, source = node.target, node.iter
+            if (isinstance(target, ast.Name) and isinstance(source, ast.Call)
+                    and isinstance(source.func, ast.Name) and source.func.id == "range"):
+                range_targets.add(target.id)
+                range_target_nodes.add(id(target))
+        elif (isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+              and id(node) not in range_target_nodes):
+            other.add(node.id)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            other.add(node.name)
+        elif isinstance(node, ast.alias):
+            other.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            other.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            other.add(node.name)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            other.add(node.name)
+    for_targets = {t for t in range_targets if t not in other}
+    if "range" in other:
+        for_targets = set()
+    return for_targets, other | range_targets
+
+
 def _static_spec(spec: ast.expr | None) -> str | None:
     if isinstance(spec, ast.JoinedStr) and all(
             isinstance(v, ast.Constant) and isinstance(v.value, str) for v in spec.values):
@@ -110,6 +157,10 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def __init__(self, errors: list[str] | None = None, warnings: list[str] | None = None,
                  used_names: dict[str, bool] | None = None) -> None:
         super().__init__(errors, warnings, used_names)
+        self.range_ints: set[str] = set()
+        """Names only ever bound by ``for NAME in range(...)``: always ints."""
+        self.bound_names: set[str] = set()
+        """Every name the script binds anywhere (shadowing checks)."""
         self.positions: list[tuple[int | None, int | None]] = []
         """(line, column) of each entry in ``errors``, 1-based."""
 
@@ -139,6 +190,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         self.check_function_argument_names(node)
         node = self.node_contents_visit(node)
         node.body.insert(0, _located(_tick(), node))
+        node.decorator_list.append(_located(_name("_track_"), node))
         return node
 
     def visit_Await(self, node: ast.Await) -> Any:
@@ -177,8 +229,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
         node = self.node_contents_visit(node)
         if _suspends(node.body):
             node.body.insert(0, _located(_tick(), node))
+            node.decorator_list.append(_located(_name("_track_"), node))
             return node
-        prologue = [_located(stmt, node) for stmt in ast.parse(_PROLOGUE).body]
+        prologue = [_located(stmt, node, force=True) for stmt in ast.parse(_PROLOGUE).body]
         guard = prologue[-1]
         assert isinstance(guard, ast.Try)
         guard.body.extend(node.body)
@@ -197,29 +250,64 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def visit_BinOp(self, node: ast.BinOp) -> Any:
         node = self.node_contents_visit(node)
         guard = _GUARDED_BINOPS.get(type(node.op))
-        if guard is None:
-            return node
-        if _is_small_number(node.left) and _is_small_number(node.right) and not (
-                isinstance(node.op, ast.Pow | ast.LShift)):
-            return node
-        if isinstance(node.op, ast.Mult) and (_is_float_constant(node.left)
-                                              or _is_float_constant(node.right)):
+        if guard is None or self._safe_binop(node.op, node.left, node.right):
             return node
         return _located(_call(guard, node.left, node.right), node)
+
+    def _safe_binop(self, op: ast.operator, left: ast.expr, right: ast.expr) -> bool:
+        """True when ``left op right`` provably cannot allocate a huge object."""
+        ints = self._int_typed
+        if isinstance(op, ast.Add):
+            # int/float + anything is numeric or a TypeError: no concatenation.
+            return ints(left) or ints(right) or _is_float_constant(left) or (
+                _is_float_constant(right))
+        if isinstance(op, ast.Mult):
+            return (ints(left) and ints(right)) or _is_float_constant(left) or (
+                _is_float_constant(right))
+        if isinstance(op, ast.Mod):
+            if ints(left) or _is_float_constant(left):
+                return True
+            return isinstance(left, ast.Constant) and isinstance(left.value, str | bytes) and (
+                _percent_literal_ok(left.value))
+        if isinstance(op, ast.Pow | ast.LShift):
+            return _is_small_number(left) and _is_small_number(right) and (
+                isinstance(right, ast.Constant) and isinstance(right.value, int)
+                and 0 <= right.value <= 64)
+        return False
+
+    def _int_typed(self, node: ast.expr) -> bool:
+        """A conservative proof that ``node`` is a small-growth int (see ``_range_ints``)."""
+        if isinstance(node, ast.Constant):
+            return type(node.value) is int
+        if isinstance(node, ast.Name):
+            return node.id in self.range_ints
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, ast.USub | ast.UAdd | ast.Invert) and (
+                self._int_typed(node.operand))
+        if isinstance(node, ast.BinOp):
+            return isinstance(node.op, _INT_CLOSED_OPS) and self._int_typed(node.left) and (
+                self._int_typed(node.right))
+        if isinstance(node, ast.Call):
+            return (isinstance(node.func, ast.Name) and node.func.id == "len"
+                    and "len" not in self.bound_names and not node.keywords)
+        return False
 
     def visit_AugAssign(self, node: ast.AugAssign) -> Any:
         node = self.node_contents_visit(node)
         guarded = type(node.op) in _GUARDED_BINOPS
-        if isinstance(node.target, ast.Name):
-            if not guarded:
-                return node
-            value = _call("_inplacevar_", ast.Constant(IOPERATOR_TO_STR[type(node.op)]),
-                          _name(node.target.id), node.value)
-            return _located(ast.Assign(targets=[node.target], value=value), node)
-        if guarded:
-            self.error(node, "Augmented assignment with *=, **= or <<= is only allowed on "
-                       "plain names; write x[k] = x[k] * y instead.")
-        return node
+        if not guarded or self._safe_binop(node.op, node.target, node.value):
+            return node
+        op = ast.Constant(IOPERATOR_TO_STR[type(node.op)])
+        target = node.target
+        if isinstance(target, ast.Name):
+            value = _call("_inplacevar_", op, _name(target.id), node.value)
+            return _located(ast.Assign(targets=[target], value=value), node)
+        if isinstance(target, ast.Subscript):
+            call = _call("_augitem_", target.value, target.slice, op, node.value)
+        else:
+            assert isinstance(target, ast.Attribute)
+            call = _call("_augattr_", target.value, ast.Constant(target.attr), op, node.value)
+        return _located(ast.Expr(value=call), node)
 
     def visit_Assign(self, node: ast.Assign) -> Any:
         return self.node_contents_visit(node)
@@ -245,6 +333,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return new
 
     def visit_Module(self, node: ast.Module) -> Any:
+        self.range_ints, self.bound_names = _binding_sites(node)
         node = self.node_contents_visit(node)
         if node.body and isinstance(node.body[-1], ast.Expr):
             last = node.body[-1]

@@ -98,15 +98,28 @@ class _Worker:
         self._outgoing = bytearray()
         self.ready = False
         self.alive = True
+        self._killed = False
 
     async def boot(self) -> None:
         """Wait for the ``ready`` announcement."""
         with anyio.fail_after(_BOOT_TIMEOUT):
             while not self.ready:
-                for message in await self.receive():
-                    if message[0] != "ready":
-                        raise WorkerProtocolError(f"expected ready, got {message[0]!r}")
-                    self.ready = True
+                self._take_ready(await self.receive())
+
+    def poll_ready(self) -> bool:
+        """True once the worker announced itself (checks the pipe without waiting)."""
+        if not self.ready and self.alive:
+            try:
+                self._take_ready(self.read() or [])
+            except (_WorkerGone, WorkerProtocolError):
+                self.alive = False
+        return self.ready
+
+    def _take_ready(self, messages: list[list[Any]]) -> None:
+        for message in messages:
+            if message[0] != "ready" or self.ready:
+                raise WorkerProtocolError(f"expected ready, got {message[0]!r}")
+            self.ready = True
 
     def read(self) -> list[list[Any]] | None:
         """Messages completed by what the pipe holds now; None if nothing was there."""
@@ -154,8 +167,9 @@ class _Worker:
 
     def kill(self) -> None:
         """SIGKILL the worker's session and close the host's pipe ends."""
-        if self.alive:
-            self.alive = False
+        self.alive = False
+        if not self._killed and self.process.poll() is None:
+            self._killed = True
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.process.pid, signal.SIGKILL)
         for stream in (self.process.stdin, self.process.stdout):
@@ -289,25 +303,29 @@ class _Session:
                 return
 
     async def _handle(self) -> None:
-        """A handler task: answer queued calls, park when there are none."""
-        while True:
-            if self._inbox:
-                await self._answer(self._inbox.popleft())
-            else:
-                event = anyio.Event()
-                self._idle.append(event)
-                await event.wait()
+        """A handler task: answer queued calls, park when there are none.
 
-    async def _answer(self, message: list[Any]) -> None:
+        One cancel scope serves many calls (entering a scope per call costs as
+        much as the rest of the host's work); when the worker cancels the call
+        in progress, only that scope is cancelled and a fresh one is opened.
+        """
+        while True:
+            with anyio.CancelScope() as scope:
+                while True:
+                    if self._inbox:
+                        await self._answer(self._inbox.popleft(), scope)
+                    else:
+                        event = anyio.Event()
+                        self._idle.append(event)
+                        await event.wait()
+
+    async def _answer(self, message: list[Any], scope: anyio.CancelScope) -> None:
         call_id: int = message[1]
-        with anyio.CancelScope() as scope:
-            self._in_flight[call_id] = scope
-            try:
-                reply = await self._broker.answer(message[2], message[3])
-            finally:
-                del self._in_flight[call_id]
-        if scope.cancel_called:
-            return
+        self._in_flight[call_id] = scope
+        try:
+            reply = await self._broker.answer(message[2], message[3])
+        finally:
+            del self._in_flight[call_id]
         try:
             await self._worker.send(encode(["reply", call_id, reply]))
         except _WorkerGone:
@@ -415,14 +433,23 @@ class WorkerPoolExecutor:
             error = ScriptError(type="SandboxError", message="the worker sent a malformed result")
             return RunOutcome().to_result(calls=broker.records, time=elapsed, error=error), False
         peak = done[2] if len(done) > 2 and type(done[2]) is int else None
-        healthy = outcome.error is None or outcome.error.limit is None
+        healthy = outcome.error is None or (
+            outcome.error.limit is None and outcome.error.type != "SandboxError"
+        )
         return outcome.to_result(calls=broker.records, time=elapsed, peak_memory=peak), healthy
 
     def _checkout(self) -> _Worker:
+        """An idle worker: a ready one if any, else the one that started first."""
         self._reap()
+        for worker in [w for w in self._idle if not w.alive or not w.poll_ready()]:
+            if not worker.alive:
+                self._idle.remove(worker)
+                self._discard(worker)
         self._fill()
+        chosen = next((w for w in self._idle if w.ready), self._idle[0])
+        self._idle.remove(chosen)
         self._running += 1
-        return self._idle.popleft()
+        return chosen
 
     def _checkin(self, worker: _Worker, healthy: bool) -> None:
         self._running -= 1

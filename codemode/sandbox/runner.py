@@ -59,8 +59,17 @@ from .limits import DEFAULT_LIMITS, Limits
 from .meter import SCRIPT_FILENAME, Tripped
 from .policy import RESULT_NAME
 from .result import RunOutcome, ScriptError
-from .sizes import guarded_inplace, guarded_lshift, guarded_mul, guarded_pow
-from .state import _GET, CURRENT_RUN, RunState
+from .sizes import (
+    augmented_attr,
+    augmented_item,
+    guarded_add,
+    guarded_inplace,
+    guarded_lshift,
+    guarded_mod,
+    guarded_mul,
+    guarded_pow,
+)
+from .state import _GET, CURRENT_RUN, RunState, ScriptCoroutine, wrap_result
 from .toolproxy import PendingCall, build_tools
 
 __all__ = ["ReplyCall", "RunControl", "ScriptCallTool", "run_script", "warm_up"]
@@ -128,6 +137,17 @@ def _format_value(value: Any, conversion: int, spec: str) -> str:
     return format(value, spec)
 
 
+def _tracker(state: RunState) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``_track_``: decorator on script generator/async functions (see ``RunState.track``)."""
+    def track_function(func: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return wrap_result(state, func(*args, **kwargs))
+        call.__name__ = func.__name__
+        call.__qualname__ = func.__qualname__
+        return call
+    return track_function
+
+
 def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
     meter = state.meter
     recursion = state.limits.recursion
@@ -155,6 +175,11 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         "_mul_": guarded_mul,
         "_pow_": guarded_pow,
         "_lshift_": guarded_lshift,
+        "_add_": guarded_add,
+        "_mod_": guarded_mod,
+        "_augitem_": augmented_item,
+        "_augattr_": augmented_attr,
+        "_track_": _tracker(state),
         "_format_": _format_value,
         "_depth_": 0,
         "_maxdepth_": recursion,
@@ -223,7 +248,7 @@ def _limit_error(error: LimitExceeded, exc: BaseException | None, lines: tuple[s
 
 
 def _not_json(value: Any) -> Any:
-    if isinstance(value, PendingCall):
+    if isinstance(value, PendingCall | ScriptCoroutine):
         raise TypeError("the result is an un-awaited tool call: add `await` before it")
     if isinstance(value, set | frozenset):
         try:
@@ -239,6 +264,19 @@ def _result_json(value: Any, limits: Limits) -> Any:
     if size > limits.result:
         raise LimitExceeded("result", limits.result, f"the result is {size} bytes of JSON")
     return json.loads(text)
+
+
+async def _finish(state: RunState, namespace: dict[str, Any]) -> None:
+    """End the run: close what the script left open, then drop its namespace.
+
+    Runs in the run's context, so finalizers (a generator's ``finally``) stop at
+    their first tick instead of running later, outside any run.
+    """
+    result = namespace.get(RESULT_NAME)
+    state.meter.end()
+    await state.close_tracked()
+    namespace.clear()
+    namespace[RESULT_NAME] = result
 
 
 async def _execute(compiled: CompiledScript, namespace: dict[str, Any]) -> None:
@@ -277,11 +315,17 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
     token = CURRENT_RUN.set(state)
     try:
         namespace = _namespace(state, build_tools(tool_paths, call_tool, meter))
-        error = await _run(compiled, namespace, state, control)
+        result: Any = None
+        try:
+            error = await _run(compiled, namespace, state, control)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await _finish(state, namespace)
+                result = namespace.pop(RESULT_NAME, None)
         value = None
         if error is None and meter.tripped is None:
             try:
-                value = _result_json(namespace.get(RESULT_NAME), limits)
+                value = _result_json(result, limits)
             except LimitExceeded as exc:
                 error = _limit_error(exc, None, compiled.lines, (len(compiled.lines), None))
             except (TypeError, ValueError, RecursionError) as exc:
@@ -313,6 +357,10 @@ async def _run(compiled: CompiledScript, namespace: dict[str, Any], state: RunSt
             control._attach(stop)
         try:
             await _execute(compiled, namespace)
+            if scope.cancel_called and meter.tripped is None:
+                # The script swallowed the cancellation (bare except) and finished.
+                meter.tripped = LimitExceeded("timeout", limits.timeout,
+                                              meter.abort_reason or "the run took too long")
         except Tripped as exc:
             if meter.location == (None, None):
                 frames = _script_frames(exc, compiled.lines)

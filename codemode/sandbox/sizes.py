@@ -1,34 +1,56 @@
-"""Size guards: refuse ``*``, ``**``, ``<<``, ``pow`` and repetition before they allocate.
+"""Size guards: refuse allocations past ``Limits.memory`` before they happen.
 
-The policy rewrites ``a * b`` to ``_mul_(a, b)`` (and so on); each guard lets
-small numbers through on a fast path and otherwise estimates the result size
-first. Oversized results trip the ``memory`` limit, so ``10**10**10`` or
-``'a' * 10**10`` never allocate, even in-process where no rlimit applies.
+The policy rewrites ``a * b``, ``a ** b``, ``a << b``, ``a + b`` and ``a % b``
+(and the augmented forms) into these guards unless it can prove the operands
+are small ints (e.g. ``i * i`` for a ``range`` loop variable). Each guard lets
+numbers through on a fast path and otherwise estimates the result size first,
+so ``10**10**10``, ``'a' * 10**10``, doubling ``x = x + x`` or
+``'%*d' % (10**9, 1)`` never allocate, even in-process where no rlimit
+applies. A single object may not exceed ``Limits.memory``; big integers are
+capped at ``MAX_INT_BITS`` (beyond that arithmetic costs seconds of C time).
 """
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from typing import Any, Final
 
+from codemode.errors import LimitExceeded
+
 from .state import current_run
 
-__all__ = ["MAX_INT_BITS", "guarded_inplace", "guarded_lshift", "guarded_mul", "guarded_pow",
-           "guarded_width", "repeat_ok"]
+__all__ = ["MAX_INT_BITS", "augmented_attr", "augmented_item", "ensure_size", "guarded_add", "guarded_inplace", "guarded_lshift",
+           "guarded_mod", "guarded_mul", "guarded_pow", "percent_format_ok", "repeat_ok"]
 
 MAX_INT_BITS: Final = 1 << 22
 """Largest integer result (bits) a script may build: ~1.26 million decimal digits."""
 
-MAX_WIDTH: Final = 1 << 20
-"""Largest padding width (characters) for ljust/center/zfill/format specs."""
+MAX_MODPOW_COST: Final = 1 << 26
+"""Largest ``bits(exponent) * bits(modulus)`` for three-argument ``pow``."""
+
+_FAST_OK: Final = 1 << 16
+"""Sizes below this never need the run's memory limit looked up."""
 
 _SMALL: Final = 1 << 62
 _TEXT: Final = (str, bytes, bytearray)
 _SEQUENCES: Final = (str, bytes, bytearray, list, tuple, deque)
+_CONCAT: Final = (str, bytes, bytearray, list, tuple)
+_PERCENT: Final = re.compile(rb"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[a-zA-Z%]")
 
 
 def _too_big(what: str, size: int) -> None:
     current_run().too_big(what, size)
+
+
+def ensure_size(size: int, what: str) -> None:
+    """Trip the memory limit if one object of ``size`` bytes would exceed it."""
+    if size > _FAST_OK and size > current_run().limits.memory:
+        _too_big(what, size)
+
+
+def _item_size(seq: Any) -> int:
+    return 1 if isinstance(seq, _TEXT) else 8
 
 
 def _int_bits(bits: int) -> None:
@@ -36,14 +58,13 @@ def _int_bits(bits: int) -> None:
         _too_big(f"an integer of {bits} bits", bits // 8)
 
 
-def repeat_ok(seq: Any, times: int) -> None:
+def repeat_ok(seq: Any, times: Any) -> None:
     """Trip the memory limit if ``seq * times`` would be too large."""
-    if times <= 1 or not isinstance(seq, _SEQUENCES):
+    if not isinstance(seq, _SEQUENCES) or not isinstance(times, int):
         return
-    per_item = 1 if isinstance(seq, _TEXT) else 8
-    size = len(seq) * times * per_item
-    if size > current_run().limits.memory:
-        _too_big(f"repeating a sequence {times} times", size)
+    times = int(times)
+    if times > 1:
+        ensure_size(len(seq) * times * _item_size(seq), f"repeating a sequence {times} times")
 
 
 def guarded_mul(a: Any, b: Any) -> Any:
@@ -56,11 +77,47 @@ def guarded_mul(a: Any, b: Any) -> Any:
         return a * b
     if ta is float or tb is float:
         return a * b
-    if isinstance(b, int):
+    if isinstance(a, int) and isinstance(b, int):
+        _int_bits(int(a).bit_length() + int(b).bit_length())
+    elif isinstance(b, int):
         repeat_ok(a, b)
     elif isinstance(a, int):
         repeat_ok(b, a)
     return a * b
+
+
+def guarded_add(a: Any, b: Any) -> Any:
+    """``a + b`` with concatenation size checked first (``x = x + x`` doubling)."""
+    ta = type(a)
+    if ta is int or ta is float:
+        return a + b
+    if isinstance(a, _CONCAT) and isinstance(b, _CONCAT):
+        ensure_size((len(a) + len(b)) * _item_size(a), "concatenating sequences")
+    return a + b
+
+
+def percent_format_ok(fmt: Any, args: Any) -> None:
+    """Refuse ``%`` formatting whose widths or precisions would allocate huge strings."""
+    data = fmt.encode("utf-8", "surrogatepass") if isinstance(fmt, str) else bytes(fmt)
+    if b"%" not in data:
+        return
+    values = list(args) if isinstance(args, tuple) else [args]
+    total = len(data)
+    for match in _PERCENT.finditer(data):
+        for part in match.groups():
+            if part == b"*":
+                value = values.pop(0) if values else 0
+                total += abs(value) if isinstance(value, int) else 0
+            elif part is not None:
+                total += int(part[:12])
+    ensure_size(total, "%-formatting")
+
+
+def guarded_mod(a: Any, b: Any) -> Any:
+    """``a % b``: numbers pass; ``%``-formatting has its widths checked first."""
+    if isinstance(a, _TEXT):
+        percent_format_ok(a, b)
+    return a % b
 
 
 def guarded_pow(a: Any, b: Any, mod: Any = None) -> Any:
@@ -70,34 +127,51 @@ def guarded_pow(a: Any, b: Any, mod: Any = None) -> Any:
             big = b >= (1 << 40)
             _int_bits(MAX_INT_BITS + 1 if big else (int(a).bit_length() - 1) * int(b) + 1)
         return a ** b
-    if isinstance(mod, int):
-        _int_bits(abs(mod).bit_length())
+    if isinstance(mod, int) and isinstance(b, int):
+        cost = abs(int(mod)).bit_length() * abs(int(b)).bit_length()
+        if cost > MAX_MODPOW_COST:
+            run = current_run()
+            run.meter.trip(LimitExceeded("operations", run.limits.operations,
+                                         "modular power with huge operands"))
     return pow(a, b, mod)
 
 
 def guarded_lshift(a: Any, b: Any) -> Any:
     """``a << b`` with the result size checked first."""
     if isinstance(a, int) and isinstance(b, int) and a and b > 0:
-        _int_bits(a.bit_length() + b if b < (1 << 40) else MAX_INT_BITS + 1)
+        _int_bits(int(a).bit_length() + int(b) if b < (1 << 40) else MAX_INT_BITS + 1)
     return a << b
 
 
+def augmented_item(obj: Any, key: Any, op: str, value: Any) -> None:
+    """``obj[key] op= value`` (``obj`` already passed ``_write_``) through the size guards."""
+    obj[key] = guarded_inplace(op, obj[key], value)
+
+
+def augmented_attr(obj: Any, name: str, op: str, value: Any) -> None:
+    """``obj.name op= value`` (``obj`` already passed ``_write_``) through the size guards."""
+    setattr(obj, name, guarded_inplace(op, getattr(obj, name), value))
+
+
 def guarded_inplace(op: str, x: Any, y: Any) -> Any:
-    """``x op= y`` for the guarded operators, keeping in-place semantics (``list *= n``)."""
+    """``x op= y`` for the guarded operators, keeping in-place semantics (``list += …``)."""
+    if op == "+=":
+        if isinstance(x, list | bytearray | deque):
+            if isinstance(y, _CONCAT):
+                ensure_size((len(x) + len(y)) * _item_size(x), "extending a sequence")
+            x += y
+            return x
+        return guarded_add(x, y)
     if op == "*=":
         if isinstance(x, list | bytearray) and isinstance(y, int):
             repeat_ok(x, y)
             x *= y
             return x
         return guarded_mul(x, y)
+    if op == "%=":
+        return guarded_mod(x, y)
     if op == "**=":
         return guarded_pow(x, y)
     if op == "<<=":
         return guarded_lshift(x, y)
     raise SyntaxError(f"unsupported augmented assignment {op}")
-
-
-def guarded_width(width: Any, what: str) -> None:
-    """Refuse padding widths that would allocate huge strings."""
-    if isinstance(width, int) and width > MAX_WIDTH:
-        _too_big(f"{what} to width {width}", width)

@@ -7,19 +7,22 @@ context). Guards that are hot (the ticker) are bound per run instead.
 
 from __future__ import annotations
 
+import inspect
+import weakref
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from codemode.errors import LimitExceeded
 
-from .meter import Meter
+from .meter import Meter, Tripped
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator
 
     from .limits import Limits
 
-__all__ = ["CURRENT_RUN", "OutputBuffer", "RunState", "counted", "current_run"]
+__all__ = ["CURRENT_RUN", "OutputBuffer", "RunState", "ScriptCoroutine", "counted",
+           "current_run", "tracked", "wrap_result"]
 
 _GET: Final[Callable[[Any, Any], Any]] = {}.get
 """``_GET(None, x) is x``: the C-level identity used to thread items through ``map``."""
@@ -70,7 +73,35 @@ class RunState:
         self.limits = limits
         self.meter = Meter(operations=limits.operations, timeout=limits.timeout)
         self.output = OutputBuffer(limits.output)
-        self.depth = 0
+        self._tracked: list[weakref.ref[Any]] = []
+
+    @property
+    def ended(self) -> bool:
+        """True once the run is over."""
+        return self.meter.ended
+
+    def track(self, obj: Any) -> Any:
+        """Remember a script generator/coroutine so the run can close it when it ends."""
+        tracked = self._tracked
+        if len(tracked) >= 4096 and len(tracked) & 4095 == 0:
+            tracked[:] = [ref for ref in tracked if ref() is not None]
+        tracked.append(weakref.ref(obj))
+        return obj
+
+    async def close_tracked(self) -> None:
+        """Close every generator, coroutine and async generator the script left open."""
+        for ref in self._tracked:
+            obj = ref()
+            if obj is None:
+                continue
+            try:
+                if inspect.isasyncgen(obj):
+                    await obj.aclose()
+                else:
+                    obj.close()
+            except (Exception, GeneratorExit, Tripped):
+                pass
+        self._tracked.clear()
 
     def counted(self, iterable: Iterable[Any]) -> Iterator[Any]:
         """``iterable`` with one operation charged per item, at C speed."""
@@ -86,10 +117,61 @@ CURRENT_RUN: Final[ContextVar[RunState]] = ContextVar("codemode_sandbox_run")
 
 
 def current_run() -> RunState:
-    """The run the calling script code belongs to."""
-    return CURRENT_RUN.get()
+    """The run the calling script code belongs to (GeneratorExit once it has ended)."""
+    run = CURRENT_RUN.get(None)
+    if run is None or run.meter.ended:
+        raise GeneratorExit
+    return run
 
 
 def counted(iterable: Iterable[Any]) -> Iterator[Any]:
     """``iterable`` charged to the current run's operation budget."""
-    return map(_GET, CURRENT_RUN.get().meter.ticker, iterable)
+    return map(_GET, current_run().meter.ticker, iterable)
+
+
+@final
+class ScriptCoroutine:
+    """A script's coroutine as the script holds it: awaitable, nothing else.
+
+    Hides ``send``/``throw``/``cr_frame`` (driving a coroutine by hand leaks
+    host futures) and closes the coroutine when dropped, so a coroutine the
+    script never awaited is discarded quietly inside the run instead of warning
+    later from a finalizer.
+    """
+
+    __slots__ = ("_coro", "_handed_out")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self._coro = coro
+        self._handed_out = False
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        self._handed_out = True
+        return self._coro.__await__()
+
+    def close(self) -> None:
+        """Discard the coroutine if nobody awaits it (host side only)."""
+        if not self._handed_out:
+            self._coro.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<coroutine {getattr(self._coro, '__qualname__', '?')}>"
+
+
+def wrap_result(run: RunState, obj: Any) -> Any:
+    """What a script gets from calling one of its async/generator functions."""
+    if inspect.iscoroutine(obj):
+        return ScriptCoroutine(obj)
+    return run.track(obj)
+
+
+def tracked(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a coroutine/generator function so the current run controls what it returns."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return wrap_result(current_run(), func(*args, **kwargs))
+    call.__name__ = getattr(func, "__name__", "function")
+    call.__qualname__ = getattr(func, "__qualname__", call.__name__)
+    return call

@@ -56,6 +56,9 @@ _OPEN_FILES: Final = 32
 
 _PAGE_SIZE: Final = os.sysconf("SC_PAGE_SIZE")
 
+_SETTLE_SECONDS: Final = 0.05
+"""How long tasks a script left running get to honour cancellation after the run."""
+
 _RESERVE_BYTES: Final = 1 << 20
 """Memory set aside at boot and released to report a MemoryError."""
 
@@ -209,6 +212,31 @@ def _memory_outcome(limits: Limits) -> RunOutcome:
     return RunOutcome(error=ScriptError.for_limit(error))
 
 
+def _settle(loop: asyncio.AbstractEventLoop) -> bool:
+    """Stop what the script left behind, then close ``loop``; True if it all stopped.
+
+    Runs before ``done`` is sent, still under the run's rlimits and the host's
+    deadline: a leftover task or an async generator's ``finally`` that spins
+    is charged to this run and never reaches the next one (each run gets a
+    fresh loop).
+    """
+    clean = True
+    leftovers = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in leftovers:
+        task.cancel()
+    if leftovers:
+        loop.run_until_complete(asyncio.wait(leftovers, timeout=_SETTLE_SECONDS))
+        clean = all(task.done() for task in leftovers)
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.close()
+    return clean
+
+
+def _runner_failure() -> RunOutcome:
+    return RunOutcome(error=ScriptError(type="SandboxError",
+                                        message="the sandbox runner failed"))
+
+
 def _serve_forever(channel: _Channel, runtime: ScriptRuntime) -> None:
     loop = asyncio.new_event_loop()
     reserve: bytearray | None = bytearray(_RESERVE_BYTES)
@@ -218,20 +246,26 @@ def _serve_forever(channel: _Channel, runtime: ScriptRuntime) -> None:
             raise WorkerProtocolError(f"expected a run message, got {message[0]!r}")
         payload: dict[str, Any] = message[1]
         limits = Limits.from_json(payload.get("limits", {}))
+        healthy = True
         _limit_run(limits)
         try:
             outcome = loop.run_until_complete(channel.serve(runtime, payload))
+            healthy = _settle(loop)
         except MemoryError:
             reserve = None
             outcome = _memory_outcome(limits)
+        except Exception:
+            healthy = False
+            outcome = _runner_failure()
         finally:
             _unlimit_run()
         if outcome.error is not None and outcome.error.type == "MemoryError":
             outcome = _memory_outcome(limits)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         channel.send(["done", outcome.to_json(), peak])
-        if reserve is None:
+        if reserve is None or not healthy:
             raise SystemExit(0)
+        loop = asyncio.new_event_loop()
         gc.collect()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import threading
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -363,3 +364,11 @@ async def test_context_carries_the_call_identity(registry: cm.ToolRegistry) -> N
     assert first.token != second.token and first.token != parent
     assert hash(first.token) != hash(second.token)
     assert str(first.token) != str(second.token)
+
+
+async def test_any_mapping_is_accepted_as_arguments(registry: cm.ToolRegistry) -> None:
+    registry.register(cm.define_tool(name="t", parameters={"n": {"type": "integer"}}, execute=echo))
+    result = await registry.execute(call("t", MappingProxyType({"n": 1})))
+    assert not result.is_error and result.structured == {"n": 1}
+    bad = await registry.execute(call("t", MappingProxyType({"n": "x"})))
+    assert bad.error is not None and bad.error.path == "$.n"

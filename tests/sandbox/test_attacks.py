@@ -1445,8 +1445,11 @@ async def test_host_loop_keeps_ticking_during_cpu_attack(executor: Any, source: 
                     output=4096, result=65_536, calls=5, concurrency=2)
     async with anyio.create_task_group() as tg:
         tg.start_soon(ticker)
+        started = anyio.current_time()
         result, _ = await run_attack(executor, source, limits)
+        elapsed = anyio.current_time() - started
         tg.cancel_scope.cancel()
-    assert result.error is not None and result.error.limit == "timeout", result.error
-    assert ticks >= 10, ticks
+    assert result.error is not None and result.error.limit is not None, result.error
+    # a 10 ms ticker that is never starved ticks ~elapsed/0.01 times; demand a fifth of that
+    assert ticks >= int(elapsed / 0.05), (ticks, elapsed)
     await assert_sentinel_works(executor)

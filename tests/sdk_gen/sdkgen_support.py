@@ -370,6 +370,7 @@ SHAPES: list[dict[str, Any]] = [
                 "quotes": {"type": "string", "description": 'Ends with """ and a backslash \\'},
                 "control": {"type": "string", "description": "tab\tnull\x00 line\u2028sep"},
                 "long": {"type": "string", "description": LONG},
+                "surrogate": {"type": "string", "description": "lone \ud800 surrogate"},
             },
         },
     },

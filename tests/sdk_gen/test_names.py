@@ -76,6 +76,10 @@ def test_collisions_resolved_deterministically(
         ),
         ([{"name": "Any"}, {"name": "Literal"}], {"Any_": "Any", "Literal_": "Literal"}),
         (
+            [{"name": "_invoke"}, {"name": "_transport"}],
+            {"_invoke_": "_invoke", "_transport_": "_transport"},
+        ),
+        (
             [{"name": "a.b"}, {"name": "a-b"}, {"name": "a_b"}],
             {"a_b": "a_b", "a_b_": "a-b", "a_b_2": "a.b"},
         ),

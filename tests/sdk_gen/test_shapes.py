@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import TYPE_CHECKING, Any
 
 import hypothesis.strategies as st
@@ -16,6 +18,7 @@ from sdk_gen._schema import normalize, root_object
 from sdk_gen._text import TRUNCATED
 
 if TYPE_CHECKING:
+    from pathlib import Path
     from types import ModuleType
 
     import sdk_gen
@@ -177,3 +180,46 @@ def test_generated_instances_round_trip(
         check()
     finally:
         shapes_module.set_transport(None)
+
+
+USAGE_OK = """
+import tools
+
+async def main() -> None:
+    result = await tools.with_output(q="x")
+    total: int = result.get("total", 0)
+    first = result["items"][0].get("id")
+    await tools.defaults(limit=5, cursor=None, tags=["a"])
+    await tools.property_names(from_="a", user_id_="b", type_="t")
+    await tools.github.get_issue(number=1)
+    await tools.extra_keys(known="k", anything=3)
+    print(total, first)
+"""
+
+USAGE_BAD = {
+    "wrong type": 'await tools.defaults(limit="5")',
+    "unknown argument": "await tools.defaults(limitt=5)",
+    "missing required": "await tools.github.get_issue()",
+    "positional": "await tools.github.get_issue(1)",
+    "wire name instead of python name": 'await tools.property_names(**{"from": "a"})',
+    "not in enum": 'await tools.enums_and_consts(version="v2")',
+    "wrong extra type": 'await tools.extra_keys(other="x")',
+}
+
+
+def test_stub_lets_right_calls_through_and_stops_wrong_ones(
+    shapes_sdk: sdk_gen.GeneratedSDK, tmp_path: Path
+) -> None:
+    (tmp_path / "tools.pyi").write_text(shapes_sdk.stub_source, encoding="utf-8")
+    (tmp_path / "ok.py").write_text(USAGE_OK, encoding="utf-8")
+    for index, line in enumerate(USAGE_BAD.values()):
+        body = f"import tools\n\nasync def main() -> None:\n    {line}\n"
+        (tmp_path / f"bad_{index}.py").write_text(body, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    failing = {line.split(":")[0] for line in run.stdout.splitlines() if ": error:" in line}
+    assert failing == {f"bad_{i}.py" for i in range(len(USAGE_BAD))}, run.stdout

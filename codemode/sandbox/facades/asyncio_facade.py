@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from codemode.sandbox.meter import Tripped
+from codemode.sandbox.state import ScriptCoroutine, tracked
 
 from . import Facade
 
@@ -53,7 +54,7 @@ async def gather(*aws: Awaitable[Any], return_exceptions: bool = False) -> list[
                 tg.start_soon(one, index, aw)
     finally:
         for index, aw in enumerate(aws):
-            if not started[index] and inspect.iscoroutine(aw):
+            if not started[index] and isinstance(aw, ScriptCoroutine):
                 aw.close()
     if failures:
         raise failures[0]
@@ -74,5 +75,6 @@ async def wait_for(aw: Awaitable[Any], timeout: float | None) -> Any:  # noqa: A
         return await aw
 
 
-FACADE: Final = Facade("asyncio", {"gather": gather, "sleep": sleep, "wait_for": wait_for,
+FACADE: Final = Facade("asyncio", {"gather": tracked(gather), "sleep": tracked(sleep),
+                                   "wait_for": tracked(wait_for),
                                    "TimeoutError": TimeoutError})

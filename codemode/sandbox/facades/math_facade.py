@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Final
 
-from codemode.sandbox.sizes import guarded_mul, guarded_pow
+from codemode.sandbox.sizes import MAX_INT_BITS, guarded_mul, guarded_pow
 from codemode.sandbox.state import counted, current_run
 
 from . import Facade
@@ -49,6 +49,16 @@ def prod(iterable: Iterable[Any], *, start: Any = 1) -> Any:
     return result
 
 
+def lcm(*integers: int) -> int:
+    """Least common multiple, the result size checked after each step."""
+    result = 1
+    for value in counted(integers):
+        result = math.lcm(result, value)
+        if result.bit_length() > MAX_INT_BITS:
+            current_run().too_big("math.lcm()", result.bit_length() // 8)
+    return result
+
+
 def fsum(iterable: Iterable[float]) -> float:
     """Accurate float sum (counted)."""
     return math.fsum(counted(iterable))
@@ -64,9 +74,9 @@ _NAMES: Final[dict[str, Any]] = {
         "pi", "e", "tau", "inf", "nan", "sqrt", "isqrt", "floor", "ceil", "trunc", "log",
         "log2", "log10", "log1p", "exp", "expm1", "sin", "cos", "tan", "asin", "acos", "atan",
         "atan2", "sinh", "cosh", "tanh", "hypot", "fabs", "copysign", "fmod", "modf", "frexp",
-        "ldexp", "isclose", "isfinite", "isinf", "isnan", "gcd", "lcm", "degrees", "radians",
+        "ldexp", "isclose", "isfinite", "isinf", "isnan", "gcd", "degrees", "radians",
         "dist", "remainder",
     )
 }
 FACADE: Final = Facade("math", {**_NAMES, "factorial": factorial, "comb": comb, "perm": perm,
-                                "prod": prod, "fsum": fsum, "pow": pow_})
+                                "prod": prod, "fsum": fsum, "pow": pow_, "lcm": lcm})

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Final, final
 import regex  # type: ignore[import-untyped]
 
 from codemode.errors import LimitExceeded
-from codemode.sandbox.guards import ATTRIBUTES, SelfGuarded, refuse
+from codemode.sandbox.guards import ATTRIBUTES, SPECIAL_METHODS, SelfGuarded, refuse
+from codemode.sandbox.sizes import ensure_size
 from codemode.sandbox.state import counted, current_run
 
 from . import Facade
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["FACADE", "Pattern"]
 
 _MATCH_TYPE: Final = type(regex.match("", ""))
+SPECIAL_METHODS.setdefault((_MATCH_TYPE, "expand"), lambda m: lambda t: expand(m, t))
 ATTRIBUTES.setdefault(_MATCH_TYPE, frozenset({
     "group", "groups", "groupdict", "start", "end", "span", "string", "pos", "endpos",
     "lastindex", "lastgroup", "expand",
@@ -58,12 +60,98 @@ def _timed(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
                                      "a regular expression ran out of time"))
 
 
+MAX_PATTERN_EXPANSION: Final = 100_000
+"""Largest pattern size after expanding counted repeats (``(?:a{50}){50}`` is 2500)."""
+
+_COUNTED: Final = regex.compile(r"\{(\d*)(?:,(\d*))?\}")
+_GROUP_REF: Final = regex.compile(r"\\(?:g<[^>]*>|\d{1,2})")
+
+
+def _expansion(pattern: str) -> int:
+    """Pattern size with counted repeats ``{n,m}`` multiplied out through nested groups."""
+    stack = [0]
+    last = 0
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "(":
+            stack.append(0)
+            i += 1
+            continue
+        if char == ")" and len(stack) > 1:
+            last = stack.pop()
+            stack[-1] += last
+            i += 1
+            continue
+        if char == "{":
+            counted_repeat = _COUNTED.match(pattern, i)
+            if counted_repeat is not None:
+                low, high = counted_repeat.group(1), counted_repeat.group(2)
+                times = max(int(low[:9] or 0), int((high or "")[:9] or 0))
+                stack[-1] += last * max(times - 1, 0)
+                last *= max(times, 1)
+                i = counted_repeat.end()
+                continue
+        if char == "\\":
+            i += 2
+        elif char == "[":
+            end = pattern.find("]", i + 2)
+            i = len(pattern) if end < 0 else end + 1
+        else:
+            i += 1
+        last = 1
+        stack[-1] += 1
+    return sum(stack)
+
+
 def _compiled(pattern: Any, flags: int) -> Any:
     if isinstance(pattern, Pattern):
         return pattern.compiled
     if not isinstance(pattern, str | bytes):
         raise TypeError("pattern must be a string")
+    text = pattern if isinstance(pattern, str) else pattern.decode("latin-1")
+    size = _expansion(text)
+    if size > MAX_PATTERN_EXPANSION:
+        current_run().too_big("a regular expression with nested counted repeats", size)
     return regex.compile(pattern, flags)
+
+
+def _group_span_max(match: Any) -> int:
+    return max(len(g) for g in (match.group(0), *match.groups(match.group(0)[:0])))
+
+
+def expand(match: Any, template: Any) -> Any:
+    """``Match.expand`` with the result size checked first."""
+    refs = len(_GROUP_REF.findall(template if isinstance(template, str)
+                                  else template.decode("latin-1")))
+    ensure_size(len(template) + refs * _group_span_max(match), "Match.expand()")
+    return match.expand(template)
+
+
+def _sized_sub(compiled: Any, repl: Any, string: Any, count: int) -> tuple[Any, int]:
+    """``subn`` whose output is measured match by match (``re.sub('', big, s)`` amplifies)."""
+    if isinstance(string, str | bytes):
+        room = current_run().limits.memory - len(string)
+    else:
+        room = current_run().limits.memory
+    produced = 0
+
+    def piece_for(match: Any) -> Any:
+        nonlocal produced
+        if callable(repl):
+            piece = repl(match)
+        elif isinstance(repl, str | bytes) and ("\\" in repl if isinstance(repl, str)
+                                                else b"\\" in repl):
+            piece = expand(match, repl)
+        else:
+            piece = repl
+        produced += len(piece) if isinstance(piece, str | bytes) else 0
+        if produced > room:
+            ensure_size(produced + len(string), "re.sub()")
+        return piece
+
+    result: tuple[Any, int] = _timed(compiled.subn, piece_for, string, count)
+    return result
 
 
 @final
@@ -85,6 +173,11 @@ class Pattern(SelfGuarded):
             return dict(self.compiled.groupindex)
         if name in _METHODS:
             method = getattr(self.compiled, name)
+            compiled = self.compiled
+            if name == "sub":
+                return lambda repl, string, count=0: _sized_sub(compiled, repl, string, count)[0]
+            if name == "subn":
+                return lambda repl, string, count=0: _sized_sub(compiled, repl, string, count)
             if name == "finditer":
                 return lambda *a, **k: counted(_timed(method, *a, **k))
             return lambda *a, **k: _timed(method, *a, **k)
@@ -127,12 +220,12 @@ def finditer(pattern: Any, string: Any, flags: int = 0) -> Iterator[Any]:
 
 def sub(pattern: Any, repl: Any, string: Any, count: int = 0, flags: int = 0) -> Any:
     """Replace matches."""
-    return _timed(_compiled(pattern, flags).sub, repl, string, count)
+    return _sized_sub(_compiled(pattern, flags), repl, string, count)[0]
 
 
 def subn(pattern: Any, repl: Any, string: Any, count: int = 0, flags: int = 0) -> Any:
     """Replace matches; also return the count."""
-    return _timed(_compiled(pattern, flags).subn, repl, string, count)
+    return _sized_sub(_compiled(pattern, flags), repl, string, count)
 
 
 def split(pattern: Any, string: Any, maxsplit: int = 0, flags: int = 0) -> list[Any]:
