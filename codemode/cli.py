@@ -4,8 +4,8 @@
 or a zero-argument callable returning one of those; MODULE is a dotted module
 name or a path to a ``.py`` file.
 
-Exit codes: 0 success; 1 the script failed (runtime error); 2 bad usage;
-3 the tools object could not be loaded; 4 the script failed preflight
+Exit codes: 0 success; 1 the script failed (runtime error); 2 bad usage (including
+an unreadable script file); 3 the tools object could not be loaded; 4 the script failed preflight
 (nothing ran); 5 a run limit tripped.
 """
 
@@ -51,6 +51,8 @@ def _import(module: str) -> Any:
         except Exception as exc:
             raise ToolsLoadError(f"importing {module} failed: {type(exc).__name__}: {exc}") from exc
         return mod
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
@@ -100,13 +102,17 @@ def _mode(target: str, args: argparse.Namespace) -> CodeMode:
     return CodeMode(loaded, limits=limits, executor=executor)
 
 
+class _ScriptUnreadable(Exception):
+    """Internal: the script file could not be read (a usage error, exit 2)."""
+
+
 def _read_script(path: str) -> str:
     if path == "-":
         return sys.stdin.read()
     try:
         return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise ToolsLoadError(f"cannot read script {path}: {exc.strerror}") from None
+        raise _ScriptUnreadable(f"cannot read script {path}: {exc.strerror}") from None
 
 
 def _print_result(result: ScriptResult, as_json: bool) -> int:
@@ -198,6 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ToolsLoadError as exc:
         print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_TOOLS
+    except _ScriptUnreadable as exc:
+        print(f"codemode: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, final
 
@@ -22,6 +23,7 @@ from .frozen import thaw
 from .preflight import Problem, check_script
 from .sandbox import Executor, Limits, ScriptError, ScriptResult
 from .sandbox.compile import compile_script
+from .sandbox.facades import FACADE_NAMES
 from .tool import Tool, define_tool
 
 if TYPE_CHECKING:
@@ -42,8 +44,8 @@ Write a Python script to do the task. The script runs in a sandbox:
 - `print()` for short notes; output is capped.
 - A failed call raises `ToolCallError` (`.tool`, `.message`, `.path`); catch it with
   `try: ... except ToolCallError as e: ...`.
-- Imports are limited to: json, re, math, datetime, asyncio, collections, itertools,
-  statistics, string. No files, network or OS access except through tools.
+- Imports are limited to: {modules}.
+  No files, network or OS access except through tools.
 
 Available tools:
 """
@@ -131,7 +133,7 @@ class CodeMode:
 
     def prompt(self) -> str:
         """The model-facing text: how to write a script, then the SDK's signatures."""
-        return _INTRO + self.sdk().prompt
+        return _INTRO.format(modules=", ".join(sorted(FACADE_NAMES))) + self.sdk().prompt
 
     def check(self, script: str) -> list[Problem]:
         """Static problems in ``script`` (nothing runs): compile errors, unknown tools/arguments,
@@ -148,7 +150,8 @@ class CodeMode:
         try:
             compile_script(script)
         except ScriptCompileError as exc:
-            return [Problem(line=exc.line or 1, column=exc.column or 1, message=exc.message)]
+            message = re.sub(r"^Line \d+: ", "", exc.message)
+            return [Problem(line=exc.line or 1, column=exc.column or 1, message=message)]
         return []
 
     async def run(

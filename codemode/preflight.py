@@ -98,14 +98,26 @@ def _check_value(schema: Mapping[str, Any], wire_arg: str, value: Any) -> str | 
 
 
 def _allows_extra(schema: Mapping[str, Any]) -> bool:
-    """Whether the SDK gives this tool ``**extra_arguments``: the root (or an ``allOf``
-    branch) says ``additionalProperties: true`` or gives it a schema."""
+    """Whether undeclared keyword arguments are plausible rather than typos.
+
+    True when the root (or an ``allOf`` branch) says ``additionalProperties: true``
+    or gives it a schema (the SDK then offers ``**extra_arguments``), or when the
+    schema declares no properties at all and does not forbid extras (a free-form
+    object). With declared properties and no ``additionalProperties`` key, JSON
+    Schema would accept an unknown name, but it is far more often a misspelling
+    the tool would silently ignore, so preflight reports it.
+    """
     branches = [schema, *(b for b in schema.get("allOf") or () if isinstance(b, Mapping))]
+    declared = False
     for branch in branches:
         extra = branch.get("additionalProperties")
         if extra is True or (isinstance(extra, Mapping) and extra):
             return True
-    return False
+        if extra is False or branch.get("unevaluatedProperties") is False:
+            return False
+        declared = declared or bool(branch.get("properties")) or "$ref" in branch or any(
+            key in branch for key in ("anyOf", "oneOf"))
+    return not declared
 
 
 class _Checker(ast.NodeVisitor):

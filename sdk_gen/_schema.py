@@ -301,7 +301,8 @@ def _core(schema: dict[str, Any], hoist: Hoist | None, hint: str) -> list[str] |
             return _members(all_of[0], hoist, hint)
         return [hoist(schema, hint)] if hoist else None
     types = schema.get("type")
-    names = types if isinstance(types, list) else [types] if isinstance(types, str) else []
+    names = types if isinstance(types, list) else [types]
+    names = [t for t in names if isinstance(t, str)]
     if not names:
         if "properties" in schema:
             names = ["object"]

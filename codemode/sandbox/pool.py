@@ -388,15 +388,31 @@ class WorkerPoolExecutor:
         limits = DEFAULT_LIMITS if limits is None else limits
         broker = CallBroker(call_tool, limits)
         async with self._slots:
-            worker = self._checkout()
+            worker = await self._ready_worker()
             healthy = False
             try:
-                await worker.boot()
                 result, healthy = await self._run_on(worker, broker, source, tool_paths, limits)
             finally:
                 broker.close()
                 self._checkin(worker, healthy)
         return result
+
+    async def _ready_worker(self) -> _Worker:
+        """A booted worker; a worker that died while idle is replaced (once)."""
+        for _ in range(2):
+            worker = self._checkout()
+            try:
+                await worker.boot()
+            except (_WorkerGone, WorkerProtocolError, TimeoutError) as exc:
+                failure: BaseException = exc
+                self._checkin(worker, healthy=False)
+                continue
+            except BaseException:
+                self._checkin(worker, healthy=False)
+                raise
+            return worker
+        raise SandboxError(f"a sandbox worker failed to start (exit status "
+                           f"{worker.exit_status()}; its stderr says why)") from failure
 
     async def _run_on(
         self,
@@ -433,9 +449,10 @@ class WorkerPoolExecutor:
             error = ScriptError(type="SandboxError", message="the worker sent a malformed result")
             return RunOutcome().to_result(calls=broker.records, time=elapsed, error=error), False
         peak = done[2] if len(done) > 2 and type(done[2]) is int else None
-        healthy = outcome.error is None or (
+        retiring = len(done) > 3 and done[3] is not False
+        healthy = not retiring and (outcome.error is None or (
             outcome.error.limit is None and outcome.error.type != "SandboxError"
-        )
+        ))
         return outcome.to_result(calls=broker.records, time=elapsed, peak_memory=peak), healthy
 
     def _checkout(self) -> _Worker:

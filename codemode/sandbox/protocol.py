@@ -16,7 +16,8 @@ Worker → host::
     ["ready", pid]                          booted, runner imported
     ["call", id, name, arguments]           the script called a tool
     ["cancel", id]                          the script stopped waiting for a call
-    ["done", outcome, peak_rss]             the run finished (``RunOutcome.to_json()``)
+    ["done", outcome, peak_rss, retiring]   the run finished (``RunOutcome.to_json()``);
+                                            ``retiring``: the worker exits now
 """
 
 from __future__ import annotations

@@ -185,6 +185,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         "_maxdepth_": recursion,
         "_deep_": deep,
         "tools": tools,
+        "asyncio": facade("asyncio"),  # preloaded: scripts gather without importing it
     }
     meter.namespace = namespace
     return namespace

@@ -262,8 +262,9 @@ def _serve_forever(channel: _Channel, runtime: ScriptRuntime) -> None:
         if outcome.error is not None and outcome.error.type == "MemoryError":
             outcome = _memory_outcome(limits)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        channel.send(["done", outcome.to_json(), peak])
-        if reserve is None or not healthy:
+        retiring = reserve is None or not healthy
+        channel.send(["done", outcome.to_json(), peak, retiring])
+        if retiring:
             raise SystemExit(0)
         loop = asyncio.new_event_loop()
         gc.collect()

@@ -147,7 +147,6 @@ async def test_parallel_calls_overlap(registry: cm.ToolRegistry, executor: Execu
                                       recorder: Any) -> None:
     mode = cm.CodeMode(registry, executor=executor)
     run = await mode.run(
-        "import asyncio\n"
         "texts = ['a', 'b', 'c', 'd']\n"
         "out = await asyncio.gather(*[tools.slow_echo(text=t, delay=0.2) for t in texts])\n"
         "out")
@@ -201,6 +200,15 @@ async def test_run_code_timeout_argument_is_capped_by_the_host(
     assert result.meta is not None
     assert result.meta["error"]["limit"] == "timeout"
     assert result.meta["limits"]["timeout"] == 1.0
+
+
+def test_check_reports_policy_violations_with_their_line(registry: cm.ToolRegistry) -> None:
+    mode = cm.CodeMode(registry)
+    problems = mode.check("x = 1\ny = x.__class__\n")
+    assert len(problems) == 1
+    assert problems[0].line == 2
+    assert str(problems[0]).startswith("line 2: ")
+    assert "Line" not in problems[0].message and "__class__" in problems[0].message
 
 
 def test_prompt_explains_the_script_rules_then_lists_tools(registry: cm.ToolRegistry) -> None:

@@ -27,6 +27,7 @@ SPECS = {
         parameters={"type": "object", "properties": {"level": {"type": "string"}},
                     "additionalProperties": {"type": "string"}},
     ),
+    "anything": ToolSpec(name="anything", parameters={"type": "object"}),
     "get_issue": ToolSpec(
         name="get_issue",
         parameters={
@@ -37,11 +38,13 @@ SPECS = {
         namespace="gh",
     ),
 }
-TOOLS = {"search_issues": "search-issues", "gh.get_issue": "get_issue", "log": "log"}
+TOOLS = {"search_issues": "search-issues", "gh.get_issue": "get_issue", "log": "log",
+         "anything": "anything"}
 ARGUMENTS = {
     "search-issues": {"query": "query", "limit": "limit", "from_": "from", "state": "state"},
     "get_issue": {"number": "number"},
     "log": {"level": "level"},
+    "anything": {},
 }
 
 
@@ -60,9 +63,10 @@ def check(source: str) -> list[str]:
         "xs = await asyncio.gather(*[tools.gh.get_issue(number=i) for i in range(3)])",
         "f = tools.search_issues\nx = await f(query='q')",
         "await tools.log(level='info', user='ann', action='login')",
+        "await tools.anything(color='red', size=3)",
     ],
     ids=["simple", "namespaced", "all-args", "star-kwargs", "non-literal", "gather", "alias",
-         "extra-keywords-allowed-by-schema"],
+         "extra-keywords-allowed-by-schema", "free-form-object"],
 )
 def test_valid_scripts_have_no_problems(source: str) -> None:
     assert check(source) == []

@@ -190,7 +190,8 @@ CASES = [
              r = e.message
          r
          """, value="nope"),
-    Case(id="limit-timeout", source="while True:\n    pass", limits=Limits(timeout=0.3),
+    Case(id="limit-timeout", source="while True:\n    pass",
+         limits=Limits(timeout=0.3, operations=10**12),
          error="LimitExceeded", limit="timeout"),
     Case(id="limit-timeout-in-tool-call", source="await tools.slow(delay=10)",
          limits=Limits(timeout=0.3), error="LimitExceeded", limit="timeout",

@@ -12,12 +12,13 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
 
-from codemode.errors import ToolCallError, WorkerProtocolError
+from codemode.errors import SandboxError, ToolCallError, WorkerProtocolError
 from codemode.sandbox.limits import Limits
 from codemode.sandbox.pool import WorkerPoolExecutor
 from codemode.sandbox.protocol import MAX_FRAME, FrameDecoder, encode
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
 STANDIN = "tests.sandbox.test_worker_standin:standin_runtime"
+RUNTIME_BUG = "# make the runtime itself fail"
 
 
 async def echo(name: str, arguments: dict[str, Any]) -> Any:
@@ -344,3 +346,61 @@ async def test_pool_runs_in_parallel_up_to_size() -> None:
                 tg.start_soon(one)
                 tg.start_soon(one)
         assert results == ["met", "met"]
+
+
+async def test_worker_that_died_while_idle_is_replaced(pool: WorkerPoolExecutor) -> None:
+    idle = pool._idle[0].process
+    os.kill(idle.pid, signal.SIGKILL)
+    idle.wait()
+    result = await pool.run("'fine'", call_tool=echo)
+    assert result.value == "fine"
+
+
+async def test_tasks_a_script_leaves_behind_never_reach_the_next_run(
+    pool: WorkerPoolExecutor,
+) -> None:
+    first_calls: list[str] = []
+    second_calls: list[str] = []
+
+    async def first(name: str, arguments: dict[str, Any]) -> Any:
+        first_calls.append(name)
+        return None
+
+    async def second(name: str, arguments: dict[str, Any]) -> Any:
+        second_calls.append(name)
+        await anyio.sleep(0.2)
+        return None
+
+    source = (
+        "import asyncio\n"
+        "async def later():\n"
+        "    try:\n"
+        "        await asyncio.sleep(0.05)\n"
+        "    finally:\n"
+        "        await tools.late()\n"
+        "asyncio.ensure_future(later())\n"
+        "'returned'"
+    )
+    result = await pool.run(source, call_tool=first)
+    assert result.value == "returned"
+    await pool.run("await tools.second()", call_tool=second)
+    await anyio.sleep(0.1)
+    assert second_calls == ["second"]
+    assert "late" not in second_calls
+
+
+async def test_runtime_failure_is_reported_and_worker_recycled(pool: WorkerPoolExecutor) -> None:
+    pid_before = pool._idle[0].process.pid
+    result = await pool.run(RUNTIME_BUG, call_tool=echo)
+    assert result.error is not None
+    assert (result.error.type, result.error.message) == ("SandboxError",
+                                                         "the sandbox runner failed")
+    assert "bug" not in result.error.message
+    assert (await pool.run("'next'", call_tool=echo)).value == "next"
+    assert pool._idle[0].process.pid != pid_before
+
+
+async def test_worker_that_cannot_start_raises_sandbox_error() -> None:
+    async with WorkerPoolExecutor(size=1, runtime="codemode.no_such_module:run") as broken:
+        with pytest.raises(SandboxError, match="failed to start"):
+            await broken.run("1", call_tool=echo)

@@ -21,11 +21,16 @@ if TYPE_CHECKING:
     from codemode.sandbox.worker import ScriptCall
 
 
+RUNTIME_BUG = "# make the runtime itself fail"
+
+
 async def standin_runtime(
     source: str, *, call: ScriptCall, tool_paths: Collection[str], limits: Limits
 ) -> RunOutcome:
     """Unrestricted runtime for trusted test scripts: top-level await, ``tools.x(...)``."""
     del tool_paths, limits
+    if source == RUNTIME_BUG:
+        raise RuntimeError("a bug in the runtime itself")
     output: list[str] = []
 
     class Tools:
