@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, final
 from codemode.errors import SdkGenerationError
 
 from ._names import BUILTIN_NAMES, SOFT_KEYWORDS, SdkNames, assign_identifiers, pascal_case
-from ._render import ToolRender, render_tool
+from ._render import ToolRender, fallback_render, render_tool
 from ._specs import as_specs, spec_digest
 from ._text import docstring
 
@@ -85,7 +85,10 @@ class SdkCache:
             return found
         self.misses += 1
         py = path.rpartition(".")[2]
-        render = render_tool(spec, py=py, prefix=prefix)
+        try:
+            render = render_tool(spec, py=py, prefix=prefix)
+        except Exception as exc:  # a shape nothing here foresaw: degrade this tool, not the SDK
+            render = fallback_render(spec, py=py, problem=f"{type(exc).__name__}: {exc}")
         if "." in path:
             module = "    @staticmethod\n" + render.function(stub=False, indent="    ")
             stub = "    @staticmethod\n" + render.function(stub=True, indent="    ")
@@ -200,11 +203,13 @@ def _place(tools: list[ToolSpec]) -> list[_Slot]:
         reserved=RESERVED | set(space_py.values()),
         avoid_soft=True,
     )
+    members: dict[str, list[str]] = {space: [] for space in spaces}
+    for spec in tools:
+        if spec.namespace is not None:
+            members[spec.namespace].append(spec.name)
     inner = {
-        space: assign_identifiers(
-            [s.name for s in tools if s.namespace == space], reserved=RESERVED, avoid_soft=True
-        )
-        for space in spaces
+        space: assign_identifiers(names, reserved=RESERVED, avoid_soft=True)
+        for space, names in members.items()
     }
     slots = [
         _Slot(spec=s, namespace=None, py=top[s.name])
@@ -256,8 +261,10 @@ def _assemble(slots: list[_Slot], pieces: list[_Piece]) -> GeneratedSDK:
     type_text = "\n\n\n".join(types)
     module_funcs = _functions(slots, [p.module for p in pieces])
     stub_funcs = _functions(slots, [p.stub for p in pieces])
-    module = _join([_module_doc(count), head + "\n" + _MODULE_PRELUDE, type_text, module_funcs])
-    stub = _join([_stub_doc(count), head + "\n" + _STUB_PRELUDE, type_text, stub_funcs])
+    module_head = f"{head}\n\n{_MODULE_PRELUDE.strip()}"
+    stub_head = f"{head}\n\n{_STUB_PRELUDE.strip()}"
+    module = _join([_module_doc(count), module_head, type_text, module_funcs])
+    stub = _join([_stub_doc(count), stub_head, type_text, stub_funcs])
     prompt = "\n\n".join([_PROMPT_HEADER, *(p.prompt for p in pieces)])
     names = SdkNames.build(
         {s.path: s.spec.name for s in slots},
@@ -313,7 +320,8 @@ def _isort_key(name: str) -> tuple[int, str]:
 
 
 def _join(parts: list[str]) -> str:
-    return "\n\n\n".join(p.strip("\n") for p in parts if p.strip()) + "\n"
+    """Join non-empty parts with two blank lines (parts carry no outer newlines)."""
+    return "\n\n\n".join(p for p in parts if p) + "\n"
 
 
 _AMBIGUOUS = re.compile(r"^\s*(?:\*\*)?[lOI]\s*:", re.MULTILINE)

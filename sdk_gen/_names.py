@@ -8,6 +8,7 @@ deterministic order), so the reverse lookup in :class:`SdkNames` is exact.
 from __future__ import annotations
 
 import builtins
+import functools
 import keyword
 import re
 import unicodedata
@@ -85,6 +86,7 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 """Module-level names a tool function must not shadow (the module itself uses ``list``, …)."""
 
 
+@functools.lru_cache(maxsize=4096)
 def pascal_case(text: str) -> str:
     """``get_issue`` → ``GetIssue``; used to prefix a tool's generated types."""
     parts = [p for p in re.split(r"[^0-9A-Za-z]+", text) if p]

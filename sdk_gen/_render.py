@@ -27,7 +27,7 @@ from ._types import TypeBlock, render_types
 if TYPE_CHECKING:
     from codemode.spec import ToolSpec
 
-__all__ = ["ARG_RESERVED", "EXTRA", "Param", "ToolRender", "render_tool"]
+__all__ = ["ARG_RESERVED", "EXTRA", "Param", "ToolRender", "fallback_render", "render_tool"]
 
 _PLACEHOLDER = re.compile("\x00(\\d+)\x00")
 """Where a generated type's final name goes once datamodel-code-generator has run."""
@@ -245,3 +245,17 @@ def _param_doc(schema: Any, annotation: str) -> str:
         return desc
     tail = "(" + "; ".join(notes) + ")"
     return f"{desc} {tail}" if desc else tail
+
+
+def fallback_render(spec: ToolSpec, *, py: str, problem: str) -> ToolRender:
+    """A render for a spec the generator could not read: any keyword arguments, sent as is."""
+    return ToolRender(
+        wire=spec.name,
+        py=py,
+        params=(),
+        extra="Any",
+        returns="Any",
+        description=clean(spec.description),
+        types=None,
+        warnings=(f"cannot read the schema ({problem}); typed as **{EXTRA}: Any",),
+    )

@@ -16,12 +16,12 @@ from typing import Any
 __all__ = [
     "RootObject",
     "constraint_notes",
+    "for_types",
     "inline_annotation",
     "normalize",
     "plain",
     "py_literal",
     "root_object",
-    "strip_formats",
 ]
 
 _SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
@@ -141,27 +141,44 @@ def normalize(schema: Any, *, key_prefix: str = "") -> tuple[Any, dict[str, Any]
     return walk(root), defs
 
 
-def strip_formats(node: Any) -> Any:
-    """Copy of a normalized schema without ``format`` (formats stay ``str`` in types)."""
+def for_types(node: Any) -> Any:
+    """Copy of a normalized schema as the type generator should see it.
+
+    ``format`` goes (formats stay ``str``); the notes a type cannot carry (default,
+    bounds, format) are appended to each field's description, which becomes the field's
+    docstring in the module and its comment in the prompt.
+    """
     if isinstance(node, list):
-        return [strip_formats(item) for item in node]
+        return [for_types(item) for item in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
     for k, v in node.items():
         if k == "format" and isinstance(v, str):
             continue
-        if k in _SCHEMA_MAPS and isinstance(v, dict):
-            out[k] = {name: strip_formats(sub) for name, sub in v.items()}
-        elif k in _SUBSCHEMA or k == "$defs":
-            out[k] = (
-                strip_formats(v)
-                if k != "$defs"
-                else {name: strip_formats(sub) for name, sub in v.items()}
-            )
+        if k == "properties" and isinstance(v, dict):
+            out[k] = {name: _documented(for_types(sub), sub) for name, sub in v.items()}
+        elif (k in _SCHEMA_MAPS and isinstance(v, dict)) or (k == "$defs" and isinstance(v, dict)):
+            out[k] = {name: for_types(sub) for name, sub in v.items()}
+        elif k in _SUBSCHEMA:
+            out[k] = for_types(v)
         else:
             out[k] = v
     return out
+
+
+def _documented(field: Any, original: Any) -> Any:
+    if not isinstance(field, dict) or not isinstance(original, dict):
+        return field
+    notes = constraint_notes(original, annotation="Literal[")
+    if "default" in original:
+        notes.append(f"default {py_literal(original['default'])}")
+    if not notes:
+        return field
+    desc = original.get("description")
+    text = desc.strip() if isinstance(desc, str) else ""
+    tail = "(" + "; ".join(notes) + ")"
+    return {**field, "description": f"{text} {tail}" if text else tail}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from codemode.errors import SdkGenerationError
 
-from ._schema import strip_formats
+from ._schema import for_types
 from ._text import comment_text
 
 if TYPE_CHECKING:
@@ -82,9 +82,9 @@ def render_types(
     """
     from datamodel_code_generator import generate
 
-    doc_defs = {key: strip_formats(schema) for key, schema in defs.items()}
+    doc_defs = {key: for_types(schema) for key, schema in defs.items()}
     for index, (_, schema) in enumerate(wanted):
-        doc_defs[_sentinel(index)] = strip_formats(schema)
+        doc_defs[_sentinel(index)] = for_types(schema)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

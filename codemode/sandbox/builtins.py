@@ -96,6 +96,16 @@ def all_(iterable: Iterable[Any], /) -> bool:
     return all(counted(iterable))
 
 
+def map_(func: Any, *iterables: Any) -> Any:
+    """``map``, counted: ``map(x.append, x)`` feeds itself, so its consumers must tick."""
+    return counted(map(func, *iterables))
+
+
+def filter_(func: Any, iterable: Any) -> Any:
+    """``filter``, counted (same reason as ``map``)."""
+    return counted(filter(func, iterable))
+
+
 def iter_(obj: Any, *sentinel: Any) -> Any:
     """``iter``; the result is counted (``iter(callable, sentinel)`` can be endless)."""
     return counted(iter(obj, *sentinel))
@@ -131,7 +141,7 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     # Types (real, so isinstance works).
     "bool": bool, "int": int, "float": float, "complex": complex, "str": str,
     "list": list, "tuple": tuple, "dict": dict, "set": set, "frozenset": frozenset,
-    "enumerate": enumerate, "zip": zip, "map": map, "filter": filter, "reversed": reversed,
+    "enumerate": enumerate, "zip": zip, "map": map_, "filter": filter_, "reversed": reversed,
     "slice": slice,
     # Functions.
     "abs": abs, "ascii": ascii, "bin": bin, "callable": callable, "chr": chr, "divmod": divmod,

@@ -96,7 +96,7 @@ _STR: Final = frozenset({
 })
 _BYTES: Final = frozenset({"decode", "hex", "count", "endswith", "startswith", "find", "split",
                            "strip", "lower", "upper"})
-_INT: Final = frozenset({"bit_length", "bit_count", "from_bytes", "real", "imag", "numerator",
+_INT: Final = frozenset({"bit_length", "bit_count", "real", "imag", "numerator",
                          "denominator", "conjugate", "as_integer_ratio"})
 _FLOAT: Final = frozenset({"is_integer", "as_integer_ratio", "hex", "fromhex", "real", "imag",
                            "conjugate"})

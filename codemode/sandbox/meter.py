@@ -21,6 +21,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections import deque
 from itertools import chain, repeat
 from operator import length_hint
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
@@ -158,8 +159,15 @@ class Meter:
             self.namespace["_T_"] = self.ticker
 
     def abort(self, reason: str) -> None:
-        """Ask the script to stop at its next tick (thread-safe)."""
+        """Ask the script to stop at its next tick (thread-safe).
+
+        Exhausting the current chunk makes the very next tick come back here,
+        instead of up to ``CHUNK`` operations later.
+        """
         self.abort_reason = reason
+        chunk = self._chunk
+        if chunk is not None:
+            deque(chunk, maxlen=0)
 
     def trip(self, error: LimitExceeded) -> NoReturn:
         """Trip ``error`` (the first trip wins) and raise it into the script."""

@@ -458,8 +458,10 @@ class WorkerPoolExecutor:
     def _checkout(self) -> _Worker:
         """An idle worker: a ready one if any, else the one that started first."""
         self._reap()
-        for worker in [w for w in self._idle if not w.alive or not w.poll_ready()]:
-            if not worker.alive:
+        for worker in list(self._idle):
+            if not worker.poll_ready() and worker.alive:
+                continue
+            if not worker.alive or worker.exit_status() is not None:
                 self._idle.remove(worker)
                 self._discard(worker)
         self._fill()

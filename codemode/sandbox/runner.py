@@ -33,9 +33,12 @@ in C. Must run under the asyncio backend when a :class:`RunControl` is given.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
+import sys
 import operator
 import threading
+import time
 import traceback as tb
 import types
 from collections.abc import Awaitable, Callable, Collection
@@ -137,11 +140,39 @@ def _format_value(value: Any, conversion: int, spec: str) -> str:
     return format(value, spec)
 
 
-def _tracker(state: RunState) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``_track_``: decorator on script generator/async functions (see ``RunState.track``)."""
+def _stack_depth() -> int:
+    frame = sys._getframe(1)
+    depth = 0
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back  # type: ignore[assignment]
+    return depth
+
+
+def _tracker(state: RunState, deep: Callable[[], None]) -> Callable[..., Any]:
+    """``_track_``: decorator on script generator/async functions (see ``wrap_result``).
+
+    Suspendable functions cannot share the plain functions' depth counter (their
+    frames interleave), so the wrapper checks the real stack depth instead.
+    """
+    max_frames = _stack_depth() + 2 * state.limits.recursion + 16
+    getframe = sys._getframe
+
     def track_function(func: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
-            return wrap_result(state, func(*args, **kwargs))
+            try:
+                getframe(max_frames)
+            except ValueError:
+                pass
+            else:
+                deep()
+            obj = func(*args, **kwargs)
+            try:
+                return wrap_result(state, obj)
+            except BaseException:
+                if inspect.iscoroutine(obj):
+                    obj.close()
+                raise
         call.__name__ = func.__name__
         call.__qualname__ = func.__qualname__
         return call
@@ -179,7 +210,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         "_mod_": guarded_mod,
         "_augitem_": augmented_item,
         "_augattr_": augmented_attr,
-        "_track_": _tracker(state),
+        "_track_": _tracker(state, deep),
         "_format_": _format_value,
         "_depth_": 0,
         "_maxdepth_": recursion,
@@ -358,6 +389,9 @@ async def _run(compiled: CompiledScript, namespace: dict[str, Any], state: RunSt
             control._attach(stop)
         try:
             await _execute(compiled, namespace)
+            if meter.tripped is None and time.monotonic() > meter.deadline:
+                # One long C call overran the deadline without reaching a tick.
+                meter.tripped = LimitExceeded("timeout", limits.timeout, "the run took too long")
             if scope.cancel_called and meter.tripped is None:
                 # The script swallowed the cancellation (bare except) and finished.
                 meter.tripped = LimitExceeded("timeout", limits.timeout,

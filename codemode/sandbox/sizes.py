@@ -23,8 +23,12 @@ from .state import current_run
 __all__ = ["MAX_INT_BITS", "augmented_attr", "augmented_item", "ensure_size", "guarded_add", "guarded_inplace", "guarded_lshift",
            "guarded_mod", "guarded_mul", "guarded_pow", "percent_format_ok", "repeat_ok"]
 
-MAX_INT_BITS: Final = 1 << 22
-"""Largest integer result (bits) a script may build: ~1.26 million decimal digits."""
+MAX_INT_BITS: Final = 1 << 17
+"""Largest integer result (bits) a script may build: ~39 000 decimal digits.
+
+Kept small because CPython's big-int division and conversion are quadratic:
+at this size every operation stays in the milliseconds.
+"""
 
 MAX_MODPOW_COST: Final = 1 << 26
 """Largest ``bits(exponent) * bits(modulus)`` for three-argument ``pow``."""

@@ -1,23 +1,28 @@
 """A sandbox worker process: runs one script at a time for the host's pool.
 
 Started by :class:`~codemode.sandbox.pool.WorkerPoolExecutor` as
-``python -I -c <bootstrap> <package root> <runtime>`` with a minimal
+``python -I -B -c <bootstrap> <package root> <runtime>`` with a minimal
 environment, no inherited descriptors but its pipes, and its own session.
-It pre-imports the script runtime (so a warm run starts in microseconds),
-announces ``["ready", pid]`` and then serves ``run`` messages forever (see
-``protocol.py``). Per run it caps ``RLIMIT_AS`` at its current address space plus
-``Limits.memory`` and ``RLIMIT_CPU`` at the CPU time the timeout allows; the host's wall-clock kill
-is the backstop for code the runner cannot interrupt.
+It pre-imports (and warms up) the script runtime so a warm run starts in
+microseconds, announces ``["ready", pid]`` and then serves ``run`` messages
+(see ``protocol.py``) until its pipe closes.
 
-The script-side runtime is async and uses asyncio: this is the one place in
-codemode where asyncio is used directly, because the script's ``asyncio``
-facade (``gather``/``sleep``/``wait_for``) needs a real asyncio loop and the
-worker owns its whole process.
+Per run it caps ``RLIMIT_AS`` at its current address space plus
+``Limits.memory`` and ``RLIMIT_CPU`` at the CPU time the timeout allows; the
+host's wall-clock kill is the backstop for code the runner cannot interrupt.
+Each run gets a fresh event loop; whatever the script left running is
+cancelled and the loop closed before ``done`` is sent, so nothing a script
+started can act during a later run. A worker that could not clean up, ran out
+of memory or whose runner failed says so in ``done`` and exits.
+
+The script-side runtime is async and uses asyncio directly (the one place in
+codemode that does): the script's ``asyncio`` facade needs a real asyncio
+loop, and the worker owns its whole process.
 
 Tool calls are answered over the same pipes. While the script waits for one
 reply and nothing else is runnable, the worker polls the pipe for a few hundred
-microseconds before sleeping in the selector: a cross-core wakeup costs far
-more than the round trip itself on small VMs.
+microseconds (yielding the CPU between polls) before sleeping in the selector:
+on small VMs a cross-core wakeup costs more than the round trip itself.
 """
 
 from __future__ import annotations
@@ -267,7 +272,6 @@ def _serve_forever(channel: _Channel, runtime: ScriptRuntime) -> None:
         if retiring:
             raise SystemExit(0)
         loop = asyncio.new_event_loop()
-        gc.collect()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -137,7 +137,11 @@ async def test_sequential_child_of_a_running_parent_does_not_deadlock(
 async def test_script_like_parent_runs_sequential_children_one_at_a_time(
     modes: cm.ToolRegistry, log: Log
 ) -> None:
-    """A parallel ``run_code``-like parent fans out; its sequential children still take turns."""
+    """Two ``run_code``-like parents fan out; sequential children take turns, no deadlock.
+
+    Each parent waits on its sequential child while the other parent is running:
+    counting a parent that waits on children as busy deadlocked the two scripts.
+    """
 
     async def script(args: Any, ctx: cm.ExecContext) -> str:
         async with anyio.create_task_group() as tg:

@@ -223,20 +223,25 @@ async def test_callers_dict_is_detached_from_what_the_handler_sees(
     registry: cm.ToolRegistry,
 ) -> None:
     seen: list[Any] = []
+    kept: list[Any] = []
 
     async def handler(args: Any, ctx: cm.ExecContext) -> str:
         seen.append(cm.thaw(args))
+        kept.append(args)
         return "ok"
 
     async def mutate_caller_dict(ctx: cm.ExecContext) -> None:
-        arguments["tags"].append("injected")
+        arguments["tags"].append("during")
         arguments["path"] = "/etc/shadow"
 
     registry.register(cm.define_tool(name="t", parameters={"type": "object"}, execute=handler))
     registry.pre_execute(mutate_caller_dict)
     arguments: dict[str, Any] = {"path": "/tmp/x", "tags": ["a"]}
     await registry.execute(call("t", arguments))
+    arguments["tags"].append("after")
+    arguments["extra"] = 1
     assert seen == [{"path": "/tmp/x", "tags": ["a"]}]
+    assert kept == [{"path": "/tmp/x", "tags": ("a",)}]
 
 
 @pytest.mark.parametrize(

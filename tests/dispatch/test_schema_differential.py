@@ -25,7 +25,7 @@ from codemode.schema import CompiledSchema, compile_schema
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "tool-schemas"
 
 SETTINGS = settings(
-    max_examples=700,
+    max_examples=300,
     deadline=None,
     database=None,
     derandomize=True,
@@ -300,7 +300,7 @@ def test_corpus_generated_instances_agree() -> None:
 def test_synthetic_generated_instances_agree() -> None:
     seen: set[bool] = set()
 
-    @settings(SETTINGS, max_examples=500)
+    @settings(SETTINGS, max_examples=250)
     @given(st.data())
     def run(data: st.DataObject) -> None:
         _check_sampled(COMPILED_SYNTHETIC, data, seen)

@@ -30,6 +30,8 @@ import faulthandler
 import gc
 import json
 import os
+import random
+import resource
 import sys
 import tempfile
 import textwrap
@@ -930,7 +932,7 @@ DOSES = [
     dos("self-feeding-map-extend", """
         import collections
         x = [0]
-        d = collections.deque(zip(map(x.append, x), 'a' * (3 * 10**7)), maxlen=0)
+        d = collections.deque(zip(map(x.append, x), 'a' * (6 * 10**7)), maxlen=0)
         len(x)
     """, limit=HEAVY, limits=ROOMY),
     dos("statistics-quantiles-huge-n", """
@@ -938,6 +940,60 @@ DOSES = [
         len(statistics.quantiles([1, 2, 3], n=10**7))
     """, limit=HEAVY),
     dos("recursion-generator", "def g():\n    yield from g()\nnext(g())", limit=("recursion",)),
+    dos("punycode-quadratic", """
+        s = ''.join([chr(256 + i) for i in range(6000)])
+        len(s.encode('punycode'))
+    """, limit=HEAVY),
+    dos("namedtuple-many-fields", """
+        import collections
+        P = collections.namedtuple('P', ['a%d' % i for i in range(90000)])
+        'made'
+    """, limit=HEAVY),
+    dos("namedtuple-long-field-names", """
+        import collections
+        P = collections.namedtuple('P', ['a' * (5 * 10**6), 'b' * (5 * 10**6)])
+        'made'
+    """, limit=HEAVY),
+    dos("json-indent-amplify", """
+        import json
+        x = [0] * 50000
+        for i in range(400):
+            x = [x]
+        len(json.dumps(x, indent=16))
+    """, limit=HEAVY),
+    dos("shared-refs-str", """
+        a = [0] * 1000
+        b = [a] * 1000
+        c = [b] * 50
+        len(str(c))
+    """, limit=HEAVY),
+    dos("shared-refs-print", """
+        a = [0] * 1000
+        b = [a] * 1000
+        print([b] * 50)
+    """, limit=HEAVY),
+    dos("shared-refs-json-dumps", """
+        import json
+        a = [0] * 1000
+        b = [a] * 1000
+        len(json.dumps([b] * 50))
+    """, limit=HEAVY),
+    dos("shared-refs-fstring", """
+        a = [0] * 1000
+        b = [a] * 1000
+        c = [b] * 50
+        len(f'{c}')
+    """, limit=HEAVY),
+    dos("shared-refs-result", """
+        a = [0] * 1000
+        b = [a] * 1000
+        [b] * 50
+    """, limit=("result", "memory")),
+    dos("shared-refs-tool-argument", """
+        a = [0] * 1000
+        b = [a] * 1000
+        await tools.echo(x=[b] * 50)
+    """, limit=HEAVY),
     a("int-from-huge-digit-string", "int('9' * 10**6)", "ValueError", limits=DOS),
     # ---- repetition and padding
     dos("str-repeat", "'a' * 10**10", limit=("memory",)),
@@ -1294,6 +1350,14 @@ def assert_host_untouched(result: Any, host: Host | None = None) -> None:
     assert "message" not in vars(ToolCallError)
 
 
+HOST_MEMORY_SLACK = 32 * MiB
+"""Host peak-RSS growth tolerated beyond the run's memory limit (in-process runs share it)."""
+
+
+def _peak_rss() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 @contextlib.contextmanager
 def unraisable_recorder() -> Iterator[list[str]]:
     """Collect exceptions CPython could not raise (finalizers, un-awaited coroutines)."""
@@ -1356,12 +1420,16 @@ def assert_outcome(attack: Attack, result: Any, host: Host) -> None:
 
 @pytest.mark.parametrize("attack", ATTACKS)
 async def test_attack_is_contained(executor: Any, attack: Attack) -> None:
+    peak_before = _peak_rss()
     with unraisable_recorder() as unraisable:
         result, host = await run_attack(executor, attack.script(), attack.limits)
         if attack.settle:
             await anyio.sleep(attack.settle)
         gc.collect()
     assert unraisable == [], f"script code ran outside its run: {unraisable}"
+    grown = _peak_rss() - peak_before
+    allowed = attack.limits.memory + HOST_MEMORY_SLACK
+    assert grown <= allowed, f"the host process grew by {grown // MiB} MiB"
     assert_host_untouched(result, host)
     assert_outcome(attack, result, host)
     await assert_sentinel_works(executor)
@@ -1458,3 +1526,15 @@ async def test_host_loop_keeps_ticking_during_cpu_attack(executor: Any, source: 
     # a 10 ms ticker that is never starved ticks ~elapsed/0.01 times; demand a fifth of that
     assert ticks >= int(elapsed / 0.05), (ticks, elapsed)
     await assert_sentinel_works(executor)
+
+
+async def test_random_state_is_not_shared_between_runs(executor: Any) -> None:
+    """A run that seeds ``random`` must not fix the numbers the next run draws."""
+    seed = "import random\nrandom.seed(1234)\n[random.random() for _ in range(3)]"
+    first, _ = await run_attack(executor, seed, ESC)
+    draw, _ = await run_attack(executor, "import random\nrandom.random()", ESC)
+    assert first.error is None and draw.error is None, (first.error, draw.error)
+    predicted = random.Random(1234)
+    for _ in range(3):
+        predicted.random()
+    assert draw.value != predicted.random(), "the previous run's seed decided this run's draw"

@@ -19,6 +19,7 @@ import anyio
 import pytest
 
 from codemode.errors import SandboxError, ToolCallError, WorkerProtocolError
+from codemode.sandbox import pool as pool_module
 from codemode.sandbox.limits import Limits
 from codemode.sandbox.pool import WorkerPoolExecutor
 from codemode.sandbox.protocol import MAX_FRAME, FrameDecoder, encode
@@ -126,7 +127,12 @@ async def test_tool_call_error_reaches_script(pool: WorkerPoolExecutor) -> None:
     assert result.calls[0].error == "it failed"
 
 
-async def test_gathered_calls_run_concurrently_on_host(pool: WorkerPoolExecutor) -> None:
+@pytest.mark.parametrize("reader", ["loop-callback", "wait-readable"])
+async def test_gathered_calls_run_concurrently_on_host(
+    pool: WorkerPoolExecutor, monkeypatch: pytest.MonkeyPatch, reader: str
+) -> None:
+    if reader == "wait-readable":
+        monkeypatch.setattr(pool_module, "_asyncio_loop", lambda: None)
     started = 0
     all_started = anyio.Event()
 
@@ -215,11 +221,11 @@ async def test_host_keeps_ticking_during_hostile_cpu_script(
     executor = restricted if runtime == "restricted" else pool
     pid_before = executor._idle[0].process.pid
     ticks = 0
-    result = None
+    finished = False
 
     async def tick() -> None:
         nonlocal ticks
-        while result is None:
+        while not finished:
             await anyio.sleep(0.01)
             ticks += 1
 
@@ -227,6 +233,7 @@ async def test_host_keeps_ticking_during_hostile_cpu_script(
         tg.start_soon(tick)
         limits = Limits(timeout=0.5, operations=10**12)
         result = await executor.run(hostile, call_tool=echo, limits=limits)
+        finished = True
     assert result.error is not None
     assert (result.error.type, result.error.limit) == ("LimitExceeded", "timeout")
     assert ticks >= 10

@@ -6,13 +6,15 @@ import subprocess
 import sys
 from types import MappingProxyType
 
+import hypothesis.strategies as st
 import pytest
+from hypothesis import given, settings
 from sdkgen_support import ROOT
 
 import sdk_gen
 from codemode.errors import SdkGenerationError
 from codemode.spec import ToolSpec
-from sdk_gen import _render
+from sdk_gen import _generate, _render
 
 
 def test_tool_specs_with_read_only_schemas() -> None:
@@ -105,3 +107,67 @@ def test_generated_type_names_never_go_to_the_wrong_schema() -> None:
     assert "class TFilterArg(TypedDict):\n    top: NotRequired[str]" in sdk.prompt
     assert "class TOutput(TypedDict):\n    results: NotRequired[list[TResult]]" in sdk.prompt
     assert "async def t(opts: TOpts = ..., filter: TFilterArg = ...) -> TOutput" in sdk.prompt
+
+
+_KEYS = st.sampled_from(
+    [
+        "type",
+        "properties",
+        "required",
+        "items",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "enum",
+        "const",
+        "default",
+        "description",
+        "$ref",
+        "$defs",
+        "additionalProperties",
+        "nullable",
+        "format",
+    ]
+)
+_NAMES = st.sampled_from(["a", "from", "@x", "1st", "", "type", "é", "a-b", "_invoke", "Model"])
+_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from(["string", "object", "array", "integer", "null", "weird", "#/$defs/A", "#"]),
+    st.sampled_from(["#/properties/a", "#/definitions/B", "http://example.invalid/s.json"]),
+)
+_JSON = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.one_of(_KEYS, _NAMES), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(_JSON, _JSON)
+def test_arbitrary_json_never_breaks_generation(params: object, output: object) -> None:
+    """Whatever the schemas hold, the SDK renders and its sources compile."""
+    spec = {
+        "name": "t",
+        "inputSchema": params if isinstance(params, dict) else {},
+        "outputSchema": output if isinstance(output, dict) else None,
+    }
+    sdk = sdk_gen.generate([spec])
+    compile(sdk.module_source, "tools.py", "exec")
+    compile(sdk.stub_source, "tools.pyi", "exec")
+    assert sdk.names.python_to_wire("t") == "t"
+
+
+def test_unreadable_spec_degrades_to_any_keywords(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(_generate, "render_tool", broken)
+    sdk = sdk_gen.generate([{"name": "t", "description": "Still listed."}])
+    assert "async def t(**extra_arguments: Any)" in sdk.prompt
+    assert sdk.warnings == (
+        "t: cannot read the schema (KeyError: 'surprise'); typed as **extra_arguments: Any",
+    )

@@ -83,7 +83,7 @@ class CreateEventWhere1(TypedDict):
     room: NotRequired[str]
 class CreateEventResult(TypedDict):
     id: str
-    link: NotRequired[str]
+    link: NotRequired[str]  # (format uri)
 async def create_event(title: str, when: CreateEventWhen, where: CreateEventWhere1 | None = ...) -> CreateEventResult
     """Create a calendar event.
     when: Start and end."""
@@ -134,6 +134,9 @@ class CreateEventWhere1(TypedDict):
 class CreateEventResult(TypedDict):
     id: str
     link: NotRequired[str]
+    """
+    (format uri)
+    """
 
 
 async def create_event(

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FACADE"]
 
-_MAX_FACTORIAL: Final = 20_000
+_MAX_FACTORIAL: Final = 10_000
 
 
 def _bounded(n: Any, what: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Any, Final
 
-from codemode.sandbox.sizes import repeat_ok
+from codemode.sandbox.sizes import MAX_INT_BITS, repeat_ok
 from codemode.sandbox.state import current_run
 
 from . import Facade
@@ -27,7 +27,7 @@ def choices(population: Sequence[Any], weights: Any = None, *, cum_weights: Any 
 
 def getrandbits(k: int) -> int:
     """A random int of k bits (k is bounded)."""
-    if k > 1 << 20:
+    if k > MAX_INT_BITS:
         current_run().too_big(f"random.getrandbits({k})", k // 8)
     return _RNG.getrandbits(k)
 

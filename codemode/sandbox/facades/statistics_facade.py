@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from collections import deque
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.sandbox.state import counted
@@ -23,11 +24,19 @@ def _over_list(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapped
 
 
+def quantiles(data: Iterable[Any], *, n: int = 4, method: str = "exclusive") -> list[float]:
+    """Cut points; ``n`` is charged to the operation budget up front."""
+    if isinstance(n, int) and n > 0:
+        deque(counted(range(n)), maxlen=0)
+    return statistics.quantiles(list(counted(data)), n=n, method=method)
+
+
 FACADE: Final = Facade("statistics", {
     **{name: _over_list(getattr(statistics, name)) for name in (
         "mean", "fmean", "geometric_mean", "harmonic_mean", "median", "median_low",
-        "median_high", "median_grouped", "mode", "multimode", "quantiles", "stdev", "pstdev",
+        "median_high", "median_grouped", "mode", "multimode", "stdev", "pstdev",
         "variance", "pvariance",
     )},
+    "quantiles": quantiles,
     "StatisticsError": statistics.StatisticsError,
 })
