@@ -30,7 +30,7 @@ from .tool import Tool
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["load_tools", "main"]
+__all__ = ["load_tools", "main", "resolve_target"]
 
 EXIT_OK, EXIT_SCRIPT, EXIT_USAGE, EXIT_TOOLS, EXIT_PREFLIGHT, EXIT_LIMIT = 0, 1, 2, 3, 4, 5
 
@@ -61,8 +61,9 @@ def _import(module: str) -> Any:
         raise ToolsLoadError(f"importing {module} failed: {type(exc).__name__}: {exc}") from exc
 
 
-def load_tools(target: str) -> CodeMode | ToolRegistry:
-    """Resolve ``MODULE:OBJECT`` to a CodeMode or a ToolRegistry."""
+def resolve_target(target: str) -> Any:
+    """Import ``MODULE:OBJECT`` (MODULE dotted or a ``.py`` path; OBJECT a dotted attribute
+    path); every subcommand resolves ``--tools`` through here."""
     module, sep, attr = target.rpartition(":")
     if not sep or not module or not attr:
         raise ToolsLoadError(f"--tools must look like MODULE:OBJECT, got {target!r}")
@@ -72,6 +73,12 @@ def load_tools(target: str) -> CodeMode | ToolRegistry:
             obj = getattr(obj, part)
         except AttributeError:
             raise ToolsLoadError(f"{module} has no attribute {attr!r}") from None
+    return obj
+
+
+def load_tools(target: str) -> CodeMode | ToolRegistry:
+    """Resolve ``MODULE:OBJECT`` to a CodeMode or a ToolRegistry."""
+    obj = resolve_target(target)
     if callable(obj) and not isinstance(obj, (ToolRegistry, CodeMode, Tool)):
         obj = obj()
     if isinstance(obj, (ToolRegistry, CodeMode)):

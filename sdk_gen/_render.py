@@ -19,6 +19,7 @@ from ._schema import (
     inline_annotation,
     normalize,
     py_literal,
+    ref_key,
     root_object,
 )
 from ._text import clean, docstring, prompt_text
@@ -173,10 +174,22 @@ def render_tool(spec: ToolSpec, *, py: str, prefix: str) -> ToolRender:
     schema, defs = normalize(spec.parameters)
     root = root_object(schema, defs)
     mapping = assign_identifiers(root.properties, reserved=ARG_RESERVED)
+    out_schema: Any = None
+    out_defs: dict[str, Any] = {}
+    if spec.output_schema is not None:
+        out_schema, out_defs = normalize(spec.output_schema, key_prefix="Out")
     wanted: list[tuple[tuple[str, ...], Any]] = []
+    refs: dict[str, int] = {}
+    for key, sub in {**defs, **out_defs}.items():
+        bare = key.removeprefix("Out") if key in out_defs else key
+        refs[key] = len(wanted)
+        wanted.append(((bare, key, f"{bare}Def"), sub))
 
     def hoister(*bases: str) -> Hoist:
         def hoist(sub: Any, hint: str) -> str:
+            key = ref_key(sub)
+            if key in refs:
+                return f"\x00{refs[key]}\x00"
             wanted.append(((*(base + hint for base in bases), f"{bases[0]}{hint}Arg"), sub))
             return f"\x00{len(wanted) - 1}\x00"
 
@@ -190,17 +203,14 @@ def render_tool(spec: ToolSpec, *, py: str, prefix: str) -> ToolRender:
     if root.extra is not None:
         extra = inline_annotation(root.extra, hoister("Extra")) or "Any"
     returns = "Any"
-    all_defs = dict(defs)
     if spec.output_schema is not None:
-        out_schema, out_defs = normalize(spec.output_schema, key_prefix="Out")
-        all_defs.update(out_defs)
         returns = inline_annotation(out_schema, hoister("Result", "Output")) or "Any"
     types: TypeBlock | None = None
     warnings: tuple[str, ...] = ()
     finals: list[str] = ["Any"] * len(wanted)
     if wanted:
         try:
-            types, finals = render_types(spec.name, prefix, all_defs, wanted)
+            types, finals = render_types(spec.name, prefix, wanted, refs)
         except SdkGenerationError as exc:
             warnings = (str(exc),)
 

@@ -21,6 +21,7 @@ __all__ = [
     "normalize",
     "plain",
     "py_literal",
+    "ref_key",
     "root_object",
 ]
 
@@ -97,7 +98,8 @@ def normalize(schema: Any, *, key_prefix: str = "") -> tuple[Any, dict[str, Any]
 
     def key_for(pointer: str) -> str:
         match = _DEF_POINTER.match(pointer)
-        base = _sanitize_key(_unescape(match.group(2))) if match else "Ref"
+        last = pointer.rsplit("/", 1)[-1]
+        base = _sanitize_key(_unescape(match.group(2) if match else last or "Root"))
         key, n = key_prefix + base, 2
         while key in defs:
             key = f"{key_prefix}{base}{n}"
@@ -141,27 +143,42 @@ def normalize(schema: Any, *, key_prefix: str = "") -> tuple[Any, dict[str, Any]
     return walk(root), defs
 
 
-def for_types(node: Any) -> Any:
+def ref_key(schema: Any) -> str | None:
+    """The definition a pure ``{"$ref": "#/$defs/<key>"}`` (plus annotations) names."""
+    if not isinstance(schema, dict) or not set(schema) <= _REF_ONLY:
+        return None
+    ref = schema.get("$ref")
+    return ref.removeprefix("#/$defs/") if isinstance(ref, str) else None
+
+
+_REF_ONLY = frozenset({"$ref", "description", "title", "default", "examples", "deprecated"})
+
+
+def for_types(node: Any, refs: Mapping[str, str]) -> Any:
     """Copy of a normalized schema as the type generator should see it.
 
-    ``format`` goes (formats stay ``str``); the notes a type cannot carry (default,
-    bounds, format) are appended to each field's description, which becomes the field's
-    docstring in the module and its comment in the prompt.
+    ``$ref`` keys are renamed through ``refs``; ``format`` goes (formats stay ``str``);
+    the notes a type cannot carry (default, bounds, format) are appended to each field's
+    description, which becomes the field's docstring in the module and its comment in the
+    prompt.
     """
     if isinstance(node, list):
-        return [for_types(item) for item in node]
+        return [for_types(item, refs) for item in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
     for k, v in node.items():
         if k == "format" and isinstance(v, str):
             continue
-        if k == "properties" and isinstance(v, dict):
-            out[k] = {name: _documented(for_types(sub), sub) for name, sub in v.items()}
-        elif (k in _SCHEMA_MAPS and isinstance(v, dict)) or (k == "$defs" and isinstance(v, dict)):
-            out[k] = {name: for_types(sub) for name, sub in v.items()}
+        if k == "$ref" and isinstance(v, str):
+            key = v.removeprefix("#/$defs/")
+            out[k] = f"#/$defs/{refs[key]}" if key in refs else v
+        elif k == "properties" and isinstance(v, dict):
+            out[k] = {name: _documented(for_types(sub, refs), sub) for name, sub in v.items()}
+        elif k in _SCHEMA_MAPS and isinstance(v, dict):
+            out[k] = {name: for_types(sub, refs) for name, sub in v.items()}
         elif k in _SUBSCHEMA:
-            out[k] = for_types(v)
+            out[k] = for_types(v, refs)
         else:
             out[k] = v
     return out

@@ -66,25 +66,21 @@ def _sentinel(index: int) -> str:
 
 
 def render_types(
-    tool: str,
-    prefix: str,
-    defs: Mapping[str, Any],
-    wanted: Sequence[tuple[tuple[str, ...], Any]],
+    tool: str, prefix: str, wanted: Sequence[tuple[tuple[str, ...], Any]], refs: Mapping[str, int]
 ) -> tuple[TypeBlock, list[str]]:
-    """Generate types for the ``wanted`` ``(names, schema)`` pairs and what they refer to.
+    """Generate one named type per ``wanted`` ``(candidate names, schema)`` pair.
 
-    ``defs`` are the tool's normalized definitions (every ``$ref`` points at
-    ``#/$defs/<key>``). Each wanted schema is generated under a sentinel name, then renamed
-    to ``prefix + name`` for the first of its candidate names that is free (then the last
+    ``refs`` maps each definition key (every ``$ref`` points at ``#/$defs/<key>``) to the
+    index of its entry in ``wanted``. Each schema is generated under a sentinel name, then
+    renamed to ``prefix + name`` for the first candidate name that is free (then the last
     one numbered): datamodel-code-generator names nested classes after their fields, so a
-    wanted name could otherwise go to another class.
-    Returns the block and the final name of each wanted schema.
+    wanted name could otherwise go to another class. Returns the block and the final name
+    of each wanted schema.
     """
     from datamodel_code_generator import generate
 
-    doc_defs = {key: for_types(schema) for key, schema in defs.items()}
-    for index, (_, schema) in enumerate(wanted):
-        doc_defs[_sentinel(index)] = for_types(schema)
+    sentinels = {key: _sentinel(index) for key, index in refs.items()}
+    doc_defs = {_sentinel(i): for_types(schema, sentinels) for i, (_, schema) in enumerate(wanted)}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -94,7 +90,7 @@ def render_types(
     if not isinstance(code, str):
         raise SdkGenerationError(tool, "datamodel-code-generator returned no single module")
     code = _drop_root(code, f"{prefix}Model")
-    code, finals = _rename(tool, code, prefix, [name for name, _ in wanted])
+    code, finals = _rename(tool, code, prefix, [names for names, _ in wanted])
     return _split(tool, code), finals
 
 

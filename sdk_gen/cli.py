@@ -1,20 +1,19 @@
 """``codemode sdk --tools MODULE:OBJECT -o DIR [--check]``: write or verify a generated SDK.
 
-``OBJECT`` is a registry (anything with ``.specs()``), a CodeMode (anything with
-``.registry``), or a list of ``ToolSpec`` values / MCP-style dicts (or a callable returning
-one of those). ``--check`` writes nothing and exits 1 when ``DIR`` is out of date.
+``OBJECT`` is a registry (anything with ``.specs()``), a CodeMode (its script-visible
+tools), a tool or a list of tools, ``ToolSpec`` values or MCP-style dicts (or a callable
+returning one of those). ``--check`` writes nothing and exits 1 when ``DIR`` is out of
+date; a ``--tools`` target that cannot be loaded exits 3, like every ``codemode`` command.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import os
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from codemode.errors import CodemodeError
+from codemode.errors import CodemodeError, ToolsLoadError
 
 from ._generate import generate
 
@@ -27,37 +26,29 @@ __all__ = ["load_specs", "main_sdk"]
 
 
 def load_specs(target: str) -> list[SpecLike]:
-    """Resolve ``MODULE:OBJECT`` (dotted attribute path allowed) to a list of specs.
+    """Resolve ``MODULE:OBJECT`` to a list of specs, the way every ``codemode`` subcommand
+    resolves ``--tools`` (MODULE dotted, importable from the working directory, or a
+    ``.py`` path)."""
+    from codemode.cli import resolve_target
 
-    The working directory is importable while resolving, as with ``python -m``.
-    """
-    module_name, sep, attr = target.partition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"expected MODULE:OBJECT, got {target!r}")
-    cwd = os.getcwd()
-    added = cwd not in sys.path and "" not in sys.path
-    if added:
-        sys.path.insert(0, cwd)
-    try:
-        obj: Any = importlib.import_module(module_name)
-    finally:
-        if added:
-            sys.path.remove(cwd)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return _specs_of(obj)
+    return _specs_of(resolve_target(target))
 
 
 def _specs_of(obj: Any) -> list[SpecLike]:
+    visible = getattr(obj, "visible_specs", None)
+    if callable(visible):
+        return list(visible())
     if hasattr(obj, "registry") and not hasattr(obj, "specs"):
         obj = obj.registry
     if hasattr(obj, "specs") and callable(obj.specs):
         obj = obj.specs()
-    elif callable(obj) and not isinstance(obj, type):
-        obj = obj()
+    elif callable(obj) and not isinstance(obj, type) and not hasattr(obj, "spec"):
+        return _specs_of(obj())
+    if hasattr(obj, "spec"):
+        obj = [obj]
     if isinstance(obj, str | bytes) or not isinstance(obj, Iterable):
         raise ValueError(f"not a registry, CodeMode or list of tool specs: {type(obj).__name__}")
-    return list(obj)
+    return [getattr(item, "spec", item) for item in obj]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,10 +68,18 @@ def main_sdk(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``codemode sdk``; returns the process exit code."""
     args = _parser().parse_args(argv)
     try:
-        sdk = generate(load_specs(args.tools))
-    except (ImportError, AttributeError, ValueError, CodemodeError) as exc:
+        specs = load_specs(args.tools)
+    except ToolsLoadError as exc:
         print(f"codemode sdk: {exc}", file=sys.stderr)
-        return 2
+        return 3
+    except ValueError as exc:
+        print(f"codemode sdk: {args.tools}: {exc}", file=sys.stderr)
+        return 3
+    try:
+        sdk = generate(specs)
+    except CodemodeError as exc:
+        print(f"codemode sdk: {exc}", file=sys.stderr)
+        return 1
     if args.check:
         stale = sdk.stale_files(args.output)
         if stale:

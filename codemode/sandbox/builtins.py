@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, Final
 from codemode.errors import LimitExceeded
 
 from .facades import guarded_import
-from .guards import EXCEPTIONS, ScriptMeta, guarded_getattr, guarded_hasattr, guarded_type
+from .guards import EXCEPTIONS, TYPE_ALIASES, build_class, guarded_getattr, guarded_hasattr, guarded_type
 from .sizes import ensure_size, guarded_add, guarded_pow
+from .render import charge_render
 from .state import counted, current_run
 
 if TYPE_CHECKING:
@@ -38,6 +39,8 @@ def print_(*args: Any, sep: str | None = " ", end: str | None = "\n",
     end = "\n" if end is None else end
     if not isinstance(sep, str) or not isinstance(end, str):
         raise TypeError("sep and end must be strings")
+    for arg in args:
+        charge_render(arg)
     run.output.write(sep.join(map(str, args)) + end)
 
 
@@ -112,9 +115,44 @@ def iter_(obj: Any, *sentinel: Any) -> Any:
 
 
 def format_(value: Any, spec: str = "") -> str:
-    """``format`` with the padding width bounded."""
+    """``format`` with the padding width bounded and the rendering charged."""
     check_format_spec(spec)
+    charge_render(value)
     return format(value, spec)
+
+
+def repr_(obj: Any, /) -> str:
+    """``repr`` with the rendering charged."""
+    charge_render(obj)
+    return repr(obj)
+
+
+def ascii_(obj: Any, /) -> str:
+    """``ascii`` with the rendering charged."""
+    charge_render(obj)
+    return ascii(obj)
+
+
+class _StrType(type):
+    """Metaclass of the script's ``str``: calls render with a charge; isinstance sees real str."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, str)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, str)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs:
+            charge_render(args[0])
+        return str(*args, **kwargs)
+
+
+class StrType(metaclass=_StrType):
+    """The script's ``str``: ``str(x)`` is charged; ``isinstance(x, str)`` works."""
+
+
+StrType.__name__ = StrType.__qualname__ = "str"
 
 
 def check_format_spec(spec: Any) -> None:
@@ -129,7 +167,8 @@ def type_(obj: Any, *rest: Any) -> type:
     if rest:
         raise TypeError("type() with 3 arguments is not available in the sandbox; "
                         "use a class statement")
-    return guarded_type(obj)
+    cls = guarded_type(obj)
+    return StrType if cls is str else cls
 
 
 def getattr_(obj: Any, name: str, *default: Any) -> Any:
@@ -139,14 +178,14 @@ def getattr_(obj: Any, name: str, *default: Any) -> Any:
 
 SAFE_BUILTINS: Final[dict[str, Any]] = {
     # Types (real, so isinstance works).
-    "bool": bool, "int": int, "float": float, "complex": complex, "str": str,
+    "bool": bool, "int": int, "float": float, "complex": complex, "str": StrType,
     "list": list, "tuple": tuple, "dict": dict, "set": set, "frozenset": frozenset,
     "enumerate": enumerate, "zip": zip, "map": map_, "filter": filter_, "reversed": reversed,
     "slice": slice,
     # Functions.
-    "abs": abs, "ascii": ascii, "bin": bin, "callable": callable, "chr": chr, "divmod": divmod,
+    "abs": abs, "ascii": ascii_, "bin": bin, "callable": callable, "chr": chr, "divmod": divmod,
     "hash": hash, "hex": hex, "isinstance": isinstance, "issubclass": issubclass, "len": len,
-    "next": next, "oct": oct, "ord": ord, "repr": repr, "round": round,
+    "next": next, "oct": oct, "ord": ord, "repr": repr_, "round": round,
     "print": print_, "range": range_, "sum": sum_, "sorted": sorted_, "min": min_,
     "max": max_, "any": any_, "all": all_, "iter": iter_, "format": format_,
     "type": type_, "getattr": getattr_, "hasattr": guarded_hasattr, "pow": guarded_pow,
@@ -155,8 +194,10 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     # Machinery the compiled code looks up in builtins.
     "__import__": guarded_import,
     "__build_class__": _py.__build_class__,
-    "__metaclass__": ScriptMeta,
+    "__metaclass__": build_class,
     "__name__": "__script__",
     "None": None, "True": True, "False": False,
 }
 """Name -> object for ``__builtins__`` of every script (shared, never mutated)."""
+
+TYPE_ALIASES[StrType] = str

@@ -37,6 +37,7 @@ __all__ = [
     "SANDBOX_BASES",
     "WRITABLE_TYPES",
     "ScriptMeta",
+    "build_class",
     "SelfGuarded",
     "guarded_apply",
     "guarded_getattr",
@@ -83,6 +84,16 @@ class ScriptMeta(type):
                 raise TypeError(f"class {name} cannot subclass {getattr(base, '__name__', base)!r}"
                                 " in the sandbox")
         return super().__new__(mcs, name, bases, namespace)
+
+
+def build_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
+                **kwargs: Any) -> ScriptMeta:
+    """``__metaclass__`` of script classes: check the bases before any metaclass logic runs."""
+    for base in bases:
+        if not (isinstance(base, ScriptMeta) or base in SANDBOX_BASES):
+            raise TypeError(f"class {name} cannot subclass {getattr(base, '__name__', base)!r}"
+                            " in the sandbox")
+    return ScriptMeta(name, bases, namespace, **kwargs)
 
 
 _STR: Final = frozenset({
@@ -280,6 +291,9 @@ def _script_class_allows(cls: type, name: str) -> bool:
 
 _MISSING: Final = object()
 
+TYPE_ALIASES: dict[type, type] = {}
+"""Script-visible stand-ins for builtin types (e.g. the charged ``str``) -> the real type."""
+
 EXTRA_NAMES: Final = "_sandbox_names_"
 """Class attribute (set by host code, e.g. ``namedtuple``) listing extra readable names."""
 
@@ -304,8 +318,9 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
             if _script_class_allows(obj, name):
                 return getattr(obj, name)
         elif isinstance(obj, type):
-            if name in ATTRIBUTES.get(obj, ()) and (obj, name) not in _SPECIAL:
-                return getattr(obj, name)
+            real = TYPE_ALIASES.get(obj, obj)
+            if name in ATTRIBUTES.get(real, ()) and (real, name) not in _SPECIAL:
+                return getattr(real, name)
         elif _table_allows(cls, name):
             value = getattr(obj, name)
             if cls in ATTRIBUTES:

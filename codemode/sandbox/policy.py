@@ -314,12 +314,10 @@ class SandboxPolicy(RestrictingNodeTransformer):
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:
         node = self.node_contents_visit(node)
-        if node.format_spec is None:
+        if isinstance(node.value, ast.Constant):
             return node
-        spec = _static_spec(node.format_spec)
-        if spec is not None and all(len(run) <= 4 for run in re.findall(r"\d+", spec)):
-            return node
-        value = _call("_format_", node.value, ast.Constant(node.conversion), node.format_spec)
+        spec = node.format_spec if node.format_spec is not None else ast.Constant("")
+        value = _call("_format_", node.value, ast.Constant(node.conversion), spec)
         return _located(ast.FormattedValue(value=value, conversion=-1, format_spec=None), node)
 
     # Classes and module --------------------------------------------------------------------

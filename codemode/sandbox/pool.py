@@ -58,10 +58,20 @@ DEFAULT_RUNTIME: Final = "codemode.sandbox.runner:run_script"
 """``module:function`` of the script runtime each worker pre-imports."""
 
 _PACKAGE_ROOT: Final = str(Path(__file__).resolve().parents[2])
-_BOOTSTRAP: Final = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from codemode.sandbox.worker import main; main()"
-)
+_BOOTSTRAP: Final = """\
+import sys, types
+root = sys.argv[1]
+sys.path.insert(0, root)
+for name in ("codemode", "codemode.sandbox"):
+    package = types.ModuleType(name)
+    package.__path__ = [root + "/" + name.replace(".", "/")]
+    sys.modules[name] = package
+from codemode.sandbox.worker import main
+main()
+"""
+"""Worker entry: the two parent packages are stubbed so their ``__init__`` (the
+whole host API: registry, dispatch, SDK generator, executors) never loads in a
+worker; it imports only the sandbox modules the runner needs."""
 _WORKER_ENV: Final = {"LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
 """All the environment a worker gets: no host variables (tokens, keys) leak into it."""
 
@@ -274,14 +284,15 @@ class _Session:
     def _route(self, messages: list[list[Any]]) -> None:
         for message in messages:
             kind = message[0]
-            if kind == "call" and type(message[1]) is int and type(message[2]) is str:
+            if kind == "call" and len(message) == 4 and type(message[1]) is int \
+                    and type(message[2]) is str:
                 self._inbox.append(message)
                 if self._idle:
                     self._idle.pop().set()
                 else:
                     self._unclaimed += 1
                     self._wake_spawner.set()
-            elif kind == "cancel":
+            elif kind == "cancel" and len(message) == 2:
                 scope = self._in_flight.get(message[1])
                 if scope is not None:
                     scope.cancel()
@@ -325,7 +336,7 @@ class _Session:
         try:
             reply = await self._broker.answer(message[2], message[3])
         finally:
-            del self._in_flight[call_id]
+            self._in_flight.pop(call_id, None)
         try:
             await self._worker.send(encode(["reply", call_id, reply]))
         except _WorkerGone:
@@ -337,10 +348,13 @@ class WorkerPoolExecutor:
     """Runs scripts in a pool of pre-started worker processes (the default executor).
 
     ``size`` workers are started on first use (or by :meth:`start`); a run takes
-    an idle worker or waits for one. Per run, the worker caps ``RLIMIT_AS`` at its
-    address space plus ``Limits.memory`` and ``RLIMIT_CPU`` at the timeout's worth
-    of CPU; the host
-    kills it ``grace`` seconds after ``Limits.timeout`` if it has not answered.
+    an idle, ready worker or waits for one, so at most ``size`` scripts run at
+    once. Per run, the worker caps ``RLIMIT_AS`` at its address space plus
+    ``Limits.memory`` and ``RLIMIT_CPU`` at the timeout's worth of CPU; the host
+    kills it ``grace`` seconds after ``Limits.timeout`` if it has not answered
+    and reports ``LimitExceeded(timeout)``. ``runtime`` (``module:function``)
+    is what workers run scripts with (tests substitute a stand-in); ``python``
+    is the interpreter they are started with.
     """
 
     def __init__(

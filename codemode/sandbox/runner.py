@@ -50,10 +50,11 @@ from codemode.errors import LimitExceeded, ScriptCompileError
 
 from .broker import decode_reply
 from .builtins import SAFE_BUILTINS, check_format_spec
+from .render import charge_render, render_cost
 from .compile import CompiledScript, compile_script
 from .facades import FACADE_NAMES, facade
 from .guards import (
-    ScriptMeta,
+    build_class,
     guarded_apply,
     guarded_getattr,
     guarded_write,
@@ -137,6 +138,7 @@ def _format_value(value: Any, conversion: int, spec: str) -> str:
     elif conversion == ord("a"):
         value = ascii(value)
     check_format_spec(spec)
+    charge_render(value)
     return format(value, spec)
 
 
@@ -190,7 +192,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
     namespace: dict[str, Any] = {
         "__builtins__": SAFE_BUILTINS,
         "__name__": "__script__",
-        "__metaclass__": ScriptMeta,
+        "__metaclass__": build_class,
         "_getattr_": guarded_getattr,
         "_getitem_": operator.getitem,
         "_write_": guarded_write,
@@ -260,7 +262,8 @@ def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits) -> S
     frames = _script_frames(exc, lines)
     name = type(exc).__name__
     try:
-        message = _clip(str(exc))
+        too_big = render_cost(exc.args, _MAX_MESSAGE) > _MAX_MESSAGE
+        message = "<error message too large>" if too_big else _clip(str(exc))
     except Exception:
         message = "<unprintable error>"
     line, column = (frames[-1][0], frames[-1][1]) if frames else (None, None)
@@ -291,6 +294,8 @@ def _not_json(value: Any) -> Any:
 
 
 def _result_json(value: Any, limits: Limits) -> Any:
+    if render_cost(value, limits.result) > limits.result:
+        raise LimitExceeded("result", limits.result, "the result is too large")
     text = json.dumps(value, default=_not_json, allow_nan=False)
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > limits.result:

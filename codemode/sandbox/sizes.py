@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from codemode.errors import LimitExceeded
 
+from .render import charge_render
 from .state import current_run
 
 __all__ = ["MAX_INT_BITS", "augmented_attr", "augmented_item", "ensure_size", "guarded_add", "guarded_inplace", "guarded_lshift",
@@ -121,6 +122,7 @@ def guarded_mod(a: Any, b: Any) -> Any:
     """``a % b``: numbers pass; ``%``-formatting has its widths checked first."""
     if isinstance(a, _TEXT):
         percent_format_ok(a, b)
+        charge_render(b)
     return a % b
 
 

@@ -74,6 +74,8 @@ class RunState:
         self.meter = Meter(operations=limits.operations, timeout=limits.timeout)
         self.output = OutputBuffer(limits.output)
         self._tracked: list[weakref.ref[Any]] = []
+        self.extras: dict[str, Any] = {}
+        """Per-run state of facades (e.g. the ``random`` generator)."""
 
     @property
     def ended(self) -> bool:

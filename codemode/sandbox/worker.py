@@ -136,6 +136,9 @@ class _Channel:
         call_id = self._next_id
         self.send(["call", call_id, name, arguments])
         loop = asyncio.get_running_loop()
+        # ``_ready`` (callbacks due this turn) is private, but asyncio has no public
+        # "is anything else runnable?" check; spinning while other tasks could run
+        # would delay them (``asyncio.gather``), so the poll happens only when idle.
         if not loop._ready:  # type: ignore[attr-defined]
             deadline = time.perf_counter() + SPIN_SECONDS
             while time.perf_counter() < deadline:

@@ -411,3 +411,55 @@ async def test_worker_that_cannot_start_raises_sandbox_error() -> None:
     async with WorkerPoolExecutor(size=1, runtime="codemode.no_such_module:run") as broken:
         with pytest.raises(SandboxError, match="failed to start"):
             await broken.run("1", call_tool=echo)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [["bogus"], ["call", "x", "t", {}], ["call", 1, "t"], ["ready", 1], ["done"]],
+    ids=["unknown-kind", "call-id-not-int", "call-too-short", "ready-mid-run", "done-empty"],
+)
+async def test_protocol_violation_fails_run_and_recycles(
+    pool: WorkerPoolExecutor, message: list[Any]
+) -> None:
+    pid_before = pool._idle[0].process.pid
+    result = await pool.run("# send raw: " + json.dumps(message), call_tool=echo,
+                            limits=Limits(timeout=10))
+    assert result.error is not None
+    assert result.error.type == "SandboxError"
+    assert "protocol violation" in result.error.message or "malformed" in result.error.message
+    assert (await pool.run("'next'", call_tool=echo)).value == "next"
+    assert pool._idle[0].process.pid != pid_before
+
+
+async def test_worker_loads_only_the_sandbox_runtime(pool: WorkerPoolExecutor) -> None:
+    source = "import sys\nsorted(m for m in sys.modules if m.startswith('codemode'))"
+    loaded = (await pool.run(source, call_tool=echo)).value
+    assert "codemode.sandbox.worker" in loaded
+    for host_only in ("codemode.registry", "codemode.mode", "codemode.sandbox.pool",
+                      "codemode.sandbox.inprocess"):
+        assert host_only not in loaded
+
+
+async def test_closed_pool_refuses_runs_and_kills_workers() -> None:
+    executor = WorkerPoolExecutor(size=1, runtime=STANDIN)
+    await executor.start()
+    process = executor._idle[0].process
+    await executor.aclose()
+    assert process.poll() is not None
+    with pytest.raises(SandboxError, match="closed"):
+        await executor.run("1", call_tool=echo)
+
+
+def test_pool_can_be_used_from_successive_event_loops() -> None:
+    executor = WorkerPoolExecutor(size=1, runtime=STANDIN)
+
+    async def use(value: int) -> Any:
+        return (await executor.run(f"await tools.t(v={value})", call_tool=echo)).value
+
+    try:
+        first = anyio.run(use, 1)
+        second = anyio.run(use, 2)
+    finally:
+        anyio.run(executor.aclose)
+    assert first == {"name": "t", "arguments": {"v": 1}}
+    assert second == {"name": "t", "arguments": {"v": 2}}

@@ -9,6 +9,8 @@ environment, spin in C) and the process machinery can be tested on its own.
 from __future__ import annotations
 
 import ast
+import asyncio
+import json
 from typing import TYPE_CHECKING, Any
 
 from codemode.sandbox.broker import decode_reply
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 
 
 RUNTIME_BUG = "# make the runtime itself fail"
+RAW_MESSAGE = "# send raw: "
 
 
 async def standin_runtime(
@@ -31,6 +34,10 @@ async def standin_runtime(
     del tool_paths, limits
     if source == RUNTIME_BUG:
         raise RuntimeError("a bug in the runtime itself")
+    if source.startswith(RAW_MESSAGE):
+        channel = call.__self__  # type: ignore[attr-defined]
+        channel.send(json.loads(source[len(RAW_MESSAGE):]))
+        await asyncio.sleep(5)
     output: list[str] = []
 
     class Tools:

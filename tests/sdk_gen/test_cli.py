@@ -36,6 +36,20 @@ TOOLS_MODULE = textwrap.dedent(
 
     def make():
         return SPECS
+
+    import codemode as cm
+
+    async def _echo(args):
+        return args["text"]
+
+    TOOLS = [cm.define_tool(name="echo", description="Echo text.",
+                            parameters={"text": {"type": "string"}}, execute=_echo),
+             cm.define_tool(name="ping", execute=_echo)]
+    REAL_REGISTRY = cm.ToolRegistry()
+    for _tool in TOOLS:
+        REAL_REGISTRY.register(_tool)
+    REAL_MODE = cm.CodeMode(REAL_REGISTRY)
+    REAL_REGISTRY.register(REAL_MODE.as_tool())
     """
 )
 
@@ -49,7 +63,9 @@ def tools_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     sys.modules.pop(name, None)
 
 
-@pytest.mark.parametrize("obj", ["SPECS", "REGISTRY", "MODE", "make"])
+@pytest.mark.parametrize(
+    "obj", ["SPECS", "REGISTRY", "MODE", "make", "TOOLS", "REAL_REGISTRY", "REAL_MODE"]
+)
 def test_writes_module_stub_and_prompt(
     tools_module: str, obj: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -59,6 +75,14 @@ def test_writes_module_stub_and_prompt(
     assert "async def echo(" in (out / "tools.py").read_text()
     assert "async def ping(" in (out / "prompt.txt").read_text()
     assert str(out / "tools.py") in capsys.readouterr().out
+    assert "run_code" not in (out / "prompt.txt").read_text()
+
+
+def test_accepts_a_py_path(tools_module: str, tmp_path: Path) -> None:
+    out = tmp_path / "sdk"
+    path = tmp_path / f"{tools_module}.py"
+    assert main_sdk(["--tools", f"{path}:TOOLS", "-o", str(out)]) == 0
+    assert "async def echo(" in (out / "tools.py").read_text()
 
 
 def test_check_passes_when_current_and_fails_when_stale(tools_module: str, tmp_path: Path) -> None:
@@ -81,8 +105,8 @@ def test_check_passes_when_current_and_fails_when_stale(tools_module: str, tmp_p
         ("math:pi", "not a registry"),
     ],
 )
-def test_bad_targets_exit_2(
+def test_bad_targets_exit_3(
     target: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main_sdk(["--tools", target, "-o", str(tmp_path / "x")]) == 2
+    assert main_sdk(["--tools", target, "-o", str(tmp_path / "x")]) == 3
     assert message in capsys.readouterr().err

@@ -6,14 +6,25 @@ import collections
 from typing import Any, Final
 
 from codemode.sandbox.guards import EXTRA_NAMES, ScriptMeta
+from codemode.sandbox.state import current_run
 
 from . import Facade
 
 __all__ = ["FACADE"]
 
 
+_MAX_FIELDS: Final = 256
+_MAX_NAME: Final = 100
+
+
 def namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> type:
     """A named tuple class whose fields (and count/index) scripts may read."""
+    names = field_names.replace(",", " ").split() if isinstance(field_names, str) else list(
+        field_names)
+    if len(names) > _MAX_FIELDS or any(len(str(n)) > _MAX_NAME for n in [typename, *names]):
+        size = sum(len(str(n)) for n in [typename, *names])
+        current_run().too_big(f"namedtuple() with {len(names)} fields (at most {_MAX_FIELDS} "
+                              f"fields, names of at most {_MAX_NAME} characters)", size)
     base = collections.namedtuple(typename, field_names, defaults=defaults)  # type: ignore[misc]
     fields = frozenset(base._fields) | {"count", "index"}
     return type.__new__(ScriptMeta, typename, (base,), {"__slots__": (), EXTRA_NAMES: fields})

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from codemode.sandbox.render import charge_render
+
 from . import Facade
 
 __all__ = ["FACADE"]
@@ -27,6 +29,7 @@ def dumps(obj: Any, *, indent: int | str | None = None, sort_keys: bool = False,
         raise ValueError(f"indent strings are limited to {_MAX_INDENT} characters")
     if separators is not None and sum(len(str(s)) for s in separators) > _MAX_INDENT:
         raise ValueError(f"separators are limited to {_MAX_INDENT} characters")
+    charge_render(obj)
     return json.dumps(obj, indent=indent, sort_keys=sort_keys, separators=separators,
                       ensure_ascii=ensure_ascii, default=default)
 
