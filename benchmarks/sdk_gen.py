@@ -7,7 +7,7 @@ Prints, measured side by side in one process:
 * warm regeneration after changing one tool, and after disposing one (shared ``SdkCache``);
 * prompt size against the raw JSON definitions, three ways of serialising them, and an
   audit that the prompt keeps every name, required flag, enum value, default and
-  description of every top-level argument.
+  description of every argument and of every nested key (parameters and results).
 
 Run: ``python benchmarks/sdk_gen.py`` (targets: warm regeneration ≤ 50 ms; prompt ≤ 50 %).
 """
@@ -148,7 +148,7 @@ def main() -> int:
         raw = sum(len(json.dumps(t, **kwargs)) for t in bare)
         print(
             f"  vs {label}: {raw} chars, ratio {prompt / raw:.3f} (target <= 0.50);"
-            f" descriptions alone {described / raw:.3f}, the rest"
+            f" descriptions alone (before sharing) {described / raw:.3f}, the rest"
             f" {(prompt - described) / (raw - described):.3f}"
         )
     from sdk_gen._audit import audit_prompt
@@ -160,7 +160,7 @@ def main() -> int:
         checked.update(group_checked)
         lost.extend(group_lost)
     kept = ", ".join(f"{kind} {checked[kind]}" for kind in sorted(checked))
-    print(f"prompt audit, top-level facts checked: {kept}; lost {len(lost)}")
+    print(f"prompt audit, facts checked: {kept}; lost {len(lost)}")
     for item in lost[:10]:
         print(f"  lost: {item}")
     return 0

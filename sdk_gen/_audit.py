@@ -1,21 +1,26 @@
 """Check that a prompt kept what the model needs: names, required flags, enums, defaults, docs.
 
 The prompt is compact by design; this audit is how tests and the benchmark prove that
-compactness dropped nothing at the top level of each tool's arguments.
+compactness dropped nothing. It reads the prompt text as the model would, independently
+of how it was rendered: each tool's block (its line and the indented lines under it),
+and the glossary of shared descriptions. Top-level arguments are checked line by line;
+keys of nested objects (parameters and results, through refs, arrays, unions) are
+checked within the tool's block and counted as ``nested …`` facts.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ._render import prompt_escape
+from ._prompt import NOTE, SHARED, SHARED_MARK
 from ._schema import normalize, py_literal, root_object
 from ._specs import as_specs
 from ._text import prompt_text
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
     from ._generate import GeneratedSDK
     from ._specs import SpecLike
@@ -23,43 +28,38 @@ if TYPE_CHECKING:
 __all__ = ["FACTS", "audit_prompt"]
 
 FACTS = ("names", "required", "enums", "defaults", "descriptions")
-"""Kinds of facts the audit checks."""
+"""Kinds of facts the audit checks (nested ones are counted as ``nested <kind>``)."""
+
+_Fact = tuple[str, str, bool]
 
 
 def audit_prompt(specs: Iterable[SpecLike], sdk: GeneratedSDK) -> tuple[Counter[str], list[str]]:
     """Return (facts checked per kind, descriptions of the facts the prompt lost)."""
+    blocks, glossary = _parse(sdk.prompt)
     checked: Counter[str] = Counter()
     lost: list[str] = []
-    blocks = {_qualname(block): block for block in sdk.prompt.split("\n\n")}
     for spec in as_specs(specs):
         path = sdk.names.wire_to_python(spec.name)
-        block = blocks.get(path, "")
-        signature = next((ln for ln in block.splitlines() if f"def {path}(" in ln), "")
+        block = blocks.get(path, [])
         to_py = {wire: py for py, wire in sdk.names.arguments[spec.name].items()}
         body, defs = normalize(spec.parameters)
         root = root_object(body, defs)
-        facts: list[tuple[str, str, bool]] = []
+        facts: list[_Fact] = []
         if spec.description.strip():
-            facts.append(("descriptions", "tool", _shown(spec.description) in block))
+            head = f"{path}: {prompt_text(spec.description)}"
+            facts.append(("descriptions", "tool", bool(block) and block[0] == head))
         for wire, schema in root.properties.items():
-            py = to_py[wire]
-            facts.append(("names", py, f"{py}: " in signature))
-            if wire in root.required:
-                facts.append(("required", py, not _has_default(signature, py)))
-            if not isinstance(schema, dict):
-                continue
-            enum = schema.get("enum")
-            for value in enum if isinstance(enum, list) else []:
-                if isinstance(value, str | int | float) or value is None:
-                    facts.append(("enums", f"{py}={value!r}", py_literal(value) in block))
-            if "default" in schema:
-                literal = py_literal(schema["default"])
-                in_doc = f"{py}: " in block and f"Default: {literal}." in block
-                shown = f"{py}: " in signature and (f"= {literal}" in signature or in_doc)
-                facts.append(("defaults", py, shown))
-            desc = schema.get("description")
-            if isinstance(desc, str) and desc.strip():
-                facts.append(("descriptions", py, _shown(desc) in block))
+            facts.extend(_argument(to_py[wire], wire in root.required, schema, block, glossary))
+        text = "\n".join(block)
+        nested = [(schema, defs) for schema in root.properties.values()]
+        if spec.output_schema is not None:
+            nested.append(normalize(spec.output_schema, key_prefix="Out"))
+        for schema, schema_defs in nested:
+            for key, sub, required in _nested_keys(schema, schema_defs):
+                facts.extend(
+                    (f"nested {kind}", what, kept)
+                    for kind, what, kept in _key_facts(key, sub, required, text, glossary)
+                )
         for kind, what, kept in facts:
             checked[kind] += 1
             if not kept:
@@ -67,32 +67,116 @@ def audit_prompt(specs: Iterable[SpecLike], sdk: GeneratedSDK) -> tuple[Counter[
     return checked, lost
 
 
-def _shown(description: str) -> str:
-    """A description as the prompt shows it (one line, cut, ``\"\"\"`` escaped)."""
-    return prompt_escape(prompt_text(description)).rstrip()
+def _parse(prompt: str) -> tuple[dict[str, list[str]], set[str]]:
+    """Tool blocks by qualified name (shared sentences written out again), and the
+    glossary's ``key: description`` lines."""
+    blocks: dict[str, list[str]] = {}
+    glossary: set[str] = set()
+    notes: dict[str, str] = {}
+    current: list[str] | None = None
+    for line in prompt.splitlines()[1:]:
+        if line == SHARED:
+            current = None
+        elif not line.startswith(" "):
+            current = blocks.setdefault(line.partition(": ")[0], [])
+            current.append(line)
+        elif current is not None:
+            current.append(line)
+        elif line.startswith(f" {NOTE}"):
+            ref, _, sentence = line.strip().partition(" ")
+            notes[ref] = sentence
+        else:
+            glossary.add(line.strip())
+    pattern = re.compile(f"{NOTE}\\d+")
+
+    def expand(line: str) -> str:
+        return pattern.sub(lambda m: notes.get(m.group(), m.group()), line)
+
+    return {name: [expand(ln) for ln in block] for name, block in blocks.items()}, glossary
 
 
-def _qualname(block: str) -> str:
-    for line in block.splitlines():
-        if line.startswith("async def "):
-            return line.removeprefix("async def ").partition("(")[0]
-    return ""
+def _argument(
+    py: str, required: bool, schema: Any, block: list[str], glossary: set[str]
+) -> Iterator[_Fact]:
+    """Facts of one top-level argument, checked on its own line (enums: in the block)."""
+    line = next((ln for ln in block[1:] if ln.startswith((f" {py}: ", f" {py}?: "))), "")
+    yield ("names", py, bool(line))
+    if required:
+        yield ("required", py, line.startswith(f" {py}: "))
+    if not isinstance(schema, dict):
+        return
+    text = "\n".join(block)
+    enum = schema.get("enum")
+    for value in enum if isinstance(enum, list) else []:
+        if isinstance(value, str | int | float) or value is None:
+            yield ("enums", f"{py}={value!r}", py_literal(value) in text)
+    if "default" in schema:
+        yield ("defaults", py, f" = {py_literal(schema['default'])}" in line)
+    desc = schema.get("description")
+    if isinstance(desc, str) and desc.strip():
+        yield ("descriptions", py, _described(line, py, prompt_text(desc), glossary))
 
 
-def _has_default(signature: str, py: str) -> bool:
-    """Whether parameter ``py`` has ``= ...`` in a one-line prompt signature."""
-    start = signature.find(f"({py}: ")
-    start = start + 1 if start >= 0 else signature.find(f", {py}: ") + 2
-    depth = 0
-    for ch in signature[start:]:
-        if ch in "[({":
-            depth += 1
-        elif ch in "])}":
-            depth -= 1
-            if depth < 0:
-                return False
-        elif ch == "," and depth == 0:
-            return False
-        elif ch == "=" and depth == 0:
-            return True
-    return False
+def _key_facts(
+    key: str, schema: Any, required: bool, text: str, glossary: set[str]
+) -> Iterator[_Fact]:
+    """Facts of one nested key, checked anywhere in its tool's block."""
+    shown = key if key.isidentifier() else py_literal(key)
+    heads = [f"{shown}: ", f"{shown}?: "]
+    found = [h for h in heads if f" {h}" in text or f"{{{h}" in text]
+    yield ("names", shown, bool(found))
+    if required:
+        yield ("required", shown, heads[0] in found)
+    if not isinstance(schema, dict):
+        return
+    enum = schema.get("enum")
+    for value in enum if isinstance(enum, list) else []:
+        if isinstance(value, str | int | float) or value is None:
+            yield ("enums", f"{shown}={value!r}", py_literal(value) in text)
+    lines = [ln for ln in text.splitlines() if ln.lstrip().startswith(tuple(heads))]
+    if "default" in schema:
+        default = f" = {py_literal(schema['default'])}"
+        yield ("defaults", shown, any(default in ln for ln in lines))
+    desc = schema.get("description")
+    if isinstance(desc, str) and desc.strip():
+        doc = prompt_text(desc)
+        yield ("descriptions", shown, any(_described(ln, shown, doc, glossary) for ln in lines))
+
+
+def _described(line: str, key: str, doc: str, glossary: set[str]) -> bool:
+    """Whether ``line`` shows ``doc``, itself or through the glossary entry of ``key``."""
+    if f" # {doc}" in line:
+        return True
+    return line.endswith(f" {SHARED_MARK}") and any(
+        entry.startswith(f"{key}: {doc}") for entry in glossary
+    )
+
+
+def _nested_keys(schema: Any, defs: dict[str, Any]) -> Iterator[tuple[str, Any, bool]]:
+    """``(key, schema, required)`` of every object key below ``schema``, each ref once."""
+    seen: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            key = ref.removeprefix("#/$defs/")
+            if key not in seen:
+                seen.add(key)
+                stack.append(defs.get(key))
+        props = node.get("properties")
+        req = node.get("required")
+        required = set(req) if isinstance(req, list) else set()
+        if isinstance(props, dict):
+            for name, sub in props.items():
+                yield name, sub, name in required
+                stack.append(sub)
+        for k in ("items", "additionalProperties"):
+            if isinstance(node.get(k), dict):
+                stack.append(node[k])
+        for k in ("anyOf", "oneOf", "allOf"):
+            if isinstance(node.get(k), list):
+                stack.extend(node[k])
+

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, final
 from codemode.errors import SdkGenerationError
 
 from ._names import BUILTIN_NAMES, SOFT_KEYWORDS, SdkNames, assign_identifiers, pascal_case
+from ._prompt import ToolPrompt, assemble_prompt, fallback_prompt, tool_prompt
 from ._render import ToolRender, fallback_render, render_tool
 from ._specs import as_specs, spec_digest
 from ._text import docstring
@@ -34,13 +35,6 @@ _INTERNAL = frozenset(
 RESERVED = frozenset(BUILTIN_NAMES | SOFT_KEYWORDS | _INTERNAL | set(typing.__all__))
 """Names no tool, namespace or method may take: the module and its annotations use them."""
 
-_PROMPT_HEADER = (
-    "# Call tools as `await tools.<name>(...)`, keyword arguments only. `= ...` marks an"
-    " optional argument that is not sent when omitted; other defaults are the tool's own."
-    " Without `->`, a tool returns its result as Python data (dict, list or str)."
-)
-
-
 @dataclass(frozen=True, kw_only=True, slots=True)
 class _Piece:
     """One tool's finished text in each output, as cached."""
@@ -51,8 +45,8 @@ class _Piece:
     """Function source for the module (indented as a method when namespaced)."""
     stub: str
     """Function source for the stub."""
-    prompt: str
-    """Types, signature and short docstring for the prompt."""
+    prompt: ToolPrompt
+    """The tool's lines in the prompt (shared descriptions are factored out at assembly)."""
     noqa: frozenset[str]
     """Ruff codes the module text of this tool (function and types) needs exempted."""
     noqa_stub: frozenset[str]
@@ -95,11 +89,15 @@ class SdkCache:
         else:
             module, stub = render.function(stub=False), render.function(stub=True)
         types = render.types.source if render.types else ""
+        try:
+            prompt = tool_prompt(spec, render, qualname=path)
+        except Exception:  # same reasoning: a prompt from the render's own annotations
+            prompt = fallback_prompt(render, qualname=path)
         piece = _Piece(
             render=render,
             module=module,
             stub=stub,
-            prompt=render.prompt(qualname=path),
+            prompt=prompt,
             noqa=_lint_exemptions(f"{types}\n{module}"),
             noqa_stub=_lint_exemptions(f"{types}\n{stub}") - {"E741"},
         )
@@ -265,7 +263,6 @@ def _assemble(slots: list[_Slot], pieces: list[_Piece]) -> GeneratedSDK:
     stub_head = f"{head}\n\n{_STUB_PRELUDE.strip()}"
     module = _join([_module_doc(count), module_head, type_text, module_funcs])
     stub = _join([_stub_doc(count), stub_head, type_text, stub_funcs])
-    prompt = "\n\n".join([_PROMPT_HEADER, *(p.prompt for p in pieces)])
     names = SdkNames.build(
         {s.path: s.spec.name for s in slots},
         {r.wire: r.arguments for r in renders},
@@ -275,7 +272,7 @@ def _assemble(slots: list[_Slot], pieces: list[_Piece]) -> GeneratedSDK:
     return GeneratedSDK(
         module_source=_noqa(module, codes),
         stub_source=_noqa(stub, set().union(*(p.noqa_stub for p in pieces))),
-        prompt=prompt + "\n",
+        prompt=assemble_prompt([p.prompt for p in pieces]),
         names=names,
         warnings=warnings,
     )

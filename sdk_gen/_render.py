@@ -22,7 +22,7 @@ from ._schema import (
     ref_key,
     root_object,
 )
-from ._text import clean, docstring, prompt_text
+from ._text import clean, docstring
 from ._types import TypeBlock, render_types
 
 if TYPE_CHECKING:
@@ -86,53 +86,43 @@ class ToolRender:
     def signature(self, *, mode: str, indent: str = "") -> str:
         """``async def name(*, ...) -> R:`` in module and stub, one parameter per line.
 
-        Optional arguments default to ``OMIT`` in the module, ``...`` in the stub, and to the
-        schema default (or ``...``) in the prompt, whose one-line form drops what its header
-        says once for all: the ``*`` (keyword-only), the ``-> Any`` and the colon.
+        Optional arguments default to ``OMIT`` in the module and to ``...`` in the stub.
         """
-        prompt = mode == "prompt"
         parts = []
         for p in self.params:
             text = f"{p.py}: {p.annotation}"
             if not p.required:
-                text += " = " + {"module": "OMIT", "stub": "..."}.get(mode, p.default or "...")
+                text += " = " + ("OMIT" if mode == "module" else "...")
             parts.append(text)
         if self.extra is not None:
             parts.append(f"**{EXTRA}: {self.extra}")
         head = f"{indent}async def {self.py}("
         tail = f") -> {self.returns}:"
-        if prompt:
-            tail = ")" if self.returns == "Any" else f") -> {self.returns}"
-            return head + ", ".join(parts) + tail
         if not parts:
             return head + tail
         star = ["*"] if self.params else []
         inner = "".join(f"{indent}    {part},\n" for part in [*star, *parts])
         return f"{head}\n{inner}{indent}{tail}"
 
-    def doc_paragraphs(self, *, prompt: bool) -> list[str]:
+    def doc_paragraphs(self) -> list[str]:
         """Docstring paragraphs: description, then one line per documented argument."""
-        text = prompt_text(self.description) if prompt else self.description
-        paras = [text] if text else []
+        paras = [self.description] if self.description else []
         args = []
         for p in self.params:
-            doc = prompt_text(p.doc) if prompt else p.doc
-            if p.default is not None and (not prompt or p.required):
+            doc = p.doc
+            if p.default is not None:
                 doc = f"{doc} Default: {p.default}.".lstrip()
-            if doc or (not prompt and p.py != p.wire):
-                wire = f"(wire name {p.wire!r})" if (p.py != p.wire and not prompt) else ""
+            if doc or p.py != p.wire:
+                wire = f"(wire name {p.wire!r})" if p.py != p.wire else ""
                 args.append(f"{p.py}: " + " ".join(part for part in (doc, wire) if part))
         if args:
-            if prompt:
-                paras.append("\n".join(args))
-            else:
-                paras.append("Args:\n" + "\n".join("    " + a for a in args))
+            paras.append("Args:\n" + "\n".join("    " + a for a in args))
         return paras
 
     def function(self, *, stub: bool, indent: str = "") -> str:
         """The function as module (with body) or stub (``...``) source."""
         lines = [self.signature(mode="stub" if stub else "module", indent=indent)]
-        doc = docstring(self.doc_paragraphs(prompt=False), indent=indent + "    ")
+        doc = docstring(self.doc_paragraphs(), indent=indent + "    ")
         if doc:
             lines.append(doc)
         if stub:
@@ -152,21 +142,6 @@ class ToolRender:
             lines.append(f"{indent}    _result: {self.returns} = await {call}")
             lines.append(f"{indent}    return _result")
         return "\n".join(lines)
-
-    def prompt(self, *, qualname: str) -> str:
-        """Signature and short docstring for the model (types first)."""
-        sig = self.signature(mode="prompt").replace(f"def {self.py}(", f"def {qualname}(", 1)
-        paras = self.doc_paragraphs(prompt=True)
-        body = "\n".join(paras)
-        doc = f'\n    """{prompt_escape(body)}"""' if body else ""
-        types = f"{self.types.compact}\n" if self.types and self.types.compact else ""
-        return f"{types}{sig}{doc}"
-
-
-def prompt_escape(text: str) -> str:
-    """Make text safe inside the prompt's triple-quoted docstrings."""
-    text = text.replace('"""', '\\"\\"\\"').replace("\n", "\n    ")
-    return text + " " if text.endswith('"') else text
 
 
 def render_tool(spec: ToolSpec, *, py: str, prefix: str) -> ToolRender:

@@ -15,9 +15,16 @@ from typing import TYPE_CHECKING, Any, Final
 from codemode.errors import LimitExceeded
 
 from .facades import guarded_import
-from .guards import EXCEPTIONS, TYPE_ALIASES, build_class, guarded_getattr, guarded_hasattr, guarded_type
-from .sizes import ensure_size, guarded_add, guarded_pow
+from .guards import (
+    EXCEPTIONS,
+    TYPE_ALIASES,
+    build_class,
+    guarded_getattr,
+    guarded_hasattr,
+    guarded_type,
+)
 from .render import charge_render
+from .sizes import MAX_INT_BITS, ensure_size, guarded_add, guarded_pow
 from .state import counted, current_run
 
 if TYPE_CHECKING:
@@ -133,26 +140,64 @@ def ascii_(obj: Any, /) -> str:
     return ascii(obj)
 
 
-class _StrType(type):
-    """Metaclass of the script's ``str``: calls render with a charge; isinstance sees real str."""
+class _GuardedType(type):
+    """Metaclass of stand-ins for ``str``/``int``: calls are checked, isinstance sees the real type.
+
+    A stand-in class has ``real`` (the builtin type) and ``check(*args, **kwargs)``.
+    """
+
+    real: type
+    check: Any
 
     def __instancecheck__(cls, obj: Any) -> bool:
-        return isinstance(obj, str)
+        return isinstance(obj, cls.real)
 
     def __subclasscheck__(cls, sub: type) -> bool:
-        return issubclass(sub, str)
+        return issubclass(sub, cls.real)
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        if len(args) == 1 and not kwargs:
-            charge_render(args[0])
-        return str(*args, **kwargs)
+        cls.check(*args, **kwargs)
+        return cls.real(*args, **kwargs)
 
 
-class StrType(metaclass=_StrType):
+def _check_str(*args: Any, **kwargs: Any) -> None:
+    if len(args) == 1 and not kwargs:
+        charge_render(args[0])
+
+
+def _check_int(value: Any = 0, base: Any = 10) -> None:
+    if isinstance(value, str | bytes | bytearray) and isinstance(base, int):
+        bits_per_digit = max(int(base), 2).bit_length()
+        if len(value) * bits_per_digit > MAX_INT_BITS:
+            current_run().too_big(f"int() of a {len(value)}-digit string", len(value))
+
+
+class StrType(metaclass=_GuardedType):
     """The script's ``str``: ``str(x)`` is charged; ``isinstance(x, str)`` works."""
+
+    real = str
+    check = staticmethod(_check_str)
+
+
+class IntType(metaclass=_GuardedType):
+    """The script's ``int``: string conversion is size-capped (bases 2/4/8/16/32 are not)."""
+
+    real = int
+    check = staticmethod(_check_int)
 
 
 StrType.__name__ = StrType.__qualname__ = "str"
+IntType.__name__ = IntType.__qualname__ = "int"
+
+
+def round_(number: Any, ndigits: Any = None) -> Any:
+    """``round``; an int rounded to more digits than any sandbox int has is just 0."""
+    if isinstance(number, int) and isinstance(ndigits, int) and ndigits < -_MAX_INT_DIGITS:
+        return 0
+    return round(number, ndigits)
+
+
+_MAX_INT_DIGITS: Final = MAX_INT_BITS * 3 // 10 + 2
 
 
 def check_format_spec(spec: Any) -> None:
@@ -168,7 +213,7 @@ def type_(obj: Any, *rest: Any) -> type:
         raise TypeError("type() with 3 arguments is not available in the sandbox; "
                         "use a class statement")
     cls = guarded_type(obj)
-    return StrType if cls is str else cls
+    return StrType if cls is str else IntType if cls is int else cls
 
 
 def getattr_(obj: Any, name: str, *default: Any) -> Any:
@@ -178,14 +223,14 @@ def getattr_(obj: Any, name: str, *default: Any) -> Any:
 
 SAFE_BUILTINS: Final[dict[str, Any]] = {
     # Types (real, so isinstance works).
-    "bool": bool, "int": int, "float": float, "complex": complex, "str": StrType,
+    "bool": bool, "int": IntType, "float": float, "complex": complex, "str": StrType,
     "list": list, "tuple": tuple, "dict": dict, "set": set, "frozenset": frozenset,
     "enumerate": enumerate, "zip": zip, "map": map_, "filter": filter_, "reversed": reversed,
     "slice": slice,
     # Functions.
     "abs": abs, "ascii": ascii_, "bin": bin, "callable": callable, "chr": chr, "divmod": divmod,
     "hash": hash, "hex": hex, "isinstance": isinstance, "issubclass": issubclass, "len": len,
-    "next": next, "oct": oct, "ord": ord, "repr": repr_, "round": round,
+    "next": next, "oct": oct, "ord": ord, "repr": repr_, "round": round_,
     "print": print_, "range": range_, "sum": sum_, "sorted": sorted_, "min": min_,
     "max": max_, "any": any_, "all": all_, "iter": iter_, "format": format_,
     "type": type_, "getattr": getattr_, "hasattr": guarded_hasattr, "pow": guarded_pow,
@@ -201,3 +246,4 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
 """Name -> object for ``__builtins__`` of every script (shared, never mutated)."""
 
 TYPE_ALIASES[StrType] = str
+TYPE_ALIASES[IntType] = int

@@ -47,6 +47,12 @@ def compile_script(source: str) -> CompiledScript:
     return _compile_cached(source)
 
 
+def _to_code(tree: ast.Module) -> CodeType:
+    code: CodeType = compile(tree, SCRIPT_FILENAME, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
+                   dont_inherit=True)
+    return code
+
+
 @lru_cache(maxsize=_CACHE_SIZE)
 def _compile_cached(source: str) -> CompiledScript:
     try:
@@ -59,10 +65,11 @@ def _compile_cached(source: str) -> CompiledScript:
         line, column = policy.positions[0] if policy.positions else (None, None)
         message = "; ".join(policy.errors)
         raise ScriptCompileError(message, line, column)
-    ast.fix_missing_locations(tree)
     try:
-        code = compile(tree, SCRIPT_FILENAME, "exec",
-                       flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+        try:
+            code = _to_code(tree)
+        except (TypeError, ValueError):  # a generated node without a location
+            code = _to_code(ast.fix_missing_locations(tree))
     except SyntaxError as exc:
         raise ScriptCompileError(f"SyntaxError: {exc.msg}", exc.lineno, exc.offset) from None
     return CompiledScript(code=code, is_async=bool(code.co_flags & inspect.CO_COROUTINE),

@@ -33,12 +33,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ATTRIBUTES",
-    "SPECIAL_METHODS",
     "SANDBOX_BASES",
+    "SPECIAL_METHODS",
     "WRITABLE_TYPES",
     "ScriptMeta",
-    "build_class",
     "SelfGuarded",
+    "build_class",
     "guarded_apply",
     "guarded_getattr",
     "guarded_hasattr",
@@ -53,7 +53,7 @@ def refuse(obj: Any, name: str) -> AttributeError:
     if name.startswith("_"):
         return AttributeError(f"attribute {name!r} is not accessible: names starting with '_' "
                        "are private in the sandbox")
-    what = obj.__name__ if isinstance(obj, type) else type(obj).__name__
+    what = obj.__name__ if issubclass(type(obj), type) else type(obj).__name__
     return AttributeError(f"{what!r} object has no accessible attribute {name!r}")
 
 
@@ -309,15 +309,15 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
     if name.startswith("_"):
         raise refuse(obj, name)
     try:
-        if isinstance(obj, SelfGuarded):
+        if issubclass(cls, SelfGuarded):
             return obj.sandbox_getattr(name)
         if isinstance(cls, ScriptMeta):
-            if name in obj.__dict__ or _script_class_allows(cls, name):
+            if name in getattr(obj, "__dict__", ()) or _script_class_allows(cls, name):
                 return getattr(obj, name)
-        elif isinstance(obj, ScriptMeta):
+        elif issubclass(cls, ScriptMeta):
             if _script_class_allows(obj, name):
                 return getattr(obj, name)
-        elif isinstance(obj, type):
+        elif issubclass(cls, type):
             real = TYPE_ALIASES.get(obj, obj)
             if name in ATTRIBUTES.get(real, ()) and (real, name) not in _SPECIAL:
                 return getattr(real, name)
@@ -346,7 +346,7 @@ def guarded_hasattr(obj: Any, name: str) -> bool:
 def guarded_write(obj: Any) -> Any:
     """``_write_``: only the script's own containers and objects may be modified."""
     cls = type(obj)
-    if cls in WRITABLE_TYPES or isinstance(cls, ScriptMeta) or isinstance(obj, ScriptMeta):
+    if cls in WRITABLE_TYPES or isinstance(cls, ScriptMeta) or issubclass(cls, ScriptMeta):
         return obj
     raise TypeError(f"{cls.__name__!r} objects cannot be modified in the sandbox")
 

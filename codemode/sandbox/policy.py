@@ -28,6 +28,7 @@ import ast
 import re
 from typing import Any, Final
 
+import RestrictedPython.transformer as _rp_transformer
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
 
 __all__ = ["RESULT_NAME", "SandboxPolicy"]
@@ -41,7 +42,8 @@ _GUARDED_BINOPS: Final[dict[type[ast.operator], str]] = {
 }
 _INT_CLOSED_OPS: Final = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.BitAnd,
                           ast.BitOr, ast.BitXor)
-_PERCENT_SPEC: Final = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
+_PERCENT_SPEC: Final = re.compile(
+    r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?([a-zA-Z%]?)")
 _SMALL_CONSTANT: Final = 1 << 16
 
 _PROLOGUE: Final = """\
@@ -69,12 +71,39 @@ def _tick() -> ast.Expr:
     return ast.Expr(value=_call("_next_", _name("_T_")))
 
 
+_LOCATION: Final = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+
+
 def _located(new: Any, old: ast.AST, *, force: bool = False) -> Any:
-    """Give ``new`` and its generated children (those without one) the location of ``old``."""
-    for node in ast.walk(new):
-        if "lineno" in node._attributes and (force or not hasattr(node, "lineno")):
-            ast.copy_location(node, old)
+    """Give ``new`` and its generated children the location of ``old``.
+
+    Children that already have a location (the script's own subtrees) keep
+    theirs and are not walked, which keeps compilation linear.
+    """
+    where = [getattr(old, attr, None) for attr in _LOCATION]
+    stack = [new]
+    while stack:
+        node = stack.pop()
+        if "lineno" in node._attributes:
+            if hasattr(node, "lineno") and not force and node is not new:
+                continue
+            for attr, value in zip(_LOCATION, where, strict=True):
+                setattr(node, attr, value)
+        stack.extend(ast.iter_child_nodes(node))
     return new
+
+
+def _copy_locations(new_node: Any, old_node: Any) -> None:
+    """Faster stand-in for RestrictedPython's ``copy_locations`` (same result).
+
+    The original calls ``ast.fix_missing_locations`` on every node it creates,
+    re-walking whole subtrees (quadratic in nesting); the compiler fills any
+    remaining gaps with one ``fix_missing_locations`` pass at the end.
+    """
+    _located(new_node, old_node)
+
+
+_rp_transformer.copy_locations = _copy_locations
 
 
 def _is_small_number(node: ast.expr) -> bool:
@@ -102,46 +131,73 @@ def _suspends(body: list[ast.stmt]) -> bool:
 
 
 def _percent_literal_ok(fmt: str | bytes) -> bool:
-    """A %-format literal with no ``*`` and only small widths/precisions."""
+    """A %-format literal with small widths and only numeric conversions.
+
+    ``%s``/``%r``/``%a`` render arbitrary objects, so they go through the
+    guard, which charges the rendering like ``str()``.
+    """
     text = fmt.decode("latin-1") if isinstance(fmt, bytes) else fmt
     for match in _PERCENT_SPEC.finditer(text):
-        for part in match.groups():
+        if match.group(3) in ("s", "r", "a", "b"):
+            return False
+        for part in match.groups()[:2]:
             if part is not None and (part == "*" or len(part) > 4):
                 return False
     return True
+
+
+def _small_range(call: ast.Call) -> bool:
+    """``range(...)`` whose items are provably small ints.
+
+    ``range(n)`` yields 0..n-1 and the ``range`` builtin refuses more items than
+    the operation budget, so its items are small whatever ``n`` is; with a start
+    or step the start could be huge (``range(2**100000, 2**100000 + 1)``), so
+    every argument must be a small int literal.
+    """
+    if call.keywords or any(isinstance(arg, ast.Starred) for arg in call.args):
+        return False
+    if len(call.args) == 1:
+        return True
+    return all(isinstance(arg, ast.Constant) and type(arg.value) is int
+               and abs(arg.value) < _SMALL_CONSTANT for arg in call.args)
 
 
 def _binding_sites(tree: ast.AST) -> tuple[set[str], set[str]]:
     """(names bound only as ``for NAME in range(...)`` targets, every name bound anywhere)."""
     range_targets: set[str] = set()
     other: set[str] = set()
-    range_target_nodes: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.For | ast.comprehension):
-            target, source = node.target, node.iter
-            if (isinstance(target, ast.Name) and isinstance(source, ast.Call)
-                    and isinstance(source.func, ast.Name) and source.func.id == "range"):
+    skip: set[int] = set()
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load and id(node) not in skip:  # type: ignore[attr-defined]
+                other.add(node.id)  # type: ignore[attr-defined]
+            continue
+        if kind is ast.For or kind is ast.comprehension:
+            target, source = node.target, node.iter  # type: ignore[attr-defined]
+            if (type(target) is ast.Name and type(source) is ast.Call
+                    and type(source.func) is ast.Name and source.func.id == "range"
+                    and _small_range(source)):
                 range_targets.add(target.id)
-                range_target_nodes.add(id(target))
-        elif (isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
-              and id(node) not in range_target_nodes):
-            other.add(node.id)
-        elif isinstance(node, ast.arg):
-            other.add(node.arg)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            other.add(node.name)
-        elif isinstance(node, ast.alias):
-            other.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            other.update(node.names)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            other.add(node.name)
-        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
-            other.add(node.name)
-    for_targets = {t for t in range_targets if t not in other}
+                skip.add(id(target))
+        elif kind is ast.arg:
+            other.add(node.arg)  # type: ignore[attr-defined]
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            other.add(node.name)  # type: ignore[attr-defined]
+        elif kind is ast.alias:
+            other.add((node.asname or node.name).split(".")[0])  # type: ignore[attr-defined]
+        elif kind in (ast.Global, ast.Nonlocal):
+            other.update(node.names)  # type: ignore[attr-defined]
+        elif kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+            name = getattr(node, "name", None)
+            if name:
+                other.add(name)
+        stack.extend(ast.iter_child_nodes(node))
     if "range" in other:
-        for_targets = set()
-    return for_targets, other | range_targets
+        return set(), other | range_targets
+    return {t for t in range_targets if t not in other}, other | range_targets
 
 
 def _static_spec(spec: ast.expr | None) -> str | None:
@@ -314,7 +370,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:
         node = self.node_contents_visit(node)
-        if isinstance(node.value, ast.Constant):
+        static = _static_spec(node.format_spec) if node.format_spec is not None else ""
+        if isinstance(node.value, ast.Constant) and static is not None and all(
+                len(run) <= 4 for run in re.findall(r"\d+", static)):
             return node
         spec = node.format_spec if node.format_spec is not None else ast.Constant("")
         value = _call("_format_", node.value, ast.Constant(node.conversion), spec)
@@ -337,6 +395,5 @@ class SandboxPolicy(RestrictingNodeTransformer):
             last = node.body[-1]
             assign = ast.Assign(targets=[ast.Name(id=RESULT_NAME, ctx=ast.Store())],
                                 value=last.value)
-            node.body[-1] = ast.copy_location(assign, last)
-            ast.fix_missing_locations(node.body[-1])
+            node.body[-1] = _located(assign, last)
         return node

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
 import signal
 import subprocess
@@ -79,6 +80,9 @@ _BOOT_TIMEOUT: Final = 30.0
 """Seconds a new worker may take to import the runtime and announce itself."""
 
 _READ_SIZE: Final = 1 << 20
+_PIPE_SIZE: Final = 1 << 20
+"""Pipe capacity asked for (Linux): big replies cross in fewer wakeups."""
+_F_SETPIPE_SZ: Final = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 
 class _WorkerGone(Exception):
@@ -102,10 +106,12 @@ class _Worker:
         assert self.process.stdin is not None and self.process.stdout is not None
         self.read_fd = self.process.stdout.fileno()
         self._write_fd = self.process.stdin.fileno()
-        os.set_blocking(self.read_fd, False)
-        os.set_blocking(self._write_fd, False)
+        for fd in (self.read_fd, self._write_fd):
+            os.set_blocking(fd, False)
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(fd, _F_SETPIPE_SZ, _PIPE_SIZE)
         self.decoder = FrameDecoder()
-        self._outgoing = bytearray()
+        self._outgoing: deque[memoryview] = deque()
         self.ready = False
         self.alive = True
         self._killed = False
@@ -154,26 +160,35 @@ class _Worker:
     async def send(self, frame: bytes) -> None:
         """Write ``frame``; concurrent senders queue behind the first, which drains the pipe."""
         if self._outgoing:
-            self._outgoing += frame
+            self._outgoing.append(memoryview(frame))
             return
         try:
             written = os.write(self._write_fd, frame)
         except BlockingIOError:
             written = 0
-        except (BrokenPipeError, ValueError):
+        except (BrokenPipeError, OSError):
             raise _WorkerGone from None
         if written == len(frame):
             return
-        self._outgoing += frame[written:]
+        self._outgoing.append(memoryview(frame)[written:])
         while self._outgoing:
             await anyio.wait_writable(self._write_fd)
+            head = self._outgoing[0]
             try:
-                written = os.write(self._write_fd, self._outgoing)
+                written = os.write(self._write_fd, head)
             except BlockingIOError:
                 continue
-            except BrokenPipeError:
+            except (BrokenPipeError, OSError):
                 raise _WorkerGone from None
-            del self._outgoing[:written]
+            if written == len(head):
+                self._outgoing.popleft()
+            else:
+                self._outgoing[0] = head[written:]
+
+    @property
+    def clean(self) -> bool:
+        """False while a frame is only partly written (the stream is unusable if abandoned)."""
+        return not self._outgoing
 
     def kill(self) -> None:
         """SIGKILL the worker's session and close the host's pipe ends."""
@@ -449,17 +464,17 @@ class WorkerPoolExecutor:
         elapsed = time.perf_counter() - started
         done = session.outcome
         error: ScriptError | None = None
-        if deadline.cancelled_caught:
-            error = _timeout_error(limits)
-        elif session.violation is not None:
+        if session.violation is not None:
             error = ScriptError(type="SandboxError", message=str(session.violation))
-        elif session.gone or done is None:
+        elif done is None and deadline.cancelled_caught:
+            error = _timeout_error(limits)
+        elif done is None:
             error = await _crash_error(worker, limits)
         if error is not None or done is None:
             return RunOutcome().to_result(calls=broker.records, time=elapsed, error=error), False
         try:
             outcome = RunOutcome.from_json(done[1])
-        except (TypeError, ValueError, KeyError, IndexError):
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError):
             error = ScriptError(type="SandboxError", message="the worker sent a malformed result")
             return RunOutcome().to_result(calls=broker.records, time=elapsed, error=error), False
         peak = done[2] if len(done) > 2 and type(done[2]) is int else None
@@ -486,7 +501,7 @@ class WorkerPoolExecutor:
 
     def _checkin(self, worker: _Worker, healthy: bool) -> None:
         self._running -= 1
-        if healthy and worker.alive and not self._closed:
+        if healthy and worker.alive and worker.clean and not self._closed:
             self._idle.append(worker)
             return
         self._discard(worker)

@@ -37,7 +37,7 @@ __all__ = [
 
 _HEADER: Final = struct.Struct(">I")
 HEADER_SIZE: Final = _HEADER.size
-MAX_FRAME: Final = 256 * 1024 * 1024
+MAX_FRAME: Final = 64 * 1024 * 1024
 """Largest frame either side accepts; a longer length prefix is a protocol violation."""
 
 _dumps = json.JSONEncoder(separators=(",", ":")).encode

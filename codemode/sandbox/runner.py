@@ -35,8 +35,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import sys
 import operator
+import sys
 import threading
 import time
 import traceback as tb
@@ -50,7 +50,6 @@ from codemode.errors import LimitExceeded, ScriptCompileError
 
 from .broker import decode_reply
 from .builtins import SAFE_BUILTINS, check_format_spec
-from .render import charge_render, render_cost
 from .compile import CompiledScript, compile_script
 from .facades import FACADE_NAMES, facade
 from .guards import (
@@ -62,6 +61,7 @@ from .guards import (
 from .limits import DEFAULT_LIMITS, Limits
 from .meter import SCRIPT_FILENAME, Tripped
 from .policy import RESULT_NAME
+from .render import charge_render, render_cost
 from .result import RunOutcome, ScriptError
 from .sizes import (
     augmented_attr,
@@ -73,7 +73,7 @@ from .sizes import (
     guarded_mul,
     guarded_pow,
 )
-from .state import _GET, CURRENT_RUN, RunState, ScriptCoroutine, wrap_result
+from .state import _GET, CURRENT_RUN, RunState, ScriptCoroutine, clean_text, wrap_result
 from .toolproxy import PendingCall, build_tools
 
 __all__ = ["ReplyCall", "RunControl", "ScriptCallTool", "run_script", "warm_up"]
@@ -267,8 +267,10 @@ def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits) -> S
     except Exception:
         message = "<unprintable error>"
     line, column = (frames[-1][0], frames[-1][1]) if frames else (None, None)
-    return ScriptError(type=name, message=message, line=line, column=column,
-                       traceback=_format_traceback(frames, lines, f"{name}: {message}"))
+    message = clean_text(message)
+    return ScriptError(type=clean_text(name), message=message, line=line, column=column,
+                       traceback=clean_text(_format_traceback(frames, lines,
+                                                              f"{name}: {message}")))
 
 
 def _limit_error(error: LimitExceeded, exc: BaseException | None, lines: tuple[str, ...],
@@ -296,7 +298,7 @@ def _not_json(value: Any) -> Any:
 def _result_json(value: Any, limits: Limits) -> Any:
     if render_cost(value, limits.result) > limits.result:
         raise LimitExceeded("result", limits.result, "the result is too large")
-    text = json.dumps(value, default=_not_json, allow_nan=False)
+    text = clean_text(json.dumps(value, default=_not_json, allow_nan=False, ensure_ascii=False))
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > limits.result:
         raise LimitExceeded("result", limits.result, f"the result is {size} bytes of JSON")
@@ -351,7 +353,7 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
     meter = state.meter
     token = CURRENT_RUN.set(state)
     try:
-        namespace = _namespace(state, build_tools(tool_paths, call_tool, meter))
+        namespace = _namespace(state, build_tools(tool_paths, call_tool, meter, limits.memory))
         result: Any = None
         try:
             error = await _run(compiled, namespace, state, control)

@@ -21,8 +21,20 @@ from codemode.errors import LimitExceeded
 from .render import charge_render
 from .state import current_run
 
-__all__ = ["MAX_INT_BITS", "augmented_attr", "augmented_item", "ensure_size", "guarded_add", "guarded_inplace", "guarded_lshift",
-           "guarded_mod", "guarded_mul", "guarded_pow", "percent_format_ok", "repeat_ok"]
+__all__ = [
+    "MAX_INT_BITS",
+    "augmented_attr",
+    "augmented_item",
+    "ensure_size",
+    "guarded_add",
+    "guarded_inplace",
+    "guarded_lshift",
+    "guarded_mod",
+    "guarded_mul",
+    "guarded_pow",
+    "percent_format_ok",
+    "repeat_ok",
+]
 
 MAX_INT_BITS: Final = 1 << 17
 """Largest integer result (bits) a script may build: ~39 000 decimal digits.

@@ -8,6 +8,7 @@ context). Guards that are hot (the ticker) are bound per run instead.
 from __future__ import annotations
 
 import inspect
+import re
 import weakref
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
@@ -21,11 +22,19 @@ if TYPE_CHECKING:
 
     from .limits import Limits
 
-__all__ = ["CURRENT_RUN", "OutputBuffer", "RunState", "ScriptCoroutine", "counted",
+__all__ = ["CURRENT_RUN", "OutputBuffer", "clean_text", "RunState", "ScriptCoroutine", "counted",
            "current_run", "tracked", "wrap_result"]
 
 _GET: Final[Callable[[Any, Any], Any]] = {}.get
 """``_GET(None, x) is x``: the C-level identity used to thread items through ``map``."""
+
+
+_SURROGATES: Final = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD, so any UTF-8 writer can take it."""
+    return _SURROGATES.sub("\ufffd", text) if _SURROGATES.search(text) else text
 
 
 @final
@@ -41,6 +50,7 @@ class OutputBuffer:
 
     def write(self, text: str) -> None:
         """Append ``text``, keeping at most ``cap`` bytes overall."""
+        text = clean_text(text)
         size = len(text.encode("utf-8", "surrogatepass"))
         self.total += size
         room = self.cap - self._kept

@@ -11,16 +11,21 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Awaitable, Callable, Collection, Generator
-from typing import TYPE_CHECKING, Any, NoReturn, final
+from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from codemode.errors import LimitExceeded, ToolCallError
 
 from .guards import SelfGuarded, refuse
+from .render import charge_render
+from .state import clean_text
 
 if TYPE_CHECKING:
     from .meter import Meter
 
 __all__ = ["PendingCall", "ToolFunction", "ToolNamespace", "build_tools"]
+
+ARGUMENT_SHARE: Final = 16
+"""One call's JSON arguments may take at most ``Limits.memory // ARGUMENT_SHARE`` bytes."""
 
 ScriptCallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
@@ -29,18 +34,26 @@ ScriptCallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]
 class _Caller:
     """Sends one call for the run; converts every failure into what the script may see."""
 
-    __slots__ = ("_call_tool", "_meter")
+    __slots__ = ("_call_tool", "_meter", "_meter_limits_memory")
 
-    def __init__(self, call_tool: ScriptCallTool, meter: Meter) -> None:
+    def __init__(self, call_tool: ScriptCallTool, meter: Meter, memory: int) -> None:
         self._call_tool = call_tool
         self._meter = meter
+        self._meter_limits_memory = memory
 
     async def call(self, path: str, kwargs: dict[str, Any]) -> Any:
         self._meter.check()
+        charge_render(kwargs)
         try:
-            args = json.loads(json.dumps(kwargs, allow_nan=False))
+            text = json.dumps(kwargs, allow_nan=False, ensure_ascii=False)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"tools.{path}(): arguments must be JSON data ({exc})") from None
+        cap = self._meter_limits_memory // ARGUMENT_SHARE
+        if len(text) > cap:
+            self._meter.trip(LimitExceeded("memory", self._meter_limits_memory,
+                                           f"tools.{path}() arguments are {len(text)} bytes "
+                                           f"of JSON (at most {cap} per call)"))
+        args = json.loads(clean_text(text))
         failure: tuple[str, str, str | None] | None = None
         limit: LimitExceeded | None = None
         try:
@@ -143,10 +156,10 @@ class ToolNamespace(SelfGuarded):
         raise AttributeError(f"{where} has no tool {name!r}{hint}{known}")
 
 
-def build_tools(tool_paths: Collection[str], call_tool: ScriptCallTool,
-                meter: Meter) -> ToolNamespace:
+def build_tools(tool_paths: Collection[str], call_tool: ScriptCallTool, meter: Meter,
+                memory: int) -> ToolNamespace:
     """The ``tools`` proxy for one run, exposing exactly ``tool_paths``."""
-    caller = _Caller(call_tool, meter)
+    caller = _Caller(call_tool, meter, memory)
     root = ToolNamespace("")
     for path in sorted(tool_paths):
         node = root

@@ -10,9 +10,9 @@ microseconds, announces ``["ready", pid]`` and then serves ``run`` messages
 Per run it caps ``RLIMIT_AS`` at its current address space plus
 ``Limits.memory`` and ``RLIMIT_CPU`` at the CPU time the timeout allows; the
 host's wall-clock kill is the backstop for code the runner cannot interrupt.
-Each run gets a fresh event loop; whatever the script left running is
-cancelled and the loop closed before ``done`` is sent, so nothing a script
-started can act during a later run. A worker that could not clean up, ran out
+Whatever the script left running is cancelled (and its event loop replaced)
+before ``done`` is sent, so nothing a script started can act during a later
+run. A worker that could not clean up, ran out
 of memory or whose runner failed says so in ``done`` and exits.
 
 The script-side runtime is async and uses asyncio directly (the one place in
@@ -41,6 +41,7 @@ from typing import Any, Final, Protocol
 
 from codemode.errors import LimitExceeded, WorkerProtocolError
 
+from .broker import RUN_ENDED
 from .limits import Limits
 from .protocol import FrameDecoder, encode
 from .result import RunOutcome, ScriptError
@@ -89,6 +90,7 @@ class _Channel:
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._early: dict[int, dict[str, Any]] = {}
         self._next_id = 0
+        self._serving = False
         os.set_blocking(read_fd, False)
 
     def send(self, message: list[Any]) -> None:
@@ -131,7 +133,13 @@ class _Channel:
             os._exit(0)
 
     async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Send one tool call and wait for its reply (the ``ScriptCall`` the runner uses)."""
+        """Send one tool call and wait for its reply (the ``ScriptCall`` the runner uses).
+
+        Outside a run (script code still running while the worker cleans up)
+        the call is refused like the broker's closed gate refuses it.
+        """
+        if not self._serving:
+            return {"error": {"tool": name, "message": RUN_ENDED, "path": None}}
         self._next_id += 1
         call_id = self._next_id
         self.send(["call", call_id, name, arguments])
@@ -159,18 +167,22 @@ class _Channel:
                 self.send(["cancel", call_id])
             raise
 
-    async def serve(self, runtime: ScriptRuntime, payload: dict[str, Any]) -> RunOutcome:
+    async def serve(
+        self, runtime: ScriptRuntime, payload: dict[str, Any], limits: Limits
+    ) -> RunOutcome:
         """One run with replies routed by the loop's reader callback."""
         loop = asyncio.get_running_loop()
         loop.add_reader(self._read_fd, self._on_readable)
+        self._serving = True
         try:
             return await runtime(
                 str(payload["source"]),
                 call=self.call,
                 tool_paths=tuple(payload.get("tool_paths", ())),
-                limits=Limits.from_json(payload.get("limits", {})),
+                limits=limits,
             )
         finally:
+            self._serving = False
             loop.remove_reader(self._read_fd)
             self._waiting.clear()
             self._early.clear()
@@ -220,24 +232,30 @@ def _memory_outcome(limits: Limits) -> RunOutcome:
     return RunOutcome(error=ScriptError.for_limit(error))
 
 
-def _settle(loop: asyncio.AbstractEventLoop) -> bool:
-    """Stop what the script left behind, then close ``loop``; True if it all stopped.
+def _settle(loop: asyncio.AbstractEventLoop) -> asyncio.AbstractEventLoop | None:
+    """Stop what the script left behind; the loop for the next run, or None if stuck.
 
     Runs before ``done`` is sent, still under the run's rlimits and the host's
     deadline: a leftover task or an async generator's ``finally`` that spins
-    is charged to this run and never reaches the next one (each run gets a
-    fresh loop).
+    is charged to this run and never reaches the next one. A loop the script
+    left nothing on is reused; otherwise it is closed and replaced.
     """
-    clean = True
     leftovers = [task for task in asyncio.all_tasks(loop) if not task.done()]
     for task in leftovers:
         task.cancel()
     if leftovers:
         loop.run_until_complete(asyncio.wait(leftovers, timeout=_SETTLE_SECONDS))
-        clean = all(task.done() for task in leftovers)
-    loop.run_until_complete(loop.shutdown_asyncgens())
+        if not all(task.done() for task in leftovers):
+            return None
+    # ``_asyncgens`` is private; if asyncio ever drops it, always start afresh.
+    if not leftovers and not getattr(loop, "_asyncgens", True):
+        return loop
+    try:
+        loop.run_until_complete(asyncio.wait_for(loop.shutdown_asyncgens(), _SETTLE_SECONDS))
+    except TimeoutError:
+        return None
     loop.close()
-    return clean
+    return asyncio.new_event_loop()
 
 
 def _runner_failure() -> RunOutcome:
@@ -254,27 +272,26 @@ def _serve_forever(channel: _Channel, runtime: ScriptRuntime) -> None:
             raise WorkerProtocolError(f"expected a run message, got {message[0]!r}")
         payload: dict[str, Any] = message[1]
         limits = Limits.from_json(payload.get("limits", {}))
-        healthy = True
+        next_loop: asyncio.AbstractEventLoop | None = None
         _limit_run(limits)
         try:
-            outcome = loop.run_until_complete(channel.serve(runtime, payload))
-            healthy = _settle(loop)
+            outcome = loop.run_until_complete(channel.serve(runtime, payload, limits))
+            next_loop = _settle(loop)
         except MemoryError:
             reserve = None
             outcome = _memory_outcome(limits)
         except Exception:
-            healthy = False
             outcome = _runner_failure()
         finally:
             _unlimit_run()
         if outcome.error is not None and outcome.error.type == "MemoryError":
             outcome = _memory_outcome(limits)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        retiring = reserve is None or not healthy
+        retiring = reserve is None or next_loop is None
         channel.send(["done", outcome.to_json(), peak, retiring])
-        if retiring:
+        if next_loop is None:
             raise SystemExit(0)
-        loop = asyncio.new_event_loop()
+        loop = next_loop
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -13,6 +13,7 @@ import functools
 import json
 import os
 import signal
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -363,8 +364,36 @@ async def test_worker_that_died_while_idle_is_replaced(pool: WorkerPoolExecutor)
     assert result.value == "fine"
 
 
-async def test_tasks_a_script_leaves_behind_never_reach_the_next_run(
-    pool: WorkerPoolExecutor,
+@pytest.mark.parametrize(
+    "leftover",
+    [
+        "async def later():\n"
+        "    try:\n"
+        "        await asyncio.sleep(0.05)\n"
+        "    finally:\n"
+        "        await tools.late()\n"
+        "asyncio.ensure_future(later())\n",
+        "async def gen():\n"
+        "    try:\n"
+        "        yield 1\n"
+        "        yield 2\n"
+        "    finally:\n"
+        "        await tools.late()\n"
+        "g = gen()\n"
+        "await g.__anext__()\n",
+        "async def stubborn():\n"
+        "    while True:\n"
+        "        try:\n"
+        "            await asyncio.sleep(0.01)\n"
+        "        except BaseException:\n"
+        "            pass\n"
+        "        await tools.late()\n"
+        "asyncio.ensure_future(stubborn())\n",
+    ],
+    ids=["task-finally", "async-generator-finally", "task-ignoring-cancellation"],
+)
+async def test_script_leftovers_cannot_call_after_their_run(
+    pool: WorkerPoolExecutor, leftover: str
 ) -> None:
     first_calls: list[str] = []
     second_calls: list[str] = []
@@ -375,25 +404,16 @@ async def test_tasks_a_script_leaves_behind_never_reach_the_next_run(
 
     async def second(name: str, arguments: dict[str, Any]) -> Any:
         second_calls.append(name)
-        await anyio.sleep(0.2)
+        await anyio.sleep(0.1)
         return None
 
-    source = (
-        "import asyncio\n"
-        "async def later():\n"
-        "    try:\n"
-        "        await asyncio.sleep(0.05)\n"
-        "    finally:\n"
-        "        await tools.late()\n"
-        "asyncio.ensure_future(later())\n"
-        "'returned'"
-    )
-    result = await pool.run(source, call_tool=first)
+    result = await pool.run("import asyncio\n" + leftover + "'returned'", call_tool=first,
+                            limits=Limits(timeout=5))
     assert result.value == "returned"
+    assert "late" not in first_calls
     await pool.run("await tools.second()", call_tool=second)
     await anyio.sleep(0.1)
     assert second_calls == ["second"]
-    assert "late" not in second_calls
 
 
 async def test_runtime_failure_is_reported_and_worker_recycled(pool: WorkerPoolExecutor) -> None:
@@ -456,10 +476,26 @@ def test_pool_can_be_used_from_successive_event_loops() -> None:
     async def use(value: int) -> Any:
         return (await executor.run(f"await tools.t(v={value})", call_tool=echo)).value
 
+    def in_fresh_thread(func: Any, *args: Any) -> Any:
+        with ThreadPoolExecutor(max_workers=1) as thread:
+            return thread.submit(anyio.run, func, *args).result()
+
     try:
-        first = anyio.run(use, 1)
-        second = anyio.run(use, 2)
+        first = in_fresh_thread(use, 1)
+        second = in_fresh_thread(use, 2)
     finally:
-        anyio.run(executor.aclose)
+        in_fresh_thread(executor.aclose)
     assert first == {"name": "t", "arguments": {"v": 1}}
     assert second == {"name": "t", "arguments": {"v": 2}}
+
+
+async def test_large_messages_cross_both_ways_intact(pool: WorkerPoolExecutor) -> None:
+    source = (
+        "import asyncio\n"
+        "big = [str(i) * 3_000_000 for i in range(3)]\n"
+        "replies = await asyncio.gather(*[tools.echo(x=b) for b in big])\n"
+        "[r['arguments']['x'] == b for r, b in zip(replies, big)]"
+    )
+    result = await pool.run(source, call_tool=echo)
+    assert result.value == [True, True, True]
+    assert pool._idle[0].clean

@@ -73,7 +73,7 @@ def test_writes_module_stub_and_prompt(
     assert main_sdk(["--tools", f"{tools_module}:{obj}", "-o", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
     assert "async def echo(" in (out / "tools.py").read_text()
-    assert "async def ping(" in (out / "prompt.txt").read_text()
+    assert "\nping\n" in (out / "prompt.txt").read_text()
     assert str(out / "tools.py") in capsys.readouterr().out
     assert "run_code" not in (out / "prompt.txt").read_text()
 

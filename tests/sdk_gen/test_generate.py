@@ -28,7 +28,7 @@ def test_tool_specs_with_read_only_schemas() -> None:
         }
     )
     sdk = sdk_gen.generate([ToolSpec(name="tag", description="Tag it.", parameters=params)])
-    assert "async def tag(tags: list[str])" in sdk.prompt
+    assert "\ntag: Tag it.\n tags: list[str]\n" in sdk.prompt
 
 
 def test_tools_hidden_from_code_are_left_out() -> None:
@@ -51,7 +51,7 @@ def test_type_generation_failure_degrades_to_any(monkeypatch: pytest.MonkeyPatch
     schema = {"type": "object", "properties": {"o": {"type": "object", "properties": {"a": {}}}}}
     sdk = sdk_gen.generate([{"name": "t", "inputSchema": schema}])
     assert sdk.warnings == ("t: cannot generate SDK for 't': boom",)
-    assert "async def t(o: Any = ...)" in sdk.prompt
+    assert "\nt\n o?: {a?: Any}\n" in sdk.prompt, "the prompt reads the schema itself"
 
 
 def test_files_and_staleness(tmp_path: object) -> None:
@@ -82,8 +82,8 @@ def test_cache_keeps_property_order_apart() -> None:
     cache = sdk_gen.SdkCache()
     first = sdk_gen.generate([{"name": "t", "inputSchema": ab}], cache=cache)
     second = sdk_gen.generate([{"name": "t", "inputSchema": ba}], cache=cache)
-    assert "t(a: str = ..., b: str = ...)" in first.prompt
-    assert "t(b: str = ..., a: str = ...)" in second.prompt
+    assert "\nt\n a?: str\n b?: str\n" in first.prompt
+    assert "\nt\n b?: str\n a?: str\n" in second.prompt
     assert cache.misses == 2
 
 
@@ -104,9 +104,11 @@ def test_generated_type_names_never_go_to_the_wrong_schema() -> None:
         },
     }
     sdk = sdk_gen.generate([{"name": "t", "inputSchema": schema, "outputSchema": output}])
-    assert "class TFilterArg(TypedDict):\n    top: NotRequired[str]" in sdk.prompt
-    assert "class TOutput(TypedDict):\n    results: NotRequired[list[TResult]]" in sdk.prompt
-    assert "async def t(opts: TOpts = ..., filter: TFilterArg = ...) -> TOutput" in sdk.prompt
+    stub = sdk.stub_source
+    assert "class TFilterArg(TypedDict):\n    top: NotRequired[str]" in stub
+    assert "class TOutput(TypedDict):\n    results: NotRequired[list[TResult]]" in stub
+    assert "opts: TOpts = ...,\n    filter: TFilterArg = ...,\n) -> TOutput:" in stub
+    assert "\n opts?: {filter?: {nested?: str}}\n filter?: {top?: str}\n" in sdk.prompt
 
 
 _KEYS = st.sampled_from(
@@ -167,7 +169,7 @@ def test_unreadable_spec_degrades_to_any_keywords(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(_generate, "render_tool", broken)
     sdk = sdk_gen.generate([{"name": "t", "description": "Still listed."}])
-    assert "async def t(**extra_arguments: Any)" in sdk.prompt
+    assert "\nt: Still listed.\n **extra_arguments: Any\n" in sdk.prompt
     assert sdk.warnings == (
         "t: cannot read the schema (KeyError: 'surprise'); typed as **extra_arguments: Any",
     )

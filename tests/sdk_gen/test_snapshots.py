@@ -73,30 +73,28 @@ NAMESPACED = {
 
 
 def test_prompt_snapshot() -> None:
-    assert sdk_gen.generate([FLAT, NESTED, NAMESPACED]).prompt == snapshot('''\
-# Call tools as `await tools.<name>(...)`, keyword arguments only. `= ...` marks an optional argument that is not sent when omitted; other defaults are the tool's own. Without `->`, a tool returns its result as Python data (dict, list or str).
-
-class CreateEventWhen(TypedDict):  # Start and end.
-    start: str  # ISO start
-    end: NotRequired[str]
-class CreateEventWhere1(TypedDict):
-    room: NotRequired[str]
-class CreateEventResult(TypedDict):
-    id: str
-    link: NotRequired[str]  # (format uri)
-async def create_event(title: str, when: CreateEventWhen, where: CreateEventWhere1 | None = ...) -> CreateEventResult
-    """Create a calendar event.
-    when: Start and end."""
-
-async def list_issues(repo: str, state: Literal["open", "closed", "all"] = "open", labels: list[str] = ..., per_page: int = 30, since: str | None = None)
-    """List issues in a repository, newest first.
-    repo: owner/name
-    per_page: (>= 1; <= 100)
-    since: (format date-time)"""
-
-async def mail_server.send_mail(to: str, from_: str = ..., cc_list: list[Any] = ...)
-    """Send an e-mail."""
-''')
+    assert sdk_gen.generate([FLAT, NESTED, NAMESPACED]).prompt == snapshot("""\
+# Call `await tools.<name>(arg=value, ...)`, keyword arguments only. Each tool: `name: description`, then one line per argument: `arg: type = default # description`; `arg?` is optional (not sent when omitted); deeper lines are keys of a dict; `"a"|"b"` lists allowed values; `-> type` is the result (else dict, list or str).
+create_event: Create a calendar event.
+ title: str
+ when: dict # Start and end.
+  start: str # ISO start
+  end?: str
+ where?: {room?: str}|None
+ -> dict
+  id: str
+  link?: str # (format uri)
+list_issues: List issues in a repository, newest first.
+ repo: str # owner/name
+ state?: "open"|"closed"|"all" = "open"
+ labels?: list[str]
+ per_page?: int = 30 # (>= 1; <= 100)
+ since?: str|None = None # (format date-time)
+mail_server.send_mail: Send an e-mail.
+ to: str
+ from_?: str
+ cc_list?: list
+""")
 
 
 def test_stub_snapshot() -> None:
@@ -263,3 +261,38 @@ async def list_issues(
         },
     )
 ''')
+
+
+def _repo_tool(name: str, what: str) -> dict[str, object]:
+    return {
+        "name": name,
+        "description": f"This tool belongs to the repository system, which manages code. {what}",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "owner": {"type": "string", "description": "Repository owner (user or org)"},
+                "repo": {"type": "string", "description": "Repository name"},
+            },
+            "required": ["owner"],
+        },
+    }
+
+
+def test_prompt_snapshot_with_shared_descriptions() -> None:
+    """Three tools repeating an argument description and a sentence: each is listed once."""
+    tools = [_repo_tool(f"repo_{n}", f"Does {n}.") for n in ("a", "b", "c")]
+    assert sdk_gen.generate(tools).prompt.partition("\n")[2] == snapshot("""\
+Shared descriptions (a line ending in `^` takes its key's text from here; `§n` stands for sentence `§n`):
+ owner: Repository owner (user or org)
+ repo: Repository name
+ §1 This tool belongs to the repository system, which manages code.
+repo_a: §1 Does a.
+ owner: str ^
+ repo?: str ^
+repo_b: §1 Does b.
+ owner: str ^
+ repo?: str ^
+repo_c: §1 Does c.
+ owner: str ^
+ repo?: str ^
+""")

@@ -21,7 +21,9 @@ def namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> type
     """A named tuple class whose fields (and count/index) scripts may read."""
     names = field_names.replace(",", " ").split() if isinstance(field_names, str) else list(
         field_names)
-    if len(names) > _MAX_FIELDS or any(len(str(n)) > _MAX_NAME for n in [typename, *names]):
+    if len(names) > _MAX_FIELDS:
+        raise ValueError(f"namedtuple() takes at most {_MAX_FIELDS} fields")
+    if any(len(str(n)) > _MAX_NAME for n in [typename, *names]):
         size = sum(len(str(n)) for n in [typename, *names])
         current_run().too_big(f"namedtuple() with {len(names)} fields (at most {_MAX_FIELDS} "
                               f"fields, names of at most {_MAX_NAME} characters)", size)

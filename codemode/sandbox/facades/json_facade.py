@@ -6,12 +6,14 @@ import json
 from typing import Any, Final
 
 from codemode.sandbox.render import charge_render
+from codemode.sandbox.sizes import ensure_size
 
 from . import Facade
 
 __all__ = ["FACADE"]
 
 _MAX_INDENT: Final = 16
+_CHECK_EVERY: Final = 1 << 16
 
 
 def loads(s: str | bytes) -> Any:
@@ -30,8 +32,21 @@ def dumps(obj: Any, *, indent: int | str | None = None, sort_keys: bool = False,
     if separators is not None and sum(len(str(s)) for s in separators) > _MAX_INDENT:
         raise ValueError(f"separators are limited to {_MAX_INDENT} characters")
     charge_render(obj)
-    return json.dumps(obj, indent=indent, sort_keys=sort_keys, separators=separators,
-                      ensure_ascii=ensure_ascii, default=default)
+    if indent is None:
+        return json.dumps(obj, sort_keys=sort_keys, separators=separators,
+                          ensure_ascii=ensure_ascii, default=default)
+    # Indentation multiplies the text by the nesting depth: encode piecewise and stop
+    # once the output passes the memory limit.
+    encoder = json.JSONEncoder(indent=indent, sort_keys=sort_keys, separators=separators,
+                               ensure_ascii=ensure_ascii, default=default)
+    chunks: list[str] = []
+    size = 0
+    for chunk in encoder.iterencode(obj):
+        size += len(chunk)
+        if size > _CHECK_EVERY:
+            ensure_size(size, "json.dumps()")
+        chunks.append(chunk)
+    return "".join(chunks)
 
 
 FACADE: Final = Facade("json", {"loads": loads, "dumps": dumps,

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from codemode.sandbox.sizes import MAX_INT_BITS, repeat_ok
 from codemode.sandbox.state import current_run
 
 from . import Facade
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
 __all__ = ["FACADE"]
 
 
 def _rng() -> random.Random:
     run = current_run()
-    rng = run.extras.get("random")
+    rng: random.Random | None = run.extras.get("random")
     if rng is None:
         rng = run.extras["random"] = random.Random()
-    return rng  # type: ignore[no-any-return]
+    return rng
 
 
 def _method(name: str) -> Callable[..., Any]:

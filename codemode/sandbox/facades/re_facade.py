@@ -104,7 +104,14 @@ def _expansion(pattern: str) -> int:
     return sum(stack)
 
 
+_ALLOWED_FLAGS: Final = (regex.IGNORECASE | regex.MULTILINE | regex.DOTALL | regex.VERBOSE
+                         | regex.ASCII | regex.UNICODE)
+
+
 def _compiled(pattern: Any, flags: int) -> Any:
+    if not isinstance(flags, int) or flags & ~_ALLOWED_FLAGS:
+        raise ValueError("unsupported regular expression flags; use re.I, re.M, re.S, re.X, "
+                         "re.A or re.U")
     if isinstance(pattern, Pattern):
         return pattern.compiled
     if not isinstance(pattern, str | bytes):

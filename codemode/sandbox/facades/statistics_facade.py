@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections import deque
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from codemode.sandbox.state import counted
 
@@ -24,7 +24,8 @@ def _over_list(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapped
 
 
-def quantiles(data: Iterable[Any], *, n: int = 4, method: str = "exclusive") -> list[float]:
+def quantiles(data: Iterable[Any], *, n: int = 4,
+              method: Literal["inclusive", "exclusive"] = "exclusive") -> list[float]:
     """Cut points; ``n`` is charged to the operation budget up front."""
     if isinstance(n, int) and n > 0:
         deque(counted(range(n)), maxlen=0)

@@ -1,0 +1,475 @@
+"""The model's view of the tools: one line per argument, nested keys indented, shared docs once.
+
+The prompt is read, never executed, so it trades Python syntax for size: ``name?: type``
+instead of ``NotRequired``/``= ...``, ``"a"|"b"`` instead of ``Literal``, nested objects as
+indented keys (or inline ``{k: T}`` when nothing documents them) instead of named
+``TypedDict``s, and an argument description that several tools share written once, in a
+glossary. Types come straight from the normalized schema, so nested descriptions,
+defaults and constraints survive whatever datamodel-code-generator makes of the names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from ._schema import constraint_notes, normalize, py_literal, root_object
+from ._text import prompt_text
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from codemode.spec import ToolSpec
+
+    from ._render import ToolRender
+
+__all__ = [
+    "HEADER",
+    "SHARED",
+    "SHARED_MARK",
+    "SHARED_MIN_TOOLS",
+    "Line",
+    "ToolPrompt",
+    "assemble_prompt",
+    "shared_descriptions",
+    "tool_prompt",
+]
+
+SHARED_MARK = "^"
+"""Ends a key's line when its description is the one listed for that key under ``SHARED``."""
+NOTE = "§"
+"""``§<n>`` in a description stands for shared sentence ``n``, listed under ``SHARED``."""
+SHARED = (
+    f"Shared descriptions (a line ending in `{SHARED_MARK}` takes its key's text from here;"
+    f" `{NOTE}n` stands for sentence `{NOTE}n`):"
+)
+"""Title line of the glossary of descriptions and sentences that several tools share."""
+SHARED_MIN_TOOLS = 3
+"""A (key, description) pair or a sentence is listed once when this many tools repeat it."""
+NOTE_MIN_CHARS = 40
+"""Shorter sentences are not worth a reference."""
+HEADER = (
+    "# Call `await tools.<name>(arg=value, ...)`, keyword arguments only. Each tool:"
+    " `name: description`, then one line per argument: `arg: type = default # description`;"
+    " `arg?` is optional (not sent when omitted); deeper lines are keys of a dict;"
+    ' `"a"|"b"` lists allowed values; `-> type` is the result (else dict, list or str).'
+)
+"""First line of every prompt: the notation, said once."""
+
+_SENTENCE_END = re.compile(r"(?<=[.!?]) (?=\S)")
+
+
+def sentences(text: str) -> tuple[str, ...]:
+    """Split a one-line description into sentences (joining them with spaces restores it)."""
+    return tuple(_SENTENCE_END.split(text)) if text else ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Line:
+    """One indented line of a tool: an argument, a dict key, the result or a named type."""
+
+    depth: int
+    """Indentation in spaces (1 for arguments, the result and named types)."""
+    head: str
+    """What precedes the type: ``key: ``, ``key?: ``, ``-> `` or ``Name = ``."""
+    key: str
+    """The key as shown (glossary lookup); empty for results, named types and separators."""
+    type: str
+    """The type, in the prompt's notation."""
+    default: str | None = None
+    """Python literal of the schema default, if any."""
+    doc: str = ""
+    """One-line description plus constraint notes, may be empty."""
+    parts: tuple[str, ...] = ()
+    """``doc`` split into sentences."""
+
+    def text(self, shared: Mapping[str, str], notes: Mapping[str, str]) -> str:
+        """The line, its description given by the glossary mark or with shared sentences."""
+        out = " " * self.depth + self.head + self.type
+        if self.default is not None:
+            out += f" = {self.default}"
+        if not self.doc:
+            return out
+        if shared.get(self.key) == self.doc:
+            return f"{out} {SHARED_MARK}"
+        return f"{out} # {_noted(self.parts, notes)}"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolPrompt:
+    """One tool as the prompt shows it, before shared descriptions are factored out."""
+
+    qualname: str
+    """``name`` or ``namespace.name``."""
+    doc: str
+    """One-line tool description (cut at the prompt limit)."""
+    parts: tuple[str, ...]
+    """``doc`` split into sentences."""
+    lines: tuple[Line, ...]
+    """Arguments (with their nested keys), then the result, then named types."""
+
+    def text(self, shared: Mapping[str, str], notes: Mapping[str, str]) -> str:
+        """The tool's block: ``name: description`` and its lines."""
+        head = f"{self.qualname}: {_noted(self.parts, notes)}" if self.doc else self.qualname
+        return "\n".join([head, *(line.text(shared, notes) for line in self.lines)])
+
+
+def _noted(parts: tuple[str, ...], notes: Mapping[str, str]) -> str:
+    return " ".join(notes.get(part, part) for part in parts)
+
+
+def shared_descriptions(tools: Iterable[ToolPrompt]) -> dict[str, str]:
+    """Key → description for the pairs at least ``SHARED_MIN_TOOLS`` tools repeat.
+
+    One description per key (its most used one), and only where listing it once is
+    shorter than repeating it, so the mark always points at exactly one text.
+    """
+    counts: Counter[tuple[str, str]] = Counter()
+    for tool in tools:
+        counts.update({(line.key, line.doc) for line in tool.lines if line.key and line.doc})
+    best: dict[str, tuple[int, str]] = {}
+    for (key, doc), n in sorted(counts.items()):
+        saved = (n - 1) * (len(doc) + 1) - len(key) - 4
+        if n >= SHARED_MIN_TOOLS and saved > 0 and n > best.get(key, (0, ""))[0]:
+            best[key] = (n, doc)
+    return {key: doc for key, (_, doc) in sorted(best.items())}
+
+
+def shared_sentences(tools: Iterable[ToolPrompt], shared: Mapping[str, str]) -> dict[str, str]:
+    """Sentence → ``§<n>`` for long sentences at least ``SHARED_MIN_TOOLS`` tools repeat.
+
+    Numbered in order of first use; descriptions the glossary holds whole are skipped.
+    """
+    counts: Counter[str] = Counter()
+    order: dict[str, int] = {}
+    for tool in tools:
+        found = dict.fromkeys(tool.parts)
+        for line in tool.lines:
+            if line.doc and shared.get(line.key) != line.doc:
+                found.update(dict.fromkeys(line.parts))
+        for sentence in found:
+            if len(sentence) >= NOTE_MIN_CHARS:
+                counts[sentence] += 1
+                order.setdefault(sentence, len(order))
+    chosen = sorted((order[s], s) for s, n in counts.items() if n >= SHARED_MIN_TOOLS)
+    return {sentence: f"{NOTE}{i}" for i, (_, sentence) in enumerate(chosen, start=1)}
+
+
+def assemble_prompt(tools: list[ToolPrompt]) -> str:
+    """Header, glossary, then every tool's block, one line each, ending in a newline."""
+    shared = shared_descriptions(tools)
+    notes = shared_sentences(tools, shared)
+    parts = [HEADER]
+    if shared or notes:
+        parts.append(SHARED)
+        parts.extend(f" {key}: {doc}" for key, doc in shared.items())
+        parts.extend(f" {ref} {sentence}" for sentence, ref in notes.items())
+    parts.extend(tool.text(shared, notes) for tool in tools)
+    return "\n".join(parts) + "\n"
+
+
+def tool_prompt(spec: ToolSpec, render: ToolRender, *, qualname: str) -> ToolPrompt:
+    """Render ``spec`` for the prompt; ``render`` supplies the Python argument names."""
+    schema, defs = normalize(spec.parameters)
+    root = root_object(schema, defs)
+    out_schema: Any = None
+    if spec.output_schema is not None:
+        out_schema, out_defs = normalize(spec.output_schema, key_prefix="Out")
+        defs = {**defs, **out_defs}
+    typer = _Typer(defs, [schema, out_schema])
+    lines: list[Line] = []
+    for param in render.params:
+        sub = root.properties.get(param.wire, {})
+        lines.extend(typer.field(param.py, sub, required=param.required, depth=1))
+    if render.extra is not None:
+        extra, children = typer.type(root.extra, 1)
+        lines.append(Line(depth=1, head="**extra_arguments: ", key="", type=extra))
+        lines.extend(children)
+    if out_schema is not None:
+        returns, children = typer.type(out_schema, 1)
+        doc = _doc(out_schema)
+        if returns != "Any" or doc or children:
+            lines.append(Line(depth=1, head="-> ", key="", type=returns, doc=doc))
+            lines.extend(children)
+    lines.extend(typer.named_lines())
+    return _finish(qualname, prompt_text(spec.description), lines)
+
+
+def fallback_prompt(render: ToolRender, *, qualname: str) -> ToolPrompt:
+    """A prompt from the render's own annotations, for a schema the prompt typer cannot read."""
+    lines = [
+        Line(
+            depth=1,
+            head=f"{p.py}{'' if p.required else '?'}: ",
+            key=p.py,
+            type=p.annotation,
+            default=p.default,
+            doc=prompt_text(p.doc),
+        )
+        for p in render.params
+    ]
+    if render.extra is not None:
+        lines.append(Line(depth=1, head="**extra_arguments: ", key="", type=render.extra))
+    return _finish(qualname, prompt_text(render.description), lines)
+
+
+def _finish(qualname: str, doc: str, lines: list[Line]) -> ToolPrompt:
+    """Split every description into sentences once, here, where the result is cached."""
+    return ToolPrompt(
+        qualname=qualname,
+        doc=doc,
+        parts=sentences(doc),
+        lines=tuple(replace(line, parts=sentences(line.doc)) for line in lines),
+    )
+
+
+_SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
+
+
+def _doc(schema: Any) -> str:
+    """Description (cut at the prompt limit) plus the notes a type cannot say."""
+    if not isinstance(schema, dict):
+        return ""
+    desc = schema.get("description")
+    text = prompt_text(desc) if isinstance(desc, str) else ""
+    notes = constraint_notes(schema, annotation="Literal[")
+    if not notes:
+        return text
+    tail = "(" + "; ".join(notes) + ")"
+    return f"{text} {tail}" if text else tail
+
+
+def _key(name: str) -> str:
+    return name if name.isidentifier() else py_literal(name)
+
+
+def _union(texts: list[str]) -> str:
+    seen = list(dict.fromkeys(t for text in texts for t in _split_top(text)))
+    if "Any" in seen:
+        return "Any"
+    if "None" in seen:
+        seen.remove("None")
+        seen.append("None")
+    return "|".join(seen)
+
+
+def _split_top(text: str) -> list[str]:
+    """Members of a ``|`` union, not splitting inside brackets or quotes."""
+    parts, depth, start, quote = [], 0, 0, ""
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote and text[i - 1] != "\\":
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+class _Typer:
+    """Types of one tool's schemas, sharing its definitions and the names some must take."""
+
+    __slots__ = ("defs", "named", "repeated", "stack")
+
+    def __init__(self, defs: Mapping[str, Any], roots: list[Any]) -> None:
+        self.defs = defs
+        """Normalized definitions of the parameters and output schemas."""
+        self.named: dict[str, str] = {}
+        """Definition key → shown name, for recursive or repeated object definitions."""
+        self.stack: list[str] = []
+        """Definitions being inlined (a repeat is recursion: the definition gets a name)."""
+        refs: Counter[str] = Counter()
+        _count_refs([*roots, *defs.values()], refs)
+        self.repeated = frozenset(
+            key for key, n in refs.items() if n > 1 and _has_properties(defs.get(key))
+        )
+        """Object definitions referenced more than once: named rather than inlined twice."""
+
+    def field(self, key: str, schema: Any, *, required: bool, depth: int) -> list[Line]:
+        """A key's line and the lines of its nested keys."""
+        text, children = self.type(schema, depth)
+        default = None
+        if isinstance(schema, dict) and "default" in schema:
+            default = py_literal(schema["default"])
+        head = f"{key}: " if required else f"{key}?: "
+        line = Line(depth=depth, head=head, key=key, type=text, default=default, doc=_doc(schema))
+        return [line, *children]
+
+    def type(self, schema: Any, depth: int) -> tuple[str, list[Line]]:
+        """``(type text, lines of nested keys at depth + 1)`` for ``schema``."""
+        if not isinstance(schema, dict):
+            return "Any", []
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            text, children = self._ref(ref.removeprefix("#/$defs/"), depth)
+        else:
+            text, children = self._core(schema, depth)
+        if schema.get("nullable") is True:
+            text = _union([text, "None"])
+        return text, children
+
+    def _ref(self, key: str, depth: int) -> tuple[str, list[Line]]:
+        target = self.defs.get(key)
+        if target is None:
+            return "Any", []
+        if key in self.named or key in self.stack or key in self.repeated:
+            return self.named.setdefault(key, key), []
+        self.stack.append(key)
+        try:
+            return self.type(target, depth)
+        finally:
+            self.stack.pop()
+
+    def _core(self, schema: dict[str, Any], depth: int) -> tuple[str, list[Line]]:
+        if "const" in schema:
+            return py_literal(schema["const"]), []
+        enum = schema.get("enum")
+        if isinstance(enum, list) and enum:
+            return _union([py_literal(v) for v in enum]), []
+        for key in ("anyOf", "oneOf"):
+            branches = schema.get(key)
+            if isinstance(branches, list) and branches:
+                return self._variants(branches, depth)
+        all_of = schema.get("allOf")
+        if isinstance(all_of, list) and all_of:
+            return self._all_of(schema, all_of, depth)
+        types = schema.get("type")
+        names = [t for t in (types if isinstance(types, list) else [types]) if isinstance(t, str)]
+        if not names:
+            if "properties" in schema:
+                names = ["object"]
+            elif "items" in schema:
+                names = ["array"]
+            else:
+                return "Any", []
+        texts: list[str] = []
+        children: list[Line] = []
+        for name in names:
+            if name in _SCALARS:
+                texts.append(_SCALARS[name])
+            elif name == "array":
+                text, lines = self._array(schema, depth)
+                texts.append(text)
+                children.extend(lines)
+            elif name == "object":
+                text, lines = self._object(schema, depth)
+                texts.append(text)
+                children.extend(lines)
+            else:
+                texts.append("Any")
+        return _union(texts), children
+
+    def _variants(self, branches: list[Any], depth: int) -> tuple[str, list[Line]]:
+        parts = [self.type(branch, depth) for branch in branches]
+        children: list[Line] = []
+        for _, lines in parts:
+            if lines and children:
+                children.append(Line(depth=depth + 1, head="", key="", type="(or)"))
+            children.extend(lines)
+        return _union([text for text, _ in parts]), children
+
+    def _all_of(
+        self, schema: dict[str, Any], parts: list[Any], depth: int
+    ) -> tuple[str, list[Line]]:
+        merged: dict[str, Any] = {"properties": {}, "required": []}
+        for part in [schema, *parts]:
+            resolved = self._resolve(part)
+            if not isinstance(resolved, dict):
+                continue
+            if resolved is not schema and not _has_properties(resolved):
+                return _union([self.type(p, depth)[0] for p in parts]).replace("|", "&"), []
+            props = resolved.get("properties")
+            if isinstance(props, dict):
+                merged["properties"].update(props)
+            req = resolved.get("required")
+            if isinstance(req, list):
+                merged["required"].extend(req)
+        if not merged["properties"]:
+            return self.type(parts[0], depth) if len(parts) == 1 else ("Any", [])
+        return self._object(merged, depth)
+
+    def _resolve(self, schema: Any) -> Any:
+        seen: set[str] = set()
+        while isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
+            key = schema["$ref"].removeprefix("#/$defs/")
+            if key in seen:
+                return None
+            seen.add(key)
+            schema = self.defs.get(key)
+        return schema
+
+    def _array(self, schema: dict[str, Any], depth: int) -> tuple[str, list[Line]]:
+        items = schema.get("items")
+        if not isinstance(items, dict) or not items:
+            return "list", []
+        inner, children = self.type(items, depth)
+        return ("list" if inner == "Any" else f"list[{inner}]"), children
+
+    def _object(self, schema: dict[str, Any], depth: int) -> tuple[str, list[Line]]:
+        props = schema.get("properties")
+        if isinstance(props, dict) and props:
+            req = schema.get("required")
+            required = set(req) if isinstance(req, list) else set()
+            lines: list[Line] = []
+            for name, sub in props.items():
+                needed = name in required
+                lines.extend(self.field(_key(name), sub, required=needed, depth=depth + 1))
+            if len(lines) == len(props) and all(ln.default is None and not ln.doc for ln in lines):
+                return "{" + ", ".join(ln.head + ln.type for ln in lines) + "}", []
+            return "dict", lines
+        addl = schema.get("additionalProperties")
+        if isinstance(addl, dict) and addl:
+            value, children = self.type(addl, depth)
+            return ("dict" if value == "Any" else f"dict[str, {value}]"), children
+        return "dict", []
+
+    def named_lines(self) -> list[Line]:
+        """Lines of the definitions that took a name, each rendered once."""
+        lines: list[Line] = []
+        done: set[str] = set()
+        while pending := [key for key in self.named if key not in done]:
+            for key in pending:
+                done.add(key)
+                self.stack.append(key)
+                text, children = self._core_of(self.defs[key])
+                self.stack.pop()
+                lines.append(
+                    Line(depth=1, head=f"{self.named[key]} = ", key="", type=text,
+                         doc=_doc(self.defs[key]))
+                )
+                lines.extend(children)
+        return lines
+
+    def _core_of(self, schema: Any) -> tuple[str, list[Line]]:
+        if not isinstance(schema, dict):
+            return "Any", []
+        if isinstance(schema.get("$ref"), str):
+            return self.type(schema, 1)
+        return self._core(schema, 1)
+
+
+def _has_properties(schema: Any) -> bool:
+    return isinstance(schema, dict) and isinstance(schema.get("properties"), dict) and bool(
+        schema["properties"]
+    )
+
+
+def _count_refs(node: Any, refs: Counter[str]) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _count_refs(item, refs)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str):
+                refs[value.removeprefix("#/$defs/")] += 1
+            elif key not in ("enum", "const", "default", "examples", "example"):
+                _count_refs(value, refs)

@@ -1,0 +1,176 @@
+"""InProcessExecutor: script code off the host loop, broker semantics, cancellation."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pytest
+
+from codemode.errors import ToolCallError
+from codemode.sandbox import Executor, InProcessExecutor, Limits
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+
+class Host:
+    """Records calls, the thread each ran on, concurrency, and calls after run() returned."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.threads: set[int] = set()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.closed = False
+        self.late: list[str] = []
+        self.shared = {"items": [1, 2]}
+
+    async def __call__(self, name: str, args: dict[str, Any]) -> Any:
+        if self.closed:
+            self.late.append(name)
+        self.calls.append(name)
+        self.threads.add(threading.get_ident())
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if name == "slow":
+                await anyio.sleep(float(args.get("s", 0.05)))
+            if name == "fail":
+                raise ToolCallError("fail", "nope")
+            if name == "shared":
+                return self.shared
+            return args
+        finally:
+            self.in_flight -= 1
+
+
+PATHS = ("echo", "slow", "fail", "shared")
+
+
+@pytest.fixture
+async def executor() -> AsyncIterator[InProcessExecutor]:
+    async with InProcessExecutor() as ex:
+        yield ex
+
+
+def test_implements_the_executor_protocol() -> None:
+    assert isinstance(InProcessExecutor(), Executor)
+
+
+async def test_runs_a_script_with_calls_and_trace(executor: InProcessExecutor) -> None:
+    host = Host()
+    result = await executor.run("a = await tools.echo(x=1)\nprint('got', a)\n[a['x'], 2]",
+                                call_tool=host, tool_paths=PATHS)
+    assert result.ok and result.value == [1, 2]
+    assert result.output == "got {'x': 1}\n"
+    assert [(c.index, c.name, c.arguments, c.ok) for c in result.calls] == [
+        (0, "echo", {"x": 1}, True)]
+    assert result.usage.calls == 1 and result.usage.time > 0
+
+
+async def test_tool_calls_run_on_the_host_thread_script_does_not(
+        executor: InProcessExecutor) -> None:
+    host = Host()
+    result = await executor.run("await tools.echo()\nawait tools.echo()",
+                                call_tool=host, tool_paths=PATHS)
+    assert result.ok
+    assert host.threads == {threading.get_ident()}
+
+
+async def test_host_loop_keeps_ticking_during_a_cpu_script(executor: InProcessExecutor) -> None:
+    ticks = 0
+    stop = anyio.Event()
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            await anyio.sleep(0.01)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ticker)
+        before = ticks
+        result = await executor.run("while True:\n    pass", call_tool=Host(),
+                                    limits=Limits(timeout=0.5, operations=10**12))
+        during = ticks - before
+        stop.set()
+    assert result.error is not None and result.error.limit == "timeout"
+    assert during >= 5
+
+
+async def test_results_cross_as_json_copies(executor: InProcessExecutor) -> None:
+    host = Host()
+    result = await executor.run("s = await tools.shared()\ns['items'].append(3)\ns",
+                                call_tool=host, tool_paths=PATHS)
+    assert result.value == {"items": [1, 2, 3]}
+    assert host.shared == {"items": [1, 2]}
+
+
+async def test_concurrency_is_bounded_on_the_host(executor: InProcessExecutor) -> None:
+    host = Host()
+    result = await executor.run(
+        "import asyncio\nawait asyncio.gather(*[tools.slow(s=0.02) for i in range(12)])",
+        call_tool=host, tool_paths=PATHS, limits=Limits(concurrency=3))
+    assert result.ok and len(result.value) == 12
+    assert host.max_in_flight == 3
+
+
+async def test_calls_limit_trips_and_is_reported(executor: InProcessExecutor) -> None:
+    host = Host()
+    result = await executor.run("for i in range(10):\n    await tools.echo(i=i)",
+                                call_tool=host, tool_paths=PATHS, limits=Limits(calls=4))
+    assert result.error is not None and result.error.limit == "calls"
+    assert result.error.line == 2
+    assert len(host.calls) == 4 and len(result.calls) == 4
+
+
+async def test_failed_call_is_traced(executor: InProcessExecutor) -> None:
+    result = await executor.run("try:\n    await tools.fail()\nexcept ToolCallError:\n    1",
+                                call_tool=Host(), tool_paths=PATHS)
+    assert [(c.ok, c.error) for c in result.calls] == [(False, "nope")]
+
+
+async def test_cancelling_run_stops_script_and_calls(executor: InProcessExecutor) -> None:
+    host = Host()
+    with anyio.move_on_after(0.2):
+        await executor.run("while True:\n    await tools.slow(s=0.05)", call_tool=host,
+                           tool_paths=PATHS)
+    host.closed = True
+    await anyio.sleep(0.3)
+    assert host.late == []
+    assert 1 <= len(host.calls) <= 5
+    again = await executor.run("await tools.echo(v=1)", call_tool=Host(), tool_paths=PATHS)
+    assert again.value == {"v": 1}
+
+
+async def test_timeout_during_a_slow_call_points_at_the_await(
+        executor: InProcessExecutor) -> None:
+    host = Host()
+    result = await executor.run("x = 1\nawait tools.slow(s=5)", call_tool=host,
+                                tool_paths=PATHS, limits=Limits(timeout=0.2))
+    assert result.error is not None and result.error.limit == "timeout"
+    assert result.error.line == 2
+    assert [c.error for c in result.calls] == ["cancelled"]
+
+
+async def test_runs_concurrently_on_one_executor(executor: InProcessExecutor) -> None:
+    results: list[Any] = []
+
+    async def one(i: int) -> None:
+        result = await executor.run(f"await tools.slow(s=0.05)\n{i}", call_tool=Host(),
+                                    tool_paths=PATHS)
+        results.append(result.value)
+
+    async with anyio.create_task_group() as tg:
+        for i in range(4):
+            tg.start_soon(one, i)
+    assert sorted(results) == [0, 1, 2, 3]
+
+
+async def test_closed_executor_refuses_runs() -> None:
+    executor = InProcessExecutor()
+    await executor.aclose()
+    with pytest.raises(Exception, match="closed"):
+        await executor.run("1", call_tool=Host())

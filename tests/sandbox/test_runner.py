@@ -1,0 +1,248 @@
+"""The script-side runner: results, errors located in the script, limits, outcome JSON."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import pytest
+
+from codemode.errors import LimitExceeded, ToolCallError
+from codemode.sandbox.broker import CallBroker
+from codemode.sandbox.limits import Limits
+from codemode.sandbox.result import RunOutcome
+from codemode.sandbox.runner import run_script
+
+SMALL = Limits(timeout=2.0, operations=20_000, memory=8 * 1024 * 1024, recursion=30,
+               output=200, result=1000, calls=5, concurrency=2)
+
+
+class Host:
+    """A host callback that records calls; ``fail``/``boom`` raise."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    async def __call__(self, name: str, args: dict[str, Any]) -> Any:
+        self.calls.append((name, args))
+        if name == "fail":
+            raise ToolCallError("fail", "bad input", "$.q")
+        if name == "boom":
+            raise RuntimeError("host secret /etc/passwd")
+        return {"tool": name, "args": args}
+
+
+async def run(source: str, *, limits: Limits = SMALL, host: Host | None = None,
+              paths: tuple[str, ...] = ("echo", "fail", "boom", "ns.get")) -> RunOutcome:
+    broker = CallBroker(host or Host(), limits)
+    return await run_script(textwrap.dedent(source), call=broker.answer, tool_paths=paths,
+                            limits=limits)
+
+
+@pytest.mark.parametrize(("source", "value"), [
+    ("1 + 1", 2),
+    ("x = [i * i for i in range(4)]\nx", [0, 1, 4, 9]),
+    ("d = {'a': (1, 2)}\nd", {"a": [1, 2]}),
+    ("{1, 3, 2}", [1, 2, 3]),
+    ("x = 5", None),
+    ("if True:\n    7", None),
+    ("async def f(x):\n    return x + 1\nawait f(1)", 2),
+    ("r = await tools.echo(q='a')\nr['args']", {"q": "a"}),
+    ("r = await tools.ns.get(k=1)\nr['tool']", "ns.get"),
+    ("def f():\n    '''doc'''\n    return 3\nf()", 3),
+    ("class P:\n    def __init__(self, x):\n        self.x = x\nP(4).x", 4),
+    ("counts = {}\ncounts['a'] = 1\ncounts['a'] += 2\ncounts", {"a": 3}),
+    ("s = 'ab'\ns += 'c'\ns", "abc"),
+    ("f'{3:>4}|{\"x\"!r}'", "   3|'x'"),
+    ("'%s-%03d' % ('a', 7)", "a-007"),
+    ("lst = [1]\nlst *= 3\nlst", [1, 1, 1]),
+    ("a, *b = [1, 2, 3]\n[a, b]", [1, [2, 3]]),
+    ("g = (i for i in range(3))\nsum(g)", 3),
+    ("type('x') is str and isinstance('x', str)", True),
+])
+async def test_last_expression_is_the_value(source: str, value: Any) -> None:
+    outcome = await run(source)
+    assert outcome.error is None, outcome.error
+    assert outcome.value == value
+
+
+async def test_print_goes_to_one_bounded_buffer_shared_by_all_scopes() -> None:
+    outcome = await run("""
+        def f():
+            print('in f')
+        print('top', 1)
+        f()
+        for i in range(100):
+            print('x' * 10)
+    """)
+    assert outcome.error is None
+    assert outcome.output.startswith("top 1\nin f\nxxxxxxxxxx\n")
+    assert outcome.output.endswith("\n…[output truncated at 200 bytes]")
+    assert len(outcome.output.split("\n…")[0].encode()) == 200
+    assert outcome.output_bytes == len("top 1\nin f\n") + 100 * 11
+
+
+@pytest.mark.parametrize(("source", "kind", "line", "column"), [
+    ("x = 1\ny = 1 / 0", "ZeroDivisionError", 2, 5),
+    ("def f():\n    return [][1]\n\nf()", "IndexError", 2, 12),
+    ("x = (\n", "SyntaxError", 1, 5),
+    ("y = 2\nz = y.__class__", "SyntaxError", 2, 5),
+    ("undefined_name", "NameError", 1, 1),
+    ("raise ValueError('nope')", "ValueError", 1, 1),
+    ("await tools.fail(q=1)", "ToolCallError", 1, 1),
+])
+async def test_errors_are_located_in_the_script(source: str, kind: str, line: int,
+                                                column: int) -> None:
+    outcome = await run(source)
+    assert outcome.error is not None
+    assert (outcome.error.type, outcome.error.line, outcome.error.column) == (kind, line, column)
+    assert outcome.value is None
+    for host_marker in ("site-packages", "codemode/", ".py\"", "RestrictedPython"):
+        assert host_marker not in outcome.error.traceback
+        assert host_marker not in outcome.error.message
+
+
+async def test_traceback_lists_script_frames_only() -> None:
+    outcome = await run("def inner():\n    return 1 / 0\ndef outer():\n    return inner()\nouter()")
+    assert outcome.error is not None
+    assert outcome.error.traceback.splitlines() == [
+        "Traceback (script frames, most recent call last):",
+        "  line 5, in <script>", "    outer()",
+        "  line 4, in outer", "    return inner()",
+        "  line 2, in inner", "    return 1 / 0",
+        "ZeroDivisionError: division by zero",
+    ]
+
+
+async def test_host_exception_is_hidden_behind_internal_error() -> None:
+    outcome = await run("""
+        try:
+            await tools.boom()
+        except ToolCallError as e:
+            r = [e.tool, e.message, e.path, str(e)]
+        r
+    """)
+    assert outcome.value == ["boom", "internal error", None, "boom: internal error"]
+
+
+async def test_tool_call_error_fields_cross_as_strings() -> None:
+    outcome = await run("""
+        try:
+            await tools.fail(q=1)
+        except ToolCallError as e:
+            r = [e.tool, e.message, e.path]
+        r
+    """)
+    assert outcome.value == ["fail", "bad input", "$.q"]
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    ("tools.echo(q=1)['x']", "add `await`"),
+    ("for x in tools.echo(q=1):\n    pass", "add `await`"),
+    ("str(tools.echo(q=1))", "add `await`"),
+    ("tools.echo(q=1).send", "add `await`"),
+    ("tools.echo(q=1)", "add `await`"),
+    ("if tools.echo(q=1):\n    pass", "add `await`"),
+    ("await tools.echo(1)", "keyword arguments only"),
+    ("tools.ech", "did you mean 'echo'"),
+    ("tools.ns.gett", "did you mean 'get'"),
+    ("await tools.echo(q=print)", "JSON"),
+    ("c = []\nc.append(c)\nawait tools.echo(q=c)", "JSON"),
+])
+async def test_tool_misuse_gives_actionable_errors(source: str, message: str) -> None:
+    host = Host()
+    outcome = await run(source, host=host)
+    assert outcome.error is not None
+    assert message in outcome.error.message
+    assert host.calls == []
+
+
+@pytest.mark.parametrize(("source", "limit"), [
+    ("while True:\n    pass", "operations"),
+    ("for i in range(10**9):\n    pass", "operations"),
+    ("def f(n):\n    return f(n + 1)\nf(0)", "recursion"),
+    ("async def f():\n    return await f()\nawait f()", "recursion"),
+    ("f = lambda: f()\nf()", "recursion"),
+    ("'a' * 10**9", "memory"),
+    ("10 ** 10 ** 10", "memory"),
+    ("1 << 10**9", "memory"),
+    ("x = 'a' * 1000\nwhile True:\n    x = x + x", "memory"),
+    ("'%*d' % (10**9, 1)", "memory"),
+    ("f'{1:>{10**9}}'", "memory"),
+    ("list(range(5000))", "result"),
+    ("import asyncio\nawait asyncio.sleep(10)", "timeout"),
+    ("for i in range(6):\n    await tools.echo(i=i)", "calls"),
+])
+async def test_limits_trip_with_their_name(source: str, limit: str) -> None:
+    limits = Limits(timeout=0.3, operations=20_000, memory=8 * 1024 * 1024, recursion=30,
+                    output=200, result=1000, calls=5, concurrency=2)
+    outcome = await run(source, limits=limits)
+    assert outcome.error is not None, outcome.value
+    assert (outcome.error.type, outcome.error.limit) == ("LimitExceeded", limit)
+    assert f"{limit}=" in outcome.error.message
+
+
+@pytest.mark.parametrize("handler", [
+    "except Exception:\n    pass",
+    "except:\n    pass",
+    "finally:\n    pass",
+])
+async def test_a_tripped_limit_cannot_be_swallowed(handler: str) -> None:
+    host = Host()
+    source = ("try:\n    while True:\n        pass\n" + handler
+              + "\nawait tools.echo(after=1)\n'done'")
+    outcome = await run(source, host=host)
+    assert outcome.error is not None
+    assert outcome.error.limit == "operations"
+    assert outcome.error.line == 2
+    assert host.calls == []
+
+
+async def test_swallowed_timeout_still_reports_timeout() -> None:
+    outcome = await run("""
+        import asyncio
+        try:
+            await asyncio.sleep(5)
+        except:
+            pass
+        'swallowed'
+    """, limits=Limits(timeout=0.2))
+    assert outcome.error is not None and outcome.error.limit == "timeout"
+
+
+async def test_operations_are_counted_per_iteration() -> None:
+    outcome = await run("for i in range(1000):\n    pass\nn = 0\nwhile n < 500:\n    n += 1")
+    assert outcome.error is None
+    assert 1500 <= outcome.operations <= 1510
+
+
+async def test_outcome_round_trips_as_json() -> None:
+    outcome = await run("print('hi')\nawait tools.fail(q=1)")
+    again = RunOutcome.from_json(outcome.to_json())
+    assert again == outcome
+    assert again.error is not None and again.error.type == "ToolCallError"
+
+
+async def test_limits_round_trip_and_validate() -> None:
+    limits = Limits(timeout=1.5, calls=3)
+    assert Limits.from_json(limits.to_json()) == limits
+    with pytest.raises(ValueError, match="calls"):
+        Limits(calls=0)
+
+
+async def test_call_tool_or_call_is_required() -> None:
+    with pytest.raises(TypeError, match="exactly one"):
+        await run_script("1")
+
+
+async def test_value_returned_by_call_tool_directly() -> None:
+    async def call_tool(name: str, args: dict[str, Any]) -> Any:
+        if name == "limit":
+            raise LimitExceeded("calls", 1, "test")
+        return [name, args]
+
+    outcome = await run_script("await tools.a(x=1)", call_tool=call_tool, tool_paths=["a"])
+    assert outcome.value == ["a", {"x": 1}]
+    limited = await run_script("await tools.limit()", call_tool=call_tool,
+                               tool_paths=["limit"])
+    assert limited.error is not None and limited.error.limit == "calls"
