@@ -25,8 +25,10 @@ from codemode.sandbox import Executor, InProcessExecutor, WorkerPoolExecutor  # 
 
 SCHEMA = {
     "type": "object",
-    "properties": {"path": {"type": "string", "minLength": 1},
-                   "limit": {"type": "integer", "minimum": 1, "maximum": 100}},
+    "properties": {
+        "path": {"type": "string", "minLength": 1},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+    },
     "required": ["path"],
     "additionalProperties": False,
 }
@@ -45,16 +47,18 @@ def build() -> cm.ToolRegistry:
 async def direct(registry: cm.ToolRegistry, n: int) -> float:
     start = time.perf_counter()
     for i in range(n):
-        await registry.execute(cm.ToolCall(call_id=f"d{i}", name="noop",
-                                           arguments={"path": "x", "limit": 5}))
+        await registry.execute(
+            cm.ToolCall(call_id=f"d{i}", name="noop", arguments={"path": "x", "limit": 5})
+        )
     return (time.perf_counter() - start) / n
 
 
 async def scripted(registry: cm.ToolRegistry, n: int, mode: cm.CodeMode) -> float:
     code = f"for i in range({n}):\n    await tools.noop(path='x', limit=5)\n"
     start = time.perf_counter()
-    result = await registry.execute(cm.ToolCall(call_id="s", name="run_code",
-                                                arguments={"code": code}))
+    result = await registry.execute(
+        cm.ToolCall(call_id="s", name="run_code", arguments={"code": code})
+    )
     elapsed = time.perf_counter() - start
     assert not result.is_error, result.text
     return elapsed / n
@@ -70,8 +74,10 @@ async def measure(name: str, executor: Executor, n: int, rounds: int) -> None:
         direct_us.append(await direct(registry, n) * 1e6)
         script_us.append(await scripted(registry, n, mode) * 1e6)
     d, s = statistics.median(direct_us), statistics.median(script_us)
-    print(f"{name:<10} direct {d:8.1f} µs/call   via run_code {s:8.1f} µs/call   "
-          f"ratio {s / d:5.1f}×   added {s - d:7.1f} µs/call")
+    print(
+        f"{name:<10} direct {d:8.1f} µs/call   via run_code {s:8.1f} µs/call   "
+        f"ratio {s / d:5.1f}×   added {s - d:7.1f} µs/call"
+    )
 
 
 async def main() -> None:

@@ -29,6 +29,8 @@ from .events import JsonlSessionLog as JsonlSessionLog
 from .events import ToolEvent as ToolEvent
 from .frozen import FrozenDict as FrozenDict
 from .frozen import thaw as thaw
+from .mcp import McpTools as McpTools
+from .mcp import register_mcp_tools as register_mcp_tools
 from .mode import CodeMode as CodeMode
 from .registry import Registration as Registration
 from .registry import ToolRegistry as ToolRegistry
@@ -58,6 +60,7 @@ __all__ = [
     "JsonlSessionLog",
     "LimitExceeded",
     "Limits",
+    "McpTools",
     "PipelineError",
     "PreflightError",
     "Registration",
@@ -80,6 +83,7 @@ __all__ = [
     "audio",
     "define_tool",
     "image",
+    "register_mcp_tools",
     "resource",
     "text",
     "thaw",

@@ -115,8 +115,12 @@ def _allows_extra(schema: Mapping[str, Any]) -> bool:
             return True
         if extra is False or branch.get("unevaluatedProperties") is False:
             return False
-        declared = declared or bool(branch.get("properties")) or "$ref" in branch or any(
-            key in branch for key in ("anyOf", "oneOf"))
+        declared = (
+            declared
+            or bool(branch.get("properties"))
+            or "$ref" in branch
+            or any(key in branch for key in ("anyOf", "oneOf"))
+        )
     return not declared
 
 

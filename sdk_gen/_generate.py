@@ -122,7 +122,7 @@ class GeneratedSDK:
     stub_source: str
     """``.pyi`` stub with the same types and signatures."""
     prompt: str
-    """Compact signatures and docstrings for the model."""
+    """Compact text for the model: a line per tool and per argument, shared docs once."""
     names: SdkNames
     """Exact Python ↔ wire names of tools and arguments."""
     warnings: tuple[str, ...] = ()

@@ -48,7 +48,7 @@ def _specs_of(obj: Any) -> list[SpecLike]:
         obj = [obj]
     if isinstance(obj, str | bytes) or not isinstance(obj, Iterable):
         raise ValueError(f"not a registry, CodeMode or list of tool specs: {type(obj).__name__}")
-    return [getattr(item, "spec", item) for item in obj]
+    return [item.spec if hasattr(item, "spec") else item for item in obj]
 
 
 def _parser() -> argparse.ArgumentParser:

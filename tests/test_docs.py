@@ -38,13 +38,15 @@ def test_docs_have_runnable_examples() -> None:
 
 
 @pytest.mark.parametrize("path", DOCS_WITH_CODE, ids=lambda p: p.name)
-async def test_doc_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_doc_examples_run(
+    path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": f"doc_{path.stem}"}
     for line, source in blocks(path):
         code = compile(
             "\n" * (line - 1) + source, str(path), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
         )
-        outcome = eval(code, namespace)  # noqa: S307 - our own documentation
+        outcome = eval(code, namespace)
         if inspect.isawaitable(outcome):
             await outcome

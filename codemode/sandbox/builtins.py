@@ -166,7 +166,8 @@ def _check_str(*args: Any, **kwargs: Any) -> None:
 
 
 def _check_int(value: Any = 0, base: Any = 10) -> None:
-    if isinstance(value, str | bytes | bytearray) and isinstance(base, int):
+    # CPython caps other bases at 4300 digits (ValueError); these are exempt.
+    if isinstance(value, str | bytes | bytearray) and base in (0, 2, 4, 8, 16, 32):
         bits_per_digit = max(int(base), 2).bit_length()
         if len(value) * bits_per_digit > MAX_INT_BITS:
             current_run().too_big(f"int() of a {len(value)}-digit string", len(value))
@@ -191,9 +192,9 @@ IntType.__name__ = IntType.__qualname__ = "int"
 
 
 def round_(number: Any, ndigits: Any = None) -> Any:
-    """``round``; an int rounded to more digits than any sandbox int has is just 0."""
+    """``round``; refuses ``ndigits`` past the int cap (CPython computes ``10**-ndigits``)."""
     if isinstance(number, int) and isinstance(ndigits, int) and ndigits < -_MAX_INT_DIGITS:
-        return 0
+        current_run().too_big(f"round() to {ndigits} digits", -ndigits // 2)
     return round(number, ndigits)
 
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
 
 import codemode as cm
 from codemode.sandbox import Executor, InProcessExecutor, WorkerPoolExecutor
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator
 
 
 @pytest.fixture(scope="module")
@@ -65,24 +67,45 @@ def registry(recorder: Recorder) -> Iterator[cm.ToolRegistry]:
     async def fail(args: Any, ctx: cm.ExecContext) -> str:
         raise ValueError("disk on fire")
 
-    reg.register(cm.define_tool(
-        name="add", description="Add two integers.",
-        parameters={"a": {"type": "integer", "required": True},
-                    "b": {"type": "integer", "required": True}},
-        execute=add))
-    reg.register(cm.define_tool(
-        name="slow-echo", description="Echo text after a delay.",
-        parameters={"text": {"type": "string", "required": True},
-                    "delay": {"type": "number", "maximum": 5}},
-        execute=slow_echo))
-    reg.register(cm.define_tool(
-        name="delete_file", description="Delete a file.",
-        parameters={"path": {"type": "string", "required": True}}, execute=delete_file))
+    reg.register(
+        cm.define_tool(
+            name="add",
+            description="Add two integers.",
+            parameters={
+                "a": {"type": "integer", "required": True},
+                "b": {"type": "integer", "required": True},
+            },
+            execute=add,
+        )
+    )
+    reg.register(
+        cm.define_tool(
+            name="slow-echo",
+            description="Echo text after a delay.",
+            parameters={
+                "text": {"type": "string", "required": True},
+                "delay": {"type": "number", "maximum": 5},
+            },
+            execute=slow_echo,
+        )
+    )
+    reg.register(
+        cm.define_tool(
+            name="delete_file",
+            description="Delete a file.",
+            parameters={"path": {"type": "string", "required": True}},
+            execute=delete_file,
+        )
+    )
     reg.register(cm.define_tool(name="snapshot", description="A chart.", execute=snapshot))
-    reg.register(cm.define_tool(
-        name="stats", description="Stats as JSON text.", execute=stats,
-        output_schema={"type": "object", "properties": {"mean": {"type": "number"}}}))
+    reg.register(
+        cm.define_tool(
+            name="stats",
+            description="Stats as JSON text.",
+            execute=stats,
+            output_schema={"type": "object", "properties": {"mean": {"type": "number"}}},
+        )
+    )
     reg.register(cm.define_tool(name="fail", description="Always fails.", execute=fail))
-    reg.pre_execute(lambda ctx: cm.Deny("read-only session") if ctx.name == "delete_file"
-                    else None)
+    reg.pre_execute(lambda ctx: cm.Deny("read-only session") if ctx.name == "delete_file" else None)
     yield reg

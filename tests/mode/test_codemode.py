@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
 
 import codemode as cm
-from codemode.sandbox import Executor
 
-
+if TYPE_CHECKING:
+    from codemode.sandbox import Executor
 
 
 def run_code_call(code: str, call_id: str = "outer-1", **extra: Any) -> cm.ToolCall:
@@ -18,13 +18,17 @@ def run_code_call(code: str, call_id: str = "outer-1", **extra: Any) -> cm.ToolC
 
 
 async def test_nested_calls_go_through_the_pipeline_with_the_run_code_token_as_parent(
-        registry: cm.ToolRegistry, executor: Executor) -> None:
+    registry: cm.ToolRegistry, executor: Executor
+) -> None:
     mode = cm.CodeMode(registry, executor=executor)
     registry.register(mode.as_tool())
     events: list[cm.ToolEvent] = []
     registry.subscribe(events.append)
-    result = await registry.execute(run_code_call(
-        "x = await tools.add(a=1, b=2)\ny = await tools.add(a=x['sum'], b=10)\ny['sum']"))
+    result = await registry.execute(
+        run_code_call(
+            "x = await tools.add(a=1, b=2)\ny = await tools.add(a=x['sum'], b=10)\ny['sum']"
+        )
+    )
     assert not result.is_error, result.text
     assert "value: 13" in result.text
     outer = [e for e in events if e.name == "run_code"]
@@ -33,15 +37,19 @@ async def test_nested_calls_go_through_the_pipeline_with_the_run_code_token_as_p
     assert [e.type for e in nested] == ["tool/call", "tool/result"] * 2
     assert {e.parent for e in nested} == {outer[0].token}
     assert [e.call_id for e in nested if e.type == "tool/call"] == [
-        "outer-1:code:1", "outer-1:code:2"]
+        "outer-1:code:1",
+        "outer-1:code:2",
+    ]
     assert result.meta is not None
     assert [c["name"] for c in result.meta["calls"]] == ["add", "add"]
 
 
 async def test_a_policy_that_denies_direct_calls_denies_them_from_code(
-        registry: cm.ToolRegistry, executor: Executor, recorder: Any) -> None:
-    direct = await registry.execute(cm.ToolCall(call_id="d", name="delete_file",
-                                                arguments={"path": "/etc/motd"}))
+    registry: cm.ToolRegistry, executor: Executor, recorder: Any
+) -> None:
+    direct = await registry.execute(
+        cm.ToolCall(call_id="d", name="delete_file", arguments={"path": "/etc/motd"})
+    )
     assert direct.is_error and "read-only session" in direct.text
     mode = cm.CodeMode(registry, executor=executor)
     run = await mode.run(
@@ -50,7 +58,8 @@ async def test_a_policy_that_denies_direct_calls_denies_them_from_code(
         "    outcome = 'deleted'\n"
         "except ToolCallError as e:\n"
         "    outcome = [e.tool, e.message]\n"
-        "outcome")
+        "outcome"
+    )
     assert run.ok, run.error
     assert run.value[0] == "delete_file"
     assert "read-only session" in run.value[1]
@@ -58,7 +67,8 @@ async def test_a_policy_that_denies_direct_calls_denies_them_from_code(
 
 
 async def test_validation_errors_surface_as_tool_call_error_with_the_python_path(
-        registry: cm.ToolRegistry, executor: Executor) -> None:
+    registry: cm.ToolRegistry, executor: Executor
+) -> None:
     mode = cm.CodeMode(registry, executor=executor)
     run = await mode.run(
         "a = 'x'\n"
@@ -66,7 +76,8 @@ async def test_validation_errors_surface_as_tool_call_error_with_the_python_path
         "    await tools.add(a=a, b=2)\n"
         "except ToolCallError as e:\n"
         "    r = [e.tool, e.path, e.message]\n"
-        "r")
+        "r"
+    )
     assert run.ok, run.error
     tool, path, message = run.value
     assert (tool, path) == ("add", "$.a")
@@ -74,7 +85,8 @@ async def test_validation_errors_surface_as_tool_call_error_with_the_python_path
 
 
 async def test_an_uncaught_tool_error_reports_the_script_line(
-        registry: cm.ToolRegistry, executor: Executor) -> None:
+    registry: cm.ToolRegistry, executor: Executor
+) -> None:
     mode = cm.CodeMode(registry, executor=executor)
     run = await mode.run("x = 1\ny = await tools.fail()\ny")
     assert run.error is not None
@@ -88,13 +100,15 @@ async def test_results_become_python_data(registry: cm.ToolRegistry, executor: E
         "s = await tools.stats()\n"
         "e = await tools.slow_echo(text='{\"a\": 1}', delay=0)\n"
         "a = await tools.add(a=2, b=3)\n"
-        "[s['mean'], e, a['sum']]")
+        "[s['mean'], e, a['sum']]"
+    )
     assert run.ok, run.error
     assert run.value == [2.5, '{"a": 1}', 5]
 
 
 async def test_non_text_blocks_are_placeholders_in_the_script_and_attached_to_run_code(
-        registry: cm.ToolRegistry, executor: Executor) -> None:
+    registry: cm.ToolRegistry, executor: Executor
+) -> None:
     mode = cm.CodeMode(registry, executor=executor)
     registry.register(mode.as_tool())
     result = await registry.execute(run_code_call("snap = await tools.snapshot()\nsnap"))
@@ -105,13 +119,16 @@ async def test_non_text_blocks_are_placeholders_in_the_script_and_attached_to_ru
 
 
 async def test_hot_reload_removes_a_disposed_tool_from_sdk_and_proxy(
-        registry: cm.ToolRegistry, executor: Executor) -> None:
+    registry: cm.ToolRegistry, executor: Executor
+) -> None:
     async def shout(args: Any) -> str:
         return str(args["text"]).upper()
 
-    handle = registry.register(cm.define_tool(
-        name="shout", parameters={"text": {"type": "string", "required": True}},
-        execute=shout))
+    handle = registry.register(
+        cm.define_tool(
+            name="shout", parameters={"text": {"type": "string", "required": True}}, execute=shout
+        )
+    )
     mode = cm.CodeMode(registry, executor=executor)
     assert "shout" in mode.sdk().names.tools
     first = await mode.run("await tools.shout(text='hi')")
@@ -128,28 +145,37 @@ async def test_hot_reload_removes_a_disposed_tool_from_sdk_and_proxy(
 
 
 async def test_run_code_and_hidden_tools_are_not_reachable_from_scripts(
-        registry: cm.ToolRegistry, executor: Executor) -> None:
+    registry: cm.ToolRegistry, executor: Executor
+) -> None:
     async def secret(args: Any) -> str:
         return "s3cret"
 
     registry.register(cm.define_tool(name="secret", execute=secret, visible_in_code=False))
     mode = cm.CodeMode(registry, executor=executor, preflight=False)
     registry.register(mode.as_tool())
-    assert set(mode.sdk().names.tools) == {"add", "slow_echo", "delete_file", "snapshot",
-                                            "stats", "fail"}
+    assert set(mode.sdk().names.tools) == {
+        "add",
+        "slow_echo",
+        "delete_file",
+        "snapshot",
+        "stats",
+        "fail",
+    }
     for script in ("await tools.run_code(code='1')", "await tools.secret()"):
         run = await mode.run(script)
         assert run.error is not None and run.error.type == "AttributeError", run.error
         assert run.calls == ()
 
 
-async def test_parallel_calls_overlap(registry: cm.ToolRegistry, executor: Executor,
-                                      recorder: Any) -> None:
+async def test_parallel_calls_overlap(
+    registry: cm.ToolRegistry, executor: Executor, recorder: Any
+) -> None:
     mode = cm.CodeMode(registry, executor=executor)
     run = await mode.run(
         "texts = ['a', 'b', 'c', 'd']\n"
         "out = await asyncio.gather(*[tools.slow_echo(text=t, delay=0.2) for t in texts])\n"
-        "out")
+        "out"
+    )
     assert run.ok, run.error
     assert run.value == ["a", "b", "c", "d"]
     starts = {name: t for event, name, t in recorder.log if event == "start"}
@@ -158,15 +184,19 @@ async def test_parallel_calls_overlap(registry: cm.ToolRegistry, executor: Execu
 
 
 async def test_cancelling_the_outer_call_cancels_nested_calls(
-        registry: cm.ToolRegistry, executor: Executor, recorder: Any) -> None:
+    registry: cm.ToolRegistry, executor: Executor, recorder: Any
+) -> None:
     mode = cm.CodeMode(registry, executor=executor)
     registry.register(mode.as_tool())
     events: list[cm.ToolEvent] = []
     registry.subscribe(events.append)
     with anyio.move_on_after(0.5):
-        await registry.execute(run_code_call(
-            "import asyncio\nawait asyncio.gather(tools.slow_echo(text='x', delay=4), "
-            "tools.slow_echo(text='y', delay=4))"))
+        await registry.execute(
+            run_code_call(
+                "import asyncio\nawait asyncio.gather(tools.slow_echo(text='x', delay=4), "
+                "tools.slow_echo(text='y', delay=4))"
+            )
+        )
     await anyio.sleep(0.1)
     assert {name for event, name, _ in recorder.log if event == "start"} == {"x", "y"}
     assert not [entry for entry in recorder.log if entry[0] == "end"]
@@ -178,12 +208,14 @@ async def test_cancelling_the_outer_call_cancels_nested_calls(
 
 
 async def test_preflight_rejects_bad_scripts_without_running_them(
-        registry: cm.ToolRegistry, executor: Executor, recorder: Any) -> None:
+    registry: cm.ToolRegistry, executor: Executor, recorder: Any
+) -> None:
     mode = cm.CodeMode(registry, executor=executor)
     run = await mode.run(
         "await tools.slow_echo(text='ran', delay=0)\n"
         "await tools.add(a=1)\n"
-        "await tools.ad(a=1, b=2)\n")
+        "await tools.ad(a=1, b=2)\n"
+    )
     assert run.error is not None and run.error.type == "PreflightError"
     assert run.error.line == 2
     assert "line 2: tools.add is missing required argument(s): b" in run.error.message
@@ -192,8 +224,11 @@ async def test_preflight_rejects_bad_scripts_without_running_them(
 
 
 async def test_run_code_timeout_argument_is_capped_by_the_host(
-        registry: cm.ToolRegistry, executor: Executor) -> None:
-    mode = cm.CodeMode(registry, executor=executor, limits=cm.Limits(timeout=1.0, operations=10**12))
+    registry: cm.ToolRegistry, executor: Executor
+) -> None:
+    mode = cm.CodeMode(
+        registry, executor=executor, limits=cm.Limits(timeout=1.0, operations=10**12)
+    )
     registry.register(mode.as_tool())
     result = await registry.execute(run_code_call("while True:\n    pass", timeout=60))
     assert result.is_error
@@ -222,7 +257,8 @@ def test_prompt_explains_the_script_rules_then_lists_tools(registry: cm.ToolRegi
 async def test_run_code_rejects_bad_arguments(registry: cm.ToolRegistry, code: Any) -> None:
     mode = cm.CodeMode(registry)
     registry.register(mode.as_tool())
-    result = await registry.execute(cm.ToolCall(call_id="c", name="run_code",
-                                                arguments={"code": code}))
+    result = await registry.execute(
+        cm.ToolCall(call_id="c", name="run_code", arguments={"code": code})
+    )
     assert result.is_error and result.error is not None
     assert result.error.kind == "invalid_arguments"

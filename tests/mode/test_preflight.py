@@ -24,8 +24,11 @@ SPECS = {
     ),
     "log": ToolSpec(
         name="log",
-        parameters={"type": "object", "properties": {"level": {"type": "string"}},
-                    "additionalProperties": {"type": "string"}},
+        parameters={
+            "type": "object",
+            "properties": {"level": {"type": "string"}},
+            "additionalProperties": {"type": "string"},
+        },
     ),
     "anything": ToolSpec(name="anything", parameters={"type": "object"}),
     "get_issue": ToolSpec(
@@ -38,8 +41,12 @@ SPECS = {
         namespace="gh",
     ),
 }
-TOOLS = {"search_issues": "search-issues", "gh.get_issue": "get_issue", "log": "log",
-         "anything": "anything"}
+TOOLS = {
+    "search_issues": "search-issues",
+    "gh.get_issue": "get_issue",
+    "log": "log",
+    "anything": "anything",
+}
 ARGUMENTS = {
     "search-issues": {"query": "query", "limit": "limit", "from_": "from", "state": "state"},
     "get_issue": {"number": "number"},
@@ -65,8 +72,17 @@ def check(source: str) -> list[str]:
         "await tools.log(level='info', user='ann', action='login')",
         "await tools.anything(color='red', size=3)",
     ],
-    ids=["simple", "namespaced", "all-args", "star-kwargs", "non-literal", "gather", "alias",
-         "extra-keywords-allowed-by-schema", "free-form-object"],
+    ids=[
+        "simple",
+        "namespaced",
+        "all-args",
+        "star-kwargs",
+        "non-literal",
+        "gather",
+        "alias",
+        "extra-keywords-allowed-by-schema",
+        "free-form-object",
+    ],
 )
 def test_valid_scripts_have_no_problems(source: str) -> None:
     assert check(source) == []
@@ -75,35 +91,65 @@ def test_valid_scripts_have_no_problems(source: str) -> None:
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("x = 1\nx = await tools.serch_issues(query='a')",
-         "line 2: unknown tool tools.serch_issues; did you mean search_issues?"),
-        ("await tools.gh.get_isue(number=1)",
-         "line 1: unknown tool tools.gh.get_isue; did you mean gh.get_issue?"),
-        ("await tools.search_issues(query='a', limt=1)",
-         "line 1: tools.search_issues has no argument 'limt'; did you mean limit? "
-         "(accepts: query, limit, from_, state)"),
-        ("await tools.search_issues(limit=5)",
-         "line 1: tools.search_issues is missing required argument(s): query"),
-        ("await tools.search_issues('bug')",
-         "line 1: tools.search_issues takes keyword arguments only "
-         "(accepts: query, limit, from_, state)"),
-        ("await tools.search_issues(query='a', limit=500)",
-         "line 1: tools.search_issues(limit=...): 500 is greater than the maximum of 100"),
-        ("await tools.search_issues(query='a', state='merged')",
-         "line 1: tools.search_issues(state=...): 'merged' is not one of ['open', 'closed']"),
-        ("await tools.search_issues(query='a', from_='yesterday')",
-         "line 1: tools.search_issues(from_=...): 'yesterday' does not match "
-         "'^[0-9]{4}-[0-9]{2}-[0-9]{2}$'"),
-        ("await tools.gh.get_issue(number='7')",
-         "line 1: tools.gh.get_issue(number=...): '7' is not of type 'integer'"),
-        ("tools.gh.get_issue(number=7)",
-         "line 1: the result of tools.gh.get_issue(...) is discarded and the call never runs: "
-         "add await"),
+        (
+            "x = 1\nx = await tools.serch_issues(query='a')",
+            "line 2: unknown tool tools.serch_issues; did you mean search_issues?",
+        ),
+        (
+            "await tools.gh.get_isue(number=1)",
+            "line 1: unknown tool tools.gh.get_isue; did you mean gh.get_issue?",
+        ),
+        (
+            "await tools.search_issues(query='a', limt=1)",
+            "line 1: tools.search_issues has no argument 'limt'; did you mean limit? "
+            "(accepts: query, limit, from_, state)",
+        ),
+        (
+            "await tools.search_issues(limit=5)",
+            "line 1: tools.search_issues is missing required argument(s): query",
+        ),
+        (
+            "await tools.search_issues('bug')",
+            "line 1: tools.search_issues takes keyword arguments only "
+            "(accepts: query, limit, from_, state)",
+        ),
+        (
+            "await tools.search_issues(query='a', limit=500)",
+            "line 1: tools.search_issues(limit=...): 500 is greater than the maximum of 100",
+        ),
+        (
+            "await tools.search_issues(query='a', state='merged')",
+            "line 1: tools.search_issues(state=...): 'merged' is not one of ['open', 'closed']",
+        ),
+        (
+            "await tools.search_issues(query='a', from_='yesterday')",
+            "line 1: tools.search_issues(from_=...): 'yesterday' does not match "
+            "'^[0-9]{4}-[0-9]{2}-[0-9]{2}$'",
+        ),
+        (
+            "await tools.gh.get_issue(number='7')",
+            "line 1: tools.gh.get_issue(number=...): '7' is not of type 'integer'",
+        ),
+        (
+            "tools.gh.get_issue(number=7)",
+            "line 1: the result of tools.gh.get_issue(...) is discarded and the call never runs: "
+            "add await",
+        ),
         ("x = (\n  1 +\n", "line 1: SyntaxError: '(' was never closed"),
     ],
-    ids=["unknown-tool", "unknown-namespaced", "unknown-arg", "missing-required", "positional",
-         "literal-maximum", "literal-enum", "literal-ref-pattern", "literal-type", "not-awaited",
-         "syntax"],
+    ids=[
+        "unknown-tool",
+        "unknown-namespaced",
+        "unknown-arg",
+        "missing-required",
+        "positional",
+        "literal-maximum",
+        "literal-enum",
+        "literal-ref-pattern",
+        "literal-type",
+        "not-awaited",
+        "syntax",
+    ],
 )
 def test_problems_name_the_script_line(source: str, expected: str) -> None:
     assert check(source) == [expected]

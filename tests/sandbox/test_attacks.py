@@ -269,6 +269,13 @@ def _output_truncated(result: Any, host: Host) -> None:
     assert len(result.output.encode()) <= DOS.output + len(marker.encode()) + 8
 
 
+def _refused_as_too_big(result: Any, host: Host) -> None:
+    """A huge source must be refused (compile refusal or a tripped size/time limit)."""
+    assert result.error is not None, "a 100 000-line / 2 MB script ran to completion"
+    assert result.error.type == SYNTAX or result.error.limit in ("timeout", "memory"), (
+        result.error)
+
+
 def _strings_only(result: Any, host: Host) -> None:
     assert result.error is None, result.error
 
@@ -745,6 +752,15 @@ ESCAPES = [
     a("lone-surrogate-dict-key", "{'\\ud800': 1}", None, check=lambda r, h: None),
     a("lone-surrogate-tool-argument", "r = await tools.echo(x='\\ud800')\nlen(r['x'])", None,
       value=1, max_calls=1, check=lambda r, h: json.dumps(h.calls, ensure_ascii=False).encode()),
+    # ---- sources built to break the compiler rather than the runtime
+    a("deep-binop-chain", "x = " + " + ".join(["1"] * 20000) + "\nx", SYNTAX),
+    a("deep-unary-chain", "x = " + "-" * 20000 + "1\nx", SYNTAX),
+    a("deep-attribute-chain", "x = tools" + ".a" * 20000, SYNTAX),
+    a("deep-lambda-chain", "f = " + "lambda: " * 3000 + "1\n1", SYNTAX),
+    a("many-statements", "x = 0\n" + "x = x + 1\n" * 100000 + "x", None, limits=DOS,
+      check=_refused_as_too_big),
+    a("huge-list-literal", "x = [" + "0," * 10**6 + "]\nlen(x)", None, limits=DOS,
+      check=_refused_as_too_big),
     a("exception-args-hold-tools", "raise ValueError(tools, tools.echo, len)", "ValueError"),
     a("result-facade", "import json\njson", TYPE),
     a("result-tools-proxy", "tools", TYPE),
@@ -1462,7 +1478,9 @@ async def assert_sentinel_works(executor: Any) -> None:
 
 def assert_outcome(attack: Attack, result: Any, host: Host) -> None:
     """The specific refusal (or value) the row demands."""
-    if attack.error is None:
+    if attack.check is _refused_as_too_big:
+        pass
+    elif attack.error is None:
         assert result.error is None, f"expected success, got {result.error}"
         if attack.check is None:
             assert result.value == attack.value
