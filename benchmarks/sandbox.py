@@ -9,10 +9,11 @@ Rows (targets for the worker pool in brackets):
                 (scripts run as a function body, so the ratio to the same
                 code inside a plain function is printed too)
   stop          ``while True: pass`` under a 1 s timeout, seconds to return [≤ 1.05 s]
-Cold runs use a new source text each time (no compile-cache hit: compiling
-is most of a cold run) and report the median and the best; per call and compute report the best of a few repetitions (the
-machine is shared), stop the worst. The host CPU time per call is printed too:
-it is steadier than wall time when other processes compete for the CPUs.
+Cold runs use a new source text each time (no compile-cache hit: compiling is
+most of a cold run) and report the median and the best; per call and compute
+report the best of a few repetitions (the machine is shared), stop the worst.
+The host CPU time per call is printed too: it is steadier than wall time when
+other processes compete for the CPUs.
 """
 
 from __future__ import annotations

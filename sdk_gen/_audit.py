@@ -115,6 +115,8 @@ def _argument(
     desc = schema.get("description")
     if isinstance(desc, str) and desc.strip():
         yield ("descriptions", py, _described(line, py, prompt_text(desc), glossary))
+    for n, doc in _branch_docs(schema):
+        yield ("descriptions", f"{py} variant {n}", _described(line, py, doc, glossary, part=True))
 
 
 def _key_facts(
@@ -141,15 +143,34 @@ def _key_facts(
     if isinstance(desc, str) and desc.strip():
         doc = prompt_text(desc)
         yield ("descriptions", shown, any(_described(ln, shown, doc, glossary) for ln in lines))
+    for n, doc in _branch_docs(schema):
+        kept = any(_described(ln, shown, doc, glossary, part=True) for ln in lines)
+        yield ("descriptions", f"{shown} variant {n}", kept)
 
 
-def _described(line: str, key: str, doc: str, glossary: set[str]) -> bool:
-    """Whether ``line`` shows ``doc``, itself or through the glossary entry of ``key``."""
-    if f" # {doc}" in line:
-        return True
-    return line.endswith(f" {SHARED_MARK}") and any(
-        entry.startswith(f"{key}: {doc}") for entry in glossary
-    )
+def _described(line: str, key: str, doc: str, glossary: set[str], *, part: bool = False) -> bool:
+    """Whether ``line`` shows ``doc``, itself or through the glossary entry of ``key``.
+
+    ``doc`` opens the description, or with ``part`` (a union branch's) appears in it.
+    """
+    if line.endswith(f" {SHARED_MARK}"):
+        texts = [e[len(key) + 2 :] for e in glossary if e.startswith(f"{key}: ")]
+        return any(doc in text if part else text.startswith(doc) for text in texts)
+    return doc in line if part else f" # {doc}" in line
+
+
+def _branch_docs(schema: Any) -> list[tuple[int, str]]:
+    """``(branch number, description)`` of the described ``anyOf``/``oneOf`` branches."""
+    branches = schema.get("anyOf") or schema.get("oneOf") if isinstance(schema, dict) else None
+    if not isinstance(branches, list):
+        return []
+    return [
+        (n, prompt_text(branch["description"]))
+        for n, branch in enumerate(branches, start=1)
+        if isinstance(branch, dict)
+        and isinstance(branch.get("description"), str)
+        and branch["description"].strip()
+    ]
 
 
 def _nested_keys(schema: Any, defs: dict[str, Any]) -> Iterator[tuple[str, Any, bool]]:
@@ -179,4 +200,3 @@ def _nested_keys(schema: Any, defs: dict[str, Any]) -> Iterator[tuple[str, Any, 
         for k in ("anyOf", "oneOf", "allOf"):
             if isinstance(node.get(k), list):
                 stack.extend(node[k])
-

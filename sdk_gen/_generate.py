@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, final
 
@@ -34,6 +34,7 @@ _INTERNAL = frozenset(
 )
 RESERVED = frozenset(BUILTIN_NAMES | SOFT_KEYWORDS | _INTERNAL | set(typing.__all__))
 """Names no tool, namespace or method may take: the module and its annotations use them."""
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class _Piece:
@@ -91,7 +92,9 @@ class SdkCache:
         types = render.types.source if render.types else ""
         try:
             prompt = tool_prompt(spec, render, qualname=path)
-        except Exception:  # same reasoning: a prompt from the render's own annotations
+        except Exception as exc:  # same reasoning: a prompt from the render's own annotations
+            problem = f"prompt typed from the annotations ({type(exc).__name__}: {exc})"
+            render = replace(render, warnings=(*render.warnings, problem))
             prompt = fallback_prompt(render, qualname=path)
         piece = _Piece(
             render=render,

@@ -3,9 +3,10 @@
 The prompt is read, never executed, so it trades Python syntax for size: ``name?: type``
 instead of ``NotRequired``/``= ...``, ``"a"|"b"`` instead of ``Literal``, nested objects as
 indented keys (or inline ``{k: T}`` when nothing documents them) instead of named
-``TypedDict``s, and an argument description that several tools share written once, in a
-glossary. Types come straight from the normalized schema, so nested descriptions,
-defaults and constraints survive whatever datamodel-code-generator makes of the names.
+``TypedDict``s. What several tools repeat is written once, in a glossary after the header:
+a key's description (its lines end in ``^``) and long sentences (``§n`` in the text).
+Types come straight from the normalized schema, so nested descriptions, defaults and
+constraints survive whatever datamodel-code-generator makes of the names.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ._render import EXTRA
 from ._schema import constraint_notes, normalize, py_literal, root_object
-from ._text import prompt_text
+from ._text import clean, prompt_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -27,13 +29,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HEADER",
+    "NOTE",
+    "NOTE_MIN_CHARS",
     "SHARED",
     "SHARED_MARK",
     "SHARED_MIN_TOOLS",
     "Line",
     "ToolPrompt",
     "assemble_prompt",
+    "fallback_prompt",
+    "sentences",
     "shared_descriptions",
+    "shared_sentences",
     "tool_prompt",
 ]
 
@@ -51,10 +58,11 @@ SHARED_MIN_TOOLS = 3
 NOTE_MIN_CHARS = 40
 """Shorter sentences are not worth a reference."""
 HEADER = (
-    "# Call `await tools.<name>(arg=value, ...)`, keyword arguments only. Each tool:"
-    " `name: description`, then one line per argument: `arg: type = default # description`;"
-    " `arg?` is optional (not sent when omitted); deeper lines are keys of a dict;"
-    ' `"a"|"b"` lists allowed values; `-> type` is the result (else dict, list or str).'
+    "# Call `await tools.<name>(arg=value, ...)`, keyword arguments only. Per tool:"
+    " `name: description`, then a line per argument: `arg: type = default # description`;"
+    " `arg?` is optional (not sent when omitted; `= v` is the tool's own default); deeper"
+    ' lines are keys of the dict above (of each item for `list[dict]`); `"a"|"b"`: allowed'
+    " values; `-> type`: the result (else dict, list or str)."
 )
 """First line of every prompt: the notation, said once."""
 
@@ -99,7 +107,11 @@ class Line:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolPrompt:
-    """One tool as the prompt shows it, before shared descriptions are factored out."""
+    """One tool as the prompt shows it, before shared descriptions are factored out.
+
+    Built once per tool and cached, so it also carries what assembly needs to decide
+    sharing quickly: most tools share nothing and are joined in as :attr:`plain`.
+    """
 
     qualname: str
     """``name`` or ``namespace.name``."""
@@ -109,11 +121,21 @@ class ToolPrompt:
     """``doc`` split into sentences."""
     lines: tuple[Line, ...]
     """Arguments (with their nested keys), then the result, then named types."""
+    pairs: frozenset[tuple[str, str]]
+    """``(key, description)`` of every described key line."""
+    long: tuple[str, ...]
+    """Sentences of ``NOTE_MIN_CHARS`` or more in any of its descriptions, first use first."""
+    plain: str
+    """The block with nothing shared."""
 
     def text(self, shared: Mapping[str, str], notes: Mapping[str, str]) -> str:
         """The tool's block: ``name: description`` and its lines."""
         head = f"{self.qualname}: {_noted(self.parts, notes)}" if self.doc else self.qualname
         return "\n".join([head, *(line.text(shared, notes) for line in self.lines)])
+
+    def shares(self, shared_pairs: frozenset[tuple[str, str]]) -> bool:
+        """Whether a line of this tool has its description in the glossary."""
+        return not self.pairs.isdisjoint(shared_pairs)
 
 
 def _noted(parts: tuple[str, ...], notes: Mapping[str, str]) -> str:
@@ -128,11 +150,10 @@ def shared_descriptions(tools: Iterable[ToolPrompt]) -> dict[str, str]:
     """
     counts: Counter[tuple[str, str]] = Counter()
     for tool in tools:
-        counts.update({(line.key, line.doc) for line in tool.lines if line.key and line.doc})
+        counts.update(tool.pairs)
     best: dict[str, tuple[int, str]] = {}
-    for (key, doc), n in sorted(counts.items()):
-        saved = (n - 1) * (len(doc) + 1) - len(key) - 4
-        if n >= SHARED_MIN_TOOLS and saved > 0 and n > best.get(key, (0, ""))[0]:
+    for (key, doc), n in sorted(pair for pair in counts.items() if pair[1] >= SHARED_MIN_TOOLS):
+        if (n - 1) * (len(doc) + 1) > len(key) + 4 and n > best.get(key, (0, ""))[0]:
             best[key] = (n, doc)
     return {key: doc for key, (_, doc) in sorted(best.items())}
 
@@ -140,21 +161,25 @@ def shared_descriptions(tools: Iterable[ToolPrompt]) -> dict[str, str]:
 def shared_sentences(tools: Iterable[ToolPrompt], shared: Mapping[str, str]) -> dict[str, str]:
     """Sentence → ``§<n>`` for long sentences at least ``SHARED_MIN_TOOLS`` tools repeat.
 
-    Numbered in order of first use; descriptions the glossary holds whole are skipped.
+    Numbered in order of first use (a ``Counter`` keeps it); descriptions the glossary
+    holds whole are skipped.
     """
+    shared_pairs = frozenset(shared.items())
     counts: Counter[str] = Counter()
-    order: dict[str, int] = {}
     for tool in tools:
-        found = dict.fromkeys(tool.parts)
-        for line in tool.lines:
-            if line.doc and shared.get(line.key) != line.doc:
-                found.update(dict.fromkeys(line.parts))
-        for sentence in found:
-            if len(sentence) >= NOTE_MIN_CHARS:
-                counts[sentence] += 1
-                order.setdefault(sentence, len(order))
-    chosen = sorted((order[s], s) for s, n in counts.items() if n >= SHARED_MIN_TOOLS)
-    return {sentence: f"{NOTE}{i}" for i, (_, sentence) in enumerate(chosen, start=1)}
+        found = tool.long
+        if tool.shares(shared_pairs):
+            found = _long(
+                [tool.parts, *(ln.parts for ln in tool.lines if shared.get(ln.key) != ln.doc)]
+            )
+        counts.update(found)
+    chosen = (sentence for sentence, n in counts.items() if n >= SHARED_MIN_TOOLS)
+    return {sentence: f"{NOTE}{i}" for i, sentence in enumerate(chosen, start=1)}
+
+
+def _long(groups: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
+    found = (part for parts in groups for part in parts if len(part) >= NOTE_MIN_CHARS)
+    return tuple(dict.fromkeys(found))
 
 
 def assemble_prompt(tools: list[ToolPrompt]) -> str:
@@ -166,7 +191,12 @@ def assemble_prompt(tools: list[ToolPrompt]) -> str:
         parts.append(SHARED)
         parts.extend(f" {key}: {doc}" for key, doc in shared.items())
         parts.extend(f" {ref} {sentence}" for sentence, ref in notes.items())
-    parts.extend(tool.text(shared, notes) for tool in tools)
+    shared_pairs = frozenset(shared.items())
+    for tool in tools:
+        if tool.shares(shared_pairs) or not notes.keys().isdisjoint(tool.long):
+            parts.append(tool.text(shared, notes))
+        else:
+            parts.append(tool.plain)
     return "\n".join(parts) + "\n"
 
 
@@ -185,7 +215,7 @@ def tool_prompt(spec: ToolSpec, render: ToolRender, *, qualname: str) -> ToolPro
         lines.extend(typer.field(param.py, sub, required=param.required, depth=1))
     if render.extra is not None:
         extra, children = typer.type(root.extra, 1)
-        lines.append(Line(depth=1, head="**extra_arguments: ", key="", type=extra))
+        lines.append(Line(depth=1, head=f"**{EXTRA}: ", key="", type=extra))
         lines.extend(children)
     if out_schema is not None:
         returns, children = typer.type(out_schema, 1)
@@ -211,18 +241,23 @@ def fallback_prompt(render: ToolRender, *, qualname: str) -> ToolPrompt:
         for p in render.params
     ]
     if render.extra is not None:
-        lines.append(Line(depth=1, head="**extra_arguments: ", key="", type=render.extra))
+        lines.append(Line(depth=1, head=f"**{EXTRA}: ", key="", type=render.extra))
     return _finish(qualname, prompt_text(render.description), lines)
 
 
 def _finish(qualname: str, doc: str, lines: list[Line]) -> ToolPrompt:
     """Split every description into sentences once, here, where the result is cached."""
-    return ToolPrompt(
+    split = tuple(replace(line, parts=sentences(line.doc)) for line in lines)
+    tool = ToolPrompt(
         qualname=qualname,
         doc=doc,
         parts=sentences(doc),
-        lines=tuple(replace(line, parts=sentences(line.doc)) for line in lines),
+        lines=split,
+        pairs=frozenset((ln.key, ln.doc) for ln in split if ln.key and ln.doc),
+        long=_long([sentences(doc), *(ln.parts for ln in split)]),
+        plain="",
     )
+    return replace(tool, plain=tool.text({}, {}))
 
 
 _SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}
@@ -256,11 +291,16 @@ def _union(texts: list[str]) -> str:
 
 
 def _split_top(text: str) -> list[str]:
-    """Members of a ``|`` union, not splitting inside brackets or quotes."""
-    parts, depth, start, quote = [], 0, 0, ""
+    """Members of a ``|`` union, not splitting inside brackets or quoted literals."""
+    parts: list[str] = []
+    depth, start, quote, escaped = 0, 0, "", False
     for i, ch in enumerate(text):
         if quote:
-            if ch == quote and text[i - 1] != "\\":
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
                 quote = ""
         elif ch in "\"'":
             quote = ch
@@ -301,8 +341,21 @@ class _Typer:
         if isinstance(schema, dict) and "default" in schema:
             default = py_literal(schema["default"])
         head = f"{key}: " if required else f"{key}?: "
-        line = Line(depth=depth, head=head, key=key, type=text, default=default, doc=_doc(schema))
+        doc = " ".join(part for part in (_doc(schema), self._variant_docs(schema, depth)) if part)
+        line = Line(depth=depth, head=head, key=key, type=text, default=default, doc=doc)
         return [line, *children]
+
+    def _variant_docs(self, schema: Any, depth: int) -> str:
+        """``(A: its description; B: …)`` for the described ``anyOf``/``oneOf`` branches."""
+        branches = schema.get("anyOf") or schema.get("oneOf") if isinstance(schema, dict) else None
+        if not isinstance(branches, list):
+            return ""
+        docs = [
+            f"{self.type(branch, depth)[0]}: {prompt_text(branch['description'])}"
+            for branch in branches
+            if isinstance(branch, dict) and clean(branch.get("description"))
+        ]
+        return "(" + "; ".join(docs) + ")" if docs else ""
 
     def type(self, schema: Any, depth: int) -> tuple[str, list[Line]]:
         """``(type text, lines of nested keys at depth + 1)`` for ``schema``."""
@@ -380,22 +433,25 @@ class _Typer:
     def _all_of(
         self, schema: dict[str, Any], parts: list[Any], depth: int
     ) -> tuple[str, list[Line]]:
-        merged: dict[str, Any] = {"properties": {}, "required": []}
-        for part in [schema, *parts]:
-            resolved = self._resolve(part)
-            if not isinstance(resolved, dict):
-                continue
-            if resolved is not schema and not _has_properties(resolved):
-                return _union([self.type(p, depth)[0] for p in parts]).replace("|", "&"), []
-            props = resolved.get("properties")
-            if isinstance(props, dict):
-                merged["properties"].update(props)
-            req = resolved.get("required")
-            if isinstance(req, list):
-                merged["required"].extend(req)
-        if not merged["properties"]:
-            return self.type(parts[0], depth) if len(parts) == 1 else ("Any", [])
-        return self._object(merged, depth)
+        """Object parts merge into one object (constraint-only parts add their ``required``);
+        other typed parts make an intersection ``A&B``."""
+        resolved = [self._resolve(part) for part in parts]
+        typed = [(p, r) for p, r in zip(parts, resolved, strict=True) if _typed(r)]
+        if (typed or _has_properties(schema)) and all(_has_properties(r) for _, r in typed):
+            merged: dict[str, Any] = {"properties": {}, "required": []}
+            for part in [schema, *resolved]:
+                if not isinstance(part, dict):
+                    continue
+                if isinstance(part.get("properties"), dict):
+                    merged["properties"].update(part["properties"])
+                if isinstance(part.get("required"), list):
+                    merged["required"].extend(part["required"])
+            return self._object(merged, depth)
+        if len(typed) == 1:
+            return self.type(typed[0][0], depth)
+        rendered = [self.type(part, depth) for part, _ in typed]
+        children = [line for _, lines in rendered for line in lines]
+        return "&".join(dict.fromkeys(text for text, _ in rendered)) or "Any", children
 
     def _resolve(self, schema: Any) -> Any:
         seen: set[str] = set()
@@ -443,8 +499,13 @@ class _Typer:
                 text, children = self._core_of(self.defs[key])
                 self.stack.pop()
                 lines.append(
-                    Line(depth=1, head=f"{self.named[key]} = ", key="", type=text,
-                         doc=_doc(self.defs[key]))
+                    Line(
+                        depth=1,
+                        head=f"{self.named[key]} = ",
+                        key="",
+                        type=text,
+                        doc=_doc(self.defs[key]),
+                    )
                 )
                 lines.extend(children)
         return lines
@@ -457,9 +518,22 @@ class _Typer:
         return self._core(schema, 1)
 
 
+_TYPED = frozenset(
+    {"type", "properties", "items", "enum", "const", "anyOf", "oneOf", "allOf"}
+    | {"additionalProperties"}
+)
+"""Keys that say what a value is (the rest of an ``allOf`` part only constrains it)."""
+
+
+def _typed(schema: Any) -> bool:
+    return isinstance(schema, dict) and not _TYPED.isdisjoint(schema)
+
+
 def _has_properties(schema: Any) -> bool:
-    return isinstance(schema, dict) and isinstance(schema.get("properties"), dict) and bool(
-        schema["properties"]
+    return (
+        isinstance(schema, dict)
+        and isinstance(schema.get("properties"), dict)
+        and bool(schema["properties"])
     )
 
 

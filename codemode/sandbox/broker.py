@@ -105,7 +105,11 @@ class CallBroker:
             raise ToolCallError(name, "arguments must be a JSON object")
         index = len(self._records)
         self._records.append(None)
-        async with self._semaphore:
+        try:
+            self._semaphore.acquire_nowait()  # the common case: no checkpoint, no loop turn
+        except anyio.WouldBlock:
+            await self._semaphore.acquire()
+        try:
             if self._closed:
                 self._records[index] = self._record(index, name, args, time.perf_counter(),
                                                     RUN_ENDED)
@@ -125,6 +129,8 @@ class CallBroker:
                 raise ToolCallError(name, INTERNAL_ERROR) from None
             self._records[index] = self._record(index, name, args, started, None)
             return value
+        finally:
+            self._semaphore.release()
 
     def _record(self, index: int, name: str, args: dict[str, Any], started: float,
                 error: str | None) -> CallRecord:

@@ -22,10 +22,14 @@ from .policy import SandboxPolicy
 
 if TYPE_CHECKING:
     from types import CodeType
+from typing import Final
 
 __all__ = ["CompiledScript", "compile_script"]
 
 _CACHE_SIZE = 512
+
+MAX_SOURCE: Final = 100_000
+"""Longest script accepted (characters); compiling costs hundreds of times the source size."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -55,6 +59,16 @@ def _to_code(tree: ast.Module) -> CodeType:
 
 @lru_cache(maxsize=_CACHE_SIZE)
 def _compile_cached(source: str) -> CompiledScript:
+    if len(source) > MAX_SOURCE:
+        raise ScriptCompileError(f"the script is too long ({len(source)} characters, at most "
+                                 f"{MAX_SOURCE})", 1, 1)
+    try:
+        return _compile(source)
+    except (RecursionError, MemoryError):
+        raise ScriptCompileError("the script is nested too deeply to compile", 1, 1) from None
+
+
+def _compile(source: str) -> CompiledScript:
     try:
         tree = ast.parse(source, SCRIPT_FILENAME, "exec")
     except SyntaxError as exc:

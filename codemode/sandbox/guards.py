@@ -249,7 +249,29 @@ def _bind_extend(seq: Any) -> Callable[..., None]:
     return extend
 
 
+CODECS: Final = frozenset({"utf-8", "utf8", "ascii", "latin-1", "latin1", "iso-8859-1",
+                           "utf-16", "utf-32", "utf-16-le", "utf-16-be", "utf-8-sig"})
+"""Codecs ``str.encode``/``bytes.decode`` accept (others can be slow pure-Python host code)."""
+
+
+def _bind_codec(method: str) -> Callable[[Any], Callable[..., Any]]:
+    def bind(value: Any) -> Callable[..., Any]:
+        real = getattr(value, method)
+
+        def convert(encoding: str = "utf-8", errors: str = "strict") -> Any:
+            if not isinstance(encoding, str) or encoding.lower().replace("_", "-") not in CODECS:
+                raise LookupError(f"codec {encoding!r} is not available in the sandbox "
+                                  f"(available: {', '.join(sorted(CODECS))})")
+            if errors not in ("strict", "ignore", "replace"):
+                raise LookupError(f"error handler {errors!r} is not available in the sandbox")
+            return real(encoding, errors)
+        return convert
+    return bind
+
+
 SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
+    (str, "encode"): _bind_codec("encode"),
+    (bytes, "decode"): _bind_codec("decode"),
     (str, "ljust"): _width_guard("ljust"),
     (str, "rjust"): _width_guard("rjust"),
     (str, "center"): _width_guard("center"),

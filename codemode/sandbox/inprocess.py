@@ -79,8 +79,8 @@ class InProcessExecutor:
 
     def __init__(self, *, stop_grace: float = STOP_GRACE) -> None:
         self._stop_grace = stop_grace
-        self._thread: _LoopThread | None = None
-        self._retired: list[_LoopThread] = []
+        self._threads: list[_LoopThread] = []
+        self._lock = threading.Lock()
         self._closed = False
 
     async def __aenter__(self) -> Self:
@@ -93,23 +93,39 @@ class InProcessExecutor:
     async def aclose(self) -> None:
         """Stop the script threads (a thread stuck in an abandoned run exits when it ends)."""
         self._closed = True
-        for thread in [*self._retired, *([self._thread] if self._thread else [])]:
+        with self._lock:
+            threads, self._threads = self._threads, []
+        for thread in threads:
             thread.stop()
-        self._thread = None
-        self._retired.clear()
 
     def _script_thread(self) -> _LoopThread:
+        """An idle script thread (each concurrent run gets its own), marked busy."""
         if self._closed:
             raise SandboxError("the executor is closed")
-        if self._thread is None or self._thread.retired:
-            self._thread = _LoopThread()
-        return self._thread
+        with self._lock:
+            self._threads = [t for t in self._threads if not t.retired]
+            for thread in self._threads:
+                if not thread.active:
+                    thread.active += 1
+                    return thread
+            thread = _LoopThread()
+            thread.active += 1
+            self._threads.append(thread)
+            return thread
+
+    def _release(self, thread: _LoopThread) -> None:
+        with self._lock:
+            thread.active -= 1
+            stop = thread.retired and not thread.active
+        if stop:
+            thread.stop()
 
     async def run(self, source: str, *, call_tool: CallTool, tool_paths: Collection[str] = (),
                   limits: Limits | None = None) -> ScriptResult:
         """Run ``source``; never raises for script failures (see ``Executor``)."""
         limits = DEFAULT_LIMITS if limits is None else limits
-        thread = self._script_thread()
+        if self._closed:
+            raise SandboxError("the executor is closed")
         broker = CallBroker(call_tool, limits)
         control = RunControl()
         done = anyio.Event()
@@ -122,19 +138,17 @@ class InProcessExecutor:
                 return await asyncio.wrap_future(future)
 
             async def job() -> None:
-                thread.active += 1
                 try:
                     box["outcome"] = await run_script(source, call=call, tool_paths=tool_paths,
                                                       limits=limits, control=control)
                 except BaseException as exc:  # reported to the host task below
                     box["failure"] = exc
                 finally:
-                    thread.active -= 1
-                    if thread.retired and not thread.active:
-                        thread.stop()
+                    self._release(thread)
                     with contextlib.suppress(RuntimeError):  # the host already returned
                         portal.start_task_soon(_set, done)
 
+            thread = self._script_thread()
             future = thread.submit(job())
             try:
                 with anyio.move_on_after(limits.timeout + self._stop_grace):
@@ -145,7 +159,6 @@ class InProcessExecutor:
                     control.abort("the run was stopped by the host")
                     if "outcome" not in box:
                         thread.retired = True
-                        self._retired.append(thread)
                 await portal.stop(cancel_remaining=True)
         elapsed = time.perf_counter() - started
         outcome: RunOutcome | None = box.get("outcome")

@@ -18,6 +18,7 @@ reports the first trip even if the script swallowed the exception.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -72,6 +73,20 @@ def script_location(frame: FrameType | None) -> tuple[int | None, int | None]:
     return line, column
 
 
+_PAGE: Final = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+MEMORY_CHECK_INTERVAL: Final = 0.005
+"""Seconds between resident-memory checks at chunk boundaries."""
+
+
+def resident_bytes() -> int | None:
+    """This process's resident set size, or None where /proc is unavailable."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class _EndedTicker:
     """The ticker after the run ended: script code still running (a finalizer) is closed."""
 
@@ -103,8 +118,11 @@ class _TrippedTicker:
 class Meter:
     """The operation budget of one run plus its sticky tripped state."""
 
-    def __init__(self, *, operations: int, timeout: float) -> None:
+    def __init__(self, *, operations: int, timeout: float, memory: int | None = None) -> None:
         self.operations = operations
+        self.memory = memory
+        self._memory_base = resident_bytes() if memory is not None else None
+        self._memory_checked = time.monotonic()
         self.timeout = timeout
         self.deadline = time.monotonic() + timeout
         self.granted = 0
@@ -127,8 +145,11 @@ class Meter:
             self.raise_tripped()
         if self.abort_reason is not None:
             self.trip(LimitExceeded("timeout", self.timeout, self.abort_reason))
-        if time.monotonic() > self.deadline:
+        now = time.monotonic()
+        if now > self.deadline:
             self.trip(LimitExceeded("timeout", self.timeout, "the run took too long"))
+        if self._memory_base is not None and now - self._memory_checked > MEMORY_CHECK_INTERVAL:
+            self._check_memory(now)
         remaining = self.operations - self.granted
         if remaining <= 0:
             self.trip(LimitExceeded("operations", self.operations,
@@ -137,6 +158,23 @@ class Meter:
         self.granted += k
         self._chunk = repeat(None, k)
         return self._chunk
+
+    def poll_memory(self, *, force: bool = False) -> None:
+        """Check aggregate growth now if due (size guards call this on big allocations)."""
+        now = time.monotonic()
+        if self._memory_base is not None and (
+                force or now - self._memory_checked > MEMORY_CHECK_INTERVAL):
+            self._check_memory(now)
+
+    def _check_memory(self, now: float) -> None:
+        """Aggregate growth check (in-process has no rlimit; each object is size-guarded)."""
+        self._memory_checked = now
+        current = resident_bytes()
+        assert self.memory is not None and self._memory_base is not None
+        if current is not None and current - self._memory_base > self.memory:
+            self.trip(LimitExceeded("memory", self.memory,
+                                    f"the run grew the process by {current - self._memory_base}"
+                                    " bytes"))
 
     @property
     def used(self) -> int:

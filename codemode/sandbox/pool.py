@@ -13,12 +13,16 @@ calls concurrently on the host; ``done`` ends the run and cancels whatever the
 script left in flight.
 
 On asyncio the read end stays registered with the loop for the whole run (a
-reader callback); anyio's ``wait_readable`` registers and unregisters the
-descriptor on every wait, which costs more than the rest of a tool-call round
-trip. Other backends use ``wait_readable`` in a reader task.
+reader callback, the one direct use of asyncio here): anyio's
+``wait_readable`` registers and unregisters the descriptor on every wait,
+about 10 µs per tool call, a third of the per-call budget. Other backends use
+``wait_readable`` in a reader task.
 
-A worker that hit a limit, crashed, was killed on the wall-clock deadline or
-was abandoned by a cancelled run is killed and replaced by a fresh process.
+A worker that hit a limit, crashed, broke the protocol, was killed on the
+wall-clock deadline or was abandoned by a cancelled run is killed and replaced
+by a fresh process at once (it boots while other workers serve); a run prefers
+a worker that is already up, and a worker found dead while idle is replaced
+before the run starts rather than failing it.
 """
 
 from __future__ import annotations
@@ -399,9 +403,17 @@ class WorkerPoolExecutor:
 
     async def start(self) -> None:
         """Start every worker and wait until each one is ready (optional warm-up)."""
+        if self._closed:
+            raise SandboxError("the worker pool is closed")
         self._fill()
         for worker in list(self._idle):
-            await worker.boot()
+            try:
+                await worker.boot()
+            except (_WorkerGone, WorkerProtocolError, TimeoutError) as exc:
+                self._idle.remove(worker)
+                self._discard(worker)
+                raise SandboxError(f"a sandbox worker failed to start (exit status "
+                                   f"{worker.exit_status()}; its stderr says why)") from exc
 
     async def run(
         self,

@@ -41,7 +41,7 @@ MAX_FRAME: Final = 64 * 1024 * 1024
 """Largest frame either side accepts; a longer length prefix is a protocol violation."""
 
 _dumps = json.JSONEncoder(separators=(",", ":")).encode
-_loads = json.loads
+_decode = json.JSONDecoder().decode
 
 
 def encode(message: list[Any]) -> bytes:
@@ -75,7 +75,7 @@ class FrameDecoder:
             if end > available:
                 break
             try:
-                message = _loads(buffer[position + HEADER_SIZE : end])
+                message = _decode(buffer[position + HEADER_SIZE : end].decode("ascii"))
             except ValueError as error:
                 raise WorkerProtocolError(f"frame is not JSON: {error}") from None
             if type(message) is not list or not message or type(message[0]) is not str:

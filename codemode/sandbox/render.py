@@ -22,6 +22,8 @@ __all__ = ["charge_render", "render_cost"]
 _LEAVES: Final = (str, bytes, int, float, bool, type(None), complex)
 _CONTAINERS: Final = (list, tuple, dict, set, frozenset, deque)
 _MAX_DEPTH: Final = 400
+_FLAT_SMALL: Final = 64
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
 
 class _TooCostly(Exception):
@@ -70,6 +72,9 @@ def charge_render(obj: Any) -> None:
     """Charge rendering ``obj`` to the current run (trips ``operations`` when over budget)."""
     if isinstance(obj, _LEAVES) or not isinstance(obj, _CONTAINERS):
         return
+    if type(obj) is dict and len(obj) <= _FLAT_SMALL and all(
+            type(value) in _SCALARS for value in obj.values()):
+        return  # e.g. a tool call's keyword arguments: nothing to amplify
     run = current_run()
     meter = run.meter
     left = meter.operations - meter.used

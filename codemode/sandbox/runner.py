@@ -131,6 +131,7 @@ def _iter_unpack_sequence(it: Any, spec: Any, getiter: Any) -> Any:
 
 
 def _format_value(value: Any, conversion: int, spec: str) -> str:
+    charge_render(value)
     if conversion == ord("s"):
         value = str(value)
     elif conversion == ord("r"):
@@ -396,6 +397,8 @@ async def _run(compiled: CompiledScript, namespace: dict[str, Any], state: RunSt
             control._attach(stop)
         try:
             await _execute(compiled, namespace)
+            if meter.tripped is None:
+                meter.poll_memory(force=True)
             if meter.tripped is None and time.monotonic() > meter.deadline:
                 # One long C call overran the deadline without reaching a tick.
                 meter.tripped = LimitExceeded("timeout", limits.timeout, "the run took too long")

@@ -60,10 +60,18 @@ def _too_big(what: str, size: int) -> None:
     current_run().too_big(what, size)
 
 
+OBJECT_SHARE: Final = 4
+"""One object may take at most ``Limits.memory // OBJECT_SHARE`` bytes (in-process there is
+no rlimit, and building an object usually keeps its predecessor alive for a moment)."""
+
+
 def ensure_size(size: int, what: str) -> None:
-    """Trip the memory limit if one object of ``size`` bytes would exceed it."""
-    if size > _FAST_OK and size > current_run().limits.memory:
-        _too_big(what, size)
+    """Trip the memory limit if one object of ``size`` bytes would exceed its share."""
+    if size > _FAST_OK:
+        run = current_run()
+        if size > run.limits.memory // OBJECT_SHARE:
+            _too_big(what, size)
+        run.meter.poll_memory()
 
 
 def _item_size(seq: Any) -> int:

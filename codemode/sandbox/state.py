@@ -22,8 +22,17 @@ if TYPE_CHECKING:
 
     from .limits import Limits
 
-__all__ = ["CURRENT_RUN", "OutputBuffer", "clean_text", "RunState", "ScriptCoroutine", "counted",
-           "current_run", "tracked", "wrap_result"]
+__all__ = [
+    "CURRENT_RUN",
+    "OutputBuffer",
+    "RunState",
+    "ScriptCoroutine",
+    "clean_text",
+    "counted",
+    "current_run",
+    "tracked",
+    "wrap_result",
+]
 
 _GET: Final[Callable[[Any, Any], Any]] = {}.get
 """``_GET(None, x) is x``: the C-level identity used to thread items through ``map``."""
@@ -81,7 +90,8 @@ class RunState:
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
-        self.meter = Meter(operations=limits.operations, timeout=limits.timeout)
+        self.meter = Meter(operations=limits.operations, timeout=limits.timeout,
+                           memory=limits.memory)
         self.output = OutputBuffer(limits.output)
         self._tracked: list[weakref.ref[Any]] = []
         self.extras: dict[str, Any] = {}

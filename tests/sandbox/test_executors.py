@@ -180,7 +180,7 @@ CASES = [
          """, value=[1, 2, 3, 4, 5], calls=[("add", True)] * 5),
     Case(id="gather-runs-concurrently", source="""
          import asyncio
-         await asyncio.gather(*[tools.slow(value=i, delay=0.05) for i in range(4)])
+         await asyncio.gather(*[tools.slow(value=i, delay=0.2) for i in range(4)])
          """, value=[0, 1, 2, 3], check=_peak(4)),
     Case(id="gather-with-failure", source="""
          import asyncio

@@ -94,8 +94,9 @@ def test_decoder_reassembles_frames(chunks: list[bytes], expected: list[list[Any
         (len(b"{nope").to_bytes(4, "big") + b"{nope", "not JSON"),
         (len(b'{"a":1}').to_bytes(4, "big") + b'{"a":1}', "tagged"),
         (len(b"[]").to_bytes(4, "big") + b"[]", "tagged"),
+        (len('["é"]'.encode()).to_bytes(4, "big") + '["é"]'.encode(), "not JSON"),
     ],
-    ids=["too-long", "not-json", "object", "empty-array"],
+    ids=["too-long", "not-json", "object", "empty-array", "not-ascii"],
 )
 def test_decoder_rejects_bad_frames(data: bytes, problem: str) -> None:
     with pytest.raises(WorkerProtocolError, match=problem):
@@ -177,20 +178,25 @@ async def test_worker_gets_minimal_env_rlimits_and_fds(pool: WorkerPoolExecutor)
                 "import os, resource\n"
                 "[sorted(os.environ), resource.getrlimit(resource.RLIMIT_AS)[0],\n"
                 " resource.getrlimit(resource.RLIMIT_NOFILE)[0],\n"
-                " len(os.listdir('/proc/self/fd')), os.getsid(0) == os.getpid()]"
+                " len(os.listdir('/proc/self/fd')), os.getsid(0) == os.getpid(),\n"
+                " resource.getrlimit(resource.RLIMIT_CPU)[0],\n"
+                " resource.getrlimit(resource.RLIMIT_CORE)]"
             )
-            result = await fresh.run(source, call_tool=echo, limits=Limits(memory=1 << 30))
+            limits = Limits(memory=1 << 30, timeout=7)
+            result = await fresh.run(source, call_tool=echo, limits=limits)
             baseline = (await fresh.run("import os\nint(open('/proc/self/statm').read().split()[0])"
                                         " * os.sysconf('SC_PAGE_SIZE')", call_tool=echo)).value
     finally:
         del os.environ["CODEMODE_TEST_SECRET"]
-    env, address_space, nofile, open_fds, own_session = result.value
+    env, address_space, nofile, open_fds, own_session, cpu, core = result.value
     assert "CODEMODE_TEST_SECRET" not in env
     assert set(env) <= {"LC_ALL", "PYTHONDONTWRITEBYTECODE", "LC_CTYPE"}
     assert 1 << 30 < address_space < (1 << 30) + 2 * baseline
     assert nofile == 32
     assert open_fds <= 12
     assert own_session
+    assert 8 <= cpu <= 20
+    assert core == [0, 0]
 
 
 async def test_wall_clock_kill_reports_timeout_and_recycles(pool: WorkerPoolExecutor) -> None:
@@ -431,6 +437,8 @@ async def test_worker_that_cannot_start_raises_sandbox_error() -> None:
     async with WorkerPoolExecutor(size=1, runtime="codemode.no_such_module:run") as broken:
         with pytest.raises(SandboxError, match="failed to start"):
             await broken.run("1", call_tool=echo)
+        with pytest.raises(SandboxError, match="failed to start"):
+            await broken.start()
 
 
 @pytest.mark.parametrize(

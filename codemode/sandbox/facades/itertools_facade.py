@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any, Final
 
+from codemode.sandbox.sizes import guarded_add
 from codemode.sandbox.state import counted, current_run
 
 from . import Facade
@@ -25,6 +26,12 @@ def _wrap(make: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
     wrapped.__name__ = make.__name__
     wrapped.__doc__ = make.__doc__
     return wrapped
+
+
+def accumulate(iterable: Iterable[Any], func: Any = None, *, initial: Any = None) -> Any:
+    """Running totals; the default ``+`` is size-guarded (string/list growth)."""
+    return counted(itertools.accumulate(counted(iterable), func or guarded_add,
+                                        initial=initial))
 
 
 def product(*iterables: Iterable[Any], repeat: int = 1) -> Iterator[Any]:
@@ -47,9 +54,10 @@ chain: Final = Facade("itertools.chain", {"from_iterable": _from_iterable}, call
 
 _WRAPPED: Final = {
     name: _wrap(getattr(itertools, name)) for name in (
-        "count", "cycle", "repeat", "accumulate", "compress", "dropwhile", "filterfalse",
+        "count", "cycle", "repeat", "compress", "dropwhile", "filterfalse",
         "groupby", "islice", "pairwise", "permutations", "starmap", "takewhile",
         "zip_longest", "combinations", "combinations_with_replacement",
     )
 }
-FACADE: Final = Facade("itertools", {**_WRAPPED, "product": product, "chain": chain})
+FACADE: Final = Facade("itertools", {**_WRAPPED, "product": product, "chain": chain,
+                                     "accumulate": accumulate})

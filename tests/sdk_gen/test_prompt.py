@@ -1,0 +1,170 @@
+"""The prompt's notation, its shared descriptions, and an audit that notices what goes missing."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+import sdk_gen
+from sdk_gen import _generate
+from sdk_gen._audit import audit_prompt
+from sdk_gen._prompt import SHARED, SHARED_MIN_TOOLS
+
+OWNER = "Repository owner (user or organization)"
+SENTENCE = "This tool belongs to the repository system, which manages code and reviews."
+
+
+def _tool(name: str, *, owner_doc: str = OWNER) -> dict[str, Any]:
+    return {
+        "name": name,
+        "description": f"{SENTENCE} Does {name}.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "owner": {"type": "string", "description": owner_doc},
+                "state": {
+                    "enum": ["open", "closed"],
+                    "default": "open",
+                    "description": f"State for {name}.",
+                },
+                "filter": {
+                    "type": "object",
+                    "properties": {
+                        "label": {"type": "string", "description": "Label name."},
+                        "mine": {"type": "boolean"},
+                    },
+                    "required": ["label"],
+                },
+            },
+            "required": ["owner"],
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {"total": {"type": "integer", "description": "How many matched."}},
+        },
+    }
+
+
+TOOLS = [_tool(f"t{i}") for i in range(SHARED_MIN_TOOLS)]
+
+
+@pytest.fixture(scope="module")
+def sdk() -> sdk_gen.GeneratedSDK:
+    return sdk_gen.generate(TOOLS)
+
+
+def test_repeated_descriptions_are_listed_once(sdk: sdk_gen.GeneratedSDK) -> None:
+    assert sdk.prompt.count(OWNER) == 1
+    assert sdk.prompt.count(SENTENCE) == 1
+    glossary = [" label: Label name.", f" owner: {OWNER}", " total: How many matched."]
+    assert sdk.prompt.splitlines()[1:6] == [SHARED, *glossary, f" §1 {SENTENCE}"]
+    assert "\nt0: §1 Does t0.\n owner: str ^\n" in sdk.prompt
+
+
+def test_descriptions_fewer_tools_repeat_stay_in_place() -> None:
+    prompt = sdk_gen.generate(TOOLS[: SHARED_MIN_TOOLS - 1]).prompt
+    assert SHARED not in prompt and "^" not in prompt and "§" not in prompt
+    assert prompt.count(f" owner: str # {OWNER}\n") == SHARED_MIN_TOOLS - 1
+
+
+def test_a_key_shares_only_its_most_used_description() -> None:
+    tools = [*TOOLS, *(_tool(f"u{i}", owner_doc="Owner login.") for i in range(4))]
+    prompt = sdk_gen.generate(tools).prompt
+    assert " owner: Owner login.\n" in prompt
+    assert f" owner: str # {OWNER}\n" in prompt
+    assert audit_prompt(tools, sdk_gen.generate(tools))[1] == []
+
+
+def test_nested_keys_and_results_are_lines_under_their_argument(
+    sdk: sdk_gen.GeneratedSDK,
+) -> None:
+    block = sdk.prompt.partition("\nt1: ")[2].partition("\nt2: ")[0]
+    assert block.splitlines()[1:] == [
+        " owner: str ^",
+        ' state?: "open"|"closed" = "open" # State for t1.',
+        " filter?: dict",
+        "  label: str ^",
+        "  mine?: bool",
+        " -> dict",
+        "  total?: int ^",
+    ]
+
+
+def test_the_audit_counts_nested_facts(sdk: sdk_gen.GeneratedSDK) -> None:
+    checked, lost = audit_prompt(TOOLS, sdk)
+    assert lost == []
+    n = len(TOOLS)
+    assert checked["nested names"] == 3 * n
+    assert checked["nested required"] == n
+    assert checked["nested descriptions"] == 2 * n
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "lost"),
+    [
+        (" owner: str ^\n", " owner?: str ^\n", "t0: required of owner"),
+        (" owner: str ^\n", " owner: str\n", "t0: descriptions of owner"),
+        (f" owner: {OWNER}\n", "", "t0: descriptions of owner"),
+        (f" §1 {SENTENCE}\n", "", "t0: descriptions of tool"),
+        (' = "open" # State for t0.', " # State for t0.", "t0: defaults of state"),
+        ('"open"|"closed" = "open"', '"open" = "open"', "t0: enums of state='closed'"),
+        ("  label: str ^\n", "", "t0: nested names of label"),
+        ("  label: str ^\n", "  label?: str ^\n", "t0: nested required of label"),
+        ("  total?: int ^\n", "  total?: int\n", "t0: nested descriptions of total"),
+    ],
+)
+def test_the_audit_notices_what_goes_missing(
+    sdk: sdk_gen.GeneratedSDK, old: str, new: str, lost: str
+) -> None:
+    start = sdk.prompt.index("\nt0: ")
+    end = sdk.prompt.index("\nt1: ")
+    if sdk.prompt.find(old, start, end) >= 0:
+        prompt = sdk.prompt[:start] + sdk.prompt[start:end].replace(old, new, 1) + sdk.prompt[end:]
+    else:
+        prompt = sdk.prompt.replace(old, new, 1)
+    assert prompt != sdk.prompt
+    _, found = audit_prompt(TOOLS, dataclasses.replace(sdk, prompt=prompt))
+    assert lost in found
+
+
+def test_a_schema_the_prompt_cannot_read_degrades_to_annotations(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(_generate, "tool_prompt", broken)
+    sdk = sdk_gen.generate(TOOLS[:1])
+    assert "\nt0: " in sdk.prompt
+    assert ' state?: Literal["open", "closed"] = "open" # State for t0.\n' in sdk.prompt
+    assert sdk.warnings == ("t0: prompt typed from the annotations (KeyError: 'surprise')",)
+
+
+OBJ = {"type": "object", "properties": {"a": {"type": "string"}}}
+
+
+@pytest.mark.parametrize(
+    ("schema", "line"),
+    [
+        ({"allOf": [{"$ref": "#/$defs/O"}, {"required": ["a"]}]}, " x?: {a: str}"),
+        ({"allOf": [OBJ, {"properties": {"b": {"type": "integer"}}}]}, " x?: {a?: str, b?: int}"),
+        ({"allOf": [{"type": "string"}, {"minLength": 1}]}, " x?: str"),
+        ({"allOf": [{"type": "string"}, {"enum": ["s"]}]}, ' x?: str&"s"'),
+        ({"enum": ['a"|b', "c\\"]}, ' x?: \'a"|b\'|"c\\\\"'),
+        ({"anyOf": [{"enum": ["a|b"]}, {"enum": ["a|b", None]}]}, ' x?: "a|b"|None'),
+        ({"type": "array", "items": OBJ}, " x?: list[{a?: str}]"),
+        (
+            {"anyOf": [{"type": "string", "description": "One."}, {"type": "integer"}]},
+            " x?: str|int # (str: One.)",
+        ),
+        ({"type": "object", "additionalProperties": OBJ}, " x?: dict[str, {a?: str}]"),
+        ({"type": ["object", "null"], "properties": {"a": {"default": 1}}}, " x?: dict|None"),
+    ],
+)
+def test_shapes_in_the_prompt_notation(schema: dict[str, Any], line: str) -> None:
+    params = {"type": "object", "properties": {"x": schema}, "$defs": {"O": OBJ}}
+    sdk = sdk_gen.generate([{"name": "t", "inputSchema": params}])
+    assert sdk.prompt.splitlines()[2] == line
+    assert audit_prompt([{"name": "t", "inputSchema": params}], sdk)[1] == []
