@@ -129,14 +129,18 @@ def format_(value: Any, spec: str = "") -> str:
 
 
 def repr_(obj: Any, /) -> str:
-    """``repr`` with the rendering charged."""
+    """``repr`` with the rendering charged (escapes can make text 4x longer)."""
     charge_render(obj)
+    if isinstance(obj, str | bytes | bytearray):
+        ensure_size(len(obj) * 4, "repr()")
     return repr(obj)
 
 
 def ascii_(obj: Any, /) -> str:
-    """``ascii`` with the rendering charged."""
+    """``ascii`` with the rendering charged (``\U0001f600`` escapes are 10x longer)."""
     charge_render(obj)
+    if isinstance(obj, str):
+        ensure_size(len(obj) * 10, "ascii()")
     return ascii(obj)
 
 
@@ -165,10 +169,13 @@ def _check_str(*args: Any, **kwargs: Any) -> None:
         charge_render(args[0])
 
 
+_BITS_PER_DIGIT: Final = {0: 4, 2: 1, 4: 2, 8: 3, 16: 4, 32: 5}
+
+
 def _check_int(value: Any = 0, base: Any = 10) -> None:
     # CPython caps other bases at 4300 digits (ValueError); these are exempt.
-    if isinstance(value, str | bytes | bytearray) and base in (0, 2, 4, 8, 16, 32):
-        bits_per_digit = max(int(base), 2).bit_length()
+    bits_per_digit = _BITS_PER_DIGIT.get(base) if isinstance(base, int) else None
+    if isinstance(value, str | bytes | bytearray) and bits_per_digit is not None:
         if len(value) * bits_per_digit > MAX_INT_BITS:
             current_run().too_big(f"int() of a {len(value)}-digit string", len(value))
 

@@ -207,6 +207,18 @@ def _static_spec(spec: ast.expr | None) -> str | None:
     return None
 
 
+_PASSIVE: Final = frozenset({
+    ast.Load, ast.Store, ast.Del, ast.Add, ast.Sub, ast.Mult, ast.MatMult, ast.Div, ast.Mod,
+    ast.Pow, ast.LShift, ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.FloorDiv,
+    ast.And, ast.Or, ast.Not, ast.Invert, ast.UAdd, ast.USub, ast.Eq, ast.NotEq, ast.Lt,
+    ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn,
+})
+"""Leaf node types the base policy only walks through (they have no fields)."""
+
+_METHODS: dict[type[ast.AST], Any] = {}
+"""Node type -> unbound visit method of SandboxPolicy (filled on first use)."""
+
+
 class SandboxPolicy(RestrictingNodeTransformer):
     """RestrictedPython policy for codemode scripts (see module docstring)."""
 
@@ -219,6 +231,21 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """Every name the script binds anywhere (shadowing checks)."""
         self.positions: list[tuple[int | None, int | None]] = []
         """(line, column) of each entry in ``errors``, 1-based."""
+
+    def visit(self, node: ast.AST) -> Any:
+        """``NodeTransformer.visit`` with the method lookup cached per node type.
+
+        Context and operator nodes (a third of a typical tree) carry nothing to
+        check and are returned as they are.
+        """
+        kind = type(node)
+        if kind in _PASSIVE:
+            return node
+        method = _METHODS.get(kind)
+        if method is None:
+            method = _METHODS[kind] = getattr(type(self), "visit_" + kind.__name__,
+                                              type(self).generic_visit)
+        return method(self, node)
 
     def error(self, node: ast.AST, info: str) -> None:
         super().error(node, info)

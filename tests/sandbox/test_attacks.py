@@ -602,6 +602,24 @@ ESCAPES = [
     a("asyncio-subprocess", "import asyncio\nasyncio.create_subprocess_exec('true')", ATTR),
     a("asyncio-future", "import asyncio\nasyncio.Future()", ATTR),
     a("asyncio-sys", "import asyncio\nasyncio.sys", ATTR),
+    a("asyncio-task-get-coro-frame", """
+        import asyncio
+        asyncio.current_task().get_coro().cr_frame
+    """, SYNTAX),
+    a("asyncio-task-get-coro-computed", """
+        import asyncio
+        getattr(asyncio.current_task().get_coro(), 'cr_' + 'frame')
+    """, ATTR),
+    a("random-bound-method-self", "import random\ngetattr(random.random, '__se' + 'lf__')", ATTR),
+    a("random-class", "import random\nrandom.Random", ATTR),
+    a("random-internal-instance", "import random\nrandom.seed.func", ATTR),
+    a("time-sleep-blocks", "import time\ntime.sleep(10)", ATTR),
+    a("time-sys", "import time\ntime.sys", ATTR),
+    a("facade-exports-internals", "import json\njson.exports()", ATTR),
+    a("pattern-compiled-internals", "import re\nre.compile('a').compiled", ATTR),
+    a("match-object-re", "import re\nre.match('a', 'a').re", ATTR),
+    a("datetime-class-mro", "import datetime\ndatetime.datetime.mro()", ATTR),
+    a("exception-class-mro", "ToolCallError.mro()", ATTR),
     # ---- asyncio facade internals: driving coroutines by hand leaks host futures/loops
     a("sleep-send-leaks-future", """
         import asyncio
@@ -1053,7 +1071,7 @@ DOSES = [
         a = [0] * 1000
         b = [a] * 1000
         [b] * 50
-    """, limit=("result", "memory")),
+    """, limit=("result", *HEAVY)),
     dos("shared-refs-tool-argument", """
         a = [0] * 1000
         b = [a] * 1000
@@ -1083,13 +1101,13 @@ DOSES = [
     dos("aggregate-memory-many-allocations", """
         x = ['a' * 10**6 for i in range(300)]
         len(x)
-    """, limit=("memory",)),
+    """, limit=("memory",), limits=SLOW_OK),
     dos("aggregate-memory-dict-of-strings", """
         d = {}
         for i in range(300):
             d[i] = str(i) * (10**6 // len(str(i)))
         len(d)
-    """, limit=("memory",)),
+    """, limit=("memory",), limits=SLOW_OK),
     dos("json-loads-amplify", """
         import json
         len(json.loads('[' + '{},' * (5 * 10**6) + '{}]'))

@@ -276,21 +276,26 @@ async def test_memory_limit_stops_script_and_recycles_worker(
 
 
 @pytest.mark.parametrize(
-    ("source", "status"),
+    ("source", "kind", "detail"),
     [
-        ("import os\nos._exit(3)", "status 3"),
-        ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)", "status -11"),
+        ("import os\nos._exit(3)", "SandboxError", "status 3"),
+        ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)", "SandboxError", "status -11"),
+        ("import os\nos._exit(75)", "LimitExceeded", "memory="),
+        ("import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)", "LimitExceeded", "timeout="),
+        ("raise MemoryError", "LimitExceeded", "memory="),
     ],
-    ids=["exit", "segv"],
+    ids=["exit", "segv", "out-of-memory-exit", "cpu-rlimit-signal", "memory-error-escapes"],
 )
 async def test_crash_is_reported_and_recycled(
-    pool: WorkerPoolExecutor, source: str, status: str
+    pool: WorkerPoolExecutor, source: str, kind: str, detail: str
 ) -> None:
+    pid_before = pool._idle[0].process.pid
     result = await pool.run(source, call_tool=echo)
     assert result.error is not None
-    assert result.error.type == "SandboxError"
-    assert status in result.error.message
+    assert result.error.type == kind
+    assert detail in result.error.message
     assert (await pool.run("'sentinel'", call_tool=echo)).value == "sentinel"
+    assert pool._idle[0].process.pid != pid_before
 
 
 async def test_cancel_run_cancels_host_call_and_no_call_after(pool: WorkerPoolExecutor) -> None:

@@ -34,6 +34,8 @@ async def standin_runtime(
     del tool_paths, limits
     if source == RUNTIME_BUG:
         raise RuntimeError("a bug in the runtime itself")
+    if source == "raise MemoryError":
+        raise MemoryError
     if source.startswith(RAW_MESSAGE):
         channel = call.__self__  # type: ignore[attr-defined]
         channel.send(json.loads(source[len(RAW_MESSAGE):]))

@@ -14,10 +14,15 @@ __all__ = ["FACADE"]
 
 _MAX_INDENT: Final = 16
 _CHECK_EVERY: Final = 1 << 16
+_NODE_BYTES: Final = 64
 
 
 def loads(s: str | bytes) -> Any:
-    """Parse JSON text."""
+    """Parse JSON text (the objects it would build are size-checked first)."""
+    if isinstance(s, str | bytes) and len(s) > _CHECK_EVERY:
+        marks = (b"{", b"[", b",") if isinstance(s, bytes) else ("{", "[", ",")
+        nodes = sum(s.count(mark) for mark in marks)  # type: ignore[arg-type]
+        ensure_size(nodes * _NODE_BYTES, "json.loads()")
     return json.loads(s)
 
 
