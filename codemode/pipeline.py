@@ -28,7 +28,7 @@ from .content import (
 )
 from .context import Allow, Ask, CancelSignal, Deny, ExecContext, Token, ToolCall
 from .errors import PipelineError, UnknownToolError
-from .events import ToolEvent, now
+from .events import EventType, ToolEvent, now
 from .frozen import NotJSONError, freeze
 
 if TYPE_CHECKING:
@@ -62,6 +62,21 @@ def _emit(registry: ToolRegistry, event: ToolEvent) -> None:
         subscriber(event)
 
 
+def _event(
+    call: ToolCall, token: Token, parent: str | None, kind: EventType, **fields: Any
+) -> ToolEvent:
+    return ToolEvent(
+        type=kind,
+        call_id=call.call_id,
+        name=call.name,
+        token=str(token),
+        parent=parent,
+        agent=call.agent,
+        time=now(),
+        **fields,
+    )
+
+
 async def dispatch(registry: ToolRegistry, call: ToolCall) -> ToolResult:
     """Run ``call`` through every stage and return its normalised result."""
     start = _perf()
@@ -69,17 +84,7 @@ async def dispatch(registry: ToolRegistry, call: ToolCall) -> ToolResult:
     parent = str(call.parent) if call.parent is not None else None
     if registry._subscribers:
         _emit(
-            registry,
-            ToolEvent(
-                type="tool/call",
-                call_id=call.call_id,
-                name=call.name,
-                token=str(token),
-                parent=parent,
-                agent=call.agent,
-                time=now(),
-                arguments=_loggable(call.arguments),
-            ),
+            registry, _event(call, token, parent, "tool/call", arguments=_loggable(call.arguments))
         )
     try:
         try:
@@ -91,21 +96,15 @@ async def dispatch(registry: ToolRegistry, call: ToolCall) -> ToolResult:
             await _invoke(observer, result)
     except BaseException as exc:
         if registry._subscribers:
-            message = (
-                "cancelled"
-                if isinstance(exc, anyio.get_cancelled_exc_class())
-                else (f"internal error: {type(exc).__name__}: {exc}")
-            )
+            cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
+            message = "cancelled" if cancelled else f"internal error: {type(exc).__name__}: {exc}"
             _emit(
                 registry,
-                ToolEvent(
-                    type="tool/result",
-                    call_id=call.call_id,
-                    name=call.name,
-                    token=str(token),
-                    parent=parent,
-                    agent=call.agent,
-                    time=now(),
+                _event(
+                    call,
+                    token,
+                    parent,
+                    "tool/result",
                     is_error=True,
                     error=message,
                     duration=_perf() - start,
@@ -115,14 +114,11 @@ async def dispatch(registry: ToolRegistry, call: ToolCall) -> ToolResult:
     if registry._subscribers:
         _emit(
             registry,
-            ToolEvent(
-                type="tool/result",
-                call_id=call.call_id,
-                name=call.name,
-                token=str(token),
-                parent=parent,
-                agent=call.agent,
-                time=now(),
+            _event(
+                call,
+                token,
+                parent,
+                "tool/result",
                 is_error=result.is_error,
                 error=result.error.message if result.error else None,
                 duration=result.duration,
@@ -402,19 +398,7 @@ async def _stages(registry: ToolRegistry, call: ToolCall, token: Token) -> ToolR
         parent = str(call.parent) if call.parent is not None else None
 
         def report(data: Any) -> None:
-            _emit(
-                registry,
-                ToolEvent(
-                    type="tool/progress",
-                    call_id=call.call_id,
-                    name=call.name,
-                    token=str(token),
-                    parent=parent,
-                    agent=call.agent,
-                    time=now(),
-                    data=_loggable(data),
-                ),
-            )
+            _emit(registry, _event(call, token, parent, "tool/progress", data=_loggable(data)))
 
     ctx = ExecContext(
         call_id=call.call_id,
