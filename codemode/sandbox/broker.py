@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any, Final, final
 
 import anyio
@@ -59,9 +59,12 @@ def decode_reply(reply: dict[str, Any]) -> Any:
 class CallBroker:
     """Gate between one run's script and the host's ``call_tool``."""
 
-    def __init__(self, call_tool: CallTool, limits: Limits = DEFAULT_LIMITS) -> None:
+    def __init__(self, call_tool: CallTool, limits: Limits = DEFAULT_LIMITS,
+                 tool_paths: Collection[str] | None = None) -> None:
         self._call_tool = call_tool
         self._limits = limits
+        self._tool_paths = None if tool_paths is None else frozenset(tool_paths)
+        """The run's tools; None trusts the script side (a worker could be compromised)."""
         self._semaphore = anyio.Semaphore(limits.concurrency)
         self._t0 = time.perf_counter()
         self._records: list[CallRecord | None] = []
@@ -94,6 +97,8 @@ class CallBroker:
         """Run one call; raises only ToolCallError or LimitExceeded (both built here)."""
         if self._closed:
             raise ToolCallError(name, RUN_ENDED)
+        if self._tool_paths is not None and name not in self._tool_paths:
+            raise ToolCallError(str(name), "no such tool in this run")
         if len(self._records) >= self._limits.calls:
             raise LimitExceeded("calls", self._limits.calls,
                                 f"more than {self._limits.calls} tool calls")

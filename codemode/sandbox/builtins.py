@@ -19,6 +19,7 @@ from .guards import (
     EXCEPTIONS,
     TYPE_ALIASES,
     build_class,
+    check_codec,
     guarded_getattr,
     guarded_hasattr,
     guarded_type,
@@ -167,6 +168,10 @@ class _GuardedType(type):
 def _check_str(*args: Any, **kwargs: Any) -> None:
     if len(args) == 1 and not kwargs:
         charge_render(args[0])
+        return
+    encoding = args[1] if len(args) > 1 else kwargs.get("encoding", "utf-8")
+    errors = args[2] if len(args) > 2 else kwargs.get("errors", "strict")
+    check_codec(encoding, errors)
 
 
 _BITS_PER_DIGIT: Final = {0: 4, 2: 1, 4: 2, 8: 3, 16: 4, 32: 5}
@@ -175,9 +180,38 @@ _BITS_PER_DIGIT: Final = {0: 4, 2: 1, 4: 2, 8: 3, 16: 4, 32: 5}
 def _check_int(value: Any = 0, base: Any = 10) -> None:
     # CPython caps other bases at 4300 digits (ValueError); these are exempt.
     bits_per_digit = _BITS_PER_DIGIT.get(base) if isinstance(base, int) else None
-    if isinstance(value, str | bytes | bytearray) and bits_per_digit is not None:
-        if len(value) * bits_per_digit > MAX_INT_BITS:
-            current_run().too_big(f"int() of a {len(value)}-digit string", len(value))
+    if (isinstance(value, str | bytes | bytearray) and bits_per_digit is not None
+            and len(value) * bits_per_digit > MAX_INT_BITS):
+        current_run().too_big(f"int() of a {len(value)}-digit string", len(value))
+
+
+def _no_check(*args: Any, **kwargs: Any) -> None:
+    pass
+
+
+class _CountedCollection(_GuardedType):
+    """Stand-ins for ``set``/``frozenset``: the input is drawn through the operation
+    counter, so a bulk build of colliding keys (quadratic in C) reaches the meter's
+    deadline check and lets other threads run between chunks."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs and not isinstance(args[0], cls.real):
+            return cls.real(counted(args[0]))
+        return cls.real(*args, **kwargs)
+
+
+class SetType(metaclass=_CountedCollection):
+    """The script's ``set``."""
+
+    real = set
+    check = staticmethod(_no_check)
+
+
+class FrozenSetType(metaclass=_CountedCollection):
+    """The script's ``frozenset``."""
+
+    real = frozenset
+    check = staticmethod(_no_check)
 
 
 class StrType(metaclass=_GuardedType):
@@ -196,6 +230,8 @@ class IntType(metaclass=_GuardedType):
 
 StrType.__name__ = StrType.__qualname__ = "str"
 IntType.__name__ = IntType.__qualname__ = "int"
+SetType.__name__ = SetType.__qualname__ = "set"
+FrozenSetType.__name__ = FrozenSetType.__qualname__ = "frozenset"
 
 
 def round_(number: Any, ndigits: Any = None) -> Any:
@@ -221,7 +257,7 @@ def type_(obj: Any, *rest: Any) -> type:
         raise TypeError("type() with 3 arguments is not available in the sandbox; "
                         "use a class statement")
     cls = guarded_type(obj)
-    return StrType if cls is str else IntType if cls is int else cls
+    return _STAND_INS.get(cls, cls)
 
 
 def getattr_(obj: Any, name: str, *default: Any) -> Any:
@@ -232,7 +268,8 @@ def getattr_(obj: Any, name: str, *default: Any) -> Any:
 SAFE_BUILTINS: Final[dict[str, Any]] = {
     # Types (real, so isinstance works).
     "bool": bool, "int": IntType, "float": float, "complex": complex, "str": StrType,
-    "list": list, "tuple": tuple, "dict": dict, "set": set, "frozenset": frozenset,
+    "list": list, "tuple": tuple, "dict": dict, "set": SetType,
+    "frozenset": FrozenSetType,
     "enumerate": enumerate, "zip": zip, "map": map_, "filter": filter_, "reversed": reversed,
     "slice": slice,
     # Functions.
@@ -253,5 +290,15 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
 }
 """Name -> object for ``__builtins__`` of every script (shared, never mutated)."""
 
+for _name, _value in SAFE_BUILTINS.items():
+    # Wrappers report the builtin's name in errors ("sum() missing ..."), not ours.
+    if getattr(_value, "__module__", None) == __name__ and callable(_value) and not (
+            isinstance(_value, type)):
+        _value.__name__ = _value.__qualname__ = _name
+
+_STAND_INS: Final[dict[type, type]] = {str: StrType, int: IntType, set: SetType,
+                                        frozenset: FrozenSetType}
 TYPE_ALIASES[StrType] = str
 TYPE_ALIASES[IntType] = int
+TYPE_ALIASES[SetType] = set
+TYPE_ALIASES[FrozenSetType] = frozenset

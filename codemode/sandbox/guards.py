@@ -22,11 +22,13 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from collections import Counter, OrderedDict, defaultdict, deque
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.errors import ToolCallError
 
-from .sizes import ensure_size
+from .sizes import ensure_size, poll_memory
+from .state import counted
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -39,6 +41,7 @@ __all__ = [
     "ScriptMeta",
     "SelfGuarded",
     "build_class",
+    "check_codec",
     "guarded_apply",
     "guarded_getattr",
     "guarded_hasattr",
@@ -79,20 +82,26 @@ class ScriptMeta(type):
                 namespace: dict[str, Any], **kwargs: Any) -> ScriptMeta:
         if kwargs:
             raise TypeError("class keyword arguments are not supported in the sandbox")
-        for base in bases:
-            if not (isinstance(base, ScriptMeta) or base in SANDBOX_BASES):
-                raise TypeError(f"class {name} cannot subclass {getattr(base, '__name__', base)!r}"
-                                " in the sandbox")
+        _check_bases(name, bases)
         return super().__new__(mcs, name, bases, namespace)
 
 
-def build_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
-                **kwargs: Any) -> ScriptMeta:
-    """``__metaclass__`` of script classes: check the bases before any metaclass logic runs."""
+def _check_bases(name: str, bases: tuple[Any, ...]) -> None:
     for base in bases:
         if not (isinstance(base, ScriptMeta) or base in SANDBOX_BASES):
             raise TypeError(f"class {name} cannot subclass {getattr(base, '__name__', base)!r}"
                             " in the sandbox")
+
+
+def build_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
+                **kwargs: Any) -> ScriptMeta:
+    """``__metaclass__`` of script classes: check the bases before any metaclass logic runs.
+
+    A function, not the metaclass itself, so ``class S(str)`` is refused with a
+    clear message before Python computes a metaclass (the script's ``str`` is
+    a stand-in with its own metaclass).
+    """
+    _check_bases(name, bases)
     return ScriptMeta(name, bases, namespace, **kwargs)
 
 
@@ -254,16 +263,21 @@ CODECS: Final = frozenset({"utf-8", "utf8", "ascii", "latin-1", "latin1", "iso-8
 """Codecs ``str.encode``/``bytes.decode`` accept (others can be slow pure-Python host code)."""
 
 
+def check_codec(encoding: Any, errors: Any = "strict") -> None:
+    """Refuse codecs and error handlers outside the allowlist (LookupError, like Python)."""
+    if not isinstance(encoding, str) or encoding.lower().replace("_", "-") not in CODECS:
+        raise LookupError(f"codec {encoding!r} is not available in the sandbox "
+                          f"(available: {', '.join(sorted(CODECS))})")
+    if errors not in ("strict", "ignore", "replace"):
+        raise LookupError(f"error handler {errors!r} is not available in the sandbox")
+
+
 def _bind_codec(method: str) -> Callable[[Any], Callable[..., Any]]:
     def bind(value: Any) -> Callable[..., Any]:
         real = getattr(value, method)
 
         def convert(encoding: str = "utf-8", errors: str = "strict") -> Any:
-            if not isinstance(encoding, str) or encoding.lower().replace("_", "-") not in CODECS:
-                raise LookupError(f"codec {encoding!r} is not available in the sandbox "
-                                  f"(available: {', '.join(sorted(CODECS))})")
-            if errors not in ("strict", "ignore", "replace"):
-                raise LookupError(f"error handler {errors!r} is not available in the sandbox")
+            check_codec(encoding, errors)
             return real(encoding, errors)
         return convert
     return bind
@@ -313,6 +327,9 @@ def _script_class_allows(cls: type, name: str) -> bool:
 
 _MISSING: Final = object()
 
+_BULKY: Final = frozenset({str, bytes, list, dict, set, tuple})
+_BULKY_LEN: Final = 1 << 16
+
 TYPE_ALIASES: dict[type, type] = {}
 """Script-visible stand-ins for builtin types (e.g. the charged ``str``) -> the real type."""
 
@@ -326,6 +343,10 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
         raise TypeError("attribute name must be a string")
     cls = type(obj)
     if (cls, name) in _ALLOWED:
+        if cls in _BULKY and len(obj) > _BULKY_LEN:
+            # Methods of big objects usually copy them (upper, split, copy …): let the
+            # run's aggregate memory check look before each one.
+            poll_memory()
         special = _SPECIAL.get((cls, name))
         return getattr(obj, name) if special is None else special(obj)
     if name.startswith("_"):
@@ -342,6 +363,8 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
         elif issubclass(cls, type):
             real = TYPE_ALIASES.get(obj, obj)
             if name in ATTRIBUTES.get(real, ()) and (real, name) not in _SPECIAL:
+                if name == "fromkeys":
+                    return partial(_fromkeys, real)
                 return getattr(real, name)
         elif _table_allows(cls, name):
             value = getattr(obj, name)
@@ -354,6 +377,11 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
         if default is _MISSING:
             raise
         return default
+
+
+def _fromkeys(cls: Any, keys: Any, value: Any = None) -> Any:
+    """``dict.fromkeys`` with the keys drawn through the operation counter."""
+    return cls.fromkeys(counted(keys), value)
 
 
 def guarded_hasattr(obj: Any, name: str) -> bool:

@@ -126,7 +126,7 @@ class InProcessExecutor:
         limits = DEFAULT_LIMITS if limits is None else limits
         if self._closed:
             raise SandboxError("the executor is closed")
-        broker = CallBroker(call_tool, limits)
+        broker = CallBroker(call_tool, limits, tool_paths)
         control = RunControl()
         done = anyio.Event()
         box: dict[str, Any] = {}
@@ -168,5 +168,6 @@ class InProcessExecutor:
                 raise SandboxError("the sandbox runner failed") from failure
             error = ScriptError.for_limit(LimitExceeded("timeout", limits.timeout,
                                                         "the run did not stop in time"))
-            return RunOutcome(error=error).to_result(calls=broker.records, time=elapsed)
-        return outcome.to_result(calls=broker.records, time=elapsed)
+            return RunOutcome(error=error).to_result(calls=broker.records, time=elapsed,
+                                                     limits=limits)
+        return outcome.to_result(calls=broker.records, time=elapsed, limits=limits)

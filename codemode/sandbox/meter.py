@@ -10,15 +10,16 @@ iterator, ``ticker = chain.from_iterable(meter)``, whose items are chunks
 - a ``while`` back-edge, a function entry or a lambda call runs ``next(ticker)``.
 
 Python code runs once per chunk (``CHUNK`` operations): it grants the next
-chunk, checks the wall-clock deadline and an abort flag, and trips the limit
-when the budget is gone. A tripped limit stays tripped: every later tick,
+chunk, checks the wall-clock deadline and an abort flag, every few
+milliseconds the process's peak resident memory (in-process there is no
+rlimit; size guards also poll it before big allocations), and trips the
+limit when the budget is gone. A tripped limit stays tripped: every later tick,
 tool call, print or import raises :class:`Tripped` again, and the runner
 reports the first trip even if the script swallowed the exception.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -73,18 +74,26 @@ def script_location(frame: FrameType | None) -> tuple[int | None, int | None]:
     return line, column
 
 
-_PAGE: Final = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+try:
+    import resource
+except ImportError:  # pragma: no cover - not POSIX
+    resource = None  # type: ignore[assignment]
+
 MEMORY_CHECK_INTERVAL: Final = 0.005
 """Seconds between resident-memory checks at chunk boundaries."""
 
 
 def resident_bytes() -> int | None:
-    """This process's resident set size, or None where /proc is unavailable."""
-    try:
-        with open("/proc/self/statm", "rb") as statm:
-            return int(statm.read().split()[1]) * _PAGE
-    except (OSError, ValueError, IndexError):
+    """This process's peak resident set size (bytes), or None where unknown.
+
+    The peak, from ``getrusage``, because reading ``/proc`` is file I/O: it
+    releases the GIL every few milliseconds, and a CPU-bound script thread
+    that keeps re-taking it then starves the host's event loop thread.
+    """
+    if resource is None:
         return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak * 1024 if sys.platform != "darwin" else peak
 
 
 class _EndedTicker:

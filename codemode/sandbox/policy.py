@@ -12,11 +12,16 @@ names and attributes, frame/code/generator attributes, ``exec``/``eval``,
   (``map(_get_, _T_, iterable)``, C speed) and inserts ``_next_(_T_)`` at
   ``while`` back-edges and at every function and lambda entry;
 - counts the depth of plain (non-generator, non-async) functions against the
-  recursion limit;
-- rewrites ``*``, ``**``, ``<<`` (and their augmented forms) into size guards
-  and guards f-string format specs that could allocate huge strings;
-- allows ``x[k] += 1`` / ``obj.n += 1`` through ``_write_`` (common in model
-  code), except for the size-guarded operators;
+  recursion limit, and decorates generator and async functions with
+  ``_track_`` (the run closes what they return and checks the stack depth);
+- rewrites ``*``, ``**``, ``<<``, ``+`` and ``%`` (and their augmented forms)
+  into size guards, unless a small static proof shows the operands are small
+  ints (a ``for i in range(n)`` variable, an int literal, ``len(...)``): the
+  hot arithmetic of compute loops stays native CPython;
+- routes every non-constant f-string field through ``_format_`` (width and
+  rendering cost are checked);
+- allows ``x[k] += y`` / ``obj.n += y`` (common in model code): plain for small
+  ints, otherwise through ``_augitem_``/``_augattr_`` and the size guards;
 - drops the unpacking guards: every iterable a script can build is bounded or
   counted at its source, so plain unpacking cannot loop unchecked;
 - stores the last top-level expression statement in ``_result_``.
@@ -215,8 +220,8 @@ _PASSIVE: Final = frozenset({
 })
 """Leaf node types the base policy only walks through (they have no fields)."""
 
-_METHODS: dict[type[ast.AST], Any] = {}
-"""Node type -> unbound visit method of SandboxPolicy (filled on first use)."""
+_METHODS: dict[tuple[type, type[ast.AST]], Any] = {}
+"""(policy class, node type) -> unbound visit method (filled on first use)."""
 
 
 class SandboxPolicy(RestrictingNodeTransformer):
@@ -241,11 +246,44 @@ class SandboxPolicy(RestrictingNodeTransformer):
         kind = type(node)
         if kind in _PASSIVE:
             return node
-        method = _METHODS.get(kind)
+        key = (type(self), kind)
+        method = _METHODS.get(key)
         if method is None:
-            method = _METHODS[kind] = getattr(type(self), "visit_" + kind.__name__,
-                                              type(self).generic_visit)
+            method = _METHODS[key] = getattr(type(self), "visit_" + kind.__name__,
+                                             type(self).generic_visit)
         return method(self, node)
+
+    def node_contents_visit(self, node: Any) -> Any:
+        """``NodeTransformer.generic_visit``, faster: no field generator, lists rebuilt
+        only when a child was replaced (compiling is on the cold-run path)."""
+        visit = self.visit
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                changed = False
+                items: list[Any] = []
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        new = visit(item)
+                        if new is not item:
+                            changed = True
+                            if new is None:
+                                continue
+                            if not isinstance(new, ast.AST):
+                                items.extend(new)
+                                continue
+                        items.append(new)
+                    else:
+                        items.append(item)
+                if changed:
+                    value[:] = items
+            elif isinstance(value, ast.AST):
+                new = visit(value)
+                if new is None:
+                    delattr(node, field)
+                elif new is not value:
+                    setattr(node, field, new)
+        return node
 
     def error(self, node: ast.AST, info: str) -> None:
         super().error(node, info)
@@ -291,6 +329,22 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
     # Loops, functions, ticks ---------------------------------------------------------------
+
+    def visit_Starred(self, node: ast.Starred) -> Any:
+        node = self.node_contents_visit(node)
+        if isinstance(node.ctx, ast.Load):
+            # ``{*x}`` / ``[*x]`` build in C: draw the items through the budget.
+            node.value = _located(ast.Call(func=_name("_map_"),
+                                           args=[_name("_get_"), _name("_T_"), node.value],
+                                           keywords=[]), node.value)
+        return node
+
+    def visit_Subscript(self, node: ast.Subscript) -> Any:
+        slicing = isinstance(node.slice, ast.Slice) and isinstance(node.ctx, ast.Load)
+        new = super().visit_Subscript(node)
+        if slicing and isinstance(new, ast.Call) and isinstance(new.func, ast.Name):
+            new.func.id = "_getslice_"  # slices copy: give the memory check a look
+        return new
 
     def guard_iter(self, node: Any) -> Any:
         node = self.node_contents_visit(node)

@@ -7,13 +7,25 @@ knows (the call trace, wall time, peak memory) and builds a ``ScriptResult``.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from codemode.errors import LimitExceeded
+from codemode.errors import LimitExceeded
+
+from .limits import LIMIT_NAMES, Limits
 
 __all__ = ["CallRecord", "RunOutcome", "ScriptError", "ScriptResult", "Usage"]
+
+
+def _cap_output(output: str, cap: int) -> str:
+    """Keep at most ``cap`` bytes of printed text (plus the truncation marker)."""
+    marker = f"\n…[output truncated at {cap} bytes]"
+    body = output[: -len(marker)] if output.endswith(marker) else output
+    data = body.encode("utf-8", "replace")
+    if len(data) <= cap:
+        return output
+    return data[:cap].decode("utf-8", "ignore") + marker
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -47,8 +59,12 @@ class ScriptError:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ScriptError:
-        """Inverse of :meth:`to_json`."""
-        return cls(**data)
+        """Inverse of :meth:`to_json`; a limit name that is not a ``Limits`` field is dropped
+        (the data may come from a compromised worker)."""
+        fields = dict(data)
+        if fields.get("limit") not in LIMIT_NAMES:
+            fields["limit"] = None
+        return cls(**fields)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -181,12 +197,25 @@ class RunOutcome:
                    operations=data.get("operations", 0))
 
     def to_result(self, *, calls: tuple[CallRecord, ...], time: float,
-                  peak_memory: int | None = None,
-                  error: ScriptError | None = None) -> ScriptResult:
-        """Combine with the host's view; ``error`` (e.g. a host-side timeout) wins if given."""
+                  peak_memory: int | None = None, error: ScriptError | None = None,
+                  limits: Limits | None = None) -> ScriptResult:
+        """Combine with the host's view; ``error`` (e.g. a host-side timeout) wins if given.
+
+        With ``limits`` the host re-applies the output cap and the result size itself
+        instead of trusting the script side (a worker may be compromised).
+        """
         final_error = error if error is not None else self.error
+        output = self.output
+        value = self.value
+        if limits is not None:
+            output = _cap_output(output, limits.output)
+            if final_error is None:
+                size = len(json.dumps(value, ensure_ascii=False).encode("utf-8", "replace"))
+                if size > limits.result:
+                    final_error = ScriptError.for_limit(LimitExceeded(
+                        "result", limits.result, f"the result is {size} bytes of JSON"))
         return ScriptResult(
-            value=None if final_error is not None else self.value,
-            output=self.output, error=final_error, calls=calls,
+            value=None if final_error is not None else value,
+            output=output, error=final_error, calls=calls,
             usage=Usage(time=time, operations=self.operations, peak_memory=peak_memory,
                         calls=len(calls), output_bytes=self.output_bytes))

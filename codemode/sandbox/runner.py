@@ -33,6 +33,7 @@ in C. Must run under the asyncio backend when a :class:`RunControl` is given.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import operator
@@ -72,6 +73,7 @@ from .sizes import (
     guarded_mod,
     guarded_mul,
     guarded_pow,
+    guarded_slice,
 )
 from .state import _GET, CURRENT_RUN, RunState, ScriptCoroutine, clean_text, wrap_result
 from .toolproxy import PendingCall, build_tools
@@ -196,6 +198,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         "__metaclass__": build_class,
         "_getattr_": guarded_getattr,
         "_getitem_": operator.getitem,
+        "_getslice_": guarded_slice,
         "_write_": guarded_write,
         "_apply_": guarded_apply,
         "_inplacevar_": guarded_inplace,
@@ -392,7 +395,8 @@ async def _run(compiled: CompiledScript, namespace: dict[str, Any], state: RunSt
 
             def stop(reason: str) -> None:
                 meter.abort(reason)
-                loop.call_soon_threadsafe(scope.cancel)
+                with contextlib.suppress(RuntimeError):  # the script's loop already closed
+                    loop.call_soon_threadsafe(scope.cancel)
 
             control._attach(stop)
         try:

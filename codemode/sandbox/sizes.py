@@ -32,7 +32,9 @@ __all__ = [
     "guarded_mod",
     "guarded_mul",
     "guarded_pow",
+    "guarded_slice",
     "percent_format_ok",
+    "poll_memory",
     "repeat_ok",
 ]
 
@@ -72,6 +74,18 @@ def ensure_size(size: int, what: str) -> None:
         if size > run.limits.memory // OBJECT_SHARE:
             _too_big(what, size)
         run.meter.poll_memory()
+
+
+def poll_memory() -> None:
+    """Let the current run check its aggregate memory growth (rate-limited)."""
+    current_run().meter.poll_memory()
+
+
+def guarded_slice(obj: Any, key: Any) -> Any:
+    """``obj[a:b]``: a copy; big ones let the run's aggregate memory check look first."""
+    if isinstance(obj, _CONCAT) and len(obj) > _FAST_OK:
+        poll_memory()
+    return obj[key]
 
 
 def _item_size(seq: Any) -> int:

@@ -11,8 +11,17 @@ stayed untouched:
   the environment and in host exceptions that must never show up in the
   value, output or error text;
 - host classes the script can name (``ToolCallError``) must not be modified;
+- no script code may run outside its run (no unraisable exception from a
+  finalizer or an un-awaited coroutine), the host's peak RSS may not grow past
+  twice the run's memory limit, and every text in the result must encode as UTF-8;
 - after every attack a sentinel script runs in the SAME executor instance and
   must still work (facades not mutated, worker recycled, broker healthy).
+
+Extra tests cover what one row cannot: nothing reaching the host's stdout/stderr,
+a host-side 10 ms ticker that must keep ticking while a hostile script runs,
+cancellation, shared state between runs (facades, ``random``, peak memory),
+a hostile run next to a benign one, and a differential check that both
+executors answer every escape attempt identically.
 
 Denial-of-service rows use small limits (timeout 0.5 s, 100 000 operations,
 64 MiB) and, where an unguarded C-level loop would hold the GIL of an
@@ -31,6 +40,7 @@ import gc
 import json
 import os
 import random
+import re
 import resource
 import sys
 import tempfile
@@ -782,6 +792,15 @@ ESCAPES = [
       check=_refused_as_too_big),
     a("huge-list-literal", "x = [" + "0," * (3 * 10**5) + "]\nlen(x)", None, limits=DOS,
       check=_refused_as_too_big),
+    # ---- error messages must not expose the sandbox's internal names
+    a("codec-allowlist-via-str-constructor", "str(b'abc', 'punycode')", "LookupError",
+      message="not available"),
+    a("codec-allowlist-via-str-keyword", "str(b'abc', encoding='idna')", "LookupError",
+      message="not available"),
+    a("internal-name-sum", "sum()", TYPE, message="sum() missing"),
+    a("internal-name-getattr", "getattr()", TYPE, message="getattr() missing"),
+    a("internal-name-iter", "iter()", TYPE, message="iter() missing"),
+    a("internal-name-facade", "import json\njson.nope", ATTR, message="json"),
     a("exception-args-hold-tools", "raise ValueError(tools, tools.echo, len)", "ValueError"),
     a("result-facade", "import json\njson", TYPE),
     a("result-tools-proxy", "tools", TYPE),
@@ -846,6 +865,22 @@ DOSES = [
                 await asyncio.sleep(0)
         await asyncio.gather(*[spin() for _ in range(100)])
     """),
+    dos("gather-many-coroutines", """
+        import asyncio
+        async def f():
+            await asyncio.sleep(0.2)
+            return 1
+        len(await asyncio.gather(*[f() for _ in range(90000)]))
+    """, limit=HEAVY),
+    dos("nested-gather-fanout", """
+        import asyncio
+        async def f(n):
+            if n == 0:
+                return 1
+            r = await asyncio.gather(f(n - 1), f(n - 1))
+            return r[0] + r[1]
+        await f(15)
+    """, limit=HEAVY),
     dos("sleep-forever", "import asyncio\nawait asyncio.sleep(100)", limit=("timeout",)),
     dos("wait-for-huge-timeout", """
         import asyncio
@@ -1108,6 +1143,42 @@ DOSES = [
             d[i] = str(i) * (10**6 // len(str(i)))
         len(d)
     """, limit=("memory",), limits=SLOW_OK),
+    dos("copies-between-checks-upper", """
+        s = 'a' * 10**6
+        copies = [s.upper() for i in range(300)]
+        len(copies)
+    """, limit=("memory",), limits=SLOW_OK),
+    dos("copies-between-checks-slices", """
+        s = 'a' * 10**6
+        copies = [s[i:] for i in range(300)]
+        len(copies)
+    """, limit=("memory",), limits=SLOW_OK),
+    dos("copies-between-checks-list-copy", """
+        a = [0] * 10**6
+        copies = [a.copy() for i in range(40)]
+        len(copies)
+    """, limit=("memory",), limits=SLOW_OK),
+    dos("hash-collision-set", """
+        m = 2**61 - 1
+        keys = [i * m for i in range(15000)]
+        len(set(keys))
+    """, limit=CPU, limits=ROOMY),
+    dos("hash-collision-dict-fromkeys", """
+        m = 2**61 - 1
+        keys = [i * m for i in range(15000)]
+        len(dict.fromkeys(keys))
+    """, limit=CPU, limits=ROOMY),
+    dos("hash-collision-set-display", """
+        m = 2**61 - 1
+        keys = [i * m for i in range(15000)]
+        len({*keys})
+    """, limit=CPU, limits=ROOMY),
+    dos("hash-collision-counter", """
+        import collections
+        m = 2**61 - 1
+        keys = [i * m for i in range(15000)]
+        len(collections.Counter(keys))
+    """, limit=CPU, limits=ROOMY),
     dos("json-loads-amplify", """
         import json
         len(json.loads('[' + '{},' * (5 * 10**6) + '{}]'))
@@ -1220,6 +1291,18 @@ DOSES = [
         import asyncio
         r = await asyncio.gather(*[tools.echo(x=i) for i in range(500)], return_exceptions=True)
         len(r)
+    """, limit=("calls",), max_calls=DOS.calls),
+    dos("calls-queued-at-timeout", """
+        import asyncio
+        await asyncio.gather(*[tools.slow(s=0.3) for i in range(12)])
+    """, limit=("timeout",), max_calls=12, settle=0.7),
+    dos("calls-cancelled-by-wait-for", """
+        import asyncio
+        for i in range(100):
+            try:
+                await asyncio.wait_for(tools.slow(s=1), 0.001)
+            except TimeoutError:
+                pass
     """, limit=("calls",), max_calls=DOS.calls),
     a("concurrency-bounded", """
         import asyncio
@@ -1593,6 +1676,10 @@ HOST_STREAM_LEAKS = [
     pytest.param("import re\nre.compile('LEAK' * 100, 512).pattern", id="regex-debug-compile"),
     pytest.param("import re\nre.search('LEAK', 'xLEAKx', 512) is None", id="regex-debug-search"),
     pytest.param("import re\nre.compile('LEAK', -1).pattern", id="regex-all-flags"),
+    pytest.param("import re\nre.match('\\d+', '12') is not None", id="invalid-escape-warning"),
+    pytest.param("x = 'LEAK' is 'LEAK'\nx", id="is-literal-syntax-warning"),
+    pytest.param("def g():\n    try:\n        yield 1\n    finally:\n        print('LEAK')\n"
+                 "it = g()\nnext(it)\n'done'", id="generator-finalizer"),
 ]
 
 
@@ -1653,6 +1740,7 @@ STALLERS = [
     pytest.param("pow(3, 10**3000, 10**3000 + 7).bit_length()", id="modular-pow"),
     pytest.param("import math\nmath.lcm(*range(1, 90000)).bit_length()", id="lcm"),
     pytest.param("round(1, -4 * 10**6)", id="round-negative-ndigits"),
+    pytest.param("m = 2**61 - 1\nlen(set([i * m for i in range(20000)]))", id="hash-collision"),
     pytest.param("import math\nmath.isqrt(int('f' * 10**6, 16)).bit_length()", id="isqrt"),
 ]
 
@@ -1668,7 +1756,7 @@ async def test_host_loop_keeps_ticking_during_cpu_attack(executor: Any, source: 
             await anyio.sleep(0.01)
             ticks += 1
 
-    limits = Limits(timeout=1.0, operations=10**11, memory=256 * MiB, recursion=50,
+    limits = Limits(timeout=0.6, operations=10**11, memory=256 * MiB, recursion=50,
                     output=4096, result=65_536, calls=5, concurrency=2)
     async with anyio.create_task_group() as tg:
         tg.start_soon(ticker)
@@ -1677,8 +1765,10 @@ async def test_host_loop_keeps_ticking_during_cpu_attack(executor: Any, source: 
         elapsed = anyio.current_time() - started
         tg.cancel_scope.cancel()
     assert result.error is not None and result.error.limit is not None, result.error
-    # a 10 ms ticker that is never starved ticks ~elapsed/0.01 times; demand a fifth of that
-    assert ticks >= int(elapsed / 0.05), (ticks, elapsed)
+    # an unstarved 10 ms ticker ticks ~elapsed/0.01 times; GIL sharing with an in-process
+    # script thread on a loaded 2-core box can cut that to a fifth or less, while a script
+    # that holds the GIL in one C call leaves it at 0-1: demand one tick per 200 ms
+    assert ticks >= int(elapsed / 0.2), (ticks, elapsed)
     await assert_sentinel_works(executor)
 
 
@@ -1711,3 +1801,82 @@ async def test_hostile_run_does_not_break_a_concurrent_benign_run(executor: Any)
     assert results["benign"].error is None, results["benign"].error
     assert results["benign"].value == [0.2, "ok"]
     await assert_sentinel_works(executor)
+
+
+@pytest.fixture(scope="module")
+async def both_executors() -> Any:
+    """One executor of each kind, for the differential test."""
+    async with sandbox.InProcessExecutor() as inproc, sandbox.WorkerPoolExecutor() as pool:
+        yield inproc, pool
+
+
+def _observable(result: Any) -> tuple[Any, ...]:
+    error = result.error
+    described = None if error is None else (error.type, error.limit, error.line, error.column,
+                                             re.sub(r"0x[0-9a-f]+", "0x…", error.message))
+    return (described, result.value, result.output)
+
+
+@pytest.mark.parametrize("attack", ESCAPES)
+async def test_executors_answer_escape_attempts_identically(both_executors: Any,
+                                                           attack: Attack) -> None:
+    """The contract: both executors give the same ScriptResult for the same script."""
+    inproc, pool = both_executors
+    first, _ = await run_attack(inproc, attack.script(), attack.limits)
+    second, _ = await run_attack(pool, attack.script(), attack.limits)
+    assert _observable(first) == _observable(second)
+
+
+async def test_peak_memory_is_per_run(executor: Any) -> None:
+    """``usage.peak_memory`` describes this run, not an earlier run on the same worker."""
+    heavy = "x = [str(i) * 300 for i in range(100000)]\nlen(x)"
+    light = "sum([i for i in range(100)])"
+    big = replace(ESC, memory=512 * MiB, operations=10**6)
+    first, _ = await run_attack(executor, heavy, big)
+    assert first.error is None, first.error
+    for _ in range(4):
+        later, _ = await run_attack(executor, light, ESC)
+        assert later.error is None and later.value == 4950, later.error
+        if first.usage.peak_memory is not None and later.usage.peak_memory is not None:
+            assert later.usage.peak_memory < first.usage.peak_memory // 2, (
+                later.usage.peak_memory, first.usage.peak_memory)
+
+
+COMPROMISED_RUNTIME = "tests.sandbox.attacks.compromised_worker:run"
+
+
+@pytest.fixture(scope="module")
+async def compromised_pool() -> Any:
+    """A worker pool whose workers act as if their sandbox had been escaped."""
+    async with sandbox.WorkerPoolExecutor(size=1, runtime=COMPROMISED_RUNTIME) as pool:
+        yield pool
+
+
+async def test_host_refuses_tools_outside_the_runs_tool_paths(compromised_pool: Any) -> None:
+    """A worker may only reach the tools this run exposed (defence in depth)."""
+    result, host = await run_attack(compromised_pool, "call-unlisted-tool", ESC)
+    assert [name for name, _ in host.calls] == [], host.calls
+    assert "not_exposed" not in [r.name for r in result.calls if r.ok]
+
+
+async def test_host_enforces_the_calls_limit_itself(compromised_pool: Any) -> None:
+    """The calls limit holds even when the worker does not count."""
+    _, host = await run_attack(compromised_pool, "call-flood", DOS)
+    assert len(host.calls) <= DOS.calls, len(host.calls)
+
+
+async def test_host_enforces_output_and_result_limits_itself(compromised_pool: Any) -> None:
+    """Output and result caps hold even for what a worker reports."""
+    result, _ = await run_attack(compromised_pool, "oversized-outcome", DOS)
+    marker_room = 64
+    assert len(result.output.encode()) <= DOS.output + marker_room, len(result.output)
+    assert result.value is None or len(json.dumps(result.value)) <= DOS.result
+    assert result.error is None or result.error.limit in ("result", "output", None)
+
+
+async def test_host_does_not_accept_unknown_limit_names(compromised_pool: Any) -> None:
+    """``ScriptError.limit`` is always a Limits field name."""
+    result, _ = await run_attack(compromised_pool, "forged-limit", DOS)
+    assert result.error is not None
+    assert result.error.limit in {None, "timeout", "operations", "memory", "recursion",
+                                  "output", "result", "calls", "concurrency"}, result.error

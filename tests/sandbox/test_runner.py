@@ -10,7 +10,7 @@ import pytest
 from codemode.errors import LimitExceeded, ToolCallError
 from codemode.sandbox.broker import CallBroker
 from codemode.sandbox.limits import Limits
-from codemode.sandbox.result import RunOutcome
+from codemode.sandbox.result import RunOutcome, ScriptError
 from codemode.sandbox.runner import run_script
 
 SMALL = Limits(timeout=2.0, operations=20_000, memory=8 * 1024 * 1024, recursion=30,
@@ -59,6 +59,14 @@ async def run(source: str, *, limits: Limits = SMALL, host: Host | None = None,
     ("a, *b = [1, 2, 3]\n[a, b]", [1, [2, 3]]),
     ("g = (i for i in range(3))\nsum(g)", 3),
     ("type('x') is str and isinstance('x', str)", True),
+    ("type(3) is int and isinstance(True, int) and int('ff', 16) == 255", True),
+    ("str(b'abc', 'utf-8') + 'x'.encode('ascii').decode()", "abcx"),
+    ("round(2.567, 2)", 2.57),
+    ("'abcdef'[1:3] + 'xyz'[::-1]", "bczyx"),
+    ("isinstance({1}, set) and type({1}) is set and set('aab') == {'a', 'b'}", True),
+    ("dict.fromkeys('ab', 0)", {"a": 0, "b": 0}),
+    ("[*range(3), *'ab']", [0, 1, 2, "a", "b"]),
+    ("print('\\ud800')\n'\\udfff'", "\ufffd"),
 ])
 async def test_last_expression_is_the_value(source: str, value: Any) -> None:
     outcome = await run(source)
@@ -147,6 +155,10 @@ async def test_tool_call_error_fields_cross_as_strings() -> None:
     ("tools.ech", "did you mean 'echo'"),
     ("tools.ns.gett", "did you mean 'get'"),
     ("await tools.echo(q=print)", "JSON"),
+    ("'x'.encode('punycode')", "not available"),
+    ("str(b'x', 'idna')", "not available"),
+    ("sum()", "sum() missing"),
+    ("import json\njson.nope", "module 'json' has no attribute 'nope'"),
     ("c = []\nc.append(c)\nawait tools.echo(q=c)", "JSON"),
 ])
 async def test_tool_misuse_gives_actionable_errors(source: str, message: str) -> None:
@@ -170,6 +182,15 @@ async def test_tool_misuse_gives_actionable_errors(source: str, message: str) ->
     ("'%*d' % (10**9, 1)", "memory"),
     ("f'{1:>{10**9}}'", "memory"),
     ("list(range(5000))", "result"),
+    ("int('f' * 40000, 16)", "memory"),
+    ("round(1, -10**6)", "memory"),
+    ("a = [0] * 100\nb = [a] * 100\nstr([b] * 100)", "operations"),
+    ("x = [[]]\nfor i in range(30):\n    x = [x, x]\nprint(x)", "operations"),
+    ("await tools.echo(x='a' * 10**6)", "memory"),
+    ("'%s' % ([[0] * 1000] * 1000,)", "operations"),
+    ("k = [0] * 15000\nlen(set(k + k))", "operations"),
+    ("k = [0] * 15000\nlen({*k, *k})", "operations"),
+    ("len(dict.fromkeys([0] * 30000))", "operations"),
     ("import asyncio\nawait asyncio.sleep(10)", "timeout"),
     ("for i in range(6):\n    await tools.echo(i=i)", "calls"),
 ])
@@ -246,3 +267,24 @@ async def test_value_returned_by_call_tool_directly() -> None:
     limited = await run_script("await tools.limit()", call_tool=call_tool,
                                tool_paths=["limit"])
     assert limited.error is not None and limited.error.limit == "calls"
+
+
+async def test_broker_refuses_tools_outside_the_run() -> None:
+    host = Host()
+    broker = CallBroker(host, SMALL, tool_paths=["echo"])
+    reply = await broker.answer("not_exposed", {})
+    assert reply == {"error": {"tool": "not_exposed", "message": "no such tool in this run",
+                               "path": None}}
+    assert host.calls == []
+
+
+def test_host_reapplies_output_and_result_limits() -> None:
+    forged = RunOutcome(value="v" * 5000, output="o" * 5000, output_bytes=1)
+    result = forged.to_result(calls=(), time=0.0, limits=SMALL)
+    assert result.output.endswith("[output truncated at 200 bytes]")
+    assert len(result.output.encode()) < 300
+    assert result.error is not None and result.error.limit == "result"
+    assert result.value is None
+    error = ScriptError.from_json({"type": "LimitExceeded", "message": "x", "line": None,
+                                   "column": None, "traceback": "", "limit": "nonsense"})
+    assert error.limit is None

@@ -30,6 +30,11 @@ class Facade(SelfGuarded):
                  call: Callable[..., Any] | None = None) -> None:
         self._name = name
         self._names = dict(names)
+        for export, value in self._names.items():
+            # Facade functions report the module's names in errors ("math.pow() ...").
+            if callable(value) and not isinstance(value, type) and hasattr(value, "__code__"):
+                value.__name__ = export
+                value.__qualname__ = f"{name}.{export}"
         self._call = call
 
     def __repr__(self) -> str:
@@ -51,7 +56,11 @@ class Facade(SelfGuarded):
         try:
             return self._names[name]
         except KeyError:
-            raise refuse(self, name) from None
+            if name.startswith("_"):
+                raise refuse(self, name) from None
+            available = ", ".join(sorted(self._names))
+            raise AttributeError(f"module {self._name!r} has no attribute {name!r} in the "
+                                 f"sandbox (available: {available})") from None
 
     def exports(self) -> frozenset[str]:
         """Names this facade offers."""

@@ -1,0 +1,37 @@
+"""A script runtime that behaves like a worker whose sandbox was already broken.
+
+Loaded by ``WorkerPoolExecutor(runtime="tests.sandbox.attacks.compromised_worker:run")``
+in the red-team tests: the host must not trust anything a worker says (defence in depth).
+The script source selects the misbehaviour.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from codemode.sandbox.result import RunOutcome, ScriptError
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+    from codemode.sandbox.limits import Limits
+    from codemode.sandbox.worker import ScriptCall
+
+
+async def run(source: str, *, call: ScriptCall, tool_paths: Collection[str],
+              limits: Limits) -> RunOutcome:
+    """Misbehave as ``source`` asks; report what the host answered in ``value``."""
+    if source == "call-unlisted-tool":
+        reply = await call("not_exposed", {})
+        return RunOutcome(value=reply)
+    if source == "call-flood":
+        replies = [await call("echo", {"i": i}) for i in range(limits.calls + 10)]
+        return RunOutcome(value=len(replies))
+    if source == "oversized-outcome":
+        return RunOutcome(value="v" * (limits.result * 4), output="o" * (limits.output * 4),
+                          output_bytes=1)
+    if source == "forged-limit":
+        error: Any = ScriptError(type="LimitExceeded", message="limit exceeded: nonsense=1",
+                                 limit="nonsense")
+        return RunOutcome(error=error)
+    return RunOutcome(value="unknown mode")
