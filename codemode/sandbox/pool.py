@@ -427,7 +427,7 @@ class WorkerPoolExecutor:
         if self._closed:
             raise SandboxError("the worker pool is closed")
         limits = DEFAULT_LIMITS if limits is None else limits
-        broker = CallBroker(call_tool, limits)
+        broker = CallBroker(call_tool, limits, tool_paths)
         async with self._slots:
             worker = await self._ready_worker()
             healthy = False
@@ -494,7 +494,9 @@ class WorkerPoolExecutor:
         healthy = not retiring and (outcome.error is None or (
             outcome.error.limit is None and outcome.error.type != "SandboxError"
         ))
-        return outcome.to_result(calls=broker.records, time=elapsed, peak_memory=peak), healthy
+        result = outcome.to_result(calls=broker.records, time=elapsed, peak_memory=peak,
+                                   limits=limits)
+        return result, healthy
 
     def _checkout(self) -> _Worker:
         """An idle worker: a ready one if any, else the one that started first."""

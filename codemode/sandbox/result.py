@@ -209,6 +209,8 @@ class RunOutcome:
         value = self.value
         if limits is not None:
             output = _cap_output(output, limits.output)
+            if final_error is not None:
+                final_error = _bounded(final_error)
             if final_error is None:
                 size = len(json.dumps(value, ensure_ascii=False).encode("utf-8", "replace"))
                 if size > limits.result:
@@ -219,3 +221,22 @@ class RunOutcome:
             output=output, error=final_error, calls=calls,
             usage=Usage(time=time, operations=self.operations, peak_memory=peak_memory,
                         calls=len(calls), output_bytes=self.output_bytes))
+
+
+_MAX_TYPE, _MAX_MESSAGE, _MAX_TRACEBACK = 200, 4096, 8192
+
+
+def _clip(text: object, cap: int) -> str:
+    text = str(text)
+    return text if len(text) <= cap else text[: cap - 1] + "…"
+
+
+def _bounded(error: ScriptError) -> ScriptError:
+    """An error report with every field bounded (a worker's report is not trusted)."""
+    line = error.line if type(error.line) is int else None
+    column = error.column if type(error.column) is int else None
+    limit = _clip(error.limit, _MAX_TYPE) if error.limit is not None else None
+    return ScriptError(type=_clip(error.type, _MAX_TYPE),
+                       message=_clip(error.message, _MAX_MESSAGE),
+                       line=line, column=column, traceback=_clip(error.traceback, _MAX_TRACEBACK),
+                       limit=limit)

@@ -258,6 +258,28 @@ def _settle(loop: asyncio.AbstractEventLoop) -> asyncio.AbstractEventLoop | None
     return asyncio.new_event_loop()
 
 
+def _reset_peak_memory() -> bool:
+    """Reset the kernel's resident-set high-water mark, so the next reading is this run's."""
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+    except OSError:
+        return False
+    return True
+
+
+def _peak_memory() -> int | None:
+    """Peak resident bytes since the last reset (``VmHWM``), or None where unknown."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def _runner_failure() -> RunOutcome:
     return RunOutcome(error=ScriptError(type="SandboxError",
                                         message="the sandbox runner failed"))
@@ -273,6 +295,7 @@ def _serve_forever(channel: _Channel, runtime: ScriptRuntime) -> None:
         payload: dict[str, Any] = message[1]
         limits = Limits.from_json(payload.get("limits", {}))
         next_loop: asyncio.AbstractEventLoop | None = None
+        measured = _reset_peak_memory()
         _limit_run(limits)
         try:
             outcome = loop.run_until_complete(channel.serve(runtime, payload, limits))
@@ -286,7 +309,7 @@ def _serve_forever(channel: _Channel, runtime: ScriptRuntime) -> None:
             _unlimit_run()
         if outcome.error is not None and outcome.error.type == "MemoryError":
             outcome = _memory_outcome(limits)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        peak = _peak_memory() if measured else None
         retiring = reserve is None or next_loop is None
         channel.send(["done", outcome.to_json(), peak, retiring])
         if next_loop is None:

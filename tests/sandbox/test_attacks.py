@@ -191,24 +191,64 @@ class Host:
 
 # --------------------------------------------------------------------------- limits
 
-ESC = Limits(timeout=5.0, operations=200_000, memory=256 * MiB, recursion=100,
-             output=4096, result=65_536, calls=20, concurrency=4)
+ESC = Limits(
+    timeout=5.0,
+    operations=200_000,
+    memory=256 * MiB,
+    recursion=100,
+    output=4096,
+    result=65_536,
+    calls=20,
+    concurrency=4,
+)
 """Limits for escape attempts: generous enough that only a guard can stop them."""
 
-DOS = Limits(timeout=0.5, operations=100_000, memory=64 * MiB, recursion=50,
-             output=4096, result=65_536, calls=20, concurrency=4)
+DOS = Limits(
+    timeout=0.5,
+    operations=100_000,
+    memory=64 * MiB,
+    recursion=50,
+    output=4096,
+    result=65_536,
+    calls=20,
+    concurrency=4,
+)
 """Small limits for denial-of-service attempts."""
 
-ROOMY = Limits(timeout=0.5, operations=100_000, memory=256 * MiB, recursion=50,
-               output=4096, result=65_536, calls=20, concurrency=4)
+ROOMY = Limits(
+    timeout=0.5,
+    operations=100_000,
+    memory=256 * MiB,
+    recursion=50,
+    output=4096,
+    result=65_536,
+    calls=20,
+    concurrency=4,
+)
 """DoS limits with room in memory, so only time can stop the attack."""
 
-BIG_ARGS = Limits(timeout=3.0, operations=100_000, memory=256 * MiB, recursion=50,
-                  output=4096, result=65_536, calls=20, concurrency=4)
+BIG_ARGS = Limits(
+    timeout=3.0,
+    operations=100_000,
+    memory=256 * MiB,
+    recursion=50,
+    output=4096,
+    result=65_536,
+    calls=20,
+    concurrency=4,
+)
 """Room in time and memory: only a cap on tool-call arguments can refuse a huge argument."""
 
-SLOW_OK = Limits(timeout=5.0, operations=100_000, memory=64 * MiB, recursion=50,
-                 output=4096, result=65_536, calls=20, concurrency=4)
+SLOW_OK = Limits(
+    timeout=5.0,
+    operations=100_000,
+    memory=64 * MiB,
+    recursion=50,
+    output=4096,
+    result=65_536,
+    calls=20,
+    concurrency=4,
+)
 """DoS limits for attacks a size guard must refuse, even on a loaded machine."""
 
 BIG = 3 * 10**8
@@ -257,8 +297,9 @@ class Attack:
 
     def script(self) -> str:
         """The source as the model would send it."""
-        return textwrap.dedent(self.source).strip("\n").replace(
-            "SENTINEL_PATH", repr(SENTINEL_PATH))
+        return (
+            textwrap.dedent(self.source).strip("\n").replace("SENTINEL_PATH", repr(SENTINEL_PATH))
+        )
 
 
 def a(id: str, source: str, error: str | None, **kw: Any) -> Any:
@@ -282,8 +323,7 @@ def _output_truncated(result: Any, host: Host) -> None:
 def _refused_as_too_big(result: Any, host: Host) -> None:
     """A huge source must be refused (compile refusal or a tripped size/time limit)."""
     assert result.error is not None, "a 30 000-line / 600 KB script ran to completion"
-    assert result.error.type == SYNTAX or result.error.limit in ("timeout", "memory"), (
-        result.error)
+    assert result.error.type == SYNTAX or result.error.limit in ("timeout", "memory"), result.error
 
 
 def _strings_only(result: Any, host: Host) -> None:
@@ -321,21 +361,29 @@ ESCAPES = [
     a("bases-of-bool", "True.__class__.__bases__", SYNTAX),
     a("class-dict", "int.__dict__", SYNTAX),
     a("init-globals-of-host-class", "ToolCallError.__init__.__globals__['os']", SYNTAX),
-    a("func-globals", """
+    a(
+        "func-globals",
+        """
         def f():
             return 1
         f.__globals__['__builtins__']
-    """, SYNTAX),
+    """,
+        SYNTAX,
+    ),
     a("builtins-name", "__builtins__['open'](SENTINEL_PATH, 'w')", SYNTAX),
     a("code-object", "(lambda: 0).__code__.co_consts", SYNTAX),
-    a("closure-cell", """
+    a(
+        "closure-cell",
+        """
         def outer():
             x = 1
             def inner():
                 return x
             return inner
         outer().__closure__[0].cell_contents
-    """, SYNTAX),
+    """,
+        SYNTAX,
+    ),
     a("dunder-import", "__import__('os').system('touch ' + SENTINEL_PATH)", SYNTAX),
     a("module-loader", "import math\nmath.__loader__", SYNTAX),
     a("module-spec", "import json\njson.__spec__", SYNTAX),
@@ -350,33 +398,51 @@ ESCAPES = [
     a("getattr-escaped-print-self", r"getattr(print, '\x5f\x5fself\x5f\x5f')", ATTR),
     a("getattr-unicode-escape", r"getattr(1, '\u005f\u005fclass\u005f\u005f')", ATTR),
     a("getattr-default-does-not-hide", "getattr(1, '__class__', None)", ATTR),
-    a("getattr-script-func-globals", """
+    a(
+        "getattr-script-func-globals",
+        """
         def f():
             pass
         getattr(f, '__glo' + 'bals__')
-    """, ATTR),
-    a("getattr-script-func-builtins", """
+    """,
+        ATTR,
+    ),
+    a(
+        "getattr-script-func-builtins",
+        """
         def f():
             pass
         getattr(f, '__built' + 'ins__')
-    """, ATTR),
+    """,
+        ATTR,
+    ),
     a("getattr-code", "getattr(lambda: 0, '__co' + 'de__')", ATTR),
     a("getattr-starred-apply", "getattr(*[1, '__class__'])", ATTR),
     a("getattr-via-map", "list(map(getattr, [1], ['__class__']))", ATTR),
     a("getattr-in-sort-key", "sorted([1], key=lambda x: getattr(x, '__class__'))", ATTR),
-    a("getattr-str-subclass-name", """
+    a(
+        "getattr-str-subclass-name",
+        """
         class S(str):
             pass
         getattr(1, S('__class__'))
-    """, TYPE, message="cannot subclass"),
-    a("getattr-lying-str-subclass", """
+    """,
+        TYPE,
+        message="cannot subclass",
+    ),
+    a(
+        "getattr-lying-str-subclass",
+        """
         class S(str):
             def startswith(self, prefix, *rest):
                 return False
             def __eq__(self, other):
                 return False
         getattr(1, S('__class__'))
-    """, TYPE, message="cannot subclass"),
+    """,
+        TYPE,
+        message="cannot subclass",
+    ),
     a("getattr-fullwidth-underscores", "getattr(1, '＿＿class＿＿')", ATTR),
     a("getattr-zero-width", "getattr(1, '_\\u200b_class__')", ATTR),
     a("hasattr-probe", "hasattr(1, '__class__')", None, value=False),
@@ -421,103 +487,170 @@ ESCAPES = [
     a("type-three-args", "type('X', (), {'__init__': len})", TYPE),
     a("type-three-args-del", "type('D', (), {'__del__': lambda self: None})()", TYPE),
     a("type-of-type-three-args", "type(type)('X', (), {'__getattribute__': len})", TYPE),
-    a("metaclass-of-script-class", """
+    a(
+        "metaclass-of-script-class",
+        """
         class A:
             pass
         type(A)('X', (), {'__del__': lambda self: None})
-    """, TYPE),
+    """,
+        TYPE,
+    ),
     a("metaclass-of-host-class", "type(ToolCallError)('X', (), {})", TYPE),
     a("class-metaclass-keyword", "class A(metaclass=type):\n    pass", SYNTAX),
     a("class-dunder-metaclass", "class A:\n    __metaclass__ = type", SYNTAX),
-    a("class-getattribute-override", """
+    a(
+        "class-getattribute-override",
+        """
         class A:
             def __getattribute__(self, name):
                 return 1
-    """, SYNTAX),
+    """,
+        SYNTAX,
+    ),
     a("class-del-method", "class A:\n    def __del__(self):\n        pass", SYNTAX),
     a("class-reduce-method", "class A:\n    def __reduce__(self):\n        return ()", SYNTAX),
     a("class-descriptor-get", "class A:\n    def __get__(self, o, t):\n        return 1", SYNTAX),
     a("class-index-method", "class A:\n    def __index__(self):\n        return 10**10", SYNTAX),
-    a("match-class-pattern-dunder", """
+    a(
+        "match-class-pattern-dunder",
+        """
         match 1:
             case object(__class__=c):
                 pass
         c
-    """, SYNTAX),
+    """,
+        SYNTAX,
+    ),
     # ---- frames through generators, coroutines, async generators, tracebacks
     a("generator-gi-frame", "def g():\n    yield 1\ng().gi_frame", SYNTAX),
-    a("generator-gi-frame-computed", """
+    a(
+        "generator-gi-frame-computed",
+        """
         def g():
             yield 1
         getattr(g(), 'gi_' + 'frame')
-    """, ATTR),
+    """,
+        ATTR,
+    ),
     a("generator-gi-code-computed", "def g():\n    yield 1\ngetattr(g(), 'gi_' + 'code')", ATTR),
-    a("generator-gi-yieldfrom-computed", """
+    a(
+        "generator-gi-yieldfrom-computed",
+        """
         def g():
             yield from [1]
         getattr(g(), 'gi_yield' + 'from')
-    """, ATTR),
-    a("coroutine-cr-frame", """
+    """,
+        ATTR,
+    ),
+    a(
+        "coroutine-cr-frame",
+        """
         async def c():
             pass
         c().cr_frame
-    """, SYNTAX),
-    a("coroutine-cr-frame-computed", """
+    """,
+        SYNTAX,
+    ),
+    a(
+        "coroutine-cr-frame-computed",
+        """
         async def c():
             pass
         getattr(c(), 'cr_' + 'frame')
-    """, ATTR),
-    a("coroutine-cr-await-computed", """
+    """,
+        ATTR,
+    ),
+    a(
+        "coroutine-cr-await-computed",
+        """
         async def c():
             pass
         getattr(c(), 'cr_' + 'await')
-    """, ATTR),
-    a("coroutine-cr-code-computed", """
+    """,
+        ATTR,
+    ),
+    a(
+        "coroutine-cr-code-computed",
+        """
         async def c():
             pass
         getattr(c(), 'cr_' + 'code')
-    """, ATTR),
+    """,
+        ATTR,
+    ),
     a("asyncgen-ag-frame", "async def ag():\n    yield 1\nag().ag_frame", SYNTAX),
-    a("asyncgen-ag-frame-computed", """
+    a(
+        "asyncgen-ag-frame-computed",
+        """
         async def ag():
             yield 1
         getattr(ag(), 'ag_' + 'frame')
-    """, ATTR),
-    a("asyncgen-ag-await-computed", """
+    """,
+        ATTR,
+    ),
+    a(
+        "asyncgen-ag-await-computed",
+        """
         async def ag():
             yield 1
         getattr(ag(), 'ag_' + 'await')
-    """, ATTR),
-    a("traceback-tb-frame", """
+    """,
+        ATTR,
+    ),
+    a(
+        "traceback-tb-frame",
+        """
         try:
             1 / 0
         except Exception as e:
             e.__traceback__.tb_frame
-    """, SYNTAX),
-    a("traceback-computed", """
+    """,
+        SYNTAX,
+    ),
+    a(
+        "traceback-computed",
+        """
         try:
             1 / 0
         except Exception as e:
             getattr(e, '__trace' + 'back__')
-    """, ATTR),
-    a("tool-error-traceback-computed", """
+    """,
+        ATTR,
+    ),
+    a(
+        "tool-error-traceback-computed",
+        """
         try:
             await tools.fail()
         except ToolCallError as e:
             getattr(e, '__trace' + 'back__')
-    """, ATTR, max_calls=1),
-    a("tool-error-context-computed", """
+    """,
+        ATTR,
+        max_calls=1,
+    ),
+    a(
+        "tool-error-context-computed",
+        """
         try:
             await tools.boom()
         except ToolCallError as e:
             getattr(e, '__con' + 'text__')
-    """, ATTR, max_calls=1),
-    a("tool-error-cause-computed", """
+    """,
+        ATTR,
+        max_calls=1,
+    ),
+    a(
+        "tool-error-cause-computed",
+        """
         try:
             await tools.boom()
         except ToolCallError as e:
             getattr(e, '__cau' + 'se__')
-    """, ATTR, max_calls=1),
+    """,
+        ATTR,
+        max_calls=1,
+    ),
     a("sys-exc-info", "import sys\nsys.exc_info()", IMPORT),
     # ---- str.format / format_map / Formatter traversal
     a("str-format-class", "'{0.__class__}'.format(1)", ATTR),
@@ -526,41 +659,69 @@ ESCAPES = [
     a("str-format-unbound", "str.format('{0.__class__}', 1)", ATTR),
     a("str-format-getattr", "getattr('{0.__class__}', 'format')(1)", ATTR),
     a("str-format-via-map", "list(map(str.format, ['{0.__class__}'], [1]))", ATTR),
-    a("str-subclass-format", """
+    a(
+        "str-subclass-format",
+        """
         class S(str):
             pass
         S('{0.__class__}').format(1)
-    """, TYPE, message="cannot subclass"),
-    a("str-format-via-super", """
+    """,
+        TYPE,
+        message="cannot subclass",
+    ),
+    a(
+        "str-format-via-super",
+        """
         class S(str):
             pass
         super(S, S('{0.__class__}')).format(1)
-    """, TYPE, message="cannot subclass"),
+    """,
+        TYPE,
+        message="cannot subclass",
+    ),
     a("str-format-via-super-on-plain-str", "super(str, '{0.__class__}').format(1)", NAME),
-    a("str-format-via-zero-arg-super", """
+    a(
+        "str-format-via-zero-arg-super",
+        """
         class S(str):
             def leak(self):
                 return super().format(1)
         S('{0.__class__}').leak()
-    """, TYPE, message="cannot subclass"),
+    """,
+        TYPE,
+        message="cannot subclass",
+    ),
     a("string-formatter", "import string\nstring.Formatter().format('{0.__class__}', 1)", ATTR),
-    a("string-formatter-get-field", """
+    a(
+        "string-formatter-get-field",
+        """
         import string
         string.Formatter().get_field('0.__class__', [1], {})
-    """, ATTR),
+    """,
+        ATTR,
+    ),
     a("fstring-dunder", "f'{(1).__class__}'", SYNTAX),
     a("fstring-nested-format-spec", "f\"{1:{'{0.__class__}'}}\"", "ValueError"),
     a("format-builtin-spec", "format(1, '{0.__class__}')", "ValueError"),
-    a("datetime-format-spec", """
+    a(
+        "datetime-format-spec",
+        """
         import datetime
         format(datetime.date(2020, 1, 1), '{0.__class__}')
-    """, None, value="{0.__class__}"),
+    """,
+        None,
+        value="{0.__class__}",
+    ),
     # ---- operator / functools style attribute getters
     a("operator-attrgetter", "import operator\noperator.attrgetter('__class__')(1)", IMPORT),
-    a("operator-methodcaller", """
+    a(
+        "operator-methodcaller",
+        """
         import operator
         operator.methodcaller('format', 1)('{0.__class__}')
-    """, IMPORT),
+    """,
+        IMPORT,
+    ),
     a("from-operator-import", "from operator import attrgetter", IMPORT),
     # ---- imports outside the allowlist
     a("import-os", "import os\nos.system('touch ' + SENTINEL_PATH)", IMPORT),
@@ -594,10 +755,14 @@ ESCAPES = [
     a("math-loader-computed", "import math\ngetattr(math, '__load' + 'er__')", ATTR),
     a("collections-abc", "import collections\ncollections.abc", ATTR),
     a("collections-sys", "import collections\ncollections.sys", ATTR),
-    a("namedtuple-field-injection", """
+    a(
+        "namedtuple-field-injection",
+        """
         import collections
         collections.namedtuple('P', ['x=__import__("os")'])
-    """, "ValueError"),
+    """,
+        "ValueError",
+    ),
     a("itertools-sys", "import itertools\nitertools.sys", ATTR),
     a("statistics-sys", "import statistics\nstatistics.sys", ATTR),
     a("statistics-random", "import statistics\nstatistics.random", ATTR),
@@ -612,14 +777,22 @@ ESCAPES = [
     a("asyncio-subprocess", "import asyncio\nasyncio.create_subprocess_exec('true')", ATTR),
     a("asyncio-future", "import asyncio\nasyncio.Future()", ATTR),
     a("asyncio-sys", "import asyncio\nasyncio.sys", ATTR),
-    a("asyncio-task-get-coro-frame", """
+    a(
+        "asyncio-task-get-coro-frame",
+        """
         import asyncio
         asyncio.current_task().get_coro().cr_frame
-    """, SYNTAX),
-    a("asyncio-task-get-coro-computed", """
+    """,
+        SYNTAX,
+    ),
+    a(
+        "asyncio-task-get-coro-computed",
+        """
         import asyncio
         getattr(asyncio.current_task().get_coro(), 'cr_' + 'frame')
-    """, ATTR),
+    """,
+        ATTR,
+    ),
     a("random-bound-method-self", "import random\ngetattr(random.random, '__se' + 'lf__')", ATTR),
     a("random-class", "import random\nrandom.Random", ATTR),
     a("random-internal-instance", "import random\nrandom.seed.func", ATTR),
@@ -631,35 +804,59 @@ ESCAPES = [
     a("datetime-class-mro", "import datetime\ndatetime.datetime.mro()", ATTR),
     a("exception-class-mro", "ToolCallError.mro()", ATTR),
     # ---- asyncio facade internals: driving coroutines by hand leaks host futures/loops
-    a("sleep-send-leaks-future", """
+    a(
+        "sleep-send-leaks-future",
+        """
         import asyncio
         asyncio.sleep(1).send(None).get_loop()
-    """, ATTR),
-    a("script-coroutine-send-leaks-future", """
+    """,
+        ATTR,
+    ),
+    a(
+        "script-coroutine-send-leaks-future",
+        """
         import asyncio
         async def f():
             await asyncio.sleep(1)
         f().send(None).get_loop()
-    """, ATTR),
-    a("asyncgen-asend-leaks-future", """
+    """,
+        ATTR,
+    ),
+    a(
+        "asyncgen-asend-leaks-future",
+        """
         import asyncio
         async def ag():
             await asyncio.sleep(1)
             yield 1
         ag().asend(None).send(None).get_loop()
-    """, ATTR),
-    a("wait-for-send-leaks-future", """
+    """,
+        ATTR,
+    ),
+    a(
+        "wait-for-send-leaks-future",
+        """
         import asyncio
         asyncio.wait_for(asyncio.sleep(1), 5).send(None).get_loop()
-    """, ATTR),
-    a("gather-get-loop", """
+    """,
+        ATTR,
+    ),
+    a(
+        "gather-get-loop",
+        """
         import asyncio
         asyncio.gather(asyncio.sleep(0)).get_loop()
-    """, ATTR),
-    a("coroutine-throw-into-host", """
+    """,
+        ATTR,
+    ),
+    a(
+        "coroutine-throw-into-host",
+        """
         import asyncio
         asyncio.sleep(1).throw(ValueError('x'))
-    """, ATTR),
+    """,
+        ATTR,
+    ),
     # ---- the tools proxy internals
     a("tools-dunder-dict", "tools.__dict__", SYNTAX),
     a("tools-private-computed", "getattr(tools, '_' + 'broker')", ATTR),
@@ -674,13 +871,23 @@ ESCAPES = [
     a("tools-awaitable-as-result", "tools.echo(x=1)", TYPE, message="await"),
     a("tools-awaitable-iterate", "for v in tools.echo(x=1):\n    pass", TYPE, message="await"),
     a("tools-awaitable-send", "tools.slow(s=1).send(None)", TYPE, message="await"),
-    a("tools-awaitable-cr-frame-computed", "getattr(tools.echo(x=1), 'cr_' + 'frame')", TYPE,
-      message="await"),
-    a("tools-awaitable-double-await", """
+    a(
+        "tools-awaitable-cr-frame-computed",
+        "getattr(tools.echo(x=1), 'cr_' + 'frame')",
+        TYPE,
+        message="await",
+    ),
+    a(
+        "tools-awaitable-double-await",
+        """
         p = tools.echo(x=1)
         await p
         await p
-    """, "RuntimeError", message="already awaited", max_calls=1),
+    """,
+        "RuntimeError",
+        message="already awaited",
+        max_calls=1,
+    ),
     a("tools-awaitable-str", "str(tools.echo(x=1))", TYPE, message="await"),
     a("tools-awaitable-truthiness", "if tools.echo(x=1):\n    pass", TYPE, message="await"),
     a("tools-arg-function", "await tools.echo(x=len)", TYPE, message="JSON"),
@@ -688,115 +895,219 @@ ESCAPES = [
     a("tools-arg-tools-proxy", "await tools.echo(x=tools)", TYPE, message="JSON"),
     a("tools-arg-cyclic", "c = []\nc.append(c)\nawait tools.echo(x=c)", TYPE, message="JSON"),
     a("tools-arg-nan", "await tools.echo(x=float('nan'))", TYPE, message="JSON"),
-    a("tools-arg-script-object", "class A:\n    pass\nawait tools.echo(x=A())", TYPE,
-      message="JSON"),
-    a("tools-arg-deep", """
+    a(
+        "tools-arg-script-object",
+        "class A:\n    pass\nawait tools.echo(x=A())",
+        TYPE,
+        message="JSON",
+    ),
+    a(
+        "tools-arg-deep",
+        """
         x = []
         for i in range(20000):
             x = [x]
         await tools.echo(x=x)
-    """, LIMIT, limit=("recursion",)),
-    a("tools-arg-dict-subclass-items-bomb", """
+    """,
+        LIMIT,
+        limit=("recursion",),
+    ),
+    a(
+        "tools-arg-dict-subclass-items-bomb",
+        """
         class D(dict):
             def items(self):
                 while True:
                     pass
         await tools.echo(x=D(a=1))
-    """, TYPE, message="cannot subclass"),
-    a("tools-trap-result-is-a-copy", """
+    """,
+        TYPE,
+        message="cannot subclass",
+    ),
+    a(
+        "tools-trap-result-is-a-copy",
+        """
         r = await tools.trap()
         [r['a'], r.get('a'), list(r), list(r.keys())]
-    """, None, value=[1, 1, ["a"], ["a"]], max_calls=1),
+    """,
+        None,
+        value=[1, 1, ["a"], ["a"]],
+        max_calls=1,
+    ),
     a("tools-deep-result", "await tools.deep()", "ToolCallError", max_calls=1),
     # ---- exception objects carrying host objects
-    a("boom-fields", """
+    a(
+        "boom-fields",
+        """
         try:
             await tools.boom()
         except ToolCallError as e:
             out = [e.tool, e.message, e.path]
         out
-    """, None, value=["boom", "internal error", None], max_calls=1),
-    a("boom-args-are-strings", """
+    """,
+        None,
+        value=["boom", "internal error", None],
+        max_calls=1,
+    ),
+    a(
+        "boom-args-are-strings",
+        """
         try:
             await tools.boom()
         except ToolCallError as e:
             out = [list(e.args), str(e), repr(e)]
         out
-    """, None, check=_strings_only, max_calls=1),
-    a("fail-fields", """
+    """,
+        None,
+        check=_strings_only,
+        max_calls=1,
+    ),
+    a(
+        "fail-fields",
+        """
         try:
             await tools.fail()
         except ToolCallError as e:
             out = [e.tool, e.message, e.path]
         out
-    """, None, value=["fail", "nope", "$.x"], max_calls=1),
-    a("boom-via-gather-return-exceptions", """
+    """,
+        None,
+        value=["fail", "nope", "$.x"],
+        max_calls=1,
+    ),
+    a(
+        "boom-via-gather-return-exceptions",
+        """
         import asyncio
         r = await asyncio.gather(tools.boom(), return_exceptions=True)
         [str(r[0]), r[0].message, isinstance(r[0], ToolCallError)]
-    """, None, value=["boom: internal error", "internal error", True], max_calls=1),
-    a("subclass-host-error", """
+    """,
+        None,
+        value=["boom: internal error", "internal error", True],
+        max_calls=1,
+    ),
+    a(
+        "subclass-host-error",
+        """
         class E(ToolCallError):
             def __init__(self):
                 self.tool = 'x'
         raise E()
-    """, "E"),
-    a("raise-host-limit-class-spoof", """
+    """,
+        "E",
+    ),
+    a(
+        "raise-host-limit-class-spoof",
+        """
         try:
             while True:
                 pass
         except BaseException as e:
             cls = type(e)
         raise cls('timeout', 1)
-    """, LIMIT, limit=("operations",), limits=DOS),
-    a("fake-limit-class", """
+    """,
+        LIMIT,
+        limit=("operations",),
+        limits=DOS,
+    ),
+    a(
+        "fake-limit-class",
+        """
         class LimitExceeded(Exception):
             pass
         raise LimitExceeded('limit exceeded: timeout=1')
-    """, LIMIT),
+    """,
+        LIMIT,
+    ),
     # ---- objects handed to the host for encoding
-    a("result-dict-subclass-items-bomb", """
+    a(
+        "result-dict-subclass-items-bomb",
+        """
         class D(dict):
             def items(self):
                 while True:
                     pass
         D(a=1)
-    """, TYPE, message="cannot subclass"),
-    a("result-str-subclass", """
+    """,
+        TYPE,
+        message="cannot subclass",
+    ),
+    a(
+        "result-str-subclass",
+        """
         class S(str):
             def encode(self, *args):
                 return b''
         S('x' * 10**6)
-    """, TYPE, message="cannot subclass"),
-    a("exception-str-raises-in-host", """
+    """,
+        TYPE,
+        message="cannot subclass",
+    ),
+    a(
+        "exception-str-raises-in-host",
+        """
         class E(Exception):
             pass
         raise E(10**5000)
-    """, "E"),
-    a("error-message-is-clipped", "raise ValueError('x' * 10**6)", "ValueError",
-      check=lambda r, h: _assert(len(r.error.message) <= 2100, len(r.error.message))),
+    """,
+        "E",
+    ),
+    a(
+        "error-message-is-clipped",
+        "raise ValueError('x' * 10**6)",
+        "ValueError",
+        check=lambda r, h: _assert(len(r.error.message) <= 2100, len(r.error.message)),
+    ),
     a("lone-surrogate-output", "print('\\ud800')", None),
     a("lone-surrogate-value", "'\\udfff' * 3", None, check=lambda r, h: None),
-    a("lone-surrogate-via-json-loads", "import json\njson.loads('\"\\\\ud800\"')", None,
-      check=lambda r, h: None),
+    a(
+        "lone-surrogate-via-json-loads",
+        "import json\njson.loads('\"\\\\ud800\"')",
+        None,
+        check=lambda r, h: None,
+    ),
     a("lone-surrogate-error", "raise ValueError('\\ud800')", "ValueError"),
     a("lone-surrogate-dict-key", "{'\\ud800': 1}", None, check=lambda r, h: None),
-    a("lone-surrogate-tool-argument", "r = await tools.echo(x='\\ud800')\nlen(r['x'])", None,
-      value=1, max_calls=1, check=lambda r, h: json.dumps(h.calls, ensure_ascii=False).encode()),
+    a(
+        "lone-surrogate-tool-argument",
+        "r = await tools.echo(x='\\ud800')\nlen(r['x'])",
+        None,
+        value=1,
+        max_calls=1,
+        check=lambda r, h: json.dumps(h.calls, ensure_ascii=False).encode(),
+    ),
     # ---- sources built to break the compiler rather than the runtime
     a("deep-binop-chain", "x = " + " + ".join(["1"] * 20000) + "\nx", SYNTAX),
     a("deep-unary-chain", "x = " + "-" * 20000 + "1\nx", SYNTAX),
     a("deep-attribute-chain", "x = tools" + ".a" * 20000, SYNTAX),
     a("deep-lambda-chain", "f = " + "lambda: " * 3000 + "1\n1", SYNTAX),
-    a("many-statements", "x = 0\n" + "x = x + 1\n" * 30000 + "x", None, limits=DOS,
-      check=_refused_as_too_big),
-    a("huge-list-literal", "x = [" + "0," * (3 * 10**5) + "]\nlen(x)", None, limits=DOS,
-      check=_refused_as_too_big),
+    a(
+        "many-statements",
+        "x = 0\n" + "x = x + 1\n" * 30000 + "x",
+        None,
+        limits=DOS,
+        check=_refused_as_too_big,
+    ),
+    a(
+        "huge-list-literal",
+        "x = [" + "0," * (3 * 10**5) + "]\nlen(x)",
+        None,
+        limits=DOS,
+        check=_refused_as_too_big,
+    ),
     # ---- error messages must not expose the sandbox's internal names
-    a("codec-allowlist-via-str-constructor", "str(b'abc', 'punycode')", "LookupError",
-      message="not available"),
-    a("codec-allowlist-via-str-keyword", "str(b'abc', encoding='idna')", "LookupError",
-      message="not available"),
+    a(
+        "codec-allowlist-via-str-constructor",
+        "str(b'abc', 'punycode')",
+        "LookupError",
+        message="not available",
+    ),
+    a(
+        "codec-allowlist-via-str-keyword",
+        "str(b'abc', encoding='idna')",
+        "LookupError",
+        message="not available",
+    ),
     a("internal-name-sum", "sum()", TYPE, message="sum() missing"),
     a("internal-name-getattr", "getattr()", TYPE, message="getattr() missing"),
     a("internal-name-iter", "iter()", TYPE, message="iter() missing"),
@@ -806,12 +1117,16 @@ ESCAPES = [
     a("result-tools-proxy", "tools", TYPE),
     a("result-host-class", "ToolCallError", TYPE),
     a("result-cyclic", "c = []\nc.append(c)\nc", "ValueError"),
-    a("print-file-object", """
+    a(
+        "print-file-object",
+        """
         class W:
             def write(self, s):
                 pass
         print('x', file=W())
-    """, TYPE),
+    """,
+        TYPE,
+    ),
 ]
 
 
@@ -839,40 +1154,64 @@ DOSES = [
     dos("max-range-c-loop", f"max(range({BIG}))"),
     dos("all-range-c-loop", f"all(range(1, {BIG}))"),
     dos("sorted-c-loop", "sorted(range(10**7))", limit=HEAVY),
-    dos("iter-callable-sentinel", f"""
+    dos(
+        "iter-callable-sentinel",
+        f"""
         import itertools
         sum(itertools.islice(iter(int, 1), {BIG}))
-    """),
-    dos("deque-consume-repeat", f"""
+    """,
+    ),
+    dos(
+        "deque-consume-repeat",
+        f"""
         import collections, itertools
         collections.deque(itertools.repeat(0, {BIG}), maxlen=0)
-    """),
-    dos("list-extend-repeat", "x = []\nimport itertools\nx.extend(itertools.repeat(0, 3 * 10**7))",
-        limit=HEAVY),
+    """,
+    ),
+    dos(
+        "list-extend-repeat",
+        "x = []\nimport itertools\nx.extend(itertools.repeat(0, 3 * 10**7))",
+        limit=HEAVY,
+    ),
     dos("dict-fromkeys-range", "dict.fromkeys(range(3 * 10**6))", limit=HEAVY),
     dos("set-of-range", "set(range(3 * 10**6))", limit=HEAVY),
     dos("join-genexpr", "','.join(str(i) for i in range(10**9))"),
-    dos("join-repeat-c-loop", "import itertools\n''.join(itertools.repeat('a', 5 * 10**7))",
-        limit=HEAVY),
-    dos("star-unpack-into-print", "import itertools\nprint(*itertools.repeat(0, 5 * 10**6))",
-        limit=HEAVY),
+    dos(
+        "join-repeat-c-loop",
+        "import itertools\n''.join(itertools.repeat('a', 5 * 10**7))",
+        limit=HEAVY,
+    ),
+    dos(
+        "star-unpack-into-print",
+        "import itertools\nprint(*itertools.repeat(0, 5 * 10**6))",
+        limit=HEAVY,
+    ),
     dos("list-display-unpack", "[*range(2 * 10**7)]", limit=HEAVY),
     dos("await-sleep0-loop", "import asyncio\nwhile True:\n    await asyncio.sleep(0)"),
-    dos("gather-spinning-coroutines", """
+    dos(
+        "gather-spinning-coroutines",
+        """
         import asyncio
         async def spin():
             while True:
                 await asyncio.sleep(0)
         await asyncio.gather(*[spin() for _ in range(100)])
-    """),
-    dos("gather-many-coroutines", """
+    """,
+    ),
+    dos(
+        "gather-many-coroutines",
+        """
         import asyncio
         async def f():
             await asyncio.sleep(0.2)
             return 1
         len(await asyncio.gather(*[f() for _ in range(90000)]))
-    """, limit=HEAVY),
-    dos("nested-gather-fanout", """
+    """,
+        limit=HEAVY,
+    ),
+    dos(
+        "nested-gather-fanout",
+        """
         import asyncio
         async def f(n):
             if n == 0:
@@ -880,72 +1219,118 @@ DOSES = [
             r = await asyncio.gather(f(n - 1), f(n - 1))
             return r[0] + r[1]
         await f(15)
-    """, limit=HEAVY),
+    """,
+        limit=HEAVY,
+    ),
     dos("sleep-forever", "import asyncio\nawait asyncio.sleep(100)", limit=("timeout",)),
-    dos("wait-for-huge-timeout", """
+    dos(
+        "wait-for-huge-timeout",
+        """
         import asyncio
         await asyncio.wait_for(asyncio.sleep(100), 10**6)
-    """, limit=("timeout",)),
-    dos("slow-tool-times-out", "await tools.slow(s=100)", limit=("timeout",), max_calls=1,
-        check=_host_saw_cancel),
-    dos("gather-sleep-flood", """
+    """,
+        limit=("timeout",),
+    ),
+    dos(
+        "slow-tool-times-out",
+        "await tools.slow(s=100)",
+        limit=("timeout",),
+        max_calls=1,
+        check=_host_saw_cancel,
+    ),
+    dos(
+        "gather-sleep-flood",
+        """
         import asyncio
         await asyncio.gather(*[asyncio.sleep(100) for _ in range(10**4)])
-    """, limit=("timeout", "operations")),
+    """,
+        limit=("timeout", "operations"),
+    ),
     # ---- recursion
     dos("self-recursion", "def f():\n    return f()\nf()", limit=("recursion",)),
-    dos("mutual-recursion", """
+    dos(
+        "mutual-recursion",
+        """
         def a():
             return b()
         def b():
             return a()
         a()
-    """, limit=("recursion",)),
-    dos("recursion-retry-in-except", """
+    """,
+        limit=("recursion",),
+    ),
+    dos(
+        "recursion-retry-in-except",
+        """
         def f():
             try:
                 return f()
             except:
                 return f()
         f()
-    """, limit=("recursion",)),
-    dos("recursion-via-sort-key", """
+    """,
+        limit=("recursion",),
+    ),
+    dos(
+        "recursion-via-sort-key",
+        """
         def f(x):
             return sorted([1, 2], key=f)
         f(1)
-    """, limit=("recursion",)),
-    dos("recursion-via-init", """
+    """,
+        limit=("recursion",),
+    ),
+    dos(
+        "recursion-via-init",
+        """
         class A:
             def __init__(self):
                 A()
         A()
-    """, limit=("recursion",)),
+    """,
+        limit=("recursion",),
+    ),
     dos("recursion-async", "async def f():\n    return await f()\nawait f()", limit=("recursion",)),
     dos("recursion-lambda", "f = lambda: f()\nf()", limit=("recursion",)),
     dos("recursion-via-map", "def f(x):\n    return list(map(f, [x]))\nf(1)", limit=("recursion",)),
-    dos("json-dumps-deep", """
+    dos(
+        "json-dumps-deep",
+        """
         import json
         x = []
         for i in range(50000):
             x = [x]
         json.dumps(x)
-    """, limit=("recursion",)),
-    dos("json-loads-deep", "import json\njson.loads('[' * 10**5 + ']' * 10**5)",
-        limit=("recursion",)),
-    dos("repr-deep", """
+    """,
+        limit=("recursion",),
+    ),
+    dos(
+        "json-loads-deep",
+        "import json\njson.loads('[' * 10**5 + ']' * 10**5)",
+        limit=("recursion",),
+    ),
+    dos(
+        "repr-deep",
+        """
         x = []
         for i in range(50000):
             x = [x]
         str(x)
-    """, limit=("recursion",)),
+    """,
+        limit=("recursion",),
+    ),
     # ---- big integers
     dos("pow-tower", "10**10**10", limit=("memory",)),
     dos("pow-nine-tower", "9**9**9", limit=("memory",)),
     dos("shift-huge", "2 << 10**9", limit=("memory",)),
     dos("pow-builtin", "pow(2, 10**9)", limit=("memory",)),
     dos("pow-variables", "a = 10\nb = a ** a\nb ** b", limit=("memory",)),
-    dos("repeated-squaring", "x = 3\nfor i in range(40):\n    x = x * x", limit=("memory",),
-        limits=SLOW_OK),
+    dos(
+        "repeated-squaring",
+        "x = 3\nfor i in range(40):\n    x = x * x",
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
     dos("inplace-pow", "x = 10\nx **= 10**8", limit=("memory",)),
     dos("inplace-shift", "x = 1\nx <<= 10**10", limit=("memory",)),
     dos("math-factorial", "import math\nmath.factorial(10**7)", limit=HEAVY),
@@ -953,7 +1338,9 @@ DOSES = [
     dos("math-perm", "import math\nmath.perm(10**6)", limit=HEAVY),
     dos("math-prod", "import math\nmath.prod([10**1000] * 10**4)", limit=HEAVY),
     dos("math-lcm-range", "import math\nmath.lcm(*range(1, 90000)).bit_length()", limit=HEAVY),
-    a("int-subclass-lying-compare-repeat", """
+    a(
+        "int-subclass-lying-compare-repeat",
+        """
         class N(int):
             def __gt__(self, other):
                 return False
@@ -964,8 +1351,13 @@ DOSES = [
             def __le__(self, other):
                 return True
         'a' * N(10**9)
-    """, TYPE, message="cannot subclass"),
-    a("int-subclass-lying-compare-pow", """
+    """,
+        TYPE,
+        message="cannot subclass",
+    ),
+    a(
+        "int-subclass-lying-compare-pow",
+        """
         class N(int):
             def __gt__(self, other):
                 return False
@@ -976,213 +1368,385 @@ DOSES = [
             def __le__(self, other):
                 return True
         2 ** N(10**9)
-    """, TYPE, message="cannot subclass"),
-    a("int-subclass-repeat", "class N(int):\n    pass\n[0] * N(10**10)", TYPE,
-      message="cannot subclass"),
-    a("int-subclass-squaring", """
+    """,
+        TYPE,
+        message="cannot subclass",
+    ),
+    a(
+        "int-subclass-repeat",
+        "class N(int):\n    pass\n[0] * N(10**10)",
+        TYPE,
+        message="cannot subclass",
+    ),
+    a(
+        "int-subclass-squaring",
+        """
         class N(int):
             pass
         x = N(3)
         for i in range(40):
             x = N(x * x)
-    """, TYPE, message="cannot subclass"),
-    a("int-subclass-lying-compare-shift", """
+    """,
+        TYPE,
+        message="cannot subclass",
+    ),
+    a(
+        "int-subclass-lying-compare-shift",
+        """
         class N(int):
             def __gt__(self, other):
                 return False
             def __lt__(self, other):
                 return True
         1 << N(10**10)
-    """, TYPE, message="cannot subclass"),
+    """,
+        TYPE,
+        message="cannot subclass",
+    ),
     a("userstring-repeat", "import collections\ncollections.UserString('a') * 10**9", ATTR),
     a("userlist-repeat", "import collections\ncollections.UserList([0]) * 10**9", ATTR),
-    dos("bigint-floordiv-quadratic", """
+    dos(
+        "bigint-floordiv-quadratic",
+        """
         a = 10**500000
         b = 10**250000 + 1
         q = a // b
-    """, limit=HEAVY, limits=ROOMY),
-    dos("bigint-mul-under-cap-loop", """
+    """,
+        limit=HEAVY,
+        limits=ROOMY,
+    ),
+    dos(
+        "bigint-mul-under-cap-loop",
+        """
         x = 10**600000
         for i in range(10):
             y = x * x
-    """, limit=HEAVY, limits=ROOMY),
-    dos("pow-modular-huge-exponent", "pow(3, 10**3000, 10**3000 + 7).bit_length()",
-        limit=HEAVY),
-    dos("c-call-per-tick-loop", """
+    """,
+        limit=HEAVY,
+        limits=ROOMY,
+    ),
+    dos("pow-modular-huge-exponent", "pow(3, 10**3000, 10**3000 + 7).bit_length()", limit=HEAVY),
+    dos(
+        "c-call-per-tick-loop",
+        """
         s = 'a' * (5 * 10**7)
         for i in range(200):
             s.count('b')
-    """, limit=HEAVY, limits=ROOMY),
-    dos("self-feeding-map-extend", """
+    """,
+        limit=HEAVY,
+        limits=ROOMY,
+    ),
+    dos(
+        "self-feeding-map-extend",
+        """
         import collections
         x = [0]
         d = collections.deque(zip(map(x.append, x), 'a' * (6 * 10**7)), maxlen=0)
         len(x)
-    """, limit=HEAVY, limits=ROOMY),
-    dos("statistics-quantiles-huge-n", """
+    """,
+        limit=HEAVY,
+        limits=ROOMY,
+    ),
+    dos(
+        "statistics-quantiles-huge-n",
+        """
         import statistics
         len(statistics.quantiles([1, 2, 3], n=10**7))
-    """, limit=HEAVY),
+    """,
+        limit=HEAVY,
+    ),
     dos("recursion-generator", "def g():\n    yield from g()\nnext(g())", limit=("recursion",)),
-    a("punycode-quadratic", """
+    a(
+        "punycode-quadratic",
+        """
         s = ''.join([chr(256 + i) for i in range(6000)])
         len(s.encode('punycode'))
-    """, "LookupError", message="not available"),
-    a("namedtuple-many-fields", """
+    """,
+        "LookupError",
+        message="not available",
+    ),
+    a(
+        "namedtuple-many-fields",
+        """
         import collections
         P = collections.namedtuple('P', ['a%d' % i for i in range(90000)])
         'made'
-    """, "ValueError", message="at most 256 fields"),
-    dos("namedtuple-long-field-names", """
+    """,
+        "ValueError",
+        message="at most 256 fields",
+    ),
+    dos(
+        "namedtuple-long-field-names",
+        """
         import collections
         P = collections.namedtuple('P', ['a' * (5 * 10**6), 'b' * (5 * 10**6)])
         'made'
-    """, limit=("memory",)),
-    dos("json-indent-amplify", """
+    """,
+        limit=("memory",),
+    ),
+    dos(
+        "json-indent-amplify",
+        """
         import json
         x = [0] * 50000
         for i in range(400):
             x = [x]
         len(json.dumps(x, indent=16))
-    """, limit=HEAVY),
-    dos("shared-refs-str", """
+    """,
+        limit=HEAVY,
+    ),
+    dos(
+        "shared-refs-str",
+        """
         a = [0] * 1000
         b = [a] * 1000
         c = [b] * 50
         len(str(c))
-    """, limit=HEAVY),
-    dos("shared-refs-print", """
+    """,
+        limit=HEAVY,
+    ),
+    dos(
+        "shared-refs-print",
+        """
         a = [0] * 1000
         b = [a] * 1000
         print([b] * 50)
-    """, limit=HEAVY),
-    dos("shared-refs-json-dumps", """
+    """,
+        limit=HEAVY,
+    ),
+    dos(
+        "shared-refs-json-dumps",
+        """
         import json
         a = [0] * 1000
         b = [a] * 1000
         len(json.dumps([b] * 50))
-    """, limit=HEAVY),
-    dos("shared-refs-fstring", """
+    """,
+        limit=HEAVY,
+    ),
+    dos(
+        "shared-refs-fstring",
+        """
         a = [0] * 1000
         b = [a] * 1000
         c = [b] * 50
         len(f'{c}')
-    """, limit=HEAVY),
-    dos("shared-refs-percent-s", """
+    """,
+        limit=HEAVY,
+    ),
+    dos(
+        "shared-refs-percent-s",
+        """
         a = [0] * 1000
         b = [a] * 1000
         len('%s' % ([b] * 50,))
-    """, limit=HEAVY),
-    dos("shared-refs-percent-r", """
+    """,
+        limit=HEAVY,
+    ),
+    dos(
+        "shared-refs-percent-r",
+        """
         a = [0] * 1000
         b = [a] * 1000
         len('%r' % ([b] * 50,))
-    """, limit=HEAVY),
-    dos("shared-refs-fstring-repr", """
+    """,
+        limit=HEAVY,
+    ),
+    dos(
+        "shared-refs-fstring-repr",
+        """
         a = [0] * 1000
         b = [a] * 1000
         c = [b] * 50
         len(f'{c!r}')
-    """, limit=HEAVY),
-    dos("shared-refs-fstring-ascii", """
+    """,
+        limit=HEAVY,
+    ),
+    dos(
+        "shared-refs-fstring-ascii",
+        """
         a = [0] * 1000
         b = [a] * 1000
         c = [b] * 50
         len(f'{c!a}')
-    """, limit=HEAVY),
-    dos("range-int-multiplication-unguarded", """
+    """,
+        limit=HEAVY,
+    ),
+    dos(
+        "range-int-multiplication-unguarded",
+        """
         for i in range(2**100000, 2**100000 + 1):
             x = (i * i * i * i * i * i * i * i).bit_length()
         x
-    """, limit=("memory",)),
-    dos("range-int-multiplication-huge-product", """
+    """,
+        limit=("memory",),
+    ),
+    dos(
+        "range-int-multiplication-huge-product",
+        """
         for i in range(2**100000, 2**100000 + 1):
             x = (i * i * i * i * i * i * i * i * i * i * i * i * i * i * i * i * i * i * i * i
                  * i * i * i * i * i * i * i * i * i * i * i * i * i * i * i * i * i * i * i * i
                  ).bit_length()
         x
-    """, limit=HEAVY),
-    dos("shared-refs-result", """
+    """,
+        limit=HEAVY,
+    ),
+    dos(
+        "shared-refs-result",
+        """
         a = [0] * 1000
         b = [a] * 1000
         [b] * 50
-    """, limit=("result", *HEAVY)),
-    dos("shared-refs-tool-argument", """
+    """,
+        limit=("result", *HEAVY),
+    ),
+    dos(
+        "shared-refs-tool-argument",
+        """
         a = [0] * 1000
         b = [a] * 1000
         await tools.echo(x=[b] * 50)
-    """, limit=HEAVY),
+    """,
+        limit=HEAVY,
+    ),
     dos("round-negative-ndigits", "round(1, -4 * 10**6)", limit=HEAVY),
     a("int-from-bytes", "int.from_bytes(b'\\xff' * 10**6, 'big').bit_length()", ATTR),
-    dos("int-from-hex-past-int-cap", "int('f' * (2 * 10**6), 16).bit_length()",
-        limit=("memory",)),
-    dos("bigint-mod-from-hex", """
+    dos("int-from-hex-past-int-cap", "int('f' * (2 * 10**6), 16).bit_length()", limit=("memory",)),
+    dos(
+        "bigint-mod-from-hex",
+        """
         x = int('f' * (6 * 10**5), 16)
         (x % 10**200000).bit_length()
-    """, limit=HEAVY),
-    dos("bigint-isqrt-from-hex", """
+    """,
+        limit=HEAVY,
+    ),
+    dos(
+        "bigint-isqrt-from-hex",
+        """
         import math
         math.isqrt(int('f' * 10**6, 16)).bit_length()
-    """, limit=HEAVY),
-    dos("bigint-gcd-from-hex", """
+    """,
+        limit=HEAVY,
+    ),
+    dos(
+        "bigint-gcd-from-hex",
+        """
         import math
         math.gcd(int('f' * (6 * 10**5), 16), 10**200000 + 1).bit_length()
-    """, limit=HEAVY),
+    """,
+        limit=HEAVY,
+    ),
     dos("sleep-infinite", "import asyncio\nawait asyncio.sleep(float('inf'))", limit=("timeout",)),
-    dos("tool-argument-huge-string", """
+    dos(
+        "tool-argument-huge-string",
+        """
         r = await tools.echo(x='a' * (60 * 10**6))
         len(r['x'])
-    """, limit=("memory", "result", "arguments"), limits=BIG_ARGS, max_calls=1),
-    dos("aggregate-memory-many-allocations", """
+    """,
+        limit=("memory", "result", "arguments"),
+        limits=BIG_ARGS,
+        max_calls=1,
+    ),
+    dos(
+        "aggregate-memory-many-allocations",
+        """
         x = ['a' * 10**6 for i in range(300)]
         len(x)
-    """, limit=("memory",), limits=SLOW_OK),
-    dos("aggregate-memory-dict-of-strings", """
+    """,
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
+    dos(
+        "aggregate-memory-dict-of-strings",
+        """
         d = {}
         for i in range(300):
             d[i] = str(i) * (10**6 // len(str(i)))
         len(d)
-    """, limit=("memory",), limits=SLOW_OK),
-    dos("copies-between-checks-upper", """
+    """,
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
+    dos(
+        "copies-between-checks-upper",
+        """
         s = 'a' * 10**6
         copies = [s.upper() for i in range(300)]
         len(copies)
-    """, limit=("memory",), limits=SLOW_OK),
-    dos("copies-between-checks-slices", """
+    """,
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
+    dos(
+        "copies-between-checks-slices",
+        """
         s = 'a' * 10**6
         copies = [s[i:] for i in range(300)]
         len(copies)
-    """, limit=("memory",), limits=SLOW_OK),
-    dos("copies-between-checks-list-copy", """
+    """,
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
+    dos(
+        "copies-between-checks-list-copy",
+        """
         a = [0] * 10**6
         copies = [a.copy() for i in range(40)]
         len(copies)
-    """, limit=("memory",), limits=SLOW_OK),
-    dos("hash-collision-set", """
+    """,
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
+    dos(
+        "hash-collision-set",
+        """
         m = 2**61 - 1
         keys = [i * m for i in range(15000)]
         len(set(keys))
-    """, limit=CPU, limits=ROOMY),
-    dos("hash-collision-dict-fromkeys", """
+    """,
+        limit=CPU,
+        limits=ROOMY,
+    ),
+    dos(
+        "hash-collision-dict-fromkeys",
+        """
         m = 2**61 - 1
         keys = [i * m for i in range(15000)]
         len(dict.fromkeys(keys))
-    """, limit=CPU, limits=ROOMY),
-    dos("hash-collision-set-display", """
+    """,
+        limit=CPU,
+        limits=ROOMY,
+    ),
+    dos(
+        "hash-collision-set-display",
+        """
         m = 2**61 - 1
         keys = [i * m for i in range(15000)]
         len({*keys})
-    """, limit=CPU, limits=ROOMY),
-    dos("hash-collision-counter", """
+    """,
+        limit=CPU,
+        limits=ROOMY,
+    ),
+    dos(
+        "hash-collision-counter",
+        """
         import collections
         m = 2**61 - 1
         keys = [i * m for i in range(15000)]
         len(collections.Counter(keys))
-    """, limit=CPU, limits=ROOMY),
-    dos("json-loads-amplify", """
+    """,
+        limit=CPU,
+        limits=ROOMY,
+    ),
+    dos(
+        "json-loads-amplify",
+        """
         import json
         len(json.loads('[' + '{},' * (5 * 10**6) + '{}]'))
-    """, limit=HEAVY),
+    """,
+        limit=HEAVY,
+    ),
     dos("ascii-astral-amplify", "len(ascii('😀' * (10**7)))", limit=HEAVY),
     dos("list-of-string-amplify", "len(list('a' * (3 * 10**7)))", limit=HEAVY),
     dos("unpack-string-amplify", "len([*('a' * (3 * 10**7))])", limit=HEAVY),
@@ -1208,28 +1772,44 @@ DOSES = [
     a("unbound-str-ljust", "str.ljust('a', 10**9)", ATTR),
     a("mapped-str-zfill", "list(map(str.zfill, ['1'], [10**9]))", ATTR),
     dos("join-amplify", "s = 'a' * 10**6\nlen(''.join([s] * 1000))", limit=("memory",)),
-    dos("translate-amplify", "len(('a' * 10**4).translate({97: 'x' * 10**5}))",
-        limit=("memory",)),
+    dos("translate-amplify", "len(('a' * 10**4).translate({97: 'x' * 10**5}))", limit=("memory",)),
     dos("bytes-percent-width", "len(b'%1000000000d' % 1)", limit=("memory",)),
     dos("sum-of-lists-quadratic", "len(sum([[0] * 10**6] * 20, []))", limit=HEAVY),
-    dos("itertools-product-materialises", """
+    dos(
+        "itertools-product-materialises",
+        """
         import itertools
         itertools.product(itertools.repeat(0, 10**8))
-    """, limit=HEAVY),
-    dos("accumulate-string-growth", """
+    """,
+        limit=HEAVY,
+    ),
+    dos(
+        "accumulate-string-growth",
+        """
         import itertools
         for s in itertools.accumulate(['a' * 10**6] * 100):
             pass
-    """, limit=HEAVY),
+    """,
+        limit=HEAVY,
+    ),
     dos("format-width", "format(1, '>1000000000')", limit=("memory",)),
     dos("fstring-width", "f'{1:>{10**9}}'", limit=("memory",)),
     dos("replace-amplify", "('a' * 10**4).replace('', 'b' * 10**4)", limit=("memory",)),
-    dos("concat-doubling", "x = 'a' * 1000\nfor i in range(20):\n    x = x + x\nlen(x)",
-        limit=("memory",)),
-    dos("list-concat-doubling", "x = [0] * 1000\nfor i in range(17):\n    x = x + x",
-        limit=("memory",)),
-    dos("list-extend-doubling", "x = [0] * 1000\nfor i in range(17):\n    x.extend(x)",
-        limit=("memory",)),
+    dos(
+        "concat-doubling",
+        "x = 'a' * 1000\nfor i in range(20):\n    x = x + x\nlen(x)",
+        limit=("memory",),
+    ),
+    dos(
+        "list-concat-doubling",
+        "x = [0] * 1000\nfor i in range(17):\n    x = x + x",
+        limit=("memory",),
+    ),
+    dos(
+        "list-extend-doubling",
+        "x = [0] * 1000\nfor i in range(17):\n    x.extend(x)",
+        limit=("memory",),
+    ),
     a("bytes-alloc", "bytes(10**9)", NAME),
     a("bytearray-alloc", "bytearray(10**9)", NAME),
     a("int-to-bytes", "(1).to_bytes(10**9, 'big')", ATTR),
@@ -1238,84 +1818,177 @@ DOSES = [
     # the engine answers these classic catastrophic patterns quickly: no match, no hang
     a("regex-nested-plus", "import re\nre.match('(a+)+$', 'a' * 30 + 'b')", None, limits=DOS),
     a("regex-nested-star", "import re\nre.search('(a*)*b', 'a' * 30)", None, limits=DOS),
-    a("regex-compiled-pattern", "import re\nre.compile('(x+x+)+y').match('x' * 40)", None,
-      limits=DOS),
-    dos("regex-alternation", "import re\nre.fullmatch('(a|aa)+', 'a' * 60 + 'b')",
-        limit=("timeout",)),
-    dos("regex-alternation-compiled", "import re\nre.compile('(?:a|aa)+b').search('a' * 60)",
-        limit=("timeout",)),
-    dos("regex-findall-alternation", "import re\nre.findall('(a|aa)+b', 'a' * 60)",
-        limit=("timeout",)),
-    dos("regex-compile-nested-repeats", "import re\nre.compile('(?:(?:(?:a{50}){50}){50}){50}')",
-        limit=HEAVY),
-    dos("regex-sub-amplify", "import re\nlen(re.sub('', 'x' * 1000, 'a' * 10**5))",
-        limit=("memory",)),
-    dos("regex-sub-template-amplify", """
+    a(
+        "regex-compiled-pattern",
+        "import re\nre.compile('(x+x+)+y').match('x' * 40)",
+        None,
+        limits=DOS,
+    ),
+    dos(
+        "regex-alternation",
+        "import re\nre.fullmatch('(a|aa)+', 'a' * 60 + 'b')",
+        limit=("timeout",),
+    ),
+    dos(
+        "regex-alternation-compiled",
+        "import re\nre.compile('(?:a|aa)+b').search('a' * 60)",
+        limit=("timeout",),
+    ),
+    dos(
+        "regex-findall-alternation",
+        "import re\nre.findall('(a|aa)+b', 'a' * 60)",
+        limit=("timeout",),
+    ),
+    dos(
+        "regex-compile-nested-repeats",
+        "import re\nre.compile('(?:(?:(?:a{50}){50}){50}){50}')",
+        limit=HEAVY,
+    ),
+    dos(
+        "regex-sub-amplify",
+        "import re\nlen(re.sub('', 'x' * 1000, 'a' * 10**5))",
+        limit=("memory",),
+    ),
+    dos(
+        "regex-sub-template-amplify",
+        """
         import re
         len(re.sub('a+', '\\\\g<0>' * 1000, 'a' * 10**6))
-    """, limit=("memory",)),
-    dos("regex-expand-amplify", """
+    """,
+        limit=("memory",),
+    ),
+    dos(
+        "regex-expand-amplify",
+        """
         import re
         m = re.match('a+', 'a' * 10**6)
         len(m.expand('\\\\g<0>' * 1000))
-    """, limit=("memory",)),
+    """,
+        limit=("memory",),
+    ),
     # ---- print floods (truncation is not an error)
     dos("print-forever", "while True:\n    print('x' * 100)", check=_output_truncated),
-    a("print-bounded-flood", "for i in range(1000):\n    print('x' * 100)", None, limits=DOS,
-      check=_output_truncated),
+    a(
+        "print-bounded-flood",
+        "for i in range(1000):\n    print('x' * 100)",
+        None,
+        limits=DOS,
+        check=_output_truncated,
+    ),
     a("print-one-huge-line", "print('x' * 10**7)", None, limits=DOS, check=_output_truncated),
     a("print-huge-end", "print('a', end='b' * 10**7)", None, limits=DOS, check=_output_truncated),
-    a("print-huge-sep", "print('a', 'b', sep='c' * 10**7)", None, limits=DOS,
-      check=_output_truncated),
+    a(
+        "print-huge-sep",
+        "print('a', 'b', sep='c' * 10**7)",
+        None,
+        limits=DOS,
+        check=_output_truncated,
+    ),
     # ---- huge results
     dos("result-huge-string", "'x' * 10**6", limit=("result",)),
     dos("result-huge-list", "list(range(30000))", limit=("result",)),
-    a("result-deep-nesting", "x = []\nfor i in range(50000):\n    x = [x]\nx", "RecursionError",
-      limits=DOS),
+    a(
+        "result-deep-nesting",
+        "x = []\nfor i in range(50000):\n    x = [x]\nx",
+        "RecursionError",
+        limits=DOS,
+    ),
     # ---- tool-call floods
-    dos("calls-loop", "for i in range(1000):\n    await tools.echo(x=i)", limit=("calls",),
-        max_calls=DOS.calls),
-    dos("calls-loop-swallowed", """
+    dos(
+        "calls-loop",
+        "for i in range(1000):\n    await tools.echo(x=i)",
+        limit=("calls",),
+        max_calls=DOS.calls,
+    ),
+    dos(
+        "calls-loop-swallowed",
+        """
         for i in range(1000):
             try:
                 await tools.echo(x=i)
             except Exception:
                 pass
         'swallowed'
-    """, limit=("calls",), max_calls=DOS.calls),
-    dos("calls-gather-flood", """
+    """,
+        limit=("calls",),
+        max_calls=DOS.calls,
+    ),
+    dos(
+        "calls-gather-flood",
+        """
         import asyncio
         await asyncio.gather(*[tools.echo(x=i) for i in range(500)])
-    """, limit=("calls",), max_calls=DOS.calls),
-    dos("calls-gather-return-exceptions", """
+    """,
+        limit=("calls",),
+        max_calls=DOS.calls,
+    ),
+    dos(
+        "calls-gather-return-exceptions",
+        """
         import asyncio
         r = await asyncio.gather(*[tools.echo(x=i) for i in range(500)], return_exceptions=True)
         len(r)
-    """, limit=("calls",), max_calls=DOS.calls),
-    dos("calls-queued-at-timeout", """
+    """,
+        limit=("calls",),
+        max_calls=DOS.calls,
+    ),
+    dos(
+        "calls-queued-at-timeout",
+        """
         import asyncio
         await asyncio.gather(*[tools.slow(s=0.3) for i in range(12)])
-    """, limit=("timeout",), max_calls=12, settle=0.7),
-    dos("calls-cancelled-by-wait-for", """
+    """,
+        limit=("timeout",),
+        max_calls=12,
+        settle=0.7,
+    ),
+    dos(
+        "calls-cancelled-by-wait-for",
+        """
         import asyncio
         for i in range(100):
             try:
                 await asyncio.wait_for(tools.slow(s=1), 0.001)
             except TimeoutError:
                 pass
-    """, limit=("calls",), max_calls=DOS.calls),
-    a("concurrency-bounded", """
+    """,
+        limit=("calls",),
+        max_calls=DOS.calls,
+    ),
+    a(
+        "concurrency-bounded",
+        """
         import asyncio
         len(await asyncio.gather(*[tools.slow(s=0.02) for i in range(16)]))
-    """, None, limits=DOS, max_calls=16, check=_bounded_concurrency),
-    a("calls-never-awaited", "for i in range(1000):\n    tools.echo(x=i)\n'done'", None,
-      limits=DOS, value="done", check=_no_host_calls),
-    a("orphan-gather-after-error", """
+    """,
+        None,
+        limits=DOS,
+        max_calls=16,
+        check=_bounded_concurrency,
+    ),
+    a(
+        "calls-never-awaited",
+        "for i in range(1000):\n    tools.echo(x=i)\n'done'",
+        None,
+        limits=DOS,
+        value="done",
+        check=_no_host_calls,
+    ),
+    a(
+        "orphan-gather-after-error",
+        """
         import asyncio
         g = asyncio.gather(tools.slow(s=0.2), tools.slow(s=0.2))
         raise ValueError('bail')
-    """, "ValueError", limits=DOS, max_calls=2, settle=0.5),
-    a("asyncgen-finalizer-calls-after-run", """
+    """,
+        "ValueError",
+        limits=DOS,
+        max_calls=2,
+        settle=0.5,
+    ),
+    a(
+        "asyncgen-finalizer-calls-after-run",
+        """
         async def ag():
             try:
                 yield 1
@@ -1324,8 +1997,16 @@ DOSES = [
         async for v in ag():
             break
         'done'
-    """, None, limits=DOS, value="done", max_calls=1, settle=0.3),
-    a("generator-finally-runs-after-run", """
+    """,
+        None,
+        limits=DOS,
+        value="done",
+        max_calls=1,
+        settle=0.3,
+    ),
+    a(
+        "generator-finally-runs-after-run",
+        """
         def g():
             try:
                 yield 1
@@ -1336,8 +2017,14 @@ DOSES = [
         it = g()
         next(it)
         'done'
-    """, None, limits=DOS, value="done"),
-    a("asyncgen-finally-spins-after-run", """
+    """,
+        None,
+        limits=DOS,
+        value="done",
+    ),
+    a(
+        "asyncgen-finally-spins-after-run",
+        """
         async def ag():
             try:
                 yield 1
@@ -1347,49 +2034,71 @@ DOSES = [
         async for v in ag():
             break
         'done'
-    """, None, limits=DOS, value="done", settle=0.3),
+    """,
+        None,
+        limits=DOS,
+        value="done",
+        settle=0.3,
+    ),
     # ---- limit swallowing
-    dos("swallow-except-exception", """
+    dos(
+        "swallow-except-exception",
+        """
         try:
             while True:
                 pass
         except Exception:
             pass
         'swallowed'
-    """),
-    dos("swallow-bare-except", """
+    """,
+    ),
+    dos(
+        "swallow-bare-except",
+        """
         try:
             while True:
                 pass
         except:
             pass
         'swallowed'
-    """),
-    dos("swallow-base-exception", """
+    """,
+    ),
+    dos(
+        "swallow-base-exception",
+        """
         try:
             while True:
                 pass
         except BaseException:
             pass
         'swallowed'
-    """),
-    dos("finally-spins", """
+    """,
+    ),
+    dos(
+        "finally-spins",
+        """
         try:
             while True:
                 pass
         finally:
             while True:
                 pass
-    """),
-    dos("while-try-except-pass", """
+    """,
+    ),
+    dos(
+        "while-try-except-pass",
+        """
         while True:
             try:
                 while True:
                     pass
             except:
                 pass
-    """),
-    dos("swallow-by-nameerror-in-except", """
+    """,
+    ),
+    dos(
+        "swallow-by-nameerror-in-except",
+        """
         try:
             try:
                 while True:
@@ -1399,15 +2108,21 @@ DOSES = [
         except NameError:
             pass
         'swallowed'
-    """),
-    dos("swallow-finally-raises-other", """
+    """,
+    ),
+    dos(
+        "swallow-finally-raises-other",
+        """
         try:
             while True:
                 pass
         finally:
             raise ValueError('replaced')
-    """),
-    dos("swallow-finally-return", """
+    """,
+    ),
+    dos(
+        "swallow-finally-return",
+        """
         def f():
             try:
                 while True:
@@ -1415,8 +2130,11 @@ DOSES = [
             finally:
                 return 'swallowed'
         f()
-    """),
-    dos("swallow-finally-break", """
+    """,
+    ),
+    dos(
+        "swallow-finally-break",
+        """
         for i in range(1):
             try:
                 while True:
@@ -1424,16 +2142,22 @@ DOSES = [
             finally:
                 break
         'swallowed'
-    """),
-    dos("swallow-gather-return-exceptions", """
+    """,
+    ),
+    dos(
+        "swallow-gather-return-exceptions",
+        """
         import asyncio
         async def spin():
             while True:
                 pass
         await asyncio.gather(spin(), return_exceptions=True)
         'swallowed'
-    """),
-    dos("swallow-recursion-limit", """
+    """,
+    ),
+    dos(
+        "swallow-recursion-limit",
+        """
         def f():
             try:
                 return f()
@@ -1441,39 +2165,57 @@ DOSES = [
                 return 0
         f()
         'swallowed'
-    """, limit=("recursion",)),
-    dos("swallow-timeout-cancellation", """
+    """,
+        limit=("recursion",),
+    ),
+    dos(
+        "swallow-timeout-cancellation",
+        """
         import asyncio
         try:
             await asyncio.sleep(100)
         except:
             pass
         'swallowed'
-    """, limit=("timeout",)),
-    dos("swallow-cancellation-forever", """
+    """,
+        limit=("timeout",),
+    ),
+    dos(
+        "swallow-cancellation-forever",
+        """
         import asyncio
         while True:
             try:
                 await asyncio.sleep(100)
             except:
                 pass
-    """, limit=("timeout",)),
-    dos("swallow-wait-for-timeout-then-spin", """
+    """,
+        limit=("timeout",),
+    ),
+    dos(
+        "swallow-wait-for-timeout-then-spin",
+        """
         import asyncio
         while True:
             try:
                 await asyncio.wait_for(asyncio.sleep(100), 0.01)
             except:
                 pass
-    """),
-    dos("swallow-calls-limit-then-spin", """
+    """,
+    ),
+    dos(
+        "swallow-calls-limit-then-spin",
+        """
         for i in range(100):
             try:
                 await tools.echo(x=i)
             except BaseException:
                 pass
         'swallowed'
-    """, limit=("calls",), max_calls=DOS.calls),
+    """,
+        limit=("calls",),
+        max_calls=DOS.calls,
+    ),
     a("except-star", "try:\n    pass\nexcept* ValueError:\n    pass", SYNTAX),
 ]
 
@@ -1678,14 +2420,18 @@ HOST_STREAM_LEAKS = [
     pytest.param("import re\nre.compile('LEAK', -1).pattern", id="regex-all-flags"),
     pytest.param("import re\nre.match('\\d+', '12') is not None", id="invalid-escape-warning"),
     pytest.param("x = 'LEAK' is 'LEAK'\nx", id="is-literal-syntax-warning"),
-    pytest.param("def g():\n    try:\n        yield 1\n    finally:\n        print('LEAK')\n"
-                 "it = g()\nnext(it)\n'done'", id="generator-finalizer"),
+    pytest.param(
+        "def g():\n    try:\n        yield 1\n    finally:\n        print('LEAK')\n"
+        "it = g()\nnext(it)\n'done'",
+        id="generator-finalizer",
+    ),
 ]
 
 
 @pytest.mark.parametrize("source", HOST_STREAM_LEAKS)
-async def test_nothing_reaches_host_stdout_or_stderr(executor: Any, source: str,
-                                                     capfd: pytest.CaptureFixture[str]) -> None:
+async def test_nothing_reaches_host_stdout_or_stderr(
+    executor: Any, source: str, capfd: pytest.CaptureFixture[str]
+) -> None:
     """Script output goes to the run's buffer only, never to the host's fds 1 and 2."""
     capfd.readouterr()
     result, _ = await run_attack(executor, source, ESC)
@@ -1756,8 +2502,16 @@ async def test_host_loop_keeps_ticking_during_cpu_attack(executor: Any, source: 
             await anyio.sleep(0.01)
             ticks += 1
 
-    limits = Limits(timeout=0.6, operations=10**11, memory=256 * MiB, recursion=50,
-                    output=4096, result=65_536, calls=5, concurrency=2)
+    limits = Limits(
+        timeout=0.6,
+        operations=10**11,
+        memory=256 * MiB,
+        recursion=50,
+        output=4096,
+        result=65_536,
+        calls=5,
+        concurrency=2,
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(ticker)
         started = anyio.current_time()
@@ -1812,14 +2566,24 @@ async def both_executors() -> Any:
 
 def _observable(result: Any) -> tuple[Any, ...]:
     error = result.error
-    described = None if error is None else (error.type, error.limit, error.line, error.column,
-                                             re.sub(r"0x[0-9a-f]+", "0x…", error.message))
+    described = (
+        None
+        if error is None
+        else (
+            error.type,
+            error.limit,
+            error.line,
+            error.column,
+            re.sub(r"0x[0-9a-f]+", "0x…", error.message),
+        )
+    )
     return (described, result.value, result.output)
 
 
 @pytest.mark.parametrize("attack", ESCAPES)
-async def test_executors_answer_escape_attempts_identically(both_executors: Any,
-                                                           attack: Attack) -> None:
+async def test_executors_answer_escape_attempts_identically(
+    both_executors: Any, attack: Attack
+) -> None:
     """The contract: both executors give the same ScriptResult for the same script."""
     inproc, pool = both_executors
     first, _ = await run_attack(inproc, attack.script(), attack.limits)
@@ -1839,7 +2603,9 @@ async def test_peak_memory_is_per_run(executor: Any) -> None:
         assert later.error is None and later.value == 4950, later.error
         if first.usage.peak_memory is not None and later.usage.peak_memory is not None:
             assert later.usage.peak_memory < first.usage.peak_memory // 2, (
-                later.usage.peak_memory, first.usage.peak_memory)
+                later.usage.peak_memory,
+                first.usage.peak_memory,
+            )
 
 
 COMPROMISED_RUNTIME = "tests.sandbox.attacks.compromised_worker:run"
@@ -1878,5 +2644,35 @@ async def test_host_does_not_accept_unknown_limit_names(compromised_pool: Any) -
     """``ScriptError.limit`` is always a Limits field name."""
     result, _ = await run_attack(compromised_pool, "forged-limit", DOS)
     assert result.error is not None
-    assert result.error.limit in {None, "timeout", "operations", "memory", "recursion",
-                                  "output", "result", "calls", "concurrency"}, result.error
+    assert result.error.limit in {
+        None,
+        "timeout",
+        "operations",
+        "memory",
+        "recursion",
+        "output",
+        "result",
+        "calls",
+        "concurrency",
+    }, result.error
+
+
+async def test_host_bounds_a_workers_error_report(compromised_pool: Any) -> None:
+    """Error type, message and traceback from a worker are bounded and well-formed."""
+    result, _ = await run_attack(compromised_pool, "oversized-error", DOS)
+    error = result.error
+    assert error is not None
+    assert len(error.type) <= 200 and len(error.message) <= 4096, (
+        len(error.type),
+        len(error.message),
+    )
+    assert len(error.traceback) <= 8192, len(error.traceback)
+
+
+@pytest.mark.parametrize("mode", ["hang", "spin"])
+async def test_host_stops_a_worker_that_never_answers(compromised_pool: Any, mode: str) -> None:
+    """A worker that never reports is killed on the wall clock and reported as a timeout."""
+    result, _ = await run_attack(compromised_pool, mode, DOS)
+    assert result.error is not None and result.error.limit == "timeout", result.error
+    _, host = await run_attack(compromised_pool, "call-flood", DOS)
+    assert len(host.calls) <= DOS.calls

@@ -57,6 +57,21 @@ async def restricted() -> AsyncIterator[WorkerPoolExecutor]:
         yield executor
 
 
+PATHS = (
+    "echo",
+    "fail",
+    "first",
+    "late",
+    "m",
+    "one",
+    "partial",
+    "second",
+    "sentinel",
+    "slow",
+    "t",
+    "two",
+)
+"""Every tool the scripts here call: the host refuses tools a run did not expose."""
 SENTINEL = "r = await tools.sentinel()\n[r['name'], len('ok')]"
 
 
@@ -112,19 +127,23 @@ def test_encode_is_ascii_json() -> None:
 
 async def test_value_output_and_calls(pool: WorkerPoolExecutor) -> None:
     source = "a = await tools.one(x=1)\nprint('got', a['name'])\n[a, await tools.two()]"
-    result = await pool.run(source, call_tool=echo)
+    result = await pool.run(source, call_tool=echo, tool_paths=PATHS)
     assert result.error is None
-    assert result.value == [{"name": "one", "arguments": {"x": 1}},
-                            {"name": "two", "arguments": {}}]
+    assert result.value == [
+        {"name": "one", "arguments": {"x": 1}},
+        {"name": "two", "arguments": {}},
+    ]
     assert result.output == "got one\n"
     assert [(c.name, c.ok) for c in result.calls] == [("one", True), ("two", True)]
     assert result.usage.peak_memory is not None and result.usage.peak_memory > 0
 
 
 async def test_tool_call_error_reaches_script(pool: WorkerPoolExecutor) -> None:
-    source = ("try:\n    await tools.fail()\nexcept Exception as e:\n"
-              "    r = [type(e).__name__, e.tool, e.message, e.path]\nr")
-    result = await pool.run(source, call_tool=echo)
+    source = (
+        "try:\n    await tools.fail()\nexcept Exception as e:\n"
+        "    r = [type(e).__name__, e.tool, e.message, e.path]\nr"
+    )
+    result = await pool.run(source, call_tool=echo, tool_paths=PATHS)
     assert result.value == ["ToolCallError", "fail", "it failed", "/x"]
     assert result.calls[0].error == "it failed"
 
@@ -148,7 +167,7 @@ async def test_gathered_calls_run_concurrently_on_host(
 
     source = "import asyncio\nawait asyncio.gather(*[tools.t(i=i) for i in range(3)])"
     with anyio.fail_after(10):
-        result = await pool.run(source, call_tool=rendezvous)
+        result = await pool.run(source, call_tool=rendezvous, tool_paths=PATHS)
     assert result.value == [0, 1, 2]
 
 
@@ -164,7 +183,7 @@ async def test_concurrency_limit_bounds_host_calls(pool: WorkerPoolExecutor) -> 
         return None
 
     source = "import asyncio\nawait asyncio.gather(*[tools.t() for i in range(12)])\nNone"
-    result = await pool.run(source, call_tool=slow, limits=Limits(concurrency=3))
+    result = await pool.run(source, call_tool=slow, tool_paths=PATHS, limits=Limits(concurrency=3))
     assert result.ok
     assert peak == 3
     assert len(result.calls) == 12
@@ -183,9 +202,15 @@ async def test_worker_gets_minimal_env_rlimits_and_fds(pool: WorkerPoolExecutor)
                 " resource.getrlimit(resource.RLIMIT_CORE)]"
             )
             limits = Limits(memory=1 << 30, timeout=7)
-            result = await fresh.run(source, call_tool=echo, limits=limits)
-            baseline = (await fresh.run("import os\nint(open('/proc/self/statm').read().split()[0])"
-                                        " * os.sysconf('SC_PAGE_SIZE')", call_tool=echo)).value
+            result = await fresh.run(source, call_tool=echo, tool_paths=PATHS, limits=limits)
+            baseline = (
+                await fresh.run(
+                    "import os\nint(open('/proc/self/statm').read().split()[0])"
+                    " * os.sysconf('SC_PAGE_SIZE')",
+                    call_tool=echo,
+                    tool_paths=PATHS,
+                )
+            ).value
     finally:
         del os.environ["CODEMODE_TEST_SECRET"]
     env, address_space, nofile, open_fds, own_session, cpu, core = result.value
@@ -200,12 +225,14 @@ async def test_worker_gets_minimal_env_rlimits_and_fds(pool: WorkerPoolExecutor)
 
 
 async def test_wall_clock_kill_reports_timeout_and_recycles(pool: WorkerPoolExecutor) -> None:
-    pid_before = (await pool.run("import os\nos.getpid()", call_tool=echo)).value
-    result = await pool.run("while True:\n    pass", call_tool=echo, limits=Limits(timeout=0.3))
+    pid_before = (await pool.run("import os\nos.getpid()", call_tool=echo, tool_paths=PATHS)).value
+    result = await pool.run(
+        "while True:\n    pass", call_tool=echo, tool_paths=PATHS, limits=Limits(timeout=0.3)
+    )
     assert result.error is not None
     assert (result.error.type, result.error.limit) == ("LimitExceeded", "timeout")
     assert "timeout=0.3" in result.error.message
-    after = await pool.run("import os\nos.getpid()", call_tool=echo)
+    after = await pool.run("import os\nos.getpid()", call_tool=echo, tool_paths=PATHS)
     assert after.ok and after.value != pid_before
 
 
@@ -219,7 +246,8 @@ HOSTILE_CPU = [
 
 
 @pytest.mark.parametrize(
-    ("runtime", "hostile"), HOSTILE_CPU,
+    ("runtime", "hostile"),
+    HOSTILE_CPU,
     ids=["loop", "arithmetic-loop", "plain-loop", "c-regex", "c-bigint"],
 )
 async def test_host_keeps_ticking_during_hostile_cpu_script(
@@ -239,7 +267,7 @@ async def test_host_keeps_ticking_during_hostile_cpu_script(
     async with anyio.create_task_group() as tg:
         tg.start_soon(tick)
         limits = Limits(timeout=0.5, operations=10**12)
-        result = await executor.run(hostile, call_tool=echo, limits=limits)
+        result = await executor.run(hostile, call_tool=echo, tool_paths=PATHS, limits=limits)
         finished = True
     assert result.error is not None
     assert (result.error.type, result.error.limit) == ("LimitExceeded", "timeout")
@@ -247,7 +275,7 @@ async def test_host_keeps_ticking_during_hostile_cpu_script(
     if runtime == "restricted":
         await assert_sentinel(executor)
     else:
-        assert (await executor.run("1 + 1", call_tool=echo)).value == 2
+        assert (await executor.run("1 + 1", call_tool=echo, tool_paths=PATHS)).value == 2
     assert executor._idle[0].process.pid != pid_before
 
 
@@ -264,7 +292,9 @@ async def test_memory_limit_stops_script_and_recycles_worker(
 ) -> None:
     executor = restricted if runtime == "restricted" else pool
     pid_before = executor._idle[0].process.pid
-    result = await executor.run(source, call_tool=echo, limits=Limits(memory=256 * 1024 * 1024))
+    result = await executor.run(
+        source, call_tool=echo, tool_paths=PATHS, limits=Limits(memory=256 * 1024 * 1024)
+    )
     assert result.error is not None
     assert (result.error.type, result.error.limit) == ("LimitExceeded", "memory")
     assert "memory=268435456" in result.error.message
@@ -272,7 +302,9 @@ async def test_memory_limit_stops_script_and_recycles_worker(
     if runtime == "restricted":
         await assert_sentinel(executor)
     else:
-        assert (await executor.run("'sentinel'", call_tool=echo)).value == "sentinel"
+        assert (
+            await executor.run("'sentinel'", call_tool=echo, tool_paths=PATHS)
+        ).value == "sentinel"
 
 
 @pytest.mark.parametrize(
@@ -290,11 +322,11 @@ async def test_crash_is_reported_and_recycled(
     pool: WorkerPoolExecutor, source: str, kind: str, detail: str
 ) -> None:
     pid_before = pool._idle[0].process.pid
-    result = await pool.run(source, call_tool=echo)
+    result = await pool.run(source, call_tool=echo, tool_paths=PATHS)
     assert result.error is not None
     assert result.error.type == kind
     assert detail in result.error.message
-    assert (await pool.run("'sentinel'", call_tool=echo)).value == "sentinel"
+    assert (await pool.run("'sentinel'", call_tool=echo, tool_paths=PATHS)).value == "sentinel"
     assert pool._idle[0].process.pid != pid_before
 
 
@@ -315,13 +347,13 @@ async def test_cancel_run_cancels_host_call_and_no_call_after(pool: WorkerPoolEx
 
     source = "import asyncio\nawait tools.first()\nawait tools.second()"
     async with anyio.create_task_group() as tg:
-        tg.start_soon(functools.partial(pool.run, source, call_tool=blocking))
+        tg.start_soon(functools.partial(pool.run, source, call_tool=blocking, tool_paths=PATHS))
         await entered.wait()
         tg.cancel_scope.cancel()
     assert host_cancelled
     await anyio.sleep(0.05)
     assert calls_seen == ["first"]
-    assert (await pool.run("'sentinel'", call_tool=echo)).value == "sentinel"
+    assert (await pool.run("'sentinel'", call_tool=echo, tool_paths=PATHS)).value == "sentinel"
 
 
 async def test_script_abandoning_a_call_cancels_it_on_host(pool: WorkerPoolExecutor) -> None:
@@ -333,9 +365,11 @@ async def test_script_abandoning_a_call_cancels_it_on_host(pool: WorkerPoolExecu
         finally:
             host_cancelled.set()
 
-    source = ("import asyncio\ntry:\n    await asyncio.wait_for(tools.slow(), 0.05)\n"
-              "except asyncio.TimeoutError:\n    r = 'timed out'\nr")
-    result = await pool.run(source, call_tool=blocking)
+    source = (
+        "import asyncio\ntry:\n    await asyncio.wait_for(tools.slow(), 0.05)\n"
+        "except asyncio.TimeoutError:\n    r = 'timed out'\nr"
+    )
+    result = await pool.run(source, call_tool=blocking, tool_paths=PATHS)
     assert result.value == "timed out"
     with anyio.fail_after(5):
         await host_cancelled.wait()
@@ -358,7 +392,9 @@ async def test_pool_runs_in_parallel_up_to_size() -> None:
         results: list[Any] = []
 
         async def one() -> None:
-            results.append((await executor.run("await tools.m()", call_tool=meet)).value)
+            results.append(
+                (await executor.run("await tools.m()", call_tool=meet, tool_paths=PATHS)).value
+            )
 
         with anyio.fail_after(10):
             async with anyio.create_task_group() as tg:
@@ -371,7 +407,7 @@ async def test_worker_that_died_while_idle_is_replaced(pool: WorkerPoolExecutor)
     idle = pool._idle[0].process
     os.kill(idle.pid, signal.SIGKILL)
     idle.wait()
-    result = await pool.run("'fine'", call_tool=echo)
+    result = await pool.run("'fine'", call_tool=echo, tool_paths=PATHS)
     assert result.value == "fine"
 
 
@@ -418,30 +454,36 @@ async def test_script_leftovers_cannot_call_after_their_run(
         await anyio.sleep(0.1)
         return None
 
-    result = await pool.run("import asyncio\n" + leftover + "'returned'", call_tool=first,
-                            limits=Limits(timeout=5))
+    result = await pool.run(
+        "import asyncio\n" + leftover + "'returned'",
+        call_tool=first,
+        tool_paths=PATHS,
+        limits=Limits(timeout=5),
+    )
     assert result.value == "returned"
     assert "late" not in first_calls
-    await pool.run("await tools.second()", call_tool=second)
+    await pool.run("await tools.second()", call_tool=second, tool_paths=PATHS)
     await anyio.sleep(0.1)
     assert second_calls == ["second"]
 
 
 async def test_runtime_failure_is_reported_and_worker_recycled(pool: WorkerPoolExecutor) -> None:
     pid_before = pool._idle[0].process.pid
-    result = await pool.run(RUNTIME_BUG, call_tool=echo)
+    result = await pool.run(RUNTIME_BUG, call_tool=echo, tool_paths=PATHS)
     assert result.error is not None
-    assert (result.error.type, result.error.message) == ("SandboxError",
-                                                         "the sandbox runner failed")
+    assert (result.error.type, result.error.message) == (
+        "SandboxError",
+        "the sandbox runner failed",
+    )
     assert "bug" not in result.error.message
-    assert (await pool.run("'next'", call_tool=echo)).value == "next"
+    assert (await pool.run("'next'", call_tool=echo, tool_paths=PATHS)).value == "next"
     assert pool._idle[0].process.pid != pid_before
 
 
 async def test_worker_that_cannot_start_raises_sandbox_error() -> None:
     async with WorkerPoolExecutor(size=1, runtime="codemode.no_such_module:run") as broken:
         with pytest.raises(SandboxError, match="failed to start"):
-            await broken.run("1", call_tool=echo)
+            await broken.run("1", call_tool=echo, tool_paths=PATHS)
         with pytest.raises(SandboxError, match="failed to start"):
             await broken.start()
 
@@ -455,21 +497,29 @@ async def test_protocol_violation_fails_run_and_recycles(
     pool: WorkerPoolExecutor, message: list[Any]
 ) -> None:
     pid_before = pool._idle[0].process.pid
-    result = await pool.run("# send raw: " + json.dumps(message), call_tool=echo,
-                            limits=Limits(timeout=10))
+    result = await pool.run(
+        "# send raw: " + json.dumps(message),
+        call_tool=echo,
+        tool_paths=PATHS,
+        limits=Limits(timeout=10),
+    )
     assert result.error is not None
     assert result.error.type == "SandboxError"
     assert "protocol violation" in result.error.message or "malformed" in result.error.message
-    assert (await pool.run("'next'", call_tool=echo)).value == "next"
+    assert (await pool.run("'next'", call_tool=echo, tool_paths=PATHS)).value == "next"
     assert pool._idle[0].process.pid != pid_before
 
 
 async def test_worker_loads_only_the_sandbox_runtime(pool: WorkerPoolExecutor) -> None:
     source = "import sys\nsorted(m for m in sys.modules if m.startswith('codemode'))"
-    loaded = (await pool.run(source, call_tool=echo)).value
+    loaded = (await pool.run(source, call_tool=echo, tool_paths=PATHS)).value
     assert "codemode.sandbox.worker" in loaded
-    for host_only in ("codemode.registry", "codemode.mode", "codemode.sandbox.pool",
-                      "codemode.sandbox.inprocess"):
+    for host_only in (
+        "codemode.registry",
+        "codemode.mode",
+        "codemode.sandbox.pool",
+        "codemode.sandbox.inprocess",
+    ):
         assert host_only not in loaded
 
 
@@ -480,14 +530,16 @@ async def test_closed_pool_refuses_runs_and_kills_workers() -> None:
     await executor.aclose()
     assert process.poll() is not None
     with pytest.raises(SandboxError, match="closed"):
-        await executor.run("1", call_tool=echo)
+        await executor.run("1", call_tool=echo, tool_paths=PATHS)
 
 
 def test_pool_can_be_used_from_successive_event_loops() -> None:
     executor = WorkerPoolExecutor(size=1, runtime=STANDIN)
 
     async def use(value: int) -> Any:
-        return (await executor.run(f"await tools.t(v={value})", call_tool=echo)).value
+        return (
+            await executor.run(f"await tools.t(v={value})", call_tool=echo, tool_paths=PATHS)
+        ).value
 
     def in_fresh_thread(func: Any, *args: Any) -> Any:
         with ThreadPoolExecutor(max_workers=1) as thread:
@@ -509,6 +561,6 @@ async def test_large_messages_cross_both_ways_intact(pool: WorkerPoolExecutor) -
         "replies = await asyncio.gather(*[tools.echo(x=b) for b in big])\n"
         "[r['arguments']['x'] == b for r, b in zip(replies, big)]"
     )
-    result = await pool.run(source, call_tool=echo)
+    result = await pool.run(source, call_tool=echo, tool_paths=PATHS)
     assert result.value == [True, True, True]
     assert pool._idle[0].clean

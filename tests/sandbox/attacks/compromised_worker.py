@@ -7,6 +7,7 @@ The script source selects the misbehaviour.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from codemode.sandbox.result import RunOutcome, ScriptError
@@ -18,8 +19,9 @@ if TYPE_CHECKING:
     from codemode.sandbox.worker import ScriptCall
 
 
-async def run(source: str, *, call: ScriptCall, tool_paths: Collection[str],
-              limits: Limits) -> RunOutcome:
+async def run(
+    source: str, *, call: ScriptCall, tool_paths: Collection[str], limits: Limits
+) -> RunOutcome:
     """Misbehave as ``source`` asks; report what the host answered in ``value``."""
     if source == "call-unlisted-tool":
         reply = await call("not_exposed", {})
@@ -28,10 +30,22 @@ async def run(source: str, *, call: ScriptCall, tool_paths: Collection[str],
         replies = [await call("echo", {"i": i}) for i in range(limits.calls + 10)]
         return RunOutcome(value=len(replies))
     if source == "oversized-outcome":
-        return RunOutcome(value="v" * (limits.result * 4), output="o" * (limits.output * 4),
-                          output_bytes=1)
+        return RunOutcome(
+            value="v" * (limits.result * 4), output="o" * (limits.output * 4), output_bytes=1
+        )
     if source == "forged-limit":
-        error: Any = ScriptError(type="LimitExceeded", message="limit exceeded: nonsense=1",
-                                 limit="nonsense")
+        error: Any = ScriptError(
+            type="LimitExceeded", message="limit exceeded: nonsense=1", limit="nonsense"
+        )
         return RunOutcome(error=error)
+    if source == "oversized-error":
+        huge = ScriptError(
+            type="E" * 10**5, message="m" * 10**6, traceback="t" * 10**6, line=-5, column=10**9
+        )
+        return RunOutcome(error=huge)
+    if source == "hang":
+        await asyncio.sleep(3600)
+    if source == "spin":
+        while True:
+            pass
     return RunOutcome(value="unknown mode")
