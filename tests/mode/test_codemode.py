@@ -262,3 +262,48 @@ async def test_run_code_rejects_bad_arguments(registry: cm.ToolRegistry, code: A
     )
     assert result.is_error and result.error is not None
     assert result.error.kind == "invalid_arguments"
+
+
+async def test_python_names_map_back_to_exact_wire_names(executor: Executor) -> None:
+    seen: list[dict[str, Any]] = []
+
+    async def search(args: Any) -> str:
+        seen.append(cm.thaw(args))
+        return "ok"
+
+    registry = cm.ToolRegistry()
+    registry.register(
+        cm.define_tool(
+            name="search-repos",
+            parameters={
+                "type": "object",
+                "properties": {
+                    "from": {"type": "string"},
+                    "user-id": {"type": "integer"},
+                    "class": {"type": "string"},
+                },
+                "required": ["from"],
+                "additionalProperties": False,
+            },
+            execute=search,
+        )
+    )
+    mode = cm.CodeMode(registry, executor=executor)
+    sdk = mode.sdk()
+    assert sdk.names.tools == {"search_repos": "search-repos"}
+    assert sdk.names.arguments["search-repos"] == {
+        "from_": "from",
+        "user_id": "user-id",
+        "class_": "class",
+    }
+    run = await mode.run(
+        "a = await tools.search_repos(from_='2024', user_id=7, class_='x')\n"
+        "try:\n"
+        "    await tools.search_repos(from_=len('x'))\n"
+        "except ToolCallError as e:\n"
+        "    where = e.path\n"
+        "[a, where]"
+    )
+    assert run.ok, run.error
+    assert run.value == ["ok", "$.from_"]
+    assert seen == [{"from": "2024", "user-id": 7, "class": "x"}]
