@@ -70,6 +70,11 @@ class CallBroker:
         self._records: list[CallRecord | None] = []
         self._closed = False
 
+    def start(self) -> None:
+        """Mark the moment the script starts: ``CallRecord.started`` counts from here, so a
+        wait for a free worker is not charged to the first call."""
+        self._t0 = time.perf_counter()
+
     @property
     def records(self) -> tuple[CallRecord, ...]:
         """The call trace so far, in start order (calls still in flight are left out)."""

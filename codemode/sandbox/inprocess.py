@@ -130,6 +130,7 @@ class InProcessExecutor:
         control = RunControl()
         done = anyio.Event()
         box: dict[str, Any] = {}
+        broker.start()
         started = time.perf_counter()
         async with BlockingPortal() as portal:
 

@@ -464,6 +464,7 @@ class WorkerPoolExecutor:
         limits: Limits,
     ) -> tuple[ScriptResult, bool]:
         started = time.perf_counter()
+        broker.start()
         session = _Session(worker, broker, limits)
         request = {"source": source, "tool_paths": list(tool_paths), "limits": limits.to_json()}
         with anyio.move_on_after(limits.timeout + self._grace) as deadline:

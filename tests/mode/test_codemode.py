@@ -307,3 +307,18 @@ async def test_python_names_map_back_to_exact_wire_names(executor: Executor) -> 
     assert run.ok, run.error
     assert run.value == ["ok", "$.from_"]
     assert seen == [{"from": "2024", "user-id": 7, "class": "x"}]
+
+
+async def test_call_start_times_count_from_the_script_start_not_the_worker_boot() -> None:
+    async def ok(args: Any) -> str:
+        return "ok"
+
+    registry = cm.ToolRegistry()
+    registry.register(cm.define_tool(name="ok", execute=ok))
+    async with cm.WorkerPoolExecutor(size=1) as fresh_pool:
+        mode = cm.CodeMode(registry, executor=fresh_pool)
+        run = await mode.run("await tools.ok()\nawait tools.ok()")
+    assert run.ok, run.error
+    assert len(run.calls) == 2
+    for record in run.calls:
+        assert 0 <= record.started <= record.started + record.duration <= run.usage.time
