@@ -175,7 +175,7 @@ class ScriptedTools:
         parameters: Mapping[str, Any] | None = None,
         results: Iterable[Any] = (),
         default: Any = _NO_DEFAULT,
-        description: str = "",
+        description: str | None = None,
         output_schema: Mapping[str, Any] | None = None,
         execution_mode: ExecutionMode = "parallel",
         namespace: str | None = None,
@@ -189,7 +189,8 @@ class ScriptedTools:
         """
         scripted = ScriptedTool(self, name, results, default)
         made: Tool = define_tool(
-            name=name, description=description or f"Scripted fake of {name!r}.",
+            name=name,
+            description=f"Scripted fake of {name!r}." if description is None else description,
             parameters=OPEN_PARAMETERS if parameters is None else parameters,
             execute=scripted.handle, output_schema=output_schema,
             execution_mode=execution_mode, namespace=namespace, visible_in_code=visible_in_code)
@@ -206,10 +207,11 @@ class ScriptedTools:
         a real tool already in the registry.
         """
         real = spec.spec if isinstance(spec, Tool) else spec
+        mode = spec.execution_mode if isinstance(spec, Tool) else "parallel"
         return self.add(real.name, parameters=real.parameters, results=results, default=default,
                         description=real.description, output_schema=real.output_schema,
                         namespace=real.namespace, visible_in_code=real.visible_in_code,
-                        replace=replace)
+                        execution_mode=mode, replace=replace)
 
     def __getitem__(self, name: str) -> ScriptedTool:
         try:

@@ -165,3 +165,15 @@ async def test_fake_can_shadow_a_registered_tool(tool_registry: ToolRegistry,
     real = scripted_tools.add("ping", default="real")
     scripted_tools.fake(real.registration.tool, default="fake", replace=True)
     assert (await call(tool_registry, "ping")).text == "fake"
+
+
+def test_fake_keeps_an_empty_description_and_the_execution_mode(
+        tool_registry: ToolRegistry, scripted_tools: ScriptedTools) -> None:
+    from codemode import define_tool
+
+    real = define_tool(name="flush", description="", execute=lambda args: "real",
+                       execution_mode="sequential")
+    scripted_tools.fake(real, results=["canned"])
+    registered = tool_registry.get("flush")
+    assert registered.spec == real.spec
+    assert registered.execution_mode == "sequential"
