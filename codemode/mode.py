@@ -37,7 +37,6 @@ __all__ = ["CodeMode", "RunSummary"]
 
 _INTRO = """\
 Write a Python script to do the task. The script runs in a sandbox:
-- Call tools as `await tools.<name>(arg=value, ...)` (keyword arguments only).
 - Tool calls are async: always `await` them. Run independent calls concurrently with
   `results = await asyncio.gather(*[tools.x(a=i) for i in items])` (`asyncio` is preloaded).
 - The value of the last expression statement is the script's result; keep it compact JSON.
