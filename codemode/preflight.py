@@ -20,6 +20,8 @@ import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
 
+from .sandbox.compile import MAX_SOURCE
+
 if TYPE_CHECKING:
     from .spec import ToolSpec
 
@@ -234,12 +236,31 @@ def check_script(
     ``tools`` maps script paths to wire names, ``arguments`` wire tool names to
     {python argument → wire argument}, ``specs`` wire names to specs.
     """
+    if len(source) > MAX_SOURCE:
+        return [
+            Problem(
+                line=1,
+                column=1,
+                message=f"the script is too long ({len(source)} characters, at most {MAX_SOURCE})",
+            )
+        ]
     try:
         tree = ast.parse(source, mode="exec")
     except SyntaxError as exc:
         return [
             Problem(line=exc.lineno or 1, column=exc.offset or 1, message=f"SyntaxError: {exc.msg}")
         ]
+    except (RecursionError, MemoryError, ValueError) as exc:
+        return [Problem(line=1, column=1, message=_unparsable(exc))]
     checker = _Checker(tools, arguments, specs)
-    checker.visit(tree)
+    try:
+        checker.visit(tree)
+    except (RecursionError, MemoryError) as exc:
+        return [Problem(line=1, column=1, message=_unparsable(exc))]
     return sorted(checker.problems, key=lambda p: (p.line, p.column))
+
+
+def _unparsable(exc: BaseException) -> str:
+    if isinstance(exc, ValueError):
+        return f"the script cannot be parsed: {exc}"
+    return "the script is nested too deeply to check"

@@ -167,3 +167,20 @@ def test_all_problems_are_reported_in_line_order() -> None:
     source = "a = await tools.nope()\nb = await tools.gh.get_issue()\nc = await tools.x.y()\n"
     problems = check(source)
     assert [p.split(":")[0] for p in problems] == ["line 1", "line 2", "line 3"]
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("x = " + "1+" * 30000 + "1", "nested too deeply"),
+        ("x = " + "-" * 90000 + "1", "nested too deeply"),
+        ("x = " + "f(" * 900 + ")" * 900, "too many nested parentheses"),
+        ("a" * 200_000, "too long"),
+        ("a = 1\x00", "null bytes"),
+    ],
+    ids=["deep-binop-chain", "deep-unary-chain", "deep-calls", "huge-source", "null-byte"],
+)
+def test_hostile_sources_become_problems_not_host_exceptions(source: str, message: str) -> None:
+    problems = check(source)
+    assert len(problems) == 1 and problems[0].startswith("line 1: ")
+    assert message in problems[0]
