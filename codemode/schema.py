@@ -198,12 +198,29 @@ def _uses_key(schema: Any, key: str) -> bool:
     return False
 
 
+_OLDER_DIALECTS = (jsonschema.Draft7Validator, jsonschema.Draft4Validator)
+
+
+def _older_dialect(schema: Mapping[str, Any]) -> type[jsonschema.protocols.Validator] | None:
+    """The first older draft whose metaschema accepts ``schema``, if any."""
+    for dialect in _OLDER_DIALECTS:
+        try:
+            dialect.check_schema(dict(schema))
+        except jsonschema.exceptions.SchemaError:
+            continue
+        return dialect
+    return None
+
+
 def compile_schema(
     tool: str, schema: Mapping[str, Any], what: str = "parameters"
 ) -> CompiledSchema:
     """Check ``schema`` against its metaschema and compile both validators.
 
-    The fast validator is built to agree with jsonschema: formats are not
+    A schema that declares no ``$schema`` is read as draft 2020-12; if only an
+    older draft (7, then 4) accepts it, it is validated in that draft (by
+    jsonschema alone) rather than refused. The fast validator is built to agree
+    with jsonschema: formats are not
     asserted (jsonschema asserts none by default), ``pattern`` and
     ``multipleOf`` use jsonschema's Python semantics, and schemas with
     ``patternProperties`` (regex keys) use jsonschema alone.
@@ -212,10 +229,21 @@ def compile_schema(
     try:
         cls.check_schema(dict(schema))
     except jsonschema.exceptions.SchemaError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "<root>"
-        raise ToolDefinitionError(
-            tool, f"{what} schema is invalid at {where}: {exc.message}"
-        ) from None
+        older = None if "$schema" in schema else _older_dialect(schema)
+        if older is None:
+            where = "/".join(str(p) for p in exc.absolute_path) or "<root>"
+            raise ToolDefinitionError(
+                tool, f"{what} schema is invalid at {where}: {exc.message}"
+            ) from None
+        # Written in an older draft without saying so (tuple ``items``, boolean
+        # ``exclusiveMinimum``): validate it in that draft, with the reference validator.
+        reference_old = older(schema)
+        return CompiledSchema(
+            schema=schema,
+            is_valid=lambda instance: bool(reference_old.is_valid(thaw(instance))),
+            reference=reference_old,
+            backend=f"jsonschema ({older.__name__.removesuffix('Validator')})",
+        )
     reference = cls(schema)
 
     def reference_is_valid(instance: Any) -> bool:

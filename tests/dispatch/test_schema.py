@@ -150,3 +150,43 @@ def test_draft_is_taken_from_the_schema() -> None:
     assert compiled.is_valid({"n": 4.5}) and not compiled.is_valid({"n": 5})
     with pytest.raises(ToolDefinitionError):
         compile_schema("t", {**draft4, "$schema": "https://json-schema.org/draft/2020-12/schema"})
+
+
+@pytest.mark.parametrize(
+    ("schema", "valid", "invalid", "backend"),
+    [
+        (
+            {
+                "type": "object",
+                "properties": {"n": {"type": "number", "minimum": 0, "exclusiveMinimum": True}},
+            },
+            {"n": 0.5},
+            {"n": 0},
+            "jsonschema (Draft4)",
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {
+                    "pair": {"type": "array", "items": [{"type": "number"}, {"type": "string"}]}
+                },
+            },
+            {"pair": [1, "a"]},
+            {"pair": ["a", 1]},
+            "jsonschema (Draft7)",
+        ),
+    ],
+    ids=["draft4-boolean-exclusive-minimum", "draft7-tuple-items"],
+)
+def test_undeclared_older_dialects_are_validated_in_their_draft(
+    schema: dict[str, Any], valid: dict[str, Any], invalid: dict[str, Any], backend: str
+) -> None:
+    compiled = compile_schema("t", schema)
+    assert compiled.backend == backend
+    assert compiled.is_valid(valid) and not compiled.is_valid(invalid)
+    assert compiled.problems(invalid)
+
+
+def test_an_invalid_schema_in_every_dialect_is_still_refused() -> None:
+    with pytest.raises(ToolDefinitionError, match="invalid at properties/a/type"):
+        compile_schema("t", {"type": "object", "properties": {"a": {"type": "strin"}}})

@@ -60,7 +60,7 @@ def _load_corpus() -> list[tuple[str, CompiledSchema]]:
                     )
                 )
             except ToolDefinitionError:
-                continue  # e.g. draft-4 booleans in a draft-07 schema: refused at definition
+                continue  # a schema invalid in every draft: refused at definition
     return out
 
 
@@ -273,7 +273,10 @@ def _corpus_or_skip() -> list[tuple[str, CompiledSchema]]:
 def test_corpus_compiles_on_the_fast_backend() -> None:
     schemas = _corpus_or_skip()
     assert len(schemas) > 1000
-    assert all(c.backend == "jsonschema-rs" for _, c in schemas)
+    slow = sorted(name for name, c in schemas if c.backend != "jsonschema-rs")
+    # Only schemas written in an older draft without declaring it leave the fast path.
+    assert slow == ["repo_livemcpbench_tools:read_pdf"]
+    assert {c.backend for _, c in schemas} == {"jsonschema-rs", "jsonschema (Draft4)"}
 
 
 def test_corpus_fixed_instances_agree() -> None:
