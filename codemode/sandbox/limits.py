@@ -7,7 +7,7 @@ is reported by its field name (``LimitExceeded.limit``) and configured value.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, Final
 
 __all__ = ["DEFAULT_LIMITS", "LIMIT_NAMES", "Limits"]
@@ -43,14 +43,16 @@ class Limits:
                 raise ValueError(f"Limits.{f.name} must be an int, got {value!r}")
 
     def to_json(self) -> dict[str, Any]:
-        """Plain JSON object (for the worker protocol)."""
-        return asdict(self)
+        """Plain JSON object (for the worker protocol; every run sends one, so no ``asdict``)."""
+        return {name: getattr(self, name) for name in _FIELD_NAMES}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Limits:
         """Inverse of :meth:`to_json`; unknown keys are an error."""
         return cls(**data)
 
+
+_FIELD_NAMES: Final = tuple(f.name for f in fields(Limits))
 
 DEFAULT_LIMITS: Final = Limits()
 """The limits used when a caller passes none."""

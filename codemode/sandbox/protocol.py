@@ -33,6 +33,7 @@ __all__ = [
     "MAX_FRAME",
     "FrameDecoder",
     "encode",
+    "encode_strict",
 ]
 
 _HEADER: Final = struct.Struct(">I")
@@ -41,12 +42,22 @@ MAX_FRAME: Final = 64 * 1024 * 1024
 """Largest frame either side accepts; a longer length prefix is a protocol violation."""
 
 _dumps = json.JSONEncoder(separators=(",", ":")).encode
+_dumps_strict = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 _decode = json.JSONDecoder().decode
 
 
 def encode(message: list[Any]) -> bytes:
     """One frame for ``message``: length prefix plus compact ASCII JSON."""
     body = _dumps(message).encode("ascii")
+    if len(body) > MAX_FRAME:
+        raise WorkerProtocolError(f"a message of {len(body)} bytes exceeds the frame cap")
+    return _HEADER.pack(len(body)) + body
+
+
+def encode_strict(message: list[Any]) -> bytes:
+    """:func:`encode` for data from outside the protocol (tool results): NaN and the
+    infinities are not JSON, so they raise ValueError here instead of crossing."""
+    body = _dumps_strict(message).encode("ascii")
     if len(body) > MAX_FRAME:
         raise WorkerProtocolError(f"a message of {len(body)} bytes exceeds the frame cap")
     return _HEADER.pack(len(body)) + body

@@ -199,32 +199,66 @@ def _load_runtime(spec: str) -> ScriptRuntime:
     return runtime
 
 
-def _address_space() -> int:
-    """The worker's current virtual memory size in bytes."""
-    with open("/proc/self/statm", "rb") as statm:
-        pages = int(statm.read().split()[0])
-    return pages * _PAGE_SIZE
+class _Proc:
+    """The ``/proc/self`` files read around every run, opened once at boot.
 
-
-def _limit_run(limits: Limits) -> None:
-    """Lower the soft rlimits for one run (the hard limits stay, so they can be restored).
-
-    ``RLIMIT_AS`` becomes the address space the worker already uses plus
-    ``Limits.memory``: the interpreter and the pre-imported runner take tens of
-    megabytes before the script allocates anything.
+    procfs regenerates a file's text on every read at offset 0, so ``pread`` on
+    a kept descriptor gives a fresh reading without the open/close pair, which
+    was most of the worker's fixed cost per run.
     """
-    cpu_used = resource.getrusage(resource.RUSAGE_SELF)
-    spent = cpu_used.ru_utime + cpu_used.ru_stime
-    _, cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)
-    resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(spent + limits.timeout) + 1, cpu_hard))
-    _, as_hard = resource.getrlimit(resource.RLIMIT_AS)
-    resource.setrlimit(resource.RLIMIT_AS, (_address_space() + limits.memory, as_hard))
 
+    def __init__(self) -> None:
+        self._statm = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+        self._status = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            self._clear_refs: int | None = os.open("/proc/self/clear_refs",
+                                                   os.O_WRONLY | os.O_CLOEXEC)
+        except OSError:
+            self._clear_refs = None
+        self._as_hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        self._cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
 
-def _unlimit_run() -> None:
-    for which in (resource.RLIMIT_AS, resource.RLIMIT_CPU):
-        _, hard = resource.getrlimit(which)
-        resource.setrlimit(which, (hard, hard))
+    def address_space(self) -> int:
+        """The worker's current virtual memory size in bytes."""
+        return int(os.pread(self._statm, 64, 0).split()[0]) * _PAGE_SIZE
+
+    def limit_run(self, limits: Limits) -> None:
+        """Lower the soft rlimits for one run (the hard limits stay, so they can be restored).
+
+        ``RLIMIT_AS`` becomes the address space the worker already uses plus
+        ``Limits.memory``: the interpreter and the pre-imported runner take tens of
+        megabytes before the script allocates anything.
+        """
+        cpu_used = resource.getrusage(resource.RUSAGE_SELF)
+        spent = cpu_used.ru_utime + cpu_used.ru_stime
+        resource.setrlimit(resource.RLIMIT_CPU,
+                           (math.ceil(spent + limits.timeout) + 1, self._cpu_hard))
+        resource.setrlimit(resource.RLIMIT_AS,
+                           (self.address_space() + limits.memory, self._as_hard))
+
+    def unlimit_run(self) -> None:
+        """Back to the hard limits, so the worker's own bookkeeping cannot trip them."""
+        resource.setrlimit(resource.RLIMIT_AS, (self._as_hard, self._as_hard))
+        resource.setrlimit(resource.RLIMIT_CPU, (self._cpu_hard, self._cpu_hard))
+
+    def reset_peak_memory(self) -> bool:
+        """Reset the kernel's resident-set high-water mark, so the next reading is this run's."""
+        if self._clear_refs is None:
+            return False
+        try:
+            os.write(self._clear_refs, b"5")
+        except OSError:
+            return False
+        return True
+
+    def peak_memory(self) -> int | None:
+        """Peak resident bytes since the last reset (``VmHWM``), or None where unknown."""
+        try:
+            text = os.pread(self._status, 4096, 0)
+            start = text.index(b"VmHWM:") + 6
+            return int(text[start : text.index(b"kB", start)]) * 1024
+        except (OSError, ValueError):
+            return None
 
 
 def _memory_outcome(limits: Limits) -> RunOutcome:
@@ -258,28 +292,6 @@ def _settle(loop: asyncio.AbstractEventLoop) -> asyncio.AbstractEventLoop | None
     return asyncio.new_event_loop()
 
 
-def _reset_peak_memory() -> bool:
-    """Reset the kernel's resident-set high-water mark, so the next reading is this run's."""
-    try:
-        with open("/proc/self/clear_refs", "w") as refs:
-            refs.write("5")
-    except OSError:
-        return False
-    return True
-
-
-def _peak_memory() -> int | None:
-    """Peak resident bytes since the last reset (``VmHWM``), or None where unknown."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
 def _runner_failure() -> RunOutcome:
     return RunOutcome(error=ScriptError(type="SandboxError",
                                         message="the sandbox runner failed"))
@@ -288,15 +300,20 @@ def _runner_failure() -> RunOutcome:
 def _serve_forever(channel: _Channel, runtime: ScriptRuntime) -> None:
     loop = asyncio.new_event_loop()
     reserve: bytearray | None = bytearray(_RESERVE_BYTES)
+    proc = _Proc()
+    limits_json: Any = None
+    limits = Limits()
     while True:
         message = channel.receive()
         if message[0] != "run" or type(message[1]) is not dict:
             raise WorkerProtocolError(f"expected a run message, got {message[0]!r}")
         payload: dict[str, Any] = message[1]
-        limits = Limits.from_json(payload.get("limits", {}))
+        if payload.get("limits", {}) != limits_json:  # most runs repeat the last limits
+            limits = Limits.from_json(payload.get("limits", {}))
+            limits_json = payload.get("limits", {})
         next_loop: asyncio.AbstractEventLoop | None = None
-        measured = _reset_peak_memory()
-        _limit_run(limits)
+        measured = proc.reset_peak_memory()
+        proc.limit_run(limits)
         try:
             outcome = loop.run_until_complete(channel.serve(runtime, payload, limits))
             next_loop = _settle(loop)
@@ -306,10 +323,10 @@ def _serve_forever(channel: _Channel, runtime: ScriptRuntime) -> None:
         except Exception:
             outcome = _runner_failure()
         finally:
-            _unlimit_run()
+            proc.unlimit_run()
         if outcome.error is not None and outcome.error.type == "MemoryError":
             outcome = _memory_outcome(limits)
-        peak = _peak_memory() if measured else None
+        peak = proc.peak_memory() if measured else None
         retiring = reserve is None or next_loop is None
         channel.send(["done", outcome.to_json(), peak, retiring])
         if next_loop is None:
