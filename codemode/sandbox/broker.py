@@ -46,6 +46,14 @@ def _json_copy(value: Any) -> Any:
     return json.loads(json.dumps(value, allow_nan=False))
 
 
+def _json_value(name: str, text: str) -> Any:
+    """Decode a call's argument text; a fresh value nothing else holds."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise ToolCallError(name, f"arguments are not JSON data: {exc}") from None
+
+
 def _failure_reply(exc: LimitExceeded | ToolCallError) -> dict[str, Any]:
     if isinstance(exc, LimitExceeded):
         return {"limit": {"limit": exc.limit, "value": exc.value, "detail": exc.detail}}
@@ -110,6 +118,14 @@ class CallBroker:
         """Run one call and encode its outcome as a JSON reply for :func:`decode_reply`."""
         try:
             return {"ok": await self.call(name, arguments)}
+        except (LimitExceeded, ToolCallError) as exc:
+            return _failure_reply(exc)
+
+    async def answer_json(self, name: str, arguments: str) -> dict[str, Any]:
+        """:meth:`answer` for arguments sent as JSON text (what a script side sends)."""
+        try:
+            args = _json_value(name, arguments)
+            return {"ok": await self._call(name, args, detached=True, finish=_json_copy)}
         except (LimitExceeded, ToolCallError) as exc:
             return _failure_reply(exc)
 

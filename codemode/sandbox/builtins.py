@@ -31,7 +31,7 @@ from .state import counted, current_run
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["SAFE_BUILTINS"]
+__all__ = ["SAFE_BUILTINS", "STAND_INS", "counted_mapping"]
 
 _MISSING: Final = object()
 
@@ -117,6 +117,16 @@ def filter_(func: Any, iterable: Any) -> Any:
     return counted(filter(func, iterable))
 
 
+def zip_(*iterables: Any, strict: bool = False) -> Any:
+    """``zip``, counted: ``x.extend(zip(x, ...))`` feeds itself inside C."""
+    return counted(zip(*iterables, strict=strict))
+
+
+def enumerate_(iterable: Any, start: int = 0) -> Any:
+    """``enumerate``, counted (same reason as ``zip``)."""
+    return counted(enumerate(iterable, start))
+
+
 def iter_(obj: Any, *sentinel: Any) -> Any:
     """``iter``; the result is counted (``iter(callable, sentinel)`` can be endless)."""
     return counted(iter(obj, *sentinel))
@@ -200,6 +210,61 @@ class _CountedCollection(_GuardedType):
         return cls.real(*args, **kwargs)
 
 
+class _CountedMapping(_GuardedType):
+    """Stand-ins for ``dict`` and the dict-like facade classes: a positional iterable
+    (key/value pairs, or keys for ``Counter``) is drawn through the operation counter,
+    for the same reason as ``set`` (bulk inserts of colliding keys)."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if args and not isinstance(args[-1], dict):
+            args = (*args[:-1], counted(args[-1]))
+        return cls.real(*args, **kwargs)
+
+
+class _RangeMeta(_GuardedType):
+    """``type(range(n))`` must not hand out the unchecked ``range``."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return range_(*args, **kwargs)
+
+
+class _BytesMeta(_GuardedType):
+    """``type(b'')``: ``bytes(n)`` is size-checked, codecs are allowlisted, iterables counted."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        source = args[0] if args else kwargs.get("source", b"")
+        if isinstance(source, int):
+            ensure_size(int(source), "bytes()")
+        elif isinstance(source, str):
+            check_codec(args[1] if len(args) > 1 else kwargs.get("encoding"),
+                        args[2] if len(args) > 2 else kwargs.get("errors", "strict"))
+            charge_render(source)
+        elif not isinstance(source, bytes | bytearray):
+            args = (counted(source), *args[1:])
+        return cls.real(*args, **kwargs)
+
+
+class RangeType(metaclass=_RangeMeta):
+    """What ``type(range(...))`` gives a script."""
+
+    real = range
+    check = staticmethod(_no_check)
+
+
+class BytesType(metaclass=_BytesMeta):
+    """What ``type(b'...')`` gives a script."""
+
+    real = bytes
+    check = staticmethod(_no_check)
+
+
+class DictType(metaclass=_CountedMapping):
+    """The script's ``dict``."""
+
+    real = dict
+    check = staticmethod(_no_check)
+
+
 class SetType(metaclass=_CountedCollection):
     """The script's ``set``."""
 
@@ -231,6 +296,9 @@ class IntType(metaclass=_GuardedType):
 StrType.__name__ = StrType.__qualname__ = "str"
 IntType.__name__ = IntType.__qualname__ = "int"
 SetType.__name__ = SetType.__qualname__ = "set"
+RangeType.__name__ = RangeType.__qualname__ = "range"
+BytesType.__name__ = BytesType.__qualname__ = "bytes"
+DictType.__name__ = DictType.__qualname__ = "dict"
 FrozenSetType.__name__ = FrozenSetType.__qualname__ = "frozenset"
 
 
@@ -257,7 +325,7 @@ def type_(obj: Any, *rest: Any) -> type:
         raise TypeError("type() with 3 arguments is not available in the sandbox; "
                         "use a class statement")
     cls = guarded_type(obj)
-    return _STAND_INS.get(cls, cls)
+    return STAND_INS.get(cls, cls)
 
 
 def getattr_(obj: Any, name: str, *default: Any) -> Any:
@@ -268,9 +336,9 @@ def getattr_(obj: Any, name: str, *default: Any) -> Any:
 SAFE_BUILTINS: Final[dict[str, Any]] = {
     # Types (real, so isinstance works).
     "bool": bool, "int": IntType, "float": float, "complex": complex, "str": StrType,
-    "list": list, "tuple": tuple, "dict": dict, "set": SetType,
+    "list": list, "tuple": tuple, "dict": DictType, "set": SetType,
     "frozenset": FrozenSetType,
-    "enumerate": enumerate, "zip": zip, "map": map_, "filter": filter_, "reversed": reversed,
+    "enumerate": enumerate_, "zip": zip_, "map": map_, "filter": filter_, "reversed": reversed,
     "slice": slice,
     # Functions.
     "abs": abs, "ascii": ascii_, "bin": bin, "callable": callable, "chr": chr, "divmod": divmod,
@@ -296,9 +364,9 @@ for _name, _value in SAFE_BUILTINS.items():
             isinstance(_value, type)):
         _value.__name__ = _value.__qualname__ = _name
 
-_STAND_INS: Final[dict[type, type]] = {str: StrType, int: IntType, set: SetType,
-                                        frozenset: FrozenSetType}
-TYPE_ALIASES[StrType] = str
-TYPE_ALIASES[IntType] = int
-TYPE_ALIASES[SetType] = set
-TYPE_ALIASES[FrozenSetType] = frozenset
+STAND_INS: Final[dict[type, type]] = {str: StrType, int: IntType, set: SetType,
+                                       frozenset: FrozenSetType, range: RangeType,
+                                       bytes: BytesType, dict: DictType}
+"""Real type -> what ``type(x)`` gives the script (facades add their classes)."""
+for _real, _stand_in in STAND_INS.items():
+    TYPE_ALIASES[_stand_in] = _real

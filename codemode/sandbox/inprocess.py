@@ -134,8 +134,8 @@ class InProcessExecutor:
         started = time.perf_counter()
         async with BlockingPortal() as portal:
 
-            async def call(name: str, args: dict[str, Any]) -> dict[str, Any]:
-                future = portal.start_task_soon(broker.answer, name, args)
+            async def call(name: str, text: str) -> dict[str, Any]:
+                future = portal.start_task_soon(broker.answer_json, name, text)
                 return await asyncio.wrap_future(future)
 
             async def job() -> None:

@@ -1,7 +1,8 @@
 """JSON message framing between the host and a sandbox worker process.
 
 Every message is a JSON array whose first element names its kind, sent as one
-frame: a 4-byte big-endian length followed by that many bytes of ASCII JSON.
+frame: a 4-byte big-endian length followed by that many bytes of UTF-8 JSON
+(ASCII, except the argument text of a ``call``; see :func:`encode_call`).
 JSON (never pickle) keeps the worker from handing the host anything but plain
 data, and the length prefix lets a reader split a batch of frames from one
 ``read()`` without scanning for delimiters.
@@ -33,6 +34,7 @@ __all__ = [
     "MAX_FRAME",
     "FrameDecoder",
     "encode",
+    "encode_call",
     "encode_strict",
 ]
 
@@ -49,6 +51,19 @@ _decode = json.JSONDecoder().decode
 def encode(message: list[Any]) -> bytes:
     """One frame for ``message``: length prefix plus compact ASCII JSON."""
     body = _dumps(message).encode("ascii")
+    if len(body) > MAX_FRAME:
+        raise WorkerProtocolError(f"a message of {len(body)} bytes exceeds the frame cap")
+    return _HEADER.pack(len(body)) + body
+
+
+def encode_call(call_id: int, name: str, arguments: str) -> bytes:
+    """The ``call`` frame, with ``arguments`` (JSON text) spliced in as it is.
+
+    The script side already serialised the arguments to check them; splicing
+    that text (a complete JSON value, so it cannot break the framing) saves
+    decoding and re-encoding them on every call. Frames are UTF-8 for this.
+    """
+    body = f'["call",{int(call_id)},{_dumps(name)},{arguments}]'.encode()
     if len(body) > MAX_FRAME:
         raise WorkerProtocolError(f"a message of {len(body)} bytes exceeds the frame cap")
     return _HEADER.pack(len(body)) + body
@@ -86,7 +101,7 @@ class FrameDecoder:
             if end > available:
                 break
             try:
-                message = _decode(buffer[position + HEADER_SIZE : end].decode("ascii"))
+                message = _decode(buffer[position + HEADER_SIZE : end].decode("utf-8"))
             except ValueError as error:
                 raise WorkerProtocolError(f"frame is not JSON: {error}") from None
             if type(message) is not list or not message or type(message[0]) is not str:

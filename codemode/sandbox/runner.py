@@ -18,7 +18,8 @@ How to call it (process layer)::
 
     outcome = await run_script(source, call_tool=call_tool,
                                tool_paths=paths, limits=Limits.from_json(job["limits"]))
-    # or pass call=<async (name, args) -> reply dict> and run_script decodes it.
+    # or pass call=<async (name, JSON text of args) -> reply dict> (the host answers
+    # with ``await broker.answer_json(name, text)``) and run_script decodes it.
     send(outcome.to_json())                     # host: RunOutcome.from_json(...).to_result(
                                                 #   calls=broker.records, time=..., peak_memory=...)
 
@@ -83,8 +84,10 @@ __all__ = ["ReplyCall", "RunControl", "ScriptCallTool", "run_script", "warm_up"]
 ScriptCallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]
 """Script-side call: returns the JSON value or raises ToolCallError / LimitExceeded."""
 
-ReplyCall = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
-"""Script-side call returning the broker's JSON reply (``CallBroker.answer``)."""
+ReplyCall = Callable[[str, str], Awaitable[dict[str, Any]]]
+"""Script-side call taking the arguments as JSON text and returning the broker's JSON
+reply (``CallBroker.answer_json``). Text, because the script side serialises the
+arguments anyway (to check and measure them) and a worker sends them on as they are."""
 
 _MAX_MESSAGE: Final = 2000
 _MAX_TRACEBACK_FRAMES: Final = 8
@@ -342,10 +345,15 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
     if call is not None:
         reply_call = call
 
-        async def call_tool(name: str, args: dict[str, Any]) -> Any:
-            return decode_reply(await reply_call(name, args))
+        async def send(name: str, text: str) -> Any:
+            return decode_reply(await reply_call(name, text))
+    else:
+        value_call = call_tool
+        assert value_call is not None
 
-    assert call_tool is not None
+        async def send(name: str, text: str) -> Any:
+            return await value_call(name, json.loads(text))
+
     limits = DEFAULT_LIMITS if limits is None else limits
     try:
         compiled = compile_script(source)
@@ -357,7 +365,7 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
     meter = state.meter
     token = CURRENT_RUN.set(state)
     try:
-        namespace = _namespace(state, build_tools(tool_paths, call_tool, meter, limits.memory))
+        namespace = _namespace(state, build_tools(tool_paths, send, meter, limits.memory))
         result: Any = None
         try:
             error = await _run(compiled, namespace, state, control)

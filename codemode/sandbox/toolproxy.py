@@ -27,7 +27,8 @@ __all__ = ["PendingCall", "ToolFunction", "ToolNamespace", "build_tools"]
 ARGUMENT_SHARE: Final = 16
 """One call's JSON arguments may take at most ``Limits.memory // ARGUMENT_SHARE`` bytes."""
 
-ScriptCallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]
+TextCall = Callable[[str, str], Awaitable[Any]]
+"""Sends one call: (tool path, the arguments as JSON text) -> the value, or raises."""
 
 
 @final
@@ -36,7 +37,7 @@ class _Caller:
 
     __slots__ = ("_call_tool", "_meter", "_meter_limits_memory")
 
-    def __init__(self, call_tool: ScriptCallTool, meter: Meter, memory: int) -> None:
+    def __init__(self, call_tool: TextCall, meter: Meter, memory: int) -> None:
         self._call_tool = call_tool
         self._meter = meter
         self._meter_limits_memory = memory
@@ -53,11 +54,11 @@ class _Caller:
             self._meter.trip(LimitExceeded("memory", self._meter_limits_memory,
                                            f"tools.{path}() arguments are {len(text)} bytes "
                                            f"of JSON (at most {cap} per call)"))
-        args = json.loads(clean_text(text))
+        text = clean_text(text)
         failure: tuple[str, str, str | None] | None = None
         limit: LimitExceeded | None = None
         try:
-            value = await self._call_tool(path, args)
+            value = await self._call_tool(path, text)
         except ToolCallError as exc:
             failure = (str(exc.tool), str(exc.message), None if exc.path is None else str(exc.path))
         except LimitExceeded as exc:
@@ -156,7 +157,7 @@ class ToolNamespace(SelfGuarded):
         raise AttributeError(f"{where} has no tool {name!r}{hint}{known}")
 
 
-def build_tools(tool_paths: Collection[str], call_tool: ScriptCallTool, meter: Meter,
+def build_tools(tool_paths: Collection[str], call_tool: TextCall, meter: Meter,
                 memory: int) -> ToolNamespace:
     """The ``tools`` proxy for one run, exposing exactly ``tool_paths``."""
     caller = _Caller(call_tool, meter, memory)

@@ -43,13 +43,13 @@ from codemode.errors import LimitExceeded, WorkerProtocolError
 
 from .broker import RUN_ENDED
 from .limits import Limits
-from .protocol import FrameDecoder, encode
+from .protocol import FrameDecoder, encode, encode_call
 from .result import RunOutcome, ScriptError
 
 __all__ = ["EXIT_MEMORY", "ScriptCall", "ScriptRuntime", "main"]
 
-ScriptCall = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
-"""Script side of a tool call: (tool path, JSON arguments) -> broker reply (``decode_reply``)."""
+ScriptCall = Callable[[str, str], Awaitable[dict[str, Any]]]
+"""Script side of a tool call: (tool path, arguments as JSON text) -> broker reply."""
 
 EXIT_MEMORY: Final = 75
 """Exit status when the worker itself ran out of memory outside the script."""
@@ -95,7 +95,10 @@ class _Channel:
 
     def send(self, message: list[Any]) -> None:
         """Write one frame, blocking until the pipe took all of it."""
-        view = memoryview(encode(message))
+        self._write(encode(message))
+
+    def _write(self, frame: bytes) -> None:
+        view = memoryview(frame)
         while view:
             written = os.write(self._write_fd, view)
             view = view[written:]
@@ -132,7 +135,7 @@ class _Channel:
         if not self._pump():
             os._exit(0)
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def call(self, name: str, arguments: str) -> dict[str, Any]:
         """Send one tool call and wait for its reply (the ``ScriptCall`` the runner uses).
 
         Outside a run (script code still running while the worker cleans up)
@@ -142,7 +145,7 @@ class _Channel:
             return {"error": {"tool": name, "message": RUN_ENDED, "path": None}}
         self._next_id += 1
         call_id = self._next_id
-        self.send(["call", call_id, name, arguments])
+        self._write(encode_call(call_id, name, arguments))
         loop = asyncio.get_running_loop()
         # ``_ready`` (callbacks due this turn) is private, but asyncio has no public
         # "is anything else runnable?" check; spinning while other tasks could run

@@ -27,7 +27,7 @@ async def run(source: str, limits: Limits = LIMITS) -> RunOutcome:
             raise ToolCallError(name, "failed on purpose")
         return args.get("value")
 
-    return await run_script(textwrap.dedent(source), call=CallBroker(host, limits).answer,
+    return await run_script(textwrap.dedent(source), call=CallBroker(host, limits).answer_json,
                             tool_paths=["t"], limits=limits)
 
 

@@ -252,7 +252,7 @@ async def _script(source: str) -> RunOutcome:
         return args
 
     limits = Limits(timeout=2, operations=50_000)
-    return await run_script(textwrap.dedent(source), call=CallBroker(host, limits).answer,
+    return await run_script(textwrap.dedent(source), call=CallBroker(host, limits).answer_json,
                             tool_paths=["echo"], limits=limits)
 
 

@@ -35,7 +35,7 @@ class Host:
 async def run(source: str, *, limits: Limits = SMALL, host: Host | None = None,
               paths: tuple[str, ...] = ("echo", "fail", "boom", "ns.get")) -> RunOutcome:
     broker = CallBroker(host or Host(), limits)
-    return await run_script(textwrap.dedent(source), call=broker.answer, tool_paths=paths,
+    return await run_script(textwrap.dedent(source), call=broker.answer_json, tool_paths=paths,
                             limits=limits)
 
 

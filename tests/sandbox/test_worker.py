@@ -23,7 +23,7 @@ from codemode.errors import SandboxError, ToolCallError, WorkerProtocolError
 from codemode.sandbox import pool as pool_module
 from codemode.sandbox.limits import Limits
 from codemode.sandbox.pool import WorkerPoolExecutor
-from codemode.sandbox.protocol import MAX_FRAME, FrameDecoder, encode
+from codemode.sandbox.protocol import MAX_FRAME, FrameDecoder, encode, encode_call
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -109,9 +109,10 @@ def test_decoder_reassembles_frames(chunks: list[bytes], expected: list[list[Any
         (len(b"{nope").to_bytes(4, "big") + b"{nope", "not JSON"),
         (len(b'{"a":1}').to_bytes(4, "big") + b'{"a":1}', "tagged"),
         (len(b"[]").to_bytes(4, "big") + b"[]", "tagged"),
-        (len('["é"]'.encode()).to_bytes(4, "big") + '["é"]'.encode(), "not JSON"),
+        (len(b'["\xff"]').to_bytes(4, "big") + b'["\xff"]', "not JSON"),
+        (len(b'["\xed\xa0\x80"]').to_bytes(4, "big") + b'["\xed\xa0\x80"]', "not JSON"),
     ],
-    ids=["too-long", "not-json", "object", "empty-array", "not-ascii"],
+    ids=["too-long", "not-json", "object", "empty-array", "not-utf8", "encoded-surrogate"],
 )
 def test_decoder_rejects_bad_frames(data: bytes, problem: str) -> None:
     with pytest.raises(WorkerProtocolError, match=problem):
@@ -123,6 +124,18 @@ def test_encode_is_ascii_json() -> None:
     assert int.from_bytes(frame[:4], "big") == len(frame) - 4
     assert json.loads(frame[4:]) == ["call", 1, "t", {"s": "☃\n"}]
     assert frame[4:].isascii()
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{}, {"s": "☃\n", "n": [1, 2.5, None, True]}, {"q": '"]}, x'}, {"": {"k": ["\u2028"]}}],
+    ids=["empty", "unicode", "brackets-in-text", "line-separator"],
+)
+def test_call_frames_splice_argument_text_and_decode_back(arguments: dict[str, Any]) -> None:
+    text = json.dumps(arguments, ensure_ascii=False)
+    frame = encode_call(7, "ns.tool", text)
+    assert int.from_bytes(frame[:4], "big") == len(frame) - 4
+    assert FrameDecoder().feed(frame) == [["call", 7, "ns.tool", arguments]]
 
 
 async def test_value_output_and_calls(pool: WorkerPoolExecutor) -> None:

@@ -45,7 +45,7 @@ async def standin_runtime(
     class Tools:
         def __getattr__(self, name: str) -> Any:
             async def tool(**kwargs: Any) -> Any:
-                return decode_reply(await call(name, kwargs))
+                return decode_reply(await call(name, json.dumps(kwargs)))
 
             return tool
 

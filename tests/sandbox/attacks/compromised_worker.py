@@ -24,10 +24,10 @@ async def run(
 ) -> RunOutcome:
     """Misbehave as ``source`` asks; report what the host answered in ``value``."""
     if source == "call-unlisted-tool":
-        reply = await call("not_exposed", {})
+        reply = await call("not_exposed", "{}")
         return RunOutcome(value=reply)
     if source == "call-flood":
-        replies = [await call("echo", {"i": i}) for i in range(limits.calls + 10)]
+        replies = [await call("echo", f"{{\"i\": {i}}}") for i in range(limits.calls + 10)]
         return RunOutcome(value=len(replies))
     if source == "oversized-outcome":
         return RunOutcome(
