@@ -292,7 +292,14 @@ class _Session:
             wake()
 
     async def _spawn_handlers(self, tg: TaskGroup) -> None:
-        """Start handler tasks on demand until the run finishes."""
+        """Start handler tasks on demand until the run finishes.
+
+        One handler starts at once and parks, so the run's first call (most runs
+        make one or a few, in sequence) wakes it directly instead of waiting for
+        a task to be created; its start overlaps the worker compiling the script.
+        """
+        self._handlers += 1
+        tg.start_soon(self._handle)
         while not self._finished.is_set():
             await self._wake_spawner.wait()
             self._wake_spawner = anyio.Event()
