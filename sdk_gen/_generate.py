@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import re
+import ast
+import keyword
 import typing
+import unicodedata
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, final
@@ -81,7 +83,7 @@ class SdkCache:
         self.misses += 1
         py = path.rpartition(".")[2]
         try:
-            render = render_tool(spec, py=py, prefix=prefix)
+            render = render_tool(spec, py=py, prefix=prefix, method="." in path)
         except Exception as exc:  # a shape nothing here foresaw: degrade this tool, not the SDK
             render = fallback_render(spec, py=py, problem=f"{type(exc).__name__}: {exc}")
         if "." in path:
@@ -101,8 +103,8 @@ class SdkCache:
             module=module,
             stub=stub,
             prompt=prompt,
-            noqa=_lint_exemptions(f"{types}\n{module}"),
-            noqa_stub=_lint_exemptions(f"{types}\n{stub}") - {"E741"},
+            noqa=_lint_exemptions(types, module, render),
+            noqa_stub=_lint_exemptions(types, stub, render) - {"E741"},
         )
         self._pieces[key] = piece
         return piece
@@ -198,18 +200,19 @@ def generate(specs: Iterable[SpecLike], *, cache: SdkCache | None = None) -> Gen
 
 def _place(tools: list[ToolSpec]) -> list[_Slot]:
     spaces = sorted({s.namespace for s in tools if s.namespace is not None})
-    space_py = assign_identifiers(spaces, reserved=RESERVED, avoid_soft=True)
+    space_py = assign_identifiers(spaces, reserved=RESERVED, avoid_soft=True, avoid_private=True)
     top = assign_identifiers(
         [s.name for s in tools if s.namespace is None],
         reserved=RESERVED | set(space_py.values()),
         avoid_soft=True,
+        avoid_private=True,
     )
     members: dict[str, list[str]] = {space: [] for space in spaces}
     for spec in tools:
         if spec.namespace is not None:
             members[spec.namespace].append(spec.name)
     inner = {
-        space: assign_identifiers(names, reserved=RESERVED, avoid_soft=True)
+        space: assign_identifiers(names, reserved=RESERVED, avoid_soft=True, avoid_private=True)
         for space, names in members.items()
     }
     slots = [
@@ -271,10 +274,11 @@ def _assemble(slots: list[_Slot], pieces: list[_Piece]) -> GeneratedSDK:
         {r.wire: r.arguments for r in renders},
     )
     warnings = tuple(f"{r.wire}: {w}" for r in renders for w in r.warnings)
-    codes = set().union(*(p.noqa for p in pieces))
+    spaces = {"E742"} if {s.namespace for s in slots} & _AMBIGUOUS_NAMES else set()
+    codes = set().union(spaces, *(p.noqa for p in pieces))
     return GeneratedSDK(
         module_source=_noqa(module, codes),
-        stub_source=_noqa(stub, set().union(*(p.noqa_stub for p in pieces))),
+        stub_source=_noqa(stub, set().union(spaces, *(p.noqa_stub for p in pieces))),
         prompt=assemble_prompt([p.prompt for p in pieces]),
         names=names,
         warnings=warnings,
@@ -305,11 +309,15 @@ def _imports(imports: set[tuple[str, str]]) -> str:
     lines = ["from __future__ import annotations", ""]
     modules = sorted({m for m, _ in imports})
     for module in modules:
-        names = sorted({n for m, n in imports if m == module}, key=_isort_key)
+        every = {n for m, n in imports if m == module}
+        renamed = sorted((n for n in every if " as " in n), key=_isort_key)
+        names = sorted(every - set(renamed), key=_isort_key)
         line = f"from {module} import {', '.join(names)}"
         if len(line) > 100:
             line = f"from {module} import (\n" + "".join(f"    {n},\n" for n in names) + ")"
-        lines.append(line)
+        if names:
+            lines.append(line)
+        lines.extend(f"from {module} import {n}" for n in renamed)  # one line each, as isort
     return "\n".join(lines)
 
 
@@ -324,21 +332,70 @@ def _join(parts: list[str]) -> str:
     return "\n\n\n".join(p for p in parts if p) + "\n"
 
 
-_AMBIGUOUS = re.compile(r"^\s*(?:\*\*)?[lOI]\s*:", re.MULTILINE)
-_TIMEOUT = re.compile(r"^\s*timeout\s*:", re.MULTILINE)
+_AMBIGUOUS_NAMES = frozenset("lOI")
 
 
-def _lint_exemptions(source: str) -> frozenset[str]:
-    """Ruff codes generated ``source`` would trip: wire names and schema literals decide
+def _lint_exemptions(types: str, function: str, render: ToolRender) -> frozenset[str]:
+    """Ruff codes generated text would trip: wire names and schema literals decide
     identifiers and line lengths, so generated files carry their own exemptions."""
-    codes = set()
-    if any(len(line) > 100 for line in source.splitlines()):
-        codes.add("E501")
-    if _AMBIGUOUS.search(source):
+    codes: set[str] = set()
+    if any(_too_long(line) for line in f"{types}\n{function}".split("\n")):
+        codes.update(("E501", "RUF100"))  # ruff's own width rules are only approximated here
+    fields = {
+        node.target.id
+        for node in ast.walk(ast.parse(types))
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+    }
+    if (fields | {p.py for p in render.params}) & _AMBIGUOUS_NAMES:
         codes.add("E741")
-    if _TIMEOUT.search(source):
+    if render.py in _AMBIGUOUS_NAMES:
+        codes.add("E743")
+    if any(p.py == "timeout" for p in render.params):
         codes.add("ASYNC109")
+    if types and any(_class_syntax_would_do(node) for node in ast.parse(types).body):
+        codes.add("UP013")
     return frozenset(codes)
+
+
+def _too_long(line: str, limit: int = 100) -> bool:
+    """Whether ruff's E501 flags ``line``: display width (wide characters count 2, tabs
+    reach the next stop of 4) over ``limit``, unless it is one word or ends in a URL."""
+    if len(line) <= limit // 2:
+        return False
+    width = 0
+    for ch in line:
+        if ch == "\t":
+            width += 4 - width % 4
+        elif unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+            continue
+        else:
+            width += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    chunks = line.split()
+    if width <= limit or len(chunks) < 2:
+        return False
+    return not ("://" in chunks[-1] and len(line.rstrip()) - len(chunks[-1]) < limit)
+
+
+def _class_syntax_would_do(node: ast.stmt) -> bool:
+    """A functional ``TypedDict`` whose keys could all be class fields (ruff's UP013)."""
+    call = node.value if isinstance(node, ast.Assign) else None
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == "TypedDict"
+        and len(call.args) == 2
+        and isinstance(call.args[1], ast.Dict)
+    ):
+        return False
+    keys = call.args[1].keys
+    return all(
+        isinstance(k, ast.Constant)
+        and isinstance(k.value, str)
+        and k.value.isidentifier()
+        and not keyword.iskeyword(k.value)
+        and not k.value.startswith("__")
+        for k in keys
+    )
 
 
 def _noqa(source: str, codes: set[str]) -> str:

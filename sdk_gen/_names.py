@@ -45,18 +45,24 @@ def to_identifier(wire: str, *, fallback: str = "arg") -> str:
 
 
 def assign_identifiers(
-    wires: Iterable[str], *, reserved: Iterable[str] = (), avoid_soft: bool = False
+    wires: Iterable[str],
+    *,
+    reserved: Iterable[str] = (),
+    avoid_soft: bool = False,
+    avoid_private: bool = False,
 ) -> dict[str, str]:
     """Map each wire name to a unique identifier, deterministically.
 
     A wire name that already *is* a usable identifier keeps it; the others, in sorted order,
     take the mapped form, else ``<base>_``, else the first free ``<base>_<n>`` (n = 2, 3, …).
-    ``reserved`` names (builtins, module internals) are never handed out.
+    ``reserved`` names (builtins, module internals) are never handed out. ``avoid_private``
+    shrinks leading ``__`` to ``_``: in a class body ``__x`` is name-mangled, and a module
+    function named ``__getattr__`` or ``__name__`` would change what the module does.
     """
     taken = set(reserved)
     ordered = sorted(set(wires))
     mapping: dict[str, str] = {}
-    bases = {w: _base(w, avoid_soft=avoid_soft) for w in ordered}
+    bases = {w: _base(w, avoid_soft=avoid_soft, avoid_private=avoid_private) for w in ordered}
     for wire in ordered:
         if bases[wire] == wire and wire not in taken:
             mapping[wire] = wire
@@ -75,8 +81,10 @@ def assign_identifiers(
     return mapping
 
 
-def _base(wire: str, *, avoid_soft: bool) -> str:
+def _base(wire: str, *, avoid_soft: bool, avoid_private: bool) -> str:
     ident = to_identifier(wire)
+    if avoid_private and ident.startswith("__"):
+        ident = "_" + ident.lstrip("_")
     if avoid_soft and ident in SOFT_KEYWORDS:
         ident += "_"
     return ident

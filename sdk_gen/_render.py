@@ -144,11 +144,14 @@ class ToolRender:
         return "\n".join(lines)
 
 
-def render_tool(spec: ToolSpec, *, py: str, prefix: str) -> ToolRender:
-    """Render ``spec`` as function ``py`` whose generated types are named ``prefix…``."""
+def render_tool(spec: ToolSpec, *, py: str, prefix: str, method: bool = False) -> ToolRender:
+    """Render ``spec`` as function ``py`` whose generated types are named ``prefix…``.
+
+    A ``method`` (of a namespace class) takes no ``__x`` parameter: it would be mangled.
+    """
     schema, defs = normalize(spec.parameters)
     root = root_object(schema, defs)
-    mapping = assign_identifiers(root.properties, reserved=ARG_RESERVED)
+    mapping = assign_identifiers(root.properties, reserved=ARG_RESERVED, avoid_private=method)
     out_schema: Any = None
     out_defs: dict[str, Any] = {}
     if spec.output_schema is not None:

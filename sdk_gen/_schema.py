@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._text import encodable
+
 __all__ = [
     "RootObject",
     "constraint_notes",
@@ -140,7 +142,52 @@ def normalize(schema: Any, *, key_prefix: str = "") -> tuple[Any, dict[str, Any]
                 out[k] = v
         return out
 
-    return walk(root), defs
+    out = walk(root)
+    _ground_alias_loops(defs)
+    return out, defs
+
+
+_STRUCTURE = frozenset(
+    {"type", "properties", "items", "additionalProperties", "enum", "const", "prefixItems"}
+)
+"""Keys that give a schema a type of its own, whatever ``$ref``/``anyOf`` sit beside them."""
+_BRANCHES = ("anyOf", "oneOf", "allOf")
+
+
+def _ground_alias_loops(defs: dict[str, Any]) -> None:
+    """Make definitions that only name each other in a loop (``A = A``, ``A = B | A``…) ``Any``.
+
+    ``{"$ref": "#/$defs/A"}`` as ``A`` (or a union whose every branch loops back) constrains
+    nothing and has no type to stand for; the type generator refuses such chains. Loops
+    through a container (``A = {"items": A}``) are ordinary recursion and stay.
+    """
+    grounded: set[str] = set()
+
+    def is_grounded(node: Any) -> bool:
+        if not isinstance(node, dict) or set(node) & _STRUCTURE:
+            return True
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.removeprefix("#/$defs/") not in grounded:
+            return False
+        for key in _BRANCHES:
+            branches = node.get(key)
+            if isinstance(branches, list) and branches:
+                parts = [is_grounded(b) for b in branches]
+                if not (all(parts) if key == "allOf" else any(parts)):
+                    return False
+        return True
+
+    changed = True
+    while changed:
+        changed = False
+        for key, node in defs.items():
+            if key not in grounded and is_grounded(node):
+                grounded.add(key)
+                changed = True
+    for key in defs.keys() - grounded:
+        node = defs[key]
+        if isinstance(node, dict):
+            defs[key] = {k: v for k, v in node.items() if k != "$ref" and k not in _BRANCHES}
 
 
 def ref_key(schema: Any) -> str | None:
@@ -170,6 +217,11 @@ def for_types(node: Any, refs: Mapping[str, str]) -> Any:
     for k, v in node.items():
         if k == "format" and isinstance(v, str):
             continue
+        if k == "type" and isinstance(node.get("enum"), list) and "array" in _listed(v):
+            continue  # ``type: array`` beside an enum makes the type generator write an ``Enum``
+        if k in ("description", "title") and isinstance(v, str):
+            out[k] = encodable(v)  # the type generator writes its text as UTF-8
+            continue
         if k == "$ref" and isinstance(v, str):
             key = v.removeprefix("#/$defs/")
             out[k] = f"#/$defs/{refs[key]}" if key in refs else v
@@ -184,6 +236,10 @@ def for_types(node: Any, refs: Mapping[str, str]) -> Any:
     return out
 
 
+def _listed(types: Any) -> list[Any]:
+    return types if isinstance(types, list) else [types]
+
+
 def _documented(field: Any, original: Any) -> Any:
     if not isinstance(field, dict) or not isinstance(original, dict):
         return field
@@ -193,7 +249,7 @@ def _documented(field: Any, original: Any) -> Any:
     if not notes:
         return field
     desc = original.get("description")
-    text = desc.strip() if isinstance(desc, str) else ""
+    text = encodable(desc.strip()) if isinstance(desc, str) else ""
     tail = "(" + "; ".join(notes) + ")"
     return {**field, "description": f"{text} {tail}" if text else tail}
 

@@ -11,6 +11,7 @@ __all__ = [
     "clean",
     "comment_text",
     "docstring",
+    "escape_controls",
     "prompt_text",
 ]
 
@@ -53,15 +54,25 @@ def comment_text(text: str) -> str:
     return f"  # {flat}" if flat else ""
 
 
+def _control_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}"
+
+
+def escape_controls(source: str) -> str:
+    """Escape control, line-separator and surrogate characters inside generated string literals.
+
+    Python accepts most of them raw in a string, but ``str.splitlines`` (and so line-based
+    tools) breaks lines at ``\\x1c``, ``\\x85`` or ``\\u2028``, and a lone surrogate cannot be
+    written as UTF-8. Only for source whose literals are not raw strings: the escape then
+    stands for the same character.
+    """
+    return _CONTROL.sub(_control_escape, source)
+
+
 def _escape(text: str) -> str:
     text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    text = _CONTROL.sub(
-        lambda m: (
-            f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}"
-        ),
-        text,
-    )
-    return text + " " if text.endswith('"') else text
+    return _CONTROL.sub(_control_escape, text)
 
 
 def docstring(paragraphs: list[str], *, indent: str, width: int = 96) -> str:
@@ -83,6 +94,9 @@ def docstring(paragraphs: list[str], *, indent: str, width: int = 96) -> str:
         body.pop()
     if not body:
         return ""
+    last = body[-1]
+    if last.endswith('"') and (len(last) - len(last[:-1].rstrip("\\"))) % 2:
+        body[-1] = last[:-1] + '\\"'  # a bare quote before the closing ``"""`` would end it early
     if len(body) == 1 and len(body[0]) + len(indent) + 6 <= width:
         return f'{indent}"""{body[0]}"""'
     lines = [f'{indent}"""{body[0]}', *(f"{indent}{b}" if b else "" for b in body[1:])]

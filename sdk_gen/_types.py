@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from codemode.errors import SdkGenerationError
 
 from ._schema import for_types
-from ._text import comment_text
+from ._text import comment_text, escape_controls
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -30,7 +31,8 @@ class TypeBlock:
     """Definitions generated for one tool."""
 
     imports: tuple[tuple[str, str], ...]
-    """``(module, name)`` pairs the definitions need (``from module import name``)."""
+    """``(module, name)`` pairs the definitions need (``from module import name``); ``name``
+    may read ``X as Y`` when the generator renamed an import a field name would shadow."""
     source: str
     """The definitions as formatted Python source (no imports)."""
     compact: str
@@ -61,6 +63,31 @@ def _options(prefix: str) -> dict[str, Any]:
     }
 
 
+def _keep_exact_keys() -> None:
+    """Make datamodel-code-generator write a ``TypedDict`` in the functional form whenever a
+    field's Python name would differ from its key.
+
+    Its class form prints fields by their Python names, and it renames valid identifiers
+    it dislikes (``_private`` becomes ``field_private``), and Python NFKC-normalises class
+    field names (``ﬁle`` becomes ``file``): the type would then describe a key the tool
+    never sees. Patched once, in process; a missing hook (another version)
+    leaves it alone.
+    """
+    from datamodel_code_generator.model import typed_dict
+
+    valid = getattr(typed_dict, "_is_valid_field_name", None)
+    source = getattr(typed_dict, "_field_source_name", None)
+    if valid is None or source is None or getattr(valid, "_sdk_gen", False):
+        return
+
+    def exact(field: Any) -> bool:
+        name = source(field)
+        return bool(valid(field)) and field.name == name == unicodedata.normalize("NFKC", name)
+
+    exact._sdk_gen = True  # type: ignore[attr-defined]
+    typed_dict._is_valid_field_name = exact
+
+
 def _sentinel(index: int) -> str:
     return f"Sdkarg{index}Z"
 
@@ -79,6 +106,7 @@ def render_types(
     """
     from datamodel_code_generator import generate
 
+    _keep_exact_keys()
     sentinels = {key: _sentinel(index) for key, index in refs.items()}
     doc_defs = {_sentinel(i): for_types(schema, sentinels) for i, (_, schema) in enumerate(wanted)}
     try:
@@ -89,14 +117,50 @@ def render_types(
         raise SdkGenerationError(tool, f"datamodel-code-generator failed: {exc}") from exc
     if not isinstance(code, str):
         raise SdkGenerationError(tool, "datamodel-code-generator returned no single module")
-    code = _drop_root(code, f"{prefix}Model")
+    code = _drop_root(_repair(escape_controls(code)), f"{prefix}Model")
     code, finals = _rename(tool, code, prefix, [names for names, _ in wanted])
     return _split(tool, code), finals
 
 
+_BARE = {"list": "list[Any]", "dict": "dict[str, Any]"}
+
+
+def _repair(code: str) -> str:
+    """Fix what the type generator writes but ``mypy --strict`` refuses.
+
+    A recursive array becomes a bare ``list`` alias (``list[Any]`` here), and a functional
+    ``TypedDict`` keeps a name Python's parser NFKC-normalises in the variable
+    (``"Idº"`` for ``Ido``), which mypy reports as a mismatch.
+    """
+    lines = code.split("\n")
+    for node in ast.parse(code).body:
+        value = node.value if isinstance(node, ast.AnnAssign | ast.Assign) else None
+        target = _bound(node)
+        if isinstance(node, ast.AnnAssign) and isinstance(value, ast.Name) and value.id in _BARE:
+            _replace(lines, value, _BARE[value.id])
+        elif (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "TypedDict"
+            and value.args
+            and isinstance(value.args[0], ast.Constant)
+            and value.args[0].value != target
+        ):
+            _replace(lines, value.args[0], f'"{target}"')
+    return "\n".join(lines)
+
+
+def _replace(lines: list[str], node: ast.expr, text: str) -> None:
+    """Replace a one-line expression (``ast`` columns count UTF-8 bytes)."""
+    assert node.end_col_offset is not None and node.lineno == node.end_lineno
+    raw = lines[node.lineno - 1].encode("utf-8")
+    fixed = raw[: node.col_offset] + text.encode("utf-8") + raw[node.end_col_offset :]
+    lines[node.lineno - 1] = fixed.decode("utf-8")
+
+
 def _drop_root(code: str, root: str) -> str:
     """Remove the ``<prefix>Model: TypeAlias = Any`` the schema's empty root produces."""
-    lines = code.splitlines()
+    lines = code.split("\n")
     for node in ast.parse(code).body:
         if _bound(node) == root and _is_any_alias(node):
             assert node.end_lineno is not None
@@ -136,7 +200,7 @@ def _rename(
 
 def _split(tool: str, code: str) -> TypeBlock:
     tree = ast.parse(code)
-    lines = code.splitlines()
+    lines = code.split("\n")
     imports: list[tuple[str, str]] = []
     chunks: list[str] = []
     compact: list[str] = []
@@ -145,7 +209,7 @@ def _split(tool: str, code: str) -> TypeBlock:
     for index, node in enumerate(body):
         if isinstance(node, ast.ImportFrom):
             if node.module != "__future__":
-                imports.extend((node.module or "", alias.name) for alias in node.names)
+                imports.extend((node.module or "", _imported(alias)) for alias in node.names)
             continue
         if isinstance(node, ast.Import):
             raise SdkGenerationError(tool, f"unexpected import: {ast.unparse(node)}")
@@ -164,6 +228,10 @@ def _split(tool: str, code: str) -> TypeBlock:
         compact="\n".join(compact),
         names=tuple(names),
     )
+
+
+def _imported(alias: ast.alias) -> str:
+    return f"{alias.name} as {alias.asname}" if alias.asname else alias.name
 
 
 def _bound(node: ast.stmt) -> str:

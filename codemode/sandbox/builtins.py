@@ -20,6 +20,7 @@ from .guards import (
     TYPE_ALIASES,
     build_class,
     check_codec,
+    check_strftime,
     guarded_getattr,
     guarded_hasattr,
     guarded_type,
@@ -211,14 +212,29 @@ class _CountedCollection(_GuardedType):
 
 
 class _CountedMapping(_GuardedType):
-    """Stand-ins for ``dict`` and the dict-like facade classes: a positional iterable
-    (key/value pairs, or keys for ``Counter``) is drawn through the operation counter,
-    for the same reason as ``set`` (bulk inserts of colliding keys)."""
+    """Stand-ins for ``dict`` and the dict-like facade classes: the positional iterable
+    (key/value pairs, or keys for ``Counter``; argument ``position``) is drawn through the
+    operation counter, for the same reason as ``set`` (bulk inserts of colliding keys)."""
+
+    position: int = 0
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        if args and not isinstance(args[-1], dict):
-            args = (*args[:-1], counted(args[-1]))
+        at = cls.position
+        if len(args) > at and not (isinstance(args[at], dict | str)
+                                   or hasattr(args[at], "keys")):
+            args = (*args[:at], counted(args[at]), *args[at + 1:])
         return cls.real(*args, **kwargs)
+
+
+def counted_mapping(real: type, position: int = 0) -> type:
+    """A script-visible stand-in for the dict-like class ``real`` (see ``_CountedMapping``)."""
+    stand_in = _CountedMapping(real.__name__, (), {"real": real, "position": position,
+                                                   "check": staticmethod(_no_check)})
+    stand_in.__qualname__ = real.__name__
+    stand_in.__module__ = real.__module__
+    STAND_INS[real] = stand_in
+    TYPE_ALIASES[stand_in] = real
+    return stand_in
 
 
 class _RangeMeta(_GuardedType):
@@ -315,6 +331,8 @@ _MAX_INT_DIGITS: Final = MAX_INT_BITS * 3 // 10 + 2
 def check_format_spec(spec: Any) -> None:
     """Refuse format specs whose width or precision would allocate huge strings."""
     if isinstance(spec, str) and len(spec) > 4:
+        # A date's spec is a strftime format (``f"{d:%c%c…}"``), sized like strftime.
+        check_strftime(spec)
         digits = "".join(c if c.isdigit() else " " for c in spec).split()
         ensure_size(sum(int(number[:12]) for number in digits), "format spec")
 
@@ -370,3 +388,4 @@ STAND_INS: Final[dict[type, type]] = {str: StrType, int: IntType, set: SetType,
 """Real type -> what ``type(x)`` gives the script (facades add their classes)."""
 for _real, _stand_in in STAND_INS.items():
     TYPE_ALIASES[_stand_in] = _real
+    _stand_in.__module__ = _real.__module__  # str(str) shows "<class 'builtins.str'>"

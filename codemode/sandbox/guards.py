@@ -42,6 +42,7 @@ __all__ = [
     "SelfGuarded",
     "build_class",
     "check_codec",
+    "check_strftime",
     "guarded_apply",
     "guarded_getattr",
     "guarded_hasattr",
@@ -258,6 +259,96 @@ def _bind_extend(seq: Any) -> Callable[..., None]:
     return extend
 
 
+_PIECE: Final = 64
+"""Bytes one piece of a split costs (list slot + a small str/bytes object)."""
+
+_STR_SPACE: Final = (" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f")
+_UNICODE_SPACE: Final = (*_STR_SPACE, "\x85", "\xa0", "\u1680", *map(chr, range(0x2000, 0x200b)),
+                         "\u2028", "\u2029", "\u202f", "\u205f", "\u3000")
+_BYTES_SPACE: Final = (b" ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c")
+_STR_LINES: Final = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028",
+                     "\u2029")
+_BYTES_LINES: Final = (b"\n", b"\r")
+
+
+def _separators(text: Any, sep: Any, lines: bool) -> int:
+    """How many places ``text`` can be cut at (an upper bound, C-speed counts)."""
+    if lines:
+        marks: tuple[Any, ...] = _BYTES_LINES if isinstance(text, bytes) else _STR_LINES
+    elif sep is not None:
+        return text.count(sep) if sep else 0
+    elif isinstance(text, bytes):
+        marks = _BYTES_SPACE
+    else:
+        marks = _STR_SPACE if text.isascii() else _UNICODE_SPACE
+    return sum(text.count(mark) for mark in marks)
+
+
+def _bind_split(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """``split``/``rsplit``/``splitlines``: many small objects from one C call (a 16 MB
+    text of two-letter words becomes ~300 MB of list and strings): size the pieces first."""
+    lines = method == "splitlines"
+
+    def bind(text: Any) -> Callable[..., Any]:
+        real = getattr(text, method)
+
+        def split(*args: Any, **kwargs: Any) -> Any:
+            if len(text) * _PIECE > _SPLIT_FAST:
+                sep = None if lines else (args[0] if args else kwargs.get("sep"))
+                cuts = len(text)
+                if len(text) * _PIECE > _SPLIT_COUNT:
+                    cuts = _separators(text, sep, lines)
+                if not lines:
+                    limit = args[1] if len(args) > 1 else kwargs.get("maxsplit", -1)
+                    if isinstance(limit, int) and limit >= 0:
+                        cuts = min(cuts, int(limit))
+                ensure_size((cuts + 1) * _PIECE + len(text), f"{type(text).__name__}.{method}")
+            return real(*args, **kwargs)
+        return split
+    return bind
+
+
+_SPLIT_FAST: Final = 1 << 16
+_SPLIT_COUNT: Final = 1 << 22
+
+
+_STRFTIME_COST: Final = 1024
+"""Bytes ``strftime`` may need per format character: up to 24 characters of output per
+directive, in a 4-byte wide buffer CPython grows to 256 times the format length."""
+
+
+def check_strftime(fmt: Any) -> None:
+    """Refuse date format strings whose rendering could need a huge buffer."""
+    if isinstance(fmt, str) and len(fmt) > 16:
+        ensure_size(len(fmt) * _STRFTIME_COST, "strftime()")
+
+
+def _bind_strftime(value: Any) -> Callable[..., str]:
+    def strftime(fmt: str) -> str:
+        check_strftime(fmt)
+        result: str = value.strftime(fmt)
+        return result
+    return strftime
+
+
+def _bind_counted(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """Bulk inserts (``set.update``, ``dict.update`` …) drawn through the operation counter:
+    inserting colliding keys is quadratic inside one C call otherwise."""
+    def bind(obj: Any) -> Callable[..., Any]:
+        real = getattr(obj, method)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return real(*map(_counted_arg, args), **kwargs)
+        return call
+    return bind
+
+
+def _counted_arg(arg: Any) -> Any:
+    if isinstance(arg, set | frozenset | dict | str | bytes) or hasattr(arg, "keys"):
+        return arg
+    return counted(arg)
+
+
 CODECS: Final = frozenset({"utf-8", "utf8", "ascii", "latin-1", "latin1", "iso-8859-1",
                            "utf-16", "utf-32", "utf-16-le", "utf-16-be", "utf-8-sig"})
 """Codecs ``str.encode``/``bytes.decode`` accept (others can be slow pure-Python host code)."""
@@ -294,12 +385,48 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     (str, "expandtabs"): _bind_expandtabs,
     (str, "join"): _bind_join,
     (str, "translate"): _bind_translate,
+    (str, "split"): _bind_split("split"),
+    (str, "rsplit"): _bind_split("rsplit"),
+    (str, "splitlines"): _bind_split("splitlines"),
+    (bytes, "split"): _bind_split("split"),
+    (_dt.date, "strftime"): _bind_strftime,
+    (_dt.datetime, "strftime"): _bind_strftime,
+    (_dt.time, "strftime"): _bind_strftime,
+    **{(kind, name): _bind_counted(name) for kind in (set, frozenset) for name in (
+        "update", "union", "intersection", "difference", "symmetric_difference",
+        "intersection_update", "difference_update", "symmetric_difference_update",
+        "issubset", "issuperset", "isdisjoint") if name in ATTRIBUTES[kind]},
+    **{(kind, name): _bind_counted(name) for kind in (dict, Counter, OrderedDict, defaultdict)
+       for name in ("update", "subtract") if name in ATTRIBUTES[kind]},
     (list, "extend"): _bind_extend,
     (deque, "extend"): _bind_extend,
     (deque, "extendleft"): _bind_extend,
 }
 """(type, name) -> factory binding a size-guarded method to an instance (facades add more)."""
 _SPECIAL = SPECIAL_METHODS
+
+UNBOUND_SPECIALS: Final = frozenset(
+    key for key in SPECIAL_METHODS
+    if key[1] in ("split", "rsplit", "splitlines", "strftime", "update", "subtract", "union",
+                  "intersection", "difference", "symmetric_difference", "intersection_update",
+                  "difference_update", "symmetric_difference_update", "issubset", "issuperset",
+                  "isdisjoint"))
+"""Guarded methods a script may also take from the class (``map(str.split, lines)``); the
+older guarded ones (``str.ljust`` …) stay refused there."""
+
+
+def _unbound(real: type, name: str) -> Callable[..., Any]:
+    """``real.name`` as a function of the instance, running the guarded method."""
+    special = _SPECIAL[(real, name)]
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if type(self) is not real:
+            raise TypeError(f"descriptor {name!r} for {real.__name__!r} objects doesn't apply "
+                            f"to a {type(self).__name__!r} object")
+        return special(self)(*args, **kwargs)
+    method.__name__ = name
+    method.__qualname__ = f"{real.__name__}.{name}"
+    return method
 
 _ALLOWED: dict[tuple[type, str], bool] = {}
 """Cache of granted (exact type, name) pairs for non-script types (bounded by ATTRIBUTES)."""
@@ -362,7 +489,11 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
                 return getattr(obj, name)
         elif issubclass(cls, type):
             real = TYPE_ALIASES.get(obj, obj)
-            if name in ATTRIBUTES.get(real, ()) and (real, name) not in _SPECIAL:
+            if name in ATTRIBUTES.get(real, ()):
+                if (real, name) in UNBOUND_SPECIALS:
+                    return _unbound(real, name)
+                if (real, name) in _SPECIAL:
+                    raise refuse(obj, name)
                 if name == "fromkeys":
                     return partial(_fromkeys, real)
                 return getattr(real, name)

@@ -319,13 +319,24 @@ class SandboxPolicy(RestrictingNodeTransformer):
     # Names -------------------------------------------------------------------------------
 
     def visit_Name(self, node: ast.Name) -> Any:
-        if isinstance(node.ctx, ast.Load) and node.id == "print":
+        """RestrictedPython's ``visit_Name`` (pinned 9.0) minus its ``print``/``printed``
+        rewrites and its walk into ``ctx``, which holds nothing to check."""
+        name = node.id
+        load = type(node.ctx) is ast.Load
+        if load and name == "print":
             return node
-        if node.id == "printed":
+        if name == "printed":
             self.error(node, '"printed" is not available; print() output is captured '
                        "automatically")
             return node
-        return super().visit_Name(node)
+        if load:
+            self.used_names[name] = True
+        self.check_name(node, name)
+        return node
+
+    def visit_Constant(self, node: ast.Constant) -> Any:
+        """A literal has no child nodes: nothing to walk."""
+        return node
 
     # Async -------------------------------------------------------------------------------
 

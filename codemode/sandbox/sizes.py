@@ -48,6 +48,10 @@ at this size every operation stays in the milliseconds.
 MAX_MODPOW_COST: Final = 1 << 26
 """Largest ``bits(exponent) * bits(modulus)`` for three-argument ``pow``."""
 
+MODULAR_INVERSE_DIVISOR: Final = 16
+"""``pow(a, -1, m)`` runs Euclid on ``m`` in one C call (quadratic: ~1 s at 131 000 bits);
+it is charged ``bits(m)**2 / 16`` against ``MAX_MODPOW_COST`` (allowed up to ~32 000 bits)."""
+
 _FAST_OK: Final = 1 << 16
 """Sizes below this never need the run's memory limit looked up."""
 
@@ -168,7 +172,10 @@ def guarded_pow(a: Any, b: Any, mod: Any = None) -> Any:
             _int_bits(MAX_INT_BITS + 1 if big else (int(a).bit_length() - 1) * int(b) + 1)
         return a ** b
     if isinstance(mod, int) and isinstance(b, int):
-        cost = abs(int(mod)).bit_length() * abs(int(b)).bit_length()
+        bits = abs(int(mod)).bit_length()
+        cost = bits * abs(int(b)).bit_length()
+        if b < 0:
+            cost += bits * bits // MODULAR_INVERSE_DIVISOR  # a modular inverse first
         if cost > MAX_MODPOW_COST:
             run = current_run()
             run.meter.trip(LimitExceeded("operations", run.limits.operations,

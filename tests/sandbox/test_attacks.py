@@ -1127,6 +1127,114 @@ ESCAPES = [
     """,
         TYPE,
     ),
+    # ---- round 2: real builtin types handed out by type(), stand-in names, unbound methods
+    a(
+        "type-of-range-bypasses-budget",
+        "R = type(range(1))\nlen(list(R(10**9)))",
+        LIMIT,
+        limit=("operations",),
+        message="range of",
+        limits=DOS,
+    ),
+    a("type-of-bytes-size", "B = type(b'')\nlen(B(10**9))", LIMIT, limit=("memory",),
+      limits=DOS),
+    a("type-of-bytes-codec", "B = type(b'')\nB('abc', 'punycode')", "LookupError"),
+    a("type-of-bytes-codec-keyword", "type(b'')('abc', encoding='idna')", "LookupError"),
+    a(
+        "type-of-bytes-iterable-counted",
+        "B = type(b'')\nlen(B(x % 256 for x in range(10**6)))",
+        LIMIT,
+        limit=("operations",),
+        limits=DOS,
+    ),
+    a(
+        "stand-in-reprs-name-no-internal-module",
+        """
+        import collections
+        [str(str), str(set), str(dict), str(type(range(1))), str(collections.Counter),
+         str(collections.defaultdict)]
+    """,
+        None,
+        value=["<class 'str'>", "<class 'set'>", "<class 'dict'>", "<class 'range'>",
+               "<class 'collections.Counter'>", "<class 'collections.defaultdict'>"],
+    ),
+    a(
+        "stand-ins-keep-isinstance-and-type-identity",
+        """
+        import collections
+        c = collections.Counter('aab')
+        d = collections.defaultdict(list)
+        [isinstance(c, collections.Counter), isinstance(c, dict), type(c) is collections.Counter,
+         type({}) is dict, isinstance(range(2), type(range(1))), isinstance(d, dict),
+         type(b'')(3).hex(), list(zip('ab', [1, 2])), list(enumerate('a', 5))]
+    """,
+        None,
+        value=[True, True, True, True, True, True, "000000", [["a", 1], ["b", 2]], [[5, "a"]]],
+    ),
+    a("unbound-guarded-split-works", "list(map(str.split, ['a b', 'c']))", None,
+      value=[["a", "b"], ["c"]]),
+    a("unbound-guarded-method-wrong-self", "str.split(1)", TYPE, message="doesn't apply"),
+    a("unbound-set-union-wrong-self", "set.union([1], [2])", TYPE, message="doesn't apply"),
+    a(
+        "unbound-strftime-still-sized",
+        "import datetime\ndatetime.date.strftime(datetime.date(2020, 1, 1), '%c' * 10**6)",
+        LIMIT,
+        limit=("memory",),
+        limits=DOS,
+    ),
+    # ---- round 2: language corners that must stay refused
+    a("match-mapping-pattern", "match {'a': 1}:\n    case {'a': v, **rest}:\n        pass", SYNTAX),
+    a("match-sequence-pattern", "match [1, 2]:\n    case [a, *b]:\n        pass", SYNTAX),
+    a("match-args-class-attr", "class P:\n    __match_args__ = ('x',)", SYNTAX),
+    a("super-zero-arg", "class A:\n    def __init__(self):\n        super().__init__()\nA()", NAME),
+    a("class-getitem-hook", "class A:\n    def __class_getitem__(cls, k):\n        return k", SYNTAX),
+    a("dunder-hash-method", "class A:\n    def __hash__(self):\n        return 1", SYNTAX),
+    a(
+        "walrus-binds-guard-name",
+        "[(_getattr_ := getattr) for i in range(1)]",
+        SYNTAX,
+    ),
+    a(
+        "walrus-in-comprehension-ok",
+        "[y := i * 2 for i in range(3)]\n[y, [z for i in range(2) if (z := i)]]",
+        None,
+        value=[4, [1]],
+    ),
+    a(
+        "exception-group-from-gather-has-no-host-objects",
+        """
+        import asyncio
+        async def bad(i):
+            raise ValueError(i)
+        r = await asyncio.gather(bad(1), tools.fail(), return_exceptions=True)
+        [type(x).__name__ if False else x.args for x in r]
+    """,
+        None,
+        value=[[1], ["fail: nope"]],
+        check=lambda result, host: _assert(len(host.calls) == 1, host.calls),
+        max_calls=1,
+    ),
+    a(
+        "exception-traceback-attribute-computed",
+        "try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    getattr(e, '__traceback' + '__')",
+        ATTR,
+    ),
+    a(
+        "exception-with-traceback-method",
+        "try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    e.with_traceback(None)",
+        ATTR,
+    ),
+    a(
+        "exception-add-note",
+        "try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    e.add_note('x')",
+        ATTR,
+    ),
+    a("defaultdict-factory-print", "import collections\nd = collections.defaultdict(print)\n"
+      "d['k']\n'ok'", TYPE),
+    a("tools-namespace-attr-computed", "getattr(tools.ns, 'get').sandbox_getattr", ATTR),
+    a("tools-call-non-str-kwargs", "await tools.echo(**{1: 2})", TYPE),
+    a("result-bytes-is-refused", "b'abc'", TYPE, message="JSON"),
+    a("result-nan-is-refused", "float('nan')", "ValueError"),
 ]
 
 
@@ -2215,6 +2323,132 @@ DOSES = [
     """,
         limit=("calls",),
         max_calls=DOS.calls,
+    ),
+    # ---- round 2: one C call that turns a bounded input into many objects
+    dos("split-many-small-pieces", "len(('ab ' * (5 * 10**6)).split())", limit=("memory",)),
+    dos("rsplit-many-small-pieces", "len(('ab,' * (5 * 10**6)).rsplit(','))", limit=("memory",)),
+    dos("splitlines-many-small-pieces", "len(('ab\\n' * (5 * 10**6)).splitlines())",
+        limit=("memory",)),
+    dos("bytes-split-many-small-pieces", "len((b'ab ' * (5 * 10**6)).split())",
+        limit=("memory",)),
+    dos(
+        "unicode-whitespace-split",
+        "len(('a\\u3000' * (5 * 10**6)).split())",
+        limit=HEAVY,
+        limits=SLOW_OK,
+    ),
+    dos("regex-findall-many-matches", "import re\nlen(re.findall('..', 'a' * (15 * 10**6)))",
+        limit=HEAVY, limits=SLOW_OK),
+    dos("regex-split-many-pieces", "import re\nlen(re.split(' ', 'ab ' * (5 * 10**6)))",
+        limit=HEAVY, limits=SLOW_OK),
+    dos("regex-pattern-findall-many", "import re\nlen(re.compile('.').findall('a' * 10**7))",
+        limit=HEAVY, limits=SLOW_OK),
+    dos(
+        "regex-findall-nested-groups-copy",
+        "import re\nlen(re.findall('(' * 90 + 'a+' + ')' * 90, 'b' + 'a' * 10**6))",
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
+    dos(
+        "match-group-repeated-names",
+        "import re\nm = re.search('a+', 'b' + 'a' * 10**6)\nlen(m.group(*([0] * 10**5)))",
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
+    dos(
+        "match-groups-nested-copies",
+        "import re\nm = re.search('(' * 90 + 'a+' + ')' * 90, 'b' + 'a' * 10**6)\nlen(m.groups())",
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
+    dos(
+        "match-groupdict-nested-copies",
+        """
+        import re
+        p = ''.join('(?P<g%d>' % i for i in range(90)) + 'a+' + ')' * 90
+        m = re.search(p, 'b' + 'a' * 10**6)
+        len(m.groupdict())
+    """,
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
+    dos(
+        "strftime-amplify",
+        "import datetime\nlen(datetime.date(2020, 1, 1).strftime('%c' * (5 * 10**6)))",
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
+    dos(
+        "datetime-strftime-amplify",
+        "import datetime\nlen(datetime.datetime(2020, 1, 1).strftime('%c' * (5 * 10**6)))",
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
+    dos(
+        "fstring-date-spec-amplify",
+        "import datetime\nd = datetime.date(2020, 1, 1)\nlen(f\"{d:{'%c' * (5 * 10**6)}}\")",
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
+    dos(
+        "format-date-spec-amplify",
+        "import datetime\nlen(format(datetime.date(2020, 1, 1), '%c' * (5 * 10**6)))",
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
+    # ---- round 2: C loops fed by uncounted builtins, bypassed constructors
+    dos("zip-feeds-extend", "x = [0]\nx.extend(zip(x, 'a' * (3 * 10**6)))\nlen(x)"),
+    dos("enumerate-feeds-extend-forever", "x = [0]\nx.extend(enumerate(x))\nlen(x)"),
+    dos("zip-in-operator-c-loop", "x = [0]\n(1, 1) in zip(x, x.extend(x) or 'a' * BIG)".replace(
+        "BIG", str(BIG))),
+    dos("type-of-range-list", "len(list(type(range(1))(3 * 10**8)))"),
+    dos("type-of-range-tuple", "len(tuple(type(range(0))(3 * 10**8)))"),
+    dos("type-of-range-deque", "import collections\ncollections.deque(type(range(1))(3 * 10**8), 0)"),
+    # ---- round 2: bulk inserts of colliding int keys outside set()/fromkeys (RT-40 follow-up)
+    *[
+        dos(
+            f"hash-collision-{name}",
+            "m = 2**61 - 1\nkeys = [i * m for i in range(15000)]\n" + body,
+            limit=CPU,
+            limits=ROOMY,
+        )
+        for name, body in (
+            ("dict-of-zip", "len(dict(zip(keys, keys)))"),
+            ("dict-of-pairs", "len(dict([(k, 0) for k in keys]))"),
+            ("dict-update", "d = {}\nd.update(zip(keys, keys))\nlen(d)"),
+            ("set-update", "s = set()\ns.update(keys)\nlen(s)"),
+            ("set-union", "len(set().union(keys))"),
+            ("frozenset-union", "len(frozenset().union(keys))"),
+            ("set-issuperset", "{0}.issuperset(keys)"),
+            ("counter-update", "import collections\nc = collections.Counter()\nc.update(keys)"),
+            ("counter-via-type", "import collections\nlen(type(collections.Counter())(keys))"),
+            ("defaultdict-pairs", "import collections\n"
+             "len(collections.defaultdict(int, zip(keys, keys)))"),
+            ("ordereddict-pairs", "import collections\nlen(collections.OrderedDict(zip(keys, keys)))"),
+        )
+    ],
+    # ---- round 2: single C calls that are quadratic in a small input
+    dos(
+        "pow-modular-inverse-huge",
+        """
+        import random
+        m = (1 << 131000) - 159
+        a = random.getrandbits(131000) | 1
+        for i in range(20):
+            pow(a, -1, m)
+    """,
+        limit=("operations",),
+        limits=SLOW_OK,
+    ),
+    dos(
+        "statistics-exact-bigint-arithmetic",
+        """
+        import statistics
+        x = [3**80000] * 20000
+        statistics.variance(x)
+    """,
+        limit=("operations",),
+        limits=SLOW_OK,
     ),
     a("except-star", "try:\n    pass\nexcept* ValueError:\n    pass", SYNTAX),
 ]

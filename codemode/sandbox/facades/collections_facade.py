@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 from typing import Any, Final
 
+from codemode.sandbox.builtins import counted_mapping
 from codemode.sandbox.guards import EXTRA_NAMES, ScriptMeta
 from codemode.sandbox.state import current_run
 
@@ -33,7 +34,9 @@ def namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> type
 
 
 FACADE: Final = Facade("collections", {
-    "Counter": collections.Counter, "defaultdict": collections.defaultdict,
-    "OrderedDict": collections.OrderedDict, "deque": collections.deque,
+    # Stand-ins: isinstance() sees the real classes; a bulk input is counted.
+    "Counter": counted_mapping(collections.Counter),
+    "defaultdict": counted_mapping(collections.defaultdict, 1),
+    "OrderedDict": counted_mapping(collections.OrderedDict), "deque": collections.deque,
     "namedtuple": namedtuple,
 })

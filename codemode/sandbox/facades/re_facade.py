@@ -27,6 +27,43 @@ __all__ = ["FACADE", "Pattern"]
 
 _MATCH_TYPE: Final = type(regex.match("", ""))
 SPECIAL_METHODS.setdefault((_MATCH_TYPE, "expand"), lambda m: lambda t: expand(m, t))
+
+
+def _span_length(match: Any, group: Any) -> int:
+    try:
+        start, end = match.span(group)
+    except (IndexError, TypeError):
+        return 0  # the real call raises the proper error
+    return max(int(end) - int(start), 0)
+
+
+def _bind_group(match: Any) -> Callable[..., Any]:
+    """``Match.group(*names)``: every name copies its text (``m.group(*[0] * 10**5)``)."""
+    def group(*names: Any) -> Any:
+        if len(names) > 1:
+            ensure_size(sum(_PIECE + _span_length(match, g) for g in names), "Match.group()")
+        return match.group(*names)
+    return group
+
+
+def _all_groups_size(match: Any) -> int:
+    return sum(_PIECE + _span_length(match, g) for g in range(1, len(match.regs)))
+
+
+def _bind_all_groups(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """``groups()``/``groupdict()``: nested groups copy the same text once per group."""
+    def bind(match: Any) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if len(match.regs) > 2:
+                ensure_size(_all_groups_size(match), f"Match.{method}()")
+            return getattr(match, method)(*args, **kwargs)
+        return call
+    return bind
+
+
+SPECIAL_METHODS.setdefault((_MATCH_TYPE, "group"), _bind_group)
+SPECIAL_METHODS.setdefault((_MATCH_TYPE, "groups"), _bind_all_groups("groups"))
+SPECIAL_METHODS.setdefault((_MATCH_TYPE, "groupdict"), _bind_all_groups("groupdict"))
 ATTRIBUTES.setdefault(_MATCH_TYPE, frozenset({
     "group", "groups", "groupdict", "start", "end", "span", "string", "pos", "endpos",
     "lastindex", "lastgroup", "expand",
@@ -123,6 +160,29 @@ def _compiled(pattern: Any, flags: int) -> Any:
     return regex.compile(pattern, flags)
 
 
+_PIECE: Final = 64
+"""Bytes one piece of a ``findall``/``split`` result costs besides its text."""
+
+
+def _check_pieces(compiled: Any, string: Any, what: str) -> None:
+    """``findall``/``split`` build one object per match and group in one C call: on big
+    inputs count the matches first (charged, timed) and size the result before building it.
+
+    Each match contributes a piece per group plus one; all groups of one match lie inside
+    it, and matches do not overlap, so the text copied is at most ``groups + 1`` times the
+    input.
+    """
+    if not isinstance(string, str | bytes):
+        return
+    per_match = (compiled.groups + 1) * _PIECE
+    text = (compiled.groups + 1) * len(string)
+    share = current_run().limits.memory // 4
+    if (len(string) + 1) * per_match + text <= min(share, 1 << 22):
+        return
+    matches = sum(map(bool, counted(_timed(compiled.finditer, string))))
+    ensure_size((matches + 1) * per_match + text, what)
+
+
 def _group_span_max(match: Any) -> int:
     return max(len(g) for g in (match.group(0), *match.groups(match.group(0)[:0])))
 
@@ -187,6 +247,8 @@ class Pattern(SelfGuarded):
                 return lambda repl, string, count=0: _sized_sub(compiled, repl, string, count)
             if name == "finditer":
                 return lambda *a, **k: counted(_timed(method, *a, **k))
+            if name in ("findall", "split"):
+                return lambda string, *a, **k: _pieces(compiled, name, string, *a, **k)
             return lambda *a, **k: _timed(method, *a, **k)
         raise refuse(self, name)
 
@@ -215,9 +277,14 @@ def fullmatch(pattern: Any, string: Any, flags: int = 0) -> Any:
     return _timed(_compiled(pattern, flags).fullmatch, string)
 
 
+def _pieces(compiled: Any, method: str, string: Any, *args: Any, **kwargs: Any) -> Any:
+    _check_pieces(compiled, string, f"re.{method}()")
+    return list(_timed(getattr(compiled, method), string, *args, **kwargs))
+
+
 def findall(pattern: Any, string: Any, flags: int = 0) -> list[Any]:
     """All matches as strings/tuples."""
-    return list(_timed(_compiled(pattern, flags).findall, string))
+    return _pieces(_compiled(pattern, flags), "findall", string)  # type: ignore[no-any-return]
 
 
 def finditer(pattern: Any, string: Any, flags: int = 0) -> Iterator[Any]:
@@ -237,7 +304,7 @@ def subn(pattern: Any, repl: Any, string: Any, count: int = 0, flags: int = 0) -
 
 def split(pattern: Any, string: Any, maxsplit: int = 0, flags: int = 0) -> list[Any]:
     """Split by matches."""
-    return list(_timed(_compiled(pattern, flags).split, string, maxsplit))
+    return _pieces(_compiled(pattern, flags), "split", string, maxsplit)  # type: ignore[no-any-return]
 
 
 FACADE: Final = Facade("re", {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections import deque
+from itertools import islice, repeat
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from codemode.sandbox.state import counted
@@ -16,9 +17,26 @@ if TYPE_CHECKING:
 __all__ = ["FACADE"]
 
 
+_BIG_INT_UNIT: Final = 1024
+"""Bits of an int item that cost one extra operation (squared: exact arithmetic on it)."""
+
+
+def _materialise(data: Iterable[Any]) -> list[Any]:
+    """The items, counted; big ints are charged extra up front.
+
+    ``statistics`` is pure Python stdlib code without operation ticks, and its exact
+    (Fraction) arithmetic on huge ints costs seconds that no tick would interrupt.
+    """
+    items = list(counted(data))
+    extra = sum((x.bit_length() // _BIG_INT_UNIT) ** 2 for x in items if type(x) is int)
+    if extra:
+        deque(islice(counted(repeat(None)), extra), maxlen=0)
+    return items
+
+
 def _over_list(func: Callable[..., Any]) -> Callable[..., Any]:
     def wrapped(data: Iterable[Any], *args: Any, **kwargs: Any) -> Any:
-        return func(list(counted(data)), *args, **kwargs)
+        return func(_materialise(data), *args, **kwargs)
     wrapped.__name__ = func.__name__
     wrapped.__doc__ = func.__doc__
     return wrapped
@@ -29,7 +47,7 @@ def quantiles(data: Iterable[Any], *, n: int = 4,
     """Cut points; ``n`` is charged to the operation budget up front."""
     if isinstance(n, int) and n > 0:
         deque(counted(range(n)), maxlen=0)
-    return statistics.quantiles(list(counted(data)), n=n, method=method)
+    return statistics.quantiles(_materialise(data), n=n, method=method)
 
 
 FACADE: Final = Facade("statistics", {
