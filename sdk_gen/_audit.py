@@ -46,7 +46,7 @@ def audit_prompt(specs: Iterable[SpecLike], sdk: GeneratedSDK) -> tuple[Counter[
         root = root_object(body, defs)
         facts: list[_Fact] = []
         if spec.description.strip():
-            head = f"{path}: {prompt_text(spec.description)}"
+            head = f"{path.rpartition('.')[2]}: {prompt_text(spec.description)}"
             facts.append(("descriptions", "tool", bool(block) and block[0] == head))
         for wire, schema in root.properties.items():
             facts.extend(_argument(to_py[wire], wire in root.required, schema, block, glossary))
@@ -67,30 +67,44 @@ def audit_prompt(specs: Iterable[SpecLike], sdk: GeneratedSDK) -> tuple[Counter[
     return checked, lost
 
 
+_TYPE_LINE = re.compile(r" ([A-Za-z_]\w*) = (.*)")
+_NAMESPACE_LINE = re.compile(r"\[(\w+)\]")
+
+
 def _parse(prompt: str) -> tuple[dict[str, list[str]], set[str]]:
-    """Tool blocks by qualified name (shared sentences written out again), and the
-    glossary's ``key: description`` lines."""
+    """Tool blocks by qualified name (``[ns]`` lines give the namespace; shared sentences
+    and type names written out again), and the glossary's ``key: description`` lines."""
     blocks: dict[str, list[str]] = {}
     glossary: set[str] = set()
     notes: dict[str, str] = {}
+    types: dict[str, str] = {}
+    namespace = ""
     current: list[str] | None = None
     for line in prompt.splitlines()[1:]:
         if line == SHARED:
             current = None
+        elif header := _NAMESPACE_LINE.fullmatch(line):
+            namespace, current = header.group(1), None
         elif not line.startswith(" "):
-            current = blocks.setdefault(line.partition(": ")[0], [])
+            name = line.partition(": ")[0]
+            current = blocks.setdefault(f"{namespace}.{name}" if namespace else name, [])
             current.append(line)
         elif current is not None:
             current.append(line)
         elif line.startswith(f" {NOTE}"):
             ref, _, sentence = line.strip().partition(" ")
             notes[ref] = sentence
+        elif typed := _TYPE_LINE.fullmatch(line):
+            types[typed.group(1)] = typed.group(2)
         else:
             glossary.add(line.strip())
     pattern = re.compile(f"{NOTE}\\d+")
+    alternatives = "|".join(map(re.escape, types))
+    named = re.compile(f"(?<=: )(?:{alternatives})(?= = | \\^$| # |$)") if types else None
 
     def expand(line: str) -> str:
-        return pattern.sub(lambda m: notes.get(m.group(), m.group()), line)
+        line = pattern.sub(lambda m: notes.get(m.group(), m.group()), line)
+        return named.sub(lambda m: types[m.group()], line, count=1) if named else line
 
     return {name: [expand(ln) for ln in block] for name, block in blocks.items()}, glossary
 

@@ -34,6 +34,7 @@ __all__ = [
     "SHARED",
     "SHARED_MARK",
     "SHARED_MIN_TOOLS",
+    "TYPE_MIN_CHARS",
     "Line",
     "ToolPrompt",
     "assemble_prompt",
@@ -41,6 +42,7 @@ __all__ = [
     "sentences",
     "shared_descriptions",
     "shared_sentences",
+    "shared_types",
     "tool_prompt",
 ]
 
@@ -49,20 +51,25 @@ SHARED_MARK = "^"
 NOTE = "§"
 """``§<n>`` in a description stands for shared sentence ``n``, listed under ``SHARED``."""
 SHARED = (
-    f"Shared descriptions (a line ending in `{SHARED_MARK}` takes its key's text from here;"
-    f" `{NOTE}n` stands for sentence `{NOTE}n`):"
+    "Shared (`Name = type` defines a type used below; a line ending in"
+    f" `{SHARED_MARK}` takes its key's description from here; `{NOTE}n` stands for sentence"
+    f" `{NOTE}n`):"
 )
-"""Title line of the glossary of descriptions and sentences that several tools share."""
-SHARED_MIN_TOOLS = 3
-"""A (key, description) pair or a sentence is listed once when this many tools repeat it."""
-NOTE_MIN_CHARS = 40
+"""Title line of the glossary of types, descriptions and sentences that tools share."""
+SHARED_MIN_TOOLS = 2
+"""A (key, description) pair or a sentence is listed once when this many tools repeat it
+(and only where listing it once is shorter than repeating it)."""
+NOTE_MIN_CHARS = 30
 """Shorter sentences are not worth a reference."""
+TYPE_MIN_CHARS = 24
+"""Shorter literal types (``"asc"|"desc"``) stay in place: a name would save little."""
 HEADER = (
     "# Call `await tools.<name>(arg=value, ...)`, keyword arguments only. Per tool:"
     " `name: description`, then a line per argument: `arg: type = default # description`;"
     " `arg?` is optional (not sent when omitted; `= v` is the tool's own default); deeper"
     ' lines are keys of the dict above (of each item for `list[dict]`); `"a"|"b"`: allowed'
-    " values; `-> type`: the result (else dict, list or str)."
+    " values; `-> type`: the result (else dict, list or str); tools under a `[ns]` line are"
+    " `tools.ns.<name>`."
 )
 """First line of every prompt: the notation, said once."""
 
@@ -93,9 +100,11 @@ class Line:
     parts: tuple[str, ...] = ()
     """``doc`` split into sentences."""
 
-    def text(self, shared: Mapping[str, str], notes: Mapping[str, str]) -> str:
-        """The line, its description given by the glossary mark or with shared sentences."""
-        out = " " * self.depth + self.head + self.type
+    def text(
+        self, shared: Mapping[str, str], notes: Mapping[str, str], types: Mapping[str, str]
+    ) -> str:
+        """The line, its type and description given by the glossary where it has them."""
+        out = " " * self.depth + self.head + types.get(self.type, self.type)
         if self.default is not None:
             out += f" = {self.default}"
         if not self.doc:
@@ -115,6 +124,10 @@ class ToolPrompt:
 
     qualname: str
     """``name`` or ``namespace.name``."""
+    name: str
+    """The tool's name within its namespace (what its line shows)."""
+    namespace: str
+    """The namespace (shown once, as ``[ns]``, above its tools), or empty."""
     doc: str
     """One-line tool description (cut at the prompt limit)."""
     parts: tuple[str, ...]
@@ -125,13 +138,17 @@ class ToolPrompt:
     """``(key, description)`` of every described key line."""
     long: tuple[str, ...]
     """Sentences of ``NOTE_MIN_CHARS`` or more in any of its descriptions, first use first."""
+    literals: frozenset[str]
+    """Its literal types of ``TYPE_MIN_CHARS`` or more (candidates for a shared name)."""
     plain: str
     """The block with nothing shared."""
 
-    def text(self, shared: Mapping[str, str], notes: Mapping[str, str]) -> str:
+    def text(
+        self, shared: Mapping[str, str], notes: Mapping[str, str], types: Mapping[str, str]
+    ) -> str:
         """The tool's block: ``name: description`` and its lines."""
-        head = f"{self.qualname}: {_noted(self.parts, notes)}" if self.doc else self.qualname
-        return "\n".join([head, *(line.text(shared, notes) for line in self.lines)])
+        head = f"{self.name}: {_noted(self.parts, notes)}" if self.doc else self.name
+        return "\n".join([head, *(line.text(shared, notes, types) for line in self.lines)])
 
     def shares(self, shared_pairs: frozenset[tuple[str, str]]) -> bool:
         """Whether a line of this tool has its description in the glossary."""
@@ -182,19 +199,65 @@ def _long(groups: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def shared_types(tools: Iterable[ToolPrompt]) -> dict[str, str]:
+    """Literal type text → a name, for long literal unions several lines repeat.
+
+    Only literal unions (enums) are named: a type that mentions a tool's own named
+    definition means something else in another tool. The name comes from the key
+    that uses it most (``champion`` → ``Champion``), made unique against the other
+    names and every name a tool defines.
+    """
+    counts: Counter[str] = Counter()
+    keys: dict[str, Counter[str]] = {}
+    taken = {"Any", "None", "True", "False"}
+    for tool in tools:
+        for line in tool.lines:
+            if line.type in tool.literals:
+                counts[line.type] += 1
+                keys.setdefault(line.type, Counter())[line.key] += 1
+            elif line.head.endswith(" = "):
+                taken.add(line.head[:-3])
+    names: dict[str, str] = {}
+    for text, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        key = min(keys[text].items(), key=lambda item: (-item[1], item[0]))[0]
+        name = _type_name(key, taken)
+        if n * len(text) > n * len(name) + len(name) + len(text) + 4:
+            taken.add(name)
+            names[text] = name
+    return names
+
+
+def _type_name(key: str, taken: set[str]) -> str:
+    base = "".join(part[:1].upper() + part[1:] for part in re.split(r"[^0-9A-Za-z]+", key))
+    if not base or base[0].isdigit():
+        base = "T" + base
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}{n}"
+    return name
+
+
 def assemble_prompt(tools: list[ToolPrompt]) -> str:
-    """Header, glossary, then every tool's block, one line each, ending in a newline."""
+    """Header, glossary, then every tool's block (grouped by namespace), ending in a newline."""
     shared = shared_descriptions(tools)
     notes = shared_sentences(tools, shared)
+    types = shared_types(tools)
     parts = [HEADER]
-    if shared or notes:
+    if shared or notes or types:
         parts.append(SHARED)
+        parts.extend(f" {name} = {text}" for text, name in types.items())
         parts.extend(f" {key}: {doc}" for key, doc in shared.items())
         parts.extend(f" {ref} {sentence}" for sentence, ref in notes.items())
     shared_pairs = frozenset(shared.items())
-    for tool in tools:
-        if tool.shares(shared_pairs) or not notes.keys().isdisjoint(tool.long):
-            parts.append(tool.text(shared, notes))
+    namespace = ""
+    for tool in sorted(tools, key=lambda tool: tool.namespace):
+        if tool.namespace != namespace:
+            namespace = tool.namespace
+            parts.append(f"[{namespace}]")
+        if (tool.shares(shared_pairs) or not notes.keys().isdisjoint(tool.long)
+                or not tool.literals.isdisjoint(types)):
+            parts.append(tool.text(shared, notes, types))
         else:
             parts.append(tool.plain)
     return "\n".join(parts) + "\n"
@@ -248,16 +311,30 @@ def fallback_prompt(render: ToolRender, *, qualname: str) -> ToolPrompt:
 def _finish(qualname: str, doc: str, lines: list[Line]) -> ToolPrompt:
     """Split every description into sentences once, here, where the result is cached."""
     split = tuple(replace(line, parts=sentences(line.doc)) for line in lines)
+    namespace, _, name = qualname.rpartition(".")
     tool = ToolPrompt(
         qualname=qualname,
+        name=name,
+        namespace=namespace,
         doc=doc,
         parts=sentences(doc),
         lines=split,
         pairs=frozenset((ln.key, ln.doc) for ln in split if ln.key and ln.doc),
         long=_long([sentences(doc), *(ln.parts for ln in split)]),
+        literals=frozenset(ln.type for ln in split if _literal_union(ln.type)),
         plain="",
     )
-    return replace(tool, plain=tool.text({}, {}))
+    return replace(tool, plain=tool.text({}, {}, {}))
+
+
+_LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|True|False|None')
+
+
+def _literal_union(text: str) -> bool:
+    """A long type made of literals only (an enum), safe to name in the glossary."""
+    return len(text) >= TYPE_MIN_CHARS and all(
+        _LITERAL.fullmatch(member) for member in _split_top(text)
+    )
 
 
 _SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}

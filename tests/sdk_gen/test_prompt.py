@@ -73,7 +73,8 @@ def test_a_key_shares_only_its_most_used_description() -> None:
     tools = [*TOOLS, *(_tool(f"u{i}", owner_doc="Owner login.") for i in range(4))]
     prompt = sdk_gen.generate(tools).prompt
     assert " owner: Owner login.\n" in prompt
-    assert f" owner: str # {OWNER}\n" in prompt
+    assert prompt.count(" owner: str ^\n") == 4
+    assert prompt.count(" owner: str # ") == SHARED_MIN_TOOLS  # the other text stays in place
     assert audit_prompt(tools, sdk_gen.generate(tools))[1] == []
 
 
@@ -127,6 +128,79 @@ def test_the_audit_notices_what_goes_missing(
     assert prompt != sdk.prompt
     _, found = audit_prompt(TOOLS, dataclasses.replace(sdk, prompt=prompt))
     assert lost in found
+
+
+REGIONS = ["KR", "BR", "EUNE", "EUW", "LAN", "LAS", "NA", "OCE", "RU", "TR", "JP"]
+
+
+def _regional(name: str, *, namespace: str | None = None) -> dict[str, Any]:
+    tool: dict[str, Any] = {
+        "name": name,
+        "description": f"Ranks for {name}.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"region": {"enum": REGIONS, "description": f"Where {name} looks."}},
+            "required": ["region"],
+        },
+    }
+    if namespace is not None:
+        tool["namespace"] = namespace
+    return tool
+
+
+def test_a_long_literal_type_several_lines_repeat_is_named_once() -> None:
+    tools = [_regional("ranks"), _regional("ladder")]
+    sdk = sdk_gen.generate(tools)
+    literal = "|".join(f'"{r}"' for r in REGIONS)
+    assert sdk.prompt.count(literal) == 1
+    assert f"\n Region = {literal}\n" in sdk.prompt
+    assert "\n region: Region # Where ranks looks.\n" in sdk.prompt
+    assert audit_prompt(tools, sdk)[1] == []
+    without = sdk.prompt.replace(f" Region = {literal}\n", "")
+    lost = audit_prompt(tools, dataclasses.replace(sdk, prompt=without))[1]
+    assert "ranks: enums of region='KR'" in lost
+
+
+def test_a_type_name_never_takes_a_name_a_tool_defines() -> None:
+    node = {
+        "type": "object",
+        "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Region"}}},
+    }
+    recursive = {
+        "name": "tree",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"root": {"$ref": "#/$defs/Region"}},
+            "$defs": {"Region": node},
+        },
+    }
+    tools = [recursive, _regional("ranks"), _regional("ladder")]
+    sdk = sdk_gen.generate(tools)
+    assert "\n Region = {children?: list[Region]}" in sdk.prompt
+    assert "\n Region2 = " in sdk.prompt and " region: Region2 # " in sdk.prompt
+    assert audit_prompt(tools, sdk)[1] == []
+
+
+def test_short_or_unrepeated_literal_types_stay_in_place() -> None:
+    prompt = sdk_gen.generate([_regional("ranks"), *TOOLS]).prompt
+    assert "Region =" not in prompt and ' region: "KR"|"BR"|' in prompt
+    assert ' state?: "open"|"closed" = "open"' in prompt
+
+
+def test_namespaced_tools_are_grouped_under_one_line() -> None:
+    tools = [
+        _regional("ranks", namespace="lol"),
+        _regional("plain"),
+        _regional("ladder", namespace="lol"),
+    ]
+    sdk = sdk_gen.generate(tools)
+    lines = [ln for ln in sdk.prompt.splitlines() if not ln.startswith((" ", "#", "Shared"))]
+    assert lines == ["plain: Ranks for plain.", "[lol]", "ladder: Ranks for ladder.",
+                     "ranks: Ranks for ranks."]
+    assert audit_prompt(tools, sdk)[1] == []
+    moved = sdk.prompt.replace("[lol]\n", "")
+    assert "ranks: descriptions of tool" in audit_prompt(
+        tools, dataclasses.replace(sdk, prompt=moved))[1]
 
 
 def test_a_schema_the_prompt_cannot_read_degrades_to_annotations(

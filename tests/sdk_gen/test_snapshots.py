@@ -74,7 +74,7 @@ NAMESPACED = {
 
 def test_prompt_snapshot() -> None:
     assert sdk_gen.generate([FLAT, NESTED, NAMESPACED]).prompt == snapshot("""\
-# Call `await tools.<name>(arg=value, ...)`, keyword arguments only. Per tool: `name: description`, then a line per argument: `arg: type = default # description`; `arg?` is optional (not sent when omitted; `= v` is the tool's own default); deeper lines are keys of the dict above (of each item for `list[dict]`); `"a"|"b"`: allowed values; `-> type`: the result (else dict, list or str).
+# Call `await tools.<name>(arg=value, ...)`, keyword arguments only. Per tool: `name: description`, then a line per argument: `arg: type = default # description`; `arg?` is optional (not sent when omitted; `= v` is the tool's own default); deeper lines are keys of the dict above (of each item for `list[dict]`); `"a"|"b"`: allowed values; `-> type`: the result (else dict, list or str); tools under a `[ns]` line are `tools.ns.<name>`.
 create_event: Create a calendar event.
  title: str
  when: dict # Start and end.
@@ -90,7 +90,8 @@ list_issues: List issues in a repository, newest first.
  labels?: list[str]
  per_page?: int = 30 # (>= 1; <= 100)
  since?: str|None = None # (format date-time)
-mail_server.send_mail: Send an e-mail.
+[mail_server]
+send_mail: Send an e-mail.
  to: str
  from_?: str
  cc_list?: list
@@ -282,7 +283,7 @@ def test_prompt_snapshot_with_shared_descriptions() -> None:
     """Three tools repeating an argument description and a sentence: each is listed once."""
     tools = [_repo_tool(f"repo_{n}", f"Does {n}.") for n in ("a", "b", "c")]
     assert sdk_gen.generate(tools).prompt.partition("\n")[2] == snapshot("""\
-Shared descriptions (a line ending in `^` takes its key's text from here; `§n` stands for sentence `§n`):
+Shared (`Name = type` defines a type used below; a line ending in `^` takes its key's description from here; `§n` stands for sentence `§n`):
  owner: Repository owner (user or org)
  repo: Repository name
  §1 This tool belongs to the repository system, which manages code.
