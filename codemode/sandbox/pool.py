@@ -254,6 +254,9 @@ class _Session:
         self._handlers = 0
         self._unclaimed = 0
         self._in_flight: dict[int, anyio.CancelScope] = {}
+        self._busy: set[anyio.CancelScope] = set()
+        """Scopes of handlers answering a call, up to writing its reply (a worker that
+        stops reading could hold a reply's write); cancelled when the run ends."""
         self._wake_spawner = anyio.Event()
         self._finished = anyio.Event()
         self._stopping = False
@@ -285,7 +288,7 @@ class _Session:
         repr on every ``cancel()``, ~20 µs), and most runs end with all handlers parked.
         """
         self._stopping = True
-        for scope in self._in_flight.values():
+        for scope in list(self._busy):
             scope.cancel()
         idle, self._idle = self._idle, []
         for wake in idle:
@@ -375,7 +378,11 @@ class _Session:
             with anyio.CancelScope() as scope:
                 while not self._stopping:
                     if self._inbox:
-                        await self._answer(self._inbox.popleft(), scope)
+                        self._busy.add(scope)
+                        try:
+                            await self._answer(self._inbox.popleft(), scope)
+                        finally:
+                            self._busy.discard(scope)
                     else:
                         await self._park()
 
