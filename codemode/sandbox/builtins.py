@@ -26,7 +26,7 @@ from .guards import (
     guarded_type,
 )
 from .render import charge_render
-from .sizes import MAX_INT_BITS, ensure_size, guarded_add, guarded_pow
+from .sizes import MAX_INT_BITS, check_render, ensure_size, guarded_add, guarded_pow
 from .state import counted, current_run
 
 if TYPE_CHECKING:
@@ -48,9 +48,29 @@ def print_(*args: Any, sep: str | None = " ", end: str | None = "\n",
     end = "\n" if end is None else end
     if not isinstance(sep, str) or not isinstance(end, str):
         raise TypeError("sep and end must be strings")
-    for arg in args:
+    # Piece by piece: joining first would build ``len(args)`` copies of a shared big string
+    # (``print(*[s] * 1000)``) before the buffer could truncate anything. Once the buffer
+    # is full, pieces are only counted, each distinct string once (a huge ``sep`` repeats).
+    out = run.output
+    sizes: dict[int, int] = {}
+
+    def emit(text: str) -> None:
+        if not out.truncated:
+            out.write(text)
+            return
+        size = sizes.get(id(text))
+        if size is None:
+            size = sizes[id(text)] = len(text) if text.isascii() else len(
+                text.encode("utf-8", "surrogatepass"))
+        out.total += size
+
+    for index, arg in enumerate(args):
         charge_render(arg)
-    run.output.write(sep.join(map(str, args)) + end)
+        check_render(arg, "print()")
+        if index:
+            emit(sep)
+        emit(arg if type(arg) is str else str(arg))
+    emit(end)
 
 
 def range_(*args: int) -> range:
@@ -137,12 +157,24 @@ def format_(value: Any, spec: str = "") -> str:
     """``format`` with the padding width bounded and the rendering charged."""
     check_format_spec(spec)
     charge_render(value)
+    check_render(value, "format()")
     return format(value, spec)
+
+
+def fstring_join(parts: tuple[str, ...]) -> str:
+    """``_fjoin_``: an f-string with several fields, joined once its size is known
+    (``f"{s}{s}…{s}"`` would otherwise concatenate many copies of one big string)."""
+    size = 0
+    for part in parts:
+        size += len(part)
+    ensure_size(size, "f-string")
+    return "".join(parts)
 
 
 def repr_(obj: Any, /) -> str:
     """``repr`` with the rendering charged (escapes can make text 4x longer)."""
     charge_render(obj)
+    check_render(obj, "repr()")
     if isinstance(obj, str | bytes | bytearray):
         ensure_size(len(obj) * 4, "repr()")
     return repr(obj)
@@ -151,6 +183,7 @@ def repr_(obj: Any, /) -> str:
 def ascii_(obj: Any, /) -> str:
     """``ascii`` with the rendering charged (``\U0001f600`` escapes are 10x longer)."""
     charge_render(obj)
+    check_render(obj, "ascii()")
     if isinstance(obj, str):
         ensure_size(len(obj) * 10, "ascii()")
     return ascii(obj)
@@ -179,6 +212,7 @@ class _GuardedType(type):
 def _check_str(*args: Any, **kwargs: Any) -> None:
     if len(args) == 1 and not kwargs:
         charge_render(args[0])
+        check_render(args[0], "str()")
         return
     encoding = args[1] if len(args) > 1 else kwargs.get("encoding", "utf-8")
     errors = args[2] if len(args) > 2 else kwargs.get("errors", "strict")
@@ -372,6 +406,7 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     "__build_class__": _py.__build_class__,
     "__metaclass__": build_class,
     "__name__": "__script__",
+    "_fjoin_": fstring_join,
     "None": None, "True": True, "False": False,
 }
 """Name -> object for ``__builtins__`` of every script (shared, never mutated)."""

@@ -73,6 +73,12 @@ def _compile(source: str) -> CompiledScript:
         tree = ast.parse(source, SCRIPT_FILENAME, "exec")
     except SyntaxError as exc:
         raise ScriptCompileError(f"SyntaxError: {exc.msg}", exc.lineno, exc.offset) from None
+    except UnicodeEncodeError as exc:
+        # A lone surrogate (e.g. "\ud800" decoded from JSON) cannot be parsed as UTF-8.
+        where = exc.start
+        raise ScriptCompileError("SyntaxError: the script contains a lone surrogate character "
+                                 f"(U+{ord(source[where]):04X})", source.count("\n", 0, where) + 1,
+                                 where - source.rfind("\n", 0, where)) from None
     policy = SandboxPolicy()
     policy.visit(tree)
     if policy.errors:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 from codemode.errors import ToolCallError
 
 from .sizes import ensure_size, poll_memory
-from .state import counted
+from .state import CURRENT_RUN, counted
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,6 +42,7 @@ __all__ = [
     "SelfGuarded",
     "build_class",
     "check_codec",
+    "check_split",
     "check_strftime",
     "guarded_apply",
     "guarded_getattr",
@@ -84,7 +85,30 @@ class ScriptMeta(type):
         if kwargs:
             raise TypeError("class keyword arguments are not supported in the sandbox")
         _check_bases(name, bases)
+        for method in HOST_CALLED_METHODS & namespace.keys():
+            if callable(namespace[method]):
+                namespace[method] = _within_run(namespace[method])
         return super().__new__(mcs, name, bases, namespace)
+
+
+HOST_CALLED_METHODS: Final = frozenset({"__lt__", "__le__", "__gt__", "__ge__", "__eq__",
+                                        "__ne__", "__contains__"})
+"""Special methods a script may define that host code can trigger after the run ended
+(sorting a set result compares its items)."""
+
+
+def _within_run(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` refusing to run outside its run: its globals are gone by then, and the
+    failure must be a plain TypeError, not NameError/GeneratorExit from script code."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        run = CURRENT_RUN.get(None)
+        if run is None or run.meter.ended:
+            raise TypeError("script code cannot run after the script ended "
+                            f"({method.__name__} of a script object)")
+        return method(*args, **kwargs)
+    call.__name__ = method.__name__
+    call.__qualname__ = method.__qualname__
+    return call
 
 
 def _check_bases(name: str, bases: tuple[Any, ...]) -> None:
@@ -293,19 +317,27 @@ def _bind_split(method: str) -> Callable[[Any], Callable[..., Any]]:
         real = getattr(text, method)
 
         def split(*args: Any, **kwargs: Any) -> Any:
-            if len(text) * _PIECE > _SPLIT_FAST:
-                sep = None if lines else (args[0] if args else kwargs.get("sep"))
-                cuts = len(text)
-                if len(text) * _PIECE > _SPLIT_COUNT:
-                    cuts = _separators(text, sep, lines)
-                if not lines:
-                    limit = args[1] if len(args) > 1 else kwargs.get("maxsplit", -1)
-                    if isinstance(limit, int) and limit >= 0:
-                        cuts = min(cuts, int(limit))
-                ensure_size((cuts + 1) * _PIECE + len(text), f"{type(text).__name__}.{method}")
+            if lines:
+                check_split(text, None, -1, f"{type(text).__name__}.{method}", lines=True)
+            else:
+                check_split(text, args[0] if args else kwargs.get("sep"),
+                            args[1] if len(args) > 1 else kwargs.get("maxsplit", -1),
+                            f"{type(text).__name__}.{method}")
             return real(*args, **kwargs)
         return split
     return bind
+
+
+def check_split(text: Any, sep: Any, maxsplit: Any, what: str, *, lines: bool = False) -> None:
+    """Trip the memory limit if splitting ``text`` could build too many pieces."""
+    if not isinstance(text, str | bytes) or len(text) * _PIECE <= _SPLIT_FAST:
+        return
+    cuts = len(text)
+    if len(text) * _PIECE > _SPLIT_COUNT:
+        cuts = _separators(text, sep, lines)
+    if isinstance(maxsplit, int) and maxsplit >= 0:
+        cuts = min(cuts, int(maxsplit))
+    ensure_size((cuts + 1) * _PIECE + len(text), what)
 
 
 _SPLIT_FAST: Final = 1 << 16
@@ -333,19 +365,29 @@ def _bind_strftime(value: Any) -> Callable[..., str]:
 
 def _bind_counted(method: str) -> Callable[[Any], Callable[..., Any]]:
     """Bulk inserts (``set.update``, ``dict.update`` …) drawn through the operation counter:
-    inserting colliding keys is quadratic inside one C call otherwise."""
+    inserting colliding keys is quadratic inside one C call otherwise, also when the input
+    is an already built set or dict (merging two colliding containers)."""
     def bind(obj: Any) -> Callable[..., Any]:
         real = getattr(obj, method)
+        # A dict argument: sets take its keys, dicts its items, Counter adds its counts.
+        mappings = "keep" if isinstance(obj, Counter) else (
+            "items" if isinstance(obj, dict) else "keys")
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            return real(*map(_counted_arg, args), **kwargs)
+            return real(*(_counted_arg(arg, mappings) for arg in args), **kwargs)
         return call
     return bind
 
 
-def _counted_arg(arg: Any) -> Any:
-    if isinstance(arg, set | frozenset | dict | str | bytes) or hasattr(arg, "keys"):
+def _counted_arg(arg: Any, mappings: str) -> Any:
+    if isinstance(arg, str | bytes):
         return arg
+    if isinstance(arg, dict):
+        if mappings == "keep":
+            return arg
+        return counted(arg.items() if mappings == "items" else arg)
+    if hasattr(arg, "keys"):
+        return arg  # a mapping-like object: its own (script) code runs per item
     return counted(arg)
 
 
@@ -454,6 +496,9 @@ def _script_class_allows(cls: type, name: str) -> bool:
 
 _MISSING: Final = object()
 
+MAX_PROXY_NAME: Final = 1024
+"""Longest attribute name looked up on a facade, the ``tools`` proxy or another sandbox object."""
+
 _BULKY: Final = frozenset({str, bytes, list, dict, set, tuple})
 _BULKY_LEN: Final = 1 << 16
 
@@ -480,6 +525,11 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
         raise refuse(obj, name)
     try:
         if issubclass(cls, SelfGuarded):
+            if len(name) > MAX_PROXY_NAME:
+                # ``tools`` answers unknown names with difflib suggestions: Python time
+                # proportional to the name, without ticks.
+                raise AttributeError(f"{type(obj).__name__!r} object has no attribute named "
+                                     f"with {len(name)} characters")
             return obj.sandbox_getattr(name)
         if isinstance(cls, ScriptMeta):
             if name in getattr(obj, "__dict__", ()) or _script_class_allows(cls, name):

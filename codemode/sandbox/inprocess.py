@@ -28,6 +28,7 @@ from codemode.errors import LimitExceeded, SandboxError
 
 from .broker import CallBroker, CallTool
 from .limits import DEFAULT_LIMITS, Limits
+from .meter import script_thread_stack
 from .result import RunOutcome, ScriptError, ScriptResult
 from .runner import RunControl, run_script
 
@@ -44,7 +45,13 @@ STOP_GRACE: Final = 0.5
 
 @final
 class _LoopThread:
-    """A daemon thread running one asyncio loop for script code."""
+    """A daemon thread running one asyncio loop for script code.
+
+    Its C stack is ``SCRIPT_STACK`` (virtual): CPython recurses in C without a depth check
+    on deeply nested data (hashing a tuple nested 400 000 deep), and on the default 8 MiB
+    stack that is a segfault of the host itself; with this stack the script's memory or
+    operation limit trips first.
+    """
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
@@ -52,7 +59,8 @@ class _LoopThread:
         self.active = 0
         self._thread = threading.Thread(target=self._main, name="codemode-sandbox-script",
                                         daemon=True)
-        self._thread.start()
+        with script_thread_stack():
+            self._thread.start()
 
     def _main(self) -> None:
         asyncio.set_event_loop(self.loop)

@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 from collections import deque
+from contextlib import contextmanager
 from itertools import chain, repeat
 from operator import length_hint
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
@@ -31,9 +32,18 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 from codemode.errors import LimitExceeded
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from types import FrameType
 
-__all__ = ["CHUNK", "SCRIPT_FILENAME", "Meter", "Tripped", "script_location"]
+__all__ = [
+    "CHUNK",
+    "SCRIPT_FILENAME",
+    "SCRIPT_STACK",
+    "Meter",
+    "Tripped",
+    "script_location",
+    "script_thread_stack",
+]
 
 CHUNK: Final = 1024
 """Operations granted per chunk; also how often the deadline is checked."""
@@ -72,6 +82,33 @@ def script_location(frame: FrameType | None) -> tuple[int | None, int | None]:
         if pos_col is not None:
             column = pos_col + 1
     return line, column
+
+
+SCRIPT_STACK: Final = 1 << 31
+"""C stack (virtual; pages are committed only when touched) for threads that run scripts.
+
+CPython 3.11 recurses in C without a depth check when it hashes nested tuples, pulls from
+a chain of iterators or frees nested deques/slices: one level costs 32-132 bytes of stack
+and about as much heap, so with a stack of several times ``Limits.memory`` the memory or
+operation limit trips long before the stack runs out (an 8 MiB stack overflows at ~100 000
+levels, well inside the default limits: SIGSEGV)."""
+
+_STACK_LOCK: Final = threading.Lock()
+
+
+@contextmanager
+def script_thread_stack(size: int = SCRIPT_STACK) -> Iterator[None]:
+    """Threads started inside this block get a ``size``-byte C stack (see ``SCRIPT_STACK``).
+
+    ``threading.stack_size`` is process-wide, so it is set only around the start, under a
+    lock, and restored.
+    """
+    with _STACK_LOCK:
+        previous = threading.stack_size(size)
+        try:
+            yield
+        finally:
+            threading.stack_size(previous)
 
 
 try:
@@ -150,6 +187,9 @@ class Meter:
         return self
 
     def __next__(self) -> Any:
+        if self.ended:
+            # An iterator counted before the run ended, drained by a finalizer afterwards.
+            raise GeneratorExit
         if self.tripped is not None:
             self.raise_tripped()
         if self.abort_reason is not None:

@@ -163,6 +163,8 @@ def _percent_literal_ok(fmt: str | bytes) -> bool:
     guard, which charges the rendering like ``str()``.
     """
     text = fmt.decode("latin-1") if isinstance(fmt, bytes) else fmt
+    if "%(" in text:
+        return False  # mapping keys: the run-time guard parses them (linearly)
     for match in _PERCENT_SPEC.finditer(text):
         if match.group(3) in ("s", "r", "a", "b"):
             return False
@@ -492,6 +494,26 @@ class SandboxPolicy(RestrictingNodeTransformer):
         spec = node.format_spec if node.format_spec is not None else ast.Constant("")
         value = _call("_format_", node.value, ast.Constant(node.conversion), spec)
         return _located(ast.FormattedValue(value=value, conversion=-1, format_spec=None), node)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> Any:
+        """An f-string with several parts becomes ``_fjoin_((part, ...))``: the parts are
+        rendered (and checked) one by one, and their total size is checked before joining."""
+        node = self.node_contents_visit(node)
+        if len(node.values) < 2 or all(isinstance(v, ast.Constant) for v in node.values):
+            return node
+        parts: list[ast.expr] = []
+        for value in node.values:
+            if (isinstance(value, ast.FormattedValue) and value.conversion == -1
+                    and value.format_spec is None and isinstance(value.value, ast.Call)
+                    and isinstance(value.value.func, ast.Name)
+                    and value.value.func.id == "_format_"):
+                parts.append(value.value)  # already a str
+            elif isinstance(value, ast.FormattedValue):
+                parts.append(_located(ast.JoinedStr(values=[value]), value))
+            else:
+                parts.append(value)
+        call = _call("_fjoin_", ast.Tuple(elts=parts, ctx=ast.Load()))
+        return _located(call, node)
 
     # Classes and module --------------------------------------------------------------------
 

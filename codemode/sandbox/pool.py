@@ -78,8 +78,10 @@ main()
 """Worker entry: the two parent packages are stubbed so their ``__init__`` (the
 whole host API: registry, dispatch, SDK generator, executors) never loads in a
 worker; it imports only the sandbox modules the runner needs."""
-_WORKER_ENV: Final = {"LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
-"""All the environment a worker gets: no host variables (tokens, keys) leak into it."""
+_WORKER_ENV: Final = {"LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "MALLOC_ARENA_MAX": "1"}
+"""All the environment a worker gets: no host variables (tokens, keys) leak into it.
+One malloc arena: scripts run on a thread of their own, whose arena glibc would trim less
+eagerly than the main one, so a heavy run's memory would linger into the next run's peak."""
 
 _BOOT_TIMEOUT: Final = 30.0
 """Seconds a new worker may take to import the runtime and announce itself."""

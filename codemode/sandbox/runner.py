@@ -68,6 +68,7 @@ from .result import RunOutcome, ScriptError
 from .sizes import (
     augmented_attr,
     augmented_item,
+    check_render,
     guarded_add,
     guarded_inplace,
     guarded_lshift,
@@ -75,6 +76,7 @@ from .sizes import (
     guarded_mul,
     guarded_pow,
     guarded_slice,
+    render_size,
 )
 from .state import _GET, CURRENT_RUN, RunState, ScriptCoroutine, clean_text, wrap_result
 from .toolproxy import PendingCall, build_tools
@@ -137,6 +139,7 @@ def _iter_unpack_sequence(it: Any, spec: Any, getiter: Any) -> Any:
 
 def _format_value(value: Any, conversion: int, spec: str) -> str:
     charge_render(value)
+    check_render(value, "f-string")
     if conversion == ord("s"):
         value = str(value)
     elif conversion == ord("r"):
@@ -269,7 +272,7 @@ def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits) -> S
     frames = _script_frames(exc, lines)
     name = type(exc).__name__
     try:
-        too_big = render_cost(exc.args, _MAX_MESSAGE) > _MAX_MESSAGE
+        too_big = render_size(exc.args, _MAX_MESSAGE) > _MAX_MESSAGE
         message = "<error message too large>" if too_big else _clip(str(exc))
     except Exception:
         message = "<unprintable error>"
@@ -303,7 +306,11 @@ def _not_json(value: Any) -> Any:
 
 
 def _result_json(value: Any, limits: Limits) -> Any:
-    if render_cost(value, limits.result) > limits.result:
+    # Estimates first, so neither many items nor one big text referenced many times
+    # (``[s] * 1000``) is serialised before it is refused; the estimate is only ever a
+    # little over the JSON size, hence the slack, and the exact size decides below.
+    slack = 2 * limits.result + 1024
+    if render_cost(value, limits.result) > limits.result or render_size(value, slack) > slack:
         raise LimitExceeded("result", limits.result, "the result is too large")
     text = clean_text(json.dumps(value, default=_not_json, allow_nan=False, ensure_ascii=False))
     size = len(text.encode("utf-8", "surrogatepass"))

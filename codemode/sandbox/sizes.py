@@ -14,17 +14,25 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from typing import Any, Final
+from itertools import islice
+from typing import TYPE_CHECKING, Any, Final
 
 from codemode.errors import LimitExceeded
 
 from .render import charge_render
 from .state import current_run
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 __all__ = [
     "MAX_INT_BITS",
+    "RENDER_SIZERS",
+    "SLICE_SIZERS",
     "augmented_attr",
     "augmented_item",
+    "charge_operations",
+    "check_render",
     "ensure_size",
     "guarded_add",
     "guarded_inplace",
@@ -35,6 +43,7 @@ __all__ = [
     "guarded_slice",
     "percent_format_ok",
     "poll_memory",
+    "render_size",
     "repeat_ok",
 ]
 
@@ -45,12 +54,16 @@ Kept small because CPython's big-int division and conversion are quadratic:
 at this size every operation stays in the milliseconds.
 """
 
-MAX_MODPOW_COST: Final = 1 << 26
-"""Largest ``bits(exponent) * bits(modulus)`` for three-argument ``pow``."""
+MAX_MODPOW_COST: Final = 1 << 36
+"""Largest ``bits(exponent) * bits(modulus)**2`` for three-argument ``pow`` (~0.06 s).
 
-MODULAR_INVERSE_DIVISOR: Final = 16
-"""``pow(a, -1, m)`` runs Euclid on ``m`` in one C call (quadratic: ~1 s at 131 000 bits);
-it is charged ``bits(m)**2 / 16`` against ``MAX_MODPOW_COST`` (allowed up to ~32 000 bits)."""
+Each of the ``bits(exponent)`` steps multiplies and reduces modulo ``m``, which is
+quadratic in ``bits(m)``: with a 131 000-bit modulus a 512-bit exponent is 10 s of one
+C call. 4096-bit RSA-sized operands stay allowed."""
+
+MODULAR_INVERSE_STEPS: Final = 64
+"""``pow(a, -1, m)`` runs Euclid on ``m`` in one C call (~1 s at 131 000 bits): charged like
+this many modular squarings."""
 
 _FAST_OK: Final = 1 << 16
 """Sizes below this never need the run's memory limit looked up."""
@@ -59,7 +72,9 @@ _SMALL: Final = 1 << 62
 _TEXT: Final = (str, bytes, bytearray)
 _SEQUENCES: Final = (str, bytes, bytearray, list, tuple, deque)
 _CONCAT: Final = (str, bytes, bytearray, list, tuple)
-_PERCENT: Final = re.compile(rb"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[a-zA-Z%]")
+_PERCENT_SPEC: Final = re.compile(rb"[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?")
+_PARENS: Final = re.compile(rb"[()]")
+_MAX_KEY_PARENS: Final = 64
 
 
 def _too_big(what: str, size: int) -> None:
@@ -80,15 +95,126 @@ def ensure_size(size: int, what: str) -> None:
         run.meter.poll_memory()
 
 
+def charge_operations(count: Any) -> None:
+    """Charge ``count`` operations now, for stdlib Python code that loops without ticks
+    (``random.shuffle``, ``statistics`` …); trips ``operations`` when over budget."""
+    if isinstance(count, int) and count > 0:
+        meter = current_run().meter
+        deque(islice(meter.ticker, int(count)), maxlen=0)
+
+
+_RENDER_CONTAINERS: Final = (list, tuple, dict, set, frozenset, deque)
+_RENDER_DEPTH: Final = 400
+_KEYS_VIEW: Final[type] = type({}.keys())
+_VALUES_VIEW: Final[type] = type({}.values())
+_ITEMS_VIEW: Final[type] = type({}.items())
+_RENDER_LEAVES: Final = (str, bytes, bytearray, int, float, complex, bool, type(None))
+
+RENDER_SIZERS: dict[type, Callable[[Any], int]] = {}
+"""Type -> bytes of its ``repr`` for objects whose repr shows data (a regex match shows the
+matched text); facades register here."""
+
+
+class _RenderTooBig(Exception):
+    pass
+
+
+def render_size(obj: Any, limit: int) -> int:
+    """Bytes of text ``str``/``repr``/``json.dumps`` of ``obj`` builds (> ``limit`` means
+    "at least that").
+
+    Counts every reference to a shared leaf (``[s] * 1000`` renders ``s`` a thousand
+    times), but visits each shared container once (memoised by identity; temporaries are
+    never memoised, their ids could be reused), so the walk costs what the object
+    occupies, not what its text would. Escapes are not counted (at most a few times the
+    text, like ``repr``'s); unknown objects count as short reprs.
+    """
+    memo: dict[int, int] = {}
+    total = 0
+
+    def add(size: int) -> int:
+        nonlocal total
+        total += size
+        if total > limit:
+            raise _RenderTooBig
+        return size
+
+    def walk(children: Any, depth: int, pairs: bool = False) -> int:
+        size = 2
+        if depth > _RENDER_DEPTH:
+            raise _RenderTooBig  # the renderer's own recursion check answers this
+        if pairs:
+            for key, value in children:
+                size += visit(key, depth + 1) + visit(value, depth + 1) + 4
+        else:
+            for child in children:
+                size += visit(child, depth + 1) + 2
+        return size
+
+    def visit(node: Any, depth: int) -> int:
+        kind = type(node)
+        if kind is str or kind is bytes or kind is bytearray:
+            return add(len(node) + 3)
+        if kind is int:
+            return add(int(node.bit_length()) // 3 + 2)
+        if isinstance(node, _RENDER_CONTAINERS):
+            key = id(node)
+            known = memo.get(key)
+            if known is not None:
+                return add(known)
+            memo[key] = 8  # a cycle renders as "[...]"
+            size = walk(node.items() if isinstance(node, dict) else node, depth,
+                        pairs=isinstance(node, dict))
+            memo[key] = size
+            return size
+        # Objects whose text shows what they hold: exceptions (their args), slices, dict
+        # views, registered types; anything else renders as a short repr.
+        if isinstance(node, BaseException):
+            return visit(node.args, depth + 1) + add(32)
+        if kind is slice:
+            return walk((node.start, node.stop, node.step), depth)
+        if kind is _KEYS_VIEW or kind is _VALUES_VIEW:
+            return walk(node, depth) + add(16)
+        if kind is _ITEMS_VIEW:
+            return walk(node, depth, pairs=True) + add(16)
+        sizer = RENDER_SIZERS.get(kind)
+        return add(32 if sizer is None else sizer(node))
+
+    try:
+        visit(obj, 0)
+    except _RenderTooBig:
+        return limit + 1
+    return total
+
+
+def check_render(obj: Any, what: str) -> None:
+    """Trip the memory limit before rendering a value whose text would be too big."""
+    if not isinstance(obj, _RENDER_LEAVES):
+        share = current_run().limits.memory // OBJECT_SHARE
+        size = render_size(obj, share)
+        if size > _FAST_OK:
+            ensure_size(size, what)
+
+
 def poll_memory() -> None:
     """Let the current run check its aggregate memory growth (rate-limited)."""
     current_run().meter.poll_memory()
 
 
+SLICE_SIZERS: dict[type, Callable[[Any, slice], int]] = {}
+"""Type -> estimated bytes of ``obj[a:b]`` for types whose slices copy more than the
+object holds (a regex match: one copy of the text per group); facades register here."""
+
+
 def guarded_slice(obj: Any, key: Any) -> Any:
     """``obj[a:b]``: a copy; big ones let the run's aggregate memory check look first."""
-    if isinstance(obj, _CONCAT) and len(obj) > _FAST_OK:
-        poll_memory()
+    if isinstance(obj, _CONCAT):
+        if len(obj) > _FAST_OK:
+            poll_memory()
+    else:
+        sizer = SLICE_SIZERS.get(type(obj))
+        if sizer is not None and isinstance(key, slice):
+            ensure_size(sizer(obj, key), f"slicing a {type(obj).__name__}")
     return obj[key]
 
 
@@ -144,16 +270,50 @@ def percent_format_ok(fmt: Any, args: Any) -> None:
     data = fmt.encode("utf-8", "surrogatepass") if isinstance(fmt, str) else bytes(fmt)
     if b"%" not in data:
         return
-    values = list(args) if isinstance(args, tuple) else [args]
+    # One Python step per conversion (the scan itself is linear, in C): charge them.
+    charge_operations(data.count(b"%"))
+    ensure_size(_percent_total(data, args), "%-formatting")
+
+
+def _percent_total(data: bytes, args: Any) -> int:
+    """Upper bound of the text ``data % args`` builds, parsed the way CPython does.
+
+    Linear: a ``%(key)`` is matched by counting parentheses (as CPython does), a key
+    that never closes ends the scan (CPython raises there), and ``*`` takes its value
+    from the argument the conversion would really consume.
+    """
+    values = args if isinstance(args, tuple) else (args,)
+    position = 0
     total = len(data)
-    for match in _PERCENT.finditer(data):
-        for part in match.groups():
+    i = data.find(b"%")
+    while i >= 0:
+        j = i + 1
+        if data[j:j + 1] == b"(":
+            depth, seen = 1, 0
+            while depth:
+                paren = _PARENS.search(data, j + 1)
+                seen += 1
+                if paren is None:
+                    return total  # an incomplete key: CPython stops with ValueError there
+                if seen > _MAX_KEY_PARENS:
+                    raise ValueError(f"%-format keys with more than {_MAX_KEY_PARENS} "
+                                     "parentheses are not supported in the sandbox")
+                depth += 1 if data[paren.start()] == 0x28 else -1
+                j = paren.start()
+            j += 1
+        spec = _PERCENT_SPEC.match(data, j)
+        assert spec is not None  # every part of the pattern is optional
+        for part in spec.groups():
             if part == b"*":
-                value = values.pop(0) if values else 0
+                value = values[position] if position < len(values) else 0
+                position += 1
                 total += abs(value) if isinstance(value, int) else 0
             elif part is not None:
                 total += int(part[:12])
-    ensure_size(total, "%-formatting")
+        if data[spec.end():spec.end() + 1] != b"%":
+            position += 1  # the conversion's own argument
+        i = data.find(b"%", spec.end() + 1)
+    return total
 
 
 def guarded_mod(a: Any, b: Any) -> Any:
@@ -161,6 +321,13 @@ def guarded_mod(a: Any, b: Any) -> Any:
     if isinstance(a, _TEXT):
         percent_format_ok(a, b)
         charge_render(b)
+        if isinstance(b, dict):
+            # ``'%(k)s' * 1000 % {'k': s}`` renders the same value once per reference.
+            refs = a.count("%(") if isinstance(a, str) else bytes(a).count(b"%(")
+            share = current_run().limits.memory // OBJECT_SHARE
+            ensure_size(max(refs, 1) * render_size(b, share), "%-formatting")
+        else:
+            check_render(b if isinstance(b, tuple) else (b,), "%-formatting")
     return a % b
 
 
@@ -173,9 +340,10 @@ def guarded_pow(a: Any, b: Any, mod: Any = None) -> Any:
         return a ** b
     if isinstance(mod, int) and isinstance(b, int):
         bits = abs(int(mod)).bit_length()
-        cost = bits * abs(int(b)).bit_length()
+        steps = abs(int(b)).bit_length()
         if b < 0:
-            cost += bits * bits // MODULAR_INVERSE_DIVISOR  # a modular inverse first
+            steps += MODULAR_INVERSE_STEPS  # a modular inverse first
+        cost = steps * bits * bits
         if cost > MAX_MODPOW_COST:
             run = current_run()
             run.meter.trip(LimitExceeded("operations", run.limits.operations,

@@ -17,12 +17,16 @@ from codemode.errors import LimitExceeded, ToolCallError
 
 from .guards import SelfGuarded, refuse
 from .render import charge_render
+from .sizes import render_size
 from .state import clean_text
 
 if TYPE_CHECKING:
     from .meter import Meter
 
 __all__ = ["PendingCall", "ToolFunction", "ToolNamespace", "build_tools"]
+
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+"""Argument values whose JSON is about their own size (only containers can repeat a text)."""
 
 ARGUMENT_SHARE: Final = 16
 """One call's JSON arguments may take at most ``Limits.memory // ARGUMENT_SHARE`` bytes."""
@@ -45,15 +49,17 @@ class _Caller:
     async def call(self, path: str, kwargs: dict[str, Any]) -> Any:
         self._meter.check()
         charge_render(kwargs)
+        cap = self._meter_limits_memory // ARGUMENT_SHARE
+        slack = 2 * cap + 1024  # the estimate is a little over the JSON size
+        flat = all(type(value) in _SCALARS for value in kwargs.values())
+        if not flat and render_size(kwargs, slack) > slack:  # before ``x=[s] * 1000`` is text
+            self._too_big(path, f"more than {cap}", cap)
         try:
             text = json.dumps(kwargs, allow_nan=False, ensure_ascii=False)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"tools.{path}(): arguments must be JSON data ({exc})") from None
-        cap = self._meter_limits_memory // ARGUMENT_SHARE
         if len(text) > cap:
-            self._meter.trip(LimitExceeded("memory", self._meter_limits_memory,
-                                           f"tools.{path}() arguments are {len(text)} bytes "
-                                           f"of JSON (at most {cap} per call)"))
+            self._too_big(path, str(len(text)), cap)
         text = clean_text(text)
         failure: tuple[str, str, str | None] | None = None
         limit: LimitExceeded | None = None
@@ -71,6 +77,11 @@ class _Caller:
             raise ToolCallError(*failure)
         self._meter.check()
         return value
+
+    def _too_big(self, path: str, size: str, cap: int) -> NoReturn:
+        self._meter.trip(LimitExceeded("memory", self._meter_limits_memory,
+                                       f"tools.{path}() arguments are {size} bytes of JSON "
+                                       f"(at most {cap} per call)"))
 
 
 def _not_awaited(path: str) -> TypeError:

@@ -34,7 +34,9 @@ import math
 import os
 import resource
 import select
+import signal
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any, Final, Protocol
@@ -43,6 +45,7 @@ from codemode.errors import LimitExceeded, WorkerProtocolError
 
 from .broker import RUN_ENDED
 from .limits import Limits
+from .meter import script_thread_stack
 from .protocol import FrameDecoder, encode, encode_call
 from .result import RunOutcome, ScriptError
 
@@ -352,10 +355,32 @@ def main(argv: list[str] | None = None) -> None:
     gc.freeze()
     channel = _Channel(read_fd, write_fd)
     channel.send(["ready", os.getpid()])
-    try:
-        _serve_forever(channel, runtime)
-    except MemoryError:
-        os._exit(EXIT_MEMORY)
+    failure: list[BaseException] = []
+
+    def serve() -> None:
+        try:
+            _serve_forever(channel, runtime)
+        except MemoryError:
+            os._exit(EXIT_MEMORY)
+        except SystemExit:
+            pass
+        except BaseException as exc:  # re-raised on the main thread: exit status 1
+            failure.append(exc)
+
+    # Scripts run on a thread with a ``SCRIPT_STACK`` C stack, started before any run's
+    # RLIMIT_AS (the reservation is part of the address space each run's cap adds to):
+    # C code that recurses per nesting level of script data then hits a limit, not the
+    # end of an 8 MiB main-thread stack (SIGSEGV).
+    with script_thread_stack():
+        thread = threading.Thread(target=serve, name="codemode-worker-script")
+        thread.start()
+    # Signals sent to the process (SIGXCPU from RLIMIT_CPU, a kill) then reach the script
+    # thread, which is running, rather than this one, parked in ``join``: the process
+    # stops at once instead of after the script thread reported the run done.
+    signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    thread.join()
+    if failure:
+        raise failure[0]
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ import os
 import random
 import re
 import resource
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -343,6 +344,11 @@ def _bounded_concurrency(result: Any, host: Host) -> None:
     assert result.error is None, result.error
     assert result.value == 16
     assert host.max_in_flight <= 4, host.max_in_flight
+
+
+def _message_withheld(result: Any, host: Host) -> None:
+    """A huge error message is replaced, not rendered (or clipped after rendering)."""
+    assert len(result.error.message) < 200, result.error.message[:200]
 
 
 def _no_host_calls(result: Any, host: Host) -> None:
@@ -1186,8 +1192,9 @@ ESCAPES = [
     a("match-mapping-pattern", "match {'a': 1}:\n    case {'a': v, **rest}:\n        pass", SYNTAX),
     a("match-sequence-pattern", "match [1, 2]:\n    case [a, *b]:\n        pass", SYNTAX),
     a("match-args-class-attr", "class P:\n    __match_args__ = ('x',)", SYNTAX),
-    a("super-zero-arg", "class A:\n    def __init__(self):\n        super().__init__()\nA()", NAME),
-    a("class-getitem-hook", "class A:\n    def __class_getitem__(cls, k):\n        return k", SYNTAX),
+    a("super-zero-arg", "class A:\n    def f(self):\n        return super()\nA().f()", NAME),
+    a("class-getitem-hook", "class A:\n    def __class_getitem__(cls, k):\n        return k",
+      SYNTAX),
     a("dunder-hash-method", "class A:\n    def __hash__(self):\n        return 1", SYNTAX),
     a(
         "walrus-binds-guard-name",
@@ -1207,7 +1214,7 @@ ESCAPES = [
         async def bad(i):
             raise ValueError(i)
         r = await asyncio.gather(bad(1), tools.fail(), return_exceptions=True)
-        [type(x).__name__ if False else x.args for x in r]
+        [x.args for x in r]
     """,
         None,
         value=[[1], ["fail: nope"]],
@@ -1229,12 +1236,42 @@ ESCAPES = [
         "try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    e.add_note('x')",
         ATTR,
     ),
-    a("defaultdict-factory-print", "import collections\nd = collections.defaultdict(print)\n"
-      "d['k']\n'ok'", TYPE),
     a("tools-namespace-attr-computed", "getattr(tools.ns, 'get').sandbox_getattr", ATTR),
     a("tools-call-non-str-kwargs", "await tools.echo(**{1: 2})", TYPE),
     a("result-bytes-is-refused", "b'abc'", TYPE, message="JSON"),
     a("result-nan-is-refused", "float('nan')", "ValueError"),
+    a(
+        "script-compare-runs-while-encoding-set-result",
+        "class A:\n    def __lt__(self, other):\n        return True\n{A(), A()}",
+        TYPE,
+        message="JSON",
+    ),
+    a(
+        "script-compare-spins-while-encoding-set-result",
+        "class A:\n    def __lt__(self, other):\n        while True:\n            pass\n{A(), A()}",
+        TYPE,
+        message="JSON",
+    ),
+    a(
+        "script-comparisons-still-work-in-run",
+        """
+        class A:
+            def __init__(self, v):
+                self.v = v
+            def __lt__(self, other):
+                return self.v < other.v
+            def __eq__(self, other):
+                return self.v == other.v
+            def __contains__(self, x):
+                return x == self.v
+        [[a.v for a in sorted([A(2), A(1), A(3)])], A(1) == A(1), 2 in A(2), A(1) in [A(1)]]
+    """,
+        None,
+        value=[[1, 2, 3], True, True, True],
+    ),
+    a("lone-surrogate-in-source-string", "x = '\ud800'\nx", SYNTAX, message="surrogate"),
+    a("lone-surrogate-in-source-name", "\udfff = 1", SYNTAX, message="surrogate"),
+    a("null-byte-in-source", "x = 1\x00", SYNTAX),
 ]
 
 
@@ -2351,7 +2388,7 @@ DOSES = [
     ),
     dos(
         "match-group-repeated-names",
-        "import re\nm = re.search('a+', 'b' + 'a' * 10**6)\nlen(m.group(*([0] * 10**5)))",
+        "import re\nm = re.search('a+', 'b' + 'a' * 10**6)\nlen(m.group(*([0] * 2000)))",
         limit=("memory",),
         limits=SLOW_OK,
     ),
@@ -2396,14 +2433,136 @@ DOSES = [
         limit=("memory",),
         limits=SLOW_OK,
     ),
+    dos(
+        "match-slice-nested-copies",
+        "import re\nm = re.search('(' * 90 + 'a+' + ')' * 90, 'b' + 'a' * 10**6)\nlen(m[0:91])",
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
+    dos("capwords-many-words", "import string\nlen(string.capwords('ab ' * (5 * 10**6)))",
+        limit=("memory",), limits=SLOW_OK),
+    dos("capwords-many-words-sep",
+        "import string\nlen(string.capwords('ab,' * (5 * 10**6), ','))",
+        limit=("memory",), limits=SLOW_OK),
+    dos("regex-escape-python-loop", "import re\nlen(re.escape('.' * (15 * 10**6)))",
+        limit=("memory",), limits=SLOW_OK),
+    # ---- round 2: stdlib Python loops that never tick (random, statistics)
+    dos("random-sample-virtual-population",
+        "import random\nlen(random.sample(['a'], k=3 * 10**6, counts=[10**18]))",
+        limit=("memory", "operations"), limits=SLOW_OK),
+    dos("random-sample-counts-charged",
+        "import random\nlen(random.sample(['a', 'b'], k=500000, counts=[10**18, 10**18]))",
+        limit=("operations",), limits=SLOW_OK),
+    dos("random-shuffle-charged", "import random\nx = [0] * (2 * 10**6)\nrandom.shuffle(x)",
+        limit=("operations",), limits=SLOW_OK),
+    dos("random-choices-charged", "import random\nlen(random.choices([1], k=2 * 10**6))",
+        limit=("memory", "operations"), limits=SLOW_OK),
+    # ---- round 2: shared references to one big string, rendered many times (sizes, not items)
+    dos("shared-leaf-str", "s = 'a' * 10**7\nlen(str([s] * 30))", limit=("memory",),
+        limits=SLOW_OK),
+    dos("shared-leaf-repr", "s = 'a' * 10**7\nlen(repr([s] * 30))", limit=("memory",),
+        limits=SLOW_OK),
+    dos("shared-leaf-ascii", "s = 'a' * 10**7\nlen(ascii((s,) * 30))", limit=("memory",),
+        limits=SLOW_OK),
+    dos("shared-leaf-format", "s = 'a' * 10**7\nlen(format({1: [s] * 30}))", limit=("memory",),
+        limits=SLOW_OK),
+    dos("shared-leaf-json-dumps", "import json\ns = 'a' * 10**7\nlen(json.dumps([s] * 30))",
+        limit=("memory",), limits=SLOW_OK),
+    dos("shared-leaf-percent-tuple", "s = 'a' * 10**7\nlen('%s' * 30 % ((s,) * 30))",
+        limit=("memory",), limits=SLOW_OK),
+    dos("shared-leaf-percent-mapping", "s = 'a' * 10**7\nlen('%(k)s' * 30 % {'k': s})",
+        limit=("memory",), limits=SLOW_OK),
+    dos(
+        "shared-leaf-fstring-many-fields",
+        "s = 'a' * 10**7\nlen(f'{s}{s}{s}{s}{s}{s}{s}{s}{s}{s}{s}{s}{s}{s}{s}{s}{s}{s}{s}{s}')",
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
+    dos("shared-leaf-fstring-one-field", "s = 'a' * 10**7\nlen(f'{[s] * 30}')",
+        limit=("memory",), limits=SLOW_OK),
+    dos("shared-leaf-inside-exception-str", "s = 'a' * 10**7\nlen(str(ValueError([s] * 30)))",
+        limit=("memory",), limits=SLOW_OK),
+    dos("shared-leaf-inside-exception-print", "s = 'a' * 10**7\nprint(KeyError([s] * 30))",
+        limit=("memory",), limits=SLOW_OK),
+    dos("shared-leaf-dict-values-view",
+        "s = 'a' * 10**7\nd = {i: s for i in range(30)}\nlen(str(d.values()))",
+        limit=("memory",), limits=SLOW_OK),
+    dos("shared-leaf-dict-items-view",
+        "s = 'a' * 10**7\nd = {i: s for i in range(30)}\nlen(repr(d.items()))",
+        limit=("memory",), limits=SLOW_OK),
+    dos("shared-leaf-slice-repr", "s = 'a' * 10**7\nlen(str(slice([s] * 30)))",
+        limit=("memory",), limits=SLOW_OK),
+    dos("shared-leaf-match-repr",
+        "import re\nm = re.search('a+', 'a' * 10**7)\nlen(str([m] * 30))",
+        limit=("memory",), limits=SLOW_OK),
+    a("render-size-cycles-and-views-ok",
+      "x = [1]\nx.append(x)\nd = {'k': x}\n[str(x), str(d.values())[:12], repr(slice(1, 2)), "
+      "str(ValueError('e'))]",
+      None, value=["[1, [...]]", "dict_values(", "slice(1, 2, None)", "e"]),
+    a("shared-leaf-print-truncates", "s = 'x' * 10**7\nprint(*[s] * 30)", None, limits=SLOW_OK,
+      check=_output_truncated),
+    a("print-many-args-huge-sep", "print(*[1] * 90000, sep='x' * 10**7)", None,
+      limits=SLOW_OK, check=_output_truncated),
+    a("print-many-args-huge-non-ascii-sep", "print(*[1] * 90000, sep='\u00e9' * 10**7)", None,
+      limits=SLOW_OK, check=_output_truncated),
+    a("shared-leaf-error-message", "s = 'a' * 10**7\nraise ValueError(*[s] * 30)", "ValueError",
+      limits=SLOW_OK, check=_message_withheld),
+    dos("shared-leaf-tool-argument", "s = 'a' * 10**7\nawait tools.echo(x=[s] * 30)",
+        limit=("memory",), limits=SLOW_OK),
+    dos("shared-leaf-result", "s = 'a' * 10**7\n[s] * 30", limit=("result", "memory"),
+        limits=SLOW_OK),
+    a("tools-getattr-huge-name-difflib", "getattr(tools, 'x' * (5 * 10**6), None)", None,
+      limits=SLOW_OK),
+    a("facade-getattr-huge-name", "import json\ngetattr(json, 'x' * (5 * 10**6), 7)", None,
+      value=7, limits=SLOW_OK),
+    dos(
+        "json-dumps-default-amplify",
+        """
+        import json
+        s = 'a' * 10**7
+        class O:
+            pass
+        len(json.dumps([O()] * 30, default=lambda v: s))
+    """,
+        limit=("memory",),
+        limits=SLOW_OK,
+    ),
+    dos("itertools-cwr-huge-r",
+        "import itertools\nnext(itertools.combinations_with_replacement('a', 10**8))",
+        limit=("memory",), limits=SLOW_OK),
+    dos("itertools-permutations-wide",
+        "import itertools\nlen(next(itertools.permutations('a' * (15 * 10**6))))",
+        limit=HEAVY, limits=SLOW_OK),
+    a("itertools-tuples-still-work",
+      "import itertools\n[list(itertools.combinations([1, 2, 3], 2)), "
+      "len(list(itertools.permutations(range(4)))), "
+      "list(itertools.combinations_with_replacement('ab', 2))]",
+      None, value=[[[1, 2], [1, 3], [2, 3]], 24, [["a", "a"], ["a", "b"], ["b", "b"]]]),
+    # ---- round 2: %-formatting guard: misaligned '*' values, quadratic key parsing
+    dos("percent-star-after-plain-conversion", "len('%d%*d' % (1, 10**9, 5))", limit=("memory",)),
+    dos("bytes-percent-star-after-plain-conversion", "len(b'%s%*d' % (b'x', 10**9, 5))",
+        limit=("memory",)),
+    dos("percent-star-precision-misaligned", "len('%d%.*f' % (1, 10**9, 1.0))",
+        limit=("memory",)),
+    a("percent-unclosed-keys-quadratic", "s = '%(' * 60000\ns % {}", "ValueError",
+      limits=SLOW_OK, message="parentheses"),
+    a("percent-unclosed-key-literal-compile", "x = '" + "%(" * 40000 + "' % {}", "ValueError",
+      limits=SLOW_OK),
+    a("percent-mapping-still-works", "'%(a)s-%(b)05d-%%' % {'a': 'x', 'b': 7}", None,
+      value="x-00007-%"),
+    dos("regex-compile-long-literal", "import re\nre.compile('a' * (15 * 10**6))",
+        limit=("memory",)),
     # ---- round 2: C loops fed by uncounted builtins, bypassed constructors
     dos("zip-feeds-extend", "x = [0]\nx.extend(zip(x, 'a' * (3 * 10**6)))\nlen(x)"),
     dos("enumerate-feeds-extend-forever", "x = [0]\nx.extend(enumerate(x))\nlen(x)"),
-    dos("zip-in-operator-c-loop", "x = [0]\n(1, 1) in zip(x, x.extend(x) or 'a' * BIG)".replace(
-        "BIG", str(BIG))),
+    dos("zip-in-operator-c-loop",
+        "s = 'a' * (15 * 10**6)\n[('b', 'b') in zip(s, s) for i in range(20)]"),
+    dos("enumerate-in-operator-c-loop",
+        "s = 'a' * (15 * 10**6)\n[(0, 'b') in enumerate(s) for i in range(20)]"),
     dos("type-of-range-list", "len(list(type(range(1))(3 * 10**8)))"),
     dos("type-of-range-tuple", "len(tuple(type(range(0))(3 * 10**8)))"),
-    dos("type-of-range-deque", "import collections\ncollections.deque(type(range(1))(3 * 10**8), 0)"),
+    dos("type-of-range-deque",
+        "import collections\ncollections.deque(type(range(1))(3 * 10**8), 0)"),
     # ---- round 2: bulk inserts of colliding int keys outside set()/fromkeys (RT-40 follow-up)
     *[
         dos(
@@ -2419,12 +2578,17 @@ DOSES = [
             ("set-update", "s = set()\ns.update(keys)\nlen(s)"),
             ("set-union", "len(set().union(keys))"),
             ("frozenset-union", "len(frozenset().union(keys))"),
-            ("set-issuperset", "{0}.issuperset(keys)"),
+            ("set-issubset", "{0}.issubset(keys)"),
             ("counter-update", "import collections\nc = collections.Counter()\nc.update(keys)"),
             ("counter-via-type", "import collections\nlen(type(collections.Counter())(keys))"),
             ("defaultdict-pairs", "import collections\n"
              "len(collections.defaultdict(int, zip(keys, keys)))"),
-            ("ordereddict-pairs", "import collections\nlen(collections.OrderedDict(zip(keys, keys)))"),
+            ("dict-update-from-dict", "d = dict.fromkeys(keys)\ne = {1: 0}\ne.update(d)"),
+            ("set-update-from-set", "s = set(keys)\nt = {1}\nt.update(s)"),
+            ("statistics-mode", "import statistics\nstatistics.mode(keys)"),
+            ("statistics-multimode", "import statistics\nlen(statistics.multimode(keys))"),
+            ("ordereddict-pairs",
+             "import collections\nlen(collections.OrderedDict(zip(keys, keys)))"),
         )
     ],
     # ---- round 2: single C calls that are quadratic in a small input
@@ -2440,6 +2604,43 @@ DOSES = [
         limit=("operations",),
         limits=SLOW_OK,
     ),
+    dos(
+        "pow-modular-huge-modulus-small-exponent",
+        """
+        import random
+        m = random.getrandbits(131000) | 1
+        pow(3, random.getrandbits(512), m)
+    """,
+        limit=("operations",),
+        limits=SLOW_OK,
+    ),
+    a("pow-modular-rsa-sized-still-works",
+      "m = (1 << 4096) - 159\npow(3, (1 << 4095) + 1, m) > 0 and pow(5, -1, 7)", None, value=3),
+    a(
+        "bulk-merge-semantics",
+        """
+        import collections
+        s = {1, 2}
+        s.update({3}, frozenset([4]), [5])
+        d = {'a': 1}
+        d.update({'b': 2}, c=3)
+        c = collections.Counter('ab')
+        c.update({'a': 5})
+        c.update(collections.Counter('b'))
+        o = collections.OrderedDict(a=1)
+        o.update({'z': 0})
+        [sorted(s), d, dict(c), list(o), sorted({1}.union({2}, {3: 0})),
+         {1, 2}.issubset({1, 2, 3}), {1}.isdisjoint({2: 0})]
+    """,
+        None,
+        value=[[1, 2, 3, 4, 5], {"a": 1, "b": 2, "c": 3}, {"a": 6, "b": 2}, ["a", "z"],
+               [1, 2, 3], True, True],
+    ),
+    a("statistics-mode-semantics",
+      "import statistics\n[statistics.mode([1, 2, 2, 3]), statistics.mode('aabbb'), "
+      "statistics.multimode('aabbcd'), statistics.multimode([])]",
+      None, value=[2, "b", ["a", "b"], []]),
+    a("statistics-mode-empty", "import statistics\nstatistics.mode([])", "StatisticsError"),
     dos(
         "statistics-exact-bigint-arithmetic",
         """
@@ -2722,6 +2923,21 @@ STALLERS = [
     pytest.param("round(1, -4 * 10**6)", id="round-negative-ndigits"),
     pytest.param("m = 2**61 - 1\nlen(set([i * m for i in range(20000)]))", id="hash-collision"),
     pytest.param("import math\nmath.isqrt(int('f' * 10**6, 16)).bit_length()", id="isqrt"),
+    pytest.param("m = 2**61 - 1\nk = [i * m for i in range(20000)]\nlen(dict(zip(k, k)))",
+                 id="hash-collision-dict-of-zip"),
+    pytest.param("m = 2**61 - 1\ns = set()\ns.update([i * m for i in range(20000)])",
+                 id="hash-collision-set-update"),
+    pytest.param("import collections\nm = 2**61 - 1\n"
+                 "collections.Counter().update([i * m for i in range(20000)])",
+                 id="hash-collision-counter-update"),
+    pytest.param("import random\nm = (1 << 131000) - 159\na = random.getrandbits(131000) | 1\n"
+                 "for i in range(5):\n    pow(a, -1, m)", id="modular-inverse"),
+    pytest.param("import random\nm = random.getrandbits(131000) | 1\n"
+                 "pow(3, random.getrandbits(512), m)", id="modular-pow-huge-modulus"),
+    pytest.param("import statistics\nm = 2**61 - 1\n"
+                 "statistics.mode([i * m for i in range(25000)])", id="hash-collision-mode"),
+    pytest.param("s = '%(' * 60000\ntry:\n    s % {}\nexcept ValueError:\n    pass\n"
+                 "while True:\n    pass", id="percent-key-parsing"),
 ]
 
 
@@ -2758,6 +2974,48 @@ async def test_host_loop_keeps_ticking_during_cpu_attack(executor: Any, source: 
     # that holds the GIL in one C call leaves it at 0-1: demand one tick per 200 ms
     assert ticks >= int(elapsed / 0.2), (ticks, elapsed)
     await assert_sentinel_works(executor)
+
+
+C_RECURSION = [
+    pytest.param("t = ()\nfor i in range(400000):\n    t = (t,)\nhash(t) and 1", id="tuple-hash"),
+    pytest.param("x = [1]\nfor i in range(400000):\n    x = filter(None, x)\nnext(x)",
+                 id="filter-chain-next"),
+    pytest.param("import collections\nd = collections.deque()\nfor i in range(400000):\n"
+                 "    d = collections.deque([d])\n1", id="deque-nesting-dealloc"),
+    pytest.param("s = 1\nfor i in range(400000):\n    s = slice(s)\n1", id="slice-nesting-dealloc"),
+]
+"""Structures whose C code recurses once per nesting level without CPython's recursion check
+(3.11): 400 000 levels overflow an 8 MiB C stack well inside the default limits."""
+
+C_RECURSION_CHILD = """
+import asyncio, json, sys
+import codemode.sandbox as sb
+
+async def main():
+    async def host(name, args):
+        return args
+    limits = sb.Limits(timeout=20, operations=3_000_000, memory=512 * 2**20)
+    async with getattr(sb, sys.argv[1])() as ex:
+        r = await ex.run(sys.argv[2], call_tool=host, limits=limits)
+    print(json.dumps([r.value, r.error and r.error.type, r.error and r.error.limit]))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("source", C_RECURSION)
+@pytest.mark.parametrize("executor_name", EXECUTORS)
+def test_deep_c_recursion_does_not_crash_the_host(executor_name: str, source: str) -> None:
+    """A segfault in the script's C code must not take the host down (in-process: it IS the
+    host; worker: it must be reported as a limit, not as a dead worker). Runs in a child
+    process so a crash fails this test instead of killing the suite."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    child = subprocess.run([sys.executable, "-c", C_RECURSION_CHILD, executor_name, source],
+                           cwd=root, capture_output=True, text=True, timeout=90, check=False)
+    assert child.returncode == 0, f"the host process died: status {child.returncode}"
+    value, error_type, limit = json.loads(child.stdout.strip().splitlines()[-1])
+    assert error_type is None or limit in ("recursion", "memory", "operations"), (
+        value, error_type, limit)
 
 
 async def test_random_state_is_not_shared_between_runs(executor: Any) -> None:

@@ -228,7 +228,7 @@ async def test_worker_gets_minimal_env_rlimits_and_fds(pool: WorkerPoolExecutor)
         del os.environ["CODEMODE_TEST_SECRET"]
     env, address_space, nofile, open_fds, own_session, cpu, core = result.value
     assert "CODEMODE_TEST_SECRET" not in env
-    assert set(env) <= {"LC_ALL", "PYTHONDONTWRITEBYTECODE", "LC_CTYPE"}
+    assert set(env) <= {"LC_ALL", "PYTHONDONTWRITEBYTECODE", "LC_CTYPE", "MALLOC_ARENA_MAX"}
     assert 1 << 30 < address_space < (1 << 30) + 2 * baseline
     assert nofile == 32
     assert open_fds <= 12

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any, Final
 
-from codemode.sandbox.sizes import guarded_add
+from codemode.sandbox.sizes import ensure_size, guarded_add
 from codemode.sandbox.state import counted, current_run
 
 from . import Facade
@@ -42,6 +42,20 @@ def product(*iterables: Iterable[Any], repeat: int = 1) -> Iterator[Any]:
     return counted(itertools.product(*pools, repeat=repeat))
 
 
+def _tuples_of(make: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+    """``permutations``/``combinations``/``combinations_with_replacement``: each item is an
+    r-tuple built in C (r is unbounded for ``combinations_with_replacement``): size it first."""
+    def wrapped(iterable: Iterable[Any], r: Any = None) -> Iterator[Any]:
+        pool = tuple(counted(iterable))
+        width = len(pool) if r is None else r
+        if isinstance(width, int):
+            ensure_size(int(width) * 8, f"itertools.{make.__name__}(r={width})")
+        return counted(make(pool) if r is None else make(pool, r))
+    wrapped.__name__ = make.__name__
+    wrapped.__doc__ = make.__doc__
+    return wrapped
+
+
 def _chain(*iterables: Iterable[Any]) -> Iterator[Any]:
     return counted(itertools.chain(*iterables))
 
@@ -55,9 +69,10 @@ chain: Final = Facade("itertools.chain", {"from_iterable": _from_iterable}, call
 _WRAPPED: Final = {
     name: _wrap(getattr(itertools, name)) for name in (
         "count", "cycle", "repeat", "compress", "dropwhile", "filterfalse",
-        "groupby", "islice", "pairwise", "permutations", "starmap", "takewhile",
-        "zip_longest", "combinations", "combinations_with_replacement",
+        "groupby", "islice", "pairwise", "starmap", "takewhile", "zip_longest",
     )
 }
+_WRAPPED.update({name: _tuples_of(getattr(itertools, name)) for name in (
+    "permutations", "combinations", "combinations_with_replacement")})
 FACADE: Final = Facade("itertools", {**_WRAPPED, "product": product, "chain": chain,
                                      "accumulate": accumulate})

@@ -6,7 +6,8 @@ import json
 from typing import Any, Final
 
 from codemode.sandbox.render import charge_render
-from codemode.sandbox.sizes import ensure_size
+from codemode.sandbox.sizes import check_render, ensure_size, render_size
+from codemode.sandbox.state import current_run
 
 from . import Facade
 
@@ -26,6 +27,22 @@ def loads(s: str | bytes) -> Any:
     return json.loads(s)
 
 
+def _sized_default(default: Any) -> Any:
+    """``default=`` results are rendered too, once per reference: size them as they come
+    (``json.dumps([o] * 1000, default=lambda v: big)``)."""
+    produced = 0
+    share = current_run().limits.memory // 4
+
+    def sized(value: Any) -> Any:
+        nonlocal produced
+        result = default(value)
+        produced += render_size(result, share)
+        if produced > _CHECK_EVERY:
+            ensure_size(produced, "json.dumps()")
+        return result
+    return sized
+
+
 def dumps(obj: Any, *, indent: int | str | None = None, sort_keys: bool = False,
           separators: tuple[str, str] | None = None, ensure_ascii: bool = True,
           default: Any = None) -> str:
@@ -37,6 +54,9 @@ def dumps(obj: Any, *, indent: int | str | None = None, sort_keys: bool = False,
     if separators is not None and sum(len(str(s)) for s in separators) > _MAX_INDENT:
         raise ValueError(f"separators are limited to {_MAX_INDENT} characters")
     charge_render(obj)
+    check_render(obj, "json.dumps()")
+    if default is not None:
+        default = _sized_default(default)
     if indent is None:
         return json.dumps(obj, sort_keys=sort_keys, separators=separators,
                           ensure_ascii=ensure_ascii, default=default)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Any, Final
 
-from codemode.sandbox.sizes import MAX_INT_BITS, repeat_ok
+from codemode.sandbox.sizes import MAX_INT_BITS, charge_operations, ensure_size, repeat_ok
 from codemode.sandbox.state import current_run
 
 from . import Facade
@@ -33,9 +33,26 @@ def _method(name: str) -> Callable[..., Any]:
 
 def choices(population: Sequence[Any], weights: Any = None, *, cum_weights: Any = None,
             k: int = 1) -> list[Any]:
-    """k picks with replacement (k is bounded)."""
+    """k picks with replacement (k is bounded and charged: the loop is Python without ticks)."""
     repeat_ok([None], k)
+    charge_operations(k)
     return _rng().choices(population, weights, cum_weights=cum_weights, k=k)
+
+
+def sample(population: Sequence[Any], k: int, *, counts: Any = None) -> list[Any]:
+    """k picks without replacement (k is bounded and charged; with ``counts`` the population
+    is virtual, so k is not bounded by anything the script built)."""
+    if isinstance(k, int):
+        ensure_size(int(k) * 8, f"random.sample(k={k})")
+    charge_operations(k)
+    return _rng().sample(population, k, counts=counts)
+
+
+def shuffle(x: list[Any]) -> None:
+    """Shuffle in place (charged per item: a Python loop without ticks)."""
+    if hasattr(x, "__len__"):
+        charge_operations(len(x))
+    _rng().shuffle(x)
 
 
 def getrandbits(k: int) -> int:
@@ -53,7 +70,8 @@ def seed(a: int | float | str | None = None) -> None:
 
 
 FACADE: Final = Facade("random", {
-    **{name: _method(name) for name in ("random", "randint", "randrange", "choice", "shuffle",
-                                        "sample", "uniform", "gauss")},
-    "choices": choices, "getrandbits": getrandbits, "seed": seed,
+    **{name: _method(name) for name in ("random", "randint", "randrange", "choice",
+                                        "uniform", "gauss")},
+    "choices": choices, "sample": sample, "shuffle": shuffle, "getrandbits": getrandbits,
+    "seed": seed,
 })

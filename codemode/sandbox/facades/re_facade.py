@@ -8,6 +8,7 @@ stall the host's threads. Running out trips the ``timeout`` limit.
 
 from __future__ import annotations
 
+import re as _stdlib_re
 import time
 from typing import TYPE_CHECKING, Any, Final, final
 
@@ -15,7 +16,7 @@ import regex  # type: ignore[import-untyped]
 
 from codemode.errors import LimitExceeded
 from codemode.sandbox.guards import ATTRIBUTES, SPECIAL_METHODS, SelfGuarded, refuse
-from codemode.sandbox.sizes import ensure_size
+from codemode.sandbox.sizes import RENDER_SIZERS, SLICE_SIZERS, ensure_size
 from codemode.sandbox.state import counted, current_run
 
 from . import Facade
@@ -61,6 +62,13 @@ def _bind_all_groups(method: str) -> Callable[[Any], Callable[..., Any]]:
     return bind
 
 
+def _slice_size(match: Any, key: slice) -> int:
+    groups = range(len(match.regs))[key]
+    return sum(_PIECE + _span_length(match, g) for g in groups)
+
+
+SLICE_SIZERS.setdefault(_MATCH_TYPE, _slice_size)
+RENDER_SIZERS.setdefault(_MATCH_TYPE, lambda match: 64 + _span_length(match, 0))
 SPECIAL_METHODS.setdefault((_MATCH_TYPE, "group"), _bind_group)
 SPECIAL_METHODS.setdefault((_MATCH_TYPE, "groups"), _bind_all_groups("groups"))
 SPECIAL_METHODS.setdefault((_MATCH_TYPE, "groupdict"), _bind_all_groups("groupdict"))
@@ -154,9 +162,11 @@ def _compiled(pattern: Any, flags: int) -> Any:
     if not isinstance(pattern, str | bytes):
         raise TypeError("pattern must be a string")
     text = pattern if isinstance(pattern, str) else pattern.decode("latin-1")
-    size = _expansion(text)
+    # Every character counts at least once, so a long pattern is refused before the
+    # (Python, untimed) expansion scan and the compile.
+    size = len(text) if len(text) > MAX_PATTERN_EXPANSION else _expansion(text)
     if size > MAX_PATTERN_EXPANSION:
-        current_run().too_big("a regular expression with nested counted repeats", size)
+        current_run().too_big("a regular expression this large (counted repeats expanded)", size)
     return regex.compile(pattern, flags)
 
 
@@ -307,8 +317,16 @@ def split(pattern: Any, string: Any, maxsplit: int = 0, flags: int = 0) -> list[
     return _pieces(_compiled(pattern, flags), "split", string, maxsplit)  # type: ignore[no-any-return]
 
 
+def escape(pattern: Any) -> Any:
+    """Escape special characters (``regex.escape`` loops in Python per character, without
+    operation ticks; the stdlib's ``str.translate`` version runs in C and is equivalent)."""
+    if isinstance(pattern, str | bytes):
+        ensure_size(2 * len(pattern), "re.escape()")
+    return _stdlib_re.escape(pattern)
+
+
 FACADE: Final = Facade("re", {
     "compile": compile, "search": search, "match": match, "fullmatch": fullmatch,
     "findall": findall, "finditer": finditer, "sub": sub, "subn": subn, "split": split,
-    "escape": regex.escape, "error": regex.error, **_FLAGS,
+    "escape": escape, "error": regex.error, **_FLAGS,
 })
