@@ -352,9 +352,55 @@ def _lint_exemptions(types: str, function: str, render: ToolRender) -> frozenset
         codes.add("E743")
     if any(p.py == "timeout" for p in render.params):
         codes.add("ASYNC109")
-    if types and any(_class_syntax_would_do(node) for node in ast.parse(types).body):
+    tree = ast.parse(types)
+    if any(_class_syntax_would_do(node) for node in tree.body):
         codes.add("UP013")
+    if any(_none_before_last(node) for node in ast.walk(tree)):
+        codes.add("RUF036")
+    codes |= _old_style_unions(tree)
     return frozenset(codes)
+
+
+def _old_style_unions(tree: ast.Module) -> set[str]:
+    """``Union[...]``/``Optional[...]`` (and quoted class fields) the type generator writes
+    for recursive types, where ``|`` would fail as the module runs. Whether ruff flags one
+    depends on where its quotes sit, so RUF100 keeps an unneeded code from failing."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+            found |= {"Union": {"UP007"}, "Optional": {"UP045"}}.get(node.value.id, set())
+        elif isinstance(node, ast.ClassDef):
+            annotations = [f.annotation for f in node.body if isinstance(f, ast.AnnAssign)]
+            if any(
+                isinstance(part, ast.Constant) and isinstance(part.value, str)
+                for annotation in annotations
+                for part in ast.walk(annotation)
+            ):
+                found.add("UP037")
+    return found | {"RUF100"} if found else found
+
+
+def _union_members(node: ast.AST) -> list[ast.AST]:
+    """Members of a union (``A | B`` or ``Union[A, B]``, nested ones flattened), else ``[node]``."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return [*_union_members(node.left), *_union_members(node.right)]
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "Union"
+    ):
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return [member for part in parts for member in _union_members(part)]
+    return [node]
+
+
+def _none_before_last(node: ast.AST) -> bool:
+    """A union with ``None`` before its last member (ruff's RUF036; the type generator
+    writes ``Union[A | None, "Ref"]`` for recursive unions)."""
+    members = _union_members(node)
+    return len(members) > 1 and any(
+        isinstance(m, ast.Constant) and m.value is None for m in members[:-1]
+    )
 
 
 def _too_long(line: str, limit: int = 100) -> bool:

@@ -512,6 +512,10 @@ class _Typer:
     ) -> tuple[str, list[Line]]:
         """Object parts merge into one object (constraint-only parts add their ``required``);
         other typed parts make an intersection ``A&B``."""
+        keys = [_ref_key(part) for part in parts]
+        looping = [key for key in keys if key is not None and key in self.stack]
+        if looping:  # an object that merges itself: name it, as a recursive ref is
+            return self.named.setdefault(looping[0], looping[0]), []
         resolved = [self._resolve(part) for part in parts]
         typed = [(p, r) for p, r in zip(parts, resolved, strict=True) if _typed(r)]
         if (typed or _has_properties(schema)) and all(_has_properties(r) for _, r in typed):
@@ -523,7 +527,12 @@ class _Typer:
                     merged["properties"].update(part["properties"])
                 if isinstance(part.get("required"), list):
                     merged["required"].extend(part["required"])
-            return self._object(merged, depth)
+            merging = [key for key in keys if key is not None]
+            self.stack.extend(merging)
+            try:
+                return self._object(merged, depth)
+            finally:
+                del self.stack[len(self.stack) - len(merging):]
         if len(typed) == 1:
             return self.type(typed[0][0], depth)
         rendered = [self.type(part, depth) for part, _ in typed]
@@ -600,6 +609,13 @@ _TYPED = frozenset(
     | {"additionalProperties"}
 )
 """Keys that say what a value is (the rest of an ``allOf`` part only constrains it)."""
+
+
+def _ref_key(schema: Any) -> str | None:
+    """The definition key a ``{"$ref": ...}`` part points at, if it is one."""
+    if isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
+        return str(schema["$ref"]).removeprefix("#/$defs/")
+    return None
 
 
 def _typed(schema: Any) -> bool:

@@ -12,8 +12,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
-from ._text import encodable
+from ._text import encodable, hide_surrogates
 
 __all__ = [
     "RootObject",
@@ -64,6 +65,21 @@ def _resolve(root: Any, pointer: str) -> Any:
     return node
 
 
+def _anchor(node: Any, name: str) -> Any:
+    """The schema ``#name`` points at: ``$anchor: name`` (or a draft 4-7 ``$id``/``id``)."""
+    if isinstance(node, list):
+        for item in node:
+            found = _anchor(item, name)
+            if found is not None:
+                return found
+        return None
+    if not isinstance(node, dict):
+        return None
+    if node.get("$anchor") == name or f"#{name}" in (node.get("$id"), node.get("id")):
+        return node
+    return _anchor(list(node.values()), name)
+
+
 _SUBSCHEMA = frozenset(
     {
         "items",
@@ -111,9 +127,9 @@ def normalize(schema: Any, *, key_prefix: str = "") -> tuple[Any, dict[str, Any]
     def ref_target(ref: str) -> str | None:
         if not ref.startswith("#"):
             return None
-        pointer = ref[1:]
+        pointer = unquote(ref[1:])  # a URI fragment: `#/$defs/a%20b` names "a b"
         if pointer not in memo:
-            target = _resolve(root, pointer)
+            target = _resolve(root, pointer) if pointer[:1] in ("", "/") else _anchor(root, pointer)
             if not isinstance(target, dict | bool):
                 return None
             key = memo[pointer] = key_for(pointer)
@@ -140,11 +156,11 @@ def normalize(schema: Any, *, key_prefix: str = "") -> tuple[Any, dict[str, Any]
                 out[k] = walk(v)
             else:
                 out[k] = v
-        return out
+        return _unwrap_all_of(out)
 
     out = walk(root)
     _ground_alias_loops(defs)
-    return out, defs
+    return _skip_aliases(out, defs)
 
 
 _STRUCTURE = frozenset(
@@ -155,39 +171,99 @@ _BRANCHES = ("anyOf", "oneOf", "allOf")
 
 
 def _ground_alias_loops(defs: dict[str, Any]) -> None:
-    """Make definitions that only name each other in a loop (``A = A``, ``A = B | A``…) ``Any``.
+    """Drop the parts of definitions that only name the definition itself again.
 
-    ``{"$ref": "#/$defs/A"}`` as ``A`` (or a union whose every branch loops back) constrains
-    nothing and has no type to stand for; the type generator refuses such chains. Loops
-    through a container (``A = {"items": A}``) are ordinary recursion and stay.
+    ``A = {"$ref": A}``, ``A = A | B`` (``anyOf``/``oneOf``/``allOf`` branches that lead
+    back to ``A`` through refs and unions alone) add nothing to what ``A`` accepts, have no
+    type to stand for, and make the type generator (or mypy) refuse the alias. What is left
+    is kept; with nothing left, ``A`` accepts anything. Recursion through a container
+    (``A = {"items": A}``) is ordinary and stays.
     """
-    grounded: set[str] = set()
 
-    def is_grounded(node: Any) -> bool:
+    def reach(node: Any, found: set[str]) -> set[str]:
         if not isinstance(node, dict) or set(node) & _STRUCTURE:
-            return True
+            return found
         ref = node.get("$ref")
-        if isinstance(ref, str) and ref.removeprefix("#/$defs/") not in grounded:
-            return False
-        for key in _BRANCHES:
-            branches = node.get(key)
-            if isinstance(branches, list) and branches:
-                parts = [is_grounded(b) for b in branches]
-                if not (all(parts) if key == "allOf" else any(parts)):
-                    return False
-        return True
+        key = ref.removeprefix("#/$defs/") if isinstance(ref, str) else None
+        if key is not None and key not in found:
+            found.add(key)
+            reach(defs.get(key), found)
+        for union in _BRANCHES:
+            branches = node.get(union)
+            for branch in branches if isinstance(branches, list) else ():
+                reach(branch, found)
+        return found
 
-    changed = True
-    while changed:
-        changed = False
-        for key, node in defs.items():
-            if key not in grounded and is_grounded(node):
-                grounded.add(key)
-                changed = True
-    for key in defs.keys() - grounded:
-        node = defs[key]
-        if isinstance(node, dict):
-            defs[key] = {k: v for k, v in node.items() if k != "$ref" and k not in _BRANCHES}
+    pruned: dict[str, dict[str, Any]] = {}
+    for key, node in defs.items():
+        if not isinstance(node, dict):
+            continue
+        kept = dict(node)
+        if key in reach({"$ref": kept.get("$ref")}, set()):
+            del kept["$ref"]  # with siblings too (`{"$ref": itself, "type": "object"}`)
+        for union in () if set(node) & _STRUCTURE else _BRANCHES:
+            branches = kept.get(union)
+            if isinstance(branches, list):
+                left = [b for b in branches if key not in reach(b, set())]
+                if left:
+                    kept[union] = left
+                else:
+                    del kept[union]
+        if kept != node:
+            pruned[key] = kept
+    defs.update(pruned)
+
+
+def _skip_aliases(root: Any, defs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """Point refs to a definition that is only a ref (``D = {"$ref": R}``) at ``R`` itself.
+
+    The type generator writes such a ``D`` as ``D: TypeAlias = "R"`` when ``R`` comes later,
+    a string that breaks ``D | None`` when the module runs.
+    """
+    named = {k: ref_key(node) for k, node in defs.items()}
+    alias = {k: target for k, target in named.items() if target is not None and target != k}
+    if not alias:
+        return root, defs
+
+    def final(key: str) -> str:
+        seen = {key}
+        while key in alias and alias[key] not in seen:
+            key = alias[key]
+            seen.add(key)
+        return key
+
+    def point(node: Any) -> Any:
+        if isinstance(node, list):
+            return [point(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: point(v) if k not in _DATA_KEYS else v for k, v in node.items()}
+        ref = out.get("$ref")
+        if isinstance(ref, str) and ref.removeprefix("#/$defs/") in alias:
+            out["$ref"] = "#/$defs/" + final(ref.removeprefix("#/$defs/"))
+        return out
+
+    kept = {k: point(node) for k, node in defs.items() if k not in alias}
+    return point(root), kept
+
+
+_DOC_KEYS = frozenset({"description", "title", "default", "examples", "example", "deprecated"})
+
+
+def _unwrap_all_of(node: dict[str, Any]) -> dict[str, Any]:
+    """``{"allOf": [{"$ref": R}], "description": …}`` (how pydantic 1 documents a field of
+    a model type) is ``{"$ref": R, "description": …}``: one ref, read the same everywhere."""
+    parts = node.get("allOf")
+    if not (isinstance(parts, list) and set(node) - {"allOf"} <= _DOC_KEYS):
+        return node
+    docs = [p for p in parts if isinstance(p, dict) and set(p) <= _DOC_KEYS]
+    rest = [p for p in parts if p not in docs]
+    if len(rest) != 1 or ref_key(rest[0]) is None or "$ref" not in rest[0]:
+        return node
+    merged = {**rest[0]}
+    for doc in docs:  # branches that only document (`{"description": …}`)
+        merged.update({k: v for k, v in doc.items() if k not in merged})
+    return {**merged, **{k: v for k, v in node.items() if k != "allOf"}}
 
 
 def ref_key(schema: Any) -> str | None:
@@ -201,39 +277,73 @@ def ref_key(schema: Any) -> str | None:
 _REF_ONLY = frozenset({"$ref", "description", "title", "default", "examples", "deprecated"})
 
 
-def for_types(node: Any, refs: Mapping[str, str]) -> Any:
+def for_types(node: Any, refs: Mapping[str, str], *, stand_in: int | None = None) -> Any:
     """Copy of a normalized schema as the type generator should see it.
 
     ``$ref`` keys are renamed through ``refs``; ``format`` goes (formats stay ``str``);
     the notes a type cannot carry (default, bounds, format) are appended to each field's
     description, which becomes the field's docstring in the module and its comment in the
-    prompt.
+    prompt. With ``stand_in``, lone surrogates in keys become private-use characters of
+    that block (see ``hide_surrogates``): the type generator writes UTF-8.
     """
     if isinstance(node, list):
-        return [for_types(item, refs) for item in node]
+        return [for_types(item, refs, stand_in=stand_in) for item in node]
     if not isinstance(node, dict):
         return node
+
+    def named(name: str) -> str:
+        return hide_surrogates(name, stand_in) if stand_in is not None else name
+
+    values = [node["const"]] if "const" in node else node.get("enum")
+    values = values if isinstance(values, list) else None
+    structured = values is not None and any(isinstance(v, dict | list) for v in values)
     out: dict[str, Any] = {}
     for k, v in node.items():
         if k == "format" and isinstance(v, str):
             continue
-        if k == "type" and isinstance(node.get("enum"), list) and "array" in _listed(v):
-            continue  # ``type: array`` beside an enum makes the type generator write an ``Enum``
+        if k == "type" and (structured or ("enum" in node and "array" in _listed(v))):
+            continue  # beside an enum, ``type: array`` makes the type generator write an ``Enum``
+        if k in _SHAPE_KEYS and (values is not None or _not_for(node.get("type"), k)):
+            continue  # the values (or the type) say it all; it would read a map or an object
         if k in ("description", "title") and isinstance(v, str):
-            out[k] = encodable(v)  # the type generator writes its text as UTF-8
+            out[k] = _doc_text(v)
             continue
         if k == "$ref" and isinstance(v, str):
             key = v.removeprefix("#/$defs/")
             out[k] = f"#/$defs/{refs[key]}" if key in refs else v
         elif k == "properties" and isinstance(v, dict):
-            out[k] = {name: _documented(for_types(sub, refs), sub) for name, sub in v.items()}
+            out[k] = {
+                named(name): _documented(for_types(sub, refs, stand_in=stand_in), sub)
+                for name, sub in v.items()
+            }
+        elif k == "required" and isinstance(v, list):
+            out[k] = [named(r) if isinstance(r, str) else r for r in v]
         elif k in _SCHEMA_MAPS and isinstance(v, dict):
-            out[k] = {name: for_types(sub, refs) for name, sub in v.items()}
+            out[k] = {
+                named(name): for_types(sub, refs, stand_in=stand_in) for name, sub in v.items()
+            }
         elif k in _SUBSCHEMA:
-            out[k] = for_types(v, refs)
+            out[k] = for_types(v, refs, stand_in=stand_in)
         else:
             out[k] = v
     return out
+
+
+_SHAPE_KEYS = frozenset(
+    {"properties", "patternProperties", "additionalProperties", "propertyNames", "items"}
+)
+
+
+def _not_for(types: Any, key: str) -> bool:
+    """Whether ``key`` (an object or array keyword) cannot apply to a value of ``types``."""
+    if not isinstance(types, str | list) or not types:
+        return False
+    return ("array" if key == "items" else "object") not in _listed(types)
+
+
+def _doc_text(text: str) -> str:
+    """Text the type generator can write: UTF-8 encodable, no tabs to mix with its indent."""
+    return encodable(text).expandtabs(4)
 
 
 def _listed(types: Any) -> list[Any]:
@@ -249,7 +359,7 @@ def _documented(field: Any, original: Any) -> Any:
     if not notes:
         return field
     desc = original.get("description")
-    text = encodable(desc.strip()) if isinstance(desc, str) else ""
+    text = _doc_text(desc.strip()) if isinstance(desc, str) else ""
     tail = "(" + "; ".join(notes) + ")"
     return {**field, "description": f"{text} {tail}" if text else tail}
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 import textwrap
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = [
     "PROMPT_LIMIT",
@@ -12,7 +16,11 @@ __all__ = [
     "comment_text",
     "docstring",
     "escape_controls",
+    "has_surrogate",
+    "hide_surrogates",
     "prompt_text",
+    "show_surrogates",
+    "stand_in_block",
 ]
 
 PROMPT_LIMIT = 600
@@ -33,6 +41,34 @@ def clean(text: object) -> str:
 def encodable(text: str) -> str:
     """Replace lone surrogates (valid in JSON, not in UTF-8) so the text can be written."""
     return _SURROGATE.sub("\ufffd", text)
+
+
+_BLOCK = 0x800
+"""Lone surrogates: U+D800 to U+DFFF."""
+_PRIVATE = range(0xF0000, 0x110000 - _BLOCK + 1, _BLOCK)
+"""Blocks of the supplementary private-use planes that can stand in for them."""
+
+
+def has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (valid in JSON, not in UTF-8)."""
+    return _SURROGATE.search(text) is not None
+
+
+def stand_in_block(texts: Iterable[str]) -> int | None:
+    """First private-use block none of ``texts`` uses (``None`` if all are taken)."""
+    used = {(ord(ch) - _PRIVATE.start) // _BLOCK for t in texts for ch in t if ord(ch) >= 0xF0000}
+    return next((base for i, base in enumerate(_PRIVATE) if i not in used), None)
+
+
+def hide_surrogates(text: str, block: int) -> str:
+    """Swap lone surrogates for the private-use characters of ``block`` (UTF-8 writes those)."""
+    return _SURROGATE.sub(lambda m: chr(ord(m.group()) - 0xD800 + block), text)
+
+
+def show_surrogates(source: str, block: int) -> str:
+    """Inverse of :func:`hide_surrogates` in generated source: ``\\udXXX`` escapes."""
+    stood_in = re.compile(f"[{chr(block)}-{chr(block + _BLOCK - 1)}]")
+    return stood_in.sub(lambda m: f"\\u{ord(m.group()) - block + 0xD800:04x}", source)
 
 
 def one_line(text: str) -> str:

@@ -18,10 +18,16 @@ from typing import TYPE_CHECKING, Any
 from codemode.errors import SdkGenerationError
 
 from ._schema import for_types
-from ._text import comment_text, escape_controls
+from ._text import (
+    comment_text,
+    escape_controls,
+    has_surrogate,
+    show_surrogates,
+    stand_in_block,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
 
 __all__ = ["TypeBlock", "render_types"]
 
@@ -88,6 +94,19 @@ def _keep_exact_keys() -> None:
     typed_dict._is_valid_field_name = exact
 
 
+def _strings(node: Any) -> Iterator[str]:
+    """Every key and string value in a JSON value."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield str(key)
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _strings(item)
+
+
 def _sentinel(index: int) -> str:
     return f"Sdkarg{index}Z"
 
@@ -107,8 +126,13 @@ def render_types(
     from datamodel_code_generator import generate
 
     _keep_exact_keys()
+    texts = list(_strings([schema for _, schema in wanted]))
+    block = stand_in_block(texts) if any(has_surrogate(text) for text in texts) else None
     sentinels = {key: _sentinel(index) for key, index in refs.items()}
-    doc_defs = {_sentinel(i): for_types(schema, sentinels) for i, (_, schema) in enumerate(wanted)}
+    doc_defs = {
+        _sentinel(i): for_types(schema, sentinels, stand_in=block)
+        for i, (_, schema) in enumerate(wanted)
+    }
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -117,6 +141,8 @@ def render_types(
         raise SdkGenerationError(tool, f"datamodel-code-generator failed: {exc}") from exc
     if not isinstance(code, str):
         raise SdkGenerationError(tool, "datamodel-code-generator returned no single module")
+    if block is not None:
+        code = show_surrogates(code, block)
     code = _drop_root(_repair(escape_controls(code)), f"{prefix}Model")
     code, finals = _rename(tool, code, prefix, [names for names, _ in wanted])
     return _split(tool, code), finals
@@ -206,10 +232,15 @@ def _split(tool: str, code: str) -> TypeBlock:
     compact: list[str] = []
     names: list[str] = []
     body = tree.body
+    used = _used_names(tree)
     for index, node in enumerate(body):
         if isinstance(node, ast.ImportFrom):
             if node.module != "__future__":
-                imports.extend((node.module or "", _imported(alias)) for alias in node.names)
+                imports.extend(
+                    (node.module or "", _imported(alias))
+                    for alias in node.names
+                    if (alias.asname or alias.name) in used  # it imports some it never uses
+                )
             continue
         if isinstance(node, ast.Import):
             raise SdkGenerationError(tool, f"unexpected import: {ast.unparse(node)}")
@@ -228,6 +259,31 @@ def _split(tool: str, code: str) -> TypeBlock:
         compact="\n".join(compact),
         names=tuple(names),
     )
+
+
+def _used_names(tree: ast.Module) -> set[str]:
+    """Names the code reads, forward references in string annotations included."""
+    used: set[str] = set()
+    docs = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+    for node in ast.walk(tree):
+        if id(node) in docs:
+            continue
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value.isidentifier():
+                used.add(node.value)
+                continue
+            try:
+                ref = ast.parse(node.value, mode="eval")
+            except (SyntaxError, ValueError):  # most are dict keys, not annotations
+                continue
+            used.update(n.id for n in ast.walk(ref) if isinstance(n, ast.Name))
+    return used
 
 
 def _imported(alias: ast.alias) -> str:
