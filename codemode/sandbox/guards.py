@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from codemode.errors import ToolCallError
 
+from .sizes import check_render as _check_render
 from .sizes import ensure_size, poll_memory
 from .state import CURRENT_RUN, counted
 
@@ -114,8 +115,8 @@ def _within_run(method: Callable[..., Any]) -> Callable[..., Any]:
 def _check_bases(name: str, bases: tuple[Any, ...]) -> None:
     for base in bases:
         if not (isinstance(base, ScriptMeta) or base in SANDBOX_BASES):
-            raise TypeError(f"class {name} cannot subclass {getattr(base, '__name__', base)!r}"
-                            " in the sandbox")
+            what = base.__name__ if isinstance(base, type) else f"a {type(base).__name__} object"
+            raise TypeError(f"class {name} cannot subclass {what!r} in the sandbox")
 
 
 def build_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
@@ -363,6 +364,15 @@ def _bind_strftime(value: Any) -> Callable[..., str]:
     return strftime
 
 
+def _bind_index(seq: Any) -> Callable[..., Any]:
+    """``list``/``deque``/``range`` ``.index(x)``: CPython's "x is not in list" message is
+    ``repr(x)`` built in C, so ``x`` is sized like ``repr(x)`` first."""
+    def index(value: Any, *args: Any) -> Any:
+        _check_render(value, f"{type(seq).__name__}.index()")
+        return seq.index(value, *args)
+    return index
+
+
 def _bind_counted(method: str) -> Callable[[Any], Callable[..., Any]]:
     """Bulk inserts (``set.update``, ``dict.update`` …) drawn through the operation counter:
     inserting colliding keys is quadratic inside one C call otherwise, also when the input
@@ -399,10 +409,18 @@ CODECS: Final = frozenset({"utf-8", "utf8", "ascii", "latin-1", "latin1", "iso-8
 def check_codec(encoding: Any, errors: Any = "strict") -> None:
     """Refuse codecs and error handlers outside the allowlist (LookupError, like Python)."""
     if not isinstance(encoding, str) or encoding.lower().replace("_", "-") not in CODECS:
-        raise LookupError(f"codec {encoding!r} is not available in the sandbox "
+        raise LookupError(f"codec {_short(encoding)} is not available in the sandbox "
                           f"(available: {', '.join(sorted(CODECS))})")
     if errors not in ("strict", "ignore", "replace"):
-        raise LookupError(f"error handler {errors!r} is not available in the sandbox")
+        raise LookupError(f"error handler {_short(errors)} is not available in the sandbox")
+
+
+def _short(value: Any) -> str:
+    """A value for an error message: short strings as repr, anything else by type (the
+    repr of a script value can be huge: ``[s] * 1000``)."""
+    if isinstance(value, str) and len(value) <= 100:
+        return repr(value)
+    return f"<{type(value).__name__} object>"
 
 
 def _bind_codec(method: str) -> Callable[[Any], Callable[..., Any]]:
@@ -440,6 +458,9 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
         "issubset", "issuperset", "isdisjoint") if name in ATTRIBUTES[kind]},
     **{(kind, name): _bind_counted(name) for kind in (dict, Counter, OrderedDict, defaultdict)
        for name in ("update", "subtract") if name in ATTRIBUTES[kind]},
+    (list, "index"): _bind_index,
+    (deque, "index"): _bind_index,
+    (range, "index"): _bind_index,
     (list, "extend"): _bind_extend,
     (deque, "extend"): _bind_extend,
     (deque, "extendleft"): _bind_extend,
@@ -449,10 +470,10 @@ _SPECIAL = SPECIAL_METHODS
 
 UNBOUND_SPECIALS: Final = frozenset(
     key for key in SPECIAL_METHODS
-    if key[1] in ("split", "rsplit", "splitlines", "strftime", "update", "subtract", "union",
-                  "intersection", "difference", "symmetric_difference", "intersection_update",
-                  "difference_update", "symmetric_difference_update", "issubset", "issuperset",
-                  "isdisjoint"))
+    if key[1] in ("split", "rsplit", "splitlines", "strftime", "index", "update", "subtract",
+                  "union", "intersection", "difference", "symmetric_difference",
+                  "intersection_update", "difference_update", "symmetric_difference_update",
+                  "issubset", "issuperset", "isdisjoint"))
 """Guarded methods a script may also take from the class (``map(str.split, lines)``); the
 older guarded ones (``str.ljust`` …) stay refused there."""
 

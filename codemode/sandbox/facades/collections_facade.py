@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from codemode.sandbox.builtins import counted_mapping
 from codemode.sandbox.guards import EXTRA_NAMES, ScriptMeta
-from codemode.sandbox.state import current_run
+from codemode.sandbox.state import counted, current_run
 
 from . import Facade
 
@@ -20,8 +20,13 @@ _MAX_NAME: Final = 100
 
 def namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> type:
     """A named tuple class whose fields (and count/index) scripts may read."""
+    if isinstance(field_names, str) and len(field_names) > _MAX_FIELDS * (_MAX_NAME + 2):
+        current_run().too_big("namedtuple() field names", len(field_names))
     names = field_names.replace(",", " ").split() if isinstance(field_names, str) else list(
-        field_names)
+        counted(field_names))
+    if not all(isinstance(n, str) for n in [typename, *names]):
+        # collections would str() them: the text of a script value can be huge.
+        raise TypeError("namedtuple() type and field names must be strings")
     if len(names) > _MAX_FIELDS:
         raise ValueError(f"namedtuple() takes at most {_MAX_FIELDS} fields")
     if any(len(str(n)) > _MAX_NAME for n in [typename, *names]):

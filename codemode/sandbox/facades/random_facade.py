@@ -6,7 +6,7 @@ import random
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.sandbox.sizes import MAX_INT_BITS, charge_operations, ensure_size, repeat_ok
-from codemode.sandbox.state import current_run
+from codemode.sandbox.state import counted, current_run
 
 from . import Facade
 
@@ -31,12 +31,27 @@ def _method(name: str) -> Callable[..., Any]:
     return call
 
 
+def _numbers(values: Any, what: str) -> Any:
+    """``values`` as a counted list of numbers (None passes).
+
+    The stdlib runs ``itertools.accumulate`` over weights and counts before checking
+    them: strings or lists there are concatenated into a quadratic pile of copies.
+    """
+    if values is None:
+        return None
+    items = list(counted(values))
+    if not all(type(item) in (int, float, bool) for item in items):
+        raise TypeError(f"{what} must be numbers")
+    return items
+
+
 def choices(population: Sequence[Any], weights: Any = None, *, cum_weights: Any = None,
             k: int = 1) -> list[Any]:
     """k picks with replacement (k is bounded and charged: the loop is Python without ticks)."""
     repeat_ok([None], k)
     charge_operations(k)
-    return _rng().choices(population, weights, cum_weights=cum_weights, k=k)
+    return _rng().choices(population, _numbers(weights, "weights"),
+                          cum_weights=_numbers(cum_weights, "cum_weights"), k=k)
 
 
 def sample(population: Sequence[Any], k: int, *, counts: Any = None) -> list[Any]:
@@ -45,7 +60,7 @@ def sample(population: Sequence[Any], k: int, *, counts: Any = None) -> list[Any
     if isinstance(k, int):
         ensure_size(int(k) * 8, f"random.sample(k={k})")
     charge_operations(k)
-    return _rng().sample(population, k, counts=counts)
+    return _rng().sample(population, k, counts=_numbers(counts, "counts"))
 
 
 def shuffle(x: list[Any]) -> None:

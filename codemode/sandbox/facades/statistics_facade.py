@@ -33,12 +33,33 @@ def _materialise(data: Iterable[Any]) -> list[Any]:
     return items
 
 
-def _over_list(func: Callable[..., Any]) -> Callable[..., Any]:
+_NUMBERS: Final = (int, float, bool)
+
+
+def _numeric(items: list[Any], what: str) -> list[Any]:
+    """``items`` if they are all numbers: the stdlib multiplies data by weights
+    (``fmean``) before checking types, and ``120 * ('a' * 10**7)`` is a 1.2 GB string."""
+    if not all(type(item) in _NUMBERS for item in items):
+        raise TypeError(f"statistics: {what} must be numbers")
+    return items
+
+
+def _over_list(func: Callable[..., Any], *, numeric: bool = False) -> Callable[..., Any]:
     def wrapped(data: Iterable[Any], *args: Any, **kwargs: Any) -> Any:
-        return func(_materialise(data), *args, **kwargs)
+        items = _materialise(data)
+        if numeric:
+            _numeric(items, "data")
+            if args and args[0] is not None and func in _WEIGHTED:
+                args = (_numeric(_materialise(args[0]), "weights"), *args[1:])
+            if kwargs.get("weights") is not None:
+                kwargs["weights"] = _numeric(_materialise(kwargs["weights"]), "weights")
+        return func(items, *args, **kwargs)
     wrapped.__name__ = func.__name__
     wrapped.__doc__ = func.__doc__
     return wrapped
+
+
+_WEIGHTED: Final = (statistics.fmean, statistics.harmonic_mean)
 
 
 def quantiles(data: Iterable[Any], *, n: int = 4,
@@ -46,7 +67,7 @@ def quantiles(data: Iterable[Any], *, n: int = 4,
     """Cut points; ``n`` is charged to the operation budget up front."""
     if isinstance(n, int) and n > 0:
         deque(counted(range(n)), maxlen=0)
-    return statistics.quantiles(_materialise(data), n=n, method=method)
+    return statistics.quantiles(_numeric(_materialise(data), "data"), n=n, method=method)
 
 
 def _counts(data: Iterable[Any]) -> Counter[Any]:
@@ -76,8 +97,11 @@ def multimode(data: Iterable[Any]) -> list[Any]:
 
 FACADE: Final = Facade("statistics", {
     **{name: _over_list(getattr(statistics, name)) for name in (
-        "mean", "fmean", "geometric_mean", "harmonic_mean", "median", "median_low",
-        "median_high", "median_grouped", "stdev", "pstdev", "variance", "pvariance",
+        "median", "median_low", "median_high",
+    )},
+    **{name: _over_list(getattr(statistics, name), numeric=True) for name in (
+        "mean", "fmean", "geometric_mean", "harmonic_mean", "median_grouped", "stdev",
+        "pstdev", "variance", "pvariance",
     )},
     "mode": mode,
     "multimode": multimode,
