@@ -255,12 +255,40 @@ def assemble_prompt(tools: list[ToolPrompt]) -> str:
         if tool.namespace != namespace:
             namespace = tool.namespace
             parts.append(f"[{namespace}]")
-        if (tool.shares(shared_pairs) or not notes.keys().isdisjoint(tool.long)
-                or not tool.literals.isdisjoint(types)):
-            parts.append(tool.text(shared, notes, types))
-        else:
+        uses = (
+            tuple(sorted(tool.pairs & shared_pairs)),
+            tuple(notes[sentence] for sentence in tool.long if sentence in notes),
+            tuple(types[text] for text in sorted(tool.literals) if text in types),
+        )
+        if uses == ((), (), ()):
             parts.append(tool.plain)
+        else:
+            parts.append(_shared_text(tool, uses, shared, notes, types))
     return "\n".join(parts) + "\n"
+
+
+_RENDERED: dict[tuple[int, Any], tuple[ToolPrompt, str]] = {}
+"""(tool, what it takes from the glossary) -> its text: regenerating after one tool changed
+re-renders only that tool, not the hundreds that share a description."""
+_RENDERED_MAX = 50_000
+
+
+def _shared_text(
+    tool: ToolPrompt,
+    uses: Any,
+    shared: Mapping[str, str],
+    notes: Mapping[str, str],
+    types: Mapping[str, str],
+) -> str:
+    key = (id(tool), uses)
+    hit = _RENDERED.get(key)
+    if hit is not None and hit[0] is tool:
+        return hit[1]
+    text = tool.text(shared, notes, types)
+    if len(_RENDERED) >= _RENDERED_MAX:
+        _RENDERED.clear()
+    _RENDERED[key] = (tool, text)
+    return text
 
 
 def tool_prompt(spec: ToolSpec, render: ToolRender, *, qualname: str) -> ToolPrompt:
