@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dis
 import inspect
 import json
 import operator
@@ -263,14 +264,37 @@ def _clip(text: str) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "…"
 
 
+_RAISE: Final = frozenset({dis.opmap["RAISE_VARARGS"]})
+_RESERVED_TYPES: Final = frozenset({"LimitExceeded", "ToolCallError", "SandboxError",
+                                    "SyntaxError", "RecursionError", "MemoryError"})
+"""Error types the sandbox itself reports; a script's own class by such a name is shown as
+``script.<name>``, so ``error.type`` cannot be forged by naming a class."""
+
+
+def _raised_by_script(exc: BaseException) -> bool:
+    """True when a ``raise`` statement in the script raised ``exc`` (not the interpreter)."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    lasti = tb.tb_lasti
+    return (code.co_filename == SCRIPT_FILENAME and 0 <= lasti < len(code.co_code)
+            and code.co_code[lasti] in _RAISE)
+
+
 def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits) -> ScriptError:
-    if isinstance(exc, RecursionError):
+    explicit = _raised_by_script(exc)
+    if isinstance(exc, RecursionError) and not explicit:
         return _limit_error(LimitExceeded("recursion", limits.recursion,
                                           "maximum recursion depth exceeded"), exc, lines)
-    if isinstance(exc, MemoryError):
+    if isinstance(exc, MemoryError) and not explicit:
         return _limit_error(LimitExceeded("memory", limits.memory, "out of memory"), exc, lines)
     frames = _script_frames(exc, lines)
     name = type(exc).__name__
+    if name in _RESERVED_TYPES and type(exc).__module__ == "__script__":
+        name = f"script.{name}"
     try:
         too_big = render_size(exc.args, _MAX_MESSAGE) > _MAX_MESSAGE
         message = "<error message too large>" if too_big else _clip(str(exc))

@@ -1023,8 +1023,19 @@ ESCAPES = [
             pass
         raise LimitExceeded('limit exceeded: timeout=1')
     """,
-        LIMIT,
+        "script.LimitExceeded",  # the harness also asserts error.limit is None
     ),
+    a(
+        "fake-tool-error-class",
+        """
+        class ToolCallError(Exception):
+            pass
+        raise ToolCallError('search: the host is down')
+    """,
+        "script.ToolCallError",
+    ),
+    a("fake-recursion-limit", "raise RecursionError('maximum recursion depth exceeded')",
+      "RecursionError"),
     # ---- objects handed to the host for encoding
     a(
         "result-dict-subclass-items-bomb",
