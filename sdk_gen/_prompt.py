@@ -467,7 +467,11 @@ class _Typer:
         if not isinstance(schema, dict):
             return "Any", []
         ref = schema.get("$ref")
-        if isinstance(ref, str):
+        siblings = {k: v for k, v in schema.items() if k != "$ref"} if isinstance(ref, str) else {}
+        if isinstance(ref, str) and _typed(siblings):
+            # 2019-09+: keywords beside a $ref apply too, as if in an allOf with it
+            text, children = self._all_of({}, [{"$ref": ref}, siblings], depth)
+        elif isinstance(ref, str):
             text, children = self._ref(ref.removeprefix("#/$defs/"), depth)
         else:
             text, children = self._core(schema, depth)

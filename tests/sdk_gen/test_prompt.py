@@ -224,6 +224,11 @@ OBJ = {"type": "object", "properties": {"a": {"type": "string"}}}
     [
         ({"allOf": [{"$ref": "#/$defs/O"}, {"required": ["a"]}]}, " x?: {a: str}"),
         ({"allOf": [OBJ, {"properties": {"b": {"type": "integer"}}}]}, " x?: {a?: str, b?: int}"),
+        (  # keywords beside a $ref apply as well (2019-09+), annotations alone do not merge
+            {"$ref": "#/$defs/O", "properties": {"b": {"type": "integer"}}},
+            " x?: {a?: str, b?: int}",
+        ),
+        ({"$ref": "#/$defs/O", "description": "Doc."}, " x?: {a?: str} # Doc."),
         ({"allOf": [{"type": "string"}, {"minLength": 1}]}, " x?: str"),
         ({"allOf": [{"type": "string"}, {"enum": ["s"]}]}, ' x?: str&"s"'),
         ({"enum": ['a"|b', "c\\"]}, ' x?: \'a"|b\'|"c\\\\"'),
