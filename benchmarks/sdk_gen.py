@@ -21,7 +21,10 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(
@@ -56,23 +59,38 @@ def batches(tools: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return [group for _, group in groups]
 
 
-def _description_chars(schema: Any) -> int:
-    """Characters of every description the prompt keeps (one line each, as cut there)."""
-    from sdk_gen._text import prompt_text
-
+def _descriptions(schema: Any) -> Iterator[str]:
+    """Every description in a schema that the prompt shows (keys, branches, results)."""
     if isinstance(schema, list):
-        return sum(_description_chars(item) for item in schema)
-    if not isinstance(schema, dict):
-        return 0
-    total = 0
-    for key, value in schema.items():
-        if key == "description" and isinstance(value, str):
-            total += len(prompt_text(value))
-        elif key == "properties" and isinstance(value, dict):
-            total += sum(_description_chars(sub) for sub in value.values())
-        elif key not in ("enum", "const", "default", "examples"):
-            total += _description_chars(value)
-    return total
+        for item in schema:
+            yield from _descriptions(item)
+    elif isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "description" and isinstance(value, str):
+                yield value
+            elif key == "properties" and isinstance(value, dict):
+                for sub in value.values():
+                    yield from _descriptions(sub)
+            elif key not in ("enum", "const", "default", "examples"):
+                yield from _descriptions(value)
+
+
+def description_stats(tools: list[dict[str, Any]]) -> dict[str, Counter[str]]:
+    """Per kind (tool's own, keys'): count, cut, characters in full and as the prompt keeps them."""
+    from sdk_gen._text import TRUNCATED, one_line, prompt_text, tool_text
+
+    stats: dict[str, Counter[str]] = {"tool": Counter(), "key": Counter()}
+    for tool in tools:
+        own = tool.get("description")
+        texts = [("tool", own, tool_text)] if isinstance(own, str) else []
+        rest = {k: v for k, v in tool.items() if k != "description"}
+        texts.extend(("key", text, prompt_text) for text in _descriptions(rest))
+        for kind, text, cut in texts:
+            kept = cut(text)
+            stats[kind].update(
+                n=1, full=len(one_line(text)), kept=len(kept), cut=kept.endswith(TRUNCATED)
+            )
+    return stats
 
 
 def main() -> int:
@@ -142,7 +160,8 @@ def main() -> int:
         "json.dumps defaults": {},
         "pretty json (indent=2, utf-8)": {"indent": 2, "ensure_ascii": False},
     }
-    described = sum(_description_chars(t) for t in bare)
+    stats = description_stats(bare)
+    described = sum(kind["kept"] for kind in stats.values())
     print(f"prompt: {prompt} chars for {len(tools)} tools, {described} of them descriptions")
     for label, kwargs in ways.items():
         raw = sum(len(json.dumps(t, **kwargs)) for t in bare)
@@ -150,6 +169,15 @@ def main() -> int:
             f"  vs {label}: {raw} chars, ratio {prompt / raw:.3f} (target <= 0.50);"
             f" descriptions alone (before sharing) {described / raw:.3f}, the rest"
             f" {(prompt - described) / (raw - described):.3f}"
+        )
+    from sdk_gen._text import KEY_LIMIT, TOOL_LIMIT
+
+    for kind, limit in (("tool", TOOL_LIMIT), ("key", KEY_LIMIT)):
+        got = stats[kind]
+        print(
+            f"  {kind} descriptions: {got['n']}, {got['cut']} of them cut near {limit} chars;"
+            f" the prompt keeps {got['kept']} of their {got['full']} chars"
+            f" ({got['kept'] / max(got['full'], 1):.3f}; the module keeps all)"
         )
     from sdk_gen._audit import audit_prompt
 

@@ -250,6 +250,43 @@ class CodeMode:
             visible_in_code=False,
         )
 
+    def describe_tool(self, *, name: str = "describe_tools") -> Tool:
+        """A tool that returns the full definitions of the tools scripts can call.
+
+        The prompt cuts long descriptions (they end in `` …``); register this next to
+        :meth:`as_tool` and the model can read the whole text and the JSON Schemas on
+        demand, instead of every prompt carrying them.
+        """
+        mode = self
+
+        async def describe_tools(args: Mapping[str, Any], ctx: ExecContext) -> list[Any]:
+            sdk, specs = mode._current()
+            return _definitions(args["tools"], sdk, specs)
+
+        return define_tool(
+            name=name,
+            description=(
+                "Full definitions of tools scripts can call: whole descriptions (the SDK "
+                "prompt cuts long ones, marked ` …`), argument names and JSON Schemas."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "tools": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "minItems": 1,
+                        "maxItems": 50,
+                        "description": "Tools by SDK path (`ns.name`) or wire name.",
+                    },
+                },
+                "required": ["tools"],
+                "additionalProperties": False,
+            },
+            execute=describe_tools,
+            visible_in_code=False,
+        )
+
 
 @final
 class _Bridge:
@@ -310,6 +347,43 @@ class _Bridge:
             except ValueError:
                 return joined
         return joined
+
+
+def _definitions(
+    wanted: list[str], sdk: sdk_gen.GeneratedSDK, specs: Mapping[str, ToolSpec]
+) -> list[Any]:
+    """Each wanted tool's definition; unknown names fail the call, listing them all."""
+    paths = {wire: path for path, wire in sdk.names.tools.items()}
+    found: list[Any] = []
+    unknown: list[str] = []
+    seen: set[str] = set()
+    for key in wanted:
+        wire = sdk.names.tools.get(key, key if key in paths else None)
+        if wire is None:
+            unknown.append(key)
+            continue
+        if wire in seen:
+            continue
+        seen.add(wire)
+        spec = specs[wire]
+        entry: dict[str, Any] = {
+            "tool": paths[wire],
+            "name": wire,
+            "description": spec.description,
+            "parameters": thaw(spec.parameters),
+        }
+        renamed = {py: w for py, w in sdk.names.arguments[wire].items() if py != w}
+        if renamed:
+            entry["python_arguments"] = renamed
+        if spec.output_schema is not None:
+            entry["output_schema"] = thaw(spec.output_schema)
+        found.append(entry)
+    if unknown:
+        raise LookupError(
+            f"no such tool: {', '.join(map(repr, unknown))}"
+            f" (known: {len(paths)} tools, named as in the SDK prompt)"
+        )
+    return found
 
 
 def _python_path(path: str | None, argmap: Mapping[str, str]) -> str | None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ._prompt import NOTE, SHARED, SHARED_MARK
 from ._schema import normalize, py_literal, root_object
 from ._specs import as_specs
-from ._text import prompt_text
+from ._text import prompt_text, tool_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -46,7 +46,7 @@ def audit_prompt(specs: Iterable[SpecLike], sdk: GeneratedSDK) -> tuple[Counter[
         root = root_object(body, defs)
         facts: list[_Fact] = []
         if spec.description.strip():
-            head = f"{path.rpartition('.')[2]}: {prompt_text(spec.description)}"
+            head = f"{path.rpartition('.')[2]}: {tool_text(spec.description)}"
             facts.append(("descriptions", "tool", bool(block) and block[0] == head))
         for wire, schema in root.properties.items():
             facts.extend(_argument(to_py[wire], wire in root.required, schema, block, glossary))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._render import EXTRA
 from ._schema import constraint_notes, normalize, py_literal, root_object
-from ._text import clean, prompt_text
+from ._text import clean, prompt_text, tool_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -69,7 +69,7 @@ HEADER = (
     " `arg?` is optional (not sent when omitted; `= v` is the tool's own default); deeper"
     ' lines are keys of the dict above (of each item for `list[dict]`); `"a"|"b"`: allowed'
     " values; `-> type`: the result (else dict, list or str); tools under a `[ns]` line are"
-    " `tools.ns.<name>`."
+    " `tools.ns.<name>`; a description ending in ` …` was cut short here."
 )
 """First line of every prompt: the notation, said once."""
 
@@ -315,7 +315,7 @@ def tool_prompt(spec: ToolSpec, render: ToolRender, *, qualname: str) -> ToolPro
             lines.append(Line(depth=1, head="-> ", key="", type=returns, doc=doc))
             lines.extend(children)
     lines.extend(typer.named_lines())
-    return _finish(qualname, prompt_text(spec.description), lines)
+    return _finish(qualname, tool_text(spec.description), lines)
 
 
 def fallback_prompt(render: ToolRender, *, qualname: str) -> ToolPrompt:
@@ -333,7 +333,7 @@ def fallback_prompt(render: ToolRender, *, qualname: str) -> ToolPrompt:
     ]
     if render.extra is not None:
         lines.append(Line(depth=1, head=f"**{EXTRA}: ", key="", type=render.extra))
-    return _finish(qualname, prompt_text(render.description), lines)
+    return _finish(qualname, tool_text(render.description), lines)
 
 
 def _finish(qualname: str, doc: str, lines: list[Line]) -> ToolPrompt:

@@ -10,7 +10,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 __all__ = [
-    "PROMPT_LIMIT",
+    "KEY_LIMIT",
+    "TOOL_LIMIT",
     "TRUNCATED",
     "clean",
     "comment_text",
@@ -21,16 +22,20 @@ __all__ = [
     "prompt_text",
     "show_surrogates",
     "stand_in_block",
+    "tool_text",
 ]
 
-PROMPT_LIMIT = 600
-"""Characters of one description kept in the prompt (the module keeps all of it)."""
-TRUNCATED = " …[truncated]"
-"""Marker the prompt puts where it cut a description."""
+TOOL_LIMIT = 300
+"""Characters of a tool's description kept in the prompt (the module keeps all of it)."""
+KEY_LIMIT = 150
+"""Characters of an argument's or key's description kept in the prompt."""
+TRUNCATED = " …"
+"""Marker the prompt puts where it cut a description (its header says what it means)."""
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\x85\ud800-\udfff]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _SPACES = re.compile(r"\s+")
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.!?](?= )|[。！？；]")
 
 
 def clean(text: object) -> str:
@@ -76,12 +81,30 @@ def one_line(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def prompt_text(text: str, limit: int = PROMPT_LIMIT) -> str:
-    """One-line description for the prompt, cut at ``limit`` with a marker."""
+def prompt_text(text: str, limit: int | None = None) -> str:
+    """One-line description for the prompt, cut near ``limit`` (:data:`KEY_LIMIT`) with a marker.
+
+    The cut falls after the last whole sentence that fits, else after the last whole word,
+    when that keeps at least half of ``limit``: a model reads a clipped word as noise.
+    """
     flat = encodable(one_line(text))
+    limit = KEY_LIMIT if limit is None else limit
     if len(flat) <= limit:
         return flat
-    return flat[:limit].rstrip() + TRUNCATED
+    head = flat[:limit]
+    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
+    if ends and ends[-1] >= limit // 2:
+        head = head[: ends[-1]]
+    elif flat[limit] != " ":
+        space = head.rfind(" ")
+        if space >= limit // 2:
+            head = head[:space]
+    return head.rstrip() + TRUNCATED
+
+
+def tool_text(text: str) -> str:
+    """A tool's own description for the prompt, cut near :data:`TOOL_LIMIT`."""
+    return prompt_text(text, TOOL_LIMIT)
 
 
 def comment_text(text: str) -> str:
