@@ -49,6 +49,11 @@ Write a Python script to do the task. The script runs in a sandbox:
 Available tools:
 """
 
+_DESCRIBE = (
+    "- A description ending in ` …` is cut short; call the `{}` tool (not from a script)"
+    " for whole ones.\n\nAvailable tools:"
+)
+
 _VALUE_CAP = 20_000
 
 
@@ -88,6 +93,7 @@ class CodeMode:
         self._sdk_cache = sdk_gen.SdkCache()
         self._sdk: tuple[int, sdk_gen.GeneratedSDK, dict[str, ToolSpec]] | None = None
         self._runs = itertools.count(1)
+        self._describer: str | None = None
 
     @property
     def executor(self) -> Executor:
@@ -132,7 +138,10 @@ class CodeMode:
 
     def prompt(self) -> str:
         """The model-facing text: how to write a script, then the SDK's signatures."""
-        return _INTRO.format(modules=", ".join(sorted(FACADE_NAMES))) + self.sdk().prompt
+        intro = _INTRO.format(modules=", ".join(sorted(FACADE_NAMES)))
+        if self._describer is not None and self._describer in self.registry:
+            intro = intro.replace("\nAvailable tools:", _DESCRIBE.format(self._describer), 1)
+        return intro + self.sdk().prompt
 
     def check(self, script: str) -> list[Problem]:
         """Static problems in ``script`` (nothing runs): compile errors, unknown tools/arguments,
@@ -258,6 +267,7 @@ class CodeMode:
         demand, instead of every prompt carrying them.
         """
         mode = self
+        self._describer = name
 
         async def describe_tools(args: Mapping[str, Any], ctx: ExecContext) -> list[Any]:
             sdk, specs = mode._current()

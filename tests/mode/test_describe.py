@@ -89,3 +89,17 @@ async def test_is_not_callable_from_scripts(mode: cm.CodeMode) -> None:
     assert "describe_tools" not in mode.sdk().names.tools
     run = await mode.run("await tools.describe_tools(tools=['search_issues'])")
     assert run.error is not None and run.error.type == "PreflightError"
+
+
+def test_prompt_points_at_the_tool_only_once_it_is_registered() -> None:
+    registry = cm.ToolRegistry()
+    registry.register(cm.define_tool(name="ping", description="Ping.", execute=_noop))
+    mode = cm.CodeMode(registry, executor=cm.InProcessExecutor())
+    assert "describe_tools" not in mode.prompt()
+    tool = mode.describe_tool()
+    assert "describe_tools" not in mode.prompt()
+    handle = registry.register(tool)
+    assert "call the `describe_tools` tool" in mode.prompt()
+    assert mode.prompt().index("describe_tools") < mode.prompt().index("\nping: Ping.")
+    handle.dispose()
+    assert "describe_tools" not in mode.prompt()
