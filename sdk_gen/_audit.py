@@ -15,7 +15,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ._prompt import NOTE, SHARED, SHARED_MARK
-from ._schema import normalize, py_literal, root_object
+from ._schema import annotated, normalize, py_literal, root_object
 from ._specs import as_specs
 from ._text import prompt_text, tool_text
 
@@ -49,7 +49,8 @@ def audit_prompt(specs: Iterable[SpecLike], sdk: GeneratedSDK) -> tuple[Counter[
             head = f"{path.rpartition('.')[2]}: {tool_text(spec.description)}"
             facts.append(("descriptions", "tool", bool(block) and block[0] == head))
         for wire, schema in root.properties.items():
-            facts.extend(_argument(to_py[wire], wire in root.required, schema, block, glossary))
+            described = annotated(schema, defs)
+            facts.extend(_argument(to_py[wire], wire in root.required, described, block, glossary))
         text = "\n".join(block)
         nested = [(schema, defs) for schema in root.properties.values()]
         if spec.output_schema is not None:
@@ -58,7 +59,9 @@ def audit_prompt(specs: Iterable[SpecLike], sdk: GeneratedSDK) -> tuple[Counter[
             for key, sub, required in _nested_keys(schema, schema_defs):
                 facts.extend(
                     (f"nested {kind}", what, kept)
-                    for kind, what, kept in _key_facts(key, sub, required, text, glossary)
+                    for kind, what, kept in _key_facts(
+                        key, annotated(sub, schema_defs), required, text, glossary
+                    )
                 )
         for kind, what, kept in facts:
             checked[kind] += 1

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ._render import EXTRA
-from ._schema import constraint_notes, normalize, py_literal, root_object
+from ._schema import annotated, constraint_notes, normalize, py_literal, root_object
 from ._text import clean, prompt_text, tool_text
 
 if TYPE_CHECKING:
@@ -442,6 +442,7 @@ class _Typer:
     def field(self, key: str, schema: Any, *, required: bool, depth: int) -> list[Line]:
         """A key's line and the lines of its nested keys."""
         text, children = self.type(schema, depth)
+        schema = annotated(schema, self.defs)
         default = None
         if isinstance(schema, dict) and "default" in schema:
             default = py_literal(schema["default"])

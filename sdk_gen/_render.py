@@ -15,6 +15,7 @@ from codemode.errors import SdkGenerationError
 from ._names import assign_identifiers, pascal_case
 from ._schema import (
     Hoist,
+    annotated,
     constraint_notes,
     inline_annotation,
     normalize,
@@ -209,7 +210,7 @@ def render_tool(spec: ToolSpec, *, py: str, prefix: str, method: bool = False) -
             else None,
             doc=_param_doc(sub, annotations[wire]),
         )
-        for wire, sub in root.properties.items()
+        for wire, sub in ((w, annotated(s, defs)) for w, s in root.properties.items())
     ]
     params.sort(key=lambda p: not p.required)
     return ToolRender(

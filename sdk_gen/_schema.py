@@ -18,6 +18,7 @@ from ._text import encodable, hide_surrogates
 
 __all__ = [
     "RootObject",
+    "annotated",
     "constraint_notes",
     "for_types",
     "inline_annotation",
@@ -552,6 +553,33 @@ _NOTES = (
     ("maxItems", "max items {}"),
     ("format", "format {}"),
 )
+
+
+_CARRIED = ("description", "default", "deprecated", *(key for key, _ in _NOTES))
+"""What a ``$ref`` target says about a value that the referring schema may leave unsaid."""
+
+
+def annotated(schema: Any, defs: Mapping[str, Any]) -> Any:
+    """``schema`` with the description, default and bounds its ``$ref`` target carries.
+
+    A property that is only ``{"$ref": ...}`` documents nothing itself: pydantic puts an
+    enum's docstring on its definition, and a type alias carries its own bounds. The
+    referring schema's own words win; a chain of refs is followed, each target once.
+    """
+    if not isinstance(schema, dict) or not isinstance(schema.get("$ref"), str):
+        return schema
+    merged = dict(schema)
+    seen: set[str] = set()
+    node: Any = schema
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        key = node["$ref"].removeprefix("#/$defs/")
+        if key in seen:
+            break
+        seen.add(key)
+        node = defs.get(key)
+        if isinstance(node, dict):
+            merged.update({k: node[k] for k in _CARRIED if k in node and k not in merged})
+    return merged
 
 
 def constraint_notes(schema: Any, *, annotation: str | None = None) -> list[str]:

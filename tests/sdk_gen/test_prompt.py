@@ -247,3 +247,59 @@ def test_shapes_in_the_prompt_notation(schema: dict[str, Any], line: str) -> Non
     sdk = sdk_gen.generate([{"name": "t", "inputSchema": params}])
     assert sdk.prompt.splitlines()[2] == line
     assert audit_prompt([{"name": "t", "inputSchema": params}], sdk)[1] == []
+
+
+REF_DEFS = {
+    "Size": {"type": "integer", "description": "Page size.", "default": 30, "minimum": 1},
+    "Color": {"enum": ["red", "blue"], "type": "string", "description": "A color."},
+    "Alias": {"$ref": "#/$defs/Color"},
+    "Address": {
+        "type": "object",
+        "description": "A postal address.",
+        "properties": {"tint": {"$ref": "#/$defs/Color"}},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("schema", "line", "docline"),
+    [
+        ({"$ref": "#/$defs/Size"}, " size?: int = 30 # Page size. (>= 1)", "Page size. (>= 1)"),
+        ({"$ref": "#/$defs/Color"}, ' size?: "red"|"blue" # A color.', "A color."),
+        ({"$ref": "#/$defs/Alias"}, ' size?: "red"|"blue" # A color.', "A color."),
+        (
+            {"$ref": "#/$defs/Color", "description": "Own words.", "default": "red"},
+            ' size?: "red"|"blue" = "red" # Own words.',
+            "Own words.",
+        ),
+        ({"$ref": "#/$defs/Address"}, " size?: dict # A postal address.", "A postal address."),
+    ],
+    ids=["scalar-target", "enum-target", "chain", "own-words-win", "object-target"],
+)
+def test_a_ref_property_shows_what_its_target_documents(
+    schema: dict[str, Any], line: str, docline: str
+) -> None:
+    tool = {
+        "name": "t",
+        "inputSchema": {"type": "object", "$defs": REF_DEFS, "properties": {"size": schema}},
+    }
+    sdk = sdk_gen.generate([tool])
+    assert f"\nt\n{line}\n" in sdk.prompt
+    assert f"        size: {docline}" in sdk.module_source
+    checked, lost = audit_prompt([tool], sdk)
+    assert lost == [] and checked["descriptions"] == 1
+
+
+def test_nested_ref_keys_show_their_target_description() -> None:
+    tool = {
+        "name": "t",
+        "inputSchema": {
+            "type": "object",
+            "$defs": REF_DEFS,
+            "properties": {"to": {"$ref": "#/$defs/Address"}},
+        },
+    }
+    sdk = sdk_gen.generate([tool])
+    assert '  tint?: "red"|"blue" # A color.\n' in sdk.prompt
+    checked, lost = audit_prompt([tool], sdk)
+    assert lost == [] and checked["nested descriptions"] == 1
