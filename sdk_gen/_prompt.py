@@ -31,6 +31,7 @@ __all__ = [
     "HEADER",
     "NOTE",
     "NOTE_MIN_CHARS",
+    "OTHER_KEYS",
     "SHARED",
     "SHARED_MARK",
     "SHARED_MIN_TOOLS",
@@ -48,6 +49,8 @@ __all__ = [
 
 SHARED_MARK = "^"
 """Ends a key's line when its description is the one listed for that key under ``SHARED``."""
+OTHER_KEYS = "**"
+"""Stands for every key of an object that its named keys do not cover."""
 NOTE = "§"
 """``§<n>`` in a description stands for shared sentence ``n``, listed under ``SHARED``."""
 SHARED = (
@@ -67,7 +70,8 @@ HEADER = (
     "# Call `await tools.<name>(arg=value, ...)`, keyword arguments only. Per tool:"
     " `name: description`, then a line per argument: `arg: type = default # description`;"
     " `arg?` is optional (not sent when omitted; `= v` is the tool's own default); deeper"
-    ' lines are keys of the dict above (of each item for `list[dict]`); `"a"|"b"`: allowed'
+    ' lines are keys of the dict above (of each item for `list[dict]`; `**` is any other'
+    ' key); `"a"|"b"`: allowed'
     " values; `-> type`: the result (else dict, list or str); tools under a `[ns]` line are"
     " `tools.ns.<name>`; a description ending in ` …` was cut short here."
 )
@@ -508,7 +512,7 @@ class _Typer:
         types = schema.get("type")
         names = [t for t in (types if isinstance(types, list) else [types]) if isinstance(t, str)]
         if not names:
-            if "properties" in schema:
+            if "properties" in schema or _typed(schema.get("additionalProperties")):
                 names = ["object"]
             elif "items" in schema:
                 names = ["array"]
@@ -598,7 +602,15 @@ class _Typer:
             for name, sub in props.items():
                 needed = name in required
                 lines.extend(self.field(_key(name), sub, required=needed, depth=depth + 1))
-            if len(lines) == len(props) and all(ln.default is None and not ln.doc for ln in lines):
+            shown = len(props)
+            addl = schema.get("additionalProperties")
+            if _typed(addl):  # the type of every other key, beside the named ones
+                value, children = self.type(addl, depth + 1)
+                lines.append(Line(depth=depth + 1, head=f"{OTHER_KEYS}: ", key="", type=value,
+                                  doc=_doc(addl)))
+                lines.extend(children)
+                shown += 1
+            if len(lines) == shown and all(ln.default is None and not ln.doc for ln in lines):
                 return "{" + ", ".join(ln.head + ln.type for ln in lines) + "}", []
             return "dict", lines
         addl = schema.get("additionalProperties")

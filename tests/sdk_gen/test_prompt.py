@@ -303,3 +303,44 @@ def test_nested_ref_keys_show_their_target_description() -> None:
     assert '  tint?: "red"|"blue" # A color.\n' in sdk.prompt
     checked, lost = audit_prompt([tool], sdk)
     assert lost == [] and checked["nested descriptions"] == 1
+
+
+@pytest.mark.parametrize(
+    ("schema", "shown"),
+    [
+        (
+            {"type": "object", "properties": {"id": {"type": "integer"}},
+             "additionalProperties": {"type": "string"}},
+            " p?: {id?: int, **: str}\n",
+        ),
+        (
+            {"type": "object", "properties": {"id": {"type": "integer"}},
+             "additionalProperties": {"type": "object", "description": "Per label.",
+                                      "properties": {"n": {"type": "integer",
+                                                           "description": "N."}}}},
+            " p?: dict\n  id?: int\n  **: dict # Per label.\n   n?: int # N.\n",
+        ),
+        (
+            {"additionalProperties": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+            " p?: dict[str, {n?: int}]\n",
+        ),
+        (
+            {"type": "object", "properties": {"id": {"type": "integer"}},
+             "additionalProperties": False},
+            " p?: {id?: int}\n",
+        ),
+        (
+            {"type": "object", "properties": {"id": {"type": "integer"}},
+             "additionalProperties": {}},
+            " p?: {id?: int}\n",
+        ),
+    ],
+    ids=["typed-other-keys", "described-other-keys", "untyped-map", "closed", "any-other-key"],
+)  # fmt: skip
+def test_other_keys_of_an_object_are_shown_as_a_star_star_key(
+    schema: dict[str, Any], shown: str
+) -> None:
+    tool = {"name": "t", "inputSchema": {"type": "object", "properties": {"p": schema}}}
+    sdk = sdk_gen.generate([tool])
+    assert f"\nt\n{shown}" in sdk.prompt
+    assert audit_prompt([tool], sdk)[1] == []
