@@ -17,7 +17,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ._render import EXTRA
-from ._schema import annotated, constraint_notes, normalize, py_literal, root_object
+from ._schema import (
+    annotated,
+    constraint_notes,
+    merge_key,
+    normalize,
+    py_literal,
+    root_object,
+)
 from ._text import clean, prompt_text, tool_text
 
 if TYPE_CHECKING:
@@ -561,7 +568,8 @@ class _Typer:
                 if not isinstance(part, dict):
                     continue
                 if isinstance(part.get("properties"), dict):
-                    merged["properties"].update(part["properties"])
+                    for name, sub in part["properties"].items():
+                        merged["properties"][name] = merge_key(merged["properties"].get(name), sub)
                 if isinstance(part.get("required"), list):
                     merged["required"].extend(part["required"])
             merging = [key for key in keys if key is not None]

@@ -22,6 +22,7 @@ __all__ = [
     "constraint_notes",
     "for_types",
     "inline_annotation",
+    "merge_key",
     "normalize",
     "plain",
     "py_literal",
@@ -377,6 +378,19 @@ class RootObject:
     """Schema of undeclared keys when the root allows them explicitly, else ``None``."""
 
 
+def merge_key(first: Any, second: Any) -> Any:
+    """One key that two ``allOf`` parts (or branches) both describe: both apply.
+
+    The first part's keywords win; the second fills in what the first leaves unsaid (a
+    description, a default, an enum), so neither part's words are lost.
+    """
+    if first is None or first == {} or first is True:
+        return second
+    if not isinstance(first, dict) or not isinstance(second, dict) or not second:
+        return first
+    return {**second, **first}
+
+
 def root_object(schema: Any, defs: Mapping[str, Any]) -> RootObject:
     """Collect the keyword arguments of a tool from its (normalized) root schema.
 
@@ -400,7 +414,7 @@ def root_object(schema: Any, defs: Mapping[str, Any]) -> RootObject:
         p = node.get("properties")
         if isinstance(p, dict):
             for name, sub in p.items():
-                props.setdefault(name, sub)
+                props[name] = merge_key(props.get(name), sub)
         req = node.get("required")
         if not optional and isinstance(req, list):
             required.update(r for r in req if isinstance(r, str))
@@ -586,12 +600,13 @@ def constraint_notes(schema: Any, *, annotation: str | None = None) -> list[str]
     """Short notes for what a type annotation cannot say (bounds, formats, enum values)."""
     if not isinstance(schema, dict):
         return []
+    bounds = {**_optional_branch(schema), **schema}
     notes = [
-        tmpl.format(schema[key] if isinstance(schema[key], str) else py_literal(schema[key]))
+        tmpl.format(bounds[key] if isinstance(bounds[key], str) else py_literal(bounds[key]))
         for key, tmpl in _NOTES
-        if key in schema and isinstance(schema[key], int | float | str)
+        if key in bounds and isinstance(bounds[key], int | float | str)
     ]
-    if schema.get("uniqueItems") is True:
+    if bounds.get("uniqueItems") is True:
         notes.append("unique items")
     if schema.get("deprecated") is True:
         notes.append("deprecated")
@@ -599,6 +614,24 @@ def constraint_notes(schema: Any, *, annotation: str | None = None) -> list[str]
     if isinstance(enum, list) and enum and (annotation is None or "Literal[" not in annotation):
         notes.append("one of " + ", ".join(py_literal(v) for v in enum))
     return notes
+
+
+def _optional_branch(schema: dict[str, Any]) -> dict[str, Any]:
+    """The bounds of the one non-null branch of an optional value (``{"anyOf": [X, null]}``).
+
+    pydantic writes ``Annotated[int, Field(ge=0)] | None`` and ``datetime | None`` so: the
+    bounds and format sit in the branch, where a note on the field would not see them. They
+    hold for every value the field can take but ``null``, so the field's note may say them.
+    """
+    for union in ("anyOf", "oneOf"):
+        branches = schema.get(union)
+        if not isinstance(branches, list):
+            continue
+        rest = [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
+        if len(rest) == 1 and len(branches) > 1 and isinstance(rest[0], dict):
+            keys = {key for key, _ in _NOTES} | {"uniqueItems"}
+            return {k: v for k, v in rest[0].items() if k in keys}
+    return {}
 
 
 def py_literal(value: Any) -> str:

@@ -344,3 +344,37 @@ def test_other_keys_of_an_object_are_shown_as_a_star_star_key(
     sdk = sdk_gen.generate([tool])
     assert f"\nt\n{shown}" in sdk.prompt
     assert audit_prompt([tool], sdk)[1] == []
+
+
+@pytest.mark.parametrize(
+    ("tool", "shown"),
+    [
+        (
+            {"name": "t", "inputSchema": {"allOf": [
+                {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+                {"properties": {"a": {"description": "The a.", "enum": ["x", "y"]}}},
+            ]}},
+            '\nt\n a: "x"|"y" # The a.\n',
+        ),
+        (
+            {"name": "t", "inputSchema": {"type": "object", "properties": {"o": {"allOf": [
+                {"type": "object", "properties": {"a": {"type": "string", "default": "z"}}},
+                {"properties": {"a": {"description": "The a."}}},
+            ]}}}},
+            '\nt\n o?: dict\n  a?: str = "z" # The a.\n',
+        ),
+        (
+            {"name": "t", "outputSchema": {"allOf": [
+                {"properties": {"a": {"default": False}}}, {"properties": {"a": {}}},
+            ]}},
+            "\nt\n -> dict\n  a?: Any = False\n",
+        ),
+    ],
+    ids=["arguments", "nested-keys", "result-keys"],
+)  # fmt: skip
+def test_a_key_several_all_of_parts_describe_keeps_every_parts_words(
+    tool: dict[str, Any], shown: str
+) -> None:
+    sdk = sdk_gen.generate([tool])
+    assert shown in sdk.prompt
+    assert audit_prompt([tool], sdk)[1] == []
