@@ -175,7 +175,8 @@ def main() -> int:
     for kind, limit in (("tool", TOOL_LIMIT), ("key", KEY_LIMIT)):
         got = stats[kind]
         print(
-            f"  {kind} descriptions: {got['n']}, {got['cut']} of them cut near {limit} chars;"
+            f"  {kind} descriptions: {got['n']}, {got['cut']} of them cut near {limit} chars"
+            " (counted as if nothing were shared);"
             f" the prompt keeps {got['kept']} of their {got['full']} chars"
             f" ({got['kept'] / max(got['full'], 1):.3f}; the module keeps all)"
         )

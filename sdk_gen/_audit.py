@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ._prompt import NOTE, SHARED, SHARED_MARK
 from ._schema import annotated, normalize, py_literal, root_object
 from ._specs import as_specs
-from ._text import prompt_text, tool_text
+from ._text import TRUNCATED, flat_text, prompt_text, tool_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -46,8 +46,9 @@ def audit_prompt(specs: Iterable[SpecLike], sdk: GeneratedSDK) -> tuple[Counter[
         root = root_object(body, defs)
         facts: list[_Fact] = []
         if spec.description.strip():
-            head = f"{path.rpartition('.')[2]}: {tool_text(spec.description)}"
-            facts.append(("descriptions", "tool", bool(block) and block[0] == head))
+            head = f"{path.rpartition('.')[2]}: "
+            shown = block[0].removeprefix(head) if block and block[0].startswith(head) else ""
+            facts.append(("descriptions", "tool", _tool_described(shown, spec.description)))
         for wire, schema in root.properties.items():
             described = annotated(schema, defs)
             facts.extend(_argument(to_py[wire], wire in root.required, described, block, glossary))
@@ -84,7 +85,7 @@ def _parse(prompt: str) -> tuple[dict[str, list[str]], set[str]]:
     namespace = ""
     current: list[str] | None = None
     for line in prompt.splitlines()[1:]:
-        if line == SHARED:
+        if line.startswith(SHARED) and line.endswith("):"):
             current = None
         elif header := _NAMESPACE_LINE.fullmatch(line):
             namespace, current = header.group(1), None
@@ -110,6 +111,17 @@ def _parse(prompt: str) -> tuple[dict[str, list[str]], set[str]]:
         return named.sub(lambda m: types[m.group()], line, count=1) if named else line
 
     return {name: [expand(ln) for ln in block] for name, block in blocks.items()}, glossary
+
+
+def _tool_described(shown: str, description: str) -> bool:
+    """Whether ``shown`` is the whole description, or a prefix of it marked as cut that keeps
+    at least what cutting it alone would (shared sentences cost less, so it may keep more)."""
+    whole = flat_text(description)
+    if shown == whole:
+        return True
+    kept = shown.removesuffix(TRUNCATED)
+    alone = tool_text(description).removesuffix(TRUNCATED)
+    return kept != shown and whole.startswith(kept) and len(kept) >= len(alone)
 
 
 def _argument(

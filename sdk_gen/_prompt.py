@@ -25,7 +25,7 @@ from ._schema import (
     py_literal,
     root_object,
 )
-from ._text import clean, prompt_text, tool_text
+from ._text import TOOL_LIMIT, TRUNCATED, clean, cut, flat_text, prompt_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -36,10 +36,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HEADER",
+    "HEADER_CLAUSES",
     "NOTE",
     "NOTE_MIN_CHARS",
     "OTHER_KEYS",
     "SHARED",
+    "SHARED_CLAUSES",
     "SHARED_MARK",
     "SHARED_MIN_TOOLS",
     "TYPE_MIN_CHARS",
@@ -60,12 +62,14 @@ OTHER_KEYS = "**"
 """Stands for every key of an object that its named keys do not cover."""
 NOTE = "§"
 """``§<n>`` in a description stands for shared sentence ``n``, listed under ``SHARED``."""
-SHARED = (
-    "Shared (`Name = type` defines a type used below; a line ending in"
-    f" `{SHARED_MARK}` takes its key's description from here; `{NOTE}n` stands for sentence"
-    f" `{NOTE}n`):"
+SHARED_CLAUSES = (
+    "`Name = type` defines a type used below",
+    f"a line ending in `{SHARED_MARK}` takes its key's description from here",
+    f"`{NOTE}n` stands for sentence `{NOTE}n`",
 )
-"""Title line of the glossary of types, descriptions and sentences that tools share."""
+"""What the glossary's title line says of its types, key descriptions and sentences."""
+SHARED = "Shared ("
+"""How the title line of the glossary that tools share starts; it explains what it lists."""
 SHARED_MIN_TOOLS = 2
 """A (key, description) pair or a sentence is listed once when this many tools repeat it
 (and only where listing it once is shorter than repeating it)."""
@@ -76,13 +80,18 @@ TYPE_MIN_CHARS = 24
 HEADER = (
     "# Call `await tools.<name>(arg=value, ...)`, keyword arguments only. Per tool:"
     " `name: description`, then a line per argument: `arg: type = default # description`;"
-    " `arg?` is optional (not sent when omitted; `= v` is the tool's own default); deeper"
-    ' lines are keys of the dict above (of each item for `list[dict]`; `**` is any other'
-    ' key); `"a"|"b"`: allowed'
-    " values; `-> type`: the result (else dict, list or str); tools under a `[ns]` line are"
-    " `tools.ns.<name>`; a description ending in ` …` was cut short here."
+    " `arg?` is optional (not sent when omitted; `= v` is the tool's own default)"
 )
-"""First line of every prompt: the notation, said once."""
+"""How the first line of every prompt starts: the notation, said once."""
+HEADER_CLAUSES = (
+    ("\n  ", "deeper lines are keys of the dict above (of each item for `list[dict]`)"),
+    (f"{OTHER_KEYS}: ", f"`{OTHER_KEYS}` is any other key of a dict"),
+    ("", '`"a"|"b"`: allowed values'),
+    ("", "`-> type`: the result (else dict, list or str)"),
+    ("\n[", "tools under a `[ns]` line are `tools.ns.<name>`"),
+    (TRUNCATED, f"a description ending in `{TRUNCATED}` was cut short here"),
+)
+"""(what in the prompt needs it, clause): the header explains only the notation in use."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?]) (?=\S)")
 
@@ -140,7 +149,7 @@ class ToolPrompt:
     namespace: str
     """The namespace (shown once, as ``[ns]``, above its tools), or empty."""
     doc: str
-    """One-line tool description (cut at the prompt limit)."""
+    """One-line tool description, whole (the block cuts it, see :func:`_cut_noted`)."""
     parts: tuple[str, ...]
     """``doc`` split into sentences."""
     lines: tuple[Line, ...]
@@ -158,7 +167,7 @@ class ToolPrompt:
         self, shared: Mapping[str, str], notes: Mapping[str, str], types: Mapping[str, str]
     ) -> str:
         """The tool's block: ``name: description`` and its lines."""
-        head = f"{self.name}: {_noted(self.parts, notes)}" if self.doc else self.name
+        head = f"{self.name}: {_cut_noted(self.parts, notes)}" if self.doc else self.name
         return "\n".join([head, *(line.text(shared, notes, types) for line in self.lines)])
 
     def shares(self, shared_pairs: frozenset[tuple[str, str]]) -> bool:
@@ -168,6 +177,29 @@ class ToolPrompt:
 
 def _noted(parts: tuple[str, ...], notes: Mapping[str, str]) -> str:
     return " ".join(notes.get(part, part) for part in parts)
+
+
+def _cut_noted(parts: tuple[str, ...], notes: Mapping[str, str]) -> str:
+    """A tool's description cut near ``TOOL_LIMIT`` counting what the prompt writes.
+
+    A shared sentence costs its ``§n``, so a preamble many tools repeat does not use up
+    the room for what the tool itself does. Whole sentences are kept while they fit; past
+    half the room, the cut falls between sentences, else inside the next one (as
+    :func:`~sdk_gen._text.cut` does).
+    """
+    out: list[str] = []
+    used = 0
+    for part in parts:
+        piece = notes.get(part, part)
+        gap = 1 if out else 0
+        if used + gap + len(piece) <= TOOL_LIMIT:
+            out.append(piece)
+            used += gap + len(piece)
+            continue
+        if part not in notes and used < TOOL_LIMIT // 2:
+            out.append(cut(part, TOOL_LIMIT - used - gap))
+        return " ".join(out).rstrip() + TRUNCATED
+    return " ".join(out)
 
 
 def shared_descriptions(tools: Iterable[ToolPrompt]) -> dict[str, str]:
@@ -254,9 +286,11 @@ def assemble_prompt(tools: list[ToolPrompt]) -> str:
     shared = shared_descriptions(tools)
     notes = shared_sentences(tools, shared)
     types = shared_types(tools)
-    parts = [HEADER]
+    parts = []
     if shared or notes or types:
-        parts.append(SHARED)
+        used = (bool(types), bool(shared), bool(notes))
+        clauses = [clause for clause, on in zip(SHARED_CLAUSES, used, strict=True) if on]
+        parts.append(SHARED + "; ".join(clauses) + "):")
         parts.extend(f" {name} = {text}" for text, name in types.items())
         parts.extend(f" {key}: {doc}" for key, doc in shared.items())
         parts.extend(f" {ref} {sentence}" for sentence, ref in notes.items())
@@ -275,7 +309,9 @@ def assemble_prompt(tools: list[ToolPrompt]) -> str:
             parts.append(tool.plain)
         else:
             parts.append(_shared_text(tool, uses, shared, notes, types))
-    return "\n".join(parts) + "\n"
+    body = "\n" + "\n".join(parts) + "\n"
+    clauses = [clause for needs, clause in HEADER_CLAUSES if needs in body]
+    return "; ".join([HEADER, *clauses]) + "." + body
 
 
 _RENDERED: dict[tuple[int, Any], tuple[ToolPrompt, str]] = {}
@@ -326,7 +362,7 @@ def tool_prompt(spec: ToolSpec, render: ToolRender, *, qualname: str) -> ToolPro
             lines.append(Line(depth=1, head="-> ", key="", type=returns, doc=doc))
             lines.extend(children)
     lines.extend(typer.named_lines())
-    return _finish(qualname, tool_text(spec.description), lines)
+    return _finish(qualname, flat_text(spec.description), lines)
 
 
 def fallback_prompt(render: ToolRender, *, qualname: str) -> ToolPrompt:
@@ -344,7 +380,7 @@ def fallback_prompt(render: ToolRender, *, qualname: str) -> ToolPrompt:
     ]
     if render.extra is not None:
         lines.append(Line(depth=1, head=f"**{EXTRA}: ", key="", type=render.extra))
-    return _finish(qualname, tool_text(render.description), lines)
+    return _finish(qualname, flat_text(render.description), lines)
 
 
 def _finish(qualname: str, doc: str, lines: list[Line]) -> ToolPrompt:

@@ -15,8 +15,10 @@ __all__ = [
     "TRUNCATED",
     "clean",
     "comment_text",
+    "cut",
     "docstring",
     "escape_controls",
+    "flat_text",
     "has_surrogate",
     "hide_surrogates",
     "prompt_text",
@@ -25,9 +27,9 @@ __all__ = [
     "tool_text",
 ]
 
-TOOL_LIMIT = 300
+TOOL_LIMIT = 280
 """Characters of a tool's description kept in the prompt (the module keeps all of it)."""
-KEY_LIMIT = 150
+KEY_LIMIT = 140
 """Characters of an argument's or key's description kept in the prompt."""
 TRUNCATED = " …"
 """Marker the prompt puts where it cut a description (its header says what it means)."""
@@ -87,10 +89,20 @@ def prompt_text(text: str, limit: int | None = None) -> str:
     The cut falls after the last whole sentence that fits, else after the last whole word,
     when that keeps at least half of ``limit``: a model reads a clipped word as noise.
     """
-    flat = encodable(one_line(text))
+    flat = flat_text(text)
     limit = KEY_LIMIT if limit is None else limit
     if len(flat) <= limit:
         return flat
+    return cut(flat, limit) + TRUNCATED
+
+
+def flat_text(text: str) -> str:
+    """A description on one line, writable as UTF-8, not cut."""
+    return encodable(one_line(text))
+
+
+def cut(flat: str, limit: int) -> str:
+    """The head of ``flat`` (longer than ``limit``) that the prompt keeps, without a marker."""
     head = flat[:limit]
     ends = [m.end() for m in _SENTENCE_END.finditer(head)]
     if ends and ends[-1] >= limit // 2:
@@ -99,11 +111,11 @@ def prompt_text(text: str, limit: int | None = None) -> str:
         space = head.rfind(" ")
         if space >= limit // 2:
             head = head[:space]
-    return head.rstrip() + TRUNCATED
+    return head.rstrip()
 
 
 def tool_text(text: str) -> str:
-    """A tool's own description for the prompt, cut near :data:`TOOL_LIMIT`."""
+    """A tool's own description cut near :data:`TOOL_LIMIT`, as if nothing were shared."""
     return prompt_text(text, TOOL_LIMIT)
 
 

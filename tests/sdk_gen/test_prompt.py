@@ -10,7 +10,8 @@ import pytest
 import sdk_gen
 from sdk_gen import _generate
 from sdk_gen._audit import audit_prompt
-from sdk_gen._prompt import SHARED, SHARED_MIN_TOOLS
+from sdk_gen._prompt import HEADER, HEADER_CLAUSES, SHARED, SHARED_CLAUSES, SHARED_MIN_TOOLS
+from sdk_gen._text import TOOL_LIMIT, TRUNCATED, tool_text
 
 OWNER = "Repository owner (user or organization)"
 SENTENCE = "This tool belongs to the repository system, which manages code and reviews."
@@ -59,7 +60,8 @@ def test_repeated_descriptions_are_listed_once(sdk: sdk_gen.GeneratedSDK) -> Non
     assert sdk.prompt.count(OWNER) == 1
     assert sdk.prompt.count(SENTENCE) == 1
     glossary = [" label: Label name.", f" owner: {OWNER}", " total: How many matched."]
-    assert sdk.prompt.splitlines()[1:6] == [SHARED, *glossary, f" §1 {SENTENCE}"]
+    title = SHARED + "; ".join(SHARED_CLAUSES[1:]) + "):"  # no type is named here
+    assert sdk.prompt.splitlines()[1:6] == [title, *glossary, f" §1 {SENTENCE}"]
     assert "\nt0: §1 Does t0.\n owner: str ^\n" in sdk.prompt
 
 
@@ -378,3 +380,59 @@ def test_a_key_several_all_of_parts_describe_keeps_every_parts_words(
     sdk = sdk_gen.generate([tool])
     assert shown in sdk.prompt
     assert audit_prompt([tool], sdk)[1] == []
+
+
+@pytest.mark.parametrize(
+    ("tools", "clauses"),
+    [
+        ([{"name": "ping"}], ['"a"|"b"', "-> type"]),
+        (
+            [{"name": "t", "namespace": "ns", "description": "Word " * 100,
+              "inputSchema": {"type": "object", "properties": {"o": {
+                  "type": "object", "properties": {"a": {"type": "string", "description": "A."}},
+                  "additionalProperties": {"type": "integer"}}}}}],
+            ["deeper lines", "`**`", '"a"|"b"', "-> type", "[ns]", "cut short"],
+        ),
+    ],
+    ids=["nothing-special", "everything"],
+)  # fmt: skip
+def test_the_header_explains_only_the_notation_in_use(
+    tools: list[dict[str, Any]], clauses: list[str]
+) -> None:
+    header = sdk_gen.generate(tools).prompt.splitlines()[0]
+    assert header.startswith(HEADER) and header.endswith(".")
+    said = [clause for _, clause in HEADER_CLAUSES if clause in header]
+    assert len(said) == len(clauses)
+    assert all(any(part in clause for clause in said) for part in clauses)
+
+
+PREAMBLE = " ".join(
+    f"This tool belongs to the file system, part {n} of a long shared preamble."
+    for n in range(5)
+)
+
+
+def test_a_shared_preamble_does_not_use_up_a_tools_description_room() -> None:
+    assert len(PREAMBLE) > TOOL_LIMIT
+    tools = [
+        {"name": name, "description": f"{PREAMBLE} Tool description: {does}."}
+        for name, does in (("touch", "Create a new file"), ("mkdir", "Create a directory"))
+    ]
+    sdk = sdk_gen.generate(tools)
+    assert "\ntouch: §1 §2 §3 §4 §5 Tool description: Create a new file.\n" in sdk.prompt
+    assert "\nmkdir: §1 §2 §3 §4 §5 Tool description: Create a directory.\n" in sdk.prompt
+    assert audit_prompt(tools, sdk)[1] == []
+    alone = sdk_gen.generate(tools[:1]).prompt
+    assert f"\ntouch: {tool_text(tools[0]['description'])}\n" in alone
+    assert "Create a new file" not in alone and alone.count(TRUNCATED + "\n") == 1
+
+
+def test_the_audit_notices_a_tool_description_cut_shorter_than_promised() -> None:
+    tool = {"name": "t", "description": "Word " * 100}
+    sdk = sdk_gen.generate([tool])
+    shorter = sdk.prompt.replace("Word Word" + TRUNCATED, "Word" + TRUNCATED)
+    assert shorter != sdk.prompt
+    assert audit_prompt([tool], sdk)[1] == []
+    assert audit_prompt([tool], dataclasses.replace(sdk, prompt=shorter))[1] == [
+        "t: descriptions of tool"
+    ]

@@ -74,7 +74,7 @@ NAMESPACED = {
 
 def test_prompt_snapshot() -> None:
     assert sdk_gen.generate([FLAT, NESTED, NAMESPACED]).prompt == snapshot("""\
-# Call `await tools.<name>(arg=value, ...)`, keyword arguments only. Per tool: `name: description`, then a line per argument: `arg: type = default # description`; `arg?` is optional (not sent when omitted; `= v` is the tool's own default); deeper lines are keys of the dict above (of each item for `list[dict]`; `**` is any other key); `"a"|"b"`: allowed values; `-> type`: the result (else dict, list or str); tools under a `[ns]` line are `tools.ns.<name>`; a description ending in ` …` was cut short here.
+# Call `await tools.<name>(arg=value, ...)`, keyword arguments only. Per tool: `name: description`, then a line per argument: `arg: type = default # description`; `arg?` is optional (not sent when omitted; `= v` is the tool's own default); deeper lines are keys of the dict above (of each item for `list[dict]`); `"a"|"b"`: allowed values; `-> type`: the result (else dict, list or str); tools under a `[ns]` line are `tools.ns.<name>`.
 create_event: Create a calendar event.
  title: str
  when: dict # Start and end.
@@ -283,7 +283,7 @@ def test_prompt_snapshot_with_shared_descriptions() -> None:
     """Three tools repeating an argument description and a sentence: each is listed once."""
     tools = [_repo_tool(f"repo_{n}", f"Does {n}.") for n in ("a", "b", "c")]
     assert sdk_gen.generate(tools).prompt.partition("\n")[2] == snapshot("""\
-Shared (`Name = type` defines a type used below; a line ending in `^` takes its key's description from here; `§n` stands for sentence `§n`):
+Shared (a line ending in `^` takes its key's description from here; `§n` stands for sentence `§n`):
  owner: Repository owner (user or org)
  repo: Repository name
  §1 This tool belongs to the repository system, which manages code.
