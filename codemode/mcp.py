@@ -7,9 +7,10 @@ through the same pipeline as local tools, and scripts reach them as
 ``tools.<namespace>.<name>(...)``. Needs the ``mcp`` extra.
 
 Servers publish schemas the metaschema refuses (draft-3 ``required: true``,
-JavaScript-only ``pattern`` regexes, a root without ``type``). The server
-validates its own arguments, so such a tool is registered with the refused
-keywords dropped (listed in ``McpTools.repairs``) instead of failing the server.
+JavaScript-only ``pattern`` regexes, a root without ``type``) or whose ``$ref``
+points nowhere. The server validates its own arguments, so such a tool is
+registered with the refused keywords dropped (listed in ``McpTools.repairs``)
+instead of failing the server, or every call.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, final
+from urllib.parse import unquote
 
 import jsonschema
 import jsonschema.exceptions
@@ -68,12 +70,32 @@ async def _list(session: McpSession) -> list[dict[str, Any]]:
             return tools
 
 
+async def _call_tool(
+    session: McpSession, remote: str, arguments: dict[str, Any], progress: Any
+) -> Any:
+    """Send ``tools/call``, without ``ClientSession.call_tool``'s check of the result.
+
+    That check uses the output schema as the server published it: a schema repaired here
+    (a JavaScript-only ``pattern``) fails every call, and a result without structured
+    content fails though it has text. The pipeline checks structured content against the
+    registered (repaired) schema instead. Sessions without ``send_request`` use ``call_tool``.
+    """
+    send = getattr(session, "send_request", None)
+    if send is None:
+        return await session.call_tool(remote, arguments, progress_callback=progress)
+    from mcp import types
+
+    params = types.CallToolRequestParams(name=remote, arguments=arguments)
+    request = types.CallToolRequest(params=params)
+    return await send(request, types.CallToolResult, progress_callback=progress)
+
+
 def _handler(session: McpSession, remote: str) -> Any:
     async def call(args: Mapping[str, Any], ctx: ExecContext) -> dict[str, Any]:
         async def progress(done: float, total: float | None, message: str | None) -> None:
             ctx.progress({"progress": done, "total": total, "message": message})
 
-        result = _dump(await session.call_tool(remote, thaw(args), progress_callback=progress))
+        result = _dump(await _call_tool(session, remote, thaw(args), progress))
         envelope: dict[str, Any] = {
             "content": result.get("content") or "",
             "is_error": bool(result.get("isError")),
@@ -90,8 +112,24 @@ def _handler(session: McpSession, remote: str) -> Any:
 def mcp_tools(
     specs: list[dict[str, Any]], session: McpSession, *, namespace: str | None, prefix: str = ""
 ) -> list[Tool]:
-    """``Tool``s for MCP tool listings (``tools/list`` entries) served by ``session``."""
-    return [tool for tool, _ in _tools(specs, session, namespace=namespace, prefix=prefix)]
+    """``Tool``s for MCP tool listings (``tools/list`` entries) served by ``session``.
+
+    Tools only callable as tasks are left out (see ``McpTools.skipped``).
+    """
+    usable = [spec for spec in specs if _unusable(spec) is None]
+    return [tool for tool, _ in _tools(usable, session, namespace=namespace, prefix=prefix)]
+
+
+def _unusable(spec: dict[str, Any]) -> str | None:
+    """Why a listed tool cannot be called here, or None.
+
+    ``execution.taskSupport: "required"`` refuses a plain ``tools/call``: offered to a
+    script, every call would fail.
+    """
+    execution = spec.get("execution")
+    if isinstance(execution, dict) and execution.get("taskSupport") == "required":
+        return "only callable as a task (execution.taskSupport 'required')"
+    return None
 
 
 def _tools(
@@ -102,29 +140,46 @@ def _tools(
         name = spec.get("name")
         if not isinstance(name, str):
             raise ToolDefinitionError(repr(name), "MCP tool listing without a string name")
-        params = spec.get("inputSchema") or {"type": "object"}
+        params, repairs = _cut_dangling_refs(spec.get("inputSchema") or {"type": "object"})
         output = spec.get("outputSchema")
-        try:
-            out.append((_define(spec, name, params, output, session, namespace, prefix), ()))
-            continue
-        except ToolDefinitionError as refused:
-            first = refused
-        loose, repairs = _loosen(params, root=True)
         if isinstance(output, dict):
-            output, dropped = _loosen(output, root=False)
-            repairs += [f"output schema: {note}" for note in dropped]
+            output, cut = _cut_dangling_refs(output)
+            repairs += [f"output schema: {note}" for note in cut]
         try:
-            tool = _define(spec, name, loose, output, session, namespace, prefix)
-        except ToolDefinitionError:
-            if output is None:
-                raise first from None
-            try:
-                tool = _define(spec, name, loose, None, session, namespace, prefix)
-            except ToolDefinitionError:
-                raise first from None
-            repairs.append("output schema dropped")
+            tool = _define(spec, name, params, output, session, namespace, prefix)
+        except ToolDefinitionError as refused:
+            loose, loosened = _define_loose(spec, name, params, output, session, namespace, prefix)
+            if loose is None:
+                raise refused from None
+            tool, repairs = loose, repairs + loosened
         out.append((tool, tuple(f"{prefix + name}: {note}" for note in repairs)))
     return out
+
+
+def _define_loose(
+    spec: dict[str, Any],
+    remote: str,
+    params: Any,
+    output: Any,
+    session: McpSession,
+    namespace: str | None,
+    prefix: str,
+) -> tuple[Tool | None, list[str]]:
+    """The tool with what the metaschema refuses dropped (else None), and what was dropped."""
+    loose, repairs = _loosen(params, root=True)
+    if isinstance(output, dict):
+        output, dropped = _loosen(output, root=False)
+        repairs += [f"output schema: {note}" for note in dropped]
+    try:
+        return _define(spec, remote, loose, output, session, namespace, prefix), repairs
+    except ToolDefinitionError:
+        if output is None:
+            return None, repairs
+    try:
+        tool = _define(spec, remote, loose, None, session, namespace, prefix)
+    except ToolDefinitionError:
+        return None, repairs
+    return tool, [*repairs, "output schema dropped"]
 
 
 def _define(
@@ -209,6 +264,88 @@ _VALUES = frozenset({"enum", "const", "default", "examples"})
 """Keywords holding instances, not schemas: never rewritten."""
 
 
+def _cut_dangling_refs(schema: Any) -> tuple[Any, list[str]]:
+    """``schema`` without the ``$ref``s that point nowhere in it, and where they were.
+
+    Validation fails on every call whose arguments reach one (a server's stale
+    ``#/definitions/X``, a URL: nothing is fetched). Without its ``$ref`` the node accepts
+    what the rest of it allows, as the SDK generator already reads it.
+    """
+    if not isinstance(schema, dict):
+        return schema, []
+    dangling = [path for path, ref in _refs(schema, ()) if not _resolves(schema, ref)]
+    if not dangling:
+        return schema, []
+    loose = copy.deepcopy(thaw(schema))
+    for path in dangling:
+        node = loose
+        for step in path:
+            node = node[step]
+        del node["$ref"]
+    return loose, [
+        "dropped " + "/".join(str(step) for step in (*path, "$ref")) + " (unresolvable)"
+        for path in dangling
+    ]
+
+
+def _refs(node: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
+    if isinstance(node, list):
+        return [found for i, item in enumerate(node) for found in _refs(item, (*path, i))]
+    if not isinstance(node, dict):
+        return []
+    found = [(path, node["$ref"])] if isinstance(node.get("$ref"), str) else []
+    for key, value in node.items():
+        if key not in _VALUES:
+            found += _refs(value, (*path, key))
+    return found
+
+
+def _resolves(root: dict[str, Any], ref: str) -> bool:
+    """Whether ``ref`` names a schema inside ``root`` (by pointer, anchor or ``$id``)."""
+    base, _, fragment = ref.partition("#")
+    target: Any = root
+    if base:
+        ids = [node for node in _schemas(root) if _declares(node, base)]
+        if not ids:
+            return False
+        target = ids[0]
+    if not fragment:
+        return True
+    if not fragment.startswith("/"):
+        return any(
+            node.get("$anchor") == fragment or f"#{fragment}" in (node.get("$id"), node.get("id"))
+            for node in _schemas(target)
+        )
+    for token in unquote(fragment).split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, dict) and token in target:
+            target = target[token]
+        elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
+            target = target[int(token)]
+        else:
+            return False
+    return isinstance(target, dict | bool)
+
+
+def _schemas(node: Any) -> list[dict[str, Any]]:
+    """Every object in ``node`` outside instance-valued keywords."""
+    if isinstance(node, list):
+        return [found for item in node for found in _schemas(item)]
+    if not isinstance(node, dict):
+        return []
+    return [node] + [
+        found for key, value in node.items() if key not in _VALUES for found in _schemas(value)
+    ]
+
+
+def _declares(node: dict[str, Any], base: str) -> bool:
+    """Whether ``node`` declares the URI ``base`` (a relative one would need the root's URI)."""
+    declared = node.get("$id", node.get("id"))
+    if not isinstance(declared, str):
+        return False
+    return declared.rstrip("#") == base
+
+
 def _declared(uri: object) -> tuple[type[jsonschema.protocols.Validator], ...]:
     if not isinstance(uri, str):
         return ()
@@ -245,7 +382,10 @@ class McpTools:
     registrations: tuple[Registration, ...]
     """One per tool, in listing order."""
     repairs: tuple[str, ...] = ()
-    """``"<tool>: dropped <path>"`` for each schema keyword the metaschema refused."""
+    """``"<tool>: dropped <path>"`` for each schema keyword the metaschema refused (or each
+    ``$ref`` that resolves nowhere)."""
+    skipped: tuple[str, ...] = ()
+    """``"<tool>: <why>"`` for each listed tool not registered because it cannot be called."""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -266,9 +406,13 @@ async def register_mcp_tools(
     ``prefix`` is prepended to wire names when two servers' tool names collide
     in one registry. A schema keyword the metaschema refuses is dropped (see
     ``McpTools.repairs``); a tool still invalid after that raises
-    ``ToolDefinitionError`` before anything is registered.
+    ``ToolDefinitionError`` before anything is registered. A tool only callable as
+    a task is not registered (see ``McpTools.skipped``).
     """
-    tools = _tools(await _list(session), session, namespace=namespace, prefix=prefix)
+    listed = await _list(session)
+    verdicts = [(spec, _unusable(spec)) for spec in listed]
+    usable = [spec for spec, why in verdicts if why is None]
+    tools = _tools(usable, session, namespace=namespace, prefix=prefix)
     made: list[Registration] = []
     try:
         for tool, _ in tools:
@@ -277,4 +421,6 @@ async def register_mcp_tools(
         for registration in made:
             registration.dispose()
         raise
-    return McpTools(tuple(made), tuple(note for _, notes in tools for note in notes))
+    repairs = tuple(note for _, notes in tools for note in notes)
+    skipped = tuple(f"{prefix}{spec.get('name')}: {why}" for spec, why in verdicts if why)
+    return McpTools(tuple(made), repairs, skipped)

@@ -1,0 +1,173 @@
+"""MCP listings and results real servers publish that once broke calls.
+
+The live server is a few lines of JSON-RPC written here (no SDK), so it can publish what
+real servers do: an output schema with a JavaScript-only regex (a TypeScript server's), or
+a declared output schema with only text in the result.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any, Literal
+
+import pytest
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+
+import codemode as cm
+from codemode.mcp import register_mcp_tools
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+SERVER = r"""
+import json, sys
+count = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+tools = {
+    "js_regex": ({"type": "object", "properties": {"id": {"type": "string",
+                  "pattern": "^(?<year>\\d{4})$"}}}, '{"id": "2024"}', {"id": "2024"}),
+    "text_only": (count, '{"n": 1}', None),
+    "wrong_type": (count, '{"n": "x"}', {"n": "x"}),
+}
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method, result = msg["method"], {}
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"],
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "outputs", "version": "0"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": name, "inputSchema": {"type": "object"}, "outputSchema": out}
+                            for name, (out, _, _) in tools.items()]}
+    elif method == "tools/call":
+        _, text, data = tools[msg["params"]["name"]]
+        result = {"content": [{"type": "text", "text": text}]}
+        if data is not None:
+            result["structuredContent"] = data
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+"""
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def session() -> AsyncIterator[ClientSession]:
+    async with AsyncExitStack() as stack:
+        params = StdioServerParameters(command=sys.executable, args=["-c", SERVER])
+        read, write = await stack.enter_async_context(stdio_client(params))
+        client = await stack.enter_async_context(ClientSession(read, write))
+        await client.initialize()
+        yield client
+
+
+@pytest.mark.parametrize(
+    ("call", "ok", "expected"),
+    [
+        ("js_regex()", True, {"id": "2024"}),  # the repaired schema is the one that checks
+        ("text_only()", True, {"n": 1}),  # no structured content: the text is the result
+        ("wrong_type()", False, "does not match its output schema: $.n: 'x' is not of type"),
+    ],
+)
+async def test_results_are_checked_against_the_registered_output_schema(
+    session: ClientSession, call: str, ok: bool, expected: object
+) -> None:
+    registry = cm.ToolRegistry()
+    made = await register_mcp_tools(registry, session, namespace="out")
+    assert made.repairs == ("js_regex: output schema: dropped properties/id/pattern",)
+    async with cm.CodeMode(registry, executor=cm.InProcessExecutor()) as mode:
+        run = await mode.run(
+            f"try:\n    r = await tools.out.{call}\n"
+            "except ToolCallError as e:\n    r = e.message\nr"
+        )
+    assert run.ok, run.error
+    if ok:
+        assert run.value == expected
+    else:
+        assert isinstance(expected, str) and expected in run.value
+        assert "RuntimeError" not in run.value
+
+
+class _Listing:
+    """A session serving one tool with the given schemas; it records the arguments it gets."""
+
+    def __init__(self, params: dict[str, Any], output: dict[str, Any] | None = None) -> None:
+        self.tool = types.Tool(name="t", input_schema=params, output_schema=output)
+        self.calls: list[dict[str, Any] | None] = []
+
+    async def list_tools(self, *, params: Any = None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[self.tool])
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        read_timeout_seconds: float | None = None,
+        progress_callback: Any = None,
+    ) -> types.CallToolResult:
+        self.calls.append(arguments)
+        return types.CallToolResult(content=[types.TextContent(type="text", text="ok")])
+
+
+DROPPED = "dropped properties/a/$ref (unresolvable)"
+
+
+def _with(a: dict[str, Any], **root: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": {"a": a}, **root}
+
+
+@pytest.mark.parametrize(
+    ("params", "repairs"),
+    [
+        (_with({"$ref": "#/definitions/Missing"}), [DROPPED]),
+        (_with({"$ref": "https://example.com/a.json"}), [DROPPED]),
+        (_with({"$ref": "a.json#/$defs/B"}, **{"$defs": {"A": {"$id": "https://x/a.json"}}}),
+         [DROPPED]),
+        (_with({"$ref": "#/$defs/A"}, **{"$defs": {"A": {"type": "string"}}}), []),
+        (_with({"$ref": "#/definitions/A"}, definitions={"A": {"type": "string"}}), []),
+        (_with({"$ref": "#"}), []),
+        (_with({"$ref": "#name"}, **{"$defs": {"A": {"$anchor": "name"}}}), []),
+        (_with({"$ref": "https://x/a.json#/$defs/B"},
+               **{"$defs": {"A": {"$id": "https://x/a.json", "$defs": {"B": {}}}}}), []),
+        (_with({"enum": [{"$ref": "#/nowhere"}]}), []),  # a value, not a schema
+    ],
+)  # fmt: skip
+async def test_refs_that_resolve_nowhere_are_dropped(
+    params: dict[str, Any], repairs: list[str]
+) -> None:
+    """Validation would fail on every call reaching them ("internal error"); nothing is fetched."""
+    session = _Listing(params, output={"type": "object", "properties": {"r": {"$ref": "#/x"}}})
+    registry = cm.ToolRegistry()
+    made = await register_mcp_tools(registry, session, namespace="ns")
+    assert made.repairs == (
+        *(f"t: {note}" for note in repairs),
+        "t: output schema: dropped properties/r/$ref (unresolvable)",
+    )
+    result = await registry.execute(cm.ToolCall(call_id="c", name="t", arguments={"a": "x"}))
+    if repairs:
+        assert not result.is_error and session.calls == [{"a": "x"}]
+    else:
+        assert "$ref" in str(registry.specs()[0].parameters)
+
+
+@pytest.mark.parametrize(
+    ("support", "registered"), [(None, True), ("forbidden", True), ("optional", True),
+                                ("required", False)]
+)  # fmt: skip
+async def test_a_tool_only_callable_as_a_task_is_not_offered(
+    support: Literal["forbidden", "optional", "required"] | None, registered: bool
+) -> None:
+    """A plain ``tools/call`` to it fails; a script should not see it at all."""
+    session = _Listing({"type": "object"})
+    if support is not None:
+        session.tool.execution = types.ToolExecution(task_support=support)
+    registry = cm.ToolRegistry()
+    made = await register_mcp_tools(registry, session, namespace="ns", prefix="p_")
+    assert made.names == (("p_t",) if registered else ())
+    assert made.skipped == (() if registered else (
+        "p_t: only callable as a task (execution.taskSupport 'required')",))  # fmt: skip
