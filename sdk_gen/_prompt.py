@@ -93,7 +93,7 @@ HEADER_CLAUSES = (
 )
 """(what in the prompt needs it, clause): the header explains only the notation in use."""
 
-_SENTENCE_END = re.compile(r"(?<=[.!?]) (?=\S)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.) (?=\S)")
 
 
 def sentences(text: str) -> tuple[str, ...]:
@@ -180,26 +180,35 @@ def _noted(parts: tuple[str, ...], notes: Mapping[str, str]) -> str:
 
 
 def _cut_noted(parts: tuple[str, ...], notes: Mapping[str, str]) -> str:
-    """A tool's description cut near ``TOOL_LIMIT`` counting what the prompt writes.
+    """A tool's description cut near ``TOOL_LIMIT``, counting what the prompt writes.
 
     A shared sentence costs its ``§n``, so a preamble many tools repeat does not use up
-    the room for what the tool itself does. Whole sentences are kept while they fit; past
-    half the room, the cut falls between sentences, else inside the next one (as
-    :func:`~sdk_gen._text.cut` does).
+    the room for what the tool itself does: whole sentences are kept while what they
+    write fits. Never less is kept than cutting the description alone would keep.
     """
+    text = _noted(parts, notes)
+    if len(text) <= TOOL_LIMIT:
+        return text
     out: list[str] = []
-    used = 0
+    used = kept = 0
     for part in parts:
         piece = notes.get(part, part)
         gap = 1 if out else 0
-        if used + gap + len(piece) <= TOOL_LIMIT:
-            out.append(piece)
-            used += gap + len(piece)
-            continue
-        if part not in notes and used < TOOL_LIMIT // 2:
-            out.append(cut(part, TOOL_LIMIT - used - gap))
-        return " ".join(out).rstrip() + TRUNCATED
-    return " ".join(out)
+        if used + gap + len(piece) > TOOL_LIMIT:
+            break
+        out.append(piece)
+        used += gap + len(piece)
+        kept += gap + len(part)
+    alone = cut(" ".join(parts), TOOL_LIMIT)
+    if kept < len(alone):  # the whole sentences ``alone`` holds, then the rest of it
+        out, start = [], 0
+        for part in parts:
+            if start + len(part) > len(alone):
+                break
+            out.append(notes.get(part, part))
+            start += len(part) + 1
+        out.extend([alone[start:]] if alone[start:] else [])
+    return " ".join(out) + TRUNCATED
 
 
 def shared_descriptions(tools: Iterable[ToolPrompt]) -> dict[str, str]:

@@ -436,3 +436,32 @@ def test_the_audit_notices_a_tool_description_cut_shorter_than_promised() -> Non
     assert audit_prompt([tool], dataclasses.replace(sdk, prompt=shorter))[1] == [
         "t: descriptions of tool"
     ]
+
+
+FRAGMENTS = [
+    "Keep a one-line file (e.g. \"Call X.\") beside it.",
+    "This preamble sentence is shared by every tool of this family here.",
+    "Short.",
+    "A sentence that runs on and on with many small words to fill the room up",
+    "第一句话很长，没有空格，但是有中文标点。",
+    "Averyveryverylongwordwithoutanyspaceatallthatgoesonforeverandeverandever",
+    "i.e. a clause.",
+    "Ends here!",
+]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_cut_descriptions_always_keep_a_prefix_the_audit_accepts(seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    shared = " ".join(rng.choices(FRAGMENTS, k=rng.randint(0, 6)))
+    tools = [
+        {
+            "name": f"t{n}",
+            "description": " ".join([shared, *rng.choices(FRAGMENTS, k=rng.randint(1, 12))]),
+        }
+        for n in range(3)
+    ]
+    sdk = sdk_gen.generate(tools)
+    assert audit_prompt(tools, sdk)[1] == []
