@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, final
 
@@ -27,8 +28,6 @@ from .sandbox.facades import FACADE_NAMES
 from .tool import Tool, define_tool
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from .content import ToolResult
     from .registry import ToolRegistry
     from .spec import ToolSpec
@@ -41,6 +40,7 @@ Write a Python script to do the task. The script runs in a sandbox:
   `results = await asyncio.gather(*[tools.x(a=i) for i in items])` (`asyncio` is preloaded).
 - The value of the last expression statement is the script's result; keep it compact JSON.
 - `print()` for short notes; output is capped.
+- A tool without `-> type` may answer JSON as text: `json.loads()` a `str` result first.
 - A failed call raises `ToolCallError` (`.tool`, `.message`, `.path`); catch it with
   `try: ... except ToolCallError as e: ...`.
 - Imports are limited to: {modules}.
@@ -340,16 +340,7 @@ class _Bridge:
     def to_script(self, spec: ToolSpec | None, result: ToolResult) -> Any:
         if result.structured is not None:
             return thaw(result.structured)
-        parts: list[str] = []
-        for block in result.content:
-            kind = block.get("type")
-            if kind == "text":
-                parts.append(block["text"])
-                continue
-            self.attachments.append(block)
-            size = len(block.get("data", "") or "")
-            mime = block.get("mimeType") or (block.get("resource") or {}).get("mimeType") or kind
-            parts.append(f"[{kind} {mime}, {size} base64 chars: attached to the run_code result]")
+        parts = [self._script_text(block) for block in result.content]
         joined = "\n".join(parts)
         if spec is not None and spec.output_schema is not None and len(parts) == 1:
             try:
@@ -357,6 +348,26 @@ class _Bridge:
             except ValueError:
                 return joined
         return joined
+
+
+    def _script_text(self, block: Mapping[str, Any]) -> str:
+        """What a script sees of one content block: text as is, binary data as a note
+        (the block itself is attached to the ``run_code`` result, for the model)."""
+        kind = block.get("type")
+        if kind == "text":
+            return str(block["text"])
+        if kind == "resource_link":
+            what = ", ".join(str(block[k]) for k in ("name", "mimeType") if block.get(k))
+            return f"[resource link {block.get('uri')}{f' ({what})' if what else ''}]"
+        inner = block.get("resource") if kind == "resource" else None
+        if isinstance(inner, Mapping) and isinstance(inner.get("text"), str):
+            return str(inner["text"])
+        self.attachments.append(block)
+        data = inner.get("blob") if isinstance(inner, Mapping) else block.get("data")
+        mime = (inner or block).get("mimeType") or kind
+        where = f" {inner.get('uri')}" if isinstance(inner, Mapping) and inner.get("uri") else ""
+        size = len(data) if isinstance(data, str) else 0
+        return f"[{kind}{where} {mime}, {size} base64 chars: attached to the run_code result]"
 
 
 def _definitions(

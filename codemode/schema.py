@@ -19,6 +19,7 @@ import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
 import jsonschema_rs
+import referencing.exceptions
 
 from .errors import ToolDefinitionError
 from .frozen import thaw
@@ -212,6 +213,41 @@ def _older_dialect(schema: Mapping[str, Any]) -> type[jsonschema.protocols.Valid
     return None
 
 
+_INSTANCE_KEYS = frozenset({"enum", "const", "default", "examples", "example"})
+"""Keywords whose values are data, not schemas: a ``$ref`` key in them is not a reference."""
+
+
+def _refs(node: Any, where: str) -> list[tuple[str, str]]:
+    """``(where, ref)`` of every ``$ref`` resolved against the root (none under a nested
+    ``$id``, whose base URI would change what it means)."""
+    if isinstance(node, list):
+        return [found for i, item in enumerate(node) for found in _refs(item, f"{where}/{i}")]
+    if not isinstance(node, dict) or (where and isinstance(node.get("$id"), str)):
+        return []
+    found = [(where or "<root>", node["$ref"])] if isinstance(node.get("$ref"), str) else []
+    for key, value in node.items():
+        if key not in _INSTANCE_KEYS:
+            found += _refs(value, f"{where}/{key}")
+    return found
+
+
+def _check_refs(
+    tool: str, what: str, schema: Mapping[str, Any], validator: jsonschema.protocols.Validator
+) -> None:
+    """Refuse a ``$ref`` that resolves to nothing (a stale pointer, a URL: nothing is
+    fetched); otherwise every call reaching it would fail inside the validator."""
+    resolver = getattr(validator, "_resolver", None)  # jsonschema >= 4.18's own lookup
+    if resolver is None:
+        return
+    for where, ref in _refs(schema, ""):
+        try:
+            resolver.lookup(ref)
+        except referencing.exceptions.Unresolvable:
+            raise ToolDefinitionError(
+                tool, f"{what} schema has a $ref that points nowhere at {where}: {ref!r}"
+            ) from None
+
+
 def compile_schema(
     tool: str, schema: Mapping[str, Any], what: str = "parameters"
 ) -> CompiledSchema:
@@ -238,6 +274,7 @@ def compile_schema(
         # Written in an older draft without saying so (tuple ``items``, boolean
         # ``exclusiveMinimum``): validate it in that draft, with the reference validator.
         reference_old = older(schema)
+        _check_refs(tool, what, schema, reference_old)
         return CompiledSchema(
             schema=schema,
             is_valid=lambda instance: bool(reference_old.is_valid(thaw(instance))),
@@ -245,6 +282,7 @@ def compile_schema(
             backend=f"jsonschema ({older.__name__.removesuffix('Validator')})",
         )
     reference = cls(schema)
+    _check_refs(tool, what, schema, reference)
 
     def reference_is_valid(instance: Any) -> bool:
         return bool(reference.is_valid(thaw(instance)))

@@ -8,6 +8,7 @@ import pytest
 
 from codemode.errors import ToolDefinitionError
 from codemode.schema import compile_schema, normalise_parameters
+from codemode.tool import define_tool
 
 
 @pytest.mark.parametrize(
@@ -190,3 +191,47 @@ def test_undeclared_older_dialects_are_validated_in_their_draft(
 def test_an_invalid_schema_in_every_dialect_is_still_refused() -> None:
     with pytest.raises(ToolDefinitionError, match="invalid at properties/a/type"):
         compile_schema("t", {"type": "object", "properties": {"a": {"type": "strin"}}})
+
+
+@pytest.mark.parametrize(
+    ("parameters", "where"),
+    [
+        ({"type": "object", "properties": {"a": {"$ref": "#/definitions/missing"}}},
+         "/properties/a: '#/definitions/missing'"),
+        ({"type": "object", "properties": {"a": {"$ref": "https://example.invalid/s.json"}}},
+         "/properties/a: 'https://example.invalid/s.json'"),
+        ({"type": "object", "properties": {"a": {"items": {"$ref": "#/$defs/Gone"}}}},
+         "/properties/a/items: '#/$defs/Gone'"),
+    ],
+    ids=["stale-pointer", "url-never-fetched", "nested"],
+)  # fmt: skip
+def test_a_ref_that_points_nowhere_is_refused_when_the_tool_is_defined(
+    parameters: dict[str, Any], where: str
+) -> None:
+    with pytest.raises(ToolDefinitionError, match="points nowhere") as refused:
+        define_tool(name="t", parameters=parameters, execute=lambda args: None)
+    assert where in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("parameters", "good", "bad"),
+    [
+        ({"type": "object", "$defs": {"A": {"type": "string"}},
+          "properties": {"a": {"$ref": "#/$defs/A"}, "c": {"$ref": "#/properties/a"}}},
+         {"a": "x", "c": "y"}, {"c": 1}),
+        ({"type": "object", "definitions": {"A": {"type": "string"}},
+          "properties": {"a": {"$ref": "#/definitions/A", "default": {"$ref": "data"}}}},
+         {"a": "x"}, {"a": 1}),
+        ({"type": "object", "$defs": {"A": {"$anchor": "here", "type": "integer"}},
+          "properties": {"a": {"$ref": "#here"}}},
+         {"a": 1}, {"a": "x"}),
+        ({"type": "object", "properties": {"next": {"$ref": "#"}, "n": {"type": "integer"}}},
+         {"next": {"n": 1}}, {"next": {"n": "x"}}),
+    ],
+    ids=["pointers", "ref-shaped-data", "anchor", "root"],
+)  # fmt: skip
+def test_refs_that_resolve_are_accepted_and_validate(
+    parameters: dict[str, Any], good: dict[str, Any], bad: dict[str, Any]
+) -> None:
+    tool = define_tool(name="t", parameters=parameters, execute=lambda args: None)
+    assert tool.validator.is_valid(good) and not tool.validator.is_valid(bad)

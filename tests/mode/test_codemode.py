@@ -322,3 +322,29 @@ async def test_call_start_times_count_from_the_script_start_not_the_worker_boot(
     assert len(run.calls) == 2
     for record in run.calls:
         assert 0 <= record.started <= record.started + record.duration <= run.usage.time
+
+
+async def test_resources_reach_the_script_as_text_or_as_a_note_naming_them(
+    executor: Executor,
+) -> None:
+    registry = cm.ToolRegistry()
+
+    async def files(args: Any, ctx: cm.ExecContext) -> list[Any]:
+        return [
+            cm.resource("file:///notes.md", text="# Notes\nhello", mime_type="text/markdown"),
+            cm.resource("file:///logo.png", blob="aGVsbG8gd29ybGQ=", mime_type="image/png"),
+            {"type": "resource_link", "uri": "file:///big.csv", "name": "big",
+             "mimeType": "text/csv"},
+        ]
+
+    registry.register(cm.define_tool(name="files", execute=files))
+    mode = cm.CodeMode(registry, executor=executor)
+    run = await mode.run("(await tools.files()).splitlines()")
+    assert run.ok, run.error
+    assert run.value == [
+        "# Notes",
+        "hello",
+        "[resource file:///logo.png image/png, 16 base64 chars: attached to the run_code result]",
+        "[resource link file:///big.csv (big, text/csv)]",
+    ]
+    assert [b["resource"]["uri"] for b in run.attachments] == ["file:///logo.png"]
