@@ -85,8 +85,9 @@ class ToolCallError(CodemodeError):
         self.tool = tool
         self.message = message
         self.path = path
-        where = f" at {path}" if path else ""
-        super().__init__(f"{tool}: {message}{where}")
+        head = "" if repr(tool) in message else f"{tool}: "  # the pipeline's own name it
+        where = f" at {path}" if path and path not in message else ""
+        super().__init__(f"{head}{message}{where}")
 
 
 class PipelineError(CodemodeError):

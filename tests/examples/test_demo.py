@@ -35,7 +35,7 @@ def test_main_reports_a_denied_call_and_exits_1(workspace: Path,
     code = main(["denied_delete", "--in-process", "--workspace", str(workspace)])
     out = capsys.readouterr().out
     assert code == 1
-    assert "error: ToolCallError at line 6: delete_file: call to 'delete_file' denied" in out
+    assert "error: ToolCallError at line 6: call to 'delete_file' denied" in out
     assert out.rstrip().splitlines()[-1].split()[:4] == [
         "demo:code:3", "delete_file", "parent=run_code", "error:"]
     assert (workspace / "files" / "todo.txt").is_file()
