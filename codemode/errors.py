@@ -85,7 +85,7 @@ class ToolCallError(CodemodeError):
         self.tool = tool
         self.message = message
         self.path = path
-        head = "" if repr(tool) in message else f"{tool}: "  # the pipeline's own name it
+        head = "" if repr(tool) in message else f"{tool}: "  # pipeline messages name it
         where = f" at {path}" if path and path not in message else ""
         super().__init__(f"{head}{message}{where}")
 

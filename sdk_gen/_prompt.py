@@ -641,6 +641,15 @@ class _Typer:
 
     def _array(self, schema: dict[str, Any], depth: int) -> tuple[str, list[Line]]:
         items = schema.get("items")
+        fixed = schema.get("prefixItems", items if isinstance(items, list) else None)
+        if isinstance(fixed, list) and fixed:  # a tuple: one type per position, ``*rest``
+            rest = items if "prefixItems" in schema else schema.get("additionalItems")
+            parts = [self.type(item, depth) for item in fixed]
+            if rest is not False and schema.get("maxItems") != len(fixed):
+                parts.append(self.type(rest if isinstance(rest, dict) else {}, depth))
+                parts[-1] = (f"*{parts[-1][0]}", parts[-1][1])
+            text = ", ".join(t for t, _ in parts)
+            return f"tuple[{text}]", [line for _, lines in parts for line in lines]
         if not isinstance(items, dict) or not items:
             return "list", []
         inner, children = self.type(items, depth)

@@ -465,3 +465,23 @@ def test_cut_descriptions_always_keep_a_prefix_the_audit_accepts(seed: int) -> N
     ]
     sdk = sdk_gen.generate(tools)
     assert audit_prompt(tools, sdk)[1] == []
+
+
+@pytest.mark.parametrize(
+    ("schema", "shown"),
+    [
+        ({"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}],
+          "minItems": 2, "maxItems": 2}, "tuple[str, int] # (min items 2; max items 2)"),
+        ({"type": "array", "prefixItems": [{"type": "string"}], "items": False}, "tuple[str]"),
+        ({"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "integer"}},
+         "tuple[str, *int]"),
+        ({"type": "array", "prefixItems": [{"type": "string"}]}, "tuple[str, *Any]"),
+        ({"type": "array", "items": [{"type": "string"}, {"type": "number"}],
+          "additionalItems": False}, "tuple[str, float]"),
+        ({"type": "array", "items": [{"type": "string"}]}, "tuple[str, *Any]"),
+    ],
+    ids=["pydantic-pair", "closed", "typed-rest", "open", "draft7-closed", "draft7-open"],
+)  # fmt: skip
+def test_tuples_show_one_type_per_position(schema: dict[str, Any], shown: str) -> None:
+    tool = {"name": "t", "inputSchema": {"type": "object", "properties": {"p": schema}}}
+    assert f"\nt\n p?: {shown}\n" in sdk_gen.generate([tool]).prompt
