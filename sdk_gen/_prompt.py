@@ -512,11 +512,11 @@ class _Typer:
         branches = schema.get("anyOf") or schema.get("oneOf") if isinstance(schema, dict) else None
         if not isinstance(branches, list):
             return ""
-        docs = [
-            f"{self.type(branch, depth)[0]}: {prompt_text(branch['description'])}"
-            for branch in branches
-            if isinstance(branch, dict) and clean(branch.get("description"))
-        ]
+        described = [b for b in branches if isinstance(b, dict) and clean(b.get("description"))]
+        others = [b for b in branches if not any(b is d for d in described)]
+        if len(described) == 1 and all(b == {"type": "null"} for b in others):
+            return prompt_text(described[0]["description"])  # ``X | None``: X's words
+        docs = [f"{self.type(b, depth)[0]}: {prompt_text(b['description'])}" for b in described]
         return "(" + "; ".join(docs) + ")" if docs else ""
 
     def type(self, schema: Any, depth: int) -> tuple[str, list[Line]]:

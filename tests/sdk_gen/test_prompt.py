@@ -485,3 +485,23 @@ def test_cut_descriptions_always_keep_a_prefix_the_audit_accepts(seed: int) -> N
 def test_tuples_show_one_type_per_position(schema: dict[str, Any], shown: str) -> None:
     tool = {"name": "t", "inputSchema": {"type": "object", "properties": {"p": schema}}}
     assert f"\nt\n p?: {shown}\n" in sdk_gen.generate([tool]).prompt
+
+
+@pytest.mark.parametrize(
+    ("schema", "shown"),
+    [
+        ({"anyOf": [{"type": "string", "description": "The name."}, {"type": "null"}]},
+         "str|None # The name."),
+        ({"anyOf": [{"type": "string", "description": "A name."},
+                    {"type": "integer", "description": "An id."}]},
+         "str|int # (str: A name.; int: An id.)"),
+    ],
+    ids=["optional-value", "real-alternatives"],
+)  # fmt: skip
+def test_branch_descriptions_name_their_branch_only_between_alternatives(
+    schema: dict[str, Any], shown: str
+) -> None:
+    tool = {"name": "t", "inputSchema": {"type": "object", "properties": {"p": schema}}}
+    sdk = sdk_gen.generate([tool])
+    assert f"\nt\n p?: {shown}\n" in sdk.prompt
+    assert audit_prompt([tool], sdk)[1] == []
