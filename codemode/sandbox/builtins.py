@@ -10,10 +10,14 @@ because whatever consumes them is counted, and every source of unbounded items
 from __future__ import annotations
 
 import builtins as _py
+from collections import Counter, deque
+from operator import length_hint
+from types import GeneratorType
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.errors import LimitExceeded
 
+from .compare import charge_each, charge_sort, guarded_hash, guarded_key, keyed
 from .facades import guarded_import
 from .guards import (
     EXCEPTIONS,
@@ -26,13 +30,20 @@ from .guards import (
     guarded_type,
 )
 from .render import charge_render
-from .sizes import MAX_INT_BITS, check_render, ensure_size, guarded_add, guarded_pow
+from .sizes import (
+    MAX_INT_BITS,
+    charge_operations,
+    check_render,
+    ensure_size,
+    guarded_add,
+    guarded_pow,
+)
 from .state import counted, current_run
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["SAFE_BUILTINS", "STAND_INS", "counted_mapping"]
+__all__ = ["SAFE_BUILTINS", "STAND_INS", "counted_mapping", "sized_sequence"]
 
 _MISSING: Final = object()
 
@@ -98,13 +109,30 @@ def sum_(iterable: Iterable[Any], /, start: Any = 0) -> Any:
 
 
 def sorted_(iterable: Iterable[Any], /, *, key: Any = None, reverse: bool = False) -> list[Any]:
-    """``sorted`` over counted items."""
-    return sorted(counted(iterable), key=key, reverse=reverse)
+    """``sorted`` over counted items; comparing nested items is charged (``compare``)."""
+    items = list(counted(iterable))
+    if key is None:
+        charge_sort(items)
+    items.sort(key=charge_each(key, len(items).bit_length()), reverse=reverse)
+    return items
 
 
 def _extreme(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``min``/``max``: each item is compared once with the best so far (charged when the
+    items are nested, like ``sorted``)."""
+    if "key" in kwargs:
+        kwargs = {**kwargs, "key": charge_each(kwargs["key"], 1)}
     if len(args) == 1:
-        return func(counted(args[0]), **kwargs)
+        items = args[0]
+        if type(items) not in (list, tuple):
+            items = list(counted(items))
+        else:
+            charge_operations(len(items))
+        if "key" not in kwargs:
+            charge_sort(items, rounds=1)
+        return func(items, **kwargs)
+    if "key" not in kwargs:
+        charge_sort(args, rounds=1)
     return func(*args, **kwargs)
 
 
@@ -241,8 +269,59 @@ class _CountedCollection(_GuardedType):
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         if len(args) == 1 and not kwargs and not isinstance(args[0], cls.real):
-            return cls.real(counted(args[0]))
+            return cls.real(counted(keyed(args[0])))
         return cls.real(*args, **kwargs)
+
+
+_COPIED: Final[tuple[type, ...]] = (list, tuple, dict, set, frozenset, deque,
+                                    type({}.keys()), type({}.values()), type({}.items()))
+"""Sources whose copy takes no more than they hold (pointers to existing items)."""
+
+
+def sized_source(source: Any, what: str) -> Any:
+    """``source`` for a C call that materialises it (``list(range(n))``), sized first: a
+    ``range`` is bounded by the operation budget, not by memory (``list(range(10**8))`` is
+    one C call building 10**8 ints), a text becomes one item per character. Copies of
+    containers, counted iterators (``map``) and generators (they tick) pass as they are."""
+    kind = type(source)
+    if kind is str or kind is bytes or kind is bytearray:
+        ensure_size(len(source) * 8, what)
+    elif not (kind is map or kind is GeneratorType or isinstance(source, _COPIED)):
+        ensure_size(length_hint(source) * 8, what)
+    return source
+
+
+STAND_INS: Final[dict[type, type]] = {}
+"""Real type -> what ``type(x)`` gives the script (facades add their classes)."""
+
+
+class _SizedSequence(_GuardedType):
+    """Stand-ins for ``list``/``tuple`` (and ``deque``): the source is sized first (see
+    ``sized_source``)."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if args:
+            args = (sized_source(args[0], f"{cls.__name__}()"), *args[1:])
+        elif "iterable" in kwargs:
+            kwargs["iterable"] = sized_source(kwargs["iterable"], f"{cls.__name__}()")
+        return cls.real(*args, **kwargs)
+
+
+def _make_stand_in(meta: type, real: type, **attrs: Any) -> type:
+    """A class of ``meta`` standing in for ``real``: named like it, and ``type()`` of an
+    instance (a real ``real``) hands the stand-in back to scripts."""
+    stand_in: type = meta(real.__name__, (), {"real": real, "check": staticmethod(_no_check),
+                                              **attrs})
+    stand_in.__qualname__ = real.__name__
+    stand_in.__module__ = real.__module__
+    STAND_INS[real] = stand_in
+    TYPE_ALIASES[stand_in] = real
+    return stand_in
+
+
+def sized_sequence(real: type) -> type:
+    """A script-visible stand-in for the sequence class ``real`` (see ``_SizedSequence``)."""
+    return _make_stand_in(_SizedSequence, real)
 
 
 class _CountedMapping(_GuardedType):
@@ -256,19 +335,15 @@ class _CountedMapping(_GuardedType):
         at = cls.position
         if len(args) > at and not (isinstance(args[at], dict | str)
                                    or hasattr(args[at], "keys")):
-            args = (*args[:at], counted(args[at]), *args[at + 1:])
+            # Keys (pairs, or items for a Counter) are hashed: nested tuples are charged.
+            items = keyed(args[at], pairs=not issubclass(cls.real, Counter))
+            args = (*args[:at], counted(items), *args[at + 1:])
         return cls.real(*args, **kwargs)
 
 
 def counted_mapping(real: type, position: int = 0) -> type:
     """A script-visible stand-in for the dict-like class ``real`` (see ``_CountedMapping``)."""
-    stand_in = _CountedMapping(real.__name__, (), {"real": real, "position": position,
-                                                   "check": staticmethod(_no_check)})
-    stand_in.__qualname__ = real.__name__
-    stand_in.__module__ = real.__module__
-    STAND_INS[real] = stand_in
-    TYPE_ALIASES[stand_in] = real
-    return stand_in
+    return _make_stand_in(_CountedMapping, real, position=position)
 
 
 class _RangeMeta(_GuardedType):
@@ -371,6 +446,17 @@ def check_format_spec(spec: Any) -> None:
         ensure_size(sum(int(number[:12]) for number in digits), "format spec")
 
 
+def isinstance_(obj: Any, classinfo: Any, /) -> bool:
+    """``isinstance``; a nested tuple of classes is walked in C once per reference
+    (``t = (t, t)`` forty times), so it is charged like a key (``compare.guarded_key``)."""
+    return isinstance(obj, guarded_key(classinfo))
+
+
+def issubclass_(cls: Any, classinfo: Any, /) -> bool:
+    """``issubclass``; nested tuples charged like ``isinstance``."""
+    return issubclass(cls, guarded_key(classinfo))
+
+
 def type_(obj: Any, *rest: Any) -> type:
     """``type(x)`` only; building classes goes through ``class`` statements."""
     if rest:
@@ -385,16 +471,20 @@ def getattr_(obj: Any, name: str, *default: Any) -> Any:
     return guarded_getattr(obj, name, *default)
 
 
+ListType: Final = sized_sequence(list)
+TupleType: Final = sized_sequence(tuple)
+
 SAFE_BUILTINS: Final[dict[str, Any]] = {
     # Types (real, so isinstance works).
     "bool": bool, "int": IntType, "float": float, "complex": complex, "str": StrType,
-    "list": list, "tuple": tuple, "dict": DictType, "set": SetType,
+    "list": ListType, "tuple": TupleType, "dict": DictType, "set": SetType,
     "frozenset": FrozenSetType,
     "enumerate": enumerate_, "zip": zip_, "map": map_, "filter": filter_, "reversed": reversed,
     "slice": slice,
     # Functions.
     "abs": abs, "ascii": ascii_, "bin": bin, "callable": callable, "chr": chr, "divmod": divmod,
-    "hash": hash, "hex": hex, "isinstance": isinstance, "issubclass": issubclass, "len": len,
+    "hash": guarded_hash, "hex": hex, "isinstance": isinstance_, "issubclass": issubclass_,
+    "len": len,
     "next": next, "oct": oct, "ord": ord, "repr": repr_, "round": round_,
     "print": print_, "range": range_, "sum": sum_, "sorted": sorted_, "min": min_,
     "max": max_, "any": any_, "all": all_, "iter": iter_, "format": format_,
@@ -417,10 +507,8 @@ for _name, _value in SAFE_BUILTINS.items():
             isinstance(_value, type)):
         _value.__name__ = _value.__qualname__ = _name
 
-STAND_INS: Final[dict[type, type]] = {str: StrType, int: IntType, set: SetType,
-                                       frozenset: FrozenSetType, range: RangeType,
-                                       bytes: BytesType, dict: DictType}
-"""Real type -> what ``type(x)`` gives the script (facades add their classes)."""
-for _real, _stand_in in STAND_INS.items():
-    TYPE_ALIASES[_stand_in] = _real
-    _stand_in.__module__ = _real.__module__  # str(str) shows "<class 'builtins.str'>"
+STAND_INS.update({str: StrType, int: IntType, set: SetType, frozenset: FrozenSetType,
+                  range: RangeType, bytes: BytesType, dict: DictType})
+for _real, _standing in STAND_INS.items():
+    TYPE_ALIASES[_standing] = _real
+    _standing.__module__ = _real.__module__  # str(str) shows "<class 'builtins.str'>"

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from codemode.errors import ToolCallError
 
+from .compare import charge_each, charge_search, charge_sort, guarded_key, keyed
 from .sizes import check_render as _check_render
 from .sizes import ensure_size, poll_memory
 from .state import CURRENT_RUN, counted
@@ -276,6 +277,25 @@ def _bind_translate(s: str) -> Callable[..., str]:
     return translate
 
 
+_CASE_COST: Final = 16
+"""Bytes per character of a non-ASCII case mapping: CPython first writes the text into a
+buffer of three 4-byte characters per input character (``'ß'.upper()`` is ``'SS'``), so a
+latin-1 string costs about 12 times its size, plus a result up to 3 times its size."""
+
+
+def _bind_case(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """``upper``/``lower``/``casefold``/``title``/``swapcase``/``capitalize``."""
+    def bind(s: Any) -> Callable[..., Any]:
+        real = getattr(s, method)
+
+        def convert() -> Any:
+            if not s.isascii():  # ASCII text is mapped in place, at its own size
+                ensure_size(len(s) * _CASE_COST, f"str.{method}()")
+            return real()
+        return convert
+    return bind
+
+
 def _bind_extend(seq: Any) -> Callable[..., None]:
     def extend(items: Any) -> None:
         if hasattr(items, "__len__"):
@@ -366,11 +386,47 @@ def _bind_strftime(value: Any) -> Callable[..., str]:
 
 def _bind_index(seq: Any) -> Callable[..., Any]:
     """``list``/``deque``/``range`` ``.index(x)``: CPython's "x is not in list" message is
-    ``repr(x)`` built in C, so ``x`` is sized like ``repr(x)`` first."""
+    ``repr(x)`` built in C, so ``x`` is sized like ``repr(x)`` first; the comparisons with
+    every item are charged like ``x in seq``."""
     def index(value: Any, *args: Any) -> Any:
         _check_render(value, f"{type(seq).__name__}.index()")
+        charge_search(seq, value)
         return seq.index(value, *args)
     return index
+
+
+def _bind_search(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """``count``/``remove``: one C comparison per item, charged like ``x in seq``."""
+    def bind(seq: Any) -> Callable[..., Any]:
+        real = getattr(seq, method)
+
+        def search(value: Any) -> Any:
+            charge_search(seq, value)
+            return real(value)
+        return search
+    return bind
+
+
+def _bind_keyed(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """``set.add``/``dict.get`` …: the key is hashed; a nested tuple is charged first."""
+    def bind(obj: Any) -> Callable[..., Any]:
+        real = getattr(obj, method)
+
+        def call(key: Any, *args: Any) -> Any:
+            return real(guarded_key(key), *args)
+        call.__name__ = method
+        call.__qualname__ = f"{type(obj).__name__}.{method}"
+        return call
+    return bind
+
+
+def _bind_sort(seq: list[Any]) -> Callable[..., None]:
+    """``list.sort``: comparing nested items is charged, like ``sorted``."""
+    def sort(*, key: Any = None, reverse: bool = False) -> None:
+        if key is None:
+            charge_sort(seq)
+        seq.sort(key=charge_each(key, len(seq).bit_length()), reverse=reverse)
+    return sort
 
 
 def _bind_counted(method: str) -> Callable[[Any], Callable[..., Any]]:
@@ -398,7 +454,8 @@ def _counted_arg(arg: Any, mappings: str) -> Any:
         return counted(arg.items() if mappings == "items" else arg)
     if hasattr(arg, "keys"):
         return arg  # a mapping-like object: its own (script) code runs per item
-    return counted(arg)
+    # New keys are hashed (nested tuples are charged; a set's or dict's are already known).
+    return counted(keyed(arg, pairs=mappings == "items"))
 
 
 CODECS: Final = frozenset({"utf-8", "utf8", "ascii", "latin-1", "latin1", "iso-8859-1",
@@ -434,6 +491,8 @@ def _bind_codec(method: str) -> Callable[[Any], Callable[..., Any]]:
     return bind
 
 
+_KEY_VIEWS: Final[tuple[type, ...]] = (type({}.keys()), type({}.items()))
+
 SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     (str, "encode"): _bind_codec("encode"),
     (bytes, "decode"): _bind_codec("decode"),
@@ -448,6 +507,8 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     (str, "split"): _bind_split("split"),
     (str, "rsplit"): _bind_split("rsplit"),
     (str, "splitlines"): _bind_split("splitlines"),
+    **{(str, name): _bind_case(name) for name in (
+        "upper", "lower", "casefold", "title", "swapcase", "capitalize")},
     (bytes, "split"): _bind_split("split"),
     (_dt.date, "strftime"): _bind_strftime,
     (_dt.datetime, "strftime"): _bind_strftime,
@@ -461,6 +522,18 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     (list, "index"): _bind_index,
     (deque, "index"): _bind_index,
     (range, "index"): _bind_index,
+    (tuple, "index"): _bind_index,
+    (list, "count"): _bind_search("count"),
+    (tuple, "count"): _bind_search("count"),
+    (deque, "count"): _bind_search("count"),
+    (list, "remove"): _bind_search("remove"),
+    (deque, "remove"): _bind_search("remove"),
+    (list, "sort"): _bind_sort,
+    **{(set, name): _bind_keyed(name) for name in ("add", "discard", "remove")},
+    **{(kind, name): _bind_keyed(name) for kind in (dict, Counter, OrderedDict, defaultdict)
+       for name in ("get", "pop", "setdefault")},
+    (OrderedDict, "move_to_end"): _bind_keyed("move_to_end"),
+    **{(view, "isdisjoint"): _bind_counted("isdisjoint") for view in _KEY_VIEWS},
     (list, "extend"): _bind_extend,
     (deque, "extend"): _bind_extend,
     (deque, "extendleft"): _bind_extend,
@@ -471,6 +544,9 @@ _SPECIAL = SPECIAL_METHODS
 UNBOUND_SPECIALS: Final = frozenset(
     key for key in SPECIAL_METHODS
     if key[1] in ("split", "rsplit", "splitlines", "strftime", "index", "update", "subtract",
+                  "upper", "lower", "casefold", "title", "swapcase", "capitalize", "count",
+                  "remove", "sort", "add", "discard", "get", "pop", "setdefault",
+                  "move_to_end",
                   "union", "intersection", "difference", "symmetric_difference",
                   "intersection_update", "difference_update", "symmetric_difference_update",
                   "issubset", "issuperset", "isdisjoint"))
@@ -554,7 +630,11 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
             return obj.sandbox_getattr(name)
         if isinstance(cls, ScriptMeta):
             if name in getattr(obj, "__dict__", ()) or _script_class_allows(cls, name):
-                return getattr(obj, name)
+                value = getattr(obj, name)
+                if isinstance(obj, tuple) and (tuple, name) in _SPECIAL and (
+                        getattr(cls, name, None) is getattr(tuple, name)):
+                    return _SPECIAL[(tuple, name)](obj)  # a named tuple's count/index
+                return value
         elif issubclass(cls, ScriptMeta):
             if _script_class_allows(obj, name):
                 return getattr(obj, name)
@@ -583,7 +663,7 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
 
 def _fromkeys(cls: Any, keys: Any, value: Any = None) -> Any:
     """``dict.fromkeys`` with the keys drawn through the operation counter."""
-    return cls.fromkeys(counted(keys), value)
+    return cls.fromkeys(counted(keyed(keys)), value)
 
 
 def guarded_hasattr(obj: Any, name: str) -> bool:

@@ -18,6 +18,9 @@ names and attributes, frame/code/generator attributes, ``exec``/``eval``,
   into size guards, unless a small static proof shows the operands are small
   ints (a ``for i in range(n)`` variable, an int literal, ``len(...)``): the
   hot arithmetic of compute loops stays native CPython;
+- routes ``==``, ``<`` … and ``in`` through the ``compare`` guards unless an
+  operand is a small literal or a provable int (C comparisons walk nested
+  containers element by element; see :mod:`codemode.sandbox.compare`);
 - routes every non-constant f-string field through ``_format_`` (width and
   rendering cost are checked);
 - allows ``x[k] += y`` / ``obj.n += y`` (common in model code): plain for small
@@ -43,8 +46,14 @@ RESULT_NAME: Final = "_result_"
 
 _GUARDED_BINOPS: Final[dict[type[ast.operator], str]] = {
     ast.Mult: "_mul_", ast.Pow: "_pow_", ast.LShift: "_lshift_", ast.Add: "_add_",
-    ast.Mod: "_mod_",
+    ast.Mod: "_mod_", ast.Sub: "_sub_", ast.BitOr: "_or_", ast.BitAnd: "_and_",
+    ast.BitXor: "_xor_",
 }
+_COMPARE_GUARDS: Final[dict[type[ast.cmpop], str]] = {
+    ast.Eq: "_eq_", ast.NotEq: "_ne_", ast.Lt: "_lt_", ast.LtE: "_le_", ast.Gt: "_gt_",
+    ast.GtE: "_ge_",
+}
+_SHORT_TEXT: Final = 64
 _INT_CLOSED_OPS: Final = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.BitAnd,
                           ast.BitOr, ast.BitXor)
 _PERCENT_SPEC: Final = re.compile(
@@ -377,9 +386,48 @@ class SandboxPolicy(RestrictingNodeTransformer):
 
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         slicing = isinstance(node.slice, ast.Slice) and isinstance(node.ctx, ast.Load)
+        keyed = not isinstance(node.slice, ast.Slice)
         new = super().visit_Subscript(node)
+        if keyed and isinstance(new, ast.Call) and len(new.args) == 2:
+            new.args[1] = self._key(new.args[1])  # _getitem_(obj, key)
+        elif keyed and isinstance(new, ast.Subscript):
+            new.slice = self._key(new.slice)  # _write_(obj)[key] = … / del …
         if slicing and isinstance(new, ast.Call) and isinstance(new.func, ast.Name):
             new.func.id = "_getslice_"  # slices copy: give the memory check a look
+        return new
+
+    def _key(self, node: ast.expr) -> ast.expr:
+        """A dict/set key (or an index): through ``_key_`` unless it is provably flat."""
+        if self._small_operand(node) or isinstance(node, ast.Slice) or (
+                isinstance(node, ast.Tuple) and any(isinstance(e, ast.Slice) for e in node.elts)):
+            return node
+        return _located(_call("_key_", node), node)  # type: ignore[no-any-return]
+
+    def visit_Set(self, node: ast.Set) -> Any:
+        node = self.node_contents_visit(node)
+        node.elts = [self._starred_keys(elt) if isinstance(elt, ast.Starred) else self._key(elt)
+                     for elt in node.elts]
+        return node
+
+    def _starred_keys(self, node: ast.Starred) -> ast.Starred:
+        node.value = _located(_call("_keys_", node.value), node.value)
+        return node
+
+    def visit_Dict(self, node: ast.Dict) -> Any:
+        node = self.node_contents_visit(node)
+        node.keys = [None if key is None else self._key(key) for key in node.keys]
+        return node
+
+    def visit_SetComp(self, node: ast.SetComp) -> Any:
+        new = super().visit_SetComp(node)
+        assert isinstance(new, ast.SetComp)
+        new.elt = self._key(new.elt)
+        return new
+
+    def visit_DictComp(self, node: ast.DictComp) -> Any:
+        new = super().visit_DictComp(node)
+        assert isinstance(new, ast.DictComp)
+        new.key = self._key(new.key)
         return new
 
     def guard_iter(self, node: Any) -> Any:
@@ -430,8 +478,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def _safe_binop(self, op: ast.operator, left: ast.expr, right: ast.expr) -> bool:
         """True when ``left op right`` provably cannot allocate a huge object."""
         ints = self._int_typed
-        if isinstance(op, ast.Add):
-            # int/float + anything is numeric or a TypeError: no concatenation.
+        if isinstance(op, ast.Add | ast.Sub | ast.BitOr | ast.BitAnd | ast.BitXor):
+            # int/float + anything is numeric or a TypeError: no concatenation (nor, for
+            # the set operators, a dict view hashing an iterable).
             return ints(left) or ints(right) or _is_float_constant(left) or (
                 _is_float_constant(right))
         if isinstance(op, ast.Mult):
@@ -463,6 +512,51 @@ class SandboxPolicy(RestrictingNodeTransformer):
         if isinstance(node, ast.Call):
             return (isinstance(node.func, ast.Name) and node.func.id == "len"
                     and "len" not in self.bound_names and not node.keywords)
+        return False
+
+    def visit_Compare(self, node: ast.Compare) -> Any:
+        """Comparisons that can walk containers in C go through the ``compare`` guards.
+
+        ``a == b``, ``a < b`` … become ``_eq_(a, b)`` …, ``a in b`` becomes ``_in_(a, b)``
+        (operands still evaluated left to right), unless an operand is a small literal
+        or a provable int (then the walk is bounded by that operand). In a chain each
+        operand is charged on its own through ``_cmparg_``; ``is`` needs nothing.
+        """
+        node = self.node_contents_visit(node)
+        ops = node.ops
+        if all(type(op) in (ast.Is, ast.IsNot) for op in ops):
+            return node
+        if len(ops) == 1:
+            op, left, right = ops[0], node.left, node.comparators[0]
+            if type(op) in (ast.In, ast.NotIn):
+                # A small list/tuple literal bounds the comparisons; a set/dict literal
+                # still hashes ``left``, so only a small ``left`` makes that cheap.
+                # A long text literal on the left is compared with every item.
+                short = not (isinstance(left, ast.Constant) and isinstance(
+                    left.value, str | bytes) and len(left.value) >= _SHORT_TEXT)
+                if (short and self._small_operand(left)) or (
+                        self._small_operand(right) and not isinstance(right, ast.Set | ast.Dict)):
+                    return node
+                contains = "_in_" if type(op) is ast.In else "_notin_"
+                return _located(_call(contains, left, right), node)
+            guard = _COMPARE_GUARDS.get(type(op))
+            if guard is None or self._small_operand(left) or self._small_operand(right):
+                return node
+            return _located(_call(guard, left, right), node)
+        operands = [node.left, *node.comparators]
+        wrapped = [operand if self._small_operand(operand)
+                   else _located(_call("_cmparg_", operand), operand) for operand in operands]
+        node.left, node.comparators = wrapped[0], wrapped[1:]
+        return node
+
+    def _small_operand(self, node: ast.expr) -> bool:
+        """A literal made of constants (bounded by the source) or a provable int."""
+        if isinstance(node, ast.Constant) or self._int_typed(node):
+            return True
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            return all(isinstance(elt, ast.Constant) for elt in node.elts)
+        if isinstance(node, ast.Dict):
+            return all(isinstance(part, ast.Constant) for part in (*node.keys, *node.values))
         return False
 
     def visit_AugAssign(self, node: ast.AugAssign) -> Any:

@@ -53,6 +53,7 @@ from codemode.errors import LimitExceeded, ScriptCompileError
 
 from .broker import decode_reply
 from .builtins import SAFE_BUILTINS, check_format_spec
+from .compare import GUARDS as COMPARE_GUARDS
 from .compile import CompiledScript, compile_script
 from .facades import FACADE_NAMES, facade
 from .guards import (
@@ -225,6 +226,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         "_augattr_": augmented_attr,
         "_track_": _tracker(state, deep),
         "_format_": _format_value,
+        **COMPARE_GUARDS,
         "_depth_": 0,
         "_maxdepth_": recursion,
         "_deep_": deep,

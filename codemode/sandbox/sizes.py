@@ -12,7 +12,9 @@ capped at ``MAX_INT_BITS`` (beyond that arithmetic costs seconds of C time).
 
 from __future__ import annotations
 
+import operator
 import re
+import types
 from collections import deque
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Final
@@ -115,6 +117,17 @@ RENDER_SIZERS: dict[type, Callable[[Any], int]] = {}
 matched text); facades register here."""
 
 
+_PLAIN_CONTAINERS: Final = frozenset(_RENDER_CONTAINERS)
+_METHOD: Final = types.MethodType
+_FUNCTION: Final = types.FunctionType
+
+
+def _name_size(obj: Any) -> int:
+    """Bytes of a short repr naming ``obj`` (a class, a function): 32 plus its name."""
+    name = getattr(obj, "__qualname__", None)
+    return 32 + (len(name) if isinstance(name, str) else 0)
+
+
 class _RenderTooBig(Exception):
     pass
 
@@ -165,6 +178,13 @@ def render_size(obj: Any, limit: int) -> int:
             memo[key] = 8  # a cycle renders as "[...]"
             size = walk(node.items() if isinstance(node, dict) else node, depth,
                         pairs=isinstance(node, dict))
+            if kind not in _PLAIN_CONTAINERS:
+                # ``P(x=…, y=…)`` (named tuples: every field name, every time),
+                # ``defaultdict(<factory>, {…})``.
+                size += add(_name_size(kind) + sum(map(len, getattr(kind, "_fields", ()))))
+                factory = getattr(node, "default_factory", None)
+                if factory is not None:
+                    size += visit(factory, depth + 1)
             memo[key] = size
             return size
         # Objects whose text shows what they hold: exceptions (their args), slices, dict
@@ -178,7 +198,16 @@ def render_size(obj: Any, limit: int) -> int:
         if kind is _ITEMS_VIEW:
             return walk(node, depth, pairs=True) + add(16)
         sizer = RENDER_SIZERS.get(kind)
-        return add(32 if sizer is None else sizer(node))
+        if sizer is not None:
+            return add(sizer(node))
+        if kind is _METHOD:
+            # ``<bound method A.f of <repr of the instance>>``
+            return add(_name_size(node.__func__)) + visit(node.__self__, depth + 1)
+        if isinstance(node, type) or kind is _FUNCTION:
+            # A script names its classes and functions (as long as the source allows).
+            return add(_name_size(node) + len(getattr(node, "__module__", None) or ""))
+        # ``<module.Type object at 0x…>``: script classes are named by the script.
+        return add(_name_size(kind) + len(getattr(kind, "__module__", None) or ""))
 
     try:
         visit(obj, 0)
@@ -374,6 +403,8 @@ def guarded_inplace(op: str, x: Any, y: Any) -> Any:
         if isinstance(x, list | bytearray | deque):
             if isinstance(y, _CONCAT):
                 ensure_size((len(x) + len(y)) * _item_size(x), "extending a sequence")
+            elif type(y) is not map:  # ``x += range(10**8)``
+                ensure_size((len(x) + operator.length_hint(y)) * 8, "extending a sequence")
             x += y
             return x
         return guarded_add(x, y)
@@ -389,4 +420,12 @@ def guarded_inplace(op: str, x: Any, y: Any) -> Any:
         return guarded_pow(x, y)
     if op == "<<=":
         return guarded_lshift(x, y)
+    if op in _SET_OPERATORS:
+        from .compare import prepare_inplace  # compare imports this module
+
+        return _SET_OPERATORS[op](x, prepare_inplace(op, x, y))
     raise SyntaxError(f"unsupported augmented assignment {op}")
+
+
+_SET_OPERATORS: Final[dict[str, Callable[[Any, Any], Any]]] = {
+    "-=": operator.isub, "|=": operator.ior, "&=": operator.iand, "^=": operator.ixor}

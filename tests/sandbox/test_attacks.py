@@ -1409,6 +1409,7 @@ DOSES = [
         await asyncio.gather(*[asyncio.sleep(100) for _ in range(10**4)])
     """,
         limit=("timeout", "operations"),
+        limits=ROOMY,  # room for 10**4 tasks: the cancellation path is what is tested
     ),
     # ---- recursion
     dos("self-recursion", "def f():\n    return f()\nf()", limit=("recursion",)),
@@ -2715,6 +2716,279 @@ DOSES = [
         limits=SLOW_OK,
     ),
     a("except-star", "try:\n    pass\nexcept* ValueError:\n    pass", SYNTAX),
+    # ---- round 3: host code that builds per item without ticks, renders of named objects,
+    # ---- C comparisons over shared references
+    dos(
+        "gather-task-flood",
+        """
+        import asyncio
+        c = [asyncio.sleep(0) for i in range(150000)]
+        len(await asyncio.gather(*c))
+    """,
+        limit=HEAVY,
+        limits=replace(SLOW_OK, operations=10**6),
+    ),
+    a("gather-many-tasks-still-work",
+      "import asyncio\nlen(await asyncio.gather(*[asyncio.sleep(0, i) for i in range(500)]))",
+      None, value=500),
+    a("regex-pattern-overlapped-findall",
+      "import re\np = re.compile('.+')\nlen(p.findall('a' * 30000, overlapped=True))",
+      TYPE, message="overlapped", limits=DOS),
+    a("regex-pattern-overlapped-finditer",
+      "import re\nlen(list(re.compile('.+').finditer('a' * 3000, overlapped=True)))",
+      TYPE, message="overlapped", limits=DOS),
+    a(
+        "regex-pattern-methods-keep-stdlib-signatures",
+        """
+        import re
+        p = re.compile(r'(\\w)(\\d)?')
+        [p.findall('a1b c', 1), p.findall('a1bc', 0, 2), p.search('xa', 1).group(),
+         p.match('ab', pos=1).group(), p.fullmatch('ab', 0, 1).group(),
+         [m.group() for m in p.finditer('abc', 1, 2)], p.split('a,b', 1),
+         p.split('ab', maxsplit=1), p.sub('x', 'ab'), p.subn('x', 'ab', 1)]
+    """,
+        None,
+        value=[[["1", ""], ["b", ""], ["c", ""]], [["a", "1"]], "a", "b", "a", ["b"],
+               ["", "a", None, ",b"], ["", "a", None, "b"], "xx", ["xb", 1]],
+    ),
+    a("json-dumps-separators-shared-leaf",
+      "import json\ns = 'a' * 10**6\njson.dumps([1], separators=([s] * 300, ':'))",
+      TYPE, message="pair of strings", limits=DOS),
+    a("json-dumps-separators-still-work",
+      "import json\n[json.dumps({'a': [1, 2]}, separators=(',', ':')), "
+      "json.dumps([1], separators=[';', '='])]", None, value=['{"a":[1,2]}', "[1]"]),
+    dos("shared-timezone-name-str",
+        "import datetime\ntz = datetime.timezone(datetime.timedelta(0), 'x' * 10**6)\n"
+        "len(str([tz] * 1000))", limit=("memory",)),
+    dos("shared-aware-datetime-repr",
+        "import datetime\ntz = datetime.timezone(datetime.timedelta(0), 'x' * 10**6)\n"
+        "len(repr([datetime.datetime(2020, 1, 1, tzinfo=tz)] * 1000))", limit=("memory",)),
+    dos("shared-pattern-repr",
+        "import re\np = re.compile('a' * 90000)\nlen(str([p] * 3000))", limit=("memory",)),
+    dos("shared-long-class-name-instance-repr",
+        f"class {'A' * 40000}:\n    pass\nlen(str([{'A' * 40000}()] * 5000))",
+        limit=("memory",)),
+    dos("shared-long-function-name-fstring",
+        f"def {'f' * 40000}():\n    pass\nx = [{'f' * 40000}] * 5000\nlen(f'{{x}}')",
+        limit=("memory",)),
+    dos("shared-namedtuple-field-names-repr",
+        "import collections\n"
+        "P = collections.namedtuple('P', ['f' + str(i) + 'x' * 90 for i in range(256)])\n"
+        "p = P(*range(256))\nlen(str([p] * 1000))", limit=("memory",),
+        limits=replace(DOS, operations=10**6)),
+    a(
+        "named-object-reprs-still-work",
+        """
+        import datetime, collections, re
+        tz = datetime.timezone(datetime.timedelta(hours=1), 'CET')
+        P = collections.namedtuple('P', 'x y')
+        dd = collections.defaultdict(list)
+        dd['a'].append(1)
+        [str(P(1, 2)), str(tz), repr(dd), str([re.compile('ab')]),
+         str(datetime.datetime(2020, 1, 2, tzinfo=tz))]
+    """,
+        None,
+        value=["P(x=1, y=2)", "CET", "defaultdict(<class 'list'>, {'a': [1]})",
+               "[re.compile('ab')]", "2020-01-02 00:00:00+01:00"],
+    ),
+    dos("str-upper-non-ascii-amplify", "s = 'ß' * (15 * 10**6)\nlen(s.upper())",
+        limit=("memory",), limits=SLOW_OK),
+    dos("str-casefold-unbound-non-ascii-amplify",
+        "s = 'ß' * (15 * 10**6)\nlen(str.casefold(s))", limit=("memory",), limits=SLOW_OK),
+    a("case-mapping-still-works",
+      "[list(map(str.upper, ['a', 'ß'])), 'Straße'.upper(), 'ÀB'.lower(), 'ab cd'.title(), "
+      "'aB'.swapcase(), 'éa'.capitalize(), 'Maße'.casefold(), ('x' * 10**6).upper()[:2]]",
+      None, value=[["A", "SS"], "STRASSE", "àb", "Ab Cd", "Ab", "Éa", "masse", "XX"]),
+    *[
+        dos(f"shared-refs-{name}",
+            "a = [0] * 1000\nb = [a] * 1000\nc = [b] * 1000\n"
+            "a2 = [0] * 1000\nb2 = [a2] * 1000\nc2 = [b2] * 1000\n" + line,
+            limit=("operations",))
+        for name, line in (
+            ("compare-eq", "c == c2"),
+            ("compare-lt", "c < c2"),
+            ("compare-chained", "1 < 2 < c != c2"),
+            ("in-list", "c in [c2]"),
+            ("not-in-list", "c not in [c2]"),
+            ("in-reversed", "c in reversed([c2])"),
+            ("in-map", "c in map(lambda v: v, [c2])"),
+            ("list-count", "[c].count(c2)"),
+
+            ("list-remove", "[c].remove(c2)"),
+            ("tuple-count-unbound", "tuple.count((c,), c2)"),
+            ("sorted", "sorted([c, c2])"),
+            ("list-sort", "x = [c, c2]\nx.sort()"),
+            ("sorted-key", "sorted([1, 2], key=lambda v: c if v == 1 else c2)"),
+            ("max-pair", "max(c, c2)"),
+            ("min-list", "min([c, c2])"),
+            ("dict-values", "{1: c} == {1: c2}"),
+            ("in-dict-values", "c in {1: c2}.values()"),
+            ("groupby", "import itertools\nlist(itertools.groupby([c, c2]))"),
+            ("statistics-median", "import statistics\nstatistics.median_low([c, c2])"),
+            ("namedtuple-count",
+             "import collections\nP = collections.namedtuple('P', 'x y')\nP(c, c).count(c2)"),
+        )
+    ],
+    dos("shared-refs-list-index",
+        "a = [0] * 1000\nb = [a] * 1000\nc = [b] * 1000\n"
+        "a2 = [0] * 1000\nb2 = [a2] * 1000\nc2 = [b2] * 1000\n[c].index(c2)",
+        limit=("memory", "operations")),
+    dos("shared-refs-hash-tuple",
+        "a = (0,) * 1000\nb = (a,) * 1000\nc = (b,) * 1000\nhash(c)", limit=("operations",)),
+    dos("shared-refs-hash-in-set",
+        "a = (0,) * 1000\nb = (a,) * 1000\nc = (b,) * 1000\nc in {1}", limit=("operations",)),
+    dos("shared-text-list-count",
+        "s1 = 'a' * (2 * 10**6)\ns2 = s1[:-1] + 'a'\n[s1] * 2000\n([s1] * 2000).count(s2)",
+        limit=("operations",)),
+    dos("shared-text-in-list",
+        "s1 = 'a' * (2 * 10**6)\ns2 = s1[:-1] + 'a'\ns2 in [s1] * 2000", limit=("operations",)),
+    *[
+        dos(f"doubled-tuple-{name}",
+            "import collections\nt = (0,)\nfor i in range(26):\n    t = (t, t)\n" + line,
+            limit=("operations",))
+        for name, line in (
+            ("subscript-load", "{}.get(1) or {1: 2}[t]"),
+            ("subscript-store", "d = {}\nd[t] = 1"),
+            ("subscript-augmented", "d = collections.Counter()\nd[t] += 1"),
+            ("set-display", "{t}"),
+            ("dict-display", "{t: 1}"),
+            ("set-comprehension", "{x for x in [t]}"),
+            ("dict-comprehension", "{x: 1 for x in [t]}"),
+            ("starred-set-display", "{*[t]}"),
+            ("set-add", "s = set()\ns.add(t)"),
+            ("set-discard-unbound", "set.discard(set(), t)"),
+            ("dict-get", "{}.get(t)"),
+            ("dict-setdefault", "{}.setdefault(t, 1)"),
+            ("set-constructor", "set([t])"),
+            ("frozenset-constructor", "frozenset(x for x in [t])"),
+            ("dict-of-zip", "dict(zip([t], [1]))"),
+            ("counter", "collections.Counter([t])"),
+            ("defaultdict-pairs", "collections.defaultdict(list, [(t, 1)])"),
+            ("fromkeys", "dict.fromkeys([t])"),
+            ("set-update", "s = set()\ns.update([t])"),
+            ("dict-update-pairs", "d = {}\nd.update([(t, 1)])"),
+            ("keys-isdisjoint", "{1: 2}.keys().isdisjoint([t])"),
+            ("move-to-end", "collections.OrderedDict().move_to_end(t)"),
+            ("isinstance", "isinstance(1, (str, t))"),
+            ("issubclass", "issubclass(int, t)"),
+            ("keys-view-or", "{1: 2}.keys() | [t]"),
+            ("keys-view-reflected-and", "[t] & {1: 2}.keys()"),
+            ("items-view-isub", "v = {1: 2}.items()\nv -= [t]"),
+            ("dict-ior-pairs", "d = {}\nd |= [(t, 1)]"),
+        )
+    ],
+    a(
+        "tuple-keys-keep-python-semantics",
+        """
+        import collections
+        d = {}
+        k = (1, 'a')
+        d[k] = 1
+        d[k] += 1
+        s = {k, (2, 'b')}
+        s.add((3, 'c'))
+        s.discard((2, 'b'))
+        c = {(i, i): i for i in range(3)}
+        o = collections.OrderedDict(a=1, b=2)
+        o.move_to_end('a')
+        [d[k], sorted(s), d.get(k), d.get((9,), 0), d.setdefault((5,), 7), d.pop((5,)),
+         dict.get(d, k), set.add(s, (4, 'd')), sorted({x for x in [(1,), (1,)]}), c[(2, 2)],
+         dict.fromkeys([(1, 2)]) == {(1, 2): None}, len(set([(1, (2, 3))])),
+         {*[(1, 2)]} == {(1, 2)}, dict([((1,), 2)])[(1,)], list(o),
+         {1: 2}.items().isdisjoint([(1, 2)]), isinstance(1, (int, str)),
+         isinstance('a', (int, (float, bool))), issubclass(bool, (int,)),
+         collections.Counter([(1,), (1,)])[(1,)], len({(i, (i,)): 0 for i in range(50)})]
+    """,
+        None,
+        value=[2, [[1, "a"], [3, "c"]], 2, 0, 7, 7, 2, None, [[1]], 2, True, 1, True, 2,
+               ["b", "a"], False, True, False, True, 2, 50],
+    ),
+    *[
+        dos(f"materialise-huge-range-{name}", line, limit=("memory",),
+            limits=replace(DOS, operations=10**8))
+        for name, line in (
+            ("list", "len(list(range(3 * 10**7)))"),
+            ("tuple", "len(tuple(range(3 * 10**7)))"),
+            ("deque", "import collections\nlen(collections.deque(range(3 * 10**7)))"),
+            ("list-iadd", "x = []\nx += range(3 * 10**7)\nlen(x)"),
+            ("list-of-reversed", "len(list(reversed(range(3 * 10**7))))"),
+        )
+    ],
+    a(
+        "sequence-constructors-keep-python-semantics",
+        """
+        import collections
+        x = []
+        x += range(3)
+        x += (4,)
+        q = collections.deque([1, 2], maxlen=3)
+        [list('abc'), tuple([1, 2]), list(range(3)), list(map(str, [1])),
+         list(v for v in [1]), list({1: 2}.items()), tuple(), list(), type([]) is list,
+         type(()) == tuple, isinstance([], list), type(q) is collections.deque, x, list(q),
+         collections.deque(maxlen=2).maxlen, str(list), list(reversed([1, 2])), list(b'ab')]
+    """,
+        None,
+        value=[["a", "b", "c"], [1, 2], [0, 1, 2], ["1"], [1], [[1, 2]], [], [], True, True,
+               True, True, [0, 1, 2, 4], [1, 2], 2, "<class 'list'>", [2, 1], [97, 98]],
+    ),
+    a(
+        "set-operators-keep-python-semantics",
+        """
+        import collections
+        x = 10
+        x -= 3
+        y = 6
+        y |= 1
+        s = {1, 2}
+        s |= {3}
+        s -= {1}
+        s &= {2, 3, 4}
+        s ^= {9}
+        d = {'a': 1}
+        d |= [('c', 3)]
+        c = collections.Counter('aab')
+        c -= collections.Counter('a')
+        f = 2.5
+        n = 7
+        [x, y, sorted(s), d, dict(c), sorted({1: 2}.keys() | [3]), list({1: 2}.keys() - [1]),
+         list([2] & {2: 0}.keys()), f - 1, n - f, n & 3, n | 8, n ^ 1, True | False]
+    """,
+        None,
+        value=[7, 7, [2, 3, 9], {"a": 1, "c": 3}, {"a": 1, "b": 1}, [1, 3], [], [2], 1.5,
+               4.5, 3, 15, 6, True],
+    ),
+    a("in-iterators-keep-python-semantics",
+      "[[1] in reversed([[2], [1]]), 3 in map(abs, [-3]), [0] in range(5), 2.0 in range(5), "
+      "(1,) in (x for x in [(1,)]), 'a' in reversed('ab'), [1] in reversed([[2]])]",
+      None, value=[True, True, False, True, True, True, False]),
+    a(
+        "comparisons-keep-python-semantics",
+        """
+        import collections, itertools, statistics
+        a = [0] * 1000
+        b = [a] * 100
+        a2 = [0] * 1000
+        b2 = [a2] * 100
+        x = [3, 1, 2]
+        x.sort()
+        y = [[2], [1]]
+        y.sort(key=lambda v: v[0], reverse=True)
+        P = collections.namedtuple('P', 'x y')
+        [b == b2, b < b2, b != b2, a in [a2], 1 in a, [1, 2] == [1, 2], 3 > 2 > 1,
+         (1, 2) < (1, 3), 'a' in 'abc', 2 not in {1}, [0] in [[0]], a < a2 <= b,
+         len(a) == 1000, x, y, sorted(['b', 'a']), min([3, 1]), max(1, 5), max([[1], [2]]),
+         min('ab', key=len), max([], default=0), P(1, 1).count(1), P(1, 2).index(2),
+         [1, 1].count(1), (1, 2).index(2), list.count([1], 1), hash((1, 2)) == hash((1, 2)),
+         sorted({3, 1}), max(v for v in [1, 4, 2]), sorted([(1, 'b'), (1, 'a')]),
+         [k for k, g in itertools.groupby('aabbc')], statistics.median([[1], [3], [2]]),
+         statistics.mode([(1, 2), (1, 2), (3,)]), (1, 2) in {(1, 2): 0}, 'b' in ['a', 'b']]
+    """,
+        None,
+        value=[True, False, False, True, False, True, True, True, True, True, True, False,
+               True, [1, 2, 3], [[2], [1]], ["a", "b"], 1, 5, [2], "a", 0, 2, 1, 2, 1, 1,
+               True, [1, 3], 4, [[1, "a"], [1, "b"]], ["a", "b", "c"], [2], [1, 2], True,
+               True],
+    ),
 ]
 
 ATTACKS = ESCAPES + DOSES
@@ -3001,6 +3275,11 @@ STALLERS = [
                  "statistics.mode([i * m for i in range(25000)])", id="hash-collision-mode"),
     pytest.param("s = '%(' * 60000\ntry:\n    s % {}\nexcept ValueError:\n    pass\n"
                  "while True:\n    pass", id="percent-key-parsing"),
+    pytest.param("a = [0] * 1000\nb = [a] * 1000\nc = [b] * 10000\n"
+                 "a2 = [0] * 1000\nb2 = [a2] * 1000\nc2 = [b2] * 10000\nc == c2",
+                 id="compare-shared-refs"),
+    pytest.param("t = (0,)\nfor i in range(30):\n    t = (t, t)\nd = {}\nd[t] = 1",
+                 id="hash-doubled-tuple-key"),
 ]
 
 

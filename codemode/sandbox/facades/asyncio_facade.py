@@ -14,14 +14,18 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from codemode.sandbox.meter import Tripped
-from codemode.sandbox.state import ScriptCoroutine, tracked
+from codemode.sandbox.sizes import ensure_size
+from codemode.sandbox.state import ScriptCoroutine, counted, tracked
 
 from . import Facade
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
-__all__ = ["FACADE"]
+__all__ = ["FACADE", "TASK_BYTES"]
+
+TASK_BYTES: Final = 4096
+"""Host memory one gathered awaitable costs (task, coroutine wrapper, cancel scope)."""
 
 
 async def gather(*aws: Awaitable[Any], return_exceptions: bool = False) -> list[Any]:
@@ -30,6 +34,10 @@ async def gather(*aws: Awaitable[Any], return_exceptions: bool = False) -> list[
         if not inspect.isawaitable(aw):
             raise TypeError(f"asyncio.gather() arguments must be awaitables, "
                             f"got {type(aw).__name__}")
+    # Each task costs about TASK_BYTES of host memory that no script code allocates
+    # (10**5 awaitables grew an in-process host by 1.5 GB); in a worker the allocations
+    # fail inside the event loop, where a MemoryError is fatal. Size them first.
+    ensure_size(len(aws) * TASK_BYTES, "asyncio.gather()")
     results: list[Any] = [None] * len(aws)
     started = [False] * len(aws)
     failures: list[BaseException] = []
@@ -50,7 +58,9 @@ async def gather(*aws: Awaitable[Any], return_exceptions: bool = False) -> list[
 
     try:
         async with anyio.create_task_group() as tg:
-            for index, aw in enumerate(aws):
+            # Counted: host code starts the tasks without script ticks; the ticks let the
+            # deadline and the aggregate memory check run in between.
+            for index, aw in counted(enumerate(aws)):
                 tg.start_soon(one, index, aw)
     finally:
         for index, aw in enumerate(aws):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import collections
 from typing import Any, Final
 
-from codemode.sandbox.builtins import counted_mapping
+from codemode.sandbox.builtins import counted_mapping, sized_sequence
 from codemode.sandbox.guards import EXTRA_NAMES, ScriptMeta
 from codemode.sandbox.state import counted, current_run
 
@@ -42,6 +42,7 @@ FACADE: Final = Facade("collections", {
     # Stand-ins: isinstance() sees the real classes; a bulk input is counted.
     "Counter": counted_mapping(collections.Counter),
     "defaultdict": counted_mapping(collections.defaultdict, 1),
-    "OrderedDict": counted_mapping(collections.OrderedDict), "deque": collections.deque,
+    "OrderedDict": counted_mapping(collections.OrderedDict),
+    "deque": sized_sequence(collections.deque),
     "namedtuple": namedtuple,
 })

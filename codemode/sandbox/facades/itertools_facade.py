@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any, Final
 
+from codemode.sandbox.compare import charge_each
 from codemode.sandbox.sizes import ensure_size, guarded_add
 from codemode.sandbox.state import counted, current_run
 
@@ -32,6 +33,15 @@ def accumulate(iterable: Iterable[Any], func: Any = None, *, initial: Any = None
     """Running totals; the default ``+`` is size-guarded (string/list growth)."""
     return counted(itertools.accumulate(counted(iterable), func or guarded_add,
                                         initial=initial))
+
+
+def groupby(iterable: Iterable[Any], key: Any = None) -> Iterator[Any]:
+    """Consecutive groups; the keys (compared in C) are charged like ``==``."""
+    return counted(itertools.groupby(counted(iterable), charge_each(key or _same, 1)))
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def product(*iterables: Iterable[Any], repeat: int = 1) -> Iterator[Any]:
@@ -68,11 +78,11 @@ chain: Final = Facade("itertools.chain", {"from_iterable": _from_iterable}, call
 
 _WRAPPED: Final = {
     name: _wrap(getattr(itertools, name)) for name in (
-        "count", "cycle", "repeat", "compress", "dropwhile", "filterfalse",
-        "groupby", "islice", "pairwise", "starmap", "takewhile", "zip_longest",
+        "count", "cycle", "repeat", "compress", "dropwhile", "filterfalse", "islice",
+        "pairwise", "starmap", "takewhile", "zip_longest",
     )
 }
 _WRAPPED.update({name: _tuples_of(getattr(itertools, name)) for name in (
     "permutations", "combinations", "combinations_with_replacement")})
 FACADE: Final = Facade("itertools", {**_WRAPPED, "product": product, "chain": chain,
-                                     "accumulate": accumulate})
+                                     "accumulate": accumulate, "groupby": groupby})

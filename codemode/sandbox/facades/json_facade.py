@@ -51,8 +51,13 @@ def dumps(obj: Any, *, indent: int | str | None = None, sort_keys: bool = False,
         raise ValueError(f"indent must be between 0 and {_MAX_INDENT}")
     if isinstance(indent, str) and len(indent) > _MAX_INDENT:
         raise ValueError(f"indent strings are limited to {_MAX_INDENT} characters")
-    if separators is not None and sum(len(str(s)) for s in separators) > _MAX_INDENT:
-        raise ValueError(f"separators are limited to {_MAX_INDENT} characters")
+    if separators is not None:
+        # Checked as strings: ``str()`` of a script value could be huge (``[s] * 1000``).
+        if not (isinstance(separators, tuple | list) and len(separators) == 2
+                and all(type(part) is str for part in separators)):
+            raise TypeError("separators must be a pair of strings")
+        if len(separators[0]) + len(separators[1]) > _MAX_INDENT:
+            raise ValueError(f"separators are limited to {_MAX_INDENT} characters")
     charge_render(obj)
     check_render(obj, "json.dumps()")
     if default is not None:

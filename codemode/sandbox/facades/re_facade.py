@@ -68,7 +68,6 @@ def _slice_size(match: Any, key: slice) -> int:
 
 
 SLICE_SIZERS.setdefault(_MATCH_TYPE, _slice_size)
-RENDER_SIZERS.setdefault(_MATCH_TYPE, lambda match: 64 + _span_length(match, 0))
 SPECIAL_METHODS.setdefault((_MATCH_TYPE, "group"), _bind_group)
 SPECIAL_METHODS.setdefault((_MATCH_TYPE, "groups"), _bind_all_groups("groups"))
 SPECIAL_METHODS.setdefault((_MATCH_TYPE, "groupdict"), _bind_all_groups("groupdict"))
@@ -249,22 +248,48 @@ class Pattern(SelfGuarded):
         if name == "groupindex":
             return dict(self.compiled.groupindex)
         if name in _METHODS:
-            method = getattr(self.compiled, name)
-            compiled = self.compiled
-            if name == "sub":
-                return lambda repl, string, count=0: _sized_sub(compiled, repl, string, count)[0]
-            if name == "subn":
-                return lambda repl, string, count=0: _sized_sub(compiled, repl, string, count)
-            if name == "finditer":
-                return lambda *a, **k: counted(_timed(method, *a, **k))
-            if name in ("findall", "split"):
-                return lambda string, *a, **k: _pieces(compiled, name, string, *a, **k)
-            return lambda *a, **k: _timed(method, *a, **k)
+            return _pattern_method(self.compiled, name)
         raise refuse(self, name)
+
+
+RENDER_SIZERS.setdefault(_MATCH_TYPE, lambda match: 64 + _span_length(match, 0))
+RENDER_SIZERS.setdefault(Pattern, lambda pattern: 16 + len(pattern.compiled.pattern))
 
 
 _METHODS: Final = frozenset({"search", "match", "fullmatch", "findall", "finditer", "sub",
                              "subn", "split"})
+
+
+def _pattern_method(compiled: Any, name: str) -> Callable[..., Any]:
+    """``Pattern.<name>`` with the stdlib ``re.Pattern`` signature only: ``regex`` adds
+    keywords such as ``overlapped=True`` (a match at every position: ``findall`` on 10**5
+    characters builds 5 GB of text) that no size check here accounts for."""
+    method = getattr(compiled, name)
+
+    def sub(repl: Any, string: Any, count: int = 0) -> Any:
+        return _sized_sub(compiled, repl, string, count)[0]
+
+    def subn(repl: Any, string: Any, count: int = 0) -> Any:
+        return _sized_sub(compiled, repl, string, count)
+
+    def split(string: Any, maxsplit: int = 0) -> Any:
+        return _pieces(compiled, name, string, maxsplit)
+
+    def finditer(string: Any, pos: Any = None, endpos: Any = None) -> Any:
+        return counted(_timed(method, string, pos, endpos))
+
+    def findall(string: Any, pos: Any = None, endpos: Any = None) -> Any:
+        return _pieces(compiled, name, string, pos, endpos)
+
+    def search(string: Any, pos: Any = None, endpos: Any = None) -> Any:
+        return _timed(method, string, pos, endpos)
+
+    methods: dict[str, Callable[..., Any]] = {"sub": sub, "subn": subn, "split": split,
+                                              "finditer": finditer, "findall": findall}
+    chosen = methods.get(name, search)
+    chosen.__name__ = name
+    chosen.__qualname__ = f"Pattern.{name}"
+    return chosen
 
 
 def compile(pattern: Any, flags: int = 0) -> Pattern:
