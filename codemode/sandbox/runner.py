@@ -266,6 +266,15 @@ def _clip(text: str) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "…"
 
 
+def _clipped_text(exc: BaseException) -> str:
+    """The head of an oversized message that is one plain string (a tool's long error),
+    read without rendering the rest; anything else is not rendered at all."""
+    args = exc.args
+    if len(args) == 1 and type(args[0]) is str and type(exc).__str__ is BaseException.__str__:
+        return _clip(args[0][: _MAX_MESSAGE + 1])
+    return "<error message too large>"
+
+
 _RAISE: Final = frozenset({dis.opmap["RAISE_VARARGS"]})
 _RESERVED_TYPES: Final = frozenset({"LimitExceeded", "ToolCallError", "SandboxError",
                                     "SyntaxError", "RecursionError", "MemoryError"})
@@ -299,7 +308,7 @@ def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits) -> S
         name = f"script.{name}"
     try:
         too_big = render_size(exc.args, _MAX_MESSAGE) > _MAX_MESSAGE
-        message = "<error message too large>" if too_big else _clip(str(exc))
+        message = _clip(str(exc)) if not too_big else _clipped_text(exc)
     except Exception:
         message = "<unprintable error>"
     line, column = (frames[-1][0], frames[-1][1]) if frames else (None, None)

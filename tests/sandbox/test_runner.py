@@ -288,3 +288,20 @@ def test_host_reapplies_output_and_result_limits() -> None:
     error = ScriptError.from_json({"type": "LimitExceeded", "message": "x", "line": None,
                                    "column": None, "traceback": "", "limit": "nonsense"})
     assert error.limit is None
+
+
+@pytest.mark.parametrize(("source", "head", "whole"), [
+    ("raise ValueError('x' * 10**6)", "x" * 100, False),
+    ("raise ValueError('short')", "short", True),
+    ("raise KeyError('k' * 10**6)", "<error message too large>", True),
+    ("raise ValueError(['y' * 1000] * 1000)", "<error message too large>", True),
+    ("class E(Exception):\n    pass\nraise E('z' * 10**6)", "z" * 100, False),
+], ids=["long-string-clipped", "short-whole", "key-error-not-rendered", "list-not-rendered",
+        "script-class-clipped"])
+async def test_an_oversized_error_message_shows_its_head_only_when_it_is_one_string(
+        source: str, head: str, whole: bool) -> None:
+    outcome = await run(source)
+    assert outcome.error is not None
+    message = outcome.error.message
+    assert message.startswith(head) and len(message) <= 2001
+    assert message.endswith("…") != whole
