@@ -9,7 +9,7 @@ names and attributes, frame/code/generator attributes, ``exec``/``eval``,
 - leaves ``print`` a plain name (the builtin writes to the run's one bounded
   buffer) and refuses ``printed``;
 - threads every ``for`` loop and comprehension through the operation budget
-  (``map(_get_, _T_, iterable)``, C speed) and inserts ``_next_(_T_)`` at
+  (``compress(iterable, _T_)``, C speed) and inserts ``_next_(_T_)`` at
   ``while`` back-edges and at every function and lambda entry;
 - counts the depth of plain (non-generator, non-async) functions against the
   recursion limit, and decorates generator and async functions with
@@ -379,9 +379,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         node = self.node_contents_visit(node)
         if isinstance(node.ctx, ast.Load):
             # ``{*x}`` / ``[*x]`` build in C: draw the items through the budget.
-            node.value = _located(ast.Call(func=_name("_map_"),
-                                           args=[_name("_get_"), _name("_T_"), node.value],
-                                           keywords=[]), node.value)
+            node.value = _located(_call("_compress_", node.value, _name("_T_")), node.value)
         return node
 
     def visit_Subscript(self, node: ast.Subscript) -> Any:
@@ -434,9 +432,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         node = self.node_contents_visit(node)
         if getattr(node, "is_async", 0):
             return node
-        node.iter = _located(ast.Call(func=_name("_map_"),
-                                      args=[_name("_get_"), _name("_T_"), node.iter],
-                                      keywords=[]), node.iter)
+        node.iter = _located(_call("_compress_", node.iter, _name("_T_")), node.iter)
         return node
 
     def visit_While(self, node: ast.While) -> Any:
@@ -462,7 +458,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def visit_Lambda(self, node: ast.Lambda) -> Any:
         node = self.node_contents_visit(node)
         self.check_function_argument_names(node)
-        node.body = _located(ast.BoolOp(op=ast.Or(), values=[_tick().value, node.body]),
+        # ``tick and body``: a tick is ``True`` (the ticker's items), so the body's value
+        node.body = _located(ast.BoolOp(op=ast.And(), values=[_tick().value, node.body]),
                              node.body)
         return node
 

@@ -45,6 +45,7 @@ import time
 import traceback as tb
 import types
 from collections.abc import Awaitable, Callable, Collection
+from itertools import compress
 from typing import Any, Final, final
 
 import anyio
@@ -80,7 +81,7 @@ from .sizes import (
     guarded_slice,
     render_size,
 )
-from .state import _GET, CURRENT_RUN, RunState, ScriptCoroutine, clean_text, wrap_result
+from .state import CURRENT_RUN, RunState, ScriptCoroutine, clean_text, wrap_result
 from .toolproxy import PendingCall, build_tools
 
 __all__ = ["ReplyCall", "RunControl", "ScriptCallTool", "run_script", "warm_up"]
@@ -213,8 +214,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         "_getiter_": state.counted,
         "_unpack_sequence_": _unpack_sequence,
         "_iter_unpack_sequence_": _iter_unpack_sequence,
-        "_map_": map,
-        "_get_": _GET,
+        "_compress_": compress,
         "_T_": meter.ticker,
         "_next_": next,
         "_mul_": guarded_mul,

@@ -80,8 +80,8 @@ def test_top_level_await_makes_a_coroutine_script() -> None:
 
 def test_for_loops_and_comprehensions_go_through_the_budget() -> None:
     code = transformed("for x in items:\n    pass\n[y for y in other]")
-    assert "for x in _map_(_get_, _T_, items)" in code
-    assert "for y in _map_(_get_, _T_, other)" in code
+    assert "for x in _compress_(items, _T_)" in code
+    assert "for y in _compress_(other, _T_)" in code
 
 
 def test_while_lambda_and_functions_tick() -> None:
@@ -97,7 +97,7 @@ def test_while_lambda_and_functions_tick() -> None:
             return 4
     """)
     assert "while cond():\n    _next_(_T_)" in code
-    assert "f = lambda: _next_(_T_) or 1" in code
+    assert "f = lambda: _next_(_T_) and 1" in code
     assert "_depth_ += 1" in code and "if _depth_ > _maxdepth_:" in code
     assert "@_track_\ndef gen():\n    _next_(_T_)" in code
     assert "@_track_\nasync def co():\n    _next_(_T_)" in code

@@ -305,3 +305,15 @@ async def test_an_oversized_error_message_shows_its_head_only_when_it_is_one_str
     message = outcome.error.message
     assert message.startswith(head) and len(message) <= 2001
     assert message.endswith("…") != whole
+
+
+@pytest.mark.parametrize(("source", "value"), [
+    ("f = lambda x: x\n[f(None), f(''), f(0), f(3), f([])]", [None, "", 0, 3, []]),
+    ("g = lambda: 0\ng()", 0),
+    ("[x for x in [0, None, '', 1] if x is not None]", [0, "", 1]),
+    ("[*[0, False, None]]", [0, False, None]),
+    ("sum(x for x in [0, 0, 2])", 2),
+], ids=["lambda-values", "lambda-falsy", "loop-falsy-items", "starred-falsy", "counted-falsy"])
+async def test_ticks_never_change_a_value(source: str, value: Any) -> None:
+    outcome = await run(source)
+    assert outcome.error is None and outcome.value == value
