@@ -10,8 +10,9 @@ Rows (targets for the worker pool in brackets):
                 code inside a plain function is printed too)
   stop          ``while True: pass`` under a 1 s timeout, seconds to return [≤ 1.05 s]
 Cold runs use a new source text each time (no compile-cache hit: compiling is
-most of a cold run) and report the median and the best; per call and compute
-report the best of a few repetitions (the machine is shared), stop the worst.
+most of a cold run) and report the median and the best; per call reports the best
+of a few repetitions (the machine is shared); compute divides the sandbox's best run
+by plain ``exec``'s best, interleaved (as ``timeit`` would); stop reports the worst.
 The host CPU time per call is printed too. For the pool it is about the wall time:
 while a run is active the host polls the worker's pipe from its event loop for up
 to 1 ms after each message it sends (``pool.HOST_POLL_SECONDS``) instead of
