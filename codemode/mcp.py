@@ -58,12 +58,18 @@ def _dump(model: Any) -> dict[str, Any]:
 
 async def _list(session: McpSession) -> list[dict[str, Any]]:
     from mcp import types
+    from mcp.shared.exceptions import MCPError
 
     tools: list[dict[str, Any]] = []
     cursor: str | None = None
     while True:
         params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = _dump(await session.list_tools(params=params))
+        try:
+            page = _dump(await session.list_tools(params=params))
+        except MCPError as exc:
+            if cursor is None and exc.code == types.METHOD_NOT_FOUND:
+                return []  # a server without the tools capability offers no tools
+            raise
         tools.extend(page.get("tools", []))
         cursor = page.get("nextCursor")
         if not cursor:

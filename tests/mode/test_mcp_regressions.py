@@ -171,3 +171,31 @@ async def test_a_tool_only_callable_as_a_task_is_not_offered(
     assert made.names == (("p_t",) if registered else ())
     assert made.skipped == (() if registered else (
         "p_t: only callable as a task (execution.taskSupport 'required')",))  # fmt: skip
+
+
+class _NoTools(_Listing):
+    """A server without the tools capability: ``tools/list`` is not a method it knows."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__({"type": "object"})
+        self.code = code
+
+    async def list_tools(self, *, params: Any = None) -> types.ListToolsResult:
+        from mcp.shared.exceptions import MCPError
+
+        raise MCPError(self.code, "Method not found" if self.code == -32601 else "boom")
+
+
+async def test_a_server_without_tools_registers_none() -> None:
+    registry = cm.ToolRegistry()
+    made = await register_mcp_tools(registry, _NoTools(types.METHOD_NOT_FOUND), namespace="ns")
+    assert made.names == () and len(registry) == 0
+
+
+async def test_other_listing_errors_still_fail_registration() -> None:
+    from mcp.shared.exceptions import MCPError
+
+    registry = cm.ToolRegistry()
+    with pytest.raises(MCPError, match="boom"):
+        await register_mcp_tools(registry, _NoTools(types.INTERNAL_ERROR), namespace="ns")
+    assert len(registry) == 0
