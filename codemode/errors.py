@@ -61,8 +61,10 @@ class ToolDefinitionError(CodemodeError):
 class DuplicateToolError(ToolDefinitionError):
     """A tool with this name is already registered and the policy forbids replacing it."""
 
-    def __init__(self, tool: str) -> None:
-        super().__init__(tool, "a tool with this name is already registered")
+    def __init__(
+        self, tool: str, problem: str = "a tool with this name is already registered"
+    ) -> None:
+        super().__init__(tool, problem)
 
 
 class UnknownToolError(CodemodeError):

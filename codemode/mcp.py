@@ -24,7 +24,7 @@ import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
 
-from .errors import ToolDefinitionError
+from .errors import DuplicateToolError, ToolDefinitionError
 from .frozen import thaw
 from .tool import Tool, define_tool
 
@@ -419,6 +419,14 @@ async def register_mcp_tools(
     verdicts = [(spec, _unusable(spec)) for spec in listed]
     usable = [spec for spec, why in verdicts if why is None]
     tools = _tools(usable, session, namespace=namespace, prefix=prefix)
+    taken = sorted(tool.name for tool, _ in tools if tool.name in registry)
+    if taken and registry.duplicates != "replace":
+        raise DuplicateToolError(
+            taken[0],
+            f"{len(taken)} of this server's tools are named like registered ones"
+            f" ({', '.join(map(repr, taken[:5]))}{', …' if len(taken) > 5 else ''});"
+            " register it with prefix='...' to rename its tools",
+        )
     made: list[Registration] = []
     try:
         for tool, _ in tools:

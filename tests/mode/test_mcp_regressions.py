@@ -199,3 +199,16 @@ async def test_other_listing_errors_still_fail_registration() -> None:
     with pytest.raises(MCPError, match="boom"):
         await register_mcp_tools(registry, _NoTools(types.INTERNAL_ERROR), namespace="ns")
     assert len(registry) == 0
+
+
+async def test_a_second_server_with_the_same_tool_names_is_told_to_use_a_prefix() -> None:
+    registry = cm.ToolRegistry()
+    await register_mcp_tools(registry, _Listing({"type": "object"}), namespace="one")
+    with pytest.raises(cm.DuplicateToolError, match=r"1 of this server's tools .*'t'.*prefix="):
+        await register_mcp_tools(registry, _Listing({"type": "object"}), namespace="two")
+    assert [spec.namespace for spec in registry.specs()] == ["one"]
+    made = await register_mcp_tools(
+        registry, _Listing({"type": "object"}), namespace="two", prefix="two_"
+    )
+    assert made.names == ("two_t",)
+    assert sorted(cm.CodeMode(registry).sdk().names.tools) == ["one.t", "two.two_t"]
