@@ -713,7 +713,7 @@ class _Typer:
 
 _TYPED = frozenset(
     {"type", "properties", "items", "enum", "const", "anyOf", "oneOf", "allOf"}
-    | {"additionalProperties"}
+    | {"additionalProperties", "$ref"}
 )
 """Keys that say what a value is (the rest of an ``allOf`` part only constrains it)."""
 

@@ -336,13 +336,27 @@ def test_nested_ref_keys_show_their_target_description() -> None:
              "additionalProperties": {}},
             " p?: {id?: int}\n",
         ),
+        (
+            {"type": "object", "properties": {"id": {"type": "integer"}},
+             "additionalProperties": {"$ref": "#/$defs/Item"}},
+            " p?: dict\n  id?: int\n  **: dict\n   n?: int # N.\n",
+        ),
+        (
+            {"additionalProperties": {"$ref": "#/$defs/Item"}},
+            " p?: dict[str, dict]\n  n?: int # N.\n",
+        ),
     ],
-    ids=["typed-other-keys", "described-other-keys", "untyped-map", "closed", "any-other-key"],
+    ids=["typed-other-keys", "described-other-keys", "untyped-map", "closed", "any-other-key",
+         "ref-other-keys", "untyped-ref-map"],
 )  # fmt: skip
 def test_other_keys_of_an_object_are_shown_as_a_star_star_key(
     schema: dict[str, Any], shown: str
 ) -> None:
-    tool = {"name": "t", "inputSchema": {"type": "object", "properties": {"p": schema}}}
+    item = {"type": "object", "properties": {"n": {"type": "integer", "description": "N."}}}
+    tool = {
+        "name": "t",
+        "inputSchema": {"type": "object", "$defs": {"Item": item}, "properties": {"p": schema}},
+    }
     sdk = sdk_gen.generate([tool])
     assert f"\nt\n{shown}" in sdk.prompt
     assert audit_prompt([tool], sdk)[1] == []
