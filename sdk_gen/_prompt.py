@@ -443,9 +443,9 @@ def _key(name: str) -> str:
 
 def _union(texts: list[str]) -> str:
     seen = list(dict.fromkeys(t for text in texts for t in _split_top(text)))
-    if "Any" in seen:
-        return "Any"
-    if "None" in seen:
+    if "Any" in seen:  # ``X|Any`` still shows X's shape (and its keys' lines); Any has None
+        seen = [t for t in seen if t not in ("Any", "None")] + ["Any"]
+    elif "None" in seen:
         seen.remove("None")
         seen.append("None")
     return "|".join(seen)

@@ -519,3 +519,22 @@ def test_branch_descriptions_name_their_branch_only_between_alternatives(
     sdk = sdk_gen.generate([tool])
     assert f"\nt\n p?: {shown}\n" in sdk.prompt
     assert audit_prompt([tool], sdk)[1] == []
+
+
+@pytest.mark.parametrize(
+    ("schema", "shown"),
+    [
+        ({"anyOf": [{"type": "string"}, {}]}, " p?: str|Any\n"),
+        ({"anyOf": [{}, {"type": "null"}]}, " p?: Any\n"),
+        ({"oneOf": [{"properties": {"z": {"type": "string", "description": "Z."}}}, {}]},
+         " p?: dict|Any\n  z?: str # Z.\n"),
+    ],
+    ids=["scalar-or-anything", "anything-or-null", "object-or-anything"],
+)  # fmt: skip
+def test_a_union_with_anything_still_shows_its_other_members(
+    schema: dict[str, Any], shown: str
+) -> None:
+    tool = {"name": "t", "inputSchema": {"type": "object", "properties": {"p": schema}}}
+    sdk = sdk_gen.generate([tool])
+    assert f"\nt\n{shown}" in sdk.prompt
+    assert audit_prompt([tool], sdk)[1] == []
