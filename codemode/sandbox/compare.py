@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import operator
 import time
-from collections import deque
+from collections import Counter, deque
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.errors import LimitExceeded
 
-from .sizes import charge_operations
+from .sizes import charge_counters, charge_operations
 from .state import current_run
 
 if TYPE_CHECKING:
@@ -60,7 +60,10 @@ _SCALARS: Final = frozenset({int, float, bool, complex, type(None)})
 _TEXT: Final = frozenset({str, bytes, bytearray})
 _SHALLOW: Final = _SCALARS | _TEXT
 """Types whose comparison with anything is one bounded step (no element walk)."""
-_CONTAINERS: Final = (list, tuple, dict, set, frozenset, deque)
+_ITEMS_VIEW: Final[Any] = type({}.items())
+_VIEWS: Final[tuple[Any, ...]] = (type({}.keys()), type({}.values()), _ITEMS_VIEW)
+_CONTAINERS: Final = (list, tuple, dict, set, frozenset, deque, *_VIEWS)
+"""What a comparison or hash walks (dict views compare and look up all their items)."""
 _SEQUENCES: Final = (list, tuple, deque)
 _HASHED: Final[tuple[type, ...]] = (set, frozenset, dict, type({}.keys()), type({}.items()))
 _VALUES_VIEW: Final[type] = type({}.values())
@@ -74,6 +77,10 @@ class _TooCostly(Exception):
 def _flat_cost(node: Any) -> int | None:
     """Visits of a container whose items are all scalars or all texts (C-speed scan), else
     None."""
+    if type(node) is _ITEMS_VIEW:
+        node = node.mapping
+        kinds = set(map(type, node.keys())) | set(map(type, node.values()))
+        return 2 * len(node) + 1 if kinds <= _SCALARS else None
     items = node.keys() if isinstance(node, dict) else node
     kinds = set(map(type, items))
     if isinstance(node, dict):
@@ -123,6 +130,9 @@ def compare_cost(obj: Any, budget: int) -> int:
                     children: Iterable[Any] = node
                     if isinstance(node, dict):
                         children = (*node.keys(), *node.values())
+                    elif kind is _ITEMS_VIEW:
+                        mapping = node.mapping  # iterating items() makes new pairs
+                        children = (*mapping.keys(), *mapping.values())
                     flat = 1 + sum(visit(child, depth + 1) for child in children)
                     total = saved
                 memo[key] = flat
@@ -160,6 +170,8 @@ def _charge(visits: int, rate: int = VISITS_PER_SECOND) -> None:
 
 def _charge_pair(a: Any, b: Any) -> None:
     """A comparison of two containers reads at most the smaller of them."""
+    if type(a) is Counter or type(b) is Counter:
+        charge_counters(a, b)  # Counter comparisons are Python loops over both
     budget = _budget()
     first = compare_cost(a, budget)
     _charge(min(first, compare_cost(b, min(budget, first))))
@@ -337,6 +349,8 @@ def _keys_display(items: Any) -> Any:
 
 _KEY_VIEWS: Final[frozenset[type]] = frozenset({type({}.keys()), type({}.items())})
 _NUMBERS: Final = frozenset({int, float, bool, complex})
+_BULK: Final = (set, frozenset, dict)
+"""Operands of ``-``, ``|``, ``&``, ``^`` whose C loop visits every item of both."""
 
 
 def _set_operator(operator_: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
@@ -347,6 +361,10 @@ def _set_operator(operator_: Callable[[Any, Any], Any]) -> Callable[[Any, Any], 
         if ta in _NUMBERS:
             return operator_(a, b)
         tb = type(b)
+        if ta is Counter or tb is Counter:
+            charge_counters(a, b)
+        elif isinstance(a, _BULK) and isinstance(b, _BULK):
+            charge_operations(len(a) + len(b))  # like ``union()`` & co., item by item
         if ta in _KEY_VIEWS and tb not in _KEY_VIEWS:
             b = keyed(b)
         elif tb in _KEY_VIEWS and ta not in _KEY_VIEWS:

@@ -27,9 +27,16 @@ from typing import TYPE_CHECKING, Any, Final
 
 from codemode.errors import ToolCallError
 
-from .compare import charge_each, charge_search, charge_sort, guarded_key, keyed
+from .compare import (
+    TEXT_UNIT,
+    charge_each,
+    charge_search,
+    charge_sort,
+    guarded_key,
+    keyed,
+)
+from .sizes import charge_counters, charge_operations, ensure_size, poll_memory
 from .sizes import check_render as _check_render
-from .sizes import ensure_size, poll_memory
 from .state import CURRENT_RUN, counted
 
 if TYPE_CHECKING:
@@ -296,6 +303,33 @@ def _bind_case(method: str) -> Callable[[Any], Callable[..., Any]]:
     return bind
 
 
+_SCAN_FREE: Final = 1 << 14
+"""Texts up to this length scan for free (a few hundred nanoseconds)."""
+
+_SCANS: Final = ("count", "isalnum", "isalpha", "isascii", "isdecimal", "isdigit",
+                 "isidentifier", "islower", "isnumeric", "isprintable", "isspace", "istitle",
+                 "isupper")
+"""Text methods that read the whole text (``count``: its ``start:end`` slice)."""
+
+
+def _bind_scan(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """A whole-text scan of a big text is charged ``len / TEXT_UNIT`` operations, like a
+    comparison: ``[s.count('x') for i in range(2000)]`` is 2000 scans, not 2000 steps."""
+    def bind(text: Any) -> Callable[..., Any]:
+        real: Callable[..., Any] = getattr(text, method)
+        if len(text) <= _SCAN_FREE:
+            return real
+
+        def scan(*args: Any) -> Any:
+            span = len(text)
+            if len(args) > 1:
+                span = len(range(*slice(*args[1:3]).indices(span)))
+            charge_operations(span // TEXT_UNIT)
+            return real(*args)
+        return scan
+    return bind
+
+
 def _bind_extend(seq: Any) -> Callable[..., None]:
     def extend(items: Any) -> None:
         if hasattr(items, "__len__"):
@@ -440,9 +474,19 @@ def _bind_counted(method: str) -> Callable[[Any], Callable[..., Any]]:
             "items" if isinstance(obj, dict) else "keys")
 
         def call(*args: Any, **kwargs: Any) -> Any:
+            if mappings == "keep":
+                charge_counters(obj, *args)
             return real(*(_counted_arg(arg, mappings) for arg in args), **kwargs)
         return call
     return bind
+
+
+def _bind_most_common(counter: Counter[Any]) -> Callable[..., Any]:
+    """``Counter.most_common``: a stdlib Python loop (heapq) over every item."""
+    def most_common(n: int | None = None) -> Any:
+        charge_counters(counter)
+        return counter.most_common(n)
+    return most_common
 
 
 def _counted_arg(arg: Any, mappings: str) -> Any:
@@ -510,6 +554,8 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     **{(str, name): _bind_case(name) for name in (
         "upper", "lower", "casefold", "title", "swapcase", "capitalize")},
     (bytes, "split"): _bind_split("split"),
+    **{(kind, name): _bind_scan(name) for kind in (str, bytes) for name in _SCANS
+       if name in ATTRIBUTES[kind]},
     (_dt.date, "strftime"): _bind_strftime,
     (_dt.datetime, "strftime"): _bind_strftime,
     (_dt.time, "strftime"): _bind_strftime,
@@ -533,6 +579,7 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     **{(kind, name): _bind_keyed(name) for kind in (dict, Counter, OrderedDict, defaultdict)
        for name in ("get", "pop", "setdefault")},
     (OrderedDict, "move_to_end"): _bind_keyed("move_to_end"),
+    (Counter, "most_common"): _bind_most_common,
     **{(view, "isdisjoint"): _bind_counted("isdisjoint") for view in _KEY_VIEWS},
     (list, "extend"): _bind_extend,
     (deque, "extend"): _bind_extend,

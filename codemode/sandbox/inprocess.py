@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 
 __all__ = ["InProcessExecutor"]
 
+WATCH_INTERVAL: Final = 0.005
+"""Seconds between the host's deadline and memory checks of a running script (see
+``Meter.watch``): bounds what C calls between two chunk boundaries can allocate."""
+
 STOP_GRACE: Final = 0.5
 """Seconds past ``timeout`` to wait for a script that does not reach a tick."""
 
@@ -161,7 +165,10 @@ class InProcessExecutor:
             future = thread.submit(job())
             try:
                 with anyio.move_on_after(limits.timeout + self._stop_grace):
-                    await done.wait()
+                    while not done.is_set():
+                        with anyio.move_on_after(WATCH_INTERVAL):
+                            await done.wait()
+                        control.watch()
             finally:
                 broker.close()
                 if not future.done():

@@ -21,6 +21,7 @@ reports the first trip even if the script swallowed the exception.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -121,6 +122,24 @@ MEMORY_CHECK_INTERVAL: Final = 0.005
 """Seconds between resident-memory checks at chunk boundaries."""
 
 
+def reset_peak_memory() -> None:
+    """Lower the kernel's resident high-water mark to the current size (Linux ``clear_refs``).
+
+    The peak never goes down by itself: after one run (or the host) peaked high and freed
+    the memory, a later run could grow by that whole gap before its own check saw a change.
+    """
+    try:
+        fd = os.open("/proc/self/clear_refs", os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        os.write(fd, b"5")
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def resident_bytes() -> int | None:
     """This process's peak resident set size (bytes), or None where unknown.
 
@@ -168,6 +187,8 @@ class Meter:
     def __init__(self, *, operations: int, timeout: float, memory: int | None = None) -> None:
         self.operations = operations
         self.memory = memory
+        if memory is not None:
+            reset_peak_memory()
         self._memory_base = resident_bytes() if memory is not None else None
         self._memory_checked = time.monotonic()
         self.timeout = timeout
@@ -177,6 +198,7 @@ class Meter:
         self.tripped: LimitExceeded | None = None
         self.location: tuple[int | None, int | None] = (None, None)
         self.abort_reason: str | None = None
+        self._pending: LimitExceeded | None = None
         self.ended = False
         self._lock = threading.Lock()
         self.ticker: Any = chain.from_iterable(self)
@@ -193,6 +215,8 @@ class Meter:
             raise GeneratorExit
         if self.tripped is not None:
             self.raise_tripped()
+        if self._pending is not None:
+            self.trip(self._pending)
         if self.abort_reason is not None:
             self.trip(LimitExceeded("timeout", self.timeout, self.abort_reason))
         now = time.monotonic()
@@ -245,6 +269,32 @@ class Meter:
         self.ticker = _EndedTicker()
         if self.namespace is not None:
             self.namespace["_T_"] = self.ticker
+
+    def watch(self) -> None:
+        """Check the deadline and memory from another thread (thread-safe, never raises).
+
+        The script thread checks them only every ``CHUNK`` ticks, and one tick may run a C
+        call that copies megabytes (``[c() for _ in range(1000)]`` with ``c = big.copy``):
+        the host calls this every few milliseconds so such a loop stops at its next tick.
+        """
+        if self.ended or self.tripped is not None or self._pending is not None:
+            return
+        now = time.monotonic()
+        pending: LimitExceeded | None = None
+        if now > self.deadline:
+            pending = LimitExceeded("timeout", self.timeout, "the run took too long")
+        elif self._memory_base is not None:
+            current = resident_bytes()
+            assert self.memory is not None
+            if current is not None and current - self._memory_base > self.memory:
+                pending = LimitExceeded("memory", self.memory,
+                                        f"the run grew the process by "
+                                        f"{current - self._memory_base} bytes")
+        if pending is not None:
+            self._pending = pending
+            chunk = self._chunk
+            if chunk is not None:
+                deque(chunk, maxlen=0)
 
     def abort(self, reason: str) -> None:
         """Ask the script to stop at its next tick (thread-safe).

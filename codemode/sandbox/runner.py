@@ -106,6 +106,13 @@ class RunControl:
         self._lock = threading.Lock()
         self._reason: str | None = None
         self._stop: Callable[[str], None] | None = None
+        self._watch: Callable[[], None] | None = None
+
+    def watch(self) -> None:
+        """Let the run check its deadline and memory now (thread-safe, never blocks)."""
+        watch = self._watch
+        if watch is not None:
+            watch()
 
     def abort(self, reason: str = "the run was cancelled") -> None:
         """Stop the run (thread-safe, idempotent, never blocks)."""
@@ -117,9 +124,10 @@ class RunControl:
         if stop is not None:
             stop(reason)
 
-    def _attach(self, stop: Callable[[str], None]) -> None:
+    def _attach(self, stop: Callable[[str], None], watch: Callable[[], None]) -> None:
         with self._lock:
             self._stop = stop
+            self._watch = watch
             reason = self._reason
         if reason is not None:
             stop(reason)
@@ -448,7 +456,7 @@ async def _run(compiled: CompiledScript, namespace: dict[str, Any], state: RunSt
                 with contextlib.suppress(RuntimeError):  # the script's loop already closed
                     loop.call_soon_threadsafe(scope.cancel)
 
-            control._attach(stop)
+            control._attach(stop, meter.watch)
         try:
             await _execute(compiled, namespace)
             if meter.tripped is None:

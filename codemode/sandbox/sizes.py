@@ -15,7 +15,7 @@ from __future__ import annotations
 import operator
 import re
 import types
-from collections import deque
+from collections import Counter, deque
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Final
 
@@ -33,6 +33,7 @@ __all__ = [
     "SLICE_SIZERS",
     "augmented_attr",
     "augmented_item",
+    "charge_counters",
     "charge_operations",
     "check_render",
     "ensure_size",
@@ -261,7 +262,7 @@ def repeat_ok(seq: Any, times: Any) -> None:
     if not isinstance(seq, _SEQUENCES) or not isinstance(times, int):
         return
     times = int(times)
-    if times > 1:
+    if times > 0:  # ``big * 1`` copies a list too
         ensure_size(len(seq) * times * _item_size(seq), f"repeating a sequence {times} times")
 
 
@@ -284,11 +285,20 @@ def guarded_mul(a: Any, b: Any) -> Any:
     return a * b
 
 
+def charge_counters(*operands: Any) -> None:
+    """``Counter`` arithmetic, ``update``, ``most_common`` … are stdlib Python loops over
+    every item, without ticks: charge one operation per item of each Counter or mapping."""
+    if any(isinstance(x, Counter) for x in operands):
+        charge_operations(sum(len(x) for x in operands if isinstance(x, dict)))
+
+
 def guarded_add(a: Any, b: Any) -> Any:
     """``a + b`` with concatenation size checked first (``x = x + x`` doubling)."""
     ta = type(a)
     if ta is int or ta is float:
         return a + b
+    if ta is Counter or type(b) is Counter:
+        charge_counters(a, b)
     if isinstance(a, _CONCAT) and isinstance(b, _CONCAT):
         ensure_size((len(a) + len(b)) * _item_size(a), "concatenating sequences")
     return a + b
@@ -422,6 +432,11 @@ def guarded_inplace(op: str, x: Any, y: Any) -> Any:
         return guarded_lshift(x, y)
     if op in _SET_OPERATORS:
         from .compare import prepare_inplace  # compare imports this module
+
+        if type(x) is Counter or type(y) is Counter:
+            charge_counters(x, y)
+        elif isinstance(x, set | dict) and isinstance(y, set | frozenset | dict):
+            charge_operations(len(y))  # ``s |= t`` visits every item of ``t``
 
         return _SET_OPERATORS[op](x, prepare_inplace(op, x, y))
     raise SyntaxError(f"unsupported augmented assignment {op}")

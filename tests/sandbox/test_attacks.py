@@ -2989,6 +2989,87 @@ DOSES = [
                True, [1, 3], 4, [[1, "a"], [1, "b"]], ["a", "b", "c"], [2], [1, 2], True,
                True],
     ),
+    # RT-73: C calls between two chunk boundaries copy a mid-sized object over and over
+    # (each copy under the per-object share, 1000 of them in one chunk of ticks).
+    *[
+        dos(f"c-copies-between-ticks-{name}", "big = " + big + "\n" + line, limit=("memory",),
+            limits=SLOW_OK)
+        for name, big, line in [
+            ("bound-copy", "[0] * 10**6", "c = big.copy\ny = [c() for i in range(1000)]"),
+            ("defaultdict-factory", "[0] * 10**6",
+             "import collections\nd = collections.defaultdict(big.copy)\n"
+             "for i in range(1000):\n    d[i]"),
+            ("map-list", "[0] * 10**6", "y = list(map(list, [big] * 1000))"),
+            ("list-copy", "[0] * 10**6", "y = [list(big) for i in range(1000)]"),
+            ("times-one", "[0] * 10**6", "y = [big * 1 for i in range(1000)]"),
+            ("bound-upper", "'a' * 10**7", "u = big.upper\ny = [u() for i in range(1000)]"),
+            ("tuple", "[0] * 10**6", "y = [tuple(big) for i in range(1000)]"),
+        ]
+    ],
+    # RT-74: Counter arithmetic, comparisons, update/subtract and most_common are stdlib
+    # Python loops over every item that ran without ticks.
+    *[
+        dos(f"counter-bulk-{name}",
+            "import collections\nc = collections.Counter(range(20000))\nd = +c\n"
+            f"for i in range(100):\n    {line}")
+        for name, line in [
+            ("sub", "len(c - d)"), ("add", "len(c + d)"), ("or", "len(c | d)"),
+            ("and", "len(c & d)"), ("eq", "c == d"), ("le", "c <= d"),
+            ("update", "c.update(d)"), ("subtract", "c.subtract(d)"),
+            ("most-common", "c.most_common(1)"), ("isub", "c -= d"),
+        ]
+    ],
+    a("counters-keep-python-semantics",
+      "import collections\nc = collections.Counter('aab')\nd = collections.Counter('bc')\n"
+      "e = collections.Counter(c)\ne.update(d)\ne.subtract({'a': 1})\nf = +c\nf -= d\n"
+      "[dict(c + d), dict(c - d), dict(c | d), dict(c & d), c == d, c <= c + d, dict(e), "
+      "c.most_common(1), dict(f), c.total()]",
+      None, value=[{"a": 2, "b": 2, "c": 1}, {"a": 2}, {"a": 2, "b": 1, "c": 1}, {"b": 1},
+                   False, True, {"a": 1, "b": 2, "c": 1}, [["a", 2]], {"a": 2}, 3]),
+    # RT-75: dict views compared as if flat (one visit): every item is looked up again.
+    *[
+        dos(f"dict-view-compare-{name}",
+            "d = dict.fromkeys(range(20000), 1)\ne = dict.fromkeys(range(20000), 1)\n"
+            f"for i in range(200):\n    {line}")
+        for name, line in [
+            ("keys-eq", "d.keys() == e.keys()"), ("items-le", "d.items() <= e.items()"),
+            ("keys-ne-set", "d.keys() != set(e)"),
+        ]
+    ],
+    a("dict-view-compare-keeps-python-semantics",
+      "d = {1: 'a', 2: (1, 2)}\ne = {2: (1, 2), 1: 'a', 3: 0}\n"
+      "[d.keys() == {1, 2}, d.keys() < e.keys(), d.items() <= e.items(), "
+      "d.items() == e.items(), d.values() == d.values(), (2, (1, 2)) in d.items(), "
+      "{1: [1]}.items() == {1: [1]}.items()]",
+      None, value=[True, True, True, False, False, True, True]),
+    # RT-76: set/dict operators walk both operands in C, charged one operation per call.
+    *[
+        dos(f"set-operator-loop-{name}",
+            "s = set(range(20000))\nt = set(range(20000))\nd = dict.fromkeys(s)\n"
+            f"for i in range(200):\n    {line}")
+        for name, line in [
+            ("xor", "len(s ^ t)"), ("sub", "len(s - t)"), ("or", "len(s | t)"),
+            ("and", "len(s & t)"), ("dict-or", "len(d | d)"), ("ior", "s |= t"),
+        ]
+    ],
+    # RT-77: whole-text scans of a big text cost one operation per call.
+    *[
+        dos(f"text-scan-loop-{name}", f"s = 'ab' * 10**6\nfor i in range(60):\n    {line}")
+        for name, line in [
+            ("count", "s.count('ab')"), ("isalpha", "s.isalpha()"),
+            ("isidentifier", "s.isidentifier()"),
+            ("bound-count", "c = s.count\n    c('x', 0, None)"),
+        ]
+    ],
+    a("text-scans-keep-python-semantics",
+      "s = 'ab' * 10000\n[s.count('a'), s.count('a', 5, 105), s.count('b', -3), "
+      "s.count('a', None, 4), s.isalpha(), (s + '1').isalnum(), s.isdigit(), 'abc'.count('c'), "
+      "'x'.isupper()]",
+      None, value=[10000, 50, 2, 2, True, True, False, 1, False]),
+    a("c-copies-between-ticks-still-work",
+      "big = [0] * 10**5\nc = big.copy\ny = [c() for i in range(20)] + [big * 1, list(big)]\n"
+      "[len(y), sum(len(v) for v in y)]",
+      None, value=[22, 2_200_000], limits=SLOW_OK),
 ]
 
 ATTACKS = ESCAPES + DOSES
@@ -3374,7 +3455,7 @@ async def test_random_state_is_not_shared_between_runs(executor: Any) -> None:
 
 async def test_hostile_run_does_not_break_a_concurrent_benign_run(executor: Any) -> None:
     """Two runs at once on one executor: a limit hit in one must not fail the other."""
-    hostile = "s = 'a' * (5 * 10**7)\nfor i in range(60):\n    s.count('b')"
+    hostile = "s = 'a' * (5 * 10**7)\nfor i in range(10**4):\n    s.find('b')"
     benign = "r = await tools.slow(s=0.2)\n[r['s'], 'ok']"
     results: dict[str, Any] = {}
 
@@ -3440,6 +3521,18 @@ async def test_peak_memory_is_per_run(executor: Any) -> None:
                 later.usage.peak_memory,
                 first.usage.peak_memory,
             )
+
+
+async def test_memory_limit_is_per_run(executor: Any) -> None:
+    """A run's memory limit is measured from now, not from an earlier run's high-water mark
+    (in-process the kernel's peak only goes down when reset: RT-73)."""
+    heavy = "x = [' ' * 10**7 + str(i) for i in range(30)]\nlen(x)"
+    first, _ = await run_attack(executor, heavy, replace(ESC, memory=512 * MiB))
+    assert first.error is None and first.value == 30, first.error
+    second, host = await run_attack(executor, heavy, SLOW_OK)
+    assert second.error is not None and second.error.limit == "memory", second.error
+    assert second.value is None
+    assert_host_untouched(second, host)
 
 
 COMPROMISED_RUNTIME = "tests.sandbox.attacks.compromised_worker:run"
