@@ -349,7 +349,6 @@ class _Bridge:
                 return joined
         return joined
 
-
     def _script_text(self, block: Mapping[str, Any]) -> str:
         """What a script sees of one content block: text as is, binary data as a note
         (the block itself is attached to the ``run_code`` result, for the model)."""
