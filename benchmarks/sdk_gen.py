@@ -170,13 +170,13 @@ def main() -> int:
             f" descriptions alone (before sharing) {described / raw:.3f}, the rest"
             f" {(prompt - described) / (raw - described):.3f}"
         )
-    from sdk_gen._text import KEY_LIMIT, TOOL_LIMIT
+    from sdk_gen._text import KEY_LIMIT, SLACK, TOOL_LIMIT
 
     for kind, limit in (("tool", TOOL_LIMIT), ("key", KEY_LIMIT)):
         got = stats[kind]
         print(
-            f"  {kind} descriptions: {got['n']}, {got['cut']} of them cut near {limit} chars"
-            " (counted as if nothing were shared);"
+            f"  {kind} descriptions: {got['n']}, {got['cut']} of them (over {SLACK}x {limit}"
+            f" chars) cut near {limit} (counted as if nothing were shared);"
             f" the prompt keeps {got['kept']} of their {got['full']} chars"
             f" ({got['kept'] / max(got['full'], 1):.3f}; the module keeps all)"
         )

@@ -25,7 +25,7 @@ from ._schema import (
     py_literal,
     root_object,
 )
-from ._text import TOOL_LIMIT, TRUNCATED, clean, cut, flat_text, prompt_text
+from ._text import SLACK, TOOL_LIMIT, TRUNCATED, clean, cut, flat_text, prompt_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -187,7 +187,7 @@ def _cut_noted(parts: tuple[str, ...], notes: Mapping[str, str]) -> str:
     write fits. Never less is kept than cutting the description alone would keep.
     """
     text = _noted(parts, notes)
-    if len(text) <= TOOL_LIMIT:
+    if len(text) <= TOOL_LIMIT * SLACK:
         return text
     out: list[str] = []
     used = kept = 0

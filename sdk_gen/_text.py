@@ -27,10 +27,12 @@ __all__ = [
     "tool_text",
 ]
 
-TOOL_LIMIT = 280
+TOOL_LIMIT = 240
 """Characters of a tool's description kept in the prompt (the module keeps all of it)."""
 KEY_LIMIT = 140
 """Characters of an argument's or key's description kept in the prompt."""
+SLACK = 1.3
+"""A description up to ``SLACK`` times its limit is kept whole: cutting a little saves little."""
 TRUNCATED = " …"
 """Marker the prompt puts where it cut a description (its header says what it means)."""
 
@@ -91,7 +93,7 @@ def prompt_text(text: str, limit: int | None = None) -> str:
     """
     flat = flat_text(text)
     limit = KEY_LIMIT if limit is None else limit
-    if len(flat) <= limit:
+    if len(flat) <= limit * SLACK:
         return flat
     return cut(flat, limit) + TRUNCATED
 

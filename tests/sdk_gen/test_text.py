@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sdk_gen._text import KEY_LIMIT, TOOL_LIMIT, TRUNCATED, prompt_text, tool_text
+from sdk_gen._text import KEY_LIMIT, SLACK, TOOL_LIMIT, TRUNCATED, prompt_text, tool_text
 
 EG = "Use a tag (e.g. v1.2) and more words here"
 CJK = "查询余票信息。必须先调用接口获取车站编码，严禁直接使用中文地名。"
@@ -23,6 +23,7 @@ SENTENCES = "First sentence is here. Second one follows it. Third one is far too
         (CJK, 12, "查询余票信息。" + TRUNCATED),
         ("查" * 30, 10, "查" * 10 + TRUNCATED),
         ("exactly ten", 11, "exactly ten"),
+        ("one two three four", 15, "one two three four"),
     ],
     ids=[
         "fits",
@@ -34,6 +35,7 @@ SENTENCES = "First sentence is here. Second one follows it. Third one is far too
         "cjk-sentence-end",
         "no-spaces-hard-cut",
         "at-the-limit-untouched",
+        "a-little-over-kept-whole",
     ],
 )
 def test_prompt_text_cuts_at_a_boundary(text: str, limit: int, expected: str) -> None:
@@ -55,3 +57,9 @@ def test_tool_and_key_descriptions_have_their_own_limits() -> None:
     assert len(tool_text(text).removesuffix(TRUNCATED)) <= TOOL_LIMIT
     assert len(prompt_text(text).removesuffix(TRUNCATED)) <= KEY_LIMIT
     assert TOOL_LIMIT > KEY_LIMIT
+
+
+def test_only_descriptions_well_over_their_limit_are_cut() -> None:
+    slightly = "word " * int(KEY_LIMIT * SLACK / 5)
+    assert prompt_text(slightly) == slightly.strip()
+    assert prompt_text(slightly + "more words here").endswith(TRUNCATED)
