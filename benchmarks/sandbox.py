@@ -34,12 +34,12 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from codemode.sandbox.inprocess import InProcessExecutor
+from codemode.sandbox.executors.inprocess import InProcessExecutor
+from codemode.sandbox.executors.pool import WorkerPoolExecutor
 from codemode.sandbox.limits import Limits
-from codemode.sandbox.pool import WorkerPoolExecutor
 
 if TYPE_CHECKING:
-    from codemode.sandbox.executor import Executor
+    from codemode.sandbox.executors.base import Executor
 
 COLD_SCRIPT = textwrap.dedent("""\
     import json

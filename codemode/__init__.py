@@ -1,19 +1,28 @@
 """codemode: a Code Mode host — typed tool SDKs, sandboxed scripts, one validated pipeline."""
 
-from .content import ErrorInfo as ErrorInfo
-from .content import ToolResult as ToolResult
-from .content import audio as audio
-from .content import image as image
-from .content import resource as resource
-from .content import text as text
-from .context import Allow as Allow
-from .context import Ask as Ask
-from .context import CancelSignal as CancelSignal
-from .context import Deny as Deny
-from .context import ExecContext as ExecContext
-from .context import Token as Token
-from .context import ToolCall as ToolCall
-from .decorator import tool as tool
+from .dispatch.content import ErrorInfo as ErrorInfo
+from .dispatch.content import ToolResult as ToolResult
+from .dispatch.content import audio as audio
+from .dispatch.content import image as image
+from .dispatch.content import resource as resource
+from .dispatch.content import text as text
+from .dispatch.context import Allow as Allow
+from .dispatch.context import Ask as Ask
+from .dispatch.context import CancelSignal as CancelSignal
+from .dispatch.context import Deny as Deny
+from .dispatch.context import ExecContext as ExecContext
+from .dispatch.context import Token as Token
+from .dispatch.context import ToolCall as ToolCall
+from .dispatch.decorator import tool as tool
+from .dispatch.events import JsonlSessionLog as JsonlSessionLog
+from .dispatch.events import ToolEvent as ToolEvent
+from .dispatch.frozen import FrozenDict as FrozenDict
+from .dispatch.frozen import thaw as thaw
+from .dispatch.registry import Registration as Registration
+from .dispatch.registry import ToolRegistry as ToolRegistry
+from .dispatch.spec import ToolSpec as ToolSpec
+from .dispatch.tool import Tool as Tool
+from .dispatch.tool import define_tool as define_tool
 from .errors import CodemodeError as CodemodeError
 from .errors import DuplicateToolError as DuplicateToolError
 from .errors import LimitExceeded as LimitExceeded
@@ -25,24 +34,15 @@ from .errors import SdkGenerationError as SdkGenerationError
 from .errors import ToolCallError as ToolCallError
 from .errors import ToolDefinitionError as ToolDefinitionError
 from .errors import UnknownToolError as UnknownToolError
-from .events import JsonlSessionLog as JsonlSessionLog
-from .events import ToolEvent as ToolEvent
-from .frozen import FrozenDict as FrozenDict
-from .frozen import thaw as thaw
-from .mcp import McpTools as McpTools
-from .mcp import register_mcp_tools as register_mcp_tools
-from .mode import CodeMode as CodeMode
-from .registry import Registration as Registration
-from .registry import ToolRegistry as ToolRegistry
+from .integrations.mcp import McpTools as McpTools
+from .integrations.mcp import register_mcp_tools as register_mcp_tools
+from .mode.code_mode import CodeMode as CodeMode
 from .sandbox import Executor as Executor
 from .sandbox import InProcessExecutor as InProcessExecutor
 from .sandbox import Limits as Limits
 from .sandbox import ScriptError as ScriptError
 from .sandbox import ScriptResult as ScriptResult
 from .sandbox import WorkerPoolExecutor as WorkerPoolExecutor
-from .spec import ToolSpec as ToolSpec
-from .tool import Tool as Tool
-from .tool import define_tool as define_tool
 
 __all__ = [
     "Allow",

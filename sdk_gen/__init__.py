@@ -7,12 +7,12 @@ mapping. Importing this package is cheap: datamodel-code-generator loads on firs
 
 from __future__ import annotations
 
-from . import cli as cli
 from ._generate import FILES as FILES
 from ._generate import GeneratedSDK as GeneratedSDK
 from ._generate import SdkCache as SdkCache
 from ._generate import generate as generate
 from ._names import SdkNames as SdkNames
+from ._specs import SpecLike as SpecLike
 from ._specs import as_spec as as_spec
 
-__all__ = ["FILES", "GeneratedSDK", "SdkCache", "SdkNames", "as_spec", "cli", "generate"]
+__all__ = ["FILES", "GeneratedSDK", "SdkCache", "SdkNames", "SpecLike", "as_spec", "generate"]

@@ -21,7 +21,7 @@ from ._text import docstring
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from codemode.spec import ToolSpec
+    from codemode.dispatch.spec import ToolSpec
 
     from ._specs import SpecLike
 

@@ -30,7 +30,7 @@ from ._text import SLACK, TOOL_LIMIT, TRUNCATED, clean, cut, flat_text, prompt_t
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from codemode.spec import ToolSpec
+    from codemode.dispatch.spec import ToolSpec
 
     from ._render import ToolRender
 

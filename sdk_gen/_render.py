@@ -27,7 +27,7 @@ from ._text import clean, docstring
 from ._types import TypeBlock, render_types
 
 if TYPE_CHECKING:
-    from codemode.spec import ToolSpec
+    from codemode.dispatch.spec import ToolSpec
 
 __all__ = ["ARG_RESERVED", "EXTRA", "Param", "ToolRender", "fallback_render", "render_tool"]
 

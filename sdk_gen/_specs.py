@@ -6,8 +6,8 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from codemode.dispatch.spec import ToolSpec
 from codemode.errors import SdkGenerationError
-from codemode.spec import ToolSpec
 
 __all__ = ["SpecLike", "as_spec", "as_specs", "spec_digest"]
 

@@ -8,19 +8,19 @@ it runs. Both executors implement :class:`Executor` and give identical
 
 from __future__ import annotations
 
-from .broker import CallBroker as CallBroker
-from .broker import CallTool as CallTool
-from .executor import Executor as Executor
-from .inprocess import InProcessExecutor as InProcessExecutor
+from .executors.base import Executor as Executor
+from .executors.broker import CallBroker as CallBroker
+from .executors.broker import CallTool as CallTool
+from .executors.inprocess import InProcessExecutor as InProcessExecutor
+from .executors.pool import WorkerPoolExecutor as WorkerPoolExecutor
 from .limits import DEFAULT_LIMITS as DEFAULT_LIMITS
 from .limits import Limits as Limits
-from .pool import WorkerPoolExecutor as WorkerPoolExecutor
-from .result import CallRecord as CallRecord
-from .result import RunOutcome as RunOutcome
-from .result import ScriptError as ScriptError
-from .result import ScriptResult as ScriptResult
-from .result import Usage as Usage
-from .runner import run_script as run_script
+from .runtime.result import CallRecord as CallRecord
+from .runtime.result import RunOutcome as RunOutcome
+from .runtime.result import ScriptError as ScriptError
+from .runtime.result import ScriptResult as ScriptResult
+from .runtime.result import Usage as Usage
+from .runtime.runner import run_script as run_script
 
 __all__ = [
     "DEFAULT_LIMITS",

@@ -20,14 +20,14 @@ Plain classes work anywhere (no pytest needed); ``codemode.testing.plugin`` (the
 - ``assert_script_ok(result)``: the value, or an AssertionError with the script's error.
 """
 
-from ._events import ToolEvents as ToolEvents
-from ._run import RunCode as RunCode
-from ._run import assert_script_ok as assert_script_ok
-from ._scripted import OPEN_PARAMETERS as OPEN_PARAMETERS
-from ._scripted import RecordedCall as RecordedCall
-from ._scripted import ScriptedTool as ScriptedTool
-from ._scripted import ScriptedTools as ScriptedTools
-from ._scripted import ToolFailure as ToolFailure
+from codemode.testing._events import ToolEvents as ToolEvents
+from codemode.testing._run import RunCode as RunCode
+from codemode.testing._run import assert_script_ok as assert_script_ok
+from codemode.testing._scripted import OPEN_PARAMETERS as OPEN_PARAMETERS
+from codemode.testing._scripted import RecordedCall as RecordedCall
+from codemode.testing._scripted import ScriptedTool as ScriptedTool
+from codemode.testing._scripted import ScriptedTools as ScriptedTools
+from codemode.testing._scripted import ToolFailure as ToolFailure
 
 __all__ = [
     "OPEN_PARAMETERS",

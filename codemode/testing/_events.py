@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, final
 
-from codemode.frozen import thaw
+from codemode.dispatch.frozen import thaw
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
-    from codemode.context import Token
-    from codemode.events import EventType, ToolEvent
-    from codemode.registry import ToolRegistry
+    from codemode.dispatch.context import Token
+    from codemode.dispatch.events import EventType, ToolEvent
+    from codemode.dispatch.registry import ToolRegistry
 
 __all__ = ["ToolEvents"]
 

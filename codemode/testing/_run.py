@@ -5,11 +5,11 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any, final
 
-from codemode.context import ToolCall
+from codemode.dispatch.context import ToolCall
 
 if TYPE_CHECKING:
-    from codemode.content import ToolResult
-    from codemode.registry import ToolRegistry
+    from codemode.dispatch.content import ToolResult
+    from codemode.dispatch.registry import ToolRegistry
     from codemode.sandbox import ScriptResult
 
 __all__ = ["RunCode", "assert_script_ok"]

@@ -14,16 +14,16 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, final
 
-from codemode.frozen import thaw
-from codemode.tool import Tool, define_tool
+from codemode.dispatch.frozen import thaw
+from codemode.dispatch.tool import Tool, define_tool
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
 
-    from codemode.context import ExecContext
-    from codemode.registry import Registration, ToolRegistry
-    from codemode.spec import ToolSpec
-    from codemode.tool import ExecutionMode
+    from codemode.dispatch.context import ExecContext
+    from codemode.dispatch.registry import Registration, ToolRegistry
+    from codemode.dispatch.spec import ToolSpec
+    from codemode.dispatch.tool import ExecutionMode
 
 __all__ = ["OPEN_PARAMETERS", "RecordedCall", "ScriptedTool", "ScriptedTools", "ToolFailure"]
 

@@ -24,16 +24,15 @@ from typing import TYPE_CHECKING
 import anyio
 import pytest
 
-from codemode.registry import ToolRegistry
-
-from ._events import ToolEvents
-from ._run import RunCode
-from ._scripted import ScriptedTools
+from codemode.dispatch.registry import ToolRegistry
+from codemode.testing._events import ToolEvents
+from codemode.testing._run import RunCode
+from codemode.testing._scripted import ScriptedTools
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from codemode.mode import CodeMode
+    from codemode.mode.code_mode import CodeMode
     from codemode.sandbox import InProcessExecutor, Limits
 
 __all__ = [
@@ -79,7 +78,7 @@ def code_mode_limits() -> Limits:
 @pytest.fixture
 def code_mode(tool_registry: ToolRegistry, code_mode_limits: Limits) -> Iterator[CodeMode]:
     """``CodeMode`` over ``tool_registry``, running scripts in-process (fast, same results)."""
-    from codemode.mode import CodeMode
+    from codemode.mode.code_mode import CodeMode
     from codemode.sandbox import InProcessExecutor
 
     executor = InProcessExecutor()

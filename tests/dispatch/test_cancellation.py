@@ -69,7 +69,7 @@ async def test_cancelling_the_caller_cancels_the_handler(
     assert events.types() == ["tool/call", "tool/result"]
     assert events.all[1].is_error and events.all[1].error == "cancelled"
     assert observed == []
-    assert registry._gate._running == {}
+    assert registry.gate._running == {}
 
 
 async def test_cancelling_a_parent_cancels_its_nested_calls(

@@ -9,7 +9,7 @@ import pytest
 from typing_extensions import TypedDict
 
 import codemode as cm
-from codemode.decorator import parse_docstring
+from codemode.dispatch.decorator import parse_docstring
 
 from .support import call
 

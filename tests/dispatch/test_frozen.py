@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from codemode.frozen import FrozenDict, NotJSONError, dumps, freeze, thaw
+from codemode.dispatch.frozen import FrozenDict, NotJSONError, dumps, freeze, thaw
 
 if TYPE_CHECKING:
     from collections.abc import Callable

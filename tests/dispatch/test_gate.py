@@ -160,7 +160,7 @@ async def test_script_like_parent_runs_sequential_children_one_at_a_time(
     violations, _ = overlaps(log)
     assert violations == []
     assert len(log) == 24
-    assert modes._gate._running == {} and modes._gate._children == {}
+    assert modes.gate._running == {} and modes.gate._children == {}
 
 
 async def test_grandchildren_of_a_sequential_call_are_admitted(
@@ -206,8 +206,8 @@ async def test_a_call_cancelled_while_waiting_leaves_the_gate_clean(
             release.set()
         result = await modes.execute(call("seq"))
     assert result.text == "sequential"
-    assert modes._gate._running == {} and modes._gate._waiters == 0
-    assert modes._gate._sequential_running == 0
+    assert modes.gate._running == {} and modes.gate._waiters == 0
+    assert modes.gate._sequential_running == 0
 
 
 async def test_failing_and_cancelled_handlers_release_the_gate(modes: cm.ToolRegistry) -> None:
@@ -221,4 +221,4 @@ async def test_failing_and_cancelled_handlers_release_the_gate(modes: cm.ToolReg
         timed_out = await modes.execute(call("seq"))
         assert timed_out.error is not None and timed_out.error.kind == "timeout"
         assert (await modes.execute(call("par"))).text == "parallel"
-    assert modes._gate._running == {} and modes._gate._sequential_running == 0
+    assert modes.gate._running == {} and modes.gate._sequential_running == 0

@@ -138,7 +138,7 @@ def test_subscribe_returns_an_unsubscribe(registry: cm.ToolRegistry) -> None:
     unsubscribe = registry.subscribe(seen.append)
     unsubscribe()
     unsubscribe()
-    assert registry._subscribers == []
+    assert registry.hooks.subscribers == []
 
 
 @pytest.mark.parametrize(

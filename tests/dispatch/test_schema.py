@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from codemode.dispatch.schema import compile_schema, normalise_parameters
+from codemode.dispatch.tool import define_tool
 from codemode.errors import ToolDefinitionError
-from codemode.schema import compile_schema, normalise_parameters
-from codemode.tool import define_tool
 
 
 @pytest.mark.parametrize(

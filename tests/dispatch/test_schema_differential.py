@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
+from codemode.dispatch.frozen import thaw
+from codemode.dispatch.schema import CompiledSchema, compile_schema
 from codemode.errors import ToolDefinitionError
-from codemode.frozen import thaw
-from codemode.schema import CompiledSchema, compile_schema
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "tool-schemas"
 

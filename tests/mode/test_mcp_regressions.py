@@ -16,7 +16,7 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 import codemode as cm
-from codemode.mcp import register_mcp_tools
+from codemode.integrations.mcp import register_mcp_tools
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

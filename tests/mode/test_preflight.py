@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from codemode.preflight import check_script
-from codemode.spec import ToolSpec
+from codemode.dispatch.spec import ToolSpec
+from codemode.mode.preflight import check_script
 
 SPECS = {
     "search-issues": ToolSpec(

@@ -16,15 +16,15 @@ import anyio
 import pytest
 
 from codemode.errors import ToolCallError
-from codemode.sandbox.inprocess import InProcessExecutor
+from codemode.sandbox.executors.inprocess import InProcessExecutor
+from codemode.sandbox.executors.pool import WorkerPoolExecutor
 from codemode.sandbox.limits import Limits
-from codemode.sandbox.pool import WorkerPoolExecutor
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
 
-    from codemode.sandbox.executor import Executor
-    from codemode.sandbox.result import ScriptResult
+    from codemode.sandbox.executors.base import Executor
+    from codemode.sandbox.runtime.result import ScriptResult
 
 TOOL_PATHS = ("echo", "add", "fail", "boom", "slow", "nonjson", "ns.echo")
 

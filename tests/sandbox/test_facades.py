@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pytest
 
-from codemode.sandbox.broker import CallBroker
-from codemode.sandbox.facades import FACADE_NAMES, facade
+from codemode.sandbox.executors.broker import CallBroker
+from codemode.sandbox.language.facades import FACADE_NAMES, facade
 from codemode.sandbox.limits import Limits
-from codemode.sandbox.runner import run_script
+from codemode.sandbox.runtime.runner import run_script
 
 if TYPE_CHECKING:
-    from codemode.sandbox.result import RunOutcome
+    from codemode.sandbox.runtime.result import RunOutcome
 
 LIMITS = Limits(timeout=2.0, operations=50_000, memory=16 * 1024 * 1024)
 

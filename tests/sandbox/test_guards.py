@@ -10,30 +10,30 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from codemode.errors import ToolCallError
-from codemode.sandbox.broker import CallBroker
-from codemode.sandbox.guards import (
+from codemode.sandbox.executors.broker import CallBroker
+from codemode.sandbox.language.guards import (
     build_class,
     guarded_getattr,
     guarded_hasattr,
     guarded_type,
     guarded_write,
 )
-from codemode.sandbox.limits import Limits
-from codemode.sandbox.meter import Meter, Tripped
-from codemode.sandbox.runner import run_script
-from codemode.sandbox.sizes import (
+from codemode.sandbox.language.meter import Meter, Tripped
+from codemode.sandbox.language.sizes import (
     guarded_add,
     guarded_lshift,
     guarded_mod,
     guarded_mul,
     guarded_pow,
 )
-from codemode.sandbox.state import CURRENT_RUN, RunState
+from codemode.sandbox.language.state import CURRENT_RUN, RunState
+from codemode.sandbox.limits import Limits
+from codemode.sandbox.runtime.runner import run_script
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from codemode.sandbox.result import RunOutcome
+    from codemode.sandbox.runtime.result import RunOutcome
 
 
 class Sentinel:

@@ -8,8 +8,8 @@ import textwrap
 import pytest
 
 from codemode.errors import ScriptCompileError
-from codemode.sandbox.compile import compile_script
-from codemode.sandbox.policy import SandboxPolicy
+from codemode.sandbox.language.compile import compile_script
+from codemode.sandbox.language.policy import SandboxPolicy
 
 
 def transformed(source: str) -> str:

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from codemode.errors import LimitExceeded, ToolCallError
-from codemode.sandbox.broker import CallBroker
+from codemode.sandbox.executors.broker import CallBroker
 from codemode.sandbox.limits import Limits
-from codemode.sandbox.result import RunOutcome, ScriptError
-from codemode.sandbox.runner import run_script
+from codemode.sandbox.runtime.result import RunOutcome, ScriptError
+from codemode.sandbox.runtime.runner import run_script
 
 SMALL = Limits(timeout=2.0, operations=20_000, memory=8 * 1024 * 1024, recursion=30,
                output=200, result=1000, calls=5, concurrency=2)

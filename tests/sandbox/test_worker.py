@@ -20,10 +20,10 @@ import anyio
 import pytest
 
 from codemode.errors import SandboxError, ToolCallError, WorkerProtocolError
-from codemode.sandbox import pool as pool_module
+from codemode.sandbox.executors import pool as pool_module
+from codemode.sandbox.executors.pool import WorkerPoolExecutor
+from codemode.sandbox.executors.protocol import MAX_FRAME, FrameDecoder, encode, encode_call
 from codemode.sandbox.limits import Limits
-from codemode.sandbox.pool import WorkerPoolExecutor
-from codemode.sandbox.protocol import MAX_FRAME, FrameDecoder, encode, encode_call
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -526,12 +526,12 @@ async def test_protocol_violation_fails_run_and_recycles(
 async def test_worker_loads_only_the_sandbox_runtime(pool: WorkerPoolExecutor) -> None:
     source = "import sys\nsorted(m for m in sys.modules if m.startswith('codemode'))"
     loaded = (await pool.run(source, call_tool=echo, tool_paths=PATHS)).value
-    assert "codemode.sandbox.worker" in loaded
+    assert "codemode.sandbox.executors.worker" in loaded
     for host_only in (
-        "codemode.registry",
-        "codemode.mode",
-        "codemode.sandbox.pool",
-        "codemode.sandbox.inprocess",
+        "codemode.dispatch.registry",
+        "codemode.mode.code_mode",
+        "codemode.sandbox.executors.pool",
+        "codemode.sandbox.executors.inprocess",
     ):
         assert host_only not in loaded
 

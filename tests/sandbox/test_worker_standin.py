@@ -13,14 +13,14 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
-from codemode.sandbox.broker import decode_reply
-from codemode.sandbox.result import RunOutcome, ScriptError
+from codemode.sandbox.runtime.replies import decode_reply
+from codemode.sandbox.runtime.result import RunOutcome, ScriptError
 
 if TYPE_CHECKING:
     from collections.abc import Collection
 
+    from codemode.sandbox.executors.worker import ScriptCall
     from codemode.sandbox.limits import Limits
-    from codemode.sandbox.worker import ScriptCall
 
 
 RUNTIME_BUG = "# make the runtime itself fail"

@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from codemode.cli.sdk import main_sdk
 from sdk_gen import FILES
-from sdk_gen.cli import main_sdk
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 TOOLS_MODULE = textwrap.dedent(
     """
-    from codemode.spec import ToolSpec
+    from codemode.dispatch.spec import ToolSpec
 
     SPECS = [
         ToolSpec(name="echo", description="Echo text.",

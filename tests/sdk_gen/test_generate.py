@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from sdkgen_support import ROOT
 
 import sdk_gen
+from codemode.dispatch.spec import ToolSpec
 from codemode.errors import SdkGenerationError
-from codemode.spec import ToolSpec
 from sdk_gen import _generate, _render
 
 

@@ -20,7 +20,7 @@ from sdkgen_support import ROOT, load_sdk
 
 import codemode as cm
 import sdk_gen
-from codemode.mcp import register_mcp_tools
+from codemode.integrations.mcp import register_mcp_tools
 from sdk_gen._audit import audit_prompt
 
 if TYPE_CHECKING:

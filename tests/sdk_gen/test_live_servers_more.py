@@ -23,7 +23,7 @@ from sdkgen_support import ROOT, InstanceMaker, Recorder, function_for, load_sdk
 
 import codemode as cm
 import sdk_gen
-from codemode.mcp import register_mcp_tools
+from codemode.integrations.mcp import register_mcp_tools
 from sdk_gen._schema import root_object
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ async def test_sdk_from_more_live_servers(tmp_path: Path) -> None:
 
 
 async def test_codemode_runs_a_script_against_more_live_servers() -> None:
-    """Register every server through ``codemode.mcp``; one script calls two of them."""
+    """Register every server through ``codemode.integrations.mcp``; one script calls two of them."""
     registry = cm.ToolRegistry()
     async with AsyncExitStack() as stack:
         sessions = await _sessions(stack)

@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from codemode.sandbox.result import RunOutcome, ScriptError
+from codemode.sandbox.runtime.result import RunOutcome, ScriptError
 
 if TYPE_CHECKING:
     from collections.abc import Collection
 
+    from codemode.sandbox.executors.worker import ScriptCall
     from codemode.sandbox.limits import Limits
-    from codemode.sandbox.worker import ScriptCall
 
 
 async def run(

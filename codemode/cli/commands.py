@@ -1,0 +1,159 @@
+"""The ``codemode`` command: run, check, prompt and sdk against a tools object.
+
+``--tools MODULE:OBJECT`` names a ToolRegistry, a CodeMode, a list of tools,
+or a zero-argument callable returning one of those; MODULE is a dotted module
+name or a path to a ``.py`` file.
+
+Exit codes: 0 success; 1 the script failed (runtime error); 2 bad usage (including
+an unreadable script file); 3 the tools object could not be loaded; 4 the script failed preflight
+(nothing ran); 5 a run limit tripped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+
+from codemode.errors import ToolsLoadError
+from codemode.mode.code_mode import CodeMode
+from codemode.sandbox import Limits, ScriptResult
+
+from .targets import load_tools
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_SCRIPT, EXIT_USAGE, EXIT_TOOLS, EXIT_PREFLIGHT, EXIT_LIMIT = 0, 1, 2, 3, 4, 5
+
+
+def _mode(target: str, args: argparse.Namespace) -> CodeMode:
+    loaded = load_tools(target)
+    if isinstance(loaded, CodeMode):
+        return loaded
+    limits = Limits(timeout=args.timeout) if getattr(args, "timeout", None) else None
+    executor = None
+    if getattr(args, "executor", "pool") == "inprocess":
+        from codemode.sandbox import InProcessExecutor
+
+        executor = InProcessExecutor()
+    return CodeMode(loaded, limits=limits, executor=executor)
+
+
+class _ScriptUnreadable(Exception):
+    """Internal: the script file could not be read (a usage error, exit 2)."""
+
+
+def _read_script(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise _ScriptUnreadable(f"cannot read script {path}: {exc.strerror}") from None
+
+
+def _print_result(result: ScriptResult, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2, default=str))
+    else:
+        if result.output:
+            print("--- output ---")
+            print(result.output.rstrip("\n"))
+        print("--- calls ---")
+        for record in result.calls:
+            status = "ok" if record.ok else f"error: {record.error}"
+            print(
+                f"{record.index + 1:>3}. {record.name}({json.dumps(record.arguments)}) "
+                f"{record.duration * 1000:.1f} ms {status}"
+            )
+        if result.error is None:
+            print("--- value ---")
+            print(json.dumps(result.value, ensure_ascii=False, indent=2, default=str))
+        else:
+            error = result.error
+            where = f" (line {error.line})" if error.line else ""
+            print(f"--- error ---\n{error.type}{where}: {error.message}", file=sys.stderr)
+    if result.error is None:
+        return EXIT_OK
+    if result.error.type == "PreflightError":
+        return EXIT_PREFLIGHT
+    if result.error.limit is not None:
+        return EXIT_LIMIT
+    return EXIT_SCRIPT
+
+
+async def _run(args: argparse.Namespace) -> int:
+    mode = _mode(args.tools, args)
+    script = _read_script(args.script)
+    try:
+        result = await mode.run(script)
+    finally:
+        await mode.aclose()
+    return _print_result(result, args.json)
+
+
+def _check(args: argparse.Namespace) -> int:
+    mode = _mode(args.tools, args)
+    problems = mode.check(_read_script(args.script))
+    for problem in problems:
+        print(f"{args.script}:{problem.line}:{problem.column}: {problem.message}")
+    if not problems:
+        print(f"{args.script}: ok")
+    return EXIT_PREFLIGHT if problems else EXIT_OK
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="codemode", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run a script against tools")
+    run.add_argument("script", help="script file, or - for stdin")
+    run.add_argument("--tools", required=True, metavar="MODULE:OBJECT")
+    run.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    run.add_argument("--timeout", type=float, help="wall-time limit in seconds")
+    run.add_argument("--executor", choices=("pool", "inprocess"), default="pool")
+    check = sub.add_parser("check", help="static preflight of a script (nothing runs)")
+    check.add_argument("script")
+    check.add_argument("--tools", required=True, metavar="MODULE:OBJECT")
+    prompt = sub.add_parser("prompt", help="print the model-facing prompt")
+    prompt.add_argument("--tools", required=True, metavar="MODULE:OBJECT")
+    sub.add_parser(
+        "sdk", help="write the generated SDK (see `codemode sdk --help`)", add_help=False
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``codemode`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "sdk":
+        from .sdk import main_sdk
+
+        return main_sdk(argv[1:])
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return anyio.run(_run, args)
+        if args.command == "check":
+            return _check(args)
+        mode = _mode(args.tools, args)
+        print(mode.prompt())
+        return EXIT_OK
+    except ToolsLoadError as exc:
+        print(f"codemode: {exc}", file=sys.stderr)
+        return EXIT_TOOLS
+    except _ScriptUnreadable as exc:
+        print(f"codemode: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

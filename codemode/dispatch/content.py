@@ -1,0 +1,261 @@
+"""Results: content blocks, the normalised ``ToolResult``, and how handler output becomes one.
+
+Whatever a handler returns is turned into a ``ToolResult`` here, before any
+observer sees it; anything that is not JSON becomes an error result.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from codemode.dispatch.frozen import FrozenDict, NotJSONError, dumps, freeze
+
+__all__ = [
+    "BLOCK_TYPES",
+    "ErrorInfo",
+    "ErrorKind",
+    "ToolResult",
+    "audio",
+    "error_result",
+    "image",
+    "normalise",
+    "resource",
+    "text",
+]
+
+BLOCK_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
+
+_REQUIRED_KEYS: Mapping[str, tuple[str, ...]] = {
+    "text": ("text",),
+    "image": ("data", "mimeType"),
+    "audio": ("data", "mimeType"),
+    "resource": ("resource",),
+    "resource_link": ("uri",),
+}
+
+ErrorKind = Literal[
+    "unknown_tool",
+    "invalid_arguments",
+    "denied",
+    "handler_error",
+    "invalid_result",
+    "timeout",
+    "cancelled",
+]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ErrorInfo:
+    """Why a result is an error, in fields a caller can branch on."""
+
+    kind: ErrorKind
+    """Which pipeline stage failed."""
+    message: str
+    """Readable message (also the result's text)."""
+    path: str | None = None
+    """JSON path of the offending argument, for ``invalid_arguments``."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolResult:
+    """The normalised outcome of one dispatch: what observers and callers see."""
+
+    call_id: str
+    """The call's id."""
+    name: str
+    """Wire name of the tool."""
+    content: tuple[Mapping[str, Any], ...]
+    """Model-visible content blocks (frozen MCP-style dicts)."""
+    structured: Any = None
+    """Structured data the handler returned (frozen JSON), or None."""
+    is_error: bool = False
+    """True when the call failed; ``content`` then says why."""
+    error: ErrorInfo | None = None
+    """Details when ``is_error``."""
+    meta: Mapping[str, Any] | None = None
+    """Host-side data from the handler; persisted on events, never shown to the model."""
+    duration: float = field(default=0.0, compare=False)
+    """Seconds spent in the pipeline."""
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined by newlines (non-text blocks omitted)."""
+        return "\n".join(b["text"] for b in self.content if b.get("type") == "text")
+
+
+def text(value: str) -> FrozenDict:
+    """A text content block."""
+    return FrozenDict(type="text", text=value)
+
+
+def image(data: str, mime_type: str) -> FrozenDict:
+    """An image block; ``data`` is base64."""
+    return FrozenDict(type="image", data=data, mimeType=mime_type)
+
+
+def audio(data: str, mime_type: str) -> FrozenDict:
+    """An audio block; ``data`` is base64."""
+    return FrozenDict(type="audio", data=data, mimeType=mime_type)
+
+
+def resource(
+    uri: str, *, text: str | None = None, blob: str | None = None, mime_type: str | None = None
+) -> FrozenDict:
+    """An embedded resource block (text or base64 blob)."""
+    body: dict[str, Any] = {"uri": uri}
+    if text is not None:
+        body["text"] = text
+    if blob is not None:
+        body["blob"] = blob
+    if mime_type is not None:
+        body["mimeType"] = mime_type
+    return FrozenDict(type="resource", resource=FrozenDict(body))
+
+
+def error_result(
+    call_id: str, name: str, kind: ErrorKind, message: str, path: str | None = None
+) -> ToolResult:
+    """An ``is_error`` result whose text is ``message``."""
+    return ToolResult(
+        call_id=call_id,
+        name=name,
+        content=(text(message),),
+        is_error=True,
+        error=ErrorInfo(kind=kind, message=message, path=path),
+    )
+
+
+class InvalidResult(Exception):
+    """Internal: handler output that cannot be normalised; becomes an error result."""
+
+
+def _is_block(value: Any) -> bool:
+    return isinstance(value, Mapping) and value.get("type") in BLOCK_TYPES
+
+
+def _block(value: Mapping[str, Any]) -> FrozenDict:
+    kind = value["type"]
+    missing = [k for k in _REQUIRED_KEYS[kind] if k not in value]
+    if missing:
+        raise InvalidResult(f"{kind} block is missing {', '.join(missing)}")
+    if kind == "text" and not isinstance(value["text"], str):
+        raise InvalidResult("text block's 'text' must be a string")
+    try:
+        frozen = freeze(value)
+    except NotJSONError as exc:
+        raise InvalidResult(f"content block is not JSON ({exc})") from None
+    assert isinstance(frozen, FrozenDict)
+    return frozen
+
+
+def _is_envelope(value: Any) -> bool:
+    return (
+        isinstance(value, Mapping)
+        and "content" in value
+        and not _is_block(value)
+        and set(value) <= {"content", "meta", "structured", "is_error"}
+    )
+
+
+def content_of(value: Any) -> tuple[tuple[FrozenDict, ...], Any]:
+    """Content blocks and structured data for one handler return value.
+
+    ``str`` → one text block; a block or a list of blocks → those blocks;
+    any other JSON → its JSON text plus the data as ``structured``.
+    """
+    if isinstance(value, str):
+        return (text(value),), None
+    if _is_block(value):
+        return (_block(value),), None
+    if (
+        isinstance(value, Sequence)
+        and not isinstance(value, (str, bytes, bytearray))
+        and value
+        and all(_is_block(v) for v in value)
+    ):
+        return tuple(_block(v) for v in value), None
+    try:
+        data = freeze(value)
+    except NotJSONError as exc:
+        hint = (
+            " (wrap binary data in an image/audio/resource block)"
+            if isinstance(value, (bytes, bytearray))
+            else ""
+        )
+        raise InvalidResult(f"the tool returned non-JSON data: {exc}{hint}") from None
+    return (text(dumps(data)),), data
+
+
+def normalise(call_id: str, name: str, value: Any) -> ToolResult:
+    """Turn a handler's return value into a ``ToolResult``; raise InvalidResult if impossible.
+
+    Besides plain values, a handler may return the envelope
+    ``{"content": ..., "meta": {...}, "structured": ..., "is_error": bool}``
+    (``content`` required): ``meta`` stays host-side, ``is_error`` reports a
+    domain failure without raising.
+    """
+    if type(value) is str:  # the common case first
+        return ToolResult(call_id=call_id, name=name, content=(text(value),))
+    meta = None
+    structured: Any = None
+    if isinstance(value, ToolResult):
+        return _renormalise(call_id, name, value)
+    envelope = _is_envelope(value)
+    if envelope:
+        raw_meta = value.get("meta")
+        if raw_meta is not None:
+            if not isinstance(raw_meta, Mapping):
+                raise InvalidResult("'meta' must be an object")
+            try:
+                meta = freeze(raw_meta)
+            except NotJSONError as exc:
+                raise InvalidResult(f"'meta' is not JSON ({exc})") from None
+        content, structured = content_of(value["content"])
+        if "structured" in value:
+            try:
+                structured = freeze(value["structured"])
+            except NotJSONError as exc:
+                raise InvalidResult(f"'structured' is not JSON ({exc})") from None
+    else:
+        content, structured = content_of(value)
+    if envelope and value.get("is_error") is True:
+        message = "\n".join(b["text"] for b in content if b.get("type") == "text")
+        return ToolResult(
+            call_id=call_id,
+            name=name,
+            content=content,
+            structured=structured,
+            meta=meta,
+            is_error=True,
+            error=ErrorInfo(kind="handler_error", message=message),
+        )
+    return ToolResult(call_id=call_id, name=name, content=content, structured=structured, meta=meta)
+
+
+def _renormalise(call_id: str, name: str, value: ToolResult) -> ToolResult:
+    """A ``ToolResult`` built by host code: checked, frozen, given this call's identity."""
+    if not all(_is_block(b) for b in value.content):
+        raise InvalidResult("a ToolResult's content must be content blocks")
+    try:
+        meta = None if value.meta is None else freeze(value.meta)
+        structured = freeze(value.structured)
+    except NotJSONError as exc:
+        raise InvalidResult(f"ToolResult data is not JSON ({exc})") from None
+    if meta is not None and not isinstance(meta, Mapping):
+        raise InvalidResult("'meta' must be an object")
+    return replace(
+        value,
+        call_id=call_id,
+        name=name,
+        content=tuple(_block(b) for b in value.content),
+        structured=structured,
+        meta=meta,
+    )
+
+
+def parse_json_text(value: str) -> Any:
+    """Parse JSON text, for tools that declare JSON output."""
+    return json.loads(value)

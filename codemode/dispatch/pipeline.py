@@ -1,0 +1,457 @@
+"""The one dispatch pipeline, as explicit stages.
+
+resolve → prepare & validate → pre_execute → guards → gate → wrappers → handler
+→ normalise → post_execute → observers, with ``tool/call`` and ``tool/result``
+events around it. Domain failures become ``is_error`` results at the stage
+that found them; host bugs in hooks raise (after a ``tool/result`` event).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections import abc
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+import anyio
+import anyio.to_thread
+
+from codemode.dispatch.content import (
+    ErrorKind,
+    InvalidResult,
+    ToolResult,
+    content_of,
+    error_result,
+    normalise,
+)
+from codemode.dispatch.context import Allow, Ask, CancelSignal, Deny, ExecContext, Token, ToolCall
+from codemode.dispatch.events import EventType, ToolEvent, now
+from codemode.dispatch.frozen import NotJSONError, freeze
+from codemode.errors import PipelineError, UnknownToolError
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Mapping
+
+    from codemode.dispatch.gate import ExecutionGate
+    from codemode.dispatch.hooks import Hook, Hooks
+    from codemode.dispatch.tool import Tool
+
+__all__ = ["DispatchTable", "dispatch"]
+
+
+class DispatchTable(Protocol):
+    """What the pipeline needs from a registry: tools by name, hooks, gate, approver."""
+
+    hooks: Hooks
+    gate: ExecutionGate
+    approver: Callable[[ExecContext, str], bool | Awaitable[bool]] | None
+
+    def get(self, name: str) -> Tool:
+        """The tool called ``name``; raises ``UnknownToolError`` (with close matches)."""
+        ...
+
+_perf = time.perf_counter
+_MAX_PROBLEMS = 5
+
+
+class _Stop(Exception):
+    """Internal: a stage produced the final (error) result."""
+
+    def __init__(self, result: ToolResult) -> None:
+        self.result = result
+
+
+async def _invoke(hook: Hook, *args: Any) -> Any:
+    out = hook.fn(*args)
+    if hook.is_async or inspect.isawaitable(out):
+        out = await out
+    return out
+
+
+def _emit(registry: DispatchTable, event: ToolEvent) -> None:
+    for subscriber in tuple(registry.hooks.subscribers):
+        subscriber(event)
+
+
+def _event(
+    call: ToolCall, token: Token, parent: str | None, kind: EventType, **fields: Any
+) -> ToolEvent:
+    return ToolEvent(
+        type=kind,
+        call_id=call.call_id,
+        name=call.name,
+        token=str(token),
+        parent=parent,
+        agent=call.agent,
+        time=now(),
+        **fields,
+    )
+
+
+async def dispatch(registry: DispatchTable, call: ToolCall) -> ToolResult:
+    """Run ``call`` through every stage and return its normalised result."""
+    start = _perf()
+    token = Token()
+    parent = str(call.parent) if call.parent is not None else None
+    if registry.hooks.subscribers:
+        _emit(
+            registry, _event(call, token, parent, "tool/call", arguments=_loggable(call.arguments))
+        )
+    try:
+        try:
+            result = await _stages(registry, call, token)
+        except _Stop as stop:
+            result = stop.result
+        result = _with_duration(result, _perf() - start)
+        for observer in registry.hooks.observers:
+            await _invoke(observer, result)
+    except BaseException as exc:
+        if registry.hooks.subscribers:
+            cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
+            message = "cancelled" if cancelled else f"internal error: {type(exc).__name__}: {exc}"
+            _emit(
+                registry,
+                _event(
+                    call,
+                    token,
+                    parent,
+                    "tool/result",
+                    is_error=True,
+                    error=message,
+                    duration=_perf() - start,
+                ),
+            )
+        raise
+    if registry.hooks.subscribers:
+        _emit(
+            registry,
+            _event(
+                call,
+                token,
+                parent,
+                "tool/result",
+                is_error=result.is_error,
+                error=result.error.message if result.error else None,
+                duration=result.duration,
+                meta=result.meta,
+            ),
+        )
+    return result
+
+
+def _with_duration(result: ToolResult, duration: float) -> ToolResult:
+    # A direct constructor call: ``dataclasses.replace`` costs twice as much on the hot path.
+    return ToolResult(
+        call_id=result.call_id,
+        name=result.name,
+        content=result.content,
+        structured=result.structured,
+        is_error=result.is_error,
+        error=result.error,
+        meta=result.meta,
+        duration=duration,
+    )
+
+
+def _loggable(arguments: Any) -> Any:
+    try:
+        return freeze(arguments)
+    except NotJSONError:
+        return repr(arguments)
+
+
+def _fail(call: ToolCall, kind: ErrorKind, message: str, path: str | None = None) -> _Stop:
+    return _Stop(error_result(call.call_id, call.name, kind, message, path))
+
+
+def _resolve(registry: DispatchTable, call: ToolCall) -> Tool:
+    try:
+        return registry.get(call.name)
+    except UnknownToolError as error:
+        raise _fail(call, "unknown_tool", str(error)) from None
+
+
+def _validate(tool: Tool, call: ToolCall) -> Mapping[str, Any]:
+    raw: Any = call.arguments
+    if tool.prepare_arguments is not None:
+        try:
+            raw = tool.prepare_arguments(raw)
+        except Exception as exc:
+            raise _fail(
+                call,
+                "invalid_arguments",
+                f"invalid arguments for {tool.name!r}: {type(exc).__name__}: {exc}",
+            ) from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict) and isinstance(raw, abc.Mapping):
+        raw = dict(raw)  # ToolCall.arguments may be any mapping; the validators want a dict
+    if not isinstance(raw, dict):
+        raise _fail(
+            call,
+            "invalid_arguments",
+            f"invalid arguments for {tool.name!r}: expected a JSON object, got "
+            f"{type(raw).__name__}",
+            "$",
+        )
+    if not tool.validator.is_valid(raw):
+        problems = tool.validator.problems(raw)
+        if problems:
+            shown = "; ".join(str(p) for p in problems[:_MAX_PROBLEMS])
+            more = (
+                f" (and {len(problems) - _MAX_PROBLEMS} more)"
+                if len(problems) > _MAX_PROBLEMS
+                else ""
+            )
+            raise _fail(
+                call,
+                "invalid_arguments",
+                f"invalid arguments for {tool.name!r}: {shown}{more}",
+                problems[0].path,
+            )
+    try:
+        frozen: Mapping[str, Any] = freeze(raw)
+    except NotJSONError as exc:
+        raise _fail(
+            call, "invalid_arguments", f"invalid arguments for {tool.name!r}: {exc}", exc.path
+        ) from None
+    return frozen
+
+
+async def _policy(registry: DispatchTable, ctx: ExecContext, call: ToolCall) -> None:
+    for hook in registry.hooks.pre:
+        decision = await _invoke(hook, ctx)
+        if decision is None or isinstance(decision, Allow):
+            continue
+        if isinstance(decision, Deny):
+            raise _fail(call, "denied", f"call to {ctx.name!r} denied: {decision.reason}")
+        if isinstance(decision, Ask):
+            await _ask(registry, ctx, call, decision.prompt)
+            continue
+        raise PipelineError(
+            ctx.name,
+            f"pre_execute hook {hook.fn!r} returned {decision!r}; "
+            "expected None, Allow(), Deny(reason) or Ask(prompt)",
+        )
+    for hook in registry.hooks.guards:
+        decision = await _invoke(hook, ctx)
+        if decision is None or isinstance(decision, Allow):
+            continue
+        if isinstance(decision, Deny):
+            raise _fail(call, "denied", f"call to {ctx.name!r} denied: {decision.reason}")
+        raise PipelineError(
+            ctx.name,
+            f"guard {hook.fn!r} returned {decision!r}; guards may only return None or Deny(reason)",
+        )
+
+
+async def _ask(registry: DispatchTable, ctx: ExecContext, call: ToolCall, prompt: str) -> None:
+    if registry.approver is None:
+        raise _fail(
+            call,
+            "denied",
+            f"call to {ctx.name!r} needs approval ({prompt}) and no approver is configured",
+        )
+    answer = registry.approver(ctx, prompt)
+    if inspect.isawaitable(answer):
+        answer = await answer
+    if isinstance(answer, Deny):
+        raise _fail(call, "denied", f"call to {ctx.name!r} not approved: {answer.reason}")
+    if answer is True or isinstance(answer, Allow):
+        return
+    if answer is False or answer is None:
+        raise _fail(call, "denied", f"call to {ctx.name!r} not approved ({prompt})")
+    raise PipelineError(ctx.name, f"approver returned {answer!r}; expected a bool, Allow or Deny")
+
+
+def _check_wrapped(original: ExecContext, passed: object) -> ExecContext:
+    if not isinstance(passed, ExecContext):
+        raise PipelineError(
+            original.name,
+            "an execute wrapper passed something other than an ExecContext to call_next",
+        )
+    if passed is original:
+        return passed
+    for name in ("call_id", "name", "arguments", "token", "parent", "agent", "spec", "report"):
+        if getattr(passed, name) is not getattr(original, name):
+            raise PipelineError(
+                original.name,
+                f"an execute wrapper changed ctx.{name}; wrappers "
+                "may only change the signal or the deadline",
+            )
+    return passed
+
+
+async def _run_handler(tool: Tool, ctx: ExecContext) -> Any:
+    args = (ctx.arguments, ctx) if tool.takes_context else (ctx.arguments,)
+    if ctx.deadline is None and ctx.signal is None:
+        return await _call_handler(tool, args)
+    result: Any = None
+    with anyio.CancelScope(
+        deadline=ctx.deadline if ctx.deadline is not None else float("inf")
+    ) as scope:
+        if ctx.signal is None:
+            result = await _call_handler(tool, args)
+        else:
+            result = await _race_signal(tool, args, ctx.signal)
+    if scope.cancelled_caught:
+        raise _DeadlineHit
+    return result
+
+
+class _DeadlineHit(Exception):
+    """Internal: the context's deadline cancelled the handler."""
+
+
+class _SignalFired(Exception):
+    """Internal: the context's cancellation signal fired."""
+
+
+async def _race_signal(tool: Tool, args: tuple[Any, ...], signal: CancelSignal) -> Any:
+    if signal.cancelled:
+        raise _SignalFired
+    box: list[Any] = []
+    error: Exception | None = None
+    async with anyio.create_task_group() as tg:
+
+        async def watch() -> None:
+            await signal.wait()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(watch)
+        try:
+            box.append(await _call_handler(tool, args))
+        except Exception as exc:  # re-raised below the group, so it is not wrapped in a group
+            error = exc
+        tg.cancel_scope.cancel()
+    if error is not None:
+        raise error
+    if not box:
+        raise _SignalFired
+    return box[0]
+
+
+async def _call_handler(tool: Tool, args: tuple[Any, ...]) -> Any:
+    if tool.is_async:
+        return await tool.handler(*args)
+    if tool.threaded:
+        return await anyio.to_thread.run_sync(lambda: tool.handler(*args))
+    out = tool.handler(*args)
+    if inspect.isawaitable(out):
+        out = await out
+    return out
+
+
+async def _execute(registry: DispatchTable, tool: Tool, ctx: ExecContext) -> Any:
+    chain: Callable[[ExecContext], Awaitable[Any]] = lambda c: _run_handler(tool, c)  # noqa: E731
+    for hook in reversed(registry.hooks.wrappers):
+        chain = _wrap(hook, chain, ctx)
+    return await chain(ctx)
+
+
+def _wrap(
+    hook: Hook, inner: Callable[[ExecContext], Awaitable[Any]], original: ExecContext
+) -> Callable[[ExecContext], Awaitable[Any]]:
+    async def call_next(passed: ExecContext) -> Any:
+        return await inner(_check_wrapped(original, passed))
+
+    async def outer(ctx: ExecContext) -> Any:
+        return await _invoke(hook, ctx, call_next)
+
+    return outer
+
+
+def _check_output(tool: Tool, call: ToolCall, result: ToolResult) -> ToolResult:
+    if tool.output_validator is None or result.structured is None:
+        return result
+    from codemode.dispatch.frozen import thaw
+
+    data = thaw(result.structured)
+    if tool.output_validator.is_valid(data):
+        return result
+    problems = tool.output_validator.problems(data)
+    detail = str(problems[0]) if problems else "not valid"
+    raise _fail(
+        call,
+        "invalid_result",
+        f"{tool.name!r} returned data that does not match its output schema: {detail}",
+    )
+
+
+async def _post(registry: DispatchTable, ctx: ExecContext, result: ToolResult) -> ToolResult:
+    for hook in registry.hooks.post:
+        out = await _invoke(hook, ctx, result)
+        if out is None:
+            continue
+        try:
+            if isinstance(out, ToolResult):
+                # Content is the hook's to rewrite; host-side meta is not.
+                result = replace(normalise(result.call_id, result.name, out), meta=result.meta)
+                continue
+            content, structured = content_of(out)
+        except InvalidResult as exc:
+            raise PipelineError(
+                ctx.name,
+                f"post_execute hook {hook.fn!r} returned content that cannot be normalised: {exc}",
+            ) from None
+        result = replace(result, content=content, structured=structured)
+    return result
+
+
+async def _stages(registry: DispatchTable, call: ToolCall, token: Token) -> ToolResult:
+    tool = _resolve(registry, call)
+    arguments = _validate(tool, call)
+    report = None
+    if registry.hooks.subscribers:
+        parent = str(call.parent) if call.parent is not None else None
+
+        def report(data: Any) -> None:
+            _emit(registry, _event(call, token, parent, "tool/progress", data=_loggable(data)))
+
+    ctx = ExecContext(
+        call_id=call.call_id,
+        name=tool.name,
+        arguments=arguments,
+        token=token,
+        parent=call.parent,
+        agent=call.agent,
+        spec=tool.spec,
+        report=report,
+    )
+    if registry.hooks.pre or registry.hooks.guards:
+        await _policy(registry, ctx, call)
+    gate = registry.gate
+    if not gate.try_enter(token, call.parent, tool.execution_mode):
+        await gate.acquire(token, call.parent, tool.execution_mode)
+    try:
+        try:
+            if registry.hooks.wrappers:
+                raw = await _execute(registry, tool, ctx)
+            elif tool.is_async:  # the common case, without the intermediate coroutines
+                raw = await (
+                    tool.handler(arguments, ctx) if tool.takes_context else tool.handler(arguments)
+                )
+            else:
+                raw = await _run_handler(tool, ctx)
+        except (PipelineError, _Stop):
+            raise
+        except _DeadlineHit:
+            raise _fail(call, "timeout", f"{tool.name!r} timed out (deadline passed)") from None
+        except _SignalFired:
+            raise _fail(call, "cancelled", f"{tool.name!r} was cancelled") from None
+        except Exception as exc:
+            raise _fail(call, "handler_error", f"{type(exc).__name__}: {exc}") from None
+    finally:
+        if gate.leave(token):
+            await gate.wake()
+    try:
+        result = normalise(call.call_id, tool.name, raw)
+    except InvalidResult as exc:
+        raise _fail(
+            call, "invalid_result", f"{tool.name!r} returned an invalid result: {exc}"
+        ) from None
+    result = _check_output(tool, call, result)
+    if registry.hooks.post:
+        result = await _post(registry, ctx, result)
+    return result

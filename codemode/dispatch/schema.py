@@ -1,0 +1,312 @@
+"""JSON Schema handling: normalising parameter specs, checking them, validating arguments.
+
+jsonschema defines the semantics and writes the error messages; a compiled
+jsonschema-rs validator answers the hot-path question "is this valid?" in
+well under a microsecond. Both are built once per tool, at definition time.
+A differential test (tests/dispatch/test_schema_differential.py) keeps them in agreement.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import jsonschema
+import jsonschema.exceptions
+import jsonschema.validators
+import jsonschema_rs
+import referencing.exceptions
+
+from codemode.dispatch.frozen import thaw
+from codemode.errors import ToolDefinitionError
+
+__all__ = ["ArgumentProblem", "CompiledSchema", "compile_schema", "normalise_parameters"]
+
+_FULL_SCHEMA_KEYS = frozenset(
+    {
+        "$schema",
+        "$ref",
+        "$defs",
+        "$id",
+        "definitions",
+        "properties",
+        "required",
+        "additionalProperties",
+        "patternProperties",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "unevaluatedProperties",
+        "propertyNames",
+        "minProperties",
+        "maxProperties",
+    }
+)
+
+
+def _is_full_schema(spec: Mapping[str, Any]) -> bool:
+    """A compact spec maps names to schemas; a parameter named like a schema keyword
+    (``properties``, ``required``, ``$ref`` …) therefore needs the full form."""
+    if not spec or isinstance(spec.get("type"), (str, list)):
+        return True
+    return any(key in spec for key in _FULL_SCHEMA_KEYS)
+
+
+def normalise_parameters(tool: str, spec: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Return a full object JSON Schema for ``spec``.
+
+    ``spec`` is a full JSON Schema with an object root, or the compact form
+    ``{"path": {"type": "string", "required": True}, "limit": {"type": "integer"}}``
+    (properties optional unless ``required: True``; unknown properties refused).
+    """
+    if spec is None:
+        return {"type": "object", "properties": {}, "additionalProperties": False}
+    if not isinstance(spec, Mapping):
+        raise ToolDefinitionError(
+            tool, f"parameters must be a JSON Schema object, got {type(spec).__name__}"
+        )
+    if _is_full_schema(spec):
+        schema = copy.deepcopy(dict(spec))
+        root_type = schema.get("type")
+        if root_type is None and "properties" in schema:
+            schema["type"] = "object"
+        elif root_type != "object" and schema:
+            raise ToolDefinitionError(
+                tool, f"parameters schema root must have type 'object', got {root_type!r}"
+            )
+        elif not schema:
+            schema = {"type": "object", "properties": {}}
+        return schema
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for name, prop in spec.items():
+        if not isinstance(prop, Mapping):
+            raise ToolDefinitionError(
+                tool,
+                f"compact parameter {name!r} must be a schema object, got {type(prop).__name__}",
+            )
+        prop = dict(prop)
+        is_required = prop.pop("required", False)
+        if not isinstance(is_required, bool):
+            raise ToolDefinitionError(
+                tool, f"compact parameter {name!r}: 'required' must be a bool"
+            )
+        if is_required:
+            required.append(name)
+        properties[name] = copy.deepcopy(prop)
+    schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ArgumentProblem:
+    """One reason arguments are invalid."""
+
+    path: str
+    """JSON path of the offending value (``$`` is the arguments object)."""
+    message: str
+    """jsonschema's message."""
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+def _json_path(error: jsonschema.exceptions.ValidationError) -> str:
+    path = "$"
+    for part in error.absolute_path:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CompiledSchema:
+    """A schema checked once and compiled twice: fast yes/no, then readable errors."""
+
+    schema: Mapping[str, Any]
+    """The full JSON Schema."""
+    is_valid: Callable[[Any], bool]
+    """Hot path: True when the instance is valid."""
+    reference: jsonschema.protocols.Validator
+    """jsonschema validator: the semantic reference, used to explain failures."""
+    backend: str
+    """``jsonschema-rs`` or, when it cannot compile the schema, ``jsonschema``."""
+
+    def problems(self, instance: Any) -> list[ArgumentProblem]:
+        """Every problem with ``instance``, best match first."""
+        errors = list(self.reference.iter_errors(thaw(instance)))
+        if not errors:
+            return []
+        best = jsonschema.exceptions.best_match(errors)
+        ordered = [best] + [e for e in errors if e is not best]
+        return [ArgumentProblem(path=_json_path(e), message=e.message) for e in ordered]
+
+
+class _PythonPattern:
+    """jsonschema-rs keyword: ``pattern`` with Python ``re`` semantics, as jsonschema has.
+
+    ECMA regexes differ from Python's on Unicode digit/word/space classes, ``.``
+    and ``$``; the reference decides, so the fast validator asks ``re`` too.
+    """
+
+    __slots__ = ("_search",)
+
+    def __init__(self, parent_schema: Any, value: str, schema_path: Any) -> None:
+        self._search = re.compile(value).search
+
+    def validate(self, instance: Any) -> None:
+        if isinstance(instance, str) and self._search(instance) is None:
+            raise ValueError("does not match pattern")
+
+
+class _PythonMultipleOf:
+    """jsonschema-rs keyword: ``multipleOf`` with jsonschema's float arithmetic."""
+
+    __slots__ = ("_by",)
+
+    def __init__(self, parent_schema: Any, value: float, schema_path: Any) -> None:
+        self._by = value
+
+    def validate(self, instance: Any) -> None:
+        if type(instance) is bool or not isinstance(instance, (int, float)):
+            return
+        by = self._by
+        if isinstance(by, float):
+            quotient = instance / by
+            try:
+                failed = int(quotient) != quotient
+            except OverflowError:
+                failed = (Fraction(instance) / Fraction(by)).denominator != 1
+        else:
+            failed = bool(instance % by)
+        if failed:
+            raise ValueError("not a multiple")
+
+
+_RS_KEYWORDS = {"pattern": _PythonPattern, "multipleOf": _PythonMultipleOf}
+
+
+def _uses_key(schema: Any, key: str) -> bool:
+    if isinstance(schema, Mapping):
+        return key in schema or any(_uses_key(v, key) for v in schema.values())
+    if isinstance(schema, list):
+        return any(_uses_key(v, key) for v in schema)
+    return False
+
+
+_OLDER_DIALECTS = (jsonschema.Draft7Validator, jsonschema.Draft4Validator)
+
+
+def _older_dialect(schema: Mapping[str, Any]) -> type[jsonschema.protocols.Validator] | None:
+    """The first older draft whose metaschema accepts ``schema``, if any."""
+    for dialect in _OLDER_DIALECTS:
+        try:
+            dialect.check_schema(dict(schema))
+        except jsonschema.exceptions.SchemaError:
+            continue
+        return dialect
+    return None
+
+
+_INSTANCE_KEYS = frozenset({"enum", "const", "default", "examples", "example"})
+"""Keywords whose values are data, not schemas: a ``$ref`` key in them is not a reference."""
+
+
+def _refs(node: Any, where: str) -> list[tuple[str, str]]:
+    """``(where, ref)`` of every ``$ref`` resolved against the root (none under a nested
+    ``$id``, whose base URI would change what it means)."""
+    if isinstance(node, list):
+        return [found for i, item in enumerate(node) for found in _refs(item, f"{where}/{i}")]
+    if not isinstance(node, dict) or (where and isinstance(node.get("$id"), str)):
+        return []
+    found = [(where or "<root>", node["$ref"])] if isinstance(node.get("$ref"), str) else []
+    for key, value in node.items():
+        if key not in _INSTANCE_KEYS:
+            found += _refs(value, f"{where}/{key}")
+    return found
+
+
+def _check_refs(
+    tool: str, what: str, schema: Mapping[str, Any], validator: jsonschema.protocols.Validator
+) -> None:
+    """Refuse a ``$ref`` that resolves to nothing (a stale pointer, a URL: nothing is
+    fetched); otherwise every call reaching it would fail inside the validator."""
+    resolver = getattr(validator, "_resolver", None)  # jsonschema >= 4.18's own lookup
+    if resolver is None:
+        return
+    for where, ref in _refs(schema, ""):
+        try:
+            resolver.lookup(ref)
+        except referencing.exceptions.Unresolvable:
+            raise ToolDefinitionError(
+                tool, f"{what} schema has a $ref that points nowhere at {where}: {ref!r}"
+            ) from None
+
+
+def compile_schema(
+    tool: str, schema: Mapping[str, Any], what: str = "parameters"
+) -> CompiledSchema:
+    """Check ``schema`` against its metaschema and compile both validators.
+
+    A schema that declares no ``$schema`` is read as draft 2020-12; if only an
+    older draft (7, then 4) accepts it, it is validated in that draft (by
+    jsonschema alone) rather than refused. The fast validator is built to agree
+    with jsonschema: formats are not
+    asserted (jsonschema asserts none by default), ``pattern`` and
+    ``multipleOf`` use jsonschema's Python semantics, and schemas with
+    ``patternProperties`` (regex keys) use jsonschema alone.
+    """
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(dict(schema))
+    except jsonschema.exceptions.SchemaError as exc:
+        older = None if "$schema" in schema else _older_dialect(schema)
+        if older is None:
+            where = "/".join(str(p) for p in exc.absolute_path) or "<root>"
+            raise ToolDefinitionError(
+                tool, f"{what} schema is invalid at {where}: {exc.message}"
+            ) from None
+        # Written in an older draft without saying so (tuple ``items``, boolean
+        # ``exclusiveMinimum``): validate it in that draft, with the reference validator.
+        reference_old = older(schema)
+        _check_refs(tool, what, schema, reference_old)
+        return CompiledSchema(
+            schema=schema,
+            is_valid=lambda instance: bool(reference_old.is_valid(thaw(instance))),
+            reference=reference_old,
+            backend=f"jsonschema ({older.__name__.removesuffix('Validator')})",
+        )
+    reference = cls(schema)
+    _check_refs(tool, what, schema, reference)
+
+    def reference_is_valid(instance: Any) -> bool:
+        return bool(reference.is_valid(thaw(instance)))
+
+    fallback = CompiledSchema(
+        schema=schema, is_valid=reference_is_valid, reference=reference, backend="jsonschema"
+    )
+    if _uses_key(schema, "patternProperties"):
+        return fallback
+    try:
+        fast = jsonschema_rs.validator_for(
+            dict(schema), validate_formats=False, keywords=_RS_KEYWORDS
+        )
+    except (ValueError, jsonschema_rs.ValidationError, jsonschema_rs.ReferencingError):
+        return fallback
+    fast_is_valid = fast.is_valid
+
+    def is_valid(instance: Any) -> bool:
+        try:
+            return bool(fast_is_valid(instance))
+        except ValueError:
+            # Not representable for jsonschema-rs (lone surrogates, non-string keys…).
+            return reference_is_valid(instance)
+
+    return CompiledSchema(
+        schema=schema, is_valid=is_valid, reference=reference, backend="jsonschema-rs"
+    )

@@ -1,0 +1,155 @@
+"""Tool definition: a frozen model-visible spec plus host-side behaviour.
+
+``define_tool`` checks everything once (name, schemas, options) so that a
+registry never holds a tool that could fail for a definitional reason later.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias, final
+
+from codemode.dispatch.schema import CompiledSchema, compile_schema, normalise_parameters
+from codemode.dispatch.spec import ToolSpec
+from codemode.errors import ToolDefinitionError
+
+__all__ = ["ExecutionMode", "Handler", "Tool", "define_tool"]
+
+Handler: TypeAlias = Callable[..., Any]
+"""``async def handler(args, ctx)`` (or sync, or taking only ``args``)."""
+ExecutionMode = Literal["parallel", "sequential"]
+
+_MAX_NAME = 128
+_BAD_NAME = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _check_name(name: object) -> str:
+    if not isinstance(name, str) or not name:
+        raise ToolDefinitionError(str(name), "name must be a non-empty string")
+    if len(name) > _MAX_NAME:
+        raise ToolDefinitionError(name[:40] + "…", f"name is longer than {_MAX_NAME} characters")
+    if name != name.strip() or _BAD_NAME.search(name):
+        raise ToolDefinitionError(
+            name, "name has leading/trailing whitespace or control characters"
+        )
+    return name
+
+
+def is_async_callable(fn: object) -> bool:
+    """True for ``async def`` functions and objects whose ``__call__`` is one."""
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(type(fn), "__call__", None)  # noqa: B004 - the method, not callability
+    return not inspect.isfunction(fn) and inspect.iscoroutinefunction(call)
+
+
+def _arity(tool: str, handler: Handler) -> int:
+    """How many positional arguments the handler takes: 1 (args) or 2 (args, ctx)."""
+    try:
+        params = list(inspect.signature(handler).parameters.values())
+    except (TypeError, ValueError):
+        return 2
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind is p.VAR_POSITIONAL for p in params) or len(positional) >= 2:
+        return 2
+    if len(positional) == 1:
+        return 1
+    raise ToolDefinitionError(tool, "handler must accept (args) or (args, ctx)")
+
+
+@final
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Tool:
+    """A registered-ready tool: the spec that leaves the core and the handler that never does."""
+
+    spec: ToolSpec
+    """Model-visible projection."""
+    handler: Handler = field(repr=False)
+    """Host-side implementation."""
+    validator: CompiledSchema = field(repr=False)
+    """Compiled parameters schema (built once)."""
+    output_validator: CompiledSchema | None = field(default=None, repr=False)
+    """Compiled output schema, when declared."""
+    prepare_arguments: Callable[[Mapping[str, Any]], Any] | None = field(default=None, repr=False)
+    """Normalises raw model arguments before validation; its output is what gets validated."""
+    execution_mode: ExecutionMode = "parallel"
+    """``sequential`` tools never overlap with another call of the same registry."""
+    is_async: bool = field(default=True, repr=False)
+    """Whether the handler returns an awaitable."""
+    takes_context: bool = field(default=True, repr=False)
+    """Whether the handler takes ``ctx`` as its second argument."""
+    threaded: bool = False
+    """Run a sync handler in a worker thread instead of on the event loop."""
+
+    @property
+    def name(self) -> str:
+        """The wire name."""
+        return self.spec.name
+
+
+def define_tool(
+    *,
+    name: str,
+    description: str = "",
+    parameters: Mapping[str, Any] | None = None,
+    execute: Handler,
+    output_schema: Mapping[str, Any] | None = None,
+    prepare_arguments: Callable[[Mapping[str, Any]], Any] | None = None,
+    execution_mode: ExecutionMode = "parallel",
+    namespace: str | None = None,
+    visible_in_code: bool = True,
+    threaded: bool = False,
+) -> Tool:
+    """Define a tool; every definitional mistake raises ``ToolDefinitionError`` here.
+
+    ``parameters`` is a full JSON Schema with an object root or the compact form
+    ``{"path": {"type": "string", "required": True}}``.
+    """
+    name = _check_name(name)
+    if description is None:
+        description = ""
+    if not isinstance(description, str):
+        raise ToolDefinitionError(name, "description must be a string")
+    if not callable(execute):
+        raise ToolDefinitionError(name, "execute must be callable")
+    if prepare_arguments is not None and not callable(prepare_arguments):
+        raise ToolDefinitionError(name, "prepare_arguments must be callable")
+    if execution_mode not in ("parallel", "sequential"):
+        raise ToolDefinitionError(
+            name, f"execution_mode must be 'parallel' or 'sequential', got {execution_mode!r}"
+        )
+    schema = normalise_parameters(name, parameters)
+    validator = compile_schema(name, schema)
+    output_validator = None
+    if output_schema is not None:
+        if not isinstance(output_schema, Mapping):
+            raise ToolDefinitionError(name, "output_schema must be a JSON Schema object")
+        output_validator = compile_schema(name, output_schema, what="output")
+    is_async = is_async_callable(execute)
+    if threaded and is_async:
+        raise ToolDefinitionError(name, "threaded=True is for sync handlers only")
+    spec = ToolSpec(
+        name=name,
+        description=description,
+        parameters=validator.schema,
+        output_schema=output_validator.schema if output_validator else None,
+        namespace=namespace,
+        visible_in_code=visible_in_code,
+    )
+    return Tool(
+        spec=spec,
+        handler=execute,
+        validator=validator,
+        output_validator=output_validator,
+        prepare_arguments=prepare_arguments,
+        execution_mode=execution_mode,
+        is_async=is_async,
+        takes_context=_arity(name, execute) == 2,
+        threaded=threaded,
+    )
+
+
+AsyncHandler = Callable[..., Awaitable[Any]]

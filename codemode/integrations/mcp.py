@@ -1,0 +1,440 @@
+"""Register an MCP server's tools in a registry, under a namespace.
+
+Each MCP tool becomes a ``Tool`` whose spec is the server's own (name,
+description, input and output schemas, namespace) and whose handler calls the
+server through an initialised ``mcp.ClientSession``. Calls therefore go
+through the same pipeline as local tools, and scripts reach them as
+``tools.<namespace>.<name>(...)``. Needs the ``mcp`` extra.
+
+Servers publish schemas the metaschema refuses (draft-3 ``required: true``,
+JavaScript-only ``pattern`` regexes, a root without ``type``) or whose ``$ref``
+points nowhere. The server validates its own arguments, so such a tool is
+registered with the refused keywords dropped (listed in ``McpTools.repairs``)
+instead of failing the server, or every call.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, final
+from urllib.parse import unquote
+
+import jsonschema
+import jsonschema.exceptions
+import jsonschema.validators
+
+from codemode.dispatch.frozen import thaw
+from codemode.dispatch.tool import Tool, define_tool
+from codemode.errors import DuplicateToolError, ToolDefinitionError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from codemode.dispatch.context import ExecContext
+    from codemode.dispatch.registry import Registration, ToolRegistry
+
+__all__ = ["McpTools", "mcp_tools", "register_mcp_tools"]
+
+
+class McpSession(Protocol):
+    """What the adapter needs of ``mcp.ClientSession``."""
+
+    async def list_tools(self, *, params: Any = None) -> Any: ...
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        read_timeout_seconds: float | None = None,
+        progress_callback: Any = None,
+    ) -> Any: ...
+
+
+def _dump(model: Any) -> dict[str, Any]:
+    dumped: dict[str, Any] = model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return dumped
+
+
+async def _list(session: McpSession) -> list[dict[str, Any]]:
+    from mcp import types
+    from mcp.shared.exceptions import MCPError
+
+    tools: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        try:
+            page = _dump(await session.list_tools(params=params))
+        except MCPError as exc:
+            if cursor is None and exc.code == types.METHOD_NOT_FOUND:
+                return []  # a server without the tools capability offers no tools
+            raise
+        tools.extend(page.get("tools", []))
+        cursor = page.get("nextCursor")
+        if not cursor:
+            return tools
+
+
+async def _call_tool(
+    session: McpSession, remote: str, arguments: dict[str, Any], progress: Any
+) -> Any:
+    """Send ``tools/call``, without ``ClientSession.call_tool``'s check of the result.
+
+    That check uses the output schema as the server published it: a schema repaired here
+    (a JavaScript-only ``pattern``) fails every call, and a result without structured
+    content fails though it has text. The pipeline checks structured content against the
+    registered (repaired) schema instead. Sessions without ``send_request`` use ``call_tool``.
+    """
+    send = getattr(session, "send_request", None)
+    if send is None:
+        return await session.call_tool(remote, arguments, progress_callback=progress)
+    from mcp import types
+
+    params = types.CallToolRequestParams(name=remote, arguments=arguments)
+    request = types.CallToolRequest(params=params)
+    return await send(request, types.CallToolResult, progress_callback=progress)
+
+
+def _handler(session: McpSession, remote: str) -> Any:
+    async def call(args: Mapping[str, Any], ctx: ExecContext) -> dict[str, Any]:
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            ctx.progress({"progress": done, "total": total, "message": message})
+
+        result = _dump(await _call_tool(session, remote, thaw(args), progress))
+        envelope: dict[str, Any] = {
+            "content": result.get("content") or "",
+            "is_error": bool(result.get("isError")),
+        }
+        if result.get("structuredContent") is not None and not envelope["is_error"]:
+            envelope["structured"] = result["structuredContent"]
+        if result.get("_meta"):
+            envelope["meta"] = {"mcp": result["_meta"]}
+        return envelope
+
+    return call
+
+
+def mcp_tools(
+    specs: list[dict[str, Any]], session: McpSession, *, namespace: str | None, prefix: str = ""
+) -> list[Tool]:
+    """``Tool``s for MCP tool listings (``tools/list`` entries) served by ``session``.
+
+    Tools only callable as tasks are left out (see ``McpTools.skipped``).
+    """
+    usable = [spec for spec in specs if _unusable(spec) is None]
+    return [tool for tool, _ in _tools(usable, session, namespace=namespace, prefix=prefix)]
+
+
+def _unusable(spec: dict[str, Any]) -> str | None:
+    """Why a listed tool cannot be called here, or None.
+
+    ``execution.taskSupport: "required"`` refuses a plain ``tools/call``: offered to a
+    script, every call would fail.
+    """
+    execution = spec.get("execution")
+    if isinstance(execution, dict) and execution.get("taskSupport") == "required":
+        return "only callable as a task (execution.taskSupport 'required')"
+    return None
+
+
+def _tools(
+    specs: list[dict[str, Any]], session: McpSession, *, namespace: str | None, prefix: str
+) -> list[tuple[Tool, tuple[str, ...]]]:
+    out: list[tuple[Tool, tuple[str, ...]]] = []
+    for spec in specs:
+        name = spec.get("name")
+        if not isinstance(name, str):
+            raise ToolDefinitionError(repr(name), "MCP tool listing without a string name")
+        params, repairs = _cut_dangling_refs(spec.get("inputSchema") or {"type": "object"})
+        output = spec.get("outputSchema")
+        if isinstance(output, dict):
+            output, cut = _cut_dangling_refs(output)
+            repairs += [f"output schema: {note}" for note in cut]
+        try:
+            tool = _define(spec, name, params, output, session, namespace, prefix)
+        except ToolDefinitionError as refused:
+            loose, loosened = _define_loose(spec, name, params, output, session, namespace, prefix)
+            if loose is None:
+                raise refused from None
+            tool, repairs = loose, repairs + loosened
+        out.append((tool, tuple(f"{prefix + name}: {note}" for note in repairs)))
+    return out
+
+
+def _define_loose(
+    spec: dict[str, Any],
+    remote: str,
+    params: Any,
+    output: Any,
+    session: McpSession,
+    namespace: str | None,
+    prefix: str,
+) -> tuple[Tool | None, list[str]]:
+    """The tool with what the metaschema refuses dropped (else None), and what was dropped."""
+    loose, repairs = _loosen(params, root=True)
+    if isinstance(output, dict):
+        output, dropped = _loosen(output, root=False)
+        repairs += [f"output schema: {note}" for note in dropped]
+    try:
+        return _define(spec, remote, loose, output, session, namespace, prefix), repairs
+    except ToolDefinitionError:
+        if output is None:
+            return None, repairs
+    try:
+        tool = _define(spec, remote, loose, None, session, namespace, prefix)
+    except ToolDefinitionError:
+        return None, repairs
+    return tool, [*repairs, "output schema dropped"]
+
+
+def _define(
+    spec: dict[str, Any],
+    remote: str,
+    params: Any,
+    output: Any,
+    session: McpSession,
+    namespace: str | None,
+    prefix: str,
+) -> Tool:
+    return define_tool(
+        name=prefix + remote,
+        description=spec.get("description") or "",
+        parameters=params,
+        output_schema=output,
+        execute=_handler(session, remote),
+        namespace=namespace,
+    )
+
+
+_DIALECTS = (
+    jsonschema.Draft202012Validator,
+    jsonschema.Draft7Validator,
+    jsonschema.Draft4Validator,
+)
+_DECLARABLE = (
+    jsonschema.Draft202012Validator,
+    jsonschema.Draft201909Validator,
+    jsonschema.Draft7Validator,
+    jsonschema.Draft6Validator,
+    jsonschema.Draft4Validator,
+    jsonschema.Draft3Validator,
+)
+_MAX_REPAIRS = 100
+
+
+def _loosen(schema: Any, *, root: bool) -> tuple[dict[str, Any], list[str]]:
+    """A copy of ``schema`` with what its metaschema refuses dropped, and what was dropped.
+
+    Without a known ``$schema``, the draft (2020-12, 7, 4) needing the fewest drops is used.
+    """
+    base = copy.deepcopy(thaw(schema)) if isinstance(schema, dict) else {}
+    notes: list[str] = []
+    _lift_required(base, notes, "")
+    kind = base.get("type")
+    if root and (kind is None or (isinstance(kind, list) and "object" in kind)):
+        if kind is not None or "properties" not in base:  # else define_tool reads it so too
+            notes.append(f"root type {kind!r} read as 'object'")
+        base["type"] = "object"
+    best: tuple[dict[str, Any], list[str]] | None = None
+    for dialect in _declared(base.get("$schema")) or _DIALECTS:
+        loose, dropped = _drop_refused(copy.deepcopy(base), dialect)
+        if best is None or len(dropped) < len(best[1]):
+            best = (loose, dropped)
+    assert best is not None
+    return best[0], notes + best[1]
+
+
+def _lift_required(node: Any, notes: list[str], where: str) -> None:
+    """Draft 3's ``"required": true`` on a property becomes its name in the parent's list."""
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            _lift_required(item, notes, f"{where}/{index}")
+        return
+    if not isinstance(node, dict):
+        return
+    props = node.get("properties")
+    for name, sub in props.items() if isinstance(props, dict) else ():
+        flag = sub.get("required") if isinstance(sub, dict) else None
+        if isinstance(flag, bool):
+            del sub["required"]
+            if flag and isinstance(node.setdefault("required", []), list):
+                node["required"].append(name)
+            notes.append(f"{where}/properties/{name}/required ({flag}) lifted into the parent")
+    for key, value in node.items():
+        if key not in _VALUES:
+            _lift_required(value, notes, f"{where}/{key}")
+
+
+_VALUES = frozenset({"enum", "const", "default", "examples"})
+"""Keywords holding instances, not schemas: never rewritten."""
+
+
+def _cut_dangling_refs(schema: Any) -> tuple[Any, list[str]]:
+    """``schema`` without the ``$ref``s that point nowhere in it, and where they were.
+
+    Validation fails on every call whose arguments reach one (a server's stale
+    ``#/definitions/X``, a URL: nothing is fetched). Without its ``$ref`` the node accepts
+    what the rest of it allows, as the SDK generator already reads it.
+    """
+    if not isinstance(schema, dict):
+        return schema, []
+    dangling = [path for path, ref in _refs(schema, ()) if not _resolves(schema, ref)]
+    if not dangling:
+        return schema, []
+    loose = copy.deepcopy(thaw(schema))
+    for path in dangling:
+        node = loose
+        for step in path:
+            node = node[step]
+        del node["$ref"]
+    return loose, [
+        "dropped " + "/".join(str(step) for step in (*path, "$ref")) + " (unresolvable)"
+        for path in dangling
+    ]
+
+
+def _refs(node: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], str]]:
+    if isinstance(node, list):
+        return [found for i, item in enumerate(node) for found in _refs(item, (*path, i))]
+    if not isinstance(node, dict):
+        return []
+    found = [(path, node["$ref"])] if isinstance(node.get("$ref"), str) else []
+    for key, value in node.items():
+        if key not in _VALUES:
+            found += _refs(value, (*path, key))
+    return found
+
+
+def _resolves(root: dict[str, Any], ref: str) -> bool:
+    """Whether ``ref`` names a schema inside ``root`` (by pointer, anchor or ``$id``)."""
+    base, _, fragment = ref.partition("#")
+    target: Any = root
+    if base:
+        ids = [node for node in _schemas(root) if _declares(node, base)]
+        if not ids:
+            return False
+        target = ids[0]
+    if not fragment:
+        return True
+    if not fragment.startswith("/"):
+        return any(
+            node.get("$anchor") == fragment or f"#{fragment}" in (node.get("$id"), node.get("id"))
+            for node in _schemas(target)
+        )
+    for token in unquote(fragment).split("/")[1:]:
+        token = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, dict) and token in target:
+            target = target[token]
+        elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
+            target = target[int(token)]
+        else:
+            return False
+    return isinstance(target, dict | bool)
+
+
+def _schemas(node: Any) -> list[dict[str, Any]]:
+    """Every object in ``node`` outside instance-valued keywords."""
+    if isinstance(node, list):
+        return [found for item in node for found in _schemas(item)]
+    if not isinstance(node, dict):
+        return []
+    return [node] + [
+        found for key, value in node.items() if key not in _VALUES for found in _schemas(value)
+    ]
+
+
+def _declares(node: dict[str, Any], base: str) -> bool:
+    """Whether ``node`` declares the URI ``base`` (a relative one would need the root's URI)."""
+    declared = node.get("$id", node.get("id"))
+    if not isinstance(declared, str):
+        return False
+    return declared.rstrip("#") == base
+
+
+def _declared(uri: object) -> tuple[type[jsonschema.protocols.Validator], ...]:
+    if not isinstance(uri, str):
+        return ()
+    for dialect in _DECLARABLE:
+        meta = dialect.META_SCHEMA
+        if str(meta.get("$id", meta.get("id", ""))).rstrip("#") == uri.rstrip("#"):
+            return (dialect,)
+    return ()
+
+
+def _drop_refused(
+    schema: dict[str, Any], dialect: type[jsonschema.protocols.Validator]
+) -> tuple[dict[str, Any], list[str]]:
+    checker = dialect(dialect.META_SCHEMA, format_checker=dialect.FORMAT_CHECKER)
+    dropped: list[str] = []
+    for _ in range(_MAX_REPAIRS):
+        error = jsonschema.exceptions.best_match(checker.iter_errors(schema))
+        path = list(error.absolute_path) if error is not None else []
+        if not path:
+            break
+        parent: Any = schema
+        for step in path[:-1]:
+            parent = parent[step]
+        del parent[path[-1]]
+        dropped.append("dropped " + "/".join(str(step) for step in path))
+    return schema, dropped
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class McpTools:
+    """The registrations made for one server; ``dispose()`` removes them all."""
+
+    registrations: tuple[Registration, ...]
+    """One per tool, in listing order."""
+    repairs: tuple[str, ...] = ()
+    """``"<tool>: dropped <path>"`` for each schema keyword the metaschema refused (or each
+    ``$ref`` that resolves nowhere)."""
+    skipped: tuple[str, ...] = ()
+    """``"<tool>: <why>"`` for each listed tool not registered because it cannot be called."""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Wire names registered."""
+        return tuple(r.tool.name for r in self.registrations)
+
+    def dispose(self) -> None:
+        """Unregister every tool of this server (idempotent)."""
+        for registration in self.registrations:
+            registration.dispose()
+
+
+async def register_mcp_tools(
+    registry: ToolRegistry, session: McpSession, *, namespace: str | None, prefix: str = ""
+) -> McpTools:
+    """List the server's tools (all pages) and register them; all or nothing.
+
+    ``prefix`` is prepended to wire names when two servers' tool names collide
+    in one registry. A schema keyword the metaschema refuses is dropped (see
+    ``McpTools.repairs``); a tool still invalid after that raises
+    ``ToolDefinitionError`` before anything is registered. A tool only callable as
+    a task is not registered (see ``McpTools.skipped``).
+    """
+    listed = await _list(session)
+    verdicts = [(spec, _unusable(spec)) for spec in listed]
+    usable = [spec for spec, why in verdicts if why is None]
+    tools = _tools(usable, session, namespace=namespace, prefix=prefix)
+    taken = sorted(tool.name for tool, _ in tools if tool.name in registry)
+    if taken and registry.duplicates != "replace":
+        raise DuplicateToolError(
+            taken[0],
+            f"{len(taken)} of this server's tools are named like registered ones"
+            f" ({', '.join(map(repr, taken[:5]))}{', …' if len(taken) > 5 else ''});"
+            " register it with prefix='...' to rename its tools",
+        )
+    made: list[Registration] = []
+    try:
+        for tool, _ in tools:
+            made.append(registry.register(tool))
+    except BaseException:
+        for registration in made:
+            registration.dispose()
+        raise
+    repairs = tuple(note for _, notes in tools for note in notes)
+    skipped = tuple(f"{prefix}{spec.get('name')}: {why}" for spec, why in verdicts if why)
+    return McpTools(tuple(made), repairs, skipped)

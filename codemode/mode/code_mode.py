@@ -1,0 +1,455 @@
+"""``CodeMode``: the registry, the SDK generator and the sandbox joined into one product.
+
+A script's ``await tools.<name>(...)`` becomes a ``ToolCall`` with the wire
+name and wire argument names, ``call_id`` ``<outer>:code:<n>`` and ``parent``
+= the token of the run (the ``run_code`` call's token when it came through
+the registry), and goes through ``registry.execute`` like any other call.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, final
+
+import sdk_gen
+from codemode.dispatch.content import text as text_block
+from codemode.dispatch.context import ExecContext, Token, ToolCall
+from codemode.dispatch.frozen import thaw
+from codemode.dispatch.tool import Tool, define_tool
+from codemode.errors import ScriptCompileError, ToolCallError
+from codemode.mode.preflight import Problem, check_script
+from codemode.sandbox import Executor, Limits, ScriptError, ScriptResult
+from codemode.sandbox.language.compile import compile_script
+from codemode.sandbox.language.facades import FACADE_NAMES
+
+if TYPE_CHECKING:
+    from codemode.dispatch.content import ToolResult
+    from codemode.dispatch.registry import ToolRegistry
+    from codemode.dispatch.spec import ToolSpec
+
+__all__ = ["CodeMode", "RunSummary"]
+
+_INTRO = """\
+Write a Python script to do the task. The script runs in a sandbox:
+- Tool calls are async: always `await` them. Run independent calls concurrently with
+  `results = await asyncio.gather(*[tools.x(a=i) for i in items])` (`asyncio` is preloaded).
+- The value of the last expression statement is the script's result; keep it compact JSON.
+- `print()` for short notes; output is capped.
+- A tool without `-> type` may answer JSON as text: `json.loads()` a `str` result first.
+- A failed call raises `ToolCallError` (`.tool`, `.message`, `.path`); catch it with
+  `try: ... except ToolCallError as e: ...`.
+- Imports are limited to: {modules}.
+  No files, network or OS access except through tools.
+
+Available tools:
+"""
+
+_DESCRIBE = (
+    "- A description ending in ` …` is cut short; call the `{}` tool (not from a script)"
+    " for whole ones.\n\nAvailable tools:"
+)
+
+_VALUE_CAP = 20_000
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RunSummary:
+    """Internal state of one run shared with the host callback."""
+
+    outer_id: str
+    """Call id the nested call ids derive from."""
+    token: Token
+    """Parent token for nested calls."""
+    agent: str | None
+    """Agent recorded on nested calls."""
+
+
+@final
+class CodeMode:
+    """Run model-written scripts against a registry's tools, through its pipeline."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        limits: Limits | None = None,
+        executor: Executor | None = None,
+        tool_name: str = "run_code",
+        allow_recursion: bool = False,
+        preflight: bool = True,
+    ) -> None:
+        self.registry = registry
+        self.limits = limits or Limits()
+        self._executor = executor
+        self._owns_executor = executor is None
+        self.tool_name = tool_name
+        self.allow_recursion = allow_recursion
+        self.preflight = preflight
+        self._sdk_cache = sdk_gen.SdkCache()
+        self._sdk: tuple[int, sdk_gen.GeneratedSDK, dict[str, ToolSpec]] | None = None
+        self._runs = itertools.count(1)
+        self._describer: str | None = None
+
+    @property
+    def executor(self) -> Executor:
+        """The executor scripts run in (a worker pool unless one was given)."""
+        if self._executor is None:
+            from codemode.sandbox import WorkerPoolExecutor
+
+            self._executor = WorkerPoolExecutor()
+        return self._executor
+
+    async def aclose(self) -> None:
+        """Stop the executor if this CodeMode created it."""
+        if self._executor is not None and self._owns_executor:
+            await self._executor.aclose()
+            self._executor = None
+
+    async def __aenter__(self) -> CodeMode:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def visible_specs(self) -> list[ToolSpec]:
+        """Specs scripts may call: visible in code, and not ``run_code`` itself."""
+        return [
+            spec
+            for spec in self.registry.specs()
+            if spec.visible_in_code and (self.allow_recursion or spec.name != self.tool_name)
+        ]
+
+    def _current(self) -> tuple[sdk_gen.GeneratedSDK, dict[str, ToolSpec]]:
+        version = self.registry.version
+        if self._sdk is None or self._sdk[0] != version:
+            specs = self.visible_specs()
+            sdk = sdk_gen.generate(specs, cache=self._sdk_cache)
+            self._sdk = (version, sdk, {spec.name: spec for spec in specs})
+        return self._sdk[1], self._sdk[2]
+
+    def sdk(self) -> sdk_gen.GeneratedSDK:
+        """The generated SDK for the tools scripts can call right now."""
+        return self._current()[0]
+
+    def prompt(self) -> str:
+        """The model-facing text: how to write a script, then the SDK's signatures."""
+        intro = _INTRO.format(modules=", ".join(sorted(FACADE_NAMES)))
+        if self._describer is not None and self._describer in self.registry:
+            intro = intro.replace("\nAvailable tools:", _DESCRIBE.format(self._describer), 1)
+        return intro + self.sdk().prompt
+
+    def check(self, script: str) -> list[Problem]:
+        """Static problems in ``script`` (nothing runs): compile errors, unknown tools/arguments,
+        missing required arguments, literal values that fail their schema."""
+        sdk, specs = self._current()
+        problems = check_script(
+            script, tools=sdk.names.tools, arguments=sdk.names.arguments, specs=specs
+        )
+        if not problems:
+            problems = self._compile_problems(script)
+        return problems
+
+    def _compile_problems(self, script: str) -> list[Problem]:
+        try:
+            compile_script(script)
+        except ScriptCompileError as exc:
+            message = re.sub(r"^Line \d+: ", "", exc.message)
+            return [Problem(line=exc.line or 1, column=exc.column or 1, message=message)]
+        return []
+
+    async def run(
+        self,
+        script: str,
+        *,
+        agent: str | None = None,
+        parent: Token | None = None,
+        call_id: str | None = None,
+        limits: Limits | None = None,
+    ) -> ScriptResult:
+        """Run ``script``; every tool call goes through ``registry.execute``.
+
+        ``parent`` is the token nested calls name as their parent (a fresh token
+        when None); ``call_id`` is the prefix of nested call ids.
+        """
+        sdk, specs = self._current()
+        limits = limits or self.limits
+        if self.preflight:
+            problems = self.check(script)
+            if problems:
+                first = problems[0]
+                return ScriptResult(
+                    error=ScriptError(
+                        type="PreflightError",
+                        message="the script was not run:\n" + "\n".join(map(str, problems)),
+                        line=first.line,
+                        column=first.column,
+                    )
+                )
+        run = RunSummary(
+            outer_id=call_id or f"run-{next(self._runs)}", token=parent or Token(), agent=agent
+        )
+        bridge = _Bridge(self.registry, sdk, specs, run)
+        result = await self.executor.run(
+            script, call_tool=bridge.call, tool_paths=tuple(sdk.names.tools), limits=limits
+        )
+        return replace(result, attachments=tuple(bridge.attachments))
+
+    def as_tool(self, *, description: str | None = None) -> Tool:
+        """The ``run_code`` tool, dispatched through the registry like any other tool."""
+        mode = self
+
+        async def run_code(args: Mapping[str, Any], ctx: ExecContext) -> dict[str, Any]:
+            limits = mode.limits
+            requested = args.get("timeout")
+            if requested is not None:
+                limits = replace(limits, timeout=min(float(requested), limits.timeout))
+            sdk, specs = mode._current()
+            problems = mode.check(args["code"]) if mode.preflight else []
+            if problems:
+                result = ScriptResult(
+                    error=ScriptError(
+                        type="PreflightError",
+                        message="the script was not run:\n" + "\n".join(map(str, problems)),
+                        line=problems[0].line,
+                        column=problems[0].column,
+                    )
+                )
+                return _tool_result(result, [], mode.limits)
+            run = RunSummary(outer_id=ctx.call_id, token=ctx.token, agent=ctx.agent)
+            bridge = _Bridge(mode.registry, sdk, specs, run)
+            result = await mode.executor.run(
+                args["code"],
+                call_tool=bridge.call,
+                tool_paths=tuple(sdk.names.tools),
+                limits=limits,
+            )
+            return _tool_result(result, bridge.attachments, limits)
+
+        return define_tool(
+            name=self.tool_name,
+            description=description
+            or (
+                "Run a short async Python script that calls the other tools as "
+                "`await tools.<name>(...)` and returns its last expression. "
+                "See the tool SDK in the system prompt."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "code": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "The Python script to run.",
+                    },
+                    "timeout": {
+                        "type": "number",
+                        "exclusiveMinimum": 0,
+                        "description": "Wall-time limit in seconds (capped by the host).",
+                    },
+                },
+                "required": ["code"],
+                "additionalProperties": False,
+            },
+            execute=run_code,
+            visible_in_code=False,
+        )
+
+    def describe_tool(self, *, name: str = "describe_tools") -> Tool:
+        """A tool that returns the full definitions of the tools scripts can call.
+
+        The prompt cuts long descriptions (they end in `` …``); register this next to
+        :meth:`as_tool` and the model can read the whole text and the JSON Schemas on
+        demand, instead of every prompt carrying them.
+        """
+        mode = self
+        self._describer = name
+
+        async def describe_tools(args: Mapping[str, Any], ctx: ExecContext) -> list[Any]:
+            sdk, specs = mode._current()
+            return _definitions(args["tools"], sdk, specs)
+
+        return define_tool(
+            name=name,
+            description=(
+                "Full definitions of tools scripts can call: whole descriptions (the SDK "
+                "prompt cuts long ones, marked ` …`), argument names and JSON Schemas."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "tools": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "minItems": 1,
+                        "maxItems": 50,
+                        "description": "Tools by SDK path (`ns.name`) or wire name.",
+                    },
+                },
+                "required": ["tools"],
+                "additionalProperties": False,
+            },
+            execute=describe_tools,
+            visible_in_code=False,
+        )
+
+
+@final
+class _Bridge:
+    """Host side of one run: maps script calls to ``ToolCall``s and results back to data."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        sdk: sdk_gen.GeneratedSDK,
+        specs: Mapping[str, ToolSpec],
+        run: RunSummary,
+    ) -> None:
+        self.registry = registry
+        self.sdk = sdk
+        self.specs = specs
+        self.run = run
+        self.counter = itertools.count(1)
+        self.attachments: list[Mapping[str, Any]] = []
+
+    async def call(self, path: str, kwargs: dict[str, Any]) -> Any:
+        wire = self.sdk.names.tools.get(path)
+        if wire is None:
+            raise ToolCallError(path, f"unknown tool tools.{path}")
+        argmap = self.sdk.names.arguments.get(wire, {})
+        arguments = {argmap.get(key, key): value for key, value in kwargs.items()}
+        call = ToolCall(
+            call_id=f"{self.run.outer_id}:code:{next(self.counter)}",
+            name=wire,
+            arguments=arguments,
+            parent=self.run.token,
+            agent=self.run.agent,
+        )
+        result = await self.registry.execute(call)
+        if result.is_error:
+            error = result.error
+            message = error.message if error is not None else result.text
+            path_ = error.path if error is not None else None
+            raise ToolCallError(path, message, _python_path(path_, argmap))
+        return self.to_script(self.specs.get(wire), result)
+
+    def to_script(self, spec: ToolSpec | None, result: ToolResult) -> Any:
+        if result.structured is not None:
+            return thaw(result.structured)
+        parts = [self._script_text(block) for block in result.content]
+        joined = "\n".join(parts)
+        if spec is not None and spec.output_schema is not None and len(parts) == 1:
+            try:
+                return json.loads(joined)
+            except ValueError:
+                return joined
+        return joined
+
+    def _script_text(self, block: Mapping[str, Any]) -> str:
+        """What a script sees of one content block: text as is, binary data as a note
+        (the block itself is attached to the ``run_code`` result, for the model)."""
+        kind = block.get("type")
+        if kind == "text":
+            return str(block["text"])
+        if kind == "resource_link":
+            what = ", ".join(str(block[k]) for k in ("name", "mimeType") if block.get(k))
+            return f"[resource link {block.get('uri')}{f' ({what})' if what else ''}]"
+        inner = block.get("resource") if kind == "resource" else None
+        if isinstance(inner, Mapping) and isinstance(inner.get("text"), str):
+            return str(inner["text"])
+        self.attachments.append(block)
+        data = inner.get("blob") if isinstance(inner, Mapping) else block.get("data")
+        mime = (inner or block).get("mimeType") or kind
+        where = f" {inner.get('uri')}" if isinstance(inner, Mapping) and inner.get("uri") else ""
+        size = len(data) if isinstance(data, str) else 0
+        return f"[{kind}{where} {mime}, {size} base64 chars: attached to the run_code result]"
+
+
+def _definitions(
+    wanted: list[str], sdk: sdk_gen.GeneratedSDK, specs: Mapping[str, ToolSpec]
+) -> list[Any]:
+    """Each wanted tool's definition; unknown names fail the call, listing them all."""
+    paths = {wire: path for path, wire in sdk.names.tools.items()}
+    found: list[Any] = []
+    unknown: list[str] = []
+    seen: set[str] = set()
+    for key in wanted:
+        wire = sdk.names.tools.get(key, key if key in paths else None)
+        if wire is None:
+            unknown.append(key)
+            continue
+        if wire in seen:
+            continue
+        seen.add(wire)
+        spec = specs[wire]
+        entry: dict[str, Any] = {
+            "tool": paths[wire],
+            "name": wire,
+            "description": spec.description,
+            "parameters": thaw(spec.parameters),
+        }
+        renamed = {py: w for py, w in sdk.names.arguments[wire].items() if py != w}
+        if renamed:
+            entry["python_arguments"] = renamed
+        if spec.output_schema is not None:
+            entry["output_schema"] = thaw(spec.output_schema)
+        found.append(entry)
+    if unknown:
+        raise LookupError(
+            f"no such tool: {', '.join(map(repr, unknown))}"
+            f" (known: {len(paths)} tools, named as in the SDK prompt)"
+        )
+    return found
+
+
+def _python_path(path: str | None, argmap: Mapping[str, str]) -> str | None:
+    """Rewrite ``$.from.x`` to the script's spelling ``$.from_.x``."""
+    if not path or not path.startswith("$."):
+        return path
+    head, _, rest = path[2:].partition(".")
+    key, bracket, index = head.partition("[")
+    wire_to_py = {w: p for p, w in argmap.items()}
+    key = wire_to_py.get(key, key)
+    return "$." + key + (bracket + index if bracket else "") + ("." + rest if rest else "")
+
+
+def _summary(result: ScriptResult) -> str:
+    if not result.calls:
+        return "no tool calls"
+    counts: dict[str, int] = {}
+    failed = 0
+    for record in result.calls:
+        counts[record.name] = counts.get(record.name, 0) + 1
+        failed += not record.ok
+    parts = ", ".join(f"{name} ×{n}" for name, n in counts.items())
+    tail = f"; {failed} failed" if failed else ""
+    return f"{len(result.calls)} tool call(s): {parts}{tail}"
+
+
+def _tool_result(
+    result: ScriptResult, attachments: list[Mapping[str, Any]], limits: Limits
+) -> dict[str, Any]:
+    lines: list[str] = []
+    if result.error is None:
+        value = json.dumps(result.value, ensure_ascii=False, default=str)
+        if len(value) > _VALUE_CAP:
+            value = value[:_VALUE_CAP] + f"…[value truncated at {_VALUE_CAP} characters]"
+        lines.append(f"value: {value}")
+    else:
+        error = result.error
+        where = f" at line {error.line}" if error.line else ""
+        lines.append(f"error: {error.type}{where}: {error.message}")
+    if result.output:
+        lines.append("output:\n" + result.output.rstrip("\n"))
+    lines.append(f"calls: {_summary(result)}")
+    meta = {
+        "calls": [record.to_json() for record in result.calls],
+        "usage": result.usage.to_json(),
+        "error": None if result.error is None else result.error.to_json(),
+        "limits": limits.to_json(),
+    }
+    blocks: list[Any] = [text_block("\n".join(lines)), *attachments]
+    return {"content": blocks, "meta": meta, "is_error": result.error is not None}

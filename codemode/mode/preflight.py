@@ -1,0 +1,266 @@
+"""Static checks on a script before anything runs.
+
+A model's script is checked against the SDK it was written for: it must
+compile under the sandbox policy, name tools that exist, pass keyword
+arguments the tool accepts (and all required ones), and literal argument
+values must satisfy their schemas. Every problem carries its script line, so
+the model can fix them all in one round instead of discovering them by side
+effects.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import jsonschema
+import jsonschema.exceptions
+import jsonschema.validators
+
+from codemode.sandbox.language.compile import MAX_SOURCE
+
+if TYPE_CHECKING:
+    from codemode.dispatch.spec import ToolSpec
+
+__all__ = ["Problem", "check_script"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Problem:
+    """One reason the script would fail, located in the script."""
+
+    line: int
+    """1-based line in the script."""
+    column: int
+    """1-based column in the script."""
+    message: str
+    """What is wrong and how to fix it."""
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+def _tool_path(node: ast.expr) -> str | None:
+    """``tools.a.b`` → ``"a.b"``; anything else → None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name) and node.id == "tools" and parts:
+        return ".".join(reversed(parts))
+    return None
+
+
+def _suggest(name: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, list(choices), n=3)
+    return f"; did you mean {', '.join(close)}?" if close else ""
+
+
+def _literal(node: ast.expr) -> tuple[bool, Any]:
+    try:
+        return True, ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False, None
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def _check_value(schema: Mapping[str, Any], wire_arg: str, value: Any) -> str | None:
+    """Validate one literal argument in the context of its root schema (keeps $defs/$refs)."""
+    props = schema.get("properties")
+    if not isinstance(props, Mapping) or wire_arg not in props:
+        return None
+    wrapper: dict[str, Any] = {"type": "object", "properties": {wire_arg: props[wire_arg]}}
+    for key in ("$defs", "definitions", "$schema"):
+        if key in schema:
+            wrapper[key] = schema[key]
+    try:
+        cls = jsonschema.validators.validator_for(wrapper, default=jsonschema.Draft202012Validator)
+        error = jsonschema.exceptions.best_match(cls(wrapper).iter_errors({wire_arg: value}))
+    except (
+        jsonschema.exceptions.RefResolutionError,
+        jsonschema.exceptions.SchemaError,
+        KeyError,
+        TypeError,
+        ValueError,
+    ):
+        return None
+    return None if error is None else error.message
+
+
+def _allows_extra(schema: Mapping[str, Any]) -> bool:
+    """Whether undeclared keyword arguments are plausible rather than typos.
+
+    True when the root (or an ``allOf`` branch) says ``additionalProperties: true``
+    or gives it a schema (the SDK then offers ``**extra_arguments``), or when the
+    schema declares no properties at all and does not forbid extras (a free-form
+    object). With declared properties and no ``additionalProperties`` key, JSON
+    Schema would accept an unknown name, but it is far more often a misspelling
+    the tool would silently ignore, so preflight reports it.
+    """
+    branches = [schema, *(b for b in schema.get("allOf") or () if isinstance(b, Mapping))]
+    declared = False
+    for branch in branches:
+        extra = branch.get("additionalProperties")
+        if extra is True or (isinstance(extra, Mapping) and extra):
+            return True
+        if extra is False or branch.get("unevaluatedProperties") is False:
+            return False
+        declared = (
+            declared
+            or bool(branch.get("properties"))
+            or "$ref" in branch
+            or any(key in branch for key in ("anyOf", "oneOf"))
+        )
+    return not declared
+
+
+class _Checker(ast.NodeVisitor):
+    def __init__(
+        self,
+        tools: Mapping[str, str],
+        arguments: Mapping[str, Mapping[str, str]],
+        specs: Mapping[str, ToolSpec],
+    ) -> None:
+        self.tools = tools
+        self.arguments = arguments
+        self.specs = specs
+        self.problems: list[Problem] = []
+        self.awaited: set[int] = set()
+
+    def add(self, node: ast.AST, message: str) -> None:
+        self.problems.append(
+            Problem(
+                line=getattr(node, "lineno", 1),
+                column=getattr(node, "col_offset", 0) + 1,
+                message=message,
+            )
+        )
+
+    def visit_Await(self, node: ast.Await) -> None:
+        self.awaited.add(id(node.value))
+        self.generic_visit(node)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Call) and _tool_path(node.value.func):
+            self.add(
+                node,
+                f"the result of tools.{_tool_path(node.value.func)}(...) is discarded "
+                "and the call never runs: add await",
+            )
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        path = _tool_path(node)
+        if (
+            path is not None
+            and path not in self.tools
+            and not any(p.startswith(path + ".") for p in self.tools)
+        ):
+            self.add(node, f"unknown tool tools.{path}{_suggest(path, list(self.tools))}")
+            return
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        path = _tool_path(node.func)
+        if path is not None and path in self.tools:
+            self.check_call(node, path)
+        self.generic_visit(node)
+
+    def check_call(self, node: ast.Call, path: str) -> None:
+        wire = self.tools[path]
+        argmap = self.arguments.get(wire, {})
+        spec = self.specs.get(wire)
+        if node.args:
+            self.add(
+                node,
+                f"tools.{path} takes keyword arguments only "
+                f"(accepts: {', '.join(argmap) or 'none'})",
+            )
+        has_star = any(k.arg is None for k in node.keywords)
+        given: set[str] = set()
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                continue
+            if keyword.arg not in argmap:
+                if spec is not None and _allows_extra(spec.parameters):
+                    given.add(keyword.arg)
+                    continue
+                self.add(
+                    keyword,
+                    f"tools.{path} has no argument {keyword.arg!r}"
+                    f"{_suggest(keyword.arg, list(argmap))} "
+                    f"(accepts: {', '.join(argmap) or 'none'})",
+                )
+                continue
+            given.add(keyword.arg)
+            ok, value = _literal(keyword.value)
+            if ok and spec is not None:
+                problem = _check_value(spec.parameters, argmap[keyword.arg], _jsonable(value))
+                if problem:
+                    self.add(keyword.value, f"tools.{path}({keyword.arg}=...): {problem}")
+        if spec is not None and not has_star and not node.args:
+            required = spec.parameters.get("required") or []
+            wire_to_py = {w: p for p, w in argmap.items()}
+            missing = [
+                wire_to_py.get(w, w)
+                for w in required
+                if isinstance(w, str) and wire_to_py.get(w, w) not in given
+            ]
+            if missing:
+                self.add(
+                    node, f"tools.{path} is missing required argument(s): {', '.join(missing)}"
+                )
+
+
+def check_script(
+    source: str,
+    *,
+    tools: Mapping[str, str],
+    arguments: Mapping[str, Mapping[str, str]],
+    specs: Mapping[str, ToolSpec],
+) -> list[Problem]:
+    """Problems found without running ``source``; an empty list means it may run.
+
+    ``tools`` maps script paths to wire names, ``arguments`` wire tool names to
+    {python argument → wire argument}, ``specs`` wire names to specs.
+    """
+    if len(source) > MAX_SOURCE:
+        return [
+            Problem(
+                line=1,
+                column=1,
+                message=f"the script is too long ({len(source)} characters, at most {MAX_SOURCE})",
+            )
+        ]
+    try:
+        tree = ast.parse(source, mode="exec")
+    except SyntaxError as exc:
+        return [
+            Problem(line=exc.lineno or 1, column=exc.offset or 1, message=f"SyntaxError: {exc.msg}")
+        ]
+    except (RecursionError, MemoryError, ValueError) as exc:
+        return [Problem(line=1, column=1, message=_unparsable(exc))]
+    checker = _Checker(tools, arguments, specs)
+    try:
+        checker.visit(tree)
+    except (RecursionError, MemoryError) as exc:
+        return [Problem(line=1, column=1, message=_unparsable(exc))]
+    return sorted(checker.problems, key=lambda p: (p.line, p.column))
+
+
+def _unparsable(exc: BaseException) -> str:
+    if isinstance(exc, ValueError):
+        return f"the script cannot be parsed: {exc}"
+    return "the script is nested too deeply to check"

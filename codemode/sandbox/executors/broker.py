@@ -1,0 +1,187 @@
+"""Host-side gate for every tool call a script makes (both executors use it).
+
+The broker wraps the host's ``call_tool`` with: the ``calls`` limit, the
+``concurrency`` semaphore, the call trace (``CallRecord``), the JSON round trip
+(no object identity crosses), error sanitising (the script only ever sees a
+fresh ``ToolCallError`` built from strings) and the closed-after-run gate (no
+call reaches the host once ``close()`` ran).
+
+Replies cross to the script side as plain JSON (:meth:`CallBroker.answer`),
+and the script side turns them back into a value or an exception with
+:func:`~codemode.sandbox.runtime.replies.decode_reply`. The in-process executor
+uses the same two steps, so both executors behave identically.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any, Final, TypeVar, final
+
+import anyio
+
+from codemode.errors import LimitExceeded, ToolCallError
+from codemode.sandbox.executors.protocol import encode_strict
+from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
+from codemode.sandbox.runtime.replies import RUN_ENDED, failure_reply
+from codemode.sandbox.runtime.result import CallRecord
+
+__all__ = ["CallBroker", "CallTool"]
+
+CallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]
+"""Host callback: (tool path, JSON keyword arguments) -> JSON result, or raise ToolCallError."""
+
+INTERNAL_ERROR: Final = "internal error"
+"""What the script sees when the host callback fails for a reason other than ToolCallError."""
+
+
+_T = TypeVar("_T")
+_Raw = tuple[str, dict[str, Any], float, float, str | None]
+
+
+def _json_copy(value: Any) -> Any:
+    """Detached JSON copy; raises TypeError/ValueError for non-JSON data."""
+    return json.loads(json.dumps(value, allow_nan=False))
+
+
+def _json_value(name: str, text: str) -> Any:
+    """Decode a call's argument text; a fresh value nothing else holds."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise ToolCallError(name, f"arguments are not JSON data: {exc}") from None
+
+
+@final
+class CallBroker:
+    """Gate between one run's script and the host's ``call_tool``."""
+
+    def __init__(self, call_tool: CallTool, limits: Limits = DEFAULT_LIMITS,
+                 tool_paths: Collection[str] | None = None) -> None:
+        self._call_tool = call_tool
+        self._limits = limits
+        self._tool_paths = None if tool_paths is None else frozenset(tool_paths)
+        """The run's tools; None trusts the script side (a worker could be compromised)."""
+        self._semaphore = anyio.Semaphore(limits.concurrency)
+        self._t0 = time.perf_counter()
+        self._records: list[_Raw | None] = []
+        """Per call ``(name, arguments, started, ended, error)``; ``CallRecord``s are built
+        when the trace is read (once per run), not on the per-call path."""
+        self._closed = False
+
+    def start(self) -> None:
+        """Mark the moment the script starts: ``CallRecord.started`` counts from here, so a
+        wait for a free worker is not charged to the first call."""
+        self._t0 = time.perf_counter()
+
+    @property
+    def records(self) -> tuple[CallRecord, ...]:
+        """The call trace so far, in start order (calls still in flight are left out)."""
+        t0 = self._t0
+        return tuple(
+            CallRecord(index=i, name=raw[0], arguments=raw[1], started=raw[2] - t0,
+                       duration=raw[3] - raw[2], ok=raw[4] is None, error=raw[4])
+            for i, raw in enumerate(self._records) if raw is not None
+        )
+
+    @property
+    def closed(self) -> bool:
+        """True once the run ended; no call starts after that."""
+        return self._closed
+
+    def close(self) -> None:
+        """End the run: calls not yet delivered to the host are refused."""
+        self._closed = True
+
+    async def answer(self, name: str, arguments: Any) -> dict[str, Any]:
+        """Run one call and encode its outcome as a JSON reply (``replies.decode_reply``)."""
+        try:
+            return {"ok": await self.call(name, arguments)}
+        except (LimitExceeded, ToolCallError) as exc:
+            return failure_reply(exc)
+
+    async def answer_json(self, name: str, arguments: str) -> dict[str, Any]:
+        """:meth:`answer` for arguments sent as JSON text (what a script side sends)."""
+        try:
+            args = _json_value(name, arguments)
+            return {"ok": await self._call(name, args, detached=True, finish=_json_copy)}
+        except (LimitExceeded, ToolCallError) as exc:
+            return failure_reply(exc)
+
+    async def answer_frame(self, call_id: int, name: str, arguments: Any) -> bytes:
+        """The worker pool's :meth:`answer`: the outcome as an encoded ``reply`` frame.
+
+        ``arguments`` come fresh from the frame decoder (nothing else holds them),
+        so they are not copied, and the result is serialised once, straight into
+        the frame, instead of copied and then encoded: half the host's JSON work
+        per call. A result that is not JSON fails exactly as in :meth:`call`.
+        """
+        try:
+            return await self._call(
+                name, arguments, detached=True,
+                finish=lambda value: encode_strict(["reply", call_id, {"ok": value}]),
+            )
+        except (LimitExceeded, ToolCallError) as exc:
+            return encode_strict(["reply", call_id, failure_reply(exc)])
+
+    async def call(self, name: str, arguments: Any) -> Any:
+        """Run one call; raises only ToolCallError or LimitExceeded (both built here)."""
+        return await self._call(name, arguments, detached=False, finish=_json_copy)
+
+    async def _call(self, name: str, arguments: Any, *, detached: bool,
+                    finish: Callable[[Any], _T]) -> _T:
+        """The gate: limits, trace, host callback; ``finish`` detaches the result.
+
+        ``detached`` says ``arguments`` is already a private JSON value (decoded
+        from a frame); otherwise it is copied so the host never shares an object
+        with the script side.
+        """
+        if self._closed:
+            raise ToolCallError(name, RUN_ENDED)
+        if self._tool_paths is not None and name not in self._tool_paths:
+            raise ToolCallError(str(name), "no such tool in this run")
+        if len(self._records) >= self._limits.calls:
+            raise LimitExceeded("calls", self._limits.calls,
+                                f"more than {self._limits.calls} tool calls")
+        if detached:
+            args = arguments
+        else:
+            try:
+                args = _json_copy(arguments)
+            except (TypeError, ValueError) as exc:
+                raise ToolCallError(name, f"arguments are not JSON data: {exc}") from None
+        if type(args) is not dict:
+            raise ToolCallError(name, "arguments must be a JSON object")
+        index = len(self._records)
+        self._records.append(None)
+        try:
+            self._semaphore.acquire_nowait()  # the common case: no checkpoint, no loop turn
+        except anyio.WouldBlock:
+            await self._semaphore.acquire()
+        try:
+            if self._closed:
+                self._records[index] = self._record(name, args, time.perf_counter(),
+                                                    RUN_ENDED)
+                raise ToolCallError(name, RUN_ENDED)
+            started = time.perf_counter()
+            try:
+                value = finish(await self._call_tool(name, args))
+            except ToolCallError as exc:
+                message, path = str(exc.message), exc.path
+                self._records[index] = self._record(name, args, started, message)
+                raise ToolCallError(name, message, None if path is None else str(path)) from None
+            except anyio.get_cancelled_exc_class():
+                self._records[index] = self._record(name, args, started, "cancelled")
+                raise
+            except Exception:
+                self._records[index] = self._record(name, args, started, INTERNAL_ERROR)
+                raise ToolCallError(name, INTERNAL_ERROR) from None
+            self._records[index] = self._record(name, args, started, None)
+            return value
+        finally:
+            self._semaphore.release()
+
+    def _record(self, name: str, args: dict[str, Any], started: float,
+                error: str | None) -> _Raw:
+        return (name, args, started, time.perf_counter(), error)

@@ -1,0 +1,188 @@
+"""In-process executor: for trusted code and tests, same results as the worker pool.
+
+Script code never runs on the host's event loop: each executor owns a thread
+running its own asyncio loop, and scripts run there (through
+:func:`~codemode.sandbox.runtime.runner.run_script`). Tool calls hop back to the host
+loop through an anyio ``BlockingPortal`` and go through the same
+:class:`~codemode.sandbox.executors.broker.CallBroker` as the worker pool, so limits,
+traces and JSON crossing are identical.
+
+There is no memory rlimit in-process (only the size guards apply), and code
+stuck in one long C call cannot be interrupted: after ``timeout`` plus a grace
+period the run is reported as timed out and abandoned (the thread is retired
+and a fresh one serves the next run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Final, Self, final
+
+import anyio
+from anyio.from_thread import BlockingPortal
+
+from codemode.errors import LimitExceeded, SandboxError
+from codemode.sandbox.executors.broker import CallBroker, CallTool
+from codemode.sandbox.language.meter import script_thread_stack
+from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
+from codemode.sandbox.runtime.result import RunOutcome, ScriptError, ScriptResult
+from codemode.sandbox.runtime.runner import RunControl, run_script
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Coroutine
+    from concurrent.futures import Future
+    from types import TracebackType
+
+__all__ = ["InProcessExecutor"]
+
+WATCH_INTERVAL: Final = 0.005
+"""Seconds between the host's deadline and memory checks of a running script (see
+``Meter.watch``): bounds what C calls between two chunk boundaries can allocate."""
+
+STOP_GRACE: Final = 0.5
+"""Seconds past ``timeout`` to wait for a script that does not reach a tick."""
+
+
+@final
+class _LoopThread:
+    """A daemon thread running one asyncio loop for script code.
+
+    Its C stack is ``SCRIPT_STACK`` (virtual): CPython recurses in C without a depth check
+    on deeply nested data (hashing a tuple nested 400 000 deep), and on the default 8 MiB
+    stack that is a segfault of the host itself; with this stack the script's memory or
+    operation limit trips first.
+    """
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.retired = False
+        self.active = 0
+        self._thread = threading.Thread(target=self._main, name="codemode-sandbox-script",
+                                        daemon=True)
+        with script_thread_stack():
+            self._thread.start()
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_forever()
+        finally:
+            self.loop.close()
+
+    def submit(self, coro: Coroutine[Any, Any, None]) -> Future[None]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def stop(self) -> None:
+        if not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+async def _set(event: anyio.Event) -> None:
+    event.set()
+
+
+@final
+class InProcessExecutor:
+    """Runs scripts in this process on a private script thread (see module docstring)."""
+
+    def __init__(self, *, stop_grace: float = STOP_GRACE) -> None:
+        self._stop_grace = stop_grace
+        self._threads: list[_LoopThread] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Stop the script threads (a thread stuck in an abandoned run exits when it ends)."""
+        self._closed = True
+        with self._lock:
+            threads, self._threads = self._threads, []
+        for thread in threads:
+            thread.stop()
+
+    def _script_thread(self) -> _LoopThread:
+        """An idle script thread (each concurrent run gets its own), marked busy."""
+        if self._closed:
+            raise SandboxError("the executor is closed")
+        with self._lock:
+            self._threads = [t for t in self._threads if not t.retired]
+            for thread in self._threads:
+                if not thread.active:
+                    thread.active += 1
+                    return thread
+            thread = _LoopThread()
+            thread.active += 1
+            self._threads.append(thread)
+            return thread
+
+    def _release(self, thread: _LoopThread) -> None:
+        with self._lock:
+            thread.active -= 1
+            stop = thread.retired and not thread.active
+        if stop:
+            thread.stop()
+
+    async def run(self, source: str, *, call_tool: CallTool, tool_paths: Collection[str] = (),
+                  limits: Limits | None = None) -> ScriptResult:
+        """Run ``source``; never raises for script failures (see ``Executor``)."""
+        limits = DEFAULT_LIMITS if limits is None else limits
+        if self._closed:
+            raise SandboxError("the executor is closed")
+        broker = CallBroker(call_tool, limits, tool_paths)
+        control = RunControl()
+        done = anyio.Event()
+        box: dict[str, Any] = {}
+        broker.start()
+        started = time.perf_counter()
+        async with BlockingPortal() as portal:
+
+            async def call(name: str, text: str) -> dict[str, Any]:
+                future = portal.start_task_soon(broker.answer_json, name, text)
+                return await asyncio.wrap_future(future)
+
+            async def job() -> None:
+                try:
+                    box["outcome"] = await run_script(source, call=call, tool_paths=tool_paths,
+                                                      limits=limits, control=control)
+                except BaseException as exc:  # reported to the host task below
+                    box["failure"] = exc
+                finally:
+                    self._release(thread)
+                    with contextlib.suppress(RuntimeError):  # the host already returned
+                        portal.start_task_soon(_set, done)
+
+            thread = self._script_thread()
+            future = thread.submit(job())
+            try:
+                with anyio.move_on_after(limits.timeout + self._stop_grace):
+                    while not done.is_set():
+                        with anyio.move_on_after(WATCH_INTERVAL):
+                            await done.wait()
+                        control.watch()
+            finally:
+                broker.close()
+                if not future.done():
+                    control.abort("the run was stopped by the host")
+                    if "outcome" not in box:
+                        thread.retired = True
+                await portal.stop(cancel_remaining=True)
+        elapsed = time.perf_counter() - started
+        outcome: RunOutcome | None = box.get("outcome")
+        if outcome is None:
+            failure = box.get("failure")
+            if failure is not None:
+                raise SandboxError("the sandbox runner failed") from failure
+            error = ScriptError.for_limit(LimitExceeded("timeout", limits.timeout,
+                                                        "the run did not stop in time"))
+            return RunOutcome(error=error).to_result(calls=broker.records, time=elapsed,
+                                                     limits=limits)
+        return outcome.to_result(calls=broker.records, time=elapsed, limits=limits)

@@ -1,0 +1,670 @@
+"""``WorkerPoolExecutor``: scripts run in pre-started worker processes.
+
+Each worker (``worker.py``) is a separate Python process with rlimits, a
+minimal environment, its own session and nothing open but two pipes. The host
+never runs script code and never blocks on a worker: pipes are non-blocking
+and every wait goes through the event loop.
+
+Tool calls are multiplexed on one worker's pipes by request id. Incoming
+frames are decoded as soon as the pipe is readable and routed: a call goes to
+an idle handler task (handlers are started on demand, at most
+``Limits.concurrency`` per run), so the script's ``asyncio.gather`` runs its
+calls concurrently on the host; ``done`` ends the run and cancels whatever the
+script left in flight.
+
+On asyncio the read end stays registered with the loop for the whole run (a
+reader callback, the one direct use of asyncio here): anyio's
+``wait_readable`` registers and unregisters the descriptor on every wait,
+about 10 µs per tool call, a third of the per-call budget. Other backends use
+``wait_readable`` in a reader task. For ``HOST_POLL_SECONDS`` after each message
+it sends (a run, a reply) the session also polls the pipe from the loop, between
+other tasks, so the worker's quick answer does not wait for a selector wake-up.
+
+A worker that hit a limit, crashed, broke the protocol, was killed on the
+wall-clock deadline or was abandoned by a cancelled run is killed and replaced
+by a fresh process at once (it boots while other workers serve); a run prefers
+a worker that is already up, and a worker found dead while idle is replaced
+before the run starts rather than failing it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import functools
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Self, final
+
+import anyio
+
+from codemode.errors import LimitExceeded, SandboxError, WorkerProtocolError
+from codemode.sandbox.executors.broker import CallBroker
+from codemode.sandbox.executors.protocol import FrameDecoder, encode
+from codemode.sandbox.executors.worker import EXIT_MEMORY
+from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
+from codemode.sandbox.runtime.result import RunOutcome, ScriptError, ScriptResult
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection, Iterator
+    from types import TracebackType
+
+    from anyio.abc import TaskGroup
+
+    from codemode.sandbox.executors.broker import CallTool
+
+__all__ = ["DEFAULT_RUNTIME", "WorkerPoolExecutor"]
+
+DEFAULT_RUNTIME: Final = "codemode.sandbox.runtime.runner:run_script"
+"""``module:function`` of the script runtime each worker pre-imports."""
+
+_PACKAGE_ROOT: Final = str(Path(__file__).resolve().parents[3])
+_BOOTSTRAP: Final = """\
+import sys, types
+root = sys.argv[1]
+sys.path.insert(0, root)
+for name in ("codemode", "codemode.sandbox"):
+    package = types.ModuleType(name)
+    package.__path__ = [root + "/" + name.replace(".", "/")]
+    sys.modules[name] = package
+from codemode.sandbox.executors.worker import main
+main()
+"""
+"""Worker entry: the two parent packages are stubbed so their ``__init__`` (the
+whole host API: registry, dispatch, SDK generator, executors) never loads in a
+worker; it imports only the sandbox modules the runner needs."""
+_WORKER_ENV: Final = {"LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "MALLOC_ARENA_MAX": "1"}
+"""All the environment a worker gets: no host variables (tokens, keys) leak into it.
+One malloc arena: scripts run on a thread of their own, whose arena glibc would trim less
+eagerly than the main one, so a heavy run's memory would linger into the next run's peak."""
+
+HOST_POLL_SECONDS: Final = 0.001
+"""After the host sends a worker a run or a reply, its event loop polls the worker's pipe
+between its other tasks for this long before leaving the wait to the selector: the next
+message usually comes within it, and a wake-up from an idle selector costs about 100 µs
+on small VMs (three of them made a cold three-call run miss 1 ms). asyncio only."""
+
+_BOOT_TIMEOUT: Final = 30.0
+"""Seconds a new worker may take to import the runtime and announce itself."""
+
+_READ_SIZE: Final = 1 << 20
+_PIPE_SIZE: Final = 1 << 20
+"""Pipe capacity asked for (Linux): big replies cross in fewer wakeups."""
+_F_SETPIPE_SZ: Final = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+
+
+class _WorkerGone(Exception):
+    """The worker's pipe closed: it exited or was killed."""
+
+
+@final
+class _Worker:
+    """One worker process and the host's non-blocking ends of its two pipes."""
+
+    def __init__(self, python: str, runtime: str) -> None:
+        self.process = subprocess.Popen(
+            [python, "-I", "-B", "-c", _BOOTSTRAP, _PACKAGE_ROOT, runtime],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=_WORKER_ENV,
+            cwd="/",
+            close_fds=True,
+            start_new_session=True,
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.read_fd = self.process.stdout.fileno()
+        self._write_fd = self.process.stdin.fileno()
+        for fd in (self.read_fd, self._write_fd):
+            os.set_blocking(fd, False)
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(fd, _F_SETPIPE_SZ, _PIPE_SIZE)
+        self.decoder = FrameDecoder()
+        self._outgoing: deque[memoryview] = deque()
+        self.ready = False
+        self.alive = True
+        self._killed = False
+
+    async def boot(self) -> None:
+        """Wait for the ``ready`` announcement."""
+        if self.ready:
+            return
+        with anyio.fail_after(_BOOT_TIMEOUT):
+            while not self.ready:
+                self._take_ready(await self.receive())
+
+    def poll_ready(self) -> bool:
+        """True once the worker announced itself (checks the pipe without waiting)."""
+        if not self.ready and self.alive:
+            try:
+                self._take_ready(self.read() or [])
+            except (_WorkerGone, WorkerProtocolError):
+                self.alive = False
+        return self.ready
+
+    def _take_ready(self, messages: list[list[Any]]) -> None:
+        for message in messages:
+            if message[0] != "ready" or self.ready:
+                raise WorkerProtocolError(f"expected ready, got {message[0]!r}")
+            self.ready = True
+
+    def read(self) -> list[list[Any]] | None:
+        """Messages completed by what the pipe holds now; None if nothing was there."""
+        try:
+            data = os.read(self.read_fd, _READ_SIZE)
+        except BlockingIOError:
+            return None
+        if not data:
+            self.alive = False
+            raise _WorkerGone
+        return self.decoder.feed(data)
+
+    async def receive(self) -> list[list[Any]]:
+        """Wait for at least one whole message; raises ``_WorkerGone`` on EOF."""
+        while True:
+            messages = self.read()
+            if messages:
+                return messages
+            if messages is None:
+                await anyio.wait_readable(self.read_fd)
+
+    async def send(self, frame: bytes) -> None:
+        """Write ``frame``; concurrent senders queue behind the first, which drains the pipe."""
+        if self._outgoing:
+            self._outgoing.append(memoryview(frame))
+            return
+        try:
+            written = os.write(self._write_fd, frame)
+        except BlockingIOError:
+            written = 0
+        except (BrokenPipeError, OSError):
+            raise _WorkerGone from None
+        if written == len(frame):
+            return
+        self._outgoing.append(memoryview(frame)[written:])
+        while self._outgoing:
+            await anyio.wait_writable(self._write_fd)
+            head = self._outgoing[0]
+            try:
+                written = os.write(self._write_fd, head)
+            except BlockingIOError:
+                continue
+            except (BrokenPipeError, OSError):
+                raise _WorkerGone from None
+            if written == len(head):
+                self._outgoing.popleft()
+            else:
+                self._outgoing[0] = head[written:]
+
+    @property
+    def clean(self) -> bool:
+        """False while a frame is only partly written (the stream is unusable if abandoned)."""
+        return not self._outgoing
+
+    def kill(self) -> None:
+        """SIGKILL the worker's session and close the host's pipe ends."""
+        self.alive = False
+        if not self._killed and self.process.poll() is None:
+            self._killed = True
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None and not stream.closed:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+    def exit_status(self) -> int | None:
+        """The exit status if the process has ended (never blocks)."""
+        return self.process.poll()
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop, or None under another anyio backend."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+@contextlib.contextmanager
+def _reader_callback(
+    loop: asyncio.AbstractEventLoop, fd: int, callback: Callable[[], None]
+) -> Iterator[None]:
+    """Keep ``fd`` registered with ``loop`` while the block runs."""
+    loop.add_reader(fd, callback)
+    try:
+        yield
+    finally:
+        loop.remove_reader(fd)
+
+
+@final
+class _Session:
+    """The host side of one run on one worker: routes messages, answers calls."""
+
+    def __init__(self, worker: _Worker, broker: CallBroker, limits: Limits) -> None:
+        self._worker = worker
+        self._broker = broker
+        self._capacity = limits.concurrency
+        self._inbox: deque[list[Any]] = deque()
+        self._loop = _asyncio_loop()
+        self._idle: list[Callable[[], None]] = []
+        """How to wake each parked handler (a handler parks when the inbox is empty)."""
+        self._handlers = 0
+        self._unclaimed = 0
+        self._in_flight: dict[int, anyio.CancelScope] = {}
+        self._busy: set[anyio.CancelScope] = set()
+        """Scopes of handlers answering a call, up to writing its reply (a worker that
+        stops reading could hold a reply's write); cancelled when the run ends."""
+        self._wake_spawner = anyio.Event()
+        self._finished = anyio.Event()
+        self._stopping = False
+        self._poll_until = 0.0
+        self._polling = False
+        self._ended = False
+        self.outcome: list[Any] | None = None
+        """The worker's ``done`` message, once it arrived."""
+        self.gone = False
+        """True when the worker's pipe closed mid-run."""
+        self.violation: WorkerProtocolError | None = None
+        """Set when the worker broke the protocol (the run fails, the worker is killed)."""
+
+    async def run(self) -> None:
+        """Serve the run until the worker reports ``done``, dies or misbehaves."""
+        loop = self._loop
+        async with anyio.create_task_group() as tg:
+            if loop is not None:
+                with _reader_callback(loop, self._worker.read_fd, self._on_readable):
+                    try:
+                        self._route(self._worker.decoder.feed(b""))
+                        self.poll_soon()
+                        await self._spawn_handlers(tg)
+                    finally:
+                        self._ended = True
+                self._stop_handlers()
+            else:
+                tg.start_soon(self._read_loop)
+                await self._spawn_handlers(tg)
+                tg.cancel_scope.cancel()
+
+    def poll_soon(self) -> None:
+        """Poll the pipe from the loop for ``HOST_POLL_SECONDS`` (see there)."""
+        loop = self._loop
+        if loop is None or self._ended:
+            return
+        self._poll_until = time.perf_counter() + HOST_POLL_SECONDS
+        if not self._polling:
+            self._polling = True
+            loop.call_soon(self._poll)
+
+    def _poll(self) -> None:
+        if self._ended or self._finished.is_set() or time.perf_counter() > self._poll_until:
+            self._polling = False
+            return
+        self._on_readable()
+        assert self._loop is not None
+        self._loop.call_soon(self._poll)
+
+    def _stop_handlers(self) -> None:
+        """Let every handler task return: parked ones are woken, busy ones cancelled.
+
+        Cheaper than cancelling the task group (anyio formats the cancelling task's
+        repr on every ``cancel()``, ~20 µs), and most runs end with all handlers parked.
+        """
+        self._stopping = True
+        for scope in list(self._busy):
+            scope.cancel()
+        idle, self._idle = self._idle, []
+        for wake in idle:
+            wake()
+
+    async def _spawn_handlers(self, tg: TaskGroup) -> None:
+        """Start handler tasks on demand until the run finishes.
+
+        One handler starts at once and parks, so the run's first call (most runs
+        make one or a few, in sequence) wakes it directly instead of waiting for
+        a task to be created; its start overlaps the worker compiling the script.
+        """
+        self._handlers += 1
+        tg.start_soon(self._handle)
+        while not self._finished.is_set():
+            await self._wake_spawner.wait()
+            self._wake_spawner = anyio.Event()
+            self._unclaimed = min(self._unclaimed, len(self._inbox))
+            while self._unclaimed and self._handlers < self._capacity:
+                self._unclaimed -= 1
+                self._handlers += 1
+                tg.start_soon(self._handle)
+
+    def _on_readable(self) -> None:
+        try:
+            messages = self._worker.read()
+        except _WorkerGone:
+            self._finish(gone=True)
+            return
+        except WorkerProtocolError as exc:
+            self.violation = exc
+            self._finish()
+            return
+        if messages:
+            self._route(messages)
+
+    async def _read_loop(self) -> None:
+        while not self._finished.is_set():
+            await anyio.wait_readable(self._worker.read_fd)
+            self._on_readable()
+
+    def _finish(self, *, gone: bool = False) -> None:
+        self.gone = self.gone or gone
+        self._finished.set()
+        self._wake_spawner.set()
+
+    def _route(self, messages: list[list[Any]]) -> None:
+        for message in messages:
+            kind = message[0]
+            if kind == "call" and len(message) == 4 and type(message[1]) is int \
+                    and type(message[2]) is str:
+                self._inbox.append(message)
+                if self._idle:
+                    self._idle.pop()()
+                else:
+                    self._unclaimed += 1
+                    self._wake_spawner.set()
+            elif kind == "cancel" and len(message) == 2:
+                scope = self._in_flight.get(message[1])
+                if scope is not None:
+                    scope.cancel()
+                else:
+                    self._drop_queued(message[1])
+            elif kind == "done":
+                self.outcome = message
+                self._finish()
+                return
+            else:
+                self.violation = WorkerProtocolError(f"unexpected message {kind!r} during a run")
+                self._finish()
+                return
+
+    def _drop_queued(self, call_id: Any) -> None:
+        for queued in self._inbox:
+            if queued[1] == call_id:
+                self._inbox.remove(queued)
+                return
+
+    async def _handle(self) -> None:
+        """A handler task: answer queued calls, park when there are none.
+
+        One cancel scope serves many calls (entering a scope per call costs as
+        much as the rest of the host's work); when the worker cancels the call
+        in progress, only that scope is cancelled and a fresh one is opened.
+        """
+        while not self._stopping:
+            with anyio.CancelScope() as scope:
+                while not self._stopping:
+                    if self._inbox:
+                        self._busy.add(scope)
+                        try:
+                            await self._answer(self._inbox.popleft(), scope)
+                        finally:
+                            self._busy.discard(scope)
+                    else:
+                        await self._park()
+
+    async def _park(self) -> None:
+        """Wait to be woken by :meth:`_route`. On asyncio a bare future: an ``anyio.Event``
+        costs twice as much, and this runs once per tool call."""
+        if self._loop is None:
+            event = anyio.Event()
+            self._idle.append(event.set)
+            await event.wait()
+            return
+        future: asyncio.Future[None] = self._loop.create_future()
+        self._idle.append(functools.partial(_wake, future))
+        await future
+
+    async def _answer(self, message: list[Any], scope: anyio.CancelScope) -> None:
+        call_id: int = message[1]
+        self._in_flight[call_id] = scope
+        try:
+            frame = await self._broker.answer_frame(call_id, message[2], message[3])
+        finally:
+            self._in_flight.pop(call_id, None)
+        try:
+            await self._worker.send(frame)
+        except _WorkerGone:
+            self._finish(gone=True)
+        else:
+            self.poll_soon()
+
+
+@final
+class WorkerPoolExecutor:
+    """Runs scripts in a pool of pre-started worker processes (the default executor).
+
+    ``size`` workers are started on first use (or by :meth:`start`); a run takes
+    an idle, ready worker or waits for one, so at most ``size`` scripts run at
+    once. Per run, the worker caps ``RLIMIT_AS`` at its address space plus
+    ``Limits.memory`` and ``RLIMIT_CPU`` at the timeout's worth of CPU; the host
+    kills it ``grace`` seconds after ``Limits.timeout`` if it has not answered
+    and reports ``LimitExceeded(timeout)``. ``runtime`` (``module:function``)
+    is what workers run scripts with (tests substitute a stand-in); ``python``
+    is the interpreter they are started with.
+    """
+
+    def __init__(
+        self,
+        *,
+        size: int = 2,
+        grace: float = 0.05,
+        runtime: str = DEFAULT_RUNTIME,
+        python: str = sys.executable,
+    ) -> None:
+        if size < 1:
+            raise ValueError(f"pool size must be at least 1, got {size}")
+        self._size = size
+        self._grace = grace
+        self._runtime = runtime
+        self._python = python
+        self._idle: deque[_Worker] = deque()
+        self._dying: list[_Worker] = []
+        self._slots = anyio.Semaphore(size)
+        self._running = 0
+        self._closed = False
+
+    @property
+    def size(self) -> int:
+        """How many worker processes the pool keeps."""
+        return self._size
+
+    async def start(self) -> None:
+        """Start every worker and wait until each one is ready (optional warm-up)."""
+        if self._closed:
+            raise SandboxError("the worker pool is closed")
+        self._fill()
+        for worker in list(self._idle):
+            try:
+                await worker.boot()
+            except (_WorkerGone, WorkerProtocolError, TimeoutError) as exc:
+                self._idle.remove(worker)
+                self._discard(worker)
+                raise SandboxError(f"a sandbox worker failed to start (exit status "
+                                   f"{worker.exit_status()}; its stderr says why)") from exc
+
+    async def run(
+        self,
+        source: str,
+        *,
+        call_tool: CallTool,
+        tool_paths: Collection[str] = (),
+        limits: Limits | None = None,
+    ) -> ScriptResult:
+        """Run ``source`` in a worker; see :class:`~codemode.sandbox.executors.base.Executor`."""
+        if self._closed:
+            raise SandboxError("the worker pool is closed")
+        limits = DEFAULT_LIMITS if limits is None else limits
+        broker = CallBroker(call_tool, limits, tool_paths)
+        async with self._slots:
+            worker = await self._ready_worker()
+            healthy = False
+            try:
+                result, healthy = await self._run_on(worker, broker, source, tool_paths, limits)
+            finally:
+                broker.close()
+                self._checkin(worker, healthy)
+        return result
+
+    async def _ready_worker(self) -> _Worker:
+        """A booted worker; a worker that died while idle is replaced (once)."""
+        for _ in range(2):
+            worker = self._checkout()
+            try:
+                await worker.boot()
+            except (_WorkerGone, WorkerProtocolError, TimeoutError) as exc:
+                failure: BaseException = exc
+                self._checkin(worker, healthy=False)
+                continue
+            except BaseException:
+                self._checkin(worker, healthy=False)
+                raise
+            return worker
+        raise SandboxError(f"a sandbox worker failed to start (exit status "
+                           f"{worker.exit_status()}; its stderr says why)") from failure
+
+    async def _run_on(
+        self,
+        worker: _Worker,
+        broker: CallBroker,
+        source: str,
+        tool_paths: Collection[str],
+        limits: Limits,
+    ) -> tuple[ScriptResult, bool]:
+        started = time.perf_counter()
+        broker.start()
+        session = _Session(worker, broker, limits)
+        request = {"source": source, "tool_paths": list(tool_paths), "limits": limits.to_json()}
+        with anyio.move_on_after(limits.timeout + self._grace) as deadline:
+            try:
+                await worker.send(encode(["run", request]))
+            except _WorkerGone:
+                session.gone = True
+            else:
+                await session.run()
+        elapsed = time.perf_counter() - started
+        done = session.outcome
+        error: ScriptError | None = None
+        if session.violation is not None:
+            error = ScriptError(type="SandboxError", message=str(session.violation))
+        elif done is None and deadline.cancelled_caught:
+            error = _timeout_error(limits)
+        elif done is None:
+            error = await _crash_error(worker, limits)
+        if error is not None or done is None:
+            return RunOutcome().to_result(calls=broker.records, time=elapsed, error=error), False
+        try:
+            outcome = RunOutcome.from_json(done[1])
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+            error = ScriptError(type="SandboxError", message="the worker sent a malformed result")
+            return RunOutcome().to_result(calls=broker.records, time=elapsed, error=error), False
+        peak = done[2] if len(done) > 2 and type(done[2]) is int else None
+        retiring = len(done) > 3 and done[3] is not False
+        healthy = not retiring and (outcome.error is None or (
+            outcome.error.limit is None and outcome.error.type != "SandboxError"
+        ))
+        result = outcome.to_result(calls=broker.records, time=elapsed, peak_memory=peak,
+                                   limits=limits)
+        return result, healthy
+
+    def _checkout(self) -> _Worker:
+        """An idle worker: a ready one if any, else the one that started first."""
+        self._reap()
+        for worker in list(self._idle):
+            if not worker.poll_ready() and worker.alive:
+                continue
+            if not worker.alive or worker.exit_status() is not None:
+                self._idle.remove(worker)
+                self._discard(worker)
+        self._fill()
+        chosen = next((w for w in self._idle if w.ready), self._idle[0])
+        self._idle.remove(chosen)
+        self._running += 1
+        return chosen
+
+    def _checkin(self, worker: _Worker, healthy: bool) -> None:
+        self._running -= 1
+        if healthy and worker.alive and worker.clean and not self._closed:
+            self._idle.append(worker)
+            return
+        self._discard(worker)
+        if not self._closed:
+            self._fill()
+
+    def _fill(self) -> None:
+        """Start workers until the pool holds ``size`` (idle plus running)."""
+        while len(self._idle) + self._running < self._size:
+            self._idle.append(_Worker(self._python, self._runtime))
+
+    def _discard(self, worker: _Worker) -> None:
+        worker.kill()
+        self._dying.append(worker)
+
+    def _reap(self) -> None:
+        """Collect exit statuses of killed workers (never blocks)."""
+        self._dying = [w for w in self._dying if w.exit_status() is None]
+
+    async def aclose(self) -> None:
+        """Kill every worker and wait for them to exit."""
+        self._closed = True
+        while self._idle:
+            self._discard(self._idle.popleft())
+        with anyio.CancelScope(shield=True):
+            for _ in range(200):
+                self._reap()
+                if not self._dying:
+                    return
+                await anyio.sleep(0.005)
+            for worker in self._dying:
+                await anyio.to_thread.run_sync(worker.process.wait)
+            self._dying.clear()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+async def _crash_error(worker: _Worker, limits: Limits) -> ScriptError:
+    """Why a worker died mid-run, from its exit status (waiting briefly for it to exit)."""
+    status = worker.exit_status()
+    for _ in range(50):
+        if status is not None:
+            break
+        await anyio.sleep(0.002)
+        status = worker.exit_status()
+    if status == -signal.SIGXCPU:
+        return _timeout_error(limits)
+    if status == EXIT_MEMORY:
+        exc = LimitExceeded("memory", limits.memory, "the worker ran out of address space")
+        return ScriptError.for_limit(exc)
+    return ScriptError(type="SandboxError",
+                       message=f"the worker process died unexpectedly (status {status})")
+
+
+def _timeout_error(limits: Limits) -> ScriptError:
+    exc = LimitExceeded("timeout", limits.timeout, "the run did not stop in time")
+    return ScriptError.for_limit(exc)

@@ -1,0 +1,386 @@
+"""A sandbox worker process: runs one script at a time for the host's pool.
+
+Started by :class:`~codemode.sandbox.executors.pool.WorkerPoolExecutor` as
+``python -I -B -c <bootstrap> <package root> <runtime>`` with a minimal
+environment, no inherited descriptors but its pipes, and its own session.
+It pre-imports (and warms up) the script runtime so a warm run starts in
+microseconds, announces ``["ready", pid]`` and then serves ``run`` messages
+(see ``protocol.py``) until its pipe closes.
+
+Per run it caps ``RLIMIT_AS`` at its current address space plus
+``Limits.memory`` and ``RLIMIT_CPU`` at the CPU time the timeout allows; the
+host's wall-clock kill is the backstop for code the runner cannot interrupt.
+Whatever the script left running is cancelled (and its event loop replaced)
+before ``done`` is sent, so nothing a script started can act during a later
+run. A worker that could not clean up, ran out
+of memory or whose runner failed says so in ``done`` and exits.
+
+The script-side runtime is async and uses asyncio directly (the one place in
+codemode that does): the script's ``asyncio`` facade needs a real asyncio
+loop, and the worker owns its whole process.
+
+Tool calls are answered over the same pipes. While the script waits for one
+reply and nothing else is runnable, the worker polls the pipe for a few hundred
+microseconds (yielding the CPU between polls) before sleeping in the selector:
+on small VMs a cross-core wakeup costs more than the round trip itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import importlib
+import math
+import os
+import resource
+import select
+import signal
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any, Final, Protocol
+
+from codemode.errors import LimitExceeded, WorkerProtocolError
+from codemode.sandbox.executors.protocol import FrameDecoder, encode, encode_call
+from codemode.sandbox.language.meter import script_thread_stack
+from codemode.sandbox.limits import Limits
+from codemode.sandbox.runtime.replies import RUN_ENDED
+from codemode.sandbox.runtime.result import RunOutcome, ScriptError
+
+__all__ = ["EXIT_MEMORY", "ScriptCall", "ScriptRuntime", "main"]
+
+ScriptCall = Callable[[str, str], Awaitable[dict[str, Any]]]
+"""Script side of a tool call: (tool path, arguments as JSON text) -> broker reply."""
+
+EXIT_MEMORY: Final = 75
+"""Exit status when the worker itself ran out of memory outside the script."""
+
+SPIN_SECONDS: Final = 0.0003
+"""How long a waiting script polls the pipe before the loop sleeps in the selector."""
+
+_OPEN_FILES: Final = 32
+"""RLIMIT_NOFILE for the worker: its pipes, the loop's selector, nothing else."""
+
+_PAGE_SIZE: Final = os.sysconf("SC_PAGE_SIZE")
+
+_SETTLE_SECONDS: Final = 0.05
+"""How long tasks a script left running get to honour cancellation after the run."""
+
+_RESERVE_BYTES: Final = 1 << 20
+"""Memory set aside at boot and released to report a MemoryError."""
+
+
+class ScriptRuntime(Protocol):
+    """The process-agnostic runner the worker calls for each run."""
+
+    def __call__(
+        self, source: str, *, call: ScriptCall, tool_paths: Collection[str], limits: Limits
+    ) -> Awaitable[RunOutcome]:
+        """Run ``source`` to completion and describe what happened."""
+        ...
+
+
+class _Channel:
+    """The worker's end of the pipes: blocking writes, replies routed to waiting calls."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self._read_fd = read_fd
+        self._write_fd = write_fd
+        self._decoder = FrameDecoder()
+        self._inbox: list[list[Any]] = []
+        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._early: dict[int, dict[str, Any]] = {}
+        self._next_id = 0
+        self._serving = False
+        os.set_blocking(read_fd, False)
+
+    def send(self, message: list[Any]) -> None:
+        """Write one frame, blocking until the pipe took all of it."""
+        self._write(encode(message))
+
+    def _write(self, frame: bytes) -> None:
+        view = memoryview(frame)
+        while view:
+            written = os.write(self._write_fd, view)
+            view = view[written:]
+
+    def receive(self) -> list[Any]:
+        """Block until the next message between runs; exits the process on EOF."""
+        while not self._inbox:
+            select.select([self._read_fd], [], [])
+            if not self._pump():
+                raise SystemExit(0)
+        return self._inbox.pop(0)
+
+    def _pump(self) -> bool:
+        """Read what is available and route it; False on EOF."""
+        try:
+            data = os.read(self._read_fd, 1 << 20)
+        except BlockingIOError:
+            return True
+        if not data:
+            return False
+        for message in self._decoder.feed(data):
+            if message[0] != "reply":
+                self._inbox.append(message)
+                continue
+            call_id, reply = message[1], message[2]
+            future = self._waiting.pop(call_id, None)
+            if future is None:
+                self._early[call_id] = reply
+            elif not future.done():
+                future.set_result(reply)
+        return True
+
+    def _on_readable(self) -> None:
+        if not self._pump():
+            os._exit(0)
+
+    async def call(self, name: str, arguments: str) -> dict[str, Any]:
+        """Send one tool call and wait for its reply (the ``ScriptCall`` the runner uses).
+
+        Outside a run (script code still running while the worker cleans up)
+        the call is refused like the broker's closed gate refuses it.
+        """
+        if not self._serving:
+            return {"error": {"tool": name, "message": RUN_ENDED, "path": None}}
+        self._next_id += 1
+        call_id = self._next_id
+        self._write(encode_call(call_id, name, arguments))
+        loop = asyncio.get_running_loop()
+        # ``_ready`` (callbacks due this turn) is private, but asyncio has no public
+        # "is anything else runnable?" check; spinning while other tasks could run
+        # would delay them (``asyncio.gather``), so the poll happens only when idle.
+        if not loop._ready:  # type: ignore[attr-defined]
+            deadline = time.perf_counter() + SPIN_SECONDS
+            while time.perf_counter() < deadline:
+                os.sched_yield()
+                self._on_readable()
+                if call_id in self._early:
+                    return self._early.pop(call_id)
+                if loop._ready:  # type: ignore[attr-defined]
+                    break
+        if call_id in self._early:
+            return self._early.pop(call_id)
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        self._waiting[call_id] = future
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if self._waiting.pop(call_id, None) is not None:
+                self.send(["cancel", call_id])
+            raise
+
+    async def serve(
+        self, runtime: ScriptRuntime, payload: dict[str, Any], limits: Limits
+    ) -> RunOutcome:
+        """One run with replies routed by the loop's reader callback."""
+        loop = asyncio.get_running_loop()
+        loop.add_reader(self._read_fd, self._on_readable)
+        self._serving = True
+        try:
+            return await runtime(
+                str(payload["source"]),
+                call=self.call,
+                tool_paths=tuple(payload.get("tool_paths", ())),
+                limits=limits,
+            )
+        finally:
+            self._serving = False
+            loop.remove_reader(self._read_fd)
+            self._waiting.clear()
+            self._early.clear()
+
+
+def _load_runtime(spec: str) -> ScriptRuntime:
+    """Import ``module:function`` and run the module's ``warm_up()`` if it has one."""
+    module_name, _, attribute = spec.partition(":")
+    module = importlib.import_module(module_name)
+    warm_up = getattr(module, "warm_up", None)
+    if callable(warm_up):
+        warm_up()
+    runtime: ScriptRuntime = getattr(module, attribute)
+    return runtime
+
+
+class _Proc:
+    """The ``/proc/self`` files read around every run, opened once at boot.
+
+    procfs regenerates a file's text on every read at offset 0, so ``pread`` on
+    a kept descriptor gives a fresh reading without the open/close pair, which
+    was most of the worker's fixed cost per run.
+    """
+
+    def __init__(self) -> None:
+        self._statm = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
+        self._status = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            self._clear_refs: int | None = os.open("/proc/self/clear_refs",
+                                                   os.O_WRONLY | os.O_CLOEXEC)
+        except OSError:
+            self._clear_refs = None
+        self._as_hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+        self._cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+
+    def address_space(self) -> int:
+        """The worker's current virtual memory size in bytes."""
+        return int(os.pread(self._statm, 64, 0).split()[0]) * _PAGE_SIZE
+
+    def limit_run(self, limits: Limits) -> None:
+        """Lower the soft rlimits for one run (the hard limits stay, so they can be restored).
+
+        ``RLIMIT_AS`` becomes the address space the worker already uses plus
+        ``Limits.memory``: the interpreter and the pre-imported runner take tens of
+        megabytes before the script allocates anything.
+        """
+        cpu_used = resource.getrusage(resource.RUSAGE_SELF)
+        spent = cpu_used.ru_utime + cpu_used.ru_stime
+        resource.setrlimit(resource.RLIMIT_CPU,
+                           (math.ceil(spent + limits.timeout) + 1, self._cpu_hard))
+        resource.setrlimit(resource.RLIMIT_AS,
+                           (self.address_space() + limits.memory, self._as_hard))
+
+    def unlimit_run(self) -> None:
+        """Back to the hard limits, so the worker's own bookkeeping cannot trip them."""
+        resource.setrlimit(resource.RLIMIT_AS, (self._as_hard, self._as_hard))
+        resource.setrlimit(resource.RLIMIT_CPU, (self._cpu_hard, self._cpu_hard))
+
+    def reset_peak_memory(self) -> bool:
+        """Reset the kernel's resident-set high-water mark, so the next reading is this run's."""
+        if self._clear_refs is None:
+            return False
+        try:
+            os.write(self._clear_refs, b"5")
+        except OSError:
+            return False
+        return True
+
+    def peak_memory(self) -> int | None:
+        """Peak resident bytes since the last reset (``VmHWM``), or None where unknown."""
+        try:
+            text = os.pread(self._status, 4096, 0)
+            start = text.index(b"VmHWM:") + 6
+            return int(text[start : text.index(b"kB", start)]) * 1024
+        except (OSError, ValueError):
+            return None
+
+
+def _memory_outcome(limits: Limits) -> RunOutcome:
+    error = LimitExceeded("memory", limits.memory, "the worker ran out of address space")
+    return RunOutcome(error=ScriptError.for_limit(error))
+
+
+def _settle(loop: asyncio.AbstractEventLoop) -> asyncio.AbstractEventLoop | None:
+    """Stop what the script left behind; the loop for the next run, or None if stuck.
+
+    Runs before ``done`` is sent, still under the run's rlimits and the host's
+    deadline: a leftover task or an async generator's ``finally`` that spins
+    is charged to this run and never reaches the next one. A loop the script
+    left nothing on is reused; otherwise it is closed and replaced.
+    """
+    leftovers = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in leftovers:
+        task.cancel()
+    if leftovers:
+        loop.run_until_complete(asyncio.wait(leftovers, timeout=_SETTLE_SECONDS))
+        if not all(task.done() for task in leftovers):
+            return None
+    # ``_asyncgens`` is private; if asyncio ever drops it, always start afresh.
+    if not leftovers and not getattr(loop, "_asyncgens", True):
+        return loop
+    try:
+        loop.run_until_complete(asyncio.wait_for(loop.shutdown_asyncgens(), _SETTLE_SECONDS))
+    except TimeoutError:
+        return None
+    loop.close()
+    return asyncio.new_event_loop()
+
+
+def _runner_failure() -> RunOutcome:
+    return RunOutcome(error=ScriptError(type="SandboxError",
+                                        message="the sandbox runner failed"))
+
+
+def _serve_forever(channel: _Channel, runtime: ScriptRuntime) -> None:
+    loop = asyncio.new_event_loop()
+    reserve: bytearray | None = bytearray(_RESERVE_BYTES)
+    proc = _Proc()
+    limits_json: Any = None
+    limits = Limits()
+    while True:
+        message = channel.receive()
+        if message[0] != "run" or type(message[1]) is not dict:
+            raise WorkerProtocolError(f"expected a run message, got {message[0]!r}")
+        payload: dict[str, Any] = message[1]
+        if payload.get("limits", {}) != limits_json:  # most runs repeat the last limits
+            limits = Limits.from_json(payload.get("limits", {}))
+            limits_json = payload.get("limits", {})
+        next_loop: asyncio.AbstractEventLoop | None = None
+        measured = proc.reset_peak_memory()
+        proc.limit_run(limits)
+        try:
+            outcome = loop.run_until_complete(channel.serve(runtime, payload, limits))
+            next_loop = _settle(loop)
+        except MemoryError:
+            reserve = None
+            outcome = _memory_outcome(limits)
+        except Exception:
+            outcome = _runner_failure()
+        finally:
+            proc.unlimit_run()
+        if outcome.error is not None and outcome.error.type == "MemoryError":
+            outcome = _memory_outcome(limits)
+        peak = proc.peak_memory() if measured else None
+        retiring = reserve is None or next_loop is None
+        channel.send(["done", outcome.to_json(), peak, retiring])
+        if next_loop is None:
+            raise SystemExit(0)
+        loop = next_loop
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Worker entry point: ``argv`` is ``[_, runtime spec]`` (``module:function``)."""
+    args = sys.argv if argv is None else argv
+    read_fd, write_fd = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    runtime = _load_runtime(args[-1])
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (_OPEN_FILES, _OPEN_FILES))
+    gc.collect()
+    gc.freeze()
+    channel = _Channel(read_fd, write_fd)
+    channel.send(["ready", os.getpid()])
+    failure: list[BaseException] = []
+
+    def serve() -> None:
+        try:
+            _serve_forever(channel, runtime)
+        except MemoryError:
+            os._exit(EXIT_MEMORY)
+        except SystemExit:
+            pass
+        except BaseException as exc:  # re-raised on the main thread: exit status 1
+            failure.append(exc)
+
+    # Scripts run on a thread with a ``SCRIPT_STACK`` C stack, started before any run's
+    # RLIMIT_AS (the reservation is part of the address space each run's cap adds to):
+    # C code that recurses per nesting level of script data then hits a limit, not the
+    # end of an 8 MiB main-thread stack (SIGSEGV).
+    with script_thread_stack():
+        thread = threading.Thread(target=serve, name="codemode-worker-script")
+        thread.start()
+    # Signals sent to the process (SIGXCPU from RLIMIT_CPU, a kill) then reach the script
+    # thread, which is running, rather than this one, parked in ``join``: the process
+    # stops at once instead of after the script thread reported the run done.
+    signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    thread.join()
+    if failure:
+        raise failure[0]
+
+
+if __name__ == "__main__":
+    main()

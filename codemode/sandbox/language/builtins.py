@@ -1,0 +1,519 @@
+"""The curated builtins a script sees.
+
+Types stay the real types (``isinstance(x, list)`` must work). Functions that
+consume an iterable eagerly in C (``sum``, ``sorted``, ``min`` …) take it
+through the operation counter; lazy ones (``map``, ``zip`` …) need not,
+because whatever consumes them is counted, and every source of unbounded items
+(``range`` beyond the budget, ``itertools.count`` …) is bounded or counted.
+"""
+
+from __future__ import annotations
+
+import builtins as _py
+from collections import Counter, deque
+from operator import length_hint
+from types import GeneratorType
+from typing import TYPE_CHECKING, Any, Final
+
+from codemode.errors import LimitExceeded
+from codemode.sandbox.language.compare import (
+    charge_each,
+    charge_sort,
+    guarded_hash,
+    guarded_key,
+    keyed,
+)
+from codemode.sandbox.language.facades import guarded_import
+from codemode.sandbox.language.guards import (
+    EXCEPTIONS,
+    TYPE_ALIASES,
+    build_class,
+    check_codec,
+    check_strftime,
+    guarded_getattr,
+    guarded_hasattr,
+    guarded_type,
+)
+from codemode.sandbox.language.render import charge_render
+from codemode.sandbox.language.sizes import (
+    MAX_INT_BITS,
+    charge_operations,
+    check_render,
+    ensure_size,
+    guarded_add,
+    guarded_pow,
+)
+from codemode.sandbox.language.state import counted, current_run
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = ["SAFE_BUILTINS", "STAND_INS", "counted_mapping", "sized_sequence"]
+
+_MISSING: Final = object()
+
+
+def print_(*args: Any, sep: str | None = " ", end: str | None = "\n",
+           file: Any = None, flush: bool = False) -> None:
+    """``print`` into the run's bounded output buffer."""
+    if file is not None:
+        raise TypeError("print(file=...) is not available in the sandbox")
+    run = current_run()
+    run.meter.check()
+    sep = " " if sep is None else sep
+    end = "\n" if end is None else end
+    if not isinstance(sep, str) or not isinstance(end, str):
+        raise TypeError("sep and end must be strings")
+    # Piece by piece: joining first would build ``len(args)`` copies of a shared big string
+    # (``print(*[s] * 1000)``) before the buffer could truncate anything. Once the buffer
+    # is full, pieces are only counted, each distinct string once (a huge ``sep`` repeats).
+    out = run.output
+    sizes: dict[int, int] = {}
+
+    def emit(text: str) -> None:
+        if not out.truncated:
+            out.write(text)
+            return
+        size = sizes.get(id(text))
+        if size is None:
+            size = sizes[id(text)] = len(text) if text.isascii() else len(
+                text.encode("utf-8", "surrogatepass"))
+        out.total += size
+
+    for index, arg in enumerate(args):
+        charge_render(arg)
+        check_render(arg, "print()")
+        if index:
+            emit(sep)
+        emit(arg if type(arg) is str else str(arg))
+    emit(end)
+
+
+def range_(*args: int) -> range:
+    """``range``, refused when longer than the whole operation budget."""
+    r = range(*args)
+    run = current_run()
+    try:
+        size = len(r)
+    except OverflowError:
+        size = run.limits.operations + 1
+    if size > run.limits.operations:
+        run.meter.trip(LimitExceeded("operations", run.limits.operations,
+                                     f"range of {size} items exceeds the operation budget"))
+    return r
+
+
+def sum_(iterable: Iterable[Any], /, start: Any = 0) -> Any:
+    """``sum`` over counted items; sequence concatenation is size-checked per step."""
+    if isinstance(start, int | float | complex):
+        return sum(counted(iterable), start)
+    total = start
+    for item in counted(iterable):
+        total = guarded_add(total, item)
+    return total
+
+
+def sorted_(iterable: Iterable[Any], /, *, key: Any = None, reverse: bool = False) -> list[Any]:
+    """``sorted`` over counted items; comparing nested items is charged (``compare``)."""
+    items = list(counted(iterable))
+    if key is None:
+        charge_sort(items)
+    items.sort(key=charge_each(key, len(items).bit_length()), reverse=reverse)
+    return items
+
+
+def _extreme(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``min``/``max``: each item is compared once with the best so far (charged when the
+    items are nested, like ``sorted``)."""
+    if "key" in kwargs:
+        kwargs = {**kwargs, "key": charge_each(kwargs["key"], 1)}
+    if len(args) == 1:
+        items = args[0]
+        if type(items) not in (list, tuple):
+            items = list(counted(items))
+        else:
+            charge_operations(len(items))
+        if "key" not in kwargs:
+            charge_sort(items, rounds=1)
+        return func(items, **kwargs)
+    if "key" not in kwargs:
+        charge_sort(args, rounds=1)
+    return func(*args, **kwargs)
+
+
+def min_(*args: Any, **kwargs: Any) -> Any:
+    """``min`` over counted items."""
+    return _extreme(min, args, kwargs)
+
+
+def max_(*args: Any, **kwargs: Any) -> Any:
+    """``max`` over counted items."""
+    return _extreme(max, args, kwargs)
+
+
+def any_(iterable: Iterable[Any], /) -> bool:
+    """``any`` over counted items."""
+    return any(counted(iterable))
+
+
+def all_(iterable: Iterable[Any], /) -> bool:
+    """``all`` over counted items."""
+    return all(counted(iterable))
+
+
+def map_(func: Any, *iterables: Any) -> Any:
+    """``map``, counted: ``map(x.append, x)`` feeds itself, so its consumers must tick."""
+    return counted(map(func, *iterables))
+
+
+def filter_(func: Any, iterable: Any) -> Any:
+    """``filter``, counted (same reason as ``map``)."""
+    return counted(filter(func, iterable))
+
+
+def zip_(*iterables: Any, strict: bool = False) -> Any:
+    """``zip``, counted: ``x.extend(zip(x, ...))`` feeds itself inside C."""
+    return counted(zip(*iterables, strict=strict))
+
+
+def enumerate_(iterable: Any, start: int = 0) -> Any:
+    """``enumerate``, counted (same reason as ``zip``)."""
+    return counted(enumerate(iterable, start))
+
+
+def iter_(obj: Any, *sentinel: Any) -> Any:
+    """``iter``; the result is counted (``iter(callable, sentinel)`` can be endless)."""
+    return counted(iter(obj, *sentinel))
+
+
+def format_(value: Any, spec: str = "") -> str:
+    """``format`` with the padding width bounded and the rendering charged."""
+    check_format_spec(spec)
+    charge_render(value)
+    check_render(value, "format()")
+    return format(value, spec)
+
+
+def fstring_join(parts: tuple[str, ...]) -> str:
+    """``_fjoin_``: an f-string with several fields, joined once its size is known
+    (``f"{s}{s}…{s}"`` would otherwise concatenate many copies of one big string)."""
+    size = 0
+    for part in parts:
+        size += len(part)
+    ensure_size(size, "f-string")
+    return "".join(parts)
+
+
+def repr_(obj: Any, /) -> str:
+    """``repr`` with the rendering charged (escapes can make text 4x longer)."""
+    charge_render(obj)
+    check_render(obj, "repr()")
+    if isinstance(obj, str | bytes | bytearray):
+        ensure_size(len(obj) * 4, "repr()")
+    return repr(obj)
+
+
+def ascii_(obj: Any, /) -> str:
+    """``ascii`` with the rendering charged (``\U0001f600`` escapes are 10x longer)."""
+    charge_render(obj)
+    check_render(obj, "ascii()")
+    if isinstance(obj, str):
+        ensure_size(len(obj) * 10, "ascii()")
+    return ascii(obj)
+
+
+class _GuardedType(type):
+    """Metaclass of stand-ins for ``str``/``int``: calls are checked, isinstance sees the real type.
+
+    A stand-in class has ``real`` (the builtin type) and ``check(*args, **kwargs)``.
+    """
+
+    real: type
+    check: Any
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, cls.real)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, cls.real)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        cls.check(*args, **kwargs)
+        return cls.real(*args, **kwargs)
+
+
+def _check_str(*args: Any, **kwargs: Any) -> None:
+    if len(args) == 1 and not kwargs:
+        charge_render(args[0])
+        check_render(args[0], "str()")
+        return
+    encoding = args[1] if len(args) > 1 else kwargs.get("encoding", "utf-8")
+    errors = args[2] if len(args) > 2 else kwargs.get("errors", "strict")
+    check_codec(encoding, errors)
+
+
+_BITS_PER_DIGIT: Final = {0: 4, 2: 1, 4: 2, 8: 3, 16: 4, 32: 5}
+
+
+def _check_int(value: Any = 0, base: Any = 10) -> None:
+    # CPython caps other bases at 4300 digits (ValueError); these are exempt.
+    bits_per_digit = _BITS_PER_DIGIT.get(base) if isinstance(base, int) else None
+    if (isinstance(value, str | bytes | bytearray) and bits_per_digit is not None
+            and len(value) * bits_per_digit > MAX_INT_BITS):
+        current_run().too_big(f"int() of a {len(value)}-digit string", len(value))
+
+
+def _no_check(*args: Any, **kwargs: Any) -> None:
+    pass
+
+
+class _CountedCollection(_GuardedType):
+    """Stand-ins for ``set``/``frozenset``: the input is drawn through the operation
+    counter, so a bulk build of colliding keys (quadratic in C) reaches the meter's
+    deadline check and lets other threads run between chunks."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs and not isinstance(args[0], cls.real):
+            return cls.real(counted(keyed(args[0])))
+        return cls.real(*args, **kwargs)
+
+
+_COPIED: Final[tuple[type, ...]] = (list, tuple, dict, set, frozenset, deque,
+                                    type({}.keys()), type({}.values()), type({}.items()))
+"""Sources whose copy takes no more than they hold (pointers to existing items)."""
+
+
+def sized_source(source: Any, what: str) -> Any:
+    """``source`` for a C call that materialises it (``list(range(n))``), sized first: a
+    ``range`` is bounded by the operation budget, not by memory (``list(range(10**8))`` is
+    one C call building 10**8 ints), a text becomes one item per character. Copies of
+    containers, counted iterators (``map``) and generators (they tick) pass as they are."""
+    kind = type(source)
+    if kind is str or kind is bytes or kind is bytearray:
+        ensure_size(len(source) * 8, what)
+    elif not (kind is map or kind is GeneratorType or isinstance(source, _COPIED)):
+        ensure_size(length_hint(source) * 8, what)
+    return source
+
+
+STAND_INS: Final[dict[type, type]] = {}
+"""Real type -> what ``type(x)`` gives the script (facades add their classes)."""
+
+
+class _SizedSequence(_GuardedType):
+    """Stand-ins for ``list``/``tuple`` (and ``deque``): the source is sized first (see
+    ``sized_source``)."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if args:
+            args = (sized_source(args[0], f"{cls.__name__}()"), *args[1:])
+        elif "iterable" in kwargs:
+            kwargs["iterable"] = sized_source(kwargs["iterable"], f"{cls.__name__}()")
+        return cls.real(*args, **kwargs)
+
+
+def _make_stand_in(meta: type, real: type, **attrs: Any) -> type:
+    """A class of ``meta`` standing in for ``real``: named like it, and ``type()`` of an
+    instance (a real ``real``) hands the stand-in back to scripts."""
+    stand_in: type = meta(real.__name__, (), {"real": real, "check": staticmethod(_no_check),
+                                              **attrs})
+    stand_in.__qualname__ = real.__name__
+    stand_in.__module__ = real.__module__
+    STAND_INS[real] = stand_in
+    TYPE_ALIASES[stand_in] = real
+    return stand_in
+
+
+def sized_sequence(real: type) -> type:
+    """A script-visible stand-in for the sequence class ``real`` (see ``_SizedSequence``)."""
+    return _make_stand_in(_SizedSequence, real)
+
+
+class _CountedMapping(_GuardedType):
+    """Stand-ins for ``dict`` and the dict-like facade classes: the positional iterable
+    (key/value pairs, or keys for ``Counter``; argument ``position``) is drawn through the
+    operation counter, for the same reason as ``set`` (bulk inserts of colliding keys)."""
+
+    position: int = 0
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        at = cls.position
+        if len(args) > at and not (isinstance(args[at], dict | str)
+                                   or hasattr(args[at], "keys")):
+            # Keys (pairs, or items for a Counter) are hashed: nested tuples are charged.
+            items = keyed(args[at], pairs=not issubclass(cls.real, Counter))
+            args = (*args[:at], counted(items), *args[at + 1:])
+        return cls.real(*args, **kwargs)
+
+
+def counted_mapping(real: type, position: int = 0) -> type:
+    """A script-visible stand-in for the dict-like class ``real`` (see ``_CountedMapping``)."""
+    return _make_stand_in(_CountedMapping, real, position=position)
+
+
+class _RangeMeta(_GuardedType):
+    """``type(range(n))`` must not hand out the unchecked ``range``."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return range_(*args, **kwargs)
+
+
+class _BytesMeta(_GuardedType):
+    """``type(b'')``: ``bytes(n)`` is size-checked, codecs are allowlisted, iterables counted."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        source = args[0] if args else kwargs.get("source", b"")
+        if isinstance(source, int):
+            ensure_size(int(source), "bytes()")
+        elif isinstance(source, str):
+            check_codec(args[1] if len(args) > 1 else kwargs.get("encoding"),
+                        args[2] if len(args) > 2 else kwargs.get("errors", "strict"))
+            charge_render(source)
+        elif not isinstance(source, bytes | bytearray):
+            args = (counted(source), *args[1:])
+        return cls.real(*args, **kwargs)
+
+
+class RangeType(metaclass=_RangeMeta):
+    """What ``type(range(...))`` gives a script."""
+
+    real = range
+    check = staticmethod(_no_check)
+
+
+class BytesType(metaclass=_BytesMeta):
+    """What ``type(b'...')`` gives a script."""
+
+    real = bytes
+    check = staticmethod(_no_check)
+
+
+class DictType(metaclass=_CountedMapping):
+    """The script's ``dict``."""
+
+    real = dict
+    check = staticmethod(_no_check)
+
+
+class SetType(metaclass=_CountedCollection):
+    """The script's ``set``."""
+
+    real = set
+    check = staticmethod(_no_check)
+
+
+class FrozenSetType(metaclass=_CountedCollection):
+    """The script's ``frozenset``."""
+
+    real = frozenset
+    check = staticmethod(_no_check)
+
+
+class StrType(metaclass=_GuardedType):
+    """The script's ``str``: ``str(x)`` is charged; ``isinstance(x, str)`` works."""
+
+    real = str
+    check = staticmethod(_check_str)
+
+
+class IntType(metaclass=_GuardedType):
+    """The script's ``int``: string conversion is size-capped (bases 2/4/8/16/32 are not)."""
+
+    real = int
+    check = staticmethod(_check_int)
+
+
+StrType.__name__ = StrType.__qualname__ = "str"
+IntType.__name__ = IntType.__qualname__ = "int"
+SetType.__name__ = SetType.__qualname__ = "set"
+RangeType.__name__ = RangeType.__qualname__ = "range"
+BytesType.__name__ = BytesType.__qualname__ = "bytes"
+DictType.__name__ = DictType.__qualname__ = "dict"
+FrozenSetType.__name__ = FrozenSetType.__qualname__ = "frozenset"
+
+
+def round_(number: Any, ndigits: Any = None) -> Any:
+    """``round``; refuses ``ndigits`` past the int cap (CPython computes ``10**-ndigits``)."""
+    if isinstance(number, int) and isinstance(ndigits, int) and ndigits < -_MAX_INT_DIGITS:
+        current_run().too_big(f"round() to {ndigits} digits", -ndigits // 2)
+    return round(number, ndigits)
+
+
+_MAX_INT_DIGITS: Final = MAX_INT_BITS * 3 // 10 + 2
+
+
+def check_format_spec(spec: Any) -> None:
+    """Refuse format specs whose width or precision would allocate huge strings."""
+    if isinstance(spec, str) and len(spec) > 4:
+        # A date's spec is a strftime format (``f"{d:%c%c…}"``), sized like strftime.
+        check_strftime(spec)
+        digits = "".join(c if c.isdigit() else " " for c in spec).split()
+        ensure_size(sum(int(number[:12]) for number in digits), "format spec")
+
+
+def isinstance_(obj: Any, classinfo: Any, /) -> bool:
+    """``isinstance``; a nested tuple of classes is walked in C once per reference
+    (``t = (t, t)`` forty times), so it is charged like a key (``compare.guarded_key``)."""
+    return isinstance(obj, guarded_key(classinfo))
+
+
+def issubclass_(cls: Any, classinfo: Any, /) -> bool:
+    """``issubclass``; nested tuples charged like ``isinstance``."""
+    return issubclass(cls, guarded_key(classinfo))
+
+
+def type_(obj: Any, *rest: Any) -> type:
+    """``type(x)`` only; building classes goes through ``class`` statements."""
+    if rest:
+        raise TypeError("type() with 3 arguments is not available in the sandbox; "
+                        "use a class statement")
+    cls = guarded_type(obj)
+    return STAND_INS.get(cls, cls)
+
+
+def getattr_(obj: Any, name: str, *default: Any) -> Any:
+    """``getattr`` through the sandbox's attribute allowlist."""
+    return guarded_getattr(obj, name, *default)
+
+
+ListType: Final = sized_sequence(list)
+TupleType: Final = sized_sequence(tuple)
+
+SAFE_BUILTINS: Final[dict[str, Any]] = {
+    # Types (real, so isinstance works).
+    "bool": bool, "int": IntType, "float": float, "complex": complex, "str": StrType,
+    "list": ListType, "tuple": TupleType, "dict": DictType, "set": SetType,
+    "frozenset": FrozenSetType,
+    "enumerate": enumerate_, "zip": zip_, "map": map_, "filter": filter_, "reversed": reversed,
+    "slice": slice,
+    # Functions.
+    "abs": abs, "ascii": ascii_, "bin": bin, "callable": callable, "chr": chr, "divmod": divmod,
+    "hash": guarded_hash, "hex": hex, "isinstance": isinstance_, "issubclass": issubclass_,
+    "len": len,
+    "next": next, "oct": oct, "ord": ord, "repr": repr_, "round": round_,
+    "print": print_, "range": range_, "sum": sum_, "sorted": sorted_, "min": min_,
+    "max": max_, "any": any_, "all": all_, "iter": iter_, "format": format_,
+    "type": type_, "getattr": getattr_, "hasattr": guarded_hasattr, "pow": guarded_pow,
+    # Exceptions (ToolCallError included).
+    **{exc.__name__: exc for exc in EXCEPTIONS},
+    # Machinery the compiled code looks up in builtins.
+    "__import__": guarded_import,
+    "__build_class__": _py.__build_class__,
+    "__metaclass__": build_class,
+    "__name__": "__script__",
+    "_fjoin_": fstring_join,
+    "None": None, "True": True, "False": False,
+}
+"""Name -> object for ``__builtins__`` of every script (shared, never mutated)."""
+
+for _name, _value in SAFE_BUILTINS.items():
+    # Wrappers report the builtin's name in errors ("sum() missing ..."), not ours.
+    if getattr(_value, "__module__", None) == __name__ and callable(_value) and not (
+            isinstance(_value, type)):
+        _value.__name__ = _value.__qualname__ = _name
+
+STAND_INS.update({str: StrType, int: IntType, set: SetType, frozenset: FrozenSetType,
+                  range: RangeType, bytes: BytesType, dict: DictType})
+for _real, _standing in STAND_INS.items():
+    TYPE_ALIASES[_standing] = _real
+    _standing.__module__ = _real.__module__  # str(str) shows "<class 'builtins.str'>"

@@ -1,0 +1,392 @@
+"""Charge C-level comparisons and hashing of nested values before they run.
+
+``==``, ``<``, ``in``, ``list.count``, sorting and ``hash`` walk containers in C,
+element by element, without operation ticks. Shared references make that walk
+far larger than the memory the values occupy: ``a = [0] * 10**6; b = [a] * 10**6``
+is 16 MB, yet comparing ``b`` with an equal copy built the same way visits 10**12
+elements (hours of one C call holding the GIL). The same holds for long texts
+(``[s1] * 10**5`` compared item by item with a distinct equal ``s2`` of 2 MB).
+
+So the policy routes comparisons whose operands are not small literals through
+these guards, which estimate the visits (shared containers counted once per
+reference, memoised per container, so the estimate costs what the values
+occupy) and charge them to the operation budget first.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+from collections import Counter, deque
+from typing import TYPE_CHECKING, Any, Final
+
+from codemode.errors import LimitExceeded
+from codemode.sandbox.language.sizes import charge_counters, charge_operations
+from codemode.sandbox.language.state import current_run
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+__all__ = [
+    "GUARDS",
+    "charge_each",
+    "charge_sort",
+    "compare_cost",
+    "guarded_contains",
+    "guarded_hash",
+    "guarded_key",
+    "keyed",
+    "prepare_inplace",
+]
+
+VISITS_PER_OPERATION: Final = 16
+"""Element visits of a C comparison charged as one operation (a C visit costs ~1/16 of a
+script operation)."""
+
+TEXT_UNIT: Final = 64
+"""Bytes of text a comparison reads per visit."""
+
+VISITS_PER_SECOND: Final = 2_000_000_000
+"""A generous C speed for comparisons (identical small items compare by identity, ~2·10⁹/s
+measured): walks estimated to take longer than the time left are refused up front."""
+
+HASH_VISITS_PER_SECOND: Final = 500_000_000
+"""The same for hashing tuples (~2·10⁸ items/s measured)."""
+
+_TIMED_VISITS: Final = 1 << 24
+
+_SCALARS: Final = frozenset({int, float, bool, complex, type(None)})
+_TEXT: Final = frozenset({str, bytes, bytearray})
+_SHALLOW: Final = _SCALARS | _TEXT
+"""Types whose comparison with anything is one bounded step (no element walk)."""
+_ITEMS_VIEW: Final[Any] = type({}.items())
+_VIEWS: Final[tuple[Any, ...]] = (type({}.keys()), type({}.values()), _ITEMS_VIEW)
+_CONTAINERS: Final = (list, tuple, dict, set, frozenset, deque, *_VIEWS)
+"""What a comparison or hash walks (dict views compare and look up all their items)."""
+_SEQUENCES: Final = (list, tuple, deque)
+_HASHED: Final[tuple[type, ...]] = (set, frozenset, dict, type({}.keys()), type({}.items()))
+_VALUES_VIEW: Final[type] = type({}.values())
+_MAX_DEPTH: Final = 400
+
+
+class _TooCostly(Exception):
+    pass
+
+
+def _flat_cost(node: Any) -> int | None:
+    """Visits of a container whose items are all scalars or all texts (C-speed scan), else
+    None."""
+    if type(node) is _ITEMS_VIEW:
+        node = node.mapping
+        kinds = set(map(type, node.keys())) | set(map(type, node.values()))
+        return 2 * len(node) + 1 if kinds <= _SCALARS else None
+    items = node.keys() if isinstance(node, dict) else node
+    kinds = set(map(type, items))
+    if isinstance(node, dict):
+        kinds.update(map(type, node.values()))
+    if kinds <= _SCALARS:
+        return len(node) * (2 if isinstance(node, dict) else 1) + 1
+    if len(kinds) == 1 and kinds <= _TEXT and not isinstance(node, dict):
+        return len(node) + sum(map(len, node)) // TEXT_UNIT + 1
+    return None
+
+
+def compare_cost(obj: Any, budget: int) -> int:
+    """Element visits a C comparison or hash of ``obj`` can make (> ``budget`` means "at
+    least that"): every reference to a shared container counts its whole content again,
+    each text counts its length in ``TEXT_UNIT`` bytes."""
+    kind = type(obj)
+    if kind in _SCALARS:
+        return 1
+    if kind in _TEXT:
+        return 1 + len(obj) // TEXT_UNIT
+    if not isinstance(obj, _CONTAINERS):
+        return 1
+    memo: dict[int, int] = {}
+    total = 0
+
+    def visit(node: Any, depth: int) -> int:
+        nonlocal total
+        kind = type(node)
+        if kind in _SCALARS:
+            cost = 1
+        elif kind in _TEXT:
+            cost = 1 + len(node) // TEXT_UNIT
+        elif not isinstance(node, _CONTAINERS):
+            cost = 1
+        else:
+            key = id(node)
+            known = memo.get(key)
+            if known is not None:
+                cost = known
+            else:
+                if depth > _MAX_DEPTH:
+                    raise _TooCostly
+                memo[key] = 1  # a cycle: the comparison's own recursion check answers it
+                flat = _flat_cost(node)
+                if flat is None:
+                    saved = total
+                    children: Iterable[Any] = node
+                    if isinstance(node, dict):
+                        children = (*node.keys(), *node.values())
+                    elif kind is _ITEMS_VIEW:
+                        mapping = node.mapping  # iterating items() makes new pairs
+                        children = (*mapping.keys(), *mapping.values())
+                    flat = 1 + sum(visit(child, depth + 1) for child in children)
+                    total = saved
+                memo[key] = flat
+                cost = flat
+        total += cost
+        if total > budget:
+            raise _TooCostly
+        return cost
+
+    try:
+        return visit(obj, 0)
+    except _TooCostly:
+        return budget + 1
+
+
+def _budget() -> int:
+    meter = current_run().meter
+    return (meter.operations - meter.used + 1) * VISITS_PER_OPERATION
+
+
+def _charge(visits: int, rate: int = VISITS_PER_SECOND) -> None:
+    """Charge ``visits`` to the operation budget, and refuse a C walk that could not end
+    before the deadline at ``rate`` visits per second (it cannot be interrupted once
+    started)."""
+    if visits > _TIMED_VISITS:
+        run = current_run()
+        if visits / rate > run.meter.deadline - time.monotonic():
+            run.meter.trip(LimitExceeded(
+                "timeout", run.limits.timeout,
+                f"comparing or hashing about {visits} nested items would outlast the run"))
+    operations = visits // VISITS_PER_OPERATION
+    if operations > 0:
+        charge_operations(operations)
+
+
+def _charge_pair(a: Any, b: Any) -> None:
+    """A comparison of two containers reads at most the smaller of them."""
+    if type(a) is Counter or type(b) is Counter:
+        charge_counters(a, b)  # Counter comparisons are Python loops over both
+    budget = _budget()
+    first = compare_cost(a, budget)
+    _charge(min(first, compare_cost(b, min(budget, first))))
+
+
+def _eq(a: Any, b: Any) -> Any:
+    if not (type(a) in _SHALLOW or type(b) in _SHALLOW):
+        _charge_pair(a, b)
+    return a == b
+
+
+def _ne(a: Any, b: Any) -> Any:
+    if not (type(a) in _SHALLOW or type(b) in _SHALLOW):
+        _charge_pair(a, b)
+    return a != b
+
+
+def _lt(a: Any, b: Any) -> Any:
+    if not (type(a) in _SHALLOW or type(b) in _SHALLOW):
+        _charge_pair(a, b)
+    return a < b
+
+
+def _le(a: Any, b: Any) -> Any:
+    if not (type(a) in _SHALLOW or type(b) in _SHALLOW):
+        _charge_pair(a, b)
+    return a <= b
+
+
+def _gt(a: Any, b: Any) -> Any:
+    if not (type(a) in _SHALLOW or type(b) in _SHALLOW):
+        _charge_pair(a, b)
+    return a > b
+
+
+def _ge(a: Any, b: Any) -> Any:
+    if not (type(a) in _SHALLOW or type(b) in _SHALLOW):
+        _charge_pair(a, b)
+    return a >= b
+
+
+def charge_search(container: Any, item: Any) -> None:
+    """Charge ``item in container`` (also ``count``/``index``/``remove``): a sequence is
+    compared item by item (each comparison reads at most the smaller side), a hashed
+    container hashes and compares ``item`` about once."""
+    kind = type(item)
+    if isinstance(container, _SEQUENCES) or type(container) is _VALUES_VIEW:
+        seq: Any = container
+        size = len(seq)
+        if kind in _SCALARS:
+            _charge(size)
+        elif kind in _TEXT:
+            _charge(size * (1 + len(item) // TEXT_UNIT))
+        else:
+            budget = _budget()
+            visits = size * compare_cost(item, budget)
+            if visits > budget:
+                items = seq if isinstance(seq, _SEQUENCES) else tuple(seq)
+                visits = min(visits, compare_cost(items, budget))
+            _charge(visits)
+    elif isinstance(container, _HASHED) and kind not in _SHALLOW and (
+            isinstance(item, _CONTAINERS)):
+        _charge(compare_cost(item, _budget()), HASH_VISITS_PER_SECOND)
+    elif type(container) is range and kind is not int and kind is not bool:
+        _charge(len(container))  # not an int: range compares with every item
+
+
+_FAST_HASHED: Final = frozenset({set, frozenset, dict})
+
+
+def guarded_contains(item: Any, container: Any) -> bool:
+    """``item in container`` (``_in_``) with the comparisons charged first."""
+    kind = type(container)
+    if kind in _FAST_HASHED:
+        if type(item) in _SHALLOW:
+            return item in container
+    elif kind in _TEXT:
+        return item in container
+    elif (kind is list or kind is tuple) and len(container) < VISITS_PER_OPERATION and (
+            type(item) in _SCALARS or (type(item) is str and len(item) < TEXT_UNIT)):
+        return item in container  # less than one operation's worth
+    elif not hasattr(kind, "__contains__") and type(item) not in _SHALLOW:
+        # An iterator (``reversed(x)``, ``map``, a generator): ``in`` compares item by item
+        # with no length known up front, so each comparison is charged as it comes.
+        return any(element is item or _eq(element, item) for element in container)
+    charge_search(container, item)
+    return item in container
+
+
+def guarded_not_contains(item: Any, container: Any) -> bool:
+    """``item not in container`` (``_notin_``)."""
+    return not guarded_contains(item, container)
+
+
+def guarded_operand(value: Any) -> Any:
+    """``_cmparg_``: an operand of a chained comparison, charged as if compared in full."""
+    if type(value) not in _SHALLOW and isinstance(value, _CONTAINERS):
+        _charge(compare_cost(value, _budget()))
+    return value
+
+
+def guarded_hash(obj: Any, /) -> int:
+    """``hash``: a tuple hashes every item, recursively, on every call (not cached)."""
+    if isinstance(obj, tuple):
+        _charge(compare_cost(obj, _budget()), HASH_VISITS_PER_SECOND)
+    return hash(obj)
+
+
+def charge_sort(items: list[Any] | tuple[Any, ...], rounds: int | None = None) -> None:
+    """Charge comparing ``items`` with each other: ``rounds`` comparisons per item (sorting:
+    about ``log2(n)``); flat data (numbers, short texts) costs nothing beyond the items
+    already counted."""
+    n = len(items)
+    if n < 2:
+        return
+    budget = _budget()
+    cost = compare_cost(items, budget)
+    if cost > budget:
+        _charge(cost)  # trips
+    nested = cost - n - 1
+    if nested > 0:
+        _charge(nested * (n.bit_length() if rounds is None else rounds))
+
+
+def charge_each(key: Callable[[Any], Any] | None, factor: int) -> Callable[[Any], Any] | None:
+    """A sort/min/max key function whose results (compared in C) are charged as they come;
+    None stays None."""
+    if key is None:
+        return None
+
+    def charged_key(value: Any) -> Any:
+        result = key(value)
+        if type(result) not in _SHALLOW and isinstance(result, _CONTAINERS):
+            _charge(compare_cost(result, _budget()) * factor)
+        return result
+    return charged_key
+
+
+_SMALL_KEY: Final = 16
+
+
+def guarded_key(key: Any) -> Any:
+    """``_key_``: a dict/set key. Hashing a tuple hashes every item, recursively, on every
+    lookup (``t = (t, t)`` forty times is a 10**12-item hash): nested tuples are charged."""
+    if isinstance(key, tuple) and not (len(key) <= _SMALL_KEY and _flat_key(key)):
+        _charge(compare_cost(key, _budget()), HASH_VISITS_PER_SECOND)
+    return key
+
+
+def _flat_key(key: tuple[Any, ...]) -> bool:
+    """Only numbers, texts or classes (``isinstance(x, (int, str))``) in ``key``."""
+    kinds = set(map(type, key))
+    return kinds <= _SHALLOW or all(issubclass(kind, type) for kind in kinds)
+
+
+def _pair_key(pair: Any) -> Any:
+    if type(pair) in (tuple, list) and len(pair) == 2:
+        guarded_key(pair[0])
+    return pair
+
+
+def keyed(items: Any, *, pairs: bool = False) -> Any:
+    """``items`` about to be hashed as keys (or, with ``pairs``, key/value pairs): nested
+    tuples are charged as they come; a list or tuple of flat items (recognised at C speed)
+    passes as it is."""
+    if type(items) in (list, tuple) and _SHALLOW.issuperset(map(type, items)):
+        return items
+    return map(_pair_key if pairs else guarded_key, items)
+
+
+def _keys_display(items: Any) -> Any:
+    """``_keys_``: a starred item of a set display (``{*items}``)."""
+    return keyed(items)
+
+
+_KEY_VIEWS: Final[frozenset[type]] = frozenset({type({}.keys()), type({}.items())})
+_NUMBERS: Final = frozenset({int, float, bool, complex})
+_BULK: Final = (set, frozenset, dict)
+"""Operands of ``-``, ``|``, ``&``, ``^`` whose C loop visits every item of both."""
+
+
+def _set_operator(operator_: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``-``, ``|``, ``&``, ``^``: dict views take any iterable as the other operand and hash
+    its items in C (``d.keys() | [t]``), so those items are drawn through ``keyed``."""
+    def guard(a: Any, b: Any) -> Any:
+        ta = type(a)
+        if ta in _NUMBERS:
+            return operator_(a, b)
+        tb = type(b)
+        if ta is Counter or tb is Counter:
+            charge_counters(a, b)
+        elif isinstance(a, _BULK) and isinstance(b, _BULK):
+            charge_operations(len(a) + len(b))  # like ``union()`` & co., item by item
+        if ta in _KEY_VIEWS and tb not in _KEY_VIEWS:
+            b = keyed(b)
+        elif tb in _KEY_VIEWS and ta not in _KEY_VIEWS:
+            a = keyed(a)
+        return operator_(a, b)
+    guard.__name__ = guard.__qualname__ = operator_.__name__
+    return guard
+
+
+def prepare_inplace(op: str, x: Any, y: Any) -> Any:
+    """The right operand of ``x op= y``: ``dict |= pairs`` and dict views hash new keys."""
+    if op == "|=" and isinstance(x, dict) and not isinstance(y, dict):
+        return keyed(y, pairs=True)
+    if type(x) in _KEY_VIEWS and type(y) not in _KEY_VIEWS:
+        return keyed(y)
+    return y
+
+
+GUARDS: Final[dict[str, Callable[..., Any]]] = {
+    "_eq_": _eq, "_ne_": _ne, "_lt_": _lt, "_le_": _le, "_gt_": _gt, "_ge_": _ge,
+    "_in_": guarded_contains, "_notin_": guarded_not_contains, "_cmparg_": guarded_operand,
+    "_key_": guarded_key, "_keys_": _keys_display,
+    "_sub_": _set_operator(operator.sub), "_or_": _set_operator(operator.or_),
+    "_and_": _set_operator(operator.and_), "_xor_": _set_operator(operator.xor),
+}
+"""Names the compiled script calls for comparisons (see the policy)."""

@@ -1,0 +1,112 @@
+"""Import allowlist: ``import json`` in a script yields a facade, never the real module.
+
+A facade is an object exposing only chosen names (real stdlib modules leak
+``sys``/``os`` through attributes such as ``json.codecs`` or ``re.enum``).
+Facades are built lazily on first import and shared by all runs; anything
+run-specific (the operation budget, the deadline) is looked up through
+:func:`codemode.sandbox.language.state.current_run` when a facade function is called.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, Final, final
+
+from codemode.sandbox.language.guards import SelfGuarded, refuse
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+__all__ = ["FACADE_NAMES", "Facade", "facade", "guarded_import"]
+
+
+@final
+class Facade(SelfGuarded):
+    """A module-like object with a fixed set of names."""
+
+    __slots__ = ("_call", "_name", "_names")
+
+    def __init__(self, name: str, names: Mapping[str, Any],
+                 call: Callable[..., Any] | None = None) -> None:
+        self._name = name
+        self._names = dict(names)
+        for export, value in self._names.items():
+            # Facade functions report the module's names in errors ("math.pow() ...").
+            if callable(value) and not isinstance(value, type) and hasattr(value, "__code__"):
+                value.__name__ = export
+                value.__qualname__ = f"{name}.{export}"
+        self._call = call
+
+    def __repr__(self) -> str:
+        return f"<sandbox module {self._name!r}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._call is None:
+            raise TypeError(f"{self._name!r} is not callable")
+        return self._call(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached by ``from X import name`` (IMPORT_FROM uses plain getattr);
+        # guarded_import has already checked ``name``.
+        if name.startswith("_") or name not in self._names:
+            raise AttributeError(name)
+        return self._names[name]
+
+    def sandbox_getattr(self, name: str) -> Any:
+        try:
+            return self._names[name]
+        except KeyError:
+            if name.startswith("_"):
+                raise refuse(self, name) from None
+            available = ", ".join(sorted(self._names))
+            raise AttributeError(f"module {self._name!r} has no attribute {name!r} in the "
+                                 f"sandbox (available: {available})") from None
+
+    def exports(self) -> frozenset[str]:
+        """Names this facade offers."""
+        return frozenset(self._names)
+
+
+_MODULES: Final = {
+    "asyncio": "asyncio_facade",
+    "collections": "collections_facade",
+    "datetime": "datetime_facade",
+    "itertools": "itertools_facade",
+    "json": "json_facade",
+    "math": "math_facade",
+    "random": "random_facade",
+    "re": "re_facade",
+    "statistics": "statistics_facade",
+    "string": "string_facade",
+    "time": "time_facade",
+}
+
+FACADE_NAMES: Final = frozenset(_MODULES)
+"""Module names a script may import."""
+
+_LOADED: dict[str, Facade] = {}
+
+
+def facade(name: str) -> Facade:
+    """The facade for module ``name`` (built on first use)."""
+    found = _LOADED.get(name)
+    if found is None:
+        module = importlib.import_module(f"{__name__}.{_MODULES[name]}")
+        found = _LOADED[name] = module.FACADE
+    return found
+
+
+def guarded_import(name: str, globals: Any = None, locals: Any = None,
+                   fromlist: Any = (), level: int = 0) -> Facade:
+    """``__import__`` for scripts: facades only; ``from X import Y`` checks every Y."""
+    if level != 0:
+        raise ImportError("relative imports are not available in the sandbox")
+    if name not in _MODULES:
+        available = ", ".join(sorted(_MODULES))
+        raise ImportError(f"module {name!r} is not available in the sandbox "
+                          f"(available: {available})", name=name)
+    module = facade(name)
+    for item in fromlist or ():
+        if not isinstance(item, str) or item not in module.exports():
+            raise ImportError(f"cannot import name {item!r} from {name!r}", name=name)
+    return module

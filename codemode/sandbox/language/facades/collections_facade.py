@@ -1,0 +1,47 @@
+"""``collections`` for scripts: the container types and a sandbox-aware ``namedtuple``."""
+
+from __future__ import annotations
+
+import collections
+from typing import Any, Final
+
+from codemode.sandbox.language.builtins import counted_mapping, sized_sequence
+from codemode.sandbox.language.facades import Facade
+from codemode.sandbox.language.guards import EXTRA_NAMES, ScriptMeta
+from codemode.sandbox.language.state import counted, current_run
+
+__all__ = ["FACADE"]
+
+
+_MAX_FIELDS: Final = 256
+_MAX_NAME: Final = 100
+
+
+def namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> type:
+    """A named tuple class whose fields (and count/index) scripts may read."""
+    if isinstance(field_names, str) and len(field_names) > _MAX_FIELDS * (_MAX_NAME + 2):
+        current_run().too_big("namedtuple() field names", len(field_names))
+    names = field_names.replace(",", " ").split() if isinstance(field_names, str) else list(
+        counted(field_names))
+    if not all(isinstance(n, str) for n in [typename, *names]):
+        # collections would str() them: the text of a script value can be huge.
+        raise TypeError("namedtuple() type and field names must be strings")
+    if len(names) > _MAX_FIELDS:
+        raise ValueError(f"namedtuple() takes at most {_MAX_FIELDS} fields")
+    if any(len(str(n)) > _MAX_NAME for n in [typename, *names]):
+        size = sum(len(str(n)) for n in [typename, *names])
+        current_run().too_big(f"namedtuple() with {len(names)} fields (at most {_MAX_FIELDS} "
+                              f"fields, names of at most {_MAX_NAME} characters)", size)
+    base = collections.namedtuple(typename, field_names, defaults=defaults)  # type: ignore[misc]
+    fields = frozenset(base._fields) | {"count", "index"}
+    return type.__new__(ScriptMeta, typename, (base,), {"__slots__": (), EXTRA_NAMES: fields})
+
+
+FACADE: Final = Facade("collections", {
+    # Stand-ins: isinstance() sees the real classes; a bulk input is counted.
+    "Counter": counted_mapping(collections.Counter),
+    "defaultdict": counted_mapping(collections.defaultdict, 1),
+    "OrderedDict": counted_mapping(collections.OrderedDict),
+    "deque": sized_sequence(collections.deque),
+    "namedtuple": namedtuple,
+})

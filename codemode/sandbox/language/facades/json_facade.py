@@ -1,0 +1,82 @@
+"""``json`` for scripts: loads/dumps on plain data, no file or class hooks."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from codemode.sandbox.language.facades import Facade
+from codemode.sandbox.language.render import charge_render
+from codemode.sandbox.language.sizes import check_render, ensure_size, render_size
+from codemode.sandbox.language.state import current_run
+
+__all__ = ["FACADE"]
+
+_MAX_INDENT: Final = 16
+_CHECK_EVERY: Final = 1 << 16
+_NODE_BYTES: Final = 64
+
+
+def loads(s: str | bytes) -> Any:
+    """Parse JSON text (the objects it would build are size-checked first)."""
+    if isinstance(s, str | bytes) and len(s) > _CHECK_EVERY:
+        text = s.decode("utf-8", "replace") if isinstance(s, bytes) else s
+        nodes = text.count("{") + text.count("[") + text.count(",")
+        ensure_size(nodes * _NODE_BYTES, "json.loads()")
+    return json.loads(s)
+
+
+def _sized_default(default: Any) -> Any:
+    """``default=`` results are rendered too, once per reference: size them as they come
+    (``json.dumps([o] * 1000, default=lambda v: big)``)."""
+    produced = 0
+    share = current_run().limits.memory // 4
+
+    def sized(value: Any) -> Any:
+        nonlocal produced
+        result = default(value)
+        produced += render_size(result, share)
+        if produced > _CHECK_EVERY:
+            ensure_size(produced, "json.dumps()")
+        return result
+    return sized
+
+
+def dumps(obj: Any, *, indent: int | str | None = None, sort_keys: bool = False,
+          separators: tuple[str, str] | None = None, ensure_ascii: bool = True,
+          default: Any = None) -> str:
+    """Serialize to JSON text (indent and separators are bounded)."""
+    if isinstance(indent, int) and not 0 <= indent <= _MAX_INDENT:
+        raise ValueError(f"indent must be between 0 and {_MAX_INDENT}")
+    if isinstance(indent, str) and len(indent) > _MAX_INDENT:
+        raise ValueError(f"indent strings are limited to {_MAX_INDENT} characters")
+    if separators is not None:
+        # Checked as strings: ``str()`` of a script value could be huge (``[s] * 1000``).
+        if not (isinstance(separators, tuple | list) and len(separators) == 2
+                and all(type(part) is str for part in separators)):
+            raise TypeError("separators must be a pair of strings")
+        if len(separators[0]) + len(separators[1]) > _MAX_INDENT:
+            raise ValueError(f"separators are limited to {_MAX_INDENT} characters")
+    charge_render(obj)
+    check_render(obj, "json.dumps()")
+    if default is not None:
+        default = _sized_default(default)
+    if indent is None:
+        return json.dumps(obj, sort_keys=sort_keys, separators=separators,
+                          ensure_ascii=ensure_ascii, default=default)
+    # Indentation multiplies the text by the nesting depth: encode piecewise and stop
+    # once the output passes the memory limit.
+    encoder = json.JSONEncoder(indent=indent, sort_keys=sort_keys, separators=separators,
+                               ensure_ascii=ensure_ascii, default=default)
+    chunks: list[str] = []
+    size = 0
+    for chunk in encoder.iterencode(obj):
+        size += len(chunk)
+        if size > _CHECK_EVERY:
+            ensure_size(size, "json.dumps()")
+        chunks.append(chunk)
+    return "".join(chunks)
+
+
+FACADE: Final = Facade("json", {"loads": loads, "dumps": dumps,
+                                "JSONDecodeError": json.JSONDecodeError})

@@ -1,0 +1,81 @@
+"""``math`` for scripts: pure functions, with size guards where results can explode."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Final
+
+from codemode.sandbox.language.facades import Facade
+from codemode.sandbox.language.sizes import MAX_INT_BITS, guarded_mul, guarded_pow
+from codemode.sandbox.language.state import counted, current_run
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = ["FACADE"]
+
+_MAX_FACTORIAL: Final = 10_000
+
+
+def _bounded(n: Any, what: str) -> None:
+    if isinstance(n, int) and n > _MAX_FACTORIAL:
+        current_run().too_big(f"math.{what}({n})", n)
+
+
+def factorial(n: int) -> int:
+    """n! (n is bounded)."""
+    _bounded(n, "factorial")
+    return math.factorial(n)
+
+
+def comb(n: int, k: int) -> int:
+    """Binomial coefficient (n is bounded)."""
+    _bounded(n, "comb")
+    return math.comb(n, k)
+
+
+def perm(n: int, k: int | None = None) -> int:
+    """Permutations count (n is bounded)."""
+    _bounded(n, "perm")
+    return math.perm(n, k)
+
+
+def prod(iterable: Iterable[Any], *, start: Any = 1) -> Any:
+    """Product of the items, each step size-guarded and counted."""
+    result = start
+    for item in counted(iterable):
+        result = guarded_mul(result, item)
+    return result
+
+
+def lcm(*integers: int) -> int:
+    """Least common multiple, the result size checked after each step."""
+    result = 1
+    for value in counted(integers):
+        result = math.lcm(result, value)
+        if result.bit_length() > MAX_INT_BITS:
+            current_run().too_big("math.lcm()", result.bit_length() // 8)
+    return result
+
+
+def fsum(iterable: Iterable[float]) -> float:
+    """Accurate float sum (counted)."""
+    return math.fsum(counted(iterable))
+
+
+def pow_(x: float, y: float) -> float:
+    """Float power."""
+    return float(guarded_pow(float(x), float(y)))
+
+
+_NAMES: Final[dict[str, Any]] = {
+    name: getattr(math, name) for name in (
+        "pi", "e", "tau", "inf", "nan", "sqrt", "isqrt", "floor", "ceil", "trunc", "log",
+        "log2", "log10", "log1p", "exp", "expm1", "sin", "cos", "tan", "asin", "acos", "atan",
+        "atan2", "sinh", "cosh", "tanh", "hypot", "fabs", "copysign", "fmod", "modf", "frexp",
+        "ldexp", "isclose", "isfinite", "isinf", "isnan", "gcd", "degrees", "radians",
+        "dist", "remainder",
+    )
+}
+FACADE: Final = Facade("math", {**_NAMES, "factorial": factorial, "comb": comb, "perm": perm,
+                                "prod": prod, "fsum": fsum, "pow": pow_, "lcm": lcm})

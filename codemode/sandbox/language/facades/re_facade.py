@@ -1,0 +1,356 @@
+"""``re`` for scripts, backed by the ``regex`` engine with a time budget.
+
+Catastrophic patterns (``(a+)+$``) are not refused up front; instead every
+match runs with ``timeout`` = what is left of the run's wall-clock budget, and
+with the GIL released (``concurrent=True``) so an in-process run cannot
+stall the host's threads. Running out trips the ``timeout`` limit.
+"""
+
+from __future__ import annotations
+
+import re as _stdlib_re
+import time
+from typing import TYPE_CHECKING, Any, Final, final
+
+import regex  # type: ignore[import-untyped]
+
+from codemode.errors import LimitExceeded
+from codemode.sandbox.language.facades import Facade
+from codemode.sandbox.language.guards import ATTRIBUTES, SPECIAL_METHODS, SelfGuarded, refuse
+from codemode.sandbox.language.sizes import RENDER_SIZERS, SLICE_SIZERS, ensure_size
+from codemode.sandbox.language.state import counted, current_run
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+__all__ = ["FACADE", "Pattern"]
+
+_MATCH_TYPE: Final = type(regex.match("", ""))
+SPECIAL_METHODS.setdefault((_MATCH_TYPE, "expand"), lambda m: lambda t: expand(m, t))
+
+
+def _span_length(match: Any, group: Any) -> int:
+    try:
+        start, end = match.span(group)
+    except (IndexError, TypeError):
+        return 0  # the real call raises the proper error
+    return max(int(end) - int(start), 0)
+
+
+def _bind_group(match: Any) -> Callable[..., Any]:
+    """``Match.group(*names)``: every name copies its text (``m.group(*[0] * 10**5)``)."""
+    def group(*names: Any) -> Any:
+        if len(names) > 1:
+            ensure_size(sum(_PIECE + _span_length(match, g) for g in names), "Match.group()")
+        return match.group(*names)
+    return group
+
+
+def _all_groups_size(match: Any) -> int:
+    return sum(_PIECE + _span_length(match, g) for g in range(1, len(match.regs)))
+
+
+def _bind_all_groups(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """``groups()``/``groupdict()``: nested groups copy the same text once per group."""
+    def bind(match: Any) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if len(match.regs) > 2:
+                ensure_size(_all_groups_size(match), f"Match.{method}()")
+            return getattr(match, method)(*args, **kwargs)
+        return call
+    return bind
+
+
+def _slice_size(match: Any, key: slice) -> int:
+    groups = range(len(match.regs))[key]
+    return sum(_PIECE + _span_length(match, g) for g in groups)
+
+
+SLICE_SIZERS.setdefault(_MATCH_TYPE, _slice_size)
+SPECIAL_METHODS.setdefault((_MATCH_TYPE, "group"), _bind_group)
+SPECIAL_METHODS.setdefault((_MATCH_TYPE, "groups"), _bind_all_groups("groups"))
+SPECIAL_METHODS.setdefault((_MATCH_TYPE, "groupdict"), _bind_all_groups("groupdict"))
+ATTRIBUTES.setdefault(_MATCH_TYPE, frozenset({
+    "group", "groups", "groupdict", "start", "end", "span", "string", "pos", "endpos",
+    "lastindex", "lastgroup", "expand",
+}))
+
+ATTRIBUTES.setdefault(regex.error, frozenset({"args", "msg", "pattern", "pos", "lineno",
+                                               "colno"}))
+
+_FLAGS: Final = {"IGNORECASE": regex.IGNORECASE, "I": regex.IGNORECASE,
+                 "MULTILINE": regex.MULTILINE, "M": regex.MULTILINE,
+                 "DOTALL": regex.DOTALL, "S": regex.DOTALL, "VERBOSE": regex.VERBOSE,
+                 "X": regex.VERBOSE, "ASCII": regex.ASCII, "A": regex.ASCII,
+                 "UNICODE": regex.UNICODE, "U": regex.UNICODE}
+
+
+def _budget() -> float:
+    run = current_run()
+    run.meter.check()
+    left = run.meter.deadline - time.monotonic()
+    if left <= 0:
+        run.meter.trip(LimitExceeded("timeout", run.limits.timeout, "the run took too long"))
+    return left
+
+
+def _timed(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    try:
+        return call(*args, timeout=_budget(), concurrent=True, **kwargs)
+    except TimeoutError:
+        run = current_run()
+        run.meter.trip(LimitExceeded("timeout", run.limits.timeout,
+                                     "a regular expression ran out of time"))
+
+
+MAX_PATTERN_EXPANSION: Final = 100_000
+"""Largest pattern size after expanding counted repeats (``(?:a{50}){50}`` is 2500)."""
+
+_COUNTED: Final = regex.compile(r"\{(\d*)(?:,(\d*))?\}")
+_GROUP_REF: Final = regex.compile(r"\\(?:g<[^>]*>|\d{1,2})")
+
+
+def _expansion(pattern: str) -> int:
+    """Pattern size with counted repeats ``{n,m}`` multiplied out through nested groups."""
+    stack = [0]
+    last = 0
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "(":
+            stack.append(0)
+            i += 1
+            continue
+        if char == ")" and len(stack) > 1:
+            last = stack.pop()
+            stack[-1] += last
+            i += 1
+            continue
+        if char == "{":
+            counted_repeat = _COUNTED.match(pattern, i)
+            if counted_repeat is not None:
+                low, high = counted_repeat.group(1), counted_repeat.group(2)
+                times = max(int(low[:9] or 0), int((high or "")[:9] or 0))
+                stack[-1] += last * max(times - 1, 0)
+                last *= max(times, 1)
+                i = counted_repeat.end()
+                continue
+        if char == "\\":
+            i += 2
+        elif char == "[":
+            end = pattern.find("]", i + 2)
+            i = len(pattern) if end < 0 else end + 1
+        else:
+            i += 1
+        last = 1
+        stack[-1] += 1
+    return sum(stack)
+
+
+_ALLOWED_FLAGS: Final = (regex.IGNORECASE | regex.MULTILINE | regex.DOTALL | regex.VERBOSE
+                         | regex.ASCII | regex.UNICODE)
+
+
+def _compiled(pattern: Any, flags: int) -> Any:
+    if not isinstance(flags, int) or flags & ~_ALLOWED_FLAGS:
+        raise ValueError("unsupported regular expression flags; use re.I, re.M, re.S, re.X, "
+                         "re.A or re.U")
+    if isinstance(pattern, Pattern):
+        return pattern.compiled
+    if not isinstance(pattern, str | bytes):
+        raise TypeError("pattern must be a string")
+    text = pattern if isinstance(pattern, str) else pattern.decode("latin-1")
+    # Every character counts at least once, so a long pattern is refused before the
+    # (Python, untimed) expansion scan and the compile.
+    size = len(text) if len(text) > MAX_PATTERN_EXPANSION else _expansion(text)
+    if size > MAX_PATTERN_EXPANSION:
+        current_run().too_big("a regular expression this large (counted repeats expanded)", size)
+    return regex.compile(pattern, flags)
+
+
+_PIECE: Final = 64
+"""Bytes one piece of a ``findall``/``split`` result costs besides its text."""
+
+
+def _check_pieces(compiled: Any, string: Any, what: str) -> None:
+    """``findall``/``split`` build one object per match and group in one C call: on big
+    inputs count the matches first (charged, timed) and size the result before building it.
+
+    Each match contributes a piece per group plus one; all groups of one match lie inside
+    it, and matches do not overlap, so the text copied is at most ``groups + 1`` times the
+    input.
+    """
+    if not isinstance(string, str | bytes):
+        return
+    per_match = (compiled.groups + 1) * _PIECE
+    text = (compiled.groups + 1) * len(string)
+    share = current_run().limits.memory // 4
+    if (len(string) + 1) * per_match + text <= min(share, 1 << 22):
+        return
+    matches = sum(map(bool, counted(_timed(compiled.finditer, string))))
+    ensure_size((matches + 1) * per_match + text, what)
+
+
+def _group_span_max(match: Any) -> int:
+    return max(len(g) for g in (match.group(0), *match.groups(match.group(0)[:0])))
+
+
+def expand(match: Any, template: Any) -> Any:
+    """``Match.expand`` with the result size checked first."""
+    refs = len(_GROUP_REF.findall(template if isinstance(template, str)
+                                  else template.decode("latin-1")))
+    ensure_size(len(template) + refs * _group_span_max(match), "Match.expand()")
+    return match.expand(template)
+
+
+def _sized_sub(compiled: Any, repl: Any, string: Any, count: int) -> tuple[Any, int]:
+    """``subn`` whose output is measured match by match (``re.sub('', big, s)`` amplifies)."""
+    if isinstance(string, str | bytes):
+        room = current_run().limits.memory - len(string)
+    else:
+        room = current_run().limits.memory
+    produced = 0
+
+    def piece_for(match: Any) -> Any:
+        nonlocal produced
+        if callable(repl):
+            piece = repl(match)
+        elif isinstance(repl, str | bytes) and ("\\" in repl if isinstance(repl, str)
+                                                else b"\\" in repl):
+            piece = expand(match, repl)
+        else:
+            piece = repl
+        produced += len(piece) if isinstance(piece, str | bytes) else 0
+        if produced > room:
+            ensure_size(produced + len(string), "re.sub()")
+        return piece
+
+    result: tuple[Any, int] = _timed(compiled.subn, piece_for, string, count)
+    return result
+
+
+@final
+class Pattern(SelfGuarded):
+    """A compiled pattern; every method runs with the run's time budget."""
+
+    __slots__ = ("compiled",)
+
+    def __init__(self, compiled: Any) -> None:
+        self.compiled = compiled
+
+    def __repr__(self) -> str:
+        return f"re.compile({self.compiled.pattern!r})"
+
+    def sandbox_getattr(self, name: str) -> Any:
+        if name in ("pattern", "flags", "groups"):
+            return getattr(self.compiled, name)
+        if name == "groupindex":
+            return dict(self.compiled.groupindex)
+        if name in _METHODS:
+            return _pattern_method(self.compiled, name)
+        raise refuse(self, name)
+
+
+RENDER_SIZERS.setdefault(_MATCH_TYPE, lambda match: 64 + _span_length(match, 0))
+RENDER_SIZERS.setdefault(Pattern, lambda pattern: 16 + len(pattern.compiled.pattern))
+
+
+_METHODS: Final = frozenset({"search", "match", "fullmatch", "findall", "finditer", "sub",
+                             "subn", "split"})
+
+
+def _pattern_method(compiled: Any, name: str) -> Callable[..., Any]:
+    """``Pattern.<name>`` with the stdlib ``re.Pattern`` signature only: ``regex`` adds
+    keywords such as ``overlapped=True`` (a match at every position: ``findall`` on 10**5
+    characters builds 5 GB of text) that no size check here accounts for."""
+    method = getattr(compiled, name)
+
+    def sub(repl: Any, string: Any, count: int = 0) -> Any:
+        return _sized_sub(compiled, repl, string, count)[0]
+
+    def subn(repl: Any, string: Any, count: int = 0) -> Any:
+        return _sized_sub(compiled, repl, string, count)
+
+    def split(string: Any, maxsplit: int = 0) -> Any:
+        return _pieces(compiled, name, string, maxsplit)
+
+    def finditer(string: Any, pos: Any = None, endpos: Any = None) -> Any:
+        return counted(_timed(method, string, pos, endpos))
+
+    def findall(string: Any, pos: Any = None, endpos: Any = None) -> Any:
+        return _pieces(compiled, name, string, pos, endpos)
+
+    def search(string: Any, pos: Any = None, endpos: Any = None) -> Any:
+        return _timed(method, string, pos, endpos)
+
+    methods: dict[str, Callable[..., Any]] = {"sub": sub, "subn": subn, "split": split,
+                                              "finditer": finditer, "findall": findall}
+    chosen = methods.get(name, search)
+    chosen.__name__ = name
+    chosen.__qualname__ = f"Pattern.{name}"
+    return chosen
+
+
+def compile(pattern: Any, flags: int = 0) -> Pattern:
+    """Compile a pattern."""
+    return Pattern(_compiled(pattern, flags))
+
+
+def search(pattern: Any, string: Any, flags: int = 0) -> Any:
+    """First match anywhere, or None."""
+    return _timed(_compiled(pattern, flags).search, string)
+
+
+def match(pattern: Any, string: Any, flags: int = 0) -> Any:
+    """Match at the start, or None."""
+    return _timed(_compiled(pattern, flags).match, string)
+
+
+def fullmatch(pattern: Any, string: Any, flags: int = 0) -> Any:
+    """Match the whole string, or None."""
+    return _timed(_compiled(pattern, flags).fullmatch, string)
+
+
+def _pieces(compiled: Any, method: str, string: Any, *args: Any, **kwargs: Any) -> Any:
+    _check_pieces(compiled, string, f"re.{method}()")
+    return list(_timed(getattr(compiled, method), string, *args, **kwargs))
+
+
+def findall(pattern: Any, string: Any, flags: int = 0) -> list[Any]:
+    """All matches as strings/tuples."""
+    return _pieces(_compiled(pattern, flags), "findall", string)  # type: ignore[no-any-return]
+
+
+def finditer(pattern: Any, string: Any, flags: int = 0) -> Iterator[Any]:
+    """Iterator over match objects (counted)."""
+    return counted(_timed(_compiled(pattern, flags).finditer, string))
+
+
+def sub(pattern: Any, repl: Any, string: Any, count: int = 0, flags: int = 0) -> Any:
+    """Replace matches."""
+    return _sized_sub(_compiled(pattern, flags), repl, string, count)[0]
+
+
+def subn(pattern: Any, repl: Any, string: Any, count: int = 0, flags: int = 0) -> Any:
+    """Replace matches; also return the count."""
+    return _sized_sub(_compiled(pattern, flags), repl, string, count)
+
+
+def split(pattern: Any, string: Any, maxsplit: int = 0, flags: int = 0) -> list[Any]:
+    """Split by matches."""
+    return _pieces(_compiled(pattern, flags), "split", string, maxsplit)  # type: ignore[no-any-return]
+
+
+def escape(pattern: Any) -> Any:
+    """Escape special characters (``regex.escape`` loops in Python per character, without
+    operation ticks; the stdlib's ``str.translate`` version runs in C and is equivalent)."""
+    if isinstance(pattern, str | bytes):
+        ensure_size(2 * len(pattern), "re.escape()")
+    return _stdlib_re.escape(pattern)
+
+
+FACADE: Final = Facade("re", {
+    "compile": compile, "search": search, "match": match, "fullmatch": fullmatch,
+    "findall": findall, "finditer": finditer, "sub": sub, "subn": subn, "split": split,
+    "escape": escape, "error": regex.error, **_FLAGS,
+})

@@ -1,0 +1,752 @@
+"""Host-side guards the compiled script calls: attribute reads, writes, calls, classes.
+
+The model is an allowlist. A script reaches an attribute only if:
+
+- the name has no leading underscore (also refused at compile time), and
+- the object is script-made (an instance or class built by ``ScriptMeta``) and
+  the name resolves to the script's own class code or to an allowed name of a
+  builtin base, or
+- the object's exact type (or, for a class object, the class itself) is in
+  ``ATTRIBUTES`` and the name is listed there (``str.format``/``format_map``
+  never are), or
+- the object is a facade, the ``tools`` proxy or another sandbox object that
+  answers for itself.
+
+Everything else — modules, functions' internals, frames, code, tracebacks,
+generators and coroutines, host objects — raises AttributeError. The guard
+never returns None in place of a refused attribute.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from collections import Counter, OrderedDict, defaultdict, deque
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final
+
+from codemode.errors import ToolCallError
+from codemode.sandbox.language.compare import (
+    TEXT_UNIT,
+    charge_each,
+    charge_search,
+    charge_sort,
+    guarded_key,
+    keyed,
+)
+from codemode.sandbox.language.sizes import (
+    charge_counters,
+    charge_operations,
+    ensure_size,
+    poll_memory,
+)
+from codemode.sandbox.language.sizes import check_render as _check_render
+from codemode.sandbox.language.state import CURRENT_RUN, counted
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = [
+    "ATTRIBUTES",
+    "SANDBOX_BASES",
+    "SPECIAL_METHODS",
+    "WRITABLE_TYPES",
+    "ScriptMeta",
+    "SelfGuarded",
+    "build_class",
+    "check_codec",
+    "check_split",
+    "check_strftime",
+    "guarded_apply",
+    "guarded_getattr",
+    "guarded_hasattr",
+    "guarded_type",
+    "guarded_write",
+    "refuse",
+]
+
+
+def refuse(obj: Any, name: str) -> AttributeError:
+    """The error for a refused attribute: a plain AttributeError with a uniform message."""
+    if name.startswith("_"):
+        return AttributeError(f"attribute {name!r} is not accessible: names starting with '_' "
+                       "are private in the sandbox")
+    what = obj.__name__ if issubclass(type(obj), type) else type(obj).__name__
+    return AttributeError(f"{what!r} object has no accessible attribute {name!r}")
+
+
+class SelfGuarded:
+    """Base for sandbox objects that decide their own attributes (facades, tools proxy)."""
+
+    __slots__ = ()
+
+    def sandbox_getattr(self, name: str) -> Any:
+        """Return the attribute the script asked for, or raise AttributeError."""
+        raise refuse(self, name)
+
+
+class ScriptMeta(type):
+    """Metaclass of every class a script defines (``__metaclass__`` in the script).
+
+    It marks the class as script-made and refuses bases outside
+    ``SANDBOX_BASES`` (other script classes, ``object`` and exceptions), so a
+    script cannot subclass host types to reach their internals.
+    """
+
+    def __new__(mcs, name: str, bases: tuple[type, ...],
+                namespace: dict[str, Any], **kwargs: Any) -> ScriptMeta:
+        if kwargs:
+            raise TypeError("class keyword arguments are not supported in the sandbox")
+        _check_bases(name, bases)
+        for method in HOST_CALLED_METHODS & namespace.keys():
+            if callable(namespace[method]):
+                namespace[method] = _within_run(namespace[method])
+        return super().__new__(mcs, name, bases, namespace)
+
+
+HOST_CALLED_METHODS: Final = frozenset({"__lt__", "__le__", "__gt__", "__ge__", "__eq__",
+                                        "__ne__", "__contains__"})
+"""Special methods a script may define that host code can trigger after the run ended
+(sorting a set result compares its items)."""
+
+
+def _within_run(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` refusing to run outside its run: its globals are gone by then, and the
+    failure must be a plain TypeError, not NameError/GeneratorExit from script code."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        run = CURRENT_RUN.get(None)
+        if run is None or run.meter.ended:
+            raise TypeError("script code cannot run after the script ended "
+                            f"({method.__name__} of a script object)")
+        return method(*args, **kwargs)
+    call.__name__ = method.__name__
+    call.__qualname__ = method.__qualname__
+    return call
+
+
+def _check_bases(name: str, bases: tuple[Any, ...]) -> None:
+    for base in bases:
+        if not (isinstance(base, ScriptMeta) or base in SANDBOX_BASES):
+            what = base.__name__ if isinstance(base, type) else f"a {type(base).__name__} object"
+            raise TypeError(f"class {name} cannot subclass {what!r} in the sandbox")
+
+
+def build_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
+                **kwargs: Any) -> ScriptMeta:
+    """``__metaclass__`` of script classes: check the bases before any metaclass logic runs.
+
+    A function, not the metaclass itself, so ``class S(str)`` is refused with a
+    clear message before Python computes a metaclass (the script's ``str`` is
+    a stand-in with its own metaclass).
+    """
+    _check_bases(name, bases)
+    return ScriptMeta(name, bases, namespace, **kwargs)
+
+
+_STR: Final = frozenset({
+    "capitalize", "casefold", "count", "encode", "endswith", "find", "index", "isalnum",
+    "isalpha", "isascii", "isdecimal", "isdigit", "isidentifier", "islower", "isnumeric",
+    "isprintable", "isspace", "istitle", "isupper", "lower", "lstrip", "maketrans", "partition",
+    "removeprefix", "removesuffix", "rfind", "rindex", "rpartition", "rsplit", "rstrip", "split",
+    "splitlines", "startswith", "strip", "swapcase", "title", "translate", "upper",
+    # size-guarded below:
+    "center", "expandtabs", "join", "ljust", "replace", "rjust", "zfill",
+})
+_BYTES: Final = frozenset({"decode", "hex", "count", "endswith", "startswith", "find", "split",
+                           "strip", "lower", "upper"})
+_INT: Final = frozenset({"bit_length", "bit_count", "real", "imag", "numerator",
+                         "denominator", "conjugate", "as_integer_ratio"})
+_FLOAT: Final = frozenset({"is_integer", "as_integer_ratio", "hex", "fromhex", "real", "imag",
+                           "conjugate"})
+_LIST: Final = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "index",
+                          "count", "sort", "reverse", "copy"})
+_DICT: Final = frozenset({"keys", "values", "items", "get", "pop", "popitem", "setdefault",
+                          "update", "clear", "copy", "fromkeys"})
+_SET: Final = frozenset({"add", "remove", "discard", "pop", "clear", "copy", "union",
+                         "intersection", "difference", "symmetric_difference", "update",
+                         "intersection_update", "difference_update",
+                         "symmetric_difference_update", "issubset", "issuperset", "isdisjoint"})
+_FROZENSET: Final = frozenset({"copy", "union", "intersection", "difference",
+                               "symmetric_difference", "issubset", "issuperset", "isdisjoint"})
+_DATE: Final = frozenset({"year", "month", "day", "weekday", "isoweekday", "isocalendar",
+                          "isoformat", "strftime", "ctime", "toordinal", "replace", "today",
+                          "fromisoformat", "fromordinal", "fromisocalendar", "fromtimestamp",
+                          "timetuple", "min", "max", "resolution"})
+_TIME: Final = frozenset({"hour", "minute", "second", "microsecond", "tzinfo", "fold",
+                          "isoformat", "strftime", "replace", "fromisoformat", "utcoffset",
+                          "dst", "tzname", "min", "max", "resolution"})
+_DATETIME: Final = _DATE | _TIME | frozenset({
+    "date", "time", "timetz", "timestamp", "astimezone", "combine", "now", "utcnow",
+    "strptime", "utcfromtimestamp", "utctimetuple"})
+_EXC: Final = frozenset({"args"})
+
+ATTRIBUTES: Final[dict[type, frozenset[str]]] = {
+    str: _STR,
+    bytes: _BYTES,
+    int: _INT,
+    bool: _INT,
+    float: _FLOAT,
+    complex: frozenset({"real", "imag", "conjugate"}),
+    list: _LIST,
+    tuple: frozenset({"count", "index"}),
+    dict: _DICT,
+    set: _SET,
+    frozenset: _FROZENSET,
+    range: frozenset({"start", "stop", "step", "count", "index"}),
+    slice: frozenset({"start", "stop", "step"}),
+    type({}.keys()): frozenset({"isdisjoint"}),
+    type({}.items()): frozenset({"isdisjoint"}),
+    Counter: _DICT | frozenset({"most_common", "subtract", "total"}),
+    defaultdict: _DICT | frozenset({"default_factory"}),
+    OrderedDict: _DICT | frozenset({"move_to_end"}),
+    deque: frozenset({"append", "appendleft", "pop", "popleft", "extend", "extendleft",
+                      "rotate", "count", "index", "clear", "copy", "maxlen", "reverse",
+                      "insert", "remove"}),
+    _dt.date: _DATE,
+    _dt.time: _TIME,
+    _dt.datetime: _DATETIME,
+    _dt.timedelta: frozenset({"days", "seconds", "microseconds", "total_seconds", "min",
+                              "max", "resolution"}),
+    _dt.timezone: frozenset({"utc", "utcoffset", "tzname", "dst", "min", "max"}),
+    BaseException: _EXC,
+    StopIteration: _EXC | {"value"},
+    ToolCallError: _EXC | {"tool", "message", "path"},
+    json.JSONDecodeError: _EXC | {"msg", "doc", "pos", "lineno", "colno"},
+    UnicodeDecodeError: _EXC | {"encoding", "reason", "start", "end"},
+    UnicodeEncodeError: _EXC | {"encoding", "reason", "start", "end"},
+}
+"""Exact type -> attribute names a script may read (on instances and on the class object)."""
+
+EXCEPTIONS: Final[tuple[type[BaseException], ...]] = (
+    Exception, ArithmeticError, AssertionError, AttributeError, IndexError, KeyError,
+    LookupError, NameError, NotImplementedError, OverflowError, RecursionError, RuntimeError,
+    StopIteration, StopAsyncIteration, TimeoutError, TypeError, UnicodeError, ValueError,
+    ZeroDivisionError, ToolCallError,
+)
+"""Exception classes visible as builtins (and usable as bases)."""
+
+SANDBOX_BASES: Final = frozenset({object, *EXCEPTIONS})
+"""Non-script classes a script class may inherit from."""
+
+WRITABLE_TYPES: Final = frozenset({dict, list, set, bytearray, Counter, defaultdict,
+                                   OrderedDict, deque})
+"""Host types whose instances a script may modify (item assignment, ``del``)."""
+
+
+def _width_guard(method: str) -> Callable[[Any], Callable[..., Any]]:
+    def bind(s: Any) -> Callable[..., Any]:
+        real = getattr(s, method)
+
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            width = args[0] if args else kwargs.get("width")
+            if isinstance(width, int):
+                ensure_size(int(width), f"str.{method}")
+            return real(*args, **kwargs)
+        return guarded
+    return bind
+
+
+def _bind_replace(s: str) -> Callable[..., str]:
+    def replace(old: str, new: str, count: int = -1) -> str:
+        if isinstance(old, str) and isinstance(new, str) and len(new) > len(old):
+            hits = s.count(old) if old else len(s) + 1
+            if count >= 0:
+                hits = min(hits, count)
+            ensure_size(len(s) + hits * (len(new) - len(old)), "str.replace")
+        return s.replace(old, new, count)
+    return replace
+
+
+def _bind_expandtabs(s: str) -> Callable[..., str]:
+    def expandtabs(tabsize: int = 8) -> str:
+        if isinstance(tabsize, int) and tabsize > 1:
+            ensure_size(len(s) + s.count("\t") * int(tabsize), "str.expandtabs")
+        return s.expandtabs(tabsize)
+    return expandtabs
+
+
+def _bind_join(s: str) -> Callable[..., str]:
+    def join(iterable: Any) -> str:
+        items = list(iterable)
+        if all(isinstance(item, str) for item in items):
+            ensure_size(sum(map(len, items)) + len(s) * len(items), "str.join")
+        return s.join(items)
+    return join
+
+
+def _bind_translate(s: str) -> Callable[..., str]:
+    def translate(table: Any) -> str:
+        entries = table.items() if isinstance(table, dict) else ()
+        extra = 0
+        for key, value in entries:
+            if isinstance(value, str) and len(value) > 1:
+                char = chr(key) if isinstance(key, int) and 0 <= key < 0x110000 else None
+                if char is not None:
+                    extra += s.count(char) * (len(value) - 1)
+        ensure_size(len(s) + extra, "str.translate")
+        return s.translate(table)
+    return translate
+
+
+_CASE_COST: Final = 16
+"""Bytes per character of a non-ASCII case mapping: CPython first writes the text into a
+buffer of three 4-byte characters per input character (``'ß'.upper()`` is ``'SS'``), so a
+latin-1 string costs about 12 times its size, plus a result up to 3 times its size."""
+
+
+def _bind_case(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """``upper``/``lower``/``casefold``/``title``/``swapcase``/``capitalize``."""
+    def bind(s: Any) -> Callable[..., Any]:
+        real = getattr(s, method)
+
+        def convert() -> Any:
+            if not s.isascii():  # ASCII text is mapped in place, at its own size
+                ensure_size(len(s) * _CASE_COST, f"str.{method}()")
+            return real()
+        return convert
+    return bind
+
+
+_SCAN_FREE: Final = 1 << 14
+"""Texts up to this length scan for free (a few hundred nanoseconds)."""
+
+_SCANS: Final = ("count", "isalnum", "isalpha", "isascii", "isdecimal", "isdigit",
+                 "isidentifier", "islower", "isnumeric", "isprintable", "isspace", "istitle",
+                 "isupper")
+"""Text methods that read the whole text (``count``: its ``start:end`` slice)."""
+
+
+def _bind_scan(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """A whole-text scan of a big text is charged ``len / TEXT_UNIT`` operations, like a
+    comparison: ``[s.count('x') for i in range(2000)]`` is 2000 scans, not 2000 steps."""
+    def bind(text: Any) -> Callable[..., Any]:
+        real: Callable[..., Any] = getattr(text, method)
+        if len(text) <= _SCAN_FREE:
+            return real
+
+        def scan(*args: Any) -> Any:
+            span = len(text)
+            if len(args) > 1:
+                span = len(range(*slice(*args[1:3]).indices(span)))
+            charge_operations(span // TEXT_UNIT)
+            return real(*args)
+        return scan
+    return bind
+
+
+def _bind_extend(seq: Any) -> Callable[..., None]:
+    def extend(items: Any) -> None:
+        if hasattr(items, "__len__"):
+            ensure_size((len(seq) + len(items)) * 8, f"{type(seq).__name__}.extend")
+        seq.extend(items)
+    return extend
+
+
+_PIECE: Final = 64
+"""Bytes one piece of a split costs (list slot + a small str/bytes object)."""
+
+_STR_SPACE: Final = (" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f")
+_UNICODE_SPACE: Final = (*_STR_SPACE, "\x85", "\xa0", "\u1680", *map(chr, range(0x2000, 0x200b)),
+                         "\u2028", "\u2029", "\u202f", "\u205f", "\u3000")
+_BYTES_SPACE: Final = (b" ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c")
+_STR_LINES: Final = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028",
+                     "\u2029")
+_BYTES_LINES: Final = (b"\n", b"\r")
+
+
+def _separators(text: Any, sep: Any, lines: bool) -> int:
+    """How many places ``text`` can be cut at (an upper bound, C-speed counts)."""
+    if lines:
+        marks: tuple[Any, ...] = _BYTES_LINES if isinstance(text, bytes) else _STR_LINES
+    elif sep is not None:
+        return text.count(sep) if sep else 0
+    elif isinstance(text, bytes):
+        marks = _BYTES_SPACE
+    else:
+        marks = _STR_SPACE if text.isascii() else _UNICODE_SPACE
+    return sum(text.count(mark) for mark in marks)
+
+
+def _bind_split(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """``split``/``rsplit``/``splitlines``: many small objects from one C call (a 16 MB
+    text of two-letter words becomes ~300 MB of list and strings): size the pieces first."""
+    lines = method == "splitlines"
+
+    def bind(text: Any) -> Callable[..., Any]:
+        real = getattr(text, method)
+
+        def split(*args: Any, **kwargs: Any) -> Any:
+            if lines:
+                check_split(text, None, -1, f"{type(text).__name__}.{method}", lines=True)
+            else:
+                check_split(text, args[0] if args else kwargs.get("sep"),
+                            args[1] if len(args) > 1 else kwargs.get("maxsplit", -1),
+                            f"{type(text).__name__}.{method}")
+            return real(*args, **kwargs)
+        return split
+    return bind
+
+
+def check_split(text: Any, sep: Any, maxsplit: Any, what: str, *, lines: bool = False) -> None:
+    """Trip the memory limit if splitting ``text`` could build too many pieces."""
+    if not isinstance(text, str | bytes) or len(text) * _PIECE <= _SPLIT_FAST:
+        return
+    cuts = len(text)
+    if len(text) * _PIECE > _SPLIT_COUNT:
+        cuts = _separators(text, sep, lines)
+    if isinstance(maxsplit, int) and maxsplit >= 0:
+        cuts = min(cuts, int(maxsplit))
+    ensure_size((cuts + 1) * _PIECE + len(text), what)
+
+
+_SPLIT_FAST: Final = 1 << 16
+_SPLIT_COUNT: Final = 1 << 22
+
+
+_STRFTIME_COST: Final = 1024
+"""Bytes ``strftime`` may need per format character: up to 24 characters of output per
+directive, in a 4-byte wide buffer CPython grows to 256 times the format length."""
+
+
+def check_strftime(fmt: Any) -> None:
+    """Refuse date format strings whose rendering could need a huge buffer."""
+    if isinstance(fmt, str) and len(fmt) > 16:
+        ensure_size(len(fmt) * _STRFTIME_COST, "strftime()")
+
+
+def _bind_strftime(value: Any) -> Callable[..., str]:
+    def strftime(fmt: str) -> str:
+        check_strftime(fmt)
+        result: str = value.strftime(fmt)
+        return result
+    return strftime
+
+
+def _bind_index(seq: Any) -> Callable[..., Any]:
+    """``list``/``deque``/``range`` ``.index(x)``: CPython's "x is not in list" message is
+    ``repr(x)`` built in C, so ``x`` is sized like ``repr(x)`` first; the comparisons with
+    every item are charged like ``x in seq``."""
+    def index(value: Any, *args: Any) -> Any:
+        _check_render(value, f"{type(seq).__name__}.index()")
+        charge_search(seq, value)
+        return seq.index(value, *args)
+    return index
+
+
+def _bind_search(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """``count``/``remove``: one C comparison per item, charged like ``x in seq``."""
+    def bind(seq: Any) -> Callable[..., Any]:
+        real = getattr(seq, method)
+
+        def search(value: Any) -> Any:
+            charge_search(seq, value)
+            return real(value)
+        return search
+    return bind
+
+
+def _bind_keyed(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """``set.add``/``dict.get`` …: the key is hashed; a nested tuple is charged first."""
+    def bind(obj: Any) -> Callable[..., Any]:
+        real = getattr(obj, method)
+
+        def call(key: Any, *args: Any) -> Any:
+            return real(guarded_key(key), *args)
+        call.__name__ = method
+        call.__qualname__ = f"{type(obj).__name__}.{method}"
+        return call
+    return bind
+
+
+def _bind_sort(seq: list[Any]) -> Callable[..., None]:
+    """``list.sort``: comparing nested items is charged, like ``sorted``."""
+    def sort(*, key: Any = None, reverse: bool = False) -> None:
+        if key is None:
+            charge_sort(seq)
+        seq.sort(key=charge_each(key, len(seq).bit_length()), reverse=reverse)
+    return sort
+
+
+def _bind_counted(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """Bulk inserts (``set.update``, ``dict.update`` …) drawn through the operation counter:
+    inserting colliding keys is quadratic inside one C call otherwise, also when the input
+    is an already built set or dict (merging two colliding containers)."""
+    def bind(obj: Any) -> Callable[..., Any]:
+        real = getattr(obj, method)
+        # A dict argument: sets take its keys, dicts its items, Counter adds its counts.
+        mappings = "keep" if isinstance(obj, Counter) else (
+            "items" if isinstance(obj, dict) else "keys")
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if mappings == "keep":
+                charge_counters(obj, *args)
+            return real(*(_counted_arg(arg, mappings) for arg in args), **kwargs)
+        return call
+    return bind
+
+
+def _bind_most_common(counter: Counter[Any]) -> Callable[..., Any]:
+    """``Counter.most_common``: a stdlib Python loop (heapq) over every item."""
+    def most_common(n: int | None = None) -> Any:
+        charge_counters(counter)
+        return counter.most_common(n)
+    return most_common
+
+
+def _counted_arg(arg: Any, mappings: str) -> Any:
+    if isinstance(arg, str | bytes):
+        return arg
+    if isinstance(arg, dict):
+        if mappings == "keep":
+            return arg
+        return counted(arg.items() if mappings == "items" else arg)
+    if hasattr(arg, "keys"):
+        return arg  # a mapping-like object: its own (script) code runs per item
+    # New keys are hashed (nested tuples are charged; a set's or dict's are already known).
+    return counted(keyed(arg, pairs=mappings == "items"))
+
+
+CODECS: Final = frozenset({"utf-8", "utf8", "ascii", "latin-1", "latin1", "iso-8859-1",
+                           "utf-16", "utf-32", "utf-16-le", "utf-16-be", "utf-8-sig"})
+"""Codecs ``str.encode``/``bytes.decode`` accept (others can be slow pure-Python host code)."""
+
+
+def check_codec(encoding: Any, errors: Any = "strict") -> None:
+    """Refuse codecs and error handlers outside the allowlist (LookupError, like Python)."""
+    if not isinstance(encoding, str) or encoding.lower().replace("_", "-") not in CODECS:
+        raise LookupError(f"codec {_short(encoding)} is not available in the sandbox "
+                          f"(available: {', '.join(sorted(CODECS))})")
+    if errors not in ("strict", "ignore", "replace"):
+        raise LookupError(f"error handler {_short(errors)} is not available in the sandbox")
+
+
+def _short(value: Any) -> str:
+    """A value for an error message: short strings as repr, anything else by type (the
+    repr of a script value can be huge: ``[s] * 1000``)."""
+    if isinstance(value, str) and len(value) <= 100:
+        return repr(value)
+    return f"<{type(value).__name__} object>"
+
+
+def _bind_codec(method: str) -> Callable[[Any], Callable[..., Any]]:
+    def bind(value: Any) -> Callable[..., Any]:
+        real = getattr(value, method)
+
+        def convert(encoding: str = "utf-8", errors: str = "strict") -> Any:
+            check_codec(encoding, errors)
+            return real(encoding, errors)
+        return convert
+    return bind
+
+
+_KEY_VIEWS: Final[tuple[type, ...]] = (type({}.keys()), type({}.items()))
+
+SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
+    (str, "encode"): _bind_codec("encode"),
+    (bytes, "decode"): _bind_codec("decode"),
+    (str, "ljust"): _width_guard("ljust"),
+    (str, "rjust"): _width_guard("rjust"),
+    (str, "center"): _width_guard("center"),
+    (str, "zfill"): _width_guard("zfill"),
+    (str, "replace"): _bind_replace,
+    (str, "expandtabs"): _bind_expandtabs,
+    (str, "join"): _bind_join,
+    (str, "translate"): _bind_translate,
+    (str, "split"): _bind_split("split"),
+    (str, "rsplit"): _bind_split("rsplit"),
+    (str, "splitlines"): _bind_split("splitlines"),
+    **{(str, name): _bind_case(name) for name in (
+        "upper", "lower", "casefold", "title", "swapcase", "capitalize")},
+    (bytes, "split"): _bind_split("split"),
+    **{(kind, name): _bind_scan(name) for kind in (str, bytes) for name in _SCANS
+       if name in ATTRIBUTES[kind]},
+    (_dt.date, "strftime"): _bind_strftime,
+    (_dt.datetime, "strftime"): _bind_strftime,
+    (_dt.time, "strftime"): _bind_strftime,
+    **{(kind, name): _bind_counted(name) for kind in (set, frozenset) for name in (
+        "update", "union", "intersection", "difference", "symmetric_difference",
+        "intersection_update", "difference_update", "symmetric_difference_update",
+        "issubset", "issuperset", "isdisjoint") if name in ATTRIBUTES[kind]},
+    **{(kind, name): _bind_counted(name) for kind in (dict, Counter, OrderedDict, defaultdict)
+       for name in ("update", "subtract") if name in ATTRIBUTES[kind]},
+    (list, "index"): _bind_index,
+    (deque, "index"): _bind_index,
+    (range, "index"): _bind_index,
+    (tuple, "index"): _bind_index,
+    (list, "count"): _bind_search("count"),
+    (tuple, "count"): _bind_search("count"),
+    (deque, "count"): _bind_search("count"),
+    (list, "remove"): _bind_search("remove"),
+    (deque, "remove"): _bind_search("remove"),
+    (list, "sort"): _bind_sort,
+    **{(set, name): _bind_keyed(name) for name in ("add", "discard", "remove")},
+    **{(kind, name): _bind_keyed(name) for kind in (dict, Counter, OrderedDict, defaultdict)
+       for name in ("get", "pop", "setdefault")},
+    (OrderedDict, "move_to_end"): _bind_keyed("move_to_end"),
+    (Counter, "most_common"): _bind_most_common,
+    **{(view, "isdisjoint"): _bind_counted("isdisjoint") for view in _KEY_VIEWS},
+    (list, "extend"): _bind_extend,
+    (deque, "extend"): _bind_extend,
+    (deque, "extendleft"): _bind_extend,
+}
+"""(type, name) -> factory binding a size-guarded method to an instance (facades add more)."""
+_SPECIAL = SPECIAL_METHODS
+
+UNBOUND_SPECIALS: Final = frozenset(
+    key for key in SPECIAL_METHODS
+    if key[1] in ("split", "rsplit", "splitlines", "strftime", "index", "update", "subtract",
+                  "upper", "lower", "casefold", "title", "swapcase", "capitalize", "count",
+                  "remove", "sort", "add", "discard", "get", "pop", "setdefault",
+                  "move_to_end",
+                  "union", "intersection", "difference", "symmetric_difference",
+                  "intersection_update", "difference_update", "symmetric_difference_update",
+                  "issubset", "issuperset", "isdisjoint"))
+"""Guarded methods a script may also take from the class (``map(str.split, lines)``); the
+older guarded ones (``str.ljust`` …) stay refused there."""
+
+
+def _unbound(real: type, name: str) -> Callable[..., Any]:
+    """``real.name`` as a function of the instance, running the guarded method."""
+    special = _SPECIAL[(real, name)]
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if type(self) is not real:
+            raise TypeError(f"descriptor {name!r} for {real.__name__!r} objects doesn't apply "
+                            f"to a {type(self).__name__!r} object")
+        return special(self)(*args, **kwargs)
+    method.__name__ = name
+    method.__qualname__ = f"{real.__name__}.{name}"
+    return method
+
+_ALLOWED: dict[tuple[type, str], bool] = {}
+"""Cache of granted (exact type, name) pairs for non-script types (bounded by ATTRIBUTES)."""
+
+
+def _table_allows(cls: type, name: str) -> bool:
+    """True when ``name`` is listed for ``cls`` or, for exceptions, for a base in its MRO."""
+    names = ATTRIBUTES.get(cls)
+    if names is not None:
+        return name in names
+    if issubclass(cls, BaseException):
+        return any(name in ATTRIBUTES.get(base, ()) for base in cls.__mro__)
+    return False
+
+
+def _script_class_allows(cls: type, name: str) -> bool:
+    """Resolve ``name`` along a script class's MRO (script code wins; builtin bases: table)."""
+    for base in cls.__mro__:
+        if isinstance(base, ScriptMeta) and name in base.__dict__.get(EXTRA_NAMES, ()):
+            return True
+        if name in base.__dict__:
+            return isinstance(base, ScriptMeta) or _table_allows(base, name)
+    return False
+
+
+_MISSING: Final = object()
+
+MAX_PROXY_NAME: Final = 1024
+"""Longest attribute name looked up on a facade, the ``tools`` proxy or another sandbox object."""
+
+_BULKY: Final = frozenset({str, bytes, list, dict, set, tuple})
+_BULKY_LEN: Final = 1 << 16
+
+TYPE_ALIASES: dict[type, type] = {}
+"""Script-visible stand-ins for builtin types (e.g. the charged ``str``) -> the real type."""
+
+EXTRA_NAMES: Final = "_sandbox_names_"
+"""Class attribute (set by host code, e.g. ``namedtuple``) listing extra readable names."""
+
+
+def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
+    """``_getattr_`` and the ``getattr`` builtin: allowlisted reads only; refusals raise."""
+    if type(name) is not str:
+        raise TypeError("attribute name must be a string")
+    cls = type(obj)
+    if (cls, name) in _ALLOWED:
+        if cls in _BULKY and len(obj) > _BULKY_LEN:
+            # Methods of big objects usually copy them (upper, split, copy …): let the
+            # run's aggregate memory check look before each one.
+            poll_memory()
+        special = _SPECIAL.get((cls, name))
+        return getattr(obj, name) if special is None else special(obj)
+    if name.startswith("_"):
+        raise refuse(obj, name)
+    try:
+        if issubclass(cls, SelfGuarded):
+            if len(name) > MAX_PROXY_NAME:
+                # ``tools`` answers unknown names with difflib suggestions: Python time
+                # proportional to the name, without ticks.
+                raise AttributeError(f"{type(obj).__name__!r} object has no attribute named "
+                                     f"with {len(name)} characters")
+            return obj.sandbox_getattr(name)
+        if isinstance(cls, ScriptMeta):
+            if name in getattr(obj, "__dict__", ()) or _script_class_allows(cls, name):
+                value = getattr(obj, name)
+                if isinstance(obj, tuple) and (tuple, name) in _SPECIAL and (
+                        getattr(cls, name, None) is getattr(tuple, name)):
+                    return _SPECIAL[(tuple, name)](obj)  # a named tuple's count/index
+                return value
+        elif issubclass(cls, ScriptMeta):
+            if _script_class_allows(obj, name):
+                return getattr(obj, name)
+        elif issubclass(cls, type):
+            real = TYPE_ALIASES.get(obj, obj)
+            if name in ATTRIBUTES.get(real, ()):
+                if (real, name) in UNBOUND_SPECIALS:
+                    return _unbound(real, name)
+                if (real, name) in _SPECIAL:
+                    raise refuse(obj, name)
+                if name == "fromkeys":
+                    return partial(_fromkeys, real)
+                return getattr(real, name)
+        elif _table_allows(cls, name):
+            value = getattr(obj, name)
+            if cls in ATTRIBUTES:
+                _ALLOWED[(cls, name)] = True
+            special = _SPECIAL.get((cls, name))
+            return value if special is None else special(obj)
+        raise refuse(obj, name)
+    except AttributeError:
+        if default is _MISSING:
+            raise
+        return default
+
+
+def _fromkeys(cls: Any, keys: Any, value: Any = None) -> Any:
+    """``dict.fromkeys`` with the keys drawn through the operation counter."""
+    return cls.fromkeys(counted(keyed(keys)), value)
+
+
+def guarded_hasattr(obj: Any, name: str) -> bool:
+    """``hasattr`` through the same allowlist."""
+    try:
+        guarded_getattr(obj, name)
+    except AttributeError:
+        return False
+    return True
+
+
+def guarded_write(obj: Any) -> Any:
+    """``_write_``: only the script's own containers and objects may be modified."""
+    cls = type(obj)
+    if cls in WRITABLE_TYPES or isinstance(cls, ScriptMeta) or issubclass(cls, ScriptMeta):
+        return obj
+    raise TypeError(f"{cls.__name__!r} objects cannot be modified in the sandbox")
+
+
+def guarded_apply(func: Any, *args: Any, **kwargs: Any) -> Any:
+    """``_apply_`` (calls with ``*args``/``**kwargs``).
+
+    Plain call: every iterable a script can build is bounded or charged to the
+    operation budget at its source, so expanding it needs no extra guard.
+    """
+    return func(*args, **kwargs)
+
+
+def guarded_type(obj: Any) -> type:
+    """``type(x)``: one argument only, and only for types the script may see anyway."""
+    cls = type(obj)
+    if cls in ATTRIBUTES or isinstance(cls, ScriptMeta) or cls in SANDBOX_BASES or (
+            issubclass(cls, BaseException)) or cls is type(None):
+        return cls
+    raise TypeError(f"type() is not available for {cls.__name__!r} objects in the sandbox")

@@ -1,0 +1,627 @@
+"""The RestrictedPython policy for model scripts: async allowed, ticks and size guards added.
+
+On top of :class:`RestrictingNodeTransformer` (which keeps refusing underscore
+names and attributes, frame/code/generator attributes, ``exec``/``eval``,
+``try/except*``, ``nonlocal`` …) this policy:
+
+- allows ``async def``, ``await``, ``async for``, ``async with`` (top-level
+  ``await`` comes from compiling with ``PyCF_ALLOW_TOP_LEVEL_AWAIT``);
+- leaves ``print`` a plain name (the builtin writes to the run's one bounded
+  buffer) and refuses ``printed``;
+- threads every ``for`` loop and comprehension through the operation budget
+  (``compress(iterable, _T_)``, C speed) and inserts ``_next_(_T_)`` at
+  ``while`` back-edges and at every function and lambda entry;
+- counts the depth of plain (non-generator, non-async) functions against the
+  recursion limit, and decorates generator and async functions with
+  ``_track_`` (the run closes what they return and checks the stack depth);
+- rewrites ``*``, ``**``, ``<<``, ``+`` and ``%`` (and their augmented forms)
+  into size guards, unless a small static proof shows the operands are small
+  ints (a ``for i in range(n)`` variable, an int literal, ``len(...)``): the
+  hot arithmetic of compute loops stays native CPython;
+- routes ``==``, ``<`` … and ``in`` through the ``compare`` guards unless an
+  operand is a small literal or a provable int (C comparisons walk nested
+  containers element by element; see :mod:`codemode.sandbox.language.compare`);
+- routes every non-constant f-string field through ``_format_`` (width and
+  rendering cost are checked);
+- allows ``x[k] += y`` / ``obj.n += y`` (common in model code): plain for small
+  ints, otherwise through ``_augitem_``/``_augattr_`` and the size guards;
+- drops the unpacking guards: every iterable a script can build is bounded or
+  counted at its source, so plain unpacking cannot loop unchecked;
+- stores the last top-level expression statement in ``_result_``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, Final
+
+import RestrictedPython.transformer as _rp_transformer
+from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
+
+__all__ = ["RESULT_NAME", "SandboxPolicy"]
+
+RESULT_NAME: Final = "_result_"
+"""Global that receives the value of the script's last expression statement."""
+
+_GUARDED_BINOPS: Final[dict[type[ast.operator], str]] = {
+    ast.Mult: "_mul_", ast.Pow: "_pow_", ast.LShift: "_lshift_", ast.Add: "_add_",
+    ast.Mod: "_mod_", ast.Sub: "_sub_", ast.BitOr: "_or_", ast.BitAnd: "_and_",
+    ast.BitXor: "_xor_",
+}
+_COMPARE_GUARDS: Final[dict[type[ast.cmpop], str]] = {
+    ast.Eq: "_eq_", ast.NotEq: "_ne_", ast.Lt: "_lt_", ast.LtE: "_le_", ast.Gt: "_gt_",
+    ast.GtE: "_ge_",
+}
+_SHORT_TEXT: Final = 64
+_INT_CLOSED_OPS: Final = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.BitAnd,
+                          ast.BitOr, ast.BitXor)
+_PERCENT_SPEC: Final = re.compile(
+    r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?([a-zA-Z%]?)")
+_SMALL_CONSTANT: Final = 1 << 16
+
+_PROLOGUE: Final = """\
+global _depth_
+_depth_ += 1
+try:
+    if _depth_ > _maxdepth_:
+        _deep_()
+    _next_(_T_)
+finally:
+    _depth_ -= 1
+"""
+"""Entry of a plain function: depth against the recursion limit, one operation tick."""
+
+
+def _name(id_: str) -> ast.Name:
+    return ast.Name(id=id_, ctx=ast.Load())
+
+
+def _call(func: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=_name(func), args=list(args), keywords=[])
+
+
+def _tick() -> ast.Expr:
+    return ast.Expr(value=_call("_next_", _name("_T_")))
+
+
+_LOCATION: Final = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+
+
+def _located(new: Any, old: ast.AST, *, force: bool = False) -> Any:
+    """Give ``new`` and its generated children the location of ``old``.
+
+    Children that already have a location (the script's own subtrees) keep
+    theirs and are not walked, which keeps compilation linear.
+    """
+    lineno = getattr(old, "lineno", None)
+    col_offset = getattr(old, "col_offset", None)
+    end_lineno = getattr(old, "end_lineno", None)
+    end_col_offset = getattr(old, "end_col_offset", None)
+    stack: list[Any] = [new]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, ast.AST):
+            continue
+        if "lineno" in node._attributes:
+            if not force and node is not new and hasattr(node, "lineno"):
+                continue
+            node.lineno = lineno  # type: ignore[attr-defined]
+            node.col_offset = col_offset  # type: ignore[attr-defined]
+            node.end_lineno = end_lineno  # type: ignore[attr-defined]
+            node.end_col_offset = end_col_offset  # type: ignore[attr-defined]
+        _push_children(node, stack)
+    return new
+
+
+def _push_children(node: ast.AST, stack: list[Any]) -> None:
+    """Push ``node``'s child nodes (and stray non-node list items, which callers skip).
+
+    ``ast.iter_child_nodes`` does the same through two generators; compiling walks
+    every node more than once, so this is a measurable share of a cold run.
+    """
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            stack.extend(value)
+        elif isinstance(value, ast.AST):
+            stack.append(value)
+
+
+def _copy_locations(new_node: Any, old_node: Any) -> None:
+    """Faster stand-in for RestrictedPython's ``copy_locations`` (same result).
+
+    The original calls ``ast.fix_missing_locations`` on every node it creates,
+    re-walking whole subtrees (quadratic in nesting); the compiler fills any
+    remaining gaps with one ``fix_missing_locations`` pass at the end.
+    """
+    _located(new_node, old_node)
+
+
+_rp_transformer.copy_locations = _copy_locations
+
+
+def _is_small_number(node: ast.expr) -> bool:
+    if not isinstance(node, ast.Constant):
+        return False
+    value = node.value
+    return type(value) in (int, float) and abs(value) < _SMALL_CONSTANT  # type: ignore[arg-type]
+
+
+def _is_float_constant(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is float
+
+
+def _suspends(body: list[ast.stmt]) -> bool:
+    """True if the function body yields (so it is a generator and can suspend)."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Yield | ast.YieldFrom):
+            return True
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _percent_literal_ok(fmt: str | bytes) -> bool:
+    """A %-format literal with small widths and only numeric conversions.
+
+    ``%s``/``%r``/``%a`` render arbitrary objects, so they go through the
+    guard, which charges the rendering like ``str()``.
+    """
+    text = fmt.decode("latin-1") if isinstance(fmt, bytes) else fmt
+    if "%(" in text:
+        return False  # mapping keys: the run-time guard parses them (linearly)
+    for match in _PERCENT_SPEC.finditer(text):
+        if match.group(3) in ("s", "r", "a", "b"):
+            return False
+        for part in match.groups()[:2]:
+            if part is not None and (part == "*" or len(part) > 4):
+                return False
+    return True
+
+
+def _small_range(call: ast.Call) -> bool:
+    """``range(...)`` whose items are provably small ints.
+
+    ``range(n)`` yields 0..n-1 and the ``range`` builtin refuses more items than
+    the operation budget, so its items are small whatever ``n`` is; with a start
+    or step the start could be huge (``range(2**100000, 2**100000 + 1)``), so
+    every argument must be a small int literal.
+    """
+    if call.keywords or any(isinstance(arg, ast.Starred) for arg in call.args):
+        return False
+    if len(call.args) == 1:
+        return True
+    return all(isinstance(arg, ast.Constant) and type(arg.value) is int
+               and abs(arg.value) < _SMALL_CONSTANT for arg in call.args)
+
+
+def _binding_sites(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """(names bound only as ``for NAME in range(...)`` targets, every name bound anywhere)."""
+    range_targets: set[str] = set()
+    other: set[str] = set()
+    skip: set[int] = set()
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if not isinstance(node, ast.AST):
+            continue
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load and id(node) not in skip:  # type: ignore[attr-defined]
+                other.add(node.id)  # type: ignore[attr-defined]
+            continue
+        if kind is ast.For or kind is ast.comprehension:
+            target, source = node.target, node.iter  # type: ignore[attr-defined]
+            if (type(target) is ast.Name and type(source) is ast.Call
+                    and type(source.func) is ast.Name and source.func.id == "range"
+                    and _small_range(source)):
+                range_targets.add(target.id)
+                skip.add(id(target))
+        elif kind is ast.arg:
+            other.add(node.arg)  # type: ignore[attr-defined]
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            other.add(node.name)  # type: ignore[attr-defined]
+        elif kind is ast.alias:
+            other.add((node.asname or node.name).split(".")[0])  # type: ignore[attr-defined]
+        elif kind in (ast.Global, ast.Nonlocal):
+            other.update(node.names)  # type: ignore[attr-defined]
+        elif kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+            name = getattr(node, "name", None)
+            if name:
+                other.add(name)
+        _push_children(node, stack)
+    if "range" in other:
+        return set(), other | range_targets
+    return {t for t in range_targets if t not in other}, other | range_targets
+
+
+def _static_spec(spec: ast.expr | None) -> str | None:
+    if isinstance(spec, ast.JoinedStr) and all(
+            isinstance(v, ast.Constant) and isinstance(v.value, str) for v in spec.values):
+        return "".join(str(v.value) for v in spec.values if isinstance(v, ast.Constant))
+    return None
+
+
+_PASSIVE: Final = frozenset({
+    ast.Load, ast.Store, ast.Del, ast.Add, ast.Sub, ast.Mult, ast.MatMult, ast.Div, ast.Mod,
+    ast.Pow, ast.LShift, ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.FloorDiv,
+    ast.And, ast.Or, ast.Not, ast.Invert, ast.UAdd, ast.USub, ast.Eq, ast.NotEq, ast.Lt,
+    ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In, ast.NotIn,
+})
+"""Leaf node types the base policy only walks through (they have no fields)."""
+
+_METHODS: dict[tuple[type, type[ast.AST]], Any] = {}
+"""(policy class, node type) -> unbound visit method (filled on first use)."""
+
+
+class SandboxPolicy(RestrictingNodeTransformer):
+    """RestrictedPython policy for codemode scripts (see module docstring)."""
+
+    def __init__(self, errors: list[str] | None = None, warnings: list[str] | None = None,
+                 used_names: dict[str, bool] | None = None) -> None:
+        super().__init__(errors, warnings, used_names)
+        self.range_ints: set[str] = set()
+        """Names only ever bound by ``for NAME in range(...)``: always ints."""
+        self.bound_names: set[str] = set()
+        """Every name the script binds anywhere (shadowing checks)."""
+        self.positions: list[tuple[int | None, int | None]] = []
+        """(line, column) of each entry in ``errors``, 1-based."""
+
+    def visit(self, node: ast.AST) -> Any:
+        """``NodeTransformer.visit`` with the method lookup cached per node type.
+
+        Context and operator nodes (a third of a typical tree) carry nothing to
+        check and are returned as they are.
+        """
+        kind = type(node)
+        if kind in _PASSIVE:
+            return node
+        key = (type(self), kind)
+        method = _METHODS.get(key)
+        if method is None:
+            method = _METHODS[key] = getattr(type(self), "visit_" + kind.__name__,
+                                             type(self).generic_visit)
+        return method(self, node)
+
+    def node_contents_visit(self, node: Any) -> Any:
+        """``NodeTransformer.generic_visit``, faster: no field generator, lists rebuilt
+        only when a child was replaced (compiling is on the cold-run path)."""
+        visit = self.visit
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                changed = False
+                items: list[Any] = []
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        new = visit(item)
+                        if new is not item:
+                            changed = True
+                            if new is None:
+                                continue
+                            if not isinstance(new, ast.AST):
+                                items.extend(new)
+                                continue
+                        items.append(new)
+                    else:
+                        items.append(item)
+                if changed:
+                    value[:] = items
+            elif isinstance(value, ast.AST):
+                new = visit(value)
+                if new is None:
+                    delattr(node, field)
+                elif new is not value:
+                    setattr(node, field, new)
+        return node
+
+    def error(self, node: ast.AST, info: str) -> None:
+        super().error(node, info)
+        col = getattr(node, "col_offset", None)
+        self.positions.append((getattr(node, "lineno", None), None if col is None else col + 1))
+
+    def inject_print_collector(self, node: Any, position: int = 0) -> None:
+        """No per-scope PrintCollector: ``print`` is a builtin writing to the run's buffer."""
+
+    # Names -------------------------------------------------------------------------------
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        """RestrictedPython's ``visit_Name`` (pinned 9.0) minus its ``print``/``printed``
+        rewrites and its walk into ``ctx``, which holds nothing to check."""
+        name = node.id
+        load = type(node.ctx) is ast.Load
+        if load and name == "print":
+            return node
+        if name == "printed":
+            self.error(node, '"printed" is not available; print() output is captured '
+                       "automatically")
+            return node
+        if load:
+            self.used_names[name] = True
+        self.check_name(node, name)
+        return node
+
+    def visit_Constant(self, node: ast.Constant) -> Any:
+        """A literal has no child nodes: nothing to walk."""
+        return node
+
+    # Async -------------------------------------------------------------------------------
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Any:
+        self.check_name(node, node.name, allow_magic_methods=True)
+        self.check_function_argument_names(node)
+        node = self.node_contents_visit(node)
+        node.body.insert(0, _located(_tick(), node))
+        node.decorator_list.append(_located(_name("_track_"), node))
+        return node
+
+    def visit_Await(self, node: ast.Await) -> Any:
+        return self.node_contents_visit(node)
+
+    def visit_AsyncFor(self, node: ast.AsyncFor) -> Any:
+        node = self.node_contents_visit(node)
+        node.body.insert(0, _located(_tick(), node))
+        return node
+
+    def visit_AsyncWith(self, node: ast.AsyncWith) -> Any:
+        return self.node_contents_visit(node)
+
+    def visit_With(self, node: ast.With) -> Any:
+        return self.node_contents_visit(node)
+
+    # Loops, functions, ticks ---------------------------------------------------------------
+
+    def visit_Starred(self, node: ast.Starred) -> Any:
+        node = self.node_contents_visit(node)
+        if isinstance(node.ctx, ast.Load):
+            # ``{*x}`` / ``[*x]`` build in C: draw the items through the budget.
+            node.value = _located(_call("_compress_", node.value, _name("_T_")), node.value)
+        return node
+
+    def visit_Subscript(self, node: ast.Subscript) -> Any:
+        slicing = isinstance(node.slice, ast.Slice) and isinstance(node.ctx, ast.Load)
+        keyed = not isinstance(node.slice, ast.Slice)
+        new = super().visit_Subscript(node)
+        if keyed and isinstance(new, ast.Call) and len(new.args) == 2:
+            new.args[1] = self._key(new.args[1])  # _getitem_(obj, key)
+        elif keyed and isinstance(new, ast.Subscript):
+            new.slice = self._key(new.slice)  # _write_(obj)[key] = … / del …
+        if slicing and isinstance(new, ast.Call) and isinstance(new.func, ast.Name):
+            new.func.id = "_getslice_"  # slices copy: give the memory check a look
+        return new
+
+    def _key(self, node: ast.expr) -> ast.expr:
+        """A dict/set key (or an index): through ``_key_`` unless it is provably flat."""
+        if self._small_operand(node) or isinstance(node, ast.Slice) or (
+                isinstance(node, ast.Tuple) and any(isinstance(e, ast.Slice) for e in node.elts)):
+            return node
+        return _located(_call("_key_", node), node)  # type: ignore[no-any-return]
+
+    def visit_Set(self, node: ast.Set) -> Any:
+        node = self.node_contents_visit(node)
+        node.elts = [self._starred_keys(elt) if isinstance(elt, ast.Starred) else self._key(elt)
+                     for elt in node.elts]
+        return node
+
+    def _starred_keys(self, node: ast.Starred) -> ast.Starred:
+        node.value = _located(_call("_keys_", node.value), node.value)
+        return node
+
+    def visit_Dict(self, node: ast.Dict) -> Any:
+        node = self.node_contents_visit(node)
+        node.keys = [None if key is None else self._key(key) for key in node.keys]
+        return node
+
+    def visit_SetComp(self, node: ast.SetComp) -> Any:
+        new = super().visit_SetComp(node)
+        assert isinstance(new, ast.SetComp)
+        new.elt = self._key(new.elt)
+        return new
+
+    def visit_DictComp(self, node: ast.DictComp) -> Any:
+        new = super().visit_DictComp(node)
+        assert isinstance(new, ast.DictComp)
+        new.key = self._key(new.key)
+        return new
+
+    def guard_iter(self, node: Any) -> Any:
+        node = self.node_contents_visit(node)
+        if getattr(node, "is_async", 0):
+            return node
+        node.iter = _located(_call("_compress_", node.iter, _name("_T_")), node.iter)
+        return node
+
+    def visit_While(self, node: ast.While) -> Any:
+        node = self.node_contents_visit(node)
+        node.body.insert(0, _located(_tick(), node))
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
+        self.check_name(node, node.name, allow_magic_methods=True)
+        self.check_function_argument_names(node)
+        node = self.node_contents_visit(node)
+        if _suspends(node.body):
+            node.body.insert(0, _located(_tick(), node))
+            node.decorator_list.append(_located(_name("_track_"), node))
+            return node
+        prologue = [_located(stmt, node, force=True) for stmt in ast.parse(_PROLOGUE).body]
+        guard = prologue[-1]
+        assert isinstance(guard, ast.Try)
+        guard.body.extend(node.body)
+        node.body = prologue
+        return node
+
+    def visit_Lambda(self, node: ast.Lambda) -> Any:
+        node = self.node_contents_visit(node)
+        self.check_function_argument_names(node)
+        # ``tick and body``: a tick is ``True`` (the ticker's items), so the body's value
+        node.body = _located(ast.BoolOp(op=ast.And(), values=[_tick().value, node.body]),
+                             node.body)
+        return node
+
+    # Operators -----------------------------------------------------------------------------
+
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        node = self.node_contents_visit(node)
+        guard = _GUARDED_BINOPS.get(type(node.op))
+        if guard is None or self._safe_binop(node.op, node.left, node.right):
+            return node
+        return _located(_call(guard, node.left, node.right), node)
+
+    def _safe_binop(self, op: ast.operator, left: ast.expr, right: ast.expr) -> bool:
+        """True when ``left op right`` provably cannot allocate a huge object."""
+        ints = self._int_typed
+        if isinstance(op, ast.Add | ast.Sub | ast.BitOr | ast.BitAnd | ast.BitXor):
+            # int/float + anything is numeric or a TypeError: no concatenation (nor, for
+            # the set operators, a dict view hashing an iterable).
+            return ints(left) or ints(right) or _is_float_constant(left) or (
+                _is_float_constant(right))
+        if isinstance(op, ast.Mult):
+            return (ints(left) and ints(right)) or _is_float_constant(left) or (
+                _is_float_constant(right))
+        if isinstance(op, ast.Mod):
+            if ints(left) or _is_float_constant(left):
+                return True
+            return isinstance(left, ast.Constant) and isinstance(left.value, str | bytes) and (
+                _percent_literal_ok(left.value))
+        if isinstance(op, ast.Pow | ast.LShift):
+            return _is_small_number(left) and _is_small_number(right) and (
+                isinstance(right, ast.Constant) and isinstance(right.value, int)
+                and 0 <= right.value <= 64)
+        return False
+
+    def _int_typed(self, node: ast.expr) -> bool:
+        """A conservative proof that ``node`` is a small-growth int (see ``_range_ints``)."""
+        if isinstance(node, ast.Constant):
+            return type(node.value) is int
+        if isinstance(node, ast.Name):
+            return node.id in self.range_ints
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, ast.USub | ast.UAdd | ast.Invert) and (
+                self._int_typed(node.operand))
+        if isinstance(node, ast.BinOp):
+            return isinstance(node.op, _INT_CLOSED_OPS) and self._int_typed(node.left) and (
+                self._int_typed(node.right))
+        if isinstance(node, ast.Call):
+            return (isinstance(node.func, ast.Name) and node.func.id == "len"
+                    and "len" not in self.bound_names and not node.keywords)
+        return False
+
+    def visit_Compare(self, node: ast.Compare) -> Any:
+        """Comparisons that can walk containers in C go through the ``compare`` guards.
+
+        ``a == b``, ``a < b`` … become ``_eq_(a, b)`` …, ``a in b`` becomes ``_in_(a, b)``
+        (operands still evaluated left to right), unless an operand is a small literal
+        or a provable int (then the walk is bounded by that operand). In a chain each
+        operand is charged on its own through ``_cmparg_``; ``is`` needs nothing.
+        """
+        node = self.node_contents_visit(node)
+        ops = node.ops
+        if all(type(op) in (ast.Is, ast.IsNot) for op in ops):
+            return node
+        if len(ops) == 1:
+            op, left, right = ops[0], node.left, node.comparators[0]
+            if type(op) in (ast.In, ast.NotIn):
+                # A small list/tuple literal bounds the comparisons; a set/dict literal
+                # still hashes ``left``, so only a small ``left`` makes that cheap.
+                # A long text literal on the left is compared with every item.
+                short = not (isinstance(left, ast.Constant) and isinstance(
+                    left.value, str | bytes) and len(left.value) >= _SHORT_TEXT)
+                if (short and self._small_operand(left)) or (
+                        self._small_operand(right) and not isinstance(right, ast.Set | ast.Dict)):
+                    return node
+                contains = "_in_" if type(op) is ast.In else "_notin_"
+                return _located(_call(contains, left, right), node)
+            guard = _COMPARE_GUARDS.get(type(op))
+            if guard is None or self._small_operand(left) or self._small_operand(right):
+                return node
+            return _located(_call(guard, left, right), node)
+        operands = [node.left, *node.comparators]
+        wrapped = [operand if self._small_operand(operand)
+                   else _located(_call("_cmparg_", operand), operand) for operand in operands]
+        node.left, node.comparators = wrapped[0], wrapped[1:]
+        return node
+
+    def _small_operand(self, node: ast.expr) -> bool:
+        """A literal made of constants (bounded by the source) or a provable int."""
+        if isinstance(node, ast.Constant) or self._int_typed(node):
+            return True
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            return all(isinstance(elt, ast.Constant) for elt in node.elts)
+        if isinstance(node, ast.Dict):
+            return all(isinstance(part, ast.Constant) for part in (*node.keys, *node.values))
+        return False
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> Any:
+        node = self.node_contents_visit(node)
+        guarded = type(node.op) in _GUARDED_BINOPS
+        if not guarded or self._safe_binop(node.op, node.target, node.value):
+            return node
+        op = ast.Constant(IOPERATOR_TO_STR[type(node.op)])
+        target = node.target
+        if isinstance(target, ast.Name):
+            value = _call("_inplacevar_", op, _name(target.id), node.value)
+            return _located(ast.Assign(targets=[target], value=value), node)
+        if isinstance(target, ast.Subscript):
+            call = _call("_augitem_", target.value, target.slice, op, node.value)
+        else:
+            assert isinstance(target, ast.Attribute)
+            call = _call("_augattr_", target.value, ast.Constant(target.attr), op, node.value)
+        return _located(ast.Expr(value=call), node)
+
+    def visit_Assign(self, node: ast.Assign) -> Any:
+        return self.node_contents_visit(node)
+
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:
+        node = self.node_contents_visit(node)
+        static = _static_spec(node.format_spec) if node.format_spec is not None else ""
+        if isinstance(node.value, ast.Constant) and static is not None and all(
+                len(run) <= 4 for run in re.findall(r"\d+", static)):
+            return node
+        spec = node.format_spec if node.format_spec is not None else ast.Constant("")
+        value = _call("_format_", node.value, ast.Constant(node.conversion), spec)
+        return _located(ast.FormattedValue(value=value, conversion=-1, format_spec=None), node)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> Any:
+        """An f-string with several parts becomes ``_fjoin_((part, ...))``: the parts are
+        rendered (and checked) one by one, and their total size is checked before joining."""
+        node = self.node_contents_visit(node)
+        if len(node.values) < 2 or all(isinstance(v, ast.Constant) for v in node.values):
+            return node
+        parts: list[ast.expr] = []
+        for value in node.values:
+            if (isinstance(value, ast.FormattedValue) and value.conversion == -1
+                    and value.format_spec is None and isinstance(value.value, ast.Call)
+                    and isinstance(value.value.func, ast.Name)
+                    and value.value.func.id == "_format_"):
+                parts.append(value.value)  # already a str
+            elif isinstance(value, ast.FormattedValue):
+                parts.append(_located(ast.JoinedStr(values=[value]), value))
+            else:
+                parts.append(value)
+        call = _call("_fjoin_", ast.Tuple(elts=parts, ctx=ast.Load()))
+        return _located(call, node)
+
+    # Classes and module --------------------------------------------------------------------
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> Any:
+        new = super().visit_ClassDef(node)
+        assert isinstance(new, ast.ClassDef)
+        ast.copy_location(new, node)
+        for keyword in new.keywords:
+            _located(keyword, node)
+        return new
+
+    def visit_Module(self, node: ast.Module) -> Any:
+        self.range_ints, self.bound_names = _binding_sites(node)
+        node = self.node_contents_visit(node)
+        if node.body and isinstance(node.body[-1], ast.Expr):
+            last = node.body[-1]
+            assign = ast.Assign(targets=[ast.Name(id=RESULT_NAME, ctx=ast.Store())],
+                                value=last.value)
+            node.body[-1] = _located(assign, last)
+        return node

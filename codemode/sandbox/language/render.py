@@ -1,0 +1,82 @@
+"""Charge the cost of turning a value into text before C code does it.
+
+``str(x)``, ``repr``, ``print``, f-strings, ``%``, ``json.dumps`` and the
+result encoding walk containers in C. Shared references make that walk far
+larger than the memory the value occupies (``a = [0]*1000; b = [a]*1000;
+str([b]*50)`` visits 50 million items), so before rendering a container the
+sandbox counts the items the walk will visit (memoised per container, so the
+count itself costs only the unique containers) and charges them to the
+operation budget.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from itertools import islice
+from typing import Any, Final
+
+from codemode.sandbox.language.state import current_run
+
+__all__ = ["charge_render", "render_cost"]
+
+_LEAVES: Final = (str, bytes, int, float, bool, type(None), complex)
+_CONTAINERS: Final = (list, tuple, dict, set, frozenset, deque)
+_MAX_DEPTH: Final = 400
+_FLAT_SMALL: Final = 64
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+
+
+class _TooCostly(Exception):
+    pass
+
+
+def render_cost(obj: Any, budget: int) -> int:
+    """Items a C-level render of ``obj`` visits (> ``budget`` means "at least that")."""
+    if isinstance(obj, _LEAVES) or not isinstance(obj, _CONTAINERS):
+        return 1
+    memo: dict[int, int] = {}
+    total = 0
+
+    def visit(node: Any, depth: int) -> int:
+        nonlocal total
+        if not isinstance(node, _CONTAINERS):
+            total += 1
+            return 1
+        key = id(node)
+        known = memo.get(key)
+        if known is not None:
+            total += known
+            if total > budget:
+                raise _TooCostly
+            return known
+        if depth > _MAX_DEPTH:
+            raise RecursionError("maximum recursion depth exceeded while rendering an object")
+        memo[key] = 1  # a cycle renders as "[...]"
+        children = node.items() if isinstance(node, dict) else node
+        cost = 1
+        for child in children:
+            if isinstance(child, tuple) and isinstance(node, dict):
+                cost += visit(child[0], depth + 1) + visit(child[1], depth + 1)
+            else:
+                cost += visit(child, depth + 1)
+        memo[key] = cost
+        return cost
+
+    try:
+        return visit(obj, 0)
+    except _TooCostly:
+        return budget + 1
+
+
+def charge_render(obj: Any) -> None:
+    """Charge rendering ``obj`` to the current run (trips ``operations`` when over budget)."""
+    if isinstance(obj, _LEAVES) or not isinstance(obj, _CONTAINERS):
+        return
+    if type(obj) is dict and len(obj) <= _FLAT_SMALL and all(
+            type(value) in _SCALARS for value in obj.values()):
+        return  # e.g. a tool call's keyword arguments: nothing to amplify
+    run = current_run()
+    meter = run.meter
+    left = meter.operations - meter.used
+    cost = render_cost(obj, left)
+    deque(islice(meter.ticker, cost), maxlen=0)

@@ -1,0 +1,396 @@
+"""Size guards: refuse allocations past ``Limits.memory`` before they happen.
+
+The policy rewrites ``a * b``, ``a ** b``, ``a << b``, ``a + b`` and ``a % b``
+(and the augmented forms) into these guards unless it can prove the operands
+are small ints (e.g. ``i * i`` for a ``range`` loop variable). Each guard lets
+numbers through on a fast path and otherwise estimates the result size first,
+so ``10**10**10``, ``'a' * 10**10``, doubling ``x = x + x`` or
+``'%*d' % (10**9, 1)`` never allocate, even in-process where no rlimit
+applies. A single object may not exceed ``Limits.memory``; big integers are
+capped at ``MAX_INT_BITS`` (beyond that arithmetic costs seconds of C time).
+"""
+
+from __future__ import annotations
+
+import re
+import types
+from collections import Counter, deque
+from itertools import islice
+from typing import TYPE_CHECKING, Any, Final
+
+from codemode.errors import LimitExceeded
+from codemode.sandbox.language.render import charge_render
+from codemode.sandbox.language.state import current_run
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = [
+    "CONCAT_TYPES",
+    "MAX_INT_BITS",
+    "RENDER_SIZERS",
+    "SLICE_SIZERS",
+    "charge_counters",
+    "charge_operations",
+    "check_render",
+    "ensure_size",
+    "guarded_add",
+    "guarded_lshift",
+    "guarded_mod",
+    "guarded_mul",
+    "guarded_pow",
+    "guarded_slice",
+    "item_size",
+    "percent_format_ok",
+    "poll_memory",
+    "render_size",
+    "repeat_ok",
+]
+
+MAX_INT_BITS: Final = 1 << 17
+"""Largest integer result (bits) a script may build: ~39 000 decimal digits.
+
+Kept small because CPython's big-int division and conversion are quadratic:
+at this size every operation stays in the milliseconds.
+"""
+
+MAX_MODPOW_COST: Final = 1 << 36
+"""Largest ``bits(exponent) * bits(modulus)**2`` for three-argument ``pow`` (~0.06 s).
+
+Each of the ``bits(exponent)`` steps multiplies and reduces modulo ``m``, which is
+quadratic in ``bits(m)``: with a 131 000-bit modulus a 512-bit exponent is 10 s of one
+C call. 4096-bit RSA-sized operands stay allowed."""
+
+MODULAR_INVERSE_STEPS: Final = 64
+"""``pow(a, -1, m)`` runs Euclid on ``m`` in one C call (~1 s at 131 000 bits): charged like
+this many modular squarings."""
+
+_FAST_OK: Final = 1 << 16
+"""Sizes below this never need the run's memory limit looked up."""
+
+_SMALL: Final = 1 << 62
+_TEXT: Final = (str, bytes, bytearray)
+_SEQUENCES: Final = (str, bytes, bytearray, list, tuple, deque)
+CONCAT_TYPES: Final = (str, bytes, bytearray, list, tuple)
+"""Types whose ``+`` builds a new object of both operands' combined size."""
+_PERCENT_SPEC: Final = re.compile(rb"[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[hlL]?")
+_PARENS: Final = re.compile(rb"[()]")
+_MAX_KEY_PARENS: Final = 64
+
+
+def _too_big(what: str, size: int) -> None:
+    current_run().too_big(what, size)
+
+
+OBJECT_SHARE: Final = 4
+"""One object may take at most ``Limits.memory // OBJECT_SHARE`` bytes (in-process there is
+no rlimit, and building an object usually keeps its predecessor alive for a moment)."""
+
+
+def ensure_size(size: int, what: str) -> None:
+    """Trip the memory limit if one object of ``size`` bytes would exceed its share."""
+    if size > _FAST_OK:
+        run = current_run()
+        if size > run.limits.memory // OBJECT_SHARE:
+            _too_big(what, size)
+        run.meter.poll_memory()
+
+
+def charge_operations(count: Any) -> None:
+    """Charge ``count`` operations now, for stdlib Python code that loops without ticks
+    (``random.shuffle``, ``statistics`` …); trips ``operations`` when over budget."""
+    if isinstance(count, int) and count > 0:
+        meter = current_run().meter
+        deque(islice(meter.ticker, int(count)), maxlen=0)
+
+
+_RENDER_CONTAINERS: Final = (list, tuple, dict, set, frozenset, deque)
+_RENDER_DEPTH: Final = 400
+_KEYS_VIEW: Final[type] = type({}.keys())
+_VALUES_VIEW: Final[type] = type({}.values())
+_ITEMS_VIEW: Final[type] = type({}.items())
+_RENDER_LEAVES: Final = (str, bytes, bytearray, int, float, complex, bool, type(None))
+
+RENDER_SIZERS: dict[type, Callable[[Any], int]] = {}
+"""Type -> bytes of its ``repr`` for objects whose repr shows data (a regex match shows the
+matched text); facades register here."""
+
+
+_PLAIN_CONTAINERS: Final = frozenset(_RENDER_CONTAINERS)
+_METHOD: Final = types.MethodType
+_FUNCTION: Final = types.FunctionType
+
+
+def _name_size(obj: Any) -> int:
+    """Bytes of a short repr naming ``obj`` (a class, a function): 32 plus its name."""
+    name = getattr(obj, "__qualname__", None)
+    return 32 + (len(name) if isinstance(name, str) else 0)
+
+
+class _RenderTooBig(Exception):
+    pass
+
+
+def render_size(obj: Any, limit: int) -> int:
+    """Bytes of text ``str``/``repr``/``json.dumps`` of ``obj`` builds (> ``limit`` means
+    "at least that").
+
+    Counts every reference to a shared leaf (``[s] * 1000`` renders ``s`` a thousand
+    times), but visits each shared container once (memoised by identity; temporaries are
+    never memoised, their ids could be reused), so the walk costs what the object
+    occupies, not what its text would. Escapes are not counted (at most a few times the
+    text, like ``repr``'s); unknown objects count as short reprs.
+    """
+    memo: dict[int, int] = {}
+    total = 0
+
+    def add(size: int) -> int:
+        nonlocal total
+        total += size
+        if total > limit:
+            raise _RenderTooBig
+        return size
+
+    def walk(children: Any, depth: int, pairs: bool = False) -> int:
+        size = 2
+        if depth > _RENDER_DEPTH:
+            raise _RenderTooBig  # the renderer's own recursion check answers this
+        if pairs:
+            for key, value in children:
+                size += visit(key, depth + 1) + visit(value, depth + 1) + 4
+        else:
+            for child in children:
+                size += visit(child, depth + 1) + 2
+        return size
+
+    def visit(node: Any, depth: int) -> int:
+        kind = type(node)
+        if kind is str or kind is bytes or kind is bytearray:
+            return add(len(node) + 3)
+        if kind is int:
+            return add(int(node.bit_length()) // 3 + 2)
+        if isinstance(node, _RENDER_CONTAINERS):
+            key = id(node)
+            known = memo.get(key)
+            if known is not None:
+                return add(known)
+            memo[key] = 8  # a cycle renders as "[...]"
+            size = walk(node.items() if isinstance(node, dict) else node, depth,
+                        pairs=isinstance(node, dict))
+            if kind not in _PLAIN_CONTAINERS:
+                # ``P(x=…, y=…)`` (named tuples: every field name, every time),
+                # ``defaultdict(<factory>, {…})``.
+                size += add(_name_size(kind) + sum(map(len, getattr(kind, "_fields", ()))))
+                factory = getattr(node, "default_factory", None)
+                if factory is not None:
+                    size += visit(factory, depth + 1)
+            memo[key] = size
+            return size
+        # Objects whose text shows what they hold: exceptions (their args), slices, dict
+        # views, registered types; anything else renders as a short repr.
+        if isinstance(node, BaseException):
+            return visit(node.args, depth + 1) + add(32)
+        if kind is slice:
+            return walk((node.start, node.stop, node.step), depth)
+        if kind is _KEYS_VIEW or kind is _VALUES_VIEW:
+            return walk(node, depth) + add(16)
+        if kind is _ITEMS_VIEW:
+            return walk(node, depth, pairs=True) + add(16)
+        sizer = RENDER_SIZERS.get(kind)
+        if sizer is not None:
+            return add(sizer(node))
+        if kind is _METHOD:
+            # ``<bound method A.f of <repr of the instance>>``
+            return add(_name_size(node.__func__)) + visit(node.__self__, depth + 1)
+        if isinstance(node, type) or kind is _FUNCTION:
+            # A script names its classes and functions (as long as the source allows).
+            return add(_name_size(node) + len(getattr(node, "__module__", None) or ""))
+        # ``<module.Type object at 0x…>``: script classes are named by the script.
+        return add(_name_size(kind) + len(getattr(kind, "__module__", None) or ""))
+
+    try:
+        visit(obj, 0)
+    except _RenderTooBig:
+        return limit + 1
+    return total
+
+
+def check_render(obj: Any, what: str) -> None:
+    """Trip the memory limit before rendering a value whose text would be too big."""
+    if not isinstance(obj, _RENDER_LEAVES):
+        share = current_run().limits.memory // OBJECT_SHARE
+        size = render_size(obj, share)
+        if size > _FAST_OK:
+            ensure_size(size, what)
+
+
+def poll_memory() -> None:
+    """Let the current run check its aggregate memory growth (rate-limited)."""
+    current_run().meter.poll_memory()
+
+
+SLICE_SIZERS: dict[type, Callable[[Any, slice], int]] = {}
+"""Type -> estimated bytes of ``obj[a:b]`` for types whose slices copy more than the
+object holds (a regex match: one copy of the text per group); facades register here."""
+
+
+def guarded_slice(obj: Any, key: Any) -> Any:
+    """``obj[a:b]``: a copy; big ones let the run's aggregate memory check look first."""
+    if isinstance(obj, CONCAT_TYPES):
+        if len(obj) > _FAST_OK:
+            poll_memory()
+    else:
+        sizer = SLICE_SIZERS.get(type(obj))
+        if sizer is not None and isinstance(key, slice):
+            ensure_size(sizer(obj, key), f"slicing a {type(obj).__name__}")
+    return obj[key]
+
+
+def item_size(seq: Any) -> int:
+    """Bytes one item of ``seq`` costs at least: 1 for text, a pointer otherwise."""
+    return 1 if isinstance(seq, _TEXT) else 8
+
+
+def _int_bits(bits: int) -> None:
+    if bits > MAX_INT_BITS:
+        _too_big(f"an integer of {bits} bits", bits // 8)
+
+
+def repeat_ok(seq: Any, times: Any) -> None:
+    """Trip the memory limit if ``seq * times`` would be too large."""
+    if not isinstance(seq, _SEQUENCES) or not isinstance(times, int):
+        return
+    times = int(times)
+    if times > 0:  # ``big * 1`` copies a list too
+        ensure_size(len(seq) * times * item_size(seq), f"repeating a sequence {times} times")
+
+
+def guarded_mul(a: Any, b: Any) -> Any:
+    """``a * b`` with int growth and sequence repetition checked first."""
+    ta = type(a)
+    tb = type(b)
+    if ta is int and tb is int:
+        if not (-_SMALL < a < _SMALL and -_SMALL < b < _SMALL):
+            _int_bits(a.bit_length() + b.bit_length())
+        return a * b
+    if ta is float or tb is float:
+        return a * b
+    if isinstance(a, int) and isinstance(b, int):
+        _int_bits(int(a).bit_length() + int(b).bit_length())
+    elif isinstance(b, int):
+        repeat_ok(a, b)
+    elif isinstance(a, int):
+        repeat_ok(b, a)
+    return a * b
+
+
+def charge_counters(*operands: Any) -> None:
+    """``Counter`` arithmetic, ``update``, ``most_common`` … are stdlib Python loops over
+    every item, without ticks: charge one operation per item of each Counter or mapping."""
+    if any(isinstance(x, Counter) for x in operands):
+        charge_operations(sum(len(x) for x in operands if isinstance(x, dict)))
+
+
+def guarded_add(a: Any, b: Any) -> Any:
+    """``a + b`` with concatenation size checked first (``x = x + x`` doubling)."""
+    ta = type(a)
+    if ta is int or ta is float:
+        return a + b
+    if ta is Counter or type(b) is Counter:
+        charge_counters(a, b)
+    if isinstance(a, CONCAT_TYPES) and isinstance(b, CONCAT_TYPES):
+        ensure_size((len(a) + len(b)) * item_size(a), "concatenating sequences")
+    return a + b
+
+
+def percent_format_ok(fmt: Any, args: Any) -> None:
+    """Refuse ``%`` formatting whose widths or precisions would allocate huge strings."""
+    data = fmt.encode("utf-8", "surrogatepass") if isinstance(fmt, str) else bytes(fmt)
+    if b"%" not in data:
+        return
+    # One Python step per conversion (the scan itself is linear, in C): charge them.
+    charge_operations(data.count(b"%"))
+    ensure_size(_percent_total(data, args), "%-formatting")
+
+
+def _percent_total(data: bytes, args: Any) -> int:
+    """Upper bound of the text ``data % args`` builds, parsed the way CPython does.
+
+    Linear: a ``%(key)`` is matched by counting parentheses (as CPython does), a key
+    that never closes ends the scan (CPython raises there), and ``*`` takes its value
+    from the argument the conversion would really consume.
+    """
+    values = args if isinstance(args, tuple) else (args,)
+    position = 0
+    total = len(data)
+    i = data.find(b"%")
+    while i >= 0:
+        j = i + 1
+        if data[j:j + 1] == b"(":
+            depth, seen = 1, 0
+            while depth:
+                paren = _PARENS.search(data, j + 1)
+                seen += 1
+                if paren is None:
+                    return total  # an incomplete key: CPython stops with ValueError there
+                if seen > _MAX_KEY_PARENS:
+                    raise ValueError(f"%-format keys with more than {_MAX_KEY_PARENS} "
+                                     "parentheses are not supported in the sandbox")
+                depth += 1 if data[paren.start()] == 0x28 else -1
+                j = paren.start()
+            j += 1
+        spec = _PERCENT_SPEC.match(data, j)
+        assert spec is not None  # every part of the pattern is optional
+        for part in spec.groups():
+            if part == b"*":
+                value = values[position] if position < len(values) else 0
+                position += 1
+                total += abs(value) if isinstance(value, int) else 0
+            elif part is not None:
+                total += int(part[:12])
+        if data[spec.end():spec.end() + 1] != b"%":
+            position += 1  # the conversion's own argument
+        i = data.find(b"%", spec.end() + 1)
+    return total
+
+
+def guarded_mod(a: Any, b: Any) -> Any:
+    """``a % b``: numbers pass; ``%``-formatting has its widths checked first."""
+    if isinstance(a, _TEXT):
+        percent_format_ok(a, b)
+        charge_render(b)
+        if isinstance(b, dict):
+            # ``'%(k)s' * 1000 % {'k': s}`` renders the same value once per reference.
+            refs = a.count("%(") if isinstance(a, str) else bytes(a).count(b"%(")
+            share = current_run().limits.memory // OBJECT_SHARE
+            ensure_size(max(refs, 1) * render_size(b, share), "%-formatting")
+        else:
+            check_render(b if isinstance(b, tuple) else (b,), "%-formatting")
+    return a % b
+
+
+def guarded_pow(a: Any, b: Any, mod: Any = None) -> Any:
+    """``a ** b`` / ``pow(a, b[, mod])`` with the integer result size checked first."""
+    if mod is None:
+        if isinstance(a, int) and isinstance(b, int) and b > 0 and (a > 1 or a < -1):
+            big = b >= (1 << 40)
+            _int_bits(MAX_INT_BITS + 1 if big else (int(a).bit_length() - 1) * int(b) + 1)
+        return a ** b
+    if isinstance(mod, int) and isinstance(b, int):
+        bits = abs(int(mod)).bit_length()
+        steps = abs(int(b)).bit_length()
+        if b < 0:
+            steps += MODULAR_INVERSE_STEPS  # a modular inverse first
+        cost = steps * bits * bits
+        if cost > MAX_MODPOW_COST:
+            run = current_run()
+            run.meter.trip(LimitExceeded("operations", run.limits.operations,
+                                         "modular power with huge operands"))
+    return pow(a, b, mod)
+
+
+def guarded_lshift(a: Any, b: Any) -> Any:
+    """``a << b`` with the result size checked first."""
+    if isinstance(a, int) and isinstance(b, int) and a and b > 0:
+        _int_bits(int(a).bit_length() + int(b) if b < (1 << 40) else MAX_INT_BITS + 1)
+    return a << b

@@ -1,0 +1,197 @@
+"""Per-run state reachable from guards, builtins and facades.
+
+Builtins and facades are shared objects, so they find the run they serve
+through a ContextVar (each run executes in its own task, hence its own
+context). Guards that are hot (the ticker) are bound per run instead.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import weakref
+from contextvars import ContextVar
+from itertools import compress
+from typing import TYPE_CHECKING, Any, Final, NoReturn, final
+
+from codemode.errors import LimitExceeded
+from codemode.sandbox.language.meter import Meter, Tripped
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator
+
+    from codemode.sandbox.limits import Limits
+
+__all__ = [
+    "CURRENT_RUN",
+    "OutputBuffer",
+    "RunState",
+    "ScriptCoroutine",
+    "clean_text",
+    "counted",
+    "current_run",
+    "tracked",
+    "wrap_result",
+]
+
+
+
+_SURROGATES: Final = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD, so any UTF-8 writer can take it."""
+    return _SURROGATES.sub("\ufffd", text) if _SURROGATES.search(text) else text
+
+
+@final
+class OutputBuffer:
+    """One bounded print buffer per run; past the cap text is dropped, not an error."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self._parts: list[str] = []
+        self._kept = 0
+        self.total = 0
+        """Bytes the script tried to print."""
+
+    def write(self, text: str) -> None:
+        """Append ``text``, keeping at most ``cap`` bytes overall."""
+        text = clean_text(text)
+        size = len(text.encode("utf-8", "surrogatepass"))
+        self.total += size
+        room = self.cap - self._kept
+        if room <= 0:
+            return
+        if size > room:
+            text = text.encode("utf-8", "surrogatepass")[:room].decode("utf-8", "ignore")
+            size = room
+        self._parts.append(text)
+        self._kept += size
+
+    @property
+    def truncated(self) -> bool:
+        """True when some printed text was dropped."""
+        return self.total > self._kept
+
+    def getvalue(self) -> str:
+        """The kept text, with the truncation marker when text was dropped."""
+        text = "".join(self._parts)
+        if self.truncated:
+            text += f"\n…[output truncated at {self.cap} bytes]"
+        return text
+
+
+@final
+class RunState:
+    """What one run's guards, builtins and facades share."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.meter = Meter(operations=limits.operations, timeout=limits.timeout,
+                           memory=limits.memory)
+        self.output = OutputBuffer(limits.output)
+        self._tracked: list[weakref.ref[Any]] = []
+        self.extras: dict[str, Any] = {}
+        """Per-run state of facades (e.g. the ``random`` generator)."""
+
+    @property
+    def ended(self) -> bool:
+        """True once the run is over."""
+        return self.meter.ended
+
+    def track(self, obj: Any) -> Any:
+        """Remember a script generator/coroutine so the run can close it when it ends."""
+        tracked = self._tracked
+        if len(tracked) >= 4096 and len(tracked) & 4095 == 0:
+            tracked[:] = [ref for ref in tracked if ref() is not None]
+        tracked.append(weakref.ref(obj))
+        return obj
+
+    async def close_tracked(self) -> None:
+        """Close every generator, coroutine and async generator the script left open."""
+        for ref in self._tracked:
+            obj = ref()
+            if obj is None:
+                continue
+            try:
+                if inspect.isasyncgen(obj):
+                    await obj.aclose()
+                else:
+                    obj.close()
+            except (Exception, GeneratorExit, Tripped):
+                pass
+        self._tracked.clear()
+
+    def counted(self, iterable: Iterable[Any]) -> Iterator[Any]:
+        """``iterable`` with one operation charged per item, at C speed."""
+        return compress(iterable, self.meter.ticker)
+
+    def too_big(self, what: str, size: int) -> NoReturn:
+        """The memory-limit error for an allocation of ``size`` bytes, tripped."""
+        self.meter.trip(LimitExceeded(
+            "memory", self.limits.memory, f"{what} would need about {size} bytes"))
+
+
+CURRENT_RUN: Final[ContextVar[RunState]] = ContextVar("codemode_sandbox_run")
+
+
+def current_run() -> RunState:
+    """The run the calling script code belongs to (GeneratorExit once it has ended)."""
+    run = CURRENT_RUN.get(None)
+    if run is None or run.meter.ended:
+        raise GeneratorExit
+    return run
+
+
+def counted(iterable: Iterable[Any]) -> Iterator[Any]:
+    """``iterable`` charged to the current run's operation budget."""
+    return compress(iterable, current_run().meter.ticker)
+
+
+@final
+class ScriptCoroutine:
+    """A script's coroutine as the script holds it: awaitable, nothing else.
+
+    Hides ``send``/``throw``/``cr_frame`` (driving a coroutine by hand leaks
+    host futures) and closes the coroutine when dropped, so a coroutine the
+    script never awaited is discarded quietly inside the run instead of warning
+    later from a finalizer.
+    """
+
+    __slots__ = ("_coro", "_handed_out")
+
+    def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
+        self._coro = coro
+        self._handed_out = False
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        self._handed_out = True
+        return self._coro.__await__()
+
+    def close(self) -> None:
+        """Discard the coroutine if nobody awaits it (host side only)."""
+        if not self._handed_out:
+            self._coro.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<coroutine {getattr(self._coro, '__qualname__', '?')}>"
+
+
+def wrap_result(run: RunState, obj: Any) -> Any:
+    """What a script gets from calling one of its async/generator functions."""
+    if inspect.iscoroutine(obj):
+        return ScriptCoroutine(obj)
+    return run.track(obj)
+
+
+def tracked(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a coroutine/generator function so the current run controls what it returns."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return wrap_result(current_run(), func(*args, **kwargs))
+    call.__name__ = getattr(func, "__name__", "function")
+    call.__qualname__ = getattr(func, "__qualname__", call.__name__)
+    return call

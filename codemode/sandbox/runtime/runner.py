@@ -1,0 +1,493 @@
+"""Script-side runtime: compile and run one script, produce a :class:`RunOutcome`.
+
+Process-agnostic: the in-process executor calls it in a thread with its own
+event loop; the worker-pool executor calls it inside a worker process.
+
+How to call it (process layer)::
+
+    from codemode.sandbox.runtime.replies import decode_reply
+    from codemode.sandbox.runtime.runner import run_script, warm_up
+
+    warm_up()                                   # once per worker: imports, caches
+
+    async def call_tool(name: str, args: dict) -> object:
+        # send {"name": name, "arguments": args} to the host as JSON; the host
+        # answers with ``await broker.answer(name, args)`` (a JSON dict);
+        reply = await ask_host(name, args)
+        return decode_reply(reply)              # value, or raises ToolCallError / LimitExceeded
+
+    outcome = await run_script(source, call_tool=call_tool,
+                               tool_paths=paths, limits=Limits.from_json(job["limits"]))
+    # or pass call=<async (name, JSON text of args) -> reply dict> (the host answers
+    # with ``await broker.answer_json(name, text)``) and run_script decodes it.
+    send(outcome.to_json())                     # host: RunOutcome.from_json(...).to_result(
+                                                #   calls=broker.records, time=..., peak_memory=...)
+
+``run_script`` never raises for anything the script does (errors, limits,
+compile failures all land in ``RunOutcome.error``); it only propagates
+cancellation of the task awaiting it. It enforces ``timeout`` itself (the
+deadline is checked at operation ticks and applied as a cancel scope around
+awaits), so a host-side wall-clock kill is only the backstop for code stuck
+in C. Must run under the asyncio backend when a :class:`RunControl` is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dis
+import inspect
+import json
+import operator
+import sys
+import threading
+import time
+import traceback as tb
+import types
+from collections.abc import Awaitable, Callable, Collection
+from itertools import compress
+from typing import Any, Final, final
+
+import anyio
+
+from codemode.errors import LimitExceeded, ScriptCompileError
+from codemode.sandbox.language.builtins import SAFE_BUILTINS, check_format_spec
+from codemode.sandbox.language.compare import GUARDS as COMPARE_GUARDS
+from codemode.sandbox.language.compile import CompiledScript, compile_script
+from codemode.sandbox.language.facades import FACADE_NAMES, facade
+from codemode.sandbox.language.guards import (
+    build_class,
+    guarded_apply,
+    guarded_getattr,
+    guarded_write,
+)
+from codemode.sandbox.language.inplace import augmented_attr, augmented_item, guarded_inplace
+from codemode.sandbox.language.meter import SCRIPT_FILENAME, Tripped
+from codemode.sandbox.language.policy import RESULT_NAME
+from codemode.sandbox.language.render import charge_render, render_cost
+from codemode.sandbox.language.sizes import (
+    check_render,
+    guarded_add,
+    guarded_lshift,
+    guarded_mod,
+    guarded_mul,
+    guarded_pow,
+    guarded_slice,
+    render_size,
+)
+from codemode.sandbox.language.state import (
+    CURRENT_RUN,
+    RunState,
+    ScriptCoroutine,
+    clean_text,
+    wrap_result,
+)
+from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
+from codemode.sandbox.runtime.replies import decode_reply
+from codemode.sandbox.runtime.result import RunOutcome, ScriptError
+from codemode.sandbox.runtime.toolproxy import PendingCall, build_tools
+
+__all__ = ["ReplyCall", "RunControl", "ScriptCallTool", "run_script", "warm_up"]
+
+ScriptCallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]
+"""Script-side call: returns the JSON value or raises ToolCallError / LimitExceeded."""
+
+ReplyCall = Callable[[str, str], Awaitable[dict[str, Any]]]
+"""Script-side call taking the arguments as JSON text and returning the broker's JSON
+reply (``CallBroker.answer_json``). Text, because the script side serialises the
+arguments anyway (to check and measure them) and a worker sends them on as they are."""
+
+_MAX_MESSAGE: Final = 2000
+_MAX_TRACEBACK_FRAMES: Final = 8
+
+
+@final
+class RunControl:
+    """Lets another thread stop a run: the script stops at its next tick or await."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._reason: str | None = None
+        self._stop: Callable[[str], None] | None = None
+        self._watch: Callable[[], None] | None = None
+
+    def watch(self) -> None:
+        """Let the run check its deadline and memory now (thread-safe, never blocks)."""
+        watch = self._watch
+        if watch is not None:
+            watch()
+
+    def abort(self, reason: str = "the run was cancelled") -> None:
+        """Stop the run (thread-safe, idempotent, never blocks)."""
+        with self._lock:
+            if self._reason is not None:
+                return
+            self._reason = reason
+            stop = self._stop
+        if stop is not None:
+            stop(reason)
+
+    def _attach(self, stop: Callable[[str], None], watch: Callable[[], None]) -> None:
+        with self._lock:
+            self._stop = stop
+            self._watch = watch
+            reason = self._reason
+        if reason is not None:
+            stop(reason)
+
+
+def warm_up() -> None:
+    """Import every facade and compile a trivial script, so the first real run is fast."""
+    for name in FACADE_NAMES:
+        facade(name)
+    compile_script("x = [i for i in range(1)]\nx")
+
+
+def _unpack_sequence(it: Any, spec: Any, getiter: Any) -> Any:
+    return it
+
+
+def _iter_unpack_sequence(it: Any, spec: Any, getiter: Any) -> Any:
+    return getiter(it)
+
+
+def _format_value(value: Any, conversion: int, spec: str) -> str:
+    charge_render(value)
+    check_render(value, "f-string")
+    if conversion == ord("s"):
+        value = str(value)
+    elif conversion == ord("r"):
+        value = repr(value)
+    elif conversion == ord("a"):
+        value = ascii(value)
+    check_format_spec(spec)
+    charge_render(value)
+    return format(value, spec)
+
+
+def _stack_depth() -> int:
+    frame = sys._getframe(1)
+    depth = 0
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back  # type: ignore[assignment]
+    return depth
+
+
+def _tracker(state: RunState, deep: Callable[[], None]) -> Callable[..., Any]:
+    """``_track_``: decorator on script generator/async functions (see ``wrap_result``).
+
+    Suspendable functions cannot share the plain functions' depth counter (their
+    frames interleave), so the wrapper checks the real stack depth instead.
+    """
+    max_frames = _stack_depth() + 2 * state.limits.recursion + 16
+    getframe = sys._getframe
+
+    def track_function(func: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                getframe(max_frames)
+            except ValueError:
+                pass
+            else:
+                deep()
+            obj = func(*args, **kwargs)
+            try:
+                return wrap_result(state, obj)
+            except BaseException:
+                if inspect.iscoroutine(obj):
+                    obj.close()
+                raise
+        call.__name__ = func.__name__
+        call.__qualname__ = func.__qualname__
+        return call
+    return track_function
+
+
+def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
+    meter = state.meter
+    recursion = state.limits.recursion
+
+    def deep() -> None:
+        meter.trip(LimitExceeded("recursion", recursion,
+                                 f"more than {recursion} nested function calls"))
+
+    namespace: dict[str, Any] = {
+        "__builtins__": SAFE_BUILTINS,
+        "__name__": "__script__",
+        "__metaclass__": build_class,
+        "_getattr_": guarded_getattr,
+        "_getitem_": operator.getitem,
+        "_getslice_": guarded_slice,
+        "_write_": guarded_write,
+        "_apply_": guarded_apply,
+        "_inplacevar_": guarded_inplace,
+        "_getiter_": state.counted,
+        "_unpack_sequence_": _unpack_sequence,
+        "_iter_unpack_sequence_": _iter_unpack_sequence,
+        "_compress_": compress,
+        "_T_": meter.ticker,
+        "_next_": next,
+        "_mul_": guarded_mul,
+        "_pow_": guarded_pow,
+        "_lshift_": guarded_lshift,
+        "_add_": guarded_add,
+        "_mod_": guarded_mod,
+        "_augitem_": augmented_item,
+        "_augattr_": augmented_attr,
+        "_track_": _tracker(state, deep),
+        "_format_": _format_value,
+        **COMPARE_GUARDS,
+        "_depth_": 0,
+        "_maxdepth_": recursion,
+        "_deep_": deep,
+        "tools": tools,
+        "asyncio": facade("asyncio"),  # preloaded: scripts gather without importing it
+    }
+    meter.namespace = namespace
+    return namespace
+
+
+def _script_frames(exc: BaseException, lines: tuple[str, ...]) -> list[tuple[int, int | None, str]]:
+    frames = []
+    for frame in tb.extract_tb(exc.__traceback__):
+        if frame.filename != SCRIPT_FILENAME or frame.lineno is None:
+            continue
+        col = frame.colno + 1 if frame.colno is not None else None
+        frames.append((frame.lineno, col, frame.name))
+    return frames
+
+
+def _format_traceback(frames: list[tuple[int, int | None, str]], lines: tuple[str, ...],
+                      summary: str) -> str:
+    out = ["Traceback (script frames, most recent call last):"]
+    shown = frames[-_MAX_TRACEBACK_FRAMES:]
+    if len(frames) > len(shown):
+        out.append(f"  ... {len(frames) - len(shown)} more frames")
+    for line, _, name in shown:
+        where = "<script>" if name == "<module>" else name
+        out.append(f"  line {line}, in {where}")
+        if 0 < line <= len(lines):
+            out.append(f"    {lines[line - 1].strip()}")
+    out.append(summary)
+    return "\n".join(out)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + "…"
+
+
+def _clipped_text(exc: BaseException) -> str:
+    """The head of an oversized message that is one plain string (a tool's long error),
+    read without rendering the rest; anything else is not rendered at all."""
+    args = exc.args
+    if len(args) == 1 and type(args[0]) is str and type(exc).__str__ is BaseException.__str__:
+        return _clip(args[0][: _MAX_MESSAGE + 1])
+    return "<error message too large>"
+
+
+_RAISE: Final = frozenset({dis.opmap["RAISE_VARARGS"]})
+_RESERVED_TYPES: Final = frozenset({"LimitExceeded", "ToolCallError", "SandboxError",
+                                    "SyntaxError", "RecursionError", "MemoryError"})
+"""Error types the sandbox itself reports; a script's own class by such a name is shown as
+``script.<name>``, so ``error.type`` cannot be forged by naming a class."""
+
+
+def _raised_by_script(exc: BaseException) -> bool:
+    """True when a ``raise`` statement in the script raised ``exc`` (not the interpreter)."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    lasti = tb.tb_lasti
+    return (code.co_filename == SCRIPT_FILENAME and 0 <= lasti < len(code.co_code)
+            and code.co_code[lasti] in _RAISE)
+
+
+def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits) -> ScriptError:
+    explicit = _raised_by_script(exc)
+    if isinstance(exc, RecursionError) and not explicit:
+        return _limit_error(LimitExceeded("recursion", limits.recursion,
+                                          "maximum recursion depth exceeded"), exc, lines)
+    if isinstance(exc, MemoryError) and not explicit:
+        return _limit_error(LimitExceeded("memory", limits.memory, "out of memory"), exc, lines)
+    frames = _script_frames(exc, lines)
+    name = type(exc).__name__
+    if name in _RESERVED_TYPES and type(exc).__module__ == "__script__":
+        name = f"script.{name}"
+    try:
+        too_big = render_size(exc.args, _MAX_MESSAGE) > _MAX_MESSAGE
+        message = _clip(str(exc)) if not too_big else _clipped_text(exc)
+    except Exception:
+        message = "<unprintable error>"
+    line, column = (frames[-1][0], frames[-1][1]) if frames else (None, None)
+    message = clean_text(message)
+    return ScriptError(type=clean_text(name), message=message, line=line, column=column,
+                       traceback=clean_text(_format_traceback(frames, lines,
+                                                              f"{name}: {message}")))
+
+
+def _limit_error(error: LimitExceeded, exc: BaseException | None, lines: tuple[str, ...],
+                 where: tuple[int | None, int | None] = (None, None)) -> ScriptError:
+    frames = [] if exc is None else _script_frames(exc, lines)
+    line, column = where
+    if line is None and frames:
+        line, column = frames[-1][0], frames[-1][1]
+    return ScriptError.for_limit(error, line=line, column=column,
+                                 traceback=_format_traceback(frames, lines,
+                                                             f"LimitExceeded: {error}"))
+
+
+def _not_json(value: Any) -> Any:
+    if isinstance(value, PendingCall | ScriptCoroutine):
+        raise TypeError("the result is an un-awaited tool call: add `await` before it")
+    if isinstance(value, set | frozenset):
+        try:
+            return sorted(value)
+        except TypeError:
+            return list(value)
+    raise TypeError(f"the result must be JSON data; got a {type(value).__name__} object")
+
+
+def _result_json(value: Any, limits: Limits) -> Any:
+    # Estimates first, so neither many items nor one big text referenced many times
+    # (``[s] * 1000``) is serialised before it is refused; the estimate is only ever a
+    # little over the JSON size, hence the slack, and the exact size decides below.
+    slack = 2 * limits.result + 1024
+    if render_cost(value, limits.result) > limits.result or render_size(value, slack) > slack:
+        raise LimitExceeded("result", limits.result, "the result is too large")
+    text = clean_text(json.dumps(value, default=_not_json, allow_nan=False, ensure_ascii=False))
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > limits.result:
+        raise LimitExceeded("result", limits.result, f"the result is {size} bytes of JSON")
+    return json.loads(text)
+
+
+async def _finish(state: RunState, namespace: dict[str, Any]) -> None:
+    """End the run: close what the script left open, then drop its namespace.
+
+    Runs in the run's context, so finalizers (a generator's ``finally``) stop at
+    their first tick instead of running later, outside any run.
+    """
+    result = namespace.get(RESULT_NAME)
+    state.meter.end()
+    await state.close_tracked()
+    namespace.clear()
+    namespace[RESULT_NAME] = result
+
+
+async def _execute(compiled: CompiledScript, namespace: dict[str, Any]) -> None:
+    outcome = types.FunctionType(compiled.code, namespace)()
+    if compiled.is_async:
+        await outcome
+
+
+async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
+                     call: ReplyCall | None = None, tool_paths: Collection[str] = (),
+                     limits: Limits | None = None,
+                     control: RunControl | None = None) -> RunOutcome:
+    """Compile and run ``source``; see the module docstring for the contract.
+
+    Give exactly one of ``call_tool`` (returns the value or raises) or ``call``
+    (returns the broker's JSON reply, decoded here with ``decode_reply``).
+    """
+    if (call_tool is None) == (call is None):
+        raise TypeError("run_script() needs exactly one of call_tool= or call=")
+    if call is not None:
+        reply_call = call
+
+        async def send(name: str, text: str) -> Any:
+            return decode_reply(await reply_call(name, text))
+    else:
+        value_call = call_tool
+        assert value_call is not None
+
+        async def send(name: str, text: str) -> Any:
+            return await value_call(name, json.loads(text))
+
+    limits = DEFAULT_LIMITS if limits is None else limits
+    try:
+        compiled = compile_script(source)
+    except ScriptCompileError as exc:
+        return RunOutcome(error=ScriptError(
+            type="SyntaxError", message=exc.message, line=exc.line, column=exc.column,
+            traceback=f"SyntaxError: {exc.message}"))
+    state = RunState(limits)
+    meter = state.meter
+    token = CURRENT_RUN.set(state)
+    try:
+        namespace = _namespace(state, build_tools(tool_paths, send, meter, limits.memory))
+        result: Any = None
+        try:
+            error = await _run(compiled, namespace, state, control)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await _finish(state, namespace)
+                result = namespace.pop(RESULT_NAME, None)
+        value = None
+        if error is None and meter.tripped is None:
+            try:
+                value = _result_json(result, limits)
+            except LimitExceeded as exc:
+                error = _limit_error(exc, None, compiled.lines, (len(compiled.lines), None))
+            except (TypeError, ValueError, RecursionError) as exc:
+                error = ScriptError(type=type(exc).__name__, message=_clip(str(exc)),
+                                    line=len(compiled.lines) or None)
+        if meter.tripped is not None:
+            error = _limit_error(meter.tripped, None, compiled.lines, meter.location)
+        return RunOutcome(value=value if error is None else None,
+                          output=state.output.getvalue(), output_bytes=state.output.total,
+                          error=error, operations=meter.used)
+    finally:
+        CURRENT_RUN.reset(token)
+
+
+async def _run(compiled: CompiledScript, namespace: dict[str, Any], state: RunState,
+               control: RunControl | None) -> ScriptError | None:
+    meter = state.meter
+    limits = state.limits
+    error: ScriptError | None = None
+    timed_out_at: tuple[int | None, int | None] = (None, None)
+    with anyio.CancelScope(deadline=anyio.current_time() + limits.timeout) as scope:
+        if control is not None:
+            loop = asyncio.get_running_loop()
+
+            def stop(reason: str) -> None:
+                meter.abort(reason)
+                with contextlib.suppress(RuntimeError):  # the script's loop already closed
+                    loop.call_soon_threadsafe(scope.cancel)
+
+            control._attach(stop, meter.watch)
+        try:
+            await _execute(compiled, namespace)
+            if meter.tripped is None:
+                meter.poll_memory(force=True)
+            if meter.tripped is None and time.monotonic() > meter.deadline:
+                # One long C call overran the deadline without reaching a tick.
+                meter.tripped = LimitExceeded("timeout", limits.timeout, "the run took too long")
+            if scope.cancel_called and meter.tripped is None:
+                # The script swallowed the cancellation (bare except) and finished.
+                meter.tripped = LimitExceeded("timeout", limits.timeout,
+                                              meter.abort_reason or "the run took too long")
+        except Tripped as exc:
+            if meter.location == (None, None):
+                frames = _script_frames(exc, compiled.lines)
+                if frames:
+                    meter.location = (frames[-1][0], frames[-1][1])
+        except anyio.get_cancelled_exc_class() as exc:
+            frames = _script_frames(exc, compiled.lines)
+            if frames:
+                timed_out_at = (frames[-1][0], frames[-1][1])
+            raise
+        except Exception as exc:
+            error = _error_from(exc, compiled.lines, limits)
+        except BaseExceptionGroup as group:
+            first = group.exceptions[0] if group.exceptions else group
+            error = _error_from(first, compiled.lines, limits)
+    if scope.cancelled_caught and meter.tripped is None:
+        detail = meter.abort_reason or "the run took too long"
+        meter.tripped = LimitExceeded("timeout", limits.timeout, detail)
+        meter.location = timed_out_at
+    return error

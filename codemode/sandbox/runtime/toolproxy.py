@@ -1,0 +1,189 @@
+"""The ``tools`` object a script calls: namespaces, keyword-only functions, awaitables.
+
+``tools.ns.name(**kwargs)`` returns a :class:`PendingCall`; awaiting it sends
+the call through the run's ``call_tool``. Using a PendingCall any other way
+(indexing, iterating, attributes, ``str()``, truth value, as the result) raises
+a TypeError that says to add ``await``. Nothing here exposes the callback.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Awaitable, Callable, Collection, Generator
+from typing import TYPE_CHECKING, Any, Final, NoReturn, final
+
+from codemode.errors import LimitExceeded, ToolCallError
+from codemode.sandbox.language.guards import SelfGuarded, refuse
+from codemode.sandbox.language.render import charge_render
+from codemode.sandbox.language.sizes import render_size
+from codemode.sandbox.language.state import clean_text
+
+if TYPE_CHECKING:
+    from codemode.sandbox.language.meter import Meter
+
+__all__ = ["PendingCall", "ToolFunction", "ToolNamespace", "build_tools"]
+
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+"""Argument values whose JSON is about their own size (only containers can repeat a text)."""
+
+ARGUMENT_SHARE: Final = 16
+"""One call's JSON arguments may take at most ``Limits.memory // ARGUMENT_SHARE`` bytes."""
+
+TextCall = Callable[[str, str], Awaitable[Any]]
+"""Sends one call: (tool path, the arguments as JSON text) -> the value, or raises."""
+
+
+@final
+class _Caller:
+    """Sends one call for the run; converts every failure into what the script may see."""
+
+    __slots__ = ("_call_tool", "_meter", "_meter_limits_memory")
+
+    def __init__(self, call_tool: TextCall, meter: Meter, memory: int) -> None:
+        self._call_tool = call_tool
+        self._meter = meter
+        self._meter_limits_memory = memory
+
+    async def call(self, path: str, kwargs: dict[str, Any]) -> Any:
+        self._meter.check()
+        charge_render(kwargs)
+        cap = self._meter_limits_memory // ARGUMENT_SHARE
+        slack = 2 * cap + 1024  # the estimate is a little over the JSON size
+        flat = all(type(value) in _SCALARS for value in kwargs.values())
+        if not flat and render_size(kwargs, slack) > slack:  # before ``x=[s] * 1000`` is text
+            self._too_big(path, f"more than {cap}", cap)
+        try:
+            text = json.dumps(kwargs, allow_nan=False, ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"tools.{path}(): arguments must be JSON data ({exc})") from None
+        if len(text) > cap:
+            self._too_big(path, str(len(text)), cap)
+        text = clean_text(text)
+        failure: tuple[str, str, str | None] | None = None
+        limit: LimitExceeded | None = None
+        try:
+            value = await self._call_tool(path, text)
+        except ToolCallError as exc:
+            failure = (str(exc.tool), str(exc.message), None if exc.path is None else str(exc.path))
+        except LimitExceeded as exc:
+            limit = LimitExceeded(exc.limit, exc.value, exc.detail)
+        except Exception:
+            failure = (path, "internal error", None)
+        if limit is not None:
+            self._meter.trip(limit)
+        if failure is not None:
+            raise ToolCallError(*failure)
+        self._meter.check()
+        return value
+
+    def _too_big(self, path: str, size: str, cap: int) -> NoReturn:
+        self._meter.trip(LimitExceeded("memory", self._meter_limits_memory,
+                                       f"tools.{path}() arguments are {size} bytes of JSON "
+                                       f"(at most {cap} per call)"))
+
+
+def _not_awaited(path: str) -> TypeError:
+    return TypeError(f"tools.{path}(...) was not awaited: add `await` before the call, "
+                     f"e.g. `result = await tools.{path}(...)`")
+
+
+@final
+class PendingCall(SelfGuarded):
+    """An un-awaited tool call; awaiting it (once) performs the call."""
+
+    __slots__ = ("_args", "_awaited", "_caller", "_path")
+
+    def __init__(self, caller: _Caller, path: str, args: dict[str, Any]) -> None:
+        self._caller = caller
+        self._path = path
+        self._args = args
+        self._awaited = False
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        if self._awaited:
+            raise RuntimeError(f"tools.{self._path}(...) was already awaited; call it again "
+                               "to make a new call")
+        self._awaited = True
+        return self._caller.call(self._path, self._args).__await__()
+
+    def sandbox_getattr(self, name: str) -> NoReturn:
+        raise _not_awaited(self._path)
+
+    def _misuse(self, *_: Any, **__: Any) -> NoReturn:
+        raise _not_awaited(self._path)
+
+    __getitem__ = __iter__ = __len__ = __contains__ = __bool__ = _misuse
+    __str__ = __repr__ = __format__ = __call__ = __add__ = __radd__ = _misuse
+
+    def __reduce__(self) -> NoReturn:
+        raise _not_awaited(self._path)
+
+
+@final
+class ToolFunction(SelfGuarded):
+    """``tools.<path>``: call with keyword arguments only."""
+
+    __slots__ = ("_caller", "_path")
+
+    def __init__(self, caller: _Caller, path: str) -> None:
+        self._caller = caller
+        self._path = path
+
+    def __call__(self, *args: Any, **kwargs: Any) -> PendingCall:
+        if args:
+            raise TypeError(f"tools.{self._path}() takes keyword arguments only, e.g. "
+                            f"tools.{self._path}(name=value); got {len(args)} positional")
+        return PendingCall(self._caller, self._path, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<tool {self._path}>"
+
+    def sandbox_getattr(self, name: str) -> NoReturn:
+        raise refuse(self, name)
+
+
+@final
+class ToolNamespace(SelfGuarded):
+    """``tools`` or ``tools.<namespace>``: attribute access lists the known tools."""
+
+    __slots__ = ("_children", "_prefix")
+
+    def __init__(self, prefix: str) -> None:
+        self._prefix = prefix
+        self._children: dict[str, ToolNamespace | ToolFunction] = {}
+
+    def __repr__(self) -> str:
+        return f"<tools {self._prefix}>" if self._prefix else "<tools>"
+
+    def sandbox_getattr(self, name: str) -> ToolNamespace | ToolFunction:
+        child = self._children.get(name)
+        if child is not None:
+            return child
+        where = f"tools.{self._prefix}" if self._prefix else "tools"
+        close = difflib.get_close_matches(name, list(self._children), n=3)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        known = "" if close else f"; available: {', '.join(sorted(self._children)) or 'none'}"
+        raise AttributeError(f"{where} has no tool {name!r}{hint}{known}")
+
+
+def build_tools(tool_paths: Collection[str], call_tool: TextCall, meter: Meter,
+                memory: int) -> ToolNamespace:
+    """The ``tools`` proxy for one run, exposing exactly ``tool_paths``."""
+    caller = _Caller(call_tool, meter, memory)
+    root = ToolNamespace("")
+    for path in sorted(tool_paths):
+        node = root
+        parts = path.split(".")
+        for i, part in enumerate(parts):
+            prefix = ".".join(parts[: i + 1])
+            existing = node._children.get(part)
+            if i == len(parts) - 1:
+                if existing is None:
+                    node._children[part] = ToolFunction(caller, path)
+                break
+            if not isinstance(existing, ToolNamespace):
+                existing = ToolNamespace(prefix)
+                node._children[part] = existing
+            node = existing
+    return root
