@@ -348,3 +348,111 @@ async def test_resources_reach_the_script_as_text_or_as_a_note_naming_them(
         "[resource link file:///big.csv (big, text/csv)]",
     ]
     assert [b["resource"]["uri"] for b in run.attachments] == ["file:///logo.png"]
+
+
+PREFLIGHT_FAILURES = [
+    pytest.param("await tools.slow_echo(text='ran', delay=0)\nawait tools.add(a=1)", 2,
+                 "tools.add is missing required argument(s): b", id="missing-argument"),
+    pytest.param("await tools.slow_echo(text='ran', delay=0)\nawait tools.ad(a=1, b=2)", 2,
+                 "unknown tool tools.ad; did you mean add?", id="unknown-tool"),
+    pytest.param("await tools.slow_echo(text='ran', delay=0)\nawait tools.add(a='x', b=2)", 2,
+                 "tools.add", id="literal-fails-its-schema"),
+]
+
+
+async def _run_via_run_code(mode: cm.CodeMode, registry: cm.ToolRegistry,
+                            script: str) -> tuple[str, int | None, str]:
+    registry.register(mode.as_tool())
+    result = await registry.execute(run_code_call(script))
+    assert result.is_error and result.meta is not None
+    error = result.meta["error"]
+    assert list(result.meta["calls"]) == []
+    assert result.text.startswith(f"error: PreflightError at line {error['line']}: ")
+    return error["type"], error["line"], error["message"]
+
+
+async def _run_via_mode(mode: cm.CodeMode, registry: cm.ToolRegistry,
+                        script: str) -> tuple[str, int | None, str]:
+    run = await mode.run(script)
+    assert run.error is not None and run.calls == ()
+    return run.error.type, run.error.line, run.error.message
+
+
+@pytest.mark.parametrize("entry", [_run_via_mode, _run_via_run_code], ids=["run", "run_code"])
+@pytest.mark.parametrize(("script", "line", "problem"), PREFLIGHT_FAILURES)
+async def test_every_entry_point_preflights_before_any_call(
+    registry: cm.ToolRegistry, recorder: Any, entry: Any, script: str, line: int, problem: str
+) -> None:
+    events: list[cm.ToolEvent] = []
+    registry.subscribe(events.append)
+    mode = cm.CodeMode(registry, executor=cm.InProcessExecutor())
+    kind, where, message = await entry(mode, registry, script)
+    assert (kind, where) == ("PreflightError", line)
+    assert message.startswith("the script was not run:\n")
+    assert problem in message
+    assert recorder.log == []
+    assert {e.name for e in events} <= {"run_code"}, "no nested call was dispatched"
+
+
+ARRAYS = {
+    "type": "object",
+    "properties": {
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "grid": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}},
+        "from": {"type": "array", "items": {"type": "integer"}},
+        "items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"from": {"type": "string"}, "to": {"type": "string"}},
+                "required": ["from"],
+            },
+        },
+        "range": {
+            "type": "object",
+            "properties": {"from": {"type": "array", "items": {"type": "integer"}}},
+        },
+    },
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "path"),
+    [
+        pytest.param("tags=['a', n]", "$.tags[1]", id="array-index"),
+        pytest.param("tags=[n, 'b', 'c']", "$.tags[0]", id="first-index"),
+        pytest.param("grid=[[1, 2], [3, str(n)]]", "$.grid[1][1]", id="nested-arrays"),
+        pytest.param("from_=[1, 2, str(n)]", "$.from_[2]", id="renamed-key-with-index"),
+        pytest.param("items=[{'from': 'a'}, {'from': n}]", "$.items[1].from",
+                     id="array-of-objects-keeps-its-nested-wire-key"),
+        pytest.param("items=[{'from': 'a'}, {'to': str(n)}]", "$.items[1]",
+                     id="array-of-objects-missing-key"),
+        pytest.param("range={'from': [1, str(n)]}", "$.range.from[1]",
+                     id="object-then-array"),
+    ],
+)
+async def test_tool_call_error_path_keeps_indexes_and_script_names(
+    executor: Executor, arguments: str, path: str
+) -> None:
+    seen: list[Any] = []
+
+    async def book(args: Any) -> str:
+        seen.append(args)
+        return "booked"
+
+    registry = cm.ToolRegistry()
+    registry.register(cm.define_tool(name="book", parameters=ARRAYS, execute=book))
+    mode = cm.CodeMode(registry, executor=executor)
+    run = await mode.run(
+        "n = len('xy')\n"
+        "try:\n"
+        f"    await tools.book({arguments})\n"
+        "    r = None\n"
+        "except ToolCallError as e:\n"
+        "    r = [e.tool, e.path]\n"
+        "r"
+    )
+    assert run.ok, run.error
+    assert run.value == ["book", path]
+    assert seen == []

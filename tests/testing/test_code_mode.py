@@ -59,6 +59,29 @@ async def test_run_code_nests_calls_under_its_token(issues: ScriptedTools, run_c
     assert all(c.parent == tool_events.token_of("c7") for c in issues.calls())
 
 
+
+@pytest.mark.parametrize("entry", ["code_mode", "run_code"])
+async def test_the_kit_preflights_before_any_scripted_call(
+        issues: ScriptedTools, tool_events: ToolEvents, request: pytest.FixtureRequest,
+        entry: str) -> None:
+    script = 'await tools.search_issues(query="x")\nawait tools.get_issue(numbr=1)'
+    if entry == "code_mode":
+        run = await request.getfixturevalue("code_mode").run(script)
+        assert run.error is not None
+        kind, line, message = run.error.type, run.error.line, run.error.message
+    else:
+        result = await request.getfixturevalue("run_code")(script, call_id="c1")
+        assert result.is_error and result.meta is not None
+        error = result.meta["error"]
+        kind, line, message = error["type"], error["line"], error["message"]
+    assert (kind, line) == ("PreflightError", 2)
+    assert "tools.get_issue" in message and "numbr" in message
+    assert issues.calls() == []
+    assert [e.name for e in tool_events.events if e.type == "tool/call"] == (
+        [] if entry == "code_mode" else ["run_code"])
+    assert issues["search_issues"].remaining == 1
+
+
 async def test_fakes_without_a_schema_take_any_keywords(scripted_tools: ScriptedTools,
                                                         code_mode: CodeMode) -> None:
     anything = scripted_tools.add("anything", default="ok")
