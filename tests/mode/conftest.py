@@ -31,9 +31,17 @@ class Recorder:
 
     def __init__(self) -> None:
         self.log: list[tuple[str, str, float]] = []
+        self._changed = anyio.Event()
 
     def mark(self, event: str, name: str) -> None:
         self.log.append((event, name, anyio.current_time()))
+        self._changed.set()
+
+    async def wait_for(self, event: str, count: int) -> None:
+        """Until ``count`` marks of ``event`` were logged."""
+        while len([entry for entry in self.log if entry[0] == event]) < count:
+            self._changed = anyio.Event()
+            await self._changed.wait()
 
 
 @pytest.fixture

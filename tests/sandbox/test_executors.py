@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from codemode.sandbox.executors.base import Executor
     from codemode.sandbox.runtime.result import ScriptResult
 
-TOOL_PATHS = ("echo", "add", "fail", "boom", "slow", "nonjson", "ns.echo")
+TOOL_PATHS = ("echo", "add", "fail", "boom", "slow", "meet", "nonjson", "ns.echo")
 
 
 class Host:
@@ -38,9 +38,14 @@ class Host:
         self.peak = 0
         self.cancelled = 0
         self.closed = False
+        self.late: list[str] = []
+        """Calls delivered after ``closed`` was set (after ``run()`` returned)."""
+        self.met = anyio.Event()
+        """Set once ``meet(n=...)`` saw ``n`` calls in flight at once."""
 
     async def __call__(self, name: str, arguments: dict[str, Any]) -> Any:
-        assert not self.closed, f"call {name} delivered after run() returned"
+        if self.closed:  # recorded, not asserted: the broker would turn an assert into a reply
+            self.late.append(name)
         self.calls.append((name, arguments))
         self.active += 1
         self.peak = max(self.peak, self.active)
@@ -63,6 +68,14 @@ class Host:
             raise RuntimeError("secret host detail /etc/passwd")
         if name == "slow":
             await anyio.sleep(arguments.get("delay", 0.02))
+            return arguments.get("value")
+        if name == "meet":
+            # Waits until n calls are in flight together (once), instead of hoping that
+            # sleeps overlap: a peak below n shows up as a timeout, never as luck.
+            if self.active >= arguments["n"]:
+                self.met.set()
+            with anyio.fail_after(10):
+                await self.met.wait()
             return arguments.get("value")
         if name == "nonjson":
             return object()
@@ -180,7 +193,7 @@ CASES = [
          """, value=[1, 2, 3, 4, 5], calls=[("add", True)] * 5),
     Case(id="gather-runs-concurrently", source="""
          import asyncio
-         await asyncio.gather(*[tools.slow(value=i, delay=0.2) for i in range(4)])
+         await asyncio.gather(*[tools.meet(value=i, n=4) for i in range(4)])
          """, value=[0, 1, 2, 3], check=_peak(4)),
     Case(id="gather-with-failure", source="""
          import asyncio
@@ -219,7 +232,7 @@ CASES = [
          check=_host_saw(3)),
     Case(id="limit-concurrency-bounds-gather", source="""
          import asyncio
-         await asyncio.gather(*[tools.slow(delay=0.02) for i in range(8)])
+         await asyncio.gather(*[tools.meet(n=2) for i in range(8)])
          len('ok')
          """, limits=Limits(concurrency=2), value=2, check=_peak(2)),
 ]
@@ -246,6 +259,35 @@ async def _run(executor: Executor, case: Case) -> tuple[ScriptResult, Host]:
     return result, host
 
 
+async def _barrier(executor: Executor) -> None:
+    """Later runs on ``executor``, one on each of its workers at once (they meet in a tool
+    call): whatever an earlier run left behind on any of them was read before these ended."""
+    width = getattr(executor, "size", 1)
+    arrived = 0
+    everyone = anyio.Event()
+
+    async def meet(name: str, arguments: dict[str, Any]) -> Any:
+        nonlocal arrived
+        arrived += 1
+        if arrived == width:
+            everyone.set()
+        await everyone.wait()
+        return arguments["i"]
+
+    values: list[Any] = []
+
+    async def one(i: int) -> None:
+        result = await executor.run(f"await tools.echo(i={i})", call_tool=meet,
+                                    tool_paths=TOOL_PATHS)
+        values.append(result.value)
+
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            for i in range(width):
+                tg.start_soon(one, i)
+    assert sorted(values) == list(range(width))
+
+
 def _assert_case(case: Case, result: ScriptResult, host: Host) -> None:
     if case.error is None:
         assert result.error is None, result.error
@@ -267,6 +309,7 @@ def _assert_case(case: Case, result: ScriptResult, host: Host) -> None:
         assert [(c.name, c.ok) for c in result.calls] == case.calls
         assert [n for n, _ in host.calls] == [n for n, _ in case.calls]
     assert result.usage.calls == len(result.calls)
+    assert host.late == []
     if case.check is not None:
         case.check(result, host)
 
@@ -324,12 +367,11 @@ async def test_cancelling_run_cancels_calls_and_none_after(
             tg.start_soon(run)
             await entered.wait()
             tg.cancel_scope.cancel()
-    calls_at_return = list(host.calls)
-    await anyio.sleep(0.2)
-    assert host.calls == calls_at_return == [("slow", {"delay": 30})]
+    host.closed = True
+    await _barrier(executors[kind])
+    assert host.late == []
+    assert host.calls == [("slow", {"delay": 30})]
     assert host.cancelled == 1
-    sentinel, _ = await _run(executors[kind], Case(id="s", source="await tools.add(a=1, b=1)"))
-    assert sentinel.value == 2
 
 
 @pytest.mark.parametrize("kind", ["inprocess", "pool"])
@@ -349,7 +391,8 @@ r
         result = await executors[kind].run(source, call_tool=host, tool_paths=TOOL_PATHS)
     host.closed = True
     assert result.value == "gave up"
-    await anyio.sleep(0.1)
+    await _barrier(executors[kind])
+    assert host.late == []
     assert host.calls == [("slow", {"delay": 30})]
     assert host.cancelled == 1
     assert host.active == 0

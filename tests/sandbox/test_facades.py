@@ -159,7 +159,7 @@ async def test_wait_for_times_out_with_timeout_error() -> None:
     outcome = await run("""
         import asyncio
         try:
-            await asyncio.wait_for(tools.t(delay=1), 0.05)
+            await asyncio.wait_for(tools.t(delay=30), 0.05)
         except asyncio.TimeoutError:
             r = 'timed out'
         r

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ class Host:
         self.closed = False
         self.late: list[str] = []
         self.shared = {"items": [1, 2]}
+        self.met = anyio.Event()
 
     async def __call__(self, name: str, args: dict[str, Any]) -> Any:
         if self.closed:
@@ -41,12 +43,17 @@ class Host:
                 raise ToolCallError("fail", "nope")
             if name == "shared":
                 return self.shared
+            if name == "meet":  # until n calls were in flight at once (then for everyone)
+                if self.in_flight >= int(args["n"]):
+                    self.met.set()
+                with anyio.fail_after(10):
+                    await self.met.wait()
             return args
         finally:
             self.in_flight -= 1
 
 
-PATHS = ("echo", "slow", "fail", "shared")
+PATHS = ("echo", "slow", "fail", "shared", "meet")
 
 
 @pytest.fixture
@@ -111,7 +118,7 @@ async def test_results_cross_as_json_copies(executor: InProcessExecutor) -> None
 async def test_concurrency_is_bounded_on_the_host(executor: InProcessExecutor) -> None:
     host = Host()
     result = await executor.run(
-        "import asyncio\nawait asyncio.gather(*[tools.slow(s=0.02) for i in range(12)])",
+        "import asyncio\nawait asyncio.gather(*[tools.meet(n=3) for i in range(12)])",
         call_tool=host, tool_paths=PATHS, limits=Limits(concurrency=3))
     assert result.ok and len(result.value) == 12
     assert host.max_in_flight == 3
@@ -134,15 +141,26 @@ async def test_failed_call_is_traced(executor: InProcessExecutor) -> None:
 
 async def test_cancelling_run_stops_script_and_calls(executor: InProcessExecutor) -> None:
     host = Host()
-    with anyio.move_on_after(0.2):
-        await executor.run("while True:\n    await tools.slow(s=0.05)", call_tool=host,
-                           tool_paths=PATHS)
+    second = anyio.Event()
+
+    async def call_tool(name: str, args: dict[str, Any]) -> Any:
+        if len(host.calls) == 1:
+            second.set()
+        return await host(name, args)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(functools.partial(
+            executor.run, "while True:\n    await tools.slow(s=0.05)", call_tool=call_tool,
+            tool_paths=PATHS))
+        with anyio.fail_after(20):
+            await second.wait()
+        tg.cancel_scope.cancel()
     host.closed = True
-    await anyio.sleep(0.3)
-    assert host.late == []
-    assert 1 <= len(host.calls) <= 5
+    calls = len(host.calls)
     again = await executor.run("await tools.echo(v=1)", call_tool=Host(), tool_paths=PATHS)
-    assert again.value == {"v": 1}
+    assert again.value == {"v": 1}  # a later run on the same script thread: the barrier
+    assert host.late == []
+    assert len(host.calls) == calls == 2
 
 
 async def test_timeout_during_a_slow_call_points_at_the_await(
