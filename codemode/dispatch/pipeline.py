@@ -4,6 +4,12 @@ resolve → prepare & validate → pre_execute → guards → gate → wrappers 
 → normalise → post_execute → observers, with ``tool/call`` and ``tool/result``
 events around it. Domain failures become ``is_error`` results at the stage
 that found them; host bugs in hooks raise (after a ``tool/result`` event).
+
+Only cancellation propagates as a ``BaseException``: a handler (or
+``prepare_arguments``) raising ``SystemExit``, ``KeyboardInterrupt``,
+``GeneratorExit`` or any other ``BaseException`` fails its call like any exception
+(argparse and click exit that way), and a hook doing so raises ``PipelineError``,
+so no tool or hook can end the host process or escape as a ``BaseExceptionGroup``.
 """
 
 from __future__ import annotations
@@ -89,8 +95,31 @@ def _event(
     )
 
 
+def _is_cancel(exc: BaseException) -> bool:
+    return isinstance(exc, anyio.get_cancelled_exc_class())
+
+
+def _hook_failure(call: ToolCall, exc: BaseException) -> PipelineError:
+    """What a hook or subscriber raising a ``BaseException`` (not cancellation) becomes."""
+    return PipelineError(call.name, f"a hook raised {type(exc).__name__}: {exc}")
+
+
 async def dispatch(registry: DispatchTable, call: ToolCall) -> ToolResult:
-    """Run ``call`` through every stage and return its normalised result."""
+    """Run ``call`` through every stage and return its normalised result.
+
+    Raises only ``Exception``s (hook bugs) and cancellation; see the module docstring.
+    """
+    try:
+        return await _dispatch(registry, call)
+    except Exception:
+        raise
+    except BaseException as exc:
+        if _is_cancel(exc):
+            raise
+        raise _hook_failure(call, exc) from exc
+
+
+async def _dispatch(registry: DispatchTable, call: ToolCall) -> ToolResult:
     start = _perf()
     token = Token()
     parent = str(call.parent) if call.parent is not None else None
@@ -108,7 +137,7 @@ async def dispatch(registry: DispatchTable, call: ToolCall) -> ToolResult:
             await _invoke(observer, result)
     except BaseException as exc:
         if registry.hooks.subscribers:
-            cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
+            cancelled = _is_cancel(exc)
             message = "cancelled" if cancelled else f"internal error: {type(exc).__name__}: {exc}"
             _emit(
                 registry,
@@ -177,7 +206,7 @@ def _validate(tool: Tool, call: ToolCall) -> Mapping[str, Any]:
     if tool.prepare_arguments is not None:
         try:
             raw = tool.prepare_arguments(raw)
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit from argparse too; never cancellation (sync)
             raise _fail(
                 call,
                 "invalid_arguments",
@@ -312,7 +341,7 @@ async def _race_signal(tool: Tool, args: tuple[Any, ...], signal: CancelSignal) 
     if signal.cancelled:
         raise _SignalFired
     box: list[Any] = []
-    error: Exception | None = None
+    error: BaseException | None = None
     async with anyio.create_task_group() as tg:
 
         async def watch() -> None:
@@ -322,7 +351,9 @@ async def _race_signal(tool: Tool, args: tuple[Any, ...], signal: CancelSignal) 
         tg.start_soon(watch)
         try:
             box.append(await _call_handler(tool, args))
-        except Exception as exc:  # re-raised below the group, so it is not wrapped in a group
+        except BaseException as exc:  # re-raised below the group, so it is not wrapped in one
+            if _is_cancel(exc):
+                raise
             error = exc
         tg.cancel_scope.cancel()
     if error is not None:
@@ -332,11 +363,28 @@ async def _race_signal(tool: Tool, args: tuple[Any, ...], signal: CancelSignal) 
     return box[0]
 
 
+class _ThreadExit(Exception):
+    """Internal: a threaded handler raised a ``BaseException``; carried as an ``Exception``
+    (thrown into the awaiting coroutines, ``GeneratorExit`` would close them instead)."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(f"{type(original).__name__}: {original}")
+
+
+def _in_thread(tool: Tool, args: tuple[Any, ...]) -> Any:
+    try:
+        return tool.handler(*args)
+    except Exception:
+        raise
+    except BaseException as exc:
+        raise _ThreadExit(exc) from None
+
+
 async def _call_handler(tool: Tool, args: tuple[Any, ...]) -> Any:
     if tool.is_async:
         return await tool.handler(*args)
     if tool.threaded:
-        return await anyio.to_thread.run_sync(lambda: tool.handler(*args))
+        return await anyio.to_thread.run_sync(_in_thread, tool, args)
     out = tool.handler(*args)
     if inspect.isawaitable(out):
         out = await out
@@ -440,7 +488,13 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token) -> Tool
             raise _fail(call, "timeout", f"{tool.name!r} timed out (deadline passed)") from None
         except _SignalFired:
             raise _fail(call, "cancelled", f"{tool.name!r} was cancelled") from None
+        except _ThreadExit as exc:
+            raise _fail(call, "handler_error", str(exc)) from None
         except Exception as exc:
+            raise _fail(call, "handler_error", f"{type(exc).__name__}: {exc}") from None
+        except BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit …
+            if _is_cancel(exc):
+                raise
             raise _fail(call, "handler_error", f"{type(exc).__name__}: {exc}") from None
     finally:
         if gate.leave(token):

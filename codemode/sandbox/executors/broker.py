@@ -174,7 +174,7 @@ class CallBroker:
             except anyio.get_cancelled_exc_class():
                 self._records[index] = self._record(name, args, started, "cancelled")
                 raise
-            except Exception:
+            except BaseException:  # SystemExit or KeyboardInterrupt too: never the host's exit
                 self._records[index] = self._record(name, args, started, INTERNAL_ERROR)
                 raise ToolCallError(name, INTERNAL_ERROR) from None
             self._records[index] = self._record(name, args, started, None)
