@@ -124,7 +124,7 @@ async def test_hook_crash_still_emits_one_result_event(
         raise RuntimeError("observer bug")
 
     tools.on_result(crash)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match=r"^observer bug$"):
         await tools.execute(call("ok", {"n": 1}))
     assert events.types() == ["tool/call", "tool/result"]
     assert events.all[1].is_error

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 class Sentinel:
     """A host object: any attribute lookup that reaches it flips ``touched``."""
 
+    public = "reachable without a guard"
+    """A plain attribute: only the guard stands between a script and it."""
+
     def __init__(self) -> None:
         self.touched: list[str] = []
 
@@ -95,7 +98,8 @@ def test_coroutine_attributes_are_refused() -> None:
     coro = _coroutine()
     try:
         for name in ("cr_frame", "cr_await", "send", "throw"):
-            with pytest.raises(AttributeError):
+            assert hasattr(coro, name)  # there: only the guard refuses it
+            with pytest.raises(AttributeError, match="no accessible attribute"):
                 guarded_getattr(coro, name)
     finally:
         coro.close()
@@ -109,10 +113,15 @@ def test_getattr_refuses_underscore_names_before_touching_the_object(name: str) 
     assert sentinel.touched == []
 
 
-def test_getattr_refuses_unknown_host_objects_without_touching_them() -> None:
+@pytest.mark.parametrize("name", ["public", "touched"])
+def test_getattr_refuses_unknown_host_objects_without_touching_them(name: str) -> None:
     sentinel = Sentinel()
-    with pytest.raises(AttributeError):
-        guarded_getattr(sentinel, "touched_not")
+    assert getattr(sentinel, name) is not None  # there: only the guard refuses it
+    sentinel.touched.clear()
+    with pytest.raises(AttributeError, match="'Sentinel' object has no accessible attribute"):
+        guarded_getattr(sentinel, name)
+    assert sentinel.touched == []
+    assert guarded_hasattr(sentinel, name) is False
     assert sentinel.touched == []
 
 
@@ -130,7 +139,7 @@ def test_getattr_allows_listed_attributes(obj: Any, name: str, expected: Any) ->
 
 
 def test_getattr_rejects_non_string_names() -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"^attribute name must be a string$"):  # the guard's
         guarded_getattr("x", 1)  # type: ignore[arg-type]
 
 
@@ -141,10 +150,13 @@ def test_script_class_attributes_resolve_to_script_code_only() -> None:
     assert guarded_getattr(instance, "note") == "mine"
     assert guarded_getattr(instance, "extra") == 1
     assert guarded_getattr(instance, "args") == ("boom",)
-    for refused in ("with_traceback", "add_note", "mro"):
-        with pytest.raises(AttributeError):
+    for refused in ("with_traceback", "add_note"):
+        assert hasattr(instance, refused)  # there: only the guard refuses it
+        with pytest.raises(AttributeError, match=f"'E' object has no accessible attribute "
+                                                 f"'{refused}'"):
             guarded_getattr(instance, refused)
-    with pytest.raises(AttributeError):
+    assert hasattr(cls, "mro")
+    with pytest.raises(AttributeError, match="no accessible attribute 'mro'"):
         guarded_getattr(cls, "mro")
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pytest
 
-from codemode.errors import ToolCallError
+from codemode.errors import SandboxError, ToolCallError
 from codemode.sandbox import Executor, InProcessExecutor, Limits
 
 if TYPE_CHECKING:
@@ -190,5 +190,7 @@ async def test_runs_concurrently_on_one_executor(executor: InProcessExecutor) ->
 async def test_closed_executor_refuses_runs() -> None:
     executor = InProcessExecutor()
     await executor.aclose()
-    with pytest.raises(Exception, match="closed"):
-        await executor.run("1", call_tool=Host())
+    host = Host()
+    with pytest.raises(SandboxError, match=r"^the executor is closed$"):
+        await executor.run("await tools.echo()", call_tool=host, tool_paths=PATHS)
+    assert host.calls == []
