@@ -33,6 +33,9 @@ import asyncio
 import contextlib
 import fcntl
 import functools
+import itertools
+import json
+import logging
 import os
 import signal
 import subprocess
@@ -40,12 +43,19 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Self, final
+from typing import TYPE_CHECKING, Any, Final, Literal, Self, final
 
 import anyio
 
 from codemode.errors import LimitExceeded, SandboxError, WorkerProtocolError
 from codemode.sandbox.executors.broker import CallBroker
+from codemode.sandbox.executors.confine import (
+    LAYERS,
+    UID_BASE,
+    UID_SPAN,
+    Confinement,
+    ConfinementMode,
+)
 from codemode.sandbox.executors.protocol import FrameDecoder, encode
 from codemode.sandbox.executors.worker import EXIT_MEMORY
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
@@ -99,6 +109,20 @@ _PIPE_SIZE: Final = 1 << 20
 _F_SETPIPE_SZ: Final = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 
+_STDERR_TAIL: Final = 64 * 1024
+"""Bytes of a worker's stderr the host keeps (the last ones) and logs."""
+_WORKER_LOG: Final = logging.getLogger("codemode.worker")
+_LOG: Final = logging.getLogger("codemode.sandbox")
+_UNAVAILABLE_ENV: Final = "CODEMODE_CONFINE_UNAVAILABLE"
+"""Test seam (host side): comma-separated layer names whose probe the worker makes fail."""
+_uids = itertools.count((os.getpid() * 64) % UID_SPAN)
+
+
+def _next_uid() -> int:
+    """A spare uid for the next worker: unique within this host process (mod the range)."""
+    return UID_BASE + next(_uids) % UID_SPAN
+
+
 class _WorkerGone(Exception):
     """The worker's pipe closed: it exited or was killed."""
 
@@ -107,17 +131,33 @@ class _WorkerGone(Exception):
 class _Worker:
     """One worker process and the host's non-blocking ends of its two pipes."""
 
-    def __init__(self, python: str, runtime: str) -> None:
+    def __init__(
+        self,
+        python: str,
+        runtime: str,
+        plan: dict[str, Any] | None = None,
+        admit: Callable[[Confinement], None] | None = None,
+    ) -> None:
+        plan = {"mode": "off"} if plan is None else plan
         self.process = subprocess.Popen(
-            [python, "-I", "-B", "-c", _BOOTSTRAP, _PACKAGE_ROOT, runtime],
+            [python, "-I", "-B", "-c", _BOOTSTRAP, _PACKAGE_ROOT, json.dumps(plan), runtime],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env=_WORKER_ENV,
             cwd="/",
             close_fds=True,
             start_new_session=True,
         )
         assert self.process.stdin is not None and self.process.stdout is not None
+        assert self.process.stderr is not None
+        self._mode: str = plan.get("mode", "off")
+        self._admit = admit
+        self.confinement: Confinement | None = None
+        """What the worker reported it applied (its ``ready`` frame); None until then."""
+        self._stderr_fd = self.process.stderr.fileno()
+        os.set_blocking(self._stderr_fd, False)
+        self._stderr_tail = bytearray()
         self.read_fd = self.process.stdout.fileno()
         self._write_fd = self.process.stdin.fileno()
         for fd in (self.read_fd, self._write_fd):
@@ -152,6 +192,43 @@ class _Worker:
             if message[0] != "ready" or self.ready:
                 raise WorkerProtocolError(f"expected ready, got {message[0]!r}")
             self.ready = True
+            report = message[2] if len(message) > 2 else None
+            if self._mode == "off":
+                self.confinement = Confinement.off()
+            else:
+                self.confinement = Confinement.from_report(self._mode, report)
+            self.drain_stderr()
+            if self._admit is not None:
+                try:
+                    self._admit(self.confinement)
+                except SandboxError:
+                    self.ready = False
+                    self.alive = False  # refused: never handed a run, discarded on checkout
+                    raise
+
+    def drain_stderr(self) -> None:
+        """Read what the worker wrote to stderr (never blocks) and log it, bounded."""
+        chunks: list[bytes] = []
+        while True:
+            try:
+                data = os.read(self._stderr_fd, _STDERR_TAIL)
+            except (BlockingIOError, OSError):
+                break
+            if not data:
+                break
+            chunks.append(data)
+        if not chunks:
+            return
+        text = b"".join(chunks)
+        self._stderr_tail += text
+        del self._stderr_tail[:-_STDERR_TAIL]
+        _WORKER_LOG.warning("sandbox worker %d wrote to stderr:\n%s", self.process.pid,
+                            text[-_STDERR_TAIL:].decode("utf-8", "replace").rstrip("\n"))
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last ``_STDERR_TAIL`` bytes the worker wrote to stderr."""
+        return self._stderr_tail.decode("utf-8", "replace")
 
     def read(self) -> list[list[Any]] | None:
         """Messages completed by what the pipe holds now; None if nothing was there."""
@@ -217,6 +294,14 @@ class _Worker:
             if stream is not None and not stream.closed:
                 with contextlib.suppress(OSError):
                     stream.close()
+
+    def close_stderr(self) -> None:
+        """Log what is left on the worker's stderr and close it (after it exited)."""
+        stream = self.process.stderr
+        if stream is not None and not stream.closed:
+            self.drain_stderr()
+            with contextlib.suppress(OSError):
+                stream.close()
 
     def exit_status(self) -> int | None:
         """The exit status if the process has ended (never blocks)."""
@@ -457,8 +542,20 @@ class WorkerPoolExecutor:
     ``Limits.memory`` and ``RLIMIT_CPU`` at the timeout's worth of CPU; the host
     kills it ``grace`` seconds after ``Limits.timeout`` if it has not answered
     and reports ``LimitExceeded(timeout)``. ``runtime`` (``module:function``)
-    is what workers run scripts with (tests substitute a stand-in); ``python``
-    is the interpreter they are started with.
+    is what workers run scripts with: a host-side test seam (tests substitute a
+    stand-in, e.g. one running raw Python inside a real confined worker); no script
+    can reach it. ``python`` is the interpreter they are started with.
+
+    ``confinement`` is the kernel layer (``confine.py``): each worker confines itself
+    before its first script and reports what it applied. ``"auto"`` applies every
+    layer the kernel offers and logs a warning naming each missing one; ``"strict"``
+    refuses to run (``SandboxError`` naming the missing layers) unless all are
+    active; ``"off"`` applies none. :attr:`confinement` reports what is active.
+
+    ``recycle``: ``"on_failure"`` (default) reuses a worker across runs until one
+    fails; ``"every_run"`` gives every run a fresh worker (for callers that do not
+    trust each other: code that escaped the language layer in one run could stay in a
+    reused worker and act in the next); the replacement is started as the run ends.
     """
 
     def __init__(
@@ -468,9 +565,20 @@ class WorkerPoolExecutor:
         grace: float = 0.05,
         runtime: str = DEFAULT_RUNTIME,
         python: str = sys.executable,
+        confinement: ConfinementMode = "auto",
+        recycle: Literal["on_failure", "every_run"] = "on_failure",
     ) -> None:
         if size < 1:
             raise ValueError(f"pool size must be at least 1, got {size}")
+        if confinement not in ("auto", "strict", "off"):
+            raise ValueError(f"confinement must be 'auto', 'strict' or 'off', "
+                             f"got {confinement!r}")
+        if recycle not in ("on_failure", "every_run"):
+            raise ValueError(f"recycle must be 'on_failure' or 'every_run', got {recycle!r}")
+        self._confinement_mode: ConfinementMode = confinement
+        self._recycle = recycle
+        self._confinement: Confinement | None = None
+        self._warned: set[tuple[str, ...]] = set()
         self._size = size
         self._grace = grace
         self._runtime = runtime
@@ -485,6 +593,32 @@ class WorkerPoolExecutor:
     def size(self) -> int:
         """How many worker processes the pool keeps."""
         return self._size
+
+    @property
+    def confinement(self) -> Confinement | None:
+        """The kernel layers the pool's workers reported active (None until one booted:
+        call :meth:`start` first). Each field is a layer, active or missing with why."""
+        return self._confinement
+
+    def _plan(self) -> dict[str, Any]:
+        """What the next worker is told to apply (see ``confine.apply``)."""
+        unavailable = [name for name in os.environ.get(_UNAVAILABLE_ENV, "").split(",")
+                       if name in LAYERS]
+        return {"mode": self._confinement_mode, "uid": _next_uid(),
+                "recycle": self._recycle, "unavailable": unavailable}
+
+    def _admit(self, confinement: Confinement) -> None:
+        """Check a booted worker's report: strict refuses, auto warns (once per set)."""
+        self._confinement = confinement
+        if confinement.mode == "off" or confinement.complete:
+            return
+        if confinement.mode == "strict":
+            raise SandboxError(f"confinement='strict' refused to start a worker: "
+                               f"missing {confinement.describe_missing()}")
+        if confinement.missing not in self._warned:
+            self._warned.add(confinement.missing)
+            _LOG.warning("sandbox workers run without these kernel layers: %s",
+                         confinement.describe_missing())
 
     async def start(self) -> None:
         """Start every worker and wait until each one is ready (optional warm-up)."""
@@ -601,6 +735,9 @@ class WorkerPoolExecutor:
 
     def _checkin(self, worker: _Worker, healthy: bool) -> None:
         self._running -= 1
+        worker.drain_stderr()
+        if self._recycle == "every_run":
+            healthy = False
         if healthy and worker.alive and worker.clean and not self._closed:
             self._idle.append(worker)
             return
@@ -611,7 +748,7 @@ class WorkerPoolExecutor:
     def _fill(self) -> None:
         """Start workers until the pool holds ``size`` (idle plus running)."""
         while len(self._idle) + self._running < self._size:
-            self._idle.append(_Worker(self._python, self._runtime))
+            self._idle.append(_Worker(self._python, self._runtime, self._plan(), self._admit))
 
     def _discard(self, worker: _Worker) -> None:
         worker.kill()
@@ -619,7 +756,13 @@ class WorkerPoolExecutor:
 
     def _reap(self) -> None:
         """Collect exit statuses of killed workers (never blocks)."""
-        self._dying = [w for w in self._dying if w.exit_status() is None]
+        dying = []
+        for worker in self._dying:
+            if worker.exit_status() is None:
+                dying.append(worker)
+            else:
+                worker.close_stderr()
+        self._dying = dying
 
     async def aclose(self) -> None:
         """Kill every worker and wait for them to exit."""
@@ -634,6 +777,7 @@ class WorkerPoolExecutor:
                 await anyio.sleep(0.005)
             for worker in self._dying:
                 await anyio.to_thread.run_sync(worker.process.wait)
+                worker.close_stderr()
             self._dying.clear()
 
     async def __aenter__(self) -> Self:

@@ -28,8 +28,10 @@ on small VMs a cross-core wakeup costs more than the round trip itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import importlib
+import json
 import math
 import os
 import resource
@@ -42,6 +44,7 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import Any, Final, Protocol
 
 from codemode.errors import LimitExceeded, WorkerProtocolError
+from codemode.sandbox.executors import confine
 from codemode.sandbox.executors.protocol import FrameDecoder, encode, encode_call
 from codemode.sandbox.language.meter import script_thread_stack
 from codemode.sandbox.limits import Limits
@@ -69,6 +72,13 @@ _SETTLE_SECONDS: Final = 0.05
 
 _RESERVE_BYTES: Final = 1 << 20
 """Memory set aside at boot and released to report a MemoryError."""
+
+_CPU_BUDGET_RUNS: Final = 16
+"""A reused confined worker's hard CPU limit: this many runs' timeouts past its first run."""
+
+_AS_TOLERANCE: Final = 16 << 20
+"""How much less address space than asked a later run on a confined worker may get
+(the worker's own growth) before the worker retires after that run."""
 
 
 class ScriptRuntime(Protocol):
@@ -213,6 +223,12 @@ class _Proc:
     """
 
     def __init__(self) -> None:
+        self.hard = False
+        """Confined: the run's caps are *hard* limits (see :meth:`limit_run`)."""
+        self.every_run = False
+        """Confined and every run gets a fresh worker (``recycle="every_run"``)."""
+        self.retire = False
+        """Set when a later run could not get its full caps under the hard limits."""
         self._statm = os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC)
         self._status = os.open("/proc/self/status", os.O_RDONLY | os.O_CLOEXEC)
         try:
@@ -233,13 +249,45 @@ class _Proc:
         ``RLIMIT_AS`` becomes the address space the worker already uses plus
         ``Limits.memory``: the interpreter and the pre-imported runner take tens of
         megabytes before the script allocates anything.
+
+        Confined (``hard``), nothing in the process may raise a limit past the run's cap,
+        and no process without ``CAP_SYS_RESOURCE`` can raise a hard limit again, so
+        the hard limits only go down: ``RLIMIT_AS`` hard = soft = the first run's cap
+        (a later run gets the same cap, or retires the worker when its own would not
+        fit); ``RLIMIT_CPU`` hard = soft + 1 s when every run gets a fresh worker, else
+        a budget of ``_CPU_BUDGET_RUNS`` timeouts, the worker retiring when the next
+        run's soft limit would not fit under it (the host's wall-clock kill bounds each
+        run either way).
         """
+        if self.hard:
+            self._limit_hard(limits)
+            return
         cpu_used = resource.getrusage(resource.RUSAGE_SELF)
         spent = cpu_used.ru_utime + cpu_used.ru_stime
         resource.setrlimit(resource.RLIMIT_CPU,
                            (math.ceil(spent + limits.timeout) + 1, self._cpu_hard))
         resource.setrlimit(resource.RLIMIT_AS,
                            (self.address_space() + limits.memory, self._as_hard))
+
+    def _limit_hard(self, limits: Limits) -> None:
+        cpu_used = resource.getrusage(resource.RUSAGE_SELF)
+        spent = cpu_used.ru_utime + cpu_used.ru_stime
+        cpu = math.ceil(spent + limits.timeout) + 1
+        if self._cpu_hard == resource.RLIM_INFINITY:
+            budget = 1 if self.every_run else _CPU_BUDGET_RUNS * math.ceil(limits.timeout + 1)
+            self._cpu_hard = cpu + budget
+        if cpu > self._cpu_hard:
+            cpu = self._cpu_hard
+            self.retire = True
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, self._cpu_hard))
+        memory = self.address_space() + limits.memory
+        if self._as_hard == resource.RLIM_INFINITY:
+            self._as_hard = memory
+        elif memory > self._as_hard + _AS_TOLERANCE:
+            self.retire = True
+        resource.setrlimit(resource.RLIMIT_AS, (min(memory, self._as_hard), self._as_hard))
+        if self._cpu_hard - cpu < math.ceil(limits.timeout) + 2:
+            self.retire = True
 
     def unlimit_run(self) -> None:
         """Back to the hard limits, so the worker's own bookkeeping cannot trip them."""
@@ -302,10 +350,9 @@ def _runner_failure() -> RunOutcome:
                                         message="the sandbox runner failed"))
 
 
-def _serve_forever(channel: _Channel, runtime: ScriptRuntime) -> None:
+def _serve_forever(channel: _Channel, runtime: ScriptRuntime, proc: _Proc) -> None:
     loop = asyncio.new_event_loop()
     reserve: bytearray | None = bytearray(_RESERVE_BYTES)
-    proc = _Proc()
     limits_json: Any = None
     limits = Limits()
     while True:
@@ -332,33 +379,86 @@ def _serve_forever(channel: _Channel, runtime: ScriptRuntime) -> None:
         if outcome.error is not None and outcome.error.type == "MemoryError":
             outcome = _memory_outcome(limits)
         peak = proc.peak_memory() if measured else None
-        retiring = reserve is None or next_loop is None
+        retiring = reserve is None or next_loop is None or proc.retire
         channel.send(["done", outcome.to_json(), peak, retiring])
-        if next_loop is None:
+        if retiring or next_loop is None:
             raise SystemExit(0)
         loop = next_loop
 
 
+_WARM_RUNTIME: Final = "codemode.sandbox.runtime.runner"
+_WARM_SCRIPTS: Final = (
+    "import asyncio\nawait asyncio.sleep(0)\nx = [i for i in range(3)]\nx",
+    "1 / 0",
+    "".join(f"'x'.encode('{codec}')\n" for codec in (
+        "utf-8", "ascii", "latin-1", "utf-16", "utf-32", "utf-16-le", "utf-16-be",
+        "utf-8-sig")) + "None",
+)
+"""Scripts the worker runs through the real runner before it confines itself: the first
+await loads anyio's asyncio backend, an error loads the traceback machinery, the codecs
+scripts may use load their modules. Under Landlock nothing can be imported later."""
+
+
+async def _no_call(name: str, arguments: str) -> dict[str, Any]:
+    return {"error": {"tool": name, "message": RUN_ENDED, "path": None}}
+
+
+def _warm(runtime: ScriptRuntime, module: str) -> None:
+    """Run the warm-up scripts (the real runner only; a stand-in runtime is left alone)."""
+    if module != _WARM_RUNTIME:
+        return
+    loop = asyncio.new_event_loop()
+    try:
+        for source in _WARM_SCRIPTS:
+            loop.run_until_complete(runtime(source, call=_no_call, tool_paths=(),
+                                            limits=Limits()))
+    finally:
+        loop.close()
+
+
+def _plan(args: list[str]) -> dict[str, Any]:
+    """The confinement plan the host put before the runtime spec (``off`` if none)."""
+    if len(args) >= 3 and args[-2].startswith("{"):
+        plan = json.loads(args[-2])
+        if isinstance(plan, dict):
+            return plan
+    return {"mode": "off"}
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Worker entry point: ``argv`` is ``[_, runtime spec]`` (``module:function``)."""
+    """Worker entry point: ``argv`` is ``[_, plan JSON, runtime spec]``.
+
+    The runtime spec is ``module:function``; the plan says how to confine the worker
+    (``confine.apply``). Everything is imported and warmed up first, then the worker
+    confines itself on its only thread, then it announces ``["ready", pid, report]``
+    (what it applied) and starts the script thread.
+    """
     args = sys.argv if argv is None else argv
     read_fd, write_fd = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
     os.close(null)
+    with contextlib.suppress(OSError):
+        os.set_blocking(2, False)  # the host reads it bounded; a full pipe drops, never blocks
+    plan = _plan(args)
     runtime = _load_runtime(args[-1])
+    _warm(runtime, args[-1].partition(":")[0])
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (_OPEN_FILES, _OPEN_FILES))
+    proc = _Proc()  # its /proc/self files are opened while the worker may still open them
+    report = confine.apply(plan)
+    proc.hard = report["rlimits"][0]
+    proc.every_run = plan.get("recycle") == "every_run"
     gc.collect()
     gc.freeze()
     channel = _Channel(read_fd, write_fd)
-    channel.send(["ready", os.getpid()])
+    channel.send(["ready", os.getpid(), report])
     failure: list[BaseException] = []
 
     def serve() -> None:
         try:
-            _serve_forever(channel, runtime)
+            _serve_forever(channel, runtime, proc)
         except MemoryError:
             os._exit(EXIT_MEMORY)
         except SystemExit:
