@@ -10,19 +10,17 @@ the instance is valid. Example generation is derandomized, so CI is stable.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
+from tool_corpus import corpus_dir, corpus_or_skip
 
 from codemode.dispatch.frozen import thaw
 from codemode.dispatch.schema import CompiledSchema, compile_schema
 from codemode.errors import ToolDefinitionError
-
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "tool-schemas"
 
 SETTINGS = settings(
     max_examples=300,
@@ -47,10 +45,8 @@ WRONG_TYPES: list[Any] = [None, True, 0, 1.5, "x", [], {}]
 
 
 def _load_corpus() -> list[tuple[str, CompiledSchema]]:
-    if not CORPUS.is_dir():
-        return []
     out = []
-    for path in sorted(CORPUS.glob("*.json")):
+    for path in sorted(corpus_dir().glob("*.json")):
         for tool in json.loads(path.read_text(encoding="utf-8")):
             try:
                 out.append(
@@ -265,8 +261,7 @@ def _check_sampled(
 
 
 def _corpus_or_skip() -> list[tuple[str, CompiledSchema]]:
-    if not CORPUS_SCHEMAS:
-        pytest.skip(f"tool-schema corpus not found at {CORPUS} (shared test data, not shipped)")
+    corpus_or_skip()
     return CORPUS_SCHEMAS
 
 

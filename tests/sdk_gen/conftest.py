@@ -12,14 +12,8 @@ import pytest
 # Tests run with --import-mode=importlib: make the shared helper module importable.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from sdkgen_support import (
-    CORPUS,
-    CORPUS_MISSING,
-    SHAPES,
-    batches,
-    load_corpus,
-    load_sdk,
-)
+from sdkgen_support import SHAPES, batches, load_corpus, load_sdk
+from tool_corpus import corpus_or_skip
 
 import sdk_gen
 
@@ -45,8 +39,7 @@ def generated_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def corpus_sdks(generated_dir: Path) -> list[CorpusSdk]:
-    if not CORPUS.is_dir():
-        pytest.skip(CORPUS_MISSING)
+    corpus_or_skip()
     out = []
     for index, group in enumerate(batches(load_corpus())):
         sdk = sdk_gen.generate(group)

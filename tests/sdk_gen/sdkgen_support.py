@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import random
+import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from tool_corpus import corpus_dir
 
 from sdk_gen._schema import normalize
 
@@ -19,16 +21,12 @@ if TYPE_CHECKING:
     import sdk_gen
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = Path(
-    os.environ.get("CODEMODE_TOOL_CORPUS", ROOT.parent / "shared" / "corpora" / "tool-schemas")
-)
-CORPUS_MISSING = f"tool-schema corpus not found at {CORPUS} (set CODEMODE_TOOL_CORPUS)"
 
 
 def load_corpus() -> list[dict[str, Any]]:
     """Every corpus tool as an MCP-style dict; LiveMCPBench tools get their server as namespace."""
     tools: list[dict[str, Any]] = []
-    for path in sorted(CORPUS.glob("*.json")):
+    for path in sorted(corpus_dir().glob("*.json")):
         for item in json.loads(path.read_text(encoding="utf-8")):
             tool = {
                 k: item[k]
@@ -72,6 +70,22 @@ def load_sdk(sdk: sdk_gen.GeneratedSDK, directory: Path, name: str) -> ModuleTyp
     path.write_text(sdk.module_source, encoding="utf-8")
     (directory / f"{name}_stub.pyi").write_text(sdk.stub_source, encoding="utf-8")
     return import_source(path, name)
+
+
+def type_check_and_lint(files: list[str], cache: Path) -> None:
+    """One ``mypy --strict`` and one ruff run (the project's config) over generated files."""
+    mypy = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir",
+         str(cache / ".mypy"), *files],
+        capture_output=True, text=True, cwd=cache, check=False,
+    )
+    assert mypy.returncode == 0, mypy.stdout[-3000:]
+    ruff = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--config",
+         str(ROOT / "pyproject.toml"), *files],
+        capture_output=True, text=True, check=False,
+    )
+    assert ruff.returncode == 0, ruff.stdout[-3000:]
 
 
 class Recorder:

@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 
 SCRIPT = """
 import hashlib, sys
-sys.path[:0] = [{root!r}, {here!r}]
+sys.path[:0] = [{root!r}, {here!r}, {tests!r}]
 import sdk_gen
 from sdkgen_support import SHAPES, batches, load_corpus
 sdks = [sdk_gen.generate(SHAPES)] + [sdk_gen.generate(b) for b in batches(load_corpus())]
@@ -55,7 +55,7 @@ def test_identical_bytes_in_another_process_with_another_hash_seed(
     here = _digest([shapes_sdk, *(batch.sdk for batch in corpus_sdks)])
     seed = "1" if os.environ.get("PYTHONHASHSEED") != "1" else "2"
     env = {**os.environ, "PYTHONHASHSEED": seed}
-    code = SCRIPT.format(root=str(ROOT), here=str(HERE))
+    code = SCRIPT.format(root=str(ROOT), here=str(HERE), tests=str(HERE.parent))
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )

@@ -11,7 +11,14 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis_jsonschema import from_schema
-from sdkgen_support import SHAPES, InstanceMaker, Recorder, function_for
+from sdkgen_support import (
+    SHAPES,
+    InstanceMaker,
+    Recorder,
+    function_for,
+    load_sdk,
+    type_check_and_lint,
+)
 
 from sdk_gen._audit import FACTS, audit_prompt
 from sdk_gen._schema import normalize, root_object
@@ -229,3 +236,14 @@ def test_stub_lets_right_calls_through_and_stops_wrong_ones(
     )
     failing = {line.split(":")[0] for line in run.stdout.splitlines() if ": error:" in line}
     assert failing == {f"bad_{i}.py" for i in range(len(USAGE_BAD))}, run.stdout
+
+
+@pytest.mark.timeout(300)
+def test_shapes_sources_type_check_and_lint(
+    shapes_sdk: sdk_gen.GeneratedSDK, tmp_path: Path
+) -> None:
+    """mypy --strict and ruff over the shapes SDK's module and stub: needs no corpus."""
+    load_sdk(shapes_sdk, tmp_path, "shapes_checked")
+    files = sorted(str(p) for p in tmp_path.iterdir() if p.suffix in {".py", ".pyi"})
+    assert [p.rsplit("/", 1)[1] for p in files] == ["shapes_checked.py", "shapes_checked_stub.pyi"]
+    type_check_and_lint(files, tmp_path)

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
-from sdk_gen._text import KEY_LIMIT, SLACK, TOOL_LIMIT, TRUNCATED, prompt_text, tool_text
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+from sdk_gen._text import TRUNCATED, prompt_text, tool_text
 
 EG = "Use a tag (e.g. v1.2) and more words here"
 CJK = "查询余票信息。必须先调用接口获取车站编码，严禁直接使用中文地名。"
@@ -52,14 +57,30 @@ def test_cut_text_is_a_prefix_of_the_description() -> None:
         assert limit // 2 <= len(kept) <= limit
 
 
+def test_the_marker_is_a_space_and_an_ellipsis() -> None:
+    assert TRUNCATED == " …"
+
+
 def test_tool_and_key_descriptions_have_their_own_limits() -> None:
     text = "word " * 200
-    assert len(tool_text(text).removesuffix(TRUNCATED)) <= TOOL_LIMIT
-    assert len(prompt_text(text).removesuffix(TRUNCATED)) <= KEY_LIMIT
-    assert TOOL_LIMIT > KEY_LIMIT
+    # Tools are cut near 240 characters, argument (key) descriptions near 140.
+    assert tool_text(text) == "word " * 47 + "word …"  # 239 characters kept
+    assert prompt_text(text) == "word " * 27 + "word …"  # 139 characters kept
 
 
-def test_only_descriptions_well_over_their_limit_are_cut() -> None:
-    slightly = "word " * int(KEY_LIMIT * SLACK / 5)
-    assert prompt_text(slightly) == slightly.strip()
-    assert prompt_text(slightly + "more words here").endswith(TRUNCATED)
+@pytest.mark.parametrize(
+    ("words", "cut", "whole"),
+    [
+        pytest.param(36, prompt_text, True, id="key-179-chars-kept-whole"),
+        pytest.param(37, prompt_text, False, id="key-184-chars-cut"),
+        pytest.param(62, tool_text, True, id="tool-309-chars-kept-whole"),
+        pytest.param(63, tool_text, False, id="tool-314-chars-cut"),
+    ],
+)
+def test_only_descriptions_well_over_their_limit_are_cut(
+    words: int, cut: Callable[[str], str], whole: bool
+) -> None:
+    """Up to 1.3 times the limit (182 for keys, 312 for tools) a description is kept whole."""
+    text = ("word " * words).strip()
+    assert (cut(text) == text) is whole
+    assert cut(text).endswith(" …") is not whole
