@@ -3,11 +3,20 @@
 Loaded by ``WorkerPoolExecutor(runtime="tests.sandbox.attacks.compromised_worker:run")``
 in the red-team tests: the host must not trust anything a worker says (defence in depth).
 The script source selects the misbehaviour.
+
+``raw`` is the kernel-layer seam (``tests/sandbox/test_confinement.py``): loaded with
+``WorkerPoolExecutor(runtime="tests.sandbox.attacks.compromised_worker:raw")`` it runs
+the source as plain, unrestricted Python (top-level ``await`` allowed, ``call`` is the
+worker's tool-call function) inside a real, confined worker: the language layer is
+assumed broken and only the kernel layer stands. A runtime is chosen by the host when it
+builds the pool; no script can select one.
 """
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import inspect
 from typing import TYPE_CHECKING, Any
 
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError
@@ -49,3 +58,24 @@ async def run(
         while True:
             pass
     return RunOutcome(value="unknown mode")
+
+
+async def raw(
+    source: str, *, call: ScriptCall, tool_paths: Collection[str], limits: Limits
+) -> RunOutcome:
+    """Run ``source`` as unrestricted Python; ``value`` is its global ``result``.
+
+    An exception the payload did not catch comes back as ``{"raised": type, "errno":
+    errno, "message": text}`` so a test can assert the exact refusal.
+    """
+    namespace: dict[str, Any] = {"__name__": "__payload__", "call": call, "limits": limits}
+    try:
+        code = compile(source, "<payload>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        awaitable = eval(code, namespace)
+        if inspect.isawaitable(awaitable):
+            await awaitable
+    except BaseException as exc:  # the payload's own failure is its report
+        return RunOutcome(value={"raised": type(exc).__name__,
+                                 "errno": getattr(exc, "errno", None),
+                                 "message": str(exc)[:500]})
+    return RunOutcome(value=namespace.get("result"))

@@ -1,0 +1,507 @@
+"""The kernel layer (issue #11): raw, unrestricted Python inside a real confined worker.
+
+Every payload runs through the host-side runtime seam
+``tests.sandbox.attacks.compromised_worker:raw`` (plain Python: the language layer is
+assumed broken) in a ``confinement="strict"`` pool, so all kernel layers are active.
+Each row asserts the specific refusal *and* that the host-side object was not reached
+(the file is absent, the listener got nothing, the secret is not in the output), while a
+sibling run, held open on the pool's other worker for the whole payload, finishes with
+its own correct result.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pytest
+
+from codemode.errors import SandboxError
+from codemode.sandbox.executors.confine import LAYERS, UID_BASE, UID_SPAN, Confinement
+from codemode.sandbox.executors.pool import WorkerPoolExecutor
+from codemode.sandbox.limits import Limits
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
+
+pytestmark = pytest.mark.anyio
+
+RAW = "tests.sandbox.attacks.compromised_worker:raw"
+SECRET = "codemode-host-secret-7f3a9c"
+LIMITS = Limits(memory=256 * 1024 * 1024, timeout=10)
+
+PRELUDE = """\
+import ctypes, errno, os, resource
+libc = ctypes.CDLL(None, use_errno=True)
+def attempt(action):
+    try:
+        value = action()
+    except OSError as exc:
+        return {"denied": True, "errno": errno.errorcode.get(exc.errno), "type": "OSError"}
+    except ValueError as exc:
+        return {"denied": True, "errno": None, "type": "ValueError", "message": str(exc)}
+    return {"denied": False, "value": repr(value)[:300]}
+def checked(result):
+    if result == -1:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+    return result
+host = os.getppid()
+"""
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def pool() -> AsyncIterator[WorkerPoolExecutor]:
+    async with WorkerPoolExecutor(size=2, runtime=RAW, confinement="strict") as executor:
+        await executor.start()
+        yield executor
+
+
+class Host:
+    """What the host exposes to a payload, and how the test checks it was not reached."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp_path = tmp_path
+        self.secret_file = tmp_path / "secret.txt"
+        self.secret_file.write_text(SECRET)
+        self.target = tmp_path / "written-by-payload"
+        self.tcp = socket.create_server(("127.0.0.1", 0))
+        self.tcp.setblocking(False)
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", 0))
+        self.udp.setblocking(False)
+        self.buffer = ctypes_buffer()
+        self.sibling_pid = 0
+
+    def close(self) -> None:
+        self.tcp.close()
+        self.udp.close()
+
+    def tcp_accepted_nothing(self) -> bool:
+        try:
+            connection, _ = self.tcp.accept()
+        except BlockingIOError:
+            return True
+        connection.close()
+        return False
+
+    def udp_received_nothing(self) -> bool:
+        try:
+            self.udp.recv(100)
+        except BlockingIOError:
+            return True
+        return False
+
+
+def ctypes_buffer() -> Any:
+    import ctypes
+
+    return ctypes.create_string_buffer(SECRET.encode())
+
+
+def _addr(host: Host) -> str:
+    import ctypes
+
+    return str(ctypes.addressof(host.buffer))
+
+
+PAYLOADS: list[tuple[str, Callable[[Host], str], dict[str, Any], Callable[[Host], bool]]] = [
+    ("read /etc/passwd",
+     lambda h: "result = attempt(lambda: open('/etc/passwd').read())",
+     {"denied": True, "errno": "EACCES"}, lambda h: True),
+    ("read a host file outside the allowlist",
+     lambda h: f"result = attempt(lambda: open({str(h.secret_file)!r}).read())",
+     {"denied": True, "errno": "EACCES"}, lambda h: True),
+    ("list the host's temp dir",
+     lambda h: f"result = attempt(lambda: os.listdir({str(h.tmp_path)!r}))",
+     {"denied": True, "errno": "EACCES"}, lambda h: True),
+    ("write a file",
+     lambda h: f"result = attempt(lambda: open({str(h.target)!r}, 'w').write('x'))",
+     {"denied": True, "errno": "EACCES"}, lambda h: not h.target.exists()),
+    ("write a file in /tmp",
+     lambda h: "result = attempt(lambda: open('/tmp/codemode-confinement-probe', 'w'))",
+     {"denied": True, "errno": "EACCES"},
+     lambda h: not os.path.exists("/tmp/codemode-confinement-probe")),
+    ("TCP to a loopback listener",
+     lambda h: "import socket\n"
+               "result = attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM)"
+               f".connect(('127.0.0.1', {h.tcp.getsockname()[1]})))",
+     {"denied": True, "errno": "EPERM"}, lambda h: h.tcp_accepted_nothing()),
+    ("UDP to a loopback listener",
+     lambda h: "import socket\n"
+               "result = attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+               f".sendto(b'x', ('127.0.0.1', {h.udp.getsockname()[1]})))",
+     {"denied": True, "errno": "EPERM"}, lambda h: h.udp_received_nothing()),
+    ("raw socket syscall, AF_INET",
+     lambda h: "result = attempt(lambda: checked(libc.socket(2, 1, 0)))",
+     {"denied": True, "errno": "EPERM"}, lambda h: h.tcp_accepted_nothing()),
+    ("read /proc/<host>/environ",
+     lambda h: "result = attempt(lambda: open(f'/proc/{host}/environ', 'rb').read())",
+     {"denied": True, "errno": "EACCES"}, lambda h: True),
+    ("read /proc/<host>/mem",
+     lambda h: "result = attempt(lambda: open(f'/proc/{host}/mem', 'rb'))",
+     {"denied": True, "errno": "EACCES"}, lambda h: True),
+    ("ptrace(PTRACE_ATTACH) the host",
+     lambda h: "result = attempt(lambda: checked(libc.ptrace(16, host, 0, 0)))",
+     {"denied": True, "errno": "EPERM"}, lambda h: _tracer_pid() == 0),
+    ("process_vm_readv the host",
+     lambda h: "class iovec(ctypes.Structure):\n"
+               "    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]\n"
+               "out = ctypes.create_string_buffer(64)\n"
+               "local = iovec(ctypes.addressof(out), 64)\n"
+               f"remote = iovec({_addr(h)}, 64)\n"
+               "result = attempt(lambda: checked(libc.process_vm_readv(host, ctypes.byref(local),"
+               " 1, ctypes.byref(remote), 1, 0)))\n"
+               "result['read'] = out.raw.rstrip(b'\\0').decode('latin-1')",
+     {"denied": True, "errno": "EPERM", "read": ""}, lambda h: True),
+    ("kill(host, 0)",
+     lambda h: "result = attempt(lambda: os.kill(host, 0))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("kill(-1, SIGKILL): every process it may signal",
+     lambda h: "result = attempt(lambda: os.kill(-1, 9))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("fork",
+     lambda h: "result = attempt(os.fork)",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("clone3 (glibc's first choice) reports ENOSYS",
+     lambda h: "result = attempt(lambda: checked(libc.syscall(435, None, 0)))",
+     {"denied": True, "errno": "ENOSYS"}, lambda h: True),
+    ("exec /bin/sh",
+     lambda h: "result = attempt(lambda: os.execv('/bin/sh', ['sh', '-c', 'true']))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("spawn /bin/sh (posix_spawn)",
+     lambda h: "result = attempt(lambda: os.posix_spawn('/bin/sh', ['sh'], {}))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("raise RLIMIT_AS past the run's limit",
+     lambda h: "hard = resource.getrlimit(resource.RLIMIT_AS)[1]\n"
+               "result = attempt(lambda: resource.setrlimit(resource.RLIMIT_AS, "
+               "(hard + (1 << 30), hard + (1 << 30))))\n"
+               "result['hard_is_cap'] = hard == resource.getrlimit(resource.RLIMIT_AS)[0]",
+     {"denied": True, "type": "ValueError", "message": "not allowed to raise maximum limit",
+      "hard_is_cap": True}, lambda h: True),
+    ("raise RLIMIT_CPU past the run's limit",
+     lambda h: "soft, hard = resource.getrlimit(resource.RLIMIT_CPU)\n"
+               "result = attempt(lambda: resource.setrlimit(resource.RLIMIT_CPU, "
+               "(hard + 100, hard + 100)))\n"
+               "result['bounded'] = hard != resource.RLIM_INFINITY",
+     {"denied": True, "type": "ValueError", "message": "not allowed to raise maximum limit",
+      "bounded": True}, lambda h: True),
+    ("open a sibling worker's pipe",
+     lambda h: f"result = attempt(lambda: os.open('/proc/{h.sibling_pid}/fd/0', os.O_WRONLY))",
+     {"denied": True, "errno": "EACCES"}, lambda h: True),
+    ("list a sibling worker's descriptors",
+     lambda h: f"result = attempt(lambda: os.listdir('/proc/{h.sibling_pid}/fd'))",
+     {"denied": True, "errno": "EACCES"}, lambda h: True),
+    ("signal a sibling worker",
+     lambda h: f"result = attempt(lambda: os.kill({h.sibling_pid}, 9))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("new namespaces (unshare)",
+     lambda h: "result = attempt(lambda: checked(libc.unshare(0x10000000)))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("mount",
+     lambda h: "result = attempt(lambda: checked(libc.mount(b'none', b'/tmp', b'tmpfs', 0, None)))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("bpf",
+     lambda h: "result = attempt(lambda: checked(libc.syscall(321, 0, None, 0)))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("perf_event_open",
+     lambda h: "result = attempt(lambda: checked(libc.syscall(298, None, 0, -1, -1, 0)))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("become root again",
+     lambda h: "result = attempt(lambda: os.setuid(0))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+]
+
+
+def _tracer_pid() -> int:
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("TracerPid:")[1].split()[0])
+
+
+async def _with_sibling(pool: WorkerPoolExecutor, host: Host,
+                        payload: Callable[[Host], str]) -> tuple[Any, Any]:
+    """Run the payload while a sibling run is held open on the pool's other worker."""
+    entered = anyio.Event()
+    release = anyio.Event()
+    sibling: dict[str, Any] = {}
+
+    async def call_tool(name: str, arguments: dict[str, Any]) -> Any:
+        host.sibling_pid = arguments["pid"]
+        entered.set()
+        await release.wait()
+        return {"token": "sibling-token"}
+
+    async def run_sibling() -> None:
+        source = ("import json, os\n"
+                  "reply = await call('hold', json.dumps({'pid': os.getpid()}))\n"
+                  "result = {'reply': reply, 'pid': os.getpid()}")
+        sibling["result"] = await pool.run(source, call_tool=call_tool, tool_paths=["hold"],
+                                           limits=LIMITS)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run_sibling)
+        await entered.wait()
+        result = await pool.run(PRELUDE + payload(host), call_tool=call_tool,
+                                tool_paths=[], limits=LIMITS)
+        release.set()
+    return result, sibling["result"]
+
+
+@pytest.mark.parametrize(("name", "payload", "expected", "unreached"), PAYLOADS,
+                         ids=[row[0] for row in PAYLOADS])
+async def test_payload_is_denied(
+    pool: WorkerPoolExecutor,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    payload: Callable[[Host], str],
+    expected: dict[str, Any],
+    unreached: Callable[[Host], bool],
+) -> None:
+    monkeypatch.setenv("CODEMODE_CONFINEMENT_TEST_SECRET", SECRET)
+    host = Host(tmp_path)
+    try:
+        result, sibling = await _with_sibling(pool, host, payload)
+        assert result.error is None, result.error
+        value = result.value
+        assert isinstance(value, dict), value
+        for key, want in expected.items():
+            assert value.get(key) == want, (name, value)
+        assert SECRET not in json.dumps(value), value
+        assert unreached(host), name
+    finally:
+        host.close()
+    # the sibling, held open during the payload, got its own reply, untouched
+    assert sibling.error is None, sibling.error
+    assert sibling.value["reply"] == {"value": {"token": "sibling-token"}} or \
+        "sibling-token" in json.dumps(sibling.value["reply"])
+    assert sibling.value["pid"] == host.sibling_pid
+    # the host process is intact and the pool still serves
+    after = await pool.run("result = 6 * 7", call_tool=_no_tool, limits=LIMITS)
+    assert after.value == 42
+
+
+async def _no_tool(name: str, arguments: dict[str, Any]) -> Any:
+    raise AssertionError("no tool is called")
+
+
+async def test_every_layer_is_active_and_reported(pool: WorkerPoolExecutor) -> None:
+    confinement = pool.confinement
+    assert isinstance(confinement, Confinement)
+    assert confinement.complete, confinement.describe_missing()
+    assert confinement.mode == "strict"
+    probe = PRELUDE + (
+        "status = open('/proc/self/status').read()\n"
+        "field = lambda key: status.split(key + ':')[1].split()[0]\n"
+        "result = {'nnp': field('NoNewPrivs'), 'seccomp': field('Seccomp'),\n"
+        "          'uid': os.getuid(), 'groups': os.getgroups(),\n"
+        "          'dumpable': checked(libc.prctl(3, 0, 0, 0, 0)),\n"
+        "          'as': resource.getrlimit(resource.RLIMIT_AS),\n"
+        "          'fsize': resource.getrlimit(resource.RLIMIT_FSIZE),\n"
+        "          'nproc': resource.getrlimit(resource.RLIMIT_NPROC),\n"
+        "          'core': resource.getrlimit(resource.RLIMIT_CORE)}\n"
+        "result['interfaces'] = open('/proc/self/net/dev').read().count(':') "
+        "if os.path.exists('/proc/self/net/dev') else -1"
+    )
+    value = (await pool.run(probe, call_tool=_no_tool, limits=LIMITS)).value
+    assert value["nnp"] == "1"
+    assert value["seccomp"] == "2"
+    assert UID_BASE <= value["uid"] < UID_BASE + UID_SPAN
+    assert value["groups"] == []
+    assert value["dumpable"] == 0
+    assert value["as"][0] == value["as"][1] != -1
+    assert value["fsize"] == [0, 0]
+    assert value["core"] == [0, 0]
+    assert value["nproc"][0] == value["nproc"][1] < 100
+    assert value["interfaces"] in (-1, 1)  # at most the namespace's own lo, down
+
+
+async def test_workers_have_distinct_uids(pool: WorkerPoolExecutor, tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    try:
+        result, sibling = await _with_sibling(pool, host, lambda h: "result = os.getuid()")
+    finally:
+        host.close()
+    uid_sibling = (await pool.run("import os\nresult = os.getuid()", call_tool=_no_tool,
+                                  limits=LIMITS)).value
+    assert result.value != sibling.value["pid"]
+    assert {result.value, uid_sibling} <= set(range(UID_BASE, UID_BASE + UID_SPAN))
+
+
+def _processes_of(uid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        if int(status.split("Uid:")[1].split()[0]) == uid:
+            found.append(int(entry))
+    return found
+
+
+async def test_no_process_outlives_the_pool(tmp_path: Path) -> None:
+    payload = PRELUDE + (
+        "forks = [attempt(os.fork) for _ in range(3)]\n"
+        "clone = attempt(lambda: checked(libc.syscall(56, 17, 0, 0, 0, 0)))\n"  # SIGCHLD
+        "vfork = attempt(lambda: checked(libc.syscall(58)))\n"
+        "import threading\n"
+        "threading.Thread(target=lambda: __import__('time').sleep(3600), daemon=True).start()\n"
+        "result = {'forks': forks, 'clone': clone, 'vfork': vfork, 'uid': os.getuid(),\n"
+        "          'pid': os.getpid()}"
+    )
+    async with WorkerPoolExecutor(size=1, runtime=RAW, confinement="strict") as pool:
+        value = (await pool.run(payload, call_tool=_no_tool, limits=LIMITS)).value
+    assert all(fork["errno"] == "EPERM" for fork in value["forks"]), value
+    assert value["clone"]["errno"] == "EPERM"
+    assert value["vfork"]["errno"] == "EPERM"
+    assert _processes_of(value["uid"]) == []
+    assert str(value["pid"]) not in os.listdir("/proc")
+
+
+async def test_worker_stderr_goes_to_logging(caplog: pytest.LogCaptureFixture,
+                                             capfd: pytest.CaptureFixture[str]) -> None:
+    payload = "import sys\nsys.stderr.write('payload says ' + 'x' * 10 + '\\n')\n" \
+              "sys.stderr.flush()\nresult = 1"
+    with caplog.at_level(logging.WARNING, logger="codemode.worker"):
+        async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
+            assert (await pool.run(payload, call_tool=_no_tool, limits=LIMITS)).value == 1
+    assert any("payload says xxxxxxxxxx" in record.getMessage() for record in caplog.records)
+    assert "payload says" not in capfd.readouterr().err
+
+
+async def test_stderr_flood_is_bounded(caplog: pytest.LogCaptureFixture) -> None:
+    payload = ("import sys\nwritten = 0\nfor _ in range(400):\n"
+               "    try:\n        written += sys.stderr.write('e' * 4096)\n"
+               "        sys.stderr.flush()\n    except BlockingIOError:\n        pass\n"
+               "result = 'done'")
+    with caplog.at_level(logging.WARNING, logger="codemode.worker"):
+        async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
+            result = await pool.run(payload, call_tool=_no_tool, limits=LIMITS)
+            assert result.value == "done", result
+            assert (await pool.run("result = 2", call_tool=_no_tool, limits=LIMITS)).value == 2
+    logged = sum(len(r.getMessage()) for r in caplog.records if r.name == "codemode.worker")
+    assert 0 < logged <= 2 * (64 * 1024 + 200)
+
+
+async def test_auto_names_a_missing_layer(monkeypatch: pytest.MonkeyPatch,
+                                          caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setenv("CODEMODE_CONFINE_UNAVAILABLE", "filesystem")
+    with caplog.at_level(logging.WARNING, logger="codemode.sandbox"):
+        async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
+            await pool.start()
+            confinement = pool.confinement
+            value = (await pool.run(PRELUDE + "result = attempt(lambda: "
+                                    "open('/etc/hostname').read() and 'read')",
+                                    call_tool=_no_tool, limits=LIMITS)).value
+    assert confinement is not None
+    assert confinement.missing == ("filesystem",)
+    assert not confinement.filesystem.active
+    assert "simulated" in confinement.filesystem.detail
+    assert confinement.syscalls.active and confinement.network.active
+    warnings = [r.getMessage() for r in caplog.records if r.name == "codemode.sandbox"]
+    assert len(warnings) == 1 and "filesystem" in warnings[0]
+    # really missing: without Landlock the file is readable (seccomp still holds)
+    assert value == {"denied": False, "value": "'read'"}
+
+
+async def test_auto_with_every_layer_warns_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="codemode.sandbox"):
+        async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
+            await pool.start()
+            assert pool.confinement is not None and pool.confinement.complete
+    assert not [r for r in caplog.records if r.name == "codemode.sandbox"]
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+async def test_strict_refuses_when_a_layer_is_missing(monkeypatch: pytest.MonkeyPatch,
+                                                      layer: str) -> None:
+    monkeypatch.setenv("CODEMODE_CONFINE_UNAVAILABLE", layer)
+    async with WorkerPoolExecutor(size=1, runtime=RAW, confinement="strict") as pool:
+        with pytest.raises(SandboxError, match=f"strict.*missing {layer}"):
+            await pool.start()
+        with pytest.raises(SandboxError, match=f"missing {layer}"):
+            await pool.run("result = 1", call_tool=_no_tool, limits=LIMITS)
+
+
+async def test_off_applies_nothing_and_runs() -> None:
+    async with WorkerPoolExecutor(size=1, runtime=RAW, confinement="off") as pool:
+        await pool.start()
+        assert pool.confinement == Confinement.off()
+        value = (await pool.run(PRELUDE + "result = [os.getuid(), "
+                                "open('/proc/self/status').read().count('NoNewPrivs:\\t0')]",
+                                call_tool=_no_tool, limits=LIMITS)).value
+    assert value == [os.getuid(), 1]
+
+
+async def test_recycle_every_run_gives_each_run_a_fresh_worker() -> None:
+    async with WorkerPoolExecutor(size=1, runtime=RAW, recycle="every_run") as pool:
+        pids = [(await pool.run("import os\nresult = os.getpid()", call_tool=_no_tool,
+                                limits=LIMITS)).value for _ in range(3)]
+        leftover = await pool.run("result = globals().get('planted')", call_tool=_no_tool,
+                                  limits=LIMITS)
+    assert len(set(pids)) == 3
+    assert leftover.value is None
+
+
+async def test_reused_worker_keeps_state_without_every_run() -> None:
+    """Why ``every_run`` exists: a reused worker carries what escaped code left behind."""
+    async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
+        await pool.run("import builtins\nbuiltins.planted = 'left behind'\nresult = 1",
+                       call_tool=_no_tool, limits=LIMITS)
+        reused = await pool.run("import builtins\nresult = getattr(builtins, 'planted', None)",
+                                call_tool=_no_tool, limits=LIMITS)
+    async with WorkerPoolExecutor(size=1, runtime=RAW, recycle="every_run") as pool:
+        await pool.run("import builtins\nbuiltins.planted = 'left behind'\nresult = 1",
+                       call_tool=_no_tool, limits=LIMITS)
+        fresh = await pool.run("import builtins\nresult = getattr(builtins, 'planted', None)",
+                               call_tool=_no_tool, limits=LIMITS)
+    assert reused.value == "left behind"
+    assert fresh.value is None
+
+
+async def test_memory_cap_is_hard_and_still_reports_the_limit() -> None:
+    source = PRELUDE + (
+        "soft, hard = resource.getrlimit(resource.RLIMIT_AS)\n"
+        "raised = attempt(lambda: resource.setrlimit(resource.RLIMIT_AS, (hard, hard)))\n"
+        "blob = bytearray(512 * 1024 * 1024)\n"
+        "result = 'allocated past the cap'"
+    )
+    async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
+        result = await pool.run(source, call_tool=_no_tool, limits=LIMITS)
+        after = await pool.run("result = 'next run fine'", call_tool=_no_tool, limits=LIMITS)
+    assert result.value != "allocated past the cap"
+    assert result.value == {"raised": "MemoryError", "errno": None, "message": ""} or \
+        (result.error is not None and result.error.limit == "memory"), result
+    assert after.value == "next run fine"
+
+
+async def test_restricted_scripts_run_confined() -> None:
+    """The real runner, confined: the examples' kind of script works, with tool calls."""
+    async def call_tool(name: str, arguments: dict[str, Any]) -> Any:
+        return {"echo": arguments}
+
+    source = ("import json, re, math, asyncio\n"
+              "replies = await asyncio.gather(*[tools.echo(i=i) for i in range(5)])\n"
+              "'x'.encode('latin-1')\n"
+              "{'n': len(replies), 'pi': round(math.pi, 2), 'm': re.findall('a+', 'caaab'),\n"
+              " 'j': json.dumps(replies[0])}")
+    async with WorkerPoolExecutor(size=1, confinement="strict") as pool:
+        result = await pool.run(source, call_tool=call_tool, tool_paths=["echo"])
+        failing = await pool.run("def f():\n    return 1 / 0\nf()", call_tool=call_tool)
+    assert result.error is None, result.error
+    assert result.value["n"] == 5 and result.value["m"] == ["aaa"]
+    assert failing.error is not None and failing.error.type == "ZeroDivisionError"
+    assert failing.error.line == 2
