@@ -469,3 +469,39 @@ async def test_tool_call_error_path_keeps_indexes_and_script_names(
     assert run.ok, run.error
     assert run.value == ["book", path]
     assert seen == []
+
+
+class _RogueExecutor:
+    """An executor that calls whatever path it likes (as a compromised worker would try)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.raised: list[BaseException] = []
+
+    async def run(self, source: str, *, call_tool: Any, tool_paths: Any = (),
+                  limits: Any = None) -> cm.ScriptResult:
+        try:
+            await call_tool(self.path, {"path": "/etc/passwd"})
+        except cm.ToolCallError as exc:
+            self.raised.append(exc)
+        return cm.ScriptResult(value="done")
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("path", ["ghost", "run_code", "delete-file", "slow-echo"])
+async def test_the_bridge_refuses_paths_the_sdk_does_not_offer(
+    registry: cm.ToolRegistry, recorder: Any, path: str
+) -> None:
+    """Wire names (``slow-echo``), hidden tools and unknown names are not script paths."""
+    rogue = _RogueExecutor(path)
+    mode = cm.CodeMode(registry, executor=rogue, preflight=False)
+    registry.register(mode.as_tool())
+    events: list[cm.ToolEvent] = []
+    registry.subscribe(events.append)
+    run = await mode.run("1")
+    assert run.value == "done"
+    [error] = rogue.raised
+    assert (error.tool, error.message) == (path, f"unknown tool tools.{path}")
+    assert events == [] and recorder.log == []

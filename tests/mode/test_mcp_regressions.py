@@ -212,3 +212,88 @@ async def test_a_second_server_with_the_same_tool_names_is_told_to_use_a_prefix(
     )
     assert made.names == ("two_t",)
     assert sorted(cm.CodeMode(registry).sdk().names.tools) == ["one.t", "two.two_t"]
+
+
+class _Tools(_Listing):
+    """A session listing several tools (any names, even repeated ones)."""
+
+    def __init__(self, *tools: types.Tool) -> None:
+        super().__init__({"type": "object"})
+        self.tools = list(tools)
+
+    async def list_tools(self, *, params: Any = None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self.tools)
+
+
+async def test_an_output_schema_that_cannot_be_repaired_is_dropped_not_the_tool() -> None:
+    """A draft-4 ``id`` names the ``$ref``'s target, which 2020-12 does not read: every
+    result would fail its check, so the tool is registered without an output schema."""
+    output = {
+        "type": "object",
+        "properties": {"a": {"$ref": "https://x/b.json"}},
+        "$defs": {"b": {"id": "https://x/b.json", "type": "string"}},
+    }
+    session = _Listing({"type": "object"}, output=output)
+    registry = cm.ToolRegistry()
+    made = await register_mcp_tools(registry, session, namespace="ns")
+    assert made.names == ("t",)
+    assert made.repairs == ("t: output schema dropped",)
+    assert registry.specs()[0].output_schema is None
+    result = await registry.execute(cm.ToolCall(call_id="c", name="t", arguments={"q": 1}))
+    assert not result.is_error and result.text == "ok"
+    assert session.calls == [{"q": 1}]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "repairs"),
+    [
+        # Draft 7 says exclusiveMinimum is a number: the boolean is what its metaschema refuses.
+        ("http://json-schema.org/draft-07/schema#", ("t: dropped properties/n/exclusiveMinimum",)),
+        # Draft 4 is where a boolean exclusiveMinimum is right: nothing to drop.
+        ("http://json-schema.org/draft-04/schema#", ()),
+        (None, ()),  # undeclared: read in the older draft that accepts it
+    ],
+    ids=["declared-draft-7", "declared-draft-4", "undeclared"],
+)
+async def test_a_declared_schema_dialect_decides_what_is_dropped(
+    dialect: str | None, repairs: tuple[str, ...]
+) -> None:
+    params: dict[str, Any] = {
+        "type": "object",
+        "properties": {"n": {"type": "number", "minimum": 1, "exclusiveMinimum": True}},
+    }
+    if dialect is not None:
+        params["$schema"] = dialect
+    session = _Listing(params)
+    registry = cm.ToolRegistry()
+    made = await register_mcp_tools(registry, session, namespace="ns")
+    assert made.repairs == repairs
+    kept = registry.specs()[0].parameters["properties"]["n"]
+    assert ("exclusiveMinimum" in kept) is (not repairs)
+    ok = await registry.execute(cm.ToolCall(call_id="c1", name="t", arguments={"n": 2}))
+    assert not ok.is_error and session.calls == [{"n": 2}]
+    low = await registry.execute(cm.ToolCall(call_id="c2", name="t", arguments={"n": 0}))
+    assert low.is_error and low.error is not None and low.error.kind == "invalid_arguments"
+    assert session.calls == [{"n": 2}], "refused by the pipeline, not sent to the server"
+
+
+async def test_a_registration_failing_half_way_is_rolled_back() -> None:
+    """The second of two tools listed under one name fails to register after the first
+    did: the first is removed again, so the registry is as it was."""
+    async def local(args: Any) -> str:
+        return "local"
+
+    registry = cm.ToolRegistry()
+    registry.register(cm.define_tool(name="mine", execute=local))
+    session = _Tools(
+        types.Tool(name="a", input_schema={"type": "object"}),
+        types.Tool(name="dup", input_schema={"type": "object"}),
+        types.Tool(name="dup", input_schema={"type": "object", "properties": {"x": {}}}),
+    )
+    version = registry.version
+    with pytest.raises(cm.DuplicateToolError, match="dup"):
+        await register_mcp_tools(registry, session, namespace="ns")
+    assert [spec.name for spec in registry.specs()] == ["mine"]
+    assert "a" not in registry and "dup" not in registry
+    assert sorted(cm.CodeMode(registry).sdk().names.tools) == ["mine"]
+    assert registry.version != version  # registered, then disposed: the SDK was rebuilt
