@@ -126,6 +126,10 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "sdk", help="write the generated SDK (see `codemode sdk --help`)", add_help=False
     )
+    sub.add_parser(
+        "doctor", help="show the sandbox's kernel layers on this machine "
+        "(see `codemode doctor --help`)", add_help=False
+    )
     return parser
 
 
@@ -136,6 +140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .sdk import main_sdk
 
         return main_sdk(argv[1:])
+    if argv and argv[0] == "doctor":
+        from .doctor import main_doctor
+
+        return main_doctor(argv[1:])
     args = _parser().parse_args(argv)
     try:
         if args.command == "run":
