@@ -3,8 +3,9 @@
 The rows are data: ``attacks/escapes/*.toml`` (escape attempts) and
 ``attacks/doses/*.toml`` (denial-of-service attempts), one file per attack family
 (see :func:`load_rows` for the format). Each row is one attack. A row passes only
-when the sandbox produced the *specific* refusal we expect (error type, limit
-name, message hint) AND the host stayed untouched:
+when the sandbox produced the *specific* refusal we expect (the error type and the
+limit name, or the wording only that refusal uses: :data:`REFUSALS`, or a message
+fragment) AND the host stayed untouched:
 
 - host sentinels: the tool callback records every call and flags calls that
   arrive after ``run()`` returned; host trap objects (inside a host exception,
@@ -41,6 +42,7 @@ Rows are never skipped or xfailed: a row that fails is an open finding in
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import faulthandler
 import gc
@@ -276,14 +278,6 @@ def output_truncated(result: Any, host: Host) -> None:
 
 
 @check
-def refused_as_too_big(result: Any, host: Host) -> None:
-    """A huge source must be refused (compile refusal or a tripped size/time limit)."""
-    assert result.error is not None, "a 30 000-line / 600 KB script ran to completion"
-    assert result.error.type == "SyntaxError" or result.error.limit in ("timeout", "memory"), (
-        result.error)
-
-
-@check
 def strings_only(result: Any, host: Host) -> None:
     """The value is made of strings (and None) only: no host object came through."""
     assert result.error is None, result.error
@@ -350,14 +344,115 @@ def encodable_host_calls(result: Any, host: Host) -> None:
     json.dumps(host.calls, ensure_ascii=False).encode()
 
 
+# --------------------------------------------------------------------------- refusals
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Refusal:
+    """A refusal of the sandbox a row names with ``refusal = "..."``: its error and wording."""
+
+    error: str
+    """The ``ScriptError.type`` it raises."""
+    pattern: str
+    """A regular expression for the wording only this mechanism uses (searched in the message)."""
+    by_policy: bool = False
+    """Raised by the compile-time policy on a tree CPython's own parser accepted."""
+
+
+REFUSALS: Final[dict[str, Refusal]] = {
+    # RestrictedPython's transformer and SandboxPolicy (codemode/sandbox/language/policy.py)
+    "policy-private-attribute": Refusal(
+        error="SyntaxError", by_policy=True,
+        pattern=r'is an invalid attribute name because it starts with "_"'),
+    "policy-private-name": Refusal(
+        error="SyntaxError", by_policy=True,
+        pattern=r'is an invalid variable name because it starts with "_"'),
+    "policy-inspect-attribute": Refusal(
+        error="SyntaxError", by_policy=True,
+        pattern=r"is a restricted name, that is forbidden to access in RestrictedPython"),
+    "policy-reserved-name": Refusal(
+        error="SyntaxError", by_policy=True, pattern=r'"\w+" is a reserved name'),
+    "policy-exec": Refusal(
+        error="SyntaxError", by_policy=True, pattern=r"Exec calls are not allowed"),
+    "policy-eval": Refusal(
+        error="SyntaxError", by_policy=True, pattern=r"Eval calls are not allowed"),
+    "policy-metaclass-keyword": Refusal(
+        error="SyntaxError", by_policy=True,
+        pattern=r'The keyword argument "metaclass" is not allowed'),
+    "policy-match-statement": Refusal(
+        error="SyntaxError", by_policy=True, pattern=r"Match statements are not allowed"),
+    "policy-try-star": Refusal(
+        error="SyntaxError", by_policy=True, pattern=r"TryStar statements are not allowed"),
+    # compile_script, before the policy (codemode/sandbox/language/compile.py)
+    "compile-too-long": Refusal(
+        error="SyntaxError", pattern=r"the script is too long \(\d+ characters, at most \d+\)"),
+    "compile-nested-too-deeply": Refusal(
+        error="SyntaxError", pattern=r"the script is nested too deeply to compile"),
+    "compile-lone-surrogate": Refusal(
+        error="SyntaxError",
+        pattern=r"the script contains a lone surrogate character \(U\+D[89A-F][0-9A-F]{2}\)"),
+    # the run-time guards (codemode/sandbox/language/guards.py, builtins.py)
+    "guard-private-attribute": Refusal(
+        error="AttributeError",
+        pattern=r"attribute '.+' is not accessible: names starting with '_' are private in the "
+                r"sandbox"),
+    "guard-attribute-not-allowed": Refusal(
+        error="AttributeError", pattern=r"'\w+' object has no accessible attribute '"),
+    "guard-read-only": Refusal(
+        error="TypeError", pattern=r"'\w+' objects cannot be modified in the sandbox"),
+    "guard-script-class-base": Refusal(
+        error="TypeError", pattern=r"class \w+ cannot subclass '\w+' in the sandbox"),
+    "guard-type-three-args": Refusal(
+        error="TypeError", pattern=r"type\(\) with 3 arguments is not available in the sandbox"),
+    "guard-type-of-hidden-type": Refusal(
+        error="TypeError", pattern=r"type\(\) is not available for '\w+' objects in the sandbox"),
+    "guard-print-file": Refusal(
+        error="TypeError", pattern=r"print\(file=\.\.\.\) is not available in the sandbox"),
+    "guard-codec": Refusal(
+        error="LookupError", pattern=r"codec .+ is not available in the sandbox \(available: "),
+    "guard-percent-key-parentheses": Refusal(
+        error="ValueError",
+        pattern=r"%-format keys with more than \d+ parentheses are not supported in the sandbox"),
+    # the import allowlist and the facades (codemode/sandbox/language/facades/__init__.py)
+    "import-not-allowed": Refusal(
+        error="ImportError",
+        pattern=r"module '[\w.]+' is not available in the sandbox \(available: "),
+    "import-name-not-exported": Refusal(
+        error="ImportError", pattern=r"^cannot import name '\w+' from '\w+'$"),
+    "import-relative": Refusal(
+        error="ImportError", pattern=r"relative imports are not available in the sandbox"),
+    "facade-attribute-not-exported": Refusal(
+        error="AttributeError",
+        pattern=r"module '\w+' has no attribute '\w+' in the sandbox \(available: "),
+    # the tools proxy and the result encoder (codemode/sandbox/runtime/toolproxy.py, runner.py)
+    "tool-not-awaited": Refusal(
+        error="TypeError",
+        pattern=r"(tools\.[\w.]+\(\.\.\.\) was not awaited|the result is an un-awaited tool "
+                r"call): add `await`"),
+    "tool-already-awaited": Refusal(
+        error="RuntimeError",
+        pattern=r"tools\.[\w.]+\(\.\.\.\) was already awaited; call it again"),
+    "tool-keyword-arguments-only": Refusal(
+        error="TypeError", pattern=r"tools\.[\w.]+\(\) takes keyword arguments only"),
+    "tool-arguments-not-json": Refusal(
+        error="TypeError", pattern=r"tools\.[\w.]+\(\): arguments must be JSON data \("),
+    "result-not-json": Refusal(
+        error="TypeError", pattern=r"the result must be JSON data; got an? \w+ object"),
+}
+"""The sandbox's own refusals, by mechanism: each pattern is wording that only that
+mechanism produces, so a natural error of the same type cannot pass for a refusal."""
+
+POLICY_REFUSALS: Final = frozenset(name for name, r in REFUSALS.items() if r.by_policy)
+
+
 # --------------------------------------------------------------------------- the table
 
 ATTACKS_DIR = Path(__file__).parent / "attacks"
 """The row files: ``escapes/NN-family.toml`` and ``doses/NN-family.toml``."""
 
 ROW_KEYS: Final = frozenset({
-    "id", "source", "repeat", "error", "limit", "message", "value", "value_json", "check",
-    "limits", "limits_override", "max_calls",
+    "id", "source", "repeat", "error", "limit", "refusal", "message", "reason", "value",
+    "value_json", "check", "limits", "limits_override", "max_calls",
 })
 FILE_KEYS: Final = frozenset({"family", "limits", "attack"})
 PLACEHOLDER: Final = re.compile(r"\{([A-Z][A-Z_]*|U\+[0-9A-F]{4,6})\}")
@@ -377,8 +472,12 @@ class Attack:
     """Expected ``ScriptError.type``; None means the run must succeed."""
     limit: tuple[str, ...] = ()
     """Accepted ``ScriptError.limit`` names when ``error`` is LimitExceeded."""
+    refusal: str | None = None
+    """The sandbox refusal (a key of :data:`REFUSALS`) whose wording the message must show."""
     message: str | None = None
     """A substring the error message must contain (case-insensitive)."""
+    reason: str | None = None
+    """Why the error type alone is the answer (the script's own exception, no message)."""
     value: Any = None
     """Expected value when the run succeeds (not compared when None and ``check`` is set)."""
     check: Callable[[Any, Host], None] | None = None
@@ -413,6 +512,13 @@ def _row(row: dict[str, Any], family: str, default_limits: str) -> Attack:
     error = row.get("error")
     limit = tuple(row.get("limit", ()))
     assert (error == LIMIT) == bool(limit), f"{row['id']}: LimitExceeded rows name the limit"
+    refusal = row.get("refusal")
+    if refusal is not None:
+        assert REFUSALS[refusal].error == error, f"{row['id']}: {refusal} raises another type"
+    if error is not None and error != LIMIT:
+        assert refusal or row.get("message") or row.get("reason"), (
+            f"{row['id']}: a row that expects {error} names the refusal (refusal = ...), a "
+            "fragment of its message (message = ...) or why the type is enough (reason = ...)")
     value = json.loads(row["value_json"]) if "value_json" in row else row.get("value")
     return Attack(
         id=row["id"],
@@ -420,7 +526,9 @@ def _row(row: dict[str, Any], family: str, default_limits: str) -> Attack:
         script=_expand(row["source"], row.get("repeat", {})),
         error=error,
         limit=limit,
+        refusal=refusal,
         message=row.get("message"),
+        reason=row.get("reason"),
         value=value,
         check=CHECKS[row["check"]] if "check" in row else None,
         limits=limits,
@@ -437,8 +545,10 @@ def load_rows(kind: str) -> list[Attack]:
     - ``id``, ``source`` (the script; ``{SENTINEL_PATH}``, ``{BIG}``, ``{U+XXXX}`` and the
       names of ``repeat = { NAME = [text, times] }`` are filled in);
     - ``error`` (``ScriptError.type``; absent: the run must succeed), ``limit`` (the
-      accepted limit names of a LimitExceeded row), ``message`` (a fragment of the error
-      message);
+      accepted limit names of a LimitExceeded row); any other error needs ``refusal`` (a
+      key of :data:`REFUSALS`), ``message`` (a fragment of the error message, for errors
+      no one mechanism words) or, for the script's own exceptions, ``reason`` (why the
+      type alone is the answer);
     - ``value`` (expected value of a successful run; ``value_json`` when it holds
       ``null``), ``check`` (a name in :data:`CHECKS`);
     - ``limits`` (a name in :data:`LIMITS`), ``limits_override`` (fields replaced),
@@ -604,9 +714,7 @@ async def assert_sentinel_works(executor: Any) -> None:
 
 def assert_outcome(attack: Attack, result: Any, host: Host) -> None:
     """The specific refusal (or value) the row demands."""
-    if attack.check is refused_as_too_big:
-        pass
-    elif attack.error is None:
+    if attack.error is None:
         assert result.error is None, f"expected success, got {result.error}"
         if attack.check is None or attack.value is not None:
             assert result.value == attack.value
@@ -618,6 +726,10 @@ def assert_outcome(attack: Attack, result: Any, host: Host) -> None:
             assert result.error.limit in result.error.message, result.error
         else:
             assert result.error.limit is None, result.error
+        if attack.refusal is not None:
+            pattern = REFUSALS[attack.refusal].pattern
+            assert re.search(pattern, result.error.message), (
+                f"not the {attack.refusal} refusal: {result.error}")
         if attack.message is not None:
             assert attack.message.lower() in result.error.message.lower(), result.error
     if attack.check is not None:
@@ -649,14 +761,31 @@ async def test_attack_is_contained(executor: Any, attack: Attack) -> None:
     assert_outcome(attack, result, host)
 
 
-ROW_COUNT: Final = 691
-"""Rows in the tables when they became data files: the tables may grow, never shrink."""
+ROW_COUNT: Final = 695
+"""Rows in the tables (691 when they became data files, then the other routes to an async
+generator's step awaitable): the tables may grow, never shrink."""
 
 
 def test_table_is_large_and_ids_are_unique() -> None:
     ids = [p.id for p in ATTACKS]
     assert len(ids) == len(set(ids)), [i for i in ids if ids.count(i) > 1]
     assert len(ids) >= ROW_COUNT, len(ids)
+
+
+def test_every_refusal_is_expected_by_some_row() -> None:
+    """The registry holds no stale wording: each refusal is what some row expects."""
+    named = {p.values[0].refusal for p in ATTACKS}
+    assert set(REFUSALS) <= named, sorted(set(REFUSALS) - named)
+
+
+POLICY_ROWS = [p for p in ATTACKS if p.values[0].refusal in POLICY_REFUSALS]
+
+
+@pytest.mark.parametrize("attack", POLICY_ROWS)
+def test_policy_rows_get_past_cpythons_own_parser(attack: Attack) -> None:
+    """A row that expects the policy's refusal parses as Python: the refusal it gets is the
+    policy's, not CPython's tokenizer or parser refusing the text first."""
+    ast.parse(attack.script)
 
 
 HOST_STREAM_LEAKS = [
