@@ -143,9 +143,18 @@ def escape_controls(source: str) -> str:
     return _CONTROL.sub(_control_escape, source)
 
 
+def _docstring_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xD800 <= code <= 0xDFFF:
+        # Python 3.13 cleans docstrings at compile time through UTF-8, so even an escaped
+        # lone surrogate fails there; the docstring shows the escape as text instead.
+        return f"\\\\u{code:04x}"
+    return _control_escape(match)
+
+
 def _escape(text: str) -> str:
     text = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    return _CONTROL.sub(_control_escape, text)
+    return _CONTROL.sub(_docstring_escape, text)
 
 
 def docstring(paragraphs: list[str], *, indent: str, width: int = 96) -> str:

@@ -6,6 +6,7 @@ import re
 import sqlite3
 import statistics
 from collections import Counter
+from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -33,7 +34,7 @@ def files_of(workspace: Path) -> Path:
 
 
 def sql(workspace: Path, statement: str, *params: Any) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(workspace / "shop.db") as conn:
+    with closing(sqlite3.connect(workspace / "shop.db")) as conn:
         return conn.execute(statement, params).fetchall()
 
 
@@ -227,7 +228,7 @@ def test_seed_is_deterministic(tmp_path: Path) -> None:
     assert all((first / f).read_bytes() == (second / f).read_bytes() for f in files)
 
     def dump(root: Path) -> list[str]:
-        with sqlite3.connect(root / "shop.db") as conn:
+        with closing(sqlite3.connect(root / "shop.db")) as conn:
             return list(conn.iterdump())
 
     assert dump(first) == dump(second)

@@ -7,6 +7,7 @@ import re
 import sqlite3
 import statistics
 from collections import Counter
+from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,7 @@ def source(name: str) -> str:
 
 
 def rows(workspace: Path, statement: str, *params: Any) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(workspace / "shop.db") as conn:
+    with closing(sqlite3.connect(workspace / "shop.db")) as conn:
         return conn.execute(statement, params).fetchall()
 
 
