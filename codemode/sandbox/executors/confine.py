@@ -302,7 +302,7 @@ _ALLOWED: Final = {
     "open": 2, "openat": 257, "openat2": 437, "close": 3, "close_range": 436, "fstat": 5,
     "stat": 4, "lstat": 6, "newfstatat": 262, "statx": 332, "getdents64": 217,
     "readlink": 89, "readlinkat": 267, "access": 21, "faccessat": 269, "faccessat2": 439,
-    "fcntl": 72, "dup": 32, "dup2": 33, "dup3": 292, "pipe": 22, "pipe2": 293,
+    "dup": 32, "dup2": 33, "dup3": 292, "pipe": 22, "pipe2": 293,
     "getcwd": 79, "fadvise64": 221,
     # sockets that already exist (asyncio's socketpair self-pipe)
     "sendto": 44, "recvfrom": 45, "sendmsg": 46, "recvmsg": 47, "shutdown": 48,
@@ -321,6 +321,10 @@ _SOCKETPAIR: Final = 53
 _PRLIMIT64: Final = 302
 _PRCTL: Final = 157
 _IOCTL: Final = 16
+_FCNTL: Final = 72
+_FCNTL_ALLOWED: Final = (0, 1, 2, 3, 4, 1030, 1032)
+"""F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_DUPFD_CLOEXEC, F_GETPIPE_SZ (not
+F_SETOWN/F_SETSIG: I/O signals to another process)."""
 _CLONE_THREAD: Final = 0x00010000
 _CLONE_NAMESPACES: Final = 0x7E020080
 """CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET (and CLONE_NEWTIME)."""
@@ -371,6 +375,7 @@ def seccomp_program(pid: int) -> bytes:
     prog += _one_of(_PRLIMIT64, 0, (0, pid), deny)
     prog += _one_of(_PRCTL, 0, _PRCTL_ALLOWED, deny)
     prog += _one_of(_IOCTL, 1, _IOCTL_ALLOWED, deny)
+    prog += _one_of(_FCNTL, 1, _FCNTL_ALLOWED, deny)
     prog.append(_ins(_RET_K, deny))
     return b"".join(prog)
 
@@ -385,7 +390,7 @@ def _seccomp(pid: int) -> str:
     buffer = ctypes.create_string_buffer(fprog, len(fprog))
     # SECCOMP_SET_MODE_FILTER with SECCOMP_FILTER_FLAG_TSYNC (there is one thread anyway)
     _check(_sys(_NR_SECCOMP, ctypes.c_uint(1), ctypes.c_uint(1), buffer), "seccomp")
-    return (f"default-deny allowlist of {len(_ALLOWED) + 7} syscalls ({count} BPF "
+    return (f"default-deny allowlist of {len(_ALLOWED) + 8} syscalls ({count} BPF "
             "instructions): no ptrace, process_vm_*, exec, fork, signals to others, mount, "
             "unshare, setns, bpf, perf_event_open, socket")
 
