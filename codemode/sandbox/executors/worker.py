@@ -1,15 +1,19 @@
 """A sandbox worker process: runs one script at a time for the host's pool.
 
 Started by :class:`~codemode.sandbox.executors.pool.WorkerPoolExecutor` as
-``python -I -B -c <bootstrap> <package root> <runtime>`` with a minimal
-environment, no inherited descriptors but its pipes, and its own session.
-It pre-imports (and warms up) the script runtime so a warm run starts in
-microseconds, announces ``["ready", pid]`` and then serves ``run`` messages
-(see ``protocol.py``) until its pipe closes.
+``python -I -B -c <bootstrap> <package root> <plan JSON> <runtime>`` with a minimal
+environment, no inherited descriptors but its pipes (stdin, stdout; stderr is a pipe
+the host reads, bounded, into ``logging``), and its own session. It pre-imports (and
+warms up: a few scripts through the real runner) the script runtime so a warm run
+starts in microseconds, then confines itself as the plan says (``confine.apply``, on
+its only thread: the kernel layer), announces ``["ready", pid, report]`` (the report:
+layer -> ``[active, detail]``) and then serves ``run`` messages (see ``protocol.py``)
+until its pipe closes.
 
 Per run it caps ``RLIMIT_AS`` at its current address space plus
-``Limits.memory`` and ``RLIMIT_CPU`` at the CPU time the timeout allows; the
-host's wall-clock kill is the backstop for code the runner cannot interrupt.
+``Limits.memory`` and ``RLIMIT_CPU`` at the CPU time the timeout allows (confined:
+as hard limits, see ``_Proc.limit_run``); the host's wall-clock kill is the backstop
+for code the runner cannot interrupt.
 Whatever the script left running is cancelled (and its event loop replaced)
 before ``done`` is sent, so nothing a script started can act during a later
 run. A worker that could not clean up, ran out
@@ -189,6 +193,8 @@ class _Channel:
         loop = asyncio.get_running_loop()
         loop.add_reader(self._read_fd, self._on_readable)
         self._serving = True
+        self._run = int(payload.get("run", 0))  # call ids of run n: n << 32 + 1, + 2 …
+        self._next_id = self._run << 32
         try:
             return await runtime(
                 str(payload["source"]),
@@ -380,7 +386,7 @@ def _serve_forever(channel: _Channel, runtime: ScriptRuntime, proc: _Proc) -> No
             outcome = _memory_outcome(limits)
         peak = proc.peak_memory() if measured else None
         retiring = reserve is None or next_loop is None or proc.retire
-        channel.send(["done", outcome.to_json(), peak, retiring])
+        channel.send(["done", outcome.to_json(), peak, retiring, payload.get("run")])
         if retiring or next_loop is None:
             raise SystemExit(0)
         loop = next_loop
