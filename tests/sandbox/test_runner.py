@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import textwrap
+import threading
 from typing import Any
 
+import anyio
 import pytest
 
 from codemode.errors import LimitExceeded, ToolCallError
 from codemode.sandbox.executors.broker import CallBroker
 from codemode.sandbox.limits import Limits
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError
-from codemode.sandbox.runtime.runner import run_script
+from codemode.sandbox.runtime.runner import RunControl, run_script
 
 SMALL = Limits(timeout=2.0, operations=20_000, memory=8 * 1024 * 1024, recursion=30,
                output=200, result=1000, calls=5, concurrency=2)
@@ -317,3 +319,112 @@ async def test_an_oversized_error_message_shows_its_head_only_when_it_is_one_str
 async def test_ticks_never_change_a_value(source: str, value: Any) -> None:
     outcome = await run(source)
     assert outcome.error is None and outcome.value == value
+
+
+class _Stopper:
+    """Aborts a run from another thread once the host saw its first call (no timing)."""
+
+    def __init__(self, control: RunControl, reason: str) -> None:
+        self.control = control
+        self.reason = reason
+        self.first_call = threading.Event()
+        self.thread = threading.Thread(target=self._stop)
+        self.thread.start()
+
+    def _stop(self) -> None:
+        self.first_call.wait(30)
+        self.control.abort(self.reason)
+        self.control.abort("a second reason is ignored")
+
+
+class _AbortHost(Host):
+    def __init__(self, stopper: _Stopper | None = None) -> None:
+        super().__init__()
+        self.stopper = stopper
+        self.cancelled = 0
+
+    async def __call__(self, name: str, args: dict[str, Any]) -> Any:
+        if self.stopper is not None:
+            self.stopper.first_call.set()
+        if name == "slow":
+            self.calls.append((name, args))
+            try:
+                await anyio.sleep_forever()
+            except anyio.get_cancelled_exc_class():
+                self.cancelled += 1
+                raise
+        return await super().__call__(name, args)
+
+
+LONG = Limits(timeout=60.0, operations=10**12, calls=100)
+
+
+async def _aborted(source: str, host: Host, control: RunControl) -> RunOutcome:
+    broker = CallBroker(host, LONG)
+    with anyio.fail_after(30):
+        return await run_script(textwrap.dedent(source), call=broker.answer_json,
+                                tool_paths=("echo", "slow"), limits=LONG, control=control)
+
+
+def _assert_aborted(outcome: RunOutcome, reason: str) -> None:
+    assert outcome.error is not None, outcome.value
+    assert (outcome.error.type, outcome.error.limit) == ("LimitExceeded", "timeout")
+    assert reason in outcome.error.message
+    assert "second reason" not in outcome.error.message
+    assert outcome.value is None
+
+
+async def test_a_run_aborted_before_it_starts_runs_nothing() -> None:
+    control = RunControl()
+    control.abort("stopped before the start")
+    host = _AbortHost()
+    outcome = await _aborted("await tools.echo(n=1)\n'ran'", host, control)
+    _assert_aborted(outcome, "stopped before the start")
+    assert host.calls == []
+
+
+async def test_an_abort_stops_a_cpu_loop_at_its_next_tick() -> None:
+    control = RunControl()
+    stopper = _Stopper(control, "the host stopped it")
+    host = _AbortHost(stopper)
+    outcome = await _aborted("await tools.echo()\nn = 0\nwhile True:\n    n += 1", host, control)
+    stopper.thread.join()
+    _assert_aborted(outcome, "the host stopped it")
+    assert outcome.error is not None and outcome.error.line in (3, 4)
+    assert host.calls == [("echo", {})]
+
+
+async def test_an_abort_cancels_the_call_the_script_waits_for() -> None:
+    control = RunControl()
+    stopper = _Stopper(control, "cancelled by the host")
+    host = _AbortHost(stopper)
+    outcome = await _aborted("x = 1\nawait tools.slow()\n'after'", host, control)
+    stopper.thread.join()
+    _assert_aborted(outcome, "cancelled by the host")
+    assert outcome.error is not None and outcome.error.line == 2
+    assert host.calls == [("slow", {})] and host.cancelled == 1
+
+
+async def test_an_abort_the_script_swallows_still_fails_the_run() -> None:
+    control = RunControl()
+    stopper = _Stopper(control, "no way out")
+    host = _AbortHost(stopper)
+    source = """
+    try:
+        await tools.slow()
+    except:
+        pass
+    'finished anyway'
+    """
+    outcome = await _aborted(source, host, control)
+    stopper.thread.join()
+    _assert_aborted(outcome, "no way out")
+    assert host.cancelled == 1
+
+
+def test_watch_before_a_run_attached_does_nothing() -> None:
+    control = RunControl()
+    control.watch()  # no run yet: nothing to check, and no error
+    control.abort("later")
+    control.watch()
+    assert control._reason == "later"

@@ -461,6 +461,9 @@ async def _run(compiled: CompiledScript, namespace: dict[str, Any], state: RunSt
 
             control._attach(stop, meter.watch)
         try:
+            if meter.abort_reason is not None:  # aborted before it started: run none of it
+                meter.tripped = LimitExceeded("timeout", limits.timeout, meter.abort_reason)
+                return None
             await _execute(compiled, namespace)
             if meter.tripped is None:
                 meter.poll_memory(force=True)
