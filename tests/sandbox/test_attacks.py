@@ -43,6 +43,7 @@ Rows are never skipped or xfailed: a row that fails is an open finding in
 from __future__ import annotations
 
 import ast
+import asyncio
 import contextlib
 import faulthandler
 import gc
@@ -814,6 +815,31 @@ async def test_nothing_reaches_host_stdout_or_stderr(
     assert captured.out == "" and captured.err == "", (captured.out[:300], captured.err[:300])
     assert_host_untouched(result)
     await assert_sentinel_works(executor)
+
+
+class LateCaller:
+    """An executor gone wrong: each attack run leaves one call behind, due after run()."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.late: list[asyncio.Task[Any]] = []
+
+    async def run(self, source: str, *, call_tool: Any, **kwargs: Any) -> Any:
+        result = await self.inner.run(source, call_tool=call_tool, **kwargs)
+        if source != SENTINEL_SCRIPT:
+            late = call_tool("echo", {"x": "late"})
+            self.late.append(asyncio.get_running_loop().create_task(late))
+        return result
+
+
+async def test_the_sentinel_run_is_a_barrier_for_late_calls(executor: Any) -> None:
+    """The barrier the table relies on is not vacuous: a call left behind by a run reaches
+    the closed host before the next run on the same executor has finished."""
+    late = LateCaller(executor)
+    _, host = await run_attack(late, "1", ESC)
+    with pytest.raises(AssertionError, match="call delivered after run"):
+        await assert_sentinel_works(late)
+    assert host.calls == [("echo", {"x": "late"})]
 
 
 async def test_cancelled_run_stops_calls_and_executor_recovers(executor: Any) -> None:
