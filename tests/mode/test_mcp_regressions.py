@@ -297,3 +297,44 @@ async def test_a_registration_failing_half_way_is_rolled_back() -> None:
     assert "a" not in registry and "dup" not in registry
     assert sorted(cm.CodeMode(registry).sdk().names.tools) == ["mine"]
     assert registry.version != version  # registered, then disposed: the SDK was rebuilt
+
+
+@pytest.mark.parametrize("entry", ["run", "run_code"])
+async def test_scripts_over_mcp_tools_get_the_same_preflight_and_error_paths(entry: str) -> None:
+    params = {
+        "type": "object",
+        "properties": {"from": {"type": "array", "items": {"type": "integer"}}},
+        "required": ["from"],
+    }
+    session = _Listing(params)
+    registry = cm.ToolRegistry()
+    await register_mcp_tools(registry, session, namespace="ns")
+    async with cm.CodeMode(registry, executor=cm.InProcessExecutor()) as mode:
+        registry.register(mode.as_tool())
+
+        async def run(script: str) -> tuple[Any, Any]:
+            if entry == "run":
+                result = await mode.run(script)
+                return result.value, None if result.error is None else result.error.to_json()
+            outcome = await registry.execute(
+                cm.ToolCall(call_id="c", name="run_code", arguments={"code": script}))
+            assert outcome.meta is not None
+            return outcome.text, outcome.meta["error"]
+
+        _, refused = await run("await tools.ns.t(from_=[1], frm=2)")
+        assert refused is not None and refused["type"] == "PreflightError"
+        assert session.calls == [], "a script that fails preflight reaches no server"
+        value, error = await run(
+            "n = len('ab')\n"
+            "try:\n"
+            "    await tools.ns.t(from_=[1, str(n)])\n"
+            "except ToolCallError as e:\n"
+            "    r = e.path\n"
+            "r"
+        )
+    assert error is None
+    if entry == "run":
+        assert value == "$.from_[1]"
+    else:
+        assert value.startswith('value: "$.from_[1]"')
+    assert session.calls == []
