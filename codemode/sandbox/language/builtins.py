@@ -10,6 +10,7 @@ because whatever consumes them is counted, and every source of unbounded items
 from __future__ import annotations
 
 import builtins as _py
+import re
 from collections import Counter, deque
 from operator import length_hint
 from types import GeneratorType
@@ -42,6 +43,7 @@ from codemode.sandbox.language.sizes import (
     ensure_size,
     guarded_add,
     guarded_pow,
+    spec_number,
 )
 from codemode.sandbox.language.state import counted, current_run
 
@@ -447,8 +449,28 @@ def check_format_spec(spec: Any) -> None:
     if isinstance(spec, str) and len(spec) > 4:
         # A date's spec is a strftime format (``f"{d:%c%c…}"``), sized like strftime.
         check_strftime(spec)
-        digits = "".join(c if c.isdigit() else " " for c in spec).split()
-        ensure_size(sum(int(number[:12]) for number in digits), "format spec")
+        ensure_size(format_spec_size(spec), "format spec")
+
+
+_FORMAT_SPEC: Final = re.compile(
+    r"(?:.?[<>=^])?[-+ ]?z?#?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d*))?[a-zA-Z%]?",
+    re.DOTALL)
+"""CPython's format mini-language: ``[[fill]align][sign][z][#][0][width][grouping][.precision]
+[type]``."""
+
+
+def format_spec_size(spec: str) -> int:
+    """Characters the width and precision of ``spec`` can produce, read as CPython reads
+    them (leading zeros included: ``'>0000000000001000000000'`` is a width of 10**9). A spec
+    outside the mini-language (a date's strftime format, a script class's own) counts every
+    run of digits in it."""
+    match = _FORMAT_SPEC.fullmatch(spec)
+    if match is not None:
+        return spec_number(match["width"]) + spec_number(match["precision"] or "")
+    return sum(spec_number(run) for run in _DIGIT_RUN.findall(spec))
+
+
+_DIGIT_RUN: Final = re.compile(r"\d+")
 
 
 def isinstance_(obj: Any, classinfo: Any, /) -> bool:

@@ -592,31 +592,42 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
 """(type, name) -> factory binding a size-guarded method to an instance (facades add more)."""
 _SPECIAL = SPECIAL_METHODS
 
-UNBOUND_SPECIALS: Final = frozenset(
-    key for key in SPECIAL_METHODS
-    if key[1] in ("split", "rsplit", "splitlines", "strftime", "index", "update", "subtract",
-                  "upper", "lower", "casefold", "title", "swapcase", "capitalize", "count",
-                  "remove", "sort", "add", "discard", "get", "pop", "setdefault",
-                  "move_to_end",
-                  "union", "intersection", "difference", "symmetric_difference",
-                  "intersection_update", "difference_update", "symmetric_difference_update",
-                  "issubset", "issuperset", "isdisjoint"))
-"""Guarded methods a script may also take from the class (``map(str.split, lines)``); the
-older guarded ones (``str.ljust`` …) stay refused there."""
-
 
 def _unbound(real: type, name: str) -> Callable[..., Any]:
-    """``real.name`` as a function of the instance, running the guarded method."""
+    """``real.name`` taken from a class (``tuple.count``, ``type(x).index``, a named tuple
+    class or a script subclass): a function of the instance that runs the same guarded
+    method the instance would give, so no route to a method skips its guard."""
     special = _SPECIAL[(real, name)]
 
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if type(self) is not real:
+        if not isinstance(self, real):
             raise TypeError(f"descriptor {name!r} for {real.__name__!r} objects doesn't apply "
                             f"to a {type(self).__name__!r} object")
         return special(self)(*args, **kwargs)
     method.__name__ = name
     method.__qualname__ = f"{real.__name__}.{name}"
+    method.__module__ = "builtins"
     return method
+
+
+def _builtin_owner(cls: type, name: str) -> type | None:
+    """The builtin class in ``cls``'s MRO that defines ``name``, or None when script code
+    defines it first (or nobody does)."""
+    for base in cls.__mro__:
+        if name in base.__dict__:
+            return None if isinstance(base, ScriptMeta) else base
+    return None
+
+
+def _guarded_member(cls: type, obj: Any, name: str, value: Any, *, bound: bool) -> Any:
+    """``value`` (``obj.name``, ``obj`` an instance of the script class ``cls`` or, with
+    ``bound`` False, the class itself) as the guarded method when a builtin base defines
+    ``name`` and the guards bind it (a named tuple's ``count``/``index``)."""
+    owner = _builtin_owner(cls, name)
+    if owner is None or (owner, name) not in _SPECIAL:
+        return value
+    return _SPECIAL[(owner, name)](obj) if bound else _unbound(owner, name)
+
 
 _ALLOWED: dict[tuple[type, str], bool] = {}
 """Cache of granted (exact type, name) pairs for non-script types (bounded by ATTRIBUTES)."""
@@ -680,22 +691,18 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
                                      f"with {len(name)} characters")
             return obj.sandbox_getattr(name)
         if isinstance(cls, ScriptMeta):
-            if name in getattr(obj, "__dict__", ()) or _script_class_allows(cls, name):
-                value = getattr(obj, name)
-                if isinstance(obj, tuple) and (tuple, name) in _SPECIAL and (
-                        getattr(cls, name, None) is getattr(tuple, name)):
-                    return _SPECIAL[(tuple, name)](obj)  # a named tuple's count/index
-                return value
+            if name in getattr(obj, "__dict__", ()):
+                return getattr(obj, name)
+            if _script_class_allows(cls, name):
+                return _guarded_member(cls, obj, name, getattr(obj, name), bound=True)
         elif issubclass(cls, ScriptMeta):
             if _script_class_allows(obj, name):
-                return getattr(obj, name)
+                return _guarded_member(obj, obj, name, getattr(obj, name), bound=False)
         elif issubclass(cls, type):
             real = TYPE_ALIASES.get(obj, obj)
             if name in ATTRIBUTES.get(real, ()):
-                if (real, name) in UNBOUND_SPECIALS:
-                    return _unbound(real, name)
                 if (real, name) in _SPECIAL:
-                    raise refuse(obj, name)
+                    return _unbound(real, name)
                 if name == "fromkeys":
                     return partial(_fromkeys, real)
                 return getattr(real, name)

@@ -45,6 +45,7 @@ __all__ = [
     "poll_memory",
     "render_size",
     "repeat_ok",
+    "spec_number",
 ]
 
 MAX_INT_BITS: Final = 1 << 17
@@ -313,6 +314,24 @@ def percent_format_ok(fmt: Any, args: Any) -> None:
     ensure_size(_percent_total(data, args), "%-formatting")
 
 
+_HUGE_NUMBER: Final = 10**18
+_INT_DIGITS: Final = 4000
+"""Digits ``int()`` reads in one piece (CPython refuses more than 4300)."""
+
+
+def spec_number(digits: str | bytes) -> int:
+    """The value of a width or precision written with ``digits`` (any Unicode decimal
+    digits, as CPython's format parser takes), read as CPython reads it: leading zeros do
+    not count (``'>0000000000001000000000'`` is a width of 10**9); past 10**18 it counts as
+    10**18 (refused anyway)."""
+    text = digits.decode("ascii") if isinstance(digits, bytes) else digits
+    if len(text) > _INT_DIGITS:
+        head, text = text[:-_INT_DIGITS], text[-_INT_DIGITS:]
+        if any(int(head[i:i + _INT_DIGITS]) for i in range(0, len(head), _INT_DIGITS)):
+            return _HUGE_NUMBER
+    return min(int(text or 0), _HUGE_NUMBER)
+
+
 def _percent_total(data: bytes, args: Any) -> int:
     """Upper bound of the text ``data % args`` builds, parsed the way CPython does.
 
@@ -347,7 +366,7 @@ def _percent_total(data: bytes, args: Any) -> int:
                 position += 1
                 total += abs(value) if isinstance(value, int) else 0
             elif part is not None:
-                total += int(part[:12])
+                total += spec_number(part)
         if data[spec.end():spec.end() + 1] != b"%":
             position += 1  # the conversion's own argument
         i = data.find(b"%", spec.end() + 1)
