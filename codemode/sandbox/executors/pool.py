@@ -42,10 +42,13 @@ import subprocess
 import sys
 import time
 from collections import deque
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, Self, final
 
 import anyio
+import anyio.lowlevel
+import anyio.to_thread
 
 from codemode.errors import LimitExceeded, SandboxError, WorkerProtocolError
 from codemode.sandbox.executors.broker import CallBroker
@@ -56,10 +59,17 @@ from codemode.sandbox.executors.confine import (
     Confinement,
     ConfinementMode,
 )
-from codemode.sandbox.executors.protocol import FrameDecoder, encode
+from codemode.sandbox.executors.protocol import (
+    LARGE,
+    FrameDecoder,
+    decode_bounded,
+    encode,
+    json_size,
+    new_bounded,
+)
 from codemode.sandbox.executors.worker import EXIT_MEMORY
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
-from codemode.sandbox.runtime.result import RunOutcome, ScriptError, ScriptResult
+from codemode.sandbox.runtime.result import RunOutcome, ScriptError, ScriptResult, Usage
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator
@@ -107,6 +117,16 @@ _READ_SIZE: Final = 1 << 20
 _PIPE_SIZE: Final = 1 << 20
 """Pipe capacity asked for (Linux): big replies cross in fewer wakeups."""
 _F_SETPIPE_SZ: Final = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+
+_BATCH: Final = 256
+"""Most frames routed per loop turn; the rest wait for the next turn (a worker flooding
+frames cannot keep the loop in one callback)."""
+_RUN_SPAN: Final = 1 << 32
+"""Call ids of run ``n`` lie in ``(n * _RUN_SPAN, (n + 1) * _RUN_SPAN)`` (see ``protocol``)."""
+_YIELD_EVERY: Final = 4
+"""A handler answering queued calls back to back yields the loop after this many."""
+_run_ids = itertools.count(1)
+"""Run numbers, unique in this host process (frames carry them: see ``protocol``)."""
 
 
 _STDERR_TAIL: Final = 64 * 1024
@@ -164,7 +184,7 @@ class _Worker:
             os.set_blocking(fd, False)
             with contextlib.suppress(OSError):
                 fcntl.fcntl(fd, _F_SETPIPE_SZ, _PIPE_SIZE)
-        self.decoder = FrameDecoder()
+        self.decoder = FrameDecoder(bounded=True)
         self._outgoing: deque[memoryview] = deque()
         self.ready = False
         self.alive = True
@@ -189,6 +209,8 @@ class _Worker:
 
     def _take_ready(self, messages: list[list[Any]]) -> None:
         for message in messages:
+            if message[0] is LARGE:  # a ready frame with a big report: decode it bounded
+                message = decode_bounded(message[1])
             if message[0] != "ready" or self.ready:
                 raise WorkerProtocolError(f"expected ready, got {message[0]!r}")
             self.ready = True
@@ -230,8 +252,11 @@ class _Worker:
         """The last ``_STDERR_TAIL`` bytes the worker wrote to stderr."""
         return self._stderr_tail.decode("utf-8", "replace")
 
-    def read(self) -> list[list[Any]] | None:
-        """Messages completed by what the pipe holds now; None if nothing was there."""
+    def read(self, limit: int | None = None) -> list[list[Any]] | None:
+        """Messages completed by what the pipe holds now (at most ``limit``, buffered
+        frames first); None if nothing was there."""
+        if self.decoder.backlog:
+            return self.decoder.feed(b"", limit)
         try:
             data = os.read(self.read_fd, _READ_SIZE)
         except BlockingIOError:
@@ -239,7 +264,20 @@ class _Worker:
         if not data:
             self.alive = False
             raise _WorkerGone
-        return self.decoder.feed(data)
+        return self.decoder.feed(data, limit)
+
+    def stray(self) -> bool:
+        """True if the worker sent anything while no run was active, or its pipe closed:
+        out of protocol, so it gets no (further) run."""
+        if self.decoder.pending:
+            return True
+        try:
+            os.read(self.read_fd, 1)
+        except BlockingIOError:
+            return False
+        except OSError:
+            pass
+        return True
 
     async def receive(self) -> list[list[Any]]:
         """Wait for at least one whole message; raises ``_WorkerGone`` on EOF."""
@@ -335,13 +373,26 @@ def _reader_callback(
 
 @final
 class _Session:
-    """The host side of one run on one worker: routes messages, answers calls."""
+    """The host side of one run on one worker: routes messages, answers calls.
 
-    def __init__(self, worker: _Worker, broker: CallBroker, limits: Limits) -> None:
+    Nothing the worker sends can hold the run past its deadline or the loop for long:
+    at most ``_BATCH`` frames are routed per loop turn, the session checks the deadline
+    itself on every read and between answers (a flood of frames woke it on every turn,
+    just before anyio's cancellation could land, and kept a 5 s run alive for 28 s),
+    a frame too big or nested to decode at once is decoded on a thread
+    (``protocol.decode_bounded``) while the pipe is left unread, and at most
+    ``calls + concurrency`` calls may wait for replies. Frames must be this run's (see
+    ``protocol``); anything else ends the run and the worker.
+    """
+
+    def __init__(self, worker: _Worker, broker: CallBroker, limits: Limits, run_id: int,
+                 deadline: float) -> None:
         self._worker = worker
         self._broker = broker
         self._capacity = limits.concurrency
         self._inbox: deque[list[Any]] = deque()
+        self._queued: set[int] = set()
+        """Ids of the calls in the inbox the worker has not cancelled."""
         self._loop = _asyncio_loop()
         self._idle: list[Callable[[], None]] = []
         """How to wake each parked handler (a handler parks when the inbox is empty)."""
@@ -357,21 +408,41 @@ class _Session:
         self._poll_until = 0.0
         self._polling = False
         self._ended = False
+        self._run_id = run_id
+        self._base = run_id * _RUN_SPAN
+        self._last_id = self._base
+        self._deadline = deadline
+        """``time.perf_counter()`` value past which the run is over, whatever arrives."""
+        self._calls = limits.calls
+        self._max_pending = limits.calls + limits.concurrency
+        self._tg: TaskGroup | None = None
+        self._decoding = False
+        self._draining = False
+        self._decoded = anyio.Event()
+        self._decode_scope: anyio.CancelScope | None = None
         self.outcome: list[Any] | None = None
         """The worker's ``done`` message, once it arrived."""
+        self.large_outcome = False
+        """True when ``done`` came as a large frame (its value is measured off the loop)."""
         self.gone = False
         """True when the worker's pipe closed mid-run."""
         self.violation: WorkerProtocolError | None = None
         """Set when the worker broke the protocol (the run fails, the worker is killed)."""
+        self.overflow: LimitExceeded | None = None
+        """Set when the worker sent more calls than may wait for replies at once."""
+        self.timed_out = False
+        """True when the session saw the deadline pass (the run fails, the worker is killed)."""
 
     async def run(self) -> None:
         """Serve the run until the worker reports ``done``, dies or misbehaves."""
         loop = self._loop
         async with anyio.create_task_group() as tg:
+            self._tg = tg
             if loop is not None:
                 with _reader_callback(loop, self._worker.read_fd, self._on_readable):
                     try:
-                        self._route(self._worker.decoder.feed(b""))
+                        if self._worker.decoder.backlog:
+                            self._on_readable()
                         self.poll_soon()
                         await self._spawn_handlers(tg)
                     finally:
@@ -380,12 +451,13 @@ class _Session:
             else:
                 tg.start_soon(self._read_loop)
                 await self._spawn_handlers(tg)
+                self._stop_handlers()
                 tg.cancel_scope.cancel()
 
     def poll_soon(self) -> None:
         """Poll the pipe from the loop for ``HOST_POLL_SECONDS`` (see there)."""
         loop = self._loop
-        if loop is None or self._ended:
+        if loop is None or self._ended or self._decoding:
             return
         self._poll_until = time.perf_counter() + HOST_POLL_SECONDS
         if not self._polling:
@@ -407,6 +479,8 @@ class _Session:
         repr on every ``cancel()``, ~20 µs), and most runs end with all handlers parked.
         """
         self._stopping = True
+        if self._decode_scope is not None:
+            self._decode_scope.cancel()
         for scope in list(self._busy):
             scope.cancel()
         idle, self._idle = self._idle, []
@@ -432,21 +506,41 @@ class _Session:
                 tg.start_soon(self._handle)
 
     def _on_readable(self) -> None:
+        if self._decoding or self._finished.is_set():
+            return
+        if time.perf_counter() > self._deadline:
+            self.timed_out = True
+            self._finish()
+            return
         try:
-            messages = self._worker.read()
+            messages = self._worker.read(_BATCH)
         except _WorkerGone:
             self._finish(gone=True)
             return
         except WorkerProtocolError as exc:
-            self.violation = exc
-            self._finish()
+            self._violate(exc)
             return
         if messages:
             self._route(messages)
+        if self._loop is not None and self._worker.decoder.backlog and not self._decoding \
+                and not self._draining and not self._finished.is_set():
+            self._draining = True  # one drain chain at most, however many wake-ups
+            self._loop.call_soon(self._drain)
+
+    def _drain(self) -> None:
+        """Route the next batch of buffered frames (the rest next turn, after other tasks)."""
+        self._draining = False
+        self._on_readable()
 
     async def _read_loop(self) -> None:
         while not self._finished.is_set():
-            await anyio.wait_readable(self._worker.read_fd)
+            if self._decoding:
+                await self._decoded.wait()
+                continue
+            if self._worker.decoder.backlog:
+                await anyio.lowlevel.checkpoint()
+            else:
+                await anyio.wait_readable(self._worker.read_fd)
             self._on_readable()
 
     def _finish(self, *, gone: bool = False) -> None:
@@ -454,37 +548,96 @@ class _Session:
         self._finished.set()
         self._wake_spawner.set()
 
+    def _violate(self, problem: WorkerProtocolError | str) -> None:
+        if self.violation is None and self.outcome is None:
+            self.violation = (problem if isinstance(problem, WorkerProtocolError)
+                              else WorkerProtocolError(problem))
+        self._finish()
+
     def _route(self, messages: list[list[Any]]) -> None:
-        for message in messages:
+        last = len(messages) - 1
+        for index, message in enumerate(messages):
             kind = message[0]
             if kind == "call" and len(message) == 4 and type(message[1]) is int \
                     and type(message[2]) is str:
+                call_id: int = message[1]
+                if not self._last_id < call_id < self._base + _RUN_SPAN:
+                    self._violate(f"call id {call_id} does not belong to this run next")
+                    return
+                self._last_id = call_id
+                if len(self._queued) + len(self._in_flight) >= self._max_pending:
+                    self.overflow = LimitExceeded(
+                        "calls", self._calls, f"the worker sent more than {self._max_pending} "
+                        "calls without waiting for their replies")
+                    self._finish()
+                    return
                 self._inbox.append(message)
+                self._queued.add(call_id)
                 if self._idle:
                     self._idle.pop()()
                 else:
                     self._unclaimed += 1
                     self._wake_spawner.set()
-            elif kind == "cancel" and len(message) == 2:
+            elif kind == "cancel" and len(message) == 2 and type(message[1]) is int:
+                if not self._base < message[1] <= self._last_id:
+                    self._violate(f"cancel of call {message[1]}, not one of this run's")
+                    return
                 scope = self._in_flight.get(message[1])
                 if scope is not None:
                     scope.cancel()
                 else:
-                    self._drop_queued(message[1])
+                    self._queued.discard(message[1])  # its handler skips it (or it was answered)
             elif kind == "done":
-                self.outcome = message
-                self._finish()
+                if len(message) < 5 or type(message[4]) is not int \
+                        or message[4] != self._run_id:
+                    self._violate("a done message that is not this run's")
+                elif index != last or self._worker.decoder.pending:
+                    self._violate("a message after done")
+                else:
+                    self.outcome = message
+                    self._finish()
+                return
+            elif kind is LARGE:  # always the last of its batch
+                self._decode_later(message[1])
                 return
             else:
-                self.violation = WorkerProtocolError(f"unexpected message {kind!r} during a run")
-                self._finish()
+                self._violate(f"unexpected message {kind!r} during a run")
                 return
 
-    def _drop_queued(self, call_id: Any) -> None:
-        for queued in self._inbox:
-            if queued[1] == call_id:
-                self._inbox.remove(queued)
+    def _decode_later(self, body: bytes) -> None:
+        """Decode a large frame on a thread; the pipe is not read meanwhile (frames keep
+        their order, and the worker waits on a full pipe)."""
+        self._decoding = True
+        self._decoded = anyio.Event()
+        if self._loop is not None:
+            self._loop.remove_reader(self._worker.read_fd)
+        assert self._tg is not None
+        self._tg.start_soon(self._decode, body)
+
+    async def _decode(self, body: bytes) -> None:
+        context = new_bounded()
+        with anyio.CancelScope() as scope:
+            self._decode_scope = scope
+            try:
+                message = await anyio.to_thread.run_sync(decode_bounded, body, context,
+                                                         abandon_on_cancel=True)
+            except WorkerProtocolError as exc:
+                self._violate(exc)
                 return
+            finally:
+                context.cancelled = True  # an abandoned decode stops at its next value
+                self._decode_scope = None
+                self._decoding = False
+                self._decoded.set()
+            if self._finished.is_set():
+                return
+            if message[0] == "done":
+                self.large_outcome = True
+            self._route([message])
+            loop = self._loop
+            if loop is not None and not self._ended and not self._finished.is_set():
+                loop.add_reader(self._worker.read_fd, self._on_readable)
+                self._on_readable()
 
     async def _handle(self) -> None:
         """A handler task: answer queued calls, park when there are none.
@@ -492,17 +645,32 @@ class _Session:
         One cancel scope serves many calls (entering a scope per call costs as
         much as the rest of the host's work); when the worker cancels the call
         in progress, only that scope is cancelled and a fresh one is opened.
+        After ``_YIELD_EVERY`` answers in a row it checks the deadline and lets
+        the loop run (answers that never suspend would otherwise hold it).
         """
+        streak = 0
         while not self._stopping:
             with anyio.CancelScope() as scope:
                 while not self._stopping:
                     if self._inbox:
+                        message = self._inbox.popleft()
+                        if message[1] not in self._queued:
+                            continue  # cancelled while it waited
+                        self._queued.discard(message[1])
                         self._busy.add(scope)
                         try:
-                            await self._answer(self._inbox.popleft(), scope)
+                            await self._answer(message, scope)
                         finally:
                             self._busy.discard(scope)
+                        streak += 1
+                        if streak >= _YIELD_EVERY:
+                            streak = 0
+                            if time.perf_counter() > self._deadline:
+                                self.timed_out = True
+                                self._finish()
+                            await anyio.lowlevel.checkpoint()
                     else:
+                        streak = 0
                         await self._park()
 
     async def _park(self) -> None:
@@ -647,18 +815,37 @@ class WorkerPoolExecutor:
             raise SandboxError("the worker pool is closed")
         limits = DEFAULT_LIMITS if limits is None else limits
         broker = CallBroker(call_tool, limits, tool_paths)
-        async with self._slots:
-            worker = await self._ready_worker()
+        queued = 0.0
+        try:
+            self._slots.acquire_nowait()
+            acquired = True
+        except anyio.WouldBlock:  # every worker is busy: the timeout covers the wait
+            entered = time.perf_counter()
+            acquired = False
+            with anyio.move_on_after(limits.timeout):
+                await self._slots.acquire()
+                acquired = True
+            queued = time.perf_counter() - entered
+        if not acquired:
+            exc = LimitExceeded("timeout", limits.timeout,
+                                f"no sandbox worker became free within the timeout "
+                                f"(waited {queued:.2f} s)")
+            return ScriptResult(error=ScriptError.for_limit(exc), usage=Usage(queued=queued))
+        try:
+            worker = await self._ready_worker()  # a worker's boot is not charged to the run
             healthy = False
             try:
-                result, healthy = await self._run_on(worker, broker, source, tool_paths, limits)
+                result, healthy = await self._run_on(worker, broker, source, tool_paths,
+                                                     limits, queued)
             finally:
                 broker.close()
                 self._checkin(worker, healthy)
+        finally:
+            self._slots.release()
         return result
 
     async def _ready_worker(self) -> _Worker:
-        """A booted worker; a worker that died while idle is replaced (once)."""
+        """A booted worker; a worker that died (or spoke) while idle is replaced (once)."""
         for _ in range(2):
             worker = self._checkout()
             try:
@@ -670,6 +857,10 @@ class WorkerPoolExecutor:
             except BaseException:
                 self._checkin(worker, healthy=False)
                 raise
+            if worker.stray():
+                failure = WorkerProtocolError("the worker sent a message between runs")
+                self._checkin(worker, healthy=False)
+                continue
             return worker
         raise SandboxError(f"a sandbox worker failed to start (exit status "
                            f"{worker.exit_status()}; its stderr says why)") from failure
@@ -681,12 +872,17 @@ class WorkerPoolExecutor:
         source: str,
         tool_paths: Collection[str],
         limits: Limits,
+        queued: float = 0.0,
     ) -> tuple[ScriptResult, bool]:
         started = time.perf_counter()
         broker.start()
-        session = _Session(worker, broker, limits)
-        request = {"source": source, "tool_paths": list(tool_paths), "limits": limits.to_json()}
-        with anyio.move_on_after(limits.timeout + self._grace) as deadline:
+        left = limits.timeout - queued
+        sent = limits if queued < 0.001 else replace(limits, timeout=max(left, 0.001))
+        run_id = next(_run_ids)
+        session = _Session(worker, broker, limits, run_id, started + left + self._grace)
+        request = {"source": source, "tool_paths": list(tool_paths), "limits": sent.to_json(),
+                   "run": run_id}
+        with anyio.move_on_after(left + self._grace) as deadline:
             try:
                 await worker.send(encode(["run", request]))
             except _WorkerGone:
@@ -698,24 +894,36 @@ class WorkerPoolExecutor:
         error: ScriptError | None = None
         if session.violation is not None:
             error = ScriptError(type="SandboxError", message=str(session.violation))
-        elif done is None and deadline.cancelled_caught:
+        elif session.overflow is not None:
+            error = ScriptError.for_limit(session.overflow)
+        elif done is None and (deadline.cancelled_caught or session.timed_out):
             error = _timeout_error(limits)
         elif done is None:
             error = await _crash_error(worker, limits)
         if error is not None or done is None:
-            return RunOutcome().to_result(calls=broker.records, time=elapsed, error=error), False
+            failed = RunOutcome().to_result(calls=broker.records, time=elapsed, error=error,
+                                            queued=queued)
+            return failed, False
         try:
             outcome = RunOutcome.from_json(done[1])
         except (TypeError, ValueError, KeyError, IndexError, AttributeError):
             error = ScriptError(type="SandboxError", message="the worker sent a malformed result")
-            return RunOutcome().to_result(calls=broker.records, time=elapsed, error=error), False
+            failed = RunOutcome().to_result(calls=broker.records, time=elapsed, error=error,
+                                            queued=queued)
+            return failed, False
+        size: int | None = None
+        if session.large_outcome and outcome.error is None:  # measured off the loop
+            with anyio.CancelScope(shield=True):
+                measured = await anyio.to_thread.run_sync(json_size, outcome.value,
+                                                          limits.result)
+            size = -1 if measured is None else measured
         peak = done[2] if len(done) > 2 and type(done[2]) is int else None
         retiring = len(done) > 3 and done[3] is not False
         healthy = not retiring and (outcome.error is None or (
             outcome.error.limit is None and outcome.error.type != "SandboxError"
         ))
         result = outcome.to_result(calls=broker.records, time=elapsed, peak_memory=peak,
-                                   limits=limits)
+                                   limits=limits, queued=queued, result_size=size)
         return result, healthy
 
     def _checkout(self) -> _Worker:
@@ -738,7 +946,8 @@ class WorkerPoolExecutor:
         worker.drain_stderr()
         if self._recycle == "every_run":
             healthy = False
-        if healthy and worker.alive and worker.clean and not self._closed:
+        if healthy and worker.alive and worker.clean and not self._closed \
+                and not worker.stray():
             self._idle.append(worker)
             return
         self._discard(worker)

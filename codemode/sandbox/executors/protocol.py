@@ -7,41 +7,91 @@ JSON (never pickle) keeps the worker from handing the host anything but plain
 data, and the length prefix lets a reader split a batch of frames from one
 ``read()`` without scanning for delimiters.
 
+The host trusts nothing a worker sends, so its decoder (``FrameDecoder(bounded=True)``)
+bounds what a frame may decode to, not only its bytes: at most ``MAX_VALUES`` values
+and ``MAX_DEPTH`` levels of nesting. A small frame with little nesting (the common
+call, a few hundred bytes) is decoded at once; any other frame is handed back undecoded
+(``[LARGE, body]``) for :func:`decode_bounded` on a worker thread, a decoder written in
+Python over the C string scanner that counts values and depth as it goes, so it stops
+at the first value over a bound and lets the host loop run between its steps (C
+``json.loads`` holds the GIL for the whole document: 5 million empty lists froze the
+loop for 2 s). Large replies are encoded the same way (:func:`encode_large_strict`).
+
 Host → worker::
 
-    ["run", {"source": str, "tool_paths": [str], "limits": {field: value}}]
+    ["run", {"source": str, "tool_paths": [str], "limits": {field: value}, "run": n}]
     ["reply", id, reply]                    a tool call's outcome (``CallBroker.answer``)
 
 Worker → host::
 
-    ["ready", pid]                          booted, runner imported
+    ["ready", pid, confinement]             booted, runner imported
     ["call", id, name, arguments]           the script called a tool
     ["cancel", id]                          the script stopped waiting for a call
-    ["done", outcome, peak_rss, retiring]   the run finished (``RunOutcome.to_json()``);
+    ["done", outcome, peak_rss, retiring, n]
+                                            the run finished (``RunOutcome.to_json()``);
                                             ``retiring``: the worker exits now
+
+Frames belong to a run: run ``n``'s call ids are ``n << 32`` plus 1, 2, … (increasing)
+and its ``done`` names ``n``; a frame of another run, one after ``done``, or any frame
+while no run is active is a protocol violation (the host kills the worker).
 """
 
 from __future__ import annotations
 
+import gc
 import json
+import json.decoder
+import json.encoder
+import json.scanner
 import struct
+import threading
 from typing import Any, Final
 
 from codemode.errors import WorkerProtocolError
 
 __all__ = [
     "HEADER_SIZE",
+    "INLINE_FRAME",
+    "LARGE",
+    "MAX_DEPTH",
     "MAX_FRAME",
+    "MAX_VALUES",
     "FrameDecoder",
+    "FrameTooLarge",
+    "decode_bounded",
     "encode",
     "encode_call",
+    "encode_large_strict",
     "encode_strict",
+    "is_small",
+    "json_size",
+    "new_bounded",
 ]
 
 _HEADER: Final = struct.Struct(">I")
 HEADER_SIZE: Final = _HEADER.size
 MAX_FRAME: Final = 64 * 1024 * 1024
 """Largest frame either side accepts; a longer length prefix is a protocol violation."""
+MAX_VALUES: Final = 500_000
+"""Most JSON values (containers, scalars, object members) one frame from a worker may hold."""
+MAX_DEPTH: Final = 100
+"""Deepest nesting of arrays and objects one frame from a worker may hold."""
+INLINE_FRAME: Final = 64 * 1024
+"""Frames up to this many bytes with at most ``MAX_DEPTH`` brackets are decoded at once
+(at most ~32k values: a few ms); the rest go through :func:`decode_bounded`."""
+
+LARGE: Final[Any] = object()
+"""First element of ``[LARGE, body]``: a frame the bounded decoder left for
+:func:`decode_bounded` (no JSON value can be this object)."""
+
+
+class FrameTooLarge(WorkerProtocolError):
+    """A message to send encodes to more than ``MAX_FRAME`` bytes."""
+
+    def __init__(self, size: int | None = None) -> None:
+        self.size = size
+        what = f"{size} bytes" if size is not None else f"more than {MAX_FRAME} bytes"
+        super().__init__(f"a message of {what} exceeds the frame cap")
 
 _dumps = json.JSONEncoder(separators=(",", ":")).encode
 _dumps_strict = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
@@ -52,7 +102,7 @@ def encode(message: list[Any]) -> bytes:
     """One frame for ``message``: length prefix plus compact ASCII JSON."""
     body = _dumps(message).encode("ascii")
     if len(body) > MAX_FRAME:
-        raise WorkerProtocolError(f"a message of {len(body)} bytes exceeds the frame cap")
+        raise FrameTooLarge(len(body))
     return _HEADER.pack(len(body)) + body
 
 
@@ -65,7 +115,7 @@ def encode_call(call_id: int, name: str, arguments: str) -> bytes:
     """
     body = f'["call",{int(call_id)},{_dumps(name)},{arguments}]'.encode()
     if len(body) > MAX_FRAME:
-        raise WorkerProtocolError(f"a message of {len(body)} bytes exceeds the frame cap")
+        raise FrameTooLarge(len(body))
     return _HEADER.pack(len(body)) + body
 
 
@@ -74,20 +124,307 @@ def encode_strict(message: list[Any]) -> bytes:
     infinities are not JSON, so they raise ValueError here instead of crossing."""
     body = _dumps_strict(message).encode("ascii")
     if len(body) > MAX_FRAME:
-        raise WorkerProtocolError(f"a message of {len(body)} bytes exceeds the frame cap")
+        raise FrameTooLarge(len(body))
     return _HEADER.pack(len(body)) + body
 
 
-class FrameDecoder:
-    """Accumulates bytes from a stream and yields whole messages, many per ``feed``."""
+def is_small(value: Any, nodes: int = 512, chars: int = INLINE_FRAME // 2) -> bool:
+    """True when ``value`` surely encodes quickly (few nodes, short strings): encode it at
+    once; otherwise use :func:`encode_large_strict` off the loop. Stops at the budget."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        nodes -= 1
+        if nodes < 0:
+            return False
+        if isinstance(item, str):
+            chars -= len(item)
+            if chars < 0:
+                return False
+        elif isinstance(item, dict):
+            if len(item) > nodes:
+                return False
+            for key, member in item.items():
+                stack.append(key)
+                stack.append(member)
+        elif isinstance(item, list | tuple):
+            if len(item) > nodes:
+                return False
+            stack.extend(item)
+    return True
 
-    __slots__ = ("_buffer",)
+
+_STRING_CHUNK: Final = 1 << 20
+_SLICE: Final = 1024
+_SCALARS: Final = frozenset({int, float, bool, type(None)})
+_EMPTY_OK: Final = frozenset({list, tuple, dict})
+
+
+def _flat(items: list[Any] | tuple[Any, ...]) -> bool:
+    """True when every item is a scalar, a short string or an empty container (a quick
+    look, one step per item, before a slice goes to the C encoder whole)."""
+    for item in items:
+        kind = type(item)
+        if kind in _SCALARS:
+            continue
+        if kind is str:
+            if len(item) > 4096:
+                return False
+        elif kind not in _EMPTY_OK or item:
+            return False
+    return True
+_c_ascii: Any = json.encoder.encode_basestring_ascii
+
+
+def _ascii_chunked(text: str) -> str:
+    """``encode_basestring_ascii`` in 1 MiB slices (a code point never splits), so no C call
+    holds the GIL for long."""
+    if len(text) <= _STRING_CHUNK:
+        return str(_c_ascii(text))
+    parts = [str(_c_ascii(text[i : i + _STRING_CHUNK]))[1:-1]
+             for i in range(0, len(text), _STRING_CHUNK)]
+    return '"' + "".join(parts) + '"'
+
+
+_c_text: Any = json.encoder.encode_basestring
+_dumps_text = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _text_chunked(text: str) -> str:
+    """``encode_basestring`` (no ASCII escapes) in 1 MiB slices."""
+    return '"' + "".join(str(_c_text(text[i : i + _STRING_CHUNK]))[1:-1]
+                         for i in range(0, len(text), _STRING_CHUNK)) + '"'
+
+
+class _Parts:
+    """JSON text in pieces, each from one short C call; refuses past ``cap`` early.
+
+    ``ascii`` (frames): ASCII escapes, no NaN, sizes in characters; otherwise (result
+    sizes, as ``RunOutcome.to_result`` counts them) UTF-8 bytes of the unescaped text,
+    only counted, nothing kept.
+    """
+
+    def __init__(self, *, ascii: bool = True, cap: int = MAX_FRAME) -> None:
+        self.chunks: list[str] = []
+        self.size = 0
+        self._ascii = ascii
+        self._cap = cap
+        self._dumps = _dumps_strict if ascii else _dumps_text
+        self._string = _ascii_chunked if ascii else _text_chunked
+        self._comma = "," if ascii else ", "
+
+    def add(self, text: str) -> None:
+        if self._ascii:
+            self.size += len(text)
+            self.chunks.append(text)
+        else:
+            self.size += len(text.encode("utf-8", "replace"))
+        if self.size > self._cap:
+            raise FrameTooLarge()
+
+    def value(self, value: Any) -> None:
+        cap = self._cap
+        if is_small(value, 4096, _STRING_CHUNK):
+            self.add(self._dumps(value))
+        elif isinstance(value, str):
+            if len(value) > cap:  # every character takes at least one byte
+                raise FrameTooLarge()
+            self.add(self._string(value))
+        elif isinstance(value, list | tuple):
+            if 2 * len(value) > cap + 1:  # a value and a comma each
+                raise FrameTooLarge()
+            self.add("[")
+            first = True
+            for i in range(0, len(value), _SLICE):
+                piece = value[i : i + _SLICE]
+                if _flat(piece) or is_small(piece, 4 * _SLICE, _STRING_CHUNK):
+                    self.add(("" if first else self._comma) + self._dumps(list(piece))[1:-1])
+                    first = False
+                    continue
+                for item in piece:
+                    if not first:
+                        self.add(self._comma)
+                    first = False
+                    self.value(item)
+            self.add("]")
+        elif isinstance(value, dict):
+            if 5 * len(value) > cap + 1:  # "":0, at least
+                raise FrameTooLarge()
+            self.add("{")
+            for n, (key, member) in enumerate(value.items()):
+                pair = self._dumps({key: 0})  # the key exactly as json spells it
+                self.add((self._comma if n else "") + pair[1 : pair.rindex("0")])
+                self.value(member)
+            self.add("}")
+        else:
+            self.add(self._dumps(value))
+
+
+def json_size(value: Any, cap: int) -> int | None:
+    """Bytes of ``value`` as UTF-8 JSON (``ensure_ascii=False``), or None past ``cap``;
+    for a worker thread, like :func:`encode_large_strict` (stops at the cap)."""
+    parts = _Parts(ascii=False, cap=cap)
+    try:
+        parts.value(value)
+    except FrameTooLarge:
+        return None
+    return parts.size
+
+
+def encode_large_strict(message: list[Any]) -> bytes:
+    """:func:`encode_strict` for big messages, meant for a worker thread: the text is
+    built from many short C calls (the GIL passes to the host loop between them), and
+    encoding stops as soon as it passes ``MAX_FRAME`` instead of building all of it."""
+    parts = _Parts()
+    parts.value(message)
+    body = "".join(parts.chunks).encode("ascii")
+    return _HEADER.pack(len(body)) + body
+
+
+_c_scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009 (untyped in typeshed)
+_JSONArray: Any = getattr(json.decoder, "JSONArray")  # noqa: B009
+_JSONObject: Any = getattr(json.decoder, "JSONObject")  # noqa: B009
+_WHITESPACE: Any = getattr(json.decoder, "WHITESPACE")  # noqa: B009
+_py_make_scanner: Any = getattr(json.scanner, "py_make_scanner")  # noqa: B009
+
+
+class _Bounded:
+    """Parse context for ``json.scanner.py_make_scanner`` that counts as it parses."""
 
     def __init__(self) -> None:
-        self._buffer = bytearray()
+        self.strict = True
+        self.object_hook = None
+        self.object_pairs_hook = None
+        self.parse_float = float
+        self.parse_int = int
+        self.parse_constant = _CONSTANTS.__getitem__
+        self.parse_string = _c_scanstring
+        self.memo: dict[str, str] = {}
+        self.values = 0
+        self.depth = 0
+        self.cancelled = False
+        """Set from another thread to stop the decode at its next value."""
+        self._inner: Any = None
 
-    def feed(self, data: bytes) -> list[list[Any]]:
-        """Add ``data`` and return every message now complete, in order."""
+    def _count(self, text: str, index: int) -> Any:
+        self.values += 1
+        if self.values > MAX_VALUES:
+            raise WorkerProtocolError(f"a frame holds more than {MAX_VALUES} JSON values")
+        if self.cancelled:
+            raise WorkerProtocolError("decoding was abandoned")
+        return self._inner(text, index)
+
+    def _enter(self, inner: Any) -> None:
+        self._inner = inner
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise WorkerProtocolError(f"a frame nests deeper than {MAX_DEPTH} levels")
+
+    def parse_array(self, s_and_end: tuple[str, int], scan_once: Any) -> Any:
+        self._enter(scan_once)
+        try:
+            return _JSONArray(s_and_end, self._count)
+        finally:
+            self.depth -= 1
+
+    def parse_object(self, s_and_end: tuple[str, int], strict: bool, scan_once: Any,
+                     object_hook: Any, object_pairs_hook: Any, memo: Any = None) -> Any:
+        self._enter(scan_once)
+        try:
+            return _JSONObject(s_and_end, strict, self._count, object_hook,
+                               object_pairs_hook, memo)
+        finally:
+            self.depth -= 1
+
+
+_CONSTANTS: Final = {"NaN": float("nan"), "Infinity": float("inf"),
+                     "-Infinity": float("-inf")}
+
+
+def decode_bounded(body: bytes, context: _Bounded | None = None) -> list[Any]:
+    """Decode a frame body under ``MAX_VALUES`` and ``MAX_DEPTH`` (for a worker thread).
+
+    Raises ``WorkerProtocolError`` at the first value past a bound, on bad JSON, and on
+    anything that is not a tagged array; ``context.cancelled`` stops it early.
+    """
+    bounded = context if context is not None else _Bounded()
+    _pause_gc()
+    try:
+        text = body.decode("utf-8")
+        scan = _py_make_scanner(bounded)
+        start = _WHITESPACE.match(text, 0).end()
+        try:
+            message, end = scan(text, start)
+        except StopIteration as stop:
+            raise json.JSONDecodeError("Expecting value", text, stop.value) from None
+        end = _WHITESPACE.match(text, end).end()
+        if end != len(text):
+            raise json.JSONDecodeError("Extra data", text, end)
+    except RecursionError:
+        raise WorkerProtocolError("a frame nests too deeply") from None
+    except ValueError as error:
+        raise WorkerProtocolError(f"frame is not JSON: {error}") from None
+    finally:
+        _resume_gc()
+    return _tagged(message)
+
+
+_gc_lock = threading.Lock()
+_gc_paused = [0, False]
+"""Decodes in progress, and whether the collector was enabled before the first."""
+
+
+def _pause_gc() -> None:
+    """Hold off the cyclic collector while a big frame decodes: its thousands of new
+    containers would set off full collections, each holding the GIL (and so the host's
+    loop) for the whole heap's time; a decode makes no cycles."""
+    with _gc_lock:
+        if _gc_paused[0] == 0:
+            _gc_paused[1] = gc.isenabled()
+            gc.disable()
+        _gc_paused[0] += 1
+
+
+def _resume_gc() -> None:
+    with _gc_lock:
+        _gc_paused[0] -= 1
+        if _gc_paused[0] == 0 and _gc_paused[1]:
+            gc.enable()
+
+
+def new_bounded() -> _Bounded:
+    """A fresh context for :func:`decode_bounded` (keep it to cancel the decode)."""
+    return _Bounded()
+
+
+def _tagged(message: Any) -> list[Any]:
+    if type(message) is not list or not message or type(message[0]) is not str:
+        raise WorkerProtocolError("frame is not a tagged JSON array")
+    return message
+
+
+def _inline(body: bytes | bytearray) -> bool:
+    """A frame small and flat enough to decode on the spot (see ``INLINE_FRAME``)."""
+    return len(body) <= INLINE_FRAME and body.count(b"[") + body.count(b"{") <= MAX_DEPTH
+
+
+class FrameDecoder:
+    """Accumulates bytes from a stream and yields whole messages, many per ``feed``.
+
+    ``bounded`` (the host's decoder for a worker's frames): frames that are not small
+    and flat come back undecoded as ``[LARGE, body]``, for :func:`decode_bounded`, and
+    ``feed`` stops after one (what follows stays buffered, in order).
+    """
+
+    __slots__ = ("_bounded", "_buffer")
+
+    def __init__(self, *, bounded: bool = False) -> None:
+        self._buffer = bytearray()
+        self._bounded = bounded
+
+    def feed(self, data: bytes, limit: int | None = None) -> list[list[Any]]:
+        """Add ``data`` and return the messages now complete, in order: all of them, or
+        at most ``limit`` (the rest stay buffered: see :attr:`backlog`)."""
         buffer = self._buffer
         buffer += data
         messages: list[list[Any]] = []
@@ -100,17 +437,37 @@ class FrameDecoder:
             end = position + HEADER_SIZE + length
             if end > available:
                 break
+            if self._bounded and length > INLINE_FRAME:
+                with memoryview(buffer) as view:  # one copy of the body, not two
+                    messages.append([LARGE, bytes(view[position + HEADER_SIZE : end])])
+                position = end
+                break
+            body = buffer[position + HEADER_SIZE : end]
+            position = end
+            if self._bounded and not _inline(body):
+                messages.append([LARGE, bytes(body)])
+                break
             try:
-                message = _decode(buffer[position + HEADER_SIZE : end].decode("utf-8"))
+                message = _decode(body.decode("utf-8"))
+            except RecursionError:
+                raise WorkerProtocolError("a frame nests too deeply") from None
             except ValueError as error:
                 raise WorkerProtocolError(f"frame is not JSON: {error}") from None
-            if type(message) is not list or not message or type(message[0]) is not str:
-                raise WorkerProtocolError("frame is not a tagged JSON array")
-            messages.append(message)
-            position = end
+            messages.append(_tagged(message))
+            if limit is not None and len(messages) >= limit:
+                break
         if position:
             del buffer[:position]
         return messages
+
+    @property
+    def backlog(self) -> bool:
+        """True when a whole frame is buffered (``feed`` stopped at its limit or a large one)."""
+        buffer = self._buffer
+        if len(buffer) < HEADER_SIZE:
+            return False
+        (length,) = _HEADER.unpack_from(buffer, 0)
+        return len(buffer) >= HEADER_SIZE + int(length)
 
     @property
     def pending(self) -> int:

@@ -111,12 +111,15 @@ class Usage:
     """Tool calls made."""
     output_bytes: int = 0
     """Bytes the script tried to print (including any truncated part)."""
+    queued: float = 0.0
+    """Wall-clock seconds the run waited for a free worker before it started (not part of
+    ``time``; the timeout covers both, see ``Limits.timeout``)."""
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON object."""
         return {"time": self.time, "operations": self.operations,
                 "peak_memory": self.peak_memory, "calls": self.calls,
-                "output_bytes": self.output_bytes}
+                "output_bytes": self.output_bytes, "queued": self.queued}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Usage:
@@ -197,11 +200,15 @@ class RunOutcome:
 
     def to_result(self, *, calls: tuple[CallRecord, ...], time: float,
                   peak_memory: int | None = None, error: ScriptError | None = None,
-                  limits: Limits | None = None) -> ScriptResult:
+                  limits: Limits | None = None, queued: float = 0.0,
+                  result_size: int | None = None) -> ScriptResult:
         """Combine with the host's view; ``error`` (e.g. a host-side timeout) wins if given.
 
         With ``limits`` the host re-applies the output cap and the result size itself
-        instead of trusting the script side (a worker may be compromised).
+        instead of trusting the script side (a worker may be compromised);
+        ``result_size``, when the caller measured it already (off its event loop: a big
+        value takes long to encode), is the value's size in bytes of JSON, or ``-1``
+        for "more than ``limits.result``".
         """
         final_error = error if error is not None else self.error
         output = self.output
@@ -211,15 +218,17 @@ class RunOutcome:
             if final_error is not None:
                 final_error = _bounded(final_error)
             if final_error is None:
-                size = len(json.dumps(value, ensure_ascii=False).encode("utf-8", "replace"))
-                if size > limits.result:
+                size = result_size if result_size is not None else len(
+                    json.dumps(value, ensure_ascii=False).encode("utf-8", "replace"))
+                if size > limits.result or size < 0:
+                    what = f"{size} bytes" if size >= 0 else f"more than {limits.result} bytes"
                     final_error = ScriptError.for_limit(LimitExceeded(
-                        "result", limits.result, f"the result is {size} bytes of JSON"))
+                        "result", limits.result, f"the result is {what} of JSON"))
         return ScriptResult(
             value=None if final_error is not None else value,
             output=output, error=final_error, calls=calls,
             usage=Usage(time=time, operations=self.operations, peak_memory=peak_memory,
-                        calls=len(calls), output_bytes=self.output_bytes))
+                        calls=len(calls), output_bytes=self.output_bytes, queued=queued))
 
 
 _MAX_TYPE, _MAX_MESSAGE, _MAX_TRACEBACK = 200, 4096, 8192

@@ -1,0 +1,120 @@
+"""A script runtime for a worker that attacks its host over the protocol.
+
+Loaded by ``WorkerPoolExecutor(runtime="tests.sandbox.hostile_runtime:run")`` in
+``test_host_robustness.py`` and ``benchmarks/host_stall.py``. The script source names
+the misbehaviour, ``mode`` or ``mode:n``. Raw frames are written straight to the
+worker's end of the pipe (the bound ``call`` is the worker's channel method), so the
+host sees exactly what a worker whose sandbox was broken could send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import struct
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from codemode.sandbox.runtime.result import RunOutcome
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+    from codemode.sandbox.executors.worker import ScriptCall
+    from codemode.sandbox.limits import Limits
+
+
+def _frame(body: str | bytes) -> bytes:
+    data = body.encode() if isinstance(body, str) else body
+    return struct.pack(">I", len(data)) + data
+
+
+def _write(call: ScriptCall, data: bytes) -> None:
+    """Write raw bytes on the worker's pipe to the host (blocking, like the channel)."""
+    channel: Any = call.__self__  # type: ignore[attr-defined]
+    channel._write(data)
+
+
+def _wide(n: int) -> str:
+    return "[" + "[]," * (n - 1) + "[]]"
+
+
+def _deep(n: int) -> str:
+    return "[" * n + "]" * n
+
+
+def _run_id(call: ScriptCall) -> int:
+    channel: Any = call.__self__  # type: ignore[attr-defined]
+    return int(getattr(channel, "_run", 0) or 0)
+
+
+async def run(
+    source: str, *, call: ScriptCall, tool_paths: Collection[str], limits: Limits
+) -> RunOutcome:
+    """Misbehave as ``source`` asks."""
+    mode, _, arg = source.partition(":")
+    n = int(arg) if arg else 0
+    if mode == "echo":
+        return RunOutcome(value=await call("echo", '{"x": 1}'))
+    if mode == "pid":
+        return RunOutcome(value=os.getpid())
+    if mode == "wide-args":  # a few MB that decode to millions of lists
+        reply = await call("echo", '{"x":' + _wide(n) + "}")
+        return RunOutcome(value=sorted(reply))
+    if mode == "deep-args":
+        reply = await call("echo", '{"x":' + _deep(n) + "}")
+        return RunOutcome(value=sorted(reply))
+    if mode == "wide-done":
+        _write(call, _frame('["done",{"value":' + _wide(n) + "},null,false]"))
+        await asyncio.sleep(3600)
+    if mode == "deep-done":
+        _write(call, _frame('["done",{"value":' + _deep(n) + "},null,false]"))
+        await asyncio.sleep(3600)
+    if mode == "big-result":  # the host's tool answers with a huge value
+        reply = await call("big", f'{{"n": {n}}}')
+        return RunOutcome(value=sorted(reply))
+    if mode == "flood-calls":  # fresh call frames, never waiting for a reply
+        base = _run_id(call) << 32
+        next_id = base
+        for _ in range(n or 10**4):
+            frames = []
+            for _ in range(1000):
+                next_id += 1
+                frames.append(_frame(f'["call",{next_id},"echo",{{}}]'))
+            _write(call, b"".join(frames))
+        await asyncio.sleep(3600)
+    if mode == "flood-stale":  # call frames with ids that are not this run's
+        batch = b"".join(_frame(f'["call",{i},"echo",{{}}]') for i in range(1, 1001))
+        for _ in range(n or 10**4):
+            _write(call, batch)
+        await asyncio.sleep(3600)
+    if mode == "flood-cancels":  # cancels of a call already answered, forever
+        await call("echo", "{}")
+        first = (_run_id(call) << 32) + 1
+        batch = _frame(f'["cancel",{first}]') * 1000
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            _write(call, batch)
+    if mode == "done-then-call":  # a call frame that arrives after the run's done
+        def later() -> None:
+            time.sleep(n / 1000 if n else 0.3)
+            _write(call, _frame('["call",1,"echo",{"late":true}]'))
+
+        threading.Thread(target=later, daemon=True).start()
+        return RunOutcome(value="done")
+    if mode == "double-done":  # a done of this run, then the worker's own
+        _write(call, _frame(f'["done",{{"value":"first"}},null,false,{_run_id(call)}]'))
+        return RunOutcome(value="second")
+    if mode == "foreign-done":  # a done that names no run
+        _write(call, _frame('["done",{"value":"forged"},null,false]'))
+        await asyncio.sleep(3600)
+    if mode == "junk":
+        _write(call, _frame("not json"))
+        await asyncio.sleep(3600)
+    if mode == "sleep":  # an honest, slow script
+        await asyncio.sleep(n / 1000)
+        return RunOutcome(value="slept")
+    if mode == "exit":
+        os._exit(3)
+    return RunOutcome(value="unknown mode")
