@@ -30,6 +30,7 @@ __all__ = [
     "clean_text",
     "counted",
     "current_run",
+    "host_raised",
     "tracked",
     "wrap_result",
 ]
@@ -94,6 +95,10 @@ class RunState:
         self._tracked: list[weakref.ref[Any]] = []
         self.extras: dict[str, Any] = {}
         """Per-run state of facades (e.g. the ``random`` generator)."""
+        self.host_errors: dict[int, BaseException] = {}
+        """Exceptions the host raised into the script (a failed tool call, a ``wait_for``
+        timeout), by id (held, so an id is not reused): the runner tells a script's own
+        ``raise ToolCallError(...)`` apart from these."""
 
     @property
     def ended(self) -> bool:
@@ -134,6 +139,18 @@ class RunState:
 
 
 CURRENT_RUN: Final[ContextVar[RunState]] = ContextVar("codemode_sandbox_run")
+
+
+def host_raised(error: BaseException) -> BaseException:
+    """Mark ``error`` as raised by the host into the current run (see
+    ``RunState.host_errors``) and return it."""
+    run = CURRENT_RUN.get(None)
+    if run is not None and len(run.host_errors) < _MAX_HOST_ERRORS:
+        run.host_errors[id(error)] = error
+    return error
+
+
+_MAX_HOST_ERRORS: Final = 1 << 16
 
 
 def current_run() -> RunState:

@@ -34,6 +34,7 @@ in C. Must run under the asyncio backend when a :class:`RunControl` is given.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import dis
 import inspect
@@ -50,7 +51,8 @@ from typing import Any, Final, final
 
 import anyio
 
-from codemode.errors import LimitExceeded, ScriptCompileError
+import codemode.errors
+from codemode.errors import LimitExceeded, ScriptCompileError, ToolCallError
 from codemode.sandbox.language.builtins import SAFE_BUILTINS, check_format_spec
 from codemode.sandbox.language.compare import GUARDS as COMPARE_GUARDS
 from codemode.sandbox.language.compile import CompiledScript, compile_script
@@ -85,7 +87,7 @@ from codemode.sandbox.language.state import (
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
 from codemode.sandbox.runtime.replies import decode_reply
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError
-from codemode.sandbox.runtime.toolproxy import PendingCall, build_tools
+from codemode.sandbox.runtime.toolproxy import PendingCall, build_tools, key_problem
 
 __all__ = ["ReplyCall", "RunControl", "ScriptCallTool", "run_script", "warm_up"]
 
@@ -287,10 +289,18 @@ def _clipped_text(exc: BaseException) -> str:
 
 
 _RAISE: Final = frozenset({dis.opmap["RAISE_VARARGS"]})
-_RESERVED_TYPES: Final = frozenset({"LimitExceeded", "ToolCallError", "SandboxError",
-                                    "SyntaxError", "RecursionError", "MemoryError"})
-"""Error types the sandbox itself reports; a script's own class by such a name is shown as
-``script.<name>``, so ``error.type`` cannot be forged by naming a class."""
+_RESERVED_TYPES: Final = frozenset({
+    *codemode.errors.__all__,
+    *(name for name, value in vars(builtins).items()
+      if isinstance(value, type) and issubclass(value, BaseException)),
+})
+"""Error types the host reports (codemode's errors, ``PreflightError`` included, and
+Python's): a script's own class by such a name is shown as ``script.<name>``, so
+``error.type`` cannot be forged by naming a class."""
+
+_HOST_RAISED_TYPES: Final = (ToolCallError, TimeoutError)
+"""Errors the host raises into a script (a failed call, a ``wait_for`` timeout): one the
+script made itself (``raise ToolCallError('x', 'denied')``) is shown as ``script.<name>``."""
 
 
 def _raised_by_script(exc: BaseException) -> bool:
@@ -306,7 +316,19 @@ def _raised_by_script(exc: BaseException) -> bool:
             and code.co_code[lasti] in _RAISE)
 
 
-def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits) -> ScriptError:
+def _error_type(exc: BaseException, host_errors: dict[int, BaseException]) -> str:
+    """``ScriptError.type`` of ``exc``: a reserved name only for the real thing."""
+    cls = type(exc)
+    name = cls.__name__
+    if cls.__module__ == "__script__":
+        return f"script.{name}" if name in _RESERVED_TYPES else name
+    if cls in _HOST_RAISED_TYPES and host_errors.get(id(exc)) is not exc:
+        return f"script.{name}"
+    return name
+
+
+def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits,
+                host_errors: dict[int, BaseException] | None = None) -> ScriptError:
     explicit = _raised_by_script(exc)
     if isinstance(exc, RecursionError) and not explicit:
         return _limit_error(LimitExceeded("recursion", limits.recursion,
@@ -314,9 +336,7 @@ def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits) -> S
     if isinstance(exc, MemoryError) and not explicit:
         return _limit_error(LimitExceeded("memory", limits.memory, "out of memory"), exc, lines)
     frames = _script_frames(exc, lines)
-    name = type(exc).__name__
-    if name in _RESERVED_TYPES and type(exc).__module__ == "__script__":
-        name = f"script.{name}"
+    name = _error_type(exc, {} if host_errors is None else host_errors)
     try:
         too_big = render_size(exc.args, _MAX_MESSAGE) > _MAX_MESSAGE
         message = _clip(str(exc)) if not too_big else _clipped_text(exc)
@@ -358,6 +378,9 @@ def _result_json(value: Any, limits: Limits) -> Any:
     slack = 2 * limits.result + 1024
     if render_cost(value, limits.result) > limits.result or render_size(value, slack) > slack:
         raise LimitExceeded("result", limits.result, "the result is too large")
+    problem = key_problem(value, strict=False)
+    if problem is not None:
+        raise ValueError(f"the result cannot be JSON: {problem}")
     text = clean_text(json.dumps(value, default=_not_json, allow_nan=False, ensure_ascii=False))
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > limits.result:
@@ -485,10 +508,10 @@ async def _run(compiled: CompiledScript, namespace: dict[str, Any], state: RunSt
                 timed_out_at = (frames[-1][0], frames[-1][1])
             raise
         except Exception as exc:
-            error = _error_from(exc, compiled.lines, limits)
+            error = _error_from(exc, compiled.lines, limits, state.host_errors)
         except BaseExceptionGroup as group:
             first = group.exceptions[0] if group.exceptions else group
-            error = _error_from(first, compiled.lines, limits)
+            error = _error_from(first, compiled.lines, limits, state.host_errors)
     if scope.cancelled_caught and meter.tripped is None:
         detail = meter.abort_reason or "the run took too long"
         meter.tripped = LimitExceeded("timeout", limits.timeout, detail)

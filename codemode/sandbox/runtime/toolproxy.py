@@ -17,12 +17,12 @@ from codemode.errors import LimitExceeded, ToolCallError
 from codemode.sandbox.language.guards import SelfGuarded, refuse
 from codemode.sandbox.language.render import charge_render
 from codemode.sandbox.language.sizes import render_size
-from codemode.sandbox.language.state import clean_text
+from codemode.sandbox.language.state import clean_text, host_raised
 
 if TYPE_CHECKING:
     from codemode.sandbox.language.meter import Meter
 
-__all__ = ["PendingCall", "ToolFunction", "ToolNamespace", "build_tools"]
+__all__ = ["PendingCall", "ToolFunction", "ToolNamespace", "build_tools", "key_problem"]
 
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 """Argument values whose JSON is about their own size (only containers can repeat a text)."""
@@ -51,8 +51,12 @@ class _Caller:
         cap = self._meter_limits_memory // ARGUMENT_SHARE
         slack = 2 * cap + 1024  # the estimate is a little over the JSON size
         flat = all(type(value) in _SCALARS for value in kwargs.values())
-        if not flat and render_size(kwargs, slack) > slack:  # before ``x=[s] * 1000`` is text
-            self._too_big(path, f"more than {cap}", cap)
+        if not flat:
+            if render_size(kwargs, slack) > slack:  # before ``x=[s] * 1000`` is text
+                self._too_big(path, f"more than {cap}", cap)
+            problem = key_problem(kwargs, strict=True)
+            if problem is not None:
+                raise TypeError(f"tools.{path}(): {problem}")
         try:
             text = json.dumps(kwargs, allow_nan=False, ensure_ascii=False)
         except (TypeError, ValueError) as exc:
@@ -73,7 +77,7 @@ class _Caller:
         if limit is not None:
             self._meter.trip(limit)
         if failure is not None:
-            raise ToolCallError(*failure)
+            raise host_raised(ToolCallError(*failure))
         self._meter.check()
         return value
 
@@ -81,6 +85,68 @@ class _Caller:
         self._meter.trip(LimitExceeded("memory", self._meter_limits_memory,
                                        f"tools.{path}() arguments are {size} bytes of JSON "
                                        f"(at most {cap} per call)"))
+
+
+_ARRAYS: Final = (list, tuple)
+
+
+def _json_key(key: Any) -> str | None:
+    """The JSON text ``json.dumps`` writes for a dict key, or None if it refuses the key."""
+    if type(key) is str:
+        return key
+    if key is True or key is False or key is None:
+        return json.dumps(key)
+    if type(key) is int or type(key) is float:
+        return json.dumps(key) if type(key) is float else int.__repr__(key)
+    return None
+
+
+def _key_text(key: Any) -> str:
+    """A key for an error message: short keys as repr, others by type (a key can be huge)."""
+    if isinstance(key, str):
+        return repr(key) if len(key) <= 60 else f"<str of {len(key)} characters>"
+    if isinstance(key, int | float) and not isinstance(key, bool):
+        return repr(key) if abs(key) < 10**30 else f"<{type(key).__name__}>"
+    return repr(key) if key is None or isinstance(key, bool) else f"<{type(key).__name__}>"
+
+
+def key_problem(value: Any, *, strict: bool) -> str | None:
+    """What JSON would lose in ``value``'s dict keys, or None. ``strict``: every key must be
+    a string (tool arguments); otherwise only keys that become the same JSON text are a
+    problem (``{1: 'a', '1': 'b'}``: JSON keeps one of them)."""
+    stack = [value]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if not _STR_KEYS.issuperset(map(type, node)):
+                texts: dict[str, Any] = {}
+                for key in node:
+                    text = _json_key(key)
+                    if text is None:
+                        continue  # json.dumps names it itself
+                    if strict and type(key) is not str:
+                        return (f"argument keys must be strings, got the key {_key_text(key)} "
+                                f"({type(key).__name__}); JSON object keys are text: write "
+                                f"str(key), e.g. {{str(k): v for k, v in d.items()}}")
+                    if text in texts:
+                        return (f"the keys {_key_text(texts[text])} and {_key_text(key)} "
+                                f"both become the JSON key {text!r}, and JSON keeps only one; "
+                                "use distinct string keys")
+                    texts[text] = key
+            stack.extend(item for item in node.values() if type(item) not in _SCALARS)
+        elif isinstance(node, _ARRAYS):
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.extend(item for item in node if type(item) not in _SCALARS)
+    return None
+
+
+_STR_KEYS: Final = frozenset({str})
 
 
 def _not_awaited(path: str) -> TypeError:

@@ -16,7 +16,7 @@ import anyio
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.meter import Tripped
 from codemode.sandbox.language.sizes import ensure_size
-from codemode.sandbox.language.state import ScriptCoroutine, counted, tracked
+from codemode.sandbox.language.state import ScriptCoroutine, counted, host_raised, tracked
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -80,8 +80,15 @@ async def wait_for(aw: Awaitable[Any], timeout: float | None) -> Any:  # noqa: A
     """Await with a time limit; raises TimeoutError when it expires."""
     if timeout is None:
         return await aw
-    with anyio.fail_after(max(0.0, float(timeout))):
-        return await aw
+    seconds = max(0.0, float(timeout))
+    try:
+        with anyio.fail_after(seconds):
+            return await aw
+    except TimeoutError:
+        raise host_raised(TimeoutError(
+            f"asyncio.wait_for() timed out after {seconds:g} s (the awaited call was "
+            "cancelled); give it a longer timeout, or catch TimeoutError to go on "
+            "without it")) from None
 
 
 FACADE: Final = Facade("asyncio", {"gather": tracked(gather), "sleep": tracked(sleep),
