@@ -100,8 +100,11 @@ def range_(*args: int) -> range:
     except OverflowError:
         size = run.limits.operations + 1
     if size > run.limits.operations:
-        run.meter.trip(LimitExceeded("operations", run.limits.operations,
-                                     f"range of {size} items exceeds the operation budget"))
+        run.meter.trip(LimitExceeded(
+            "operations", run.limits.operations,
+            f"range of {size} items exceeds the operation budget; a for loop over it runs "
+            "(and stops at the budget), but list(), sum(), sorted() … of it cannot finish: "
+            "use a smaller range"))
     return r
 
 

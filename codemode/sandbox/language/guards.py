@@ -72,7 +72,11 @@ def refuse(obj: Any, name: str) -> AttributeError:
         return AttributeError(f"attribute {name!r} is not accessible: names starting with '_' "
                        "are private in the sandbox")
     what = obj.__name__ if issubclass(type(obj), type) else type(obj).__name__
-    return AttributeError(f"{what!r} object has no accessible attribute {name!r}")
+    hint = ""
+    if name in ("format", "format_map") and (isinstance(obj, str) or what == "str"):
+        hint = ("; str.format is not available in the sandbox (a format string can reach "
+                "attributes): use an f-string instead, e.g. f'{x} items' or f'{x:>8.2f}'")
+    return AttributeError(f"{what!r} object has no accessible attribute {name!r}{hint}")
 
 
 class SelfGuarded:

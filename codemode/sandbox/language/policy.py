@@ -39,7 +39,10 @@ from typing import Any, Final
 import RestrictedPython.transformer as _rp_transformer
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
 
-__all__ = ["RESULT_NAME", "SandboxPolicy"]
+__all__ = ["LOOP_RANGE", "RESULT_NAME", "SandboxPolicy"]
+
+LOOP_RANGE: Final = "_looprange_"
+"""Global the policy calls for ``range(...)`` iterated directly by a loop (plain ``range``)."""
 
 RESULT_NAME: Final = "_result_"
 """Global that receives the value of the script's last expression statement."""
@@ -432,7 +435,13 @@ class SandboxPolicy(RestrictingNodeTransformer):
         node = self.node_contents_visit(node)
         if getattr(node, "is_async", 0):
             return node
-        node.iter = _located(_call("_compress_", node.iter, _name("_T_")), node.iter)
+        source = node.iter
+        if (type(source) is ast.Call and type(source.func) is ast.Name
+                and source.func.id == "range" and "range" not in self.bound_names):
+            # ``for i in range(10**8): ... break``: the loop draws every item through the
+            # budget, so its range need not be refused up front for its length.
+            source.func = _located(_name(LOOP_RANGE), source.func)
+        node.iter = _located(_call("_compress_", source, _name("_T_")), source)
         return node
 
     def visit_While(self, node: ast.While) -> Any:

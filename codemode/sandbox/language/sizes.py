@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONCAT_TYPES",
+    "INT_CAP_TEXT",
     "MAX_INT_BITS",
     "RENDER_SIZERS",
     "SLICE_SIZERS",
@@ -252,9 +253,17 @@ def item_size(seq: Any) -> int:
     return 1 if isinstance(seq, _TEXT) else 8
 
 
+INT_CAP_TEXT: Final = (f"the sandbox's cap on integers is {MAX_INT_BITS} bits (about "
+                       f"{MAX_INT_BITS * 3 // 10:,} decimal digits); for magnitudes this large "
+                       "use floats (math.log10, math.exp) or modular arithmetic (pow(a, b, m))")
+
+
 def _int_bits(bits: int) -> None:
     if bits > MAX_INT_BITS:
-        _too_big(f"an integer of {bits} bits", bits // 8)
+        size = "more than 2**40" if bits == MAX_INT_BITS + 1 else f"about {bits}"
+        run = current_run()
+        run.meter.trip(LimitExceeded("memory", run.limits.memory,
+                                     f"an integer of {size} bits: {INT_CAP_TEXT}"))
 
 
 def repeat_ok(seq: Any, times: Any) -> None:

@@ -47,7 +47,7 @@ import traceback as tb
 import types
 from collections.abc import Awaitable, Callable, Collection
 from itertools import compress
-from typing import Any, Final, final
+from typing import Any, Final, NoReturn, final
 
 import anyio
 
@@ -65,7 +65,7 @@ from codemode.sandbox.language.guards import (
 )
 from codemode.sandbox.language.inplace import augmented_attr, augmented_item, guarded_inplace
 from codemode.sandbox.language.meter import SCRIPT_FILENAME, Tripped
-from codemode.sandbox.language.policy import RESULT_NAME
+from codemode.sandbox.language.policy import LOOP_RANGE, RESULT_NAME
 from codemode.sandbox.language.render import charge_render, render_cost
 from codemode.sandbox.language.sizes import (
     check_render,
@@ -85,11 +85,22 @@ from codemode.sandbox.language.state import (
     wrap_result,
 )
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
+from codemode.sandbox.runtime.prelude import Prelude, detach
 from codemode.sandbox.runtime.replies import decode_reply
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError
-from codemode.sandbox.runtime.toolproxy import PendingCall, build_tools, key_problem
+from codemode.sandbox.runtime.toolproxy import (
+    PendingCall,
+    ToolNamespace,
+    build_tools,
+    key_problem,
+    resolve,
+)
 
-__all__ = ["ReplyCall", "RunControl", "ScriptCallTool", "run_script", "warm_up"]
+__all__ = ["DIALECT_GLOBALS", "ReplyCall", "RunControl", "ScriptCallTool", "run_script",
+           "warm_up"]
+
+DIALECT_GLOBALS: Final = frozenset({"final_answer"})
+"""Globals a run with a prelude (the dialects) has besides ``tools`` and ``asyncio``."""
 
 ScriptCallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]
 """Script-side call: returns the JSON value or raises ToolCallError / LimitExceeded."""
@@ -228,6 +239,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         "_unpack_sequence_": _unpack_sequence,
         "_iter_unpack_sequence_": _iter_unpack_sequence,
         "_compress_": compress,
+        LOOP_RANGE: range,
         "_T_": meter.ticker,
         "_next_": next,
         "_mul_": guarded_mul,
@@ -401,10 +413,47 @@ async def _finish(state: RunState, namespace: dict[str, Any]) -> None:
     namespace[RESULT_NAME] = result
 
 
+@final
+class _FinalAnswer(BaseException):
+    """Raised by ``final_answer(x)`` (and a top-level ``return``): the run ends with ``x``.
+
+    A BaseException, so a script's ``except Exception`` does not swallow it."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__()
+        self.value = value
+
+
+def _final_answer(value: Any = None) -> NoReturn:
+    """``final_answer(x)``: end the script now with ``x`` as its result."""
+    raise _FinalAnswer(value)
+
+
+_final_answer.__name__ = _final_answer.__qualname__ = "final_answer"
+
+
+def _bind_prelude(namespace: dict[str, Any], prelude: Prelude, tools: ToolNamespace) -> None:
+    """The dialects' globals: host inputs, ``final_answer``, modules, bare tool names."""
+    namespace["final_answer"] = _final_answer
+    for module in prelude.modules:
+        if module in FACADE_NAMES:
+            namespace[module] = facade(module)
+    for name, path in prelude.names.items():
+        try:
+            namespace[name] = resolve(tools, path)
+        except AttributeError:
+            continue
+    for name, value in prelude.inputs.items():
+        namespace[name] = value
+
+
 async def _execute(compiled: CompiledScript, namespace: dict[str, Any]) -> None:
-    outcome = types.FunctionType(compiled.code, namespace)()
-    if compiled.is_async:
-        await outcome
+    try:
+        outcome = types.FunctionType(compiled.code, namespace)()
+        if compiled.is_async:
+            await outcome
+    except _FinalAnswer as done:
+        namespace[RESULT_NAME] = done.value
 
 
 async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
@@ -431,6 +480,7 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
             return await value_call(name, json.loads(text))
 
     limits = DEFAULT_LIMITS if limits is None else limits
+    prelude, source = detach(source)
     try:
         compiled = compile_script(source)
     except ScriptCompileError as exc:
@@ -441,7 +491,11 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
     meter = state.meter
     token = CURRENT_RUN.set(state)
     try:
-        namespace = _namespace(state, build_tools(tool_paths, send, meter, limits.memory))
+        tools = build_tools(tool_paths, send, meter, limits.memory,
+                            None if prelude is None else prelude.orders)
+        namespace = _namespace(state, tools)
+        if prelude is not None:
+            _bind_prelude(namespace, prelude, tools)
         result: Any = None
         try:
             error = await _run(compiled, namespace, state, control)
