@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Awaitable, Callable, Collection, Generator
+from collections.abc import Awaitable, Callable, Collection, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from codemode.errors import LimitExceeded, ToolCallError
@@ -22,7 +22,8 @@ from codemode.sandbox.language.state import clean_text, host_raised
 if TYPE_CHECKING:
     from codemode.sandbox.language.meter import Meter
 
-__all__ = ["PendingCall", "ToolFunction", "ToolNamespace", "build_tools", "key_problem"]
+__all__ = ["KEYWORDS_ONLY", "PendingCall", "ToolFunction", "ToolNamespace", "build_tools",
+           "key_problem", "resolve"]
 
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 """Argument values whose JSON is about their own size (only containers can repeat a text)."""
@@ -186,21 +187,61 @@ class PendingCall(SelfGuarded):
         raise _not_awaited(self._path)
 
 
+KEYWORDS_ONLY: Final = ("keywords only",)
+"""``order`` of a tool that takes keyword arguments only (no dialects)."""
+
+
+def _canonical(path: str, names: Sequence[str]) -> str:
+    shown = ", ".join(f"{name}=..." for name in names) or "name=value"
+    return f"`await tools.{path}({shown})`"
+
+
 @final
 class ToolFunction(SelfGuarded):
-    """``tools.<path>``: call with keyword arguments only."""
+    """``tools.<path>``: keyword arguments; positional ones too when ``order`` allows.
 
-    __slots__ = ("_caller", "_path")
+    ``order`` names the parameters positional arguments fill; ``None`` when the
+    tool's parameters have no clear order (keywords, or one dict of them, only);
+    :data:`KEYWORDS_ONLY` without dialects. One positional dict whose keys are all
+    parameter names (or any string keys, without an order) is the arguments.
+    """
 
-    def __init__(self, caller: _Caller, path: str) -> None:
+    __slots__ = ("_caller", "_order", "_path")
+
+    def __init__(self, caller: _Caller, path: str,
+                 order: Sequence[str] | None = KEYWORDS_ONLY) -> None:
         self._caller = caller
         self._path = path
+        self._order = order
 
     def __call__(self, *args: Any, **kwargs: Any) -> PendingCall:
         if args:
-            raise TypeError(f"tools.{self._path}() takes keyword arguments only, e.g. "
-                            f"tools.{self._path}(name=value); got {len(args)} positional")
+            kwargs = self._bind(args, kwargs)
         return PendingCall(self._caller, self._path, kwargs)
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        order, path = self._order, self._path
+        if order is KEYWORDS_ONLY:
+            raise TypeError(f"tools.{path}() takes keyword arguments only, e.g. "
+                            f"tools.{path}(name=value); got {len(args)} positional")
+        if len(args) == 1 and not kwargs and type(args[0]) is dict:
+            keys = args[0]
+            if keys and all(type(k) is str for k in keys) and (
+                    order is None or all(k in order for k in keys)):
+                return dict(keys)
+        if order is None:
+            raise TypeError(f"tools.{path}() needs keyword arguments: its parameters have no "
+                            f"clear order; call it as {_canonical(path, ())}")
+        if len(args) > len(order):
+            raise TypeError(f"tools.{path}() takes at most {len(order)} positional "
+                            f"argument(s) ({', '.join(order) or 'none'}); got {len(args)}: "
+                            f"call it as {_canonical(path, order)}")
+        bound = dict(zip(order, args, strict=False))
+        for name, value in kwargs.items():
+            if name in bound:
+                raise TypeError(f"tools.{path}() got multiple values for argument {name!r}")
+            bound[name] = value
+        return bound
 
     def __repr__(self) -> str:
         return f"<tool {self._path}>"
@@ -213,11 +254,13 @@ class ToolFunction(SelfGuarded):
 class ToolNamespace(SelfGuarded):
     """``tools`` or ``tools.<namespace>``: attribute access lists the known tools."""
 
-    __slots__ = ("_children", "_prefix")
+    __slots__ = ("_children", "_prefix", "_sync_aliases")
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, *, sync_aliases: bool = False) -> None:
         self._prefix = prefix
         self._children: dict[str, ToolNamespace | ToolFunction] = {}
+        self._sync_aliases = sync_aliases
+        """``tools.x_sync`` is ``tools.x`` (the call is awaited for the script)."""
 
     def __repr__(self) -> str:
         return f"<tools {self._prefix}>" if self._prefix else "<tools>"
@@ -226,6 +269,10 @@ class ToolNamespace(SelfGuarded):
         child = self._children.get(name)
         if child is not None:
             return child
+        if self._sync_aliases and name.endswith("_sync"):
+            alias = self._children.get(name[:-5])
+            if isinstance(alias, ToolFunction):
+                return alias
         where = f"tools.{self._prefix}" if self._prefix else "tools"
         close = difflib.get_close_matches(name, list(self._children), n=3)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
@@ -234,10 +281,18 @@ class ToolNamespace(SelfGuarded):
 
 
 def build_tools(tool_paths: Collection[str], call_tool: TextCall, meter: Meter,
-                memory: int) -> ToolNamespace:
-    """The ``tools`` proxy for one run, exposing exactly ``tool_paths``."""
+                memory: int,
+                orders: Mapping[str, Sequence[str] | None] | None = None) -> ToolNamespace:
+    """The ``tools`` proxy for one run, exposing exactly ``tool_paths``.
+
+    ``orders`` (the dialects; see :class:`ToolFunction`) maps a tool path to the
+    parameters positional arguments fill; a tool not in it takes keywords only.
+    Without ``orders`` every tool takes keywords only and there are no ``_sync`` aliases.
+    """
     caller = _Caller(call_tool, meter, memory)
-    root = ToolNamespace("")
+    dialects = orders is not None
+    order_of = orders or {}
+    root = ToolNamespace("", sync_aliases=dialects)
     for path in sorted(tool_paths):
         node = root
         parts = path.split(".")
@@ -246,10 +301,21 @@ def build_tools(tool_paths: Collection[str], call_tool: TextCall, meter: Meter,
             existing = node._children.get(part)
             if i == len(parts) - 1:
                 if existing is None:
-                    node._children[part] = ToolFunction(caller, path)
+                    order = order_of.get(path, KEYWORDS_ONLY)
+                    node._children[part] = ToolFunction(caller, path, order)
                 break
             if not isinstance(existing, ToolNamespace):
-                existing = ToolNamespace(prefix)
+                existing = ToolNamespace(prefix, sync_aliases=dialects)
                 node._children[part] = existing
             node = existing
     return root
+
+
+def resolve(root: ToolNamespace, path: str) -> ToolNamespace | ToolFunction:
+    """``tools.<path>`` (a tool, an alias, or a namespace); AttributeError when unknown."""
+    node: ToolNamespace | ToolFunction = root
+    for part in path.split("."):
+        if not isinstance(node, ToolNamespace):
+            raise AttributeError(f"tools.{path} is not a namespace")
+        node = node.sandbox_getattr(part)
+    return node

@@ -1,0 +1,84 @@
+"""What a host adds to one run besides the script: inputs, names, argument orders.
+
+Executors pass a script's source on as opaque text, so the prelude travels as
+the source's first line (``#codemode:prelude <json>``); :func:`detach` splits
+it off before compiling, so the script's own lines keep their numbers. The
+prelude only ever holds JSON data and names: it cannot give a script anything
+a script could not build itself (inputs are plain values, ``modules`` are the
+facades an ``import`` would give, ``names`` are more spellings of the same
+``tools`` functions, ``orders`` map positional arguments to their keyword names
+before the arguments cross to the host).
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+__all__ = ["PRELUDE_MARK", "Prelude", "attach", "detach"]
+
+PRELUDE_MARK: Final = "#codemode:prelude "
+
+
+def _script_name(name: object) -> bool:
+    return (isinstance(name, str) and name.isidentifier() and not name.startswith("_")
+            and not keyword.iskeyword(name))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Prelude:
+    """Globals and call conventions of one run (see the module docstring)."""
+
+    inputs: Mapping[str, Any] = field(default_factory=dict)
+    """Host inputs, bound as globals (JSON values)."""
+    modules: tuple[str, ...] = ()
+    """Sandbox modules bound as globals without an ``import`` (facade names)."""
+    names: Mapping[str, str] = field(default_factory=dict)
+    """Bare global → tool path or namespace prefix (``search`` → ``search``, ``gdrive``)."""
+    orders: Mapping[str, Sequence[str] | None] = field(default_factory=dict)
+    """Tool path → parameter names positional arguments fill, in order; None: the
+    parameters have no clear order (keyword arguments or one dict of them only)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"inputs": dict(self.inputs), "modules": list(self.modules),
+                "names": dict(self.names),
+                "orders": {k: None if v is None else list(v) for k, v in self.orders.items()}}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Prelude:
+        """The prelude from its JSON; names a script could not spell are dropped."""
+        inputs = data.get("inputs") or {}
+        names = data.get("names") or {}
+        orders = data.get("orders") or {}
+        return cls(
+            inputs={k: v for k, v in inputs.items() if _script_name(k)},
+            modules=tuple(m for m in data.get("modules") or () if _script_name(m)),
+            names={k: str(v) for k, v in names.items() if _script_name(k)},
+            orders={str(k): None if v is None else tuple(str(n) for n in v)
+                    for k, v in orders.items()},
+        )
+
+
+def attach(source: str, prelude: Prelude) -> str:
+    """``source`` with ``prelude`` as its first line."""
+    text = json.dumps(prelude.to_json(), ensure_ascii=True, separators=(",", ":"))
+    return f"{PRELUDE_MARK}{text}\n{source}"
+
+
+def detach(source: str) -> tuple[Prelude | None, str]:
+    """Split the prelude line off ``source`` (None when there is none or it is not valid)."""
+    if not source.startswith(PRELUDE_MARK):
+        return None, source
+    head, _, rest = source.partition("\n")
+    try:
+        data = json.loads(head[len(PRELUDE_MARK):])
+        if not isinstance(data, dict):
+            return None, rest
+        return Prelude.from_json(data), rest
+    except (ValueError, TypeError, AttributeError):
+        return None, rest
