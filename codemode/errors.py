@@ -15,7 +15,8 @@ type and read fields instead of parsing text::
     │   └── LimitExceeded          a run limit tripped (names the limit and its value)
     ├── SdkGenerationError         the SDK generator could not render a spec
     ├── PreflightError             static checks found problems before running a script
-    └── ToolsLoadError             the CLI's ``--tools MODULE:OBJECT`` could not be loaded
+    ├── ToolsLoadError             the CLI's ``--tools MODULE:OBJECT`` could not be loaded
+    └── GatewayConfigError         an MCP servers config (``codemode serve``) is invalid
 
 Domain failures a model must read (a handler raising, bad arguments) are not
 raised by the pipeline: they come back as ``ToolResult(is_error=True)``.
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CodemodeError",
     "DuplicateToolError",
+    "GatewayConfigError",
     "LimitExceeded",
     "PipelineError",
     "PreflightError",
@@ -154,3 +156,12 @@ class PreflightError(CodemodeError):
 
 class ToolsLoadError(CodemodeError):
     """``--tools MODULE:OBJECT`` did not name a usable tools object."""
+
+
+class GatewayConfigError(CodemodeError):
+    """An MCP servers config (``{"mcpServers": {...}}``) is invalid; names where and why."""
+
+    def __init__(self, where: str, message: str) -> None:
+        self.where = where
+        self.message = message
+        super().__init__(f"{where}: {message}")

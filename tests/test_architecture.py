@@ -29,11 +29,12 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "codemode.sandbox.runtime"),
     "codemode.sandbox": ("codemode.errors",),
     "codemode.mode": ("codemode.errors", "codemode.dispatch", "codemode.sandbox", "sdk_gen"),
-    "codemode.integrations": ("codemode.errors", "codemode.dispatch"),
+    "codemode.integrations": ("codemode.errors", "codemode.dispatch", "codemode.sandbox",
+                              "codemode.mode", "sdk_gen"),
     "codemode.testing": ("codemode.errors", "codemode.dispatch", "codemode.sandbox",
                          "codemode.mode"),
     "codemode.cli": ("codemode.errors", "codemode.dispatch", "codemode.sandbox",
-                     "codemode.mode", "sdk_gen"),
+                     "codemode.mode", "sdk_gen", "codemode.integrations"),
     "codemode": ("codemode", "sdk_gen"),  # the package root re-exports the public API
 }
 """Most specific prefix wins. A new layer must be placed here before it can import."""

@@ -127,6 +127,10 @@ def _parser() -> argparse.ArgumentParser:
         "sdk", help="write the generated SDK (see `codemode sdk --help`)", add_help=False
     )
     sub.add_parser(
+        "serve", help="serve MCP servers and tools as one MCP server with run_code "
+        "(see `codemode serve --help`)", add_help=False
+    )
+    sub.add_parser(
         "doctor", help="show the sandbox's kernel layers on this machine "
         "(see `codemode doctor --help`)", add_help=False
     )
@@ -140,6 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .sdk import main_sdk
 
         return main_sdk(argv[1:])
+    if argv and argv[0] == "serve":
+        from .serve import main_serve
+
+        return main_serve(argv[1:])
     if argv and argv[0] == "doctor":
         from .doctor import main_doctor
 

@@ -1,0 +1,5 @@
+"""``python -m codemode.cli``: the ``codemode`` command."""
+
+from .commands import main
+
+raise SystemExit(main())

@@ -1,0 +1,172 @@
+"""``codemode serve``: many MCP servers (and local tools) as one MCP server with ``run_code``.
+
+Clients see ``run_code``, ``search_tools`` and ``describe_tools`` (``--expose-upstream``
+adds every upstream tool). Upstreams come from ``--config`` (the ``mcpServers`` file MCP
+clients use); local Python tools from ``--tools``. Status goes to stderr; stdout is the
+MCP stream (stdio transport).
+
+Exit codes: 0 stopped cleanly; 2 bad usage or an invalid config; 3 ``--tools`` could not
+be loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import sys
+from typing import TYPE_CHECKING
+
+import anyio
+
+from codemode.errors import GatewayConfigError, ToolsLoadError
+from codemode.integrations.discovery import estimate_tokens
+from codemode.integrations.gateway import DEFAULT_BUDGET_TOKENS, Gateway, load_config
+from codemode.integrations.server import GatewayServer, serve_http, serve_stdio
+from codemode.mode import CodeMode
+
+from .targets import load_tools
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from codemode.dispatch.registry import ToolRegistry
+
+__all__ = ["main_serve", "serve_parser"]
+
+TOKEN_ENV = "CODEMODE_SERVE_TOKEN"
+
+
+def serve_parser() -> argparse.ArgumentParser:
+    """The ``codemode serve`` argument parser (its ``--help`` is documented in docs/serve.md)."""
+    parser = argparse.ArgumentParser(
+        prog="codemode serve",
+        description="Serve MCP servers and local tools as one MCP server: run_code plus "
+        "search_tools/describe_tools.",
+    )
+    parser.add_argument("--config", metavar="FILE",
+                        help='MCP servers config: {"mcpServers": {name: {command, args, env} '
+                        "| {url, headers}}} (VS Code's \"servers\" too)")
+    parser.add_argument("--tools", metavar="MODULE:OBJECT", action="append", default=[],
+                        help="local Python tools (a ToolRegistry, CodeMode, list of tools, or "
+                        "a callable returning one); repeatable")
+    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                        help="stdio (default) or streamable HTTP")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="HTTP bind address (default 127.0.0.1, loopback only)")
+    parser.add_argument("--port", type=int, default=8765,
+                        help="HTTP port (default 8765; 0 picks a free one)")
+    parser.add_argument("--path", default="/mcp", help="HTTP endpoint path (default /mcp)")
+    parser.add_argument("--token", help=f"HTTP bearer token clients must send (default: "
+                        f"${TOKEN_ENV}); required when --host is not loopback")
+    parser.add_argument("--expose-upstream", action="store_true",
+                        help="also list every upstream tool directly, next to run_code")
+    parser.add_argument("--budget-tokens", type=int, default=DEFAULT_BUDGET_TOKENS,
+                        help="largest run_code description carrying the whole SDK; beyond, it "
+                        f"holds a namespace index and discovery (default {DEFAULT_BUDGET_TOKENS})")
+    parser.add_argument("--timeout", type=float, help="wall-time limit of one script, seconds")
+    parser.add_argument("--executor", choices=("pool", "inprocess"), default="pool",
+                        help="where scripts run: the sandboxed worker pool (default) or "
+                        "in-process (trusted code only)")
+    parser.add_argument("--startup-timeout", type=float, default=30.0,
+                        help="seconds each upstream may take to start (default 30)")
+    parser.add_argument("--describe", action="store_true",
+                        help="start the upstreams, print their status and the run_code "
+                        "description, and exit")
+    return parser
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _say(text: str) -> None:
+    print(f"codemode serve: {text}", file=sys.stderr, flush=True)
+
+
+def _gateway(args: argparse.Namespace) -> Gateway:
+    servers = load_config(args.config) if args.config else ()
+    mode: CodeMode | None = None
+    registry: ToolRegistry | None = None
+    for target in args.tools:
+        loaded = load_tools(target)
+        if isinstance(loaded, CodeMode):
+            if mode is not None or registry is not None:
+                raise ToolsLoadError(f"{target} is a CodeMode: give it as the only --tools")
+            mode = loaded
+            continue
+        if mode is not None:
+            raise ToolsLoadError("a CodeMode --tools must be the only --tools")
+        if registry is None:
+            registry = loaded
+        else:
+            for spec in loaded.specs():
+                registry.register(loaded.get(spec.name))
+    if mode is not None:
+        return Gateway(servers, mode=mode, budget_tokens=args.budget_tokens,
+                       startup_timeout=args.startup_timeout)
+    from codemode.sandbox import InProcessExecutor, Limits
+
+    return Gateway(
+        servers,
+        registry=registry,
+        executor=InProcessExecutor() if args.executor == "inprocess" else None,
+        limits=Limits(timeout=args.timeout) if args.timeout else None,
+        budget_tokens=args.budget_tokens,
+        startup_timeout=args.startup_timeout,
+    )
+
+
+async def _serve(args: argparse.Namespace, gateway: Gateway) -> int:
+    async with gateway:
+        for status in gateway.status():
+            if status.state == "up":
+                note = f" (wire names prefixed {status.prefix!r})" if status.prefix else ""
+                _say(f"upstream {status.name}: up, {status.tools} tools{note}")
+            else:
+                _say(f"upstream {status.name}: FAILED: {status.error} (retrying with backoff)")
+        description = gateway.run_code_description()
+        tools = len(gateway.upstream_specs())
+        _say(f"{tools} tools; run_code description {len(description)} chars"
+             f" (~{estimate_tokens(description)} tokens)")
+        if args.describe:
+            print(description)
+            return 0
+        server = GatewayServer(gateway, expose_upstream=args.expose_upstream)
+        if args.transport == "stdio":
+            _say("serving MCP on stdio")
+            await serve_stdio(server)
+        else:
+            await serve_http(server, host=args.host, port=args.port, token=args.token,
+                             path=args.path, ready=lambda url: _say(f"serving MCP on {url}"))
+    return 0
+
+
+def main_serve(argv: Sequence[str]) -> int:
+    """Entry point of ``codemode serve``."""
+    parser = serve_parser()
+    args = parser.parse_args(list(argv))
+    if args.token and args.transport != "http":
+        parser.error("--token protects the HTTP transport; add --transport http")
+    args.token = args.token or os.environ.get(TOKEN_ENV) or None
+    if args.transport == "http" and not _loopback(args.host) and not args.token:
+        parser.error(f"--host {args.host} is not loopback: give --token (or ${TOKEN_ENV})")
+    if not args.config and not args.tools:
+        parser.error("nothing to serve: give --config FILE and/or --tools MODULE:OBJECT")
+    try:
+        gateway = _gateway(args)
+    except GatewayConfigError as exc:
+        print(f"codemode serve: invalid config: {exc}", file=sys.stderr)
+        return 2
+    except ToolsLoadError as exc:
+        print(f"codemode serve: {exc}", file=sys.stderr)
+        return 3
+    try:
+        return anyio.run(_serve, args, gateway)
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,614 @@
+"""The gateway: many MCP servers (and local tools) behind one registry and one ``CodeMode``.
+
+Upstreams come from the config file MCP clients already use::
+
+    {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"], "env": {}},
+                    "docs": {"url": "https://example.com/mcp", "headers": {"X-Key": "…"}}}}
+
+(VS Code's ``{"servers": {...}}`` with ``"type": "stdio" | "http"`` is read too). Each
+upstream's tools are registered under its name as a namespace (``tools.time.get_current_time``)
+through ``register_mcp_tools``, so calls go through the one pipeline and get the adapter's
+schema repairs. Each upstream has a supervisor task: it connects (the MCP handshake, stdio
+or streamable HTTP), registers the tools, re-registers them on the upstream's
+``notifications/tools/list_changed``, pings it, and when the connection is lost (the process
+died, the server went away) makes calls fail with a message naming the upstream and
+reconnects with exponential backoff. An upstream that fails to start is reported
+(``Gateway.status()``) and retried; the others are served meanwhile.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, final
+
+import anyio
+
+from codemode.dispatch.registry import ToolRegistry
+from codemode.errors import DuplicateToolError, GatewayConfigError
+from codemode.integrations.discovery import DISCOVERY_NAMES, discovery_tools, estimate_tokens
+from codemode.integrations.mcp import McpTools, register_mcp_tools
+from codemode.mode.code_mode import CodeMode
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from codemode.dispatch.registry import Registration
+    from codemode.integrations.discovery import Discovery
+    from codemode.sandbox import Executor, Limits
+
+__all__ = [
+    "DEFAULT_BUDGET_TOKENS",
+    "Gateway",
+    "ServerConfig",
+    "UpstreamStatus",
+    "connect",
+    "load_config",
+]
+
+DEFAULT_BUDGET_TOKENS = 4000
+"""Largest ``run_code`` description (estimated tokens) that still carries the whole SDK."""
+
+_SERVER_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "type", "disabled"})
+
+
+@final
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ServerConfig:
+    """One upstream MCP server, as a config file's ``mcpServers`` entry describes it."""
+
+    name: str
+    """Its key in the config: the namespace its tools get."""
+    command: str | None = None
+    """Program to start (stdio transport)."""
+    args: tuple[str, ...] = ()
+    """Its arguments."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Extra environment variables, merged over the MCP SDK's safe default environment."""
+    cwd: str | None = None
+    """Working directory of the process."""
+    url: str | None = None
+    """Streamable HTTP endpoint (instead of ``command``)."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """HTTP headers sent with every request (e.g. ``Authorization``)."""
+
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        """``stdio`` for a command, ``http`` for a URL."""
+        return "stdio" if self.command is not None else "http"
+
+
+def _strings(where: str, value: Any, what: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise GatewayConfigError(where, f"{what} must be an object of strings")
+    return dict(value)
+
+
+def _server(name: str, entry: Any, where: str) -> ServerConfig | None:
+    if not isinstance(entry, dict):
+        raise GatewayConfigError(where, "must be an object with 'command' or 'url'")
+    unknown = sorted(set(entry) - _SERVER_KEYS)
+    if unknown:
+        raise GatewayConfigError(
+            where, f"unknown key(s) {', '.join(map(repr, unknown))}; known: "
+            + ", ".join(sorted(_SERVER_KEYS))
+        )
+    if entry.get("disabled") is True:
+        return None
+    command, url = entry.get("command"), entry.get("url")
+    if (command is None) == (url is None):
+        raise GatewayConfigError(where, "needs exactly one of 'command' (stdio) or 'url' (http)")
+    kind = entry.get("type")
+    if kind is not None and kind not in ("stdio", "http", "streamable-http", "streamableHttp"):
+        raise GatewayConfigError(where, f"type {kind!r} is not served (use 'stdio' or 'http')")
+    if command is not None:
+        if not isinstance(command, str) or not command:
+            raise GatewayConfigError(where, "'command' must be a non-empty string")
+        args = entry.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise GatewayConfigError(where, "'args' must be a list of strings")
+        cwd = entry.get("cwd")
+        if cwd is not None and not isinstance(cwd, str):
+            raise GatewayConfigError(where, "'cwd' must be a string")
+        if "headers" in entry:
+            raise GatewayConfigError(where, "'headers' belongs to a 'url' server")
+        return ServerConfig(
+            name=name,
+            command=command,
+            args=tuple(args),
+            env=_strings(where, entry.get("env", {}), "'env'"),
+            cwd=cwd,
+        )
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise GatewayConfigError(where, "'url' must be an http:// or https:// URL")
+    for key in ("args", "env", "cwd"):
+        if key in entry:
+            raise GatewayConfigError(where, f"{key!r} belongs to a 'command' server")
+    return ServerConfig(
+        name=name, url=url, headers=_strings(where, entry.get("headers", {}), "'headers'")
+    )
+
+
+def load_config(source: str | Path | Mapping[str, Any]) -> tuple[ServerConfig, ...]:
+    """The upstreams of a config file (path) or an already-parsed config (mapping).
+
+    Reads ``mcpServers`` (Claude Desktop, Cursor) or ``servers`` (VS Code); entries with
+    ``"disabled": true`` are left out. Every mistake raises ``GatewayConfigError`` naming
+    the file and the entry.
+    """
+    where = "config"
+    if isinstance(source, str | Path):
+        where = str(source)
+        try:
+            text = Path(source).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise GatewayConfigError(where, f"cannot read: {exc.strerror}") from None
+        try:
+            data: Any = json.loads(text)
+        except ValueError as exc:
+            raise GatewayConfigError(where, f"not JSON: {exc}") from None
+    else:
+        data = source
+    if not isinstance(data, Mapping):
+        raise GatewayConfigError(where, "must be a JSON object with 'mcpServers'")
+    key = "mcpServers" if "mcpServers" in data else "servers" if "servers" in data else None
+    if key is None:
+        raise GatewayConfigError(where, "has no 'mcpServers' (or VS Code 'servers') object")
+    servers = data[key]
+    if not isinstance(servers, Mapping):
+        raise GatewayConfigError(f"{where}: {key}", "must be an object of servers by name")
+    out: list[ServerConfig] = []
+    for name, entry in servers.items():
+        spot = f"{where}: {key}.{name}"
+        if not isinstance(name, str) or not name.strip() or name in DISCOVERY_NAMES:
+            raise GatewayConfigError(spot, "server names must be non-empty and not a discovery"
+                                     f" tool's name ({', '.join(DISCOVERY_NAMES)})")
+        server = _server(name, entry, spot)
+        if server is not None:
+            out.append(server)
+    return tuple(out)
+
+
+@final
+@dataclass(frozen=True, kw_only=True, slots=True)
+class UpstreamStatus:
+    """What one upstream is doing, for reports and ``codemode serve``'s startup line."""
+
+    name: str
+    """The upstream's name (its namespace)."""
+    state: Literal["starting", "up", "down"]
+    """``up``: connected and registered; ``down``: not connected (see ``error``)."""
+    tools: int
+    """Tools registered for it."""
+    error: str | None = None
+    """Why it is down (the last failure), if it is."""
+    restarts: int = 0
+    """Connections made after the first."""
+    prefix: str = ""
+    """Prefix its wire names got because another tool already had the name."""
+    repairs: tuple[str, ...] = ()
+    """Schema repairs the adapter made (see ``McpTools.repairs``)."""
+
+
+class _Down(Exception):
+    """Internal: the upstream's connection ended."""
+
+
+@final
+class _Session:
+    """What the registered handlers call: the upstream's current ``ClientSession``, or a
+    clear error while it is down. A call that finds the connection closed wakes the
+    supervisor, which reconnects."""
+
+    def __init__(self, upstream: _Upstream) -> None:
+        self._upstream = upstream
+
+    def _live(self) -> Any:
+        upstream = self._upstream
+        if upstream.session is None:
+            raise ConnectionError(
+                f"upstream MCP server {upstream.config.name!r} is not connected"
+                f" ({upstream.error or 'starting'}); the gateway is reconnecting"
+            )
+        return upstream.session
+
+    async def list_tools(self, *, params: Any = None) -> Any:
+        return await self._live().list_tools(params=params)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
+                        read_timeout_seconds: float | None = None,
+                        progress_callback: Any = None) -> Any:
+        return await self._guard(self._live().call_tool(
+            name, arguments, progress_callback=progress_callback))
+
+    async def send_request(self, request: Any, result_type: Any, progress_callback: Any = None,
+                           ) -> Any:
+        return await self._guard(self._live().send_request(
+            request, result_type, progress_callback=progress_callback))
+
+    async def _guard(self, pending: Any) -> Any:
+        from mcp import types
+        from mcp.shared.exceptions import MCPError
+
+        try:
+            return await pending
+        except MCPError as exc:
+            if exc.code != types.CONNECTION_CLOSED:
+                raise
+            self._upstream.lost("connection closed")
+            raise ConnectionError(
+                f"upstream MCP server {self._upstream.config.name!r} closed the connection"
+                " during the call; the gateway is reconnecting"
+            ) from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._upstream.lost("connection closed")
+            raise ConnectionError(
+                f"upstream MCP server {self._upstream.config.name!r} is gone;"
+                " the gateway is reconnecting"
+            ) from None
+
+
+@final
+class _Upstream:
+    """One upstream's supervisor: connect, register, watch, reconnect with backoff."""
+
+    def __init__(self, config: ServerConfig, gateway: Gateway) -> None:
+        self.config = config
+        self.gateway = gateway
+        self.session: Any = None
+        self.error: str | None = None
+        self.state: Literal["starting", "up", "down"] = "starting"
+        self.restarts = 0
+        self.connections = 0
+        self.tools: McpTools | None = None
+        self.prefix = ""
+        self.first_attempt = anyio.Event()
+        self._wake = anyio.Event()
+        self._changed = False
+        self._listing: list[Any] | None = None
+
+    def status(self) -> UpstreamStatus:
+        return UpstreamStatus(
+            name=self.config.name,
+            state=self.state,
+            tools=len(self.tools.registrations) if self.tools else 0,
+            error=self.error,
+            restarts=self.restarts,
+            prefix=self.prefix,
+            repairs=self.tools.repairs if self.tools else (),
+        )
+
+    def lost(self, why: str) -> None:
+        if self.session is not None:
+            self.error = why
+            self.session = None
+            self.state = "down"
+        self._wake.set()
+
+    async def _message(self, message: Any) -> None:
+        from mcp import types
+
+        if isinstance(message, types.ToolListChangedNotification):
+            self._changed = True
+            self._wake.set()
+
+    @asynccontextmanager
+    async def _connect(self) -> AsyncIterator[Any]:
+        from mcp import Client, StdioServerParameters
+
+        config = self.config
+        async with AsyncExitStack() as stack:
+            target: Any
+            if config.command is not None:
+                target = StdioServerParameters(
+                    command=config.command, args=list(config.args), env=dict(config.env) or None,
+                    cwd=config.cwd,
+                )
+            else:
+                import httpx2
+                from mcp.client.streamable_http import streamable_http_client
+
+                http = await stack.enter_async_context(httpx2.AsyncClient(
+                    headers=dict(config.headers),
+                    timeout=httpx2.Timeout(30.0, read=300.0),
+                ))
+                assert config.url is not None
+                target = streamable_http_client(config.url, http_client=http)
+            client = await stack.enter_async_context(
+                Client(target, mode="legacy", message_handler=self._message, cache=None)
+            )
+            yield client.session
+
+    async def _register(self, session: Any) -> None:
+        from mcp.shared.exceptions import MCPError
+
+        listing = await session.list_tools()
+        dumped = listing.model_dump(by_alias=True, exclude_none=True, mode="json")
+        if self.tools is not None and dumped == self._listing:
+            return
+        old = self.tools
+        if old is not None:
+            old.dispose()
+        proxy = _Session(self)
+        try:
+            made = await register_mcp_tools(
+                self.gateway.registry, proxy, namespace=self.config.name, prefix=self.prefix
+            )
+        except DuplicateToolError:
+            self.prefix = f"{self.config.name}_"
+            made = await register_mcp_tools(
+                self.gateway.registry, proxy, namespace=self.config.name, prefix=self.prefix
+            )
+        except MCPError:
+            raise
+        self.tools, self._listing = made, dumped
+        self.gateway.changed()
+
+    async def run(self) -> None:
+        delay = self.gateway.backoff[0]
+        while True:
+            self._wake = anyio.Event()
+            before = self.connections
+            try:
+                await self._attempt()
+            except _Down:
+                pass
+            except Exception as exc:  # any failure of an upstream is reported
+                self.error = _describe(exc)
+            self.session = None
+            self.state = "down"
+            self.gateway.changed()
+            self.first_attempt.set()
+            if not self.gateway.restart:
+                return
+            if self.connections > before:
+                delay = self.gateway.backoff[0]
+            await anyio.sleep(delay)
+            delay = min(delay * 2, self.gateway.backoff[1])
+
+    async def _attempt(self) -> None:
+        """One connection, from the handshake to its loss (raises why it ended)."""
+        timeout = self.gateway.startup_timeout
+        with anyio.move_on_after(timeout) as startup:
+            async with self._connect() as session:
+                self.session = session
+                await self._register(session)
+                startup.deadline = math.inf
+                self.connections += 1
+                self.restarts = self.connections - 1
+                self.state, self.error = "up", None
+                self.gateway.changed()
+                self.first_attempt.set()
+                await self._watch(session)
+        if startup.cancelled_caught:
+            self.error = f"did not start within {timeout:g} s (connect, initialize, tools/list)"
+
+    async def _watch(self, session: Any) -> None:
+        from mcp.shared.exceptions import MCPError
+
+        while True:
+            with anyio.move_on_after(self.gateway.ping_interval):
+                await self._wake.wait()
+            self._wake = anyio.Event()
+            if self.session is None:
+                raise _Down
+            try:
+                with anyio.fail_after(self.gateway.ping_interval + 5):
+                    if self._changed:
+                        self._changed = False
+                        await self._register(session)
+                    else:
+                        await session.send_ping()
+            except (MCPError, TimeoutError, anyio.ClosedResourceError,
+                    anyio.BrokenResourceError) as exc:
+                self.error = f"lost: {_describe(exc)}"
+                raise _Down from exc
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        leaves = exc.exceptions
+        return "; ".join(_describe(e) for e in leaves[:3])
+    if isinstance(exc, TimeoutError):
+        return "timed out connecting"
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+_DISCOVER = """\
+There are too many tools to list here ({tools} tools in {spaces} namespaces). Find what you
+need first, then call it, in one script or several:
+- `found = await tools.search(query="what it should do", limit=5)` returns
+  `{{"matches": [{{"tool": "ns.name", "summary": ..., "arguments": [...]}}]}}`;
+- `print(await tools.describe(names=["ns.name"]))` shows typed signatures and docs;
+- or call the `search_tools` / `describe_tools` tools before writing the script.
+Call a found tool as `await tools.<tool>(...)`, e.g. `await tools.ns.name(arg=...)`.
+
+Namespaces (`tools.<namespace>.<name>`):
+"""
+
+
+@final
+class Gateway:
+    """A registry of upstream MCP servers' tools and local tools, a ``CodeMode`` over it,
+    the discovery tools, and the ``run_code`` description clients read.
+
+    Use it as an async context manager: entering starts every upstream (waiting for each
+    one's first attempt, at most ``startup_timeout`` seconds), leaving stops them all.
+    """
+
+    def __init__(
+        self,
+        servers: Sequence[ServerConfig] = (),
+        *,
+        registry: ToolRegistry | None = None,
+        mode: CodeMode | None = None,
+        executor: Executor | None = None,
+        limits: Limits | None = None,
+        budget_tokens: int = DEFAULT_BUDGET_TOKENS,
+        startup_timeout: float = 30.0,
+        ping_interval: float = 5.0,
+        backoff: tuple[float, float] = (0.5, 30.0),
+        restart: bool = True,
+    ) -> None:
+        names = [s.name for s in servers]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise GatewayConfigError("servers", f"duplicate name(s): {', '.join(dupes)}")
+        if mode is not None:
+            self.mode = mode
+            self.registry = mode.registry
+        else:
+            self.registry = registry if registry is not None else ToolRegistry()
+            self.mode = CodeMode(self.registry, executor=executor, limits=limits)
+        self._owns_mode = mode is None
+        self.budget_tokens = budget_tokens
+        self.startup_timeout = startup_timeout
+        self.ping_interval = ping_interval
+        self.backoff = backoff
+        self.restart = restart
+        self._upstreams = [_Upstream(s, self) for s in servers]
+        self._listeners: list[Callable[[], None]] = []
+        self._own: list[Registration] = []
+        self._group: TaskGroup | None = None
+        self._stack: AsyncExitStack | None = None
+        self.discovery: Discovery
+        self.discovery, tools = discovery_tools(self.mode)
+        for tool in tools:
+            self._own.append(self.registry.register(tool))
+        self._own.append(self.registry.register(self.mode.as_tool()))
+
+    @property
+    def upstream_names(self) -> tuple[str, ...]:
+        """Names of the configured upstreams."""
+        return tuple(u.config.name for u in self._upstreams)
+
+    def status(self) -> list[UpstreamStatus]:
+        """Every upstream's state, in config order."""
+        return [u.status() for u in self._upstreams]
+
+    def on_change(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` (sync, fast) when the tool set may have changed."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def changed(self) -> None:
+        for listener in list(self._listeners):
+            listener()
+
+    async def __aenter__(self) -> Gateway:
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            group = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(group.cancel_scope.cancel)
+            for upstream in self._upstreams:
+                group.start_soon(upstream.run)
+            for upstream in self._upstreams:
+                await upstream.first_attempt.wait()
+        except BaseException:
+            await stack.aclose()
+            raise
+        self._group, self._stack = group, stack
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        stack, self._stack = self._stack, None
+        try:
+            if stack is not None:
+                await stack.aclose()
+        finally:
+            if self._owns_mode:
+                await self.mode.aclose()
+
+    def upstream_specs(self) -> list[Any]:
+        """Specs of every tool except the gateway's own (run_code and discovery)."""
+        own = {r.tool.name for r in self._own}
+        return [s for s in self.registry.specs() if s.name not in own]
+
+    def run_code_description(self) -> str:
+        """The ``run_code`` description: self-contained. The rules and the whole SDK when
+        that fits ``budget_tokens``; else the rules, how to discover, and a namespace index."""
+        sdk = self.mode.sdk()
+        prompt = self.mode.prompt()
+        head = (
+            "Run a short async Python script in a sandbox; it calls tools as"
+            " `await tools.<name>(...)` and its last expression is the result.\n\n"
+        )
+        full = head + prompt
+        if estimate_tokens(full) <= self.budget_tokens:
+            return full
+        intro = prompt[: len(prompt) - len(sdk.prompt)].rstrip()
+        intro = intro.removesuffix("Available tools:").rstrip()
+        specs = [s for s in self.mode.visible_specs() if s.name not in DISCOVERY_NAMES]
+        paths = {wire: path for path, wire in sdk.names.tools.items()}
+        spaces: dict[str, list[str]] = {}
+        for spec in specs:
+            path = paths.get(spec.name, spec.name)
+            space, _, leaf = path.rpartition(".")
+            spaces.setdefault(space, []).append(leaf)
+        text = head + intro + "\n\n" + _DISCOVER.format(tools=len(specs), spaces=len(spaces))
+        room = self.budget_tokens * 4 - len(text) - 200
+        lines: list[str] = []
+        for number, (space, leaves) in enumerate(sorted(spaces.items())):
+            label = space or "(top level)"
+            line = _index_line(label, sorted(leaves), cap=max(80, room // max(1, len(spaces))))
+            if room - len(line) - 1 < 0:
+                rest = len(spaces) - number
+                lines.append(f"- … {rest} more namespaces: search finds their tools")
+                break
+            room -= len(line) + 1
+            lines.append(line)
+        return text + "\n".join(lines) + "\n"
+
+
+def _index_line(space: str, leaves: list[str], *, cap: int) -> str:
+    head = f"- {space} ({len(leaves)} tool{'s' if len(leaves) != 1 else ''}): "
+    shown: list[str] = []
+    size = len(head)
+    for leaf in leaves:
+        if size + len(leaf) + 2 > cap and shown:
+            return head + ", ".join(shown) + f", … {len(leaves) - len(shown)} more"
+        shown.append(leaf)
+        size += len(leaf) + 2
+    return head + ", ".join(shown)
+
+
+@asynccontextmanager
+async def connect(
+    config: str | Path | Mapping[str, Any] | Sequence[ServerConfig],
+    *,
+    registry: ToolRegistry | None = None,
+    executor: Executor | None = None,
+    limits: Limits | None = None,
+    startup_timeout: float = 30.0,
+    require_all: bool = True,
+) -> AsyncIterator[Gateway]:
+    """Connect to every upstream of ``config`` and yield the ``Gateway``; no
+    ``ClientSession`` to manage. ``gateway.mode.run(script)`` runs a script over them,
+    ``gateway.registry`` holds their tools (namespaced). With ``require_all`` (the
+    default) an upstream that fails to start raises ``ConnectionError`` naming it and why.
+    """
+    servers = (
+        tuple(config)
+        if isinstance(config, Sequence) and not isinstance(config, str)
+        else load_config(config)
+    )
+    async with Gateway(
+        servers, registry=registry, executor=executor, limits=limits,
+        startup_timeout=startup_timeout,
+    ) as gateway:
+        failed = [s for s in gateway.status() if s.state != "up"]
+        if require_all and failed:
+            raise ConnectionError(
+                "upstream MCP server(s) failed to start: "
+                + "; ".join(f"{s.name}: {s.error}" for s in failed)
+            )
+        yield gateway
+
