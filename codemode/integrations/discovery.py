@@ -48,6 +48,8 @@ _STOP = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "for", "from", "has", "have",
     "if", "in", "into", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to",
     "was", "were", "will", "with", "you", "your", "which", "when", "use", "used", "using",
+    "what", "how", "who", "where", "why", "i", "me", "my", "do", "does", "please", "want",
+    "need", "some", "any", "all", "there",
 })
 _WEIGHTS = (("name", 3.0), ("arguments", 1.5), ("text", 1.0))
 
