@@ -32,9 +32,9 @@ identically.
 Denial-of-service rows use small limits (timeout 0.5 s, 100 000 operations,
 64 MiB) and, where an unguarded C-level loop would hold the GIL of an
 in-process executor, sizes that are far past the limits but still finite, so
-an open finding shows up as a failed test rather than a hung suite. Rows that a
-size or count guard must stop (the timeout is not an accepted answer) get a
-generous timeout (:data:`SIZE`), so a loaded machine cannot trip the clock first.
+an open finding shows up as a failed test rather than a hung suite. Rows whose
+answer is not the timeout (a size or count guard, a refusal, a truncated success) get
+a generous timeout (:data:`SIZE`), so a loaded machine cannot trip the clock first.
 
 Rows are never skipped or xfailed: a row that fails is an open finding in
 /work/notes/redteam-findings.md.
@@ -231,8 +231,9 @@ DOS = Limits(
 """Small limits for denial-of-service attempts."""
 
 SIZE = replace(DOS, timeout=10.0)
-"""DoS limits with time to spare: for rows only a size, count, depth or call limit may stop
-(the timeout is not an accepted answer, so a loaded machine must not reach it first)."""
+"""DoS limits with time to spare, for rows whose answer is not the timeout (a size, count,
+depth or call limit; a refusal; a truncated or plain success): a loaded machine must not
+reach the clock first."""
 
 ROOMY = replace(DOS, memory=256 * MiB)
 """DoS limits with room in memory, so only time can stop the attack."""
