@@ -511,3 +511,21 @@ async def test_restricted_scripts_run_confined() -> None:
     assert result.value["n"] == 5 and result.value["m"] == ["aaa"]
     assert failing.error is not None and failing.error.type == "ZeroDivisionError"
     assert failing.error.line == 2
+
+
+def test_a_report_the_worker_did_not_send_is_missing() -> None:
+    """The host never assumes a layer: absent or garbled entries count as missing."""
+    report = {"no_new_privs": [True, "PR_SET_NO_NEW_PRIVS 1"], "network": "yes",
+              "syscalls": [1, "truthy but not a bool"]}
+    confinement = Confinement.from_report("auto", report)
+    assert confinement.no_new_privs.active
+    assert set(confinement.missing) == set(LAYERS) - {"no_new_privs"}
+    assert confinement.network.detail == "not reported by the worker"
+    assert Confinement.from_report("strict", None).missing == LAYERS
+
+
+def test_bad_options_are_refused() -> None:
+    with pytest.raises(ValueError, match="confinement"):
+        WorkerPoolExecutor(confinement="on")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="recycle"):
+        WorkerPoolExecutor(recycle="sometimes")  # type: ignore[arg-type]
