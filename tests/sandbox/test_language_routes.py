@@ -22,7 +22,12 @@ from codemode.errors import ToolCallError
 from codemode.sandbox.language import guards
 from codemode.sandbox.language.builtins import SAFE_BUILTINS, STAND_INS, type_
 from codemode.sandbox.language.facades import facade
-from codemode.sandbox.language.guards import ATTRIBUTES, SPECIAL_METHODS, guarded_getattr
+from codemode.sandbox.language.guards import (
+    ATTRIBUTES,
+    CLASS_METHODS,
+    SPECIAL_METHODS,
+    guarded_getattr,
+)
 from codemode.sandbox.language.state import CURRENT_RUN, RunState
 from codemode.sandbox.limits import Limits
 from codemode.sandbox.runtime.runner import warm_up
@@ -95,6 +100,8 @@ SAMPLES: Final[dict[type, Callable[[], Any]]] = {
     json.JSONDecodeError: lambda: json.JSONDecodeError("bad", "doc", 1),
     UnicodeDecodeError: lambda: UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad"),
     UnicodeEncodeError: lambda: UnicodeEncodeError("ascii", "\xff", 0, 1, "bad"),
+    type(datetime.date(2020, 1, 1).isocalendar()): lambda: datetime.date(2020, 1, 6).isocalendar(),
+    type(datetime.date(2020, 1, 1).timetuple()): lambda: datetime.date(2020, 1, 1).timetuple(),
     type(_match()): _match,
     type(_regex_error()): _regex_error,
 }
@@ -111,6 +118,7 @@ ARGS: Final[dict[str, tuple[Any, ...]]] = {
     "intersection_update": ([1],), "difference_update": ([1],),
     "symmetric_difference_update": ([3],), "issubset": ([1, 2, 3],), "issuperset": ([1],),
     "isdisjoint": ([5],), "strftime": ("%Y %H",), "group": (0,), "expand": (r"\g<w>",),
+    "astimezone": (datetime.UTC,),
 }
 """Arguments of each guarded method (none when absent)."""
 
@@ -172,7 +180,8 @@ def _call(method: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any]:
         return "error", type(exc).__name__
 
 
-GUARDED: Final = sorted(SPECIAL_METHODS, key=lambda key: (key[0].__name__, key[1]))
+GUARDED: Final = sorted(SPECIAL_METHODS.keys() - CLASS_METHODS.keys(),
+                        key=lambda key: (key[0].__name__, key[1]))
 
 
 @pytest.mark.parametrize("key", GUARDED, ids=[f"{c.__name__}.{n}" for c, n in GUARDED])
@@ -281,3 +290,31 @@ def test_instance_and_class_routes_agree(key: tuple[type, str]) -> None:
         assert answer(lambda fresh: lambda *a: through_class(fresh, *a)) == expected
     elif callable(raw) and not isinstance(raw, type):
         assert through_instance == raw, (real, name)
+
+
+CLASS_ROWS: Final = sorted(CLASS_METHODS, key=lambda key: (key[0].__name__, key[1]))
+CLASS_ARGS: Final[dict[str, tuple[Any, ...]]] = {
+    "strptime": ("2024-03-05", "%Y-%m-%d"), "fromtimestamp": (86400,),
+    "utcfromtimestamp": (86400,),
+}
+
+
+@pytest.mark.parametrize("key", CLASS_ROWS, ids=[f"{c.__name__}.{n}" for c, n in CLASS_ROWS])
+def test_every_route_to_a_replaced_class_method_is_replaced(key: tuple[type, str]) -> None:
+    """Class-level methods the sandbox replaces (``now``/``today``/``fromtimestamp`` in UTC,
+    ``strptime`` called from the host): the class, an instance and ``type()`` give the
+    replacement, never the raw classmethod."""
+    real, name = key
+    obj = SAMPLES[real]()
+    raw = getattr(real, name)
+    routes = {"class": guarded_getattr(_script_class(real), name),
+              "instance": guarded_getattr(obj, name),
+              "type()": guarded_getattr(type_(obj), name)}
+    args = CLASS_ARGS.get(name, ())
+    answers = set()
+    for route, method in routes.items():
+        assert method != raw, f"{real.__name__}.{name} via {route} is the raw classmethod"
+        value = method(*args)
+        assert type(value) is real and getattr(value, "tzinfo", None) is None, (route, value)
+        answers.add(value if args else type(value))
+    assert len(answers) == 1, answers

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ATTRIBUTES",
+    "CLASS_METHODS",
     "SANDBOX_BASES",
     "SPECIAL_METHODS",
     "WRITABLE_TYPES",
@@ -183,6 +184,8 @@ _DATETIME: Final = _DATE | _TIME | frozenset({
     "date", "time", "timetz", "timestamp", "astimezone", "combine", "now", "utcnow",
     "strptime", "utcfromtimestamp", "utctimetuple"})
 _EXC: Final = frozenset({"args"})
+_ISO_CALENDAR: Final[type] = type(_dt.date(2020, 1, 1).isocalendar())
+_STRUCT_TIME: Final[type] = type(_dt.date(2020, 1, 1).timetuple())
 
 ATTRIBUTES: Final[dict[type, frozenset[str]]] = {
     str: _STR,
@@ -212,6 +215,9 @@ ATTRIBUTES: Final[dict[type, frozenset[str]]] = {
     _dt.timedelta: frozenset({"days", "seconds", "microseconds", "total_seconds", "min",
                               "max", "resolution"}),
     _dt.timezone: frozenset({"utc", "utcoffset", "tzname", "dst", "min", "max"}),
+    _ISO_CALENDAR: frozenset({"year", "week", "weekday", "count", "index"}),
+    _STRUCT_TIME: frozenset({"tm_year", "tm_mon", "tm_mday", "tm_hour", "tm_min", "tm_sec",
+                             "tm_wday", "tm_yday", "tm_isdst", "count", "index"}),
     BaseException: _EXC,
     StopIteration: _EXC | {"value"},
     ToolCallError: _EXC | {"tool", "message", "path"},
@@ -543,6 +549,98 @@ def _bind_codec(method: str) -> Callable[[Any], Callable[..., Any]]:
     return bind
 
 
+_UTC: Final = _dt.UTC
+
+
+def _as_utc(value: Any) -> Any:
+    """A naive datetime read as UTC (the sandbox's only local time zone)."""
+    return value.replace(tzinfo=_UTC) if value.tzinfo is None else value
+
+
+def _bind_astimezone(value: Any) -> Callable[..., Any]:
+    """``datetime.astimezone``: a naive datetime is UTC, and no argument means UTC (Python
+    would use the host's zone: it must not show through)."""
+    def astimezone(tz: Any = None) -> Any:
+        return _as_utc(value).astimezone(_UTC if tz is None else tz)
+    return astimezone
+
+
+def _bind_timestamp(value: Any) -> Callable[..., float]:
+    """``datetime.timestamp``: a naive datetime is UTC (not the host's local time)."""
+    def timestamp() -> float:
+        result: float = _as_utc(value).timestamp()
+        return result
+    return timestamp
+
+
+_STRPTIME_FORMAT: Final = 256
+_STRPTIME_TEXT: Final = 4096
+
+
+def _class_now(cls: Any) -> Callable[..., Any]:
+    """``datetime.now()``/``today()``: without a zone, the UTC time (naive), not the
+    host's local time."""
+    def now(tz: Any = None) -> Any:
+        if tz is not None:
+            return cls.now(tz)
+        return cls.now(_UTC).replace(tzinfo=None)
+    return now
+
+
+def _class_fromtimestamp(cls: Any) -> Callable[..., Any]:
+    """``fromtimestamp(t)`` without a zone: UTC (naive), not the host's local time."""
+    def fromtimestamp(t: Any, tz: Any = None) -> Any:
+        if tz is not None:
+            return cls.fromtimestamp(t, tz)
+        return cls.fromtimestamp(t, _UTC).replace(tzinfo=None)
+    return fromtimestamp
+
+
+def _class_today(cls: Any) -> Callable[..., Any]:
+    def today() -> Any:
+        moment = _dt.datetime.now(_UTC).replace(tzinfo=None)
+        return moment if issubclass(cls, _dt.datetime) else moment.date()
+    return today
+
+
+def _date_fromtimestamp(cls: Any) -> Callable[..., Any]:
+    def fromtimestamp(t: Any) -> Any:
+        return _dt.datetime.fromtimestamp(t, _UTC).date()
+    return fromtimestamp
+
+
+def _class_strptime(cls: Any) -> Callable[..., Any]:
+    """``datetime.strptime``: CPython imports ``_strptime`` through the *calling* frame's
+    ``__import__`` (a script's refuses it), so the call is made from here."""
+    def strptime(date_string: Any, format: Any) -> Any:
+        if isinstance(format, str) and len(format) > _STRPTIME_FORMAT:
+            raise ValueError(f"strptime() formats longer than {_STRPTIME_FORMAT} characters "
+                             "are not supported in the sandbox")
+        if isinstance(date_string, str) and len(date_string) > _STRPTIME_TEXT:
+            raise ValueError(f"strptime() of a text longer than {_STRPTIME_TEXT} characters "
+                             "is not supported in the sandbox")
+        return cls.strptime(date_string, format)
+    return strptime
+
+
+def _on_instance(factory: Callable[[Any], Callable[..., Any]]) -> Callable[[Any], Any]:
+    """A ``CLASS_METHODS`` factory as a binder of an instance (``d.now()``)."""
+    return lambda obj: factory(type(obj))
+
+
+CLASS_METHODS: Final[dict[tuple[type, str], Callable[[Any], Callable[..., Any]]]] = {
+    (_dt.datetime, "now"): _class_now,
+    (_dt.datetime, "today"): _class_today,
+    (_dt.date, "today"): _class_today,
+    (_dt.datetime, "fromtimestamp"): _class_fromtimestamp,
+    (_dt.date, "fromtimestamp"): _date_fromtimestamp,
+    (_dt.datetime, "strptime"): _class_strptime,
+    (_dt.datetime, "utcnow"): _class_now,  # deprecated in 3.12: the same without a warning
+    (_dt.datetime, "utcfromtimestamp"): _class_fromtimestamp,
+}
+"""(type, name) -> factory taking the class: class-level methods the sandbox replaces, the
+same on the class and on an instance (``d.now()``)."""
+
 _KEY_VIEWS: Final[tuple[type, ...]] = (type({}.keys()), type({}.items()))
 
 SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
@@ -592,6 +690,11 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     (list, "extend"): _bind_extend,
     (deque, "extend"): _bind_extend,
     (deque, "extendleft"): _bind_extend,
+    (_dt.datetime, "astimezone"): _bind_astimezone,
+    (_dt.datetime, "timestamp"): _bind_timestamp,
+    **{(kind, "count"): _bind_search("count") for kind in (_ISO_CALENDAR, _STRUCT_TIME)},
+    **{(kind, "index"): _bind_index for kind in (_ISO_CALENDAR, _STRUCT_TIME)},
+    **{key: _on_instance(factory) for key, factory in CLASS_METHODS.items()},
 }
 """(type, name) -> factory binding a size-guarded method to an instance (facades add more)."""
 _SPECIAL = SPECIAL_METHODS
@@ -705,6 +808,9 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
         elif issubclass(cls, type):
             real = TYPE_ALIASES.get(obj, obj)
             if name in ATTRIBUTES.get(real, ()):
+                factory = CLASS_METHODS.get((real, name))
+                if factory is not None:
+                    return factory(real)
                 if (real, name) in _SPECIAL:
                     return _unbound(real, name)
                 if name == "fromkeys":

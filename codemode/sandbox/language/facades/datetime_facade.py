@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import datetime
+import importlib
 from typing import Any, Final
 
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.sizes import RENDER_SIZERS
 
 __all__ = ["FACADE"]
+
+importlib.import_module("_strptime")  # datetime.strptime imports it; a confined worker cannot
 
 
 def _zone_size(zone: Any) -> int:

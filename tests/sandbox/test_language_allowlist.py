@@ -1,0 +1,341 @@
+"""Every allowlisted name works in a script (a table generated from the allowlists).
+
+The allowlists are ``guards.ATTRIBUTES`` (type -> attribute names), the builtins
+(``SAFE_BUILTINS``) and each facade's exports. Every entry gets a script that uses it
+the way a model would (``datetime.datetime.strptime`` once failed on every call;
+``date.isocalendar().year`` was refused): the tables below must name every entry, so
+a name added to an allowlist without a working example fails here.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+import pytest
+
+from codemode.sandbox.language.builtins import SAFE_BUILTINS
+from codemode.sandbox.language.facades import FACADE_NAMES, facade
+from codemode.sandbox.language.guards import ATTRIBUTES
+from codemode.sandbox.limits import Limits
+from codemode.sandbox.runtime.runner import run_script, warm_up
+
+warm_up()
+
+PRELUDE: Final = """\
+import collections, datetime, json, re
+def caught(f):
+    try:
+        f()
+    except Exception as e:
+        return e
+"""
+
+SAMPLES: Final[dict[str, str]] = {
+    "str": "'a bB\\tc'",
+    "bytes": "b'a b'",
+    "int": "6",
+    "bool": "True",
+    "float": "2.5",
+    "complex": "(1 + 2j)",
+    "list": "[3, 1, 2, 1]",
+    "tuple": "(1, 2, 1)",
+    "dict": "{1: 2, 3: 4}",
+    "set": "{1, 2}",
+    "frozenset": "frozenset({1, 2})",
+    "range": "range(5)",
+    "slice": "slice(1, 5, 2)",
+    "dict_keys": "{1: 2}.keys()",
+    "dict_items": "{1: 2}.items()",
+    "Counter": "collections.Counter('aab')",
+    "defaultdict": "collections.defaultdict(int, {1: 2, 3: 4})",
+    "OrderedDict": "collections.OrderedDict([(1, 2), (3, 4)])",
+    "deque": "collections.deque([3, 1, 2, 1])",
+    "date": "datetime.date(2020, 1, 2)",
+    "time": "datetime.time(3, 4, 5)",
+    "datetime": "datetime.datetime(2020, 1, 2, 3, 4, 5)",
+    "timedelta": "datetime.timedelta(days=1, seconds=5)",
+    "timezone": "datetime.timezone(datetime.timedelta(hours=2))",
+    "IsoCalendarDate": "datetime.date(2020, 1, 2).isocalendar()",
+    "struct_time": "datetime.date(2020, 1, 2).timetuple()",
+    "BaseException": "ValueError('x')",
+    "StopIteration": "StopIteration(3)",
+    "ToolCallError": "ToolCallError('t', 'm', '$.x')",
+    "JSONDecodeError": "caught(lambda: json.loads('{'))",
+    "UnicodeDecodeError": "caught(lambda: b'\\xff'.decode('utf-8'))",
+    "UnicodeEncodeError": "caught(lambda: '\\xff'.encode('ascii'))",
+    "Match": "re.search('(?P<w>b+)', 'abbc')",
+    "error": "caught(lambda: re.compile('('))",
+}
+"""Type name -> a script expression for an instance."""
+
+ARGS: Final[dict[str, str]] = {
+    "count": "1", "index": "1", "remove": "1", "extend": "[4]", "extendleft": "[4]",
+    "append": "4", "appendleft": "4", "insert": "0, 4", "rotate": "1",
+    "center": "9", "ljust": "9", "rjust": "9", "zfill": "9", "encode": "'utf-8'",
+    "decode": "'ascii'", "expandtabs": "4", "join": "['x', 'y']", "replace": "'b', 'BB'",
+    "translate": "{98: 'XY'}", "maketrans": "'a', 'b'", "partition": "' '",
+    "rpartition": "' '", "removeprefix": "'a'", "removesuffix": "'c'", "startswith": "'a'",
+    "endswith": "'c'", "find": "'b'", "rfind": "'b'", "rindex": "'b'",
+    "get": "1", "pop": "1", "setdefault": "5, 6", "update": "{5: 6}", "fromkeys": "[1, 2]",
+    "subtract": "{'a': 1}", "most_common": "1", "move_to_end": "1", "add": "3",
+    "discard": "1", "union": "[3]", "intersection": "[1]", "difference": "[1]",
+    "symmetric_difference": "[3]", "intersection_update": "[1]",
+    "difference_update": "[1]", "symmetric_difference_update": "[3]",
+    "issubset": "[1, 2, 3]", "issuperset": "[1]", "isdisjoint": "[5]",
+    "strftime": "'%Y %H'", "group": "0", "expand": "r'\\g<w>'", "start": "0", "end": "0",
+    "span": "0", "fromhex": "'0x1p1'", "combine": "datetime.date(2020, 1, 2), "
+    "datetime.time(1)", "fromisoformat": "'2020-01-02'", "fromordinal": "737000",
+    "fromisocalendar": "2020, 1, 1", "fromtimestamp": "0", "utcfromtimestamp": "0",
+    "strptime": "'2024-03-05 10:11', '%Y-%m-%d %H:%M'",
+    "astimezone": "datetime.timezone.utc", "utcoffset": "None", "tzname": "None",
+    "dst": "None",
+}
+"""Method name -> the arguments of a typical call (no arguments when absent)."""
+
+TYPE_ARGS: Final[dict[tuple[str, str], str]] = {
+    ("str", "count"): "'b'", ("str", "index"): "'b'", ("bytes", "count"): "b'b'",
+    ("bytes", "split"): "", ("bytes", "find"): "b'b'", ("bytes", "startswith"): "b'a'",
+    ("bytes", "endswith"): "b'b'", ("bytes", "strip"): "", ("range", "index"): "3",
+    ("range", "count"): "3", ("Counter", "get"): "'a'", ("Counter", "pop"): "'a'",
+    ("Counter", "update"): "'ab'", ("Counter", "setdefault"): "'c', 0",
+    ("Counter", "fromkeys"): None,  # Counter.fromkeys raises NotImplementedError in Python
+    ("dict_items", "isdisjoint"): "[(1, 2)]", ("time", "strftime"): "'%H'",
+    ("date", "replace"): "year=2021", ("time", "replace"): "hour=5",
+    ("datetime", "replace"): "year=2021", ("date", "fromisoformat"): "'2020-01-02'",
+    ("time", "fromisoformat"): "'01:02:03'", ("datetime", "fromisoformat"): "'2020-01-02T03:04'",
+    ("IsoCalendarDate", "index"): "1", ("struct_time", "index"): "2020",
+    ("timezone", "utcoffset"): "None", ("deque", "remove"): "1", ("list", "insert"): "0, 4",
+    ("OrderedDict", "popitem"): "", ("timedelta", "total_seconds"): "",
+    ("deque", "pop"): "", ("set", "pop"): "",
+    **{(kind, name): "" for kind in ("datetime", "time") for name in ("utcoffset", "tzname",
+                                                                      "dst")},
+}
+"""(type name, method) -> arguments, where the type differs from ``ARGS``; None: the
+method is allowlisted for symmetry with ``dict`` and Python itself refuses the call."""
+
+_NOT_CALLED: Final = frozenset({("defaultdict", "default_factory")})
+
+
+def _attribute_script(type_name: str, name: str) -> str:
+    sample = SAMPLES[type_name]
+    args = TYPE_ARGS.get((type_name, name), ARGS.get(name, ""))
+    use = f"x.{name}"
+    if args is None:
+        use = f"caught(lambda: x.{name}([1]))"
+        return (f"{PRELUDE}x = {sample}\nv = {use}\n"
+                "'ok' if isinstance(v, NotImplementedError) else v")
+    if (type_name, name) in _NOT_CALLED:
+        return f"{PRELUDE}x = {sample}\nv = {use}\n'ok'"
+    return (f"{PRELUDE}x = {sample}\nv = {use}\n"
+            f"r = v({args}) if callable(v) else v\n'ok'")
+
+
+ATTRIBUTE_ROWS: Final = sorted((cls.__name__, name) for cls, names in ATTRIBUTES.items()
+                               for name in names)
+
+BUILTINS: Final[dict[str, str]] = {
+    "abs": "abs(-2) == 2", "all": "all([1, 1])", "any": "any([0, 1])",
+    "ascii": "ascii('é') == \"'\\\\xe9'\"", "bin": "bin(5) == '0b101'",
+    "bool": "bool(1)", "callable": "callable(len)", "chr": "chr(65) == 'A'",
+    "complex": "complex(1, 2).imag == 2", "dict": "dict(a=1) == {'a': 1}",
+    "divmod": "divmod(7, 2) == (3, 1)", "enumerate": "list(enumerate('ab'))[1] == (1, 'b')",
+    "filter": "list(filter(None, [0, 1])) == [1]", "float": "float('2.5') == 2.5",
+    "format": "format(3.14159, '.2f') == '3.14'", "frozenset": "1 in frozenset([1])",
+    "getattr": "getattr('a', 'upper')() == 'A'", "hasattr": "hasattr('a', 'upper')",
+    "hash": "hash(1) == 1", "hex": "hex(255) == '0xff'",
+    "int": "int('12') == 12 and int('ff', 16) == 255", "isinstance": "isinstance(1, int)",
+    "issubclass": "issubclass(bool, int)", "iter": "next(iter([5])) == 5",
+    "len": "len([1, 2]) == 2", "list": "list('ab') == ['a', 'b']",
+    "map": "list(map(str, [1])) == ['1']", "max": "max([1, 3, 2]) == 3",
+    "min": "min(3, 1) == 1", "next": "next(iter('a')) == 'a'", "oct": "oct(8) == '0o10'",
+    "ord": "ord('A') == 65", "pow": "pow(2, 10) == 1024 and pow(3, 2, 5) == 4",
+    "print": "print('x') is None", "range": "list(range(3)) == [0, 1, 2]",
+    "repr": "repr('a') == \"'a'\"", "reversed": "list(reversed([1, 2])) == [2, 1]",
+    "round": "round(2.567, 2) == 2.57", "set": "set([1, 1]) == {1}",
+    "slice": "[1, 2, 3][slice(1, None)] == [2, 3]", "sorted": "sorted([2, 1]) == [1, 2]",
+    "str": "str(5) == '5'", "sum": "sum([1, 2]) == 3", "tuple": "tuple([1]) == (1,)",
+    "type": "type(1) is int", "zip": "list(zip('a', 'b')) == [('a', 'b')]",
+    "True": "True", "False": "not False", "None": "None is None",
+}
+"""Builtin name -> an expression that must be True (exceptions: raised and caught below)."""
+
+EXCEPTION_NAMES: Final = sorted(name for name, value in SAFE_BUILTINS.items()
+                                if isinstance(value, type) and issubclass(value, BaseException))
+
+FACADES: Final[dict[str, str]] = {
+    "asyncio.gather": "await asyncio.gather(asyncio.sleep(0, 1)) == [1]",
+    "asyncio.sleep": "await asyncio.sleep(0, 'x') == 'x'",
+    "asyncio.wait_for": "await asyncio.wait_for(asyncio.sleep(0, 2), 1) == 2",
+    "asyncio.TimeoutError": "issubclass(asyncio.TimeoutError, Exception)",
+    "collections.Counter": "collections.Counter('aab')['a'] == 2",
+    "collections.OrderedDict": "list(collections.OrderedDict(a=1)) == ['a']",
+    "collections.defaultdict": "collections.defaultdict(list)['x'] == []",
+    "collections.deque": "collections.deque([1, 2], maxlen=1)[0] == 2",
+    "collections.namedtuple": "collections.namedtuple('P', 'a b')(1, 2).b == 2",
+    "datetime.MAXYEAR": "datetime.MAXYEAR == 9999", "datetime.MINYEAR": "datetime.MINYEAR == 1",
+    "datetime.date": "datetime.date(2020, 1, 2).isocalendar().week == 1",
+    "datetime.datetime": "datetime.datetime.strptime('2024-03-05', '%Y-%m-%d').day == 5",
+    "datetime.time": "datetime.time(1, 2).minute == 2",
+    "datetime.timedelta": "datetime.timedelta(hours=1).total_seconds() == 3600",
+    "datetime.timezone": "datetime.timezone.utc.utcoffset(None).total_seconds() == 0",
+    "itertools.accumulate": "list(itertools.accumulate([1, 2])) == [1, 3]",
+    "itertools.chain": "list(itertools.chain('a', 'b')) == ['a', 'b']",
+    "itertools.combinations": "len(list(itertools.combinations('abc', 2))) == 3",
+    "itertools.combinations_with_replacement":
+        "len(list(itertools.combinations_with_replacement('ab', 2))) == 3",
+    "itertools.compress": "list(itertools.compress('ab', [0, 1])) == ['b']",
+    "itertools.count": "next(itertools.count(5)) == 5",
+    "itertools.cycle": "next(itertools.cycle('ab')) == 'a'",
+    "itertools.dropwhile": "list(itertools.dropwhile(lambda x: x < 2, [1, 2])) == [2]",
+    "itertools.filterfalse": "list(itertools.filterfalse(None, [0, 1])) == [0]",
+    "itertools.groupby": "[k for k, g in itertools.groupby('aab')] == ['a', 'b']",
+    "itertools.islice": "list(itertools.islice('abc', 2)) == ['a', 'b']",
+    "itertools.pairwise": "list(itertools.pairwise('abc'))[0] == ('a', 'b')",
+    "itertools.permutations": "len(list(itertools.permutations('abc'))) == 6",
+    "itertools.product": "len(list(itertools.product('ab', repeat=2))) == 4",
+    "itertools.repeat": "list(itertools.repeat(1, 2)) == [1, 1]",
+    "itertools.starmap": "list(itertools.starmap(pow, [(2, 3)])) == [8]",
+    "itertools.takewhile": "list(itertools.takewhile(lambda x: x < 2, [1, 2])) == [1]",
+    "itertools.zip_longest": "list(itertools.zip_longest('a', 'bc'))[1] == (None, 'c')",
+    "json.JSONDecodeError": "isinstance(caught(lambda: json.loads('{')), json.JSONDecodeError)",
+    "json.dumps": "json.dumps({'a': [1]}) == '{\"a\": [1]}'",
+    "json.loads": "json.loads('[1]') == [1]",
+    "random.choice": "random.choice([7]) == 7",
+    "random.choices": "random.choices([7], k=2) == [7, 7]",
+    "random.gauss": "isinstance(random.gauss(0, 1), float)",
+    "random.getrandbits": "random.getrandbits(8) < 256",
+    "random.randint": "1 <= random.randint(1, 2) <= 2",
+    "random.random": "0 <= random.random() < 1",
+    "random.randrange": "random.randrange(3) < 3",
+    "random.sample": "sorted(random.sample([1, 2], 2)) == [1, 2]",
+    "random.seed": "random.seed(1) is None",
+    "random.shuffle": "random.shuffle([1, 2]) is None",
+    "random.uniform": "1 <= random.uniform(1, 2) <= 2",
+    "re.compile": "re.compile('a+').fullmatch('aa') is not None",
+    "re.error": "isinstance(caught(lambda: re.compile('(')), re.error)",
+    "re.escape": "re.escape('a.b') == 'a\\\\.b'",
+    "re.findall": "re.findall('a', 'aba') == ['a', 'a']",
+    "re.finditer": "[m.start() for m in re.finditer('a', 'aba')] == [0, 2]",
+    "re.fullmatch": "re.fullmatch('ab', 'ab') is not None",
+    "re.match": "re.match('a', 'ab').group() == 'a'",
+    "re.search": "re.search('b', 'ab').span() == (1, 2)",
+    "re.split": "re.split(',', 'a,b') == ['a', 'b']",
+    "re.sub": "re.sub('a', 'x', 'aa') == 'xx'",
+    "re.subn": "re.subn('a', 'x', 'aa') == ('xx', 2)",
+    "statistics.StatisticsError":
+        "isinstance(caught(lambda: statistics.mean([])), statistics.StatisticsError)",
+    "statistics.fmean": "statistics.fmean([1, 3]) == 2",
+    "statistics.geometric_mean": "round(statistics.geometric_mean([1, 4])) == 2",
+    "statistics.harmonic_mean": "statistics.harmonic_mean([1, 1]) == 1",
+    "statistics.mean": "statistics.mean([1, 3]) == 2",
+    "statistics.median": "statistics.median([1, 3, 5]) == 3",
+    "statistics.median_grouped": "statistics.median_grouped([1, 2, 3]) == 2",
+    "statistics.median_high": "statistics.median_high([1, 3]) == 3",
+    "statistics.median_low": "statistics.median_low([1, 3]) == 1",
+    "statistics.mode": "statistics.mode([1, 1, 2]) == 1",
+    "statistics.multimode": "statistics.multimode([1, 2]) == [1, 2]",
+    "statistics.pstdev": "statistics.pstdev([1, 1]) == 0",
+    "statistics.pvariance": "statistics.pvariance([1, 1]) == 0",
+    "statistics.quantiles": "len(statistics.quantiles([1, 2, 3, 4])) == 3",
+    "statistics.stdev": "statistics.stdev([1, 1]) == 0",
+    "statistics.variance": "statistics.variance([1, 1]) == 0",
+    "string.capwords": "string.capwords('a b') == 'A B'",
+    "time.monotonic": "time.monotonic() > 0", "time.perf_counter": "time.perf_counter() > 0",
+    "time.time": "time.time() > 1e9",
+}
+"""``module.name`` -> an expression that must be True."""
+
+_CONSTANTS: Final = {"math": {"e", "inf", "nan", "pi", "tau"},
+                     "re": {"A", "ASCII", "DOTALL", "I", "IGNORECASE", "M", "MULTILINE", "S",
+                            "U", "UNICODE", "VERBOSE", "X"},
+                     "string": {"ascii_letters", "ascii_lowercase", "ascii_uppercase",
+                                "digits", "hexdigits", "octdigits", "printable", "punctuation",
+                                "whitespace"}}
+"""Facade constants: their test is that the name resolves to a value of its kind."""
+
+MATH: Final[dict[str, str]] = {
+    "acos": "1", "asin": "0", "atan": "0", "atan2": "0, 1", "ceil": "1.2", "comb": "5, 2",
+    "copysign": "1, -2", "cos": "0", "cosh": "0", "degrees": "1", "dist": "[0, 0], [3, 4]",
+    "exp": "1", "expm1": "0", "fabs": "-1", "factorial": "5", "floor": "1.5", "fmod": "5, 3",
+    "frexp": "8", "fsum": "[0.1, 0.2]", "gcd": "12, 8", "hypot": "3, 4", "isclose": "1, 1",
+    "isfinite": "1", "isinf": "1", "isnan": "1", "isqrt": "17", "lcm": "4, 6",
+    "ldexp": "1, 3", "log": "8, 2", "log10": "100", "log1p": "0", "log2": "8", "modf": "1.5",
+    "perm": "5, 2", "pow": "2, 3", "prod": "[2, 3]", "radians": "180", "remainder": "5, 3",
+    "sin": "0", "sinh": "0", "sqrt": "4", "tan": "0", "tanh": "0", "trunc": "1.5",
+}
+"""``math`` function -> arguments (the call must return a number or a tuple)."""
+
+LIMITS: Final = Limits(timeout=10.0, operations=1_000_000)
+
+
+async def _run(source: str) -> Any:
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    outcome = await run_script(source, call_tool=host, limits=LIMITS)
+    assert outcome.error is None, (source, outcome.error)
+    return outcome.value
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def test_the_tables_name_every_allowlisted_entry() -> None:
+    """Adding a name to an allowlist needs a working example here."""
+    assert {cls.__name__ for cls in ATTRIBUTES} <= SAMPLES.keys()
+    public = {name for name in SAFE_BUILTINS if not name.startswith("_")}
+    assert public - set(EXCEPTION_NAMES) == BUILTINS.keys()
+    exports = {f"{module}.{name}" for module in FACADE_NAMES
+               for name in facade(module).exports()}
+    covered = FACADES.keys() | {f"math.{name}" for name in MATH} | {
+        f"{module}.{name}" for module, names in _CONSTANTS.items() for name in names}
+    assert exports == covered, (sorted(exports - covered), sorted(covered - exports))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("type_name", "name"), ATTRIBUTE_ROWS,
+                         ids=[f"{t}.{n}" for t, n in ATTRIBUTE_ROWS])
+async def test_allowlisted_attribute_works(type_name: str, name: str) -> None:
+    assert await _run(_attribute_script(type_name, name)) == "ok"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", sorted(BUILTINS))
+async def test_builtin_works(name: str) -> None:
+    assert await _run(f"{PRELUDE}{BUILTINS[name]}") is True
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", EXCEPTION_NAMES)
+async def test_builtin_exception_can_be_raised_and_caught(name: str) -> None:
+    args = "'t', 'm'" if name == "ToolCallError" else "'m'"
+    source = (f"try:\n    raise {name}({args})\nexcept {name} as e:\n"
+              f"    r = type(e) is {name} and 'm' in str(e)\nr")
+    assert await _run(source) is True
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", sorted(FACADES))
+async def test_facade_name_works(name: str) -> None:
+    module = name.split(".")[0]
+    assert await _run(f"{PRELUDE}import {module}\n{FACADES[name]}") is True
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", sorted(MATH))
+async def test_math_function_works(name: str) -> None:
+    value = await _run(f"import math\nmath.{name}({MATH[name]})")
+    assert isinstance(value, int | float | list), value
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("module", "name"),
+                         sorted((m, n) for m, names in _CONSTANTS.items() for n in names))
+async def test_facade_constant_resolves(module: str, name: str) -> None:
+    value = await _run(f"import {module}\nx = {module}.{name}\n"
+                       "x if isinstance(x, str | int) else repr(x)")
+    assert isinstance(value, str | int), value
+    json.dumps(value)
