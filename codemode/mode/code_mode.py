@@ -8,8 +8,10 @@ the registry), and goes through ``registry.execute`` like any other call.
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
+import keyword
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -21,10 +23,13 @@ from codemode.dispatch.context import ExecContext, Token, ToolCall
 from codemode.dispatch.frozen import thaw
 from codemode.dispatch.tool import Tool, define_tool
 from codemode.errors import ScriptCompileError, ToolCallError
+from codemode.mode.dialects import SANDBOX_GLOBALS, plan
 from codemode.mode.preflight import Problem, check_script
 from codemode.sandbox import Executor, Limits, ScriptError, ScriptResult
-from codemode.sandbox.language.compile import compile_script
+from codemode.sandbox.language.builtins import SAFE_BUILTINS
+from codemode.sandbox.language.compile import MAX_SOURCE, compile_script
 from codemode.sandbox.language.facades import FACADE_NAMES
+from codemode.sandbox.runtime.prelude import Prelude, attach
 
 if TYPE_CHECKING:
     from codemode.dispatch.content import ToolResult
@@ -81,6 +86,8 @@ class CodeMode:
         tool_name: str = "run_code",
         allow_recursion: bool = False,
         preflight: bool = True,
+        strict: bool = False,
+        inputs: Mapping[str, Any] | None = None,
     ) -> None:
         self.registry = registry
         self.limits = limits or Limits()
@@ -89,6 +96,11 @@ class CodeMode:
         self.tool_name = tool_name
         self.allow_recursion = allow_recursion
         self.preflight = preflight
+        self.strict = strict
+        """No dialects: bare tool names, positional arguments, calls without ``await``,
+        ``final_answer`` … are preflight errors (see docs/writing-scripts.md)."""
+        self.inputs: dict[str, Any] = _checked_inputs(inputs or {})
+        """Host inputs every run binds as globals (``run(inputs=...)`` adds to them)."""
         self._sdk_cache = sdk_gen.SdkCache()
         self._sdk: tuple[int, sdk_gen.GeneratedSDK, dict[str, ToolSpec]] | None = None
         self._runs = itertools.count(1)
@@ -135,23 +147,61 @@ class CodeMode:
         """The generated SDK for the tools scripts can call right now."""
         return self._current()[0]
 
-    def prompt(self) -> str:
-        """The model-facing text: how to write a script, then the SDK's signatures."""
+    def prompt(self, *, inputs: Mapping[str, Any] | None = None) -> str:
+        """The model-facing text: how to write a script, then the SDK's signatures.
+
+        Host inputs (this CodeMode's and ``inputs``) are listed as predefined globals.
+        """
         intro = _INTRO.format(modules=", ".join(sorted(FACADE_NAMES)))
         if self._describer is not None and self._describer in self.registry:
             intro = intro.replace("\nAvailable tools:", _DESCRIBE.format(self._describer), 1)
+        merged = {**self.inputs, **_checked_inputs(inputs or {})}
+        if merged:
+            lines = [f"  {name}: {_preview(value)}" for name, value in sorted(merged.items())]
+            intro = intro.replace(
+                "\nAvailable tools:",
+                "- Inputs, already defined as globals (use them by name):\n"
+                + "\n".join(lines) + "\n\nAvailable tools:", 1)
         return intro + self.sdk().prompt
 
-    def check(self, script: str) -> list[Problem]:
-        """Static problems in ``script`` (nothing runs): compile errors, unknown tools/arguments,
-        missing required arguments, literal values that fail their schema."""
+    def check(self, script: str, *, inputs: Mapping[str, Any] | None = None) -> list[Problem]:
+        """Static problems in ``script`` (nothing runs): compile errors, unknown tools and
+        names, arguments that cannot match, literal values that fail their schema, an entry
+        function never called, a script without a result (the last two only when strict)."""
+        return self._prepare(script, inputs)[0]
+
+    def _prepare(self, script: str,
+                 inputs: Mapping[str, Any] | None) -> tuple[list[Problem], str]:
+        """(problems, the source to hand the executor: dialects rewritten, prelude attached)."""
         sdk, specs = self._current()
-        problems = check_script(
-            script, tools=sdk.names.tools, arguments=sdk.names.arguments, specs=specs
-        )
+        merged = {**self.inputs, **_checked_inputs(inputs or {})}
+        tools, arguments = sdk.names.tools, sdk.names.arguments
+        tree: ast.Module | None = None
+        if isinstance(script, str) and len(script) <= MAX_SOURCE:
+            try:
+                tree = ast.parse(script, mode="exec")
+            except (SyntaxError, RecursionError, MemoryError, ValueError):
+                tree = None
+        if tree is None:
+            problems = check_script(script, tools=tools, arguments=arguments, specs=specs)
+            return problems or self._compile_problems(script), script
+        try:
+            found = plan(script, tree, tools=tools, arguments=arguments, specs=specs,
+                         inputs=merged, strict=self.strict)
+        except (RecursionError, MemoryError):
+            problems = check_script(script, tools=tools, arguments=arguments, specs=specs)
+            return problems or self._compile_problems(script), script
+        problems = found.problems + check_script(
+            script, tools=tools, arguments=arguments, specs=specs, tree=tree,
+            tool_of=found.tool_of, orders=None if self.strict else found.prelude.orders)
+        problems.sort(key=lambda p: (p.line, p.column))
         if not problems:
-            problems = self._compile_problems(script)
-        return problems
+            problems = self._compile_problems(found.source)
+        source = found.source
+        if not self.strict or merged:
+            source = attach(source, found.prelude if not self.strict else Prelude(
+                inputs=merged, dialects=False))
+        return problems, source
 
     def _compile_problems(self, script: str) -> list[Problem]:
         try:
@@ -169,32 +219,33 @@ class CodeMode:
         parent: Token | None = None,
         call_id: str | None = None,
         limits: Limits | None = None,
+        inputs: Mapping[str, Any] | None = None,
     ) -> ScriptResult:
         """Run ``script``; every tool call goes through ``registry.execute``.
 
         ``parent`` is the token nested calls name as their parent (a fresh token
-        when None); ``call_id`` is the prefix of nested call ids.
+        when None); ``call_id`` is the prefix of nested call ids. ``inputs`` (JSON
+        values) are bound as globals of the script, over this CodeMode's ``inputs``.
         """
         sdk, specs = self._current()
         limits = limits or self.limits
-        if self.preflight:
-            problems = self.check(script)
-            if problems:
-                first = problems[0]
-                return ScriptResult(
-                    error=ScriptError(
-                        type="PreflightError",
-                        message="the script was not run:\n" + "\n".join(map(str, problems)),
-                        line=first.line,
-                        column=first.column,
-                    )
+        problems, source = self._prepare(script, inputs)
+        if self.preflight and problems:
+            first = problems[0]
+            return ScriptResult(
+                error=ScriptError(
+                    type="PreflightError",
+                    message="the script was not run:\n" + "\n".join(map(str, problems)),
+                    line=first.line,
+                    column=first.column,
                 )
+            )
         run = RunSummary(
             outer_id=call_id or f"run-{next(self._runs)}", token=parent or Token(), agent=agent
         )
         bridge = _Bridge(self.registry, sdk, specs, run)
         result = await self.executor.run(
-            script, call_tool=bridge.call, tool_paths=tuple(sdk.names.tools), limits=limits
+            source, call_tool=bridge.call, tool_paths=tuple(sdk.names.tools), limits=limits
         )
         return replace(result, attachments=tuple(bridge.attachments))
 
@@ -208,8 +259,8 @@ class CodeMode:
             if requested is not None:
                 limits = replace(limits, timeout=min(float(requested), limits.timeout))
             sdk, specs = mode._current()
-            problems = mode.check(args["code"]) if mode.preflight else []
-            if problems:
+            problems, source = mode._prepare(args["code"], None)
+            if problems and mode.preflight:
                 result = ScriptResult(
                     error=ScriptError(
                         type="PreflightError",
@@ -222,7 +273,7 @@ class CodeMode:
             run = RunSummary(outer_id=ctx.call_id, token=ctx.token, agent=ctx.agent)
             bridge = _Bridge(mode.registry, sdk, specs, run)
             result = await mode.executor.run(
-                args["code"],
+                source,
                 call_tool=bridge.call,
                 tool_paths=tuple(sdk.names.tools),
                 limits=limits,
@@ -366,6 +417,29 @@ class _Bridge:
         where = f" {inner.get('uri')}" if isinstance(inner, Mapping) and inner.get("uri") else ""
         size = len(data) if isinstance(data, str) else 0
         return f"[{kind}{where} {mime}, {size} base64 chars: attached to the run_code result]"
+
+
+def _checked_inputs(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Host inputs as JSON values under names a script can read; ValueError otherwise."""
+    out: dict[str, Any] = {}
+    for name, value in inputs.items():
+        if not (isinstance(name, str) and name.isidentifier()) or name.startswith("_") or (
+                keyword.iskeyword(name) or name in SANDBOX_GLOBALS or name in SAFE_BUILTINS):
+            raise ValueError(f"input name {name!r} cannot be a script global (an identifier "
+                             "not starting with '_', not a keyword, builtin, `tools` or "
+                             "`asyncio`)")
+        try:
+            out[name] = json.loads(json.dumps(value, allow_nan=False))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"input {name!r} must be JSON data ({exc})") from None
+    return out
+
+
+def _preview(value: Any) -> str:
+    kind = {dict: "dict", list: "list", str: "str", bool: "bool", int: "int",
+            float: "float", type(None): "None"}.get(type(value), "value")
+    text = json.dumps(value, ensure_ascii=False)
+    return f"{kind} = {text}" if len(text) <= 80 else f"{kind} ({len(text)} characters of JSON)"
 
 
 def _definitions(

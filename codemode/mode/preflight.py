@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -126,18 +126,34 @@ def _allows_extra(schema: Mapping[str, Any]) -> bool:
     return not declared
 
 
+ToolOf = Callable[[ast.expr], "str | None"]
+"""The tool path a call's function (or an attribute chain) names, or None."""
+
+Orders = Mapping[str, "Sequence[str] | None"]
+"""Tool path → the parameters positional arguments fill (None: no clear order)."""
+
+
+def _canonical(path: str, names: Sequence[str]) -> str:
+    return f"`await tools.{path}({', '.join(f'{n}=...' for n in names)})`"
+
+
 class _Checker(ast.NodeVisitor):
     def __init__(
         self,
         tools: Mapping[str, str],
         arguments: Mapping[str, Mapping[str, str]],
         specs: Mapping[str, ToolSpec],
+        tool_of: ToolOf | None = None,
+        orders: Orders | None = None,
     ) -> None:
         self.tools = tools
         self.arguments = arguments
         self.specs = specs
         self.problems: list[Problem] = []
         self.awaited: set[int] = set()
+        self.tool_of: ToolOf = tool_of or _tool_path
+        self.orders = orders
+        """None: keyword arguments only (no dialects); calls without await are an error."""
 
     def add(self, node: ast.AST, message: str) -> None:
         self.problems.append(
@@ -153,7 +169,8 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Expr(self, node: ast.Expr) -> None:
-        if isinstance(node.value, ast.Call) and _tool_path(node.value.func):
+        if self.orders is None and isinstance(node.value, ast.Call) and _tool_path(
+                node.value.func):
             self.add(
                 node,
                 f"the result of tools.{_tool_path(node.value.func)}(...) is discarded "
@@ -162,7 +179,7 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        path = _tool_path(node)
+        path = self.tool_of(node)
         if (
             path is not None
             and path not in self.tools
@@ -173,24 +190,64 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        path = _tool_path(node.func)
+        path = self.tool_of(node.func)
         if path is not None and path in self.tools:
             self.check_call(node, path)
         self.generic_visit(node)
+
+    def _positional(self, node: ast.Call, path: str,
+                    accepts: list[str]) -> tuple[bool, list[ast.keyword]] | None:
+        """Positional arguments as keywords (dialects): (shape unknown, keywords), or None
+        after reporting that they cannot match."""
+        assert self.orders is not None
+        order = self.orders.get(path)
+        if len(node.args) == 1 and not node.keywords:
+            arg = node.args[0]
+            if isinstance(arg, ast.Dict) and arg.keys and all(
+                    isinstance(k, ast.Constant) and isinstance(k.value, str) for k in arg.keys):
+                keys = [str(k.value) for k in arg.keys if isinstance(k, ast.Constant)]
+                if order is None or all(k in order for k in keys):
+                    return False, [ast.keyword(arg=k, value=v, lineno=v.lineno,
+                                               col_offset=v.col_offset)
+                                   for k, v in zip(keys, arg.values, strict=True)]
+            literal = ast.Constant | ast.List | ast.Tuple | ast.Dict | ast.JoinedStr
+            if not isinstance(arg, literal) and (order is None or len(order) > 1):
+                return True, []  # maybe one dict of arguments: the runtime decides
+        if order is None:
+            self.add(node, f"tools.{path}() needs keyword arguments: its parameters have no "
+                     f"clear order; call it as {_canonical(path, accepts)}")
+            return None
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            return True, []
+        if len(node.args) > len(order):
+            self.add(node, f"tools.{path}() takes at most {len(order)} positional argument(s) "
+                     f"({', '.join(order) or 'none'}); got {len(node.args)}: call it as "
+                     f"{_canonical(path, order)}")
+            return None
+        return False, [ast.keyword(arg=name, value=a, lineno=a.lineno, col_offset=a.col_offset)
+                       for name, a in zip(order, node.args, strict=False)]
 
     def check_call(self, node: ast.Call, path: str) -> None:
         wire = self.tools[path]
         argmap = self.arguments.get(wire, {})
         spec = self.specs.get(wire)
-        if node.args:
+        keywords: list[ast.keyword] = list(node.keywords)
+        unknown_shape = False
+        if node.args and self.orders is None:
             self.add(
                 node,
                 f"tools.{path} takes keyword arguments only "
                 f"(accepts: {', '.join(argmap) or 'none'})",
             )
-        has_star = any(k.arg is None for k in node.keywords)
+        elif node.args:
+            mapped = self._positional(node, path, list(argmap))
+            if mapped is None:
+                return
+            unknown_shape, extra = mapped
+            keywords = extra + keywords
+        has_star = unknown_shape or any(k.arg is None for k in node.keywords)
         given: set[str] = set()
-        for keyword in node.keywords:
+        for keyword in keywords:
             if keyword.arg is None:
                 continue
             if keyword.arg not in argmap:
@@ -210,7 +267,7 @@ class _Checker(ast.NodeVisitor):
                 problem = _check_value(spec.parameters, argmap[keyword.arg], _jsonable(value))
                 if problem:
                     self.add(keyword.value, f"tools.{path}({keyword.arg}=...): {problem}")
-        if spec is not None and not has_star and not node.args:
+        if spec is not None and not has_star and (not node.args or self.orders is not None):
             required = spec.parameters.get("required") or []
             wire_to_py = {w: p for p, w in argmap.items()}
             missing = [
@@ -230,12 +287,26 @@ def check_script(
     tools: Mapping[str, str],
     arguments: Mapping[str, Mapping[str, str]],
     specs: Mapping[str, ToolSpec],
+    tree: ast.Module | None = None,
+    tool_of: ToolOf | None = None,
+    orders: Orders | None = None,
 ) -> list[Problem]:
     """Problems found without running ``source``; an empty list means it may run.
 
     ``tools`` maps script paths to wire names, ``arguments`` wire tool names to
-    {python argument → wire argument}, ``specs`` wire names to specs.
+    {python argument → wire argument}, ``specs`` wire names to specs. With the
+    dialects (``codemode.mode.dialects``), ``tree`` is the script already parsed,
+    ``tool_of`` also resolves bare names and ``_sync`` aliases, and ``orders`` says
+    how positional arguments map to keywords (calls without ``await`` are then fine:
+    the dialects await them).
     """
+    if tree is not None:
+        checker = _Checker(tools, arguments, specs, tool_of, orders)
+        try:
+            checker.visit(tree)
+        except (RecursionError, MemoryError) as exc:
+            return [Problem(line=1, column=1, message=_unparsable(exc))]
+        return sorted(checker.problems, key=lambda p: (p.line, p.column))
     if len(source) > MAX_SOURCE:
         return [
             Problem(

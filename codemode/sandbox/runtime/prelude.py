@@ -43,11 +43,15 @@ class Prelude:
     orders: Mapping[str, Sequence[str] | None] = field(default_factory=dict)
     """Tool path → parameter names positional arguments fill, in order; None: the
     parameters have no clear order (keyword arguments or one dict of them only)."""
+    dialects: bool = True
+    """The dialects' runtime part: ``final_answer``, ``tools.x_sync``, positional
+    arguments (False: only ``inputs`` and ``modules`` apply)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"inputs": dict(self.inputs), "modules": list(self.modules),
                 "names": dict(self.names),
-                "orders": {k: None if v is None else list(v) for k, v in self.orders.items()}}
+                "orders": {k: None if v is None else list(v) for k, v in self.orders.items()},
+                "dialects": self.dialects}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Prelude:
@@ -61,6 +65,7 @@ class Prelude:
             names={k: str(v) for k, v in names.items() if _script_name(k)},
             orders={str(k): None if v is None else tuple(str(n) for n in v)
                     for k, v in orders.items()},
+            dialects=data.get("dialects", True) is not False,
         )
 
 

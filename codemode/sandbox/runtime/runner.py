@@ -434,7 +434,8 @@ _final_answer.__name__ = _final_answer.__qualname__ = "final_answer"
 
 def _bind_prelude(namespace: dict[str, Any], prelude: Prelude, tools: ToolNamespace) -> None:
     """The dialects' globals: host inputs, ``final_answer``, modules, bare tool names."""
-    namespace["final_answer"] = _final_answer
+    if prelude.dialects:
+        namespace["final_answer"] = _final_answer
     for module in prelude.modules:
         if module in FACADE_NAMES:
             namespace[module] = facade(module)
@@ -492,7 +493,7 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
     token = CURRENT_RUN.set(state)
     try:
         tools = build_tools(tool_paths, send, meter, limits.memory,
-                            None if prelude is None else prelude.orders)
+                            prelude.orders if prelude is not None and prelude.dialects else None)
         namespace = _namespace(state, tools)
         if prelude is not None:
             _bind_prelude(namespace, prelude, tools)

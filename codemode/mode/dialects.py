@@ -1,0 +1,709 @@
+"""Scripts as models write them: the common dialects, rewritten to the canonical form.
+
+The prompt teaches one form (``await tools.x(a=...)``, the last expression is
+the result). Models trained on other hosts also write bare tool names
+(``search(...)``, ``gdrive.get_sheet(...)``), positional arguments or one dict
+of arguments, calls without ``await``, ``final_answer(x)``, a top-level
+``return``, a script ending in an assignment, an ``async def main()`` that is
+never called or run with ``asyncio.run(main())``, modules used without an
+import, and ``<tool>_sync`` aliases. :func:`plan` reads the script once (the
+preflight's tree) and produces:
+
+- small text edits that keep every line where it was (``(await ...)`` around a
+  call whose value is used, ``async `` before a plain ``def`` that calls tools,
+  ``final_answer((...))`` for a top-level ``return``, ``True`` for an
+  ``if __name__ == "__main__":`` test, and appended lines for the result);
+- a :class:`~codemode.sandbox.runtime.prelude.Prelude`: the bare names, the
+  modules and the positional orders the runtime binds (host inputs too);
+- the problems no rewrite can settle, each with its one-line fix.
+
+Nothing here grants anything: every form still calls the same ``tools`` proxy,
+so every call is validated and dispatched exactly like the canonical one.
+Calls handed to ``asyncio.gather`` (directly, or through a list later gathered)
+are left un-awaited, so they still run concurrently.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from codemode.mode.preflight import Problem
+from codemode.sandbox.language.builtins import SAFE_BUILTINS
+from codemode.sandbox.language.facades import FACADE_NAMES
+from codemode.sandbox.runtime.prelude import Prelude
+
+if TYPE_CHECKING:
+    from codemode.dispatch.spec import ToolSpec
+
+__all__ = ["SANDBOX_GLOBALS", "ScriptPlan", "plan", "positional_order"]
+
+SANDBOX_GLOBALS: Final = frozenset({"tools", "asyncio"})
+"""Globals every run has (besides the builtins)."""
+
+_CONCURRENT: Final = frozenset({"gather", "wait", "wait_for", "create_task", "ensure_future",
+                                "shield", "as_completed"})
+"""``asyncio`` functions that take awaitables: calls handed to them stay un-awaited."""
+_AWAITABLE_ASYNCIO: Final = frozenset({"gather", "sleep", "wait_for"})
+"""``asyncio`` functions whose result must be awaited."""
+_REMOVED: Final = frozenset({"open", "exec", "eval", "compile", "globals", "locals", "vars",
+                             "input", "breakpoint", "exit", "quit", "help", "memoryview",
+                             "setattr", "delattr", "dir", "id", "object", "super", "bytes",
+                             "bytearray", "classmethod", "staticmethod", "property"})
+"""Python builtins a script does not have (a NameError at run time)."""
+_ENTRY_NAMES: Final = frozenset({"main", "amain", "async_main", "run", "run_task", "solve"})
+
+
+def positional_order(spec: ToolSpec | None, argmap: Mapping[str, str]) -> Sequence[str] | None:
+    """The Python parameter names positional arguments fill, in order; None when unclear.
+
+    The order is the schema's ``properties`` order when every required parameter
+    comes before every optional one (a Python signature's order); with required
+    parameters after optional ones, only a single required parameter can be filled
+    positionally; otherwise the order is unclear.
+    """
+    if spec is None:
+        return None
+    props = spec.parameters.get("properties")
+    if not isinstance(props, Mapping) or not props:
+        return None
+    wire_to_py = {w: p for p, w in argmap.items()}
+    names = [wire_to_py.get(w, w) for w in props if isinstance(w, str)]
+    required = {wire_to_py.get(w, w) for w in spec.parameters.get("required") or ()
+                if isinstance(w, str)}
+    flags = [name in required for name in names]
+    if flags == sorted(flags, reverse=True):
+        return tuple(names)
+    if len(required) == 1:
+        return tuple(required)
+    return None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ScriptPlan:
+    """What :func:`plan` found: the source to run, its prelude, its problems."""
+
+    source: str
+    """The script with the dialect rewrites applied (same lines, maybe more at the end)."""
+    prelude: Prelude
+    """Bare names, modules, positional orders and inputs the runtime binds."""
+    problems: list[Problem] = field(default_factory=list)
+    """What no rewrite settles; the run must not start while there are any."""
+    dialects: tuple[str, ...] = ()
+    """The dialects the script used (for traces and tests), in first-use order."""
+    tool_of: Callable[[ast.expr], str | None] | None = None
+    """Resolves a call's function to a tool path the way the dialects do (preflight)."""
+
+
+def _root(node: ast.expr) -> tuple[str | None, list[str]]:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id, list(reversed(parts))
+    return None, []
+
+
+def _bound_names(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """(every name the script binds anywhere, the names bound only by ``def``/``class``)."""
+    bound: set[str] = set()
+    defs: set[str] = set()
+    other: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            other.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defs.add(node.name)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, ast.alias):
+            other.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            other.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            other.add(node.rest)
+    bound = defs | other
+    return bound, defs - other
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    if not isinstance(node, ast.If) or node.orelse:
+        return False
+    test = node.test
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq) and isinstance(test.left, ast.Name)
+            and test.left.id == "__name__" and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__")
+
+
+class _Edits:
+    """Text edits at AST positions (UTF-8 byte columns) that keep lines in place."""
+
+    def __init__(self, source: str) -> None:
+        self.data = source.encode("utf-8", "surrogatepass")
+        self.starts = [0]
+        for i, byte in enumerate(self.data):
+            if byte == 0x0A:
+                self.starts.append(i + 1)
+        self.items: list[tuple[int, int, int, int, bytes]] = []
+        """(start, end, order, span, text): replace data[start:end] with text."""
+        self.tail: list[str] = []
+
+    def at(self, line: int, col: int) -> int:
+        return self.starts[line - 1] + col
+
+    def start(self, node: ast.AST) -> int:
+        return self.at(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+
+    def end(self, node: ast.AST) -> int:
+        return self.at(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+
+    def wrap(self, node: ast.AST, before: str, after: str) -> None:
+        start, end = self.start(node), self.end(node)
+        span = end - start
+        self.items.append((start, start, 1, -span, before.encode()))
+        self.items.append((end, end, 0, span, after.encode()))
+
+    def replace(self, start: int, end: int, text: str) -> None:
+        self.items.append((start, end, 2, 0, text.encode()))
+
+    def apply(self) -> str:
+        data = self.data
+        # Same position: closers (inner first) before openers (outer first).
+        for start, end, _, _, text in sorted(self.items, key=lambda e: (e[0], e[2], e[3]),
+                                             reverse=True):
+            data = data[:start] + text + data[end:]
+        out = data.decode("utf-8", "surrogatepass")
+        if self.tail:
+            if out and not out.endswith("\n"):
+                out += "\n"
+            out += "\n".join(self.tail) + "\n"
+        return out
+
+
+@dataclass
+class _Scope:
+    kind: str
+    """module, async, sync, lambda or class."""
+    node: ast.AST | None = None
+
+
+class _Planner(ast.NodeVisitor):
+    def __init__(self, tree: ast.Module, *, tools: Mapping[str, str],
+                 arguments: Mapping[str, Mapping[str, str]], specs: Mapping[str, ToolSpec],
+                 inputs: Mapping[str, Any], strict: bool, edits: _Edits) -> None:
+        self.tree = tree
+        self.tools = tools
+        self.arguments = arguments
+        self.specs = specs
+        self.inputs = inputs
+        self.strict = strict
+        self.edits = edits
+        self.problems: list[Problem] = []
+        self.used: list[str] = []
+        self.bound, self.def_only = _bound_names(tree)
+        self.parents: dict[int, ast.AST] = {}
+        for parent in ast.walk(tree):
+            for child in ast.iter_child_nodes(parent):
+                self.parents[id(child)] = parent
+        top = {path.split(".")[0] for path in tools}
+        self.namespaces = {path.split(".")[0] for path in tools if "." in path} - set(tools)
+        self.bare: dict[str, str] = {}
+        """Bare global → tool path / namespace, for the names this script reads."""
+        self.refused_bare: dict[str, str] = {}
+        reads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+                 and isinstance(n.ctx, ast.Load)}
+        for name in sorted(reads):
+            target = None
+            if name in top:
+                target = name
+            elif name.endswith("_sync") and name[:-5] in tools:
+                target = name[:-5]
+            if target is None:
+                continue
+            if name in SAFE_BUILTINS or name in SANDBOX_GLOBALS or name in FACADE_NAMES or (
+                    name in inputs or name == "final_answer"):
+                self.refused_bare[name] = "builtin"
+            elif name in self.bound and name not in self.def_only:
+                self.refused_bare[name] = "variable"
+            elif name in self.bound:
+                continue  # the script's own function of that name
+            else:
+                self.bare[name] = target
+        self.async_funcs: set[str] = set()
+        self.converted: set[int] = set()
+        self.awaited: set[int] = set()
+        self.task_names: set[str] = set()
+        self.modules: list[str] = []
+        self.scopes: list[_Scope] = [_Scope("module")]
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def add(self, node: ast.AST, message: str) -> None:
+        self.problems.append(Problem(line=getattr(node, "lineno", 1),
+                                     column=getattr(node, "col_offset", 0) + 1, message=message))
+
+    def note(self, dialect: str) -> None:
+        if dialect not in self.used:
+            self.used.append(dialect)
+
+    def tool_of(self, func: ast.expr) -> str | None:
+        """The tool path a call's function names (``tools.x``, a bare name, an alias)."""
+        root, parts = _root(func)
+        if root is None:
+            return None
+        if root == "tools" and parts:
+            path = ".".join(parts)
+        elif not self.strict and root in self.bare:
+            path = ".".join([self.bare[root], *parts])
+        else:
+            return None
+        if path not in self.tools and path.endswith("_sync") and path[:-5] in self.tools and (
+                not self.strict):
+            path = path[:-5]
+        return path
+
+    def _asyncio_call(self, func: ast.expr, names: frozenset[str]) -> bool:
+        root, parts = _root(func)
+        return root == "asyncio" and len(parts) == 1 and parts[0] in names
+
+    def awaitable(self, node: ast.Call) -> bool:
+        """A call whose value is an awaitable the script means to use as its result."""
+        if self.tool_of(node.func) is not None:
+            path = self.tool_of(node.func)
+            return path in self.tools
+        if isinstance(node.func, ast.Name) and node.func.id in self.async_funcs:
+            return True
+        return self._asyncio_call(node.func, _AWAITABLE_ASYNCIO)
+
+    def concurrent(self, node: ast.AST) -> bool:
+        """Whether ``node`` is handed (maybe through a list) to ``asyncio.gather`` & co."""
+        child = node
+        parent = self.parents.get(id(child))
+        while parent is not None:
+            if isinstance(parent, ast.List | ast.Tuple | ast.Set | ast.Starred | ast.keyword):
+                pass
+            elif isinstance(parent, ast.ListComp | ast.GeneratorExp | ast.SetComp):
+                if child is not parent.elt:
+                    return False
+            elif isinstance(parent, ast.DictComp):
+                if child is not parent.value:
+                    return False
+            elif isinstance(parent, ast.Dict):
+                if child not in parent.values:
+                    return False
+            elif isinstance(parent, ast.Call):
+                if child is parent.func:
+                    return False
+                if self._asyncio_call(parent.func, _CONCURRENT):
+                    return True
+                root, parts = _root(parent.func)
+                return parts == ["append"] and root in self.task_names
+            elif isinstance(parent, ast.Assign | ast.AnnAssign | ast.AugAssign):
+                targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+                for target in targets:
+                    root, _ = _root(target) if not isinstance(target, ast.Subscript) else (
+                        _root(target.value))
+                    if root in self.task_names:
+                        return True
+                return False
+            else:
+                return False
+            child, parent = parent, self.parents.get(id(parent))
+        return False
+
+    def scope_of_await(self) -> _Scope:
+        for scope in reversed(self.scopes):
+            if scope.kind != "comprehension":
+                return scope
+        return self.scopes[0]
+
+    # -- first passes ---------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and self._asyncio_call(node.func, _CONCURRENT):
+                for arg in node.args:
+                    # gather(*tasks), gather(task), gather(*tasks.values()): tasks holds
+                    # awaitables the call runs concurrently
+                    item = arg.value if isinstance(arg, ast.Starred) else arg
+                    if isinstance(item, ast.Call) and not item.args:
+                        item = item.func.value if isinstance(item.func, ast.Attribute) else (
+                            item)
+                    if isinstance(item, ast.Name):
+                        self.task_names.add(item.id)
+            if isinstance(node, ast.AsyncFunctionDef):
+                self.async_funcs.add(node.name)
+            if isinstance(node, ast.Await):
+                self.awaited.add(id(node.value))
+            if isinstance(node, ast.Call) and node.args and self._asyncio_call(
+                    node.func, frozenset({"run"})):
+                self.awaited.add(id(node.args[0]))
+        # Plain functions that call tools (or other such functions) become async.
+        if self.strict:
+            return
+        functions = [n for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef)]
+        changed = True
+        while changed:
+            changed = False
+            for func in functions:
+                if id(func) in self.converted or func.name in self.async_funcs:
+                    continue
+                if self._needs_async(func):
+                    self.converted.add(id(func))
+                    self.async_funcs.add(func.name)
+                    changed = True
+
+    def _needs_async(self, func: ast.FunctionDef) -> bool:
+        stack: list[ast.AST] = list(func.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda |
+                          ast.ClassDef):
+                continue
+            if isinstance(node, ast.Await):
+                return True
+            if isinstance(node, ast.Call) and self.awaitable(node) and (
+                    id(node) not in self.awaited) and not self.concurrent(node):
+                return True
+            if isinstance(node, ast.Call) and self._asyncio_call(node.func, frozenset({"run"})):
+                return True
+            stack.extend(ast.iter_child_nodes(node))
+        return False
+
+    # -- the walk -------------------------------------------------------------------------
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        for item in [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]:
+            if item is not None:
+                self.visit(item)
+        in_class = self.scopes[-1].kind == "class"
+        if id(node) in self.converted:
+            if in_class or node.decorator_list or self._used_as_value(node.name):
+                where = self._value_use(node.name)
+                self.add(node, f"{node.name}() calls tools, so it must be `async def "
+                         f"{node.name}(...)` and each call awaited"
+                         + (f"; it is used as a value at line {where}, where it cannot be "
+                            f"awaited: call it in a loop, e.g. `[await {node.name}(x) for x "
+                            "in xs]`" if where else ""))
+            elif any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(node)):
+                self.add(node, f"{node.name}() is a generator that calls tools: collect the "
+                         "results in a list instead of yielding them")
+            else:
+                self.note("plain def calling tools")
+                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+            kind = "async"
+        else:
+            kind = "sync"
+        self.scopes.append(_Scope(kind, node))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scopes.pop()
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        for item in [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]:
+            if item is not None:
+                self.visit(item)
+        self.scopes.append(_Scope("async", node))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scopes.pop()
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.scopes.append(_Scope("lambda", node))
+        self.generic_visit(node)
+        self.scopes.pop()
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.scopes.append(_Scope("class", node))
+        self.generic_visit(node)
+        self.scopes.pop()
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.DictComp |
+                       ast.GeneratorExp) -> None:
+        self.scopes.append(_Scope("comprehension", node))
+        self.generic_visit(node)
+        self.scopes.pop()
+
+    visit_ListComp = visit_SetComp = visit_DictComp = _comprehension
+
+    def visit_GeneratorExp(self, node: ast.GeneratorExp) -> None:
+        before = len(self.edits.items)
+        self._comprehension(node)
+        if len(self.edits.items) > before and not self.strict:
+            # An ``await`` inside makes it an async generator, which sum()/list() cannot
+            # consume: make it a list (evaluated in place, same values).
+            start, end = self.edits.start(node), self.edits.end(node)
+            if any(s > start and s < end and t.startswith(b"(await") for s, _, _, _, t
+                   in self.edits.items[before:]):
+                self.edits.replace(start + 1, start + 1, "[")
+                self.edits.replace(end - 1, end - 1, "]")
+
+    def _used_as_value(self, name: str) -> bool:
+        return self._value_use(name) is not None
+
+    def _value_use(self, name: str) -> int | None:
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                parent = self.parents.get(id(node))
+                if not (isinstance(parent, ast.Call) and parent.func is node):
+                    return node.lineno
+        return None
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if not any(s.kind in {"async", "sync", "lambda"} for s in self.scopes):
+            if self.strict:
+                self.add(node, "a top-level `return` is not allowed: end the script with the "
+                         "value as its last expression")
+            else:
+                self.note("top-level return")
+                start = self.edits.start(node)
+                if node.value is None:
+                    self.edits.replace(start, start + 6, "final_answer(None)")
+                else:
+                    self.edits.replace(start, start + 6, "final_answer((")
+                    end = self.edits.end(node)
+                    self.edits.replace(end, end, "))")
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if self._asyncio_call(node.func, frozenset({"run"})):
+            if self.strict:
+                self.add(node, "asyncio.run() is not available (the script already runs in "
+                         "an event loop): write `await main()`")
+            else:
+                self.note("asyncio.run(main())")
+                start = self.edits.start(node.func)
+                self.edits.replace(start, self.edits.end(node.func), "await ")
+                self._check_await_allowed(node)
+            self.generic_visit(node)
+            return
+        if isinstance(node.func, ast.Name) and node.func.id in self.refused_bare:
+            name = node.func.id
+            path = self.tool_of(ast.Attribute(value=ast.Name(id="tools"), attr=name))
+            if self.refused_bare[name] == "variable":
+                self.add(node, f"`{name}` is a tool and also a variable of this script: call "
+                         f"the tool as {self.canonical(path)}, or rename the variable")
+            elif self._looks_like_tool_call(node, path):
+                self.add(node, f"`{name}` here is the builtin, not the tool: call the tool as "
+                         f"{self.canonical(path)}")
+        path = self.tool_of(node.func)
+        if path is not None and not self.strict:
+            root, _ = _root(node.func)
+            if root != "tools":
+                self.note("bare tool names")
+            if path.split(".")[-1] != (node.func.attr if isinstance(node.func, ast.Attribute)
+                                       else node.func.id if isinstance(node.func, ast.Name)
+                                       else ""):
+                self.note("_sync aliases")
+            if node.args:
+                self.note("positional arguments")
+        if (not self.strict and self.awaitable(node) and id(node) not in self.awaited
+                and not self.concurrent(node) and self._check_await_allowed(node)):
+            self.note("calls without await")
+            self.edits.wrap(node, "(await ", ")")
+        self.generic_visit(node)
+
+    def _looks_like_tool_call(self, node: ast.Call, path: str | None) -> bool:
+        if path is None or path not in self.tools:
+            return False
+        argmap = self.arguments.get(self.tools[path], {})
+        return any(k.arg in argmap for k in node.keywords if k.arg is not None)
+
+    def _check_await_allowed(self, node: ast.AST) -> bool:
+        scope = self.scope_of_await()
+        if scope.kind in {"module", "async"}:
+            return True
+        if scope.kind == "sync" and scope.node is not None and id(scope.node) in self.converted:
+            return True
+        if scope.kind == "lambda":
+            self.add(node, "a tool call inside a lambda cannot be awaited: use a loop or an "
+                     "`async def` and `await` the call")
+        elif scope.kind == "class":
+            self.add(node, "a tool call in a class body cannot be awaited: make the method "
+                     "`async def` and `await` the call")
+        return False
+
+    def canonical(self, path: str | None) -> str:
+        if path is None or path not in self.tools:
+            return "`await tools.<name>(arg=...)`"
+        argmap = self.arguments.get(self.tools[path], {})
+        spec = self.specs.get(self.tools[path])
+        required = set(spec.parameters.get("required") or ()) if spec is not None else set()
+        names = [py for py, wire in argmap.items() if wire in required] or list(argmap)[:1]
+        shown = ", ".join(f"{name}=..." for name in names)
+        return f"`await tools.{path}({shown})`"
+
+    # -- after the walk -------------------------------------------------------------------
+
+    def finish(self) -> None:
+        body = self.tree.body
+        self._unbound()
+        if not body:
+            return
+        last = body[-1]
+        # if __name__ == "__main__": the sandbox script is the main module.
+        for stmt in body:
+            if _is_main_guard(stmt):
+                assert isinstance(stmt, ast.If)
+                if self.strict:
+                    self.add(stmt, 'the script is the main program: drop the `if __name__ == '
+                             '"__main__":` line and call `await main()` at the top level')
+                    continue
+                self.note("if __name__ == '__main__'")
+                self.edits.replace(self.edits.start(stmt.test), self.edits.end(stmt.test),
+                                   "True")
+                tail = stmt.body[-1]
+                if stmt is last and isinstance(tail, ast.Expr):
+                    self.edits.wrap(tail.value, "final_answer(", ")")
+        if self._has_result():
+            return
+        entry = self._entry()
+        if entry is not None:
+            awaited = isinstance(entry, ast.AsyncFunctionDef) or id(entry) in self.converted
+            call = f"await {entry.name}()" if awaited else f"{entry.name}()"
+            if self.strict:
+                self.add(entry, f"{entry.name}() is defined but never called, so nothing "
+                         f"runs: add `{call}` as the last line")
+            else:
+                self.note("uncalled main()")
+                self.edits.tail.append(call)
+            return
+        target = None
+        if isinstance(last, ast.Assign) and len(last.targets) == 1 and isinstance(
+                last.targets[0], ast.Name):
+            target = last.targets[0].id
+        elif isinstance(last, ast.AnnAssign) and last.value is not None and isinstance(
+                last.target, ast.Name):
+            target = last.target.id
+        if target is not None:
+            if self.strict:
+                self.add(last, f"the script has no result: it ends by assigning `{target}`; "
+                         f"add `{target}` as the last line")
+            else:
+                self.note("ends in an assignment")
+                self.edits.tail.append(target)
+
+    def _has_result(self) -> bool:
+        last = self.tree.body[-1]
+        if isinstance(last, ast.Expr) or _is_main_guard(last):
+            return True
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Return) and self.edits_has_return(node):
+                return True
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
+                    node.func.id == "final_answer"):
+                return True
+        return False
+
+    def edits_has_return(self, node: ast.Return) -> bool:
+        parent = self.parents.get(id(node))
+        while parent is not None:
+            if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                return False
+            parent = self.parents.get(id(parent))
+        return True
+
+    def _entry(self) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        reads = {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)
+                 and isinstance(n.ctx, ast.Load)}
+        functions = [s for s in self.tree.body
+                     if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
+        uncalled = [f for f in functions if f.name not in reads]
+        for func in uncalled:
+            if func.name in _ENTRY_NAMES:
+                return func
+        if uncalled and uncalled[-1] is self.tree.body[-1]:
+            return uncalled[-1]
+        return None
+
+    def _unbound(self) -> None:
+        seen: set[str] = set()
+        known = set(SAFE_BUILTINS) | SANDBOX_GLOBALS | set(self.inputs) | self.bound
+        if not self.strict:
+            known |= {"final_answer"} | set(self.bare)
+        for node in ast.walk(self.tree):
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+                continue
+            name = node.id
+            if name in known or name in seen or name.startswith("_"):
+                continue
+            if name in self.refused_bare:
+                continue
+            seen.add(name)
+            if name in FACADE_NAMES:
+                if self.strict:
+                    self.add(node, f"name '{name}' is not defined: add `import {name}` at the "
+                             "top of the script")
+                else:
+                    self.note("modules without import")
+                    self.modules.append(name)
+                continue
+            tool = name if name in self.tools or name in self.namespaces else (
+                name[:-5] if name.endswith("_sync") and name[:-5] in self.tools else None)
+            if tool is not None:
+                shown = self.canonical(tool) if tool in self.tools else (
+                    f"`await tools.{tool}.<name>(...)`")
+                self.add(node, f"name '{name}' is not defined: tools are called as {shown}")
+                continue
+            if name in _REMOVED:
+                self.add(node, f"`{name}` is not available in the sandbox (no files, "
+                         "processes or code from text: use the tools)")
+                continue
+            if name == "final_answer":
+                self.add(node, "final_answer() is not available: end the script with the "
+                         "value as its last expression")
+                continue
+            choices = sorted(known - set(SAFE_BUILTINS) - {"final_answer"}) + [
+                f"tools.{p}" for p in self.tools]
+            close = difflib.get_close_matches(name, choices, n=1)
+            if close:
+                hint = f"; did you mean `{close[0]}`?"
+            elif self.inputs:
+                hint = (f": assign it before use (this run's inputs are "
+                        f"{', '.join(sorted(self.inputs))})")
+            else:
+                hint = ": assign it before use (this run has no host inputs)"
+            self.add(node, f"name '{name}' is not defined{hint}")
+
+    def orders(self) -> dict[str, Sequence[str] | None]:
+        out: dict[str, Sequence[str] | None] = {}
+        for node in ast.walk(self.tree):
+            target: ast.expr | None = None
+            if isinstance(node, ast.Call):
+                target = node.func
+            elif isinstance(node, ast.Attribute | ast.Name) and isinstance(node.ctx, ast.Load):
+                target = node
+            if target is None:
+                continue
+            path = self.tool_of(target)
+            if path is None or path not in self.tools or path in out:
+                continue
+            wire = self.tools[path]
+            out[path] = positional_order(self.specs.get(wire), self.arguments.get(wire, {}))
+        return out
+
+
+def plan(source: str, tree: ast.Module, *, tools: Mapping[str, str],
+         arguments: Mapping[str, Mapping[str, str]], specs: Mapping[str, ToolSpec],
+         inputs: Mapping[str, Any] | None = None, strict: bool = False) -> ScriptPlan:
+    """Read ``tree`` (parsed from ``source``) for the dialects; see the module docstring."""
+    inputs = dict(inputs or {})
+    edits = _Edits(source)
+    planner = _Planner(tree, tools=tools, arguments=arguments, specs=specs, inputs=inputs,
+                       strict=strict, edits=edits)
+    planner.prepare()
+    planner.visit(tree)
+    planner.finish()
+    if planner.bare:
+        planner.note("bare tool names")
+    rewritten = edits.apply() if (edits.items or edits.tail) else source
+    prelude = Prelude(inputs=inputs, modules=tuple(planner.modules),
+                      names=dict(planner.bare) if not strict else {},
+                      orders=planner.orders() if not strict else {})
+    return ScriptPlan(source=rewritten, prelude=prelude, problems=planner.problems,
+                      dialects=tuple(planner.used), tool_of=planner.tool_of)
