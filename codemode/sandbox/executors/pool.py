@@ -124,7 +124,10 @@ frames cannot keep the loop in one callback)."""
 _RUN_SPAN: Final = 1 << 32
 """Call ids of run ``n`` lie in ``(n * _RUN_SPAN, (n + 1) * _RUN_SPAN)`` (see ``protocol``)."""
 _YIELD_EVERY: Final = 4
-"""A handler answering queued calls back to back yields the loop after this many."""
+"""Without asyncio, a handler answering queued calls back to back yields after this many."""
+_TURN_BUDGET: Final = 0.002
+"""Seconds of answering per loop turn, all of a session's handlers together, before they
+yield (on asyncio): a flood of calls cannot hold the loop for longer."""
 _run_ids = itertools.count(1)
 """Run numbers, unique in this host process (frames carry them: see ``protocol``)."""
 
@@ -418,6 +421,8 @@ class _Session:
         self._tg: TaskGroup | None = None
         self._decoding = False
         self._draining = False
+        self._turn_marked = False
+        self._turn_started = 0.0
         self._decoded = anyio.Event()
         self._decode_scope: anyio.CancelScope | None = None
         self.outcome: list[Any] | None = None
@@ -645,8 +650,10 @@ class _Session:
         One cancel scope serves many calls (entering a scope per call costs as
         much as the rest of the host's work); when the worker cancels the call
         in progress, only that scope is cancelled and a fresh one is opened.
-        After ``_YIELD_EVERY`` answers in a row it checks the deadline and lets
-        the loop run (answers that never suspend would otherwise hold it).
+        From its second answer in a row on, it checks the deadline and lets the loop
+        run once the session's handlers together have answered for ``_TURN_BUDGET`` in
+        this loop turn (asyncio; elsewhere every ``_YIELD_EVERY`` answers): answers that
+        never suspend would otherwise hold the loop, 16 handlers at a time.
         """
         streak = 0
         while not self._stopping:
@@ -663,7 +670,7 @@ class _Session:
                         finally:
                             self._busy.discard(scope)
                         streak += 1
-                        if streak >= _YIELD_EVERY:
+                        if streak > 1 and self._turn_spent(streak):
                             streak = 0
                             if time.perf_counter() > self._deadline:
                                 self.timed_out = True
@@ -672,6 +679,22 @@ class _Session:
                     else:
                         streak = 0
                         await self._park()
+
+    def _turn_spent(self, streak: int) -> bool:
+        """True when this loop turn's answering budget is used up (see :meth:`_handle`)."""
+        loop = self._loop
+        if loop is None:
+            return streak >= _YIELD_EVERY
+        now = time.perf_counter()
+        if not self._turn_marked:  # the first answer in a row this turn: start the clock
+            self._turn_marked = True
+            self._turn_started = now
+            loop.call_soon(self._next_turn)
+            return False
+        return now - self._turn_started > _TURN_BUDGET
+
+    def _next_turn(self) -> None:
+        self._turn_marked = False
 
     async def _park(self) -> None:
         """Wait to be woken by :meth:`_route`. On asyncio a bare future: an ``anyio.Event``
