@@ -7,15 +7,20 @@ context). Guards that are hot (the ticker) are bound per run instead.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import re
+import sys
+import time
 import weakref
 from contextvars import ContextVar
 from itertools import compress
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
+import anyio
+
 from codemode.errors import LimitExceeded
-from codemode.sandbox.language.meter import Meter, Tripped
+from codemode.sandbox.language.meter import SCRIPT_FILENAME, Meter, Tripped
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator
@@ -31,6 +36,7 @@ __all__ = [
     "counted",
     "current_run",
     "host_raised",
+    "install_asyncgen_hooks",
     "tracked",
     "wrap_result",
 ]
@@ -95,6 +101,10 @@ class RunState:
         self._tracked: list[weakref.ref[Any]] = []
         self.extras: dict[str, Any] = {}
         """Per-run state of facades (e.g. the ``random`` generator)."""
+        self._owned: list[Any] = []
+        """Async generators the script iterated, held until the run closes them (see
+        ``install_asyncgen_hooks``)."""
+        install_asyncgen_hooks()
         self.host_errors: dict[int, BaseException] = {}
         """Exceptions the host raised into the script (a failed tool call, a ``wait_for``
         timeout), by id (held, so an id is not reused): the runner tells a script's own
@@ -113,6 +123,30 @@ class RunState:
         tracked.append(weakref.ref(obj))
         return obj
 
+    def own_async_generator(self, agen: Any) -> None:
+        """Hold ``agen`` (first iterated by this run's script) until the run closes it."""
+        if self.meter.ended:
+            raise GeneratorExit  # script code iterating after the run: it stops here
+        self._owned.append(agen)
+        _OWNED.add(agen)
+
+    async def close_owned(self) -> None:
+        """Close the async generators the script iterated, while the run is still live: a
+        ``finally`` there runs as part of the run (metered, printing to the run's output),
+        bounded by the time the run has left; asyncio never finalizes them later."""
+        owned, self._owned = self._owned, []
+        for agen in owned:
+            left = max(0.0, self.meter.deadline - time.monotonic())
+            try:
+                with anyio.move_on_after(left) as scope:
+                    await agen.aclose()
+            except (Exception, GeneratorExit, Tripped):
+                continue
+            if scope.cancelled_caught and self.meter.tripped is None:
+                self.meter.tripped = LimitExceeded(
+                    "timeout", self.limits.timeout,
+                    "an async generator's finally block outlasted the run")
+
     async def close_tracked(self) -> None:
         """Close every generator, coroutine and async generator the script left open."""
         for ref in self._tracked:
@@ -127,6 +161,10 @@ class RunState:
             except (Exception, GeneratorExit, Tripped):
                 pass
         self._tracked.clear()
+        for agen in self._owned:  # iterated again by a finally: closed without it running
+            with contextlib.suppress(Exception, GeneratorExit, Tripped):
+                await agen.aclose()
+        self._owned.clear()
 
     def counted(self, iterable: Iterable[Any]) -> Iterator[Any]:
         """``iterable`` with one operation charged per item, at C speed."""
@@ -139,6 +177,45 @@ class RunState:
 
 
 CURRENT_RUN: Final[ContextVar[RunState]] = ContextVar("codemode_sandbox_run")
+
+_OWNED: Final[weakref.WeakSet[Any]] = weakref.WeakSet()
+"""Every async generator a run owned: the finalizer hook never hands one to asyncio."""
+
+
+def install_asyncgen_hooks() -> None:
+    """Make this thread's async-generator hooks hand script generators to their run.
+
+    asyncio finalizes an async generator dropped unfinished (``async for … break``) by
+    scheduling its ``aclose()`` on the loop, later: its ``finally`` ran after the run had
+    returned, outside the meter, and its error was logged to the host's stderr ("Task
+    exception was never retrieved", with script-chosen text). These hooks wrap the
+    thread's (asyncio's) hooks: an async generator of script code first iterated inside a
+    run is held by the run (``RunState.own_async_generator``) and closed by it before the
+    run returns; the finalizer never schedules one. Other generators go to the wrapped
+    hooks. Idempotent; asyncio sets its hooks again whenever a loop starts running.
+    """
+    current = sys.get_asyncgen_hooks()
+    if getattr(current.firstiter, "codemode_hook", False):
+        return
+    outer_firstiter, outer_finalizer = current.firstiter, current.finalizer
+
+    def firstiter(agen: Any) -> None:
+        run = CURRENT_RUN.get(None)
+        if run is not None and getattr(agen, "ag_code", None) is not None and (
+                agen.ag_code.co_filename == SCRIPT_FILENAME):
+            run.own_async_generator(agen)
+            return
+        if outer_firstiter is not None:
+            outer_firstiter(agen)
+
+    def finalizer(agen: Any) -> None:
+        if agen in _OWNED:
+            return  # its run closed it (or it is being dropped with no code left to run)
+        if outer_finalizer is not None:
+            outer_finalizer(agen)
+
+    firstiter.codemode_hook = True  # type: ignore[attr-defined]
+    sys.set_asyncgen_hooks(firstiter=firstiter, finalizer=finalizer)
 
 
 def host_raised(error: BaseException) -> BaseException:

@@ -407,6 +407,7 @@ async def _finish(state: RunState, namespace: dict[str, Any]) -> None:
     their first tick instead of running later, outside any run.
     """
     result = namespace.get(RESULT_NAME)
+    await state.close_owned()
     state.meter.end()
     await state.close_tracked()
     namespace.clear()

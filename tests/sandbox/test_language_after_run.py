@@ -1,0 +1,190 @@
+"""After a run returns, no script code runs: the host's stderr, logs and loop stay quiet.
+
+An async generator left by ``break`` used to be finalized later by asyncio: its
+``finally`` ran after the script's globals were cleared, outside the meter, and its
+error was logged to the host's stderr ("Task exception was never retrieved") with
+text the script chose; a C call kept in a local ran there too, freezing an in-process
+host's loop. Each script below leaves such code behind; the host watches its stderr
+(fd 2), its logs, the unraisable hook and a 10 ms heartbeat task on its own loop while
+the run and a later run on the same executor go by.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import logging
+import sys
+import time
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+import pytest
+
+import codemode.sandbox as sandbox
+from codemode.sandbox import Limits
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+MARK: Final = "INJECTED-HOST-LINE"
+
+LEFTOVERS: Final = {
+    "asyncgen-finally-raises": (f"""
+async def g():
+    try:
+        yield 1
+        yield 2
+    finally:
+        raise ValueError("Task exception was never retrieved {MARK}")
+async for x in g():
+    break
+'done'
+""", "done"),
+    "asyncgen-finally-prints": (f"""
+async def g():
+    try:
+        yield 1
+    finally:
+        print("{MARK} from finally")
+async for x in g():
+    break
+'done'
+""", "done"),
+    "async-genexp": (f"""
+async def g():
+    try:
+        yield 1
+        yield 2
+    finally:
+        raise ValueError("{MARK}")
+xs = (x async for x in g())
+async for y in xs:
+    break
+'done'
+""", "done"),
+    "asyncgen-in-gathered-tasks": (f"""
+async def g():
+    try:
+        yield 1
+        yield 2
+    finally:
+        raise ValueError("{MARK}")
+async def first():
+    async for x in g():
+        return x
+await asyncio.gather(first(), first())
+""", [1, 1]),
+    "asyncgen-kept-in-a-global": (f"""
+async def g():
+    try:
+        yield 1
+        yield 2
+    finally:
+        raise ValueError("{MARK}")
+kept = g()
+async for x in kept:
+    break
+'done'
+""", "done"),
+    "sync-generator-kept-suspended": (f"""
+def g():
+    try:
+        yield 1
+        yield 2
+    finally:
+        raise ValueError("{MARK}")
+kept = g()
+next(kept)
+'done'
+""", "done"),
+    "c-call-kept-in-a-local-for-a-finally": ("""
+row = [0] * 10**6
+big = tuple([row] * 10**4)
+count = tuple.count
+async def g():
+    try:
+        yield 1
+    finally:
+        count(big, [1] * 10**6)
+async for x in g():
+    break
+'done'
+""", "LimitExceeded"),
+}
+"""Name -> (script, its value or the error type it must end with)."""
+
+LIMITS: Final = Limits(timeout=5.0, operations=200_000, memory=256 * 1024 * 1024)
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module", params=["InProcessExecutor", "WorkerPoolExecutor"])
+async def executor(request: pytest.FixtureRequest) -> Any:
+    async with getattr(sandbox, request.param)() as ex:
+        yield ex
+
+
+@contextlib.contextmanager
+def _unraisable() -> Iterator[list[str]]:
+    seen: list[str] = []
+    previous = sys.unraisablehook
+    sys.unraisablehook = lambda info: seen.append(f"{info.exc_type.__name__}: {info.exc_value}")
+    try:
+        yield seen
+    finally:
+        sys.unraisablehook = previous
+
+
+async def _host(name: str, args: dict[str, Any]) -> Any:
+    return args
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", sorted(LEFTOVERS))
+async def test_no_script_code_after_the_run(
+        executor: Any, name: str, capfd: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture, record_property: Any) -> None:
+    source, expected = LEFTOVERS[name]
+    capfd.readouterr()
+    caplog.set_level(logging.DEBUG)
+    gaps: list[float] = []
+
+    async def heartbeat() -> None:
+        last = time.monotonic()
+        while True:
+            await anyio.sleep(0.01)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    with _unraisable() as unraisable:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(heartbeat)
+            result = await executor.run(source, call_tool=_host, limits=LIMITS)
+            # what the run left behind would surface now: loop turns, a GC pass, a later run
+            for _ in range(20):
+                await anyio.sleep(0.01)
+            during = len(gaps)  # the collection below pauses the loop by itself
+            gc.collect()
+            after = await executor.run("1 + 1", call_tool=_host, limits=LIMITS)
+            await anyio.sleep(0.05)
+            tg.cancel_scope.cancel()
+    record_property("largest_heartbeat_gap_s", round(max(gaps[:during], default=0.0), 4))
+    captured = capfd.readouterr()
+    logged = "\n".join(record.getMessage() + str(record.exc_info or "")
+                       for record in caplog.records)
+    assert unraisable == [], unraisable
+    assert captured.err == "" and captured.out == "", (captured.out[-500:], captured.err[-500:])
+    assert MARK not in logged and "never retrieved" not in logged, logged[-1000:]
+    assert after.error is None and after.value == 2, after.error
+    if expected == "LimitExceeded":
+        assert result.error is not None and result.error.limit == "operations", result.error
+    else:
+        assert result.error is None, result.error
+        assert result.value == expected
+    if name == "asyncgen-finally-prints":  # the finally ran inside the run, into its output
+        assert f"{MARK} from finally" in result.output
