@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from codemode.mode.preflight import Problem
+from codemode.mode.preflight import Problem, parameter_names
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.facades import FACADE_NAMES
 from codemode.sandbox.runtime.prelude import Prelude
@@ -214,7 +214,9 @@ class _Planner(ast.NodeVisitor):
         self.namespaces = {path.split(".")[0] for path in tools if "." in path} - set(tools)
         self.bare: dict[str, str] = {}
         """Bare global → tool path / namespace, for the names this script reads."""
-        self.refused_bare: dict[str, str] = {}
+        self.refused_bare: dict[str, tuple[str, str]] = {}
+        """Bare name → (why it is not the tool: builtin or variable, the tool's path)."""
+        renamed = {wire: path for path, wire in tools.items() if "." not in path}
         reads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
                  and isinstance(n.ctx, ast.Load)}
         for name in sorted(reads):
@@ -223,13 +225,16 @@ class _Planner(ast.NodeVisitor):
                 target = name
             elif name.endswith("_sync") and name[:-5] in tools:
                 target = name[:-5]
+            elif name in renamed and name in SAFE_BUILTINS:
+                self.refused_bare[name] = ("builtin", renamed[name])  # `filter` → filter_
+                continue
             if target is None:
                 continue
             if name in SAFE_BUILTINS or name in SANDBOX_GLOBALS or name in FACADE_NAMES or (
                     name in inputs or name == "final_answer"):
-                self.refused_bare[name] = "builtin"
+                self.refused_bare[name] = ("builtin", target)
             elif name in self.bound and name not in self.def_only:
-                self.refused_bare[name] = "variable"
+                self.refused_bare[name] = ("variable", target)
             elif name in self.bound:
                 continue  # the script's own function of that name
             else:
@@ -484,13 +489,13 @@ class _Planner(ast.NodeVisitor):
             return
         if isinstance(node.func, ast.Name) and node.func.id in self.refused_bare:
             name = node.func.id
-            path = self.tool_of(ast.Attribute(value=ast.Name(id="tools"), attr=name))
-            if self.refused_bare[name] == "variable":
+            why, tool = self.refused_bare[name]
+            if why == "variable":
                 self.add(node, f"`{name}` is a tool and also a variable of this script: call "
-                         f"the tool as {self.canonical(path)}, or rename the variable")
-            elif self._looks_like_tool_call(node, path):
+                         f"the tool as {self.canonical(tool)}, or rename the variable")
+            elif self._looks_like_tool_call(node, tool):
                 self.add(node, f"`{name}` here is the builtin, not the tool: call the tool as "
-                         f"{self.canonical(path)}")
+                         f"{self.canonical(tool)}")
         path = self.tool_of(node.func)
         if path is not None and not self.strict:
             root, _ = _root(node.func)
@@ -508,8 +513,8 @@ class _Planner(ast.NodeVisitor):
             self.edits.wrap(node, "(await ", ")")
         self.generic_visit(node)
 
-    def _looks_like_tool_call(self, node: ast.Call, path: str | None) -> bool:
-        if path is None or path not in self.tools:
+    def _looks_like_tool_call(self, node: ast.Call, path: str) -> bool:
+        if path not in self.tools:
             return False
         argmap = self.arguments.get(self.tools[path], {})
         return any(k.arg in argmap for k in node.keywords if k.arg is not None)
@@ -534,7 +539,8 @@ class _Planner(ast.NodeVisitor):
         argmap = self.arguments.get(self.tools[path], {})
         spec = self.specs.get(self.tools[path])
         required = set(spec.parameters.get("required") or ()) if spec is not None else set()
-        names = [py for py, wire in argmap.items() if wire in required] or list(argmap)[:1]
+        names = [py for py in parameter_names(spec, argmap) if argmap.get(py, py) in required]
+        names = names or parameter_names(spec, argmap)[:1]
         shown = ", ".join(f"{name}=..." for name in names)
         return f"`await tools.{path}({shown})`"
 

@@ -25,7 +25,7 @@ from codemode.sandbox.language.compile import MAX_SOURCE
 if TYPE_CHECKING:
     from codemode.dispatch.spec import ToolSpec
 
-__all__ = ["Problem", "check_script"]
+__all__ = ["Problem", "check_script", "parameter_names"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -131,6 +131,16 @@ ToolOf = Callable[[ast.expr], "str | None"]
 
 Orders = Mapping[str, "Sequence[str] | None"]
 """Tool path → the parameters positional arguments fill (None: no clear order)."""
+
+
+def parameter_names(spec: ToolSpec | None, argmap: Mapping[str, str]) -> list[str]:
+    """A tool's Python argument names in its schema's ``properties`` order."""
+    props = spec.parameters.get("properties") if spec is not None else None
+    if not isinstance(props, Mapping):
+        return list(argmap)
+    wire_to_py = {w: p for p, w in argmap.items()}
+    names = [wire_to_py.get(w, w) for w in props if isinstance(w, str)]
+    return names + [p for p in argmap if p not in names]
 
 
 def _canonical(path: str, names: Sequence[str]) -> str:
@@ -240,7 +250,7 @@ class _Checker(ast.NodeVisitor):
                 f"(accepts: {', '.join(argmap) or 'none'})",
             )
         elif node.args:
-            mapped = self._positional(node, path, list(argmap))
+            mapped = self._positional(node, path, parameter_names(spec, argmap))
             if mapped is None:
                 return
             unknown_shape, extra = mapped

@@ -39,7 +39,10 @@ from typing import Any, Final
 import RestrictedPython.transformer as _rp_transformer
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
 
-__all__ = ["LOOP_RANGE", "RESULT_NAME", "SandboxPolicy"]
+__all__ = ["LOOP_RANGE", "NAME_OF", "RESULT_NAME", "SandboxPolicy"]
+
+NAME_OF: Final = "_nameof_"
+"""Global that reads ``x.__name__`` (a class's or function's name: a str, read-only)."""
 
 LOOP_RANGE: Final = "_looprange_"
 """Global the policy calls for ``range(...)`` iterated directly by a loop (plain ``range``)."""
@@ -347,6 +350,13 @@ class SandboxPolicy(RestrictingNodeTransformer):
             self.used_names[name] = True
         self.check_name(node, name)
         return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        """``x.__name__`` (a read) goes through ``_nameof_``; every other underscore
+        attribute is still refused."""
+        if node.attr == "__name__" and type(node.ctx) is ast.Load:
+            return _located(_call(NAME_OF, self.visit(node.value)), node)
+        return super().visit_Attribute(node)
 
     def visit_Constant(self, node: ast.Constant) -> Any:
         """A literal has no child nodes: nothing to walk."""

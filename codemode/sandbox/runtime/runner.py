@@ -65,7 +65,7 @@ from codemode.sandbox.language.guards import (
 )
 from codemode.sandbox.language.inplace import augmented_attr, augmented_item, guarded_inplace
 from codemode.sandbox.language.meter import SCRIPT_FILENAME, Tripped
-from codemode.sandbox.language.policy import LOOP_RANGE, RESULT_NAME
+from codemode.sandbox.language.policy import LOOP_RANGE, NAME_OF, RESULT_NAME
 from codemode.sandbox.language.render import charge_render, render_cost
 from codemode.sandbox.language.sizes import (
     check_render,
@@ -240,6 +240,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         "_iter_unpack_sequence_": _iter_unpack_sequence,
         "_compress_": compress,
         LOOP_RANGE: range,
+        NAME_OF: _name_of,
         "_T_": meter.ticker,
         "_next_": next,
         "_mul_": guarded_mul,
@@ -412,6 +413,16 @@ async def _finish(state: RunState, namespace: dict[str, Any]) -> None:
     await state.close_tracked()
     namespace.clear()
     namespace[RESULT_NAME] = result
+
+
+def _name_of(obj: Any) -> str:
+    """``x.__name__`` for a class or a function (``type(e).__name__``); nothing else."""
+    if isinstance(obj, type | types.FunctionType | types.BuiltinFunctionType):
+        name = obj.__name__
+        if type(name) is str:
+            return name
+    raise AttributeError(f"{type(obj).__name__!r} object has no readable __name__ in the "
+                         "sandbox (classes and functions have one)")
 
 
 @final

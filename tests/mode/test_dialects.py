@@ -1,0 +1,382 @@
+"""Scripts as models write them (issue #13): each dialect next to its canonical script.
+
+Every row runs both scripts on both executors and compares the value and the call
+trace (tool name and arguments, in order). Refusal rows assert the exact message a
+model gets; strict rows show the same dialects refused when the tolerance is off.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pytest
+
+import codemode as cm
+from codemode.mode.dialects import plan, positional_order
+from codemode.sandbox.runtime.prelude import Prelude, attach, detach
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from codemode.sandbox import Executor
+
+pytestmark = pytest.mark.anyio
+
+ITEMS = {1: "apple", 2: "pear", 3: "plum"}
+
+
+def build(meetings: dict[str, Any]) -> cm.ToolRegistry:
+    registry = cm.ToolRegistry()
+
+    @cm.tool
+    def search(query: str, limit: int = 10) -> list[dict[str, Any]]:
+        """Search items by name."""
+        return [{"id": i, "name": n} for i, n in ITEMS.items() if query in n][:limit]
+
+    @cm.tool
+    def get_item(id: int) -> dict[str, Any]:
+        """One item."""
+        if id not in ITEMS:
+            raise LookupError(f"no item {id}")
+        return {"id": id, "name": ITEMS[id]}
+
+    async def meet(args: Any, ctx: cm.ExecContext) -> str:
+        # Returns only once two calls are in flight together: run one at a time, it
+        # would never return (the fail_after only keeps a broken run from hanging).
+        meetings["started"] += 1
+        if meetings["started"] >= 2:
+            meetings["event"].set()
+        with anyio.fail_after(10):
+            await meetings["event"].wait()
+        return f"met {args['key']}"
+
+    async def get_sheet(args: Any, ctx: cm.ExecContext) -> dict[str, Any]:
+        return {"sheet": args["sheet_id"], "rows": 3}
+
+    async def page(args: Any, ctx: cm.ExecContext) -> dict[str, Any]:
+        return dict(args)
+
+    async def filter_tool(args: Any, ctx: cm.ExecContext) -> str:
+        return "filtered"
+
+    registry.register(search)
+    registry.register(get_item)
+    registry.register(cm.define_tool(
+        name="meet", execute=meet,
+        parameters={"type": "object", "properties": {"key": {"type": "string"}},
+                    "required": ["key"], "additionalProperties": False}))
+    registry.register(cm.define_tool(
+        name="get_sheet", namespace="gdrive", execute=get_sheet,
+        parameters={"type": "object", "properties": {"sheet_id": {"type": "string"}},
+                    "required": ["sheet_id"], "additionalProperties": False}))
+    registry.register(cm.define_tool(  # required after optional: no clear positional order
+        name="page", execute=page,
+        parameters={"type": "object", "properties": {
+            "size": {"type": "integer"}, "query": {"type": "string"},
+            "cursor": {"type": "string"}},
+            "required": ["query", "cursor"], "additionalProperties": False}))
+    registry.register(cm.define_tool(
+        name="filter", execute=filter_tool,
+        parameters={"type": "object", "properties": {"query": {"type": "string"}},
+                    "required": ["query"], "additionalProperties": False}))
+    return registry
+
+
+@pytest.fixture
+def meetings() -> dict[str, Any]:
+    return {"started": 0, "event": anyio.Event()}
+
+
+@pytest.fixture
+async def mode(executor: Executor, meetings: dict[str, Any]) -> AsyncIterator[cm.CodeMode]:
+    yield cm.CodeMode(build(meetings), executor=executor)
+
+
+@pytest.fixture
+async def strict(executor: Executor, meetings: dict[str, Any]) -> AsyncIterator[cm.CodeMode]:
+    yield cm.CodeMode(build(meetings), executor=executor, strict=True)
+
+
+def trace(run: cm.ScriptResult) -> list[tuple[str, dict[str, Any]]]:
+    return [(c.name, dict(c.arguments)) for c in run.calls]
+
+
+# (dialect, canonical script, the same script in the dialect, inputs)
+ROWS: list[tuple[str, str, str, dict[str, Any] | None]] = [
+    ("bare tool names",
+     'r = await tools.search(query="p")\n[x["name"] for x in r]',
+     'r = await search(query="p")\n[x["name"] for x in r]', None),
+    ("bare namespaces",
+     'await tools.gdrive.get_sheet(sheet_id="s1")',
+     'await gdrive.get_sheet(sheet_id="s1")', None),
+    ("positional arguments",
+     'await tools.search(query="p", limit=1)',
+     'await tools.search("p", 1)', None),
+    ("positional and keyword arguments",
+     'await tools.search(query="p", limit=1)',
+     'await search("p", limit=1)', None),
+    ("one dict of arguments",
+     'await tools.search(query="p", limit=1)',
+     'await tools.search({"query": "p", "limit": 1})', None),
+    ("one dict of arguments in a variable",
+     'await tools.search(query="p", limit=1)',
+     'args = {"query": "p", "limit": 1}\nawait tools.search(args)', None),
+    ("a variable as the first argument",
+     'await tools.search(query="pl")',
+     'q = "pl"\nawait tools.search(q)', None),
+    ("calls without await",
+     'item = await tools.get_item(id=2)\nitem["name"]',
+     'item = get_item(2)\nitem["name"]', None),
+    ("calls without await in expressions",
+     'a = await tools.get_item(id=1)\nb = await tools.get_item(id=3)\na["name"] + b["name"]',
+     'get_item(1)["name"] + tools.get_item(id=3)["name"]', None),
+    ("calls without await in a loop and a comprehension",
+     'out = []\nfor h in await tools.search(query="p"):\n'
+     '    out.append((await tools.get_item(id=h["id"]))["name"])\nout',
+     'out = [get_item(h["id"])["name"] for h in search("p")]\nout', None),
+    ("un-awaited calls handed to asyncio.gather run concurrently",
+     'import asyncio\nawait asyncio.gather(tools.meet(key="a"), tools.meet(key="b"))',
+     'import asyncio\nawait asyncio.gather(meet("a"), meet("b"))', None),
+    ("a list of un-awaited calls, gathered later, runs concurrently",
+     'import asyncio\nawait asyncio.gather(*[tools.meet(key=k) for k in "ab"])',
+     'tasks = [meet(k) for k in "ab"]\nresults = asyncio.gather(*tasks)\nresults', None),
+    ("host inputs as globals",
+     'await tools.get_item(id=3)',
+     'get_item(item_id)', {"item_id": 3}),
+    ("final_answer(x)",
+     'r = await tools.get_item(id=1)\nr["name"]',
+     'r = get_item(1)\nfinal_answer(r["name"])\nprint("not reached")\nget_item(2)', None),
+    ("top-level return",
+     'found = None\nfor i in [1, 2, 3]:\n    r = await tools.get_item(id=i)\n'
+     '    if r["name"] == "pear":\n        found = r\n        break\nfound',
+     'for i in [1, 2, 3]:\n    r = get_item(i)\n    if r["name"] == "pear":\n        return r\n'
+     'return None', None),
+    ("ending in an assignment",
+     'result = await tools.get_item(id=1)\nresult',
+     'result = await tools.get_item(id=1)', None),
+    ("an async def main() never called",
+     'async def main():\n    return await tools.get_item(id=2)\nawait main()',
+     'async def main():\n    return await tools.get_item(id=2)\n', None),
+    ("asyncio.run(main())",
+     'async def main():\n    return await tools.get_item(id=2)\nawait main()',
+     'import asyncio\n\nasync def main():\n    return await tools.get_item(id=2)\n\n'
+     'asyncio.run(main())\n', None),
+    ("if __name__ == '__main__'",
+     'async def main():\n    return await tools.get_item(id=2)\nawait main()',
+     'import asyncio\n\nasync def main():\n    return await tools.get_item(id=2)\n\n'
+     'if __name__ == "__main__":\n    asyncio.run(main())\n', None),
+    ("a plain def that calls tools",
+     'async def name(i):\n    return (await tools.get_item(id=i))["name"]\n'
+     '[await name(i) for i in (1, 3)]',
+     'def name(i):\n    return get_item(i)["name"]\n[name(i) for i in (1, 3)]', None),
+    ("sum() over calls without await",
+     'n = 0\nfor i in (1, 2):\n    n += len((await tools.get_item(id=i))["name"])\nn',
+     'sum(len(get_item(i)["name"]) for i in (1, 2))', None),
+    ("modules used without import",
+     'import json\njson.dumps(await tools.get_item(id=1))',
+     'json.dumps(get_item(1))', None),
+    ("<tool>_sync aliases",
+     'a = await tools.get_item(id=1)\nb = await tools.get_item(id=2)\n[a, b]',
+     'a = tools.get_item_sync(id=1)\nb = get_item_sync(2)\n[a, b]', None),
+    ("type(e).__name__ of a failed call",
+     'try:\n    await tools.get_item(id=9)\nexcept ToolCallError as e:\n'
+     '    out = ["ToolCallError", e.message]\nout',
+     'try:\n    get_item(9)\nexcept Exception as e:\n    out = [type(e).__name__, e.message]\nout',
+     None),
+]
+
+
+@pytest.mark.parametrize(("dialect", "canonical", "script", "inputs"), ROWS,
+                         ids=[row[0] for row in ROWS])
+async def test_dialect_matches_canonical(mode: cm.CodeMode, meetings: dict[str, Any],
+                                         dialect: str, canonical: str, script: str,
+                                         inputs: dict[str, Any] | None) -> None:
+    expected = await mode.run(canonical)
+    assert expected.error is None, expected.error
+    meetings.update(started=0, event=anyio.Event())
+    run = await mode.run(script, inputs=inputs)
+    assert run.error is None, run.error
+    assert run.value == expected.value
+    assert trace(run) == trace(expected)
+    assert run.output == ""
+
+
+async def test_canonical_scripts_are_not_rewritten(mode: cm.CodeMode) -> None:
+    sdk = mode.sdk()
+    specs = {s.name: s for s in mode.visible_specs()}
+    import ast
+
+    for _, canonical, _, _ in ROWS:
+        found = plan(canonical, ast.parse(canonical), tools=sdk.names.tools,
+                     arguments=sdk.names.arguments, specs=specs)
+        assert found.source == canonical
+        assert found.problems == []
+
+
+async def test_dialects_are_named(mode: cm.CodeMode) -> None:
+    import ast
+
+    sdk = mode.sdk()
+    specs = {s.name: s for s in mode.visible_specs()}
+    script = 'r = search("p")\nfinal_answer(r)'
+    found = plan(script, ast.parse(script), tools=sdk.names.tools,
+                 arguments=sdk.names.arguments, specs=specs)
+    assert found.dialects == ("bare tool names", "positional arguments", "calls without await")
+    assert found.source == 'r = (await search("p"))\nfinal_answer(r)'
+    assert found.prelude.names == {"search": "search"}
+    assert found.prelude.orders == {"search": ("query", "limit")}
+
+
+# (script, the whole preflight message after "the script was not run:\n")
+REFUSED: list[tuple[str, str]] = [
+    ('await tools.page("a", "b")',
+     "line 1: tools.page() needs keyword arguments: its parameters have no clear order; "
+     "call it as `await tools.page(size=..., query=..., cursor=...)`"),
+    ('await tools.search("a", 1, 2)',
+     "line 1: tools.search() takes at most 2 positional argument(s) (query, limit); got 3: "
+     "call it as `await tools.search(query=..., limit=...)`"),
+    ('search = await search(query="a")\nsearch',
+     "line 1: `search` is a tool and also a variable of this script: call the tool as "
+     "`await tools.search(query=...)`, or rename the variable"),
+    ('filter(query="a")',
+     "line 1: `filter` here is the builtin, not the tool: call the tool as "
+     "`await tools.filter_(query=...)`"),
+    ('names = sorted([1, 2], key=lambda i: get_item(i)["name"])\nnames',
+     "line 1: a tool call inside a lambda cannot be awaited: use a loop or an `async def` "
+     "and `await` the call"),
+    ('r = await tools.get_item(id=1)\nreuslt = r["name"]\nresult',
+     "line 3: name 'result' is not defined; did you mean `reuslt`?"),
+    ('await tools.get_item(id=server_id)',
+     "line 1: name 'server_id' is not defined: assign it before use (this run has no "
+     "host inputs)"),
+    ("open('/etc/passwd')",
+     "line 1: `open` is not available in the sandbox (no files, processes or code from "
+     "text: use the tools)"),
+    ('def name(i):\n    return get_item(i)["name"]\nlist(map(name, [1, 2]))',
+     "line 1: name() calls tools, so it must be `async def name(...)` and each call "
+     "awaited; it is used as a value at line 3, where it cannot be awaited: call it in "
+     "a loop, e.g. `[await name(x) for x in xs]`"),
+    ('def names():\n    for i in (1, 2):\n        yield get_item(i)\nlist(names())',
+     "line 1: names() is a generator that calls tools: collect the results in a list "
+     "instead of yielding them"),
+    ("await tools.get_item('one')",
+     "line 1: tools.get_item(id=...): 'one' is not of type 'integer'"),
+    ("get_item()",
+     "line 1: tools.get_item is missing required argument(s): id"),
+]
+
+
+@pytest.mark.parametrize(("script", "message"), REFUSED, ids=[r[1][8:50] for r in REFUSED])
+async def test_refused_before_any_call(mode: cm.CodeMode, script: str, message: str) -> None:
+    run = await mode.run(script)
+    assert run.error is not None and run.error.type == "PreflightError"
+    assert run.error.message == "the script was not run:\n" + message
+    assert run.calls == ()
+
+
+async def test_unbound_name_after_calls_runs_none_of_them(mode: cm.CodeMode) -> None:
+    script = ("for i in (1, 2, 3):\n    await tools.get_item(id=i)\n"
+              "summary = {'n': 3}\nsumary['n']")
+    run = await mode.run(script)
+    assert run.error is not None and run.error.type == "PreflightError"
+    assert run.error.message == ("the script was not run:\nline 4: name 'sumary' is not "
+                                 "defined; did you mean `summary`?")
+    assert run.calls == ()
+
+
+async def test_inputs_named_in_the_unbound_message_and_prompt(mode: cm.CodeMode) -> None:
+    run = await mode.run("get_item(item)", inputs={"item_id": 1})
+    assert run.error is not None
+    assert run.error.message == ("the script was not run:\nline 1: name 'item' is not "
+                                 "defined; did you mean `item_id`?")
+    assert "  item_id: int = 1\n" in mode.prompt(inputs={"item_id": 1})
+    with pytest.raises(ValueError, match="cannot be a script global"):
+        await mode.run("1", inputs={"tools": 1})
+    with pytest.raises(ValueError, match="must be JSON data"):
+        await mode.run("1", inputs={"x": object()})
+
+
+# (canonical script, dialect script, the message the strict preflight gives for it)
+STRICT: list[tuple[str, str, str]] = [
+    ('await tools.search(query="p")', 'await search(query="p")',
+     "line 1: name 'search' is not defined: tools are called as "
+     "`await tools.search(query=...)`"),
+    ('await tools.search(query="p")', 'await tools.search("p")',
+     "line 1: tools.search takes keyword arguments only (accepts: limit, query)"),
+    ('await tools.search(query="p")', 'tools.search(query="p")',
+     "line 1: the result of tools.search(...) is discarded and the call never runs: "
+     "add await"),
+    ('r = await tools.get_item(id=1)\nr', 'r = await tools.get_item(id=1)\nfinal_answer(r)',
+     "line 2: final_answer() is not available: end the script with the value as its "
+     "last expression"),
+    ('r = await tools.get_item(id=1)\nr', 'r = await tools.get_item(id=1)\nreturn r',
+     "line 2: a top-level `return` is not allowed: end the script with the value as its "
+     "last expression"),
+    ('r = await tools.get_item(id=1)\nr', 'r = await tools.get_item(id=1)',
+     "line 1: the script has no result: it ends by assigning `r`; add `r` as the last line"),
+    ('async def main():\n    return 1\nawait main()', 'async def main():\n    return 1\n',
+     "line 1: main() is defined but never called, so nothing runs: add `await main()` as "
+     "the last line"),
+    ('async def main():\n    return 1\nawait main()',
+     'import asyncio\nasync def main():\n    return 1\nasyncio.run(main())',
+     "line 4: asyncio.run() is not available (the script already runs in an event loop): "
+     "write `await main()`"),
+    ('import json\njson.dumps([1])', 'json.dumps([1])',
+     "line 1: name 'json' is not defined: add `import json` at the top of the script"),
+]
+
+
+@pytest.mark.parametrize(("canonical", "script", "message"), STRICT,
+                         ids=[r[2][8:48] for r in STRICT])
+async def test_strict_refuses_the_dialects(strict: cm.CodeMode, canonical: str, script: str,
+                                           message: str) -> None:
+    ok = await strict.run(canonical)
+    assert ok.error is None, ok.error
+    run = await strict.run(script)
+    assert run.error is not None and run.error.type == "PreflightError"
+    assert run.error.message == "the script was not run:\n" + message
+    assert run.calls == ()
+
+
+async def test_strict_runtime_keeps_keyword_only(strict: cm.CodeMode) -> None:
+    run = await strict.run("f = tools.search\nawait f('p')", inputs={"unused": 1})
+    assert run.error is not None and run.error.type == "TypeError"
+    assert run.error.message == ("tools.search() takes keyword arguments only, e.g. "
+                                 "tools.search(name=value); got 1 positional")
+
+
+async def test_runtime_positional_messages(mode: cm.CodeMode) -> None:
+    run = await mode.run("f = tools.page\nawait f('a', 'b')")
+    assert run.error is not None and run.error.type == "TypeError"
+    assert run.error.message == ("tools.page() needs keyword arguments: its parameters have "
+                                 "no clear order; call it as `await tools.page(name=value)`")
+    run = await mode.run("f = tools.search\nawait f('a', query='b')")
+    assert run.error is not None
+    assert run.error.message == "tools.search() got multiple values for argument 'query'"
+    run = await mode.run("f = tools.search\nawait f('a', 1, 2)")
+    assert run.error is not None
+    assert run.error.message == ("tools.search() takes at most 2 positional argument(s) "
+                                 "(query, limit); got 3: call it as "
+                                 "`await tools.search(query=..., limit=...)`")
+
+
+def test_positional_order() -> None:
+    spec = cm.define_tool(name="t", execute=lambda a, c: None, parameters={
+        "type": "object", "properties": {"a": {}, "b": {}}, "required": ["a"]}).spec
+    assert positional_order(spec, {"a": "a", "b": "b"}) == ("a", "b")
+    spec = cm.define_tool(name="t", execute=lambda a, c: None, parameters={
+        "type": "object", "properties": {"b": {}, "a": {}}, "required": ["a"]}).spec
+    assert positional_order(spec, {"a": "a", "b": "b"}) == ("a",)
+    assert positional_order(None, {}) is None
+
+
+def test_prelude_round_trip_and_forgery() -> None:
+    prelude = Prelude(inputs={"x": [1]}, modules=("json",), names={"s": "search"},
+                      orders={"search": ("query",), "page": None})
+    found, source = detach(attach("x\n", prelude))
+    assert found == prelude and source == "x\n"
+    found, source = detach('#codemode:prelude {"inputs": {"_secret": 1, "ok": 2}}\nok')
+    assert found is not None and dict(found.inputs) == {"ok": 2} and source == "ok"
+    assert detach("#codemode:prelude not json\n1") == (None, "1")
+    assert detach("1") == (None, "1")
