@@ -529,3 +529,26 @@ def test_bad_options_are_refused() -> None:
         WorkerPoolExecutor(confinement="on")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="recycle"):
         WorkerPoolExecutor(recycle="sometimes")  # type: ignore[arg-type]
+
+
+def test_worker_stderr_never_reaches_an_unconfigured_hosts_stderr(tmp_path: Path) -> None:
+    """Without logging configured, ``logging.lastResort`` would print warnings to stderr."""
+    import subprocess
+    import sys
+
+    host_script = tmp_path / "host.py"
+    host_script.write_text(
+        "import anyio\n"
+        "from codemode.sandbox.executors.pool import WorkerPoolExecutor\n"
+        "async def tool(name, arguments):\n    return None\n"
+        "async def main():\n"
+        f"    async with WorkerPoolExecutor(size=1, runtime={RAW!r}) as pool:\n"
+        "        result = await pool.run(\"import sys\\nsys.stderr.write('worker noise\\\\n')\\n"
+        "sys.stderr.flush()\\nresult = 'ran'\", call_tool=tool)\n"
+        "        print(result.value)\n"
+        "anyio.run(main)\n")
+    done = subprocess.run([sys.executable, str(host_script)], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2], timeout=60, check=False)
+    assert done.stdout.strip() == "ran", done
+    assert "worker noise" not in done.stderr
+    assert "Traceback" not in done.stderr

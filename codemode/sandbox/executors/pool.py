@@ -135,6 +135,9 @@ _run_ids = itertools.count(1)
 _STDERR_TAIL: Final = 64 * 1024
 """Bytes of a worker's stderr the host keeps (the last ones) and logs."""
 _WORKER_LOG: Final = logging.getLogger("codemode.worker")
+_WORKER_LOG.addHandler(logging.NullHandler())
+"""Records reach the handlers an application configured, never ``logging.lastResort``:
+what a (possibly compromised) worker writes does not land on the host's stderr."""
 _LOG: Final = logging.getLogger("codemode.sandbox")
 _UNAVAILABLE_ENV: Final = "CODEMODE_CONFINE_UNAVAILABLE"
 """Test seam (host side): comma-separated layer names whose probe the worker makes fail."""
