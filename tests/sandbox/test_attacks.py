@@ -454,8 +454,11 @@ ATTACKS_DIR = Path(__file__).parent / "attacks"
 
 ROW_KEYS: Final = frozenset({
     "id", "source", "repeat", "error", "limit", "refusal", "message", "reason", "value",
-    "value_json", "check", "limits", "limits_override", "max_calls",
+    "value_json", "check", "limits", "limits_override", "max_calls", "since",
 })
+EXPECTATION_KEYS: Final = frozenset({
+    "error", "limit", "refusal", "message", "reason", "value", "value_json", "check"})
+"""The keys that say what the sandbox must answer (what a ``since`` table replaces)."""
 FILE_KEYS: Final = frozenset({"family", "limits", "attack"})
 PLACEHOLDER: Final = re.compile(r"\{([A-Z][A-Z_]*|U\+[0-9A-F]{4,6})\}")
 
@@ -505,9 +508,36 @@ def _expand(source: str, repeat: dict[str, list[Any]]) -> str:
     return PLACEHOLDER.sub(fill, source.strip("\n"))
 
 
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def _for_this_python(row: dict[str, Any]) -> dict[str, Any]:
+    """The row as this Python must answer it. ``since = { "3.12" = { value = true } }``:
+    from that CPython version on (the latest listed version that applies), its keys
+    replace the row's whole expectation (``error``, ``limit``, ``value`` …), because
+    CPython itself changed what the attack does; on older versions the row's own keys
+    hold, unchanged."""
+    since = row.get("since")
+    if since is None:
+        return row
+    chosen: dict[str, Any] | None = None
+    for version in sorted(since, key=_version):
+        expectation = since[version]
+        assert isinstance(expectation, dict) and expectation, (row["id"], version)
+        assert expectation.keys() <= EXPECTATION_KEYS, (row["id"], expectation.keys())
+        if sys.version_info[:2] >= _version(version):
+            chosen = expectation
+    base = {key: value for key, value in row.items() if key != "since"}
+    if chosen is None:
+        return base
+    return {**{k: v for k, v in base.items() if k not in EXPECTATION_KEYS}, **chosen}
+
+
 def _row(row: dict[str, Any], family: str, default_limits: str) -> Attack:
     unknown = row.keys() - ROW_KEYS
     assert not unknown, f"{row.get('id')}: unknown keys {sorted(unknown)}"
+    row = _for_this_python(row)
     limits = LIMITS[row.get("limits", default_limits)]
     if "limits_override" in row:
         limits = replace(limits, **row["limits_override"])
@@ -554,7 +584,9 @@ def load_rows(kind: str) -> list[Attack]:
     - ``value`` (expected value of a successful run; ``value_json`` when it holds
       ``null``), ``check`` (a name in :data:`CHECKS`);
     - ``limits`` (a name in :data:`LIMITS`), ``limits_override`` (fields replaced),
-      ``max_calls`` (host calls the attack may cause).
+      ``max_calls`` (host calls the attack may cause);
+    - ``since`` (``{ "3.12" = { value = true } }``): where a newer CPython changed what the
+      attack does, the expectation from that version on (see :func:`_for_this_python`).
     """
     rows: list[Attack] = []
     for path in sorted((ATTACKS_DIR / kind).glob("*.toml")):
