@@ -25,6 +25,7 @@ from .dispatch.tool import Tool as Tool
 from .dispatch.tool import define_tool as define_tool
 from .errors import CodemodeError as CodemodeError
 from .errors import DuplicateToolError as DuplicateToolError
+from .errors import GatewayConfigError as GatewayConfigError
 from .errors import LimitExceeded as LimitExceeded
 from .errors import PipelineError as PipelineError
 from .errors import PreflightError as PreflightError
@@ -56,6 +57,7 @@ __all__ = [
     "ExecContext",
     "Executor",
     "FrozenDict",
+    "GatewayConfigError",
     "InProcessExecutor",
     "JsonlSessionLog",
     "LimitExceeded",

@@ -61,14 +61,15 @@ def serve_parser() -> argparse.ArgumentParser:
                         f"${TOKEN_ENV}); required when --host is not loopback")
     parser.add_argument("--expose-upstream", action="store_true",
                         help="also list every upstream tool directly, next to run_code")
-    parser.add_argument("--budget-tokens", type=int, default=DEFAULT_BUDGET_TOKENS,
+    parser.add_argument("--budget-tokens", type=int, default=DEFAULT_BUDGET_TOKENS, metavar="N",
                         help="largest run_code description carrying the whole SDK; beyond, it "
                         f"holds a namespace index and discovery (default {DEFAULT_BUDGET_TOKENS})")
-    parser.add_argument("--timeout", type=float, help="wall-time limit of one script, seconds")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS",
+                        help="wall-time limit of one script, seconds")
     parser.add_argument("--executor", choices=("pool", "inprocess"), default="pool",
                         help="where scripts run: the sandboxed worker pool (default) or "
                         "in-process (trusted code only)")
-    parser.add_argument("--startup-timeout", type=float, default=30.0,
+    parser.add_argument("--startup-timeout", type=float, default=30.0, metavar="SECONDS",
                         help="seconds each upstream may take to start (default 30)")
     parser.add_argument("--describe", action="store_true",
                         help="start the upstreams, print their status and the run_code "

@@ -479,10 +479,8 @@ class Gateway:
         self._group: TaskGroup | None = None
         self._stack: AsyncExitStack | None = None
         self.discovery: Discovery
-        self.discovery, tools = discovery_tools(self.mode)
-        for tool in tools:
-            self._own.append(self.registry.register(tool))
-        self._own.append(self.registry.register(self.mode.as_tool()))
+        self.discovery, self._tools = discovery_tools(self.mode)
+        self._tools.append(self.mode.as_tool())
 
     @property
     def upstream_names(self) -> tuple[str, ...]:
@@ -503,9 +501,14 @@ class Gateway:
             listener()
 
     async def __aenter__(self) -> Gateway:
+        """Register run_code and the discovery tools, start every upstream, and wait for
+        each one's first attempt; leaving unregisters all of them and stops the upstreams."""
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
+            for tool in self._tools:
+                self._own.append(self.registry.register(tool))
+            stack.callback(self._unregister)
             group = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(group.cancel_scope.cancel)
             for upstream in self._upstreams:
@@ -518,6 +521,15 @@ class Gateway:
         self._group, self._stack = group, stack
         return self
 
+    def _unregister(self) -> None:
+        for upstream in self._upstreams:
+            if upstream.tools is not None:
+                upstream.tools.dispose()
+                upstream.tools = None
+        for registration in self._own:
+            registration.dispose()
+        self._own.clear()
+
     async def __aexit__(self, *exc: object) -> None:
         stack, self._stack = self._stack, None
         try:
@@ -529,7 +541,7 @@ class Gateway:
 
     def upstream_specs(self) -> list[Any]:
         """Specs of every tool except the gateway's own (run_code and discovery)."""
-        own = {r.tool.name for r in self._own}
+        own = {t.name for t in self._tools}
         return [s for s in self.registry.specs() if s.name not in own]
 
     def run_code_description(self) -> str:

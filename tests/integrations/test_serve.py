@@ -171,7 +171,7 @@ async def test_http_needs_the_token_and_serves_discovery(tmp_path: Path) -> None
 async def _announced_url(errlog: Path) -> str:
     with anyio.fail_after(60):
         while True:
-            for line in errlog.read_text(encoding="utf-8").splitlines():
+            for line in (await anyio.Path(errlog).read_text(encoding="utf-8")).splitlines():
                 if "serving MCP on http" in line:
                     return line.rsplit(" ", 1)[1]
             await anyio.sleep(0.05)
@@ -195,10 +195,13 @@ async def test_cancelled_request_cancels_the_run_and_its_nested_call(tmp_path: P
             group.start_soon(call)
             await started.wait()
             group.cancel_scope.cancel()  # the client sends notifications/cancelled
-        with anyio.fail_after(30):
-            while "cancelled" not in log.read_text(encoding="utf-8"):
+        with anyio.fail_after(30):  # the tool's process writes the log: poll it
+            while True:
+                lines = (await anyio.Path(log).read_text(encoding="utf-8")).split()
+                if "cancelled" in lines:
+                    break
                 await anyio.sleep(0.05)
-        assert log.read_text(encoding="utf-8").split() == ["started", "cancelled"]
+        assert lines == ["started", "cancelled"]
         after = await client.call_tool("run_code", {"code": "await tools.shout(text='still here')"})
         assert _text(after).startswith('value: "STILL HERE"')
 
