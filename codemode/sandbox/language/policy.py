@@ -355,7 +355,12 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """``x.__name__`` (a read) goes through ``_nameof_``; every other underscore
         attribute is still refused."""
         if node.attr == "__name__" and type(node.ctx) is ast.Load:
-            return _located(_call(NAME_OF, self.visit(node.value)), node)
+            value = node.value
+            if isinstance(value, ast.Attribute) and value.attr == "__class__":
+                # ``x.__class__.__name__``: the name only, never the class object
+                return _located(_call(NAME_OF, self.visit(value.value),
+                                      ast.Constant(value=True)), node)
+            return _located(_call(NAME_OF, self.visit(value)), node)
         return super().visit_Attribute(node)
 
     def visit_Constant(self, node: ast.Constant) -> Any:

@@ -415,8 +415,11 @@ async def _finish(state: RunState, namespace: dict[str, Any]) -> None:
     namespace[RESULT_NAME] = result
 
 
-def _name_of(obj: Any) -> str:
-    """``x.__name__`` for a class or a function (``type(e).__name__``); nothing else."""
+def _name_of(obj: Any, of_class: bool = False) -> str:
+    """``x.__name__`` for a class or a function (``type(e).__name__``); nothing else.
+    ``of_class``: ``x.__class__.__name__``, the name of ``x``'s class."""
+    if of_class:
+        obj = type(obj)
     if isinstance(obj, type | types.FunctionType | types.BuiltinFunctionType):
         name = obj.__name__
         if type(name) is str:
@@ -436,9 +439,9 @@ class _FinalAnswer(BaseException):
         self.value = value
 
 
-def _final_answer(value: Any = None) -> NoReturn:
+def _final_answer(answer: Any = None) -> NoReturn:
     """``final_answer(x)``: end the script now with ``x`` as its result."""
-    raise _FinalAnswer(value)
+    raise _FinalAnswer(answer)
 
 
 _final_answer.__name__ = _final_answer.__qualname__ = "final_answer"
