@@ -180,7 +180,8 @@ def _call(method: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any]:
         return "error", type(exc).__name__
 
 
-GUARDED: Final = sorted(SPECIAL_METHODS.keys() - CLASS_METHODS.keys(),
+GUARDED: Final = sorted((key for key in SPECIAL_METHODS.keys() - CLASS_METHODS.keys()
+                         if key[1] != "args"),  # a value (scrubbed), not a method
                         key=lambda key: (key[0].__name__, key[1]))
 
 
@@ -272,6 +273,9 @@ def test_instance_and_class_routes_agree(key: tuple[type, str]) -> None:
     raw = getattr(obj, name)
     descriptor = type(next((base.__dict__[name] for base in real.__mro__
                             if name in base.__dict__), None)).__name__
+    if name == "args":  # a value: the same texts, with no host address in them
+        assert through_instance == raw
+        return
     if key in SPECIAL_METHODS:
         through_class = guarded_getattr(_script_class(real), name)
         assert through_instance is not raw and through_class is not getattr(real, name)

@@ -35,7 +35,7 @@ from codemode.sandbox.language.guards import (
     guarded_hasattr,
     guarded_type,
 )
-from codemode.sandbox.language.render import charge_render
+from codemode.sandbox.language.render import charge_render, scrub
 from codemode.sandbox.language.sizes import (
     MAX_INT_BITS,
     charge_operations,
@@ -50,7 +50,7 @@ from codemode.sandbox.language.state import counted, current_run
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["SAFE_BUILTINS", "STAND_INS", "counted_mapping", "sized_sequence"]
+__all__ = ["PLAIN", "SAFE_BUILTINS", "STAND_INS", "counted_mapping", "sized_sequence"]
 
 _MISSING: Final = object()
 
@@ -87,7 +87,7 @@ def print_(*args: Any, sep: str | None = " ", end: str | None = "\n",
         check_render(arg, "print()")
         if index:
             emit(sep)
-        emit(arg if type(arg) is str else str(arg))
+        emit(arg if type(arg) is str else str(arg) if type(arg) in PLAIN else scrub(str(arg)))
     emit(end)
 
 
@@ -196,7 +196,12 @@ def format_(value: Any, spec: str = "") -> str:
     check_format_spec(spec)
     charge_render(value)
     check_render(value, "format()")
-    return format(value, spec)
+    text = format(value, spec)
+    return text if type(value) in PLAIN else scrub(text)
+
+
+PLAIN: Final = frozenset({str, int, float, bool, type(None), bytes, complex})
+"""Values whose text shows nothing of the host (no other object's repr inside)."""
 
 
 def fstring_join(parts: tuple[str, ...]) -> str:
@@ -215,7 +220,7 @@ def repr_(obj: Any, /) -> str:
     check_render(obj, "repr()")
     if isinstance(obj, str | bytes | bytearray):
         ensure_size(len(obj) * 4, "repr()")
-    return repr(obj)
+    return repr(obj) if type(obj) in PLAIN else scrub(repr(obj))
 
 
 def ascii_(obj: Any, /) -> str:
@@ -224,7 +229,7 @@ def ascii_(obj: Any, /) -> str:
     check_render(obj, "ascii()")
     if isinstance(obj, str):
         ensure_size(len(obj) * 10, "ascii()")
-    return ascii(obj)
+    return ascii(obj) if type(obj) in PLAIN else scrub(ascii(obj))
 
 
 class _GuardedType(type):
@@ -414,7 +419,18 @@ class FrozenSetType(metaclass=_CountedCollection):
     check = staticmethod(_no_check)
 
 
-class StrType(metaclass=_GuardedType):
+class _StrMeta(_GuardedType):
+    """``str(x)`` of an object shows no host address or internal name (``scrub``)."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        cls.check(*args, **kwargs)
+        text = cls.real(*args, **kwargs)
+        if len(args) == 1 and not kwargs and type(args[0]) not in PLAIN:
+            return scrub(text)
+        return text
+
+
+class StrType(metaclass=_StrMeta):
     """The script's ``str``: ``str(x)`` is charged; ``isinstance(x, str)`` works."""
 
     real = str

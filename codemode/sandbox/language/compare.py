@@ -15,7 +15,9 @@ occupy) and charge them to the operation budget first.
 
 from __future__ import annotations
 
+import hashlib
 import operator
+import os
 import time
 from collections import Counter, deque
 from typing import TYPE_CHECKING, Any, Final
@@ -273,10 +275,23 @@ def guarded_operand(value: Any) -> Any:
 
 
 def guarded_hash(obj: Any, /) -> int:
-    """``hash``: a tuple hashes every item, recursively, on every call (not cached)."""
+    """``hash``: a tuple hashes every item, recursively, on every call (not cached).
+
+    Only texts and numbers hash to Python's own value: any other hash can be derived from
+    a memory address (a function's, a class's, an instance's: ``hash(f) * 16`` is its
+    address), so it is keyed with a per-process secret (equal objects still hash equal)."""
+    kind = type(obj)
+    if kind in _SHALLOW:
+        return hash(obj)
     if isinstance(obj, tuple):
         _charge(compare_cost(obj, _budget()), HASH_VISITS_PER_SECOND)
-    return hash(obj)
+    value = hash(obj)
+    digest = hashlib.blake2b(value.to_bytes(8, "little", signed=True), key=_HASH_KEY,
+                             digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True) >> 2
+
+
+_HASH_KEY: Final = os.urandom(16)
 
 
 def charge_sort(items: list[Any] | tuple[Any, ...], rounds: int | None = None) -> None:

@@ -34,6 +34,7 @@ from codemode.sandbox.language.compare import (
     guarded_key,
     keyed,
 )
+from codemode.sandbox.language.render import scrubbed_args
 from codemode.sandbox.language.sizes import (
     charge_counters,
     charge_operations,
@@ -623,6 +624,11 @@ def _class_strptime(cls: Any) -> Callable[..., Any]:
     return strptime
 
 
+def _bind_args(exc: BaseException) -> tuple[Any, ...]:
+    """An exception's ``args`` with no host address in its texts (see ``scrubbed_args``)."""
+    return scrubbed_args(exc.args)
+
+
 def _on_instance(factory: Callable[[Any], Callable[..., Any]]) -> Callable[[Any], Any]:
     """A ``CLASS_METHODS`` factory as a binder of an instance (``d.now()``)."""
     return lambda obj: factory(type(obj))
@@ -690,6 +696,9 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     (list, "extend"): _bind_extend,
     (deque, "extend"): _bind_extend,
     (deque, "extendleft"): _bind_extend,
+    **{(kind, "args"): _bind_args for kind in (BaseException, StopIteration, ToolCallError,
+                                               json.JSONDecodeError, UnicodeDecodeError,
+                                               UnicodeEncodeError)},
     (_dt.datetime, "astimezone"): _bind_astimezone,
     (_dt.datetime, "timestamp"): _bind_timestamp,
     **{(kind, "count"): _bind_search("count") for kind in (_ISO_CALENDAR, _STRUCT_TIME)},
@@ -818,6 +827,8 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
                 return getattr(real, name)
         elif _table_allows(cls, name):
             value = getattr(obj, name)
+            if name == "args" and isinstance(obj, BaseException):
+                return scrubbed_args(value)
             if cls in ATTRIBUTES:
                 _ALLOWED[(cls, name)] = True
             special = _SPECIAL.get((cls, name))

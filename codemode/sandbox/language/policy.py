@@ -335,6 +335,19 @@ class SandboxPolicy(RestrictingNodeTransformer):
 
     # Names -------------------------------------------------------------------------------
 
+    def visit_Call(self, node: ast.Call) -> Any:
+        """RestrictedPython's ``visit_Call`` (its ``exec``/``eval`` refusals) without the
+        ``_apply_`` wrapper around calls with ``*args``/``**kwargs``: the sandbox's
+        ``_apply_`` was a plain call, and CPython's own errors then named it
+        (``codemode…guarded_apply() argument after ** must be a mapping``) instead of the
+        function the script called. Starred arguments are counted by ``visit_Starred``."""
+        if isinstance(node.func, ast.Name):
+            if node.func.id == "exec":
+                self.error(node, "Exec calls are not allowed.")
+            elif node.func.id == "eval":
+                self.error(node, "Eval calls are not allowed.")
+        return self.node_contents_visit(node)
+
     def visit_Name(self, node: ast.Name) -> Any:
         """RestrictedPython's ``visit_Name`` (pinned 9.0) minus its ``print``/``printed``
         rewrites and its walk into ``ctx``, which holds nothing to check."""

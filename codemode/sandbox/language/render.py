@@ -11,13 +11,14 @@ operation budget.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from itertools import islice
 from typing import Any, Final
 
 from codemode.sandbox.language.state import current_run
 
-__all__ = ["charge_render", "render_cost"]
+__all__ = ["charge_render", "render_cost", "scrub", "scrubbed_args"]
 
 _LEAVES: Final = (str, bytes, int, float, bool, type(None), complex)
 _CONTAINERS: Final = (list, tuple, dict, set, frozenset, deque)
@@ -80,3 +81,36 @@ def charge_render(obj: Any) -> None:
     left = meter.operations - meter.used
     cost = render_cost(obj, left)
     deque(islice(meter.ticker, cost), maxlen=0)
+
+
+_HOST_TEXT: Final = re.compile(
+    r"(?P<address> at 0x[0-9a-fA-F]{4,16}(?=>))"
+    r"|(?P<locals>(?:[A-Za-z_]\w*\.<locals>\.)+)"
+    r"|(?P<host>\bcodemode\.(?:sandbox|errors|mode|dispatch)(?:\.\w+)*\.(?=\w))"
+    r"|(?P<regex>\b(?:regex\._regex_core|_regex|regex)\.(?=\w))")
+"""What a repr or an error message shows of the host: memory addresses (``<function f at
+0x7f…>``), host qualnames (``bind.<locals>.split``), host module paths
+(``codemode.sandbox.language.guards.``) and the regex engine's internal modules."""
+
+_HOST_MARKS: Final = (" at 0x", "<locals>", "codemode.", "regex")
+
+
+def _host_replacement(match: re.Match[str]) -> str:
+    return "re." if match.lastgroup == "regex" else ""
+
+
+def scrub(text: str) -> str:
+    """``text`` (a repr, ``str()`` of an object, an error message) with what it would show
+    of the host taken out: scripts see stable, address-free names (``<function f>``,
+    ``<class 're.Match'>``, ``sorted() argument after ** …``)."""
+    if any(mark in text for mark in _HOST_MARKS):
+        return _HOST_TEXT.sub(_host_replacement, text)
+    return text
+
+
+def scrubbed_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """An exception's ``args`` as a script reads them (C code puts reprs in messages:
+    ``"<function f at 0x…> is not in list"``)."""
+    if any(type(arg) is str for arg in args):
+        return tuple(scrub(arg) if type(arg) is str else arg for arg in args)
+    return args

@@ -19,7 +19,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.errors import LimitExceeded
-from codemode.sandbox.language.render import charge_render
+from codemode.sandbox.language.render import charge_render, scrub
 from codemode.sandbox.language.state import current_run
 
 if TYPE_CHECKING:
@@ -394,6 +394,8 @@ def guarded_mod(a: Any, b: Any) -> Any:
             ensure_size(max(refs, 1) * render_size(b, share), "%-formatting")
         else:
             check_render(b if isinstance(b, tuple) else (b,), "%-formatting")
+        text = a % b
+        return scrub(text) if isinstance(text, str) else text
     return a % b
 
 

@@ -53,7 +53,7 @@ import anyio
 
 import codemode.errors
 from codemode.errors import LimitExceeded, ScriptCompileError, ToolCallError
-from codemode.sandbox.language.builtins import SAFE_BUILTINS, check_format_spec
+from codemode.sandbox.language.builtins import PLAIN, SAFE_BUILTINS, check_format_spec
 from codemode.sandbox.language.compare import GUARDS as COMPARE_GUARDS
 from codemode.sandbox.language.compile import CompiledScript, compile_script
 from codemode.sandbox.language.facades import FACADE_NAMES, facade
@@ -66,7 +66,7 @@ from codemode.sandbox.language.guards import (
 from codemode.sandbox.language.inplace import augmented_attr, augmented_item, guarded_inplace
 from codemode.sandbox.language.meter import SCRIPT_FILENAME, Tripped
 from codemode.sandbox.language.policy import LOOP_RANGE, NAME_OF, RESULT_NAME
-from codemode.sandbox.language.render import charge_render, render_cost
+from codemode.sandbox.language.render import charge_render, render_cost, scrub
 from codemode.sandbox.language.sizes import (
     check_render,
     guarded_add,
@@ -165,6 +165,7 @@ def _iter_unpack_sequence(it: Any, spec: Any, getiter: Any) -> Any:
 
 
 def _format_value(value: Any, conversion: int, spec: str) -> str:
+    plain = type(value) in PLAIN
     charge_render(value)
     check_render(value, "f-string")
     if conversion == ord("s"):
@@ -175,7 +176,8 @@ def _format_value(value: Any, conversion: int, spec: str) -> str:
         value = ascii(value)
     check_format_spec(spec)
     charge_render(value)
-    return format(value, spec)
+    text = format(value, spec)
+    return text if plain else scrub(text)
 
 
 def _stack_depth() -> int:
@@ -356,7 +358,7 @@ def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits,
     except Exception:
         message = "<unprintable error>"
     line, column = (frames[-1][0], frames[-1][1]) if frames else (None, None)
-    message = clean_text(message)
+    message = clean_text(scrub(message))
     return ScriptError(type=clean_text(name), message=message, line=line, column=column,
                        traceback=clean_text(_format_traceback(frames, lines,
                                                               f"{name}: {message}")))
