@@ -127,7 +127,7 @@ async def _serve(args: argparse.Namespace, gateway: Gateway) -> int:
     async with gateway:
         for status in gateway.status():
             if status.state == "up":
-                note = f" (wire names prefixed {status.prefix!r})" if status.prefix else ""
+                note = f" (renamed: {', '.join(status.renamed)})" if status.renamed else ""
                 _say(f"upstream {status.name}: up, {status.tools} tools{note}")
             else:
                 _say(f"upstream {status.name}: FAILED: {status.error} (retrying with backoff)")

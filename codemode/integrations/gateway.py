@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, final
 import anyio
 
 from codemode.dispatch.registry import ToolRegistry
-from codemode.errors import DuplicateToolError, GatewayConfigError
+from codemode.errors import GatewayConfigError
 from codemode.integrations.discovery import DISCOVERY_NAMES, discovery_tools, estimate_tokens
 from codemode.integrations.mcp import McpTools, register_mcp_tools
 from codemode.mode.code_mode import CodeMode
@@ -190,8 +190,9 @@ class UpstreamStatus:
     """Why it is down (the last failure), if it is."""
     restarts: int = 0
     """Connections made after the first."""
-    prefix: str = ""
-    """Prefix its wire names got because another tool already had the name."""
+    renamed: tuple[str, ...] = ()
+    """Wire names given ``<upstream>_`` as prefix because another tool already had the name
+    (the SDK path shows it: ``tools.<upstream>.<upstream>_<name>``)."""
     repairs: tuple[str, ...] = ()
     """Schema repairs the adapter made (see ``McpTools.repairs``)."""
 
@@ -206,8 +207,11 @@ class _Session:
     clear error while it is down. A call that finds the connection closed wakes the
     supervisor, which reconnects."""
 
-    def __init__(self, upstream: _Upstream) -> None:
+    def __init__(self, upstream: _Upstream, *, skip: frozenset[str] = frozenset(),
+                 only: frozenset[str] | None = None) -> None:
         self._upstream = upstream
+        self._skip = skip
+        self._only = only
 
     def _live(self) -> Any:
         upstream = self._upstream
@@ -219,7 +223,10 @@ class _Session:
         return upstream.session
 
     async def list_tools(self, *, params: Any = None) -> Any:
-        return await self._live().list_tools(params=params)
+        page = await self._live().list_tools(params=params)
+        kept = [t for t in page.tools if t.name not in self._skip
+                and (self._only is None or t.name in self._only)]
+        return page.model_copy(update={"tools": kept})
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
                         read_timeout_seconds: float | None = None,
@@ -255,6 +262,21 @@ class _Session:
 
 
 @final
+class _Registered:
+    """One upstream's registrations (its own names, and the renamed ones)."""
+
+    def __init__(self, parts: list[McpTools], *, renamed: tuple[str, ...]) -> None:
+        self.parts = parts
+        self.renamed = renamed
+        self.registrations = tuple(r for part in parts for r in part.registrations)
+        self.repairs = tuple(note for part in parts for note in part.repairs)
+
+    def dispose(self) -> None:
+        for part in self.parts:
+            part.dispose()
+
+
+@final
 class _Upstream:
     """One upstream's supervisor: connect, register, watch, reconnect with backoff."""
 
@@ -266,8 +288,7 @@ class _Upstream:
         self.state: Literal["starting", "up", "down"] = "starting"
         self.restarts = 0
         self.connections = 0
-        self.tools: McpTools | None = None
-        self.prefix = ""
+        self.tools: _Registered | None = None
         self.first_attempt = anyio.Event()
         self._wake = anyio.Event()
         self._changed = False
@@ -280,7 +301,7 @@ class _Upstream:
             tools=len(self.tools.registrations) if self.tools else 0,
             error=self.error,
             restarts=self.restarts,
-            prefix=self.prefix,
+            renamed=self.tools.renamed if self.tools else (),
             repairs=self.tools.repairs if self.tools else (),
         )
 
@@ -326,28 +347,38 @@ class _Upstream:
             yield client.session
 
     async def _register(self, session: Any) -> None:
-        from mcp.shared.exceptions import MCPError
+        """List the upstream's tools and (re-)register them when the listing changed; a name
+        another tool has gets ``<upstream>_`` as prefix, the others keep theirs."""
+        from mcp import types
 
-        listing = await session.list_tools()
-        dumped = listing.model_dump(by_alias=True, exclude_none=True, mode="json")
-        if self.tools is not None and dumped == self._listing:
+        pages: list[Any] = []
+        cursor: str | None = None
+        while True:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await session.list_tools(params=params)
+            pages.append(page.model_dump(by_alias=True, exclude_none=True, mode="json"))
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        if self.tools is not None and pages == self._listing:
             return
-        old = self.tools
-        if old is not None:
-            old.dispose()
-        proxy = _Session(self)
-        try:
-            made = await register_mcp_tools(
-                self.gateway.registry, proxy, namespace=self.config.name, prefix=self.prefix
-            )
-        except DuplicateToolError:
-            self.prefix = f"{self.config.name}_"
-            made = await register_mcp_tools(
-                self.gateway.registry, proxy, namespace=self.config.name, prefix=self.prefix
-            )
-        except MCPError:
-            raise
-        self.tools, self._listing = made, dumped
+        if self.tools is not None:
+            self.tools.dispose()
+            self.tools = None
+        names = {t.get("name") for page in pages for t in page.get("tools", [])}
+        registry = self.gateway.registry
+        taken = frozenset(n for n in names if isinstance(n, str) and n in registry)
+        ns = self.config.name
+        made = [await register_mcp_tools(registry, _Session(self, skip=taken), namespace=ns)]
+        if taken:
+            try:
+                made.append(await register_mcp_tools(
+                    registry, _Session(self, only=taken), namespace=ns, prefix=f"{ns}_"))
+            except BaseException:
+                made[0].dispose()
+                raise
+        self.tools = _Registered(made, renamed=tuple(sorted(f"{ns}_{n}" for n in taken)))
+        self._listing = pages
         self.gateway.changed()
 
     async def run(self) -> None:

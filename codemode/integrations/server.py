@@ -86,7 +86,7 @@ class GatewayServer:
         self.server.add_notification_handler(
             "notifications/initialized", _notification_params(), self._initialized
         )
-        gateway.on_change(self._pending_change.set)
+        gateway.on_change(lambda: self._pending_change.set())
         gateway.registry.subscribe(self._event)
 
     # -- tools/list -------------------------------------------------------------------
@@ -175,7 +175,6 @@ class GatewayServer:
         while True:
             await self._pending_change.wait()
             self._pending_change = anyio.Event()
-            self.gateway.on_change(self._pending_change.set)
             if self._listed_version == self.gateway.registry.version:
                 continue
             await self._bus.publish(ToolsListChanged())

@@ -177,7 +177,10 @@ async def _announced_url(errlog: Path) -> str:
             await anyio.sleep(0.05)
 
 
-async def test_cancelled_request_cancels_the_run_and_its_nested_call(tmp_path: Path) -> None:
+@pytest.mark.parametrize("executor", ["inprocess", "pool"])
+async def test_cancelled_request_cancels_the_run_and_its_nested_call(
+    tmp_path: Path, executor: str
+) -> None:
     started = anyio.Event()
 
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
@@ -185,7 +188,7 @@ async def test_cancelled_request_cancels_the_run_and_its_nested_call(tmp_path: P
             started.set()
 
     log = tmp_path / "tool.log"
-    async with stdio_gateway(tmp_path, None) as (client, _):
+    async with stdio_gateway(tmp_path, None, "--executor", executor) as (client, _):
         async with anyio.create_task_group() as group:
 
             async def call() -> None:
@@ -277,3 +280,39 @@ async def test_expose_upstream_lists_upstream_tools_next_to_run_code(tmp_path: P
         assert kinds == ["text", "image"]
         assert isinstance(picture.content[1], types.ImageContent)
         assert picture.content[1].mime_type == "image/png"
+
+
+async def test_http_upstream_with_headers_through_connect(tmp_path: Path) -> None:
+    """A ``url`` upstream: a ``codemode serve --transport http`` (token-protected, upstream
+    tools exposed) reached by ``codemode.mcp.connect`` with the token in ``headers``."""
+    import codemode as cm
+    import codemode.mcp
+
+    config = _config(tmp_path, {"time": _time()})
+    errlog = tmp_path / "serve.stderr"
+    with errlog.open("w", encoding="utf-8") as err:
+        proc = await anyio.open_process(
+            [PY, *_serve_args(config, "--transport", "http", "--port", "0", "--token", "tok",
+                              "--expose-upstream")],
+            stderr=err, cwd=tmp_path,
+        )
+        try:
+            url = await _announced_url(errlog)
+            wrong = {"mcpServers": {"inner": {"url": url, "headers": {"Authorization": "x"}}}}
+            with pytest.raises(ConnectionError, match="inner"):
+                async with codemode.mcp.connect(wrong, executor=cm.InProcessExecutor()):
+                    pass
+            right = {"mcpServers": {"inner": {"url": url,
+                                              "headers": {"Authorization": "Bearer tok"}}}}
+            async with codemode.mcp.connect(right, executor=cm.InProcessExecutor()) as gateway:
+                (status,) = gateway.status()
+                assert status.state == "up"
+                assert status.renamed == (  # the gateway's own names were taken
+                    "inner_describe_tools", "inner_run_code", "inner_search_tools")
+                run = await gateway.mode.run(
+                    "(await tools.inner.get_current_time(timezone='UTC'))['timezone']")
+                assert run.ok, run.error
+                assert run.value == "UTC"
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            await proc.wait()
