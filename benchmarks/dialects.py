@@ -218,8 +218,8 @@ CORPUS: dict[str, list[tuple[str, Any, dict[str, Any] | None]]] = {
         ('string.ascii_lowercase[:3]', "abc", None),
     ],
     "type(e).__name__": [
-        ('try:\n    await tools.get_item(id=9)\nexcept Exception as e:\n    out = type(e).__name__\n'
-         'out', "ToolCallError", None),
+        ('try:\n    await tools.get_item(id=9)\nexcept Exception as e:\n'
+         '    out = type(e).__name__\nout', "ToolCallError", None),
         ('try:\n    1 / 0\nexcept Exception as e:\n    n = type(e).__name__\nn',
          "ZeroDivisionError", None),
         ('try:\n    {}["k"]\nexcept Exception as e:\n    n = e.__class__.__name__\nn', "KeyError",

@@ -108,12 +108,24 @@ def _root(node: ast.expr) -> tuple[str | None, list[str]]:
     return None, []
 
 
-def _bound_names(tree: ast.AST) -> tuple[set[str], set[str]]:
+_PASSIVE: Final = frozenset({ast.Load, ast.Store, ast.Del, *ast.operator.__subclasses__(),
+                             *ast.cmpop.__subclasses__(), *ast.unaryop.__subclasses__(),
+                             *ast.boolop.__subclasses__()})
+"""Leaf nodes without anything to read (contexts and operators)."""
+_BINDERS: Final = frozenset({ast.Name, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                             ast.arg, ast.alias, ast.ExceptHandler, ast.MatchAs, ast.MatchStar,
+                             ast.MatchMapping})
+
+
+def _bound_names(nodes: list[ast.AST]) -> tuple[set[str], set[str]]:
     """(every name the script binds anywhere, the names bound only by ``def``/``class``)."""
     bound: set[str] = set()
     defs: set[str] = set()
     other: set[str] = set()
-    for node in ast.walk(tree):
+    kinds = _BINDERS
+    for node in nodes:
+        if type(node) not in kinds:
+            continue
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             other.add(node.id)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -205,11 +217,27 @@ class _Planner(ast.NodeVisitor):
         self.edits = edits
         self.problems: list[Problem] = []
         self.used: list[str] = []
-        self.bound, self.def_only = _bound_names(tree)
+        # One traversal; every later look at "all nodes" reads this list.
+        nodes: list[ast.AST] = [tree]
         self.parents: dict[int, ast.AST] = {}
-        for parent in ast.walk(tree):
-            for child in ast.iter_child_nodes(parent):
-                self.parents[id(child)] = parent
+        parents = self.parents
+        index = 0
+        node_type, skip = ast.AST, _PASSIVE
+        while index < len(nodes):
+            parent = nodes[index]
+            index += 1
+            for name in parent._fields:
+                value = getattr(parent, name, None)
+                if type(value) is list:
+                    for child in value:
+                        if isinstance(child, node_type) and type(child) not in skip:
+                            parents[id(child)] = parent
+                            nodes.append(child)
+                elif isinstance(value, node_type) and type(value) not in skip:
+                    parents[id(value)] = parent
+                    nodes.append(value)
+        self.nodes = nodes
+        self.bound, self.def_only = _bound_names(nodes)
         top = {path.split(".")[0] for path in tools}
         self.namespaces = {path.split(".")[0] for path in tools if "." in path} - set(tools)
         self.bare: dict[str, str] = {}
@@ -217,8 +245,9 @@ class _Planner(ast.NodeVisitor):
         self.refused_bare: dict[str, tuple[str, str]] = {}
         """Bare name → (why it is not the tool: builtin or variable, the tool's path)."""
         renamed = {wire: path for path, wire in tools.items() if "." not in path}
-        reads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
-                 and isinstance(n.ctx, ast.Load)}
+        self.loads = [n for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        reads = {n.id for n in self.loads}
+        self.reads = reads
         for name in sorted(reads):
             target = None
             if name in top:
@@ -330,7 +359,7 @@ class _Planner(ast.NodeVisitor):
     # -- first passes ---------------------------------------------------------------------
 
     def prepare(self) -> None:
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Call) and self._asyncio_call(node.func, _CONCURRENT):
                 for arg in node.args:
                     # gather(*tasks), gather(task), gather(*tasks.values()): tasks holds
@@ -351,7 +380,7 @@ class _Planner(ast.NodeVisitor):
         # Plain functions that call tools (or other such functions) become async.
         if self.strict:
             return
-        functions = [n for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef)]
+        functions = [n for n in self.nodes if isinstance(n, ast.FunctionDef)]
         changed = True
         while changed:
             changed = False
@@ -362,6 +391,31 @@ class _Planner(ast.NodeVisitor):
                     self.converted.add(id(func))
                     self.async_funcs.add(func.name)
                     changed = True
+
+    def needs_visit(self) -> bool:
+        """Whether any node calls for the rewriting walk (a canonical script needs none)."""
+        if self.converted:
+            return True
+        for node in self.nodes:
+            kind = type(node)
+            if kind is ast.Call:
+                assert isinstance(node, ast.Call)
+                func = node.func
+                if type(func) is ast.Name and func.id in self.refused_bare:
+                    return True
+                if self._asyncio_call(func, frozenset({"run"})):
+                    return True
+                if not self.strict:
+                    root, _ = _root(func)
+                    if root is not None and root != "tools" and root in self.bare:
+                        return True
+                    if node.args and root == "tools":
+                        return True
+                    if id(node) not in self.awaited and self.awaitable(node):
+                        return True
+            elif kind is ast.Return or kind is ast.AnnAssign:
+                return True
+        return False
 
     def _needs_async(self, func: ast.FunctionDef) -> bool:
         stack: list[ast.AST] = list(func.body)
@@ -453,8 +507,8 @@ class _Planner(ast.NodeVisitor):
         return self._value_use(name) is not None
 
     def _value_use(self, name: str) -> int | None:
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+        for node in self.loads:
+            if node.id == name:
                 parent = self.parents.get(id(node))
                 if not (isinstance(parent, ast.Call) and parent.func is node):
                     return node.lineno
@@ -607,7 +661,7 @@ class _Planner(ast.NodeVisitor):
         last = self.tree.body[-1]
         if isinstance(last, ast.Expr) or _is_main_guard(last):
             return True
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Return) and self.edits_has_return(node):
                 return True
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
@@ -624,8 +678,7 @@ class _Planner(ast.NodeVisitor):
         return True
 
     def _entry(self) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        reads = {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)
-                 and isinstance(n.ctx, ast.Load)}
+        reads = self.reads
         functions = [s for s in self.tree.body
                      if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
         uncalled = [f for f in functions if f.name not in reads]
@@ -641,9 +694,7 @@ class _Planner(ast.NodeVisitor):
         known = set(SAFE_BUILTINS) | SANDBOX_GLOBALS | set(self.inputs) | self.bound
         if not self.strict:
             known |= {"final_answer"} | set(self.bare)
-        for node in ast.walk(self.tree):
-            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
-                continue
+        for node in self.loads:
             name = node.id
             if name in known or name in seen or name.startswith("_"):
                 continue
@@ -687,7 +738,7 @@ class _Planner(ast.NodeVisitor):
 
     def orders(self) -> dict[str, Sequence[str] | None]:
         out: dict[str, Sequence[str] | None] = {}
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             target: ast.expr | None = None
             if isinstance(node, ast.Call):
                 target = node.func
@@ -712,7 +763,8 @@ def plan(source: str, tree: ast.Module, *, tools: Mapping[str, str],
     planner = _Planner(tree, tools=tools, arguments=arguments, specs=specs, inputs=inputs,
                        strict=strict, edits=edits)
     planner.prepare()
-    planner.visit(tree)
+    if planner.needs_visit():
+        planner.visit(tree)
     planner.finish()
     if planner.bare:
         planner.note("bare tool names")
