@@ -170,3 +170,21 @@ async def test_connect_runs_scripts_and_reports_a_failed_upstream(tmp_path: Path
         described = await gateway.mode.run("await tools.describe(names=['time.nope'])")
         assert described.error is not None
         assert "no such tool: 'time.nope'" in described.error.message
+
+
+async def test_an_upstream_that_never_answers_is_reported_not_waited_for() -> None:
+    # reads its stdin and never answers the handshake; exits when the gateway closes it
+    hung = {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.read()"]}
+    with pytest.raises(ConnectionError, match=r"hung: did not start within 3 s"):
+        async with codemode.mcp.connect({"mcpServers": {"hung": hung}}, startup_timeout=3,
+                                        executor=cm.InProcessExecutor()):
+            pass
+
+
+def test_describe_prints_the_run_code_description(capsys: pytest.CaptureFixture[str]) -> None:
+    tools = f"{Path(__file__).resolve().parent / 'serve_tools.py'}:registry"
+    assert main(["serve", "--tools", tools, "--executor", "inprocess", "--describe"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("Run a short async Python script in a sandbox")
+    assert "shout: Upper-case a text." in captured.out
+    assert "codemode serve: 3 tools; run_code description" in captured.err
