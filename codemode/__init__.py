@@ -1,5 +1,6 @@
 """codemode: a Code Mode host — typed tool SDKs, sandboxed scripts, one validated pipeline."""
 
+from .dispatch.content import Envelope as Envelope
 from .dispatch.content import ErrorInfo as ErrorInfo
 from .dispatch.content import ToolResult as ToolResult
 from .dispatch.content import audio as audio
@@ -53,6 +54,7 @@ __all__ = [
     "CodemodeError",
     "Deny",
     "DuplicateToolError",
+    "Envelope",
     "ErrorInfo",
     "ExecContext",
     "Executor",

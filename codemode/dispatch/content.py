@@ -15,6 +15,7 @@ from codemode.dispatch.frozen import FrozenDict, NotJSONError, dumps, freeze
 
 __all__ = [
     "BLOCK_TYPES",
+    "Envelope",
     "ErrorInfo",
     "ErrorKind",
     "ToolResult",
@@ -57,6 +58,28 @@ class ErrorInfo:
     """Readable message (also the result's text)."""
     path: str | None = None
     """JSON path of the offending argument, for ``invalid_arguments``."""
+
+
+_NOT_GIVEN: Any = type("NotGiven", (), {"__repr__": lambda self: "NOT_GIVEN"})()
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """What a handler returns to add host-side ``meta``, explicit ``structured`` data, or
+    to report a domain failure without raising (``is_error``).
+
+    A type of its own, so a handler's plain data is never mistaken for it: a dict such
+    as ``{"content": "..."}`` is data, like any other dict.
+    """
+
+    content: Any
+    """Model-visible content: a str, a content block, a list of blocks, or JSON data."""
+    meta: Mapping[str, Any] | None = None
+    """Host-side data (stored on the result and its event, never shown to the model)."""
+    structured: Any = _NOT_GIVEN
+    """Structured data (JSON); when not given, that of ``content`` (if it is data)."""
+    is_error: bool = False
+    """True: the call failed; ``content`` says why."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -151,15 +174,6 @@ def _block(value: Mapping[str, Any]) -> FrozenDict:
     return frozen
 
 
-def _is_envelope(value: Any) -> bool:
-    return (
-        isinstance(value, Mapping)
-        and "content" in value
-        and not _is_block(value)
-        and set(value) <= {"content", "meta", "structured", "is_error"}
-    )
-
-
 def content_of(value: Any) -> tuple[tuple[FrozenDict, ...], Any]:
     """Content blocks and structured data for one handler return value.
 
@@ -192,10 +206,9 @@ def content_of(value: Any) -> tuple[tuple[FrozenDict, ...], Any]:
 def normalise(call_id: str, name: str, value: Any) -> ToolResult:
     """Turn a handler's return value into a ``ToolResult``; raise InvalidResult if impossible.
 
-    Besides plain values, a handler may return the envelope
-    ``{"content": ..., "meta": {...}, "structured": ..., "is_error": bool}``
-    (``content`` required): ``meta`` stays host-side, ``is_error`` reports a
-    domain failure without raising.
+    Besides plain values, a handler may return an :class:`Envelope`: ``meta`` stays
+    host-side, ``is_error`` reports a domain failure without raising. A plain dict is
+    always data, whatever its keys.
     """
     if type(value) is str:  # the common case first
         return ToolResult(call_id=call_id, name=name, content=(text(value),))
@@ -203,9 +216,9 @@ def normalise(call_id: str, name: str, value: Any) -> ToolResult:
     structured: Any = None
     if isinstance(value, ToolResult):
         return _renormalise(call_id, name, value)
-    envelope = _is_envelope(value)
+    envelope = isinstance(value, Envelope)
     if envelope:
-        raw_meta = value.get("meta")
+        raw_meta = value.meta
         if raw_meta is not None:
             if not isinstance(raw_meta, Mapping):
                 raise InvalidResult("'meta' must be an object")
@@ -213,15 +226,15 @@ def normalise(call_id: str, name: str, value: Any) -> ToolResult:
                 meta = freeze(raw_meta)
             except NotJSONError as exc:
                 raise InvalidResult(f"'meta' is not JSON ({exc})") from None
-        content, structured = content_of(value["content"])
-        if "structured" in value:
+        content, structured = content_of(value.content)
+        if value.structured is not _NOT_GIVEN:
             try:
-                structured = freeze(value["structured"])
+                structured = freeze(value.structured)
             except NotJSONError as exc:
                 raise InvalidResult(f"'structured' is not JSON ({exc})") from None
     else:
         content, structured = content_of(value)
-    if envelope and value.get("is_error") is True:
+    if envelope and value.is_error is True:
         message = "\n".join(b["text"] for b in content if b.get("type") == "text")
         return ToolResult(
             call_id=call_id,

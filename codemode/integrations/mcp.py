@@ -24,6 +24,7 @@ import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
 
+from codemode.dispatch.content import Envelope
 from codemode.dispatch.frozen import thaw
 from codemode.dispatch.tool import Tool, define_tool
 from codemode.errors import DuplicateToolError, ToolDefinitionError
@@ -97,19 +98,19 @@ async def _call_tool(
 
 
 def _handler(session: McpSession, remote: str) -> Any:
-    async def call(args: Mapping[str, Any], ctx: ExecContext) -> dict[str, Any]:
+    async def call(args: Mapping[str, Any], ctx: ExecContext) -> Envelope:
         async def progress(done: float, total: float | None, message: str | None) -> None:
             ctx.progress({"progress": done, "total": total, "message": message})
 
         result = _dump(await _call_tool(session, remote, thaw(args), progress))
-        envelope: dict[str, Any] = {
-            "content": result.get("content") or "",
-            "is_error": bool(result.get("isError")),
-        }
-        if result.get("structuredContent") is not None and not envelope["is_error"]:
-            envelope["structured"] = result["structuredContent"]
-        if result.get("_meta"):
-            envelope["meta"] = {"mcp": result["_meta"]}
+        is_error = bool(result.get("isError"))
+        structured = result.get("structuredContent")
+        envelope = Envelope(
+            result.get("content") or "",
+            meta={"mcp": result["_meta"]} if result.get("_meta") else None,
+            is_error=is_error,
+            **({"structured": structured} if structured is not None and not is_error else {}),
+        )
         return envelope
 
     return call

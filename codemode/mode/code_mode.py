@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, final
 
 import sdk_gen
+from codemode.dispatch.content import Envelope
 from codemode.dispatch.content import text as text_block
 from codemode.dispatch.context import ExecContext, Token, ToolCall
 from codemode.dispatch.frozen import thaw
@@ -253,7 +254,7 @@ class CodeMode:
         """The ``run_code`` tool, dispatched through the registry like any other tool."""
         mode = self
 
-        async def run_code(args: Mapping[str, Any], ctx: ExecContext) -> dict[str, Any]:
+        async def run_code(args: Mapping[str, Any], ctx: ExecContext) -> Envelope:
             limits = mode.limits
             requested = args.get("timeout")
             if requested is not None:
@@ -505,7 +506,7 @@ def _summary(result: ScriptResult) -> str:
 
 def _tool_result(
     result: ScriptResult, attachments: list[Mapping[str, Any]], limits: Limits
-) -> dict[str, Any]:
+) -> Envelope:
     lines: list[str] = []
     if result.error is None:
         value = json.dumps(result.value, ensure_ascii=False, default=str)
@@ -526,4 +527,4 @@ def _tool_result(
         "limits": limits.to_json(),
     }
     blocks: list[Any] = [text_block("\n".join(lines)), *attachments]
-    return {"content": blocks, "meta": meta, "is_error": result.error is not None}
+    return Envelope(blocks, meta=meta, is_error=result.error is not None)

@@ -14,6 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, final
 
+from codemode.dispatch.content import Envelope
 from codemode.dispatch.frozen import thaw
 from codemode.dispatch.tool import Tool, define_tool
 
@@ -135,10 +136,8 @@ class ScriptedTool:
 
 async def _answer(item: Any, arguments: dict[str, Any]) -> Any:
     if isinstance(item, ToolFailure):
-        envelope: dict[str, Any] = {"content": item.message, "is_error": True}
-        if item.meta is not None:
-            envelope["meta"] = dict(item.meta)
-        return envelope
+        return Envelope(item.message, meta=None if item.meta is None else dict(item.meta),
+                        is_error=True)
     if isinstance(item, BaseException):
         raise item
     if callable(item):

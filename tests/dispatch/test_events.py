@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 @pytest.fixture
 def tools(registry: cm.ToolRegistry) -> cm.ToolRegistry:
     async def ok(args: Any, ctx: cm.ExecContext) -> Any:
-        return {"content": "fine", "meta": {"rows": 2}}
+        return cm.Envelope("fine", meta={"rows": 2})
 
     async def boom(args: Any, ctx: cm.ExecContext) -> Any:
         raise ValueError("broken")

@@ -23,7 +23,7 @@ def ran(registry: cm.ToolRegistry) -> list[str]:
 
     async def handler(args: Any, ctx: cm.ExecContext) -> Any:
         runs.append(ctx.call_id)
-        return {"content": f"ran {dict(args)}", "meta": {"secret": 1}}
+        return cm.Envelope(f"ran {dict(args)}", meta={"secret": 1})
 
     registry.register(
         cm.define_tool(name="t", parameters={"k": {"type": "integer"}}, execute=handler)

@@ -51,13 +51,19 @@ async def run(registry: cm.ToolRegistry, value: Any, **options: Any) -> cm.ToolR
         pytest.param(None, ({"type": "text", "text": "null"},), None, id="none"),
         pytest.param([], ({"type": "text", "text": "[]"},), (), id="empty-list"),
         pytest.param(
-            {"content": "body"},
+            cm.Envelope("body"),
             ({"type": "text", "text": "body"},),
             None,
             id="envelope-content-only",
         ),
+        pytest.param(  # a plain dict is data, whatever its keys (issue #13)
+            {"content": "body"},
+            ({"type": "text", "text": '{"content":"body"}'},),
+            {"content": "body"},
+            id="dict-with-content-key-is-data",
+        ),
         pytest.param(
-            {"content": [IMAGE], "structured": {"n": 1}},
+            cm.Envelope([IMAGE], structured={"n": 1}),
             (IMAGE,),
             {"n": 1},
             id="envelope-structured",
@@ -76,7 +82,7 @@ async def test_result_shapes_are_normalised(
 
 
 async def test_meta_is_kept_on_the_result_but_not_in_the_content(registry: cm.ToolRegistry) -> None:
-    result = await run(registry, {"content": "visible", "meta": {"cost": 3, "ids": [1]}})
+    result = await run(registry, cm.Envelope("visible", meta={"cost": 3, "ids": [1]}))
     assert result.content == ({"type": "text", "text": "visible"},)
     assert result.meta == {"cost": 3, "ids": (1,)}
     assert isinstance(result.meta, cm.FrozenDict)
@@ -84,7 +90,7 @@ async def test_meta_is_kept_on_the_result_but_not_in_the_content(registry: cm.To
 
 
 async def test_envelope_can_report_a_domain_error(registry: cm.ToolRegistry) -> None:
-    result = await run(registry, {"content": "no such file", "is_error": True, "meta": {"k": 1}})
+    result = await run(registry, cm.Envelope("no such file", is_error=True, meta={"k": 1}))
     assert result.is_error and result.error is not None
     assert (result.error.kind, result.error.message) == ("handler_error", "no such file")
     assert result.meta == {"k": 1}
@@ -126,15 +132,15 @@ class Opaque:
             id="block-with-bytes",
         ),
         pytest.param(
-            {"content": "x", "meta": "not an object"},
+            cm.Envelope("x", meta="not an object"),  # type: ignore[arg-type]
             "'meta' must be an object",
             id="meta-not-object",
         ),
         pytest.param(
-            {"content": "x", "meta": {"f": Opaque()}}, "'meta' is not JSON", id="meta-not-json"
+            cm.Envelope("x", meta={"f": Opaque()}), "'meta' is not JSON", id="meta-not-json"
         ),
         pytest.param(
-            {"content": "x", "structured": {1, 2}},
+            cm.Envelope("x", structured={1, 2}),
             "'structured' is not JSON",
             id="structured-not-json",
         ),
@@ -189,7 +195,7 @@ OUTPUT = {"type": "object", "properties": {"n": {"type": "integer"}}, "required"
     ("value", "ok", "detail"),
     [
         ({"n": 1}, True, None),
-        ({"content": "shown", "structured": {"n": 2}}, True, None),
+        (cm.Envelope("shown", structured={"n": 2}), True, None),
         ("plain text skips the output check", True, None),
         ({"n": "one"}, False, "$.n: 'one' is not of type 'integer'"),
         ({"m": 1}, False, "$: 'n' is a required property"),
@@ -231,7 +237,7 @@ async def test_a_returned_tool_result_with_bad_content_is_an_error(
 
 
 async def test_results_are_immutable(registry: cm.ToolRegistry) -> None:
-    result = await run(registry, {"content": [cm.text("a")], "meta": {"k": [1]}})
+    result = await run(registry, cm.Envelope([cm.text("a")], meta={"k": [1]}))
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.is_error = True  # type: ignore[misc]
     with pytest.raises(TypeError):

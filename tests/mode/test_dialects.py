@@ -393,3 +393,22 @@ def test_prelude_round_trip_and_forgery() -> None:
     assert found is not None and dict(found.inputs) == {"ok": 2} and source == "ok"
     assert detach("#codemode:prelude not json\n1") == (None, "1")
     assert detach("1") == (None, "1")
+
+
+async def test_a_dict_with_a_content_key_is_data(executor: Executor) -> None:
+    registry = cm.ToolRegistry()
+
+    async def doc(args: Any, ctx: cm.ExecContext) -> dict[str, Any]:
+        return {"content": "hello", "meta": {"id": 1}}
+
+    async def wrapped(args: Any, ctx: cm.ExecContext) -> cm.Envelope:
+        return cm.Envelope("visible", meta={"id": 2})
+
+    for name, handler in (("doc", doc), ("wrapped", wrapped)):
+        registry.register(cm.define_tool(name=name, execute=handler, parameters={
+            "type": "object", "properties": {}, "additionalProperties": False}))
+    mode = cm.CodeMode(registry, executor=executor)
+    run = await mode.run('d = await tools.doc()\n[d["content"], d["meta"]["id"], '
+                         'await tools.wrapped()]')
+    assert run.error is None, run.error
+    assert run.value == ["hello", 1, "visible"]
