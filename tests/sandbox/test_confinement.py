@@ -494,6 +494,22 @@ async def test_memory_cap_is_hard_and_still_reports_the_limit() -> None:
     assert after.value == "next run fine"
 
 
+async def test_a_larger_memory_limit_gets_a_worker_that_can_give_it() -> None:
+    """Hard caps only go down, so a reused worker capped by a small run is not handed a
+    run with a larger memory limit: that run gets its whole limit from another worker."""
+    small = Limits(memory=64 * 1024 * 1024, timeout=10)
+    large = Limits(memory=512 * 1024 * 1024, timeout=10)
+    grow = "blob = bytearray(300 * 1024 * 1024)\nimport os\nresult = [len(blob), os.getpid()]"
+    async with WorkerPoolExecutor(size=1, runtime=RAW, confinement="strict") as pool:
+        first = await pool.run("import os\nresult = os.getpid()", call_tool=_no_tool,
+                               limits=small)
+        grown = await pool.run(grow, call_tool=_no_tool, limits=large)
+        again = await pool.run(grow, call_tool=_no_tool, limits=large)
+    assert grown.error is None, grown.error
+    assert grown.value[0] == 300 * 1024 * 1024 and grown.value[1] != first.value
+    assert again.error is None and again.value[1] == grown.value[1]  # that worker is reused
+
+
 async def test_restricted_scripts_run_confined() -> None:
     """The real runner, confined: the examples' kind of script works, with tool calls."""
     async def call_tool(name: str, arguments: dict[str, Any]) -> Any:

@@ -195,6 +195,9 @@ class _Worker:
         self.ready = False
         self.alive = True
         self._killed = False
+        self.memory_cap: int | None = None
+        """``Limits.memory`` of the first run: a confined worker's address-space cap is a
+        hard limit that cannot go back up, so a run asking for more gets another worker."""
 
     async def boot(self) -> None:
         """Wait for the ``ready`` announcement."""
@@ -858,7 +861,7 @@ class WorkerPoolExecutor:
                                 f"(waited {queued:.2f} s)")
             return ScriptResult(error=ScriptError.for_limit(exc), usage=Usage(queued=queued))
         try:
-            worker = await self._ready_worker()  # a worker's boot is not charged to the run
+            worker = await self._ready_worker(limits)  # its boot is not charged to the run
             healthy = False
             try:
                 result, healthy = await self._run_on(worker, broker, source, tool_paths,
@@ -870,10 +873,14 @@ class WorkerPoolExecutor:
             self._slots.release()
         return result
 
-    async def _ready_worker(self) -> _Worker:
-        """A booted worker; a worker that died (or spoke) while idle is replaced (once)."""
+    async def _ready_worker(self, limits: Limits) -> _Worker:
+        """A booted worker that can give the run its whole memory limit; a worker that
+        died (or spoke) while idle is replaced (once)."""
         for _ in range(2):
             worker = self._checkout()
+            while worker.memory_cap is not None and limits.memory > worker.memory_cap:
+                self._checkin(worker, healthy=False)  # a fresh one takes its place
+                worker = self._checkout()
             try:
                 await worker.boot()
             except (_WorkerGone, WorkerProtocolError, TimeoutError) as exc:
@@ -905,6 +912,8 @@ class WorkerPoolExecutor:
         left = limits.timeout - queued
         sent = limits if queued < 0.001 else replace(limits, timeout=max(left, 0.001))
         run_id = next(_run_ids)
+        if worker.memory_cap is None:
+            worker.memory_cap = limits.memory
         session = _Session(worker, broker, limits, run_id, started + left + self._grace)
         request = {"source": source, "tool_paths": list(tool_paths), "limits": sent.to_json(),
                    "run": run_id}
