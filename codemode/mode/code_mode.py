@@ -194,7 +194,8 @@ class CodeMode:
             return problems or self._compile_problems(script), script
         problems = found.problems + check_script(
             script, tools=tools, arguments=arguments, specs=specs, tree=tree,
-            tool_of=found.tool_of, orders=None if self.strict else found.prelude.orders)
+            tool_of=found.tool_of, orders=None if self.strict else found.prelude.orders,
+            nodes=found.nodes, parents=found.parents)
         problems.sort(key=lambda p: (p.line, p.column))
         if not problems:
             problems = self._compile_problems(found.source)

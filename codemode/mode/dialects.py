@@ -96,6 +96,10 @@ class ScriptPlan:
     """The dialects the script used (for traces and tests), in first-use order."""
     tool_of: Callable[[ast.expr], str | None] | None = None
     """Resolves a call's function to a tool path the way the dialects do (preflight)."""
+    nodes: list[ast.AST] = field(default_factory=list)
+    """The script's nodes, flattened once (the preflight reads them too)."""
+    parents: dict[int, ast.AST] = field(default_factory=dict)
+    """``id(node)`` → its parent node."""
 
 
 def _root(node: ast.expr) -> tuple[str | None, list[str]]:
@@ -773,4 +777,5 @@ def plan(source: str, tree: ast.Module, *, tools: Mapping[str, str],
                       names=dict(planner.bare) if not strict else {},
                       orders=planner.orders() if not strict else {})
     return ScriptPlan(source=rewritten, prelude=prelude, problems=planner.problems,
-                      dialects=tuple(planner.used), tool_of=planner.tool_of)
+                      dialects=tuple(planner.used), tool_of=planner.tool_of,
+                      nodes=planner.nodes, parents=planner.parents)

@@ -174,6 +174,31 @@ class _Checker(ast.NodeVisitor):
             )
         )
 
+    def check_nodes(self, nodes: Sequence[ast.AST], parents: Mapping[int, ast.AST]) -> None:
+        """The visitor's checks over an already flattened tree (one pass, no recursion)."""
+        tools, tool_of, strict = self.tools, self.tool_of, self.orders is None
+        for node in nodes:
+            kind = type(node)
+            if kind is ast.Call:
+                assert isinstance(node, ast.Call)
+                path = tool_of(node.func)
+                if path is not None and path in tools:
+                    self.check_call(node, path)
+            elif kind is ast.Attribute:
+                assert isinstance(node, ast.Attribute)
+                parent = parents.get(id(node))
+                if isinstance(parent, ast.Attribute) and parent.value is node:
+                    continue  # only whole chains: ``tools.a.b``, not ``tools.a``
+                path = tool_of(node)
+                if path is not None and path not in tools and not any(
+                        p.startswith(path + ".") for p in tools):
+                    self.add(node, f"unknown tool tools.{path}{_suggest(path, list(tools))}")
+            elif strict and kind is ast.Expr:
+                assert isinstance(node, ast.Expr)
+                if isinstance(node.value, ast.Call) and _tool_path(node.value.func):
+                    self.add(node, f"the result of tools.{_tool_path(node.value.func)}(...) "
+                             "is discarded and the call never runs: add await")
+
     def visit_Await(self, node: ast.Await) -> None:
         self.awaited.add(id(node.value))
         self.generic_visit(node)
@@ -300,6 +325,8 @@ def check_script(
     tree: ast.Module | None = None,
     tool_of: ToolOf | None = None,
     orders: Orders | None = None,
+    nodes: Sequence[ast.AST] | None = None,
+    parents: Mapping[int, ast.AST] | None = None,
 ) -> list[Problem]:
     """Problems found without running ``source``; an empty list means it may run.
 
@@ -313,7 +340,10 @@ def check_script(
     if tree is not None:
         checker = _Checker(tools, arguments, specs, tool_of, orders)
         try:
-            checker.visit(tree)
+            if nodes is not None and parents is not None:
+                checker.check_nodes(nodes, parents)
+            else:
+                checker.visit(tree)
         except (RecursionError, MemoryError) as exc:
             return [Problem(line=1, column=1, message=_unparsable(exc))]
         return sorted(checker.problems, key=lambda p: (p.line, p.column))
