@@ -155,6 +155,10 @@ def is_small(value: Any, nodes: int = 512, chars: int = INLINE_FRAME // 2) -> bo
     return True
 
 
+_SHORTCUT_DEPTH: Final = 32
+"""Below this depth a value is not re-scanned by :func:`is_small` (each scan walks up to
+4096 nodes, so re-scanning every level of a deep chain was quadratic: 12 s for a result
+nested 100,000 deep); ``json.dumps`` would fail on such depth anyway."""
 _STRING_CHUNK: Final = 1 << 20
 _SLICE: Final = 1024
 _SCALARS: Final = frozenset({int, float, bool, type(None)})
@@ -223,9 +227,9 @@ class _Parts:
         if self.size > self._cap:
             raise FrameTooLarge()
 
-    def value(self, value: Any) -> None:
+    def value(self, value: Any, depth: int = 0) -> None:
         cap = self._cap
-        if is_small(value, 4096, _STRING_CHUNK):
+        if depth < _SHORTCUT_DEPTH and is_small(value, 4096, _STRING_CHUNK):
             self.add(self._dumps(value))
         elif isinstance(value, str):
             if len(value) > cap:  # every character takes at least one byte
@@ -238,7 +242,8 @@ class _Parts:
             first = True
             for i in range(0, len(value), _SLICE):
                 piece = value[i : i + _SLICE]
-                if _flat(piece) or is_small(piece, 4 * _SLICE, _STRING_CHUNK):
+                if _flat(piece) or (depth < _SHORTCUT_DEPTH
+                                    and is_small(piece, 4 * _SLICE, _STRING_CHUNK)):
                     self.add(("" if first else self._comma) + self._dumps(list(piece))[1:-1])
                     first = False
                     continue
@@ -246,7 +251,7 @@ class _Parts:
                     if not first:
                         self.add(self._comma)
                     first = False
-                    self.value(item)
+                    self.value(item, depth + 1)
             self.add("]")
         elif isinstance(value, dict):
             if 5 * len(value) > cap + 1:  # "":0, at least
@@ -255,7 +260,7 @@ class _Parts:
             for n, (key, member) in enumerate(value.items()):
                 pair = self._dumps({key: 0})  # the key exactly as json spells it
                 self.add((self._comma if n else "") + pair[1 : pair.rindex("0")])
-                self.value(member)
+                self.value(member, depth + 1)
             self.add("}")
         else:
             self.add(self._dumps(value))
