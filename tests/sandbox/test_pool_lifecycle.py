@@ -54,3 +54,31 @@ async def test_a_run_cancelled_while_its_worker_boots_kills_it_and_refills(
         assert started[1].process.poll() is None
     assert calls == []
     assert started[1].process.wait(timeout=10) is not None, "aclose ended the replacement"
+
+
+async def test_a_worker_gone_before_its_run_is_replaced_and_the_run_still_runs(
+    started: list[Any],
+) -> None:
+    """A worker can exit between runs after its last ``done`` (its pipe is closed when the
+    next run is written): nothing of the new run reached it, so the run goes to a fresh
+    worker instead of failing as a crash."""
+    calls: list[str] = []
+
+    async def host(name: str, arguments: dict[str, Any]) -> Any:
+        calls.append(name)
+        return arguments["x"]
+
+    script = "await tools.echo(x=2) * 21"
+    async with WorkerPoolExecutor(size=1) as pool:
+        first = await pool.run(script, call_tool=host, tool_paths=("echo",))
+        assert first.value == 42, first.error
+        gone = started[0]
+
+        async def closed_pipe(frame: bytes) -> None:
+            raise pool_module._WorkerGone
+
+        gone.send = closed_pipe
+        second = await pool.run(script, call_tool=host, tool_paths=("echo",))
+    assert second.error is None and second.value == 42, second.error
+    assert calls == ["echo", "echo"]
+    assert len(started) >= 2 and not gone.alive

@@ -153,6 +153,10 @@ class _WorkerGone(Exception):
     """The worker's pipe closed: it exited or was killed."""
 
 
+class _NotDelivered(Exception):
+    """A run's request could not be written: the worker was gone before the run began."""
+
+
 @final
 class _Worker:
     """One worker process and the host's non-blocking ends of its two pipes."""
@@ -861,14 +865,23 @@ class WorkerPoolExecutor:
                                 f"(waited {queued:.2f} s)")
             return ScriptResult(error=ScriptError.for_limit(exc), usage=Usage(queued=queued))
         try:
-            worker = await self._ready_worker(limits)  # its boot is not charged to the run
+            first = await self._ready_worker(limits)  # a worker's boot is not charged
+            current: _Worker | None = first
             healthy = False
             try:
-                result, healthy = await self._run_on(worker, broker, source, tool_paths,
-                                                     limits, queued)
+                try:
+                    result, healthy = await self._run_on(first, broker, source, tool_paths,
+                                                         limits, queued, retry=True)
+                except _NotDelivered:  # it died between runs: nothing of this run reached it
+                    current = None
+                    self._checkin(first, healthy=False)
+                    current = second = await self._ready_worker(limits)
+                    result, healthy = await self._run_on(second, broker, source, tool_paths,
+                                                         limits, queued)
             finally:
                 broker.close()
-                self._checkin(worker, healthy)
+                if current is not None:
+                    self._checkin(current, healthy)
         finally:
             self._slots.release()
         return result
@@ -906,7 +919,11 @@ class WorkerPoolExecutor:
         tool_paths: Collection[str],
         limits: Limits,
         queued: float = 0.0,
+        *,
+        retry: bool = False,
     ) -> tuple[ScriptResult, bool]:
+        """Run on ``worker``; with ``retry``, a worker whose pipe is already closed raises
+        :class:`_NotDelivered` (the run can go to another worker) instead of failing."""
         started = time.perf_counter()
         broker.start()
         left = limits.timeout - queued
@@ -921,6 +938,8 @@ class WorkerPoolExecutor:
             try:
                 await worker.send(encode(["run", request]))
             except _WorkerGone:
+                if retry:
+                    raise _NotDelivered from None
                 session.gone = True
             else:
                 await session.run()
