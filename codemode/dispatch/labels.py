@@ -1,0 +1,47 @@
+"""Data-flow labels: what a run has read, and the refusal a sink gives it.
+
+Run-level and monotone: a run carries every label of every result it has read, so a
+value derived from a ``secret`` is caught however the script reshapes it (sound, but
+coarse: a run that read a secret cannot send anything to a tool refusing ``secret``,
+even text that does not contain it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, final
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+__all__ = ["LabelTrail", "refusal"]
+
+
+@final
+class LabelTrail:
+    """The labels one run carries, each with the first place it was read."""
+
+    __slots__ = ("_sources",)
+
+    def __init__(self) -> None:
+        self._sources: dict[str, str] = {}
+
+    def read(self, labels: Iterable[str], source: str) -> None:
+        """The run has read a result carrying ``labels`` from ``source`` (``tool at line 3``)."""
+        for label in labels:
+            self._sources.setdefault(label, source)
+
+    @property
+    def carried(self) -> Mapping[str, str]:
+        """Label → where it was first read (a copy)."""
+        return dict(self._sources)
+
+    def __bool__(self) -> bool:
+        return bool(self._sources)
+
+
+def refusal(tool: str, refuses: frozenset[str], carried: Mapping[str, str]) -> str | None:
+    """Why ``tool`` refuses a call from a run carrying ``carried``, or None when it does not."""
+    hits = sorted(label for label in carried if label in refuses)
+    if not hits:
+        return None
+    return "; ".join(f"{tool} refuses {label!r}: read from {carried[label]}" for label in hits)
