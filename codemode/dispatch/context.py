@@ -40,6 +40,12 @@ class ToolCall:
     """Token of the call that caused this one (e.g. the ``run_code`` call of a script)."""
     agent: str | None = None
     """Who is calling, for policies and logs."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels the calling run carries, each with where it was read (``get_credentials at
+    line 3``); a tool that refuses one of them is denied, with that chain in the message."""
+    approved: bool = False
+    """An up-front approval covers this call: a policy's ``Ask`` is granted without asking
+    again (a ``Deny`` still denies)."""
 
 
 _TOKEN_PREFIX = os.urandom(6).hex()
@@ -123,6 +129,11 @@ class ExecContext:
     """Absolute ``anyio.current_time()`` after which the handler is cancelled."""
     report: Callable[[Any], None] | None = field(default=None, repr=False, compare=False)
     """Internal: where ``progress()`` sends partial results."""
+    labels: frozenset[str] = frozenset()
+    """Labels the calling run carries (what it has read), for policies."""
+    dry_run: bool = False
+    """True when the preflight puts a statically known call through policy before the script
+    runs: nothing will execute now; a policy must not act, only decide."""
 
     def progress(self, data: Any) -> None:
         """Report a partial result; delivered as a ``tool/progress`` event, never in the result."""

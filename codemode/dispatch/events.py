@@ -49,6 +49,9 @@ class ToolEvent:
     """Seconds in the pipeline, on ``tool/result``."""
     meta: Mapping[str, Any] | None = None
     """The handler's meta, on ``tool/result``; never shown to the model."""
+    replayed: bool | None = None
+    """True on both events of a call a resumed run answered from its journal (no handler
+    ran)."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict with the fields that are set."""

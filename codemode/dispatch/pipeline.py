@@ -34,6 +34,7 @@ from codemode.dispatch.content import (
 from codemode.dispatch.context import Allow, Ask, CancelSignal, Deny, ExecContext, Token, ToolCall
 from codemode.dispatch.events import EventType, ToolEvent, now
 from codemode.dispatch.frozen import NotJSONError, freeze
+from codemode.dispatch.labels import refusal
 from codemode.errors import PipelineError, UnknownToolError
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from codemode.dispatch.hooks import Hook, Hooks
     from codemode.dispatch.tool import Tool
 
-__all__ = ["DispatchTable", "dispatch"]
+__all__ = ["DispatchTable", "dispatch", "dry_run"]
 
 
 class DispatchTable(Protocol):
@@ -276,6 +277,8 @@ async def _policy(registry: DispatchTable, ctx: ExecContext, call: ToolCall) -> 
 
 
 async def _ask(registry: DispatchTable, ctx: ExecContext, call: ToolCall, prompt: str) -> None:
+    if call.approved:
+        return
     if registry.approver is None:
         raise _fail(
             call,
@@ -302,7 +305,8 @@ def _check_wrapped(original: ExecContext, passed: object) -> ExecContext:
         )
     if passed is original:
         return passed
-    for name in ("call_id", "name", "arguments", "token", "parent", "agent", "spec", "report"):
+    for name in ("call_id", "name", "arguments", "token", "parent", "agent", "spec", "report",
+                 "labels", "dry_run"):
         if getattr(passed, name) is not getattr(original, name):
             raise PipelineError(
                 original.name,
@@ -466,7 +470,12 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token) -> Tool
         agent=call.agent,
         spec=tool.spec,
         report=report,
+        labels=frozenset(call.labels) if call.labels else frozenset(),
     )
+    if tool.refuses and call.labels:
+        refused = refusal(tool.name, tool.refuses, call.labels)
+        if refused is not None:
+            raise _fail(call, "denied", f"call to {tool.name!r} denied: {refused}")
     if registry.hooks.pre or registry.hooks.guards:
         await _policy(registry, ctx, call)
     gate = registry.gate
@@ -509,3 +518,33 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token) -> Tool
     if registry.hooks.post:
         result = await _post(registry, ctx, result)
     return result
+
+
+async def dry_run(registry: DispatchTable, call: ToolCall) -> Deny | Ask | None:
+    """What policy says of ``call`` before anything runs: resolve, validate, then every
+    ``pre_execute`` hook and guard with ``ctx.dry_run`` set; no handler, gate or approver.
+
+    Returns the first ``Deny`` (an unknown tool or invalid arguments deny too), else an
+    ``Ask`` joining every hook's prompt, else None.
+    """
+    try:
+        tool = _resolve(registry, call)
+        arguments = _validate(tool, call)
+    except _Stop as stop:
+        return Deny(stop.result.error.message if stop.result.error else "refused")
+    ctx = ExecContext(call_id=call.call_id, name=tool.name, arguments=arguments, token=Token(),
+                      parent=call.parent, agent=call.agent, spec=tool.spec,
+                      labels=frozenset(call.labels), dry_run=True)
+    prompts: list[str] = []
+    for hooks, what in ((registry.hooks.pre, "pre_execute hook"), (registry.hooks.guards, "guard")):
+        for hook in hooks:
+            decision = await _invoke(hook, ctx)
+            if decision is None or isinstance(decision, Allow):
+                continue
+            if isinstance(decision, Deny):
+                return Deny(f"call to {ctx.name!r} denied: {decision.reason}")
+            if isinstance(decision, Ask) and what == "pre_execute hook":
+                prompts.append(decision.prompt)
+                continue
+            raise PipelineError(ctx.name, f"{what} {hook.fn!r} returned {decision!r} in a dry run")
+    return Ask("; ".join(prompts)) if prompts else None

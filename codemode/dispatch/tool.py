@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, final
 
@@ -16,11 +16,14 @@ from codemode.dispatch.schema import CompiledSchema, compile_schema, normalise_p
 from codemode.dispatch.spec import ToolSpec
 from codemode.errors import ToolDefinitionError
 
-__all__ = ["ExecutionMode", "Handler", "Tool", "define_tool"]
+__all__ = ["ExecutionMode", "Handler", "Replay", "Tool", "define_tool"]
 
 Handler: TypeAlias = Callable[..., Any]
 """``async def handler(args, ctx)`` (or sync, or taking only ``args``)."""
 ExecutionMode = Literal["parallel", "sequential"]
+Replay = Literal["side_effects", "always_live"]
+"""Whether a journal may answer a repeated call: ``side_effects`` (it changed the world, do
+not do it twice) or ``always_live`` (a read that must be fresh)."""
 
 _MAX_NAME = 128
 _BAD_NAME = re.compile(r"[\x00-\x1f\x7f]")
@@ -83,6 +86,13 @@ class Tool:
     """Whether the handler takes ``ctx`` as its second argument."""
     threaded: bool = False
     """Run a sync handler in a worker thread instead of on the event loop."""
+    replay: Replay = "side_effects"
+    """Whether a resumed run may answer this call from its journal instead of running it."""
+    labels: frozenset[str] = frozenset()
+    """Labels of what the tool returns (``untrusted``, ``secret`` …); a run that read them
+    carries them."""
+    refuses: frozenset[str] = frozenset()
+    """Labels this tool must not receive: a call from a run carrying one is denied."""
 
     @property
     def name(self) -> str:
@@ -102,6 +112,9 @@ def define_tool(
     namespace: str | None = None,
     visible_in_code: bool = True,
     threaded: bool = False,
+    replay: Replay = "side_effects",
+    labels: Iterable[str] = (),
+    refuses: Iterable[str] = (),
 ) -> Tool:
     """Define a tool; every definitional mistake raises ``ToolDefinitionError`` here.
 
@@ -128,6 +141,10 @@ def define_tool(
         if not isinstance(output_schema, Mapping):
             raise ToolDefinitionError(name, "output_schema must be a JSON Schema object")
         output_validator = compile_schema(name, output_schema, what="output")
+    if replay not in ("side_effects", "always_live"):
+        raise ToolDefinitionError(
+            name, f"replay must be 'side_effects' or 'always_live', got {replay!r}"
+        )
     is_async = is_async_callable(execute)
     if threaded and is_async:
         raise ToolDefinitionError(name, "threaded=True is for sync handlers only")
@@ -149,7 +166,19 @@ def define_tool(
         is_async=is_async,
         takes_context=_arity(name, execute) == 2,
         threaded=threaded,
+        replay=replay,
+        labels=_label_set(name, "labels", labels),
+        refuses=_label_set(name, "refuses", refuses),
     )
+
+
+def _label_set(tool: str, what: str, labels: Iterable[str]) -> frozenset[str]:
+    if isinstance(labels, str):
+        raise ToolDefinitionError(tool, f"{what} must be a collection of names, not a string")
+    out = frozenset(labels)
+    if not all(isinstance(label, str) and label.strip() == label and label for label in out):
+        raise ToolDefinitionError(tool, f"{what} must be non-empty names without spaces around")
+    return out
 
 
 AsyncHandler = Callable[..., Awaitable[Any]]
