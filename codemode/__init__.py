@@ -39,6 +39,11 @@ from .errors import UnknownToolError as UnknownToolError
 from .integrations.mcp import McpTools as McpTools
 from .integrations.mcp import register_mcp_tools as register_mcp_tools
 from .mode.code_mode import CodeMode as CodeMode
+from .mode.stream import CallEndEvent as CallEndEvent
+from .mode.stream import CallStartEvent as CallStartEvent
+from .mode.stream import OutputEvent as OutputEvent
+from .mode.stream import RunEndEvent as RunEndEvent
+from .mode.stream import RunStream as RunStream
 from .sandbox import Executor as Executor
 from .sandbox import InProcessExecutor as InProcessExecutor
 from .sandbox import Limits as Limits
@@ -49,6 +54,8 @@ from .sandbox import WorkerPoolExecutor as WorkerPoolExecutor
 __all__ = [
     "Allow",
     "Ask",
+    "CallEndEvent",
+    "CallStartEvent",
     "CancelSignal",
     "CodeMode",
     "CodemodeError",
@@ -65,9 +72,12 @@ __all__ = [
     "LimitExceeded",
     "Limits",
     "McpTools",
+    "OutputEvent",
     "PipelineError",
     "PreflightError",
     "Registration",
+    "RunEndEvent",
+    "RunStream",
     "SandboxError",
     "ScriptCompileError",
     "ScriptError",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, Self, runtime_checkable
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Callable, Collection
     from types import TracebackType
 
     from codemode.sandbox.executors.broker import CallTool
@@ -32,11 +32,14 @@ class Executor(Protocol):
         call_tool: CallTool,
         tool_paths: Collection[str] = (),
         limits: Limits | None = None,
+        on_output: Callable[[str], None] | None = None,
     ) -> ScriptResult:
         """Run ``source``; tool calls go to ``call_tool``; never raises for script failures.
 
         Cancelling the awaiting task stops the script and its in-flight calls, and
-        no ``call_tool`` invocation starts after this returns.
+        no ``call_tool`` invocation starts after this returns. ``on_output`` (on the
+        host's loop, must not block) receives printed text while the run is going, in
+        order with the calls; the pieces add up to at most ``limits.output`` bytes.
         """
         ...
 

@@ -32,7 +32,7 @@ from codemode.sandbox.runtime.result import RunOutcome, ScriptError, ScriptResul
 from codemode.sandbox.runtime.runner import RunControl, run_script
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Coroutine
+    from collections.abc import Callable, Collection, Coroutine
     from concurrent.futures import Future
     from types import TracebackType
 
@@ -132,7 +132,8 @@ class InProcessExecutor:
             thread.stop()
 
     async def run(self, source: str, *, call_tool: CallTool, tool_paths: Collection[str] = (),
-                  limits: Limits | None = None) -> ScriptResult:
+                  limits: Limits | None = None,
+                  on_output: Callable[[str], None] | None = None) -> ScriptResult:
         """Run ``source``; never raises for script failures (see ``Executor``)."""
         limits = DEFAULT_LIMITS if limits is None else limits
         if self._closed:
@@ -149,10 +150,22 @@ class InProcessExecutor:
                 future = portal.start_task_soon(broker.answer_json, name, text)
                 return await asyncio.wrap_future(future)
 
+            async def deliver(text: str) -> None:
+                if on_output is not None:
+                    on_output(text)
+
+            def forward(text: str) -> None:
+                # The calls' FIFO hop to the host loop, so output and calls keep their order.
+                with contextlib.suppress(RuntimeError):  # the host already returned
+                    portal.start_task_soon(deliver, text)
+
+            listener = forward if on_output is not None else None
+
             async def job() -> None:
                 try:
                     box["outcome"] = await run_script(source, call=call, tool_paths=tool_paths,
-                                                      limits=limits, control=control)
+                                                      limits=limits, control=control,
+                                                      on_output=listener)
                 except BaseException as exc:  # reported to the host task below
                     box["failure"] = exc
                 finally:

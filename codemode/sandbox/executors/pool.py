@@ -447,6 +447,11 @@ class _Session:
         """Set when the worker sent more calls than may wait for replies at once."""
         self.timed_out = False
         """True when the session saw the deadline pass (the run fails, the worker is killed)."""
+        self.on_output: Callable[[str], None] | None = None
+        """Receives the run's ``output`` frames (live streaming; the run asked for them)."""
+        self._output_left = limits.output
+        """Characters of output the worker may still send: its kept output is at most
+        ``limits.output`` bytes, so more is a protocol violation."""
 
     async def run(self) -> None:
         """Serve the run until the worker reports ``done``, dies or misbehaves."""
@@ -615,6 +620,13 @@ class _Session:
             elif kind is LARGE:  # always the last of its batch
                 self._decode_later(message[1])
                 return
+            elif kind == "output" and self.on_output is not None and len(message) == 3 \
+                    and message[1] == self._run_id and type(message[2]) is str:
+                self._output_left -= len(message[2])
+                if self._output_left < 0:
+                    self._violate("the worker sent more output than the run may print")
+                    return
+                self.on_output(message[2])
             else:
                 self._violate(f"unexpected message {kind!r} during a run")
                 return
@@ -842,6 +854,7 @@ class WorkerPoolExecutor:
         call_tool: CallTool,
         tool_paths: Collection[str] = (),
         limits: Limits | None = None,
+        on_output: Callable[[str], None] | None = None,
     ) -> ScriptResult:
         """Run ``source`` in a worker; see :class:`~codemode.sandbox.executors.base.Executor`."""
         if self._closed:
@@ -871,13 +884,14 @@ class WorkerPoolExecutor:
             try:
                 try:
                     result, healthy = await self._run_on(first, broker, source, tool_paths,
-                                                         limits, queued, retry=True)
+                                                         limits, queued, retry=True,
+                                                         on_output=on_output)
                 except _NotDelivered:  # it died between runs: nothing of this run reached it
                     current = None
                     self._checkin(first, healthy=False)
                     current = second = await self._ready_worker(limits)
                     result, healthy = await self._run_on(second, broker, source, tool_paths,
-                                                         limits, queued)
+                                                         limits, queued, on_output=on_output)
             finally:
                 broker.close()
                 if current is not None:
@@ -921,6 +935,7 @@ class WorkerPoolExecutor:
         queued: float = 0.0,
         *,
         retry: bool = False,
+        on_output: Callable[[str], None] | None = None,
     ) -> tuple[ScriptResult, bool]:
         """Run on ``worker``; with ``retry``, a worker whose pipe is already closed raises
         :class:`_NotDelivered` (the run can go to another worker) instead of failing."""
@@ -932,8 +947,11 @@ class WorkerPoolExecutor:
         if worker.memory_cap is None:
             worker.memory_cap = limits.memory
         session = _Session(worker, broker, limits, run_id, started + left + self._grace)
-        request = {"source": source, "tool_paths": list(tool_paths), "limits": sent.to_json(),
-                   "run": run_id}
+        request: dict[str, Any] = {"source": source, "tool_paths": list(tool_paths),
+                                   "limits": sent.to_json(), "run": run_id}
+        if on_output is not None:
+            session.on_output = on_output
+            request["stream"] = True
         with anyio.move_on_after(left + self._grace) as deadline:
             try:
                 await worker.send(encode(["run", request]))

@@ -27,6 +27,9 @@ Worker → host::
     ["ready", pid, confinement]             booted, runner imported
     ["call", id, name, arguments]           the script called a tool
     ["cancel", id]                          the script stopped waiting for a call
+    ["output", n, text]                     printed text of run ``n``, only when its
+                                            ``run`` asked (``"stream": true``); at most
+                                            ``limits.output`` characters in all
     ["done", outcome, peak_rss, retiring, n]
                                             the run finished (``RunOutcome.to_json()``);
                                             ``retiring``: the worker exits now

@@ -61,6 +61,9 @@ class OutputBuffer:
         self._kept = 0
         self.total = 0
         """Bytes the script tried to print."""
+        self.listener: Callable[[str], None] | None = None
+        """Host callback handed each piece of kept text as it is printed (live streaming):
+        an exact ``str``, never more than ``cap`` bytes in all."""
 
     def write(self, text: str) -> None:
         """Append ``text``, keeping at most ``cap`` bytes overall."""
@@ -75,6 +78,8 @@ class OutputBuffer:
             size = room
         self._parts.append(text)
         self._kept += size
+        if self.listener is not None and text:
+            self.listener(text if type(text) is str else str.__str__(text))
 
     @property
     def truncated(self) -> bool:

@@ -477,11 +477,14 @@ async def _execute(compiled: CompiledScript, namespace: dict[str, Any]) -> None:
 async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
                      call: ReplyCall | None = None, tool_paths: Collection[str] = (),
                      limits: Limits | None = None,
-                     control: RunControl | None = None) -> RunOutcome:
+                     control: RunControl | None = None,
+                     on_output: Callable[[str], None] | None = None) -> RunOutcome:
     """Compile and run ``source``; see the module docstring for the contract.
 
     Give exactly one of ``call_tool`` (returns the value or raises) or ``call``
     (returns the broker's JSON reply, decoded here with ``decode_reply``).
+    ``on_output`` receives printed text as it is kept (at most ``limits.output``
+    bytes in all), on the script's thread; it must not block or raise.
     """
     if (call_tool is None) == (call is None):
         raise TypeError("run_script() needs exactly one of call_tool= or call=")
@@ -506,6 +509,7 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
             type="SyntaxError", message=exc.message, line=exc.line, column=exc.column,
             traceback=f"SyntaxError: {exc.message}"))
     state = RunState(limits)
+    state.output.listener = on_output
     meter = state.meter
     token = CURRENT_RUN.set(state)
     try:
