@@ -25,7 +25,8 @@ from codemode.sandbox.language.compile import MAX_SOURCE
 if TYPE_CHECKING:
     from codemode.dispatch.spec import ToolSpec
 
-__all__ = ["Problem", "check_script", "parameter_names"]
+__all__ = ["Problem", "StaticCall", "call_lines", "check_script", "parameter_names",
+           "static_calls"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -375,3 +376,144 @@ def _unparsable(exc: BaseException) -> str:
     if isinstance(exc, ValueError):
         return f"the script cannot be parsed: {exc}"
     return "the script is nested too deeply to check"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StaticCall:
+    """A tool call whose tool and arguments are known before the script runs."""
+
+    line: int
+    """1-based line of the call in the script."""
+    tool: str
+    """Wire name of the tool."""
+    arguments: Mapping[str, Any]
+    """Wire arguments (JSON values)."""
+
+
+_MAX_STATIC = 200
+"""At most this many calls are resolved (a literal loop may be long)."""
+
+
+def call_lines(tree: ast.Module, tools: Mapping[str, str],
+               tool_of: ToolOf | None = None) -> dict[str, tuple[int, ...]]:
+    """Wire tool name → the lines where the script calls it (for messages)."""
+    resolve = tool_of or _tool_path
+    found: dict[str, list[int]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            path = resolve(node.func)
+            wire = tools.get(path) if path is not None else None
+            if wire is not None and node.lineno not in found.setdefault(wire, []):
+                found[wire].append(node.lineno)
+    return {wire: tuple(sorted(lines)) for wire, lines in found.items()}
+
+
+def static_calls(tree: ast.Module, *, tools: Mapping[str, str],
+                 arguments: Mapping[str, Mapping[str, str]]) -> tuple[list[StaticCall], int]:
+    """(the calls the script will make that can be resolved statically, how many call sites
+    could not be).
+
+    Resolved: ``await tools.x(k=...)`` statements at the top level (alone, assigned, or in
+    ``asyncio.gather(...)``, also over a literal comprehension) and in ``for`` loops over
+    literals, whose arguments are literals, names assigned once to a literal, or the loop
+    variable. Every other call site is counted as unresolved: policy decides it at run time.
+    """
+    stores: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    constants: dict[str, Any] = {}
+    for stmt in tree.body:
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name) and stores[stmt.targets[0].id] == 1):
+            ok, value = _literal(stmt.value)
+            if ok:
+                constants[stmt.targets[0].id] = _jsonable(value)
+    resolver = _Static(tools, arguments, constants)
+    for stmt in tree.body:
+        resolver.statement(stmt, {})
+    unresolved = sum(1 for node in ast.walk(tree) if isinstance(node, ast.Call)
+                     and id(node) not in resolver.resolved
+                     and (path := _tool_path(node.func)) is not None and path in tools)
+    return resolver.calls, unresolved
+
+
+def _rebinds(body: list[ast.stmt], name: str) -> bool:
+    return any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+               for stmt in body for node in ast.walk(stmt))
+
+
+class _Static:
+    def __init__(self, tools: Mapping[str, str], arguments: Mapping[str, Mapping[str, str]],
+                 constants: Mapping[str, Any]) -> None:
+        self.tools, self.arguments, self.constants = tools, arguments, constants
+        self.calls: list[StaticCall] = []
+        self.resolved: set[int] = set()
+        """Call sites resolved (``id`` of their node; a site in a loop counts once)."""
+
+    def statement(self, stmt: ast.stmt, bound: Mapping[str, Any]) -> None:
+        if isinstance(stmt, ast.Expr | ast.Assign | ast.AnnAssign):
+            if isinstance(stmt.value, ast.Await):
+                self.awaited(stmt.value.value, bound)
+        elif (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name)
+              and not stmt.orelse and not _rebinds(stmt.body, stmt.target.id)):
+            ok, items = _literal(stmt.iter)
+            if not ok or not isinstance(items, list | tuple):
+                return
+            for item in items[:_MAX_STATIC]:
+                for inner in stmt.body:
+                    self.statement(inner, {**bound, stmt.target.id: _jsonable(item)})
+
+    def awaited(self, node: ast.expr, bound: Mapping[str, Any]) -> None:
+        if not isinstance(node, ast.Call):
+            return
+        func = node.func
+        if (isinstance(func, ast.Attribute) and func.attr == "gather"
+                and isinstance(func.value, ast.Name) and func.value.id == "asyncio"
+                and not node.keywords):
+            for arg in node.args:
+                if isinstance(arg, ast.Starred) and isinstance(arg.value, ast.ListComp):
+                    self.comprehension(arg.value, bound)
+                elif isinstance(arg, ast.Call):
+                    self.call(arg, bound)
+            return
+        self.call(node, bound)
+
+    def comprehension(self, comp: ast.ListComp, bound: Mapping[str, Any]) -> None:
+        if len(comp.generators) != 1 or not isinstance(comp.elt, ast.Call):
+            return
+        gen = comp.generators[0]
+        ok, items = _literal(gen.iter)
+        if gen.ifs or gen.is_async or not isinstance(gen.target, ast.Name) or not ok or (
+                not isinstance(items, list | tuple)):
+            return
+        for item in items[:_MAX_STATIC]:
+            self.call(comp.elt, {**bound, gen.target.id: _jsonable(item)})
+
+    def call(self, node: ast.Call, bound: Mapping[str, Any]) -> None:
+        path = _tool_path(node.func)
+        wire = self.tools.get(path) if path is not None else None
+        if wire is None or node.args or len(self.calls) >= _MAX_STATIC:
+            return
+        argmap = self.arguments.get(wire, {})
+        values: dict[str, Any] = {}
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                return
+            value = self.value(keyword.value, bound)
+            if value is _UNKNOWN:
+                return
+            values[argmap.get(keyword.arg, keyword.arg)] = value
+        self.calls.append(StaticCall(line=node.lineno, tool=wire, arguments=values))
+        self.resolved.add(id(node))
+
+    def value(self, node: ast.expr, bound: Mapping[str, Any]) -> Any:
+        if isinstance(node, ast.Name):
+            if node.id in bound:
+                return bound[node.id]
+            return self.constants.get(node.id, _UNKNOWN)
+        ok, value = _literal(node)
+        return _jsonable(value) if ok else _UNKNOWN
+
+
+_UNKNOWN: Any = object()

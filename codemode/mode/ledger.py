@@ -1,0 +1,195 @@
+"""What a run keeps around each of its calls: the journal, its labels, its approvals.
+
+The run's bridge hands every ``ToolCall`` to :meth:`RunLedger.execute` instead of
+``registry.execute``: the ledger stamps the labels the run carries and any up-front
+approval on the call, answers it from the journal when the run is resuming (emitting
+``tool/call`` and ``tool/result`` events marked ``replayed``, no handler runs), records
+it, and adds the labels of what the tool returned to the run.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any, final
+
+from codemode.dispatch.events import ToolEvent, now
+from codemode.dispatch.labels import LabelTrail
+from codemode.errors import UnknownToolError
+from codemode.mode.approval import ApprovalRequest, Approve, review
+from codemode.mode.journal import Journal, canonical, registry_digest, spec_digest
+from codemode.mode.preflight import call_lines, static_calls
+from codemode.sandbox import ScriptError, ScriptResult
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from codemode.dispatch.content import ToolResult
+    from codemode.dispatch.context import Token, ToolCall
+    from codemode.dispatch.registry import ToolRegistry
+    from codemode.dispatch.tool import Tool
+    from codemode.mode.journal import Resume
+
+__all__ = ["RunLedger", "RunResult", "open_ledger"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RunResult(ScriptResult):
+    """A :class:`ScriptResult` plus what the run's ledger knows."""
+
+    replayed: tuple[int, ...] = ()
+    """Positions (0-based, the ``calls`` indexes) of the calls answered from the journal:
+    their handlers did not run again."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels the run read, each with where it first read it."""
+    approval: ApprovalRequest | None = None
+    """The up-front approval request, when policy asked about statically known calls."""
+
+
+async def open_ledger(registry: ToolRegistry, script: str, *, tools: Mapping[str, str],
+                      arguments: Mapping[str, Mapping[str, str]], token: Token,
+                      agent: str | None, call_id: str, journal: Journal | None,
+                      resume: bool | None, policy: bool,
+                      approve: Approve | None) -> RunLedger | RunResult:
+    """The ledger of a run about to start, or the result refusing it (a call policy denies,
+    an approval refused). ``resume=None`` resumes when the journal's last run failed."""
+    request: ApprovalRequest | None = None
+    approved: tuple[tuple[str, str], ...] = ()
+    if policy or approve is not None:
+        try:
+            tree: ast.Module | None = ast.parse(script)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+        if tree is not None:
+            calls, unresolved = static_calls(tree, tools=tools, arguments=arguments)
+            verdict = await review(registry, script, calls, unresolved, approve=approve,
+                                   parent=token, agent=agent, call_id=call_id)
+            if verdict.problem is not None:
+                return RunResult(approval=verdict.request, error=ScriptError(
+                    type="PreflightError",
+                    message=f"the script was not run:\n{verdict.problem}",
+                    line=verdict.problem.line, column=verdict.problem.column))
+            request, approved = verdict.request, verdict.approved
+    started: Resume | None = None
+    if journal is not None:
+        digests = {}
+        for wire in tools.values():
+            if wire in registry:
+                digests[wire] = spec_digest(registry.get(wire))
+        replay = resume if resume is not None else journal.failed is not False
+        started = journal.begin(registry_digest(digests), resume=replay)
+    return RunLedger(registry, resume=started, approved=approved, script=script, tools=tools,
+                     approval=request)
+
+_NOTHING_READ = frozenset({"denied", "invalid_arguments", "unknown_tool"})
+"""Error kinds where no handler ran, so the script read nothing from the tool."""
+
+
+@final
+class RunLedger:
+    """Journal, labels and approvals of one run (host side)."""
+
+    def __init__(self, registry: ToolRegistry, *, resume: Resume | None = None,
+                 approved: Iterable[tuple[str, str]] = (), script: str = "",
+                 tools: Mapping[str, str] | None = None,
+                 approval: ApprovalRequest | None = None) -> None:
+        self.registry = registry
+        self.resume = resume
+        self.approved = Counter(approved)
+        self.approval = approval
+        self.trail = LabelTrail()
+        self.track_labels = True
+        self._script = script
+        self._tools = tools or {}
+        self._lines: Mapping[str, tuple[int, ...]] | None = None
+
+    def finish(self, result: ScriptResult | None) -> RunResult | None:
+        """The run ended (``None``: it raised or was cancelled); frees the journal."""
+        if self.resume is not None:
+            self.resume.finish(failed=result is None or result.error is not None)
+            replayed = tuple(self.resume.replayed)
+            self.resume = None
+        else:
+            replayed = ()
+        if result is None:
+            return None
+        base = {f.name: getattr(result, f.name) for f in fields(ScriptResult)}
+        return RunResult(**base, replayed=replayed, labels=self.trail.carried,
+                         approval=self.approval)
+
+    async def execute(self, call: ToolCall) -> ToolResult:
+        """Run ``call`` through the registry (or the journal); see the module docstring."""
+        try:
+            tool: Tool | None = self.registry.get(call.name)
+        except UnknownToolError:
+            tool = None
+        if tool is None or (self.resume is None and not self.approved
+                            and not (self.track_labels and (self.trail or tool.labels))):
+            return await self.registry.execute(call)
+        text = canonical(call.arguments)
+        if self.approved[(call.name, text)] > 0:
+            self.approved[(call.name, text)] -= 1
+            call = replace(call, approved=True)
+        if self.track_labels and self.trail:
+            call = replace(call, labels=self.trail.carried)
+        if self.resume is None:
+            result = await self.registry.execute(call)
+        else:
+            result = await self._journaled(tool, call, text)
+        error = result.error
+        if self.track_labels and tool.labels and (error is None or error.kind not in _NOTHING_READ):
+            self.trail.read(tool.labels, self._where(call.name))
+        return result
+
+    async def _journaled(self, tool: Tool, call: ToolCall, text: str) -> ToolResult:
+        assert self.resume is not None
+        digest = spec_digest(tool)
+        seq, group, entry = self.resume.start(call.name, digest, text,
+                                              tool.replay == "always_live")
+        if entry is not None:
+            result = entry.result(call.call_id)
+            self._announce(call, result)
+            self.resume.done(seq, group, call.name, digest, text, result, live=False)
+            return result
+        try:
+            result = await self.registry.execute(call)
+        except BaseException:
+            self.resume.done_cancelled()
+            raise
+        self.resume.done(seq, group, call.name, digest, text, result, live=True)
+        return result
+
+    def _announce(self, call: ToolCall, result: ToolResult) -> None:
+        subscribers = tuple(self.registry.hooks.subscribers)
+        if not subscribers:
+            return
+        common: dict[str, Any] = {
+            "call_id": call.call_id, "name": call.name, "token": "journal",
+            "parent": None if call.parent is None else str(call.parent),
+            "agent": call.agent, "replayed": True}
+        events = (ToolEvent(type="tool/call", time=now(), arguments=call.arguments, **common),
+                  ToolEvent(type="tool/result", time=now(), is_error=result.is_error,
+                            duration=0.0, **common))
+        for event in events:
+            for subscriber in subscribers:
+                subscriber(event)
+
+    def _where(self, tool: str) -> str:
+        if self._lines is None:
+            try:
+                self._lines = call_lines(ast.parse(self._script), self._tools)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._lines = {}
+        lines = self._lines.get(tool, ())
+        if len(lines) == 1:
+            return f"{tool} at line {lines[0]}"
+        if lines:
+            return f"{tool} (called at lines {', '.join(map(str, lines))})"
+        return tool
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        """Label → where the run first read it."""
+        return self.trail.carried
+
