@@ -38,7 +38,13 @@ from .errors import ToolDefinitionError as ToolDefinitionError
 from .errors import UnknownToolError as UnknownToolError
 from .integrations.mcp import McpTools as McpTools
 from .integrations.mcp import register_mcp_tools as register_mcp_tools
+from .mode.approval import ApprovalRequest as ApprovalRequest
+from .mode.approval import PlannedCall as PlannedCall
 from .mode.code_mode import CodeMode as CodeMode
+from .mode.journal import Journal as Journal
+from .mode.journal import JournalEntry as JournalEntry
+from .mode.ledger import RunResult as RunResult
+from .mode.session import Session as Session
 from .mode.stream import CallEndEvent as CallEndEvent
 from .mode.stream import CallStartEvent as CallStartEvent
 from .mode.stream import OutputEvent as OutputEvent
@@ -53,6 +59,7 @@ from .sandbox import WorkerPoolExecutor as WorkerPoolExecutor
 
 __all__ = [
     "Allow",
+    "ApprovalRequest",
     "Ask",
     "CallEndEvent",
     "CallStartEvent",
@@ -68,21 +75,26 @@ __all__ = [
     "FrozenDict",
     "GatewayConfigError",
     "InProcessExecutor",
+    "Journal",
+    "JournalEntry",
     "JsonlSessionLog",
     "LimitExceeded",
     "Limits",
     "McpTools",
     "OutputEvent",
     "PipelineError",
+    "PlannedCall",
     "PreflightError",
     "Registration",
     "RunEndEvent",
+    "RunResult",
     "RunStream",
     "SandboxError",
     "ScriptCompileError",
     "ScriptError",
     "ScriptResult",
     "SdkGenerationError",
+    "Session",
     "Token",
     "Tool",
     "ToolCall",
