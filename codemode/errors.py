@@ -9,6 +9,7 @@ type and read fields instead of parsing text::
     ├── UnknownToolError           no tool by that name (lists close matches)
     ├── ToolCallError              a nested call from a script failed (raised in the script)
     ├── PipelineError              a hook broke the pipeline's contract (a host bug)
+    ├── TaskError                  a background task could not start or is unknown
     ├── SandboxError               the sandbox itself failed (infrastructure, not the script)
     │   ├── ScriptCompileError     the script is not valid restricted Python
     │   ├── WorkerProtocolError    a sandbox worker sent bytes that are not a valid frame
@@ -39,6 +40,7 @@ __all__ = [
     "SandboxError",
     "ScriptCompileError",
     "SdkGenerationError",
+    "TaskError",
     "ToolCallError",
     "ToolDefinitionError",
     "ToolsLoadError",
@@ -101,6 +103,15 @@ class PipelineError(CodemodeError):
         self.tool = tool
         self.problem = problem
         super().__init__(f"pipeline error in call to {tool!r}: {problem}")
+
+
+class TaskError(CodemodeError):
+    """A background task was refused (no owner, no control plane, a cancelled call) or
+    is unknown to the caller; a tool that raises it fails its call with this message."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(problem)
 
 
 class SandboxError(CodemodeError):

@@ -9,9 +9,13 @@ from typing import TYPE_CHECKING, Any, final
 
 import anyio
 
+from codemode.dispatch.signal import CancelSignal
+from codemode.dispatch.tasks import NO_TASKS, TaskScope
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from codemode.dispatch.agent import AgentSession
     from codemode.dispatch.spec import ToolSpec
 
 __all__ = [
@@ -75,36 +79,6 @@ class Token:
         raise AttributeError("Token is immutable")
 
 
-@final
-class CancelSignal:
-    """A cancellation request a wrapper or harness can attach to a call.
-
-    The pipeline cancels the handler when it fires; handlers may also poll
-    ``cancelled`` or ``await wait()`` for cooperative clean-up.
-    """
-
-    __slots__ = ("_event", "reason")
-
-    def __init__(self) -> None:
-        self._event = anyio.Event()
-        self.reason: str | None = None
-
-    @property
-    def cancelled(self) -> bool:
-        """Whether ``cancel()`` was called."""
-        return self._event.is_set()
-
-    def cancel(self, reason: str = "cancelled") -> None:
-        """Request cancellation; idempotent, the first reason wins."""
-        if not self._event.is_set():
-            self.reason = reason
-            self._event.set()
-
-    async def wait(self) -> None:
-        """Return once cancellation was requested."""
-        await self._event.wait()
-
-
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ExecContext:
     """Immutable identity of one dispatch, shared by every hook and the handler."""
@@ -134,9 +108,21 @@ class ExecContext:
     dry_run: bool = False
     """True when the preflight puts a statically known call through policy before the script
     runs: nothing will execute now; a policy must not act, only decide."""
+    session: AgentSession | None = field(default=None, repr=False, compare=False)
+    """The agent session the call belongs to (``session.inject(...)``); None when the host
+    passed none. Nested calls from a script inherit it."""
+    tasks: TaskScope = field(default=NO_TASKS, repr=False, compare=False)
+    """Background tasks owned by ``session`` (``ctx.tasks.start(kind=, label=, run=)``);
+    refuses with ``TaskError`` when the host set up no task runtime."""
 
     def progress(self, data: Any) -> None:
-        """Report a partial result; delivered as a ``tool/progress`` event, never in the result."""
+        """Report a partial result (Pi's ``onUpdate``): a ``tool/progress`` event, the
+        ``on_update`` of ``registry.execute``, a run's progress; never in the result."""
+        if self.report is not None:
+            self.report(data)
+
+    def on_update(self, data: Any) -> None:
+        """The same as :meth:`progress`, under the name of the tool contract."""
         if self.report is not None:
             self.report(data)
 

@@ -49,6 +49,9 @@ class ToolEvent:
     """Seconds in the pipeline, on ``tool/result``."""
     meta: Mapping[str, Any] | None = None
     """The handler's meta, on ``tool/result``; never shown to the model."""
+    content: tuple[Mapping[str, Any], ...] | None = None
+    """The model-visible content blocks, on ``tool/result`` (so a replay can re-render the
+    result card exactly as the live view did)."""
     replayed: bool | None = None
     """True on both events of a call a resumed run answered from its journal (no handler
     ran)."""

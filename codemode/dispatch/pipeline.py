@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections import abc
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -35,16 +36,18 @@ from codemode.dispatch.context import Allow, Ask, CancelSignal, Deny, ExecContex
 from codemode.dispatch.events import EventType, ToolEvent, now
 from codemode.dispatch.frozen import NotJSONError, freeze
 from codemode.dispatch.labels import refusal
+from codemode.dispatch.tasks import NO_TASKS, TaskScope
 from codemode.errors import PipelineError, UnknownToolError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
 
+    from codemode.dispatch.agent import AgentSession
     from codemode.dispatch.gate import ExecutionGate
     from codemode.dispatch.hooks import Hook, Hooks
     from codemode.dispatch.tool import Tool
 
-__all__ = ["DispatchTable", "dispatch", "dry_run"]
+__all__ = ["DispatchTable", "dispatch", "dry_run", "hand_off"]
 
 
 class DispatchTable(Protocol):
@@ -105,13 +108,31 @@ def _hook_failure(call: ToolCall, exc: BaseException) -> PipelineError:
     return PipelineError(call.name, f"a hook raised {type(exc).__name__}: {exc}")
 
 
-async def dispatch(registry: DispatchTable, call: ToolCall) -> ToolResult:
+async def dispatch(
+    registry: DispatchTable,
+    call: ToolCall,
+    *,
+    session: AgentSession | None = None,
+    signal: CancelSignal | None = None,
+    deadline: float | None = None,
+    on_update: Callable[[Any], None] | None = None,
+) -> ToolResult:
     """Run ``call`` through every stage and return its normalised result.
 
-    Raises only ``Exception``s (hook bugs) and cancellation; see the module docstring.
+    ``session``, ``signal`` and ``deadline`` go into the call's ``ctx``; ``on_update``
+    receives each partial result the handler reports (``ctx.progress``). Raises only
+    ``Exception``s (hook bugs) and cancellation; see the module docstring.
     """
     try:
-        return await _dispatch(registry, call)
+        if session is None and signal is None and deadline is None and on_update is None:
+            extras = _HANDOFF.get()
+            if extras is None:
+                extras = _NO_EXTRAS
+            else:
+                _HANDOFF.set(None)
+        else:
+            extras = _Extras(session, signal, deadline, on_update)
+        return await _dispatch(registry, call, extras)
     except Exception:
         raise
     except BaseException as exc:
@@ -120,7 +141,39 @@ async def dispatch(registry: DispatchTable, call: ToolCall) -> ToolResult:
         raise _hook_failure(call, exc) from exc
 
 
-async def _dispatch(registry: DispatchTable, call: ToolCall) -> ToolResult:
+class _Extras:
+    """Per-call inputs that are not identity: the session, signal, deadline, update sink."""
+
+    __slots__ = ("deadline", "on_update", "session", "signal")
+
+    def __init__(self, session: AgentSession | None, signal: CancelSignal | None,
+                 deadline: float | None, on_update: Callable[[Any], None] | None) -> None:
+        self.session = session
+        self.signal = signal
+        self.deadline = deadline
+        self.on_update = on_update
+
+
+_NO_EXTRAS = _Extras(None, None, None, None)
+_HANDOFF: ContextVar[_Extras | None] = ContextVar("codemode_dispatch_handoff", default=None)
+
+
+def hand_off(
+    *,
+    session: AgentSession | None = None,
+    signal: CancelSignal | None = None,
+    deadline: float | None = None,
+    on_update: Callable[[Any], None] | None = None,
+) -> None:
+    """Give these to the next ``dispatch`` this task starts, once (it takes them and
+    clears them, so calls its handler makes do not inherit them). For a caller whose
+    call passes through a layer that forwards only the ``ToolCall`` (a run's ledger);
+    run it in a task of its own."""
+    _HANDOFF.set(_Extras(session, signal, deadline, on_update))
+
+
+async def _dispatch(registry: DispatchTable, call: ToolCall,
+                    extras: _Extras = _NO_EXTRAS) -> ToolResult:
     start = _perf()
     token = Token()
     parent = str(call.parent) if call.parent is not None else None
@@ -130,7 +183,7 @@ async def _dispatch(registry: DispatchTable, call: ToolCall) -> ToolResult:
         )
     try:
         try:
-            result = await _stages(registry, call, token)
+            result = await _stages(registry, call, token, extras)
         except _Stop as stop:
             result = stop.result
         result = _with_duration(result, _perf() - start)
@@ -165,6 +218,7 @@ async def _dispatch(registry: DispatchTable, call: ToolCall) -> ToolResult:
                 error=result.error.message if result.error else None,
                 duration=result.duration,
                 meta=result.meta,
+                content=result.content,
             ),
         )
     return result
@@ -306,7 +360,7 @@ def _check_wrapped(original: ExecContext, passed: object) -> ExecContext:
     if passed is original:
         return passed
     for name in ("call_id", "name", "arguments", "token", "parent", "agent", "spec", "report",
-                 "labels", "dry_run"):
+                 "labels", "dry_run", "session", "tasks"):
         if getattr(passed, name) is not getattr(original, name):
             raise PipelineError(
                 original.name,
@@ -350,6 +404,8 @@ async def _race_signal(tool: Tool, args: tuple[Any, ...], signal: CancelSignal) 
 
         async def watch() -> None:
             await signal.wait()
+            if signal.grace > 0:  # the handler may stop by itself (and answer) meanwhile
+                await anyio.sleep(signal.grace)
             tg.cancel_scope.cancel()
 
         tg.start_soon(watch)
@@ -451,15 +507,26 @@ async def _post(registry: DispatchTable, ctx: ExecContext, result: ToolResult) -
     return result
 
 
-async def _stages(registry: DispatchTable, call: ToolCall, token: Token) -> ToolResult:
+async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
+                  extras: _Extras = _NO_EXTRAS) -> ToolResult:
     tool = _resolve(registry, call)
     arguments = _validate(tool, call)
     report = None
-    if registry.hooks.subscribers:
+    on_update = extras.on_update
+    if registry.hooks.subscribers or on_update is not None:
         parent = str(call.parent) if call.parent is not None else None
 
         def report(data: Any) -> None:
-            _emit(registry, _event(call, token, parent, "tool/progress", data=_loggable(data)))
+            loggable = _loggable(data)
+            if registry.hooks.subscribers:
+                _emit(registry, _event(call, token, parent, "tool/progress", data=loggable))
+            if on_update is not None:
+                on_update(loggable)
+
+    session = extras.session
+    manager = getattr(registry, "tasks", None)
+    tasks = NO_TASKS if session is None and manager is None else TaskScope(
+        manager, session, extras.signal)
 
     ctx = ExecContext(
         call_id=call.call_id,
@@ -471,6 +538,10 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token) -> Tool
         spec=tool.spec,
         report=report,
         labels=frozenset(call.labels) if call.labels else frozenset(),
+        session=session,
+        tasks=tasks,
+        signal=extras.signal,
+        deadline=extras.deadline,
     )
     if tool.refuses and call.labels:
         refused = refusal(tool.name, tool.refuses, call.labels)
@@ -485,7 +556,8 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token) -> Tool
         try:
             if registry.hooks.wrappers:
                 raw = await _execute(registry, tool, ctx)
-            elif tool.is_async:  # the common case, without the intermediate coroutines
+            elif tool.is_async and ctx.signal is None and ctx.deadline is None:
+                # the common case, without the intermediate coroutines
                 raw = await (
                     tool.handler(arguments, ctx) if tool.takes_context else tool.handler(arguments)
                 )

@@ -15,10 +15,12 @@ from codemode.errors import DuplicateToolError, ToolDefinitionError, UnknownTool
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from codemode.dispatch.agent import AgentSession
     from codemode.dispatch.content import ToolResult
-    from codemode.dispatch.context import ExecContext, ToolCall
+    from codemode.dispatch.context import CancelSignal, ExecContext, ToolCall
     from codemode.dispatch.events import ToolEvent
     from codemode.dispatch.spec import ToolSpec
+    from codemode.dispatch.tasks import TaskManager
 
 __all__ = ["DuplicatePolicy", "Registration", "ToolRegistry"]
 
@@ -88,6 +90,9 @@ class ToolRegistry:
         """Orders sequential and parallel tools (``execution_mode``) across all calls."""
         self.version = 0
         """Incremented on every register/dispose, so caches can tell the tool set changed."""
+        self.tasks: TaskManager | None = None
+        """The control plane for background tasks (``ctx.tasks``); a running
+        ``TaskManager`` the host sets, or None (tools that start tasks are refused)."""
 
     def _changed(self) -> None:
         self.version += 1
@@ -165,6 +170,22 @@ class ToolRegistry:
 
         return unsubscribe
 
-    async def execute(self, call: ToolCall) -> ToolResult:
-        """Dispatch ``call`` through the full pipeline; domain failures come back ``is_error``."""
-        return await dispatch(self, call)
+    async def execute(
+        self,
+        call: ToolCall,
+        *,
+        session: AgentSession | None = None,
+        signal: CancelSignal | None = None,
+        deadline: float | None = None,
+        on_update: Callable[[Any], None] | None = None,
+    ) -> ToolResult:
+        """Dispatch ``call`` through the full pipeline; domain failures come back ``is_error``.
+
+        ``session`` (the calling agent), ``signal`` and ``deadline`` (absolute
+        ``anyio.current_time()``) reach the handler's ``ctx``; ``on_update`` (sync, must
+        not block) gets each partial result the handler reports.
+        """
+        if session is None and signal is None and deadline is None and on_update is None:
+            return await dispatch(self, call)
+        return await dispatch(self, call, session=session, signal=signal, deadline=deadline,
+                              on_update=on_update)

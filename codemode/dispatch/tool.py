@@ -10,11 +10,14 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, final
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, final
 
 from codemode.dispatch.schema import CompiledSchema, compile_schema, normalise_parameters
 from codemode.dispatch.spec import ToolSpec
 from codemode.errors import ToolDefinitionError
+
+if TYPE_CHECKING:
+    from codemode.dispatch.cards import PresentCall, PresentResult
 
 __all__ = ["ExecutionMode", "Handler", "Replay", "Tool", "define_tool"]
 
@@ -93,6 +96,10 @@ class Tool:
     carries them."""
     refuses: frozenset[str] = frozenset()
     """Labels this tool must not receive: a call from a run carrying one is denied."""
+    present_call: PresentCall | None = field(default=None, repr=False)
+    """Pure ``(args) -> Card | None``: the editor's pending card (``dispatch.cards``)."""
+    present_result: PresentResult | None = field(default=None, repr=False)
+    """Pure ``(args, CardResult) -> Card | None``: the finished card."""
 
     @property
     def name(self) -> str:
@@ -115,6 +122,8 @@ def define_tool(
     replay: Replay = "side_effects",
     labels: Iterable[str] = (),
     refuses: Iterable[str] = (),
+    present_call: PresentCall | None = None,
+    present_result: PresentResult | None = None,
 ) -> Tool:
     """Define a tool; every definitional mistake raises ``ToolDefinitionError`` here.
 
@@ -145,6 +154,9 @@ def define_tool(
         raise ToolDefinitionError(
             name, f"replay must be 'side_effects' or 'always_live', got {replay!r}"
         )
+    for what, presenter in (("present_call", present_call), ("present_result", present_result)):
+        if presenter is not None and not callable(presenter):
+            raise ToolDefinitionError(name, f"{what} must be callable")
     is_async = is_async_callable(execute)
     if threaded and is_async:
         raise ToolDefinitionError(name, "threaded=True is for sync handlers only")
@@ -169,6 +181,8 @@ def define_tool(
         replay=replay,
         labels=_label_set(name, "labels", labels),
         refuses=_label_set(name, "refuses", refuses),
+        present_call=present_call,
+        present_result=present_result,
     )
 
 
