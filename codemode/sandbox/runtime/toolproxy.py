@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Awaitable, Callable, Collection, Generator, Mapping, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from codemode.errors import LimitExceeded, ToolCallError
@@ -250,27 +251,62 @@ class ToolFunction(SelfGuarded):
         raise refuse(self, name)
 
 
+_Tree = dict[str, "_Tree | str"]
+"""A namespace's names: a sub-namespace's tree, or a tool's path."""
+
+
+@final
+class _Run:
+    """What every function of one run's ``tools`` shares: the caller and the orders."""
+
+    __slots__ = ("caller", "orders")
+
+    def __init__(self, caller: _Caller,
+                 orders: Mapping[str, Sequence[str] | None] | None) -> None:
+        self.caller = caller
+        self.orders = orders
+
+
 @final
 class ToolNamespace(SelfGuarded):
     """``tools`` or ``tools.<namespace>``: attribute access lists the known tools."""
 
-    __slots__ = ("_children", "_prefix", "_sync_aliases")
+    __slots__ = ("_children", "_made", "_prefix", "_run")
 
-    def __init__(self, prefix: str, *, sync_aliases: bool = False) -> None:
+    def __init__(self, prefix: str, run: _Run, children: _Tree) -> None:
         self._prefix = prefix
-        self._children: dict[str, ToolNamespace | ToolFunction] = {}
-        self._sync_aliases = sync_aliases
-        """``tools.x_sync`` is ``tools.x`` (the call is awaited for the script)."""
+        self._run = run
+        self._children = children
+        """The shared tree of names under this namespace (never changed)."""
+        self._made: dict[str, ToolNamespace | ToolFunction] = {}
+        """This run's objects for the names reached so far (``tools.x is tools.x``)."""
 
     def __repr__(self) -> str:
         return f"<tools {self._prefix}>" if self._prefix else "<tools>"
 
+    def _child(self, name: str) -> ToolNamespace | ToolFunction | None:
+        made = self._made.get(name)
+        if made is not None:
+            return made
+        entry = self._children.get(name)
+        if entry is None:
+            return None
+        run = self._run
+        if isinstance(entry, str):
+            order = KEYWORDS_ONLY if run.orders is None else run.orders.get(entry, KEYWORDS_ONLY)
+            made = ToolFunction(run.caller, entry, order)
+        else:
+            made = ToolNamespace(f"{self._prefix}.{name}" if self._prefix else name, run, entry)
+        self._made[name] = made
+        return made
+
     def sandbox_getattr(self, name: str) -> ToolNamespace | ToolFunction:
-        child = self._children.get(name)
+        child = self._child(name)
         if child is not None:
             return child
-        if self._sync_aliases and name.endswith("_sync"):
-            alias = self._children.get(name[:-5])
+        # ``tools.x_sync`` is ``tools.x`` with the dialects (the call is awaited for the script)
+        if self._run.orders is not None and name.endswith("_sync"):
+            alias = self._child(name[:-5])
             if isinstance(alias, ToolFunction):
                 return alias
         where = f"tools.{self._prefix}" if self._prefix else "tools"
@@ -278,6 +314,23 @@ class ToolNamespace(SelfGuarded):
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         known = "" if close else f"; available: {', '.join(sorted(self._children)) or 'none'}"
         raise AttributeError(f"{where} has no tool {name!r}{hint}{known}")
+
+
+@lru_cache(maxsize=32)
+def _index(tool_paths: tuple[str, ...]) -> _Tree:
+    """The namespace tree of ``tool_paths``, built once per set of paths (runs share it)."""
+    root: _Tree = {}
+    for path in sorted(tool_paths):
+        node = root
+        parts = path.split(".")
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = {}
+                node[part] = child
+            node = child
+        node.setdefault(parts[-1], path)
+    return root
 
 
 def build_tools(tool_paths: Collection[str], call_tool: TextCall, meter: Meter,
@@ -288,27 +341,11 @@ def build_tools(tool_paths: Collection[str], call_tool: TextCall, meter: Meter,
     ``orders`` (the dialects; see :class:`ToolFunction`) maps a tool path to the
     parameters positional arguments fill; a tool not in it takes keywords only.
     Without ``orders`` every tool takes keywords only and there are no ``_sync`` aliases.
+    The tree of names is shared between runs; a run makes only the functions and
+    namespaces its script reaches, so its cost does not grow with the registry.
     """
-    caller = _Caller(call_tool, meter, memory)
-    dialects = orders is not None
-    order_of = orders or {}
-    root = ToolNamespace("", sync_aliases=dialects)
-    for path in sorted(tool_paths):
-        node = root
-        parts = path.split(".")
-        for i, part in enumerate(parts):
-            prefix = ".".join(parts[: i + 1])
-            existing = node._children.get(part)
-            if i == len(parts) - 1:
-                if existing is None:
-                    order = order_of.get(path, KEYWORDS_ONLY)
-                    node._children[part] = ToolFunction(caller, path, order)
-                break
-            if not isinstance(existing, ToolNamespace):
-                existing = ToolNamespace(prefix, sync_aliases=dialects)
-                node._children[part] = existing
-            node = existing
-    return root
+    paths = tool_paths if isinstance(tool_paths, tuple) else tuple(tool_paths)
+    return ToolNamespace("", _Run(_Caller(call_tool, meter, memory), orders), _index(paths))
 
 
 def resolve(root: ToolNamespace, path: str) -> ToolNamespace | ToolFunction:

@@ -1,0 +1,58 @@
+"""The ``tools`` proxy: a run makes only what its script reaches (issue #18)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from codemode.sandbox.language.meter import Meter
+from codemode.sandbox.runtime.toolproxy import ToolFunction, ToolNamespace, build_tools, resolve
+
+PATHS = (*(f"t{i}" for i in range(1000)), "gh.issues.get", "gh.repo", "a", "a.b")
+
+
+async def _never(path: str, text: str) -> Any:
+    raise AssertionError("no call is made here")
+
+
+def _tools(orders: dict[str, Any] | None = None) -> ToolNamespace:
+    return build_tools(PATHS, _never, Meter(operations=10**6, timeout=1.0), 10**6, orders)
+
+
+def test_a_run_builds_only_the_tools_its_script_reaches() -> None:
+    tools = _tools()
+    assert tools._made == {}
+    first = resolve(tools, "t7")
+    assert isinstance(first, ToolFunction) and first is resolve(tools, "t7")
+    assert list(tools._made) == ["t7"]
+    issues = resolve(tools, "gh.issues")
+    assert isinstance(issues, ToolNamespace) and repr(issues) == "<tools gh.issues>"
+    assert sorted(tools._made) == ["gh", "t7"]
+
+
+def test_runs_share_the_names_but_not_the_functions() -> None:
+    one, two = _tools(), _tools()
+    assert one._children is two._children
+    assert resolve(one, "t1") is not resolve(two, "t1")
+
+
+def test_a_namespace_and_a_tool_of_one_name_keep_the_namespace() -> None:
+    assert isinstance(resolve(_tools(), "a"), ToolNamespace)
+    assert repr(resolve(_tools(), "a.b")) == "<tool a.b>"
+
+
+@pytest.mark.parametrize(("orders", "alias_works"), [(None, False), ({}, True)])
+def test_sync_aliases_only_with_the_dialects(orders: dict[str, Any] | None,
+                                             alias_works: bool) -> None:
+    tools = _tools(orders)
+    if alias_works:
+        assert resolve(tools, "t3_sync") is resolve(tools, "t3")
+    else:
+        with pytest.raises(AttributeError, match="has no tool 't3_sync'"):
+            resolve(tools, "t3_sync")
+
+
+def test_an_unknown_name_lists_close_matches() -> None:
+    with pytest.raises(AttributeError, match=r"tools\.gh has no tool 'rpo'; did you mean 'repo'"):
+        resolve(_tools(), "gh.rpo")
