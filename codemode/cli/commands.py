@@ -6,13 +6,13 @@ name or a path to a ``.py`` file.
 
 Exit codes: 0 success; 1 the script failed (runtime error); 2 bad usage (including
 an unreadable script file); 3 the tools object could not be loaded; 4 the script failed preflight
-(nothing ran); 5 a run limit tripped.
+(nothing ran); 5 a run limit tripped; 141 standard output was closed early (``| head``).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,21 +23,26 @@ from codemode.errors import ToolsLoadError
 from codemode.mode.code_mode import CodeMode
 from codemode.sandbox import Limits, ScriptResult
 
+from .parsing import Parser, positive_seconds, version
 from .targets import load_tools
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Sequence
 
 __all__ = ["main"]
 
 EXIT_OK, EXIT_SCRIPT, EXIT_USAGE, EXIT_TOOLS, EXIT_PREFLIGHT, EXIT_LIMIT = 0, 1, 2, 3, 4, 5
+EXIT_PIPE = 141
+"""Standard output closed before everything was written (128 + SIGPIPE, as ``yes | head``)."""
 
 
 def _mode(target: str, args: argparse.Namespace) -> CodeMode:
     loaded = load_tools(target)
     if isinstance(loaded, CodeMode):
         return loaded
-    limits = Limits(timeout=args.timeout) if getattr(args, "timeout", None) else None
+    timeout = getattr(args, "timeout", None)
+    limits = Limits(timeout=timeout) if timeout is not None else None
     executor = None
     if getattr(args, "executor", "pool") == "inprocess":
         from codemode.sandbox import InProcessExecutor
@@ -51,12 +56,16 @@ class _ScriptUnreadable(Exception):
 
 
 def _read_script(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except OSError as exc:
         raise _ScriptUnreadable(f"cannot read script {path}: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _ScriptUnreadable(
+            f"cannot read script {path}: not UTF-8 text (byte {exc.start}: {exc.reason})"
+        ) from None
 
 
 def _print_result(result: ScriptResult, as_json: bool) -> int:
@@ -110,13 +119,14 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="codemode", description=__doc__.split("\n")[0])
+    parser = Parser(prog="codemode", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"codemode {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a script against tools")
     run.add_argument("script", help="script file, or - for stdin")
     run.add_argument("--tools", required=True, metavar="MODULE:OBJECT")
     run.add_argument("--json", action="store_true", help="print the whole result as JSON")
-    run.add_argument("--timeout", type=float, help="wall-time limit in seconds")
+    run.add_argument("--timeout", type=positive_seconds, help="wall-time limit in seconds (> 0)")
     run.add_argument("--executor", choices=("pool", "inprocess"), default="pool")
     check = sub.add_parser("check", help="static preflight of a script (nothing runs)")
     check.add_argument("script")
@@ -139,7 +149,26 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``codemode`` console script."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = _main(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()  # here, where a closed pipe can still be answered quietly
+    except BrokenPipeError:
+        _drop_stdout()
+        return EXIT_PIPE
+    return code
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is no real file (an embedding's stream)
+        pass
+
+
+def _main(argv: list[str]) -> int:
     if argv and argv[0] == "sdk":
         from .sdk import main_sdk
 

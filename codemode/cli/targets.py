@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from codemode.dispatch.tool import Tool
 from codemode.errors import ToolsLoadError
 from codemode.mode import CodeMode
 
-__all__ = ["load_tools", "resolve_target"]
+__all__ = ["call_factory", "load_tools", "resolve_target"]
 
 
 def _import(module: str) -> Any:
@@ -61,11 +62,28 @@ def resolve_target(target: str) -> Any:
     return obj
 
 
+def call_factory(target: str, factory: Any) -> Any:
+    """Call a zero-argument ``--tools`` factory; one that needs arguments, or fails, raises
+    ``ToolsLoadError`` saying so (never a traceback from the command)."""
+    try:
+        inspect.signature(factory).bind()
+    except TypeError as exc:
+        raise ToolsLoadError(
+            f"{target} needs arguments ({exc}); name a zero-argument factory or the object"
+        ) from None
+    except ValueError:  # no signature to read (some builtins): just call it
+        pass
+    try:
+        return factory()
+    except Exception as exc:
+        raise ToolsLoadError(f"calling {target}() failed: {type(exc).__name__}: {exc}") from exc
+
+
 def load_tools(target: str) -> CodeMode | ToolRegistry:
     """Resolve ``MODULE:OBJECT`` to a CodeMode or a ToolRegistry."""
     obj = resolve_target(target)
     if callable(obj) and not isinstance(obj, (ToolRegistry, CodeMode, Tool)):
-        obj = obj()
+        obj = call_factory(target, obj)
     if isinstance(obj, (ToolRegistry, CodeMode)):
         return obj
     if isinstance(obj, Tool):

@@ -1,0 +1,172 @@
+"""Bad input to ``codemode`` is one line on stderr with the documented exit code, never a
+traceback; a closed stdout ends quietly; ``codemode sdk`` can draw a progress bar."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import textwrap
+from typing import TYPE_CHECKING
+
+import pytest
+
+from codemode.cli import main
+from codemode.cli.sdk import ProgressBar, main_sdk
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+TOOLS = textwrap.dedent(
+    """
+    import os
+
+    import codemode as cm
+
+    def _touch(args):
+        with open(os.path.join(os.environ["CODEMODE_TEST_MARKS"], "ran"), "w") as f:
+            f.write("ran")
+        return "ok"
+
+    TOUCH = cm.define_tool(name="touch", description="Create a marker file.", execute=_touch)
+    TOOLS = [TOUCH]
+
+    def needs_arguments(prefix, *, strict):
+        return TOOLS
+
+    def broken_factory():
+        raise RuntimeError("no database")
+    """
+)
+
+
+@pytest.fixture
+def marks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "marks"
+    folder.mkdir()
+    monkeypatch.setenv("CODEMODE_TEST_MARKS", str(folder))
+    return folder
+
+
+@pytest.fixture
+def tools_file(tmp_path: Path, marks: Path) -> Iterator[Path]:
+    path = tmp_path / "cli_polish_tools.py"
+    path.write_text(TOOLS)
+    yield path
+    sys.modules.pop("cli_polish_tools", None)
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Path:
+    path = tmp_path / "touch.py"
+    path.write_text("await tools.touch()\n")
+    return path
+
+
+def _one_line_error(err: str) -> str:
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "-0.5", "nan", "inf", "soon"])
+def test_a_timeout_that_is_no_positive_number_is_a_usage_error(
+    value: str, tools_file: Path, script: Path, marks: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", str(script), "--tools", f"{tools_file}:TOOLS", f"--timeout={value}"])
+    assert exit_.value.code == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert line.startswith("codemode run: error: argument --timeout:") and value in line
+    assert list(marks.iterdir()) == []  # nothing ran
+
+
+def test_a_positive_timeout_still_runs(
+    tools_file: Path, script: Path, marks: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", str(script), "--tools", f"{tools_file}:TOOLS", "--timeout", "5",
+            "--executor", "inprocess"]
+    assert main(argv) == 0
+    assert (marks / "ran").read_text() == "ran"
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_a_script_that_is_not_utf8_is_a_usage_error(
+    command: str, tools_file: Path, tmp_path: Path, marks: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bad = tmp_path / "latin1.py"
+    bad.write_bytes(b"await tools.touch()  # caf\xe9\n")
+    argv = [command, str(bad), "--tools", f"{tools_file}:TOOLS"]
+    assert main([*argv, "--executor", "inprocess"] if command == "run" else argv) == 2
+    line = _one_line_error(capsys.readouterr().err)
+    assert line == f"codemode: cannot read script {bad}: not UTF-8 text (byte 26: invalid " \
+        "continuation byte)"
+    assert list(marks.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("factory", "message"),
+    [
+        ("needs_arguments", "needs_arguments needs arguments (missing a required argument"),
+        ("broken_factory", "calling {target}() failed: RuntimeError: no database"),
+    ],
+)
+@pytest.mark.parametrize("command", ["prompt", "sdk"])
+def test_a_factory_that_cannot_be_called_is_a_tools_error(
+    factory: str, message: str, command: str, tools_file: Path, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    target = f"{tools_file}:{factory}"
+    if command == "sdk":
+        code = main_sdk(["--tools", target, "-o", str(tmp_path / "out")])
+    else:
+        code = main([command, "--tools", target])
+    assert code == 3
+    line = _one_line_error(capsys.readouterr().err)
+    assert message.format(target=target) in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_closed_stdout_ends_quietly(tools_file: Path) -> None:
+    """``codemode prompt | head``: the reader is gone before the first write."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "codemode.cli", "prompt", "--tools", f"{tools_file}:TOOLS"],
+            stdout=write_end, stderr=subprocess.PIPE, timeout=60, check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.stderr.decode() == ""
+    assert done.returncode == 141
+
+
+def test_the_progress_bar_draws_one_line_and_ends_it() -> None:
+    stream = io.StringIO()
+    bar = ProgressBar(stream, width=10)
+    for done in range(1, 1001):
+        bar(done, 1000)
+    frames = stream.getvalue().split("\r")[1:]
+    assert len(frames) == 51  # at once, then every 2 %: not every tool
+    assert frames[:2] == ["codemode sdk: [..........] 1/1000 tools",
+                          "codemode sdk: [..........] 20/1000 tools"]
+    assert frames[-1] == "codemode sdk: [##########] 1000/1000 tools\n"
+    assert all("\n" not in frame for frame in frames[:-1])
+
+
+def test_codemode_sdk_shows_progress_when_asked(
+    tools_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sdk"
+    assert main_sdk(["--tools", f"{tools_file}:TOOLS", "-o", str(out), "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert err.endswith("codemode sdk: [" + "#" * 30 + "] 1/1 tools\n")
+    assert (out / "tools.py").is_file()
+    assert main_sdk(["--tools", f"{tools_file}:TOOLS", "-o", str(out), "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
