@@ -29,7 +29,8 @@ import ast
 import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from codemode.mode.preflight import Problem, parameter_names
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
@@ -55,6 +56,29 @@ _REMOVED: Final = frozenset({"open", "exec", "eval", "compile", "globals", "loca
                              "bytearray", "classmethod", "staticmethod", "property"})
 """Python builtins a script does not have (a NameError at run time)."""
 _ENTRY_NAMES: Final = frozenset({"main", "amain", "async_main", "run", "run_task", "solve"})
+_RUN: Final = frozenset({"run"})
+_KNOWN: Final = frozenset(SAFE_BUILTINS) | SANDBOX_GLOBALS
+"""Names every run has."""
+_N = TypeVar("_N", bound=ast.AST)
+
+_names_cache: list[tuple[Mapping[str, str], frozenset[str], frozenset[str], dict[str, str]]] = []
+"""The last registry's names (see :func:`_registry_names`)."""
+
+
+def _registry_names(
+        tools: Mapping[str, str]) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
+    """(first parts of the tool paths, namespaces that are not tools, wire name → path of
+    top-level tools). An SDK's read-only mapping is read once, not at every run: a run's
+    cost does not grow with the registry."""
+    cached = _names_cache[0] if _names_cache else None
+    if cached is not None and cached[0] is tools:
+        return cached[1], cached[2], cached[3]
+    top = frozenset(path.split(".")[0] for path in tools)
+    namespaces = frozenset(path.split(".")[0] for path in tools if "." in path) - set(tools)
+    renamed = {wire: path for path, wire in tools.items() if "." not in path}
+    if isinstance(tools, MappingProxyType):  # immutable: safe to keep
+        _names_cache[:] = [(tools, top, namespaces, renamed)]
+    return top, namespaces, renamed
 
 
 def positional_order(spec: ToolSpec | None, argmap: Mapping[str, str]) -> Sequence[str] | None:
@@ -160,17 +184,30 @@ class _Edits:
     """Text edits at AST positions (UTF-8 byte columns) that keep lines in place."""
 
     def __init__(self, source: str) -> None:
-        self.data = source.encode("utf-8", "surrogatepass")
-        self.starts = [0]
-        for i, byte in enumerate(self.data):
-            if byte == 0x0A:
-                self.starts.append(i + 1)
+        self.source = source
+        self._data: bytes | None = None
+        self._starts: list[int] | None = None
         self.items: list[tuple[int, int, int, int, bytes]] = []
         """(start, end, order, span, text): replace data[start:end] with text."""
         self.tail: list[str] = []
 
+    @property
+    def data(self) -> bytes:
+        """The source as UTF-8 (AST columns count bytes); made at the first edit only."""
+        if self._data is None:
+            self._data = self.source.encode("utf-8", "surrogatepass")
+        return self._data
+
     def at(self, line: int, col: int) -> int:
-        return self.starts[line - 1] + col
+        starts = self._starts
+        if starts is None:
+            data, starts = self.data, [0]
+            found = data.find(b"\n")
+            while found >= 0:
+                starts.append(found + 1)
+                found = data.find(b"\n", found + 1)
+            self._starts = starts
+        return starts[line - 1] + col
 
     def start(self, node: ast.AST) -> int:
         return self.at(node.lineno, node.col_offset)  # type: ignore[attr-defined]
@@ -188,6 +225,13 @@ class _Edits:
         self.items.append((start, end, 2, 0, text.encode()))
 
     def apply(self) -> str:
+        if not self.items:
+            out = self.source
+            if self.tail:
+                if out and not out.endswith("\n"):
+                    out += "\n"
+                out += "\n".join(self.tail) + "\n"
+            return out
         data = self.data
         # Same position: closers (inner first) before openers (outer first).
         for start, end, _, _, text in sorted(self.items, key=lambda e: (e[0], e[2], e[3]),
@@ -221,10 +265,12 @@ class _Planner(ast.NodeVisitor):
         self.edits = edits
         self.problems: list[Problem] = []
         self.used: list[str] = []
-        # One traversal; every later look at "all nodes" reads this list.
+        # One traversal; every later look at "all nodes" (or all nodes of a kind) reads
+        # these lists.
         nodes: list[ast.AST] = [tree]
         self.parents: dict[int, ast.AST] = {}
         parents = self.parents
+        kinds: dict[type, list[ast.AST]] = {}
         index = 0
         node_type, skip = ast.AST, _PASSIVE
         while index < len(nodes):
@@ -240,16 +286,25 @@ class _Planner(ast.NodeVisitor):
                 elif isinstance(value, node_type) and type(value) not in skip:
                     parents[id(value)] = parent
                     nodes.append(value)
+        for node in nodes:
+            kind = type(node)
+            same = kinds.get(kind)
+            if same is None:
+                kinds[kind] = [node]
+            else:
+                same.append(node)
         self.nodes = nodes
-        self.bound, self.def_only = _bound_names(nodes)
-        top = {path.split(".")[0] for path in tools}
-        self.namespaces = {path.split(".")[0] for path in tools if "." in path} - set(tools)
+        self.kinds = kinds
+        """Node type → the nodes of exactly that type, in ``nodes`` order."""
+        self.bound, self.def_only = _bound_names(
+            [n for kind in _BINDERS for n in kinds.get(kind, ())])
+        top, self.namespaces, renamed = _registry_names(tools)
         self.bare: dict[str, str] = {}
         """Bare global → tool path / namespace, for the names this script reads."""
         self.refused_bare: dict[str, tuple[str, str]] = {}
         """Bare name → (why it is not the tool: builtin or variable, the tool's path)."""
-        renamed = {wire: path for path, wire in tools.items() if "." not in path}
-        self.loads = [n for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        self.loads = [n for n in kinds.get(ast.Name, ())
+                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
         reads = {n.id for n in self.loads}
         self.reads = reads
         for name in sorted(reads):
@@ -362,9 +417,15 @@ class _Planner(ast.NodeVisitor):
 
     # -- first passes ---------------------------------------------------------------------
 
+    def of(self, kind: type[_N]) -> list[_N]:
+        """The script's nodes of type ``kind`` (exactly), in traversal order."""
+        return self.kinds.get(kind, [])  # type: ignore[return-value]
+
     def prepare(self) -> None:
-        for node in self.nodes:
-            if isinstance(node, ast.Call) and self._asyncio_call(node.func, _CONCURRENT):
+        self.async_funcs.update(node.name for node in self.of(ast.AsyncFunctionDef))
+        self.awaited.update(id(node.value) for node in self.of(ast.Await))
+        for node in self.of(ast.Call):
+            if self._asyncio_call(node.func, _CONCURRENT):
                 for arg in node.args:
                     # gather(*tasks), gather(task), gather(*tasks.values()): tasks holds
                     # awaitables the call runs concurrently
@@ -374,17 +435,12 @@ class _Planner(ast.NodeVisitor):
                             item)
                     if isinstance(item, ast.Name):
                         self.task_names.add(item.id)
-            if isinstance(node, ast.AsyncFunctionDef):
-                self.async_funcs.add(node.name)
-            if isinstance(node, ast.Await):
-                self.awaited.add(id(node.value))
-            if isinstance(node, ast.Call) and node.args and self._asyncio_call(
-                    node.func, frozenset({"run"})):
+            if node.args and self._asyncio_call(node.func, _RUN):
                 self.awaited.add(id(node.args[0]))
         # Plain functions that call tools (or other such functions) become async.
         if self.strict:
             return
-        functions = [n for n in self.nodes if isinstance(n, ast.FunctionDef)]
+        functions = self.of(ast.FunctionDef)
         changed = True
         while changed:
             changed = False
@@ -398,27 +454,23 @@ class _Planner(ast.NodeVisitor):
 
     def needs_visit(self) -> bool:
         """Whether any node calls for the rewriting walk (a canonical script needs none)."""
-        if self.converted:
-            return True
-        for node in self.nodes:
-            kind = type(node)
-            if kind is ast.Call:
-                assert isinstance(node, ast.Call)
-                func = node.func
-                if type(func) is ast.Name and func.id in self.refused_bare:
-                    return True
-                if self._asyncio_call(func, frozenset({"run"})):
-                    return True
-                if not self.strict:
-                    root, _ = _root(func)
-                    if root is not None and root != "tools" and root in self.bare:
-                        return True
-                    if node.args and root == "tools":
-                        return True
-                    if id(node) not in self.awaited and self.awaitable(node):
-                        return True
-            elif kind is ast.Return or kind is ast.AnnAssign:
+        if self.converted or ast.AnnAssign in self.kinds or any(
+                self.edits_has_return(node) for node in self.of(ast.Return)):
+            return True  # a function's own ``return`` needs nothing: only a top-level one
+        for node in self.of(ast.Call):
+            func = node.func
+            if type(func) is ast.Name and func.id in self.refused_bare:
                 return True
+            if self._asyncio_call(func, _RUN):
+                return True
+            if not self.strict:
+                root, _ = _root(func)
+                if root is not None and root != "tools" and root in self.bare:
+                    return True
+                if node.args and root == "tools":
+                    return True
+                if id(node) not in self.awaited and self.awaitable(node):
+                    return True
         return False
 
     def _needs_async(self, func: ast.FunctionDef) -> bool:
@@ -433,7 +485,7 @@ class _Planner(ast.NodeVisitor):
             if isinstance(node, ast.Call) and self.awaitable(node) and (
                     id(node) not in self.awaited) and not self.concurrent(node):
                 return True
-            if isinstance(node, ast.Call) and self._asyncio_call(node.func, frozenset({"run"})):
+            if isinstance(node, ast.Call) and self._asyncio_call(node.func, _RUN):
                 return True
             stack.extend(ast.iter_child_nodes(node))
         return False
@@ -695,7 +747,7 @@ class _Planner(ast.NodeVisitor):
 
     def _unbound(self) -> None:
         seen: set[str] = set()
-        known = set(SAFE_BUILTINS) | SANDBOX_GLOBALS | set(self.inputs) | self.bound
+        known = _KNOWN | set(self.inputs) | self.bound
         if not self.strict:
             known |= {"final_answer"} | set(self.bare)
         for node in self.loads:
@@ -741,16 +793,22 @@ class _Planner(ast.NodeVisitor):
             self.add(node, f"name '{name}' is not defined{hint}")
 
     def orders(self) -> dict[str, Sequence[str] | None]:
+        """Tool path → its positional order, for every tool the script names (a call's
+        function is one of the names and attribute chains read here)."""
         out: dict[str, Sequence[str] | None] = {}
+        bare, name_kind, attribute_kind = self.bare, ast.Name, ast.Attribute
         for node in self.nodes:
-            target: ast.expr | None = None
-            if isinstance(node, ast.Call):
-                target = node.func
-            elif isinstance(node, ast.Attribute | ast.Name) and isinstance(node.ctx, ast.Load):
-                target = node
-            if target is None:
+            kind = type(node)
+            if kind is name_kind:
+                assert isinstance(node, ast.Name)
+                if node.id not in bare:
+                    continue
+            elif kind is not attribute_kind:
                 continue
-            path = self.tool_of(target)
+            assert isinstance(node, ast.Name | ast.Attribute)
+            if not isinstance(node.ctx, ast.Load):
+                continue
+            path = self.tool_of(node)
             if path is None or path not in self.tools or path in out:
                 continue
             wire = self.tools[path]
