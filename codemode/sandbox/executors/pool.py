@@ -55,10 +55,10 @@ from codemode.sandbox.executors.broker import CallBroker
 from codemode.sandbox.executors.confine import (
     LAYERS,
     UID_BASE,
-    UID_SPAN,
     Confinement,
     ConfinementMode,
 )
+from codemode.sandbox.executors.identity import LEASE_DIR, UidLease, UidLeases
 from codemode.sandbox.executors.protocol import (
     LARGE,
     FrameDecoder,
@@ -141,12 +141,8 @@ what a (possibly compromised) worker writes does not land on the host's stderr."
 _LOG: Final = logging.getLogger("codemode.sandbox")
 _UNAVAILABLE_ENV: Final = "CODEMODE_CONFINE_UNAVAILABLE"
 """Test seam (host side): comma-separated layer names whose probe the worker makes fail."""
-_uids = itertools.count((os.getpid() * 64) % UID_SPAN)
-
-
-def _next_uid() -> int:
-    """A spare uid for the next worker: unique within this host process (mod the range)."""
-    return UID_BASE + next(_uids) % UID_SPAN
+_LEASES: Final = UidLeases(LEASE_DIR if os.geteuid() == 0 else None)
+"""This host process's uid leases (a root host's workers each run as a spare uid)."""
 
 
 class _WorkerGone(Exception):
@@ -167,8 +163,10 @@ class _Worker:
         runtime: str,
         plan: dict[str, Any] | None = None,
         admit: Callable[[Confinement], None] | None = None,
+        lease: UidLease | None = None,
     ) -> None:
         plan = {"mode": "off"} if plan is None else plan
+        self._lease = lease
         self.process = subprocess.Popen(
             [python, "-I", "-B", "-c", _BOOTSTRAP, _PACKAGE_ROOT, json.dumps(plan), runtime],
             stdin=subprocess.PIPE,
@@ -346,13 +344,15 @@ class _Worker:
                 with contextlib.suppress(OSError):
                     stream.close()
 
-    def close_stderr(self) -> None:
-        """Log what is left on the worker's stderr and close it (after it exited)."""
+    def finish(self) -> None:
+        """After it exited: log what is left on its stderr, close it, free its uid."""
         stream = self.process.stderr
         if stream is not None and not stream.closed:
             self.drain_stderr()
             with contextlib.suppress(OSError):
                 stream.close()
+        if self._lease is not None:
+            self._lease.release()
 
     def exit_status(self) -> int | None:
         """The exit status if the process has ended (never blocks)."""
@@ -813,11 +813,11 @@ class WorkerPoolExecutor:
         call :meth:`start` first). Each field is a layer, active or missing with why."""
         return self._confinement
 
-    def _plan(self) -> dict[str, Any]:
+    def _plan(self, uid: int) -> dict[str, Any]:
         """What the next worker is told to apply (see ``confine.apply``)."""
         unavailable = [name for name in os.environ.get(_UNAVAILABLE_ENV, "").split(",")
                        if name in LAYERS]
-        return {"mode": self._confinement_mode, "uid": _next_uid(),
+        return {"mode": self._confinement_mode, "uid": uid,
                 "recycle": self._recycle, "unavailable": unavailable}
 
     def _admit(self, confinement: Confinement) -> None:
@@ -1029,7 +1029,9 @@ class WorkerPoolExecutor:
     def _fill(self) -> None:
         """Start workers until the pool holds ``size`` (idle plus running)."""
         while len(self._idle) + self._running < self._size:
-            self._idle.append(_Worker(self._python, self._runtime, self._plan(), self._admit))
+            lease = _LEASES.claim() if self._confinement_mode != "off" else None
+            plan = self._plan(UID_BASE if lease is None else lease.uid)
+            self._idle.append(_Worker(self._python, self._runtime, plan, self._admit, lease))
 
     def _discard(self, worker: _Worker) -> None:
         worker.kill()
@@ -1042,7 +1044,7 @@ class WorkerPoolExecutor:
             if worker.exit_status() is None:
                 dying.append(worker)
             else:
-                worker.close_stderr()
+                worker.finish()
         self._dying = dying
 
     async def aclose(self) -> None:
@@ -1058,7 +1060,7 @@ class WorkerPoolExecutor:
                 await anyio.sleep(0.005)
             for worker in self._dying:
                 await anyio.to_thread.run_sync(worker.process.wait)
-                worker.close_stderr()
+                worker.finish()
             self._dying.clear()
 
     async def __aenter__(self) -> Self:
