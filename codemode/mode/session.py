@@ -20,7 +20,7 @@ import ast
 import json
 import keyword
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 from codemode.mode.dialects import SANDBOX_GLOBALS
 from codemode.mode.ledger import RunResult
@@ -28,9 +28,26 @@ from codemode.sandbox import ScriptResult
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 
 if TYPE_CHECKING:
-    from codemode.mode.code_mode import CodeMode
+    from collections.abc import Awaitable, Callable, Mapping
+
+    from codemode.dispatch.registry import ToolRegistry
 
 __all__ = ["Session"]
+
+
+class Mode(Protocol):
+    """What a session needs of its ``CodeMode``."""
+
+    registry: ToolRegistry
+
+    def prompt(self, *, inputs: Mapping[str, Any] | None = None) -> str:
+        """The model-facing prompt listing ``inputs`` as globals."""
+        ...
+
+    @property
+    def run(self) -> Callable[..., Awaitable[ScriptResult]]:
+        """``CodeMode.run``."""
+        ...
 
 _PREFIX: Final = "cm_session_"
 """Names of the capture's own globals (a script's names with this prefix are not kept)."""
@@ -40,7 +57,7 @@ _PREFIX: Final = "cm_session_"
 class Session:
     """State carried from one run of a :class:`CodeMode` to the next (see module docs)."""
 
-    def __init__(self, mode: CodeMode, *, max_bytes: int = 100_000) -> None:
+    def __init__(self, mode: Mode, *, max_bytes: int = 100_000) -> None:
         if max_bytes < 1:
             raise ValueError("max_bytes must be positive")
         self.mode = mode

@@ -1,0 +1,148 @@
+"""Approve before run: statically known calls go through policy before any side effect."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import codemode as cm
+
+if TYPE_CHECKING:
+    from codemode.sandbox import Executor
+
+THREE = """\
+await tools.write(path="a.txt", text="1")
+await tools.write(path="b.txt", text="2")
+await tools.delete(path="old.txt")
+"""
+
+
+def files_registry(done: list[str], dry: list[bool]) -> cm.ToolRegistry:
+    reg = cm.ToolRegistry()
+
+    async def write(args: Any) -> str:
+        done.append(f"write {args['path']}")
+        return "ok"
+
+    async def delete(args: Any) -> str:
+        done.append(f"delete {args['path']}")
+        return "ok"
+
+    async def listing(args: Any) -> list[str]:
+        return ["x.txt"]
+
+    path = {"path": {"type": "string", "required": True}}
+    reg.register(cm.define_tool(name="write", execute=write,
+                                parameters={**path, "text": {"type": "string"}}))
+    reg.register(cm.define_tool(name="delete", execute=delete, parameters=path))
+    reg.register(cm.define_tool(name="listing", execute=listing,
+                                output_schema={"type": "array"}))
+
+    @reg.pre_execute
+    def ask_for_changes(ctx: cm.ExecContext) -> cm.Ask | cm.Deny | None:
+        dry.append(ctx.dry_run)
+        if ctx.name == "delete" and ctx.arguments["path"].startswith("/"):
+            return cm.Deny("absolute paths are not deleted")
+        if ctx.name in ("write", "delete"):
+            return cm.Ask(f"{ctx.name} {ctx.arguments['path']}?")
+        return None
+
+    def runtime_approver(ctx: cm.ExecContext, prompt: str) -> bool:
+        done.append(f"asked at run time: {prompt}")
+        return True
+
+    reg.approver = runtime_approver
+    return reg
+
+
+async def test_a_three_call_script_is_approved_once_up_front(executor: Executor) -> None:
+    done: list[str] = []
+    dry: list[bool] = []
+    requests: list[cm.ApprovalRequest] = []
+
+    def approve(request: cm.ApprovalRequest) -> bool:
+        requests.append(request)
+        assert done == []  # nothing has run yet
+        return True
+
+    mode = cm.CodeMode(files_registry(done, dry), executor=executor, approve=approve)
+    result = await mode.run(THREE)
+    assert result.error is None, result.error
+    assert done == ["write a.txt", "write b.txt", "delete old.txt"]  # no run-time asking
+    [request] = requests
+    assert request.code == THREE and request.unresolved == 0
+    assert [(c.line, c.tool, dict(c.arguments), c.prompt) for c in request.calls] == [
+        (1, "write", {"path": "a.txt", "text": "1"}, "write a.txt?"),
+        (2, "write", {"path": "b.txt", "text": "2"}, "write b.txt?"),
+        (3, "delete", {"path": "old.txt"}, "delete old.txt?"),
+    ]
+    assert "line 3: delete(path='old.txt')  -- delete old.txt?" in str(request)
+    assert dry == [True, True, True, False, False, False]
+    assert isinstance(result, cm.RunResult) and result.approval == request
+
+
+async def test_run_code_through_the_registry_asks_once(executor: Executor) -> None:
+    done: list[str] = []
+    requests: list[cm.ApprovalRequest] = []
+    reg = files_registry(done, [])
+    mode = cm.CodeMode(reg, executor=executor,
+                       approve=lambda request: requests.append(request) is None)
+    reg.register(mode.as_tool())
+    result = await reg.execute(cm.ToolCall(call_id="t", name="run_code",
+                                           arguments={"code": THREE}))
+    assert not result.is_error, result.text
+    assert len(requests) == 1 and len(requests[0].asks) == 3
+    assert done == ["write a.txt", "write b.txt", "delete old.txt"]
+
+
+async def test_a_denied_third_call_refuses_the_script_before_the_first_write(
+        executor: Executor) -> None:
+    done: list[str] = []
+    mode = cm.CodeMode(files_registry(done, []), executor=executor, policy_preflight=True)
+    result = await mode.run(THREE.replace("old.txt", "/etc/passwd"))
+    assert result.error is not None and result.error.type == "PreflightError"
+    assert result.error.line == 3
+    assert "absolute paths are not deleted" in result.error.message
+    assert done == []  # neither write happened
+
+
+async def test_an_approval_refused_runs_nothing() -> None:
+    done: list[str] = []
+    async with cm.InProcessExecutor() as executor:
+        mode = cm.CodeMode(files_registry(done, []), executor=executor,
+                           approve=lambda request: False)
+        result = await mode.run(THREE)
+    assert result.error is not None and result.error.type == "PreflightError"
+    assert "not approved" in result.error.message and done == []
+
+
+async def test_calls_the_preflight_cannot_resolve_still_ask_at_run_time() -> None:
+    done: list[str] = []
+    requests: list[cm.ApprovalRequest] = []
+    script = ('await tools.write(path="a.txt", text="1")\n'
+              'for name in await tools.listing():\n'
+              '    await tools.delete(path=name)\n')
+    async with cm.InProcessExecutor() as executor:
+        mode = cm.CodeMode(files_registry(done, []), executor=executor,
+                           approve=lambda request: requests.append(request) is None)
+        result = await mode.run(script)
+    assert result.error is None
+    assert [c.tool for c in requests[0].calls] == ["write"] and requests[0].unresolved == 2
+    assert done == ["write a.txt", "asked at run time: delete x.txt?", "delete x.txt"]
+
+
+async def test_loops_over_literals_and_constants_resolve() -> None:
+    done: list[str] = []
+    requests: list[cm.ApprovalRequest] = []
+    script = ('TEXT = "hi"\n'
+              'for p in ["a", "b"]:\n'
+              '    await tools.write(path=p, text=TEXT)\n'
+              'await asyncio.gather(*[tools.delete(path=p) for p in ("c", "d")])\n')
+    async with cm.InProcessExecutor() as executor:
+        mode = cm.CodeMode(files_registry(done, []), executor=executor,
+                           approve=lambda request: requests.append(request) is None)
+        result = await mode.run(script)
+    assert result.error is None
+    assert [(c.tool, dict(c.arguments)) for c in requests[0].calls] == [
+        ("write", {"path": "a", "text": "hi"}), ("write", {"path": "b", "text": "hi"}),
+        ("delete", {"path": "c"}), ("delete", {"path": "d"})]
+    assert not any(entry.startswith("asked") for entry in done) and len(done) == 4

@@ -1,0 +1,90 @@
+"""Typed state between runs: a session keeps the JSON globals a script leaves."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import codemode as cm
+
+if TYPE_CHECKING:
+    from codemode.sandbox import Executor
+
+FIRST = """\
+rows = await tools.rows()
+by_name = {row["name"]: row["n"] for row in rows}
+helper = lambda x: x
+len(rows)
+"""
+SECOND = """\
+total = sum(row["n"] for row in rows)
+[total, by_name["b"]]
+"""
+
+
+def rows_registry() -> cm.ToolRegistry:
+    reg = cm.ToolRegistry()
+
+    async def rows(args: Any) -> list[dict[str, Any]]:
+        return [{"name": "a", "n": 1}, {"name": "b", "n": 2}]
+
+    reg.register(cm.define_tool(name="rows", execute=rows, output_schema={"type": "array"}))
+    return reg
+
+
+async def test_a_two_run_session(executor: Executor) -> None:
+    mode = cm.CodeMode(rows_registry(), executor=executor)
+    session = mode.session()
+    first = await session.run(FIRST)
+    assert first.error is None and first.value == 2
+    assert session.state == {"rows": [{"name": "a", "n": 1}, {"name": "b", "n": 2}],
+                             "by_name": {"a": 1, "b": 2}}  # the lambda is not JSON: not kept
+    prompt = session.prompt()
+    assert "  by_name: dict = {\"a\": 1, \"b\": 2}" in prompt
+    assert "  rows: list = [" in prompt
+    second = await session.run(SECOND)
+    assert second.error is None and second.value == [3, 2]
+    assert set(session.state) == {"rows", "by_name", "total"}
+
+
+async def test_a_two_run_session_through_run_code(executor: Executor) -> None:
+    reg = rows_registry()
+    mode = cm.CodeMode(reg, executor=executor)
+    reg.register(mode.as_tool(session=mode.session()))
+    first = await reg.execute(cm.ToolCall(call_id="t1", name="run_code",
+                                          arguments={"code": FIRST}))
+    assert not first.is_error and "value: 2" in first.text
+    second = await reg.execute(cm.ToolCall(call_id="t2", name="run_code",
+                                           arguments={"code": SECOND}))
+    assert not second.is_error, second.text
+    assert "value: [3, 2]" in second.text
+
+
+async def test_what_a_session_keeps_is_bounded_and_only_from_finished_runs() -> None:
+    async with cm.InProcessExecutor() as executor:
+        mode = cm.CodeMode(rows_registry(), executor=executor)
+        session = mode.session(max_bytes=40)
+        await session.run('small = "x" * 10\nbig = "y" * 100\nsmall')
+        assert session.state == {"small": "x" * 10}
+        failed = await session.run('small = "changed"\n1 / 0')
+        assert failed.error is not None and session.state == {"small": "x" * 10}
+        await session.run("small = {1, 2}")  # rebound to a set: no longer JSON, dropped
+        assert session.state == {}
+
+
+async def test_a_changed_sdk_clears_the_state() -> None:
+    reg = rows_registry()
+    async with cm.InProcessExecutor() as executor:
+        session = cm.CodeMode(reg, executor=executor).session()
+        await session.run("kept = 1")
+        assert session.state == {"kept": 1}
+        reg.register(cm.define_tool(name="other", execute=lambda args: 1))
+        result = await session.run("kept")
+    assert result.error is not None and "kept" in result.error.message
+    assert session.state == {}
+
+
+async def test_a_script_ending_in_an_assignment_keeps_its_value() -> None:
+    async with cm.InProcessExecutor() as executor:
+        session = cm.CodeMode(rows_registry(), executor=executor).session()
+        result = await session.run("n = 3")
+    assert result.value == 3 and session.state == {"n": 3}
