@@ -3,15 +3,21 @@
 The parameters schema comes from the signature's type hints (through
 pydantic, which understands ``Annotated``, ``Literal``, TypedDicts, defaults)
 and the descriptions from the docstring (Google ``Args:`` or Sphinx ``:param``).
+The same pydantic model turns each call's validated JSON into the annotated types.
 """
 
 from __future__ import annotations
 
+import datetime
+import enum
 import inspect
 import re
-from typing import TYPE_CHECKING, Any, get_type_hints, overload
+import uuid
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, final, get_type_hints, overload
 
 import pydantic
+import pydantic_core
 
 from codemode.dispatch.context import ExecContext
 from codemode.dispatch.frozen import thaw
@@ -21,7 +27,7 @@ from codemode.errors import ToolDefinitionError
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = ["tool"]
+__all__ = ["FunctionSignature", "read_signature", "schema_from_function", "tool"]
 
 _SPHINX = re.compile(r"^\s*:param\s+(?:[^:]*\s)?(\w+):\s*(.*)$")
 _GOOGLE_ITEM = re.compile(r"^\s*(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
@@ -92,10 +98,31 @@ def _strip_titles(schema: Any) -> Any:
     return schema
 
 
+@final
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FunctionSignature:
+    """What ``@tool`` reads from a function once, at definition."""
+
+    schema: dict[str, Any]
+    """The parameters JSON Schema."""
+    description: str
+    """The docstring's summary."""
+    context: str | None
+    """Name of the ``ExecContext`` parameter, if any."""
+    model: type[pydantic.BaseModel]
+    """The arguments as a pydantic model: it turns validated JSON into the annotated types."""
+
+
 def schema_from_function(
     fn: Callable[..., Any], name: str
 ) -> tuple[dict[str, Any], str, str | None]:
     """(parameters schema, description, name of the ExecContext parameter or None)."""
+    found = read_signature(fn, name)
+    return found.schema, found.description, found.context
+
+
+def read_signature(fn: Callable[..., Any], name: str) -> FunctionSignature:
+    """Schema, description, context parameter and arguments model of ``fn``."""
     try:
         hints = get_type_hints(fn, include_extras=True)
     except Exception as exc:
@@ -123,7 +150,36 @@ def schema_from_function(
         raise ToolDefinitionError(name, f"cannot derive a JSON Schema: {exc}") from None
     schema = _strip_titles(schema)
     schema["additionalProperties"] = False
-    return schema, description, ctx_param
+    return FunctionSignature(schema=schema, description=description, context=ctx_param,
+                             model=model)
+
+
+def _typed_arguments(model: type[pydantic.BaseModel], args: Mapping[str, Any]) -> dict[str, Any]:
+    """Validated JSON arguments as the annotated types (a pydantic model argument as that
+    model, ``date``/``datetime``/``Enum``/``UUID`` as themselves). Only the keys sent are
+    passed: the function's own defaults fill the rest, as in a plain call."""
+    raw = thaw(args)
+    parsed = model.model_validate(raw)
+    return {key: getattr(parsed, key) for key in raw}
+
+
+_JSONABLE = (pydantic.BaseModel, datetime.date, datetime.time, datetime.timedelta, enum.Enum,
+             uuid.UUID)
+"""What a handler may return that ``@tool`` turns into JSON (the pipeline takes only JSON)."""
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` with pydantic models, dates, enums and UUIDs (at any depth) as JSON."""
+    if isinstance(value, _JSONABLE):
+        return pydantic_core.to_jsonable_python(value)
+    if type(value) is dict:
+        items = {key: _jsonable(item) for key, item in value.items()}
+        return items if any(items[k] is not value[k] for k in value) else value
+    if type(value) in (list, tuple):
+        converted = [_jsonable(item) for item in value]
+        changed = any(a is not b for a, b in zip(converted, value, strict=True))
+        return converted if changed else value
+    return value
 
 
 @overload
@@ -137,6 +193,7 @@ def tool(
     execution_mode: ExecutionMode = "parallel",
     namespace: str | None = None,
     visible_in_code: bool = True,
+    threaded: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -150,44 +207,50 @@ def tool(
     execution_mode: ExecutionMode = "parallel",
     namespace: str | None = None,
     visible_in_code: bool = True,
+    threaded: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a ``Tool`` from ``fn(**arguments)``; a parameter typed ``ExecContext`` gets the context.
 
-    Arguments arrive as plain (mutable) Python values, validated first.
+    Arguments are validated against the schema, then handed over as their annotated types
+    (a pydantic model as that model, ``date``, ``Enum``, ``UUID`` … as themselves); such
+    values in the result go back as JSON. The tool stays callable as the plain function.
+    ``threaded=True`` runs a sync function in a worker thread, off the event loop.
     """
 
     def build(func: Callable[..., Any]) -> Tool:
         tool_name = name or func.__name__
-        schema, doc, ctx_param = schema_from_function(func, tool_name)
-        is_async = inspect.iscoroutinefunction(func)
+        found = read_signature(func, tool_name)
+        model, ctx_param = found.model, found.context
 
-        if is_async:
+        if inspect.iscoroutinefunction(func):
 
             async def handler(args: Mapping[str, Any], ctx: ExecContext) -> Any:
-                kwargs = thaw(args)
+                kwargs = _typed_arguments(model, args)
                 if ctx_param:
                     kwargs[ctx_param] = ctx
-                return await func(**kwargs)
+                return _jsonable(await func(**kwargs))
         else:
 
             def handler(args: Mapping[str, Any], ctx: ExecContext) -> Any:  # type: ignore[misc]
-                kwargs = thaw(args)
+                kwargs = _typed_arguments(model, args)
                 if ctx_param:
                     kwargs[ctx_param] = ctx
-                return func(**kwargs)
+                return _jsonable(func(**kwargs))
 
         handler.__name__ = func.__name__
         handler.__doc__ = func.__doc__
-        return define_tool(
+        made = define_tool(
             name=tool_name,
-            description=description if description is not None else doc,
-            parameters=schema,
+            description=description if description is not None else found.description,
+            parameters=found.schema,
             execute=handler,
             output_schema=output_schema,
             execution_mode=execution_mode,
             namespace=namespace,
             visible_in_code=visible_in_code,
+            threaded=threaded,
         )
+        return replace(made, function=func)
 
     if fn is not None:
         return build(fn)

@@ -100,11 +100,21 @@ class Tool:
     """Pure ``(args) -> Card | None``: the editor's pending card (``dispatch.cards``)."""
     present_result: PresentResult | None = field(default=None, repr=False)
     """Pure ``(args, CardResult) -> Card | None``: the finished card."""
+    function: Callable[..., Any] | None = field(default=None, repr=False)
+    """The Python function ``@tool`` made this from: calling the tool calls it, directly."""
 
     @property
     def name(self) -> str:
         """The wire name."""
         return self.spec.name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the decorated function as plain Python (no validation, no pipeline)."""
+        if self.function is None:
+            raise TypeError(
+                f"tool {self.name!r} was made by define_tool(); call it through a registry"
+            )
+        return self.function(*args, **kwargs)
 
 
 def define_tool(
