@@ -1,5 +1,20 @@
 """codemode: a Code Mode host — typed tool SDKs, sandboxed scripts, one validated pipeline."""
 
+from .dispatch.agent import AgentSession as AgentSession
+from .dispatch.agent import Injection as Injection
+from .dispatch.cards import CardNode as CardNode
+from .dispatch.cards import CardResult as CardResult
+from .dispatch.cards import DiffCard as DiffCard
+from .dispatch.cards import FileDiff as FileDiff
+from .dispatch.cards import GenericCard as GenericCard
+from .dispatch.cards import Location as Location
+from .dispatch.cards import TerminalCard as TerminalCard
+from .dispatch.cards import fallback_card as fallback_card
+from .dispatch.cards import present_call as present_call
+from .dispatch.cards import present_result as present_result
+from .dispatch.cards import read_session as read_session
+from .dispatch.cards import render_session as render_session
+from .dispatch.cards import with_cards as with_cards
 from .dispatch.content import Envelope as Envelope
 from .dispatch.content import ErrorInfo as ErrorInfo
 from .dispatch.content import ToolResult as ToolResult
@@ -22,6 +37,13 @@ from .dispatch.frozen import thaw as thaw
 from .dispatch.registry import Registration as Registration
 from .dispatch.registry import ToolRegistry as ToolRegistry
 from .dispatch.spec import ToolSpec as ToolSpec
+from .dispatch.task_tools import task_tools as task_tools
+from .dispatch.tasks import OutputBuffer as OutputBuffer
+from .dispatch.tasks import TaskIO as TaskIO
+from .dispatch.tasks import TaskManager as TaskManager
+from .dispatch.tasks import TaskStart as TaskStart
+from .dispatch.tasks import TaskStatus as TaskStatus
+from .dispatch.tasks import background as background
 from .dispatch.tool import Tool as Tool
 from .dispatch.tool import define_tool as define_tool
 from .errors import CodemodeError as CodemodeError
@@ -33,6 +55,7 @@ from .errors import PreflightError as PreflightError
 from .errors import SandboxError as SandboxError
 from .errors import ScriptCompileError as ScriptCompileError
 from .errors import SdkGenerationError as SdkGenerationError
+from .errors import TaskError as TaskError
 from .errors import ToolCallError as ToolCallError
 from .errors import ToolDefinitionError as ToolDefinitionError
 from .errors import UnknownToolError as UnknownToolError
@@ -58,29 +81,38 @@ from .sandbox import ScriptResult as ScriptResult
 from .sandbox import WorkerPoolExecutor as WorkerPoolExecutor
 
 __all__ = [
+    "AgentSession",
     "Allow",
     "ApprovalRequest",
     "Ask",
     "CallEndEvent",
     "CallStartEvent",
     "CancelSignal",
+    "CardNode",
+    "CardResult",
     "CodeMode",
     "CodemodeError",
     "Deny",
+    "DiffCard",
     "DuplicateToolError",
     "Envelope",
     "ErrorInfo",
     "ExecContext",
     "Executor",
+    "FileDiff",
     "FrozenDict",
     "GatewayConfigError",
+    "GenericCard",
     "InProcessExecutor",
+    "Injection",
     "Journal",
     "JournalEntry",
     "JsonlSessionLog",
     "LimitExceeded",
     "Limits",
+    "Location",
     "McpTools",
+    "OutputBuffer",
     "OutputEvent",
     "PipelineError",
     "PlannedCall",
@@ -95,6 +127,12 @@ __all__ = [
     "ScriptResult",
     "SdkGenerationError",
     "Session",
+    "TaskError",
+    "TaskIO",
+    "TaskManager",
+    "TaskStart",
+    "TaskStatus",
+    "TerminalCard",
     "Token",
     "Tool",
     "ToolCall",
@@ -107,11 +145,19 @@ __all__ = [
     "UnknownToolError",
     "WorkerPoolExecutor",
     "audio",
+    "background",
     "define_tool",
+    "fallback_card",
     "image",
+    "present_call",
+    "present_result",
+    "read_session",
     "register_mcp_tools",
+    "render_session",
     "resource",
+    "task_tools",
     "text",
     "thaw",
     "tool",
+    "with_cards",
 ]
