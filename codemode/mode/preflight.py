@@ -77,18 +77,36 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+_VALIDATORS: dict[tuple[int, str], tuple[Mapping[str, Any], Any]] = {}
+"""(id of a tool's parameters schema, argument) → (that schema, its argument's validator):
+made once per tool argument, not at every run (a spec's schema is frozen)."""
+
+
+def _validator(schema: Mapping[str, Any], props: Mapping[str, Any], wire_arg: str) -> Any:
+    key = (id(schema), wire_arg)
+    known = _VALIDATORS.get(key)
+    if known is not None and known[0] is schema:
+        return known[1]
+    wrapper: dict[str, Any] = {"type": "object", "properties": {wire_arg: props[wire_arg]}}
+    for name in ("$defs", "definitions", "$schema"):
+        if name in schema:
+            wrapper[name] = schema[name]
+    cls = jsonschema.validators.validator_for(wrapper, default=jsonschema.Draft202012Validator)
+    validator = cls(wrapper)
+    if len(_VALIDATORS) >= 4096:
+        _VALIDATORS.clear()
+    _VALIDATORS[key] = (schema, validator)
+    return validator
+
+
 def _check_value(schema: Mapping[str, Any], wire_arg: str, value: Any) -> str | None:
     """Validate one literal argument in the context of its root schema (keeps $defs/$refs)."""
     props = schema.get("properties")
     if not isinstance(props, Mapping) or wire_arg not in props:
         return None
-    wrapper: dict[str, Any] = {"type": "object", "properties": {wire_arg: props[wire_arg]}}
-    for key in ("$defs", "definitions", "$schema"):
-        if key in schema:
-            wrapper[key] = schema[key]
     try:
-        cls = jsonschema.validators.validator_for(wrapper, default=jsonschema.Draft202012Validator)
-        error = jsonschema.exceptions.best_match(cls(wrapper).iter_errors({wire_arg: value}))
+        validator = _validator(schema, props, wire_arg)
+        error = jsonschema.exceptions.best_match(validator.iter_errors({wire_arg: value}))
     except (
         jsonschema.exceptions.RefResolutionError,
         jsonschema.exceptions.SchemaError,
