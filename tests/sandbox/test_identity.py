@@ -11,7 +11,7 @@ import fcntl
 import os
 import subprocess
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -20,6 +20,9 @@ from codemode.sandbox.executors.confine import UID_BASE, UID_SPAN
 from codemode.sandbox.executors.identity import LEASE_DIR, UidLeases
 from codemode.sandbox.executors.pool import WorkerPoolExecutor
 from codemode.sandbox.limits import Limits
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 ROOT = os.geteuid() == 0
 RAW = "tests.sandbox.attacks.compromised_worker:raw"
