@@ -9,13 +9,17 @@ the registry), and goes through ``registry.execute`` like any other call.
 from __future__ import annotations
 
 import ast
+import contextlib
 import itertools
 import json
 import keyword
+import math
 import re
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, final
+
+import anyio
 
 import sdk_gen
 from codemode.dispatch.content import Envelope
@@ -26,6 +30,15 @@ from codemode.dispatch.tool import Tool, define_tool
 from codemode.errors import ScriptCompileError, ToolCallError
 from codemode.mode.dialects import SANDBOX_GLOBALS, plan
 from codemode.mode.preflight import Problem, check_script
+from codemode.mode.stream import (
+    CallEndEvent,
+    CallStartEvent,
+    OutputEvent,
+    RunEndEvent,
+    RunEvent,
+    RunStream,
+    guarded,
+)
 from codemode.sandbox import Executor, Limits, ScriptError, ScriptResult
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.compile import MAX_SOURCE, compile_script
@@ -222,13 +235,72 @@ class CodeMode:
         call_id: str | None = None,
         limits: Limits | None = None,
         inputs: Mapping[str, Any] | None = None,
+        on_event: Callable[[RunEvent], Any] | None = None,
     ) -> ScriptResult:
         """Run ``script``; every tool call goes through ``registry.execute``.
 
         ``parent`` is the token nested calls name as their parent (a fresh token
         when None); ``call_id`` is the prefix of nested call ids. ``inputs`` (JSON
         values) are bound as globals of the script, over this CodeMode's ``inputs``.
+        ``on_event`` receives the run's live events (printed output, nested calls, then
+        :class:`RunEndEvent`) on the host's loop while it runs; it must not block, and
+        an exception it raises is logged (``codemode.mode``), not raised.
         """
+        deliver = guarded(on_event) if on_event is not None else None
+        result = await self._run(script, agent=agent, parent=parent, call_id=call_id,
+                                 limits=limits, inputs=inputs, deliver=deliver)
+        if deliver is not None:
+            deliver(RunEndEvent(result=result))
+        return result
+
+    @contextlib.asynccontextmanager
+    async def stream(
+        self,
+        script: str,
+        *,
+        agent: str | None = None,
+        parent: Token | None = None,
+        call_id: str | None = None,
+        limits: Limits | None = None,
+        inputs: Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[RunStream]:
+        """Run ``script`` as :meth:`run` does, its events readable while it runs::
+
+            async with mode.stream(script) as events:
+                async for event in events:   # OutputEvent, CallStartEvent, CallEndEvent …
+                    ...                      # … and last RunEndEvent (events.result)
+
+        Leaving the block stops a run that is still going. The events are bounded by the
+        run's limits (output bytes, two per call), so none is dropped or waits.
+        """
+        send, receive = anyio.create_memory_object_stream[RunEvent](math.inf)
+        events = RunStream(receive)
+
+        async def go() -> None:
+            with send:
+                events.result = await self.run(
+                    script, agent=agent, parent=parent, call_id=call_id, limits=limits,
+                    inputs=inputs, on_event=send.send_nowait)
+
+        with receive:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(go)
+                try:
+                    yield events
+                finally:
+                    tg.cancel_scope.cancel()
+
+    async def _run(
+        self,
+        script: str,
+        *,
+        agent: str | None,
+        parent: Token | None,
+        call_id: str | None,
+        limits: Limits | None,
+        inputs: Mapping[str, Any] | None,
+        deliver: Callable[[RunEvent], None] | None,
+    ) -> ScriptResult:
         sdk, specs = self._current()
         limits = limits or self.limits
         problems, source = self._prepare(script, inputs)
@@ -245,10 +317,17 @@ class CodeMode:
         run = RunSummary(
             outer_id=call_id or f"run-{next(self._runs)}", token=parent or Token(), agent=agent
         )
-        bridge = _Bridge(self.registry, sdk, specs, run)
-        result = await self.executor.run(
-            source, call_tool=bridge.call, tool_paths=tuple(sdk.names.tools), limits=limits
-        )
+        bridge = _Bridge(self.registry, sdk, specs, run, deliver)
+        if deliver is None:
+            result = await self.executor.run(
+                source, call_tool=bridge.call, tool_paths=tuple(sdk.names.tools), limits=limits
+            )
+        else:
+            emit = deliver
+            result = await self.executor.run(
+                source, call_tool=bridge.call, tool_paths=tuple(sdk.names.tools), limits=limits,
+                on_output=lambda text: emit(OutputEvent(text=text)),
+            )
         return replace(result, attachments=tuple(bridge.attachments))
 
     def as_tool(self, *, description: str | None = None) -> Tool:
@@ -360,11 +439,14 @@ class _Bridge:
         sdk: sdk_gen.GeneratedSDK,
         specs: Mapping[str, ToolSpec],
         run: RunSummary,
+        deliver: Callable[[RunEvent], None] | None = None,
     ) -> None:
         self.registry = registry
         self.sdk = sdk
         self.specs = specs
         self.run = run
+        self.deliver = deliver
+        """Where the run's live call events go (``CodeMode.run(on_event=...)``), if anywhere."""
         self.counter = itertools.count(1)
         self.attachments: list[Mapping[str, Any]] = []
 
@@ -381,7 +463,21 @@ class _Bridge:
             parent=self.run.token,
             agent=self.run.agent,
         )
-        result = await self.registry.execute(call)
+        if self.deliver is None:
+            result = await self.registry.execute(call)
+        else:
+            self.deliver(CallStartEvent(call_id=call.call_id, name=wire, tool=path,
+                                        arguments=call.arguments))
+            try:
+                result = await self.registry.execute(call)
+            except BaseException:  # cancelled with the run, or a hook bug: still ends the call
+                self.deliver(CallEndEvent(call_id=call.call_id, name=wire, tool=path,
+                                          is_error=True, error="cancelled", duration=None))
+                raise
+            self.deliver(CallEndEvent(
+                call_id=call.call_id, name=wire, tool=path, is_error=result.is_error,
+                error=(result.error.message if result.error is not None else result.text)
+                if result.is_error else None, duration=result.duration))
         if result.is_error:
             error = result.error
             message = error.message if error is not None else result.text
