@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import random
 import re
@@ -25,13 +26,31 @@ import statistics
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from codemode import Deny, ExecContext, ToolRegistry, tool
+from codemode import (
+    CardResult,
+    Deny,
+    DiffCard,
+    ExecContext,
+    FileDiff,
+    GenericCard,
+    Location,
+    Tool,
+    ToolRegistry,
+    tool,
+    with_cards,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from codemode.dispatch.cards import CardKind
 
 __all__ = [
+    "CARDS",
     "DATA_DIR",
     "WorkspaceError",
     "build_registry",
@@ -201,7 +220,7 @@ def _file_tools(registry: ToolRegistry, root: Path) -> None:
         return {"deleted": _relative(base, target)}
 
     for made in (list_files, read_file, write_file, search_text, delete_file):
-        registry.register(made)
+        registry.register(_carded(made))
 
 
 _ALLOWED_SQL = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
@@ -295,7 +314,7 @@ def _sql_tools(registry: ToolRegistry, root: Path) -> None:
         return {"table": table, "row_count": count, "columns": columns}
 
     for made in (query, list_tables, describe_table):
-        registry.register(made)
+        registry.register(_carded(made))
 
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
@@ -356,7 +375,139 @@ def _text_tools(registry: ToolRegistry) -> None:
         }
 
     for made in (word_count, extract_emails, summarize_numbers):
-        registry.register(made)
+        registry.register(_carded(made))
+
+
+def _data(result: CardResult) -> Any:
+    """A result's JSON data (tools here answer JSON), or None for text and errors."""
+    if result.is_error:
+        return None
+    try:
+        return json.loads(result.text)
+    except ValueError:
+        return None
+
+
+def _failed(title: str, result: CardResult) -> GenericCard | None:
+    return GenericCard(title=title, content=result.error) if result.is_error else None
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}{'es' if word.endswith('ch') else 's'}"
+
+
+def _list_files_result(args: Mapping[str, Any], result: CardResult) -> GenericCard:
+    files = (_data(result) or {}).get("files", [])
+    where = args.get("directory", ".")
+    return _failed(f"List files in {where}", result) or GenericCard(
+        title=f"Listed {_plural(len(files), 'file')} in {where}", kind="search",
+        content="\n".join(f["path"] for f in files) or None,
+        locations=tuple(Location(path=f["path"]) for f in files[:20]))
+
+
+def _read_file_result(args: Mapping[str, Any], result: CardResult) -> GenericCard:
+    lines = len(result.text.splitlines())
+    return _failed(f"Read {args['path']}", result) or GenericCard(
+        title=f"Read {args['path']} ({_plural(lines, 'line')})", kind="read",
+        locations=(Location(path=args["path"]),))
+
+
+def _write_file_call(args: Mapping[str, Any]) -> DiffCard:
+    # old_text is None: a pure presenter cannot read what the file held before.
+    return DiffCard(title=f"Write {args['path']}",
+                    diffs=(FileDiff(path=args["path"], old_text=None, new_text=args["content"]),),
+                    locations=(Location(path=args["path"]),))
+
+
+def _write_file_result(args: Mapping[str, Any], result: CardResult) -> DiffCard | GenericCard:
+    data = _data(result)
+    if data is None:
+        return _failed(f"Write {args['path']}", result) or GenericCard(title="Write")
+    return DiffCard(title=f"Wrote {data['path']} ({_plural(data['bytes'], 'byte')})",
+                    diffs=(FileDiff(path=data["path"], old_text=None, new_text=args["content"]),),
+                    locations=(Location(path=data["path"]),))
+
+
+def _search_result(args: Mapping[str, Any], result: CardResult) -> GenericCard:
+    data = _data(result) or {}
+    matches = data.get("matches", [])
+    more = " (truncated)" if data.get("truncated") else ""
+    return _failed(f"Search {args['query']!r}", result) or GenericCard(
+        title=f"Search {args['query']!r}: {_plural(len(matches), 'match')}{more}", kind="search",
+        content="\n".join(f"{m['path']}:{m['line']}: {m['text']}" for m in matches) or None,
+        locations=tuple(Location(path=m["path"], line=m["line"]) for m in matches[:20]))
+
+
+def _sql_title(sql: str) -> str:
+    first = " ".join(sql.split())
+    return first if len(first) <= 60 else first[:59] + "…"
+
+
+def _query_result(args: Mapping[str, Any], result: CardResult) -> GenericCard:
+    data = _data(result) or {}
+    rows = data.get("rows", [])
+    return _failed(f"SQL: {_sql_title(args['sql'])}", result) or GenericCard(
+        title=f"SQL: {_sql_title(args['sql'])} → {_plural(len(rows), 'row')}", kind="read")
+
+
+def _describe_result(args: Mapping[str, Any], result: CardResult) -> GenericCard:
+    data = _data(result) or {}
+    columns = ", ".join(c["name"] for c in data.get("columns", []))
+    return _failed(f"Describe table {args['table']}", result) or GenericCard(
+        title=f"Table {args['table']}: {_plural(data.get('row_count', 0), 'row')}",
+        kind="read", content=columns or None)
+
+
+def _text_result(title: Callable[[Mapping[str, Any]], str],
+                 kind: CardKind) -> Callable[..., GenericCard]:
+    def present(args: Mapping[str, Any], result: CardResult) -> GenericCard:
+        return _failed(title(args), result) or GenericCard(
+            title=title(args), kind=kind, content=result.text)
+
+    return present
+
+
+CARDS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
+    "list_files": (lambda a: GenericCard(title=f"List {a.get('pattern', '**/*')} in "
+                                               f"{a.get('directory', '.')}", kind="search"),
+                   _list_files_result),
+    "read_file": (lambda a: GenericCard(title=f"Read {a['path']}", kind="read",
+                                        locations=(Location(path=a["path"]),)),
+                  _read_file_result),
+    "write_file": (_write_file_call, _write_file_result),
+    "search_text": (lambda a: GenericCard(title=f"Search {a['query']!r} in "
+                                                f"{a.get('pattern', '**/*')}", kind="search"),
+                    _search_result),
+    "delete_file": (lambda a: GenericCard(title=f"Delete {a['path']}", kind="delete",
+                                          locations=(Location(path=a["path"]),)),
+                    lambda a, r: _failed(f"Delete {a['path']}", r) or GenericCard(
+                        title=f"Deleted {a['path']}", kind="delete")),
+    "query": (lambda a: GenericCard(title=f"SQL: {_sql_title(a['sql'])}", kind="read",
+                                    raw_input=dict(a)),
+              _query_result),
+    "list_tables": (lambda a: GenericCard(title="List tables", kind="read"),
+                    lambda a, r: _failed("List tables", r) or GenericCard(
+                        title="Tables", kind="read",
+                        content=", ".join((_data(r) or {}).get("tables", [])) or None)),
+    "describe_table": (lambda a: GenericCard(title=f"Describe table {a['table']}", kind="read"),
+                       _describe_result),
+    "word_count": (lambda a: GenericCard(
+        title=f"Count words in {_plural(len(a['text']), 'character')}", kind="think"),
+        _text_result(lambda a: f"Word count of {_plural(len(a['text']), 'character')}",
+                     "think")),
+    "extract_emails": (lambda a: GenericCard(
+        title=f"Find emails in {_plural(len(a['text']), 'character')}", kind="search"),
+        _text_result(lambda a: f"Emails in {_plural(len(a['text']), 'character')}", "search")),
+    "summarize_numbers": (lambda a: GenericCard(
+        title=f"Summarize {_plural(len(a['values']), 'number')}", kind="think"),
+        _text_result(lambda a: f"Summary of {_plural(len(a['values']), 'number')}", "think")),
+}
+"""Each tool's editor cards: (present_call, present_result); pure functions of their inputs."""
+
+
+def _carded(made: Tool) -> Tool:
+    present_call, present_result = CARDS[made.name]
+    return with_cards(made, present_call=present_call, present_result=present_result)
 
 
 def deny_deletes(ctx: ExecContext) -> Deny | None:
