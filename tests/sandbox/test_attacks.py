@@ -376,6 +376,9 @@ REFUSALS: Final[dict[str, Refusal]] = {
         error="SyntaxError", by_policy=True, pattern=r'"\w+" is a reserved name'),
     "policy-exec": Refusal(
         error="SyntaxError", by_policy=True, pattern=r"Exec calls are not allowed"),
+    "policy-special-method": Refusal(
+        error="SyntaxError", by_policy=True,
+        pattern=r'"__\w+__" cannot be defined (in a class body|outside a class) in the sandbox'),
     "policy-eval": Refusal(
         error="SyntaxError", by_policy=True, pattern=r"Eval calls are not allowed"),
     "policy-metaclass-keyword": Refusal(

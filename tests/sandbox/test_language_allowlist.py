@@ -149,6 +149,8 @@ BUILTINS: Final[dict[str, str]] = {
     "len": "len([1, 2]) == 2", "list": "list('ab') == ['a', 'b']",
     "map": "list(map(str, [1])) == ['1']", "max": "max([1, 3, 2]) == 3",
     "min": "min(3, 1) == 1", "next": "next(iter('a')) == 'a'", "oct": "oct(8) == '0o10'",
+    "object": "isinstance(object(), object) and object() is not object()",
+    "super": "callable(super)",  # used in classes: tests/sandbox/test_script_classes.py
     "ord": "ord('A') == 65", "pow": "pow(2, 10) == 1024 and pow(3, 2, 5) == 4",
     "print": "print('x') is None", "range": "list(range(3)) == [0, 1, 2]",
     "repr": "repr('a') == \"'a'\"", "reversed": "list(reversed([1, 2])) == [2, 1]",
@@ -242,7 +244,7 @@ FACADES: Final[dict[str, str]] = {
     "statistics.variance": "statistics.variance([1, 1]) == 0",
     "string.capwords": "string.capwords('a b') == 'A B'",
     "time.monotonic": "time.monotonic() > 0", "time.perf_counter": "time.perf_counter() > 0",
-    "time.time": "time.time() > 1e9",
+    "time.time": "time.time() > 1e9", "time.sleep": "time.sleep(0) is None",
 }
 """``module.name`` -> an expression that must be True."""
 

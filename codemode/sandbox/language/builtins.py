@@ -527,6 +527,8 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     "frozenset": FrozenSetType,
     "enumerate": enumerate_, "zip": zip_, "map": map_, "filter": filter_, "reversed": reversed,
     "slice": slice,
+    "object": object,  # a base and a sentinel (``MISSING = object()``): nothing to read
+    "super": super,  # its attributes go through ``guards._super_member``
     # Functions.
     "abs": abs, "ascii": ascii_, "bin": bin, "callable": callable, "chr": chr, "divmod": divmod,
     "hash": guarded_hash, "hex": hex, "isinstance": isinstance_, "issubclass": issubclass_,

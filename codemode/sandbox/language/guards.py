@@ -12,6 +12,13 @@ The model is an allowlist. A script reaches an attribute only if:
 - the object is a facade, the ``tools`` proxy or another sandbox object that
   answers for itself.
 
+Underscore names are answered only by the script's own objects: a private name
+(``self._items``) found in a script instance's ``__dict__`` or a script class's own
+code, a special method of :data:`~codemode.sandbox.language.policy.SCRIPT_METHODS`
+the script's class code defines (``Base.__init__``), and ``super()`` bound to a
+script instance; ``__init__`` of ``object`` and the exception bases, reached that
+way, only ever initialises a script instance.
+
 Everything else — modules, functions' internals, frames, code, tracebacks,
 generators and coroutines, host objects — raises AttributeError. The guard
 never returns None in place of a refused attribute.
@@ -23,6 +30,7 @@ import datetime as _dt
 import json
 from collections import Counter, OrderedDict, defaultdict, deque
 from functools import partial
+from types import FunctionType
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.errors import ToolCallError
@@ -34,7 +42,8 @@ from codemode.sandbox.language.compare import (
     guarded_key,
     keyed,
 )
-from codemode.sandbox.language.render import scrubbed_args
+from codemode.sandbox.language.policy import SCRIPT_METHODS, private_name_ok
+from codemode.sandbox.language.render import scrub, scrubbed_args
 from codemode.sandbox.language.sizes import (
     charge_counters,
     charge_operations,
@@ -96,7 +105,10 @@ class ScriptMeta(type):
 
     It marks the class as script-made and refuses bases outside
     ``SANDBOX_BASES`` (other script classes, ``object`` and exceptions), so a
-    script cannot subclass host types to reach their internals.
+    script cannot subclass host types to reach their internals. Every special
+    method the class defines is wrapped by :func:`_within_run`: CPython calls them
+    implicitly (``print``, ``sorted``, dict inserts, ``with``), and they must never
+    run outside the run that defined them.
     """
 
     def __new__(mcs, name: str, bases: tuple[type, ...],
@@ -104,30 +116,55 @@ class ScriptMeta(type):
         if kwargs:
             raise TypeError("class keyword arguments are not supported in the sandbox")
         _check_bases(name, bases)
-        for method in HOST_CALLED_METHODS & namespace.keys():
-            if callable(namespace[method]):
-                namespace[method] = _within_run(namespace[method])
+        run = CURRENT_RUN.get(None)
+        meter = None if run is None else run.meter
+        for key in list(namespace):
+            if key in _CLASS_BODY_NAMES or not key.startswith("_"):
+                continue
+            if key.startswith("__") and key.endswith("__"):
+                if key not in SCRIPT_METHODS:
+                    raise TypeError(f"class {name} cannot define {key} in the sandbox")
+                method = namespace[key]
+                if type(method) is not FunctionType:
+                    raise TypeError(f"{name}.{key} must be a plain function (a def in the "
+                                    "class body) in the sandbox")
+                namespace[key] = _within_run(method, meter, key)
+            elif not private_name_ok(key):
+                raise TypeError(f"class {name} cannot define {key} in the sandbox")
         return super().__new__(mcs, name, bases, namespace)
 
 
-HOST_CALLED_METHODS: Final = frozenset({"__lt__", "__le__", "__gt__", "__ge__", "__eq__",
-                                        "__ne__", "__contains__"})
-"""Special methods a script may define that host code can trigger after the run ended
-(sorting a set result compares its items)."""
+_CLASS_BODY_NAMES: Final = frozenset({"__module__", "__qualname__", "__doc__",
+                                      "__classcell__", "__static_attributes__",
+                                      "__firstlineno__"})
+"""What the compiler itself puts into a class body's namespace (3.11-3.13)."""
+
+_TEXT_METHODS: Final = frozenset({"__repr__", "__str__", "__bytes__"})
+"""Special methods whose result C code copies into a bigger text (``str([obj] * n)``)."""
 
 
-def _within_run(method: Callable[..., Any]) -> Callable[..., Any]:
-    """``method`` refusing to run outside its run: its globals are gone by then, and the
-    failure must be a plain TypeError, not NameError/GeneratorExit from script code."""
+def _within_run(method: Callable[..., Any], meter: Any, name: str) -> Callable[..., Any]:
+    """``method`` refusing to run outside the run whose class defined it: after it ended
+    its globals are gone (the failure must be a plain TypeError, not NameError or
+    GeneratorExit from script code), and another run must never run its code. A text
+    method's result is charged by its length, as if C code had copied it that often."""
     def call(*args: Any, **kwargs: Any) -> Any:
         run = CURRENT_RUN.get(None)
-        if run is None or run.meter.ended:
+        if run is None or run.meter is not meter or meter.ended:
             raise TypeError("script code cannot run after the script ended "
-                            f"({method.__name__} of a script object)")
+                            f"({name} of a script object)")
         return method(*args, **kwargs)
-    call.__name__ = method.__name__
-    call.__qualname__ = method.__qualname__
-    return call
+
+    def call_text(*args: Any, **kwargs: Any) -> Any:
+        text = call(*args, **kwargs)
+        if type(text) is str or type(text) is bytes:
+            charge_operations(len(text) // TEXT_UNIT)
+            poll_memory()
+        return text
+    wrapper = call_text if name in _TEXT_METHODS else call
+    wrapper.__name__ = method.__name__
+    wrapper.__qualname__ = method.__qualname__
+    return wrapper
 
 
 def _check_bases(name: str, bases: tuple[Any, ...]) -> None:
@@ -761,12 +798,105 @@ def _table_allows(cls: type, name: str) -> bool:
 
 def _script_class_allows(cls: type, name: str) -> bool:
     """Resolve ``name`` along a script class's MRO (script code wins; builtin bases: table)."""
-    for base in cls.__mro__:
+    return _bases_allow(cls.__mro__, name)
+
+
+def _bases_allow(bases: tuple[type, ...], name: str) -> bool:
+    for base in bases:
         if isinstance(base, ScriptMeta) and name in base.__dict__.get(EXTRA_NAMES, ()):
             return True
         if name in base.__dict__:
             return isinstance(base, ScriptMeta) or _table_allows(base, name)
     return False
+
+
+def _owner(bases: tuple[type, ...], name: str) -> type | None:
+    """The first class of ``bases`` whose own namespace defines ``name``."""
+    for base in bases:
+        if name in base.__dict__:
+            return base
+    return None
+
+
+_BASE_METHODS: Final = frozenset({"__init__", "__str__", "__repr__", "__eq__", "__ne__",
+                                  "__lt__", "__le__", "__gt__", "__ge__"})
+"""Special methods of ``object`` and the exception bases a script instance may reach
+(``super().__init__(message)``, ``Exception.__init__(self, message)``)."""
+
+
+def _is_script_instance(obj: Any) -> bool:
+    return isinstance(type(obj), ScriptMeta)
+
+
+def _base_method(owner: type, name: str) -> Callable[..., Any]:
+    """``owner.name`` (``owner`` in ``SANDBOX_BASES``) as a function that applies only to
+    script instances (``Exception.__init__`` would re-initialise a host exception), with
+    the text a ``__repr__``/``__str__`` makes scrubbed like every other repr."""
+    real = getattr(owner, name)
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not (_is_script_instance(self) and isinstance(self, owner)):
+            raise TypeError(f"{owner.__name__}.{name}() applies only to instances of the "
+                            "script's own classes in the sandbox")
+        value = real(self, *args, **kwargs)
+        return scrub(value) if type(value) is str else value
+    method.__name__ = name
+    method.__qualname__ = f"{owner.__name__}.{name}"
+    return method
+
+
+def _private_member(obj: Any, name: str) -> Any:
+    """An underscore attribute: only the script's own objects answer one (module docstring)."""
+    cls = type(obj)
+    if cls is super:
+        return _super_member(obj, name)
+    method = name in SCRIPT_METHODS
+    if not (method or private_name_ok(name)):
+        raise refuse(obj, name)
+    if isinstance(cls, ScriptMeta):
+        if not method and name in getattr(obj, "__dict__", ()):
+            return getattr(obj, name)
+        bases, bound = cls.__mro__, True
+    elif issubclass(cls, ScriptMeta):
+        bases, bound = obj.__mro__, False
+    elif issubclass(cls, type) and obj in SANDBOX_BASES and name in _BASE_METHODS:
+        return _base_method(obj, name)
+    else:
+        raise refuse(obj, name)
+    owner = _owner(bases, name)
+    if isinstance(owner, ScriptMeta):
+        return getattr(obj, name)
+    if owner is not None and owner in SANDBOX_BASES and name in _BASE_METHODS:
+        function = _base_method(owner, name)
+        return partial(function, obj) if bound else function
+    raise refuse(obj, name)
+
+
+def _super_member(proxy: Any, name: str) -> Any:
+    """``super().name``: resolved after the calling class in a script instance's MRO, by
+    the same rules as ``self.name``; a ``super`` not bound to a script instance (``super(C,
+    C)``, ``super(int, 1)``) answers nothing."""
+    start = proxy.__thisclass__
+    self = proxy.__self__
+    cls = type(self)
+    if not (isinstance(cls, ScriptMeta) and isinstance(start, ScriptMeta)
+            and proxy.__self_class__ is cls):
+        raise refuse(proxy, name)
+    bases = cls.__mro__[cls.__mro__.index(start) + 1:]
+    owner = _owner(bases, name)
+    if owner is None:
+        raise AttributeError(f"'super' object has no attribute {name!r}")
+    if name.startswith("_"):
+        if isinstance(owner, ScriptMeta) and (name in SCRIPT_METHODS or private_name_ok(name)):
+            return getattr(proxy, name)
+        if owner in SANDBOX_BASES and name in _BASE_METHODS:
+            return partial(_base_method(owner, name), self)
+        raise refuse(proxy, name)
+    if not _bases_allow(bases, name):
+        raise refuse(proxy, name)
+    if not isinstance(owner, ScriptMeta) and (owner, name) in _SPECIAL:
+        return _SPECIAL[(owner, name)](self)
+    return getattr(proxy, name)
 
 
 _MISSING: Final = object()
@@ -796,9 +926,15 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
             poll_memory()
         special = _SPECIAL.get((cls, name))
         return getattr(obj, name) if special is None else special(obj)
-    if name.startswith("_"):
-        raise refuse(obj, name)
+    if name.startswith("_") and not (
+            (name in SCRIPT_METHODS or private_name_ok(name)) and (
+                cls is super or isinstance(cls, ScriptMeta) or issubclass(cls, type))):
+        raise refuse(obj, name)  # even with a default: the name is never answered here
     try:
+        if name.startswith("_"):
+            return _private_member(obj, name)
+        if cls is super:
+            return _super_member(obj, name)
         if issubclass(cls, SelfGuarded):
             if len(name) > MAX_PROXY_NAME:
                 # ``tools`` answers unknown names with difflib suggestions: Python time

@@ -12,6 +12,7 @@ from collections import Counter, deque
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.sandbox.language.compare import prepare_inplace
+from codemode.sandbox.language.guards import ScriptMeta
 from codemode.sandbox.language.sizes import (
     CONCAT_TYPES,
     charge_counters,
@@ -43,7 +44,12 @@ def augmented_attr(obj: Any, name: str, op: str, value: Any) -> None:
 
 
 def guarded_inplace(op: str, x: Any, y: Any) -> Any:
-    """``x op= y`` for the guarded operators, keeping in-place semantics (``list += …``)."""
+    """``x op= y`` for the guarded operators, keeping in-place semantics (``list += …``).
+
+    A script object answers with its own ``__iadd__`` … (or ``__add__``): script code,
+    metered like any other; a builtin operand's reflected method only takes ints."""
+    if isinstance(type(x), ScriptMeta):
+        return _INPLACE[op](x, y)
     if op == "+=":
         if isinstance(x, list | bytearray | deque):
             if isinstance(y, CONCAT_TYPES):
@@ -77,3 +83,10 @@ def guarded_inplace(op: str, x: Any, y: Any) -> Any:
 
 _SET_OPERATORS: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "-=": operator.isub, "|=": operator.ior, "&=": operator.iand, "^=": operator.ixor}
+
+
+_INPLACE: Final[dict[str, Callable[[Any, Any], Any]]] = {
+    "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,
+    "//=": operator.ifloordiv, "%=": operator.imod, "**=": operator.ipow,
+    "<<=": operator.ilshift, ">>=": operator.irshift, "&=": operator.iand,
+    "|=": operator.ior, "^=": operator.ixor, "@=": operator.imatmul}

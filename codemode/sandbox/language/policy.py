@@ -27,6 +27,14 @@ names and attributes, frame/code/generator attributes, ``exec``/``eval``,
   ints, otherwise through ``_augitem_``/``_augattr_`` and the size guards;
 - drops the unpacking guards: every iterable a script can build is bounded or
   counted at its source, so plain unpacking cannot loop unchecked;
+- lets a script's classes define the protocol methods in :data:`SCRIPT_METHODS`
+  (``__repr__``, ``__len__``, ``__enter__`` …; never the attribute, lifecycle or
+  pickling hooks) and read them as attributes (``super().__init__``), and allows
+  private names (``self._items``, ``_cache``, ``self.__secret`` mangled as Python
+  does) that cannot be one of the runtime's own ``_x_`` globals; the guards decide
+  at run time that only the script's own objects answer them;
+- allows ``nonlocal`` and annotated assignments (``x: int = 5`` becomes ``x = 5``:
+  the annotation is never evaluated);
 - stores the last top-level expression statement in ``_result_``.
 """
 
@@ -39,7 +47,8 @@ from typing import Any, Final
 import RestrictedPython.transformer as _rp_transformer
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
 
-__all__ = ["LOOP_RANGE", "NAME_OF", "RESULT_NAME", "SandboxPolicy"]
+__all__ = ["LOOP_RANGE", "NAME_OF", "RESULT_NAME", "SCRIPT_METHODS", "SandboxPolicy",
+           "private_name_ok"]
 
 NAME_OF: Final = "_nameof_"
 """Global that reads ``x.__name__`` (a class's or function's name: a str, read-only)."""
@@ -49,6 +58,54 @@ LOOP_RANGE: Final = "_looprange_"
 
 RESULT_NAME: Final = "_result_"
 """Global that receives the value of the script's last expression statement."""
+
+SCRIPT_METHODS: Final = frozenset({
+    "__init__", "__repr__", "__str__", "__bytes__", "__hash__", "__bool__", "__len__",
+    "__iter__", "__next__", "__reversed__", "__contains__", "__getitem__", "__setitem__",
+    "__delitem__", "__missing__", "__call__", "__enter__", "__exit__", "__aenter__",
+    "__aexit__", "__aiter__", "__anext__",
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+    "__int__", "__float__", "__complex__", "__round__", "__trunc__", "__floor__", "__ceil__",
+    "__neg__", "__pos__", "__abs__", "__invert__",
+    *(f"__{prefix}{op}__" for op in (
+        "add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow",
+        "lshift", "rshift", "and", "or", "xor") for prefix in ("", "r", "i")
+      if not (prefix == "i" and op == "divmod")),
+})
+"""Special methods a script's class may define (and read, e.g. ``super().__init__``).
+
+Refused on purpose: attribute hooks (``__getattr__``, ``__getattribute__``,
+``__setattr__``, ``__delattr__``), lifecycle and class hooks (``__new__``,
+``__del__``, ``__init_subclass__``, ``__set_name__``, ``__class_getitem__``,
+``__mro_entries__``), descriptors (``__get__``/``__set__``/``__delete__``), pickling
+(``__reduce__``/``__reduce_ex__``, ``__getstate__`` …), ``__format__`` (a spec reaches
+it unchecked), ``__index__``/``__length_hint__`` (C code trusts them for sizes the
+guards have checked) and ``__await__`` (it could hand the event loop its own objects).
+"""
+
+_METHOD_HINT: Final = "__init__, __repr__, __str__, __eq__, __hash__, __len__, __iter__, " \
+    "__getitem__, __call__, __enter__/__exit__, the operators …; see docs/writing-scripts.md"
+
+_RESERVED_PRIVATE: Final = ("_asyncio", "_is_coroutine", "_sandbox")
+"""Private-name prefixes host code reads on arbitrary objects (``asyncio.isfuture`` reads
+``_asyncio_future_blocking``; the guards read ``_sandbox_names_``)."""
+
+
+def private_name_ok(name: str) -> bool:
+    """True for a private name a script may bind and read on its own objects: ``_x`` or
+    ``__x``, never ``_x_``/``__x__`` (the runtime's globals and Python's special names)
+    nor a name host code looks up on objects it is handed."""
+    return (len(name) > 1 and name[0] == "_" and name[-1] != "_"
+            and not name.startswith(_RESERVED_PRIVATE))
+
+
+def _mangled(name: str, cls: str | None) -> str:
+    """``name`` as CPython mangles it inside class ``cls`` (``__x`` -> ``_Cls__x``)."""
+    if cls is None or not name.startswith("__") or name.endswith("__"):
+        return name
+    owner = cls.lstrip("_")
+    return f"_{owner}{name}" if owner else name
+
 
 _GUARDED_BINOPS: Final[dict[type[ast.operator], str]] = {
     ast.Mult: "_mul_", ast.Pow: "_pow_", ast.LShift: "_lshift_", ast.Add: "_add_",
@@ -276,6 +333,10 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """Every name the script binds anywhere (shadowing checks)."""
         self.positions: list[tuple[int | None, int | None]] = []
         """(line, column) of each entry in ``errors``, 1-based."""
+        self.classes: list[str] = []
+        """Names of the class bodies being visited, innermost last (name mangling)."""
+        self.methods: set[int] = set()
+        """ids of the ``def`` nodes directly in a class body (may be special methods)."""
 
     def visit(self, node: ast.AST) -> Any:
         """``NodeTransformer.visit`` with the method lookup cached per node type.
@@ -364,9 +425,48 @@ class SandboxPolicy(RestrictingNodeTransformer):
         self.check_name(node, name)
         return node
 
+    def check_name(self, node: Any, name: str | None,
+                   allow_magic_methods: bool = False) -> None:
+        """RestrictedPython's name check, plus private names (:func:`private_name_ok`) and,
+        for a ``def`` directly in a class body, the names in :data:`SCRIPT_METHODS`."""
+        if name is not None and (private_name_ok(name) or (
+                allow_magic_methods and name in SCRIPT_METHODS and id(node) in self.methods)):
+            return
+        if allow_magic_methods and name is not None and name.startswith("__") and (
+                name.endswith("__")):
+            where = "in a class body" if id(node) in self.methods else "outside a class"
+            self.error(node, f'"{name}" cannot be defined {where} in the sandbox (a class may '
+                       "define " + _METHOD_HINT + ")")
+            return
+        super().check_name(node, name)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> Any:
+        """``nonlocal`` (closures with counters); the names are checked like any other."""
+        for name in node.names:
+            self.check_name(node, name)
+        return node
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> Any:
+        """``x: T = v`` becomes ``x = v`` and ``x: T`` nothing: annotations are never
+        evaluated (no ``__annotations__`` is built)."""
+        if node.value is None:
+            return _located(ast.Pass(), node)
+        assign = _located(ast.Assign(targets=[node.target], value=node.value), node)
+        return self.visit(assign)
+
     def visit_Attribute(self, node: ast.Attribute) -> Any:
-        """``x.__name__`` (a read) goes through ``_nameof_``; every other underscore
-        attribute is still refused."""
+        """``x.__name__`` (a read) goes through ``_nameof_``; private names (mangled as
+        Python does) and reads of :data:`SCRIPT_METHODS` pass to the guards, which answer
+        them only for the script's own objects; every other underscore attribute is
+        still refused."""
+        attr = node.attr
+        if private_name_ok(attr) or (attr in SCRIPT_METHODS and type(node.ctx) is ast.Load):
+            node.attr = _mangled(attr, self.classes[-1] if self.classes else None)
+            node.value = self.visit(node.value)
+            if type(node.ctx) is ast.Load:
+                return _located(_call("_getattr_", node.value, ast.Constant(node.attr)), node)
+            node.value = _located(_call("_write_", node.value), node.value)
+            return node
         if node.attr == "__name__" and type(node.ctx) is ast.Load:
             value = node.value
             if isinstance(value, ast.Attribute) and value.attr == "__class__":
@@ -646,7 +746,13 @@ class SandboxPolicy(RestrictingNodeTransformer):
     # Classes and module --------------------------------------------------------------------
 
     def visit_ClassDef(self, node: ast.ClassDef) -> Any:
-        new = super().visit_ClassDef(node)
+        self.methods.update(id(stmt) for stmt in node.body
+                            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef))
+        self.classes.append(node.name)
+        try:
+            new = super().visit_ClassDef(node)
+        finally:
+            self.classes.pop()
         assert isinstance(new, ast.ClassDef)
         ast.copy_location(new, node)
         for keyword in new.keywords:

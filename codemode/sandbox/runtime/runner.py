@@ -355,7 +355,7 @@ def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits,
     try:
         too_big = render_size(exc.args, _MAX_MESSAGE) > _MAX_MESSAGE
         message = _clip(str(exc)) if not too_big else _clipped_text(exc)
-    except Exception:
+    except (Exception, Tripped):  # a script's __str__/__repr__ runs here, metered
         message = "<unprintable error>"
     line, column = (frames[-1][0], frames[-1][1]) if frames else (None, None)
     message = clean_text(scrub(message))
