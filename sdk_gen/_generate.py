@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 import keyword
+import threading
 import typing
 import unicodedata
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, TypeAlias, final
 
 from codemode.errors import SdkGenerationError
 
@@ -25,7 +28,10 @@ if TYPE_CHECKING:
 
     from ._specs import SpecLike
 
-__all__ = ["FILES", "GeneratedSDK", "SdkCache", "generate"]
+__all__ = ["FILES", "GeneratedSDK", "Progress", "SdkCache", "generate"]
+
+Progress: TypeAlias = Callable[[int, int], object]
+"""``progress(done, total)``: called as the typed files are rendered, tool by tool."""
 
 FILES = ("tools.py", "tools.pyi", "prompt.txt")
 """Files :meth:`GeneratedSDK.write` produces: module, stub, prompt."""
@@ -39,6 +45,18 @@ RESERVED = frozenset(BUILTIN_NAMES | SOFT_KEYWORDS | _INTERNAL | set(typing.__al
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class _Outline:
+    """One tool's argument names and prompt lines: all but its types, as cached."""
+
+    render: ToolRender
+    """The render without named types (names, params, inline annotations)."""
+    prompt: ToolPrompt
+    """The tool's lines in the prompt (shared descriptions are factored out at assembly)."""
+    problem: str | None
+    """Why the prompt fell back to the render's annotations, if it did."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class _Piece:
     """One tool's finished text in each output, as cached."""
 
@@ -48,8 +66,6 @@ class _Piece:
     """Function source for the module (indented as a method when namespaced)."""
     stub: str
     """Function source for the stub."""
-    prompt: ToolPrompt
-    """The tool's lines in the prompt (shared descriptions are factored out at assembly)."""
     noqa: frozenset[str]
     """Ruff codes the module text of this tool (function and types) needs exempted."""
     noqa_stub: frozenset[str]
@@ -61,77 +77,174 @@ class SdkCache:
     """Per-tool renders keyed by a hash of the spec and the names chosen for it.
 
     Keep one across ``generate()`` calls: after a tool is registered or disposed, only
-    tools whose spec (or assigned names) changed are rendered again.
+    tools whose spec (or assigned names) changed are rendered again. Outlines (names and
+    prompt) and typed pieces (module and stub) are cached apart: a prompt never waits for
+    the types.
     """
 
-    __slots__ = ("_pieces", "hits", "misses")
+    __slots__ = ("_digests", "_outlines", "_pieces", "hits", "misses")
 
     def __init__(self) -> None:
         self._pieces: dict[str, _Piece] = {}
+        self._outlines: dict[str, _Outline] = {}
+        self._digests: dict[int, tuple[ToolSpec, str]] = {}
         self.hits = 0
         """Renders served from the cache."""
         self.misses = 0
         """Renders computed."""
 
-    def piece(self, spec: ToolSpec, *, path: str, prefix: str) -> _Piece:
-        """Render ``spec`` at ``path`` (``name`` or ``namespace.name``), or reuse it."""
-        key = f"{spec_digest(spec)}:{path}:{prefix}"
-        found = self._pieces.get(key)
+    def _digest(self, spec: ToolSpec) -> str:
+        """``spec_digest``, remembered per spec object (specs are frozen and a registry hands
+        out the same objects each time, so an unchanged tool is not hashed again)."""
+        found = self._digests.get(id(spec))
+        if found is not None and found[0] is spec:
+            return found[1]
+        if len(self._digests) > 4 * max(len(self._outlines), 256):
+            self._digests.clear()
+        digest = spec_digest(spec)
+        self._digests[id(spec)] = (spec, digest)
+        return digest
+
+    def outline(self, spec: ToolSpec, *, path: str) -> _Outline:
+        """Names and prompt lines of ``spec`` at ``path``, or the cached ones."""
+        key = f"{self._digest(spec)}:{path}"
+        found = self._outlines.get(key)
         if found is not None:
             self.hits += 1
             return found
         self.misses += 1
-        py = path.rpartition(".")[2]
+        render = _render(spec, path=path, prefix="", types=False)
+        problem = None
         try:
-            render = render_tool(spec, py=py, prefix=prefix, method="." in path)
-        except Exception as exc:  # a shape nothing here foresaw: degrade this tool, not the SDK
-            render = fallback_render(spec, py=py, problem=f"{type(exc).__name__}: {exc}")
+            prompt = tool_prompt(spec, render, qualname=path)
+        except Exception as exc:  # same reasoning: a prompt from the render's own annotations
+            problem = f"prompt typed from the annotations ({type(exc).__name__}: {exc})"
+            prompt = fallback_prompt(render, qualname=path)
+        outline = _Outline(render=render, prompt=prompt, problem=problem)
+        self._outlines[key] = outline
+        return outline
+
+    def piece(self, spec: ToolSpec, *, path: str, prefix: str) -> _Piece:
+        """Render ``spec`` at ``path`` (``name`` or ``namespace.name``), or reuse it."""
+        digest = self._digest(spec)
+        found = self._pieces.get(f"{digest}:{path}:{prefix}")
+        if found is not None:
+            self.hits += 1
+            return found
+        outline = self._outlines.get(f"{digest}:{path}") or self.outline(spec, path=path)
+        self.misses += 1
+        render = _render(spec, path=path, prefix=prefix, types=True)
         if "." in path:
             module = "    @staticmethod\n" + render.function(stub=False, indent="    ")
             stub = "    @staticmethod\n" + render.function(stub=True, indent="    ")
         else:
             module, stub = render.function(stub=False), render.function(stub=True)
         types = render.types.source if render.types else ""
-        try:
-            prompt = tool_prompt(spec, render, qualname=path)
-        except Exception as exc:  # same reasoning: a prompt from the render's own annotations
-            problem = f"prompt typed from the annotations ({type(exc).__name__}: {exc})"
-            render = replace(render, warnings=(*render.warnings, problem))
-            prompt = fallback_prompt(render, qualname=path)
+        if outline.problem is not None:
+            render = replace(render, warnings=(*render.warnings, outline.problem))
         piece = _Piece(
             render=render,
             module=module,
             stub=stub,
-            prompt=prompt,
             noqa=_lint_exemptions(types, module, render),
             noqa_stub=_lint_exemptions(types, stub, render) - {"E741"},
         )
-        self._pieces[key] = piece
+        self._pieces[f"{digest}:{path}:{prefix}"] = piece
         return piece
 
     def __len__(self) -> int:
-        return len(self._pieces)
+        return len(self._outlines)
 
     def clear(self) -> None:
         """Forget every render."""
         self._pieces.clear()
+        self._outlines.clear()
+        self._digests.clear()
+
+
+def _render(spec: ToolSpec, *, path: str, prefix: str, types: bool) -> ToolRender:
+    py = path.rpartition(".")[2]
+    try:
+        return render_tool(spec, py=py, prefix=prefix, method="." in path, types=types)
+    except Exception as exc:  # a shape nothing here foresaw: degrade this tool, not the SDK
+        return fallback_render(spec, py=py, problem=f"{type(exc).__name__}: {exc}")
 
 
 @final
-@dataclass(frozen=True, kw_only=True, slots=True)
-class GeneratedSDK:
-    """What the generator made from one set of specs."""
+class _TypedFiles:
+    """Module, stub and warnings of one SDK, rendered on first use (thread-safe).
 
-    module_source: str
-    """Importable Python module: one ``async def`` per tool calling an injectable transport."""
-    stub_source: str
-    """``.pyi`` stub with the same types and signatures."""
+    They need datamodel-code-generator and cost far more than names and prompt, which are
+    all a run needs: only reading or writing the typed files pays for them.
+    """
+
+    __slots__ = ("_cache", "_done", "_lock", "_slots")
+
+    def __init__(self, slots: list[_Slot], cache: SdkCache) -> None:
+        self._slots = slots
+        self._cache = cache
+        self._lock = threading.Lock()
+        self._done: tuple[str, str, tuple[str, ...]] | None = None
+
+    def get(self, progress: Progress | None = None) -> tuple[str, str, tuple[str, ...]]:
+        """``(module source, stub source, warnings)``; ``progress(done, total)`` per tool."""
+        with self._lock:
+            if self._done is None:
+                if self._slots and importlib.util.find_spec("datamodel_code_generator") is None:
+                    raise SdkGenerationError(
+                        "tools.py", "the typed module and stub need datamodel-code-generator: "
+                        "pip install 'codemode[types]' (prompt and runs do not)"
+                    )
+                pieces = _render_all(self._slots, self._cache, progress)
+                self._done = _assemble_typed(self._slots, pieces)
+            elif progress is not None:
+                progress(len(self._slots), len(self._slots))
+            return self._done
+
+
+@final
+@dataclass(frozen=True, kw_only=True, slots=True, eq=False)
+class GeneratedSDK:
+    """What the generator made from one set of specs.
+
+    ``prompt`` and ``names`` are made at once; module, stub and warnings on first access.
+    """
+
     prompt: str
     """Compact text for the model: a line per tool and per argument, shared docs once."""
     names: SdkNames
     """Exact Python ↔ wire names of tools and arguments."""
-    warnings: tuple[str, ...] = ()
-    """Schema parts typed as ``Any`` because they could not be rendered, one per tool."""
+    typed: _TypedFiles = field(repr=False)
+    """Internal: renders module, stub and warnings on first use."""
+
+    @property
+    def module_source(self) -> str:
+        """Importable Python module: one ``async def`` per tool calling an injectable transport."""
+        return self.typed.get()[0]
+
+    @property
+    def stub_source(self) -> str:
+        """``.pyi`` stub with the same types and signatures."""
+        return self.typed.get()[1]
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Schema parts typed as ``Any`` because they could not be rendered, one per tool."""
+        return self.typed.get()[2]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GeneratedSDK):
+            return NotImplemented
+        return (self.prompt, self.names) == (other.prompt, other.names) and (
+            self.typed is other.typed or self.typed.get() == other.typed.get()
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def render_files(self, progress: Progress | None = None) -> None:
+        """Render module, stub and warnings now (else on first access), calling
+        ``progress(done, total)`` after each tool: typing 1,000 tools takes a while."""
+        self.typed.get(progress)
 
     @property
     def prompt_chars(self) -> int:
@@ -194,8 +307,17 @@ def generate(specs: Iterable[SpecLike], *, cache: SdkCache | None = None) -> Gen
             raise SdkGenerationError(spec.name, "duplicate tool name")
         seen.add(spec.name)
     slots = _place(tools)
-    pieces = _render_all(slots, cache if cache is not None else SdkCache())
-    return _assemble(slots, pieces)
+    cache = cache if cache is not None else SdkCache()
+    outlines = [cache.outline(slot.spec, path=slot.path) for slot in slots]
+    names = SdkNames.build(
+        {s.path: s.spec.name for s in slots},
+        {o.render.wire: o.render.arguments for o in outlines},
+    )
+    return GeneratedSDK(
+        prompt=assemble_prompt([o.prompt for o in outlines]),
+        names=names,
+        typed=_TypedFiles(slots, cache),
+    )
 
 
 def _place(tools: list[ToolSpec]) -> list[_Slot]:
@@ -224,7 +346,9 @@ def _place(tools: list[ToolSpec]) -> list[_Slot]:
     return sorted(slots, key=lambda slot: (slot.namespace or "", slot.py))
 
 
-def _render_all(slots: list[_Slot], cache: SdkCache) -> list[_Piece]:
+def _render_all(
+    slots: list[_Slot], cache: SdkCache, progress: Progress | None = None
+) -> list[_Piece]:
     taken = set(RESERVED)
     taken.update(slot.namespace or slot.py for slot in slots)
     taken.update(slot.py for slot in slots)
@@ -246,10 +370,15 @@ def _render_all(slots: list[_Slot], cache: SdkCache) -> list[_Piece]:
         prefixes.add(prefix)
         taken.update(names)
         pieces.append(piece)
+        if progress is not None:
+            progress(len(pieces), len(slots))
     return pieces
 
 
-def _assemble(slots: list[_Slot], pieces: list[_Piece]) -> GeneratedSDK:
+def _assemble_typed(
+    slots: list[_Slot], pieces: list[_Piece]
+) -> tuple[str, str, tuple[str, ...]]:
+    """Module source, stub source and warnings from the typed pieces."""
     imports: set[tuple[str, str]] = {("typing", "Any"), ("typing", "TypeAlias")}
     imports |= {("collections.abc", "Awaitable"), ("collections.abc", "Callable")}
     types: list[str] = []
@@ -269,19 +398,13 @@ def _assemble(slots: list[_Slot], pieces: list[_Piece]) -> GeneratedSDK:
     stub_head = f"{head}\n\n{_STUB_PRELUDE.strip()}"
     module = _join([_module_doc(count), module_head, type_text, module_funcs])
     stub = _join([_stub_doc(count), stub_head, type_text, stub_funcs])
-    names = SdkNames.build(
-        {s.path: s.spec.name for s in slots},
-        {r.wire: r.arguments for r in renders},
-    )
     warnings = tuple(f"{r.wire}: {w}" for r in renders for w in r.warnings)
     spaces = {"E742"} if {s.namespace for s in slots} & _AMBIGUOUS_NAMES else set()
     codes = set().union(spaces, *(p.noqa for p in pieces))
-    return GeneratedSDK(
-        module_source=_noqa(module, codes),
-        stub_source=_noqa(stub, set().union(spaces, *(p.noqa_stub for p in pieces))),
-        prompt=assemble_prompt([p.prompt for p in pieces]),
-        names=names,
-        warnings=warnings,
+    return (
+        _noqa(module, codes),
+        _noqa(stub, set().union(spaces, *(p.noqa_stub for p in pieces))),
+        warnings,
     )
 
 

@@ -394,7 +394,11 @@ def fallback_prompt(render: ToolRender, *, qualname: str) -> ToolPrompt:
 
 def _finish(qualname: str, doc: str, lines: list[Line]) -> ToolPrompt:
     """Split every description into sentences once, here, where the result is cached."""
-    split = tuple(replace(line, parts=sentences(line.doc)) for line in lines)
+    split = tuple(
+        Line(depth=ln.depth, head=ln.head, key=ln.key, type=ln.type, default=ln.default,
+             doc=ln.doc, parts=sentences(ln.doc)) if ln.doc else ln
+        for ln in lines
+    )  # not ``dataclasses.replace``: this runs for every line of every tool
     namespace, _, name = qualname.rpartition(".")
     tool = ToolPrompt(
         qualname=qualname,
@@ -442,6 +446,8 @@ def _key(name: str) -> str:
 
 
 def _union(texts: list[str]) -> str:
+    if len(texts) == 1 and "|" not in texts[0] and texts[0] not in ("Any", "None"):
+        return texts[0]
     seen = list(dict.fromkeys(t for text in texts for t in _split_top(text)))
     if "Any" in seen:  # ``X|Any`` still shows X's shape (and its keys' lines); Any has None
         seen = [t for t in seen if t not in ("Any", "None")] + ["Any"]
@@ -451,8 +457,18 @@ def _union(texts: list[str]) -> str:
     return "|".join(seen)
 
 
+_FLAT_MEMBER = re.compile(r"""(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[^|"'])+""")
+"""A union member without brackets: quoted literals (which may hold ``|``) and other text."""
+
+
 def _split_top(text: str) -> list[str]:
     """Members of a ``|`` union, not splitting inside brackets or quoted literals."""
+    if "|" not in text:
+        return [text]
+    if not any(ch in text for ch in "[{()}]"):  # the common enum: regex, not a char loop
+        found = _FLAT_MEMBER.findall(text)
+        if "|".join(found) == text:
+            return found
     parts: list[str] = []
     depth, start, quote, escaped = 0, 0, "", False
     for i, ch in enumerate(text):
@@ -489,7 +505,8 @@ class _Typer:
         self.stack: list[str] = []
         """Definitions being inlined (a repeat is recursion: the definition gets a name)."""
         refs: Counter[str] = Counter()
-        _count_refs([*roots, *defs.values()], refs)
+        if defs:  # normalized schemas only point into their defs
+            _count_refs([*roots, *defs.values()], refs)
         self.repeated = frozenset(
             key for key, n in refs.items() if n > 1 and _has_properties(defs.get(key))
         )

@@ -145,10 +145,14 @@ class ToolRender:
         return "\n".join(lines)
 
 
-def render_tool(spec: ToolSpec, *, py: str, prefix: str, method: bool = False) -> ToolRender:
+def render_tool(
+    spec: ToolSpec, *, py: str, prefix: str, method: bool = False, types: bool = True
+) -> ToolRender:
     """Render ``spec`` as function ``py`` whose generated types are named ``prefix…``.
 
     A ``method`` (of a namespace class) takes no ``__x`` parameter: it would be mangled.
+    Without ``types`` (names and the prompt need none) no named type is generated and
+    annotations that would use one read ``Any``: datamodel-code-generator is the slow part.
     """
     schema, defs = normalize(spec.parameters)
     root = root_object(schema, defs)
@@ -184,12 +188,12 @@ def render_tool(spec: ToolSpec, *, py: str, prefix: str, method: bool = False) -
     returns = "Any"
     if spec.output_schema is not None:
         returns = inline_annotation(out_schema, hoister("Result", "Output")) or "Any"
-    types: TypeBlock | None = None
+    block: TypeBlock | None = None
     warnings: tuple[str, ...] = ()
     finals: list[str] = ["Any"] * len(wanted)
-    if wanted:
+    if wanted and types:
         try:
-            types, finals = render_types(spec.name, prefix, wanted, refs)
+            block, finals = render_types(spec.name, prefix, wanted, refs)
         except SdkGenerationError as exc:
             warnings = (str(exc),)
 
@@ -220,7 +224,7 @@ def render_tool(spec: ToolSpec, *, py: str, prefix: str, method: bool = False) -
         extra=extra,
         returns=returns,
         description=clean(spec.description),
-        types=types,
+        types=block,
         warnings=warnings,
     )
 

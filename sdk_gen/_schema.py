@@ -35,9 +35,15 @@ _DATA_KEYS = frozenset({"enum", "const", "default", "examples", "example"})
 _DEF_POINTER = re.compile(r"^/(\$defs|definitions)/([^/]+)$")
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def plain(value: Any) -> Any:
     """Deep copy into plain dicts/lists (specs may hold read-only mappings and tuples)."""
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind in _LEAVES:  # most of a schema; ``isinstance(x, Mapping)`` is slow
+        return value
+    if kind is dict or isinstance(value, Mapping):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [plain(v) for v in value]
@@ -105,6 +111,11 @@ _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"}
 _DROPPED = frozenset({"$defs", "definitions", "$schema", "$id", "$anchor", "$comment"})
 
 
+_NORMALIZED: dict[tuple[int, str], tuple[Any, tuple[Any, dict[str, Any]]]] = {}
+"""The last few ``normalize`` results by schema identity: the render and the prompt of one
+tool read the same schemas back to back (results are shared, read-only)."""
+
+
 def normalize(schema: Any, *, key_prefix: str = "") -> tuple[Any, dict[str, Any]]:
     """Return ``(schema, defs)`` with every local ``$ref`` pointing at ``#/$defs/<key>``.
 
@@ -112,6 +123,18 @@ def normalize(schema: Any, *, key_prefix: str = "") -> tuple[Any, dict[str, Any]
     unresolvable ones are dropped (the node then accepts any value) so nothing is ever
     fetched. Only reachable definitions are kept, under sanitized, prefixed keys.
     """
+    memo_key = (id(schema), key_prefix)
+    hit = _NORMALIZED.get(memo_key)
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    result = _normalize(schema, key_prefix)
+    if len(_NORMALIZED) >= 8:
+        _NORMALIZED.clear()
+    _NORMALIZED[memo_key] = (schema, result)
+    return result
+
+
+def _normalize(schema: Any, key_prefix: str) -> tuple[Any, dict[str, Any]]:
     root = plain(schema)
     defs: dict[str, Any] = {}
     memo: dict[str, str] = {}
@@ -596,9 +619,15 @@ def annotated(schema: Any, defs: Mapping[str, Any]) -> Any:
     return merged
 
 
+_NOTED = frozenset(
+    {key for key, _ in _NOTES} | {"uniqueItems", "deprecated", "enum", "anyOf", "oneOf"}
+)
+"""Keys without which a schema has no notes (most nodes: the fast way out)."""
+
+
 def constraint_notes(schema: Any, *, annotation: str | None = None) -> list[str]:
     """Short notes for what a type annotation cannot say (bounds, formats, enum values)."""
-    if not isinstance(schema, dict):
+    if not isinstance(schema, dict) or _NOTED.isdisjoint(schema):
         return []
     bounds = {**_optional_branch(schema), **schema}
     notes = [

@@ -11,12 +11,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from codemode.errors import CodemodeError, ToolsLoadError
 from sdk_gen import generate
 
-from .targets import resolve_target
+from .parsing import Parser
+from .targets import call_factory, resolve_target
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -30,10 +31,10 @@ def load_specs(target: str) -> list[SpecLike]:
     """Resolve ``MODULE:OBJECT`` to a list of specs, the way every ``codemode`` subcommand
     resolves ``--tools`` (MODULE dotted, importable from the working directory, or a
     ``.py`` path)."""
-    return _specs_of(resolve_target(target))
+    return _specs_of(resolve_target(target), target)
 
 
-def _specs_of(obj: Any) -> list[SpecLike]:
+def _specs_of(obj: Any, target: str) -> list[SpecLike]:
     visible = getattr(obj, "visible_specs", None)
     if callable(visible):
         return list(visible())
@@ -42,7 +43,7 @@ def _specs_of(obj: Any) -> list[SpecLike]:
     if hasattr(obj, "specs") and callable(obj.specs):
         obj = obj.specs()
     elif callable(obj) and not isinstance(obj, type) and not hasattr(obj, "spec"):
-        return _specs_of(obj())
+        return _specs_of(call_factory(target, obj), target)
     if hasattr(obj, "spec"):
         obj = [obj]
     if isinstance(obj, str | bytes) or not isinstance(obj, Iterable):
@@ -51,7 +52,7 @@ def _specs_of(obj: Any) -> list[SpecLike]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="codemode sdk",
         description="Write the typed tool SDK (module, stub, prompt) for inspection.",
     )
@@ -60,7 +61,31 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--check", action="store_true", help="exit 1 if DIR is out of date; write nothing"
     )
+    parser.add_argument(
+        "--progress", action=argparse.BooleanOptionalAction, default=None,
+        help="draw a progress bar on stderr while typing the tools (default: when a terminal)",
+    )
     return parser
+
+
+class ProgressBar:
+    """``progress(done, total)`` drawn on one line of ``stream``, redrawn every 2 %."""
+
+    def __init__(self, stream: TextIO, *, width: int = 30) -> None:
+        self.stream = stream
+        self.width = width
+        self._shown = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        percent = 100 * done // max(total, 1)
+        if percent // 2 == self._shown // 2 and done < total:
+            return
+        self._shown = percent
+        filled = self.width * done // max(total, 1)
+        bar = "#" * filled + "." * (self.width - filled)
+        end = "\n" if done >= total else ""
+        self.stream.write(f"\rcodemode sdk: [{bar}] {done}/{total} tools{end}")
+        self.stream.flush()
 
 
 def main_sdk(argv: Sequence[str] | None = None) -> int:
@@ -74,8 +99,10 @@ def main_sdk(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"codemode sdk: {args.tools}: {exc}", file=sys.stderr)
         return 3
+    show = sys.stderr.isatty() if args.progress is None else args.progress
     try:
         sdk = generate(specs)
+        sdk.render_files(progress=ProgressBar(sys.stderr) if show and specs else None)
     except CodemodeError as exc:
         print(f"codemode sdk: {exc}", file=sys.stderr)
         return 1
