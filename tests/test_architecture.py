@@ -19,6 +19,12 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # module prefix: project prefixes it may import (besides itself)
     "codemode.errors": (),
     "codemode.dispatch": ("codemode.errors",),
+    # the tool contract's leaves stay below the pipeline (context and pipeline use them)
+    "codemode.dispatch.signal": (),
+    "codemode.dispatch.agent": (),
+    "codemode.dispatch.tasks": ("codemode.errors", "codemode.dispatch.signal",
+                                "codemode.dispatch.agent"),
+    "codemode.dispatch.cards": ("codemode.dispatch.frozen", "codemode.dispatch.events"),
     "sdk_gen": ("codemode.errors", "codemode.dispatch.spec"),
     "codemode.sandbox.limits": ("codemode.errors",),
     "codemode.sandbox.language": ("codemode.errors", "codemode.sandbox.limits"),

@@ -24,8 +24,9 @@ import anyio
 import sdk_gen
 from codemode.dispatch.content import Envelope
 from codemode.dispatch.content import text as text_block
-from codemode.dispatch.context import ExecContext, Token, ToolCall
+from codemode.dispatch.context import CancelSignal, ExecContext, Token, ToolCall
 from codemode.dispatch.frozen import thaw
+from codemode.dispatch.pipeline import hand_off
 from codemode.dispatch.tool import Tool, define_tool
 from codemode.errors import ScriptCompileError, ToolCallError
 from codemode.mode.dialects import SANDBOX_GLOBALS, plan
@@ -46,6 +47,7 @@ from codemode.sandbox.language.facades import FACADE_NAMES
 from codemode.sandbox.runtime.prelude import Prelude, attach
 
 if TYPE_CHECKING:
+    from codemode.dispatch.agent import AgentSession
     from codemode.dispatch.content import ToolResult
     from codemode.dispatch.registry import ToolRegistry
     from codemode.dispatch.spec import ToolSpec
@@ -85,11 +87,26 @@ class RunSummary:
     """Parent token for nested calls."""
     agent: str | None
     """Agent recorded on nested calls."""
+    session: AgentSession | None = None
+    """The agent session nested calls inherit (``ctx.session``, ``ctx.tasks``)."""
+    signal: CancelSignal | None = None
+    """The run's signal; each nested call gets a child of it (fired before a hard cancel)."""
+    deadline: float | None = None
+    """When the run's timeout ends (``anyio.current_time()``); nested calls' hard cancel
+    comes ``grace`` seconds later at the latest."""
+    grace: float = 0.0
+    """Seconds a nested handler has, once its signal fired, to stop by itself."""
+    progress: Callable[[Any], None] | None = None
+    """Where nested calls' partial results go (the run's own progress)."""
 
 
 @final
 class CodeMode:
     """Run model-written scripts against a registry's tools, through its pipeline."""
+
+    cancel_grace: float = 1.0
+    """Seconds a nested call's handler has to stop by itself once the run's end (its
+    timeout, its caller cancelling) fired the call's signal, before a hard cancel."""
 
     def __init__(
         self,
@@ -236,19 +253,26 @@ class CodeMode:
         limits: Limits | None = None,
         inputs: Mapping[str, Any] | None = None,
         on_event: Callable[[RunEvent], Any] | None = None,
+        session: AgentSession | None = None,
+        signal: CancelSignal | None = None,
+        on_update: Callable[[Any], None] | None = None,
     ) -> ScriptResult:
         """Run ``script``; every tool call goes through ``registry.execute``.
 
         ``parent`` is the token nested calls name as their parent (a fresh token
         when None); ``call_id`` is the prefix of nested call ids. ``inputs`` (JSON
         values) are bound as globals of the script, over this CodeMode's ``inputs``.
+        Nested calls carry ``session``, a child of ``signal`` and the run's deadline in
+        their ``ctx``; ``on_update`` gets their partial results as
+        ``{"call_id", "tool", "update"}`` (docs/writing-tools.md).
         ``on_event`` receives the run's live events (printed output, nested calls, then
         :class:`RunEndEvent`) on the host's loop while it runs; it must not block, and
         an exception it raises is logged (``codemode.mode``), not raised.
         """
         deliver = guarded(on_event) if on_event is not None else None
         result = await self._run(script, agent=agent, parent=parent, call_id=call_id,
-                                 limits=limits, inputs=inputs, deliver=deliver)
+                                 limits=limits, inputs=inputs, deliver=deliver,
+                                 session=session, signal=signal, on_update=on_update)
         if deliver is not None:
             deliver(RunEndEvent(result=result))
         return result
@@ -300,6 +324,9 @@ class CodeMode:
         limits: Limits | None,
         inputs: Mapping[str, Any] | None,
         deliver: Callable[[RunEvent], None] | None,
+        session: AgentSession | None = None,
+        signal: CancelSignal | None = None,
+        on_update: Callable[[Any], None] | None = None,
     ) -> ScriptResult:
         sdk, specs = self._current()
         limits = limits or self.limits
@@ -315,7 +342,10 @@ class CodeMode:
                 )
             )
         run = RunSummary(
-            outer_id=call_id or f"run-{next(self._runs)}", token=parent or Token(), agent=agent
+            outer_id=call_id or f"run-{next(self._runs)}", token=parent or Token(), agent=agent,
+            session=session, signal=signal.child() if signal is not None else CancelSignal(),
+            deadline=anyio.current_time() + limits.timeout, grace=self.cancel_grace,
+            progress=on_update,
         )
         bridge = _Bridge(self.registry, sdk, specs, run, deliver)
         if deliver is None:
@@ -351,7 +381,11 @@ class CodeMode:
                     )
                 )
                 return _tool_result(result, [], mode.limits)
-            run = RunSummary(outer_id=ctx.call_id, token=ctx.token, agent=ctx.agent)
+            run = RunSummary(
+                outer_id=ctx.call_id, token=ctx.token, agent=ctx.agent, session=ctx.session,
+                signal=ctx.signal.child() if ctx.signal is not None else CancelSignal(),
+                deadline=anyio.current_time() + limits.timeout, grace=mode.cancel_grace,
+                progress=ctx.progress)
             bridge = _Bridge(mode.registry, sdk, specs, run)
             result = await mode.executor.run(
                 source,
@@ -464,12 +498,12 @@ class _Bridge:
             agent=self.run.agent,
         )
         if self.deliver is None:
-            result = await self.registry.execute(call)
+            result = await self._execute(call, path)
         else:
             self.deliver(CallStartEvent(call_id=call.call_id, name=wire, tool=path,
                                         arguments=call.arguments))
             try:
-                result = await self.registry.execute(call)
+                result = await self._execute(call, path)
             except BaseException:  # cancelled with the run, or a hook bug: still ends the call
                 self.deliver(CallEndEvent(call_id=call.call_id, name=wire, tool=path,
                                           is_error=True, error="cancelled", duration=None))
@@ -484,6 +518,53 @@ class _Bridge:
             path_ = error.path if error is not None else None
             raise ToolCallError(path, message, _python_path(path_, argmap))
         return self.to_script(self.specs.get(wire), result)
+
+    async def _execute(self, call: ToolCall, path: str) -> ToolResult:
+        """The call with the run's session, a child signal, the deadline and progress
+        (``hand_off``, so a layer in between need not know them). When the run is
+        cancelled (its timeout, its caller) the child signal fires first and the handler
+        has ``grace`` seconds to stop by itself before the hard cancel."""
+        run = self.run
+        assert run.signal is not None
+        signal = run.signal.child(grace=run.grace)
+        progress = run.progress
+        on_update = None if progress is None else (
+            lambda data: progress({"call_id": call.call_id, "tool": path, "update": data}))
+        deadline = None if run.deadline is None else run.deadline + run.grace
+        box: list[ToolResult] = []
+        failure: list[Exception] = []
+        finished = anyio.Event()
+        inner = anyio.CancelScope(shield=True)
+
+        async def go() -> None:
+            try:
+                with inner:
+                    hand_off(session=run.session, signal=signal, deadline=deadline,
+                             on_update=on_update)
+                    box.append(await self.registry.execute(call))
+            except Exception as exc:  # re-raised below, outside the task group
+                failure.append(exc)
+            finally:
+                finished.set()
+
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(go)
+                try:
+                    await finished.wait()
+                except anyio.get_cancelled_exc_class():
+                    signal.cancel("the run was cancelled or timed out")
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(run.grace):
+                        await finished.wait()
+                    inner.cancel()
+                    raise
+        finally:
+            run.signal.release(signal)
+        if failure:
+            raise failure[0]
+        if not box:  # the hard cancel ended the call
+            raise ToolCallError(path, "cancelled")
+        return box[0]
 
     def to_script(self, spec: ToolSpec | None, result: ToolResult) -> Any:
         if result.structured is not None:
