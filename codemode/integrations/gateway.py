@@ -19,6 +19,7 @@ reconnects with exponential backoff. An upstream that fails to start is reported
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -49,6 +50,8 @@ __all__ = [
     "connect",
     "load_config",
 ]
+
+_LOG = logging.getLogger("codemode.gateway")
 
 DEFAULT_BUDGET_TOKENS = 4000
 """Largest ``run_code`` description (estimated tokens) that still carries the whole SDK."""
@@ -397,9 +400,12 @@ class _Upstream:
             self.gateway.changed()
             self.first_attempt.set()
             if not self.gateway.restart:
+                _LOG.warning("upstream %s is down: %.300s", self.config.name, self.error)
                 return
             if self.connections > before:
                 delay = self.gateway.backoff[0]
+            _LOG.warning("upstream %s is down: %.300s; reconnecting in %g s", self.config.name,
+                         self.error, delay)
             await anyio.sleep(delay)
             delay = min(delay * 2, self.gateway.backoff[1])
 
@@ -414,6 +420,8 @@ class _Upstream:
                 self.connections += 1
                 self.restarts = self.connections - 1
                 self.state, self.error = "up", None
+                _LOG.info("upstream %s is up (connection %d)", self.config.name,
+                          self.connections)
                 self.gateway.changed()
                 self.first_attempt.set()
                 await self._watch(session)

@@ -200,6 +200,7 @@ class _Worker:
         self.memory_cap: int | None = None
         """``Limits.memory`` of the first run: a confined worker's address-space cap is a
         hard limit that cannot go back up, so a run asking for more gets another worker."""
+        _LOG.debug("sandbox worker %d started (confinement %s)", self.process.pid, self._mode)
 
     async def boot(self) -> None:
         """Wait for the ``ready`` announcement."""
@@ -225,6 +226,7 @@ class _Worker:
             if message[0] != "ready" or self.ready:
                 raise WorkerProtocolError(f"expected ready, got {message[0]!r}")
             self.ready = True
+            _LOG.debug("sandbox worker %d is ready", self.process.pid)
             report = message[2] if len(message) > 2 else None
             if self._mode == "off":
                 self.confinement = Confinement.off()
@@ -346,6 +348,8 @@ class _Worker:
 
     def finish(self) -> None:
         """After it exited: log what is left on its stderr, close it, free its uid."""
+        _LOG.debug("sandbox worker %d exited (status %s)", self.process.pid,
+                   self.process.returncode)
         stream = self.process.stderr
         if stream is not None and not stream.closed:
             self.drain_stderr()
@@ -972,6 +976,7 @@ class WorkerPoolExecutor:
             error = _timeout_error(limits)
         elif done is None:
             error = await _crash_error(worker, limits)
+        _log_failure(worker, session, error)
         if error is not None or done is None:
             failed = RunOutcome().to_result(calls=broker.records, time=elapsed, error=error,
                                             queued=queued)
@@ -996,6 +1001,8 @@ class WorkerPoolExecutor:
         ))
         result = outcome.to_result(calls=broker.records, time=elapsed, peak_memory=peak,
                                    limits=limits, queued=queued, result_size=size)
+        if result.error is not None and result.error.limit is not None:
+            _LOG.info("a run hit its %s limit: %.300s", result.error.limit, result.error.message)
         return result, healthy
 
     def _checkout(self) -> _Worker:
@@ -1034,6 +1041,7 @@ class WorkerPoolExecutor:
             self._idle.append(_Worker(self._python, self._runtime, plan, self._admit, lease))
 
     def _discard(self, worker: _Worker) -> None:
+        _LOG.debug("sandbox worker %d retired", worker.process.pid)
         worker.kill()
         self._dying.append(worker)
 
@@ -1090,6 +1098,21 @@ async def _crash_error(worker: _Worker, limits: Limits) -> ScriptError:
         return ScriptError.for_limit(exc)
     return ScriptError(type="SandboxError",
                        message=f"the worker process died unexpectedly (status {status})")
+
+
+def _log_failure(worker: _Worker, session: _Session, error: ScriptError | None) -> None:
+    """Say why a run failed on the host's side (worker texts clipped: a worker may be
+    compromised, and nothing it sends may fill the host's logs)."""
+    pid = worker.process.pid
+    if session.violation is not None:
+        _LOG.warning("sandbox worker %d broke the protocol and is killed: %.300s", pid,
+                     session.violation)
+    elif session.overflow is not None:
+        _LOG.warning("sandbox worker %d sent more calls than may wait and is killed", pid)
+    elif error is not None and error.limit == "timeout":
+        _LOG.info("a run on sandbox worker %d timed out; the worker is killed", pid)
+    elif error is not None:
+        _LOG.warning("sandbox worker %d failed during a run: %.300s", pid, error.message)
 
 
 def _timeout_error(limits: Limits) -> ScriptError:
