@@ -15,6 +15,7 @@ import json
 import keyword
 import math
 import re
+import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, final
@@ -134,6 +135,7 @@ class CodeMode:
         """Host inputs every run binds as globals (``run(inputs=...)`` adds to them)."""
         self._sdk_cache = sdk_gen.SdkCache()
         self._sdk: tuple[int, sdk_gen.GeneratedSDK, dict[str, ToolSpec]] | None = None
+        self._sdk_lock = threading.Lock()  # prompt() may run on a worker thread (aprompt)
         self._runs = itertools.count(1)
         self._describer: str | None = None
 
@@ -167,12 +169,13 @@ class CodeMode:
         ]
 
     def _current(self) -> tuple[sdk_gen.GeneratedSDK, dict[str, ToolSpec]]:
-        version = self.registry.version
-        if self._sdk is None or self._sdk[0] != version:
-            specs = self.visible_specs()
-            sdk = sdk_gen.generate(specs, cache=self._sdk_cache)
-            self._sdk = (version, sdk, {spec.name: spec for spec in specs})
-        return self._sdk[1], self._sdk[2]
+        with self._sdk_lock:
+            version = self.registry.version
+            if self._sdk is None or self._sdk[0] != version:
+                specs = self.visible_specs()
+                sdk = sdk_gen.generate(specs, cache=self._sdk_cache)
+                self._sdk = (version, sdk, {spec.name: spec for spec in specs})
+            return self._sdk[1], self._sdk[2]
 
     def sdk(self) -> sdk_gen.GeneratedSDK:
         """The generated SDK for the tools scripts can call right now."""
@@ -194,6 +197,11 @@ class CodeMode:
                 "- Inputs, already defined as globals (use them by name):\n"
                 + "\n".join(lines) + "\n\nAvailable tools:", 1)
         return intro + self.sdk().prompt
+
+    async def aprompt(self, *, inputs: Mapping[str, Any] | None = None) -> str:
+        """``prompt()`` on a worker thread: a server's event loop never waits while the SDK
+        of a large registry is generated (later calls hit the cache and return at once)."""
+        return await anyio.to_thread.run_sync(lambda: self.prompt(inputs=inputs))
 
     def check(self, script: str, *, inputs: Mapping[str, Any] | None = None) -> list[Problem]:
         """Static problems in ``script`` (nothing runs): compile errors, unknown tools and
