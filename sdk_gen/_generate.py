@@ -18,6 +18,7 @@ from codemode.errors import SdkGenerationError
 from ._names import BUILTIN_NAMES, SOFT_KEYWORDS, SdkNames, assign_identifiers, pascal_case
 from ._prompt import ToolPrompt, assemble_prompt, fallback_prompt, tool_prompt
 from ._render import ToolRender, fallback_render, render_tool
+from ._schema import forget_normalized
 from ._specs import as_specs, spec_digest
 from ._text import docstring
 
@@ -113,6 +114,7 @@ class SdkCache:
             self.hits += 1
             return found
         self.misses += 1
+        forget_normalized()
         render = _render(spec, path=path, prefix="", types=False)
         problem = None
         try:
@@ -133,6 +135,7 @@ class SdkCache:
             return found
         outline = self._outlines.get(f"{digest}:{path}") or self.outline(spec, path=path)
         self.misses += 1
+        forget_normalized()
         render = _render(spec, path=path, prefix=prefix, types=True)
         if "." in path:
             module = "    @staticmethod\n" + render.function(stub=False, indent="    ")

@@ -21,6 +21,7 @@ __all__ = [
     "annotated",
     "constraint_notes",
     "for_types",
+    "forget_normalized",
     "inline_annotation",
     "merge_key",
     "normalize",
@@ -112,8 +113,13 @@ _DROPPED = frozenset({"$defs", "definitions", "$schema", "$id", "$anchor", "$com
 
 
 _NORMALIZED: dict[tuple[int, str], tuple[Any, tuple[Any, dict[str, Any]]]] = {}
-"""The last few ``normalize`` results by schema identity: the render and the prompt of one
-tool read the same schemas back to back (results are shared, read-only)."""
+"""``normalize`` results by schema identity while one tool renders: its render and its
+prompt read the same schemas back to back (results are shared, read-only)."""
+
+
+def forget_normalized() -> None:
+    """Start a tool afresh: a caller may have changed a schema dict since (same identity)."""
+    _NORMALIZED.clear()
 
 
 def normalize(schema: Any, *, key_prefix: str = "") -> tuple[Any, dict[str, Any]]:
