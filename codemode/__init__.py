@@ -1,5 +1,7 @@
 """codemode: a Code Mode host — typed tool SDKs, sandboxed scripts, one validated pipeline."""
 
+import logging as _logging
+
 from .dispatch.agent import AgentSession as AgentSession
 from .dispatch.agent import Injection as Injection
 from .dispatch.cards import CardNode as CardNode
@@ -79,6 +81,10 @@ from .sandbox import Limits as Limits
 from .sandbox import ScriptError as ScriptError
 from .sandbox import ScriptResult as ScriptResult
 from .sandbox import WorkerPoolExecutor as WorkerPoolExecutor
+
+_logging.getLogger("codemode").addHandler(_logging.NullHandler())
+"""Quiet by default: records reach the handlers an application configured, and are never
+printed by ``logging.lastResort`` when it configured none."""
 
 __all__ = [
     "AgentSession",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Final, Self, final
@@ -44,6 +45,8 @@ WATCH_INTERVAL: Final = 0.005
 
 STOP_GRACE: Final = 0.5
 """Seconds past ``timeout`` to wait for a script that does not reach a tick."""
+
+_LOG: Final = logging.getLogger("codemode.sandbox")
 
 
 @final
@@ -194,8 +197,13 @@ class InProcessExecutor:
             failure = box.get("failure")
             if failure is not None:
                 raise SandboxError("the sandbox runner failed") from failure
+            _LOG.warning("an in-process run did not stop within its timeout; its script "
+                         "thread is abandoned")
             error = ScriptError.for_limit(LimitExceeded("timeout", limits.timeout,
                                                         "the run did not stop in time"))
             return RunOutcome(error=error).to_result(calls=broker.records, time=elapsed,
                                                      limits=limits)
-        return outcome.to_result(calls=broker.records, time=elapsed, limits=limits)
+        result = outcome.to_result(calls=broker.records, time=elapsed, limits=limits)
+        if result.error is not None and result.error.limit is not None:
+            _LOG.info("a run hit its %s limit: %.300s", result.error.limit, result.error.message)
+        return result
