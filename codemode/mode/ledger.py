@@ -103,6 +103,7 @@ class RunLedger:
         self._script = script
         self._tools = tools or {}
         self._lines: Mapping[str, tuple[int, ...]] | None = None
+        self._digests: dict[str, tuple[Tool, str]] = {}
 
     def finish(self, result: ScriptResult | None) -> RunResult | None:
         """The run ended (``None``: it raised or was cancelled); frees the journal."""
@@ -144,7 +145,10 @@ class RunLedger:
 
     async def _journaled(self, tool: Tool, call: ToolCall, text: str) -> ToolResult:
         assert self.resume is not None
-        digest = spec_digest(tool)
+        cached = self._digests.get(call.name)
+        if cached is None or cached[0] is not tool:
+            cached = self._digests[call.name] = (tool, spec_digest(tool))
+        digest = cached[1]
         seq, group, entry = self.resume.start(call.name, digest, text,
                                               tool.replay == "always_live")
         if entry is not None:

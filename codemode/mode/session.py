@@ -89,8 +89,12 @@ class Session:
             return result
         kept = result.value.get("state")
         state = {name: value for name, value in self.state.items() if name not in names}
-        if isinstance(kept, dict):
-            state.update(kept)
+        left = self.max_bytes - sum(map(_size, state.values()))
+        for name, value in (kept.items() if isinstance(kept, dict) else ()):
+            size = _size(value)  # again here: the script may have rebound ``len``
+            if name in names and size <= left:
+                state[name] = value
+                left -= size
         self.state = state
         base = {f.name: getattr(result, f.name) for f in fields(ScriptResult)}
         base["value"] = result.value.get("value")
@@ -98,6 +102,10 @@ class Session:
             return RunResult(**base, replayed=result.replayed, labels=result.labels,
                              approval=result.approval)
         return ScriptResult(**base)
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False))
 
 
 def _keepable(name: str) -> bool:

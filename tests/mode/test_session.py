@@ -88,3 +88,10 @@ async def test_a_script_ending_in_an_assignment_keeps_its_value() -> None:
         session = cm.CodeMode(rows_registry(), executor=executor).session()
         result = await session.run("n = 3")
     assert result.value == 3 and session.state == {"n": 3}
+
+
+async def test_a_script_cannot_lift_the_bound_by_rebinding_len() -> None:
+    async with cm.InProcessExecutor() as executor:
+        session = cm.CodeMode(rows_registry(), executor=executor).session(max_bytes=40)
+        await session.run('len = lambda value: 0\nbig = "y" * 100\nsmall = "x"')
+    assert session.state == {"small": "x"}
