@@ -37,6 +37,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "codemode.mode": ("codemode.errors", "codemode.dispatch", "codemode.sandbox", "sdk_gen"),
     "codemode.integrations": ("codemode.errors", "codemode.dispatch", "codemode.sandbox",
                               "codemode.mode", "sdk_gen"),
+    # telemetry sees dispatch only (its events and hooks); adapters drive a CodeMode
+    "codemode.integrations.otel": ("codemode.errors", "codemode.dispatch"),
+    "codemode.integrations.adapters": ("codemode.errors", "codemode.dispatch", "codemode.mode"),
     "codemode.testing": ("codemode.errors", "codemode.dispatch", "codemode.sandbox",
                          "codemode.mode"),
     "codemode.cli": ("codemode.errors", "codemode.dispatch", "codemode.sandbox",
