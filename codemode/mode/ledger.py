@@ -46,6 +46,11 @@ class RunResult(ScriptResult):
     approval: ApprovalRequest | None = None
     """The up-front approval request, when policy asked about statically known calls."""
 
+    @classmethod
+    def of(cls, result: ScriptResult, **extra: Any) -> RunResult:
+        """``result`` as a RunResult (``extra`` sets the fields a ScriptResult lacks)."""
+        return cls(**{f.name: getattr(result, f.name) for f in fields(ScriptResult)}, **extra)
+
 
 async def open_ledger(registry: ToolRegistry, script: str, *, tools: Mapping[str, str],
                       arguments: Mapping[str, Mapping[str, str]], token: Token,
@@ -115,9 +120,8 @@ class RunLedger:
             replayed = ()
         if result is None:
             return None
-        base = {f.name: getattr(result, f.name) for f in fields(ScriptResult)}
-        return RunResult(**base, replayed=replayed, labels=self.trail.carried,
-                         approval=self.approval)
+        return RunResult.of(result, replayed=replayed, labels=self.trail.carried,
+                            approval=self.approval)
 
     async def execute(self, call: ToolCall) -> ToolResult:
         """Run ``call`` through the registry (or the journal); see the module docstring."""

@@ -19,18 +19,17 @@ from __future__ import annotations
 import ast
 import json
 import keyword
-from dataclasses import fields
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 from codemode.mode.dialects import SANDBOX_GLOBALS
-from codemode.mode.ledger import RunResult
-from codemode.sandbox import ScriptResult
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
 
     from codemode.dispatch.registry import ToolRegistry
+    from codemode.sandbox import ScriptResult
 
 __all__ = ["Session"]
 
@@ -96,12 +95,7 @@ class Session:
                 state[name] = value
                 left -= size
         self.state = state
-        base = {f.name: getattr(result, f.name) for f in fields(ScriptResult)}
-        base["value"] = result.value.get("value")
-        if isinstance(result, RunResult):
-            return RunResult(**base, replayed=result.replayed, labels=result.labels,
-                             approval=result.approval)
-        return ScriptResult(**base)
+        return replace(result, value=result.value.get("value"))
 
 
 def _size(value: Any) -> int:
