@@ -92,6 +92,9 @@ async def _set(event: anyio.Event) -> None:
     event.set()
 
 
+_NO_PORTAL: Final = contextlib.nullcontext(None)
+
+
 def _resolve(reply_to: asyncio.Future[dict[str, Any]], reply: dict[str, Any] | None,
              failure: BaseException | None) -> None:
     """On the script's loop: hand a call's reply (or failure) to the awaiting script."""
@@ -192,7 +195,8 @@ class InProcessExecutor:
         host_context = contextvars.copy_context()
         """Host tasks started for the script run in the host's context, not the script's."""
         tasks: set[asyncio.Task[None]] = set()
-        async with BlockingPortal() as portal:
+        # asyncio hosts need no portal (an anyio portal is a task group and a task per run)
+        async with (BlockingPortal() if host_loop is None else _NO_PORTAL) as portal:
 
             async def answer(name: str, text: str,
                              reply_to: asyncio.Future[dict[str, Any]]) -> None:
@@ -223,6 +227,7 @@ class InProcessExecutor:
 
             async def call(name: str, text: str) -> dict[str, Any]:
                 if host_loop is None:
+                    assert portal is not None
                     future = portal.start_task_soon(broker.answer_json, name, text)
                     return await asyncio.wrap_future(future)
                 reply_to: asyncio.Future[dict[str, Any]] = (
@@ -238,9 +243,9 @@ class InProcessExecutor:
             def forward(text: str) -> None:
                 # The calls' FIFO hop to the host loop, so output and calls keep their order.
                 with contextlib.suppress(RuntimeError):  # the host already returned
-                    if host_loop is None:
+                    if portal is not None:
                         portal.start_task_soon(deliver, text)
-                    else:
+                    elif host_loop is not None:
                         host_loop.call_soon_threadsafe(start, deliver, text,
                                                        context=host_context)
 
@@ -256,9 +261,9 @@ class InProcessExecutor:
                 finally:
                     self._release(thread)
                     with contextlib.suppress(RuntimeError):  # the host already returned
-                        if host_loop is None:
+                        if portal is not None:
                             portal.start_task_soon(_set, done)
-                        else:
+                        elif host_loop is not None:
                             host_loop.call_soon_threadsafe(done.set, context=host_context)
 
             thread = self._script_thread()
@@ -276,7 +281,8 @@ class InProcessExecutor:
                     if "outcome" not in box:
                         thread.retired = True
                 await _cancel_all(tasks)
-                await portal.stop(cancel_remaining=True)
+                if portal is not None:
+                    await portal.stop(cancel_remaining=True)
         elapsed = time.perf_counter() - started
         outcome: RunOutcome | None = box.get("outcome")
         if outcome is None:
