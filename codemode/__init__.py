@@ -167,3 +167,16 @@ __all__ = [
     "tool",
     "with_cards",
 ]
+
+
+def _installed_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("codemode")
+    except metadata.PackageNotFoundError:  # a checkout used without installing it
+        return "0+unknown"
+
+
+__version__ = _installed_version()
+"""The installed distribution's version (``codemode --version`` prints the same)."""

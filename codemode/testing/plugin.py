@@ -12,12 +12,18 @@ codemode makes these fixtures available in any test suite:
 - ``run_code``: the ``run_code`` tool registered in the registry, as an async
   callable ``await run_code(script) -> ToolResult`` dispatched like a model's call.
 
+An ``async def`` test that asks for one of these fixtures runs under anyio's pytest
+plugin, on asyncio, without the suite setting ``anyio_mode = "auto"`` or marking it; a
+test marked ``anyio``/``asyncio``/``trio`` (or in an ``anyio``-marked class or module, or
+owned by pytest-asyncio's auto mode) is left as it is.
+
 Heavy imports (the sandbox, the SDK generator) happen inside the fixtures, so
 loading the plugin never breaks an unrelated test session.
 """
 
 from __future__ import annotations
 
+import inspect
 import threading
 from typing import TYPE_CHECKING
 
@@ -43,6 +49,37 @@ __all__ = [
     "tool_events",
     "tool_registry",
 ]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(
+    collector: pytest.Module | pytest.Class, name: str, obj: object
+) -> None:
+    """Mark ``async def`` tests using these fixtures ``anyio`` on asyncio (what
+    ``anyio_mode = "auto"`` would do for them); ``None`` lets pytest collect them as usual."""
+    if not (collector.istestfunction(obj, name) and inspect.iscoroutinefunction(obj)):
+        return
+    try:
+        wanted = set(inspect.signature(obj).parameters) & set(__all__)
+    except (TypeError, ValueError):
+        return
+    own = {mark.name for mark in getattr(obj, "pytestmark", ())}
+    if not wanted or own & {"anyio", "asyncio", "trio"} or _asyncio_owns(collector):
+        return
+    if collector.get_closest_marker("anyio") or collector.get_closest_marker("asyncio"):
+        return
+    pytest.mark.anyio(obj)
+    pytest.mark.parametrize("anyio_backend", ["asyncio"])(obj)  # executors bridge via asyncio
+
+
+def _asyncio_owns(collector: pytest.Module | pytest.Class) -> bool:
+    """pytest-asyncio in auto mode runs every coroutine test itself."""
+    if not collector.config.pluginmanager.has_plugin("asyncio"):
+        return False
+    try:
+        return str(collector.config.getini("asyncio_mode")) == "auto"
+    except ValueError:
+        return False
 
 
 @pytest.fixture
