@@ -8,6 +8,7 @@ even text that does not contain it).
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import TYPE_CHECKING, final
 
 if TYPE_CHECKING:
@@ -20,20 +21,23 @@ __all__ = ["LabelTrail", "refusal"]
 class LabelTrail:
     """The labels one run carries, each with the first place it was read."""
 
-    __slots__ = ("_sources",)
+    __slots__ = ("_carried", "_sources")
 
     def __init__(self) -> None:
         self._sources: dict[str, str] = {}
+        self._carried: Mapping[str, str] = MappingProxyType({})
 
     def read(self, labels: Iterable[str], source: str) -> None:
         """The run has read a result carrying ``labels`` from ``source`` (``tool at line 3``)."""
         for label in labels:
-            self._sources.setdefault(label, source)
+            if label not in self._sources:
+                self._sources[label] = source
+                self._carried = MappingProxyType(dict(self._sources))
 
     @property
     def carried(self) -> Mapping[str, str]:
-        """Label → where it was first read (a copy)."""
-        return dict(self._sources)
+        """Label → where it was first read (a read-only snapshot, made when it changes)."""
+        return self._carried
 
     def __bool__(self) -> bool:
         return bool(self._sources)

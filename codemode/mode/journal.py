@@ -87,9 +87,9 @@ class JournalEntry:
     def to_json(self) -> dict[str, Any]:
         """The entry as one JSON object (a line of the file)."""
         return {"seq": self.seq, "group": self.group, "tool": self.tool,
-                "digest": self.digest, "arguments": json.loads(self.arguments), "ok": self.ok,
-                "content": [thaw(block) for block in self.content],
-                "structured": thaw(self.structured), "error": self.error}
+                "digest": self.digest, "ok": self.ok, "arguments": json.loads(self.arguments),
+                "content": list(self.content), "structured": self.structured,
+                "error": self.error}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> JournalEntry:
@@ -176,6 +176,11 @@ class Journal:
             with self.path.open("w" if first else "a", encoding="utf-8") as file:
                 file.write(text)
         return len(text.encode())
+
+    def _append(self, text: str) -> None:
+        if self.path is not None:
+            with self.path.open("a", encoding="utf-8") as file:
+                file.write(text)
 
     def _finish(self, failed: bool) -> None:
         self._failed = failed
@@ -297,13 +302,20 @@ class Resume:
                              structured=result.structured if not result.is_error else None,
                              error=result.error.message if result.error else None)
         journal = self._journal
-        line = entry.to_json()
-        size = len(json.dumps(line, ensure_ascii=False, separators=(",", ":"))) + 1
-        if len(journal._entries) >= journal.max_entries or (
-                self._written + size > journal.max_bytes):
+        if len(journal._entries) >= journal.max_entries:
             self._recording = False
             return
-        self._written += journal._write(line)
+        line = {"seq": seq, "group": group, "tool": tool, "digest": digest, "ok": entry.ok,
+                "content": list(entry.content), "structured": entry.structured,
+                "error": entry.error}  # the arguments are canonical JSON text already
+        text = json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str)
+        text = f'{text[:-1]},"arguments":{arguments}}}\n'
+        size = len(text.encode())
+        if self._written + size > journal.max_bytes:
+            self._recording = False
+            return
+        self._written += size
+        journal._append(text)
         journal._entries.append(entry)
 
     def done_cancelled(self) -> None:
