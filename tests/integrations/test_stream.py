@@ -129,15 +129,33 @@ async def test_output_arrives_while_the_run_is_going(mode: cm.CodeMode, gate: Ga
 
 async def test_output_between_calls_is_sent_before_the_run_ends(mode: cm.CodeMode) -> None:
     """No tool call follows the print: the worker sends it on its own, soon."""
-    script = "import asyncio\nprint('tick')\nawait asyncio.sleep(1.0)\n'done'"
-    with anyio.fail_after(30):
-        async with mode.stream(script) as events:
+    script = "import asyncio\nprint('tick')\nawait asyncio.sleep(60)\n'done'"
+    # Held back to the run's end, the output would miss this bound.
+    with anyio.fail_after(15):
+        async with mode.stream(script, limits=cm.Limits(timeout=90)) as events:
             async for event in events:
                 if isinstance(event, cm.OutputEvent):
                     assert event.text.startswith("tick")
                     assert events.result is None  # the script is still sleeping
                     break
     assert events.result is None  # leaving the block stopped the run
+
+
+async def test_output_of_a_busy_script_is_sent_by_its_next_print(mode: cm.CodeMode) -> None:
+    """The script never awaits (no timer can run in the worker): the next print sends what
+    waited longer than ``OUTPUT_DELAY``."""
+    script = ("print('start')\ni = 0\nwhile i < 200_000:\n    i += 1\nprint('tick')\n"
+              "while True:\n    i += 1")
+    # The run spins for a minute; held back to its end, the output would miss this bound.
+    with anyio.fail_after(15):
+        async with mode.stream(script, limits=cm.Limits(timeout=60,
+                                                        operations=10**12)) as events:
+            async for event in events:
+                assert isinstance(event, cm.OutputEvent)
+                assert event.text.startswith("start")
+                assert events.result is None  # the script is still spinning
+                break
+    assert events.result is None
 
 
 async def test_failed_call_is_an_error_event(mode: cm.CodeMode) -> None:

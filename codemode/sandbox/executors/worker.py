@@ -117,6 +117,7 @@ class _Channel:
         self._run = 0
         self._pending: list[str] = []
         self._pending_size = 0
+        self._pending_since = 0.0
         self._flush: asyncio.TimerHandle | None = None
         os.set_blocking(read_fd, False)
 
@@ -200,12 +201,16 @@ class _Channel:
             raise
 
     def output(self, text: str) -> None:
-        """Queue printed text of a streaming run; sent in chunks, soon (``OUTPUT_DELAY``)."""
+        """Queue printed text of a streaming run; sent in chunks, soon (``OUTPUT_DELAY``):
+        by a timer while the script awaits, by the next print while it computes."""
         if not self._serving:
             return
+        now = time.monotonic()
+        if not self._pending:
+            self._pending_since = now
         self._pending.append(text)
         self._pending_size += len(text)
-        if self._pending_size >= OUTPUT_CHUNK:
+        if self._pending_size >= OUTPUT_CHUNK or now - self._pending_since >= OUTPUT_DELAY:
             self.flush_output()
         elif self._flush is None:
             self._flush = asyncio.get_running_loop().call_later(OUTPUT_DELAY, self.flush_output)
