@@ -185,7 +185,7 @@ def smolagents(n: int) -> Row | str:
     except ImportError:
         return "smolagents is not installed (pip install -e .[bench]): smolagents skipped"
 
-    def executor(timeout: int = 30) -> Any:
+    def executor(timeout: int = 600) -> Any:
         made = LocalPythonExecutor(["json"], additional_functions=dict(ANSWERS),
                                    timeout_seconds=timeout)
         made.send_tools({})
