@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 import codemode as cm
@@ -179,6 +180,29 @@ async def test_an_upstream_that_never_answers_is_reported_not_waited_for() -> No
         async with codemode.mcp.connect({"mcpServers": {"hung": hung}}, startup_timeout=3,
                                         executor=cm.InProcessExecutor()):
             pass
+
+
+async def test_an_upstream_that_hangs_past_startup_is_not_left_running(tmp_path: Path) -> None:
+    # ignores its stdin closing: only the SDK's SIGTERM/SIGKILL escalation stops it; each
+    # attempt (the gateway retries) appends its pid before Python starts
+    pids = tmp_path / "pids"
+    hung = {"command": "/bin/sh", "args": [
+        "-c", f'echo $$ >> {pids}; exec "{sys.executable}" -c "import time; time.sleep(600)"']}
+    with pytest.raises(ConnectionError, match=r"hung: did not start within 1 s"):
+        async with codemode.mcp.connect({"mcpServers": {"hung": hung}}, startup_timeout=1,
+                                        executor=cm.InProcessExecutor()):
+            pass
+    started = [int(line) for line in pids.read_text().split()]
+    assert started
+    for _ in range(200):  # a kill still in flight lands; a leaked one sleeps 600 s
+        if not _running(started):
+            break
+        await anyio.sleep(0.05)
+    assert _running(started) == []
+
+
+def _running(pids: list[int]) -> list[int]:
+    return [pid for pid in pids if Path(f"/proc/{pid}").exists()]
 
 
 def test_describe_prints_the_run_code_description(capsys: pytest.CaptureFixture[str]) -> None:
