@@ -132,18 +132,20 @@ class RunLedger:
         if tool is None or (self.resume is None and not self.approved
                             and not (self.track_labels and (self.trail or tool.labels))):
             return await self.registry.execute(call)
-        text = canonical(call.arguments)
-        if self.approved[(call.name, text)] > 0:
+        text = canonical(call.arguments) if self.resume is not None or self.approved else ""
+        approved = self.approved[(call.name, text)] > 0 if self.approved else False
+        if approved:
             self.approved[(call.name, text)] -= 1
-            call = replace(call, approved=True)
-        if self.track_labels and self.trail:
-            call = replace(call, labels=self.trail.carried)
+        carried = self.trail.carried if self.track_labels and self.trail else None
+        if approved or carried:
+            call = replace(call, approved=approved, labels=carried or {})
         if self.resume is None:
             result = await self.registry.execute(call)
         else:
             result = await self._journaled(tool, call, text)
         error = result.error
-        if self.track_labels and tool.labels and (error is None or error.kind not in _NOTHING_READ):
+        if (self.track_labels and tool.labels and not tool.labels <= self.trail.carried.keys()
+                and (error is None or error.kind not in _NOTHING_READ)):
             self.trail.read(tool.labels, self._where(call.name))
         return result
 

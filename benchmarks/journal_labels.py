@@ -1,0 +1,133 @@
+"""Per-call cost of journals and labels through ``CodeMode.run`` (issue #16), side by side.
+
+One script makes N calls of a no-op tool (``await tools.echo(i=i)`` in a loop) on the
+in-process executor and on the worker pool. Rows, each the median of several runs,
+reported per call:
+
+- ``plain``: no journal, no labels (the baseline);
+- ``journal, recording``: a fresh in-memory journal each run (every call recorded);
+- ``journal, file``: the same, written to a JSONL file;
+- ``journal, replaying``: the journal of a failed run of the same script, so every call
+  is answered from it (no handler, no pipeline);
+- ``labels``: the tool returns a label and refuses another one, so every call is stamped
+  with the run's labels and checked at the pipeline.
+
+A first table isolates the host side of one call (no sandbox, no executor): the run's
+ledger around ``registry.execute``, with the same rows; it is far less noisy than the
+end-to-end table on a loaded machine.
+
+    python benchmarks/journal_labels.py [N]
+
+Measured 2026-12-01 on a 2-core machine shared by 7 agents (load average 10-12: the
+absolute numbers are inflated several times and the end-to-end rows are noise; compare
+within a column):
+
+    host side, µs per call      registry.execute 110-163, ledger plain 124-175,
+                                journal recording 233 (after encoding each line once;
+                                359-491 before), journal replaying 108-129 (no
+                                handler, no pipeline), labels 221-267
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import anyio  # noqa: E402
+
+import codemode as cm  # noqa: E402
+from codemode.mode.ledger import RunLedger  # noqa: E402
+from codemode.sandbox import Executor, InProcessExecutor, WorkerPoolExecutor  # noqa: E402
+
+REPEATS = 5
+
+
+def registry(*, labels: bool) -> cm.ToolRegistry:
+    reg = cm.ToolRegistry()
+
+    async def echo(args: Any) -> int:
+        return int(args["i"])
+
+    reg.register(cm.define_tool(
+        name="echo", execute=echo, output_schema={"type": "integer"},
+        parameters={"i": {"type": "integer", "required": True}},
+        labels={"untrusted"} if labels else (), refuses={"secret"} if labels else ()))
+    return reg
+
+
+async def once(executor: Executor, n: int, row: str, path: Path) -> float:
+    """Seconds per call of one run of the loop script, as ``row`` configures it."""
+    script = f"for i in range({n}):\n    await tools.echo(i=i)\n"
+    mode = cm.CodeMode(registry(labels=row == "labels"), executor=executor,
+                       limits=cm.Limits(timeout=120, calls=n + 10))
+    journal: cm.Journal | None = None
+    if row.startswith("journal"):
+        journal = cm.Journal(path if row == "journal, file" else None,
+                             max_entries=n + 10, max_bytes=10**9)
+    if row == "journal, replaying":
+        await mode.run(script + "1 / 0", journal=journal)
+    start = time.perf_counter()
+    result = await mode.run(script, journal=journal)
+    elapsed = time.perf_counter() - start
+    assert result.error is None, result.error
+    if row == "journal, replaying":
+        assert isinstance(result, cm.RunResult) and len(result.replayed) == n
+    return elapsed / n
+
+
+async def host_side(row: str, n: int) -> float:
+    """Seconds per call of ``n`` direct calls through a run's ledger, as ``row`` says."""
+    reg = registry(labels=row == "labels")
+    calls = [cm.ToolCall(call_id=f"c{i}", name="echo", arguments={"i": i}) for i in range(n)]
+    resume = None
+    if row.startswith("journal"):
+        journal = cm.Journal(max_entries=n + 1, max_bytes=10**9)
+        if row == "journal, replaying":
+            recorder = RunLedger(reg, resume=journal.begin("bench"))
+            for call in calls:
+                await recorder.execute(call)
+            recorder.finish(None)
+        resume = journal.begin("bench")
+    go = reg.execute if row == "registry.execute" else RunLedger(reg, resume=resume).execute
+    start = time.perf_counter()
+    for call in calls:
+        await go(call)
+    return (time.perf_counter() - start) / n
+
+
+async def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    direct = ["registry.execute", "plain", "journal, recording", "journal, replaying", "labels"]
+    samples: dict[str, list[float]] = {row: [] for row in direct}
+    for _ in range(7):
+        for row in direct:
+            samples[row].append(await host_side(row, 3 * n))
+    print(f"host side: {3 * n} calls, median of 7 (rows interleaved), µs per call")
+    for row in direct:
+        print(f"  {row:22} {statistics.median(samples[row]) * 1e6:7.1f}")
+    rows = ["plain", "journal, recording", "journal, file", "journal, replaying", "labels"]
+    print(f"through CodeMode.run: {n} calls per run, median of {REPEATS} runs "
+          "(rows interleaved), µs per call")
+    print(f"{'row':22} {'in-process':>11} {'pool':>8}")
+    times: dict[tuple[str, str], list[float]] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        async with InProcessExecutor() as inproc, WorkerPoolExecutor(size=1) as pool:
+            for attempt in range(REPEATS):
+                for kind, executor in (("in-process", inproc), ("pool", pool)):
+                    for row in rows:
+                        path = Path(folder) / f"{kind}-{attempt}.jsonl"
+                        times.setdefault((row, kind), []).append(
+                            await once(executor, n, row, path))
+    for row in rows:
+        a, b = (statistics.median(times[(row, kind)]) * 1e6 for kind in ("in-process", "pool"))
+        print(f"{row:22} {a:11.1f} {b:8.1f}")
+
+
+if __name__ == "__main__":
+    anyio.run(main)
