@@ -51,6 +51,8 @@ class _Outline:
 
     render: ToolRender
     """The render without named types (names, params, inline annotations)."""
+    arguments: dict[str, str]
+    """Python argument name → wire name (``render.arguments``, made once)."""
     prompt: ToolPrompt
     """The tool's lines in the prompt (shared descriptions are factored out at assembly)."""
     problem: str | None
@@ -122,7 +124,8 @@ class SdkCache:
         except Exception as exc:  # same reasoning: a prompt from the render's own annotations
             problem = f"prompt typed from the annotations ({type(exc).__name__}: {exc})"
             prompt = fallback_prompt(render, qualname=path)
-        outline = _Outline(render=render, prompt=prompt, problem=problem)
+        outline = _Outline(render=render, arguments=render.arguments, prompt=prompt,
+                           problem=problem)
         self._outlines[key] = outline
         return outline
 
@@ -314,7 +317,7 @@ def generate(specs: Iterable[SpecLike], *, cache: SdkCache | None = None) -> Gen
     outlines = [cache.outline(slot.spec, path=slot.path) for slot in slots]
     names = SdkNames.build(
         {s.path: s.spec.name for s in slots},
-        {o.render.wire: o.render.arguments for o in outlines},
+        {o.render.wire: o.arguments for o in outlines},
     )
     return GeneratedSDK(
         prompt=assemble_prompt([o.prompt for o in outlines]),

@@ -81,6 +81,7 @@ def assign_identifiers(
     return mapping
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _base(wire: str, *, avoid_soft: bool, avoid_private: bool) -> str:
     ident = to_identifier(wire)
     if avoid_private and ident.startswith("__"):

@@ -162,6 +162,10 @@ class ToolPrompt:
     """Its literal types of ``TYPE_MIN_CHARS`` or more (candidates for a shared name)."""
     plain: str
     """The block with nothing shared."""
+    literal_keys: tuple[tuple[str, str], ...] = ()
+    """``(literal type, key)`` of each line typed by one of :attr:`literals`, in order."""
+    defines: tuple[str, ...] = ()
+    """Names its named-type lines (``Name = ...``) define."""
 
     def text(
         self, shared: Mapping[str, str], notes: Mapping[str, str], types: Mapping[str, str]
@@ -238,12 +242,24 @@ def shared_sentences(tools: Iterable[ToolPrompt], shared: Mapping[str, str]) -> 
     for tool in tools:
         found = tool.long
         if tool.shares(shared_pairs):
-            found = _long(
-                [tool.parts, *(ln.parts for ln in tool.lines if shared.get(ln.key) != ln.doc)]
-            )
+            uses = tool.pairs & shared_pairs
+            hit = _UNSHARED_LONG.get(id(tool))
+            if hit is not None and hit[0] is tool and hit[1] == uses:
+                found = hit[2]
+            else:
+                found = _long(
+                    [tool.parts, *(ln.parts for ln in tool.lines if shared.get(ln.key) != ln.doc)]
+                )
+                if len(_UNSHARED_LONG) >= _RENDERED_MAX:
+                    _UNSHARED_LONG.clear()
+                _UNSHARED_LONG[id(tool)] = (tool, uses, found)
         counts.update(found)
     chosen = (sentence for sentence, n in counts.items() if n >= SHARED_MIN_TOOLS)
     return {sentence: f"{NOTE}{i}" for i, sentence in enumerate(chosen, start=1)}
+
+
+_UNSHARED_LONG: dict[int, tuple[ToolPrompt, frozenset[tuple[str, str]], tuple[str, ...]]] = {}
+"""id(tool) -> (tool, its pairs the glossary holds, its long sentences outside them)."""
 
 
 def _long(groups: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
@@ -262,13 +278,11 @@ def shared_types(tools: Iterable[ToolPrompt]) -> dict[str, str]:
     counts: Counter[str] = Counter()
     keys: dict[str, Counter[str]] = {}
     taken = {"Any", "None", "True", "False"}
-    for tool in tools:
-        for line in tool.lines:
-            if line.type in tool.literals:
-                counts[line.type] += 1
-                keys.setdefault(line.type, Counter())[line.key] += 1
-            elif line.head.endswith(" = "):
-                taken.add(line.head[:-3])
+    for tool in tools:  # from what each cached tool precomputed: assembly runs on every change
+        for text, key in tool.literal_keys:
+            counts[text] += 1
+            keys.setdefault(text, Counter())[key] += 1
+        taken.update(tool.defines)
     names: dict[str, str] = {}
     for text, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         key = min(keys[text].items(), key=lambda item: (-item[1], item[0]))[0]
@@ -411,6 +425,12 @@ def _finish(qualname: str, doc: str, lines: list[Line]) -> ToolPrompt:
         long=_long([sentences(doc), *(ln.parts for ln in split)]),
         literals=frozenset(ln.type for ln in split if _literal_union(ln.type)),
         plain="",
+    )
+    tool = replace(
+        tool,
+        literal_keys=tuple((ln.type, ln.key) for ln in split if ln.type in tool.literals),
+        defines=tuple(ln.head[:-3] for ln in split
+                      if ln.type not in tool.literals and ln.head.endswith(" = ")),
     )
     return replace(tool, plain=tool.text({}, {}, {}))
 
