@@ -419,8 +419,7 @@ async def test_annotations_are_not_evaluated(executor: Any) -> None:
 async def test_time_sleep_is_bounded_and_counted(executor: Any) -> None:
     result = await _run(executor, "import time\ntime.sleep(0.05)\n'slept'")
     assert result.value == "slept"
-    assert result.usage.time >= 0.05  # the sleep is part of the run's wall time
-    assert result.usage.operations >= 5  # one operation per slice waited
+    assert result.usage.operations == 5  # one operation per 10 ms slice asked for
     long = await _run(executor, "import time\ntime.sleep(3600)")
     assert long.error is not None and long.error.type == "LimitExceeded"
     assert "time.sleep(3600) would end after the run's deadline" in long.error.message

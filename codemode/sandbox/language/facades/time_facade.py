@@ -3,11 +3,13 @@
 ``sleep`` blocks the script (as in CPython; async code should ``await
 asyncio.sleep``). It waits in short slices, each charged one operation, so a
 cancelled or aborted run stops within a slice; a sleep that would end after the
-run's deadline trips the timeout at once instead of waiting for it.
+run's deadline trips the timeout at once instead of waiting for it. ``usage.operations``
+counts one operation per slice of the requested time.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Final
 
@@ -37,12 +39,13 @@ def sleep(seconds: float, /) -> None:
     if end > meter.deadline:
         meter.trip(LimitExceeded("timeout", meter.timeout,
                                  f"time.sleep({seconds:g}) would end after the run's deadline"))
-    while True:
+    slices = max(1, math.ceil(seconds / SLICE))
+    charged = 0
+    while (left := end - time.monotonic()) > 0:
         charge_operations(1)  # checks the deadline, an abort and the budget as it goes
-        left = end - time.monotonic()
-        if left <= 0:
-            return
+        charged += 1
         time.sleep(min(left, SLICE))
+    charge_operations(slices - charged)  # the same count however long each slice took
 
 
 FACADE: Final = Facade("time", {"time": time.time, "monotonic": time.monotonic,
