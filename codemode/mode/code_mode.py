@@ -31,7 +31,9 @@ from codemode.dispatch.pipeline import hand_off
 from codemode.dispatch.tool import Tool, define_tool
 from codemode.errors import ScriptCompileError, ToolCallError
 from codemode.mode.dialects import SANDBOX_GLOBALS, plan
+from codemode.mode.ledger import RunLedger, RunResult, open_ledger
 from codemode.mode.preflight import Problem, check_script
+from codemode.mode.session import Session
 from codemode.mode.stream import (
     CallEndEvent,
     CallStartEvent,
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
     from codemode.dispatch.content import ToolResult
     from codemode.dispatch.registry import ToolRegistry
     from codemode.dispatch.spec import ToolSpec
+    from codemode.mode.approval import Approve
+    from codemode.mode.journal import Journal
 
 __all__ = ["CodeMode", "RunSummary"]
 
@@ -120,6 +124,8 @@ class CodeMode:
         preflight: bool = True,
         strict: bool = False,
         inputs: Mapping[str, Any] | None = None,
+        policy_preflight: bool = False,
+        approve: Approve | None = None,
     ) -> None:
         self.registry = registry
         self.limits = limits or Limits()
@@ -133,6 +139,12 @@ class CodeMode:
         ``final_answer`` … are preflight errors (see docs/writing-scripts.md)."""
         self.inputs: dict[str, Any] = _checked_inputs(inputs or {})
         """Host inputs every run binds as globals (``run(inputs=...)`` adds to them)."""
+        self.policy_preflight = policy_preflight or approve is not None
+        """Put statically known calls through policy (``ctx.dry_run``) before a run starts:
+        a denial refuses the script (docs/trust.md)."""
+        self.approve = approve
+        """Answers the one up-front approval request of a script whose calls policy asks
+        about; approved calls do not ask again."""
         self._sdk_cache = sdk_gen.SdkCache()
         self._sdk: tuple[int, sdk_gen.GeneratedSDK, dict[str, ToolSpec]] | None = None
         self._sdk_lock = threading.Lock()  # prompt() may run on a worker thread (aprompt)
@@ -264,6 +276,8 @@ class CodeMode:
         session: AgentSession | None = None,
         signal: CancelSignal | None = None,
         on_update: Callable[[Any], None] | None = None,
+        journal: Journal | None = None,
+        resume: bool | None = None,
     ) -> ScriptResult:
         """Run ``script``; every tool call goes through ``registry.execute``.
 
@@ -276,11 +290,17 @@ class CodeMode:
         ``on_event`` receives the run's live events (printed output, nested calls, then
         :class:`RunEndEvent`) on the host's loop while it runs; it must not block, and
         an exception it raises is logged (``codemode.mode``), not raised.
+        With a ``journal`` the run records its calls and, when resuming (``resume``; by
+        default when the journal's last run failed), answers the calls the last run already
+        made from it (docs/trust.md). The result is a :class:`RunResult`.
         """
         deliver = guarded(on_event) if on_event is not None else None
         result = await self._run(script, agent=agent, parent=parent, call_id=call_id,
                                  limits=limits, inputs=inputs, deliver=deliver,
+                                 journal=journal, resume=resume,
                                  session=session, signal=signal, on_update=on_update)
+        if not isinstance(result, RunResult):  # refused before it started (preflight)
+            result = RunResult.of(result)
         if deliver is not None:
             deliver(RunEndEvent(result=result))
         return result
@@ -332,6 +352,8 @@ class CodeMode:
         limits: Limits | None,
         inputs: Mapping[str, Any] | None,
         deliver: Callable[[RunEvent], None] | None,
+        journal: Journal | None = None,
+        resume: bool | None = None,
         session: AgentSession | None = None,
         signal: CancelSignal | None = None,
         on_update: Callable[[Any], None] | None = None,
@@ -355,21 +377,50 @@ class CodeMode:
             deadline=anyio.current_time() + limits.timeout, grace=self.cancel_grace,
             progress=on_update,
         )
-        bridge = _Bridge(self.registry, sdk, specs, run, deliver)
-        if deliver is None:
-            result = await self.executor.run(
-                source, call_tool=bridge.call, tool_paths=tuple(sdk.names.tools), limits=limits
-            )
-        else:
-            emit = deliver
-            result = await self.executor.run(
-                source, call_tool=bridge.call, tool_paths=tuple(sdk.names.tools), limits=limits,
-                on_output=lambda text: emit(OutputEvent(text=text)),
-            )
-        return replace(result, attachments=tuple(bridge.attachments))
+        ledger = await self._ledger(script, sdk, run, journal, resume)
+        if not isinstance(ledger, RunLedger):
+            return ledger
+        bridge = _Bridge(self.registry, sdk, specs, run, deliver, ledger=ledger)
+        try:
+            if deliver is None:
+                result = await self.executor.run(
+                    source, call_tool=bridge.call, tool_paths=tuple(sdk.names.tools),
+                    limits=limits
+                )
+            else:
+                emit = deliver
+                result = await self.executor.run(
+                    source, call_tool=bridge.call, tool_paths=tuple(sdk.names.tools),
+                    limits=limits, on_output=lambda text: emit(OutputEvent(text=text)),
+                )
+        except BaseException:
+            ledger.finish(None)
+            raise
+        done = ledger.finish(replace(result, attachments=tuple(bridge.attachments)))
+        assert done is not None
+        return done
 
-    def as_tool(self, *, description: str | None = None) -> Tool:
-        """The ``run_code`` tool, dispatched through the registry like any other tool."""
+    async def _ledger(self, script: str, sdk: sdk_gen.GeneratedSDK, run: RunSummary,
+                      journal: Journal | None, resume: bool | None) -> RunLedger | RunResult:
+        """The run's ledger (journal, labels, approvals), or the result refusing the run."""
+        return await open_ledger(
+            self.registry, script, tools=sdk.names.tools, arguments=sdk.names.arguments,
+            token=run.token, agent=run.agent, call_id=run.outer_id, journal=journal,
+            resume=resume, policy=self.policy_preflight, approve=self.approve)
+
+    def session(self, *, max_bytes: int = 100_000) -> Session:
+        """An opt-in session: the JSON globals a script leaves are the next script's
+        globals, listed with their types in :meth:`Session.prompt` (docs/trust.md)."""
+        return Session(self, max_bytes=max_bytes)
+
+    def as_tool(self, *, description: str | None = None, journal: Journal | None = None,
+                session: Session | None = None) -> Tool:
+        """The ``run_code`` tool, dispatched through the registry like any other tool.
+
+        With a ``journal``, each script resumes the previous one when that one failed (or
+        when the model passes ``resume``): calls it already made are not made again. With a
+        ``session``, each script starts with the JSON globals the previous ones left.
+        """
         mode = self
 
         async def run_code(args: Mapping[str, Any], ctx: ExecContext) -> Envelope:
@@ -377,6 +428,11 @@ class CodeMode:
             requested = args.get("timeout")
             if requested is not None:
                 limits = replace(limits, timeout=min(float(requested), limits.timeout))
+            if session is not None:
+                done = await session.run(args["code"], agent=ctx.agent, parent=ctx.token,
+                                         call_id=ctx.call_id, limits=limits, journal=journal,
+                                         resume=args.get("resume"))
+                return _tool_result(done, list(done.attachments), limits)
             sdk, specs = mode._current()
             problems, source = mode._prepare(args["code"], None)
             if problems and mode.preflight:
@@ -394,14 +450,21 @@ class CodeMode:
                 signal=ctx.signal.child() if ctx.signal is not None else CancelSignal(),
                 deadline=anyio.current_time() + limits.timeout, grace=mode.cancel_grace,
                 progress=ctx.progress)
-            bridge = _Bridge(mode.registry, sdk, specs, run)
-            result = await mode.executor.run(
-                source,
-                call_tool=bridge.call,
-                tool_paths=tuple(sdk.names.tools),
-                limits=limits,
-            )
-            return _tool_result(result, bridge.attachments, limits)
+            ledger = await mode._ledger(args["code"], sdk, run, journal, args.get("resume"))
+            if not isinstance(ledger, RunLedger):
+                return _tool_result(ledger, [], mode.limits)
+            bridge = _Bridge(mode.registry, sdk, specs, run, ledger=ledger)
+            try:
+                result = await mode.executor.run(
+                    source,
+                    call_tool=bridge.call,
+                    tool_paths=tuple(sdk.names.tools),
+                    limits=limits,
+                )
+            except BaseException:
+                ledger.finish(None)
+                raise
+            return _tool_result(ledger.finish(result) or result, bridge.attachments, limits)
 
         return define_tool(
             name=self.tool_name,
@@ -424,6 +487,12 @@ class CodeMode:
                         "exclusiveMinimum": 0,
                         "description": "Wall-time limit in seconds (capped by the host).",
                     },
+                    **({} if journal is None else {"resume": {
+                        "type": "boolean",
+                        "description": "true: this script fixes the previous one; calls it "
+                        "already made with the same arguments are answered from the journal, "
+                        "not made again (default: only when the previous script failed).",
+                    }}),
                 },
                 "required": ["code"],
                 "additionalProperties": False,
@@ -482,8 +551,12 @@ class _Bridge:
         specs: Mapping[str, ToolSpec],
         run: RunSummary,
         deliver: Callable[[RunEvent], None] | None = None,
+        *,
+        ledger: RunLedger | None = None,
     ) -> None:
         self.registry = registry
+        self.execute = registry.execute if ledger is None else ledger.execute
+        """Where calls go: the run's ledger (journal, labels, approvals) or the registry."""
         self.sdk = sdk
         self.specs = specs
         self.run = run
@@ -549,7 +622,7 @@ class _Bridge:
                 with inner:
                     hand_off(session=run.session, signal=signal, deadline=deadline,
                              on_update=on_update)
-                    box.append(await self.registry.execute(call))
+                    box.append(await self.execute(call))
             except Exception as exc:  # re-raised below, outside the task group
                 failure.append(exc)
             finally:
@@ -706,11 +779,18 @@ def _tool_result(
     if result.output:
         lines.append("output:\n" + result.output.rstrip("\n"))
     lines.append(f"calls: {_summary(result)}")
-    meta = {
+    meta: dict[str, Any] = {
         "calls": [record.to_json() for record in result.calls],
         "usage": result.usage.to_json(),
         "error": None if result.error is None else result.error.to_json(),
         "limits": limits.to_json(),
     }
+    if isinstance(result, RunResult):
+        if result.replayed:
+            meta["replayed"] = list(result.replayed)
+            lines.append(f"replayed from the journal (not run again): calls "
+                         f"{', '.join(str(i + 1) for i in result.replayed)}")
+        if result.labels:
+            meta["labels"] = dict(result.labels)
     blocks: list[Any] = [text_block("\n".join(lines)), *attachments]
     return Envelope(blocks, meta=meta, is_error=result.error is not None)
