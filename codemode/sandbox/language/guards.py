@@ -928,7 +928,8 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
         return getattr(obj, name) if special is None else special(obj)
     if name.startswith("_") and not (
             (name in SCRIPT_METHODS or private_name_ok(name)) and (
-                cls is super or isinstance(cls, ScriptMeta) or issubclass(cls, type))):
+                cls is super or isinstance(cls, ScriptMeta) or issubclass(cls, ScriptMeta)
+                or (issubclass(cls, type) and name in _BASE_METHODS and obj in SANDBOX_BASES))):
         raise refuse(obj, name)  # even with a default: the name is never answered here
     try:
         if name.startswith("_"):
