@@ -81,11 +81,8 @@ _CPU_BUDGET_RUNS: Final = 16
 """A reused confined worker's hard CPU limit: this many runs' timeouts past its first run."""
 
 OUTPUT_CHUNK: Final = 4096
-"""Characters of printed text a streaming run sends in one ``output`` frame at most."""
-
-OUTPUT_DELAY: Final = 0.01
-"""Seconds printed text may wait to be sent with more (a tool call or the run's end
-sends it at once)."""
+"""Characters of printed text a streaming run sends in one ``output`` frame at most (the
+runner already coalesced what it hands over: see ``runner.OUTPUT_DELAY``)."""
 
 _AS_TOLERANCE: Final = 16 << 20
 """How much less address space than asked a later run on a confined worker may get
@@ -115,10 +112,6 @@ class _Channel:
         self._next_id = 0
         self._serving = False
         self._run = 0
-        self._pending: list[str] = []
-        self._pending_size = 0
-        self._pending_since = 0.0
-        self._flush: asyncio.TimerHandle | None = None
         os.set_blocking(read_fd, False)
 
     def send(self, message: list[Any]) -> None:
@@ -171,8 +164,6 @@ class _Channel:
         """
         if not self._serving:
             return {"error": {"tool": name, "message": RUN_ENDED, "path": None}}
-        if self._pending:
-            self.flush_output()
         self._next_id += 1
         call_id = self._next_id
         self._write(encode_call(call_id, name, arguments))
@@ -201,30 +192,11 @@ class _Channel:
             raise
 
     def output(self, text: str) -> None:
-        """Queue printed text of a streaming run; sent in chunks, soon (``OUTPUT_DELAY``):
-        by a timer while the script awaits, by the next print while it computes."""
+        """Send printed text of a streaming run as ``["output", run, text]`` frames."""
         if not self._serving:
             return
-        now = time.monotonic()
-        if not self._pending:
-            self._pending_since = now
-        self._pending.append(text)
-        self._pending_size += len(text)
-        if self._pending_size >= OUTPUT_CHUNK or now - self._pending_since >= OUTPUT_DELAY:
-            self.flush_output()
-        elif self._flush is None:
-            self._flush = asyncio.get_running_loop().call_later(OUTPUT_DELAY, self.flush_output)
-
-    def flush_output(self) -> None:
-        """Send the queued text as ``["output", run, text]`` frames."""
-        if self._flush is not None:
-            self._flush.cancel()
-            self._flush = None
-        text = "".join(self._pending)
-        self._pending.clear()
-        self._pending_size = 0
-        for start in range(0, len(text), OUTPUT_CHUNK):
-            self.send(["output", self._run, text[start:start + OUTPUT_CHUNK]])
+        for begin in range(0, len(text), OUTPUT_CHUNK):
+            self.send(["output", self._run, text[begin:begin + OUTPUT_CHUNK]])
 
     async def serve(
         self, runtime: ScriptRuntime, payload: dict[str, Any], limits: Limits
@@ -245,11 +217,6 @@ class _Channel:
                 **extra,
             )
         finally:
-            if self._pending:
-                self.flush_output()
-            elif self._flush is not None:
-                self._flush.cancel()
-                self._flush = None
             self._serving = False
             loop.remove_reader(self._read_fd)
             self._waiting.clear()
