@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import pytest
 
 import codemode as cm
@@ -205,3 +206,27 @@ def test_journal_options_are_checked() -> None:
         cm.Journal(max_entries=0)
     with pytest.raises(cm.ToolDefinitionError, match="replay must be"):
         cm.define_tool(name="t", execute=lambda args: 1, replay="sometimes")  # type: ignore[arg-type]
+
+
+async def test_a_cancelled_run_frees_its_journal_and_counts_as_failed() -> None:
+    sent: list[str] = []
+    reg = outbox_registry(sent)
+    started = anyio.Event()
+
+    async def hang(args: Any) -> str:
+        started.set()
+        await anyio.sleep_forever()
+        return "never"
+
+    reg.register(cm.define_tool(name="hang", execute=hang))
+    script = 'await tools.send(to="a")\nawait tools.hang()\n'
+    async with cm.InProcessExecutor() as executor:
+        mode = cm.CodeMode(reg, executor=executor)
+        journal = cm.Journal()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: mode.run(script, journal=journal))
+            await started.wait()
+            tg.cancel_scope.cancel()
+        assert journal.failed is True and len(sent) == 1
+        result = await mode.run('await tools.send(to="a")', journal=journal)
+    assert result.error is None and sent == ["a"]
