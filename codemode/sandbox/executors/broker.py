@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable, Collection
+from functools import lru_cache
 from typing import Any, Final, TypeVar, final
 
 import anyio
@@ -64,6 +65,13 @@ def _json_value(name: str, text: str) -> Any:
         raise ToolCallError(name, f"arguments are not JSON data: {exc}") from None
 
 
+@lru_cache(maxsize=32)
+def _path_set(tool_paths: tuple[str, ...]) -> frozenset[str]:
+    """A run's tool paths as a set, made once per registry state (runs share it): the
+    per-run cost stays flat in the number of tools."""
+    return frozenset(tool_paths)
+
+
 @final
 class CallBroker:
     """Gate between one run's script and the host's ``call_tool``."""
@@ -72,7 +80,8 @@ class CallBroker:
                  tool_paths: Collection[str] | None = None) -> None:
         self._call_tool = call_tool
         self._limits = limits
-        self._tool_paths = None if tool_paths is None else frozenset(tool_paths)
+        self._tool_paths = None if tool_paths is None else (
+            _path_set(tool_paths) if type(tool_paths) is tuple else frozenset(tool_paths))
         """The run's tools; None trusts the script side (a worker could be compromised)."""
         self._semaphore = anyio.Semaphore(limits.concurrency)
         self._t0 = time.perf_counter()
