@@ -64,6 +64,7 @@ SAMPLES: Final[dict[str, str]] = {
     "JSONDecodeError": "caught(lambda: json.loads('{'))",
     "UnicodeDecodeError": "caught(lambda: b'\\xff'.decode('utf-8'))",
     "UnicodeEncodeError": "caught(lambda: '\\xff'.encode('ascii'))",
+    "property": "property(len)",
     "Match": "re.search('(?P<w>b+)', 'abbc')",
     "error": "caught(lambda: re.compile('('))",
 }
@@ -96,6 +97,7 @@ ARGS: Final[dict[str, str]] = {
 TYPE_ARGS: Final[dict[tuple[str, str], str]] = {
     ("str", "count"): "'b'", ("str", "index"): "'b'", ("bytes", "count"): "b'b'",
     ("bytes", "split"): "", ("bytes", "find"): "b'b'", ("bytes", "startswith"): "b'a'",
+    ("property", "getter"): "len", ("property", "setter"): "len", ("property", "deleter"): "len",
     ("bytes", "endswith"): "b'b'", ("bytes", "strip"): "", ("range", "index"): "3",
     ("range", "count"): "3", ("Counter", "get"): "'a'", ("Counter", "pop"): "'a'",
     ("Counter", "update"): "'ab'", ("Counter", "setdefault"): "'c', 0",
@@ -151,6 +153,9 @@ BUILTINS: Final[dict[str, str]] = {
     "min": "min(3, 1) == 1", "next": "next(iter('a')) == 'a'", "oct": "oct(8) == '0o10'",
     "object": "isinstance(object(), object) and object() is not object()",
     "super": "callable(super)",  # used in classes: tests/sandbox/test_script_classes.py
+    "property": "isinstance(property(len), property)",
+    "staticmethod": "staticmethod(len)('ab') == 2",
+    "classmethod": "isinstance(classmethod(len), classmethod)",
     "ord": "ord('A') == 65", "pow": "pow(2, 10) == 1024 and pow(3, 2, 5) == 4",
     "print": "print('x') is None", "range": "list(range(3)) == [0, 1, 2]",
     "repr": "repr('a') == \"'a'\"", "reversed": "list(reversed([1, 2])) == [2, 1]",

@@ -345,6 +345,22 @@ for i in range(3):
     ll.push(i)
 [len(ll), list(ll), 1 in ll, repr(ll)]
 """, [3, [2, 1, 0], True, "LL(2, 1, 0)"]),
+    "property-classmethod-staticmethod": ("""
+class Temp:
+    def __init__(self, c): self._c = c
+    @property
+    def f(self): return self._c * 9 / 5 + 32
+    @f.setter
+    def f(self, value): self._c = (value - 32) * 5 / 9
+    @classmethod
+    def boiling(cls): return cls(100)
+    @staticmethod
+    def scale(): return 'C'
+t = Temp.boiling()
+before = t.f
+t.f = 32
+[before, t._c, Temp.scale(), t.scale(), type(t).boiling().f]
+""", [212.0, 0.0, "C", "C", 212.0]),
     "time-sleep": ("""
 import time
 t0 = time.monotonic()

@@ -529,6 +529,7 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     "slice": slice,
     "object": object,  # a base and a sentinel (``MISSING = object()``): nothing to read
     "super": super,  # its attributes go through ``guards._super_member``
+    "property": property, "staticmethod": staticmethod, "classmethod": classmethod,
     # Functions.
     "abs": abs, "ascii": ascii_, "bin": bin, "callable": callable, "chr": chr, "divmod": divmod,
     "hash": guarded_hash, "hex": hex, "isinstance": isinstance_, "issubclass": issubclass_,

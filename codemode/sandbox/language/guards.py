@@ -256,6 +256,7 @@ ATTRIBUTES: Final[dict[type, frozenset[str]]] = {
     _ISO_CALENDAR: frozenset({"year", "week", "weekday", "count", "index"}),
     _STRUCT_TIME: frozenset({"tm_year", "tm_mon", "tm_mday", "tm_hour", "tm_min", "tm_sec",
                              "tm_wday", "tm_yday", "tm_isdst", "count", "index"}),
+    property: frozenset({"getter", "setter", "deleter"}),
     BaseException: _EXC,
     StopIteration: _EXC | {"value"},
     ToolCallError: _EXC | {"tool", "message", "path"},
