@@ -4,8 +4,9 @@ A journal records every call of a run (tool, canonical arguments, result) as one
 line. The next run given the same journal is answered from it while it makes the same
 calls in the same places: the recorded sequence is split into groups of calls that
 were in flight together (an ``asyncio.gather``), a call matches an unused entry of the
-current group (same tool, same canonical arguments, same spec digest), and the first
-call that matches nothing, and every call after it, runs live. A recorded failure is
+current group (same tool, same canonical arguments, same spec digest) or, looking
+ahead, of the calls of the same tool that follow it, and the first call that matches
+nothing, and every call after it, runs live. A recorded failure is
 never replayed (the fix may have been for it), and ``replay="always_live"`` tools run
 live while keeping their place. Each run then rewrites the journal with its own calls.
 
@@ -273,19 +274,31 @@ class Resume:
         return self._groups_made - 1
 
     def _match(self, tool: str, digest: str, arguments: str) -> JournalEntry | None:
+        """The unused entry answering this call: in the current group, or further on while
+        the entries are calls of the same tool (a gather of fast calls may have been
+        recorded one by one, and its calls arrive in any order)."""
         if self._diverged:
             return None
-        group = self._groups[self._at]
-        for index, entry in enumerate(group.entries):
-            if not group.used[index] and entry.tool == tool and entry.arguments == arguments:
-                group.used[index] = True
-                if all(group.used):
-                    self._at += 1
-                    self._diverged = self._at >= len(self._groups)
-                if entry.digest != digest:
+        for at in range(self._at, len(self._groups)):
+            group = self._groups[at]
+            for index, entry in enumerate(group.entries):
+                if group.used[index]:
+                    continue
+                if at > self._at and entry.tool != tool:
                     self._diverged = True
                     return None
-                return entry
+                if entry.tool == tool and entry.arguments == arguments:
+                    group.used[index] = True
+                    while self._at < len(self._groups) and all(self._groups[self._at].used):
+                        self._at += 1
+                    self._diverged = self._at >= len(self._groups)
+                    if entry.digest != digest:
+                        self._diverged = True
+                        return None
+                    return entry
+            if at == self._at and any(entry.tool != tool for entry, used in
+                                      zip(group.entries, group.used, strict=True) if not used):
+                break  # the group still waits on calls of other tools: no looking ahead
         self._diverged = True
         return None
 

@@ -230,3 +230,29 @@ async def test_a_cancelled_run_frees_its_journal_and_counts_as_failed() -> None:
         assert journal.failed is True and len(sent) == 1
         result = await mode.run('await tools.send(to="a")', journal=journal)
     assert result.error is None and sent == ["a"]
+
+
+async def test_a_gather_resumes_in_another_order(executor: Executor) -> None:
+    sent: list[str] = []
+    mode = cm.CodeMode(outbox_registry(sent), executor=executor)
+    journal = cm.Journal()
+    gather = 'await asyncio.gather(*[tools.send(to=who) for who in {}])\n'
+    await mode.run(gather.format('["a", "b", "c"]') + "1 / 0", journal=journal)
+    assert len(journal.entries) == 3  # fast handlers: maybe not in flight together
+    result = await mode.run(gather.format('["c", "a", "b"]'), journal=journal)
+    assert isinstance(result, cm.RunResult) and result.replayed == (0, 1, 2)
+    assert sorted(sent) == ["a", "b", "c"]
+
+
+async def test_looking_ahead_stops_at_a_call_of_another_tool() -> None:
+    sent: list[str] = []
+    async with cm.InProcessExecutor() as executor:
+        mode = cm.CodeMode(outbox_registry(sent), executor=executor)
+        journal = cm.Journal()
+        await mode.run('await tools.send(to="a")\nn = await tools.count()\n'
+                       'await tools.send(to="b")\n1 / 0', journal=journal)
+        sent.clear()
+        result = await mode.run('await tools.send(to="b")\nawait tools.send(to="a")',
+                                journal=journal)
+    assert isinstance(result, cm.RunResult) and result.replayed == ()
+    assert sent == ["b", "a"]
