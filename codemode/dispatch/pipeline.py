@@ -14,6 +14,7 @@ so no tool or hook can end the host process or escape as a ``BaseExceptionGroup`
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import time
 from collections import abc
@@ -40,7 +41,7 @@ from codemode.dispatch.tasks import NO_TASKS, TaskScope
 from codemode.errors import PipelineError, UnknownToolError
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping
+    from collections.abc import Awaitable, Callable, Iterator, Mapping
 
     from codemode.dispatch.agent import AgentSession
     from codemode.dispatch.gate import ExecutionGate
@@ -158,18 +159,22 @@ _NO_EXTRAS = _Extras(None, None, None, None)
 _HANDOFF: ContextVar[_Extras | None] = ContextVar("codemode_dispatch_handoff", default=None)
 
 
+@contextlib.contextmanager
 def hand_off(
     *,
     session: AgentSession | None = None,
     signal: CancelSignal | None = None,
     deadline: float | None = None,
     on_update: Callable[[Any], None] | None = None,
-) -> None:
-    """Give these to the next ``dispatch`` this task starts, once (it takes them and
-    clears them, so calls its handler makes do not inherit them). For a caller whose
-    call passes through a layer that forwards only the ``ToolCall`` (a run's ledger);
-    run it in a task of its own."""
-    _HANDOFF.set(_Extras(session, signal, deadline, on_update))
+) -> Iterator[None]:
+    """Within the block, the next ``dispatch`` this task starts gets these, once (it takes
+    them, so calls its handler makes do not inherit them). For a caller whose call passes
+    through a layer that forwards only the ``ToolCall`` (a run's ledger)."""
+    token = _HANDOFF.set(_Extras(session, signal, deadline, on_update))
+    try:
+        yield
+    finally:
+        _HANDOFF.reset(token)
 
 
 async def _dispatch(registry: DispatchTable, call: ToolCall,
@@ -372,18 +377,43 @@ def _check_wrapped(original: ExecContext, passed: object) -> ExecContext:
 
 async def _run_handler(tool: Tool, ctx: ExecContext) -> Any:
     args = (ctx.arguments, ctx) if tool.takes_context else (ctx.arguments,)
-    if ctx.deadline is None and ctx.signal is None:
+    signal = ctx.signal
+    if ctx.deadline is None and signal is None:
         return await _call_handler(tool, args)
-    result: Any = None
+    if signal is not None and signal.cancelled:
+        raise _SignalFired
+    if not tool.is_async and not tool.threaded:
+        out = tool.handler(*args)  # nothing interrupts a sync handler: no scope to pay for
+        if not inspect.isawaitable(out):
+            return out
+        return await _bounded(ctx, signal, out)
+    return await _bounded(ctx, signal, _call_handler(tool, args))
+
+
+async def _bounded(ctx: ExecContext, signal: CancelSignal | None, work: Awaitable[Any]) -> Any:
+    """Await ``work`` under the context's deadline and signal."""
+    # One scope for both: the deadline is its deadline, the signal cancels it (after its
+    # grace) through a callback rather than a watcher task, so calls stay cheap.
     with anyio.CancelScope(
         deadline=ctx.deadline if ctx.deadline is not None else float("inf")
     ) as scope:
-        if ctx.signal is None:
-            result = await _call_handler(tool, args)
-        else:
-            result = await _race_signal(tool, args, ctx.signal)
+        remove = None
+        if signal is not None:
+
+            def fire() -> None:
+                if signal.grace > 0:  # the handler may stop by itself (and answer) meanwhile
+                    scope.deadline = min(scope.deadline, anyio.current_time() + signal.grace)
+                else:
+                    scope.cancel()
+
+            remove = signal.on_cancel(fire)
+        try:
+            result = await work
+        finally:
+            if remove is not None:
+                remove()
     if scope.cancelled_caught:
-        raise _DeadlineHit
+        raise _SignalFired if signal is not None and signal.cancelled else _DeadlineHit
     return result
 
 
@@ -393,34 +423,6 @@ class _DeadlineHit(Exception):
 
 class _SignalFired(Exception):
     """Internal: the context's cancellation signal fired."""
-
-
-async def _race_signal(tool: Tool, args: tuple[Any, ...], signal: CancelSignal) -> Any:
-    if signal.cancelled:
-        raise _SignalFired
-    box: list[Any] = []
-    error: BaseException | None = None
-    async with anyio.create_task_group() as tg:
-
-        async def watch() -> None:
-            await signal.wait()
-            if signal.grace > 0:  # the handler may stop by itself (and answer) meanwhile
-                await anyio.sleep(signal.grace)
-            tg.cancel_scope.cancel()
-
-        tg.start_soon(watch)
-        try:
-            box.append(await _call_handler(tool, args))
-        except BaseException as exc:  # re-raised below the group, so it is not wrapped in one
-            if _is_cancel(exc):
-                raise
-            error = exc
-        tg.cancel_scope.cancel()
-    if error is not None:
-        raise error
-    if not box:
-        raise _SignalFired
-    return box[0]
 
 
 class _ThreadExit(Exception):

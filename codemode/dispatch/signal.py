@@ -6,11 +6,19 @@ Its own module so that the task runtime and the agent session (which
 
 from __future__ import annotations
 
-from typing import final
+from typing import TYPE_CHECKING, final
 
 import anyio
+import anyio.lowlevel
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["CancelSignal"]
+
+
+def _nothing() -> None:
+    return None
 
 
 @final
@@ -22,13 +30,15 @@ class CancelSignal:
     (and return what it has) before the hard cancel reaches it.
     """
 
-    __slots__ = ("_children", "_event", "grace", "reason")
+    __slots__ = ("_callbacks", "_event", "_fired", "_unlink", "grace", "reason")
 
     def __init__(self, *, grace: float = 0.0) -> None:
         if grace < 0:
             raise ValueError(f"grace must be >= 0, got {grace!r}")
-        self._event = anyio.Event()
-        self._children: set[CancelSignal] = set()
+        self._fired = False
+        self._event: anyio.Event | None = None  # made by the first wait(): most never wait
+        self._callbacks: set[Callable[[], None]] = set()
+        self._unlink: Callable[[], None] = _nothing
         self.reason: str | None = None
         self.grace = grace
         """Seconds the pipeline lets a handler stop by itself after the signal fires."""
@@ -36,31 +46,46 @@ class CancelSignal:
     @property
     def cancelled(self) -> bool:
         """Whether ``cancel()`` was called."""
-        return self._event.is_set()
+        return self._fired
 
     def cancel(self, reason: str = "cancelled") -> None:
-        """Request cancellation (and of every child); idempotent, the first reason wins."""
-        if self._event.is_set():
+        """Request cancellation (children and callbacks too); idempotent, the first
+        reason wins. Call it on the event loop's thread."""
+        if self._fired:
             return
+        self._fired = True
         self.reason = reason
-        self._event.set()
-        children, self._children = self._children, set()
-        for child in children:
-            child.cancel(reason)
+        if self._event is not None:
+            self._event.set()
+        callbacks, self._callbacks = self._callbacks, set()
+        for fn in callbacks:
+            fn()
+
+    def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
+        """Call ``fn()`` (sync, fast) when the signal fires, at once if it has; returns a
+        remover. The pipeline stops handlers this way, without a watcher task."""
+        if self._fired:
+            fn()
+            return _nothing
+        self._callbacks.add(fn)
+        return lambda: self._callbacks.discard(fn)
 
     def child(self, *, grace: float | None = None) -> CancelSignal:
         """A signal that fires when this one does (already fired if this one has)."""
         made = CancelSignal(grace=self.grace if grace is None else grace)
-        if self.cancelled:
-            made.cancel(self.reason or "cancelled")
-        else:
-            self._children.add(made)
+        made._unlink = self.on_cancel(lambda: made.cancel(self.reason or "cancelled"))
         return made
 
     def release(self, child: CancelSignal) -> None:
         """Forget ``child`` (its call ended), so a long run does not accumulate them."""
-        self._children.discard(child)
+        child._unlink()
+        child._unlink = _nothing
 
     async def wait(self) -> None:
         """Return once cancellation was requested."""
+        if self._fired:
+            await anyio.lowlevel.checkpoint()
+            return
+        if self._event is None:
+            self._event = anyio.Event()
         await self._event.wait()

@@ -603,15 +603,40 @@ class _Bridge:
     async def _execute(self, call: ToolCall, path: str) -> ToolResult:
         """The call with the run's session, a child signal, the deadline and progress
         (``hand_off``, so a layer in between need not know them). When the run is
-        cancelled (its timeout, its caller) the child signal fires first and the handler
-        has ``grace`` seconds to stop by itself before the hard cancel."""
+        cancelled (its timeout, its caller) while an async handler runs, the child
+        signal fires first and the handler has ``grace`` seconds to stop by itself
+        before the hard cancel (a sync handler cannot watch it, so it is not waited
+        for: it costs a task per call)."""
         run = self.run
         assert run.signal is not None
-        signal = run.signal.child(grace=run.grace)
+        # The run, not the pipeline, cancels hard (``grace`` seconds after the signal):
+        # the pipeline's own cut on this signal is off, its deadline is the backstop.
+        signal = run.signal.child(grace=math.inf)
         progress = run.progress
         on_update = None if progress is None else (
             lambda data: progress({"call_id": call.call_id, "tool": path, "update": data}))
         deadline = None if run.deadline is None else run.deadline + run.grace
+        try:
+            if run.grace <= 0 or not self._cooperative(call.name):
+                with hand_off(session=run.session, signal=signal, deadline=deadline,
+                              on_update=on_update):
+                    return await self.execute(call)
+            return await self._graceful(call, path, signal, deadline, on_update)
+        finally:
+            run.signal.release(signal)
+
+    def _cooperative(self, name: str) -> bool:
+        """Whether the tool's handler can watch its signal while it runs (async)."""
+        if name not in self.registry:
+            return False
+        return self.registry.get(name).is_async
+
+    async def _graceful(self, call: ToolCall, path: str, signal: CancelSignal,
+                        deadline: float | None,
+                        on_update: Callable[[Any], None] | None) -> ToolResult:
+        """Run the call in a shielded task of its own, so that this task's cancellation
+        becomes the signal first and the hard cancel ``grace`` seconds later."""
+        run = self.run
         box: list[ToolResult] = []
         failure: list[Exception] = []
         finished = anyio.Event()
@@ -619,28 +644,24 @@ class _Bridge:
 
         async def go() -> None:
             try:
-                with inner:
-                    hand_off(session=run.session, signal=signal, deadline=deadline,
-                             on_update=on_update)
+                with inner, hand_off(session=run.session, signal=signal, deadline=deadline,
+                                     on_update=on_update):
                     box.append(await self.execute(call))
             except Exception as exc:  # re-raised below, outside the task group
                 failure.append(exc)
             finally:
                 finished.set()
 
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(go)
-                try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(go)
+            try:
+                await finished.wait()
+            except anyio.get_cancelled_exc_class():
+                signal.cancel("the run was cancelled or timed out")
+                with anyio.CancelScope(shield=True), anyio.move_on_after(run.grace):
                     await finished.wait()
-                except anyio.get_cancelled_exc_class():
-                    signal.cancel("the run was cancelled or timed out")
-                    with anyio.CancelScope(shield=True), anyio.move_on_after(run.grace):
-                        await finished.wait()
-                    inner.cancel()
-                    raise
-        finally:
-            run.signal.release(signal)
+                inner.cancel()
+                raise
         if failure:
             raise failure[0]
         if not box:  # the hard cancel ended the call
