@@ -122,13 +122,9 @@ async def _cancel_all(tasks: set[asyncio.Task[None]]) -> None:
 def _host_asyncio_loop() -> asyncio.AbstractEventLoop | None:
     """The host's running asyncio loop, or None when the host runs another backend."""
     try:
-        import sniffio
-
-        if sniffio.current_async_library() != "asyncio":
-            return None
-    except ImportError:  # pragma: no cover - anyio depends on sniffio
+        return asyncio.get_running_loop()
+    except RuntimeError:  # trio: no asyncio loop runs in this thread
         return None
-    return asyncio.get_running_loop()
 
 
 @final
