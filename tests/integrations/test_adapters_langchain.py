@@ -45,6 +45,8 @@ def call(call_id: str, code: str) -> AIMessage:
 
 async def test_the_model_calls_the_code_tool_and_reads_the_result(
         mode: cm.CodeMode, log: list[tuple[int, int]]) -> None:
+    events: list[cm.ToolEvent] = []
+    mode.registry.subscribe(events.append)
     tool = structured_tool(mode)
     model = GenericFakeChatModel(messages=iter([
         call("c1", BAD_SCRIPT), call("c2", GOOD_SCRIPT), AIMessage(content="42")]))
@@ -68,12 +70,14 @@ async def test_the_model_calls_the_code_tool_and_reads_the_result(
     assert str(failed.content).startswith("error: ZeroDivisionError at line 1")
     assert (worked.tool_call_id, worked.status) == ("c2", "success")
     assert str(worked.content).startswith("value: 42\noutput:\nsum 42")
+    calls = [(e.name, e.call_id) for e in events if e.type == "tool/call"]
+    assert calls == [("run_code", "c1"), ("run_code", "c2"), ("add", "c2:code:1")]
 
 
 async def test_the_tool_carries_the_sdk_and_a_strict_schema(mode: cm.CodeMode) -> None:
     tool = structured_tool(mode)
     assert tool.name == "run_code"
     assert "add: Add two integers." in tool.description
-    schema = tool.get_input_schema().model_json_schema()
+    schema = tool.tool_call_schema.model_json_schema()  # what the model is shown
+    assert list(schema["properties"]) == ["code"]
     assert schema["required"] == ["code"]
-    assert schema["additionalProperties"] is False
