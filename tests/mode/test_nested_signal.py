@@ -154,3 +154,51 @@ async def test_nested_progress_reaches_the_run_and_run_code(executor: Executor) 
     assert progress == [event for n in range(3) for event in (
         ("pages", {"page": n}),
         ("run_code", {"call_id": "rc:code:1", "tool": "pages", "update": {"page": n}}))]
+
+
+async def test_a_sync_nested_handler_sees_the_signal_and_deadline(executor: Executor) -> None:
+    seen: list[Any] = []
+    reg = cm.ToolRegistry()
+    reg.register(cm.define_tool(name="peek", parameters={}, execute=lambda args, ctx: seen.append(
+        (ctx.signal is not None and not ctx.signal.cancelled, ctx.deadline is not None)) or 1))
+    mode = cm.CodeMode(reg, executor=executor)
+    result = await mode.run("await tools.peek()")
+    assert result.error is None and seen == [(True, True)]
+
+
+async def test_without_a_grace_the_runs_end_cancels_at_once(executor: Executor) -> None:
+    log: list[Any] = []
+    mode = cm.CodeMode(_registry(log), executor=executor, limits=cm.Limits(timeout=0.3))
+    mode.cancel_grace = 0
+    await mode.run("1")
+    result = await mode.run("await tools.watcher()")
+    # cut by its deadline (the run's, as the host computed it) or by the run's timeout:
+    # either way hard, with no window to stop by itself
+    assert result.error is not None and result.error.type in ("LimitExceeded", "ToolCallError")
+    assert log == [("hard-cancelled", None)]
+
+
+async def test_a_graceful_signal_lets_a_direct_call_answer() -> None:
+    log: list[Any] = []
+    reg = _registry(log)
+    signal = cm.CancelSignal(grace=5)
+
+    async def stop_soon() -> None:
+        await anyio.sleep(0.01)
+        signal.cancel("stop")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(stop_soon)
+        result = await reg.execute(cm.ToolCall(call_id="w", name="watcher"), signal=signal)
+    assert not result.is_error and result.text == "stopped" and log == [("stopped", "stop")]
+    hard = cm.CancelSignal()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: stop_hard(hard))
+        cut = await reg.execute(cm.ToolCall(call_id="s", name="stubborn"), signal=hard)
+    assert cut.is_error and cut.error is not None and cut.error.kind == "cancelled"
+    assert log[-1] == ("hard-cancelled", True)
+
+
+async def stop_hard(signal: cm.CancelSignal) -> None:
+    await anyio.sleep(0.01)
+    signal.cancel("now")
