@@ -104,7 +104,6 @@ class RunLedger:
         self.approved = Counter(approved)
         self.approval = approval
         self.trail = LabelTrail()
-        self.track_labels = True
         self._script = script
         self._tools = tools or {}
         self._lines: Mapping[str, tuple[int, ...]] | None = None
@@ -130,13 +129,13 @@ class RunLedger:
         except UnknownToolError:
             tool = None
         if tool is None or (self.resume is None and not self.approved
-                            and not (self.track_labels and (self.trail or tool.labels))):
+                            and not self.trail and not tool.labels):
             return await self.registry.execute(call)
         text = canonical(call.arguments) if self.resume is not None or self.approved else ""
         approved = self.approved[(call.name, text)] > 0 if self.approved else False
         if approved:
             self.approved[(call.name, text)] -= 1
-        carried = self.trail.carried if self.track_labels and self.trail else None
+        carried = self.trail.carried if self.trail else None
         if approved or carried:
             call = replace(call, approved=approved, labels=carried or {})
         if self.resume is None:
@@ -144,7 +143,7 @@ class RunLedger:
         else:
             result = await self._journaled(tool, call, text)
         error = result.error
-        if (self.track_labels and tool.labels and not tool.labels <= self.trail.carried.keys()
+        if (tool.labels and not tool.labels <= self.trail.carried.keys()
                 and (error is None or error.kind not in _NOTHING_READ)):
             self.trail.read(tool.labels, self._where(call.name))
         return result
