@@ -76,6 +76,7 @@ SAMPLES: Final[dict[type, Callable[[], Any]]] = {
     bool: lambda: True,
     float: lambda: 2.5,
     complex: lambda: 1 + 2j,
+    property: lambda: property(len),
     list: lambda: [3, 1, 2, 1],
     tuple: lambda: (1, 2, 1),
     dict: lambda: {1: 2, 3: 4},
