@@ -8,8 +8,9 @@ pipeline.
 
 Protocol behaviour:
 
-- while ``run_code`` runs, each nested call's start and end is a ``notifications/progress``
-  (when the client sent a progress token), printed output comes with the result;
+- while ``run_code`` runs, each nested call's start, end and reported progress, and the
+  script's printed output as it is printed, are ``notifications/progress`` messages (when
+  the client sent a progress token); the output also comes with the result;
 - ``notifications/cancelled`` cancels the run (the SDK cancels the handler) and so its
   nested calls, the upstream calls among them included;
 - image, audio and resource blocks from upstream tools are content blocks of the result;
@@ -137,12 +138,13 @@ class GatewayServer:
         if name != "run_code":
             return _mcp_result(await self.gateway.registry.execute(call), self._specs(), name)
         send, receive = anyio.create_memory_object_stream[tuple[str, int]](math.inf)
-        self._runs[call_id] = _progress_feed(send)
+        feed = _ProgressFeed(send)
+        self._runs[call_id] = feed
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(_report, ctx.session, receive)
                 try:
-                    result = await self.gateway.registry.execute(call)
+                    result = await self.gateway.registry.execute(call, on_update=feed.update)
                 finally:
                     self._runs.pop(call_id, None)
                     send.close()
@@ -191,22 +193,41 @@ def _notification_params() -> Any:
     return types.NotificationParams
 
 
-def _progress_feed(send: Any) -> Callable[[ToolEvent], None]:
-    count = itertools.count(1)
+_OUTPUT_CHUNK = 2_000
+"""Characters of printed output per progress message (longer text is split)."""
 
-    def feed(event: ToolEvent) -> None:
+
+@final
+class _ProgressFeed:
+    """Turns a run's events and updates into ``(message, step)`` progress notifications:
+    nested calls started and finished, what they reported, and printed output."""
+
+    def __init__(self, send: Any) -> None:
+        self._send = send
+        self._steps = itertools.count(1)
+
+    def __call__(self, event: ToolEvent) -> None:
         if event.type == "tool/call":
-            message = f"call {event.call_id.rpartition(':')[2]}: {event.name} started"
+            self._put(f"call {event.call_id.rpartition(':')[2]}: {event.name} started")
         elif event.type == "tool/result":
             state = f"failed: {event.error}" if event.is_error else "ok"
             took = f" in {event.duration * 1000:.0f} ms" if event.duration is not None else ""
-            message = f"call {event.call_id.rpartition(':')[2]}: {event.name} {state}{took}"
-        else:
-            return
-        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-            send.send_nowait((message, next(count)))
+            self._put(f"call {event.call_id.rpartition(':')[2]}: {event.name} {state}{took}")
 
-    return feed
+    def update(self, data: Any) -> None:
+        """``run_code``'s partial results: printed output, or a nested call's update."""
+        if isinstance(data, dict) and isinstance(data.get("output"), str):
+            text = data["output"]
+            for start in range(0, len(text), _OUTPUT_CHUNK):
+                self._put("output: " + text[start:start + _OUTPUT_CHUNK])
+        elif isinstance(data, dict) and "tool" in data:
+            call = str(data.get("call_id", "")).rpartition(":")[2]
+            said = repr(data.get("update"))[:_OUTPUT_CHUNK]
+            self._put(f"call {call}: {data['tool']} reports {said}")
+
+    def _put(self, message: str) -> None:
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._send.send_nowait((message, next(self._steps)))
 
 
 async def _report(session: Any, receive: Any) -> None:

@@ -455,11 +455,16 @@ class CodeMode:
                 return _tool_result(ledger, [], mode.limits)
             bridge = _Bridge(mode.registry, sdk, specs, run, ledger=ledger)
             try:
+                # printed output goes to whoever listens to this call's progress
+                # (``codemode serve`` turns it into MCP progress), as it is printed
+                report = ctx.report
                 result = await mode.executor.run(
                     source,
                     call_tool=bridge.call,
                     tool_paths=tuple(sdk.names.tools),
                     limits=limits,
+                    on_output=None if report is None
+                    else lambda text: report({"output": text}),
                 )
             except BaseException:
                 ledger.finish(None)

@@ -112,6 +112,7 @@ async def test_stdio_script_chains_two_upstreams_with_progress(
         assert "system prompt" not in description and "git_log" in description
         script = (
             f"now = await tools.time.get_current_time(timezone='UTC')\n"
+            "print('between the calls')\n"
             f"log = await tools.git.git_log(repo_path={str(repo)!r}, max_count=1)\n"
             "{'zone': now['timezone'], 'first': 'first notes' in str(log)}\n"
         )
@@ -121,7 +122,8 @@ async def test_stdio_script_chains_two_upstreams_with_progress(
         assert _text(result).startswith('value: {"zone": "UTC", "first": true}')
         assert progress[0] == "call 1: get_current_time started"
         assert progress[1].startswith("call 1: get_current_time ok")
-        assert progress[2:3] == ["call 2: git_log started"]
+        # printed output arrives while the run goes, in order with the calls
+        assert progress[2:4] == ["output: between the calls\n", "call 2: git_log started"]
         stderr = errlog.read_text(encoding="utf-8")
     assert "upstream time: up, 2 tools" in stderr
     assert "upstream git: up" in stderr
