@@ -18,14 +18,21 @@ end-to-end table on a loaded machine.
 
     python benchmarks/journal_labels.py [N]
 
-Measured 2026-12-01 on a 2-core machine shared by 7 agents (load average 10-12: the
-absolute numbers are inflated several times and the end-to-end rows are noise; compare
-within a column):
+Measured 2026-12-01 on a 2-core machine shared by 7 agents (load average 10-12: absolute
+numbers are inflated several times; compare within a column), ``N=300``:
 
-    host side, µs per call      registry.execute 110-163, ledger plain 124-175,
-                                journal recording 233 (after encoding each line once;
-                                359-491 before), journal replaying 108-129 (no
-                                handler, no pipeline), labels 221-267
+    host side, 900 calls, µs per call       through CodeMode.run, µs per call
+      registry.execute     211                                 in-process    pool
+      plain (ledger)       227              plain                    3235    8129
+      journal, recording   499              journal, recording       4488    8436
+      journal, replaying   224              journal, file            3312    9146
+      labels               376              journal, replaying       2710    7754
+                                            labels                   3596    8472
+
+Host side, a run's ledger costs ~7% over ``registry.execute``; recording a call in a
+journal about 1.3x a dispatch more (canonical JSON, one encoded line); a replayed call
+costs about what a live no-op call does; labels (stamping and the refusal check) ~0.7x a
+dispatch more. Through ``CodeMode.run`` these are inside the noise of the run itself.
 """
 
 from __future__ import annotations
