@@ -128,3 +128,37 @@ def test_the_pytest_plugin_needs_no_anyio_mode(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 passed" in done.stdout
     assert "skipped" not in done.stdout and "warning" not in done.stdout.lower()
+
+
+FORGETFUL = textwrap.dedent(
+    """
+    import anyio
+    import codemode as cm
+
+    registry = cm.ToolRegistry()
+
+    @cm.tool
+    def add(a: int, b: int) -> int:
+        \"\"\"Add two integers.\"\"\"
+        return a + b
+
+    registry.register(add)
+
+    async def main() -> None:
+        mode = cm.CodeMode(registry)  # its own worker pool, never closed
+        run = await mode.run("await tools.add(a=1, b=2)")
+        print(run.value)
+
+    anyio.run(main)
+    """
+)
+
+
+def test_a_code_mode_nobody_closed_exits_quietly(tmp_path: Path) -> None:
+    program = tmp_path / "forgetful.py"
+    program.write_text(FORGETFUL, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-X", "dev", str(program)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env=_clean_env())
+    assert (done.returncode, done.stdout) == (0, "3\n"), done.stderr
+    for noise in ("ResourceWarning", "Traceback", "Exception ignored", "Error"):
+        assert noise not in done.stderr, done.stderr

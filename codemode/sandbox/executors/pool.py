@@ -30,6 +30,7 @@ before the run starts rather than failing it.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import fcntl
 import functools
@@ -41,6 +42,7 @@ import signal
 import subprocess
 import sys
 import time
+import weakref
 from collections import deque
 from dataclasses import replace
 from pathlib import Path
@@ -153,6 +155,25 @@ class _NotDelivered(Exception):
     """A run's request could not be written: the worker was gone before the run began."""
 
 
+_LIVE: weakref.WeakSet[_Worker] = weakref.WeakSet()
+"""Workers whose process may still run: what ``_end_at_exit`` ends."""
+
+
+@atexit.register
+def _end_at_exit() -> None:
+    """End the workers of pools nobody closed (a CodeMode the caller forgot) before the
+    interpreter goes: killed, reaped and their pipes closed, so exiting prints nothing
+    (no ``ResourceWarning`` under ``-X dev``, no worker writing into a closed pipe)."""
+    for worker in list(_LIVE):
+        worker.kill()
+        with contextlib.suppress(Exception):
+            worker.process.wait(timeout=1)
+        stream = worker.process.stderr
+        if stream is not None and not stream.closed:
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
 @final
 class _Worker:
     """One worker process and the host's non-blocking ends of its two pipes."""
@@ -201,6 +222,7 @@ class _Worker:
         """``Limits.memory`` of the first run: a confined worker's address-space cap is a
         hard limit that cannot go back up, so a run asking for more gets another worker."""
         _LOG.debug("sandbox worker %d started (confinement %s)", self.process.pid, self._mode)
+        _LIVE.add(self)
 
     async def boot(self) -> None:
         """Wait for the ``ready`` announcement."""
