@@ -1,8 +1,8 @@
 """The RestrictedPython policy for model scripts: async allowed, ticks and size guards added.
 
-On top of :class:`RestrictingNodeTransformer` (which keeps refusing underscore
+On top of :class:`RestrictingNodeTransformer` (which keeps refusing special
 names and attributes, frame/code/generator attributes, ``exec``/``eval``,
-``try/except*``, ``nonlocal`` …) this policy:
+``try/except*`` …) this policy:
 
 - allows ``async def``, ``await``, ``async for``, ``async with`` (top-level
   ``await`` comes from compiling with ``PyCF_ALLOW_TOP_LEVEL_AWAIT``);
