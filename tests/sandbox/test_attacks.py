@@ -397,6 +397,10 @@ REFUSALS: Final[dict[str, Refusal]] = {
         error="SyntaxError",
         pattern=r"the script contains a lone surrogate character \(U\+D[89A-F][0-9A-F]{2}\)"),
     # the run-time guards (codemode/sandbox/language/guards.py, builtins.py)
+    "guard-private-write": Refusal(
+        error="AttributeError",
+        pattern=r"private attributes can be set only on the script's own objects, not on "
+                r"'.+' objects"),
     "guard-private-attribute": Refusal(
         error="AttributeError",
         pattern=r"attribute '.+' is not accessible: names starting with '_' are private in the "

@@ -14,6 +14,7 @@ import collections
 import copy
 import datetime
 import json
+import re
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
@@ -289,7 +290,8 @@ def test_instance_and_class_routes_agree(key: tuple[type, str]) -> None:
 
         def answer(bind: Callable[[Any], Callable[..., Any]]) -> str:
             fresh = SAMPLES[real]()
-            return repr((_call(bind(fresh), args), fresh))
+            # a new object's repr holds its address (``<property object at 0x…>``)
+            return re.sub(r"0x[0-9a-f]+", "0x…", repr((_call(bind(fresh), args), fresh)))
         expected = answer(lambda fresh: getattr(fresh, name))
         assert answer(lambda fresh: guarded_getattr(fresh, name)) == expected
         assert answer(lambda fresh: lambda *a: through_class(fresh, *a)) == expected

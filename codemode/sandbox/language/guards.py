@@ -73,6 +73,7 @@ __all__ = [
     "guarded_hasattr",
     "guarded_type",
     "guarded_write",
+    "guarded_write_private",
     "refuse",
 ]
 
@@ -998,6 +999,17 @@ def guarded_write(obj: Any) -> Any:
     if cls in WRITABLE_TYPES or isinstance(cls, ScriptMeta) or issubclass(cls, ScriptMeta):
         return obj
     raise TypeError(f"{cls.__name__!r} objects cannot be modified in the sandbox")
+
+
+def guarded_write_private(obj: Any) -> Any:
+    """``_write_private_``: a private attribute is set or deleted only on the script's own
+    instances and classes. A container the script may modify is still a host type whose
+    own methods read its private attributes (``Counter._keep_positive``)."""
+    cls = type(obj)
+    if isinstance(cls, ScriptMeta) or issubclass(cls, ScriptMeta):
+        return obj
+    raise AttributeError(f"private attributes can be set only on the script's own objects, "
+                         f"not on {cls.__name__!r} objects")
 
 
 def guarded_apply(func: Any, *args: Any, **kwargs: Any) -> Any:

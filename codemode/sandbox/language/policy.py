@@ -51,6 +51,8 @@ __all__ = ["LOOP_RANGE", "NAME_OF", "RESULT_NAME", "SCRIPT_METHODS", "SandboxPol
            "private_name_ok"]
 
 NAME_OF: Final = "_nameof_"
+WRITE_PRIVATE: Final = "_write_private_"
+"""Guard of a private attribute's target when set or deleted: the script's own objects only."""
 """Global that reads ``x.__name__`` (a class's or function's name: a str, read-only)."""
 
 LOOP_RANGE: Final = "_looprange_"
@@ -465,7 +467,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
             node.value = self.visit(node.value)
             if type(node.ctx) is ast.Load:
                 return _located(_call("_getattr_", node.value, ast.Constant(node.attr)), node)
-            node.value = _located(_call("_write_", node.value), node.value)
+            guard = WRITE_PRIVATE if private_name_ok(attr) else "_write_"
+            node.value = _located(_call(guard, node.value), node.value)
             return node
         if node.attr == "__name__" and type(node.ctx) is ast.Load:
             value = node.value
