@@ -3,10 +3,10 @@
 Per call: one script making 2000 calls of a no-op tool, through ``CodeMode.run`` (the
 preflight, the dialect plan, the executor, the pipeline). Cold run: the 15-line,
 3-call script of ``benchmarks/sandbox.py``, made unique per run (compile-cache miss),
-through ``CodeMode.run``. Run it on two trees to compare (it uses no new API):
+through ``CodeMode.run``. Each row runs with the dialect tolerance on (the default)
+and off (``strict=True``) side by side, and prints the change:
 
-    python benchmarks/mode_cold.py            # this tree
-    PYTHONPATH=<old tree> python <old tree>/benchmarks/mode_cold.py
+    python benchmarks/mode_cold.py [--quick]
 """
 
 from __future__ import annotations
@@ -65,25 +65,39 @@ def build() -> cm.ToolRegistry:
 
 
 async def measure(name: str, executor: Executor, repeats: int) -> None:
-    mode = cm.CodeMode(build(), executor=executor, limits=cm.Limits(calls=5000, timeout=120))
-    for i in range(10):
-        run = await mode.run(f"{COLD}# warm {i}\n")
-        assert run.error is None, run.error
-    colds = []
+    """Tolerance on (the default) and off (``strict=True``), interleaved in one run, so
+    load from other work hits both alike."""
+    modes = {strict: cm.CodeMode(build(), executor=executor, strict=strict,
+                                 limits=cm.Limits(calls=5000, timeout=120))
+             for strict in (False, True)}
+    for mode in modes.values():
+        for i in range(10):
+            run = await mode.run(f"{COLD}# warm {i}\n")
+            assert run.error is None, run.error
+    colds: dict[bool, list[float]] = {False: [], True: []}
+    per_call: dict[bool, list[float]] = {False: [], True: []}
     for i in range(repeats * 40):
-        start = time.perf_counter()
-        run = await mode.run(f"{COLD}# run {i}\n")
-        colds.append(time.perf_counter() - start)
-        assert run.error is None, run.error
-    per_call = []
+        for strict, mode in modes.items():
+            start = time.perf_counter()
+            run = await mode.run(f"{COLD}# run {i} {strict}\n")
+            colds[strict].append(time.perf_counter() - start)
+            assert run.error is None, run.error
     for _ in range(repeats):
-        start = time.perf_counter()
-        run = await mode.run(LOOP)
-        per_call.append((time.perf_counter() - start) / 2000)
-        assert run.error is None, run.error
-    print(f"{name:<11} cold run median {statistics.median(colds) * 1e6:7.0f} µs "
-          f"(best {min(colds) * 1e6:6.0f})   per call best {min(per_call) * 1e6:6.1f} µs "
-          f"(median {statistics.median(per_call) * 1e6:6.1f})")
+        for strict, mode in modes.items():
+            start = time.perf_counter()
+            run = await mode.run(LOOP)
+            per_call[strict].append((time.perf_counter() - start) / 2000)
+            assert run.error is None, run.error
+    for strict in (True, False):
+        label = f"{name} {'strict' if strict else 'tolerant'}"
+        print(f"{label:<20} cold run median {statistics.median(colds[strict]) * 1e6:7.0f} µs "
+              f"(best {min(colds[strict]) * 1e6:6.0f})   per call best "
+              f"{min(per_call[strict]) * 1e6:6.1f} µs "
+              f"(median {statistics.median(per_call[strict]) * 1e6:6.1f})")
+    for what, rows in (("cold run median", colds), ("per call best", per_call)):
+        pick = statistics.median if what.endswith("median") else min
+        change = pick(rows[False]) / pick(rows[True]) - 1
+        print(f"{name}: tolerance on vs strict, {what}: {change * 100:+.1f} %")
 
 
 async def main() -> None:
