@@ -59,12 +59,16 @@ def main_doctor(argv: Sequence[str]) -> int:
                         help="exit 1 unless every kernel layer is active")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
-    logging.getLogger("codemode.sandbox").setLevel(logging.ERROR)  # the table says it
+    sandbox_log = logging.getLogger("codemode.sandbox")
+    level = sandbox_log.level
+    sandbox_log.setLevel(logging.ERROR)  # the table says it; the level is put back after
     try:
         confinement = anyio.run(_probe)
     except SandboxError as exc:
         print(f"codemode doctor: no sandbox worker started: {exc}", file=sys.stderr)
         return 1
+    finally:
+        sandbox_log.setLevel(level)
     if confinement is None:
         print("codemode doctor: the worker did not report its confinement", file=sys.stderr)
         return 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import TYPE_CHECKING
 
 from codemode.cli import main
@@ -36,3 +37,10 @@ def test_doctor_json(capsys: pytest.CaptureFixture[str]) -> None:
     report = json.loads(capsys.readouterr().out)
     assert report["mode"] == "auto"
     assert all(report[layer]["active"] for layer in LAYERS)
+
+
+def test_doctor_leaves_the_hosts_log_levels_as_they_were() -> None:
+    sandbox_log = logging.getLogger("codemode.sandbox")
+    before = sandbox_log.level
+    assert main(["doctor"]) == 0
+    assert sandbox_log.level == before  # an embedding host's INFO records still reach it
