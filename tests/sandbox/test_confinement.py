@@ -370,6 +370,7 @@ async def test_no_process_outlives_the_pool(tmp_path: Path) -> None:
     )
     async with WorkerPoolExecutor(size=1, runtime=RAW, confinement="strict") as pool:
         value = (await pool.run(payload, call_tool=_no_tool, limits=LIMITS)).value
+    assert "forks" in value, value  # else the payload raised: ``value`` says what
     assert all(fork["errno"] == "EPERM" for fork in value["forks"]), value
     assert value["clone"]["errno"] == "EPERM"
     assert value["vfork"]["errno"] == "EPERM"
