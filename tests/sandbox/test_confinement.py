@@ -364,9 +364,16 @@ async def test_no_process_outlives_the_pool(tmp_path: Path) -> None:
         "clone = attempt(lambda: checked(libc.syscall(56, 17, 0, 0, 0, 0)))\n"  # SIGCHLD
         "vfork = attempt(lambda: checked(libc.syscall(58)))\n"
         "import threading\n"
-        "threading.Thread(target=lambda: __import__('time').sleep(3600), daemon=True).start()\n"
+        "def linger():\n"  # a thread that would keep the worker alive if it were not killed
+        "    t = threading.Thread(target=lambda: __import__('time').sleep(3600), daemon=True)\n"
+        "    t.start()\n"
+        "try:\n"
+        "    linger()\n"
+        "    thread = 'started'\n"
+        "except RuntimeError as exc:\n"  # a thread stack past the hard RLIMIT_AS
+        "    thread = str(exc)\n"
         "result = {'forks': forks, 'clone': clone, 'vfork': vfork, 'uid': os.getuid(),\n"
-        "          'pid': os.getpid()}"
+        "          'pid': os.getpid(), 'thread': thread}"
     )
     async with WorkerPoolExecutor(size=1, runtime=RAW, confinement="strict") as pool:
         value = (await pool.run(payload, call_tool=_no_tool, limits=LIMITS)).value
