@@ -116,7 +116,7 @@ class ExecContext:
     refuses with ``TaskError`` when the host set up no task runtime."""
 
     def progress(self, data: Any) -> None:
-        """Report a partial result (Pi's ``onUpdate``): a ``tool/progress`` event, the
+        """Report a partial result (Pi's ``onUpdate``): a ``tool/update`` event, the
         ``on_update`` of ``registry.execute``, a run's progress; never in the result."""
         if self.report is not None:
             self.report(data)

@@ -1,7 +1,7 @@
 """Dispatch events and their subscribers, including the JSONL session log.
 
 Every dispatch emits exactly one ``tool/call`` and one ``tool/result``;
-handlers may add ``tool/progress`` events in between.
+handlers may add ``tool/update`` events in between.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, Literal, TextIO
 
 __all__ = ["EventType", "JsonlSessionLog", "ToolEvent"]
 
-EventType = Literal["tool/call", "tool/progress", "tool/result"]
+EventType = Literal["tool/call", "tool/update", "tool/result"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -24,7 +24,7 @@ class ToolEvent:
     """One step of one dispatch, as subscribers see it."""
 
     type: EventType
-    """``tool/call``, ``tool/progress`` or ``tool/result``."""
+    """``tool/call``, ``tool/update`` or ``tool/result``."""
     call_id: str
     """The call's id."""
     name: str
@@ -40,7 +40,7 @@ class ToolEvent:
     arguments: Mapping[str, Any] | None = None
     """Raw arguments, on ``tool/call``."""
     data: Any = None
-    """Partial result, on ``tool/progress``."""
+    """Partial result, on ``tool/update``."""
     is_error: bool | None = None
     """On ``tool/result``."""
     error: str | None = None

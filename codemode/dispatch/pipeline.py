@@ -521,7 +521,7 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
         def report(data: Any) -> None:
             loggable = _loggable(data)
             if registry.hooks.subscribers:
-                _emit(registry, _event(call, token, parent, "tool/progress", data=loggable))
+                _emit(registry, _event(call, token, parent, "tool/update", data=loggable))
             if on_update is not None:
                 on_update(loggable)
 

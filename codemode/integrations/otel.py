@@ -103,7 +103,7 @@ class Instrumentation:
             self._start(event)
         elif event.type == "tool/result":
             self._end(event)
-        elif event.type == "tool/progress":
+        elif event.type == "tool/update":
             span = self._spans.get(event.token)
             if span is not None:
                 span.add_event("gen_ai.tool.progress")

@@ -100,9 +100,9 @@ class ToolEvents:
         found = self._select("tool/result", name, parent, call_id)
         return found if is_error is None else [e for e in found if e.is_error is is_error]
 
-    def progress(self, name: str | None = None, *, call_id: str | None = None) -> list[ToolEvent]:
-        """``tool/progress`` events."""
-        return self._select("tool/progress", name, None, call_id)
+    def updates(self, name: str | None = None, *, call_id: str | None = None) -> list[ToolEvent]:
+        """``tool/update`` events (partial results a handler reported)."""
+        return self._select("tool/update", name, None, call_id)
 
     def names(self) -> list[str]:
         """Tool names of the ``tool/call`` events, in dispatch order."""

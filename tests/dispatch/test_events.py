@@ -80,8 +80,8 @@ async def test_progress_events_come_between_call_and_result(
     tools: cm.ToolRegistry, events: Events
 ) -> None:
     result = await tools.execute(call("chatty"))
-    assert events.types() == ["tool/call"] + ["tool/progress"] * 4 + ["tool/result"]
-    progress = events.of("tool/progress")
+    assert events.types() == ["tool/call"] + ["tool/update"] * 4 + ["tool/result"]
+    progress = events.of("tool/update")
     assert [p.data for p in progress[:3]] == [{"step": 0}, {"step": 1}, {"step": 2}]
     assert progress[3].data == repr({1, 2})
     assert {p.token for p in progress} == {events.all[0].token}
@@ -184,10 +184,10 @@ async def test_jsonl_session_log_writes_parseable_lines(
         "tool/call",
         "tool/result",
         "tool/call",
-        "tool/progress",
-        "tool/progress",
-        "tool/progress",
-        "tool/progress",
+        "tool/update",
+        "tool/update",
+        "tool/update",
+        "tool/update",
         "tool/result",
         "tool/call",
         "tool/result",

@@ -150,7 +150,7 @@ async def test_nested_progress_reaches_the_run_and_run_code(executor: Executor) 
     assert not outer.is_error
     assert direct == [{"call_id": "rc:code:1", "tool": "pages", "update": {"page": n}}
                       for n in range(3)]
-    progress = [(e.name, e.data) for e in events if e.type == "tool/progress"]
+    progress = [(e.name, e.data) for e in events if e.type == "tool/update"]
     assert progress == [event for n in range(3) for event in (
         ("pages", {"page": n}),
         ("run_code", {"call_id": "rc:code:1", "tool": "pages", "update": {"page": n}}))]

@@ -84,7 +84,7 @@ async def test_assert_called(fan_out: ToolRegistry, tool_events: ToolEvents, tim
             tool_events.assert_called("get_issue", times=times, with_arguments=with_arguments)
 
 
-async def test_results_progress_and_errors_are_filterable(
+async def test_results_updates_and_errors_are_filterable(
         tool_registry: ToolRegistry, fan_out: ToolRegistry, tool_events: ToolEvents) -> None:
     tool_registry.pre_execute(lambda ctx: Deny("no odd issues")
                               if ctx.name == "get_issue" and ctx.arguments["number"] % 2 else None)
@@ -93,7 +93,7 @@ async def test_results_progress_and_errors_are_filterable(
     assert [e.call_id for e in failed] == ["outer:code:1", "outer:code:3"]
     assert all("no odd issues" in (e.error or "") for e in failed)
     assert [e.call_id for e in tool_events.results("get_issue", is_error=False)] == ["outer:code:2"]
-    assert [e.data for e in tool_events.progress("fan_out")] == [{"started": 3}]
+    assert [e.data for e in tool_events.updates("fan_out")] == [{"started": 3}]
     assert tool_events.result_of("outer").is_error is False
     assert tool_events.arguments("get_issue")[0] == {"number": 1, "tags": ["x"]}
     with pytest.raises(AssertionError, match="2 call\\(s\\) failed"):
