@@ -2,31 +2,66 @@
 
 Before a script runs, each call :func:`~codemode.mode.preflight.static_calls` resolves
 (literal or constant arguments, loops over literals) goes through the registry's
-``pre_execute`` hooks and guards with ``ctx.dry_run`` set. A ``Deny`` refuses the script,
-naming the line, before any side effect; the ``Ask``\\ s become one
-:class:`ApprovalRequest` (the code and the calls it will make) for the ``approve``
-callback; approved calls then run without asking again. Calls the preflight cannot
-resolve still ask at run time.
+``pre_execute`` hooks and guards with ``ctx.dry_run`` set, and past the labels its tool
+refuses. A ``Deny`` refuses the script, naming the line, before any side effect; the
+``Ask``\\ s become one :class:`ApprovalRequest` (the code and the calls it will make) for
+the ``approve`` callback; approved calls then run without asking again. Calls the
+preflight cannot resolve still ask at run time.
+
+Labels in the dry pass: a statically known call of an *earlier* top-level statement has
+run, and succeeded, by the time a later statement runs (a failed call raises at the top
+level and ends the script), so its tool's labels are carried by every call of the later
+statements; calls of one statement (a ``gather``, a loop) add nothing to each other. What
+the dry pass carries is therefore a subset of what the run will carry at that call.
 """
 
 from __future__ import annotations
 
+import bisect
 import inspect
+import logging
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from codemode.dispatch.context import Allow, Ask, Deny, ToolCall
+from codemode.dispatch.labels import refusal
 from codemode.dispatch.pipeline import dry_run
+from codemode.errors import UnknownToolError
 from codemode.mode.journal import canonical
 from codemode.mode.preflight import Problem
 
 if TYPE_CHECKING:
+    import ast
+
     from codemode.dispatch.context import Token
     from codemode.dispatch.registry import ToolRegistry
     from codemode.mode.preflight import StaticCall
 
-__all__ = ["ApprovalRequest", "Approve", "PlannedCall", "Review", "review"]
+__all__ = ["ApprovalRequest", "Approve", "PlannedCall", "Review", "consults", "review"]
+
+_log = logging.getLogger("codemode.mode")
+
+_REFUSING: weakref.WeakKeyDictionary[ToolRegistry, tuple[int, bool]] = (
+    weakref.WeakKeyDictionary())
+"""Per registry: (its version, whether a tool of it refuses labels)."""
+
+
+def consults(registry: ToolRegistry) -> bool:
+    """Whether the dry pass has anything to consult: a ``pre_execute`` hook, a guard, or a
+    tool that refuses labels. ``CodeMode(policy_preflight=None)`` (the default) runs the
+    pass exactly then, so a registry without policy pays nothing."""
+    hooks = registry.hooks
+    if hooks.pre or hooks.guards:
+        return True
+    cached = _REFUSING.get(registry)
+    if cached is None or cached[0] != registry.version:
+        refusing = any(registry.get(spec.name).refuses for spec in registry.specs())
+        cached = _REFUSING[registry] = (registry.version, refusing)
+    return cached[1]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -89,17 +124,59 @@ class Review:
     """The request shown to ``approve``, when policy asked anything."""
 
 
+def _statements(tree: ast.Module | None) -> Callable[[int], int]:
+    """line → index of the top-level statement holding it (all 0 without a tree)."""
+    if tree is None or not tree.body:
+        return lambda line: 0
+    starts = [stmt.lineno for stmt in tree.body]
+    return lambda line: bisect.bisect_right(starts, line) - 1
+
+
 async def review(registry: ToolRegistry, code: str, calls: list[StaticCall], unresolved: int,
                  *, approve: Approve | None, parent: Token, agent: str | None,
-                 call_id: str) -> Review:
-    """Put ``calls`` through policy in dry mode; ask ``approve`` once for every ``Ask``."""
+                 call_id: str, tree: ast.Module | None = None) -> Review:
+    """Put ``calls`` through policy in dry mode; ask ``approve`` once for every ``Ask``.
+
+    With the script's ``tree``, the labels of calls of earlier top-level statements are
+    carried into later ones (``ctx.labels``, and the tools' ``refuses``). A hook that raises
+    in the dry pass leaves its call to run time (where it raises again), logged."""
     planned: list[PlannedCall] = []
+    statement_of = _statements(tree)
+    carried: dict[str, str] = {}
+    pending: dict[str, str] = {}
+    at = -1
     for index, static in enumerate(calls):
-        decision = await dry_run(registry, ToolCall(
-            call_id=f"{call_id}:preflight:{index + 1}", name=static.tool,
-            arguments=static.arguments, parent=parent, agent=agent))
+        statement = statement_of(static.line) if tree is not None else -1
+        if statement != at:
+            for label, where in pending.items():
+                carried.setdefault(label, where)
+            pending, at = {}, statement
+        try:
+            tool = registry.get(static.tool)
+        except UnknownToolError:
+            tool = None
+        if tool is not None and tool.refuses and carried:
+            refused = refusal(tool.name, tool.refuses, carried)
+            if refused is not None:
+                return Review(problem=Problem(line=static.line, column=1,
+                                              message=f"call to {tool.name!r} denied: {refused}"))
+        try:
+            decision = await dry_run(registry, ToolCall(
+                call_id=f"{call_id}:preflight:{index + 1}", name=static.tool,
+                arguments=static.arguments, parent=parent, agent=agent,
+                labels=dict(carried)))
+        except BaseException as exc:  # as the live pipeline: only cancellation propagates
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                raise
+            _log.warning("a policy hook raised in the dry pass for %s at line %d; the call "
+                         "is decided when it runs", static.tool, static.line, exc_info=True)
+            unresolved += 1
+            continue
         if isinstance(decision, Deny):
             return Review(problem=Problem(line=static.line, column=1, message=decision.reason))
+        if tool is not None and tree is not None:
+            for label in sorted(tool.labels):
+                pending.setdefault(label, f"{tool.name} at line {static.line}")
         prompt = decision.prompt if isinstance(decision, Ask) else None
         planned.append(PlannedCall(line=static.line, tool=static.tool,
                                    arguments=static.arguments, prompt=prompt))
