@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, final
 from codemode.dispatch.events import ToolEvent, now
 from codemode.dispatch.labels import LabelTrail
 from codemode.errors import UnknownToolError
-from codemode.mode.approval import ApprovalRequest, Approve, review
+from codemode.mode.approval import ApprovalRequest, Approve, consults, review
 from codemode.mode.journal import Journal, canonical, registry_digest, spec_digest
 from codemode.mode.preflight import call_lines, static_calls
 from codemode.sandbox import ScriptError, ScriptResult
@@ -55,13 +55,14 @@ class RunResult(ScriptResult):
 async def open_ledger(registry: ToolRegistry, script: str, *, tools: Mapping[str, str],
                       arguments: Mapping[str, Mapping[str, str]], token: Token,
                       agent: str | None, call_id: str, journal: Journal | None,
-                      resume: bool | None, policy: bool,
+                      resume: bool | None, policy: bool | None,
                       approve: Approve | None) -> RunLedger | RunResult:
     """The ledger of a run about to start, or the result refusing it (a call policy denies,
-    an approval refused). ``resume=None`` resumes when the journal's last run failed."""
+    an approval refused). ``resume=None`` resumes when the journal's last run failed;
+    ``policy=None`` runs the policy pass when the registry has policy to consult."""
     request: ApprovalRequest | None = None
     approved: tuple[tuple[str, str], ...] = ()
-    if policy or approve is not None:
+    if approve is not None or (consults(registry) if policy is None else policy):
         try:
             tree: ast.Module | None = ast.parse(script)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -69,7 +70,7 @@ async def open_ledger(registry: ToolRegistry, script: str, *, tools: Mapping[str
         if tree is not None:
             calls, unresolved = static_calls(tree, tools=tools, arguments=arguments)
             verdict = await review(registry, script, calls, unresolved, approve=approve,
-                                   parent=token, agent=agent, call_id=call_id)
+                                   parent=token, agent=agent, call_id=call_id, tree=tree)
             if verdict.problem is not None:
                 return RunResult(approval=verdict.request, error=ScriptError(
                     type="PreflightError",
