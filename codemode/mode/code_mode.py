@@ -42,7 +42,7 @@ from codemode.mode.stream import (
 )
 from codemode.sandbox import Executor, Limits, ScriptError, ScriptResult
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
-from codemode.sandbox.language.compile import MAX_SOURCE, compile_script
+from codemode.sandbox.language.compile import MAX_SOURCE, compile_script, compile_tree
 from codemode.sandbox.language.facades import FACADE_NAMES
 from codemode.sandbox.runtime.prelude import Prelude, attach
 
@@ -99,7 +99,7 @@ class CodeMode:
         preflight: bool = True,
         strict: bool = False,
         inputs: Mapping[str, Any] | None = None,
-        policy_preflight: bool = False,
+        policy_preflight: bool | None = None,
         approve: Approve | None = None,
     ) -> None:
         self.registry = registry
@@ -114,9 +114,10 @@ class CodeMode:
         ``final_answer`` … are preflight errors (see docs/writing-scripts.md)."""
         self.inputs: dict[str, Any] = _checked_inputs(inputs or {})
         """Host inputs every run binds as globals (``run(inputs=...)`` adds to them)."""
-        self.policy_preflight = policy_preflight or approve is not None
+        self.policy_preflight = True if approve is not None else policy_preflight
         """Put statically known calls through policy (``ctx.dry_run``) before a run starts:
-        a denial refuses the script (docs/trust.md)."""
+        a denial refuses the script (docs/trust.md). None (the default): whenever the
+        registry has policy to consult (hooks, guards, a tool refusing labels); False: never."""
         self.approve = approve
         """Answers the one up-front approval request of a script whose calls policy asks
         about; approved calls do not ask again."""
@@ -223,16 +224,21 @@ class CodeMode:
             nodes=found.nodes, parents=found.parents)
         problems.sort(key=lambda p: (p.line, p.column))
         if not problems:
-            problems = self._compile_problems(found.source)
+            # the tree is the script's when no dialect rewrote it: compiled, not parsed again
+            problems = self._compile_problems(found.source,
+                                              tree if found.source is script else None)
         source = found.source
         if not self.strict or merged:
             source = attach(source, found.prelude if not self.strict else Prelude(
                 inputs=merged, dialects=False))
         return problems, source
 
-    def _compile_problems(self, script: str) -> list[Problem]:
+    def _compile_problems(self, script: str, tree: ast.Module | None = None) -> list[Problem]:
         try:
-            compile_script(script)
+            if tree is None:
+                compile_script(script)
+            else:
+                compile_tree(script, tree)
         except ScriptCompileError as exc:
             message = re.sub(r"^Line \d+: ", "", exc.message)
             return [Problem(line=exc.line or 1, column=exc.column or 1, message=message)]
