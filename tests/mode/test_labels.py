@@ -92,11 +92,11 @@ async def test_policies_see_the_labels_and_can_ask() -> None:
     outbox: list[str] = []
     asked: list[tuple[str, str]] = []
     reg = mail_registry(outbox)
-    seen: list[frozenset[str]] = []
+    seen: list[tuple[str, bool, frozenset[str]]] = []
 
     @reg.pre_execute
     def untrusted_mail(ctx: cm.ExecContext) -> cm.Ask | None:
-        seen.append(ctx.labels)
+        seen.append((ctx.name, ctx.dry_run, ctx.labels))
         if ctx.name == "send_email" and "untrusted" in ctx.labels:
             return cm.Ask("send mail after reading web content?")
         return None
@@ -110,7 +110,9 @@ async def test_policies_see_the_labels_and_can_ask() -> None:
               'await tools.send_email(to="x@example.com", body=page)')
     async with cm.InProcessExecutor() as executor:
         result = await cm.CodeMode(reg, executor=executor).run(script)
-    assert seen == [frozenset(), frozenset({"untrusted"})]
+    # fetch is known statically: the dry pass sees it first; send_email's body is not
+    assert seen == [("fetch", True, frozenset()), ("fetch", False, frozenset()),
+                    ("send_email", False, frozenset({"untrusted"}))]
     assert asked == [("send_email", "send mail after reading web content?")]
     assert result.error is not None and outbox == []
 

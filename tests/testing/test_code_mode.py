@@ -116,7 +116,14 @@ async def test_policy_denies_calls_from_code(tool_registry: ToolRegistry,
     def no_deletes(ctx: ExecContext) -> Deny | None:
         return Deny("read-only workspace") if ctx.name == "delete_file" else None
 
-    result = await code_mode.run('await tools.delete_file(path="a.txt")')
+    # a call known before the run is refused by the policy preflight: nothing is dispatched
+    refused = await code_mode.run('await tools.delete_file(path="a.txt")')
+    assert refused.error is not None and refused.error.type == "PreflightError"
+    assert "read-only workspace" in refused.error.message
+    assert tool_events.results("delete_file") == []
+    # one whose arguments are only known at run time is denied when it is made
+    result = await code_mode.run('path = "".join(["a", ".txt"])\n'
+                                 'await tools.delete_file(path=path)')
     assert result.error is not None and result.error.type == "ToolCallError"
     assert "read-only workspace" in result.error.message
     assert deleted.calls == []
