@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import base64
 import contextlib
 import fcntl
 import functools
@@ -70,7 +71,9 @@ from codemode.sandbox.executors.protocol import (
     new_bounded,
 )
 from codemode.sandbox.executors.worker import EXIT_MEMORY
+from codemode.sandbox.language.compile import CODE_TAG, cached_script, export_code
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
+from codemode.sandbox.runtime.prelude import detach
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError, ScriptResult, Usage
 
 if TYPE_CHECKING:
@@ -218,6 +221,9 @@ class _Worker:
         self.ready = False
         self.alive = True
         self._killed = False
+        self.tool_paths: tuple[str, ...] | None = None
+        """The tool paths the worker was last sent (it keeps them: a run sends its paths only
+        when they changed, so a run's frame does not grow with the registry)."""
         self.memory_cap: int | None = None
         """``Limits.memory`` of the first run: a confined worker's address-space cap is a
         hard limit that cannot go back up, so a run asking for more gets another worker."""
@@ -973,8 +979,14 @@ class WorkerPoolExecutor:
         if worker.memory_cap is None:
             worker.memory_cap = limits.memory
         session = _Session(worker, broker, limits, run_id, started + left + self._grace)
-        request: dict[str, Any] = {"source": source, "tool_paths": list(tool_paths),
-                                   "limits": sent.to_json(), "run": run_id}
+        request: dict[str, Any] = {"source": source, "limits": sent.to_json(), "run": run_id}
+        paths = tool_paths if type(tool_paths) is tuple else tuple(tool_paths)
+        if worker.tool_paths is not paths and worker.tool_paths != paths:
+            request["tool_paths"] = paths  # the worker keeps them for its later runs
+            worker.tool_paths = paths
+        code = _shipped_code(source)
+        if code is not None:
+            request["code"] = code
         if on_output is not None:
             session.on_output = on_output
             request["stream"] = True
@@ -1103,6 +1115,29 @@ class WorkerPoolExecutor:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+_SHIPPED: dict[str, list[str]] = {}
+"""Recent scripts' ``code`` entries (see :func:`_shipped_code`), by source."""
+_SHIPPED_SIZE: Final = 64
+
+
+def _shipped_code(source: str) -> list[str] | None:
+    """``[CODE_TAG, base64 of the marshalled code]`` of a script the host already compiled
+    (CodeMode's preflight did), for the worker to adopt (``compile.adopt_code``) instead
+    of parsing, checking and compiling it again; None when the host did not compile it
+    (the worker compiles: the host never spends its loop compiling for a worker)."""
+    shipped = _SHIPPED.get(source)
+    if shipped is not None:
+        return shipped
+    compiled = cached_script(detach(source)[1])
+    if compiled is None:
+        return None
+    shipped = [CODE_TAG, base64.b64encode(export_code(compiled)).decode("ascii")]
+    if len(_SHIPPED) >= _SHIPPED_SIZE:
+        _SHIPPED.pop(next(iter(_SHIPPED)), None)
+    _SHIPPED[source] = shipped
+    return shipped
 
 
 async def _crash_error(worker: _Worker, limits: Limits) -> ScriptError:

@@ -19,7 +19,12 @@ loop for 2 s). Large replies are encoded the same way (:func:`encode_large_stric
 
 Host → worker::
 
-    ["run", {"source": str, "tool_paths": [str], "limits": {field: value}, "run": n}]
+    ["run", {"source": str, "tool_paths": [str], "limits": {field: value}, "run": n,
+             "code": [tag, base64]}]
+                                            ``tool_paths`` only when they changed since
+                                            this worker's last run (it keeps them);
+                                            ``code``: the host's compiled code for the
+                                            source, when it has it (``compile.adopt_code``)
     ["reply", id, reply]                    a tool call's outcome (``CallBroker.answer``)
 
 Worker → host::

@@ -32,6 +32,7 @@ on small VMs a cross-core wakeup costs more than the round trip itself.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import gc
 import importlib
@@ -50,8 +51,10 @@ from typing import Any, Final, Protocol
 from codemode.errors import LimitExceeded, WorkerProtocolError
 from codemode.sandbox.executors import confine
 from codemode.sandbox.executors.protocol import FrameDecoder, encode, encode_call
+from codemode.sandbox.language.compile import CODE_TAG, adopt_code, cached_script
 from codemode.sandbox.language.meter import script_thread_stack
 from codemode.sandbox.limits import Limits
+from codemode.sandbox.runtime.prelude import detach
 from codemode.sandbox.runtime.replies import RUN_ENDED
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError
 
@@ -112,6 +115,7 @@ class _Channel:
         self._next_id = 0
         self._serving = False
         self._run = 0
+        self._tool_paths: tuple[str, ...] = ()
         os.set_blocking(read_fd, False)
 
     def send(self, message: list[Any]) -> None:
@@ -208,11 +212,15 @@ class _Channel:
         self._run = int(payload.get("run", 0))  # call ids of run n: n << 32 + 1, + 2 …
         self._next_id = self._run << 32
         extra: dict[str, Any] = {"on_output": self.output} if payload.get("stream") else {}
+        if "tool_paths" in payload:  # sent when they changed; kept for the next runs
+            self._tool_paths = tuple(payload["tool_paths"])
+        source = str(payload["source"])
+        _adopt(source, payload.get("code"))
         try:
             return await runtime(
-                str(payload["source"]),
+                source,
                 call=self.call,
-                tool_paths=tuple(payload.get("tool_paths", ())),
+                tool_paths=self._tool_paths,
                 limits=limits,
                 **extra,
             )
@@ -221,6 +229,19 @@ class _Channel:
             loop.remove_reader(self._read_fd)
             self._waiting.clear()
             self._early.clear()
+
+
+def _adopt(source: str, code: Any) -> None:
+    """Take the code the host compiled for ``source`` (``["code"]`` of the run: its
+    interpreter's tag and the marshalled code object, base64), unless this worker already
+    has it or runs another interpreter; see ``compile.adopt_code`` for why that is sound."""
+    if type(code) is not list or len(code) != 2 or code[0] != CODE_TAG or (
+            type(code[1]) is not str):
+        return
+    body = detach(source)[1]
+    if cached_script(body) is None:
+        with contextlib.suppress(ValueError):
+            adopt_code(body, base64.b64decode(code[1], validate=True))
 
 
 def _load_runtime(spec: str) -> ScriptRuntime:

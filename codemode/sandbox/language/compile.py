@@ -5,15 +5,24 @@ it is cached (LRU) and a code object is reused by every run with fresh
 globals. Compiling with ``PyCF_ALLOW_TOP_LEVEL_AWAIT`` keeps module semantics
 (globals, ``global`` statements) while allowing top-level ``await``: running
 such code returns a coroutine.
+
+A host that already parsed the script (its preflight did) hands that tree to
+:func:`compile_tree`, so a new script is parsed once. A worker process gets the host's
+code object with the run (:func:`export_code`, :func:`adopt_code`) instead of parsing,
+checking and compiling the script a second time.
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
+import marshal
+import sys
+import threading
+import types
+from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from codemode.errors import ScriptCompileError
 from codemode.sandbox.language.meter import SCRIPT_FILENAME
@@ -21,14 +30,18 @@ from codemode.sandbox.language.policy import SandboxPolicy
 
 if TYPE_CHECKING:
     from types import CodeType
-from typing import Final
 
-__all__ = ["CompiledScript", "compile_script"]
+__all__ = ["CODE_TAG", "CompiledScript", "adopt_code", "cached_script", "compile_script",
+           "compile_tree", "export_code"]
 
 _CACHE_SIZE = 512
 
 MAX_SOURCE: Final = 100_000
 """Longest script accepted (characters); compiling costs hundreds of times the source size."""
+
+CODE_TAG: Final = f"{sys.implementation.cache_tag}-{sys.hexversion:x}"
+"""The interpreter a marshalled code object is for: marshal's format and the bytecode
+are the interpreter's own, so a worker adopts code only from an identical one."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -43,11 +56,74 @@ class CompiledScript:
     """Source lines, for tracebacks."""
 
 
+_cache: OrderedDict[str, CompiledScript] = OrderedDict()
+_cache_lock = threading.Lock()  # the in-process executor compiles on its script thread
+
+
 def compile_script(source: str) -> CompiledScript:
     """Compile ``source``; raises ScriptCompileError with the first problem's position."""
     if not isinstance(source, str):
         raise ScriptCompileError("script source must be a string")
-    return _compile_cached(source)
+    return _cached(source) or _remember(source, _checked(source, None))
+
+
+def compile_tree(source: str, tree: ast.Module) -> CompiledScript:
+    """:func:`compile_script` for a ``tree`` the caller parsed from ``source`` with
+    ``ast.parse(source)`` and no longer needs: the policy rewrites it in place. Same
+    checks, same result, same cache, one parse fewer."""
+    if not isinstance(source, str):
+        raise ScriptCompileError("script source must be a string")
+    return _cached(source) or _remember(source, _checked(source, tree))
+
+
+def cached_script(source: str) -> CompiledScript | None:
+    """``source`` compiled, if it is in the cache (nothing is compiled)."""
+    return _cached(source)
+
+
+def export_code(compiled: CompiledScript) -> bytes:
+    """``compiled``'s code object, marshalled, for :func:`adopt_code` in a worker."""
+    return marshal.dumps(compiled.code)
+
+
+def adopt_code(source: str, data: bytes) -> None:
+    """Cache the code the host compiled from ``source`` (:func:`export_code`), so the
+    worker's ``compile_script(source)`` returns it without compiling again.
+
+    Sound because marshal data flows one way only, host to worker: the host is trusted
+    (it chooses the worker's runtime, plan and limits, and sends the script) and made
+    this code with this module's ``compile_script``, under the same policy the worker
+    would apply; a worker's frames are only ever JSON to the host, never unmarshalled.
+    A confined worker running what its host compiled gains nothing it could not get by
+    compiling the source itself. Anything that is not a module code object of a script
+    is ignored (the worker then compiles the source as usual).
+    """
+    try:
+        code = marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
+        return
+    if type(code) is not types.CodeType or code.co_filename != SCRIPT_FILENAME or (
+            code.co_name != "<module>"):
+        return
+    _remember(source, CompiledScript(code=code,
+                                     is_async=bool(code.co_flags & inspect.CO_COROUTINE),
+                                     lines=tuple(source.splitlines())))
+
+
+def _cached(source: str) -> CompiledScript | None:
+    with _cache_lock:
+        hit = _cache.get(source)
+        if hit is not None:
+            _cache.move_to_end(source)
+        return hit
+
+
+def _remember(source: str, compiled: CompiledScript) -> CompiledScript:
+    with _cache_lock:
+        _cache[source] = compiled
+        if len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return compiled
 
 
 def _to_code(tree: ast.Module) -> CodeType:
@@ -56,28 +132,19 @@ def _to_code(tree: ast.Module) -> CodeType:
     return code
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
-def _compile_cached(source: str) -> CompiledScript:
+def _checked(source: str, tree: ast.Module | None) -> CompiledScript:
     if len(source) > MAX_SOURCE:
         raise ScriptCompileError(f"the script is too long ({len(source)} characters, at most "
                                  f"{MAX_SOURCE})", 1, 1)
     try:
-        return _compile(source)
+        return _compile(source, tree)
     except (RecursionError, MemoryError):
         raise ScriptCompileError("the script is nested too deeply to compile", 1, 1) from None
 
 
-def _compile(source: str) -> CompiledScript:
-    try:
-        tree = ast.parse(source, SCRIPT_FILENAME, "exec")
-    except SyntaxError as exc:
-        raise ScriptCompileError(f"SyntaxError: {exc.msg}", exc.lineno, exc.offset) from None
-    except UnicodeEncodeError as exc:
-        # A lone surrogate (e.g. "\ud800" decoded from JSON) cannot be parsed as UTF-8.
-        where = exc.start
-        raise ScriptCompileError("SyntaxError: the script contains a lone surrogate character "
-                                 f"(U+{ord(source[where]):04X})", source.count("\n", 0, where) + 1,
-                                 where - source.rfind("\n", 0, where)) from None
+def _compile(source: str, tree: ast.Module | None) -> CompiledScript:
+    if tree is None:
+        tree = _parse(source)
     policy = SandboxPolicy()
     policy.visit(tree)
     if policy.errors:
@@ -93,3 +160,16 @@ def _compile(source: str) -> CompiledScript:
         raise ScriptCompileError(f"SyntaxError: {exc.msg}", exc.lineno, exc.offset) from None
     return CompiledScript(code=code, is_async=bool(code.co_flags & inspect.CO_COROUTINE),
                           lines=tuple(source.splitlines()))
+
+
+def _parse(source: str) -> ast.Module:
+    try:
+        return ast.parse(source, SCRIPT_FILENAME, "exec")
+    except SyntaxError as exc:
+        raise ScriptCompileError(f"SyntaxError: {exc.msg}", exc.lineno, exc.offset) from None
+    except UnicodeEncodeError as exc:
+        # A lone surrogate (e.g. "\ud800" decoded from JSON) cannot be parsed as UTF-8.
+        where = exc.start
+        raise ScriptCompileError("SyntaxError: the script contains a lone surrogate character "
+                                 f"(U+{ord(source[where]):04X})", source.count("\n", 0, where) + 1,
+                                 where - source.rfind("\n", 0, where)) from None

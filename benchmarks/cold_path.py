@@ -1,0 +1,176 @@
+"""The cold path of a new script, piece by piece (issue #18).
+
+    python benchmarks/cold_path.py [--quick]
+
+``benchmarks/vs_monty.py`` is the reference table; this one splits its cold rows into
+their parts, each a median over unique scripts (no compile-cache hit):
+
+- ``mode.check()`` (preflight, dialect plan, compile) of the 15-line and 303-line
+  scripts, and ``compile_script`` alone;
+- ``CodeMode.run`` of a 0-call script (the 15-line script's shape without its calls)
+  and of the 303-line script, in-process and in the worker pool;
+- a 0-call and a 1-call run with 10 and with 1,000 registered tools (per-run cost
+  flat in the registry);
+- a worker's boot (spawn to ready) and a new ``CodeMode`` to its first result.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import anyio  # noqa: E402
+
+import codemode as cm  # noqa: E402
+from codemode.sandbox import InProcessExecutor, WorkerPoolExecutor  # noqa: E402
+from codemode.sandbox.language.compile import compile_script  # noqa: E402
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+SHORT = """\
+import json
+user = {'name': 'ada'}
+repos = [{'name': 'r' + str(i), 'stars': i * 3} for i in range(8)]
+names = []
+for repo in repos:
+    if repo['stars'] > 10:
+        names.append(repo['name'])
+names = sorted(names)
+summary = {'user': user['name'], 'count': len(names)}
+x = json.dumps(summary)
+note = 'found ' + str(len(names))
+total = 0
+for repo in repos:
+    total += repo['stars']
+{'names': names, 'total': total, 'note': note}
+"""
+ONE_CALL = "x = await tools.t0(i=1)\nx\n"
+
+
+def long_script() -> str:
+    """The 303-line script of ``vs_monty.py``."""
+    lines = ["def score(values):", "    return sum(v * 2 for v in values) % 97", "total = 0"]
+    for i in range(100):
+        lines += [f"x{i} = [j * {i % 7 + 1} for j in range({i % 5 + 3})]",
+                  f"if score(x{i}) > {i % 50}:",
+                  f"    total += len(x{i}) + x{i}[-1]"]
+    return "\n".join(lines) + "\ntotal\n"
+
+
+LONG = long_script()
+_unique = iter(range(10**9))
+
+
+def fresh(script: str) -> str:
+    """``script`` made unique (a comment line), so no cache answers it."""
+    return f"{script}# {next(_unique)}\n"
+
+
+def registry(tools: int) -> cm.ToolRegistry:
+    reg = cm.ToolRegistry()
+
+    async def execute(args: Any, ctx: cm.ExecContext) -> Any:
+        return args["i"]
+
+    for n in range(tools):
+        reg.register(cm.define_tool(name=f"t{n}", description=f"Tool {n}.", execute=execute,
+                                    parameters={"type": "object",
+                                                "properties": {"i": {"type": "integer"}},
+                                                "required": ["i"],
+                                                "additionalProperties": False}))
+    return reg
+
+
+def median_us(samples: list[float]) -> float:
+    return statistics.median(samples) * 1e6
+
+
+def timed(fn: Callable[[], object], n: int) -> float:
+    samples = []
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return median_us(samples)
+
+
+async def atimed(fn: Callable[[], Awaitable[object]], n: int) -> float:
+    samples = []
+    for _ in range(n):
+        start = time.perf_counter()
+        await fn()
+        samples.append(time.perf_counter() - start)
+    return median_us(samples)
+
+
+def row(label: str, value: float) -> None:
+    shown = f"{value / 1000:8.2f} ms" if value >= 10_000 else f"{value:8.0f} µs"
+    print(f"  {label:<48}{shown}")
+
+
+async def runs(label: str, executor: cm.Executor, n: int) -> None:
+    mode = cm.CodeMode(registry(10), executor=executor)
+
+    async def run(script: str) -> None:
+        result = await mode.run(fresh(script))
+        assert result.error is None, result.error
+
+    for _ in range(10):
+        await run(SHORT)
+    row(f"{label}: run, 15 lines, 0 calls", await atimed(lambda: run(SHORT), n))
+    row(f"{label}: run, 303 lines, 0 calls", await atimed(lambda: run(LONG), max(5, n // 5)))
+    for tools in (10, 1000):
+        big = cm.CodeMode(registry(tools), executor=executor)
+        big.sdk()
+
+        async def go(script: str, big: cm.CodeMode = big) -> None:
+            result = await big.run(fresh(script))
+            assert result.error is None, result.error
+
+        for _ in range(5):
+            await go(ONE_CALL)
+        row(f"{label}: {tools:>4} tools, 0-call run", await atimed(lambda: go(SHORT), n))
+        row(f"{label}: {tools:>4} tools, 1-call run", await atimed(lambda: go(ONE_CALL), n))
+
+
+async def main() -> None:
+    n = 60 if "--quick" in sys.argv else 300
+    print(f"cold path (python {sys.version.split()[0]}, load "
+          f"{__import__('os').getloadavg()[0]:.2f}, n={n})")
+    mode = cm.CodeMode(registry(10), executor=InProcessExecutor())
+    for _ in range(10):
+        mode.check(fresh(SHORT))
+    row("check(), 15 lines", timed(lambda: mode.check(fresh(SHORT)), n))
+    row("check(), 303 lines", timed(lambda: mode.check(fresh(LONG)), max(5, n // 5)))
+    row("compile_script, 15 lines", timed(lambda: compile_script(fresh(SHORT)), n))
+    row("compile_script, 303 lines", timed(lambda: compile_script(fresh(LONG)), max(5, n // 5)))
+    async with InProcessExecutor() as inprocess:
+        await runs("in-process", inprocess, n)
+    async with WorkerPoolExecutor() as pool:
+        await pool.start()
+        await runs("pool", pool, n)
+
+    async def boot() -> None:
+        async with WorkerPoolExecutor(size=1) as one:
+            await one.start()
+
+    row("worker boot (spawn to ready, 1 worker)", await atimed(boot, 3 if n < 100 else 5))
+
+    async def first(pool: bool) -> None:
+        made = cm.CodeMode(registry(10), executor=None if pool else InProcessExecutor())
+        result = await made.run(SHORT)
+        assert result.error is None, result.error
+        await made.aclose()
+
+    row("new CodeMode to first result, pool", await atimed(lambda: first(True), 3))
+    row("new CodeMode to first result, in-process", await atimed(lambda: first(False), 5))
+
+
+if __name__ == "__main__":
+    anyio.run(main)
