@@ -2,13 +2,26 @@
 
 A journal records every call of a run (tool, canonical arguments, result) as one JSON
 line. The next run given the same journal is answered from it while it makes the same
-calls in the same places: the recorded sequence is split into groups of calls that
-were in flight together (an ``asyncio.gather``), a call matches an unused entry of the
-current group (same tool, same canonical arguments, same spec digest) or, looking
-ahead, of the calls of the same tool that follow it, and the first call that matches
-nothing, and every call after it, runs live. A recorded failure is
-never replayed (the fix may have been for it), and ``replay="always_live"`` tools run
-live while keeping their place. Each run then rewrites the journal with its own calls.
+calls: the recorded sequence is split into groups of calls that were in flight together
+(an ``asyncio.gather``), and a call is answered by an unused entry with the same tool,
+canonical arguments and spec digest --
+
+- in the current group (the first with unused entries), in any order: a group matches
+  as a multiset;
+- or in a later group, when the new run proves it concurrent with the entries it
+  skips: the call is held (not answered) until calls of the new run that arrive while
+  it waits have used every entry before its own. A script cannot make a call that
+  depends on a result it has not received, so calls made while this one is held are
+  concurrent with it, and the recorded order is one the new script allows. A gather
+  recorded one by one (fast handlers), reordered, or sequential calls turned into a
+  gather resume; sequential calls in another order do not (nothing arrives while the
+  first is held: after ``reorder_wait`` it runs live).
+
+The first call that matches nothing (or whose hold ends unproven), and every call after
+it, runs live. A recorded failure is never replayed (the fix may have been for it), and
+``replay="always_live"`` tools run live while keeping their place. Each run then
+rewrites the journal with its own calls; calls answered while a hold was pending are
+recorded as one group, so the next run matches them as a multiset at once.
 
 The file is plain JSONL (no pickle): a header line, one line per call as it finishes,
 and an end line saying whether the run failed. It is bounded (entries and bytes: past
@@ -20,9 +33,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, final
+
+import anyio
 
 from codemode.dispatch.content import ErrorInfo, ToolResult
 from codemode.dispatch.frozen import freeze, thaw
@@ -36,6 +52,9 @@ __all__ = ["Journal", "JournalEntry", "canonical", "spec_digest"]
 
 FORMAT: Final = 1
 """Version of the file format (the header's ``codemode_journal``)."""
+
+AHEAD: Final = 256
+"""A call is matched at most this many groups past the current one."""
 
 
 def canonical(arguments: Mapping[str, Any]) -> str:
@@ -130,10 +149,15 @@ class Journal:
     """
 
     def __init__(self, path: str | Path | None = None, *, max_entries: int = 1_000,
-                 max_bytes: int = 4_000_000) -> None:
+                 max_bytes: int = 4_000_000, reorder_wait: float = 0.5) -> None:
         if max_entries < 1 or max_bytes < 1:
             raise ValueError("max_entries and max_bytes must be positive")
+        if not reorder_wait >= 0:
+            raise ValueError("reorder_wait must be a number of seconds, 0 or more")
         self.path = None if path is None else Path(path)
+        self.reorder_wait = reorder_wait
+        """Seconds a call matching an entry past the current group waits for the calls
+        that would prove it concurrent (0: such a call runs live at once)."""
         self.max_entries = max_entries
         """At most this many calls are recorded per run."""
         self.max_bytes = max_bytes
@@ -222,6 +246,16 @@ def _load(path: Path, max_entries: int, max_bytes: int) -> tuple[list[JournalEnt
 class _Group:
     entries: list[JournalEntry]
     used: list[bool] = field(default_factory=list)
+    unused: int = 0
+
+
+@dataclass(slots=True)
+class _Hold:
+    """A call answered by an entry of a later group, waiting for proof of concurrency."""
+
+    group: int
+    """Index of the entry's group: the hold ends when every group before it is used."""
+    event: anyio.Event = field(default_factory=anyio.Event)
 
 
 @final
@@ -237,10 +271,17 @@ class Resume:
                 self._groups[-1].entries.append(entry)
             else:
                 self._groups.append(_Group([entry]))
-        for group in self._groups:
+        self._index: dict[tuple[str, str], deque[tuple[int, int]]] = {}
+        for at, group in enumerate(self._groups):
             group.used = [False] * len(group.entries)
+            group.unused = len(group.entries)
+            for index, entry in enumerate(group.entries):
+                self._index.setdefault((entry.tool, entry.arguments), deque()).append(
+                    (at, index))
         self._at = 0
         self._diverged = not self._groups
+        self._holds: list[_Hold] = []
+        self._burst: int | None = None
         self._seq = 0
         self._live = 0
         self._group = -1
@@ -249,21 +290,40 @@ class Resume:
         self._written = journal._write({"codemode_journal": FORMAT, "registry": registry},
                                        first=True)
         self._recording = True
-        self.replayed: list[int] = []
-        """Positions (0-based, start order) of the calls answered from the journal."""
+        self._replayed: list[int] = []
 
-    def start(self, tool: str, digest: str, arguments: str,
-              always_live: bool) -> tuple[int, int, JournalEntry | None]:
-        """A call begins: (its position, its group, the entry that answers it or None)."""
+    @property
+    def replayed(self) -> tuple[int, ...]:
+        """Positions (0-based, start order) of the calls answered from the journal."""
+        return tuple(sorted(self._replayed))
+
+    async def start(self, tool: str, digest: str, arguments: str,
+                    always_live: bool) -> tuple[int, int, JournalEntry | None]:
+        """A call begins: (its position, its group, the entry that answers it or None).
+
+        A call matching an entry past the current group waits here (see the module
+        docstring) until calls made meanwhile prove it concurrent, or it runs live."""
         seq = self._seq
         self._seq += 1
-        match = self._match(tool, digest, arguments)
-        if match is not None and match.ok and not always_live:
-            group = self._replay_groups.setdefault(match.group, self._new_group())
-            self.replayed.append(seq)
-            return seq, group, match
-        if match is not None and not match.ok:
-            self._diverged = True
+        found = self._match(tool, digest, arguments)
+        if found is not None:
+            at, entry = found
+            if not entry.ok:
+                self._diverge()
+            elif always_live:
+                pass  # it keeps its place but runs live
+            else:
+                group = self._burst
+                if at > self._at:
+                    group = await self._proven(at)
+                    replay = group is not None
+                else:
+                    replay = True
+                if replay:
+                    if group is None:
+                        group = self._replay_groups.setdefault(entry.group, self._new_group())
+                    self._replayed.append(seq)
+                    return seq, group, entry
         if self._live == 0:
             self._group = self._new_group()
         self._live += 1
@@ -273,34 +333,65 @@ class Resume:
         self._groups_made += 1
         return self._groups_made - 1
 
-    def _match(self, tool: str, digest: str, arguments: str) -> JournalEntry | None:
-        """The unused entry answering this call: in the current group, or further on while
-        the entries are calls of the same tool (a gather of fast calls may have been
-        recorded one by one, and its calls arrive in any order)."""
+    def _match(self, tool: str, digest: str,
+               arguments: str) -> tuple[int, JournalEntry] | None:
+        """(group index, entry) of the first unused entry of this call, marked used; None
+        (and the replay ends) when there is none within ``AHEAD`` groups or its tool
+        changed."""
         if self._diverged:
             return None
-        for at in range(self._at, len(self._groups)):
+        places = self._index.get((tool, arguments))
+        while places:
+            at, index = places.popleft()
             group = self._groups[at]
-            for index, entry in enumerate(group.entries):
-                if group.used[index]:
-                    continue
-                if at > self._at and entry.tool != tool:
-                    self._diverged = True
-                    return None
-                if entry.tool == tool and entry.arguments == arguments:
-                    group.used[index] = True
-                    while self._at < len(self._groups) and all(self._groups[self._at].used):
-                        self._at += 1
-                    self._diverged = self._at >= len(self._groups)
-                    if entry.digest != digest:
-                        self._diverged = True
-                        return None
-                    return entry
-            if at == self._at and any(entry.tool != tool for entry, used in
-                                      zip(group.entries, group.used, strict=True) if not used):
-                break  # the group still waits on calls of other tools: no looking ahead
-        self._diverged = True
+            if group.used[index]:
+                continue
+            if at - self._at > AHEAD:
+                break
+            entry = group.entries[index]
+            if entry.digest != digest:
+                break
+            group.used[index] = True
+            group.unused -= 1
+            self._advance()
+            return at, entry
+        self._diverge()
         return None
+
+    def _advance(self) -> None:
+        """Move past used groups; release the holds they proved."""
+        groups = self._groups
+        while self._at < len(groups) and groups[self._at].unused == 0:
+            self._at += 1
+        for hold in self._holds:
+            if hold.group <= self._at:
+                hold.event.set()
+
+    def _diverge(self) -> None:
+        self._diverged = True
+        for hold in self._holds:
+            hold.event.set()
+
+    async def _proven(self, at: int) -> int | None:
+        """Hold a call answered by group ``at`` until every earlier group is used by calls
+        of this run: the group to record it in, or None when the replay ended or
+        ``reorder_wait`` passed first (the call runs live)."""
+        hold = _Hold(group=at)
+        self._holds.append(hold)
+        if self._burst is None:
+            self._burst = self._new_group()
+        burst = self._burst
+        try:
+            with anyio.move_on_after(self._journal.reorder_wait):
+                await hold.event.wait()
+        finally:
+            self._holds.remove(hold)
+            if not self._holds:
+                self._burst = None
+        if self._diverged or self._at < at:
+            self._diverge()
+            return None
+        return burst
 
     def done(self, seq: int, group: int, tool: str, digest: str, arguments: str,
              result: ToolResult, *, live: bool) -> None:
