@@ -155,7 +155,7 @@ class RunLedger:
         if cached is None or cached[0] is not tool:
             cached = self._digests[call.name] = (tool, spec_digest(tool))
         digest = cached[1]
-        seq, group, entry = self.resume.start(call.name, digest, text,
+        seq, group, entry = await self.resume.start(call.name, digest, text,
                                               tool.replay == "always_live")
         if entry is not None:
             result = entry.result(call.call_id)
