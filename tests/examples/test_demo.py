@@ -35,10 +35,11 @@ def test_main_reports_a_denied_call_and_exits_1(workspace: Path,
     code = main(["denied_delete", "--in-process", "--workspace", str(workspace)])
     out = capsys.readouterr().out
     assert code == 1
-    assert "error: ToolCallError at line 6: call to 'delete_file' denied" in out
-    assert out.rstrip().splitlines()[-1].split()[:4] == [
-        "demo:code:3", "delete_file", "parent=run_code", "error:"]
+    assert "error: PreflightError at line 6: the script was not run:" in out
+    assert "line 6: call to 'delete_file' denied" in out
+    assert "demo:code:" not in out  # refused before its first call: no nested call ran
     assert (workspace / "files" / "todo.txt").is_file()
+    assert not (workspace / "files" / "archive" / "todo-2024-03.txt").exists()
 
 
 def test_readme_command_runs_in_a_worker_process(tmp_path: Path) -> None:
