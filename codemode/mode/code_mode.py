@@ -32,6 +32,7 @@ from codemode.mode.bridge import Bridge, RunSummary
 from codemode.mode.dialects import SANDBOX_GLOBALS, plan
 from codemode.mode.ledger import RunLedger, RunResult, open_ledger
 from codemode.mode.preflight import Problem, check_script
+from codemode.mode.run_card import present_run_call, present_run_result
 from codemode.mode.session import Session
 from codemode.mode.stream import (
     OutputEvent,
@@ -365,13 +366,13 @@ class CodeMode:
         try:
             if deliver is None:
                 result = await self.executor.run(
-                    source, call_tool=bridge.call, tool_paths=tuple(sdk.names.tools),
+                    source, call_tool=bridge, tool_paths=tuple(sdk.names.tools),
                     limits=limits
                 )
             else:
                 emit = deliver
                 result = await self.executor.run(
-                    source, call_tool=bridge.call, tool_paths=tuple(sdk.names.tools),
+                    source, call_tool=bridge, tool_paths=tuple(sdk.names.tools),
                     limits=limits, on_output=lambda text: emit(OutputEvent(text=text)),
                 )
         except BaseException:
@@ -441,7 +442,7 @@ class CodeMode:
                 report = ctx.report
                 result = await mode.executor.run(
                     source,
-                    call_tool=bridge.call,
+                    call_tool=bridge,
                     tool_paths=tuple(sdk.names.tools),
                     limits=limits,
                     on_output=None if report is None
@@ -485,6 +486,8 @@ class CodeMode:
             },
             execute=run_code,
             visible_in_code=False,
+            present_call=present_run_call,
+            present_result=present_run_result,
         )
 
     def describe_tool(self, *, name: str = "describe_tools") -> Tool:
