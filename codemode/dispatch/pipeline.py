@@ -132,7 +132,7 @@ async def dispatch(
             else:
                 _HANDOFF.set(None)
         else:
-            extras = _Extras(session, signal, deadline, on_update)
+            extras = _Extras(session, signal, deadline, on_update, False)
         return await _dispatch(registry, call, extras)
     except Exception:
         raise
@@ -143,19 +143,22 @@ async def dispatch(
 
 
 class _Extras:
-    """Per-call inputs that are not identity: the session, signal, deadline, update sink."""
+    """Per-call inputs that are not identity: the session, signal, deadline, update sink,
+    and whether the caller enforces the signal and deadline itself (``watched``)."""
 
-    __slots__ = ("deadline", "on_update", "session", "signal")
+    __slots__ = ("deadline", "on_update", "session", "signal", "watched")
 
     def __init__(self, session: AgentSession | None, signal: CancelSignal | None,
-                 deadline: float | None, on_update: Callable[[Any], None] | None) -> None:
+                 deadline: float | None, on_update: Callable[[Any], None] | None,
+                 watched: bool) -> None:
         self.session = session
         self.signal = signal
         self.deadline = deadline
         self.on_update = on_update
+        self.watched = watched
 
 
-_NO_EXTRAS = _Extras(None, None, None, None)
+_NO_EXTRAS = _Extras(None, None, None, None, False)
 _HANDOFF: ContextVar[_Extras | None] = ContextVar("codemode_dispatch_handoff", default=None)
 
 
@@ -166,11 +169,17 @@ def hand_off(
     signal: CancelSignal | None = None,
     deadline: float | None = None,
     on_update: Callable[[Any], None] | None = None,
+    watched: bool = False,
 ) -> Iterator[None]:
     """Within the block, the next ``dispatch`` this task starts gets these, once (it takes
     them, so calls its handler makes do not inherit them). For a caller whose call passes
-    through a layer that forwards only the ``ToolCall`` (a run's ledger)."""
-    token = _HANDOFF.set(_Extras(session, signal, deadline, on_update))
+    through a layer that forwards only the ``ToolCall`` (a run's ledger).
+
+    ``watched``: the caller stops the call itself when the signal fires or the deadline
+    passes (a run stops all its calls at once), so the pipeline only shows them in ``ctx``
+    and pays for no cancel scope or timer per call; a wrapper that replaces either still
+    gets it enforced."""
+    token = _HANDOFF.set(_Extras(session, signal, deadline, on_update, watched))
     try:
         yield
     finally:
@@ -375,13 +384,15 @@ def _check_wrapped(original: ExecContext, passed: object) -> ExecContext:
     return passed
 
 
-async def _run_handler(tool: Tool, ctx: ExecContext) -> Any:
+async def _run_handler(tool: Tool, ctx: ExecContext, extras: _Extras = _NO_EXTRAS) -> Any:
     args = (ctx.arguments, ctx) if tool.takes_context else (ctx.arguments,)
     signal = ctx.signal
     if ctx.deadline is None and signal is None:
         return await _call_handler(tool, args)
     if signal is not None and signal.cancelled:
         raise _SignalFired
+    if extras.watched and signal is extras.signal and ctx.deadline == extras.deadline:
+        return await _call_handler(tool, args)  # the caller cuts it (see ``hand_off``)
     if not tool.is_async and not tool.threaded:
         out = tool.handler(*args)  # nothing interrupts a sync handler: no scope to pay for
         if not inspect.isawaitable(out):
@@ -453,8 +464,10 @@ async def _call_handler(tool: Tool, args: tuple[Any, ...]) -> Any:
     return out
 
 
-async def _execute(registry: DispatchTable, tool: Tool, ctx: ExecContext) -> Any:
-    chain: Callable[[ExecContext], Awaitable[Any]] = lambda c: _run_handler(tool, c)  # noqa: E731
+async def _execute(registry: DispatchTable, tool: Tool, ctx: ExecContext,
+                   extras: _Extras = _NO_EXTRAS) -> Any:
+    chain: Callable[[ExecContext], Awaitable[Any]] = (  # noqa: E731
+        lambda c: _run_handler(tool, c, extras))
     for hook in reversed(registry.hooks.wrappers):
         chain = _wrap(hook, chain, ctx)
     return await chain(ctx)
@@ -557,14 +570,17 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
     try:
         try:
             if registry.hooks.wrappers:
-                raw = await _execute(registry, tool, ctx)
-            elif tool.is_async and ctx.signal is None and ctx.deadline is None:
+                raw = await _execute(registry, tool, ctx, extras)
+            elif tool.is_async and (extras.watched or (ctx.signal is None
+                                                       and ctx.deadline is None)):
                 # the common case, without the intermediate coroutines
+                if extras.watched and ctx.signal is not None and ctx.signal.cancelled:
+                    raise _SignalFired
                 raw = await (
                     tool.handler(arguments, ctx) if tool.takes_context else tool.handler(arguments)
                 )
             else:
-                raw = await _run_handler(tool, ctx)
+                raw = await _run_handler(tool, ctx, extras)
         except (PipelineError, _Stop):
             raise
         except _DeadlineHit:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, final
@@ -20,6 +19,7 @@ from codemode.dispatch.frozen import thaw
 from codemode.dispatch.pipeline import hand_off
 from codemode.errors import ToolCallError
 from codemode.mode.stream import CallEndEvent, CallStartEvent, RunEvent
+from codemode.sandbox.executors.broker import current_call
 
 if TYPE_CHECKING:
     import sdk_gen
@@ -80,6 +80,10 @@ class Bridge:
         """Where the run's live call events go (``CodeMode.run(on_event=...)``), if anywhere."""
         self.counter = itertools.count(1)
         self.attachments: list[Mapping[str, Any]] = []
+        self._inflight: dict[int, CancelSignal] = {}
+        """The signals of the calls in flight by key (``broker.current_call``)."""
+        self._ended: anyio.Event | None = None
+        """Set when a call in flight ends, while :meth:`stop_calls` waits for one."""
 
     async def call(self, path: str, kwargs: dict[str, Any]) -> Any:
         wire = self.sdk.names.tools.get(path)
@@ -116,73 +120,56 @@ class Bridge:
             raise ToolCallError(path, message, _python_path(path_, argmap))
         return self.to_script(self.specs.get(wire), result)
 
+    __call__ = call
+    """The bridge is the executor's ``call_tool`` (its broker finds :meth:`stop_calls`)."""
+
     async def _execute(self, call: ToolCall, path: str) -> ToolResult:
         """The call with the run's session, a child signal, the deadline and progress
-        (``hand_off``, so a layer in between need not know them). When the run is
-        cancelled (its timeout, its caller) while an async handler runs, the child
-        signal fires first and the handler has ``grace`` seconds to stop by itself
-        before the hard cancel (a sync handler cannot watch it, so it is not waited
-        for: it costs a task per call)."""
+        (``hand_off``, so a layer in between need not know them). The pipeline does not
+        cut the call on them (``watched``): the run does, all its calls at once, in
+        :meth:`stop_calls`; a call costs no task, timer or cancel scope of its own."""
         run = self.run
         assert run.signal is not None
-        # The run, not the pipeline, cancels hard (``grace`` seconds after the signal):
-        # the pipeline's own cut on this signal is off, its deadline is the backstop.
-        signal = run.signal.child(grace=math.inf)
+        signal = run.signal.child()
         progress = run.progress
         on_update = None if progress is None else (
             lambda data: progress({"call_id": call.call_id, "tool": path, "update": data}))
         deadline = None if run.deadline is None else run.deadline + run.grace
+        key = current_call()
+        if key < 0:  # not called through an executor's broker
+            key = -id(signal)
+        inflight = self._inflight
+        inflight[key] = signal
         try:
-            if run.grace <= 0 or not self._cooperative(call.name):
-                with hand_off(session=run.session, signal=signal, deadline=deadline,
-                              on_update=on_update):
-                    return await self.execute(call)
-            return await self._graceful(call, path, signal, deadline, on_update)
+            with hand_off(session=run.session, signal=signal, deadline=deadline,
+                          on_update=on_update, watched=True):
+                return await self.execute(call)
         finally:
+            del inflight[key]
             run.signal.release(signal)
+            ended, self._ended = self._ended, None
+            if ended is not None:
+                ended.set()
 
-    def _cooperative(self, name: str) -> bool:
-        """Whether the tool's handler can watch its signal while it runs (async)."""
-        if name not in self.registry:
-            return False
-        return self.registry.get(name).is_async
+    async def stop_calls(self, key: int | None = None) -> None:
+        """Calls in flight are about to be cancelled (all: the run is ending, its timeout,
+        its caller, the script done; or the one ``key`` names, which the script
+        cancelled): fire their signals, then return once they ended or ``grace`` seconds
+        passed, whichever is first; the executor then cancels what is left.
 
-    async def _graceful(self, call: ToolCall, path: str, signal: CancelSignal,
-                        deadline: float | None,
-                        on_update: Callable[[Any], None] | None) -> ToolResult:
-        """Run the call in a shielded task of its own, so that this task's cancellation
-        becomes the signal first and the hard cancel ``grace`` seconds later."""
-        run = self.run
-        box: list[ToolResult] = []
-        failure: list[Exception] = []
-        finished = anyio.Event()
-        inner = anyio.CancelScope(shield=True)
-
-        async def go() -> None:
-            try:
-                with inner, hand_off(session=run.session, signal=signal, deadline=deadline,
-                                     on_update=on_update):
-                    box.append(await self.execute(call))
-            except Exception as exc:  # re-raised below, outside the task group
-                failure.append(exc)
-            finally:
-                finished.set()
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(go)
-            try:
-                await finished.wait()
-            except anyio.get_cancelled_exc_class():
-                signal.cancel("the run was cancelled or timed out")
-                with anyio.CancelScope(shield=True), anyio.move_on_after(run.grace):
-                    await finished.wait()
-                inner.cancel()
-                raise
-        if failure:
-            raise failure[0]
-        if not box:  # the hard cancel ended the call
-            raise ToolCallError(path, "cancelled")
-        return box[0]
+        Executors call it through their broker (``CallBroker.stop_calls``) before the hard
+        cancel, so a handler that watches its signal stops by itself."""
+        inflight = self._inflight
+        targets = tuple(inflight) if key is None else (key,) if key in inflight else ()
+        for target in targets:
+            inflight[target].cancel("the run was cancelled or timed out")
+        if self.run.grace <= 0:
+            return
+        with anyio.CancelScope(shield=True), anyio.move_on_after(self.run.grace):
+            while any(target in inflight for target in targets):
+                if self._ended is None:
+                    self._ended = anyio.Event()
+                await self._ended.wait()
 
     def to_script(self, spec: ToolSpec | None, result: ToolResult) -> Any:
         if result.structured is not None:

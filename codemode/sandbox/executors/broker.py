@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable, Collection
+from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any, Final, TypeVar, final
 
@@ -35,10 +36,24 @@ from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
 from codemode.sandbox.runtime.replies import RUN_ENDED, failure_reply
 from codemode.sandbox.runtime.result import CallRecord
 
-__all__ = ["CallBroker", "CallTool"]
+__all__ = ["CallBroker", "CallTool", "current_call"]
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]
-"""Host callback: (tool path, JSON keyword arguments) -> JSON result, or raise ToolCallError."""
+"""Host callback: (tool path, JSON keyword arguments) -> JSON result, or raise ToolCallError.
+
+It may also have an async ``stop_calls(key=None)`` method (CodeMode's run bridge has):
+the executor awaits it before it cancels calls in flight (all of them when the run
+ends; one, ``key``, when the script cancelled it), so their handlers are asked to stop
+(their signals) before they are cut; ``key`` is what :func:`current_call` returned
+inside that call (see :meth:`CallBroker.stop_calls`)."""
+
+_CURRENT: ContextVar[int] = ContextVar("codemode_broker_call", default=-1)
+
+
+def current_call() -> int:
+    """Inside a broker's ``call_tool``: the key of the call being made (unique in its run;
+    ``stop_calls(key)`` names it), -1 elsewhere."""
+    return _CURRENT.get()
 
 INTERNAL_ERROR: Final = "internal error"
 """What the script sees when the host callback fails for a reason other than ToolCallError."""
@@ -79,6 +94,10 @@ class CallBroker:
     def __init__(self, call_tool: CallTool, limits: Limits = DEFAULT_LIMITS,
                  tool_paths: Collection[str] | None = None) -> None:
         self._call_tool = call_tool
+        self._stop_calls: Callable[[int | None], Awaitable[None]] | None = getattr(
+            call_tool, "stop_calls", None)
+        self._active = 0
+        """Calls handed to ``call_tool`` that have not returned."""
         self._limits = limits
         self._tool_paths = None if tool_paths is None else (
             _path_set(tool_paths) if type(tool_paths) is tuple else frozenset(tool_paths))
@@ -113,6 +132,15 @@ class CallBroker:
     def close(self) -> None:
         """End the run: calls not yet delivered to the host are refused."""
         self._closed = True
+
+    async def stop_calls(self, key: int | None = None) -> None:
+        """Before the executor cancels calls in flight (all, or the one ``key`` names: the
+        worker's call id), let the host callback ask them to stop (``call_tool.stop_calls``,
+        bounded by its own grace). Shielded, so a cancelled run still gets it; a no-op
+        without calls in flight or without the method."""
+        if self._active and self._stop_calls is not None:
+            with anyio.CancelScope(shield=True):
+                await self._stop_calls(key)
 
     async def answer(self, name: str, arguments: Any) -> dict[str, Any]:
         """Run one call and encode its outcome as a JSON reply (``replies.decode_reply``)."""
@@ -150,7 +178,7 @@ class CallBroker:
 
         try:
             return await self._call(name, arguments, detached=True, finish=_keep,
-                                    afinish=finish)
+                                    afinish=finish, key=call_id)
         except (LimitExceeded, ToolCallError) as exc:
             return encode_strict(["reply", call_id, failure_reply(exc)])
 
@@ -160,9 +188,11 @@ class CallBroker:
 
     async def _call(self, name: str, arguments: Any, *, detached: bool,
                     finish: Callable[[Any], _T],
-                    afinish: Callable[[Any], Awaitable[_T]] | None = None) -> _T:
+                    afinish: Callable[[Any], Awaitable[_T]] | None = None,
+                    key: int | None = None) -> _T:
         """The gate: limits, trace, host callback; ``finish`` (or the awaitable ``afinish``)
-        detaches the result.
+        detaches the result. ``key`` (default: the call's index) is :func:`current_call`
+        inside the callback.
 
         ``detached`` says ``arguments`` is already a private JSON value (decoded
         from a frame); otherwise it is copied so the host never shares an object
@@ -196,11 +226,18 @@ class CallBroker:
                                                     RUN_ENDED)
                 raise ToolCallError(name, RUN_ENDED)
             started = time.perf_counter()
+            self._active += 1
+            current = _CURRENT.set(index if key is None else key)
             try:
+                try:
+                    answer = await self._call_tool(name, args)
+                finally:
+                    self._active -= 1
+                    _CURRENT.reset(current)
                 if afinish is None:
-                    value = finish(await self._call_tool(name, args))
+                    value = finish(answer)
                 else:
-                    value = await afinish(await self._call_tool(name, args))
+                    value = await afinish(answer)
             except FrameTooLarge:
                 message = f"the result is larger than the {MAX_FRAME} byte frame cap"
                 self._records[index] = self._record(name, args, started, message)

@@ -276,6 +276,7 @@ class InProcessExecutor:
                     control.abort("the run was stopped by the host")
                     if "outcome" not in box:
                         thread.retired = True
+                await broker.stop_calls()  # signals first, then the hard cancel
                 await _cancel_all(tasks)
                 if portal is not None:
                     await portal.stop(cancel_remaining=True)
