@@ -490,21 +490,27 @@ class _Session:
         loop = self._loop
         async with anyio.create_task_group() as tg:
             self._tg = tg
-            if loop is not None:
-                with _reader_callback(loop, self._worker.read_fd, self._on_readable):
-                    try:
-                        if self._worker.decoder.backlog:
-                            self._on_readable()
-                        self.poll_soon()
-                        await self._spawn_handlers(tg)
-                    finally:
-                        self._ended = True
+            try:
+                if loop is not None:
+                    with _reader_callback(loop, self._worker.read_fd, self._on_readable):
+                        try:
+                            if self._worker.decoder.backlog:
+                                self._on_readable()
+                            self.poll_soon()
+                            await self._spawn_handlers(tg)
+                        finally:
+                            self._ended = True
+                else:
+                    tg.start_soon(self._read_loop)
+                    await self._spawn_handlers(tg)
+            finally:
+                # Handlers are shielded (see ``_handle``): however the run ended, calls in
+                # flight are asked to stop (their signals) first, then cut.
+                self._ended = True
+                await self._broker.stop_calls()
                 self._stop_handlers()
-            else:
-                tg.start_soon(self._read_loop)
-                await self._spawn_handlers(tg)
-                self._stop_handlers()
-                tg.cancel_scope.cancel()
+                if loop is None:
+                    tg.cancel_scope.cancel()
 
     def poll_soon(self) -> None:
         """Poll the pipe from the loop for ``HOST_POLL_SECONDS`` (see there)."""
@@ -636,7 +642,8 @@ class _Session:
                     return
                 scope = self._in_flight.get(message[1])
                 if scope is not None:
-                    scope.cancel()
+                    assert self._tg is not None
+                    self._tg.start_soon(self._cancel_call, message[1], scope)
                 else:
                     self._queued.discard(message[1])  # its handler skips it (or it was answered)
             elif kind == "done":
@@ -703,7 +710,10 @@ class _Session:
 
         One cancel scope serves many calls (entering a scope per call costs as
         much as the rest of the host's work); when the worker cancels the call
-        in progress, only that scope is cancelled and a fresh one is opened.
+        in progress, only that scope is cancelled and a fresh one is opened. It is
+        shielded: the run's end (its caller cancelling it, its deadline) reaches a call
+        in flight through :meth:`run`, which lets the broker stop calls gracefully
+        before :meth:`_stop_handlers` cancels this scope.
         From its second answer in a row on, it checks the deadline and lets the loop
         run once the session's handlers together have answered for ``_TURN_BUDGET`` in
         this loop turn (asyncio; elsewhere every ``_YIELD_EVERY`` answers): answers that
@@ -711,7 +721,7 @@ class _Session:
         """
         streak = 0
         while not self._stopping:
-            with anyio.CancelScope() as scope:
+            with anyio.CancelScope(shield=True) as scope:
                 while not self._stopping:
                     if self._inbox:
                         message = self._inbox.popleft()
@@ -762,6 +772,14 @@ class _Session:
         self._idle.append(functools.partial(_wake, future))
         await future
 
+    async def _cancel_call(self, call_id: int, scope: anyio.CancelScope) -> None:
+        """The worker cancelled a call in flight: its handler is asked to stop first
+        (``broker.stop_calls``), then the call is cut if it is still the one ``scope``
+        serves (a handler's scope serves its next call once this one ended)."""
+        await self._broker.stop_calls(call_id)
+        if self._in_flight.get(call_id) is scope:
+            scope.cancel()
+
     async def _answer(self, message: list[Any], scope: anyio.CancelScope) -> None:
         call_id: int = message[1]
         self._in_flight[call_id] = scope
@@ -769,6 +787,8 @@ class _Session:
             frame = await self._broker.answer_frame(call_id, message[2], message[3])
         finally:
             self._in_flight.pop(call_id, None)
+        if self._ended:  # answered during the run's wind-down: the worker has moved on
+            return
         try:
             await self._worker.send(frame)
         except _WorkerGone:
