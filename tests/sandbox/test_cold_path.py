@@ -26,6 +26,7 @@ from codemode.sandbox.language.compile import (
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+STANDIN = "tests.sandbox.test_worker_standin:standin_runtime"
 _unique = iter(range(10**9))
 
 
@@ -157,3 +158,17 @@ async def test_tool_paths_are_sent_to_a_worker_only_when_they_change(
     assert fewer.error is not None and "b" in fewer.error.message
     assert [frame.get("tool_paths") for frame in sent] == [("a", "b"), None, ("a",)]
     assert fewer.calls == ()
+
+
+async def test_a_worker_of_the_host_interpreter_boots_without_site() -> None:
+    # No ``site``: no .pth file of the environment runs in a worker, yet the packages of
+    # the host's site-packages are found (the worker imported RestrictedPython from there).
+    probe = ("import sys\n[sys.flags.no_site, 'site' in sys.modules, "
+             "'RestrictedPython' in sys.modules]")
+    async with WorkerPoolExecutor(size=1, runtime=STANDIN, confinement="off") as standin:
+        result = await standin.run(probe, call_tool=no_tool)
+    assert result.error is None, result.error
+    assert result.value == [1, False, True]
+    async with WorkerPoolExecutor(size=1, confinement="off") as real:
+        ran = await real.run("import re\nre.sub('a', 'b', 'aa')", call_tool=no_tool)
+    assert ran.value == "bb"

@@ -91,9 +91,10 @@ DEFAULT_RUNTIME: Final = "codemode.sandbox.runtime.runner:run_script"
 
 _PACKAGE_ROOT: Final = str(Path(__file__).resolve().parents[3])
 _BOOTSTRAP: Final = """\
-import sys, types
-root = sys.argv[1]
+import os, sys, types
+root, *extra = sys.argv[1].split(os.pathsep)
 sys.path.insert(0, root)
+sys.path.extend(extra)
 for name in ("codemode", "codemode.sandbox"):
     package = types.ModuleType(name)
     package.__path__ = [root + "/" + name.replace(".", "/")]
@@ -103,7 +104,10 @@ main()
 """
 """Worker entry: the two parent packages are stubbed so their ``__init__`` (the
 whole host API: registry, dispatch, SDK generator, executors) never loads in a
-worker; it imports only the sandbox modules the runner needs."""
+worker; it imports only the sandbox modules the runner needs. Its first argument is the
+package root, then (``os.pathsep``-separated) the import directories of the host's own
+interpreter when the worker runs that interpreter without ``site`` (see
+:func:`_worker_command`)."""
 _WORKER_ENV: Final = {"LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "MALLOC_ARENA_MAX": "1"}
 """All the environment a worker gets: no host variables (tokens, keys) leak into it.
 One malloc arena: scripts run on a thread of their own, whose arena glibc would trim less
@@ -177,6 +181,28 @@ def _end_at_exit() -> None:
                 stream.close()
 
 
+@functools.cache
+def _worker_command(python: str) -> tuple[str, ...]:
+    """The worker's command line up to its plan.
+
+    The host's own interpreter starts with ``-S``: no ``site``, so none of the
+    environment's ``.pth`` files (editable-install finders, coverage hooks, certificate
+    patches …) runs in a worker, and it boots in about half the time (they imported
+    ``pathlib``, ``zipfile``, ``tempfile``, ``certifi`` … into every worker, which its
+    Landlock rules then had to allow). The directories ``site`` gave the host are passed
+    instead, so the worker finds the same packages. Another interpreter keeps its ``site``
+    (the host cannot know its paths).
+    """
+    if python != sys.executable:
+        return (python, "-I", "-B", "-c", _BOOTSTRAP, _PACKAGE_ROOT)
+    stdlib = os.path.dirname(os.__file__)
+    standard = {stdlib, os.path.join(stdlib, "lib-dynload")}  # there without ``site`` too
+    extra = [entry for entry in dict.fromkeys(sys.path)
+             if os.path.isabs(entry) and os.path.isdir(entry) and entry != _PACKAGE_ROOT
+             and entry not in standard and os.pathsep not in entry]
+    return (python, "-I", "-S", "-B", "-c", _BOOTSTRAP, os.pathsep.join([_PACKAGE_ROOT, *extra]))
+
+
 @final
 class _Worker:
     """One worker process and the host's non-blocking ends of its two pipes."""
@@ -192,7 +218,7 @@ class _Worker:
         plan = {"mode": "off"} if plan is None else plan
         self._lease = lease
         self.process = subprocess.Popen(
-            [python, "-I", "-B", "-c", _BOOTSTRAP, _PACKAGE_ROOT, json.dumps(plan), runtime],
+            [*_worker_command(python), json.dumps(plan), runtime],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
