@@ -151,6 +151,11 @@ class Bridge:
             if ended is not None:
                 ended.set()
 
+    @property
+    def in_flight(self) -> int:
+        """How many of the run's calls have started and not ended."""
+        return len(self._inflight)
+
     async def stop_calls(self, key: int | None = None) -> None:
         """Calls in flight are about to be cancelled (all: the run is ending, its timeout,
         its caller, the script done; or the one ``key`` names, which the script

@@ -1,0 +1,119 @@
+"""The run, not a task per call, stops its nested calls: signals first, the hard cancel
+``cancel_grace`` seconds later (``Bridge.stop_calls`` through the executor's broker).
+
+Cases the run-level mechanism adds to ``test_nested_signal.py``: many calls in flight
+at once under ``gather``, a threaded sync handler that watches its signal from its
+thread, a call the script itself gives up on (``asyncio.wait_for``), and calls that end
+normally leaving nothing behind.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pytest
+
+import codemode as cm
+from codemode.mode.bridge import Bridge, RunSummary
+from codemode.mode.ledger import RunLedger
+
+if TYPE_CHECKING:
+    from codemode.sandbox import Executor
+
+pytestmark = pytest.mark.anyio
+
+
+def _registry(log: list[Any]) -> cm.ToolRegistry:
+    reg = cm.ToolRegistry()
+
+    async def watcher(args: Any, ctx: cm.ExecContext) -> str:
+        assert ctx.signal is not None
+        try:
+            await ctx.signal.wait()
+            await anyio.sleep(0.02)  # clean-up that needs the loop: a hard cancel would cut it
+            log.append(("stopped", args["n"], ctx.signal.reason))
+            return "stopped"
+        except anyio.get_cancelled_exc_class():
+            log.append(("hard-cancelled", args["n"], None))
+            raise
+
+    def polling(args: Any, ctx: cm.ExecContext) -> str:
+        assert ctx.signal is not None
+        log.append(("thread", threading.current_thread() is not threading.main_thread()))
+        for _ in range(2000):  # 10 s at most: the signal comes at the run's 0.3 s timeout
+            if ctx.signal.cancelled:
+                log.append(("noticed", ctx.signal.reason))
+                return "stopped"
+            time.sleep(0.005)
+        log.append(("never noticed", None))
+        return "never"
+
+    async def quick(args: Any, ctx: cm.ExecContext) -> int:
+        return 1
+
+    integer = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    reg.register(cm.define_tool(name="watcher", parameters=integer, execute=watcher))
+    reg.register(cm.define_tool(name="polling", parameters={}, execute=polling, threaded=True))
+    reg.register(cm.define_tool(name="quick", parameters={}, execute=quick))
+    return reg
+
+
+async def test_every_call_in_flight_under_gather_gets_its_signal_first(
+        executor: Executor) -> None:
+    log: list[Any] = []
+    mode = cm.CodeMode(_registry(log), executor=executor,
+                       limits=cm.Limits(timeout=0.3, concurrency=8))
+    await mode.run("1")  # a worker is up, so the run's clock and the host's agree
+    result = await mode.run(
+        "import asyncio\nawait asyncio.gather(*[tools.watcher(n=i) for i in range(6)])")
+    assert result.error is not None and result.error.type == "LimitExceeded"
+    assert sorted(log) == [("stopped", n, "the run was cancelled or timed out")
+                           for n in range(6)]
+
+
+async def test_a_threaded_sync_handler_watching_its_signal_stops_by_itself(
+        executor: Executor) -> None:
+    log: list[Any] = []
+    mode = cm.CodeMode(_registry(log), executor=executor, limits=cm.Limits(timeout=0.3))
+    await mode.run("1")
+    result = await mode.run("await tools.polling()")
+    assert result.error is not None and result.error.type == "LimitExceeded"
+    assert log == [("thread", True), ("noticed", "the run was cancelled or timed out")]
+
+
+async def test_a_call_the_script_gives_up_on_is_signalled_before_it_is_cut(
+        executor: Executor) -> None:
+    log: list[Any] = []
+    mode = cm.CodeMode(_registry(log), executor=executor, limits=cm.Limits(timeout=5))
+    script = (
+        "import asyncio\n"
+        "try:\n"
+        "    await asyncio.wait_for(tools.watcher(n=1), 0.1)\n"
+        "except Exception as e:\n"
+        "    gave_up = type(e).__name__\n"
+        "gave_up\n"
+    )
+    result = await mode.run(script)
+    assert result.error is None, result.error
+    assert result.value == "TimeoutError"
+    # The pool's worker tells the host (signal, then cut); in-process the script's give-up
+    # does not reach the host, and the run's end stops the call the same way.
+    assert log == [("stopped", 1, "the run was cancelled or timed out")]
+
+
+async def test_calls_that_ended_leave_nothing_for_the_run_to_stop(executor: Executor) -> None:
+    reg = _registry([])
+    mode = cm.CodeMode(reg, executor=executor)
+    sdk, specs = mode._current()
+    run = RunSummary(outer_id="r", token=cm.Token(), agent=None, signal=cm.CancelSignal(),
+                     deadline=anyio.current_time() + 5, grace=1.0)
+    bridge = Bridge(reg, sdk, specs, run, ledger=RunLedger(reg))
+    result = await executor.run("[await tools.quick() for _ in range(3)]", call_tool=bridge,
+                                tool_paths=tuple(sdk.names.tools))
+    assert result.error is None and result.value == [1, 1, 1]
+    assert bridge.in_flight == 0
+    await bridge.stop_calls()  # nothing left to stop: the run's own signal is untouched
+    assert not run.signal.cancelled
