@@ -309,18 +309,23 @@ def render_session(events: Iterable[ToolEvent | Mapping[str, Any]],
     """Every call's cards from a session's events (live ``ToolEvent``s or the dicts of a
     :class:`~codemode.dispatch.events.JsonlSessionLog`), as a forest by ``parent``.
 
-    ``tools(name)`` gives the tool that presents a call (None: unknown now, so the
-    fallback card). The same events give the same cards, live or replayed.
+    ``tools(name)`` gives the tool that presents a call (None, or an exception such as
+    ``registry.get``'s for a tool that is gone: the fallback card). The same events give
+    the same cards, live or replayed.
     """
     calls: dict[str, dict[str, Any]] = {}
     order: list[str] = []
+    latest: dict[str, str] = {}  # token → key of its latest call (a token may repeat)
     for event in events:
         kind, token = _field(event, "type"), str(_field(event, "token"))
         if kind == "tool/call":
-            calls[token] = {"event": event, "result": None}
-            order.append(token)
-        elif kind == "tool/result" and token in calls:
-            calls[token]["result"] = event
+            # replayed calls share the token "journal": each call is its own node
+            key = token if token not in latest else f"{token}#{len(order)}"
+            latest[token] = key
+            calls[key] = {"event": event, "result": None}
+            order.append(key)
+        elif kind == "tool/result" and token in latest:
+            calls[latest[token]]["result"] = event
     children: dict[str, list[str]] = {}
     roots: list[str] = []
     for token in order:
@@ -334,7 +339,10 @@ def render_session(events: Iterable[ToolEvent | Mapping[str, Any]],
         entry = calls[token]
         name = str(_field(entry["event"], "name"))
         args = _field(entry["event"], "arguments")
-        tool = tools(name)
+        try:
+            tool = tools(name)
+        except Exception:  # ``registry.get`` of a tool that is gone by now
+            tool = None
         call = present_call(tool, args) or fallback_card(name, args)
         finished = entry["result"]
         result = None

@@ -305,7 +305,9 @@ async def test_nested_calls_render_under_their_run_code_card_and_replay_identica
     [run] = live_view
     assert [child["name"] for child in run["children"]] == ["list_files", "read_file",
                                                            "write_file"]
-    assert run["call"]["card"] == "generic" and run["call"]["title"] == "run_code"
+    assert run["call"] == {"card": "generic", "title": "Run a script (4 lines)",
+                           "kind": "execute", "content": script}
+    assert run["result"]["title"] == "Script finished · 3 tool calls"
     assert run["children"] == snapshot([
     {
         "call_id": "run:code:1",
