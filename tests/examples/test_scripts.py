@@ -114,19 +114,17 @@ async def test_error_handling(mode: CodeMode, workspace: Path) -> None:
     assert rows(workspace, "SELECT COUNT(*) FROM orders WHERE status = 'pending'")[0][0] > 0
 
 
-async def test_denied_delete_stops_the_script(mode: CodeMode, workspace: Path) -> None:
+async def test_denied_delete_is_refused_before_anything_runs(mode: CodeMode,
+                                                             workspace: Path) -> None:
     result = await run(mode, "denied_delete")
     todo = workspace / "files" / "todo.txt"
     assert result.error is not None
-    assert result.error.type == "ToolCallError"
+    assert result.error.type == "PreflightError"  # the policy preflight, on by default
     assert result.error.line == 6
     assert "deleting files is not allowed in this workspace" in result.error.message
     assert todo.is_file()
-    archived = workspace / "files" / "archive" / "todo-2024-03.txt"
-    assert archived.read_text() == todo.read_text()
-    assert result.output == f"archived {len(todo.read_bytes())} bytes to archive/todo-2024-03.txt\n"
-    assert [(c.name, c.ok) for c in result.calls] == [
-        ("read_file", True), ("write_file", True), ("delete_file", False)]
+    assert not (workspace / "files" / "archive" / "todo-2024-03.txt").exists()
+    assert result.output == "" and result.calls == ()
 
 
 async def test_low_stock_report(mode: CodeMode, workspace: Path) -> None:
@@ -153,11 +151,12 @@ async def test_scripts_through_run_code(local_registry: ToolRegistry, mode: Code
     events = ToolEvents(local_registry)
     result = await RunCode(local_registry)(source(name), call_id="outer")
     run_token = events.token_of("outer")
-    nested = events.assert_parent("outer:code:", run_token)
-    assert len(nested) == len((result.meta or {})["calls"]) > 0
     events.assert_complete()
     assert result.is_error is (name == "denied_delete")
-    assert result.text.startswith("error: ToolCallError" if name == "denied_delete" else "value: ")
-    if name == "denied_delete":
-        denied = events.results("delete_file", is_error=True)
-        assert len(denied) == 1 and "denied" in (denied[0].error or "")
+    if name == "denied_delete":  # refused up front: no nested call was dispatched
+        assert result.text.startswith("error: PreflightError at line 6")
+        assert events.calls() == events.calls("run_code")
+        return
+    nested = events.assert_parent("outer:code:", run_token)
+    assert len(nested) == len((result.meta or {})["calls"]) > 0
+    assert result.text.startswith("value: ")
