@@ -178,5 +178,15 @@ def _installed_version() -> str:
         return "0+unknown"
 
 
-__version__ = _installed_version()
+__version__: str
 """The installed distribution's version (``codemode --version`` prints the same)."""
+
+
+def __getattr__(name: str) -> str:
+    """``__version__``, read from the distribution's metadata on first use: importing
+    ``importlib.metadata`` and scanning the installed distributions cost every process
+    that imports codemode a few milliseconds it rarely needs."""
+    if name == "__version__":
+        version = globals()["__version__"] = _installed_version()
+        return version
+    raise AttributeError(f"module 'codemode' has no attribute {name!r}")
