@@ -38,6 +38,7 @@ import functools
 import itertools
 import json
 import logging
+import math
 import os
 import signal
 import subprocess
@@ -484,6 +485,13 @@ class _Session:
         self._last_id = self._base
         self._deadline = deadline
         """``time.perf_counter()`` value past which the run is over, whatever arrives."""
+        self._ends = deadline
+        """The deadline the run started with (held approvals move ``_deadline`` from it)."""
+        self.clock: anyio.CancelScope | None = None
+        """The executor's scope around the run (its wall-clock kill), moved with the run's
+        clock (see :meth:`_on_clock`)."""
+        self._clock_ends = math.inf
+        broker.on_clock = self._on_clock
         self._calls = limits.calls
         self._max_pending = limits.calls + limits.concurrency
         self._tg: TaskGroup | None = None
@@ -798,6 +806,28 @@ class _Session:
         self._idle.append(functools.partial(_wake, future))
         await future
 
+    def _on_clock(self, paused: float | None) -> None:
+        """The broker's clock (``None``: a call waits for its approver; else the seconds
+        held so far): the session's deadline, the executor's scope and, through a
+        ``clock`` frame, the worker's own deadlines stand still, then move by that much."""
+        if self._ended or self._tg is None:
+            return
+        clock = self.clock
+        if clock is not None and self._clock_ends == math.inf:
+            self._clock_ends = clock.deadline
+        self._deadline = math.inf if paused is None else self._ends + paused
+        if clock is not None:
+            clock.deadline = math.inf if paused is None else self._clock_ends + paused
+        self._tg.start_soon(self._send_clock, encode(["clock", self._run_id, paused]))
+
+    async def _send_clock(self, frame: bytes) -> None:
+        if self._ended:
+            return
+        try:
+            await self._worker.send(frame)
+        except _WorkerGone:
+            self._finish(gone=True)
+
     async def _cancel_call(self, call_id: int, scope: anyio.CancelScope) -> None:
         """The worker cancelled a call in flight: its handler is asked to stop first
         (``broker.stop_calls``), then the call is cut if it is still the one ``scope``
@@ -1037,6 +1067,7 @@ class WorkerPoolExecutor:
             session.on_output = on_output
             request["stream"] = True
         with anyio.move_on_after(left + self._grace) as deadline:
+            session.clock = deadline  # held approvals move it (see _Session._on_clock)
             try:
                 await worker.send(encode(["run", request]))
             except _WorkerGone:

@@ -116,6 +116,10 @@ class _Channel:
         self._serving = False
         self._run = 0
         self._tool_paths: tuple[str, ...] = ()
+        self.control_type: Callable[[], Any] | None = None
+        """``RunControl`` when the runtime takes a ``control`` (the real runner does): the
+        host's ``clock`` frames reach the running script through it."""
+        self._control: Any = None
         os.set_blocking(read_fd, False)
 
     def send(self, message: list[Any]) -> None:
@@ -145,6 +149,9 @@ class _Channel:
         if not data:
             return False
         for message in self._decoder.feed(data):
+            if message[0] == "clock":  # ["clock", run, None | seconds held so far]
+                self._clock(message)
+                continue
             if message[0] != "reply":
                 self._inbox.append(message)
                 continue
@@ -155,6 +162,15 @@ class _Channel:
             elif not future.done():
                 future.set_result(reply)
         return True
+
+    def _clock(self, message: list[Any]) -> None:
+        """The host stopped the run's clock (``None``: a call waits for its approver) or
+        restarted it with the seconds held so far: the run's deadline moves by them. A
+        clock frame of another run (one that just ended) is dropped."""
+        held = message[2] if len(message) == 3 else False
+        if self._serving and self._control is not None and message[1] == self._run and (
+                held is None or type(held) in (int, float)):
+            self._control.hold(held)
 
     def _on_readable(self) -> None:
         if not self._pump():
@@ -216,6 +232,8 @@ class _Channel:
             self._tool_paths = tuple(payload["tool_paths"])
         source = str(payload["source"])
         _adopt(source, payload.get("code"))
+        if self.control_type is not None:
+            self._control = extra["control"] = self.control_type()
         try:
             return await runtime(
                 source,
@@ -226,6 +244,7 @@ class _Channel:
             )
         finally:
             self._serving = False
+            self._control = None
             loop.remove_reader(self._read_fd)
             self._waiting.clear()
             self._early.clear()
@@ -485,6 +504,12 @@ def main(argv: list[str] | None = None) -> None:
     plan = _plan(args)
     runtime = _load_runtime(args[-1])
     _warm(runtime, args[-1].partition(":")[0])
+    control_type: Callable[[], Any] | None = None
+    code = getattr(runtime, "__code__", None)
+    if code is not None and "control" in code.co_varnames[
+            :code.co_argcount + code.co_kwonlyargcount]:  # the real runner: before Landlock
+        from codemode.sandbox.runtime.runner import RunControl
+        control_type = RunControl
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (_OPEN_FILES, _OPEN_FILES))
     proc = _Proc()  # its /proc/self files are opened while the worker may still open them
@@ -494,6 +519,7 @@ def main(argv: list[str] | None = None) -> None:
     gc.collect()
     gc.freeze()
     channel = _Channel(read_fd, write_fd)
+    channel.control_type = control_type
     channel.send(["ready", os.getpid(), report])
     failure: list[BaseException] = []
 

@@ -21,6 +21,7 @@ reports the first trip even if the script swallowed the exception.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -193,6 +194,8 @@ class Meter:
         self._memory_checked = time.monotonic()
         self.timeout = timeout
         self.deadline = time.monotonic() + timeout
+        self._ends = self.deadline
+        """The deadline the run started with (:meth:`hold` moves ``deadline`` from it)."""
         self.granted = 0
         self._chunk: Any = None
         self.tripped: LimitExceeded | None = None
@@ -269,6 +272,11 @@ class Meter:
         self.ticker = _EndedTicker()
         if self.namespace is not None:
             self.namespace["_T_"] = self.ticker
+
+    def hold(self, paused: float | None) -> None:
+        """Stop the deadline's clock (``None``) or restart it ``paused`` seconds (the total
+        held so far) later than it began; thread-safe (one float, written whole)."""
+        self.deadline = math.inf if paused is None else self._ends + paused
 
     def watch(self) -> None:
         """Check the deadline and memory from another thread (thread-safe, never raises).

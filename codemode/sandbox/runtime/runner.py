@@ -39,6 +39,7 @@ import contextlib
 import dis
 import inspect
 import json
+import math
 import operator
 import sys
 import threading
@@ -127,6 +128,7 @@ class RunControl:
         self._reason: str | None = None
         self._stop: Callable[[str], None] | None = None
         self._watch: Callable[[], None] | None = None
+        self._hold: Callable[[float | None], None] | None = None
 
     def watch(self) -> None:
         """Let the run check its deadline and memory now (thread-safe, never blocks)."""
@@ -144,10 +146,20 @@ class RunControl:
         if stop is not None:
             stop(reason)
 
-    def _attach(self, stop: Callable[[str], None], watch: Callable[[], None]) -> None:
+    def hold(self, paused: float | None) -> None:
+        """Stop the run's clock (``None``: the host waits for a person, an approver) or
+        let it run again with its deadline ``paused`` seconds (the total so far) later
+        than it started with (thread-safe, never blocks)."""
+        hold = self._hold
+        if hold is not None:
+            hold(paused)
+
+    def _attach(self, stop: Callable[[str], None], watch: Callable[[], None],
+                hold: Callable[[float | None], None] | None = None) -> None:
         with self._lock:
             self._stop = stop
             self._watch = watch
+            self._hold = hold
             reason = self._reason
         if reason is not None:
             stop(reason)
@@ -597,7 +609,8 @@ async def _run(compiled: CompiledScript, namespace: dict[str, Any], state: RunSt
     limits = state.limits
     error: ScriptError | None = None
     timed_out_at: tuple[int | None, int | None] = (None, None)
-    with anyio.CancelScope(deadline=anyio.current_time() + limits.timeout) as scope:
+    ends = anyio.current_time() + limits.timeout
+    with anyio.CancelScope(deadline=ends) as scope:
         if control is not None:
             loop = asyncio.get_running_loop()
 
@@ -606,7 +619,15 @@ async def _run(compiled: CompiledScript, namespace: dict[str, Any], state: RunSt
                 with contextlib.suppress(RuntimeError):  # the script's loop already closed
                     loop.call_soon_threadsafe(scope.cancel)
 
-            control._attach(stop, meter.watch)
+            def shift(paused: float | None) -> None:
+                scope.deadline = math.inf if paused is None else ends + paused
+
+            def hold(paused: float | None) -> None:
+                meter.hold(paused)
+                with contextlib.suppress(RuntimeError):  # the script's loop already closed
+                    loop.call_soon_threadsafe(shift, paused)
+
+            control._attach(stop, meter.watch, hold)
         try:
             if meter.abort_reason is not None:  # aborted before it started: run none of it
                 meter.tripped = LimitExceeded("timeout", limits.timeout, meter.abort_reason)
