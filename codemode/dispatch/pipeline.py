@@ -132,7 +132,7 @@ async def dispatch(
             else:
                 _HANDOFF.set(None)
         else:
-            extras = _Extras(session, signal, deadline, on_update, False)
+            extras = _Extras(session, signal, deadline, on_update, False, None)
         return await _dispatch(registry, call, extras)
     except Exception:
         raise
@@ -144,21 +144,23 @@ async def dispatch(
 
 class _Extras:
     """Per-call inputs that are not identity: the session, signal, deadline, update sink,
-    and whether the caller enforces the signal and deadline itself (``watched``)."""
+    whether the caller enforces the signal and deadline itself (``watched``), and who to
+    tell while an approver is being waited for (``on_hold``)."""
 
-    __slots__ = ("deadline", "on_update", "session", "signal", "watched")
+    __slots__ = ("deadline", "on_hold", "on_update", "session", "signal", "watched")
 
     def __init__(self, session: AgentSession | None, signal: CancelSignal | None,
                  deadline: float | None, on_update: Callable[[Any], None] | None,
-                 watched: bool) -> None:
+                 watched: bool, on_hold: Callable[[bool], None] | None) -> None:
         self.session = session
         self.signal = signal
         self.deadline = deadline
         self.on_update = on_update
         self.watched = watched
+        self.on_hold = on_hold
 
 
-_NO_EXTRAS = _Extras(None, None, None, None, False)
+_NO_EXTRAS = _Extras(None, None, None, None, False, None)
 _HANDOFF: ContextVar[_Extras | None] = ContextVar("codemode_dispatch_handoff", default=None)
 
 
@@ -170,6 +172,7 @@ def hand_off(
     deadline: float | None = None,
     on_update: Callable[[Any], None] | None = None,
     watched: bool = False,
+    on_hold: Callable[[bool], None] | None = None,
 ) -> Iterator[None]:
     """Within the block, the next ``dispatch`` this task starts gets these, once (it takes
     them, so calls its handler makes do not inherit them). For a caller whose call passes
@@ -178,8 +181,12 @@ def hand_off(
     ``watched``: the caller stops the call itself when the signal fires or the deadline
     passes (a run stops all its calls at once), so the pipeline only shows them in ``ctx``
     and pays for no cancel scope or timer per call; a wrapper that replaces either still
-    gets it enforced."""
-    token = _HANDOFF.set(_Extras(session, signal, deadline, on_update, watched))
+    gets it enforced.
+
+    ``on_hold(True)`` is called when the call starts waiting for the registry's approver
+    and ``on_hold(False)`` when the approver answered: a run pauses its clock meanwhile
+    (a person's answer is not the script's time)."""
+    token = _HANDOFF.set(_Extras(session, signal, deadline, on_update, watched, on_hold))
     try:
         yield
     finally:
@@ -317,7 +324,8 @@ def _validate(tool: Tool, call: ToolCall) -> Mapping[str, Any]:
     return frozen
 
 
-async def _policy(registry: DispatchTable, ctx: ExecContext, call: ToolCall) -> None:
+async def _policy(registry: DispatchTable, ctx: ExecContext, call: ToolCall,
+                  extras: _Extras = _NO_EXTRAS) -> None:
     for hook in registry.hooks.pre:
         decision = await _invoke(hook, ctx)
         if decision is None or isinstance(decision, Allow):
@@ -325,7 +333,7 @@ async def _policy(registry: DispatchTable, ctx: ExecContext, call: ToolCall) -> 
         if isinstance(decision, Deny):
             raise _fail(call, "denied", f"call to {ctx.name!r} denied: {decision.reason}")
         if isinstance(decision, Ask):
-            await _ask(registry, ctx, call, decision.prompt)
+            await _ask(registry, ctx, call, decision.prompt, extras.on_hold)
             continue
         raise PipelineError(
             ctx.name,
@@ -344,7 +352,8 @@ async def _policy(registry: DispatchTable, ctx: ExecContext, call: ToolCall) -> 
         )
 
 
-async def _ask(registry: DispatchTable, ctx: ExecContext, call: ToolCall, prompt: str) -> None:
+async def _ask(registry: DispatchTable, ctx: ExecContext, call: ToolCall, prompt: str,
+               on_hold: Callable[[bool], None] | None = None) -> None:
     if call.approved:
         return
     if registry.approver is None:
@@ -353,9 +362,15 @@ async def _ask(registry: DispatchTable, ctx: ExecContext, call: ToolCall, prompt
             "denied",
             f"call to {ctx.name!r} needs approval ({prompt}) and no approver is configured",
         )
-    answer = registry.approver(ctx, prompt)
-    if inspect.isawaitable(answer):
-        answer = await answer
+    if on_hold is not None:
+        on_hold(True)
+    try:
+        answer = registry.approver(ctx, prompt)
+        if inspect.isawaitable(answer):
+            answer = await answer
+    finally:
+        if on_hold is not None:
+            on_hold(False)
     if isinstance(answer, Deny):
         raise _fail(call, "denied", f"call to {ctx.name!r} not approved: {answer.reason}")
     if answer is True or isinstance(answer, Allow):
@@ -563,7 +578,7 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
         if refused is not None:
             raise _fail(call, "denied", f"call to {tool.name!r} denied: {refused}")
     if registry.hooks.pre or registry.hooks.guards:
-        await _policy(registry, ctx, call)
+        await _policy(registry, ctx, call, extras)
     gate = registry.gate
     if not gate.try_enter(token, call.parent, tool.execution_mode):
         await gate.acquire(token, call.parent, tool.execution_mode)

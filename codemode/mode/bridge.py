@@ -127,7 +127,9 @@ class Bridge:
         """The call with the run's session, a child signal, the deadline and progress
         (``hand_off``, so a layer in between need not know them). The pipeline does not
         cut the call on them (``watched``): the run does, all its calls at once, in
-        :meth:`stop_calls`; a call costs no task, timer or cancel scope of its own."""
+        :meth:`stop_calls`; a call costs no task, timer or cancel scope of its own. While
+        the call waits for the registry's approver, the run's clock stands still
+        (``broker.hold``): the deadline moves by the time approvers took."""
         run = self.run
         assert run.signal is not None
         signal = run.signal.child()
@@ -135,14 +137,19 @@ class Bridge:
         on_update = None if progress is None else (
             lambda data: progress({"call_id": call.call_id, "tool": path, "update": data}))
         deadline = None if run.deadline is None else run.deadline + run.grace
-        key = current_call()
-        if key < 0:  # not called through an executor's broker
-            key = -id(signal)
+        slot = current_call()
+        if slot is None:  # not called through an executor's broker
+            key, hold = -id(signal), None
+        else:
+            broker, key = slot
+            hold = broker.hold
+            if broker.paused and deadline is not None:
+                deadline += broker.paused  # the run's clock stood still that long
         inflight = self._inflight
         inflight[key] = signal
         try:
             with hand_off(session=run.session, signal=signal, deadline=deadline,
-                          on_update=on_update, watched=True):
+                          on_update=on_update, watched=True, on_hold=hold):
                 return await self.execute(call)
         finally:
             del inflight[key]

@@ -47,12 +47,13 @@ ends; one, ``key``, when the script cancelled it), so their handlers are asked t
 (their signals) before they are cut; ``key`` is what :func:`current_call` returned
 inside that call (see :meth:`CallBroker.stop_calls`)."""
 
-_CURRENT: ContextVar[int] = ContextVar("codemode_broker_call", default=-1)
+_CURRENT: ContextVar[tuple[CallBroker, int] | None] = ContextVar("codemode_broker_call",
+                                                                 default=None)
 
 
-def current_call() -> int:
-    """Inside a broker's ``call_tool``: the key of the call being made (unique in its run;
-    ``stop_calls(key)`` names it), -1 elsewhere."""
+def current_call() -> tuple[CallBroker, int] | None:
+    """Inside a broker's ``call_tool``: the broker and the key of the call being made
+    (unique in its run; ``stop_calls(key)`` names it); None elsewhere."""
     return _CURRENT.get()
 
 INTERNAL_ERROR: Final = "internal error"
@@ -98,6 +99,14 @@ class CallBroker:
             call_tool, "stop_calls", None)
         self._active = 0
         """Calls handed to ``call_tool`` that have not returned."""
+        self.paused = 0.0
+        """Seconds the run's clock has been held so far (calls waiting for an approver)."""
+        self._holds = 0
+        self._held_at = 0.0
+        self.on_clock: Callable[[float | None], None] | None = None
+        """Set by the executor: called with None when the run's clock stops (see
+        :meth:`hold`) and with :attr:`paused` when it runs again; the executor moves its
+        deadlines (host and script side) by that much."""
         self._limits = limits
         self._tool_paths = None if tool_paths is None else (
             _path_set(tool_paths) if type(tool_paths) is tuple else frozenset(tool_paths))
@@ -132,6 +141,23 @@ class CallBroker:
     def close(self) -> None:
         """End the run: calls not yet delivered to the host are refused."""
         self._closed = True
+
+    def hold(self, waiting: bool) -> None:
+        """A call starts (``True``) or stops (``False``) waiting for a person, an approver:
+        while any call waits, the run's clock stands still, so the wait does not use the
+        run's timeout. Sync, on the host loop; nothing happens once the run ended."""
+        if waiting:
+            self._holds += 1
+            if self._holds == 1:
+                self._held_at = time.perf_counter()
+                if self.on_clock is not None and not self._closed:
+                    self.on_clock(None)
+            return
+        self._holds -= 1
+        if self._holds == 0:
+            self.paused += time.perf_counter() - self._held_at
+            if self.on_clock is not None and not self._closed:
+                self.on_clock(self.paused)
 
     async def stop_calls(self, key: int | None = None) -> None:
         """Before the executor cancels calls in flight (all, or the one ``key`` names: the
@@ -227,7 +253,7 @@ class CallBroker:
                 raise ToolCallError(name, RUN_ENDED)
             started = time.perf_counter()
             self._active += 1
-            current = _CURRENT.set(index if key is None else key)
+            current = _CURRENT.set((self, index if key is None else key))
             try:
                 try:
                     answer = await self._call_tool(name, args)

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import math
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Final, Self, final
@@ -265,7 +266,16 @@ class InProcessExecutor:
             thread = self._script_thread()
             future = thread.submit(job())
             try:
-                with anyio.move_on_after(limits.timeout + self._stop_grace):
+                with anyio.move_on_after(limits.timeout + self._stop_grace) as clock:
+                    ends = clock.deadline
+
+                    def on_clock(paused: float | None) -> None:
+                        # a call waits for its approver (None), or answered: the run's
+                        # clock stands still meanwhile, here and in the script's thread
+                        clock.deadline = math.inf if paused is None else ends + paused
+                        control.hold(paused)
+
+                    broker.on_clock = on_clock
                     while not done.is_set():
                         with anyio.move_on_after(WATCH_INTERVAL):
                             await done.wait()
