@@ -174,6 +174,11 @@ async def review(registry: ToolRegistry, code: str, calls: list[StaticCall], unr
             continue
         if isinstance(decision, Deny):
             return Review(problem=Problem(line=static.line, column=1, message=decision.reason))
+        if isinstance(decision, Ask) and approve is None and registry.approver is None:
+            # nobody could approve it, up front or when it is made: the run would deny it
+            return Review(problem=Problem(line=static.line, column=1, message=(
+                f"call to {static.tool!r} needs approval ({decision.prompt}) and no "
+                "approver is configured")))
         if tool is not None and tree is not None:
             for label in sorted(tool.labels):
                 pending.setdefault(label, f"{tool.name} at line {static.line}")

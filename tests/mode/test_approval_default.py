@@ -152,3 +152,21 @@ async def test_calls_of_one_statement_carry_nothing_to_each_other() -> None:
                                 'tools.send_email(body="hi"))')
     assert result.error is None or result.error.type != "PreflightError"
     assert read == ["credentials"]  # the preflight left the pair to run time
+
+
+async def test_an_ask_nobody_can_answer_refuses_the_script_up_front() -> None:
+    writes: list[str] = []
+    reg = files(writes, policy=False)
+    reg.pre_execute(lambda ctx: cm.Ask(f"write {ctx.arguments['path']}?")
+                    if ctx.arguments["path"] == "b.txt" else None)
+    async with cm.InProcessExecutor() as executor:
+        mode = cm.CodeMode(reg, executor=executor)
+        result = await mode.run(THREE)
+        assert result.error is not None and result.error.type == "PreflightError"
+        assert result.error.line == 2
+        assert "needs approval (write b.txt?) and no approver is configured" in (
+            result.error.message)
+        assert writes == []
+        reg.approver = lambda ctx, prompt: True  # now it can be asked when it is made
+        assert (await mode.run(THREE)).error is None
+    assert writes == ["a.txt", "b.txt", "/etc/hosts"]
