@@ -132,7 +132,27 @@ class ScriptMeta(type):
                 namespace[key] = _within_run(method, meter, key)
             elif not private_name_ok(key):
                 raise TypeError(f"class {name} cannot define {key} in the sandbox")
-        return super().__new__(mcs, name, bases, namespace)
+        cls = super().__new__(mcs, name, bases, namespace)
+        if issubclass(cls, tuple):
+            _check_tuple_protocol(cls)
+        return cls
+
+
+_TUPLE_STORAGE: Final = frozenset({"__iter__", "__len__", "__getitem__", "__contains__",
+                                   "__reversed__"})
+"""What a named tuple subclass may not redefine: C code (``hash``, ``==``, ``isinstance``,
+``%``) reads a tuple's items directly, while the guards that charge those walks read them
+through these methods, so a script's answer would hide items the C walk then visits."""
+
+
+def _check_tuple_protocol(cls: type) -> None:
+    for klass in cls.__mro__:
+        if isinstance(klass, ScriptMeta):
+            defined = _TUPLE_STORAGE.intersection(klass.__dict__)
+            if defined:
+                raise TypeError(f"class {cls.__name__} cannot define {min(defined)} in the "
+                                "sandbox: it is a named tuple, whose items C code reads "
+                                "directly")
 
 
 _CLASS_BODY_NAMES: Final = frozenset({"__module__", "__qualname__", "__doc__",
@@ -148,7 +168,13 @@ def _within_run(method: Callable[..., Any], meter: Any, name: str) -> Callable[.
     """``method`` refusing to run outside the run whose class defined it: after it ended
     its globals are gone (the failure must be a plain TypeError, not NameError or
     GeneratorExit from script code), and another run must never run its code. A text
-    method's result is charged by its length, as if C code had copied it that often."""
+    method's result is charged by its length, as if C code had copied it that often.
+
+    ``__exit__``/``__aexit__`` never get the traceback (its frames hold the host's globals),
+    and for a stop that is not an ``Exception`` (cancellation, a tripped limit,
+    ``GeneratorExit``) they get a ``RuntimeError`` in its place and cannot suppress it: the
+    host's own exception (its class included) must never be held, raised again or
+    swallowed by script code."""
     def call(*args: Any, **kwargs: Any) -> Any:
         run = CURRENT_RUN.get(None)
         if run is None or run.meter is not meter or meter.ended:
@@ -156,16 +182,38 @@ def _within_run(method: Callable[..., Any], meter: Any, name: str) -> Callable[.
                             f"({name} of a script object)")
         return method(*args, **kwargs)
 
+    def call_exit(*args: Any, **kwargs: Any) -> Any:
+        if len(args) != 4 or kwargs:
+            return call(*args, **kwargs)
+        self, kind, error, _traceback = args
+        if not isinstance(error, BaseException):
+            return call(*args)  # no exception, or the script's own call with its own values
+        if isinstance(error, Exception):
+            return call(self, kind, error, None)
+        stand_in = RuntimeError(f"the with block was stopped ({type(error).__name__})")
+        outcome = call(self, RuntimeError, stand_in, None)
+        if name == "__exit__":
+            return False
+        return _never_suppress(outcome)
+
     def call_text(*args: Any, **kwargs: Any) -> Any:
         text = call(*args, **kwargs)
         if type(text) is str or type(text) is bytes:
             charge_operations(len(text) // TEXT_UNIT)
             poll_memory()
         return text
-    wrapper = call_text if name in _TEXT_METHODS else call
+    wrapper = (call_text if name in _TEXT_METHODS else
+               call_exit if name in ("__exit__", "__aexit__") else call)
     wrapper.__name__ = method.__name__
     wrapper.__qualname__ = method.__qualname__
     return wrapper
+
+
+async def _never_suppress(outcome: Any) -> bool:
+    """``__aexit__`` of a block the host is stopping: the script's method runs, its answer
+    does not keep the stop from going on."""
+    await outcome
+    return False
 
 
 def _check_bases(name: str, bases: tuple[Any, ...]) -> None:
