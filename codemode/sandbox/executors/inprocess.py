@@ -109,6 +109,75 @@ def _resolve(reply_to: asyncio.Future[dict[str, Any]], reply: dict[str, Any] | N
         reply_to.cancel()
 
 
+DIRECT_WAIT: Final = 0.005
+"""Seconds a script thread with nothing else to run blocks for a call's reply before it
+leaves the wait to its loop (see :class:`_Reply`)."""
+
+_HANDOVER: Final = threading.Lock()
+"""Guards the moment a :class:`_Reply` switches from a direct answer to its future."""
+
+
+@final
+class _Reply:
+    """Where the host puts one call's reply for the script thread.
+
+    While the script's loop has nothing else to run (no ready callback, no timer due),
+    the script thread blocks on ``lock`` for up to ``DIRECT_WAIT``, and the host answers by
+    releasing it: the reply needs no wake-up of the script's loop (a self-pipe write, a
+    selector wake-up and a loop turn), and the host is not interrupted mid-call by the
+    script thread taking the GIL at that write. Past the wait, the script awaits
+    ``future`` and the host resolves it through the loop as before.
+    """
+
+    __slots__ = ("done", "failure", "future", "lock", "reply")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.lock.acquire()
+        self.done = False
+        self.reply: dict[str, Any] | None = None
+        self.failure: BaseException | None = None
+        self.future: asyncio.Future[dict[str, Any]] | None = None
+
+    def deliver(self, reply: dict[str, Any] | None, failure: BaseException | None) -> None:
+        """On the host: the call's reply, or its failure, or (both None) its cancellation."""
+        with _HANDOVER:
+            self.reply, self.failure, self.done = reply, failure, True
+            future = self.future
+        if future is None:
+            self.lock.release()
+            return
+        with contextlib.suppress(RuntimeError):  # the script's loop is closed
+            future.get_loop().call_soon_threadsafe(_resolve, future, reply, failure)
+
+    def result(self) -> dict[str, Any]:
+        """On the script thread, once ``done``: the reply, or raise as the future would."""
+        if self.reply is not None:
+            return self.reply
+        if self.failure is not None:
+            raise self.failure
+        raise asyncio.CancelledError
+
+    async def wait(self) -> dict[str, Any]:
+        """On the script's loop: the reply, directly when nothing else could run."""
+        loop = asyncio.get_running_loop()
+        # ``_ready``/``_scheduled`` are private, but asyncio has no public "is anything
+        # else runnable, when is the next timer?" (the worker's reply spin reads them too)
+        if not loop._ready:  # type: ignore[attr-defined]
+            wait = DIRECT_WAIT
+            scheduled = loop._scheduled  # type: ignore[attr-defined]
+            if scheduled:
+                wait = min(wait, scheduled[0].when() - loop.time())
+            if wait > 0 and self.lock.acquire(timeout=wait):
+                return self.result()
+        with _HANDOVER:
+            if not self.done:
+                self.future = loop.create_future()
+        if self.future is None:
+            return self.result()
+        return await self.future
+
+
 async def _cancel_all(tasks: set[asyncio.Task[None]]) -> None:
     """Cancel the host tasks of a run that is over and wait until they have stopped
     (nothing of the run goes on after it returns)."""
@@ -195,8 +264,7 @@ class InProcessExecutor:
         # asyncio hosts need no portal (an anyio portal is a task group and a task per run)
         async with (BlockingPortal() if host_loop is None else _NO_PORTAL) as portal:
 
-            async def answer(name: str, text: str,
-                             reply_to: asyncio.Future[dict[str, Any]]) -> None:
+            async def answer(name: str, text: str, reply_to: _Reply) -> None:
                 reply: dict[str, Any] | None = None
                 failure: BaseException | None = None
                 try:
@@ -204,19 +272,15 @@ class InProcessExecutor:
                 except Exception as exc:  # the script's await raises it, as with the portal
                     failure = exc
                 finally:
-                    with contextlib.suppress(RuntimeError):  # the script's loop is closed
-                        reply_to.get_loop().call_soon_threadsafe(_resolve, reply_to, reply,
-                                                                 failure)
+                    reply_to.deliver(reply, failure)
 
             def start(work: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
                 # On the host loop: tasks start in the order the script sent them. After
                 # the run (the broker is closed) nothing starts: a late call is cancelled.
                 assert host_loop is not None
                 if broker.closed:
-                    if args and isinstance(args[-1], asyncio.Future):
-                        with contextlib.suppress(RuntimeError):  # the script's loop is closed
-                            args[-1].get_loop().call_soon_threadsafe(_resolve, args[-1], None,
-                                                                     None)
+                    if args and isinstance(args[-1], _Reply):
+                        args[-1].deliver(None, None)
                     return
                 task = host_loop.create_task(work(*args))
                 tasks.add(task)
@@ -227,11 +291,10 @@ class InProcessExecutor:
                     assert portal is not None
                     future = portal.start_task_soon(broker.answer_json, name, text)
                     return await asyncio.wrap_future(future)
-                reply_to: asyncio.Future[dict[str, Any]] = (
-                    asyncio.get_running_loop().create_future())
+                reply_to = _Reply()
                 host_loop.call_soon_threadsafe(start, answer, name, text, reply_to,
                                                context=host_context)
-                return await reply_to
+                return await reply_to.wait()
 
             async def deliver(text: str) -> None:
                 if on_output is not None:
