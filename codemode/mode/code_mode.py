@@ -226,20 +226,22 @@ class CodeMode:
         problems.sort(key=lambda p: (p.line, p.column))
         if not problems:
             # the tree is the script's when no dialect rewrote it: compiled, not parsed again
-            problems = self._compile_problems(found.source,
-                                              tree if found.source is script else None)
+            problems = self._compile_problems(
+                found.source, (tree, found.nodes) if found.source is script else None)
         source = found.source
         if not self.strict or merged:
             source = attach(source, found.prelude if not self.strict else Prelude(
                 inputs=merged, dialects=False))
         return problems, source
 
-    def _compile_problems(self, script: str, tree: ast.Module | None = None) -> list[Problem]:
+    def _compile_problems(self, script: str,
+                          parsed: tuple[ast.Module, list[ast.AST]] | None = None
+                          ) -> list[Problem]:
         try:
-            if tree is None:
+            if parsed is None:
                 compile_script(script)
             else:
-                compile_tree(script, tree)
+                compile_tree(script, *parsed)
         except ScriptCompileError as exc:
             message = re.sub(r"^Line \d+: ", "", exc.message)
             return [Problem(line=exc.line or 1, column=exc.column or 1, message=message)]

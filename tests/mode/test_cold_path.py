@@ -4,13 +4,17 @@ and the compiler share one tree when no dialect rewrote the text."""
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import codemode as cm
+from codemode.errors import ScriptCompileError
+from codemode.mode.dialects import plan
 from codemode.sandbox import InProcessExecutor
-from codemode.sandbox.language.compile import cached_script
+from codemode.sandbox.language.compile import _checked, cached_script, compile_tree
+from codemode.sandbox.language.policy import _binding_sites
 
 _unique = iter(range(10**9))
 
@@ -67,3 +71,65 @@ async def test_a_script_refused_by_the_policy_is_refused_from_the_shared_tree() 
         result = await mode.run(f"().__class__.__bases__\n# {next(_unique)}")
     assert result.error is not None and result.error.type == "PreflightError"
     assert "__class__" in result.error.message
+
+
+def _corpus() -> list[str]:
+    """Every string literal of the policy and attack tests that parses as a script."""
+    root = Path(__file__).parents[1] / "sandbox"
+    found: dict[str, None] = {}
+    for name in ("test_policy.py", "test_attacks.py", "test_language_routes.py"):
+        for node in ast.walk(ast.parse((root / name).read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
+                try:
+                    ast.parse(node.value)
+                except (SyntaxError, ValueError):
+                    continue
+                found[node.value] = None
+    return list(found)
+
+
+CORPUS = _corpus()
+
+
+def test_the_corpus_is_the_policy_tests_scripts() -> None:
+    assert len(CORPUS) > 300
+
+
+def test_the_preflights_nodes_give_the_policy_what_its_own_walk_finds() -> None:
+    # The policy's int proofs (unguarded arithmetic) rest on these sets: the preflight's
+    # node list must give exactly what the policy's own walk of the tree gives.
+    mode = cm.CodeMode(_registry(), executor=InProcessExecutor())
+    sdk, specs = mode.sdk(), {spec.name: spec for spec in mode.visible_specs()}
+    for source in CORPUS:
+        tree = ast.parse(source)
+        try:
+            found = plan(source, tree, tools=sdk.names.tools, arguments=sdk.names.arguments,
+                         specs=specs)
+        except RecursionError:
+            continue
+        assert _binding_sites(tree, found.nodes) == _binding_sites(tree), source
+
+
+def test_a_script_compiled_from_the_preflights_tree_is_the_script_compiled_alone() -> None:
+    mode = cm.CodeMode(_registry(), executor=InProcessExecutor())
+    sdk, specs = mode.sdk(), {spec.name: spec for spec in mode.visible_specs()}
+    compared = 0
+    for source in CORPUS:
+        text = f"{source}\n# {next(_unique)}"
+        tree = ast.parse(text)
+        try:
+            found = plan(text, tree, tools=sdk.names.tools, arguments=sdk.names.arguments,
+                         specs=specs)
+        except RecursionError:
+            continue
+        try:
+            alone: Any = _checked(text, None, None).code
+        except ScriptCompileError as exc:
+            alone = exc.message
+        try:
+            shared: Any = compile_tree(text, tree, found.nodes).code
+        except ScriptCompileError as exc:
+            shared = exc.message
+        assert shared == alone, source
+        compared += 1
+    assert compared > 300

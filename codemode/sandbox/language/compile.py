@@ -29,6 +29,7 @@ from codemode.sandbox.language.meter import SCRIPT_FILENAME
 from codemode.sandbox.language.policy import SandboxPolicy
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from types import CodeType
 
 __all__ = ["CODE_TAG", "CompiledScript", "adopt_code", "cached_script", "compile_script",
@@ -64,16 +65,19 @@ def compile_script(source: str) -> CompiledScript:
     """Compile ``source``; raises ScriptCompileError with the first problem's position."""
     if not isinstance(source, str):
         raise ScriptCompileError("script source must be a string")
-    return _cached(source) or _remember(source, _checked(source, None))
+    return _cached(source) or _remember(source, _checked(source, None, None))
 
 
-def compile_tree(source: str, tree: ast.Module) -> CompiledScript:
+def compile_tree(source: str, tree: ast.Module,
+                 nodes: Sequence[ast.AST] | None = None) -> CompiledScript:
     """:func:`compile_script` for a ``tree`` the caller parsed from ``source`` with
     ``ast.parse(source)`` and no longer needs: the policy rewrites it in place. Same
-    checks, same result, same cache, one parse fewer."""
+    checks, same result, same cache, one parse fewer. ``nodes``: every node of the tree
+    but contexts and operators, each after its parent (the preflight's list), so the
+    policy does not walk the tree to find what it binds."""
     if not isinstance(source, str):
         raise ScriptCompileError("script source must be a string")
-    return _cached(source) or _remember(source, _checked(source, tree))
+    return _cached(source) or _remember(source, _checked(source, tree, nodes))
 
 
 def cached_script(source: str) -> CompiledScript | None:
@@ -132,20 +136,22 @@ def _to_code(tree: ast.Module) -> CodeType:
     return code
 
 
-def _checked(source: str, tree: ast.Module | None) -> CompiledScript:
+def _checked(source: str, tree: ast.Module | None,
+             nodes: Sequence[ast.AST] | None) -> CompiledScript:
     if len(source) > MAX_SOURCE:
         raise ScriptCompileError(f"the script is too long ({len(source)} characters, at most "
                                  f"{MAX_SOURCE})", 1, 1)
     try:
-        return _compile(source, tree)
+        return _compile(source, tree, nodes)
     except (RecursionError, MemoryError):
         raise ScriptCompileError("the script is nested too deeply to compile", 1, 1) from None
 
 
-def _compile(source: str, tree: ast.Module | None) -> CompiledScript:
+def _compile(source: str, tree: ast.Module | None,
+             nodes: Sequence[ast.AST] | None) -> CompiledScript:
     if tree is None:
-        tree = _parse(source)
-    policy = SandboxPolicy()
+        tree, nodes = _parse(source), None
+    policy = SandboxPolicy(nodes=nodes)
     policy.visit(tree)
     if policy.errors:
         line, column = policy.positions[0] if policy.positions else (None, None)

@@ -42,10 +42,13 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import RestrictedPython.transformer as _rp_transformer
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = ["LOOP_RANGE", "NAME_OF", "RESULT_NAME", "SCRIPT_METHODS", "SandboxPolicy",
            "private_name_ok"]
@@ -264,17 +267,29 @@ def _small_range(call: ast.Call) -> bool:
                and abs(arg.value) < _SMALL_CONSTANT for arg in call.args)
 
 
-def _binding_sites(tree: ast.AST) -> tuple[set[str], set[str]]:
-    """(names bound only as ``for NAME in range(...)`` targets, every name bound anywhere)."""
+def _all_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree``, each after its parent."""
+    nodes: list[ast.AST] = []
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.AST):
+            nodes.append(node)
+            _push_children(node, stack)
+    return nodes
+
+
+def _binding_sites(tree: ast.AST,
+                   nodes: Iterable[ast.AST] | None = None) -> tuple[set[str], set[str]]:
+    """(names bound only as ``for NAME in range(...)`` targets, every name bound anywhere).
+
+    ``nodes``: every node of ``tree`` but contexts and operators, each after its parent,
+    when the caller already listed them (the preflight did): no second walk."""
     range_targets: set[str] = set()
     other: set[str] = set()
     skip: set[int] = set()
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
+    for node in _all_nodes(tree) if nodes is None else nodes:
         kind = type(node)
-        if not isinstance(node, ast.AST):
-            continue
         if kind is ast.Name:
             if type(node.ctx) is not ast.Load and id(node) not in skip:  # type: ignore[attr-defined]
                 other.add(node.id)  # type: ignore[attr-defined]
@@ -298,7 +313,6 @@ def _binding_sites(tree: ast.AST) -> tuple[set[str], set[str]]:
             name = getattr(node, "name", None)
             if name:
                 other.add(name)
-        _push_children(node, stack)
     if "range" in other:
         return set(), other | range_targets
     return {t for t in range_targets if t not in other}, other | range_targets
@@ -327,8 +341,12 @@ class SandboxPolicy(RestrictingNodeTransformer):
     """RestrictedPython policy for codemode scripts (see module docstring)."""
 
     def __init__(self, errors: list[str] | None = None, warnings: list[str] | None = None,
-                 used_names: dict[str, bool] | None = None) -> None:
+                 used_names: dict[str, bool] | None = None, *,
+                 nodes: Iterable[ast.AST] | None = None) -> None:
         super().__init__(errors, warnings, used_names)
+        self.nodes = nodes
+        """The module's nodes (but contexts and operators), each after its parent, when the
+        caller listed them already: the policy reads its binding sites from them."""
         self.range_ints: set[str] = set()
         """Names only ever bound by ``for NAME in range(...)``: always ints."""
         self.bound_names: set[str] = set()
@@ -763,7 +781,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return new
 
     def visit_Module(self, node: ast.Module) -> Any:
-        self.range_ints, self.bound_names = _binding_sites(node)
+        self.range_ints, self.bound_names = _binding_sites(node, self.nodes)
         node = self.node_contents_visit(node)
         if node.body and isinstance(node.body[-1], ast.Expr):
             last = node.body[-1]
