@@ -24,6 +24,7 @@ import contextlib
 import contextvars
 import logging
 import math
+import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Final, Self, final
@@ -282,7 +283,14 @@ class InProcessExecutor:
                     if args and isinstance(args[-1], _Reply):
                         args[-1].deliver(None, None)
                     return
-                task = host_loop.create_task(work(*args))
+                if sys.version_info >= (3, 12):
+                    # eager: the call runs now, in this loop turn, up to its first real
+                    # wait; a call that never waits answers without a turn of its own
+                    task = asyncio.Task(work(*args), loop=host_loop, eager_start=True)
+                    if task.done():
+                        return
+                else:
+                    task = host_loop.create_task(work(*args))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
 
