@@ -41,7 +41,7 @@ from codemode.mode.stream import (
     RunStream,
     guarded,
 )
-from codemode.sandbox import Executor, Limits, ScriptError, ScriptResult
+from codemode.sandbox import Executor, Limits, ScriptError, ScriptResult, WorkerPoolExecutor
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.compile import MAX_SOURCE, compile_script, compile_tree
 from codemode.sandbox.language.facades import FACADE_NAMES
@@ -132,10 +132,15 @@ class CodeMode:
     def executor(self) -> Executor:
         """The executor scripts run in (a worker pool unless one was given)."""
         if self._executor is None:
-            from codemode.sandbox import WorkerPoolExecutor
-
             self._executor = WorkerPoolExecutor()
         return self._executor
+
+    def _boot_soon(self) -> None:
+        """Let a worker pool start its missing workers now: a new CodeMode's first run
+        builds its SDK and preflight while they boot, instead of before."""
+        executor = self.executor
+        if isinstance(executor, WorkerPoolExecutor):
+            executor.spawn()
 
     async def aclose(self) -> None:
         """Stop the executor if this CodeMode created it."""
@@ -342,6 +347,7 @@ class CodeMode:
         signal: CancelSignal | None = None,
         on_update: Callable[[Any], None] | None = None,
     ) -> ScriptResult:
+        self._boot_soon()
         sdk, specs = self._current()
         limits = limits or self.limits
         problems, source = self._prepare(script, inputs)
@@ -417,6 +423,7 @@ class CodeMode:
                                          call_id=ctx.call_id, limits=limits, journal=journal,
                                          resume=args.get("resume"))
                 return _tool_result(done, list(done.attachments), limits)
+            mode._boot_soon()
             sdk, specs = mode._current()
             problems, source = mode._prepare(args["code"], None)
             if problems and mode.preflight:

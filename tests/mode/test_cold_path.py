@@ -12,7 +12,7 @@ import pytest
 import codemode as cm
 from codemode.errors import ScriptCompileError
 from codemode.mode.dialects import plan
-from codemode.sandbox import InProcessExecutor
+from codemode.sandbox import InProcessExecutor, WorkerPoolExecutor
 from codemode.sandbox.language.compile import _checked, cached_script, compile_tree
 from codemode.sandbox.language.policy import _binding_sites
 
@@ -133,3 +133,23 @@ def test_a_script_compiled_from_the_preflights_tree_is_the_script_compiled_alone
         assert shared == alone, source
         compared += 1
     assert compared > 300
+
+
+async def test_a_first_run_starts_the_pools_workers_before_it_builds_the_sdk() -> None:
+    mode = cm.CodeMode(_registry())
+    booting: list[int] = []
+    current = mode._current
+
+    def watched() -> Any:
+        pool = mode.executor
+        assert isinstance(pool, WorkerPoolExecutor)
+        booting.append(len(pool._idle))
+        return current()
+
+    mode._current = watched  # type: ignore[method-assign]
+    try:
+        result = await mode.run("await tools.echo(i=3)")
+    finally:
+        await mode.aclose()
+    assert result.value == 3
+    assert booting[0] == 2  # both workers already started when the SDK was built

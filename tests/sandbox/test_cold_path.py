@@ -172,3 +172,15 @@ async def test_a_worker_of_the_host_interpreter_boots_without_site() -> None:
     async with WorkerPoolExecutor(size=1, confinement="off") as real:
         ran = await real.run("import re\nre.sub('a', 'b', 'aa')", call_tool=no_tool)
     assert ran.value == "bb"
+
+
+async def test_spawn_starts_the_workers_without_waiting_for_them() -> None:
+    async with WorkerPoolExecutor(size=2, confinement="off") as made:
+        made.spawn()
+        started = list(made._idle)
+        assert len(started) == 2 and all(w.process.poll() is None for w in started)
+        made.spawn()  # nothing missing: no more processes
+        assert list(made._idle) == started
+        result = await made.run("1 + 1", call_tool=no_tool)
+        assert result.value == 2
+        assert {id(w) for w in made._idle} == {id(w) for w in started}

@@ -941,6 +941,14 @@ class WorkerPoolExecutor:
             _LOG.warning("sandbox workers run without these kernel layers: %s",
                          confinement.describe_missing())
 
+    def spawn(self) -> None:
+        """Start the missing workers' processes now without waiting for them (:meth:`start`
+        waits): they boot while the caller does other work (a first run's SDK and
+        preflight, or waiting for a model's script). Call it from the pool's event loop
+        thread."""
+        if not self._closed:
+            self._fill()
+
     async def start(self) -> None:
         """Start every worker and wait until each one is ready (optional warm-up)."""
         if self._closed:
