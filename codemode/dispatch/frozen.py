@@ -110,6 +110,10 @@ def thaw(value: Any) -> Any:
     return value
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+"""Made once: ``json.dumps`` with non-default options builds an encoder on every call."""
+
+
 def dumps(value: Any) -> str:
     """Serialise JSON data compactly; frozen values serialise like plain ones."""
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return _COMPACT.encode(value)

@@ -14,13 +14,13 @@ so no tool or hook can end the host process or escape as a ``BaseExceptionGroup`
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import time
 from collections import abc
 from contextvars import ContextVar
+from contextvars import Token as Token_
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, final
 
 import anyio
 import anyio.to_thread
@@ -41,7 +41,7 @@ from codemode.dispatch.tasks import NO_TASKS, TaskScope
 from codemode.errors import PipelineError, UnknownToolError
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterator, Mapping
+    from collections.abc import Awaitable, Callable, Mapping
 
     from codemode.dispatch.agent import AgentSession
     from codemode.dispatch.gate import ExecutionGate
@@ -98,6 +98,10 @@ def _event(
         time=now(),
         **fields,
     )
+
+
+def _parent_of(call: ToolCall) -> str | None:
+    return str(call.parent) if call.parent is not None else None
 
 
 def _is_cancel(exc: BaseException) -> bool:
@@ -164,19 +168,12 @@ _NO_EXTRAS = _Extras(None, None, None, None, False, None)
 _HANDOFF: ContextVar[_Extras | None] = ContextVar("codemode_dispatch_handoff", default=None)
 
 
-@contextlib.contextmanager
-def hand_off(
-    *,
-    session: AgentSession | None = None,
-    signal: CancelSignal | None = None,
-    deadline: float | None = None,
-    on_update: Callable[[Any], None] | None = None,
-    watched: bool = False,
-    on_hold: Callable[[bool], None] | None = None,
-) -> Iterator[None]:
+@final
+class hand_off:
     """Within the block, the next ``dispatch`` this task starts gets these, once (it takes
     them, so calls its handler makes do not inherit them). For a caller whose call passes
-    through a layer that forwards only the ``ToolCall`` (a run's ledger).
+    through a layer that forwards only the ``ToolCall`` (a run's ledger). A class, not a
+    generator: it is on every nested call's path.
 
     ``watched``: the caller stops the call itself when the signal fires or the deadline
     passes (a run stops all its calls at once), so the pipeline only shows them in ``ctx``
@@ -186,22 +183,37 @@ def hand_off(
     ``on_hold(True)`` is called when the call starts waiting for the registry's approver
     and ``on_hold(False)`` when the approver answered: a run pauses its clock meanwhile
     (a person's answer is not the script's time)."""
-    token = _HANDOFF.set(_Extras(session, signal, deadline, on_update, watched, on_hold))
-    try:
-        yield
-    finally:
-        _HANDOFF.reset(token)
+
+    __slots__ = ("_extras", "_token")
+
+    def __init__(
+        self,
+        *,
+        session: AgentSession | None = None,
+        signal: CancelSignal | None = None,
+        deadline: float | None = None,
+        on_update: Callable[[Any], None] | None = None,
+        watched: bool = False,
+        on_hold: Callable[[bool], None] | None = None,
+    ) -> None:
+        self._extras = _Extras(session, signal, deadline, on_update, watched, on_hold)
+        self._token: Token_[_Extras | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _HANDOFF.set(self._extras)
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._token is not None
+        _HANDOFF.reset(self._token)
 
 
 async def _dispatch(registry: DispatchTable, call: ToolCall,
                     extras: _Extras = _NO_EXTRAS) -> ToolResult:
     start = _perf()
     token = Token()
-    parent = str(call.parent) if call.parent is not None else None
     if registry.hooks.subscribers:
-        _emit(
-            registry, _event(call, token, parent, "tool/call", arguments=_loggable(call.arguments))
-        )
+        _emit(registry, _event(call, token, _parent_of(call), "tool/call",
+                               arguments=_loggable(call.arguments)))
     try:
         try:
             result = await _stages(registry, call, token, extras)
@@ -219,7 +231,7 @@ async def _dispatch(registry: DispatchTable, call: ToolCall,
                 _event(
                     call,
                     token,
-                    parent,
+                    _parent_of(call),
                     "tool/result",
                     is_error=True,
                     error=message,
@@ -233,7 +245,7 @@ async def _dispatch(registry: DispatchTable, call: ToolCall,
             _event(
                 call,
                 token,
-                parent,
+                _parent_of(call),
                 "tool/result",
                 is_error=result.is_error,
                 error=result.error.message if result.error else None,
