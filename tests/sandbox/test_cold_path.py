@@ -65,7 +65,7 @@ REFUSED = [
 @pytest.mark.parametrize("source", ACCEPTED)
 def test_a_shared_tree_compiles_to_the_code_a_fresh_parse_makes(source: str) -> None:
     text = fresh(source)
-    expected = compile_module._checked(text, None)  # uncached, parsed by the compiler
+    expected = compile_module._checked(text, None, None)  # uncached, parsed by the compiler
     got = compile_tree(text, ast.parse(text))
     assert got.code.co_code == expected.code.co_code
     assert got.code.co_names == expected.code.co_names
