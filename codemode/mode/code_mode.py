@@ -79,6 +79,8 @@ _DESCRIBE = (
 )
 
 _VALUE_CAP = 20_000
+_PREPARED_SIZE = 64
+"""Scripts whose preflight a CodeMode keeps (see ``CodeMode._prepare``)."""
 
 
 @final
@@ -127,6 +129,7 @@ class CodeMode:
         self._sdk_lock = threading.Lock()  # prompt() may run on a worker thread (aprompt)
         self._runs = itertools.count(1)
         self._describer: str | None = None
+        self._prepared: dict[tuple[int, bool, str], tuple[tuple[Problem, ...], str]] = {}
 
     @property
     def executor(self) -> Executor:
@@ -163,13 +166,17 @@ class CodeMode:
         ]
 
     def _current(self) -> tuple[sdk_gen.GeneratedSDK, dict[str, ToolSpec]]:
+        current = self._versioned()
+        return current[1], current[2]
+
+    def _versioned(self) -> tuple[int, sdk_gen.GeneratedSDK, dict[str, ToolSpec]]:
         with self._sdk_lock:
             version = self.registry.version
             if self._sdk is None or self._sdk[0] != version:
                 specs = self.visible_specs()
                 sdk = sdk_gen.generate(specs, cache=self._sdk_cache)
                 self._sdk = (version, sdk, {spec.name: spec for spec in specs})
-            return self._sdk[1], self._sdk[2]
+            return self._sdk
 
     def sdk(self) -> sdk_gen.GeneratedSDK:
         """The generated SDK for the tools scripts can call right now."""
@@ -205,9 +212,27 @@ class CodeMode:
 
     def _prepare(self, script: str,
                  inputs: Mapping[str, Any] | None) -> tuple[list[Problem], str]:
-        """(problems, the source to hand the executor: dialects rewritten, prelude attached)."""
-        sdk, specs = self._current()
+        """(problems, the source to hand the executor: dialects rewritten, prelude attached).
+
+        Pure in the script, the SDK's registry version, ``strict`` and the inputs, so a
+        script seen again without inputs is answered from a small cache (a retried or
+        repeated script skips its parse, dialect plan and preflight)."""
+        version, sdk, specs = self._versioned()
         merged = {**self.inputs, **_checked_inputs(inputs or {})}
+        key = (version, self.strict, script) if not merged and type(script) is str else None
+        if key is not None:
+            hit = self._prepared.get(key)
+            if hit is not None:
+                return list(hit[0]), hit[1]
+        problems, source = self._prepare_new(script, sdk, specs, merged)
+        if key is not None:
+            if len(self._prepared) >= _PREPARED_SIZE:
+                self._prepared.pop(next(iter(self._prepared)), None)
+            self._prepared[key] = (tuple(problems), source)
+        return problems, source
+
+    def _prepare_new(self, script: str, sdk: sdk_gen.GeneratedSDK, specs: dict[str, ToolSpec],
+                     merged: dict[str, Any]) -> tuple[list[Problem], str]:
         tools, arguments = sdk.names.tools, sdk.names.arguments
         tree: ast.Module | None = None
         if isinstance(script, str) and len(script) <= MAX_SOURCE:

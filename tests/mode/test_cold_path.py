@@ -153,3 +153,23 @@ async def test_a_first_run_starts_the_pools_workers_before_it_builds_the_sdk() -
         await mode.aclose()
     assert result.value == 3
     assert booting[0] == 2  # both workers already started when the SDK was built
+
+
+def test_a_script_seen_again_reuses_its_preflight_until_the_registry_changes(
+        parses: list[str]) -> None:
+    registry = _registry()
+    mode = cm.CodeMode(registry, executor=InProcessExecutor())
+    mode.sdk()
+    script = f"x = await tools.later(i=1)\nx\n# {next(_unique)}"
+    first = mode.check(script)
+    assert first and "later" in first[0].message
+    parses.clear()
+    assert mode.check(script) == first  # answered again, not parsed again
+    assert parses == []
+    registry.register(cm.define_tool(name="later", execute=lambda args, ctx: 1, parameters={
+        "type": "object", "properties": {"i": {"type": "integer"}}}))
+    assert mode.check(script) == []  # a new registry version: planned again
+    assert parses[0] == script
+    parses.clear()
+    assert mode.check(script, inputs={"n": 1}) == []  # with inputs: not cached
+    assert parses[0] == script
