@@ -603,6 +603,16 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
         CURRENT_RUN.reset(token)
 
 
+def _cancelling() -> bool:
+    """True when something outside the run is cancelling the task running it (or when
+    that cannot be told: not on asyncio)."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        return True
+    return task is None or task.cancelling() > 0
+
+
 async def _run(compiled: CompiledScript, namespace: dict[str, Any], state: RunState,
                control: RunControl | None) -> ScriptError | None:
     meter = state.meter
@@ -648,6 +658,15 @@ async def _run(compiled: CompiledScript, namespace: dict[str, Any], state: RunSt
                 if frames:
                     meter.location = (frames[-1][0], frames[-1][1])
         except anyio.get_cancelled_exc_class() as exc:
+            if not (scope.cancel_called or _cancelling()
+                    or anyio.current_effective_deadline() == -math.inf):
+                # Nobody is cancelling the run: the script raised a cancellation it caught
+                # earlier (a bare ``except:`` kept it in a suspended async generator).
+                # Passed on, it would cancel the host's own task or kill the worker.
+                kept = RuntimeError("a cancellation was raised again after the code it "
+                                    "cancelled had ended (a bare except: kept it)")
+                return _error_from(kept.with_traceback(exc.__traceback__), compiled.lines,
+                                   limits, state.host_errors)
             frames = _script_frames(exc, compiled.lines)
             if frames:
                 timed_out_at = (frames[-1][0], frames[-1][1])

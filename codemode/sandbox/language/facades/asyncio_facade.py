@@ -9,6 +9,7 @@ returns exceptions in place with ``return_exceptions=True``.
 from __future__ import annotations
 
 import inspect
+import math
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -53,6 +54,15 @@ async def gather(*aws: Awaitable[Any], return_exceptions: bool = False) -> list[
                 tg.cancel_scope.cancel()
         except Tripped as exc:
             failures.append(exc)
+            tg.cancel_scope.cancel()
+        except anyio.get_cancelled_exc_class():
+            if tg.cancel_scope.cancel_called or anyio.current_effective_deadline() == -math.inf:
+                raise  # a real cancellation: the gather's own, or a scope around it
+            # Nobody cancelled it: the script raised a cancellation it had kept (a bare
+            # except: in a suspended async generator); the task group would take it for
+            # its own and drop every result.
+            failures.append(RuntimeError("a cancellation was raised again after the code "
+                                         "it cancelled had ended (a bare except: kept it)"))
             tg.cancel_scope.cancel()
 
     try:
