@@ -47,8 +47,8 @@ class RunSummary:
     signal: CancelSignal | None = None
     """The run's signal; each nested call gets a child of it (fired before a hard cancel)."""
     deadline: float | None = None
-    """When the run's timeout ends (``anyio.current_time()``); nested calls' hard cancel
-    comes ``grace`` seconds later at the latest."""
+    """When the run's timeout ends (``anyio.current_time()``); a nested call's
+    ``ctx.deadline`` is ``grace`` seconds later, plus the time approvers took so far."""
     grace: float = 0.0
     """Seconds a nested handler has, once its signal fired, to stop by itself."""
     progress: Callable[[Any], None] | None = None
