@@ -6,10 +6,13 @@ running its own asyncio loop, and scripts run there (through
 loop and go through the same
 :class:`~codemode.sandbox.executors.broker.CallBroker` as the worker pool, so limits,
 traces and JSON crossing are identical. On an asyncio host a call is one
-``call_soon_threadsafe`` each way (the script thread never waits for the host to take
-it); other backends go through an anyio ``BlockingPortal``, whose ``start_task_soon``
-blocks the calling thread until the host loop has started the task: one more round
-trip between the threads per call (281-422 µs a call on small VMs, issue #18).
+``call_soon_threadsafe`` to the host (the script thread never waits for the host to take
+it; on Python 3.12+ the host runs the call eagerly, in the loop turn that received it),
+and the reply comes back either directly, to a script thread that had nothing else to
+run and blocked briefly for it, or through the script's loop (:class:`_Reply`). Other
+backends go through an anyio ``BlockingPortal``, whose ``start_task_soon`` blocks the
+calling thread until the host loop has started the task: one more round trip between
+the threads per call.
 
 There is no memory rlimit in-process (only the size guards apply), and code
 stuck in one long C call cannot be interrupted: after ``timeout`` plus a grace
