@@ -11,19 +11,20 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, TypeAlias, final
 
 from codemode.errors import SdkGenerationError
 
 from ._names import BUILTIN_NAMES, SOFT_KEYWORDS, SdkNames, assign_identifiers, pascal_case
 from ._prompt import ToolPrompt, assemble_prompt, fallback_prompt, tool_prompt
-from ._render import ToolRender, fallback_render, render_tool
+from ._render import ToolRender, argument_names, fallback_render, render_tool
 from ._schema import forget_normalized
 from ._specs import as_specs, spec_digest
 from ._text import docstring
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
     from codemode.dispatch.spec import ToolSpec
 
@@ -49,10 +50,10 @@ RESERVED = frozenset(BUILTIN_NAMES | SOFT_KEYWORDS | _INTERNAL | set(typing.__al
 class _Outline:
     """One tool's argument names and prompt lines: all but its types, as cached."""
 
-    render: ToolRender
-    """The render without named types (names, params, inline annotations)."""
-    arguments: dict[str, str]
-    """Python argument name → wire name (``render.arguments``, made once)."""
+    wire: str
+    """Wire tool name."""
+    arguments: Mapping[str, str]
+    """Python argument name → wire name, sorted and read-only (``SdkNames`` shares it)."""
     prompt: ToolPrompt
     """The tool's lines in the prompt (shared descriptions are factored out at assembly)."""
     problem: str | None
@@ -85,28 +86,42 @@ class SdkCache:
     the types.
     """
 
-    __slots__ = ("_digests", "_outlines", "_pieces", "hits", "misses")
+    __slots__ = ("_known", "_outlines", "_pieces", "hits", "misses")
 
     def __init__(self) -> None:
         self._pieces: dict[str, _Piece] = {}
         self._outlines: dict[str, _Outline] = {}
-        self._digests: dict[int, tuple[ToolSpec, str]] = {}
+        self._known: dict[int, _Slot] = {}
         self.hits = 0
         """Renders served from the cache."""
         self.misses = 0
         """Renders computed."""
 
+    def slot(self, spec: ToolSpec, namespace: str | None, py: str) -> _Slot:
+        """Where ``spec`` lands, with its ``spec_digest``; for an unchanged spec object the
+        same slot as last time.
+
+        Specs are frozen and a registry hands out the same objects each time, so an
+        unchanged tool is not hashed again, and regenerating after one change allocates
+        almost nothing: it seldom sets off the garbage collector, whose full pass over a
+        large process takes longer than the whole regeneration.
+        """
+        found = self._known.get(id(spec))
+        if found is not None and found.spec is spec:
+            if found.namespace == namespace and found.py == py:
+                return found
+            digest = found.digest
+        else:
+            if len(self._known) > 4 * max(len(self._outlines), 256):
+                self._known.clear()
+            digest = spec_digest(spec)
+        made = self._known[id(spec)] = _Slot(spec=spec, namespace=namespace, py=py,
+                                             digest=digest)
+        return made
+
     def _digest(self, spec: ToolSpec) -> str:
-        """``spec_digest``, remembered per spec object (specs are frozen and a registry hands
-        out the same objects each time, so an unchanged tool is not hashed again)."""
-        found = self._digests.get(id(spec))
-        if found is not None and found[0] is spec:
-            return found[1]
-        if len(self._digests) > 4 * max(len(self._outlines), 256):
-            self._digests.clear()
-        digest = spec_digest(spec)
-        self._digests[id(spec)] = (spec, digest)
-        return digest
+        found = self._known.get(id(spec))
+        return found.digest if found is not None and found.spec is spec else spec_digest(spec)
 
     def outline(self, spec: ToolSpec, *, path: str) -> _Outline:
         """Names and prompt lines of ``spec`` at ``path``, or the cached ones."""
@@ -117,15 +132,23 @@ class SdkCache:
             return found
         self.misses += 1
         forget_normalized()
-        render = _render(spec, path=path, prefix="", types=False)
+        try:
+            arguments, extra = argument_names(spec, method="." in path)
+        except Exception:  # as in _render: this tool degrades (to any keywords), not the SDK
+            arguments, extra = (), True
         problem = None
         try:
-            prompt = tool_prompt(spec, render, qualname=path)
+            prompt = tool_prompt(spec, arguments, extra=extra, qualname=path)
         except Exception as exc:  # same reasoning: a prompt from the render's own annotations
             problem = f"prompt typed from the annotations ({type(exc).__name__}: {exc})"
-            prompt = fallback_prompt(render, qualname=path)
-        outline = _Outline(render=render, arguments=render.arguments, prompt=prompt,
-                           problem=problem)
+            prompt = fallback_prompt(_render(spec, path=path, prefix="", types=False),
+                                     qualname=path)
+        outline = _Outline(
+            wire=spec.name,
+            arguments=MappingProxyType(dict(sorted((a.py, a.wire) for a in arguments))),
+            prompt=prompt,
+            problem=problem,
+        )
         self._outlines[key] = outline
         return outline
 
@@ -165,7 +188,7 @@ class SdkCache:
         """Forget every render."""
         self._pieces.clear()
         self._outlines.clear()
-        self._digests.clear()
+        self._known.clear()
 
 
 def _render(spec: ToolSpec, *, path: str, prefix: str, types: bool) -> ToolRender:
@@ -294,6 +317,8 @@ class _Slot:
     """Python name of its namespace class, if any."""
     py: str
     """Function or method name."""
+    digest: str
+    """``spec_digest(spec)``: the key of its renders in the cache."""
 
     @property
     def path(self) -> str:
@@ -312,12 +337,12 @@ def generate(specs: Iterable[SpecLike], *, cache: SdkCache | None = None) -> Gen
         if spec.name in seen:
             raise SdkGenerationError(spec.name, "duplicate tool name")
         seen.add(spec.name)
-    slots = _place(tools)
     cache = cache if cache is not None else SdkCache()
+    slots = _place(tools, cache)
     outlines = [cache.outline(slot.spec, path=slot.path) for slot in slots]
-    names = SdkNames.build(
-        {s.path: s.spec.name for s in slots},
-        {o.render.wire: o.arguments for o in outlines},
+    names = SdkNames(  # as SdkNames.build makes it, from the outlines' read-only tables
+        tools=MappingProxyType(dict(sorted((s.path, s.spec.name) for s in slots))),
+        arguments=MappingProxyType({o.wire: o.arguments for o in sorted(outlines, key=_wire)}),
     )
     return GeneratedSDK(
         prompt=assemble_prompt([o.prompt for o in outlines]),
@@ -326,7 +351,11 @@ def generate(specs: Iterable[SpecLike], *, cache: SdkCache | None = None) -> Gen
     )
 
 
-def _place(tools: list[ToolSpec]) -> list[_Slot]:
+def _wire(outline: _Outline) -> str:
+    return outline.wire
+
+
+def _place(tools: list[ToolSpec], cache: SdkCache) -> list[_Slot]:
     spaces = sorted({s.namespace for s in tools if s.namespace is not None})
     space_py = assign_identifiers(spaces, reserved=RESERVED, avoid_soft=True, avoid_private=True)
     top = assign_identifiers(
@@ -344,9 +373,9 @@ def _place(tools: list[ToolSpec]) -> list[_Slot]:
         for space, names in members.items()
     }
     slots = [
-        _Slot(spec=s, namespace=None, py=top[s.name])
+        cache.slot(s, None, top[s.name])
         if s.namespace is None
-        else _Slot(spec=s, namespace=space_py[s.namespace], py=inner[s.namespace][s.name])
+        else cache.slot(s, space_py[s.namespace], inner[s.namespace][s.name])
         for s in tools
     ]
     return sorted(slots, key=lambda slot: (slot.namespace or "", slot.py))

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._render import EXTRA
 from ._schema import (
@@ -28,11 +28,11 @@ from ._schema import (
 from ._text import SLACK, TOOL_LIMIT, TRUNCATED, clean, cut, flat_text, prompt_text
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
 
     from codemode.dispatch.spec import ToolSpec
 
-    from ._render import ToolRender
+    from ._render import ArgName, ToolRender
 
 __all__ = [
     "HEADER",
@@ -101,9 +101,15 @@ def sentences(text: str) -> tuple[str, ...]:
     return tuple(_SENTENCE_END.split(text)) if text else ()
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Line:
-    """One indented line of a tool: an argument, a dict key, the result or a named type."""
+class Line(NamedTuple):
+    """One indented line of a tool: an argument, a dict key, the result or a named type.
+
+    A tool caches its lines flat, in one plain tuple of strings and numbers
+    (:attr:`ToolPrompt.rows`): a large registry holds tens of thousands of lines, and the
+    garbage collector stops tracking such a tuple (not an instance of a class, not even of
+    a tuple subclass, and not reliably a tuple of tuples), so its full passes, which stall
+    the process and a server's event loop, do not grow with the registry.
+    """
 
     depth: int
     """Indentation in spaces (1 for arguments, the result and named types)."""
@@ -134,6 +140,16 @@ class Line:
         return f"{out} # {_noted(self.parts, notes)}"
 
 
+_ROW = 6
+"""Fields of a :class:`Line` kept in :attr:`ToolPrompt.rows` (all but ``parts``)."""
+
+
+def _line(depth: int, head: str, key: str, type: str, default: str | None = None,
+          doc: str = "") -> Line:
+    """A line with its description split into sentences (once, here, where it is cached)."""
+    return Line(depth, head, key, type, default, doc, sentences(doc) if doc else ())
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ToolPrompt:
     """One tool as the prompt shows it, before shared descriptions are factored out.
@@ -152,8 +168,9 @@ class ToolPrompt:
     """One-line tool description, whole (the block cuts it, see :func:`_cut_noted`)."""
     parts: tuple[str, ...]
     """``doc`` split into sentences."""
-    lines: tuple[Line, ...]
-    """Arguments (with their nested keys), then the result, then named types."""
+    rows: tuple[Any, ...]
+    """Arguments (with their nested keys), then the result, then named types: the fields
+    of each :class:`Line` but its ``parts``, one line after the other (see there why)."""
     pairs: frozenset[tuple[str, str]]
     """``(key, description)`` of every described key line."""
     long: tuple[str, ...]
@@ -166,17 +183,51 @@ class ToolPrompt:
     """``(literal type, key)`` of each line typed by one of :attr:`literals`, in order."""
     defines: tuple[str, ...] = ()
     """Names its named-type lines (``Name = ...``) define."""
+    memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, compare=False, repr=False)
+    """Assembly's results for this tool, keyed by what it took from the glossary (its text,
+    its long sentences outside the glossary). Kept on the tool rather than in a module
+    table keyed by identity: fewer objects for the garbage collector to track, nothing
+    kept after the tool is dropped."""
+
+    def recall(self, key: tuple[Any, ...]) -> Any:
+        """What :meth:`remember` stored under ``key``, else ``None``."""
+        return self.memo.get(key)
+
+    def remember(self, key: tuple[Any, ...], value: Any) -> None:
+        """Add to :attr:`memo` (a cache, not part of the value), which holds a few
+        glossaries' worth at most."""
+        if len(self.memo) >= 8:
+            self.memo.clear()
+        self.memo[key] = value
 
     def text(
         self, shared: Mapping[str, str], notes: Mapping[str, str], types: Mapping[str, str]
     ) -> str:
         """The tool's block: ``name: description`` and its lines."""
-        head = f"{self.name}: {_cut_noted(self.parts, notes)}" if self.doc else self.name
-        return "\n".join([head, *(line.text(shared, notes, types) for line in self.lines)])
+        return _block(self.name, self.doc, self.parts, self.lines, shared, notes, types)
+
+    @property
+    def lines(self) -> tuple[Line, ...]:
+        """:attr:`rows` as :class:`Line` values."""
+        rows = self.rows
+        return tuple(_line(*rows[i : i + _ROW]) for i in range(0, len(rows), _ROW))
 
     def shares(self, shared_pairs: frozenset[tuple[str, str]]) -> bool:
         """Whether a line of this tool has its description in the glossary."""
         return not self.pairs.isdisjoint(shared_pairs)
+
+
+def _block(
+    name: str,
+    doc: str,
+    parts: tuple[str, ...],
+    lines: Iterable[Line],
+    shared: Mapping[str, str],
+    notes: Mapping[str, str],
+    types: Mapping[str, str],
+) -> str:
+    head = f"{name}: {_cut_noted(parts, notes)}" if doc else name
+    return "\n".join([head, *(line.text(shared, notes, types) for line in lines)])
 
 
 def _noted(parts: tuple[str, ...], notes: Mapping[str, str]) -> str:
@@ -242,24 +293,16 @@ def shared_sentences(tools: Iterable[ToolPrompt], shared: Mapping[str, str]) -> 
     for tool in tools:
         found = tool.long
         if tool.shares(shared_pairs):
-            uses = tool.pairs & shared_pairs
-            hit = _UNSHARED_LONG.get(id(tool))
-            if hit is not None and hit[0] is tool and hit[1] == uses:
-                found = hit[2]
-            else:
+            key = _memo_key("long", sorted(tool.pairs & shared_pairs))
+            found = tool.recall(key)
+            if found is None:
                 found = _long(
                     [tool.parts, *(ln.parts for ln in tool.lines if shared.get(ln.key) != ln.doc)]
                 )
-                if len(_UNSHARED_LONG) >= _RENDERED_MAX:
-                    _UNSHARED_LONG.clear()
-                _UNSHARED_LONG[id(tool)] = (tool, uses, found)
+                tool.remember(key, found)
         counts.update(found)
     chosen = (sentence for sentence, n in counts.items() if n >= SHARED_MIN_TOOLS)
     return {sentence: f"{NOTE}{i}" for i, sentence in enumerate(chosen, start=1)}
-
-
-_UNSHARED_LONG: dict[int, tuple[ToolPrompt, frozenset[tuple[str, str]], tuple[str, ...]]] = {}
-"""id(tool) -> (tool, its pairs the glossary holds, its long sentences outside them)."""
 
 
 def _long(groups: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
@@ -323,46 +366,54 @@ def assemble_prompt(tools: list[ToolPrompt]) -> str:
         if tool.namespace != namespace:
             namespace = tool.namespace
             parts.append(f"[{namespace}]")
-        uses = (
-            tuple(sorted(tool.pairs & shared_pairs)),
-            tuple(notes[sentence] for sentence in tool.long if sentence in notes),
-            tuple(types[text] for text in sorted(tool.literals) if text in types),
-        )
-        if uses == ((), (), ()):
+        pairs = sorted(tool.pairs & shared_pairs)
+        refs = [notes[sentence] for sentence in tool.long if sentence in notes]
+        names = [types[text] for text in sorted(tool.literals) if text in types]
+        if not (pairs or refs or names):
             parts.append(tool.plain)
         else:
-            parts.append(_shared_text(tool, uses, shared, notes, types))
+            key = _memo_key("text", pairs, refs, names)
+            parts.append(_shared_text(tool, key, shared, notes, types))
     body = "\n" + "\n".join(parts) + "\n"
     clauses = [clause for needs, clause in HEADER_CLAUSES if needs in body]
     return "; ".join([HEADER, *clauses]) + "." + body
 
 
-_RENDERED: dict[tuple[int, Any], tuple[ToolPrompt, str]] = {}
-"""(tool, what it takes from the glossary) -> its text: regenerating after one tool changed
-re-renders only that tool, not the hundreds that share a description."""
-_RENDERED_MAX = 50_000
+def _memo_key(kind: str, pairs: list[tuple[str, str]], *groups: list[str]) -> tuple[Any, ...]:
+    """``kind`` and what a tool takes from the glossary, as one flat tuple of strings (which
+    the garbage collector stops tracking; a tuple of tuples it may keep tracking)."""
+    flat: list[Any] = [kind]
+    for key, doc in pairs:
+        flat += (key, doc)
+    for group in groups:
+        flat.append(None)
+        flat += group
+    return tuple(flat)
 
 
 def _shared_text(
     tool: ToolPrompt,
-    uses: Any,
+    key: tuple[Any, ...],
     shared: Mapping[str, str],
     notes: Mapping[str, str],
     types: Mapping[str, str],
 ) -> str:
-    key = (id(tool), uses)
-    hit = _RENDERED.get(key)
-    if hit is not None and hit[0] is tool:
-        return hit[1]
+    """The tool's text given what it takes from the glossary (``key``), remembered:
+    regenerating after one tool changed re-renders only that tool, not the hundreds that
+    share a description."""
+    found = tool.recall(key)
+    if isinstance(found, str):
+        return found
     text = tool.text(shared, notes, types)
-    if len(_RENDERED) >= _RENDERED_MAX:
-        _RENDERED.clear()
-    _RENDERED[key] = (tool, text)
+    tool.remember(key, text)
     return text
 
 
-def tool_prompt(spec: ToolSpec, render: ToolRender, *, qualname: str) -> ToolPrompt:
-    """Render ``spec`` for the prompt; ``render`` supplies the Python argument names."""
+def tool_prompt(
+    spec: ToolSpec, arguments: Sequence[ArgName], *, extra: bool, qualname: str
+) -> ToolPrompt:
+    """Render ``spec`` for the prompt: ``arguments`` give the Python names (and order),
+    ``extra`` whether undeclared keys are allowed (``**extra_arguments``)."""
     schema, defs = normalize(spec.parameters)
     root = root_object(schema, defs)
     out_schema: Any = None
@@ -371,18 +422,18 @@ def tool_prompt(spec: ToolSpec, render: ToolRender, *, qualname: str) -> ToolPro
         defs = {**defs, **out_defs}
     typer = _Typer(defs, [schema, out_schema])
     lines: list[Line] = []
-    for param in render.params:
-        sub = root.properties.get(param.wire, {})
-        lines.extend(typer.field(param.py, sub, required=param.required, depth=1))
-    if render.extra is not None:
-        extra, children = typer.type(root.extra, 1)
-        lines.append(Line(depth=1, head=f"**{EXTRA}: ", key="", type=extra))
+    for arg in arguments:
+        sub = root.properties.get(arg.wire, {})
+        typer.field(lines, arg.py, sub, required=arg.required, depth=1)
+    if extra:
+        text, children = typer.type(root.extra, 1)
+        lines.append(_line(1, f"**{EXTRA}: ", "", text))
         lines.extend(children)
     if out_schema is not None:
         returns, children = typer.type(out_schema, 1)
         doc = _doc(out_schema)
         if returns != "Any" or doc or children:
-            lines.append(Line(depth=1, head="-> ", key="", type=returns, doc=doc))
+            lines.append(_line(1, "-> ", "", returns, doc=doc))
             lines.extend(children)
     lines.extend(typer.named_lines())
     return _finish(qualname, flat_text(spec.description), lines)
@@ -391,48 +442,40 @@ def tool_prompt(spec: ToolSpec, render: ToolRender, *, qualname: str) -> ToolPro
 def fallback_prompt(render: ToolRender, *, qualname: str) -> ToolPrompt:
     """A prompt from the render's own annotations, for a schema the prompt typer cannot read."""
     lines = [
-        Line(
-            depth=1,
-            head=f"{p.py}{'' if p.required else '?'}: ",
-            key=p.py,
-            type=p.annotation,
-            default=p.default,
-            doc=prompt_text(p.doc),
-        )
+        _line(1, f"{p.py}{'' if p.required else '?'}: ", p.py, p.annotation, p.default,
+              prompt_text(p.doc))
         for p in render.params
     ]
     if render.extra is not None:
-        lines.append(Line(depth=1, head=f"**{EXTRA}: ", key="", type=render.extra))
+        lines.append(_line(1, f"**{EXTRA}: ", "", render.extra))
     return _finish(qualname, flat_text(render.description), lines)
 
 
+_NONE: frozenset[Any] = frozenset()
+"""The one empty set that tools without literal types or described keys share."""
+
+
 def _finish(qualname: str, doc: str, lines: list[Line]) -> ToolPrompt:
-    """Split every description into sentences once, here, where the result is cached."""
-    split = tuple(
-        Line(depth=ln.depth, head=ln.head, key=ln.key, type=ln.type, default=ln.default,
-             doc=ln.doc, parts=sentences(ln.doc)) if ln.doc else ln
-        for ln in lines
-    )  # not ``dataclasses.replace``: this runs for every line of every tool
+    """Everything assembly reads of a tool, computed once, here, where it is cached."""
     namespace, _, name = qualname.rpartition(".")
-    tool = ToolPrompt(
+    parts = sentences(doc)
+    literals = frozenset(ln.type for ln in lines if _literal_union(ln.type)) or _NONE
+    rows = tuple(field for line in lines for field in line[:_ROW])
+    return ToolPrompt(
         qualname=qualname,
         name=name,
         namespace=namespace,
         doc=doc,
-        parts=sentences(doc),
-        lines=split,
-        pairs=frozenset((ln.key, ln.doc) for ln in split if ln.key and ln.doc),
-        long=_long([sentences(doc), *(ln.parts for ln in split)]),
-        literals=frozenset(ln.type for ln in split if _literal_union(ln.type)),
-        plain="",
+        parts=parts,
+        rows=rows,
+        pairs=frozenset((ln.key, ln.doc) for ln in lines if ln.key and ln.doc) or _NONE,
+        long=_long([parts, *(ln.parts for ln in lines)]),
+        literals=literals,
+        plain=_block(name, doc, parts, lines, {}, {}, {}),
+        literal_keys=tuple((ln.type, ln.key) for ln in lines if ln.type in literals),
+        defines=tuple(ln.head[:-3] for ln in lines
+                      if ln.type not in literals and ln.head.endswith(" = ")),
     )
-    tool = replace(
-        tool,
-        literal_keys=tuple((ln.type, ln.key) for ln in split if ln.type in tool.literals),
-        defines=tuple(ln.head[:-3] for ln in split
-                      if ln.type not in tool.literals and ln.head.endswith(" = ")),
-    )
-    return replace(tool, plain=tool.text({}, {}, {}))
 
 
 _LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|True|False|None')
@@ -532,17 +575,20 @@ class _Typer:
         )
         """Object definitions referenced more than once: named rather than inlined twice."""
 
-    def field(self, key: str, schema: Any, *, required: bool, depth: int) -> list[Line]:
-        """A key's line and the lines of its nested keys."""
+    def field(
+        self, out: list[Line], key: str, schema: Any, *, required: bool, depth: int
+    ) -> None:
+        """Append a key's line and the lines of its nested keys to ``out``."""
         text, children = self.type(schema, depth)
         schema = annotated(schema, self.defs)
         default = None
         if isinstance(schema, dict) and "default" in schema:
             default = py_literal(schema["default"])
         head = f"{key}: " if required else f"{key}?: "
-        doc = " ".join(part for part in (_doc(schema), self._variant_docs(schema, depth)) if part)
-        line = Line(depth=depth, head=head, key=key, type=text, default=default, doc=doc)
-        return [line, *children]
+        own, variants = _doc(schema), self._variant_docs(schema, depth)
+        doc = f"{own} {variants}" if own and variants else own or variants
+        out.append(_line(depth, head, key, text, default, doc))
+        out.extend(children)
 
     def _variant_docs(self, schema: Any, depth: int) -> str:
         """``(A: its description; B: …)`` for the described ``anyOf``/``oneOf`` branches."""
@@ -629,7 +675,7 @@ class _Typer:
         children: list[Line] = []
         for _, lines in parts:
             if lines and children:
-                children.append(Line(depth=depth + 1, head="", key="", type="(or)"))
+                children.append(Line(depth + 1, "", "", "(or)"))
             children.extend(lines)
         return _union([text for text, _ in parts]), children
 
@@ -700,13 +746,12 @@ class _Typer:
             lines: list[Line] = []
             for name, sub in props.items():
                 needed = name in required
-                lines.extend(self.field(_key(name), sub, required=needed, depth=depth + 1))
+                self.field(lines, _key(name), sub, required=needed, depth=depth + 1)
             shown = len(props)
             addl = schema.get("additionalProperties")
             if _typed(addl):  # the type of every other key, beside the named ones
                 value, children = self.type(addl, depth + 1)
-                lines.append(Line(depth=depth + 1, head=f"{OTHER_KEYS}: ", key="", type=value,
-                                  doc=_doc(addl)))
+                lines.append(_line(depth + 1, f"{OTHER_KEYS}: ", "", value, doc=_doc(addl)))
                 lines.extend(children)
                 shown += 1
             if len(lines) == shown and all(ln.default is None and not ln.doc for ln in lines):
@@ -728,15 +773,8 @@ class _Typer:
                 self.stack.append(key)
                 text, children = self._core_of(self.defs[key])
                 self.stack.pop()
-                lines.append(
-                    Line(
-                        depth=1,
-                        head=f"{self.named[key]} = ",
-                        key="",
-                        type=text,
-                        doc=_doc(self.defs[key]),
-                    )
-                )
+                lines.append(_line(1, f"{self.named[key]} = ", "", text,
+                                   doc=_doc(self.defs[key])))
                 lines.extend(children)
         return lines
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from codemode.errors import SdkGenerationError
 
@@ -27,9 +27,20 @@ from ._text import clean, docstring
 from ._types import TypeBlock, render_types
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from codemode.dispatch.spec import ToolSpec
 
-__all__ = ["ARG_RESERVED", "EXTRA", "Param", "ToolRender", "fallback_render", "render_tool"]
+__all__ = [
+    "ARG_RESERVED",
+    "EXTRA",
+    "ArgName",
+    "Param",
+    "ToolRender",
+    "argument_names",
+    "fallback_render",
+    "render_tool",
+]
 
 _PLACEHOLDER = re.compile("\x00(\\d+)\x00")
 """Where a generated type's final name goes once datamodel-code-generator has run."""
@@ -38,6 +49,34 @@ EXTRA = "extra_arguments"
 """Name of the ``**kwargs`` of a tool whose root schema explicitly allows undeclared keys."""
 ARG_RESERVED = frozenset({"_invoke", "_result", EXTRA})
 """Names a generated function body uses, so no parameter may take them."""
+
+
+class ArgName(NamedTuple):
+    """One keyword argument's names, without its type (a tuple: the GC need not scan it)."""
+
+    py: str
+    """Python name."""
+    wire: str
+    """Wire name."""
+    required: bool
+    """Whether the schema requires it."""
+
+
+def _arguments(properties: Mapping[str, Any], required: frozenset[str], *,
+               method: bool) -> list[ArgName]:
+    """Python names of the root's properties: required first, then in schema order."""
+    mapping = assign_identifiers(properties, reserved=ARG_RESERVED, avoid_private=method)
+    args = [ArgName(mapping[wire], wire, wire in required) for wire in properties]
+    args.sort(key=lambda a: not a.required)
+    return args
+
+
+def argument_names(spec: ToolSpec, *, method: bool = False) -> tuple[tuple[ArgName, ...], bool]:
+    """``(arguments, whether undeclared keys are allowed)``: what names and the prompt need
+    of a tool's signature, without rendering its annotations and docs."""
+    schema, defs = normalize(spec.parameters)
+    root = root_object(schema, defs)
+    return tuple(_arguments(root.properties, root.required, method=method)), root.extra is not None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -156,7 +195,8 @@ def render_tool(
     """
     schema, defs = normalize(spec.parameters)
     root = root_object(schema, defs)
-    mapping = assign_identifiers(root.properties, reserved=ARG_RESERVED, avoid_private=method)
+    names = _arguments(root.properties, root.required, method=method)
+    mapping = {arg.wire: arg.py for arg in names}
     out_schema: Any = None
     out_defs: dict[str, Any] = {}
     if spec.output_schema is not None:
@@ -203,20 +243,19 @@ def render_tool(
     annotations = {wire: place(ann) for wire, ann in annotations.items()}
     extra = place(extra) if extra is not None else None
     returns = place(returns)
-    params = [
-        Param(
-            py=mapping[wire],
-            wire=wire,
-            annotation=annotations[wire],
-            required=wire in root.required,
+    params = []
+    for arg in names:
+        sub = annotated(root.properties[arg.wire], defs)
+        params.append(Param(
+            py=arg.py,
+            wire=arg.wire,
+            annotation=annotations[arg.wire],
+            required=arg.required,
             default=py_literal(sub["default"])
             if isinstance(sub, dict) and "default" in sub
             else None,
-            doc=_param_doc(sub, annotations[wire]),
-        )
-        for wire, sub in ((w, annotated(s, defs)) for w, s in root.properties.items())
-    ]
-    params.sort(key=lambda p: not p.required)
+            doc=_param_doc(sub, annotations[arg.wire]),
+        ))
     return ToolRender(
         wire=spec.name,
         py=py,

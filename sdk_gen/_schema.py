@@ -141,9 +141,15 @@ def normalize(schema: Any, *, key_prefix: str = "") -> tuple[Any, dict[str, Any]
 
 
 def _normalize(schema: Any, key_prefix: str) -> tuple[Any, dict[str, Any]]:
-    root = plain(schema)
     defs: dict[str, Any] = {}
     memo: dict[str, str] = {}
+    copied: list[Any] = []
+
+    def root() -> Any:
+        """The whole schema as plain data, copied only when a local ``$ref`` needs it."""
+        if not copied:
+            copied.append(plain(schema))
+        return copied[0]
 
     def key_for(pointer: str) -> str:
         match = _DEF_POINTER.match(pointer)
@@ -160,7 +166,9 @@ def _normalize(schema: Any, key_prefix: str) -> tuple[Any, dict[str, Any]]:
             return None
         pointer = unquote(ref[1:])  # a URI fragment: `#/$defs/a%20b` names "a b"
         if pointer not in memo:
-            target = _resolve(root, pointer) if pointer[:1] in ("", "/") else _anchor(root, pointer)
+            whole = root()
+            local = pointer[:1] in ("", "/")
+            target = _resolve(whole, pointer) if local else _anchor(whole, pointer)
             if not isinstance(target, dict | bool):
                 return None
             key = memo[pointer] = key_for(pointer)
@@ -169,27 +177,34 @@ def _normalize(schema: Any, key_prefix: str) -> tuple[Any, dict[str, Any]]:
         return f"#/$defs/{memo[pointer]}"
 
     def walk(node: Any) -> Any:
-        if isinstance(node, list):
-            return [walk(item) for item in node]
-        if not isinstance(node, dict):
+        """A plain copy (as ``plain`` makes) with refs pointed into ``defs``, in one pass."""
+        kind = type(node)
+        if kind in _LEAVES:
             return node
+        if kind is not dict:
+            if isinstance(node, list | tuple):
+                return [walk(item) for item in node]
+            if not isinstance(node, Mapping):
+                return node
         out: dict[str, Any] = {}
         for k, v in node.items():
+            if type(k) is not str:
+                k = str(k)
             if k in _DROPPED:
                 continue
             if k == "$ref":
                 target = ref_target(v) if isinstance(v, str) else None
                 if target is not None:
                     out[k] = target
-            elif k in _SCHEMA_MAPS and isinstance(v, dict):
-                out[k] = {name: walk(sub) for name, sub in v.items()}
+            elif k in _SCHEMA_MAPS and isinstance(v, Mapping):
+                out[k] = {str(name): walk(sub) for name, sub in v.items()}
             elif k in _SUBSCHEMA:
                 out[k] = walk(v)
             else:
-                out[k] = v
+                out[k] = v if type(v) in _LEAVES else plain(v)
         return _unwrap_all_of(out)
 
-    out = walk(root)
+    out = walk(schema)
     _ground_alias_loops(defs)
     return _skip_aliases(out, defs)
 

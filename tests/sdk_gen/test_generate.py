@@ -167,6 +167,7 @@ def test_unreadable_spec_degrades_to_any_keywords(monkeypatch: pytest.MonkeyPatc
     def broken(*args: object, **kwargs: object) -> None:
         raise KeyError("surprise")
 
+    monkeypatch.setattr(_generate, "argument_names", broken)
     monkeypatch.setattr(_generate, "render_tool", broken)
     sdk = sdk_gen.generate([{"name": "t", "description": "Still listed."}])
     assert "\nt: Still listed.\n **extra_arguments: Any\n" in sdk.prompt
