@@ -129,6 +129,19 @@ def _name_size(obj: Any) -> int:
     return 32 + (len(name) if isinstance(name, str) else 0)
 
 
+def _field_names_size(kind: type) -> int:
+    """Bytes of a named tuple's field names, read on the class ``collections`` made (the
+    one right on ``tuple``): its repr shows the names it was made with, while ``_fields``
+    of the facade's class or of a subclass is whatever the script set there (``()``)."""
+    if not issubclass(kind, tuple):
+        return 0
+    for base in kind.__mro__:
+        if base.__bases__ == (tuple,):
+            fields = base.__dict__.get("_fields", ())
+            return sum(len(name) for name in fields) if type(fields) is tuple else 0
+    return 0
+
+
 class _RenderTooBig(Exception):
     pass
 
@@ -182,7 +195,7 @@ def render_size(obj: Any, limit: int) -> int:
             if kind not in _PLAIN_CONTAINERS:
                 # ``P(x=…, y=…)`` (named tuples: every field name, every time),
                 # ``defaultdict(<factory>, {…})``.
-                size += add(_name_size(kind) + sum(map(len, getattr(kind, "_fields", ()))))
+                size += add(_name_size(kind) + _field_names_size(kind))
                 factory = getattr(node, "default_factory", None)
                 if factory is not None:
                     size += visit(factory, depth + 1)
