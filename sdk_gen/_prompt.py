@@ -44,6 +44,7 @@ __all__ = [
     "SHARED_CLAUSES",
     "SHARED_MARK",
     "SHARED_MIN_TOOLS",
+    "TEXT_RESULT",
     "TYPE_MIN_CHARS",
     "Line",
     "ToolPrompt",
@@ -56,6 +57,9 @@ __all__ = [
     "tool_prompt",
 ]
 
+TEXT_RESULT = "text"
+"""The note on ``-> str`` of a tool that answers text (``ToolSpec.returns_text``); the
+Code Mode rules say what it means."""
 SHARED_MARK = "^"
 """Ends a key's line when its description is the one listed for that key under ``SHARED``."""
 OTHER_KEYS = "**"
@@ -88,6 +92,10 @@ HEADER_CLAUSES = (
     (f"{OTHER_KEYS}: ", f"`{OTHER_KEYS}` is any other key of a dict"),
     ("", '`"a"|"b"`: allowed values'),
     ("", "`-> type`: the result (else dict, list or str)"),
+    (
+        f" -> str # {TEXT_RESULT}\n",
+        f"`-> str # {TEXT_RESULT}`: it answers text as sent (`json.loads()` it if it holds JSON)",
+    ),
     ("\n[", "tools under a `[ns]` line are `tools.ns.<name>`"),
     (TRUNCATED, f"a description ending in `{TRUNCATED}` was cut short here"),
 )
@@ -435,6 +443,8 @@ def tool_prompt(
         if returns != "Any" or doc or children:
             lines.append(_line(1, "-> ", "", returns, doc=doc))
             lines.extend(children)
+    elif spec.returns_text:
+        lines.append(_line(1, "-> ", "", "str", doc=TEXT_RESULT))
     lines.extend(typer.named_lines())
     return _finish(qualname, flat_text(spec.description), lines)
 
@@ -448,6 +458,8 @@ def fallback_prompt(render: ToolRender, *, qualname: str) -> ToolPrompt:
     ]
     if render.extra is not None:
         lines.append(_line(1, f"**{EXTRA}: ", "", render.extra))
+    if render.returns_text:
+        lines.append(_line(1, "-> ", "", "str", doc=TEXT_RESULT))
     return _finish(qualname, flat_text(render.description), lines)
 
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ARG_RESERVED",
     "EXTRA",
+    "RETURNS_TEXT",
     "ArgName",
     "Param",
     "ToolRender",
@@ -45,6 +46,8 @@ __all__ = [
 _PLACEHOLDER = re.compile("\x00(\\d+)\x00")
 """Where a generated type's final name goes once datamodel-code-generator has run."""
 
+RETURNS_TEXT = "Text, as the tool sent it (it publishes no output schema): json.loads() JSON."
+"""What a text-answering tool's docstring says of its ``str`` result."""
 EXTRA = "extra_arguments"
 """Name of the ``**kwargs`` of a tool whose root schema explicitly allows undeclared keys."""
 ARG_RESERVED = frozenset({"_invoke", "_result", EXTRA})
@@ -117,6 +120,8 @@ class ToolRender:
     """Generated named types, if the tool needs any."""
     warnings: tuple[str, ...]
     """Degradations (a schema part typed as ``Any`` because it could not be rendered)."""
+    returns_text: bool = False
+    """The tool answers text (``ToolSpec.returns_text``): ``-> str``, said in the docstring."""
 
     @property
     def arguments(self) -> dict[str, str]:
@@ -157,6 +162,8 @@ class ToolRender:
                 args.append(f"{p.py}: " + " ".join(part for part in (doc, wire) if part))
         if args:
             paras.append("Args:\n" + "\n".join("    " + a for a in args))
+        if self.returns_text:
+            paras.append(f"Returns:\n    {RETURNS_TEXT}")
         return paras
 
     def function(self, *, stub: bool, indent: str = "") -> str:
@@ -225,7 +232,7 @@ def render_tool(
     extra = None
     if root.extra is not None:
         extra = inline_annotation(root.extra, hoister("Extra")) or "Any"
-    returns = "Any"
+    returns = "str" if spec.returns_text and spec.output_schema is None else "Any"
     if spec.output_schema is not None:
         returns = inline_annotation(out_schema, hoister("Result", "Output")) or "Any"
     block: TypeBlock | None = None
@@ -265,6 +272,7 @@ def render_tool(
         description=clean(spec.description),
         types=block,
         warnings=warnings,
+        returns_text=spec.returns_text and spec.output_schema is None,
     )
 
 

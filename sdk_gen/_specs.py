@@ -12,7 +12,8 @@ from codemode.errors import SdkGenerationError
 __all__ = ["SpecLike", "as_spec", "as_specs", "spec_digest"]
 
 SpecLike = ToolSpec | Mapping[str, Any]
-"""A ``ToolSpec`` or a ``{"name", "description", "inputSchema", "outputSchema"?}`` dict."""
+"""A ``ToolSpec`` or a ``{"name", "description", "inputSchema", "outputSchema"?}`` dict
+(optional keys: ``namespace``, ``visible_in_code``, ``returns_text``)."""
 
 
 def as_spec(item: SpecLike) -> ToolSpec:
@@ -32,6 +33,7 @@ def as_spec(item: SpecLike) -> ToolSpec:
         output_schema=output if isinstance(output, Mapping) else None,
         namespace=item.get("namespace"),
         visible_in_code=bool(item.get("visible_in_code", True)),
+        returns_text=bool(item.get("returns_text", False)) and not isinstance(output, Mapping),
     )
 
 
@@ -48,6 +50,7 @@ def spec_digest(spec: ToolSpec) -> str:
     matters: it decides parameter order) and cheaper than serialising to JSON.
     """
     payload = repr(
-        (spec.name, spec.description, spec.parameters, spec.output_schema, spec.namespace)
+        (spec.name, spec.description, spec.parameters, spec.output_schema, spec.namespace,
+         spec.returns_text)
     )
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()

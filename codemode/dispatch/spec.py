@@ -27,3 +27,7 @@ class ToolSpec:
     """Group in the SDK (``tools.<namespace>.<name>``), e.g. an MCP server's name."""
     visible_in_code: bool = True
     """Whether scripts may call this tool through the ``tools`` proxy."""
+    returns_text: bool = False
+    """The tool answers text (content blocks, no structured result), so a script receives a
+    ``str`` and the SDK says ``-> str``; e.g. an upstream MCP tool without ``outputSchema``.
+    ``False`` (a local tool whose handler returns data) leaves the result type open."""

@@ -128,6 +128,7 @@ def define_tool(
     execution_mode: ExecutionMode = "parallel",
     namespace: str | None = None,
     visible_in_code: bool = True,
+    returns_text: bool = False,
     threaded: bool = False,
     replay: Replay = "side_effects",
     labels: Iterable[str] = (),
@@ -138,7 +139,8 @@ def define_tool(
     """Define a tool; every definitional mistake raises ``ToolDefinitionError`` here.
 
     ``parameters`` is a full JSON Schema with an object root or the compact form
-    ``{"path": {"type": "string", "required": True}}``.
+    ``{"path": {"type": "string", "required": True}}``. ``returns_text`` says the tool
+    answers text (``ToolSpec.returns_text``); it cannot go with an ``output_schema``.
     """
     name = _check_name(name)
     if description is None:
@@ -160,6 +162,8 @@ def define_tool(
         if not isinstance(output_schema, Mapping):
             raise ToolDefinitionError(name, "output_schema must be a JSON Schema object")
         output_validator = compile_schema(name, output_schema, what="output")
+    if returns_text and output_schema is not None:
+        raise ToolDefinitionError(name, "returns_text=True says there is no output_schema")
     if replay not in ("side_effects", "always_live"):
         raise ToolDefinitionError(
             name, f"replay must be 'side_effects' or 'always_live', got {replay!r}"
@@ -177,6 +181,7 @@ def define_tool(
         output_schema=output_validator.schema if output_validator else None,
         namespace=namespace,
         visible_in_code=visible_in_code,
+        returns_text=bool(returns_text),
     )
     return Tool(
         spec=spec,

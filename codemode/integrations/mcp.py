@@ -205,6 +205,9 @@ def _define(
         output_schema=output,
         execute=_handler(session, remote),
         namespace=namespace,
+        # no outputSchema listed: the answers are content blocks, a script receives their
+        # text (an output schema this side had to drop still means structured answers)
+        returns_text=output is None and not isinstance(spec.get("outputSchema"), dict),
     )
 
 

@@ -64,7 +64,8 @@ Write a Python script to do the task. The script runs in a sandbox:
   `results = await asyncio.gather(*[tools.x(a=i) for i in items])` (`asyncio` is preloaded).
 - The value of the last expression statement is the script's result; keep it compact JSON.
 - `print()` for short notes; output is capped.
-- A tool without `-> type` may answer JSON as text: `json.loads()` a `str` result first.
+- `-> str # text`: the tool answers text as sent; if that holds JSON, `json.loads()` it.
+  A tool without `-> type` answers data (dict, list) or text.
 - A failed call raises `ToolCallError` (`.tool`, `.message`, `.path`); catch it with
   `try: ... except ToolCallError as e: ...`.
 - Imports are limited to: {modules}.
