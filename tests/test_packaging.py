@@ -70,38 +70,57 @@ USER_CODE = textwrap.dedent(
 
     registry = cm.ToolRegistry()
     specs: tuple[cm.ToolSpec, ...] = registry.specs()
+    reveal_type(registry.specs)
     wrong: str = registry.specs()
     """
 )
 
 
 def test_mypy_strict_on_user_code_finds_codemodes_types(tmp_path: Path) -> None:
-    """Through site-packages, as after ``pip install -e . --config-settings
-    editable_mode=compat`` (the README's line for type checking): a ``.pth`` naming the
-    checkout, so mypy applies PEP 561 and needs ``py.typed``. A venv of its own keeps the
-    test's ``.pth`` out of the real environment (it also names this environment's packages,
-    whose own editable codemode is an import hook mypy does not follow)."""
+    """After the README's ``python -m pip install -e .`` (no ``editable_mode=compat``), in a
+    fresh venv: the install is a plain ``.pth`` naming the checkout, which mypy follows
+    (PEP 561, ``py.typed``), not an import hook, which it cannot.
+
+    The venv sees this environment's packages (mypy, setuptools, codemode's dependencies)
+    through a path entry, not as a site directory, so this environment's own editable
+    codemode is not visible there: only the test's install can make ``import codemode``
+    type-check. The build runs offline (``--no-build-isolation``, setuptools from the
+    dev extra)."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)],
                    check=True, timeout=120)
     python = venv / "bin" / "python"
-    purelib = subprocess.run(
+    purelib = Path(subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True, timeout=60).stdout.strip()
-    assert purelib != sysconfig.get_paths()["purelib"]
-    here = sysconfig.get_paths()["purelib"]  # this environment's packages: mypy, pydantic …
-    (Path(purelib) / "codemode_checkout.pth").write_text(f"{ROOT}\n{here}\n", encoding="utf-8")
+        capture_output=True, text=True, check=True, timeout=60).stdout.strip())
+    assert purelib != Path(sysconfig.get_paths()["purelib"])
+    (purelib / "environment.pth").write_text(sysconfig.get_paths()["purelib"] + "\n",
+                                             encoding="utf-8")
     user = tmp_path / "user"
     user.mkdir()
     (user / "app.py").write_text(USER_CODE, encoding="utf-8")
-    done = subprocess.run(
-        [str(python), "-m", "mypy", "--strict", "--no-incremental", "app.py"],
-        cwd=user, capture_output=True, text=True, timeout=300, env=_clean_env())
-    lines = [ln for ln in done.stdout.splitlines() if ": error:" in ln]
-    assert len(lines) == 1, done.stdout + done.stderr
-    assert lines[0].startswith("app.py:6: error: Incompatible types in assignment")
-    assert '"tuple[ToolSpec, ...]"' in lines[0]  # read from codemode's own annotations
-    assert "--config-settings editable_mode=compat" in README
+    mypy = [str(python), "-m", "mypy", "--strict", "--no-incremental", "app.py"]
+    before = subprocess.run(mypy, cwd=user, capture_output=True, text=True, timeout=300,
+                            env=_clean_env())
+    assert 'Cannot find implementation or library stub for module named "codemode"' in (
+        before.stdout), before.stdout + before.stderr
+    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
+               "--no-build-isolation", "--no-index", "-q", "-e", str(ROOT)]
+    done = subprocess.run(install, capture_output=True, text=True, timeout=300,
+                          env=_clean_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    pth = [p.read_text(encoding="utf-8") for p in purelib.glob("__editable__*codemode*.pth")]
+    assert pth == [f"{ROOT}\n"] or [text.strip() for text in pth] == [str(ROOT)]
+    assert not list(purelib.glob("__editable__*finder*.py"))  # no import hook
+    done = subprocess.run(mypy, cwd=user, capture_output=True, text=True, timeout=300,
+                          env=_clean_env())
+    lines = [ln for ln in done.stdout.splitlines() if ": error:" in ln or ": note:" in ln]
+    assert len(lines) == 2, done.stdout + done.stderr
+    assert lines[0].startswith("app.py:6: note: Revealed type is")
+    assert "codemode.dispatch.spec.ToolSpec" in lines[0]  # read from codemode's own annotations
+    assert lines[1].startswith("app.py:7: error: Incompatible types in assignment")
+    assert '"tuple[ToolSpec, ...]"' in lines[1]
+    assert "editable_mode=compat" not in README
 
 
 PLUGIN_SUITE = textwrap.dedent(
