@@ -39,8 +39,10 @@ async def no_tool(name: str, arguments: dict[str, Any]) -> Any:
     return {"tool": name, "arguments": arguments}
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 async def pool() -> AsyncIterator[WorkerPoolExecutor]:
+    """One worker for the module's tests (a worker keeps its last tool paths: the test of
+    them sends paths no earlier test sent)."""
     async with WorkerPoolExecutor(size=1, confinement="off") as made:
         yield made
 
