@@ -1204,7 +1204,9 @@ class WorkerPoolExecutor:
 
 _SHIPPED: dict[str, list[str]] = {}
 """Recent scripts' ``code`` entries (see :func:`_shipped_code`), by source."""
-_SHIPPED_SIZE: Final = 64
+_SHIPPED_SIZE: Final = 16
+"""Few: a long script's code is about ten times its text; repeats are rare (a model sends
+new scripts), and a script evicted here is still compiled by the worker."""
 
 
 def _shipped_code(source: str) -> list[str] | None:
