@@ -87,6 +87,7 @@ from codemode.sandbox.language.state import (
     wrap_result,
 )
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
+from codemode.sandbox.runtime import unraisable
 from codemode.sandbox.runtime.prelude import Prelude, detach
 from codemode.sandbox.runtime.replies import decode_reply
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError
@@ -559,6 +560,7 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
             return await value_call(name, json.loads(text))
 
     limits = DEFAULT_LIMITS if limits is None else limits
+    unraisable.install()
     prelude, source = detach(source)
     try:
         compiled = compile_script(source)
