@@ -151,3 +151,26 @@ async def test_aprompt_generates_off_the_event_loop(monkeypatch: pytest.MonkeyPa
     assert threads and threading.get_ident() not in threads
     assert text == mode.prompt(inputs={"budget": 3}) and "ship_5" in text
     assert len(threads) == 1  # the second prompt came from the cache
+
+
+def test_what_the_cache_keeps_leaves_the_garbage_collector_little_to_scan() -> None:
+    """A full GC pass scans every tracked object of the process and holds the GIL (a long
+    stall for a server's event loop): the cached prompt lines are flat tuples of strings,
+    which the collector stops tracking, and an unchanged tool keeps its slot and names
+    across regenerations instead of allocating new ones."""
+    import gc
+
+    cache = sdk_gen.SdkCache()
+    specs = [sdk_gen.as_spec(tool) for tool in TOOLS]
+    first = sdk_gen.generate(specs, cache=cache)
+    gc.collect()
+    prompts = [cache.outline(spec, path=spec.name).prompt for spec in specs]
+    assert all(prompt.rows and not gc.is_tracked(prompt.rows) for prompt in prompts)
+    assert not any(isinstance(row, tuple) for prompt in prompts for row in prompt.rows)
+    slots = [cache.slot(spec, None, spec.name) for spec in specs]
+    changed = [*specs[:-1], sdk_gen.as_spec({**TOOLS[-1], "description": "Changed."})]
+    again = sdk_gen.generate(changed, cache=cache)
+    assert "Changed." in again.prompt
+    assert all(cache.slot(s, None, s.name) is slot for s, slot in zip(specs, slots, strict=False))
+    unchanged = TOOLS[0]["name"]
+    assert again.names.arguments[unchanged] is first.names.arguments[unchanged]
