@@ -79,6 +79,7 @@ from codemode.sandbox.runtime.result import RunOutcome, ScriptError, ScriptResul
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator
+    from contextvars import ContextVar
     from types import TracebackType
 
     from anyio.abc import TaskGroup
@@ -431,6 +432,38 @@ def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
+def _library_var() -> ContextVar[str | None] | None:
+    """sniffio's current-library variable, when sniffio is installed."""
+    try:
+        from sniffio import current_async_library_cvar
+    except ImportError:
+        return None
+    return current_async_library_cvar
+
+
+@contextlib.contextmanager
+def _on_asyncio(active: bool) -> Iterator[None]:
+    """Tell anyio the session's loop callbacks run on asyncio.
+
+    The session reads the worker's pipe in loop callbacks (``add_reader``,
+    ``call_soon``), which start tasks and make events. In a callback there is no
+    current task, so sniffio (when it is installed) cannot tell the library, and anyio
+    raised ``NoEventLoopError`` from every such callback of a host started with plain
+    ``asyncio.run`` (``anyio.run`` sets the library itself): a cancelled call or a large
+    frame then left the run to time out. Callbacks and tasks capture the context they
+    are made in, so the library set here for the session's lifetime reaches all of them.
+    """
+    library = _library_var()
+    if not active or library is None:  # no sniffio: anyio takes a running loop as asyncio
+        yield
+        return
+    token = library.set("asyncio")
+    try:
+        yield
+    finally:
+        library.reset(token)
+
+
 @contextlib.contextmanager
 def _reader_callback(
     loop: asyncio.AbstractEventLoop, fd: int, callback: Callable[[], None]
@@ -522,6 +555,10 @@ class _Session:
     async def run(self) -> None:
         """Serve the run until the worker reports ``done``, dies or misbehaves."""
         loop = self._loop
+        with _on_asyncio(loop is not None):
+            await self._serve(loop)
+
+    async def _serve(self, loop: asyncio.AbstractEventLoop | None) -> None:
         async with anyio.create_task_group() as tg:
             self._tg = tg
             try:
