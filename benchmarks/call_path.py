@@ -36,6 +36,9 @@ import anyio  # noqa: E402
 import codemode as cm  # noqa: E402
 from codemode.sandbox import InProcessExecutor, WorkerPoolExecutor  # noqa: E402
 
+sys.path.insert(0, str(_HERE))  # codemode is imported: benchmarks/codemode.py cannot shadow it
+import vs_monty  # noqa: E402
+
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
@@ -47,29 +50,8 @@ names = sorted(r['name'] for r in repos if r['stars'] > 10)
 note = await tools.add_note(text='found ' + str(len(names)))
 {'names': names, 'note': note, 'x': json.dumps({'n': len(names)})}
 """
-REPOS = [{"name": f"repo{i}", "stars": i * 3} for i in range(8)]
-ANSWERS: dict[str, Callable[..., Any]] = {
-    "get_user": lambda id: {"id": id, "name": "ada"},
-    "list_repos": lambda owner: REPOS,
-    "add_note": lambda text: {"ok": True},
-    "echo": lambda i: i,
-}
-PROPS = {"get_user": {"id": {"type": "integer"}}, "list_repos": {"owner": {"type": "string"}},
-         "add_note": {"text": {"type": "string"}}, "echo": {"i": {"type": "integer"}}}
-
-
-def registry() -> cm.ToolRegistry:
-    reg = cm.ToolRegistry()
-    for name, fields in PROPS.items():
-        answer = ANSWERS[name]
-
-        async def execute(args: Any, ctx: cm.ExecContext, answer: Any = answer) -> Any:
-            return answer(**args)
-
-        reg.register(cm.define_tool(name=name, execute=execute, parameters={
-            "type": "object", "properties": fields, "required": list(fields),
-            "additionalProperties": False}))
-    return reg
+ANSWERS = vs_monty.ANSWERS
+registry = vs_monty.registry
 
 
 def loop_script(n: int) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -44,18 +43,6 @@ def _time(*, pidfile: Path | None = None) -> dict[str, Any]:
         " '--local-timezone', 'UTC'])"
     )
     return {"command": PY, "args": ["-c", boot, str(pidfile)]}
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "repo"
-    path.mkdir()
-    env = {**os.environ, "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com"}
-    (path / "notes.txt").write_text("hello\n", encoding="utf-8")
-    for cmd in (["init", "-q"], ["add", "notes.txt"], ["commit", "-q", "-m", "first notes"]):
-        subprocess.run(["git", *cmd], cwd=path, env=env, check=True)
-    return path
 
 
 def _config(tmp_path: Path, servers: dict[str, Any]) -> Path:

@@ -6,8 +6,6 @@ it (mcp-server-time) stay typed, and a local tool stays open (``-> Any``)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
@@ -31,18 +29,6 @@ PY = sys.executable
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "repo"
-    path.mkdir()
-    env = {**os.environ, "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com"}
-    (path / "notes.txt").write_text("hello\n", encoding="utf-8")
-    for cmd in (["init", "-q"], ["add", "notes.txt"], ["commit", "-q", "-m", "first notes"]):
-        subprocess.run(["git", *cmd], cwd=path, env=env, check=True)
-    return path
 
 
 @pytest.fixture
