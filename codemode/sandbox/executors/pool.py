@@ -71,7 +71,7 @@ from codemode.sandbox.executors.protocol import (
     json_size,
     new_bounded,
 )
-from codemode.sandbox.executors.worker import EXIT_MEMORY
+from codemode.sandbox.executors.worker import EXIT_MEMORY, Spin
 from codemode.sandbox.language.compile import CODE_TAG, cached_script, export_code
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
 from codemode.sandbox.runtime.prelude import detach
@@ -119,7 +119,8 @@ HOST_POLL_SECONDS: Final = 0.001
 """After the host sends a worker a run or a reply, its event loop polls the worker's pipe
 between its other tasks for this long before leaving the wait to the selector: the next
 message usually comes within it, and a wake-up from an idle selector costs about 100 µs
-on small VMs (three of them made a cold three-call run miss 1 ms). asyncio only."""
+on small VMs (three of them made a cold three-call run miss 1 ms). asyncio only, and only
+while polling pays (``worker.Spin``: polls that miss make the next sends skip it)."""
 
 _BOOT_TIMEOUT: Final = 30.0
 """Seconds a new worker may take to import the runtime and announce itself."""
@@ -255,6 +256,8 @@ class _Worker:
         self.memory_cap: int | None = None
         """``Limits.memory`` of the first run: a confined worker's address-space cap is a
         hard limit that cannot go back up, so a run asking for more gets another worker."""
+        self.spin = Spin()
+        """Whether the host's next send should poll for the answer (see ``poll_soon``)."""
         _LOG.debug("sandbox worker %d started (confinement %s)", self.process.pid, self._mode)
         _LIVE.add(self)
 
@@ -512,6 +515,9 @@ class _Session:
         self._stopping = False
         self._poll_until = 0.0
         self._polling = False
+        self._routed = 0
+        """Batches of frames routed so far (a poll that saw none routed missed)."""
+        self._poll_mark = 0
         self._ended = False
         self._run_id = run_id
         self._base = run_id * _RUN_SPAN
@@ -588,14 +594,22 @@ class _Session:
         loop = self._loop
         if loop is None or self._ended or self._decoding:
             return
-        self._poll_until = time.perf_counter() + HOST_POLL_SECONDS
         if not self._polling:
+            if not self._worker.spin.due():
+                return
             self._polling = True
             loop.call_soon(self._poll)
+        self._poll_mark = self._routed
+        self._poll_until = time.perf_counter() + HOST_POLL_SECONDS
 
     def _poll(self) -> None:
-        if self._ended or self._finished.is_set() or time.perf_counter() > self._poll_until:
+        over = self._ended or self._finished.is_set()
+        if over or time.perf_counter() > self._poll_until:
             self._polling = False
+            if self._routed != self._poll_mark:  # something came within the window
+                self._worker.spin.hit()
+            elif not over:
+                self._worker.spin.miss()
             return
         self._on_readable()
         assert self._loop is not None
@@ -684,6 +698,7 @@ class _Session:
         self._finish()
 
     def _route(self, messages: list[list[Any]]) -> None:
+        self._routed += 1
         last = len(messages) - 1
         for index, message in enumerate(messages):
             kind = message[0]
