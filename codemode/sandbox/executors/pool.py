@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import base64
 import contextlib
 import fcntl
 import functools
@@ -68,6 +67,7 @@ from codemode.sandbox.executors.protocol import (
     FrameDecoder,
     decode_bounded,
     encode,
+    encode_blob,
     json_size,
     new_bounded,
 )
@@ -1122,14 +1122,15 @@ class WorkerPoolExecutor:
             worker.tool_paths = paths
         code = _shipped_code(source)
         if code is not None:
-            request["code"] = code
+            request["code"] = CODE_TAG
         if on_output is not None:
             session.on_output = on_output
             request["stream"] = True
         with anyio.move_on_after(left + self._grace) as deadline:
             session.clock = deadline  # held approvals move it (see _Session._on_clock)
             try:
-                await worker.send(encode(["run", request]))
+                frame = encode(["run", request])
+                await worker.send(frame if code is None else encode_blob(code) + frame)
             except _WorkerGone:
                 if retry:
                     raise _NotDelivered from None
@@ -1254,25 +1255,26 @@ class WorkerPoolExecutor:
         await self.aclose()
 
 
-_SHIPPED: dict[str, list[str]] = {}
-"""Recent scripts' ``code`` entries (see :func:`_shipped_code`), by source."""
+_SHIPPED: dict[str, bytes] = {}
+"""Recent scripts' marshalled code (see :func:`_shipped_code`), by source."""
 _SHIPPED_SIZE: Final = 16
 """Few: a long script's code is about ten times its text; repeats are rare (a model sends
 new scripts), and a script evicted here is still compiled by the worker."""
 
 
-def _shipped_code(source: str) -> list[str] | None:
-    """``[CODE_TAG, base64 of the marshalled code]`` of a script the host already compiled
-    (CodeMode's preflight did), for the worker to adopt (``compile.adopt_code``) instead
-    of parsing, checking and compiling it again; None when the host did not compile it
-    (the worker compiles: the host never spends its loop compiling for a worker)."""
+def _shipped_code(source: str) -> bytes | None:
+    """The marshalled code of a script the host already compiled (CodeMode's preflight
+    did), sent as a blob frame before the run for the worker to adopt
+    (``compile.adopt_code``) instead of parsing, checking and compiling it again; None
+    when the host did not compile it (the worker compiles: the host never spends its loop
+    compiling for a worker)."""
     shipped = _SHIPPED.get(source)
     if shipped is not None:
         return shipped
     compiled = cached_script(detach(source)[1])
     if compiled is None:
         return None
-    shipped = [CODE_TAG, base64.b64encode(export_code(compiled)).decode("ascii")]
+    shipped = export_code(compiled)
     if len(_SHIPPED) >= _SHIPPED_SIZE:
         _SHIPPED.pop(next(iter(_SHIPPED)), None)
     _SHIPPED[source] = shipped

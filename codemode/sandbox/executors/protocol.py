@@ -20,12 +20,18 @@ loop for 2 s). Large replies are encoded the same way (:func:`encode_large_stric
 Host → worker::
 
     ["run", {"source": str, "tool_paths": [str], "limits": {field: value}, "run": n,
-             "code": [tag, base64]}]
+             "code": tag}]
                                             ``tool_paths`` only when they changed since
                                             this worker's last run (it keeps them);
                                             ``code``: the host's compiled code for the
-                                            source, when it has it (``compile.adopt_code``)
+                                            source follows (``compile.adopt_code``) as
+                                            the blob frame just before this one
     ["reply", id, reply]                    a tool call's outcome (``CallBroker.answer``)
+
+A blob frame (:func:`encode_blob`: the length's top bit set, then raw bytes) carries the
+marshalled code, host to worker only: base64 inside JSON cost more than the rest of a long
+script's run frame on both sides. Only a worker's decoder takes one
+(``FrameDecoder(blobs=True)``); to the host's, its length is past ``MAX_FRAME``.
 
 Worker → host::
 
@@ -59,6 +65,7 @@ from typing import Any, Final
 from codemode.errors import WorkerProtocolError
 
 __all__ = [
+    "BLOB",
     "HEADER_SIZE",
     "INLINE_FRAME",
     "LARGE",
@@ -69,6 +76,7 @@ __all__ = [
     "FrameTooLarge",
     "decode_bounded",
     "encode",
+    "encode_blob",
     "encode_call",
     "encode_large_strict",
     "encode_strict",
@@ -92,6 +100,9 @@ INLINE_FRAME: Final = 64 * 1024
 LARGE: Final[Any] = object()
 """First element of ``[LARGE, body]``: a frame the bounded decoder left for
 :func:`decode_bounded` (no JSON value can be this object)."""
+BLOB: Final[Any] = object()
+"""First element of ``[BLOB, data]``: a blob frame's bytes (:func:`encode_blob`)."""
+_BLOB_FLAG: Final = 1 << 31
 
 
 class FrameTooLarge(WorkerProtocolError):
@@ -126,6 +137,13 @@ def encode_call(call_id: int, name: str, arguments: str) -> bytes:
     if len(body) > MAX_FRAME:
         raise FrameTooLarge(len(body))
     return _HEADER.pack(len(body)) + body
+
+
+def encode_blob(data: bytes) -> bytes:
+    """A blob frame: ``data`` as it is, no JSON (for a worker's decoder only, see above)."""
+    if len(data) > MAX_FRAME:
+        raise FrameTooLarge(len(data))
+    return _HEADER.pack(_BLOB_FLAG | len(data)) + data
 
 
 def encode_strict(message: list[Any]) -> bytes:
@@ -498,11 +516,13 @@ class FrameDecoder:
     ``feed`` stops after one (what follows stays buffered, in order).
     """
 
-    __slots__ = ("_bounded", "_buffer")
+    __slots__ = ("_blobs", "_bounded", "_buffer")
 
-    def __init__(self, *, bounded: bool = False) -> None:
+    def __init__(self, *, bounded: bool = False, blobs: bool = False) -> None:
         self._buffer = bytearray()
         self._bounded = bounded
+        self._blobs = blobs and not bounded
+        """Blob frames come back as ``[BLOB, data]`` (a worker's decoder, reading its host)."""
 
     def feed(self, data: bytes, limit: int | None = None) -> list[list[Any]]:
         """Add ``data`` and return the messages now complete, in order: all of them, or
@@ -514,11 +534,18 @@ class FrameDecoder:
         available = len(buffer)
         while available - position >= HEADER_SIZE:
             (length,) = _HEADER.unpack_from(buffer, position)
+            blob = self._blobs and length & _BLOB_FLAG
+            if blob:
+                length ^= _BLOB_FLAG
             if length > MAX_FRAME:
                 raise WorkerProtocolError(f"a frame of {length} bytes exceeds the frame cap")
             end = position + HEADER_SIZE + length
             if end > available:
                 break
+            if blob:
+                messages.append([BLOB, bytes(buffer[position + HEADER_SIZE : end])])
+                position = end
+                continue
             if self._bounded and length > INLINE_FRAME:
                 with memoryview(buffer) as view:  # one copy of the body, not two
                     messages.append([LARGE, bytes(view[position + HEADER_SIZE : end])])
@@ -549,6 +576,8 @@ class FrameDecoder:
         if len(buffer) < HEADER_SIZE:
             return False
         (length,) = _HEADER.unpack_from(buffer, 0)
+        if self._blobs:
+            length &= ~_BLOB_FLAG
         return len(buffer) >= HEADER_SIZE + int(length)
 
     @property

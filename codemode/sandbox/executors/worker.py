@@ -34,7 +34,6 @@ host needs to answer.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import gc
 import importlib
@@ -52,7 +51,7 @@ from typing import Any, Final, Protocol
 
 from codemode.errors import LimitExceeded, WorkerProtocolError
 from codemode.sandbox.executors import confine
-from codemode.sandbox.executors.protocol import FrameDecoder, encode, encode_call
+from codemode.sandbox.executors.protocol import BLOB, FrameDecoder, encode, encode_call
 from codemode.sandbox.language.compile import CODE_TAG, adopt_code, cached_script
 from codemode.sandbox.language.meter import script_thread_stack
 from codemode.sandbox.limits import Limits
@@ -149,7 +148,9 @@ class _Channel:
     def __init__(self, read_fd: int, write_fd: int) -> None:
         self._read_fd = read_fd
         self._write_fd = write_fd
-        self._decoder = FrameDecoder()
+        self._decoder = FrameDecoder(blobs=True)
+        self._code: bytes | None = None
+        """The last blob frame: the compiled code of the run that follows it."""
         self._inbox: list[list[Any]] = []
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._early: dict[int, dict[str, Any]] = {}
@@ -191,6 +192,9 @@ class _Channel:
         if not data:
             return False
         for message in self._decoder.feed(data):
+            if message[0] is BLOB:
+                self._code = message[1]
+                continue
             if message[0] == "clock":  # ["clock", run, None | seconds held so far]
                 self._clock(message)
                 continue
@@ -276,7 +280,9 @@ class _Channel:
         if "tool_paths" in payload:  # sent when they changed; kept for the next runs
             self._tool_paths = tuple(payload["tool_paths"])
         source = str(payload["source"])
-        _adopt(source, payload.get("code"))
+        code, self._code = self._code, None
+        if code is not None and payload.get("code") == CODE_TAG:
+            _adopt(source, code)
         if self.control_type is not None:
             self._control = extra["control"] = self.control_type()
         try:
@@ -295,17 +301,13 @@ class _Channel:
             self._early.clear()
 
 
-def _adopt(source: str, code: Any) -> None:
-    """Take the code the host compiled for ``source`` (``["code"]`` of the run: its
-    interpreter's tag and the marshalled code object, base64), unless this worker already
-    has it or runs another interpreter; see ``compile.adopt_code`` for why that is sound."""
-    if type(code) is not list or len(code) != 2 or code[0] != CODE_TAG or (
-            type(code[1]) is not str):
-        return
+def _adopt(source: str, code: bytes) -> None:
+    """Take the code the host compiled for ``source`` (the blob before the run, marshalled
+    by an interpreter whose tag is ``["code"]`` of the run: this one's), unless this worker
+    already has it; see ``compile.adopt_code`` for why that is sound."""
     body = detach(source)[1]
     if cached_script(body) is None:
-        with contextlib.suppress(ValueError):
-            adopt_code(body, base64.b64decode(code[1], validate=True))
+        adopt_code(body, code)
 
 
 def _load_runtime(spec: str) -> ScriptRuntime:
