@@ -258,7 +258,7 @@ class CodeMode:
         if not problems:
             # the tree is the script's when no dialect rewrote it: compiled, not parsed again
             problems = self._compile_problems(
-                found.source, (tree, found.nodes) if found.source is script else None)
+                found.source, (tree, found.kinds) if found.source is script else None)
         source = found.source
         if not self.strict or merged:
             source = attach(source, found.prelude if not self.strict else Prelude(
@@ -266,13 +266,13 @@ class CodeMode:
         return problems, source
 
     def _compile_problems(self, script: str,
-                          parsed: tuple[ast.Module, list[ast.AST]] | None = None
+                          parsed: tuple[ast.Module, dict[type, list[ast.AST]]] | None = None
                           ) -> list[Problem]:
         try:
             if parsed is None:
                 compile_script(script)
             else:
-                compile_tree(script, *parsed)
+                compile_tree(script, parsed[0], kinds=parsed[1])
         except ScriptCompileError as exc:
             message = re.sub(r"^Line \d+: ", "", exc.message)
             return [Problem(line=exc.line or 1, column=exc.column or 1, message=message)]

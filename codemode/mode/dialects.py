@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from codemode.mode.preflight import Problem, parameter_names
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.facades import FACADE_NAMES
+from codemode.sandbox.language.policy import index_nodes
 from codemode.sandbox.runtime.prelude import Prelude
 
 if TYPE_CHECKING:
@@ -124,6 +125,9 @@ class ScriptPlan:
     """The script's nodes, flattened once (the preflight reads them too)."""
     parents: dict[int, ast.AST] = field(default_factory=dict)
     """``id(node)`` → its parent node."""
+    kinds: dict[type, list[ast.AST]] = field(default_factory=dict)
+    """Node type → the nodes of exactly that type, in ``nodes`` order (the policy reads
+    its binding sites from them)."""
 
 
 def _root(node: ast.expr) -> tuple[str | None, list[str]]:
@@ -136,38 +140,25 @@ def _root(node: ast.expr) -> tuple[str | None, list[str]]:
     return None, []
 
 
-_PASSIVE: Final = frozenset({ast.Load, ast.Store, ast.Del, *ast.operator.__subclasses__(),
-                             *ast.cmpop.__subclasses__(), *ast.unaryop.__subclasses__(),
-                             *ast.boolop.__subclasses__()})
-"""Leaf nodes without anything to read (contexts and operators)."""
-_BINDERS: Final = frozenset({ast.Name, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                             ast.arg, ast.alias, ast.ExceptHandler, ast.MatchAs, ast.MatchStar,
-                             ast.MatchMapping})
-
-
-def _bound_names(nodes: list[ast.AST]) -> tuple[set[str], set[str]]:
-    """(every name the script binds anywhere, the names bound only by ``def``/``class``)."""
-    bound: set[str] = set()
+def _bound_names(kinds: Mapping[type, Sequence[ast.AST]]) -> tuple[set[str], set[str]]:
+    """(every name the script binds anywhere, the names bound only by ``def``/``class``);
+    ``kinds``: node type → the script's nodes of that type."""
     defs: set[str] = set()
     other: set[str] = set()
-    kinds = _BINDERS
-    for node in nodes:
-        if type(node) not in kinds:
-            continue
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            other.add(node.id)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            defs.add(node.name)
-        elif isinstance(node, ast.arg):
-            other.add(node.arg)
-        elif isinstance(node, ast.alias):
-            other.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
-            other.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            other.add(node.rest)
-    bound = defs | other
-    return bound, defs - other
+    for node in kinds.get(ast.Name, ()):
+        if type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+            other.add(node.id)  # type: ignore[attr-defined]
+    for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        defs.update(node.name for node in kinds.get(kind, ()))  # type: ignore[attr-defined]
+    other.update(node.arg for node in kinds.get(ast.arg, ()))  # type: ignore[attr-defined]
+    other.update((node.asname or node.name).split(".")[0]  # type: ignore[attr-defined]
+                 for node in kinds.get(ast.alias, ()))
+    for named in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+        other.update(node.name for node in kinds.get(named, ())  # type: ignore[attr-defined]
+                     if node.name)  # type: ignore[attr-defined]
+    other.update(node.rest for node in kinds.get(ast.MatchMapping, ())  # type: ignore[attr-defined]
+                 if node.rest)  # type: ignore[attr-defined]
+    return defs | other, defs - other
 
 
 def _is_main_guard(node: ast.stmt) -> bool:
@@ -265,46 +256,23 @@ class _Planner(ast.NodeVisitor):
         self.edits = edits
         self.problems: list[Problem] = []
         self.used: list[str] = []
+        self.roots: dict[int, tuple[ast.expr, tuple[str | None, list[str]]]] = {}
+        self.paths: dict[int, tuple[ast.expr, str | None]] = {}
+        """``id(node)`` → (node, its root / tool path): both depend on the node alone once
+        ``bare`` is known (the end of ``__init__``)."""
         # One traversal; every later look at "all nodes" (or all nodes of a kind) reads
         # these lists.
-        nodes: list[ast.AST] = [tree]
-        self.parents: dict[int, ast.AST] = {}
-        parents = self.parents
-        kinds: dict[type, list[ast.AST]] = {}
-        index = 0
-        node_type, skip = ast.AST, _PASSIVE
-        while index < len(nodes):
-            parent = nodes[index]
-            index += 1
-            for name in parent._fields:
-                value = getattr(parent, name, None)
-                if type(value) is list:
-                    for child in value:
-                        if isinstance(child, node_type) and type(child) not in skip:
-                            parents[id(child)] = parent
-                            nodes.append(child)
-                elif isinstance(value, node_type) and type(value) not in skip:
-                    parents[id(value)] = parent
-                    nodes.append(value)
-        for node in nodes:
-            kind = type(node)
-            same = kinds.get(kind)
-            if same is None:
-                kinds[kind] = [node]
-            else:
-                same.append(node)
-        self.nodes = nodes
-        self.kinds = kinds
-        """Node type → the nodes of exactly that type, in ``nodes`` order."""
-        self.bound, self.def_only = _bound_names(
-            [n for kind in _BINDERS for n in kinds.get(kind, ())])
+        self.nodes, self.parents, self.kinds = index_nodes(tree)
+        """``kinds``: node type → the nodes of exactly that type, in ``nodes`` order."""
+        kinds = self.kinds
+        self.bound, self.def_only = _bound_names(kinds)
+        self.loads: list[ast.Name] = [n for n in kinds.get(ast.Name, ())  # type: ignore[misc]
+                                      if type(n.ctx) is ast.Load]  # type: ignore[attr-defined]
         top, self.namespaces, renamed = _registry_names(tools)
         self.bare: dict[str, str] = {}
         """Bare global → tool path / namespace, for the names this script reads."""
         self.refused_bare: dict[str, tuple[str, str]] = {}
         """Bare name → (why it is not the tool: builtin or variable, the tool's path)."""
-        self.loads = [n for n in kinds.get(ast.Name, ())
-                      if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
         reads = {n.id for n in self.loads}
         self.reads = reads
         for name in sorted(reads):
@@ -344,9 +312,26 @@ class _Planner(ast.NodeVisitor):
         if dialect not in self.used:
             self.used.append(dialect)
 
+    def root_of(self, node: ast.expr) -> tuple[str | None, list[str]]:
+        """:func:`_root`, once per node (the passes ask about the same calls again)."""
+        known = self.roots.get(id(node))
+        if known is not None and known[0] is node:
+            return known[1]
+        found = _root(node)
+        self.roots[id(node)] = (node, found)  # the node kept: its id is not reused
+        return found
+
     def tool_of(self, func: ast.expr) -> str | None:
         """The tool path a call's function names (``tools.x``, a bare name, an alias)."""
-        root, parts = _root(func)
+        known = self.paths.get(id(func))
+        if known is not None and known[0] is func:
+            return known[1]
+        path = self._tool_of(func)
+        self.paths[id(func)] = (func, path)
+        return path
+
+    def _tool_of(self, func: ast.expr) -> str | None:
+        root, parts = self.root_of(func)
         if root is None:
             return None
         if root == "tools" and parts:
@@ -361,7 +346,7 @@ class _Planner(ast.NodeVisitor):
         return path
 
     def _asyncio_call(self, func: ast.expr, names: frozenset[str]) -> bool:
-        root, parts = _root(func)
+        root, parts = self.root_of(func)
         return root == "asyncio" and len(parts) == 1 and parts[0] in names
 
     def awaitable(self, node: ast.Call) -> bool:
@@ -394,13 +379,13 @@ class _Planner(ast.NodeVisitor):
                     return False
                 if self._asyncio_call(parent.func, _CONCURRENT):
                     return True
-                root, parts = _root(parent.func)
+                root, parts = self.root_of(parent.func)
                 return parts == ["append"] and root in self.task_names
             elif isinstance(parent, ast.Assign | ast.AnnAssign | ast.AugAssign):
                 targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
                 for target in targets:
-                    root, _ = _root(target) if not isinstance(target, ast.Subscript) else (
-                        _root(target.value))
+                    root, _ = self.root_of(target) if not isinstance(
+                        target, ast.Subscript) else self.root_of(target.value)
                     if root in self.task_names:
                         return True
                 return False
@@ -464,7 +449,7 @@ class _Planner(ast.NodeVisitor):
             if self._asyncio_call(func, _RUN):
                 return True
             if not self.strict:
-                root, _ = _root(func)
+                root, _ = self.root_of(func)
                 if root is not None and root != "tools" and root in self.bare:
                     return True
                 if node.args and root == "tools":
@@ -617,7 +602,7 @@ class _Planner(ast.NodeVisitor):
                          f"{self.canonical(tool)}")
         path = self.tool_of(node.func)
         if path is not None and not self.strict:
-            root, _ = _root(node.func)
+            root, _ = self.root_of(node.func)
             if root != "tools":
                 self.note("bare tool names")
             if path.split(".")[-1] != (node.func.attr if isinstance(node.func, ast.Attribute)
@@ -836,4 +821,4 @@ def plan(source: str, tree: ast.Module, *, tools: Mapping[str, str],
                       orders=planner.orders() if not strict else {})
     return ScriptPlan(source=rewritten, prelude=prelude, problems=planner.problems,
                       dialects=tuple(planner.used), tool_of=planner.tool_of,
-                      nodes=planner.nodes, parents=planner.parents)
+                      nodes=planner.nodes, parents=planner.parents, kinds=planner.kinds)

@@ -29,7 +29,7 @@ from codemode.sandbox.language.meter import SCRIPT_FILENAME
 from codemode.sandbox.language.policy import SandboxPolicy
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from types import CodeType
 
 __all__ = ["CODE_TAG", "CompiledScript", "adopt_code", "cached_script", "compile_script",
@@ -68,16 +68,17 @@ def compile_script(source: str) -> CompiledScript:
     return _cached(source) or _remember(source, _checked(source, None, None))
 
 
-def compile_tree(source: str, tree: ast.Module,
-                 nodes: Sequence[ast.AST] | None = None) -> CompiledScript:
+def compile_tree(source: str, tree: ast.Module, nodes: Sequence[ast.AST] | None = None, *,
+                 kinds: Mapping[type, Sequence[ast.AST]] | None = None) -> CompiledScript:
     """:func:`compile_script` for a ``tree`` the caller parsed from ``source`` with
     ``ast.parse(source)`` and no longer needs: the policy rewrites it in place. Same
     checks, same result, same cache, one parse fewer. ``nodes``: every node of the tree
-    but contexts and operators, each after its parent (the preflight's list), so the
-    policy does not walk the tree to find what it binds."""
+    but contexts and operators, each after its parent (the preflight's list), or
+    ``kinds``, those nodes by type (``policy.index_nodes``), so the policy does not walk
+    the tree to find what it binds."""
     if not isinstance(source, str):
         raise ScriptCompileError("script source must be a string")
-    return _cached(source) or _remember(source, _checked(source, tree, nodes))
+    return _cached(source) or _remember(source, _checked(source, tree, nodes, kinds))
 
 
 def cached_script(source: str) -> CompiledScript | None:
@@ -136,22 +137,22 @@ def _to_code(tree: ast.Module) -> CodeType:
     return code
 
 
-def _checked(source: str, tree: ast.Module | None,
-             nodes: Sequence[ast.AST] | None) -> CompiledScript:
+def _checked(source: str, tree: ast.Module | None, nodes: Sequence[ast.AST] | None,
+             kinds: Mapping[type, Sequence[ast.AST]] | None = None) -> CompiledScript:
     if len(source) > MAX_SOURCE:
         raise ScriptCompileError(f"the script is too long ({len(source)} characters, at most "
                                  f"{MAX_SOURCE})", 1, 1)
     try:
-        return _compile(source, tree, nodes)
+        return _compile(source, tree, nodes, kinds)
     except (RecursionError, MemoryError):
         raise ScriptCompileError("the script is nested too deeply to compile", 1, 1) from None
 
 
-def _compile(source: str, tree: ast.Module | None,
-             nodes: Sequence[ast.AST] | None) -> CompiledScript:
+def _compile(source: str, tree: ast.Module | None, nodes: Sequence[ast.AST] | None,
+             kinds: Mapping[type, Sequence[ast.AST]] | None) -> CompiledScript:
     if tree is None:
-        tree, nodes = _parse(source), None
-    policy = SandboxPolicy(nodes=nodes)
+        tree, nodes, kinds = _parse(source), None, None
+    policy = SandboxPolicy(nodes=nodes, kinds=kinds)
     policy.visit(tree)
     if policy.errors:
         line, column = policy.positions[0] if policy.positions else (None, None)

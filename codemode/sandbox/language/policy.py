@@ -48,10 +48,10 @@ import RestrictedPython.transformer as _rp_transformer
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping, Sequence
 
 __all__ = ["LOOP_RANGE", "NAME_OF", "RESULT_NAME", "SCRIPT_METHODS", "SandboxPolicy",
-           "private_name_ok"]
+           "child_fields", "index_nodes", "private_name_ok"]
 
 NAME_OF: Final = "_nameof_"
 WRITE_PRIVATE: Final = "_write_private_"
@@ -155,6 +155,38 @@ def _tick() -> ast.Expr:
 
 _LOCATION: Final = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 
+_LEAF_TYPES: Final = frozenset({"identifier", "int", "string", "constant", "expr_context",
+                                "boolop", "operator", "unaryop", "cmpop"})
+"""ASDL field types that never hold a node a walk must reach: scalars (``compile`` refuses
+a node there) and the context and operator leaves, which carry nothing to check."""
+_FIELD: Final = re.compile(r"(\w+)[?*]? (\w+)$")
+_CHILDREN: dict[type, tuple[str, ...]] = {}
+
+
+def child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of node type ``kind`` that may hold nodes other than contexts and
+    operators, in ``_fields`` order (``Name`` has none, ``Attribute`` only ``value``).
+
+    Read from the node type's ASDL signature (its docstring, ``Name(identifier id,
+    expr_context ctx)``); a type whose signature does not name exactly its ``_fields``
+    keeps them all, so a walk skips a field only where Python's grammar says it holds
+    no such node."""
+    known = _CHILDREN.get(kind)
+    if known is not None:
+        return known
+    fields: tuple[str, ...] = tuple(getattr(kind, "_fields", ()))
+    doc = (kind.__doc__ or "").split("\n", 1)[0]
+    head, _, rest = doc.partition("(")
+    declared = [_FIELD.match(part.strip()) for part in rest.rstrip(")").split(",")] if (
+        head == kind.__name__ and rest.endswith(")") and fields) else []
+    if len(declared) == len(fields) and all(
+            match is not None and match.group(2) == name
+            for match, name in zip(declared, fields, strict=True)):
+        fields = tuple(name for match, name in zip(declared, fields, strict=True)
+                       if match is not None and match.group(1) not in _LEAF_TYPES)
+    _CHILDREN[kind] = fields
+    return fields
+
 
 def _located(new: Any, old: ast.AST, *, force: bool = False) -> Any:
     """Give ``new`` and its generated children the location of ``old``.
@@ -167,32 +199,43 @@ def _located(new: Any, old: ast.AST, *, force: bool = False) -> Any:
     end_lineno = getattr(old, "end_lineno", None)
     end_col_offset = getattr(old, "end_col_offset", None)
     stack: list[Any] = [new]
+    children, node_type = _CHILDREN, ast.AST
     while stack:
         node = stack.pop()
-        if not isinstance(node, ast.AST):
+        kind = type(node)
+        if not isinstance(node, node_type):
             continue
-        if "lineno" in node._attributes:
+        if "lineno" in kind._attributes:
             if not force and node is not new and hasattr(node, "lineno"):
                 continue
             node.lineno = lineno  # type: ignore[attr-defined]
             node.col_offset = col_offset  # type: ignore[attr-defined]
             node.end_lineno = end_lineno  # type: ignore[attr-defined]
             node.end_col_offset = end_col_offset  # type: ignore[attr-defined]
-        _push_children(node, stack)
+        fields = children.get(kind)
+        for field in child_fields(kind) if fields is None else fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack.extend(value)
+            elif value is not None:
+                stack.append(value)
     return new
 
 
 def _push_children(node: ast.AST, stack: list[Any]) -> None:
-    """Push ``node``'s child nodes (and stray non-node list items, which callers skip).
+    """Push ``node``'s child nodes (and stray non-node items, which callers skip) but
+    contexts and operators.
 
     ``ast.iter_child_nodes`` does the same through two generators; compiling walks
     every node more than once, so this is a measurable share of a cold run.
     """
-    for field in node._fields:
+    kind = type(node)
+    fields = _CHILDREN.get(kind)
+    for field in child_fields(kind) if fields is None else fields:
         value = getattr(node, field, None)
         if type(value) is list:
             stack.extend(value)
-        elif isinstance(value, ast.AST):
+        elif value is not None:
             stack.append(value)
 
 
@@ -268,7 +311,7 @@ def _small_range(call: ast.Call) -> bool:
 
 
 def _all_nodes(tree: ast.AST) -> list[ast.AST]:
-    """Every node of ``tree``, each after its parent."""
+    """Every node of ``tree`` but contexts and operators, each after its parent."""
     nodes: list[ast.AST] = []
     stack: list[Any] = [tree]
     while stack:
@@ -279,15 +322,54 @@ def _all_nodes(tree: ast.AST) -> list[ast.AST]:
     return nodes
 
 
-def _binding_sites(tree: ast.AST,
-                   nodes: Iterable[ast.AST] | None = None) -> tuple[set[str], set[str]]:
+def index_nodes(tree: ast.AST) -> tuple[list[ast.AST], dict[int, ast.AST],
+                                        dict[type, list[ast.AST]]]:
+    """One walk of ``tree``: (every node but contexts and operators, breadth first, so each
+    after its parent; ``id(node)`` -> its parent; node type -> the nodes of exactly that
+    type, in that order). The dialect plan, the preflight and this policy read the script
+    from these instead of walking it each."""
+    nodes: list[ast.AST] = [tree]
+    parents: dict[int, ast.AST] = {}
+    kinds: dict[type, list[ast.AST]] = {type(tree): [tree]}
+    children, node_type, skip = _CHILDREN, ast.AST, _PASSIVE
+    for parent in nodes:  # grows while it is read
+        kind = type(parent)
+        fields = children.get(kind)
+        for name in child_fields(kind) if fields is None else fields:
+            value = getattr(parent, name, None)
+            for child in value if type(value) is list else (value,):
+                child_kind = type(child)
+                if child_kind in skip or not isinstance(child, node_type):
+                    continue
+                parents[id(child)] = parent
+                nodes.append(child)
+                same = kinds.get(child_kind)
+                if same is None:
+                    kinds[child_kind] = [child]
+                else:
+                    same.append(child)
+    return nodes, parents, kinds
+
+
+_BINDING_KINDS: Final = (ast.For, ast.comprehension, ast.Name, ast.arg, ast.FunctionDef,
+                         ast.AsyncFunctionDef, ast.ClassDef, ast.alias, ast.Global,
+                         ast.Nonlocal, ast.ExceptHandler, ast.MatchAs, ast.MatchStar)
+"""The node types :func:`_binding_sites` reads, loops first (their targets are skipped)."""
+
+
+def _binding_sites(tree: ast.AST, nodes: Iterable[ast.AST] | None = None,
+                   kinds: Mapping[type, Sequence[ast.AST]] | None = None,
+                   ) -> tuple[set[str], set[str]]:
     """(names bound only as ``for NAME in range(...)`` targets, every name bound anywhere).
 
     ``nodes``: every node of ``tree`` but contexts and operators, each after its parent,
-    when the caller already listed them (the preflight did): no second walk."""
+    when the caller already listed them (the preflight did): no second walk. ``kinds``
+    (:func:`index_nodes`): only the nodes of the types that bind are read."""
     range_targets: set[str] = set()
     other: set[str] = set()
     skip: set[int] = set()
+    if kinds is not None:
+        nodes = [node for kind in _BINDING_KINDS for node in kinds.get(kind, ())]
     for node in _all_nodes(tree) if nodes is None else nodes:
         kind = type(node)
         if kind is ast.Name:
@@ -333,8 +415,29 @@ _PASSIVE: Final = frozenset({
 })
 """Leaf node types the base policy only walks through (they have no fields)."""
 
-_METHODS: dict[tuple[type, type[ast.AST]], Any] = {}
-"""(policy class, node type) -> unbound visit method (filled on first use)."""
+def _forward(self: Any, node: Any) -> Any:
+    return self.node_contents_visit(node)
+
+
+def _forwards(method: Any) -> bool:
+    """Whether ``method`` is only ``return self.node_contents_visit(node)`` (most of
+    RestrictedPython's ``visit_X``): the walk then calls ``node_contents_visit`` itself."""
+    code, same = getattr(method, "__code__", None), _forward.__code__
+    return code is not None and code.co_code == same.co_code and (
+        code.co_names == same.co_names and code.co_argcount == 2 and not code.co_freevars
+        and code.co_flags == same.co_flags)
+
+
+def _same(self: Any, node: Any) -> Any:
+    return node
+
+
+_METHODS: dict[type, dict[type, Any]] = {}
+"""Policy class -> {node type -> the unbound function that visits it} (filled on use)."""
+_INLINE: dict[type, bool] = {}
+"""Policy class -> whether its walk may check ``Name`` and ``Constant`` children itself
+(the class keeps this module's ``visit_Name``, ``check_name`` and ``visit_Constant``)."""
+_Name, _Load, _Constant = ast.Name, ast.Load, ast.Constant
 
 
 class SandboxPolicy(RestrictingNodeTransformer):
@@ -342,11 +445,14 @@ class SandboxPolicy(RestrictingNodeTransformer):
 
     def __init__(self, errors: list[str] | None = None, warnings: list[str] | None = None,
                  used_names: dict[str, bool] | None = None, *,
-                 nodes: Iterable[ast.AST] | None = None) -> None:
+                 nodes: Iterable[ast.AST] | None = None,
+                 kinds: Mapping[type, Sequence[ast.AST]] | None = None) -> None:
         super().__init__(errors, warnings, used_names)
         self.nodes = nodes
         """The module's nodes (but contexts and operators), each after its parent, when the
         caller listed them already: the policy reads its binding sites from them."""
+        self.kinds = kinds
+        """Or the same nodes by type (:func:`index_nodes`)."""
         self.range_ints: set[str] = set()
         """Names only ever bound by ``for NAME in range(...)``: always ints."""
         self.bound_names: set[str] = set()
@@ -357,6 +463,18 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """Names of the class bodies being visited, innermost last (name mangling)."""
         self.methods: set[int] = set()
         """ids of the ``def`` nodes directly in a class body (may be special methods)."""
+        cls = type(self)
+        methods = _METHODS.get(cls)
+        if methods is None:
+            _INLINE[cls] = (cls.visit_Name is SandboxPolicy.visit_Name
+                            and cls.check_name is SandboxPolicy.check_name
+                            and cls.visit_Constant is SandboxPolicy.visit_Constant)
+            methods = _METHODS.setdefault(cls, dict.fromkeys(_PASSIVE, _same))
+        self._methods = methods
+        self._inline = _INLINE[cls]
+        self._clean: set[str] = set()
+        """Names ``visit_Name`` found nothing wrong with: what it does depends on the name
+        alone (and, for ``print``, which is never in here, on its context)."""
 
     def visit(self, node: ast.AST) -> Any:
         """``NodeTransformer.visit`` with the method lookup cached per node type.
@@ -367,39 +485,90 @@ class SandboxPolicy(RestrictingNodeTransformer):
         kind = type(node)
         if kind in _PASSIVE:
             return node
-        key = (type(self), kind)
-        method = _METHODS.get(key)
+        method = self._methods.get(kind)
         if method is None:
-            method = _METHODS[key] = getattr(type(self), "visit_" + kind.__name__,
-                                             type(self).generic_visit)
+            method = self._method(kind)
         return method(self, node)
 
+    def _method(self, kind: type) -> Any:
+        cls = type(self)
+        method = getattr(cls, "visit_" + kind.__name__, cls.generic_visit)
+        if _forwards(method):
+            method = cls.node_contents_visit
+        self._methods[kind] = method
+        return method
+
+    def _first_name(self, node: ast.Name) -> Any:
+        """``visit_Name`` for a name not yet found clean."""
+        before = len(self.errors)
+        new = self.visit_Name(node)
+        if len(self.errors) == before and node.id not in ("print", "printed"):
+            self._clean.add(node.id)
+        return new
+
     def node_contents_visit(self, node: Any) -> Any:
-        """``NodeTransformer.generic_visit``, faster: no field generator, lists rebuilt
-        only when a child was replaced (compiling is on the cold-run path)."""
-        visit = self.visit
-        for field in node._fields:
+        """``NodeTransformer.generic_visit``, faster: only the fields that can hold nodes
+        (:func:`child_fields`), lists rebuilt only when a child was replaced, and a
+        ``Name`` already found clean or a ``Constant`` handled here without a call
+        (compiling is on the cold-run path)."""
+        methods, inline, clean, used = self._methods, self._inline, self._clean, (
+            self.used_names)
+        kind = type(node)
+        fields = _CHILDREN.get(kind)
+        for field in child_fields(kind) if fields is None else fields:
             value = getattr(node, field, None)
             if type(value) is list:
                 changed = False
                 items: list[Any] = []
                 for item in value:
-                    if isinstance(item, ast.AST):
-                        new = visit(item)
-                        if new is not item:
-                            changed = True
-                            if new is None:
-                                continue
-                            if not isinstance(new, ast.AST):
-                                items.extend(new)
-                                continue
-                        items.append(new)
-                    else:
+                    kind = type(item)
+                    if inline and kind is _Name:
+                        name = item.id
+                        if name in clean:
+                            if type(item.ctx) is _Load:
+                                used[name] = True
+                            items.append(item)
+                            continue
+                        new = self._first_name(item)
+                    elif inline and kind is _Constant:
                         items.append(item)
+                        continue
+                    else:
+                        method = methods.get(kind)
+                        if method is None:
+                            if not isinstance(item, ast.AST):
+                                items.append(item)
+                                continue
+                            method = self._method(kind)
+                        new = method(self, item)
+                    if new is not item:
+                        changed = True
+                        if new is None:
+                            continue
+                        if not isinstance(new, ast.AST):
+                            items.extend(new)
+                            continue
+                    items.append(new)
                 if changed:
                     value[:] = items
-            elif isinstance(value, ast.AST):
-                new = visit(value)
+            elif value is not None:
+                kind = type(value)
+                if inline and kind is _Name:
+                    name = value.id
+                    if name in clean:
+                        if type(value.ctx) is _Load:
+                            used[name] = True
+                        continue
+                    new = self._first_name(value)
+                elif inline and kind is _Constant:
+                    continue
+                else:
+                    method = methods.get(kind)
+                    if method is None:
+                        if not isinstance(value, ast.AST):
+                            continue
+                        method = self._method(kind)
+                    new = method(self, value)
                 if new is None:
                     delattr(node, field)
                 elif new is not value:
@@ -781,7 +950,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return new
 
     def visit_Module(self, node: ast.Module) -> Any:
-        self.range_ints, self.bound_names = _binding_sites(node, self.nodes)
+        self.range_ints, self.bound_names = _binding_sites(node, self.nodes, self.kinds)
         node = self.node_contents_visit(node)
         if node.body and isinstance(node.body[-1], ast.Expr):
             last = node.body[-1]
