@@ -32,10 +32,12 @@ from codemode.dispatch.content import (
     content_of,
     error_result,
     normalise,
+    normalise_timed,
+    timed,
 )
 from codemode.dispatch.context import Allow, Ask, CancelSignal, Deny, ExecContext, Token, ToolCall
 from codemode.dispatch.events import EventType, ToolEvent, now
-from codemode.dispatch.frozen import NotJSONError, freeze
+from codemode.dispatch.frozen import NotJSONError, constructor, freeze
 from codemode.dispatch.labels import refusal
 from codemode.dispatch.tasks import NO_TASKS, TaskScope
 from codemode.errors import PipelineError, UnknownToolError
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
     from codemode.dispatch.hooks import Hook, Hooks
     from codemode.dispatch.tool import Tool
 
-__all__ = ["DispatchTable", "dispatch", "dry_run", "hand_off"]
+__all__ = ["CallExtras", "DispatchTable", "dispatch", "dispatch_with", "dry_run", "hand_off"]
 
 
 class DispatchTable(Protocol):
@@ -136,7 +138,7 @@ async def dispatch(
             else:
                 _HANDOFF.set(None)
         else:
-            extras = _Extras(session, signal, deadline, on_update, False, None)
+            extras = CallExtras(session, signal, deadline, on_update, False, None)
         return await _dispatch(registry, call, extras)
     except Exception:
         raise
@@ -146,10 +148,25 @@ async def dispatch(
         raise _hook_failure(call, exc) from exc
 
 
-class _Extras:
+async def dispatch_with(registry: DispatchTable, call: ToolCall,
+                        extras: CallExtras) -> ToolResult:
+    """:func:`dispatch` with the per-call inputs given as one value (a run's bridge makes
+    one per call and hands it through its ledger; see :class:`hand_off` for the fields)."""
+    try:
+        return await _dispatch(registry, call, extras)
+    except Exception:
+        raise
+    except BaseException as exc:
+        if _is_cancel(exc):
+            raise
+        raise _hook_failure(call, exc) from exc
+
+
+@final
+class CallExtras:
     """Per-call inputs that are not identity: the session, signal, deadline, update sink,
     whether the caller enforces the signal and deadline itself (``watched``), and who to
-    tell while an approver is being waited for (``on_hold``)."""
+    tell while an approver is being waited for (``on_hold``); see :class:`hand_off`."""
 
     __slots__ = ("deadline", "on_hold", "on_update", "session", "signal", "watched")
 
@@ -164,8 +181,8 @@ class _Extras:
         self.on_hold = on_hold
 
 
-_NO_EXTRAS = _Extras(None, None, None, None, False, None)
-_HANDOFF: ContextVar[_Extras | None] = ContextVar("codemode_dispatch_handoff", default=None)
+_NO_EXTRAS = CallExtras(None, None, None, None, False, None)
+_HANDOFF: ContextVar[CallExtras | None] = ContextVar("codemode_dispatch_handoff", default=None)
 
 
 @final
@@ -196,8 +213,8 @@ class hand_off:
         watched: bool = False,
         on_hold: Callable[[bool], None] | None = None,
     ) -> None:
-        self._extras = _Extras(session, signal, deadline, on_update, watched, on_hold)
-        self._token: Token_[_Extras | None] | None = None
+        self._extras = CallExtras(session, signal, deadline, on_update, watched, on_hold)
+        self._token: Token_[CallExtras | None] | None = None
 
     def __enter__(self) -> None:
         self._token = _HANDOFF.set(self._extras)
@@ -208,7 +225,7 @@ class hand_off:
 
 
 async def _dispatch(registry: DispatchTable, call: ToolCall,
-                    extras: _Extras = _NO_EXTRAS) -> ToolResult:
+                    extras: CallExtras = _NO_EXTRAS) -> ToolResult:
     start = _perf()
     token = Token()
     if registry.hooks.subscribers:
@@ -216,10 +233,9 @@ async def _dispatch(registry: DispatchTable, call: ToolCall,
                                arguments=_loggable(call.arguments)))
     try:
         try:
-            result = await _stages(registry, call, token, extras)
+            result = await _stages(registry, call, token, extras, start)
         except _Stop as stop:
-            result = stop.result
-        result = _with_duration(result, _perf() - start)
+            result = timed(stop.result, _perf() - start)
         for observer in registry.hooks.observers:
             await _invoke(observer, result)
     except BaseException as exc:
@@ -255,20 +271,6 @@ async def _dispatch(registry: DispatchTable, call: ToolCall,
             ),
         )
     return result
-
-
-def _with_duration(result: ToolResult, duration: float) -> ToolResult:
-    # A direct constructor call: ``dataclasses.replace`` costs twice as much on the hot path.
-    return ToolResult(
-        call_id=result.call_id,
-        name=result.name,
-        content=result.content,
-        structured=result.structured,
-        is_error=result.is_error,
-        error=result.error,
-        meta=result.meta,
-        duration=duration,
-    )
 
 
 def _loggable(arguments: Any) -> Any:
@@ -337,7 +339,7 @@ def _validate(tool: Tool, call: ToolCall) -> Mapping[str, Any]:
 
 
 async def _policy(registry: DispatchTable, ctx: ExecContext, call: ToolCall,
-                  extras: _Extras = _NO_EXTRAS) -> None:
+                  extras: CallExtras = _NO_EXTRAS) -> None:
     for hook in registry.hooks.pre:
         decision = await _invoke(hook, ctx)
         if decision is None or isinstance(decision, Allow):
@@ -411,7 +413,7 @@ def _check_wrapped(original: ExecContext, passed: object) -> ExecContext:
     return passed
 
 
-async def _run_handler(tool: Tool, ctx: ExecContext, extras: _Extras = _NO_EXTRAS) -> Any:
+async def _run_handler(tool: Tool, ctx: ExecContext, extras: CallExtras = _NO_EXTRAS) -> Any:
     args = (ctx.arguments, ctx) if tool.takes_context else (ctx.arguments,)
     signal = ctx.signal
     if ctx.deadline is None and signal is None:
@@ -492,7 +494,7 @@ async def _call_handler(tool: Tool, args: tuple[Any, ...]) -> Any:
 
 
 async def _execute(registry: DispatchTable, tool: Tool, ctx: ExecContext,
-                   extras: _Extras = _NO_EXTRAS) -> Any:
+                   extras: CallExtras = _NO_EXTRAS) -> Any:
     chain: Callable[[ExecContext], Awaitable[Any]] = (  # noqa: E731
         lambda c: _run_handler(tool, c, extras))
     for hook in reversed(registry.hooks.wrappers):
@@ -549,8 +551,15 @@ async def _post(registry: DispatchTable, ctx: ExecContext, result: ToolResult) -
     return result
 
 
+_new_context = constructor(ExecContext)
+_NO_LABELS: frozenset[str] = frozenset()
+
+
 async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
-                  extras: _Extras = _NO_EXTRAS) -> ToolResult:
+                  extras: CallExtras, start: float) -> ToolResult:
+    """Every stage after the ``tool/call`` event; the result's ``duration`` counts from
+    ``start``. Stages with nothing to consult (no hooks, no output schema, no labels, no
+    session …) cost one check each."""
     tool = _resolve(registry, call)
     arguments = _validate(tool, call)
     report = None
@@ -570,7 +579,7 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
     tasks = NO_TASKS if session is None and manager is None else TaskScope(
         manager, session, extras.signal)
 
-    ctx = ExecContext(
+    ctx = _new_context(
         call_id=call.call_id,
         name=tool.name,
         arguments=arguments,
@@ -579,7 +588,7 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
         agent=call.agent,
         spec=tool.spec,
         report=report,
-        labels=frozenset(call.labels) if call.labels else frozenset(),
+        labels=frozenset(call.labels) if call.labels else _NO_LABELS,
         session=session,
         tasks=tasks,
         signal=extras.signal,
@@ -626,6 +635,8 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
         if gate.leave(token):
             await gate.wake()
     try:
+        if tool.output_validator is None and not registry.hooks.post:
+            return normalise_timed(call.call_id, tool.name, raw, start)
         result = normalise(call.call_id, tool.name, raw)
     except InvalidResult as exc:
         raise _fail(
@@ -634,7 +645,7 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
     result = _check_output(tool, call, result)
     if registry.hooks.post:
         result = await _post(registry, ctx, result)
-    return result
+    return timed(result, _perf() - start)
 
 
 async def dry_run(registry: DispatchTable, call: ToolCall) -> Deny | Ask | None:

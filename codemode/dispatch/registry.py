@@ -120,6 +120,10 @@ class ToolRegistry:
             raise UnknownToolError(name, difflib.get_close_matches(name, list(self._tools), n=3))
         return tool
 
+    def lookup(self, name: str) -> Tool | None:
+        """The tool called ``name``, or None (no close matches looked up)."""
+        return self._tools.get(name)
+
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 

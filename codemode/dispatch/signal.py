@@ -30,7 +30,7 @@ class CancelSignal:
     (and return what it has) before the hard cancel reaches it.
     """
 
-    __slots__ = ("_callbacks", "_event", "_fired", "_unlink", "grace", "reason")
+    __slots__ = ("_callbacks", "_children", "_event", "_fired", "_parent", "grace", "reason")
 
     def __init__(self, *, grace: float = 0.0) -> None:
         if grace < 0:
@@ -38,7 +38,10 @@ class CancelSignal:
         self._fired = False
         self._event: anyio.Event | None = None  # made by the first wait(): most never wait
         self._callbacks: set[Callable[[], None]] = set()
-        self._unlink: Callable[[], None] = _nothing
+        self._children: set[CancelSignal] | None = None
+        """Children that fire with this signal (a set once the first one is made)."""
+        self._parent: CancelSignal | None = None
+        """The signal this one is a live child of (until released)."""
         self.reason: str | None = None
         self.grace = grace
         """Seconds the pipeline lets a handler stop by itself after the signal fires."""
@@ -58,8 +61,12 @@ class CancelSignal:
         if self._event is not None:
             self._event.set()
         callbacks, self._callbacks = self._callbacks, set()
+        children, self._children = self._children, None
         for fn in callbacks:
             fn()
+        for child in children or ():
+            child._parent = None
+            child.cancel(reason or "cancelled")
 
     def on_cancel(self, fn: Callable[[], None]) -> Callable[[], None]:
         """Call ``fn()`` (sync, fast) when the signal fires, at once if it has; returns a
@@ -73,13 +80,24 @@ class CancelSignal:
     def child(self, *, grace: float | None = None) -> CancelSignal:
         """A signal that fires when this one does (already fired if this one has)."""
         made = CancelSignal(grace=self.grace if grace is None else grace)
-        made._unlink = self.on_cancel(lambda: made.cancel(self.reason or "cancelled"))
+        if self._fired:
+            made.cancel(self.reason or "cancelled")
+        else:
+            # a set of children, not a callback each: a run makes one child per tool call
+            children = self._children
+            if children is None:
+                children = self._children = set()
+            children.add(made)
+            made._parent = self
         return made
 
     def release(self, child: CancelSignal) -> None:
         """Forget ``child`` (its call ended), so a long run does not accumulate them."""
-        child._unlink()
-        child._unlink = _nothing
+        parent = child._parent
+        if parent is not None:
+            child._parent = None
+            if parent._children is not None:
+                parent._children.discard(child)
 
     async def wait(self) -> None:
         """Return once cancellation was requested."""
