@@ -6,17 +6,18 @@ its result becomes the plain data the script sees.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, final
 
 import anyio
 
 from codemode.dispatch.context import CancelSignal, Token, ToolCall
-from codemode.dispatch.frozen import thaw
-from codemode.dispatch.pipeline import hand_off
+from codemode.dispatch.frozen import constructor, thaw
+from codemode.dispatch.pipeline import CallExtras, dispatch_with
 from codemode.errors import ToolCallError
 from codemode.mode.stream import CallEndEvent, CallStartEvent, RunEvent
 from codemode.sandbox.executors.broker import current_call
@@ -56,9 +57,17 @@ class RunSummary:
 
 
 
+_new_call = constructor(ToolCall)
+_NO_RENAMES: Final[Mapping[str, str]] = {}
+
+
 @final
 class Bridge:
     """Host side of one run: maps script calls to ``ToolCall``s and results back to data."""
+
+    fresh_results: ClassVar[bool] = True
+    """What :meth:`call` returns is thawed for that call (plain JSON nothing else holds), so
+    the executor's broker hands it to the script without a copy (``broker.CallTool``)."""
 
     def __init__(
         self,
@@ -71,8 +80,9 @@ class Bridge:
         ledger: RunLedger | None = None,
     ) -> None:
         self.registry = registry
-        self.execute = registry.execute if ledger is None else ledger.execute
-        """Where calls go: the run's ledger (journal, labels, approvals) or the registry."""
+        self.execute: Callable[[ToolCall, CallExtras], Awaitable[ToolResult]] = (
+            functools.partial(dispatch_with, registry) if ledger is None else ledger.execute)
+        """Where calls go: the run's ledger (journal, labels, approvals) or the pipeline."""
         self.sdk = sdk
         self.specs = specs
         self.run = run
@@ -89,15 +99,11 @@ class Bridge:
         wire = self.sdk.names.tools.get(path)
         if wire is None:
             raise ToolCallError(path, f"unknown tool tools.{path}")
-        argmap = self.sdk.names.arguments.get(wire, {})
+        argmap = self.sdk.names.arguments.get(wire, _NO_RENAMES)
         arguments = {argmap.get(key, key): value for key, value in kwargs.items()}
-        call = ToolCall(
-            call_id=f"{self.run.outer_id}:code:{next(self.counter)}",
-            name=wire,
-            arguments=arguments,
-            parent=self.run.token,
-            agent=self.run.agent,
-        )
+        run = self.run
+        call = _new_call(call_id=f"{run.outer_id}:code:{next(self.counter)}", name=wire,
+                         arguments=arguments, parent=run.token, agent=run.agent, labels={})
         if self.deliver is None:
             result = await self._execute(call, path)
         else:
@@ -125,7 +131,7 @@ class Bridge:
 
     async def _execute(self, call: ToolCall, path: str) -> ToolResult:
         """The call with the run's session, a child signal, the deadline and progress
-        (``hand_off``, so a layer in between need not know them). The pipeline does not
+        (``CallExtras``, through the ledger). The pipeline does not
         cut the call on them (``watched``): the run does, all its calls at once, in
         :meth:`stop_calls`; a call costs no task, timer or cancel scope of its own. While
         the call waits for the registry's approver, the run's clock stands still
@@ -148,9 +154,8 @@ class Bridge:
         inflight = self._inflight
         inflight[key] = signal
         try:
-            with hand_off(session=run.session, signal=signal, deadline=deadline,
-                          on_update=on_update, watched=True, on_hold=hold):
-                return await self.execute(call)
+            return await self.execute(call, CallExtras(run.session, signal, deadline, on_update,
+                                                       True, hold))
         finally:
             del inflight[key]
             run.signal.release(signal)

@@ -16,17 +16,18 @@ from typing import TYPE_CHECKING, Any, final
 
 from codemode.dispatch.events import ToolEvent, now
 from codemode.dispatch.labels import LabelTrail
-from codemode.errors import UnknownToolError
+from codemode.dispatch.pipeline import dispatch_with
 from codemode.mode.approval import ApprovalRequest, Approve, consults, review
 from codemode.mode.journal import Journal, canonical, registry_digest, spec_digest
 from codemode.mode.preflight import call_lines, static_calls
 from codemode.sandbox import ScriptError, ScriptResult
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Awaitable, Iterable, Mapping
 
     from codemode.dispatch.content import ToolResult
     from codemode.dispatch.context import Token, ToolCall
+    from codemode.dispatch.pipeline import CallExtras
     from codemode.dispatch.registry import ToolRegistry
     from codemode.dispatch.tool import Tool
     from codemode.mode.journal import Resume
@@ -123,15 +124,13 @@ class RunLedger:
         return RunResult.of(result, replayed=replayed, labels=self.trail.carried,
                             approval=self.approval)
 
-    async def execute(self, call: ToolCall) -> ToolResult:
-        """Run ``call`` through the registry (or the journal); see the module docstring."""
-        try:
-            tool: Tool | None = self.registry.get(call.name)
-        except UnknownToolError:
-            tool = None
+    async def execute(self, call: ToolCall, extras: CallExtras | None = None) -> ToolResult:
+        """Run ``call`` through the registry (or the journal); see the module docstring.
+        ``extras``: the call's session, signal, deadline … (``pipeline.dispatch_with``)."""
+        tool = self.registry.lookup(call.name)
         if tool is None or (self.resume is None and not self.approved
                             and not self.trail and not tool.labels):
-            return await self.registry.execute(call)
+            return await self._dispatch(call, extras)
         text = canonical(call.arguments) if self.resume is not None or self.approved else ""
         approved = self.approved[(call.name, text)] > 0 if self.approved else False
         if approved:
@@ -140,16 +139,22 @@ class RunLedger:
         if approved or carried:
             call = replace(call, approved=approved, labels=carried or {})
         if self.resume is None:
-            result = await self.registry.execute(call)
+            result = await self._dispatch(call, extras)
         else:
-            result = await self._journaled(tool, call, text)
+            result = await self._journaled(tool, call, text, extras)
         error = result.error
         if (tool.labels and not tool.labels <= self.trail.carried.keys()
                 and (error is None or error.kind not in _NOTHING_READ)):
             self.trail.read(tool.labels, self._where(call.name))
         return result
 
-    async def _journaled(self, tool: Tool, call: ToolCall, text: str) -> ToolResult:
+    def _dispatch(self, call: ToolCall, extras: CallExtras | None) -> Awaitable[ToolResult]:
+        if extras is None:
+            return self.registry.execute(call)
+        return dispatch_with(self.registry, call, extras)
+
+    async def _journaled(self, tool: Tool, call: ToolCall, text: str,
+                         extras: CallExtras | None) -> ToolResult:
         assert self.resume is not None
         cached = self._digests.get(call.name)
         if cached is None or cached[0] is not tool:
@@ -163,7 +168,7 @@ class RunLedger:
             self.resume.done(seq, group, call.name, digest, text, result, live=False)
             return result
         try:
-            result = await self.registry.execute(call)
+            result = await self._dispatch(call, extras)
         except BaseException:
             self.resume.done_cancelled()
             raise

@@ -45,7 +45,11 @@ It may also have an async ``stop_calls(key=None)`` method (CodeMode's run bridge
 the executor awaits it before it cancels calls in flight (all of them when the run
 ends; one, ``key``, when the script cancelled it), so their handlers are asked to stop
 (their signals) before they are cut; ``key`` is what :func:`current_call` returned
-inside that call (see :meth:`CallBroker.stop_calls`)."""
+inside that call (see :meth:`CallBroker.stop_calls`).
+
+A ``fresh_results = True`` attribute says every result it returns is a JSON value made for
+that call (plain dicts, lists and exact scalars nothing else holds; CodeMode's bridge thaws
+each one): the in-process executor then hands it over without a JSON round trip."""
 
 _CURRENT: ContextVar[tuple[CallBroker, int] | None] = ContextVar("codemode_broker_call",
                                                                  default=None)
@@ -97,6 +101,9 @@ class CallBroker:
         self._call_tool = call_tool
         self._stop_calls: Callable[[int | None], Awaitable[None]] | None = getattr(
             call_tool, "stop_calls", None)
+        self._finish: Callable[[Any], Any] = (
+            _keep if getattr(call_tool, "fresh_results", False) is True else _json_copy)
+        """How a result is detached for the script side (see ``CallTool``)."""
         self._active = 0
         """Calls handed to ``call_tool`` that have not returned."""
         self.paused = 0.0
@@ -179,7 +186,7 @@ class CallBroker:
         """:meth:`answer` for arguments sent as JSON text (what a script side sends)."""
         try:
             args = _json_value(name, arguments)
-            return {"ok": await self._call(name, args, detached=True, finish=_json_copy)}
+            return {"ok": await self._call(name, args, detached=True, finish=self._finish)}
         except (LimitExceeded, ToolCallError) as exc:
             return failure_reply(exc)
 
@@ -210,7 +217,7 @@ class CallBroker:
 
     async def call(self, name: str, arguments: Any) -> Any:
         """Run one call; raises only ToolCallError or LimitExceeded (both built here)."""
-        return await self._call(name, arguments, detached=False, finish=_json_copy)
+        return await self._call(name, arguments, detached=False, finish=self._finish)
 
     async def _call(self, name: str, arguments: Any, *, detached: bool,
                     finish: Callable[[Any], _T],
