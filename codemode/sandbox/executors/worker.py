@@ -563,7 +563,8 @@ def main(argv: list[str] | None = None) -> None:
     report = confine.apply(plan)
     proc.hard = report["rlimits"][0]
     proc.every_run = plan.get("recycle") == "every_run"
-    gc.collect()
+    # Boot's objects go to the permanent generation, so no later collection scans them. No
+    # full collection first: it found some 80 objects of garbage and cost ~6 % of a boot.
     gc.freeze()
     channel = _Channel(read_fd, write_fd)
     channel.control_type = control_type

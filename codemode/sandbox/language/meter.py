@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 from collections import deque
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from itertools import chain, repeat
 from operator import length_hint
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
@@ -123,22 +123,32 @@ MEMORY_CHECK_INTERVAL: Final = 0.005
 """Seconds between resident-memory checks at chunk boundaries."""
 
 
+_clear_refs: tuple[int, int] | None = None
+"""``(pid, descriptor)`` of this process's ``/proc/self/clear_refs``, kept open: opening it
+for every run cost more than the write (a worker opens it while it warms up, before
+Landlock would refuse the open). A child made by ``fork`` opens its own."""
+_clear_refs_lock = threading.Lock()
+
+
 def reset_peak_memory() -> None:
     """Lower the kernel's resident high-water mark to the current size (Linux ``clear_refs``).
 
     The peak never goes down by itself: after one run (or the host) peaked high and freed
     the memory, a later run could grow by that whole gap before its own check saw a change.
     """
-    try:
-        fd = os.open("/proc/self/clear_refs", os.O_WRONLY)
-    except OSError:
-        return
-    try:
-        os.write(fd, b"5")
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    global _clear_refs
+    kept, pid = _clear_refs, os.getpid()
+    if kept is None or kept[0] != pid:
+        with _clear_refs_lock:
+            kept = _clear_refs
+            if kept is None or kept[0] != pid:
+                try:
+                    kept = _clear_refs = (pid, os.open("/proc/self/clear_refs",
+                                                       os.O_WRONLY | os.O_CLOEXEC))
+                except OSError:
+                    return
+    with suppress(OSError):
+        os.write(kept[1], b"5")
 
 
 def resident_bytes() -> int | None:
