@@ -782,7 +782,8 @@ class _Planner(ast.NodeVisitor):
         function is one of the names and attribute chains read here)."""
         out: dict[str, Sequence[str] | None] = {}
         bare, name_kind, attribute_kind = self.bare, ast.Name, ast.Attribute
-        for node in self.nodes:
+        # without bare names only attribute chains name tools (in ``nodes`` order either way)
+        for node in self.nodes if bare else self.of(ast.Attribute):
             kind = type(node)
             if kind is name_kind:
                 assert isinstance(node, ast.Name)

@@ -139,10 +139,27 @@ finally:
     _depth_ -= 1
 """
 """Entry of a plain function: depth against the recursion limit, one operation tick."""
+_PROLOGUE_BODY: Final = ast.parse(_PROLOGUE).body
+""":data:`_PROLOGUE` parsed once; each function gets a copy (:func:`_copy`)."""
+
+
+def _copy(node: Any) -> Any:
+    """A copy of a template subtree's nodes (contexts and operators, which hold nothing,
+    shared as ``ast.parse`` shares them; locations left for ``_located(force=True)``)."""
+    if type(node) is list:
+        return [_copy(item) for item in node]
+    if not isinstance(node, ast.AST) or type(node) in _PASSIVE:
+        return node
+    return type(node)(**{field: _copy(getattr(node, field)) for field in node._fields
+                         if hasattr(node, field)})
+
+
+_LOAD: Final = ast.Load()
+"""One load context for the names the policy makes (``ast.parse`` shares one too)."""
 
 
 def _name(id_: str) -> ast.Name:
-    return ast.Name(id=id_, ctx=ast.Load())
+    return ast.Name(id=id_, ctx=_LOAD)
 
 
 def _call(func: str, *args: ast.expr) -> ast.Call:
@@ -775,7 +792,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
             node.body.insert(0, _located(_tick(), node))
             node.decorator_list.append(_located(_name("_track_"), node))
             return node
-        prologue = [_located(stmt, node, force=True) for stmt in ast.parse(_PROLOGUE).body]
+        prologue = [_located(_copy(stmt), node, force=True) for stmt in _PROLOGUE_BODY]
         guard = prologue[-1]
         assert isinstance(guard, ast.Try)
         guard.body.extend(node.body)
