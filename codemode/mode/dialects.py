@@ -123,8 +123,8 @@ class ScriptPlan:
     """Resolves a call's function to a tool path the way the dialects do (preflight)."""
     nodes: list[ast.AST] = field(default_factory=list)
     """The script's nodes, flattened once (the preflight reads them too)."""
-    parents: dict[int, ast.AST] = field(default_factory=dict)
-    """``id(node)`` → its parent node."""
+    parents: dict[ast.AST, ast.AST] = field(default_factory=dict)
+    """Node → its parent node."""
     kinds: dict[type, list[ast.AST]] = field(default_factory=dict)
     """Node type → the nodes of exactly that type, in ``nodes`` order (the policy reads
     its binding sites from them)."""
@@ -256,10 +256,10 @@ class _Planner(ast.NodeVisitor):
         self.edits = edits
         self.problems: list[Problem] = []
         self.used: list[str] = []
-        self.roots: dict[int, tuple[ast.expr, tuple[str | None, list[str]]]] = {}
-        self.paths: dict[int, tuple[ast.expr, str | None]] = {}
-        """``id(node)`` → (node, its root / tool path): both depend on the node alone once
-        ``bare`` is known (the end of ``__init__``)."""
+        self.roots: dict[ast.expr, tuple[str | None, list[str]]] = {}
+        self.paths: dict[ast.expr, str | None] = {}
+        """Node → its root / tool path: both depend on the node alone once ``bare`` is
+        known (the end of ``__init__``); nodes hash by identity."""
         # One traversal; every later look at "all nodes" (or all nodes of a kind) reads
         # these lists.
         self.nodes, self.parents, self.kinds = index_nodes(tree)
@@ -314,20 +314,17 @@ class _Planner(ast.NodeVisitor):
 
     def root_of(self, node: ast.expr) -> tuple[str | None, list[str]]:
         """:func:`_root`, once per node (the passes ask about the same calls again)."""
-        known = self.roots.get(id(node))
-        if known is not None and known[0] is node:
-            return known[1]
-        found = _root(node)
-        self.roots[id(node)] = (node, found)  # the node kept: its id is not reused
+        found = self.roots.get(node)
+        if found is None:
+            found = self.roots[node] = _root(node)
         return found
 
     def tool_of(self, func: ast.expr) -> str | None:
         """The tool path a call's function names (``tools.x``, a bare name, an alias)."""
-        known = self.paths.get(id(func))
-        if known is not None and known[0] is func:
-            return known[1]
-        path = self._tool_of(func)
-        self.paths[id(func)] = (func, path)
+        paths = self.paths
+        if func in paths:
+            return paths[func]
+        path = paths[func] = self._tool_of(func)
         return path
 
     def _tool_of(self, func: ast.expr) -> str | None:
@@ -361,7 +358,7 @@ class _Planner(ast.NodeVisitor):
     def concurrent(self, node: ast.AST) -> bool:
         """Whether ``node`` is handed (maybe through a list) to ``asyncio.gather`` & co."""
         child = node
-        parent = self.parents.get(id(child))
+        parent = self.parents.get(child)
         while parent is not None:
             if isinstance(parent, ast.List | ast.Tuple | ast.Set | ast.Starred | ast.keyword):
                 pass
@@ -391,7 +388,7 @@ class _Planner(ast.NodeVisitor):
                 return False
             else:
                 return False
-            child, parent = parent, self.parents.get(id(parent))
+            child, parent = parent, self.parents.get(parent)
         return False
 
     def scope_of_await(self) -> _Scope:
@@ -550,7 +547,7 @@ class _Planner(ast.NodeVisitor):
     def _value_use(self, name: str) -> int | None:
         for node in self.loads:
             if node.id == name:
-                parent = self.parents.get(id(node))
+                parent = self.parents.get(node)
                 if not (isinstance(parent, ast.Call) and parent.func is node):
                     return node.lineno
         return None
@@ -711,11 +708,11 @@ class _Planner(ast.NodeVisitor):
         return False
 
     def edits_has_return(self, node: ast.Return) -> bool:
-        parent = self.parents.get(id(node))
+        parent = self.parents.get(node)
         while parent is not None:
             if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
                 return False
-            parent = self.parents.get(id(parent))
+            parent = self.parents.get(parent)
         return True
 
     def _entry(self) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

@@ -193,7 +193,7 @@ class _Checker(ast.NodeVisitor):
             )
         )
 
-    def check_nodes(self, nodes: Sequence[ast.AST], parents: Mapping[int, ast.AST]) -> None:
+    def check_nodes(self, nodes: Sequence[ast.AST], parents: Mapping[ast.AST, ast.AST]) -> None:
         """The visitor's checks over an already flattened tree (one pass, no recursion)."""
         tools, tool_of, strict = self.tools, self.tool_of, self.orders is None
         for node in nodes:
@@ -205,7 +205,7 @@ class _Checker(ast.NodeVisitor):
                     self.check_call(node, path)
             elif kind is ast.Attribute:
                 assert isinstance(node, ast.Attribute)
-                parent = parents.get(id(node))
+                parent = parents.get(node)
                 if isinstance(parent, ast.Attribute) and parent.value is node:
                     continue  # only whole chains: ``tools.a.b``, not ``tools.a``
                 path = tool_of(node)
@@ -345,7 +345,7 @@ def check_script(
     tool_of: ToolOf | None = None,
     orders: Orders | None = None,
     nodes: Sequence[ast.AST] | None = None,
-    parents: Mapping[int, ast.AST] | None = None,
+    parents: Mapping[ast.AST, ast.AST] | None = None,
 ) -> list[Problem]:
     """Problems found without running ``source``; an empty list means it may run.
 

@@ -339,14 +339,14 @@ def _all_nodes(tree: ast.AST) -> list[ast.AST]:
     return nodes
 
 
-def index_nodes(tree: ast.AST) -> tuple[list[ast.AST], dict[int, ast.AST],
+def index_nodes(tree: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.AST],
                                         dict[type, list[ast.AST]]]:
     """One walk of ``tree``: (every node but contexts and operators, breadth first, so each
-    after its parent; ``id(node)`` -> its parent; node type -> the nodes of exactly that
-    type, in that order). The dialect plan, the preflight and this policy read the script
-    from these instead of walking it each."""
+    after its parent; node -> its parent (nodes hash by identity); node type -> the nodes
+    of exactly that type, in that order). The dialect plan, the preflight and this policy
+    read the script from these instead of walking it each."""
     nodes: list[ast.AST] = [tree]
-    parents: dict[int, ast.AST] = {}
+    parents: dict[ast.AST, ast.AST] = {}
     kinds: dict[type, list[ast.AST]] = {type(tree): [tree]}
     children, node_type, skip = _CHILDREN, ast.AST, _PASSIVE
     for parent in nodes:  # grows while it is read
@@ -358,7 +358,7 @@ def index_nodes(tree: ast.AST) -> tuple[list[ast.AST], dict[int, ast.AST],
                 child_kind = type(child)
                 if child_kind in skip or not isinstance(child, node_type):
                     continue
-                parents[id(child)] = parent
+                parents[child] = parent
                 nodes.append(child)
                 same = kinds.get(child_kind)
                 if same is None:
