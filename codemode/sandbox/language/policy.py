@@ -432,6 +432,11 @@ _PASSIVE: Final = frozenset({
 })
 """Leaf node types the base policy only walks through (they have no fields)."""
 
+_CODE_KIND: Final = 0x3FF
+"""The code flags that say how a function runs (varargs, generator, coroutine …), not the
+``__future__`` imports of its module."""
+
+
 def _forward(self: Any, node: Any) -> Any:
     return self.node_contents_visit(node)
 
@@ -442,7 +447,7 @@ def _forwards(method: Any) -> bool:
     code, same = getattr(method, "__code__", None), _forward.__code__
     return code is not None and code.co_code == same.co_code and (
         code.co_names == same.co_names and code.co_argcount == 2 and not code.co_freevars
-        and code.co_flags == same.co_flags)
+        and code.co_flags & _CODE_KIND == same.co_flags & _CODE_KIND)
 
 
 def _same(self: Any, node: Any) -> Any:

@@ -1,0 +1,215 @@
+"""One walk of a script's tree (issue #18): ``index_nodes`` gives the dialect plan, the
+preflight and the policy what their own walks gave, the walks skip only fields Python's
+grammar says hold no node to check, and the policy's shortcuts (forwarding methods called
+directly, clean names and constants checked inline, binding sites read by node type)
+transform and refuse every script exactly as RestrictedPython's plain walk does."""
+
+from __future__ import annotations
+
+import ast
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from RestrictedPython.transformer import RestrictingNodeTransformer
+
+from codemode.sandbox.language.policy import (
+    _PASSIVE,
+    _PROLOGUE,
+    _PROLOGUE_BODY,
+    SandboxPolicy,
+    _binding_sites,
+    _copy,
+    _forwards,
+    child_fields,
+    index_nodes,
+)
+
+_ROOT = Path(__file__).parent
+
+
+def _corpus() -> list[str]:
+    """Every string literal of the policy and attack tests that parses as a script, and
+    each of those also as the body of a function, an async function and a method."""
+    found: dict[str, None] = {}
+    for name in ("test_policy.py", "test_attacks.py", "test_language_routes.py"):
+        for node in ast.walk(ast.parse((_ROOT / name).read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
+                try:
+                    ast.parse(node.value)
+                except (SyntaxError, ValueError):
+                    continue
+                found[node.value] = None
+    scripts = list(found)
+    for source in scripts[::3]:
+        body = textwrap.indent(source, "    ")
+        for head in ("def f(n):\n", "async def g(*a, **k):\n", "class C:\n    def m(self):\n"):
+            wrapped = head + (textwrap.indent(body, "    ") if head.startswith("class") else body)
+            try:
+                ast.parse(wrapped)
+            except (SyntaxError, ValueError):
+                continue
+            found[wrapped] = None
+    return list(found)
+
+
+CORPUS = _corpus()
+NODE_TYPES = sorted((kind for kind in vars(ast).values() if isinstance(kind, type)
+                     and issubclass(kind, ast.AST) and kind._fields
+                     and not (kind.__doc__ or "").startswith("Deprecated")),
+                    key=lambda k: k.__name__)
+"""The node types ``ast.parse`` makes (not the deprecated aliases such as ``ast.Num``)."""
+
+
+def _walk(tree: ast.AST) -> list[ast.AST]:
+    """Breadth first over every field (``ast.iter_child_nodes``), contexts and operators
+    left out: what the planner's own walk listed."""
+    nodes, index = [tree], 0
+    while index < len(nodes):
+        nodes.extend(child for child in ast.iter_child_nodes(nodes[index])
+                     if type(child) not in _PASSIVE)
+        index += 1
+    return nodes
+
+
+def test_the_corpus_holds_scripts_and_their_wrapped_forms() -> None:
+    assert len(CORPUS) > 500
+    assert any(source.startswith("class C:") for source in CORPUS)
+
+
+@pytest.mark.parametrize("kind", NODE_TYPES, ids=lambda kind: kind.__name__)
+def test_child_fields_keep_every_field_but_scalars_contexts_and_operators(kind: type) -> None:
+    signature = (kind.__doc__ or "").split("\n", 1)[0]
+    assert signature.startswith(f"{kind.__name__}("), signature  # read, not the fallback
+    skipped = set(kind._fields) - set(child_fields(kind))
+    declared = dict(reversed(part.strip().split(" ")) for part in
+                    signature[len(kind.__name__) + 1:-1].split(","))
+    for field in skipped:
+        assert declared[field].rstrip("?*") in {
+            "identifier", "int", "string", "constant", "expr_context", "boolop", "operator",
+            "unaryop", "cmpop"}, (kind, field)
+    assert [f for f in kind._fields if f not in skipped] == list(child_fields(kind))
+    field_types = getattr(kind, "_field_types", None)  # 3.13+: the grammar's types
+    if field_types is not None:
+        leaves = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+        for field in skipped:
+            declared_type = field_types[field]
+            inner = getattr(declared_type, "__args__", (declared_type,))
+            assert all(t in (str, int, object, type(None)) or (
+                isinstance(t, type) and issubclass(t, leaves)) for t in inner), (kind, field)
+
+
+def test_child_fields_of_the_hot_node_types() -> None:
+    assert child_fields(ast.Name) == ()
+    assert child_fields(ast.Constant) == ()
+    assert child_fields(ast.Attribute) == ("value",)
+    assert child_fields(ast.BinOp) == ("left", "right")
+    assert child_fields(ast.Compare) == ("left", "comparators")
+    assert child_fields(ast.Global) == ()
+    assert child_fields(ast.ImportFrom) == ("names",)
+    if sys.version_info >= (3, 12):
+        assert child_fields(ast.TypeAlias) == ("name", "type_params", "value")  # `name`: expr
+
+
+def test_a_node_type_without_a_readable_signature_keeps_all_its_fields() -> None:
+    class Odd(ast.AST):
+        """Not an ASDL signature."""
+
+        _fields = ("id", "ctx")
+
+    class Renamed(ast.AST):
+        """Renamed(identifier other, expr_context ctx)"""
+
+        _fields = ("id", "ctx")
+
+    assert child_fields(Odd) == ("id", "ctx")
+    assert child_fields(Renamed) == ("id", "ctx")
+
+
+def test_skipped_fields_hold_no_node_in_any_corpus_tree() -> None:
+    for source in CORPUS:
+        for node in ast.walk(ast.parse(source)):
+            for field in set(node._fields) - set(child_fields(type(node))):
+                value = getattr(node, field, None)
+                for item in value if isinstance(value, list) else [value]:
+                    assert not isinstance(item, ast.AST) or type(item) in _PASSIVE, (
+                        source, type(node).__name__, field)
+
+
+def test_the_index_is_what_separate_walks_give() -> None:
+    for source in CORPUS:
+        tree = ast.parse(source)
+        nodes, parents, kinds = index_nodes(tree)
+        assert nodes == _walk(tree), source
+        assert parents == {child: parent for parent in nodes
+                           for child in ast.iter_child_nodes(parent)
+                           if type(child) not in _PASSIVE}
+        by_type: dict[type, list[ast.AST]] = {}
+        for node in nodes:
+            by_type.setdefault(type(node), []).append(node)
+        assert kinds == by_type
+        assert _binding_sites(tree, kinds=kinds) == _binding_sites(tree) == _binding_sites(
+            tree, nodes), source
+
+
+def test_forwarding_methods_are_told_from_the_checking_ones() -> None:
+    for name in ("visit_Expr", "visit_If", "visit_List", "visit_keyword", "visit_Return"):
+        assert _forwards(getattr(RestrictingNodeTransformer, name)), name
+    assert _forwards(SandboxPolicy.visit_Assign)
+    for name in ("visit_Name", "visit_Attribute", "visit_Call", "visit_Subscript",
+                 "visit_ListComp", "visit_TryStar", "visit_ExceptHandler", "generic_visit"):
+        assert not _forwards(getattr(SandboxPolicy, name)), name
+
+
+class _PlainWalk(SandboxPolicy):
+    """The policy walked the plain NodeTransformer way: every field, every node through
+    ``getattr(self, "visit_" + name)``, no inline names or constants."""
+
+    def visit(self, node: ast.AST) -> Any:
+        return getattr(self, "visit_" + type(node).__name__, self.generic_visit)(node)
+
+    def node_contents_visit(self, node: Any) -> Any:
+        return ast.NodeTransformer.generic_visit(self, node)
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        return SandboxPolicy.visit_Name(self, node)
+
+
+def _transformed(policy: SandboxPolicy, source: str) -> tuple[str, list[str], list[Any],
+                                                              dict[str, bool]]:
+    tree = ast.parse(source)
+    try:
+        new = policy.visit(tree)
+    except (RecursionError, MemoryError) as exc:
+        return type(exc).__name__, [], [], {}
+    dumped = ast.dump(new, include_attributes=True) if isinstance(new, ast.AST) else repr(new)
+    return dumped, policy.errors, policy.positions, policy.used_names
+
+
+def test_the_policy_transforms_and_refuses_as_the_plain_walk_does() -> None:
+    refused = 0
+    for source in CORPUS:
+        fast = _transformed(SandboxPolicy(), source)
+        tree = ast.parse(source)
+        indexed = SandboxPolicy(kinds=index_nodes(tree)[2]).visit(tree)
+        assert fast == _transformed(_PlainWalk(), source), source
+        if isinstance(indexed, ast.AST):
+            assert ast.dump(indexed, include_attributes=True) == fast[0], source
+        refused += bool(fast[1])
+    assert refused > 50  # the corpus's attacks are refused, and identically
+
+
+def test_a_name_refused_once_is_refused_every_time() -> None:
+    policy = SandboxPolicy()
+    policy.visit(ast.parse("x = 1\n_y = x\nprinted = 2\nprint(x)\nprint = 3\n[_y, printed]"))
+    assert sorted(policy._clean) == ["_y", "x"]
+    assert len(policy.errors) == 3  # printed (twice: stored, then read), print = 3
+
+
+def test_a_plain_functions_prologue_is_the_parsed_template() -> None:
+    first, second = ([_copy(stmt) for stmt in _PROLOGUE_BODY] for _ in range(2))
+    assert [ast.dump(s) for s in first] == [ast.dump(s) for s in ast.parse(_PROLOGUE).body]
+    assert all(a is not b for a, b in zip(ast.walk(first[0]), ast.walk(second[0]), strict=True)
+               if type(a) not in _PASSIVE)
