@@ -6,7 +6,8 @@
 their parts, each a median over unique scripts (no compile-cache hit):
 
 - ``mode.check()`` (preflight, dialect plan, compile) of the 15-line and 303-line
-  scripts, and ``compile_script`` alone;
+  scripts, split into its steps (parse, dialect plan, preflight, policy, compile), and
+  ``compile_script`` alone;
 - ``CodeMode.run`` of a 0-call script (the 15-line script's shape without its calls)
   and of the 303-line script, in-process and in the worker pool;
 - a 0-call and a 1-call run with 10 and with 1,000 registered tools (per-run cost
@@ -16,6 +17,7 @@ their parts, each a median over unique scripts (no compile-cache hit):
 
 from __future__ import annotations
 
+import ast
 import statistics
 import sys
 import time
@@ -33,7 +35,11 @@ from codemode.sandbox import InProcessExecutor, WorkerPoolExecutor  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import vs_monty  # noqa: E402
 
+from codemode.mode.dialects import plan  # noqa: E402
+from codemode.mode.preflight import check_script  # noqa: E402
 from codemode.sandbox.language.compile import compile_script  # noqa: E402
+from codemode.sandbox.language.meter import SCRIPT_FILENAME  # noqa: E402
+from codemode.sandbox.language.policy import SandboxPolicy  # noqa: E402
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -134,6 +140,34 @@ async def runs(label: str, executor: cm.Executor, n: int) -> None:
         row(f"{label}: {tools:>4} tools, 1-call run", await atimed(lambda: go(ONE_CALL), n))
 
 
+def steps(label: str, mode: cm.CodeMode, script: str, n: int) -> None:
+    """``check()``'s steps one by one (medians over unique scripts): where its time goes."""
+    sdk, specs = mode.sdk(), {spec.name: spec for spec in mode.visible_specs()}
+    tools, arguments = sdk.names.tools, sdk.names.arguments
+    parts: dict[str, list[float]] = {name: [] for name in (
+        "parse", "dialect plan", "preflight", "policy", "compile")}
+    for _ in range(n):
+        source = fresh(script)
+        marks = [time.perf_counter()]
+        tree = ast.parse(source, mode="exec")
+        marks.append(time.perf_counter())
+        found = plan(source, tree, tools=tools, arguments=arguments, specs=specs)
+        marks.append(time.perf_counter())
+        check_script(source, tools=tools, arguments=arguments, specs=specs, tree=tree,
+                     tool_of=found.tool_of, orders=found.prelude.orders, nodes=found.nodes,
+                     parents=found.parents)
+        marks.append(time.perf_counter())
+        SandboxPolicy(kinds=found.kinds).visit(tree)
+        marks.append(time.perf_counter())
+        compile(tree, SCRIPT_FILENAME, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
+                dont_inherit=True)
+        marks.append(time.perf_counter())
+        for samples, start, end in zip(parts.values(), marks, marks[1:], strict=False):
+            samples.append(end - start)
+    print(f"  {label}: " + ", ".join(f"{name} {median_us(samples):.0f}"
+                                     for name, samples in parts.items()) + " µs")
+
+
 async def main() -> None:
     n = 60 if "--quick" in sys.argv else 300
     print(f"cold path (python {sys.version.split()[0]}, load "
@@ -143,6 +177,8 @@ async def main() -> None:
         mode.check(fresh(SHORT))
     row("check(), 15 lines", timed(lambda: mode.check(fresh(SHORT)), n))
     row("check(), 303 lines", timed(lambda: mode.check(fresh(LONG)), max(5, n // 5)))
+    steps("check() steps, 15 lines", mode, SHORT, n)
+    steps("check() steps, 303 lines", mode, LONG, max(5, n // 5))
     row("compile_script, 15 lines", timed(lambda: compile_script(fresh(SHORT)), n))
     row("compile_script, 303 lines", timed(lambda: compile_script(fresh(LONG)), max(5, n // 5)))
     async with InProcessExecutor() as inprocess:
