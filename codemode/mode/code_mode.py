@@ -131,6 +131,7 @@ class CodeMode:
         self._runs = itertools.count(1)
         self._describer: str | None = None
         self._prepared: dict[tuple[int, bool, str], tuple[tuple[Problem, ...], str]] = {}
+        self._paths: tuple[sdk_gen.GeneratedSDK, tuple[str, ...]] | None = None
 
     @property
     def executor(self) -> Executor:
@@ -138,6 +139,15 @@ class CodeMode:
         if self._executor is None:
             self._executor = WorkerPoolExecutor()
         return self._executor
+
+    def _tool_paths(self, sdk: sdk_gen.GeneratedSDK) -> tuple[str, ...]:
+        """The SDK's tool paths, one tuple per SDK: executors cache what they derive from
+        it by identity (the set a broker checks, a worker's copy), so a run's cost does
+        not grow with the registry."""
+        paths = self._paths
+        if paths is None or paths[0] is not sdk:
+            paths = self._paths = (sdk, tuple(sdk.names.tools))
+        return paths[1]
 
     def _boot_soon(self) -> None:
         """Let a worker pool start its missing workers now: a new CodeMode's first run
@@ -400,13 +410,13 @@ class CodeMode:
         try:
             if deliver is None:
                 result = await self.executor.run(
-                    source, call_tool=bridge, tool_paths=tuple(sdk.names.tools),
+                    source, call_tool=bridge, tool_paths=self._tool_paths(sdk),
                     limits=limits
                 )
             else:
                 emit = deliver
                 result = await self.executor.run(
-                    source, call_tool=bridge, tool_paths=tuple(sdk.names.tools),
+                    source, call_tool=bridge, tool_paths=self._tool_paths(sdk),
                     limits=limits, on_output=lambda text: emit(OutputEvent(text=text)),
                 )
         except BaseException:
@@ -478,7 +488,7 @@ class CodeMode:
                 result = await mode.executor.run(
                     source,
                     call_tool=bridge,
-                    tool_paths=tuple(sdk.names.tools),
+                    tool_paths=mode._tool_paths(sdk),
                     limits=limits,
                     on_output=None if report is None
                     else lambda text: report({"output": text}),
