@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import threading
 from collections.abc import Awaitable, Callable, Collection, Generator, Mapping, Sequence
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from codemode.errors import LimitExceeded, ToolCallError
@@ -31,6 +31,9 @@ _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
 ARGUMENT_SHARE: Final = 16
 """One call's JSON arguments may take at most ``Limits.memory // ARGUMENT_SHARE`` bytes."""
+
+_ENCODE: Final = json.JSONEncoder(allow_nan=False, ensure_ascii=False).encode
+"""``json.dumps(..., allow_nan=False, ensure_ascii=False)`` without a new encoder per call."""
 
 TextCall = Callable[[str, str], Awaitable[Any]]
 """Sends one call: (tool path, the arguments as JSON text) -> the value, or raises."""
@@ -60,7 +63,7 @@ class _Caller:
             if problem is not None:
                 raise TypeError(f"tools.{path}(): {problem}")
         try:
-            text = json.dumps(kwargs, allow_nan=False, ensure_ascii=False)
+            text = _ENCODE(kwargs)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"tools.{path}(): arguments must be JSON data ({exc})") from None
         if len(text) > cap:
@@ -316,9 +319,27 @@ class ToolNamespace(SelfGuarded):
         raise AttributeError(f"{where} has no tool {name!r}{hint}{known}")
 
 
-@lru_cache(maxsize=32)
+_CACHE_LOCK: Final = threading.Lock()
+_INDEXES: dict[int, tuple[tuple[str, ...], _Tree]] = {}
+"""``id(paths)`` → (those paths, their tree), for the last few tuples of tool paths."""
+
+
 def _index(tool_paths: tuple[str, ...]) -> _Tree:
-    """The namespace tree of ``tool_paths``, built once per set of paths (runs share it)."""
+    """The namespace tree of ``tool_paths``, built once per tuple (runs share it). Found
+    by identity: hashing a tuple of 1,000 paths on every run would make the run's cost grow
+    with the registry (CodeMode and a worker pass the same tuple while the tools stay)."""
+    hit = _INDEXES.get(id(tool_paths))
+    if hit is not None and hit[0] is tool_paths:
+        return hit[1]
+    tree = _build_index(tool_paths)
+    with _CACHE_LOCK:  # runs on several threads (in-process script threads, host loops)
+        if len(_INDEXES) >= 32:
+            _INDEXES.pop(next(iter(_INDEXES)), None)
+        _INDEXES[id(tool_paths)] = (tool_paths, tree)  # holds the tuple: its id stays its own
+    return tree
+
+
+def _build_index(tool_paths: tuple[str, ...]) -> _Tree:
     root: _Tree = {}
     for path in sorted(tool_paths):
         node = root
