@@ -178,6 +178,8 @@ _LEAF_TYPES: Final = frozenset({"identifier", "int", "string", "constant", "expr
 a node there) and the context and operator leaves, which carry nothing to check."""
 _FIELD: Final = re.compile(r"(\w+)[?*]? (\w+)$")
 _CHILDREN: dict[type, tuple[str, ...]] = {}
+_LOCATED: set[type] = set()
+"""The node types :func:`child_fields` has seen that carry a source location."""
 
 
 def child_fields(kind: type) -> tuple[str, ...]:
@@ -201,6 +203,8 @@ def child_fields(kind: type) -> tuple[str, ...]:
             for match, name in zip(declared, fields, strict=True)):
         fields = tuple(name for match, name in zip(declared, fields, strict=True)
                        if match is not None and match.group(1) not in _LEAF_TYPES)
+    if "lineno" in getattr(kind, "_attributes", ()):
+        _LOCATED.add(kind)
     _CHILDREN[kind] = fields
     return fields
 
@@ -216,21 +220,23 @@ def _located(new: Any, old: ast.AST, *, force: bool = False) -> Any:
     end_lineno = getattr(old, "end_lineno", None)
     end_col_offset = getattr(old, "end_col_offset", None)
     stack: list[Any] = [new]
-    children, node_type = _CHILDREN, ast.AST
+    children, located = _CHILDREN, _LOCATED
     while stack:
         node = stack.pop()
         kind = type(node)
-        if not isinstance(node, node_type):
-            continue
-        if "lineno" in kind._attributes:
+        fields = children.get(kind)  # only node types are in there
+        if fields is None:
+            if not isinstance(node, ast.AST):
+                continue
+            fields = child_fields(kind)
+        if kind in located:
             if not force and node is not new and hasattr(node, "lineno"):
                 continue
-            node.lineno = lineno  # type: ignore[attr-defined]
-            node.col_offset = col_offset  # type: ignore[attr-defined]
-            node.end_lineno = end_lineno  # type: ignore[attr-defined]
-            node.end_col_offset = end_col_offset  # type: ignore[attr-defined]
-        fields = children.get(kind)
-        for field in child_fields(kind) if fields is None else fields:
+            node.lineno = lineno
+            node.col_offset = col_offset
+            node.end_lineno = end_lineno
+            node.end_col_offset = end_col_offset
+        for field in fields:
             value = getattr(node, field, None)
             if type(value) is list:
                 stack.extend(value)
