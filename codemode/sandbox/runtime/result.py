@@ -16,6 +16,9 @@ from codemode.sandbox.limits import LIMIT_NAMES, Limits
 
 __all__ = ["CallRecord", "RunOutcome", "ScriptError", "ScriptResult", "Usage"]
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(..., ensure_ascii=False)`` without a new encoder per run."""
+
 
 def _cap_output(output: str, cap: int) -> str:
     """Keep at most ``cap`` bytes of printed text (plus the truncation marker)."""
@@ -219,7 +222,7 @@ class RunOutcome:
                 final_error = _bounded(final_error)
             if final_error is None:
                 size = result_size if result_size is not None else len(
-                    json.dumps(value, ensure_ascii=False).encode("utf-8", "replace"))
+                    _ENCODE(value).encode("utf-8", "replace"))
                 if size > limits.result or size < 0:
                     what = f"{size} bytes" if size >= 0 else f"more than {limits.result} bytes"
                     final_error = ScriptError.for_limit(LimitExceeded(
