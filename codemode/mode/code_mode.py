@@ -422,7 +422,7 @@ class CodeMode:
         except BaseException:
             ledger.finish(None)
             raise
-        done = ledger.finish(replace(result, attachments=tuple(bridge.attachments)))
+        done = ledger.finish(result, attachments=tuple(bridge.attachments))
         assert done is not None
         return done
 

@@ -49,8 +49,14 @@ class RunResult(ScriptResult):
 
     @classmethod
     def of(cls, result: ScriptResult, **extra: Any) -> RunResult:
-        """``result`` as a RunResult (``extra`` sets the fields a ScriptResult lacks)."""
-        return cls(**{f.name: getattr(result, f.name) for f in fields(ScriptResult)}, **extra)
+        """``result`` as a RunResult (``extra`` sets the fields a ScriptResult lacks, or
+        replaces one it has)."""
+        values = {name: getattr(result, name) for name in _SCRIPT_FIELDS}
+        values.update(extra)
+        return cls(**values)
+
+
+_SCRIPT_FIELDS = tuple(f.name for f in fields(ScriptResult))
 
 
 async def open_ledger(registry: ToolRegistry, script: str, *, tools: Mapping[str, str],
@@ -111,8 +117,10 @@ class RunLedger:
         self._lines: Mapping[str, tuple[int, ...]] | None = None
         self._digests: dict[str, tuple[Tool, str]] = {}
 
-    def finish(self, result: ScriptResult | None) -> RunResult | None:
-        """The run ended (``None``: it raised or was cancelled); frees the journal."""
+    def finish(self, result: ScriptResult | None, *,
+               attachments: tuple[Any, ...] | None = None) -> RunResult | None:
+        """The run ended (``None``: it raised or was cancelled); frees the journal.
+        ``attachments`` replace the result's."""
         if self.resume is not None:
             self.resume.finish(failed=result is None or result.error is not None)
             replayed = tuple(self.resume.replayed)
@@ -122,7 +130,9 @@ class RunLedger:
         if result is None:
             return None
         return RunResult.of(result, replayed=replayed, labels=self.trail.carried,
-                            approval=self.approval)
+                            approval=self.approval,
+                            attachments=result.attachments if attachments is None
+                            else attachments)
 
     async def execute(self, call: ToolCall, extras: CallExtras | None = None) -> ToolResult:
         """Run ``call`` through the registry (or the journal); see the module docstring.
