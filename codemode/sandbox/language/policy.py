@@ -146,12 +146,12 @@ _PROLOGUE_BODY: Final = ast.parse(_PROLOGUE).body
 def _copy(node: Any) -> Any:
     """A copy of a template subtree's nodes (contexts and operators, which hold nothing,
     shared as ``ast.parse`` shares them; locations left for ``_located(force=True)``)."""
-    if type(node) is list:
+    kind = type(node)
+    if kind is list:
         return [_copy(item) for item in node]
-    if not isinstance(node, ast.AST) or type(node) in _PASSIVE:
+    if kind in _PASSIVE or not isinstance(node, ast.AST):
         return node
-    return type(node)(**{field: _copy(getattr(node, field)) for field in node._fields
-                         if hasattr(node, field)})
+    return kind(*[_copy(getattr(node, field)) for field in node._fields])  # all are set
 
 
 _LOAD: Final = ast.Load()
@@ -167,7 +167,7 @@ def _call(func: str, *args: ast.expr) -> ast.Call:
 
 
 def _tick() -> ast.Expr:
-    return ast.Expr(value=_call("_next_", _name("_T_")))
+    return ast.Expr(_call("_next_", _name("_T_")))
 
 
 _LOCATION: Final = ("lineno", "col_offset", "end_lineno", "end_col_offset")
@@ -668,7 +668,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         evaluated (no ``__annotations__`` is built)."""
         if node.value is None:
             return _located(ast.Pass(), node)
-        assign = _located(ast.Assign(targets=[node.target], value=node.value), node)
+        assign = _located(ast.Assign([node.target], node.value), node)
         return self.visit(assign)
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
@@ -920,13 +920,13 @@ class SandboxPolicy(RestrictingNodeTransformer):
         target = node.target
         if isinstance(target, ast.Name):
             value = _call("_inplacevar_", op, _name(target.id), node.value)
-            return _located(ast.Assign(targets=[target], value=value), node)
+            return _located(ast.Assign([target], value), node)
         if isinstance(target, ast.Subscript):
             call = _call("_augitem_", target.value, target.slice, op, node.value)
         else:
             assert isinstance(target, ast.Attribute)
             call = _call("_augattr_", target.value, ast.Constant(target.attr), op, node.value)
-        return _located(ast.Expr(value=call), node)
+        return _located(ast.Expr(call), node)
 
     def visit_Assign(self, node: ast.Assign) -> Any:
         return self.node_contents_visit(node)
@@ -939,7 +939,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
             return node
         spec = node.format_spec if node.format_spec is not None else ast.Constant("")
         value = _call("_format_", node.value, ast.Constant(node.conversion), spec)
-        return _located(ast.FormattedValue(value=value, conversion=-1, format_spec=None), node)
+        return _located(ast.FormattedValue(value, -1, None), node)
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> Any:
         """An f-string with several parts becomes ``_fjoin_((part, ...))``: the parts are
@@ -955,10 +955,10 @@ class SandboxPolicy(RestrictingNodeTransformer):
                     and value.value.func.id == "_format_"):
                 parts.append(value.value)  # already a str
             elif isinstance(value, ast.FormattedValue):
-                parts.append(_located(ast.JoinedStr(values=[value]), value))
+                parts.append(_located(ast.JoinedStr([value]), value))
             else:
                 parts.append(value)
-        call = _call("_fjoin_", ast.Tuple(elts=parts, ctx=ast.Load()))
+        call = _call("_fjoin_", ast.Tuple(parts, _LOAD))
         return _located(call, node)
 
     # Classes and module --------------------------------------------------------------------
