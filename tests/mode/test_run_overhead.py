@@ -1,0 +1,49 @@
+"""Per-run work that must not grow with the registry: what a run derives from the tool
+paths is made once per SDK and found again by identity (no time is asserted)."""
+
+from __future__ import annotations
+
+import pytest
+
+import codemode as cm
+from codemode.sandbox import InProcessExecutor
+from codemode.sandbox.executors import broker
+from codemode.sandbox.runtime import toolproxy
+
+pytestmark = pytest.mark.anyio
+
+
+def _registry(n: int) -> cm.ToolRegistry:
+    registry = cm.ToolRegistry()
+    for i in range(n):
+        registry.register(cm.define_tool(name=f"t{i}", execute=lambda args, i=i: i))
+    return registry
+
+
+def test_one_tuple_of_paths_per_sdk() -> None:
+    registry = _registry(1000)
+    mode = cm.CodeMode(registry, executor=InProcessExecutor())
+    paths = mode._tool_paths(mode.sdk())
+    assert len(paths) == 1000
+    assert mode._tool_paths(mode.sdk()) is paths
+    registry.register(cm.define_tool(name="late", execute=lambda args: 0))
+    again = mode._tool_paths(mode.sdk())
+    assert again is not paths and "late" in again
+
+
+def test_the_path_set_and_the_tree_are_made_once_per_tuple() -> None:
+    paths = tuple(f"ns.t{i}" for i in range(1000))
+    assert broker._path_set(paths) is broker._path_set(paths)
+    assert toolproxy._index(paths) is toolproxy._index(paths)
+    equal = tuple(list(paths))  # same contents, another object: a correct set and tree
+    assert broker._path_set(equal) == broker._path_set(paths)
+    assert toolproxy._index(equal) == toolproxy._index(paths)
+
+
+async def test_a_run_with_a_thousand_tools_calls_the_right_one() -> None:
+    async with InProcessExecutor() as executor:
+        mode = cm.CodeMode(_registry(1000), executor=executor)
+        for _ in range(2):
+            result = await mode.run("[await tools.t0(), await tools.t999()]")
+            assert result.error is None, result.error
+            assert result.value == [0, 999]
