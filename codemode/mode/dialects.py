@@ -30,7 +30,7 @@ import difflib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from codemode.mode.preflight import Problem, parameter_names
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
@@ -140,14 +140,13 @@ def _root(node: ast.expr) -> tuple[str | None, list[str]]:
     return None, []
 
 
-def _bound_names(kinds: Mapping[type, Sequence[ast.AST]]) -> tuple[set[str], set[str]]:
+def _bound_names(kinds: Mapping[type, Sequence[ast.AST]],
+                 stored: set[str]) -> tuple[set[str], set[str]]:
     """(every name the script binds anywhere, the names bound only by ``def``/``class``);
-    ``kinds``: node type → the script's nodes of that type."""
+    ``kinds``: node type → the script's nodes of that type, ``stored``: the names its
+    ``Name`` nodes store or delete."""
     defs: set[str] = set()
-    other: set[str] = set()
-    for node in kinds.get(ast.Name, ()):
-        if type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
-            other.add(node.id)  # type: ignore[attr-defined]
+    other = set(stored)
     for kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
         defs.update(node.name for node in kinds.get(kind, ()))  # type: ignore[attr-defined]
     other.update(node.arg for node in kinds.get(ast.arg, ()))  # type: ignore[attr-defined]
@@ -265,9 +264,14 @@ class _Planner(ast.NodeVisitor):
         self.nodes, self.parents, self.kinds = index_nodes(tree)
         """``kinds``: node type → the nodes of exactly that type, in ``nodes`` order."""
         kinds = self.kinds
-        self.bound, self.def_only = _bound_names(kinds)
-        self.loads: list[ast.Name] = [n for n in kinds.get(ast.Name, ())  # type: ignore[misc]
-                                      if type(n.ctx) is ast.Load]  # type: ignore[attr-defined]
+        self.loads: list[ast.Name] = []
+        stored: set[str] = set()
+        for name_node in cast("list[ast.Name]", kinds.get(ast.Name, [])):
+            if type(name_node.ctx) is ast.Load:
+                self.loads.append(name_node)
+            else:
+                stored.add(name_node.id)
+        self.bound, self.def_only = _bound_names(kinds, stored)
         top, self.namespaces, renamed = _registry_names(tools)
         self.bare: dict[str, str] = {}
         """Bare global → tool path / namespace, for the names this script reads."""
