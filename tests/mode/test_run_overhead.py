@@ -3,6 +3,8 @@ paths is made once per SDK and found again by identity (no time is asserted)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 import codemode as cm
@@ -10,13 +12,20 @@ from codemode.sandbox import InProcessExecutor
 from codemode.sandbox.executors import broker
 from codemode.sandbox.runtime import toolproxy
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 pytestmark = pytest.mark.anyio
+
+
+def _answer(i: int) -> Callable[[object], int]:
+    return lambda args: i
 
 
 def _registry(n: int) -> cm.ToolRegistry:
     registry = cm.ToolRegistry()
     for i in range(n):
-        registry.register(cm.define_tool(name=f"t{i}", execute=lambda args, i=i: i))
+        registry.register(cm.define_tool(name=f"t{i}", execute=_answer(i)))
     return registry
 
 
