@@ -177,6 +177,18 @@ class _PlainWalk(SandboxPolicy):
         return SandboxPolicy.visit_Name(self, node)
 
 
+class _OwnVisit(SandboxPolicy):
+    """A subclass that only hooks ``visit``: every node must still pass through it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[type] = []
+
+    def visit(self, node: ast.AST) -> Any:
+        self.seen.append(type(node))
+        return super().visit(node)
+
+
 def _transformed(policy: SandboxPolicy, source: str) -> tuple[str, list[str], list[Any],
                                                               dict[str, bool]]:
     tree = ast.parse(source)
@@ -199,6 +211,14 @@ def test_the_policy_transforms_and_refuses_as_the_plain_walk_does() -> None:
             assert ast.dump(indexed, include_attributes=True) == fast[0], source
         refused += bool(fast[1])
     assert refused > 50  # the corpus's attacks are refused, and identically
+
+
+def test_a_subclass_with_its_own_visit_sees_every_node_and_transforms_the_same() -> None:
+    source = "x = [a.b for a in range(3)]\ny = {'k': x[0]}\ny"
+    own = _OwnVisit()
+    assert _transformed(own, source) == _transformed(SandboxPolicy(), source)
+    assert own.seen.count(ast.Name) == len([n for n in ast.walk(ast.parse(source))
+                                            if type(n) is ast.Name])
 
 
 def test_a_name_refused_once_is_refused_every_time() -> None:

@@ -462,9 +462,10 @@ def _same(self: Any, node: Any) -> Any:
 
 _METHODS: dict[type, dict[type, Any]] = {}
 """Policy class -> {node type -> the unbound function that visits it} (filled on use)."""
-_INLINE: dict[type, bool] = {}
-"""Policy class -> whether its walk may check ``Name`` and ``Constant`` children itself
-(the class keeps this module's ``visit_Name``, ``check_name`` and ``visit_Constant``)."""
+_INLINE: dict[type, tuple[bool, bool]] = {}
+"""Policy class -> (whether its walk may check ``Name`` and ``Constant`` children itself:
+the class keeps this module's ``visit_Name``, ``check_name`` and ``visit_Constant``;
+whether it may dispatch children without ``visit``: the class keeps this ``visit``)."""
 _Name, _Load, _Constant = ast.Name, ast.Load, ast.Constant
 
 
@@ -494,12 +495,13 @@ class SandboxPolicy(RestrictingNodeTransformer):
         cls = type(self)
         methods = _METHODS.get(cls)
         if methods is None:
-            _INLINE[cls] = (cls.visit_Name is SandboxPolicy.visit_Name
+            direct = cls.visit is SandboxPolicy.visit
+            _INLINE[cls] = (direct and cls.visit_Name is SandboxPolicy.visit_Name
                             and cls.check_name is SandboxPolicy.check_name
-                            and cls.visit_Constant is SandboxPolicy.visit_Constant)
+                            and cls.visit_Constant is SandboxPolicy.visit_Constant, direct)
             methods = _METHODS.setdefault(cls, dict.fromkeys(_PASSIVE, _same))
         self._methods = methods
-        self._inline = _INLINE[cls]
+        self._inline, self._direct = _INLINE[cls]
         self._clean: set[str] = set()
         """Names ``visit_Name`` found nothing wrong with: what it does depends on the name
         alone (and, for ``print``, which is never in here, on its context)."""
@@ -538,7 +540,10 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """``NodeTransformer.generic_visit``, faster: only the fields that can hold nodes
         (:func:`child_fields`), lists rebuilt only when a child was replaced, and a
         ``Name`` already found clean or a ``Constant`` handled here without a call
-        (compiling is on the cold-run path)."""
+        (compiling is on the cold-run path). A subclass with its own ``visit`` gets
+        RestrictedPython's plain walk, through that ``visit``."""
+        if not self._direct:
+            return ast.NodeTransformer.generic_visit(self, node)
         methods, inline, clean, used = self._methods, self._inline, self._clean, (
             self.used_names)
         kind = type(node)
