@@ -8,7 +8,11 @@ Levels, each on both executors where it applies:
 - ``executor``: ``executor.run`` of a loop of ``await tools.echo(i=i)`` with a bare
   ``call_tool`` callback (the hop between script and host, the broker);
 - ``mode``: the same loop through ``CodeMode.run`` (bridge, ledger, pipeline too);
-- ``run``: a cache-hit ``CodeMode.run`` of the 3-call script of ``vs_monty.py``.
+- ``run``: a cache-hit ``CodeMode.run`` of the 3-call script of ``vs_monty.py``;
+- ``trivial``: ``x = 1`` through ``executor.run`` and through ``CodeMode.run`` (the
+  per-run overhead with no call);
+- ``1 call, N tools``: a 1-call ``CodeMode.run`` with 10 and with 1,000 tools registered
+  (the per-run cost should not grow with the registry).
 
 Per call (or per run): the best of ``--reps`` wall times, and the host's CPU over
 the same stretch: ``thread_time`` of the host thread (in-process, the script thread is
@@ -51,7 +55,6 @@ note = await tools.add_note(text='found ' + str(len(names)))
 {'names': names, 'note': note, 'x': json.dumps({'n': len(names)})}
 """
 ANSWERS = vs_monty.ANSWERS
-registry = vs_monty.registry
 
 
 def loop_script(n: int) -> str:
@@ -106,8 +109,42 @@ async def rows(executor: cm.Executor, label: str, calls: int, reps: int) -> list
             await hit()
 
     out.append((f"run (3 calls, hit) {label}", "run", *await measure(hits, 50, reps)))
+
+    async def trivial_executor() -> None:
+        for _ in range(50):
+            result = await executor.run("x = 1", call_tool=direct_echo, tool_paths=("echo",),
+                                        limits=limits)
+            assert result.error is None, result.error
+
+    async def trivial_mode() -> None:
+        for _ in range(50):
+            result = await mode.run("x = 1")
+            assert result.error is None, result.error
+
+    for name, work in (("executor", trivial_executor), ("mode", trivial_mode)):
+        await work()
+        out.append((f"trivial {name} {label}", "run", *await measure(work, 50, reps)))
+    for size in (10, 1000):
+        wide = cm.CodeMode(registry(size - 4), executor=executor, limits=limits)
+
+        async def one_call(wide: cm.CodeMode = wide) -> None:
+            for _ in range(50):
+                result = await wide.run("await tools.echo(i=1)")
+                assert result.error is None, result.error
+
+        await one_call()
+        out.append((f"1 call, {size} tools {label}", "run", *await measure(one_call, 50, reps)))
     await mode.aclose()
     return out
+
+
+def registry(extra: int = 0) -> cm.ToolRegistry:
+    """vs_monty's four tools, plus ``extra`` more that no script calls."""
+    reg = vs_monty.registry()
+    for i in range(extra):
+        reg.register(cm.define_tool(name=f"extra_{i}", execute=lambda args: None, parameters={
+            "type": "object", "properties": {"a": {"type": "integer"}}}))
+    return reg
 
 
 async def dispatch_row(calls: int, reps: int) -> tuple[Any, ...]:
