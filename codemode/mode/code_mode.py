@@ -263,7 +263,7 @@ class CodeMode:
         problems = found.problems + check_script(
             script, tools=tools, arguments=arguments, specs=specs, tree=tree,
             tool_of=found.tool_of, orders=None if self.strict else found.prelude.orders,
-            nodes=found.nodes, parents=found.parents)
+            nodes=found.nodes, parents=found.parents, kinds=found.kinds)
         problems.sort(key=lambda p: (p.line, p.column))
         if not problems:
             # the tree is the script's when no dialect rewrote it: compiled, not parsed again

@@ -346,6 +346,7 @@ def check_script(
     orders: Orders | None = None,
     nodes: Sequence[ast.AST] | None = None,
     parents: Mapping[ast.AST, ast.AST] | None = None,
+    kinds: Mapping[type, Sequence[ast.AST]] | None = None,
 ) -> list[Problem]:
     """Problems found without running ``source``; an empty list means it may run.
 
@@ -354,12 +355,21 @@ def check_script(
     dialects (``codemode.mode.dialects``), ``tree`` is the script already parsed,
     ``tool_of`` also resolves bare names and ``_sync`` aliases, and ``orders`` says
     how positional arguments map to keywords (calls without ``await`` are then fine:
-    the dialects await them).
+    the dialects await them). ``nodes`` and ``parents`` (the dialect plan's walk,
+    ``policy.index_nodes``) spare a walk of ``tree``; with ``kinds`` (the same nodes by
+    type) only its statements, calls and attributes are read.
     """
     if tree is not None:
         checker = _Checker(tools, arguments, specs, tool_of, orders)
         try:
-            if nodes is not None and parents is not None:
+            if kinds is not None and parents is not None:
+                # Problems at one position come from one node and its ancestors (nodes
+                # starting at the same place are nested): a statement before its call,
+                # a call before its function's attribute chain, as in ``nodes`` order.
+                checker.check_nodes([*(kinds.get(ast.Expr, ()) if orders is None else ()),
+                                     *kinds.get(ast.Call, ()), *kinds.get(ast.Attribute, ())],
+                                    parents)
+            elif nodes is not None and parents is not None:
                 checker.check_nodes(nodes, parents)
             else:
                 checker.visit(tree)
