@@ -154,8 +154,8 @@ def steps(label: str, mode: cm.CodeMode, script: str, n: int) -> None:
         found = plan(source, tree, tools=tools, arguments=arguments, specs=specs)
         marks.append(time.perf_counter())
         check_script(source, tools=tools, arguments=arguments, specs=specs, tree=tree,
-                     tool_of=found.tool_of, orders=found.prelude.orders, nodes=found.nodes,
-                     parents=found.parents)
+                     tool_of=found.tool_of, orders=found.prelude.orders, parents=found.parents,
+                     kinds=found.kinds)
         marks.append(time.perf_counter())
         SandboxPolicy(kinds=found.kinds).visit(tree)
         marks.append(time.perf_counter())
