@@ -299,6 +299,7 @@ def type_check(directory: Path) -> None:
 # --- tests ------------------------------------------------------------------------------
 
 
+@pytest.mark.timeout(300)  # 60 generated SDKs, each imported: ~15 s idle, >120 s at load 8
 @settings(
     max_examples=60,
     deadline=None,
