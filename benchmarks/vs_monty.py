@@ -24,6 +24,7 @@ codemode/Monty per row.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import statistics
 import subprocess
@@ -80,6 +81,10 @@ def long_script() -> str:
 
 
 LONG = long_script()
+UNIQUE = itertools.count()
+"""Tags that make each script text unique in the whole process run: codemode's compile cache
+is per process, so a text the pool's row compiled would be a cache hit for the in-process
+row measured after it."""
 REPOS = [{"name": f"repo{i}", "stars": i * 3} for i in range(8)]
 ANSWERS: dict[str, Callable[..., Any]] = {
     "get_user": lambda id: {"id": id, "name": "ada"},
@@ -104,18 +109,18 @@ def cpython(n: int) -> Row:
         exec(compile(source, "<plain>", "exec"), dict(space))
 
     colds = []
-    for i in range(n):
+    for _i in range(n):
         start = time.perf_counter()
-        run(f"{BARE}# {i}\n")
+        run(f"{BARE}# {next(UNIQUE)}\n")
         colds.append(time.perf_counter() - start)
     loop = compile(LOOP.format(aw="", ns=""), "<plain>", "exec")
     start = time.perf_counter()
     exec(loop, dict(space))
     per_call = (time.perf_counter() - start) / LOOP_N
     longs = []
-    for i in range(max(5, n // 10)):
+    for _i in range(max(5, n // 10)):
         start = time.perf_counter()
-        run(f"{LONG}# {i}\n")
+        run(f"{LONG}# {next(UNIQUE)}\n")
         longs.append(time.perf_counter() - start)
     return {"cold": _median(colds), "hit": None, "per_call": per_call * 1e6,
             "compute": best_compute_seconds(), "long": _median(longs)}
@@ -142,14 +147,15 @@ def monty(n: int) -> Row | str:
         with pool.checkout() as session:
             session.feed_run(BARE, external_lookup=ANSWERS, **quiet)
         first = time.perf_counter() - start
-        for i in range(10):
+        for _i in range(10):
             with pool.checkout() as session:
-                session.feed_run(f"{BARE}# warm {i}\n", external_lookup=ANSWERS, **quiet)
+                session.feed_run(f"{BARE}# warm {next(UNIQUE)}\n", external_lookup=ANSWERS,
+                                 **quiet)
         colds = []
-        for i in range(n):
+        for _i in range(n):
             start = time.perf_counter()
             with pool.checkout() as session:
-                session.feed_run(f"{BARE}# {i}\n", external_lookup=ANSWERS, **quiet)
+                session.feed_run(f"{BARE}# {next(UNIQUE)}\n", external_lookup=ANSWERS, **quiet)
             colds.append(time.perf_counter() - start)
         hits = []
         with pool.checkout(limits={"max_suspensions": 10 * LOOP_N}) as session:
@@ -168,10 +174,10 @@ def monty(n: int) -> Row | str:
                 session.feed_run(COMPUTE)
                 computes.append(time.perf_counter() - start)
         longs = []
-        for i in range(max(5, n // 10)):
+        for _i in range(max(5, n // 10)):
             start = time.perf_counter()
             with pool.checkout() as session:
-                session.feed_run(f"{LONG}# {i}\n")
+                session.feed_run(f"{LONG}# {next(UNIQUE)}\n")
             longs.append(time.perf_counter() - start)
         start = time.perf_counter()
         with pool.checkout(limits={"max_feed_duration_secs": 1.0}) as session, \
@@ -197,9 +203,9 @@ def smolagents(n: int) -> Row | str:
 
     run = executor()
     colds = []
-    for i in range(n):
+    for _i in range(n):
         start = time.perf_counter()
-        run(f"{BARE}# {i}\n")
+        run(f"{BARE}# {next(UNIQUE)}\n")
         colds.append(time.perf_counter() - start)
     start = time.perf_counter()
     run(LOOP.format(aw="", ns=""))
@@ -208,9 +214,9 @@ def smolagents(n: int) -> Row | str:
     run(COMPUTE)
     compute = time.perf_counter() - start
     longs = []
-    for i in range(max(3, n // 20)):
+    for _i in range(max(3, n // 20)):
         start = time.perf_counter()
-        run(f"{LONG}# {i}\n")
+        run(f"{LONG}# {next(UNIQUE)}\n")
         longs.append(time.perf_counter() - start)
     start = time.perf_counter()
     with contextlib.suppress(Exception):
@@ -251,14 +257,14 @@ async def codemode_row(executor: cm.Executor, n: int) -> Row:
             assert result.error is None, result.error
         return elapsed
 
-    for i in range(20):
-        await timed(f"{CANONICAL}# warm {i}\n")
-    colds = [await timed(f"{CANONICAL}# {i}\n") for i in range(n)]
+    for _i in range(20):
+        await timed(f"{CANONICAL}# warm {next(UNIQUE)}\n")
+    colds = [await timed(f"{CANONICAL}# {next(UNIQUE)}\n") for i in range(n)]
     hits = [await timed(CANONICAL) for _ in range(n)]
     loop = LOOP.format(aw="await ", ns="tools.")
     per_call = min([await timed(loop) for _ in range(1 if n < 100 else 3)]) / LOOP_N
-    compute = min([await timed(f"{COMPUTE}# {i}\n") for i in range(3)])
-    longs = [await timed(f"{LONG}# {i}\n") for i in range(max(5, n // 10))]
+    compute = min([await timed(f"{COMPUTE}# {next(UNIQUE)}\n") for i in range(3)])
+    longs = [await timed(f"{LONG}# {next(UNIQUE)}\n") for i in range(max(5, n // 10))]
     if isinstance(executor, WorkerPoolExecutor):
         await executor.start()
     stop = await timed(SPIN, cm.Limits(timeout=1.0, operations=10**12))
