@@ -130,22 +130,15 @@ async def dispatch(
     receives each partial result the handler reports (``ctx.progress``). Raises only
     ``Exception``s (hook bugs) and cancellation; see the module docstring.
     """
-    try:
-        if session is None and signal is None and deadline is None and on_update is None:
-            extras = _HANDOFF.get()
-            if extras is None:
-                extras = _NO_EXTRAS
-            else:
-                _HANDOFF.set(None)
+    if session is None and signal is None and deadline is None and on_update is None:
+        extras = _HANDOFF.get()
+        if extras is None:
+            extras = _NO_EXTRAS
         else:
-            extras = CallExtras(session, signal, deadline, on_update, False, None)
-        return await _dispatch(registry, call, extras)
-    except Exception:
-        raise
-    except BaseException as exc:
-        if _is_cancel(exc):
-            raise
-        raise _hook_failure(call, exc) from exc
+            _HANDOFF.set(None)
+    else:
+        extras = CallExtras(session, signal, deadline, on_update, False, None)
+    return await dispatch_with(registry, call, extras)
 
 
 async def dispatch_with(registry: DispatchTable, call: ToolCall,

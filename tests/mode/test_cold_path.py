@@ -4,10 +4,10 @@ and the compiler share one tree when no dialect rewrote the text."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 from typing import Any
 
 import pytest
+from script_literals import script_literals
 
 import codemode as cm
 from codemode.errors import ScriptCompileError
@@ -75,17 +75,8 @@ async def test_a_script_refused_by_the_policy_is_refused_from_the_shared_tree() 
 
 def _corpus() -> list[str]:
     """Every string literal of the policy and attack tests that parses as a script."""
-    root = Path(__file__).parents[1] / "sandbox"
-    found: dict[str, None] = {}
-    for name in ("test_policy.py", "test_attacks.py", "test_language_routes.py"):
-        for node in ast.walk(ast.parse((root / name).read_text())):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
-                try:
-                    ast.parse(node.value)
-                except (SyntaxError, ValueError):
-                    continue
-                found[node.value] = None
-    return list(found)
+    return script_literals("sandbox/test_policy.py", "sandbox/test_attacks.py",
+                           "sandbox/test_language_routes.py")
 
 
 CORPUS = _corpus()

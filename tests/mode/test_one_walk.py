@@ -5,10 +5,10 @@ node list, strict or not."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 from typing import Any
 
 import pytest
+from script_literals import script_literals
 
 import codemode as cm
 from codemode.mode.dialects import plan
@@ -41,15 +41,9 @@ SAME_PLACE = [
 
 
 def _corpus() -> list[str]:
-    found: dict[str, None] = dict.fromkeys(SAME_PLACE)
-    for name in ("test_preflight.py", "test_dialects.py"):
-        for node in ast.walk(ast.parse((Path(__file__).parent / name).read_text())):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
-                try:
-                    ast.parse(node.value)
-                except (SyntaxError, ValueError):
-                    continue
-                found[node.value] = None
+    found = dict.fromkeys(SAME_PLACE)
+    found.update(dict.fromkeys(script_literals("mode/test_preflight.py",
+                                               "mode/test_dialects.py")))
     return list(found)
 
 

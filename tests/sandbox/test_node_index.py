@@ -9,11 +9,11 @@ from __future__ import annotations
 import ast
 import sys
 import textwrap
-from pathlib import Path
 from typing import Any
 
 import pytest
 from RestrictedPython.transformer import RestrictingNodeTransformer
+from script_literals import script_literals
 
 from codemode.sandbox.language.policy import (
     _PASSIVE,
@@ -27,22 +27,13 @@ from codemode.sandbox.language.policy import (
     index_nodes,
 )
 
-_ROOT = Path(__file__).parent
-
 
 def _corpus() -> list[str]:
     """Every string literal of the policy and attack tests that parses as a script, and
     each of those also as the body of a function, an async function and a method."""
-    found: dict[str, None] = {}
-    for name in ("test_policy.py", "test_attacks.py", "test_language_routes.py"):
-        for node in ast.walk(ast.parse((_ROOT / name).read_text())):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value:
-                try:
-                    ast.parse(node.value)
-                except (SyntaxError, ValueError):
-                    continue
-                found[node.value] = None
-    scripts = list(found)
+    scripts = script_literals("sandbox/test_policy.py", "sandbox/test_attacks.py",
+                              "sandbox/test_language_routes.py")
+    found = dict.fromkeys(scripts)
     for source in scripts[::3]:
         body = textwrap.indent(source, "    ")
         for head in ("def f(n):\n", "async def g(*a, **k):\n", "class C:\n    def m(self):\n"):

@@ -15,7 +15,6 @@ uses the same two steps, so both executors behave identically.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Awaitable, Callable, Collection
 from contextvars import ContextVar
@@ -33,6 +32,7 @@ from codemode.sandbox.executors.protocol import (
     is_small,
 )
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
+from codemode.sandbox.runtime.memo import PerPaths
 from codemode.sandbox.runtime.replies import RUN_ENDED, failure_reply
 from codemode.sandbox.runtime.result import CallRecord
 
@@ -85,24 +85,8 @@ def _json_value(name: str, text: str) -> Any:
         raise ToolCallError(name, f"arguments are not JSON data: {exc}") from None
 
 
-_CACHE_LOCK: Final = threading.Lock()
-_PATH_SETS: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
-"""``id(paths)`` → (those paths, their set), for the last few tuples of tool paths."""
-
-
-def _path_set(tool_paths: tuple[str, ...]) -> frozenset[str]:
-    """A run's tool paths as a set, made once per tuple (CodeMode passes one tuple per
-    SDK): found by identity, since hashing or comparing a tuple of 1,000 paths on every
-    run would make the per-run cost grow with the registry."""
-    hit = _PATH_SETS.get(id(tool_paths))
-    if hit is not None and hit[0] is tool_paths:
-        return hit[1]
-    made = frozenset(tool_paths)
-    with _CACHE_LOCK:  # runs on several threads (in-process script threads, host loops)
-        if len(_PATH_SETS) >= 32:
-            _PATH_SETS.pop(next(iter(_PATH_SETS)), None)
-        _PATH_SETS[id(tool_paths)] = (tool_paths, made)  # holds the tuple: its id stays its own
-    return made
+_path_set: Final = PerPaths(frozenset)
+"""A run's tool paths as a set, made once per tuple."""
 
 
 @final

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import threading
 from collections.abc import Awaitable, Callable, Collection, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
@@ -19,6 +18,7 @@ from codemode.sandbox.language.guards import SelfGuarded, refuse
 from codemode.sandbox.language.render import charge_render
 from codemode.sandbox.language.sizes import render_size
 from codemode.sandbox.language.state import clean_text, host_raised
+from codemode.sandbox.runtime.memo import PerPaths
 
 if TYPE_CHECKING:
     from codemode.sandbox.language.meter import Meter
@@ -319,26 +319,6 @@ class ToolNamespace(SelfGuarded):
         raise AttributeError(f"{where} has no tool {name!r}{hint}{known}")
 
 
-_CACHE_LOCK: Final = threading.Lock()
-_INDEXES: dict[int, tuple[tuple[str, ...], _Tree]] = {}
-"""``id(paths)`` → (those paths, their tree), for the last few tuples of tool paths."""
-
-
-def _index(tool_paths: tuple[str, ...]) -> _Tree:
-    """The namespace tree of ``tool_paths``, built once per tuple (runs share it). Found
-    by identity: hashing a tuple of 1,000 paths on every run would make the run's cost grow
-    with the registry (CodeMode and a worker pass the same tuple while the tools stay)."""
-    hit = _INDEXES.get(id(tool_paths))
-    if hit is not None and hit[0] is tool_paths:
-        return hit[1]
-    tree = _build_index(tool_paths)
-    with _CACHE_LOCK:  # runs on several threads (in-process script threads, host loops)
-        if len(_INDEXES) >= 32:
-            _INDEXES.pop(next(iter(_INDEXES)), None)
-        _INDEXES[id(tool_paths)] = (tool_paths, tree)  # holds the tuple: its id stays its own
-    return tree
-
-
 def _build_index(tool_paths: tuple[str, ...]) -> _Tree:
     root: _Tree = {}
     for path in sorted(tool_paths):
@@ -352,6 +332,10 @@ def _build_index(tool_paths: tuple[str, ...]) -> _Tree:
             node = child
         node.setdefault(parts[-1], path)
     return root
+
+
+_index: Final = PerPaths(_build_index)
+"""The namespace tree of a tuple of tool paths, built once per tuple (runs share it)."""
 
 
 def build_tools(tool_paths: Collection[str], call_tool: TextCall, meter: Meter,
