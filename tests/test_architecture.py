@@ -18,6 +18,7 @@ PACKAGES = ("codemode", "sdk_gen")
 LAYERS: dict[str, tuple[str, ...]] = {
     # module prefix: project prefixes it may import (besides itself)
     "codemode.errors": (),
+    "codemode.exports": (),  # lazy re-exports: any package's __init__ may use it
     "codemode.dispatch": ("codemode.errors",),
     # the tool contract's leaves stay below the pipeline (context and pipeline use them)
     "codemode.dispatch.signal": (),
@@ -33,8 +34,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "codemode.sandbox.executors": (
         "codemode.errors", "codemode.sandbox.limits", "codemode.sandbox.language",
         "codemode.sandbox.runtime"),
-    "codemode.sandbox": ("codemode.errors",),
-    "codemode.mode": ("codemode.errors", "codemode.dispatch", "codemode.sandbox", "sdk_gen"),
+    "codemode.sandbox": ("codemode.errors", "codemode.exports"),
+    "codemode.mode": ("codemode.errors", "codemode.exports", "codemode.dispatch",
+                      "codemode.sandbox", "sdk_gen"),
     "codemode.integrations": ("codemode.errors", "codemode.dispatch", "codemode.sandbox",
                               "codemode.mode", "sdk_gen"),
     # telemetry sees dispatch only (its events and hooks); adapters drive a CodeMode

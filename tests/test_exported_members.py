@@ -13,6 +13,11 @@ def test_all_is_sorted_and_unique() -> None:
 
 
 def test_all_matches_the_public_names() -> None:
+    """``dir()`` lists the lazy names too (``codemode.exports``): once each is read, the
+    module's namespace holds exactly ``__all__`` besides submodules."""
+    listed = {name for name in dir(codemode) if not name.startswith("_")
+              and not inspect.ismodule(getattr(codemode, name))}
+    assert listed == set(codemode.__all__)
     public = {
         name
         for name, value in vars(codemode).items()

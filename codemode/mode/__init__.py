@@ -6,6 +6,18 @@
 
 from __future__ import annotations
 
-from .code_mode import CodeMode as CodeMode
+from typing import TYPE_CHECKING, Final
+
+from codemode.exports import lazy_exports
+
+if TYPE_CHECKING:
+    from .code_mode import CodeMode as CodeMode
+
+_LAZY: Final = {
+    "CodeMode": "code_mode",
+}
+"""Public name -> its module, imported on first use (see ``codemode.exports``)."""
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = ["CodeMode"]

@@ -1,0 +1,103 @@
+"""Packages re-export their public names lazily (``codemode.exports``): the same names, the
+same objects, typed through ``TYPE_CHECKING`` imports that match each table, and a
+process that imports part of codemode does not load the rest."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("codemode", "codemode.sandbox", "codemode.mode")
+
+
+def _source(package: str) -> ast.Module:
+    path = ROOT.joinpath(*package.split("."), "__init__.py")
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _typed_imports(tree: ast.Module) -> dict[str, str]:
+    """``name -> module`` of the ``if TYPE_CHECKING:`` block's relative imports."""
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for statement in node.body:
+                assert isinstance(statement, ast.ImportFrom) and statement.level == 1
+                for alias in statement.names:
+                    assert alias.asname == alias.name  # an explicit re-export
+                    found[alias.name] = str(statement.module)
+    return found
+
+
+def _table(tree: ast.Module) -> dict[str, str]:
+    """The literal ``_LAZY`` table, read from the source."""
+    for node in tree.body:
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                and node.target.id == "_LAZY"):
+            value = ast.literal_eval(node.value)  # type: ignore[arg-type]
+            assert isinstance(value, dict)
+            return value
+    raise AssertionError("no _LAZY table")
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_table_and_typed_imports_name_the_same_objects(package: str) -> None:
+    tree = _source(package)
+    typed, table = _typed_imports(tree), _table(tree)
+    module = importlib.import_module(package)
+    assert set(table) == set(typed) <= set(module.__all__)
+    for name, where in table.items():
+        value = getattr(module, name)
+        assert value is getattr(importlib.import_module(f"{package}.{where}"), name), name
+        assert value is getattr(importlib.import_module(f"{package}.{typed[name]}"), name), name
+        assert vars(module)[name] is value  # kept: the next read is a plain lookup
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_dir_lists_every_public_name_and_unknown_names_fail(package: str) -> None:
+    module = importlib.import_module(package)
+    assert set(module.__all__) <= set(dir(module))
+    with pytest.raises(AttributeError, match="no_such_name"):
+        module.no_such_name  # noqa: B018
+    with pytest.raises(ImportError):
+        exec(f"from {package} import no_such_name", {})
+
+
+def _loaded_after(code: str) -> set[str]:
+    """Top-level packages and codemode modules a fresh interpreter holds after ``code``."""
+    probe = f"{code}\nimport sys\nprint('\\n'.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, cwd=ROOT, timeout=60).stdout
+    return set(out.split())
+
+
+HEAVY = {"pydantic", "jsonschema", "jsonschema_rs", "anyio", "RestrictedPython", "sdk_gen",
+         "mcp", "asyncio"}
+
+
+def test_importing_codemode_loads_only_its_errors() -> None:
+    loaded = _loaded_after("import codemode")
+    assert not loaded & HEAVY
+    assert {m for m in loaded if m.startswith("codemode.")} == {"codemode.errors",
+                                                                 "codemode.exports"}
+
+
+def test_a_code_mode_host_does_not_load_the_decorator_or_the_mcp_client() -> None:
+    loaded = _loaded_after("import codemode\ncodemode.CodeMode\ncodemode.define_tool")
+    assert {"jsonschema", "anyio", "RestrictedPython", "sdk_gen"} <= loaded
+    assert "codemode.mode.code_mode" in loaded
+    assert not loaded & {"pydantic", "codemode.dispatch.decorator", "mcp"}
+    assert "pydantic" in _loaded_after("import codemode\ncodemode.tool")
+
+
+def test_the_sandbox_runtime_loads_no_host_layer() -> None:
+    """What a worker imports (its bootstrap stubs the two parent packages as well)."""
+    loaded = _loaded_after("import codemode.sandbox.runtime.runner")
+    assert not loaded & {"pydantic", "jsonschema", "sdk_gen", "mcp"}
+    assert not {m for m in loaded if m.startswith(("codemode.dispatch", "codemode.mode",
+                                                   "codemode.sandbox.executors"))}
