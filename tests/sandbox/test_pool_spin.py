@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from codemode.sandbox.executors.worker import SPIN_BACKOFF, Spin
+import time
+from typing import TYPE_CHECKING
+
+from codemode.sandbox.executors.worker import SPIN_BACKOFF, SPIN_SECONDS, Spin
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def _skipped(spin: Spin) -> int:
@@ -45,3 +51,43 @@ def test_a_hit_after_misses_polls_on_every_wait_again() -> None:
     assert spin.due()
     spin.hit()
     assert spin.due()
+
+
+def _sleeper(seconds: float, answer: bool = True) -> Callable[[], bool]:
+    """``answered`` for :meth:`Spin.poll` whose first poll takes ``seconds`` (as a yield
+    that gave the core away for a time slice would), then says ``answer``."""
+    polls: list[None] = []
+
+    def answered() -> bool:
+        if not polls:
+            time.sleep(seconds)
+        polls.append(None)
+        return answer
+
+    return answered
+
+
+def test_an_answer_within_the_window_is_a_hit() -> None:
+    spin = Spin()
+    spin.miss()
+    _skipped(spin)
+    assert spin.poll(lambda: True, lambda: False)
+    spin.miss()
+    assert _skipped(spin) == 1  # the hit reset the backoff
+
+
+def test_an_answer_read_after_the_window_is_a_miss() -> None:
+    spin = Spin()
+    assert spin.poll(_sleeper(SPIN_SECONDS * 5), lambda: False)
+    assert _skipped(spin) == 1
+    assert spin.poll(_sleeper(SPIN_SECONDS * 5), lambda: False)
+    assert _skipped(spin) == 2
+
+
+def test_no_answer_in_the_window_is_a_miss_and_other_work_is_neither() -> None:
+    spin = Spin()
+    assert not spin.poll(lambda: False, lambda: False)
+    assert _skipped(spin) == 1
+    fresh = Spin()
+    assert not fresh.poll(lambda: False, lambda: True)
+    assert fresh.due()  # an interrupted poll leaves the backoff alone

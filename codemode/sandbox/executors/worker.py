@@ -132,6 +132,28 @@ class Spin:
             return False
         return True
 
+    def poll(self, answered: Callable[[], bool], interrupted: Callable[[], bool]) -> bool:
+        """Poll for up to ``SPIN_SECONDS``, yielding the CPU between polls; True once
+        ``answered()`` (it reads the pipe). ``interrupted()``: other work became runnable,
+        so stop polling (neither a hit nor a miss).
+
+        Only an answer read within the window is a hit. On a loaded machine a yield can
+        give the core away for a whole time slice, and an answer read after it came late:
+        counted as a hit, it kept the worker polling (and oversleeping) on every call."""
+        deadline = time.perf_counter() + SPIN_SECONDS
+        while time.perf_counter() < deadline:
+            os.sched_yield()
+            if answered():
+                if time.perf_counter() <= deadline:
+                    self.hit()
+                else:
+                    self.miss()
+                return True
+            if interrupted():
+                return False
+        self.miss()
+        return False
+
     def hit(self) -> None:
         """The poll caught the answer."""
         self._backoff = 1
@@ -238,17 +260,12 @@ class _Channel:
         # "is anything else runnable?" check; spinning while other tasks could run
         # would delay them (``asyncio.gather``), so the poll happens only when idle.
         if not loop._ready and self._spin.due():  # type: ignore[attr-defined]
-            deadline = time.perf_counter() + SPIN_SECONDS
-            while time.perf_counter() < deadline:
-                os.sched_yield()
+
+            def answered() -> bool:
                 self._on_readable()
-                if call_id in self._early:
-                    self._spin.hit()
-                    return self._early.pop(call_id)
-                if loop._ready:  # type: ignore[attr-defined]
-                    break
-            else:
-                self._spin.miss()
+                return call_id in self._early
+
+            self._spin.poll(answered, lambda: bool(loop._ready))  # type: ignore[attr-defined]
         if call_id in self._early:
             return self._early.pop(call_id)
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
