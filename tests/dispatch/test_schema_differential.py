@@ -9,6 +9,7 @@ the instance is valid. Example generation is derandomized, so CI is stable.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -44,7 +45,10 @@ JSON = st.recursive(
 WRONG_TYPES: list[Any] = [None, True, 0, 1.5, "x", [], {}]
 
 
+@functools.cache
 def _load_corpus() -> list[tuple[str, CompiledSchema]]:
+    """Every corpus schema compiled, once per process and only in a process that runs a corpus
+    test (compiling ~1,200 schemas at import cost every xdist worker seconds of collection)."""
     out = []
     for path in sorted(corpus_dir().glob("*.json")):
         for tool in json.loads(path.read_text(encoding="utf-8")):
@@ -198,7 +202,6 @@ SYNTHETIC_NO_GENERATOR: list[dict[str, Any]] = [
     },
 ]
 
-CORPUS_SCHEMAS = _load_corpus()
 COMPILED_SYNTHETIC = [(f"synthetic[{i}]", compile_schema("s", s)) for i, s in enumerate(SYNTHETIC)]
 COMPILED_NO_GENERATOR = [
     (f"synthetic-json-only[{i}]", compile_schema("s", s))
@@ -298,7 +301,7 @@ def _check_sampled(
 
 def _corpus_or_skip() -> list[tuple[str, CompiledSchema]]:
     corpus_or_skip()
-    return CORPUS_SCHEMAS
+    return _load_corpus()
 
 
 def test_corpus_compiles_on_the_fast_backend() -> None:
