@@ -90,3 +90,23 @@ async def test_a_blob_serves_the_run_it_came_with_and_no_later_one(
     assert cached_script(plain) is None
     blobs = [frame for frame in sent if frame[0] & 0x80]
     assert len(blobs) == 1 and len(sent) == 2  # the blob and its run, in one write
+
+
+async def test_a_worker_is_sent_a_scripts_code_once(
+        pool: WorkerPoolExecutor, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The host compiled the source; the first run ships its code, the second and third
+    # (same worker, same source) come without it and the worker runs what it adopted: the
+    # host's code says ``40 + 2``, so a worker that compiled the source would answer 2.
+    source = fresh("1 + 1")
+    compile_module._remember(source, compile_script(fresh("40 + 2")))
+    sent: list[bytes] = []
+    send = pool_module._Worker.send
+
+    async def spy(worker: Any, frame: bytes) -> None:
+        sent.append(frame)
+        await send(worker, frame)
+
+    monkeypatch.setattr(pool_module._Worker, "send", spy)
+    values = [(await pool.run(source, call_tool=no_tool)).value for _ in range(3)]
+    assert values == [42, 42, 42]
+    assert [bool(frame[0] & 0x80) for frame in sent] == [True, False, False]

@@ -258,6 +258,10 @@ class _Worker:
         hard limit that cannot go back up, so a run asking for more gets another worker."""
         self.spin = Spin()
         """Whether the host's next send should poll for the answer (see ``poll_soon``)."""
+        self.shipped: dict[str, None] = {}
+        """Sources whose compiled code this worker was sent (newest last, at most
+        ``_SHIPPED_SIZE``): it caches what it adopts, so a source it has seen runs without
+        the blob (if the worker's own cache dropped it since, it compiles the source)."""
         _LOG.debug("sandbox worker %d started (confinement %s)", self.process.pid, self._mode)
         _LIVE.add(self)
 
@@ -1120,9 +1124,12 @@ class WorkerPoolExecutor:
         if worker.tool_paths is not paths and worker.tool_paths != paths:
             request["tool_paths"] = paths  # the worker keeps them for its later runs
             worker.tool_paths = paths
-        code = _shipped_code(source)
+        code = None if source in worker.shipped else _shipped_code(source)
         if code is not None:
             request["code"] = CODE_TAG
+            if len(worker.shipped) >= _SHIPPED_SIZE:
+                worker.shipped.pop(next(iter(worker.shipped)), None)
+            worker.shipped[source] = None
         if on_output is not None:
             session.on_output = on_output
             request["stream"] = True
