@@ -17,8 +17,11 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 async def time_session() -> AsyncIterator[ClientSession]:
+    """One live mcp-server-time for the module (each start imports the ``mcp`` SDK: ~2 s CPU).
+    Sharing it is sound: the server keeps no state between calls, and every test registers
+    its tools into a registry of its own."""
     async with AsyncExitStack() as stack:
         params = StdioServerParameters(
             command=sys.executable, args=["-m", "mcp_server_time", "--local-timezone", "UTC"]
