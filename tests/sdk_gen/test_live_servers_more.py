@@ -27,6 +27,7 @@ from codemode.integrations.mcp import register_mcp_tools
 from sdk_gen._schema import root_object
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
     from pathlib import Path
 
 pytestmark = pytest.mark.anyio
@@ -40,7 +41,7 @@ SERVERS = {
 WANTED = {"fetch.fetch", "tax.corporate_tax", "clinical.bsa_mosteller"}
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
 
@@ -56,6 +57,15 @@ async def _sessions(stack: AsyncExitStack) -> dict[str, ClientSession]:
     return sessions
 
 
+@pytest.fixture(scope="module")
+async def sessions() -> AsyncIterator[dict[str, ClientSession]]:
+    """The three servers, started once for the module (each start imports the ``mcp`` SDK,
+    ~2 s CPU). Sharing them is sound: they keep no state between calls (fetch is only
+    listed; the calculators are pure functions) and each test has its own registry."""
+    async with AsyncExitStack() as stack:
+        yield await _sessions(stack)
+
+
 async def _specs(sessions: dict[str, ClientSession]) -> list[dict[str, Any]]:
     specs = []
     for namespace, session in sessions.items():
@@ -68,52 +78,52 @@ async def _specs(sessions: dict[str, ClientSession]) -> list[dict[str, Any]]:
     return specs
 
 
-async def test_sdk_from_more_live_servers(tmp_path: Path) -> None:
+async def test_sdk_from_more_live_servers(
+    tmp_path: Path, sessions: dict[str, ClientSession]
+) -> None:
     """Generate, import, round-trip generated instances, call real tools, then one mypy + ruff."""
     gen = tmp_path / "gen"
-    async with AsyncExitStack() as stack:
-        sessions = await _sessions(stack)
-        specs = await _specs(sessions)
-        sdk = sdk_gen.generate(specs)
-        assert sdk.warnings == ()
-        assert sorted(sdk.names.tools.values()) == sorted(s["name"] for s in specs)
-        assert set(sdk.names.tools) >= WANTED
-        module = load_sdk(sdk, gen, "live_more")
+    specs = await _specs(sessions)
+    sdk = sdk_gen.generate(specs)
+    assert sdk.warnings == ()
+    assert sorted(sdk.names.tools.values()) == sorted(s["name"] for s in specs)
+    assert set(sdk.names.tools) >= WANTED
+    module = load_sdk(sdk, gen, "live_more")
 
-        recorder = Recorder()
-        module.set_transport(recorder)
-        valid = total = 0
-        for seed, spec in enumerate(specs):
-            schema = spec["inputSchema"]
-            table = sdk.names.arguments[spec["name"]]
-            assert set(table.values()) == set(schema.get("properties", {})), spec["name"]
-            to_py = {wire: py for py, wire in table.items()}
-            func = function_for(module, sdk.names.wire_to_python(spec["name"]))
-            maker = InstanceMaker(schema, seed)
-            root = root_object(maker.root, maker.defs)
-            validator = jsonschema.validators.validator_for(schema)(schema)
-            for _ in range(3):
-                instance = maker.arguments(root.properties, root.required)
-                total += 1
-                valid += validator.is_valid(instance)
-                recorder.calls.clear()
-                await func(**{to_py[k]: v for k, v in instance.items()})
-                sent = [(t, json.dumps(a, sort_keys=True)) for t, a in recorder.calls]
-                assert sent == [(spec["name"], json.dumps(instance, sort_keys=True))]
-        assert valid / total > 0.9, f"only {valid}/{total} generated instances were schema-valid"
+    recorder = Recorder()
+    module.set_transport(recorder)
+    valid = total = 0
+    for seed, spec in enumerate(specs):
+        schema = spec["inputSchema"]
+        table = sdk.names.arguments[spec["name"]]
+        assert set(table.values()) == set(schema.get("properties", {})), spec["name"]
+        to_py = {wire: py for py, wire in table.items()}
+        func = function_for(module, sdk.names.wire_to_python(spec["name"]))
+        maker = InstanceMaker(schema, seed)
+        root = root_object(maker.root, maker.defs)
+        validator = jsonschema.validators.validator_for(schema)(schema)
+        for _ in range(3):
+            instance = maker.arguments(root.properties, root.required)
+            total += 1
+            valid += validator.is_valid(instance)
+            recorder.calls.clear()
+            await func(**{to_py[k]: v for k, v in instance.items()})
+            sent = [(t, json.dumps(a, sort_keys=True)) for t, a in recorder.calls]
+            assert sent == [(spec["name"], json.dumps(instance, sort_keys=True))]
+    assert valid / total > 0.9, f"only {valid}/{total} generated instances were schema-valid"
 
-        namespaces = {s["name"]: s["namespace"] for s in specs}
+    namespaces = {s["name"]: s["namespace"] for s in specs}
 
-        async def transport(tool: str, arguments: dict[str, Any]) -> Any:
-            result = await sessions[namespaces[tool]].call_tool(tool, arguments)
-            assert not result.is_error, result
-            first = result.content[0]
-            assert isinstance(first, TextContent)
-            return result.structured_content or json.loads(first.text)
+    async def transport(tool: str, arguments: dict[str, Any]) -> Any:
+        result = await sessions[namespaces[tool]].call_tool(tool, arguments)
+        assert not result.is_error, result
+        first = result.content[0]
+        assert isinstance(first, TextContent)
+        return result.structured_content or json.loads(first.text)
 
-        module.set_transport(transport)
-        body = await module.clinical.bsa_mosteller(weight_kg=81.0, height_cm=180.0)
-        tax = await module.tax.corporate_tax(base=100_000_000, year=2024)
+    module.set_transport(transport)
+    body = await module.clinical.bsa_mosteller(weight_kg=81.0, height_cm=180.0)
+    tax = await module.tax.corporate_tax(base=100_000_000, year=2024)
 
     assert body["bsa_m2"] == pytest.approx(2.0, abs=0.01)
     assert "9000000" in json.dumps(tax), tax  # 9 % of 100,000,000 won
@@ -129,33 +139,33 @@ async def test_sdk_from_more_live_servers(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stdout.decode()[-3000:]
 
 
-async def test_codemode_runs_a_script_against_more_live_servers() -> None:
+async def test_codemode_runs_a_script_against_more_live_servers(
+    sessions: dict[str, ClientSession],
+) -> None:
     """Register every server through ``codemode.integrations.mcp``; one script calls two of them."""
     registry = cm.ToolRegistry()
-    async with AsyncExitStack() as stack:
-        sessions = await _sessions(stack)
-        servers = {
-            namespace: await register_mcp_tools(registry, session, namespace=namespace)
-            for namespace, session in sessions.items()
-        }
-        assert {ns: len(s.names) for ns, s in servers.items()} == {
-            ns: count for ns, (_, count) in SERVERS.items()
-        }
-        async with cm.CodeMode(registry, executor=cm.InProcessExecutor()) as mode:
-            names = mode.sdk().names.tools
-            assert set(names) >= WANTED
-            run = await mode.run(
-                "body = await tools.clinical.bsa_mosteller(weight_kg=81.0, height_cm=180.0)\n"
-                "tax = await tools.tax.corporate_tax(base=100_000_000, year=2024)\n"
-                "try:\n"
-                "    await tools.clinical.bsa_mosteller(weight_kg=-body['bsa_m2'], height_cm=1.0)\n"
-                "    bad = None\n"
-                "except ToolCallError as e:\n"
-                "    bad = e.message\n"
-                "[round(body['bsa_m2'], 2), tax is not None, bad]"
-            )
-        for server in servers.values():
-            server.dispose()
+    servers = {
+        namespace: await register_mcp_tools(registry, session, namespace=namespace)
+        for namespace, session in sessions.items()
+    }
+    assert {ns: len(s.names) for ns, s in servers.items()} == {
+        ns: count for ns, (_, count) in SERVERS.items()
+    }
+    async with cm.CodeMode(registry, executor=cm.InProcessExecutor()) as mode:
+        names = mode.sdk().names.tools
+        assert set(names) >= WANTED
+        run = await mode.run(
+            "body = await tools.clinical.bsa_mosteller(weight_kg=81.0, height_cm=180.0)\n"
+            "tax = await tools.tax.corporate_tax(base=100_000_000, year=2024)\n"
+            "try:\n"
+            "    await tools.clinical.bsa_mosteller(weight_kg=-body['bsa_m2'], height_cm=1.0)\n"
+            "    bad = None\n"
+            "except ToolCallError as e:\n"
+            "    bad = e.message\n"
+            "[round(body['bsa_m2'], 2), tax is not None, bad]"
+        )
+    for server in servers.values():
+        server.dispose()
     assert run.ok, run.error
     bsa, taxed, bad = run.value
     assert bsa == pytest.approx(2.0, abs=0.01) and taxed
