@@ -24,6 +24,7 @@ from codemode.integrations.mcp import register_mcp_tools
 from sdk_gen._audit import audit_prompt
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
     from pathlib import Path
 
 pytestmark = pytest.mark.anyio
@@ -36,7 +37,7 @@ SERVERS = {
 """Namespace → (``python`` arguments, number of tools it lists)."""
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
 
@@ -58,18 +59,30 @@ async def _sessions(stack: AsyncExitStack, home: Path) -> dict[str, ClientSessio
     return sessions
 
 
-async def test_sdk_from_extra_live_servers(tmp_path: Path) -> None:
-    """Every tool renders typed, the prompt loses no fact, the module passes mypy and ruff."""
+@pytest.fixture(scope="module")
+async def sessions(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[dict[str, ClientSession]]:
+    """The three servers, started once for the module in one home folder (each start imports
+    its stack, seconds of CPU). Sharing them is sound: listing changes nothing, and the one
+    script that writes (a workbook it creates with ``overwrite=True``, a new thinking
+    session) reads back only what it wrote itself."""
     async with AsyncExitStack() as stack:
-        sessions = await _sessions(stack, tmp_path)
-        specs: list[dict[str, Any]] = []
-        for namespace, session in sessions.items():
-            listed = await session.list_tools()
-            assert len(listed.tools) == SERVERS[namespace][1], namespace
-            specs += [
-                {**tool.model_dump(by_alias=True, exclude_none=True), "namespace": namespace}
-                for tool in listed.tools
-            ]
+        yield await _sessions(stack, tmp_path_factory.mktemp("home"))
+
+
+async def test_sdk_from_extra_live_servers(
+    tmp_path: Path, sessions: dict[str, ClientSession]
+) -> None:
+    """Every tool renders typed, the prompt loses no fact, the module passes mypy and ruff."""
+    specs: list[dict[str, Any]] = []
+    for namespace, session in sessions.items():
+        listed = await session.list_tools()
+        assert len(listed.tools) == SERVERS[namespace][1], namespace
+        specs += [
+            {**tool.model_dump(by_alias=True, exclude_none=True), "namespace": namespace}
+            for tool in listed.tools
+        ]
     sdk = sdk_gen.generate(specs)
     assert sdk.warnings == ()
     checked, lost = audit_prompt(specs, sdk)
@@ -107,18 +120,18 @@ except ToolCallError as e:
 """
 
 
-async def test_codemode_runs_a_script_against_extra_live_servers(tmp_path: Path) -> None:
+async def test_codemode_runs_a_script_against_extra_live_servers(
+    sessions: dict[str, ClientSession],
+) -> None:
     """One script uses all three servers; a wrong argument fails cleanly, before any server."""
     registry = cm.ToolRegistry()
-    async with AsyncExitStack() as stack:
-        sessions = await _sessions(stack, tmp_path)
-        for namespace, session in sessions.items():
-            made = await register_mcp_tools(registry, session, namespace=namespace)
-            assert made.repairs == ()
-        async with cm.CodeMode(registry, executor=cm.InProcessExecutor()) as mode:
-            assert "kg.read_source" in mode.sdk().names.tools
-            preflight = await mode.run("await tools.steps.add_step(session_id='s', content='')")
-            run = await mode.run(SCRIPT)
+    for namespace, session in sessions.items():
+        made = await register_mcp_tools(registry, session, namespace=namespace)
+        assert made.repairs == ()
+    async with cm.CodeMode(registry, executor=cm.InProcessExecutor()) as mode:
+        assert "kg.read_source" in mode.sdk().names.tools
+        preflight = await mode.run("await tools.steps.add_step(session_id='s', content='')")
+        run = await mode.run(SCRIPT)
     assert preflight.error is not None and preflight.error.type == "PreflightError"
     assert "should be non-empty" in preflight.error.message, preflight.error.message
     assert run.ok, run.error
