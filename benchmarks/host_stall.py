@@ -11,7 +11,9 @@ loaded shared machine the OS alone deschedules the host for tens of milliseconds
 ``--debug`` logs every loop callback that ran over 20 ms (asyncio debug mode), which
 tells the host's own stalls from the machine's.
 The queue case runs 50 one-second scripts on a pool of 2 with ``timeout=5`` and prints
-when the last one returned and how long it had queued. No asserts: numbers only.
+when the last one returned and how long it had queued. The script cases time a CodeMode
+preparing a new 10 kB and 95 kB script (the host's own parse, preflight and compile).
+No asserts: numbers only.
 """
 
 from __future__ import annotations
@@ -126,6 +128,34 @@ async def queue_case(count: int) -> None:
           f"longest usage.queued {queued:.2f} s", flush=True)
 
 
+def long_script(size: int) -> str:
+    """A new script of about ``size`` characters: a comprehension per line."""
+    lines: list[str] = []
+    while sum(len(line) + 1 for line in lines) < size:
+        i = len(lines)
+        lines.append(f"x{i} = [j * {i % 7 + 1} for j in range({i % 5 + 3})] + [{i}, 'abc']")
+    return "\n".join(lines) + "\nx0\n"
+
+
+async def prepare_case(size: int) -> None:
+    """A CodeMode preparing (parsing, checking, compiling) a long new script: the host
+    does that work itself, on a worker thread past ``OFF_LOOP_SOURCE`` characters."""
+    from codemode import CodeMode, ToolRegistry
+    from codemode.sandbox.executors.inprocess import InProcessExecutor
+
+    heart = Heartbeat()
+    async with CodeMode(ToolRegistry(), executor=InProcessExecutor()) as mode, \
+            anyio.create_task_group() as tg:
+        tg.start_soon(heart.run)
+        await anyio.sleep(0.05)
+        started = time.perf_counter()
+        result = await mode.run(long_script(size))
+        elapsed = time.perf_counter() - started
+        tg.cancel_scope.cancel()
+    print(f"{f'new {size // 1000} kB script (preflight)':34s} worst gap "
+          f"{heart.worst * 1000:8.1f} ms  run {elapsed:6.2f} s  {_ended(result)}", flush=True)
+
+
 async def main(quick: bool, words: list[str]) -> None:
     if "--debug" in sys.argv:  # name every loop callback that ran over 20 ms
         import asyncio
@@ -157,6 +187,9 @@ async def main(quick: bool, words: list[str]) -> None:
             _BIG.clear()
     if not words or "queued" in words:
         await queue_case(20 if quick else 50)
+    for size in (10_000, 95_000):
+        if not words or "script" in words:
+            await prepare_case(size)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import math
 import re
 import threading
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 import anyio
 
@@ -82,6 +82,10 @@ _DESCRIBE = (
 _VALUE_CAP = 20_000
 _PREPARED_SIZE = 64
 """Scripts whose preflight a CodeMode keeps (see ``CodeMode._prepare``)."""
+OFF_LOOP_SOURCE: Final = 2_000
+"""Characters past which a run prepares a new script on a worker thread (``_aprepare``):
+about 5 ms of the host's time here. Shorter scripts, what models mostly send, are
+prepared in place: the thread hop would cost a 15-line script a tenth of its cold path."""
 
 
 @final
@@ -131,6 +135,7 @@ class CodeMode:
         self._runs = itertools.count(1)
         self._describer: str | None = None
         self._prepared: dict[tuple[int, bool, str], tuple[tuple[Problem, ...], str]] = {}
+        self._prepared_lock = threading.Lock()
         self._paths: tuple[sdk_gen.GeneratedSDK, tuple[str, ...]] | None = None
 
     @property
@@ -228,6 +233,27 @@ class CodeMode:
         Pure in the script, the SDK's registry version, ``strict`` and the inputs, so a
         script seen again without inputs is answered from a small cache (a retried or
         repeated script skips its parse, dialect plan and preflight)."""
+        job = self._prepare_job(script, inputs)
+        if isinstance(job, tuple):
+            return job
+        return job()
+
+    async def _aprepare(self, script: str,
+                        inputs: Mapping[str, Any] | None) -> tuple[list[Problem], str]:
+        """``_prepare`` for a run: a new script longer than ``OFF_LOOP_SOURCE`` is parsed,
+        checked and compiled on a worker thread, so the host's event loop keeps serving
+        its other tasks meanwhile (a 95 kB script held it for ~490 ms; off the loop, only
+        the longest single C call, CPython's own parse or compile, still holds the GIL)."""
+        job = self._prepare_job(script, inputs)
+        if isinstance(job, tuple):
+            return job
+        if len(script) <= OFF_LOOP_SOURCE:
+            return job()
+        return await anyio.to_thread.run_sync(job, abandon_on_cancel=True)
+
+    def _prepare_job(self, script: str, inputs: Mapping[str, Any] | None
+                     ) -> tuple[list[Problem], str] | Callable[[], tuple[list[Problem], str]]:
+        """The cached answer for ``script``, or the work that makes (and caches) it."""
         version, sdk, specs = self._versioned()
         merged = {**self.inputs, **_checked_inputs(inputs or {})}
         key = (version, self.strict, script) if not merged and type(script) is str else None
@@ -235,12 +261,17 @@ class CodeMode:
             hit = self._prepared.get(key)
             if hit is not None:
                 return list(hit[0]), hit[1]
-        problems, source = self._prepare_new(script, sdk, specs, merged)
-        if key is not None:
-            if len(self._prepared) >= _PREPARED_SIZE:
-                self._prepared.pop(next(iter(self._prepared)), None)
-            self._prepared[key] = (tuple(problems), source)
-        return problems, source
+
+        def prepare() -> tuple[list[Problem], str]:
+            problems, source = self._prepare_new(script, sdk, specs, merged)
+            if key is not None:
+                with self._prepared_lock:  # a run may prepare on a thread meanwhile
+                    if len(self._prepared) >= _PREPARED_SIZE:
+                        self._prepared.pop(next(iter(self._prepared)), None)
+                    self._prepared[key] = (tuple(problems), source)
+            return problems, source
+
+        return prepare
 
     def _prepare_new(self, script: str, sdk: sdk_gen.GeneratedSDK, specs: dict[str, ToolSpec],
                      merged: dict[str, Any]) -> tuple[list[Problem], str]:
@@ -386,7 +417,7 @@ class CodeMode:
         self._boot_soon()
         sdk, specs = self._current()
         limits = limits or self.limits
-        problems, source = self._prepare(script, inputs)
+        problems, source = await self._aprepare(script, inputs)
         if self.preflight and problems:
             first = problems[0]
             return ScriptResult(
