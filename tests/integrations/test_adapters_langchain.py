@@ -10,15 +10,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 import codemode as cm
-from codemode.integrations.adapters.langchain import structured_tool
 from tests.integrations.adapter_kit import BAD_SCRIPT, GOOD_SCRIPT, make_registry
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
+
+    from langchain_core.messages import AIMessage, BaseMessage
+
+# LangChain is imported by the tests that use it (~2 s), not at collection in every worker.
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +40,19 @@ async def mode(log: list[tuple[int, int]]) -> AsyncIterator[cm.CodeMode]:
 
 
 def call(call_id: str, code: str) -> AIMessage:
+    from langchain_core.messages import AIMessage
+
     return AIMessage(content="", tool_calls=[
         {"name": "run_code", "args": {"code": code}, "id": call_id, "type": "tool_call"}])
 
 
 async def test_the_model_calls_the_code_tool_and_reads_the_result(
         mode: cm.CodeMode, log: list[tuple[int, int]]) -> None:
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from codemode.integrations.adapters.langchain import structured_tool
+
     events: list[cm.ToolEvent] = []
     mode.registry.subscribe(events.append)
     tool = structured_tool(mode)
@@ -75,6 +83,8 @@ async def test_the_model_calls_the_code_tool_and_reads_the_result(
 
 
 async def test_the_tool_carries_the_sdk_and_a_strict_schema(mode: cm.CodeMode) -> None:
+    from codemode.integrations.adapters.langchain import structured_tool
+
     tool = structured_tool(mode)
     assert tool.name == "run_code"
     assert "add: Add two integers." in tool.description

@@ -1,25 +1,15 @@
 """OpenAI Agents SDK: a ``CodeMode`` as a ``FunctionTool``, in a conversation with a fake
 ``Model`` (the SDK's own tests drive agents the same way); no network, no tracing export.
+The SDK side lives in ``openai_agents_kit``, imported by the tests themselves.
 """
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
-from agents import Agent, RunConfig, Runner
-from agents.items import ModelResponse
-from agents.models.interface import Model
-from agents.usage import Usage
-from openai.types.responses import (
-    ResponseFunctionToolCall,
-    ResponseOutputMessage,
-    ResponseOutputText,
-)
 
 import codemode as cm
-from codemode.integrations.adapters.openai_agents import function_tool
 from tests.integrations.adapter_kit import BAD_SCRIPT, GOOD_SCRIPT, make_registry
 
 if TYPE_CHECKING:
@@ -29,42 +19,6 @@ if TYPE_CHECKING:
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def tool_call(call_id: str, code: str) -> ResponseFunctionToolCall:
-    return ResponseFunctionToolCall(type="function_call", call_id=call_id, name="run_code",
-                                    arguments=json.dumps({"code": code}))
-
-
-def message(text: str) -> ResponseOutputMessage:
-    return ResponseOutputMessage(
-        id="m1", type="message", role="assistant", status="completed",
-        content=[ResponseOutputText(type="output_text", text=text, annotations=[])])
-
-
-class ScriptedModel(Model):
-    """Answers turn by turn from a script; records what the runner sent it."""
-
-    def __init__(self, turns: list[Any]) -> None:
-        self.turns = turns
-        self.inputs: list[Any] = []
-        self.tools: list[Any] = []
-
-    async def get_response(self, system_instructions: Any, input: Any, model_settings: Any,
-                           tools: Any, output_schema: Any, handoffs: Any, tracing: Any,
-                           **kwargs: Any) -> ModelResponse:
-        self.inputs.append(input)
-        self.tools.append(tools)
-        return ModelResponse(output=[self.turns.pop(0)], usage=Usage(), response_id=None)
-
-    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError("not streamed in these tests")
-
-
-def outputs(items: Any) -> dict[str, str]:
-    """The function-call outputs the runner sent back to the model, by call id."""
-    return {item["call_id"]: item["output"] for item in items
-            if isinstance(item, dict) and item.get("type") == "function_call_output"}
 
 
 @pytest.fixture
@@ -81,6 +35,17 @@ async def mode(log: list[tuple[int, int]]) -> AsyncIterator[cm.CodeMode]:
 
 async def test_the_model_calls_the_code_tool_and_reads_the_result(
         mode: cm.CodeMode, log: list[tuple[int, int]]) -> None:
+    from tests.integrations.openai_agents_kit import (
+        Agent,
+        RunConfig,
+        Runner,
+        ScriptedModel,
+        function_tool,
+        message,
+        outputs,
+        tool_call,
+    )
+
     model = ScriptedModel([tool_call("c1", BAD_SCRIPT), tool_call("c2", GOOD_SCRIPT),
                            message("20 + 22 = 42")])
     agent = Agent(name="calc", model=model, tools=[function_tool(mode)])
@@ -104,6 +69,17 @@ async def test_the_model_calls_the_code_tool_and_reads_the_result(
 ])
 async def test_malformed_arguments_are_an_error_the_model_reads(
         mode: cm.CodeMode, log: list[tuple[int, int]], arguments: str, expected: str) -> None:
+    from tests.integrations.openai_agents_kit import (
+        Agent,
+        ResponseFunctionToolCall,
+        RunConfig,
+        Runner,
+        ScriptedModel,
+        function_tool,
+        message,
+        outputs,
+    )
+
     bad = ResponseFunctionToolCall(type="function_call", call_id="c1", name="run_code",
                                    arguments=arguments)
     model = ScriptedModel([bad, message("gave up")])

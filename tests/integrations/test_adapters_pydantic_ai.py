@@ -9,24 +9,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic_ai import Agent
-from pydantic_ai.exceptions import UnexpectedModelBehavior
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelResponse,
-    TextPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
-from pydantic_ai.models.function import AgentInfo, FunctionModel
-from pydantic_ai.models.test import TestModel
 
 import codemode as cm
-from codemode.integrations.adapters.pydanticai import toolset
 from tests.integrations.adapter_kit import BAD_SCRIPT, GOOD_SCRIPT, make_registry
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
+
+    from pydantic_ai.messages import ModelMessage, ModelResponse, ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo
+
+# pydantic-ai is imported by the tests that use it (~1 s), not at collection in every worker.
 
 
 @pytest.fixture(scope="module")
@@ -47,12 +40,20 @@ async def mode(log: list[tuple[int, int]]) -> AsyncIterator[cm.CodeMode]:
 
 
 def returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
+    from pydantic_ai.messages import ToolReturnPart
+
     return [part for message in messages for part in message.parts
             if isinstance(part, ToolReturnPart)]
 
 
 async def test_the_model_calls_the_code_tool_and_reads_the_result(
         mode: cm.CodeMode, log: list[tuple[int, int]]) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    from codemode.integrations.adapters.pydanticai import toolset
+
     seen: list[AgentInfo] = []
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -81,6 +82,13 @@ async def test_the_model_calls_the_code_tool_and_reads_the_result(
 
 
 async def test_a_model_that_keeps_failing_stops_at_max_retries(mode: cm.CodeMode) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.exceptions import UnexpectedModelBehavior
+    from pydantic_ai.messages import ModelResponse, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    from codemode.integrations.adapters.pydanticai import toolset
+
     calls: list[int] = []
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -97,6 +105,11 @@ async def test_test_model_calls_run_code_through_the_registry(
         log: list[tuple[int, int]]) -> None:
     """``TestModel`` fills every string argument with ``"a"``: a script reading the host
     input ``a``, so its call succeeds and its result comes back."""
+    from pydantic_ai import Agent
+    from pydantic_ai.models.test import TestModel
+
+    from codemode.integrations.adapters.pydanticai import toolset
+
     events: list[Any] = []
     registry = make_registry(log)
     registry.subscribe(events.append)
