@@ -16,3 +16,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
     return "asyncio"
+
+
+LONG_TESTS_FIRST = (
+    "tests/sdk_gen/test_generate_properties.py",
+    "tests/sdk_gen/test_live_servers_more.py",
+    "tests/sdk_gen/test_live_servers_extra.py",
+    "tests/sdk_gen/test_mcp_servers.py",
+    "tests/sdk_gen/test_determinism.py",
+    "tests/test_docs.py",
+    "tests/test_packaging.py",
+)
+"""Modules holding single tests of 5-30 s (mypy, live servers, doc programs) that would
+otherwise come last in the collection order. xdist hands the last tests out in small chunks,
+so one long test there keeps one worker busy while the other idles; run first, they overlap
+with the many short tests instead."""
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Move :data:`LONG_TESTS_FIRST` to the front, whole modules, in collection order (a stable
+    sort: pytest's grouping by fixture scope inside each module is kept)."""
+    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in LONG_TESTS_FIRST)
