@@ -13,6 +13,7 @@ checkers see the same names through the package's ``if TYPE_CHECKING:`` imports;
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,11 @@ def lazy_exports(package: str, table: Mapping[str, str]
     def __getattr__(name: str) -> Any:
         module = table.get(name)
         if module is None:
+            # a submodule read as an attribute (``codemode.sandbox``): imported, as the
+            # eager imports did
+            if not name.startswith("_") and name.isidentifier() and \
+                    importlib.util.find_spec(f"{package}.{name}") is not None:
+                return importlib.import_module(f"{package}.{name}")
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(f"{package}.{module}"), name)
         namespace[name] = value

@@ -101,3 +101,13 @@ def test_the_sandbox_runtime_loads_no_host_layer() -> None:
     assert not loaded & {"pydantic", "jsonschema", "sdk_gen", "mcp"}
     assert not {m for m in loaded if m.startswith(("codemode.dispatch", "codemode.mode",
                                                    "codemode.sandbox.executors"))}
+
+
+def test_a_submodule_read_as_an_attribute_is_imported() -> None:
+    """``import codemode`` then ``codemode.sandbox.…`` worked when the root imported its
+    subpackages eagerly; it still does."""
+    loaded = _loaded_after("import codemode\nassert codemode.sandbox.spare_workers\n"
+                           "assert codemode.mode.preflight.check_script")
+    assert {"codemode.sandbox", "codemode.mode.preflight"} <= loaded
+    with pytest.raises(AttributeError, match="no_such_module"):
+        importlib.import_module("codemode.sandbox").no_such_module  # noqa: B018

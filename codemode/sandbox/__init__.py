@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .executors.broker import CallTool as CallTool
     from .executors.inprocess import InProcessExecutor as InProcessExecutor
     from .executors.pool import WorkerPoolExecutor as WorkerPoolExecutor
+    from .executors.pool import spare_workers as spare_workers
     from .limits import DEFAULT_LIMITS as DEFAULT_LIMITS
     from .limits import Limits as Limits
     from .runtime.result import CallRecord as CallRecord
@@ -33,6 +34,7 @@ _LAZY: Final = {
     "CallTool": "executors.broker",
     "InProcessExecutor": "executors.inprocess",
     "WorkerPoolExecutor": "executors.pool",
+    "spare_workers": "executors.pool",
     "DEFAULT_LIMITS": "limits",
     "Limits": "limits",
     "CallRecord": "runtime.result",
@@ -60,4 +62,5 @@ __all__ = [
     "Usage",
     "WorkerPoolExecutor",
     "run_script",
+    "spare_workers",
 ]

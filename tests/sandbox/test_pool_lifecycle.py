@@ -38,7 +38,8 @@ async def test_a_run_cancelled_while_its_worker_boots_kills_it_and_refills(
     async def host(name: str, arguments: dict[str, Any]) -> Any:
         calls.append(name)
 
-    async with WorkerPoolExecutor(size=1, runtime=SLOW_BOOT) as pool:
+    # spare=False: the refill is a fresh boot, not this process's spare
+    async with WorkerPoolExecutor(size=1, runtime=SLOW_BOOT, spare=False) as pool:
         with anyio.fail_after(30):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(functools.partial(pool.run, "await tools.t()", call_tool=host,
@@ -69,7 +70,7 @@ async def test_a_worker_gone_before_its_run_is_replaced_and_the_run_still_runs(
         return arguments["x"]
 
     script = "await tools.echo(x=2) * 21"
-    async with WorkerPoolExecutor(size=1) as pool:
+    async with WorkerPoolExecutor(size=1, spare=False) as pool:  # started[0] is its worker
         first = await pool.run(script, call_tool=host, tool_paths=("echo",))
         assert first.value == 42, first.error
         gone = started[0]

@@ -71,7 +71,7 @@ from codemode.sandbox.executors.protocol import (
     json_size,
     new_bounded,
 )
-from codemode.sandbox.executors.worker import EXIT_MEMORY, Spin
+from codemode.sandbox.executors.worker import EXIT_MEMORY, SPARE, Spin
 from codemode.sandbox.language.compile import CODE_TAG, cached_script, export_code
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
 from codemode.sandbox.runtime.prelude import detach
@@ -168,6 +168,24 @@ class _NotDelivered(Exception):
 _LIVE: weakref.WeakSet[_Worker] = weakref.WeakSet()
 """Workers whose process may still run: what ``_end_at_exit`` ends."""
 
+_SPARES: dict[tuple[str, str], _Worker] = {}
+"""One booted worker without a plan per (interpreter, runtime): see :func:`spare_workers`."""
+
+
+def spare_workers() -> tuple[int, ...]:
+    """Process ids of the spare workers this process keeps.
+
+    A pool (``spare=True``, the default) keeps one spare per interpreter and runtime once
+    it has a worker up: a process that booted and warmed up but has no plan yet, so it is
+    not confined and runs nothing. The next worker any pool of this process needs (a new
+    pool's, a replacement after a failure or for ``recycle="every_run"``) takes it: it is
+    sent that pool's plan, confines itself and is ready in milliseconds instead of a
+    boot's few hundred, and a new spare boots in the background after the pool's next
+    run. Spares live until the process exits (a closed pool leaves its spare for the next
+    pool) and are killed then."""
+    return tuple(worker.process.pid for worker in _SPARES.values()
+                 if worker.alive and worker.exit_status() is None)
+
 
 @atexit.register
 def _end_at_exit() -> None:
@@ -218,7 +236,8 @@ class _Worker:
         admit: Callable[[Confinement], None] | None = None,
         lease: UidLease | None = None,
     ) -> None:
-        plan = {"mode": "off"} if plan is None else plan
+        spare = plan is None
+        plan = {"mode": SPARE} if plan is None else plan
         self._lease = lease
         self.process = subprocess.Popen(
             [*_worker_command(python), json.dumps(plan), runtime],
@@ -262,8 +281,29 @@ class _Worker:
         """Sources whose compiled code this worker was sent (newest last, at most
         ``_SHIPPED_SIZE``): it caches what it adopts, so a source it has seen runs without
         the blob (if the worker's own cache dropped it since, it compiles the source)."""
+        self.spare = spare
+        """True until :meth:`assign` sends it its plan (a spare boots without one)."""
         _LOG.debug("sandbox worker %d started (confinement %s)", self.process.pid, self._mode)
         _LIVE.add(self)
+
+    def assign(self, plan: dict[str, Any], admit: Callable[[Confinement], None],
+               lease: UidLease | None) -> None:
+        """Send a spare its plan: it confines itself as that says, then announces ready.
+        (The frame is small: a pipe that takes no bytes here belongs to a dead worker.)"""
+        self.spare = False
+        self._mode = plan.get("mode", "off")
+        self._admit = admit
+        self._lease = lease
+        frame = encode(["plan", plan])
+        try:
+            written = os.write(self._write_fd, frame)
+        except (BlockingIOError, OSError):
+            written = 0
+        if written != len(frame):
+            self.kill()
+            return
+        _LOG.debug("sandbox worker %d (a spare) taken (confinement %s)", self.process.pid,
+                   self._mode)
 
     async def boot(self) -> None:
         """Wait for the ``ready`` announcement."""
@@ -933,6 +973,10 @@ class WorkerPoolExecutor:
     fails; ``"every_run"`` gives every run a fresh worker (for callers that do not
     trust each other: code that escaped the language layer in one run could stay in a
     reused worker and act in the next); the replacement is started as the run ends.
+
+    ``spare``: take new workers from, and keep, this process's spare worker (see
+    :func:`spare_workers`): one more process, booted but idle, so that a new pool or a
+    replacement is ready at once. ``False``: every worker boots when it is needed.
     """
 
     def __init__(
@@ -944,6 +988,7 @@ class WorkerPoolExecutor:
         python: str = sys.executable,
         confinement: ConfinementMode = "auto",
         recycle: Literal["on_failure", "every_run"] = "on_failure",
+        spare: bool = True,
     ) -> None:
         if size < 1:
             raise ValueError(f"pool size must be at least 1, got {size}")
@@ -954,6 +999,7 @@ class WorkerPoolExecutor:
             raise ValueError(f"recycle must be 'on_failure' or 'every_run', got {recycle!r}")
         self._confinement_mode: ConfinementMode = confinement
         self._recycle = recycle
+        self._spare = spare
         self._confinement: Confinement | None = None
         self._warned: set[tuple[str, ...]] = set()
         self._size = size
@@ -1018,6 +1064,7 @@ class WorkerPoolExecutor:
                 self._discard(worker)
                 raise SandboxError(f"a sandbox worker failed to start (exit status "
                                    f"{worker.exit_status()}; its stderr says why)") from exc
+        self._keep_spare()
 
     async def run(
         self,
@@ -1207,17 +1254,49 @@ class WorkerPoolExecutor:
         if healthy and worker.alive and worker.clean and not self._closed \
                 and not worker.stray():
             self._idle.append(worker)
-            return
-        self._discard(worker)
-        if not self._closed:
-            self._fill()
+        else:
+            self._discard(worker)
+            if not self._closed:
+                self._fill()
+        self._keep_spare()
 
     def _fill(self) -> None:
-        """Start workers until the pool holds ``size`` (idle plus running)."""
+        """Start workers until the pool holds ``size`` (idle plus running): the spare
+        first, if this pool takes it and it is still alive."""
         while len(self._idle) + self._running < self._size:
             lease = _LEASES.claim() if self._confinement_mode != "off" else None
             plan = self._plan(UID_BASE if lease is None else lease.uid)
-            self._idle.append(_Worker(self._python, self._runtime, plan, self._admit, lease))
+            worker = self._take_spare()
+            if worker is None:
+                worker = _Worker(self._python, self._runtime, plan, self._admit, lease)
+            else:
+                worker.assign(plan, self._admit, lease)
+            self._idle.append(worker)
+
+    def _take_spare(self) -> _Worker | None:
+        if not self._spare:
+            return None
+        worker = _SPARES.pop((self._python, self._runtime), None)
+        if worker is None:
+            return None
+        if worker.alive and worker.exit_status() is None:
+            return worker
+        self._discard(worker)  # it died while it waited: reaped with this pool's workers
+        return None
+
+    def _keep_spare(self) -> None:
+        """Boot this process's spare for the pool's interpreter and runtime if there is
+        none (after a run or :meth:`start`: never while the pool's own first workers
+        boot, which a spare booting beside them would slow down)."""
+        if not self._spare or self._closed:
+            return
+        key = (self._python, self._runtime)
+        kept = _SPARES.get(key)
+        if kept is not None and kept.alive and kept.exit_status() is None:
+            return
+        if kept is not None:
+            self._discard(kept)
+        _SPARES[key] = _Worker(self._python, self._runtime)
 
     def _discard(self, worker: _Worker) -> None:
         _LOG.debug("sandbox worker %d retired", worker.process.pid)

@@ -51,7 +51,14 @@ from typing import Any, Final, Protocol
 
 from codemode.errors import LimitExceeded, WorkerProtocolError
 from codemode.sandbox.executors import confine
-from codemode.sandbox.executors.protocol import BLOB, FrameDecoder, encode, encode_call
+from codemode.sandbox.executors.protocol import (
+    BLOB,
+    HEADER_SIZE,
+    MAX_FRAME,
+    FrameDecoder,
+    encode,
+    encode_call,
+)
 from codemode.sandbox.language.compile import CODE_TAG, adopt_code, cached_script
 from codemode.sandbox.language.meter import script_thread_stack
 from codemode.sandbox.limits import Limits
@@ -59,13 +66,18 @@ from codemode.sandbox.runtime.prelude import detach
 from codemode.sandbox.runtime.replies import RUN_ENDED
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError
 
-__all__ = ["EXIT_MEMORY", "ScriptCall", "ScriptRuntime", "Spin", "main"]
+__all__ = ["EXIT_MEMORY", "SPARE", "ScriptCall", "ScriptRuntime", "Spin", "main"]
 
 ScriptCall = Callable[[str, str], Awaitable[dict[str, Any]]]
 """Script side of a tool call: (tool path, arguments as JSON text) -> broker reply."""
 
 EXIT_MEMORY: Final = 75
 """Exit status when the worker itself ran out of memory outside the script."""
+
+SPARE: Final = "spare"
+"""The plan ``mode`` of a spare: it boots and warms up, then waits for its real plan (the
+first frame its host sends, ``["plan", {...}]``) before it confines itself (see
+``pool.spare_workers``)."""
 
 SPIN_SECONDS: Final = 0.0003
 """How long a waiting script polls the pipe before the loop sleeps in the selector."""
@@ -540,6 +552,30 @@ def _warm(runtime: ScriptRuntime, module: str) -> None:
         loop.close()
 
 
+def _read_exactly(fd: int, size: int) -> bytes:
+    data = bytearray()
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
+        if not chunk:  # the host closed the pipe: a spare nobody took
+            raise SystemExit(0)
+        data += chunk
+    return bytes(data)
+
+
+def _await_plan(read_fd: int) -> dict[str, Any]:
+    """A spare's plan: exactly its host's first frame (nothing after it is read here)."""
+    head = _read_exactly(read_fd, HEADER_SIZE)
+    length = int.from_bytes(head, "big")
+    if length > MAX_FRAME:
+        raise WorkerProtocolError("a spare worker expected its plan")
+    messages = FrameDecoder().feed(head + _read_exactly(read_fd, length))
+    if len(messages) != 1 or messages[0][0] != "plan" or type(messages[0][1]) is not dict \
+            or messages[0][1].get("mode") == SPARE:
+        raise WorkerProtocolError("a spare worker expected its plan")
+    plan: dict[str, Any] = messages[0][1]
+    return plan
+
+
 def _plan(args: list[str]) -> dict[str, Any]:
     """The confinement plan the host put before the runtime spec (``off`` if none)."""
     if len(args) >= 3 and args[-2].startswith("{"):
@@ -553,9 +589,9 @@ def main(argv: list[str] | None = None) -> None:
     """Worker entry point: ``argv`` is ``[_, plan JSON, runtime spec]``.
 
     The runtime spec is ``module:function``; the plan says how to confine the worker
-    (``confine.apply``). Everything is imported and warmed up first, then the worker
-    confines itself on its only thread, then it announces ``["ready", pid, report]``
-    (what it applied) and starts the script thread.
+    (``confine.apply``). Everything is imported and warmed up first (a spare then waits
+    for its plan), then the worker confines itself on its only thread, then it announces
+    ``["ready", pid, report]`` (what it applied) and starts the script thread.
     """
     args = sys.argv if argv is None else argv
     read_fd, write_fd = os.dup(0), os.dup(1)
@@ -568,6 +604,8 @@ def main(argv: list[str] | None = None) -> None:
     plan = _plan(args)
     runtime = _load_runtime(args[-1])
     _warm(runtime, args[-1].partition(":")[0])
+    if plan.get("mode") == SPARE:
+        plan = _await_plan(read_fd)
     control_type: Callable[[], Any] | None = None
     code = getattr(runtime, "__code__", None)
     if code is not None and "control" in code.co_varnames[

@@ -1,0 +1,134 @@
+"""A pool keeps one spare worker per interpreter and runtime (booted, warmed up, with no
+plan and so neither confined nor running anything); the next worker any pool needs takes
+it and confines itself with that pool's plan (``pool.spare_workers``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import pytest
+
+from codemode.sandbox import Limits, WorkerPoolExecutor, spare_workers
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.anyio
+
+RUNTIME = "tests.sandbox.spare_runtime:{}"
+LIMITS = Limits(timeout=10)
+SECRET = "codemode-spare-secret-51c2"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def no_tool(name: str, arguments: dict[str, Any]) -> Any:
+    return None
+
+
+def _status(pid: int) -> dict[str, str]:
+    """The kernel's view of ``pid`` (``/proc/<pid>/status``: seccomp mode, no_new_privs)."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        return dict(line.rstrip("\n").split(":\t", 1) for line in status if ":\t" in line)
+
+
+def _wait_dead(pid: int) -> None:
+    """Until ``pid`` is a zombie (killed, not yet reaped by its pool)."""
+    for _ in range(1000):
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not die")
+
+
+async def _pid(pool: WorkerPoolExecutor) -> int:
+    result = await pool.run("import os\nresult = os.getpid()", call_tool=no_tool,
+                            limits=LIMITS)
+    assert result.error is None, result.error
+    assert isinstance(result.value, int)
+    return result.value
+
+
+async def _new_spare(before: set[int]) -> int:
+    """The one spare pid that appeared since ``before``."""
+    made = set(spare_workers()) - before
+    assert len(made) == 1, made
+    return made.pop()
+
+
+async def test_a_new_pool_takes_the_spare_and_confines_it_with_its_own_plan(
+        tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET)
+    read = f"result = open({str(secret)!r}).read()"
+    before = set(spare_workers())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("adopt"),
+                                  confinement="off") as first:
+        await first.start()  # then it keeps a spare
+        spare = await _new_spare(before)
+        waiting = _status(spare)
+        assert (waiting["Seccomp"], waiting["NoNewPrivs"]) == ("0", "0")  # no plan yet
+        unconfined = await first.run(read, call_tool=no_tool, limits=LIMITS)
+        assert unconfined.value == SECRET  # the file is there to be read
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("adopt"),
+                                      confinement="strict") as second:
+            assert await _pid(second) == spare
+            assert second.confinement is not None and second.confinement.complete
+            taken = _status(spare)
+            assert (taken["Seccomp"], taken["NoNewPrivs"]) == ("2", "1")
+            confined = await second.run(read, call_tool=no_tool, limits=LIMITS)
+            assert confined.error is None
+            assert confined.value != SECRET
+            assert confined.value["raised"] == "PermissionError"  # Landlock: not reached
+        assert spare not in spare_workers()
+
+
+async def test_a_spare_that_died_waiting_is_not_taken() -> None:
+    before = set(spare_workers())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("dead")) as first:
+        await first.start()
+        spare = await _new_spare(before)
+        os.kill(spare, signal.SIGKILL)
+        await anyio.to_thread.run_sync(_wait_dead, spare)
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("dead")) as second:
+            worker = await _pid(second)
+            assert worker != spare
+            assert worker != await _pid(first)
+        assert spare not in spare_workers()
+
+
+async def test_every_run_replacement_is_the_spare() -> None:
+    before = set(spare_workers())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("every"),
+                                  recycle="every_run") as pool:
+        await pool.start()
+        spare = await _new_spare(before)
+        first = await _pid(pool)
+        assert first != spare
+        assert await _pid(pool) == spare  # the first run's replacement was the spare
+        assert spare not in spare_workers()  # and a new one waits in its place
+        assert len(set(spare_workers()) - before - {spare}) == 1
+
+
+async def test_a_pool_without_spares_neither_keeps_nor_takes_one() -> None:
+    before = set(spare_workers())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("refuse"),
+                                  spare=False) as plain:
+        await plain.start()
+        await _pid(plain)
+        assert set(spare_workers()) == before
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("refuse")) as keeper:
+            await keeper.start()
+            spare = await _new_spare(before)
+            async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("refuse"),
+                                          spare=False) as other:
+                assert await _pid(other) != spare
+            assert spare in spare_workers()
