@@ -19,6 +19,7 @@ def anyio_backend() -> str:
 
 
 LONG_TESTS_FIRST = (
+    "tests/sdk_gen/test_corpus.py",  # with test_determinism: both build the corpus SDKs
     "tests/sdk_gen/test_generate_properties.py",
     "tests/sdk_gen/test_live_servers_more.py",
     "tests/sdk_gen/test_live_servers_extra.py",
