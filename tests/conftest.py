@@ -1,5 +1,5 @@
-"""Suite-wide settings: async tests run on asyncio (the backend codemode ships for), and
-the helper modules next to this file are importable."""
+"""Suite-wide settings: async tests run on asyncio (the backend codemode ships for), the
+helper modules next to this file are importable, and the longest tests run first."""
 
 from __future__ import annotations
 
