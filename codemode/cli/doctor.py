@@ -32,7 +32,7 @@ __all__ = ["main_doctor"]
 
 
 async def _probe() -> Confinement | None:
-    async with WorkerPoolExecutor(size=1, confinement="auto") as pool:
+    async with WorkerPoolExecutor(size=1, confinement="auto", spare=False) as pool:
         await pool.start()
         return pool.confinement
 

@@ -1258,7 +1258,11 @@ class WorkerPoolExecutor:
             self._discard(worker)
             if not self._closed:
                 self._fill()
-        self._keep_spare()
+        loop = _asyncio_loop()
+        if loop is None:
+            self._keep_spare()
+        else:  # after the run has returned: starting a process takes the loop for ms
+            loop.call_soon(self._keep_spare)
 
     def _fill(self) -> None:
         """Start workers until the pool holds ``size`` (idle plus running): the spare
