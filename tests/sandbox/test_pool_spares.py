@@ -4,15 +4,19 @@ it and confines itself with that pool's plan (``pool.spare_workers``)."""
 
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import signal
 import time
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from codemode.sandbox import Limits, WorkerPoolExecutor, spare_workers
+from codemode.sandbox.executors import pool as pool_module
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -114,7 +118,7 @@ async def test_every_run_replacement_is_the_spare() -> None:
         first = await _pid(pool)
         assert first != spare
         assert await _pid(pool) == spare  # the first run's replacement was the spare
-        await anyio.sleep(0)  # a new spare is started once the run has returned
+        await anyio.lowlevel.checkpoint()  # a spare is started once the run returned
         assert spare not in spare_workers()  # and a new one waits in its place
         assert len(set(spare_workers()) - before - {spare}) == 1
 
@@ -133,3 +137,24 @@ async def test_a_pool_without_spares_neither_keeps_nor_takes_one() -> None:
                                           spare=False) as other:
                 assert await _pid(other) != spare
             assert spare in spare_workers()
+
+
+async def test_a_spare_that_cannot_be_started_leaves_the_pool_working(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    real = pool_module._Worker
+
+    def no_spare(*args: Any, **kwargs: Any) -> Any:
+        if len(args) == 2 and not kwargs:  # (python, runtime): a spare, with no plan
+            raise OSError(errno.EAGAIN, "fork refused")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pool_module, "_Worker", no_spare)
+    before = set(spare_workers())
+    with caplog.at_level(logging.INFO, logger="codemode.sandbox"):
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("broken")) as pool:
+            await pool.start()
+            assert await _pid(pool) > 0
+            await anyio.lowlevel.checkpoint()
+            assert await _pid(pool) > 0
+    assert set(spare_workers()) == before
+    assert "no spare sandbox worker: [Errno 11] fork refused" in caplog.text

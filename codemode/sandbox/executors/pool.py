@@ -1299,8 +1299,12 @@ class WorkerPoolExecutor:
         if kept is not None and kept.alive and kept.exit_status() is None:
             return
         if kept is not None:
+            _SPARES.pop(key, None)
             self._discard(kept)
-        _SPARES[key] = _Worker(self._python, self._runtime)
+        try:
+            _SPARES[key] = _Worker(self._python, self._runtime)
+        except (OSError, subprocess.SubprocessError) as exc:  # optional: the pool boots
+            _LOG.info("no spare sandbox worker: %s", exc)  # its next worker itself
 
     def _discard(self, worker: _Worker) -> None:
         _LOG.debug("sandbox worker %d retired", worker.process.pid)
