@@ -12,7 +12,9 @@ Rows: a new 15-line script making 3 calls (unique text per run: no compile-cache
 the same script again (cache hit; Monty reuses its session), per host call (a
 10,000-call loop), compute (``s += i*i``, 1e6, ratio to CPython), a 303-line script
 compiled and run (unique per run), a new host object to its first result (in this
-process, imports done) and a fresh process to its first result (imports included),
+process, imports done; for the pool with the spare worker the earlier rows' pool left,
+and without one: ``spare=False``) and a fresh process to its first result (imports
+included),
 and ``while True`` stopped at 1 s. Bytecode for ``codemode`` and ``sdk_gen`` is written
 first (:func:`precompile`), as a wheel install does: a worker starts with ``-B`` and a host
 environment may set ``PYTHONDONTWRITEBYTECODE``, and either way a module edited since its
@@ -272,14 +274,21 @@ async def codemode_row(executor: cm.Executor, n: int) -> Row:
             "compute": compute, "long": _median(longs), "stop": stop}
 
 
-async def first_result(pool: bool) -> float:
-    """A new CodeMode (its own executor) to the first result, in this process."""
+async def first_result(kind: str) -> float:
+    """A new CodeMode (its own executor) to the first result, in this process: ``pool`` is
+    the default pool, which takes the spare worker the earlier rows' pool left
+    (``sandbox.spare_workers``); ``boot`` a pool with ``spare=False``, whose workers start
+    from nothing; ``inprocess``."""
     start = time.perf_counter()
-    mode = cm.CodeMode(registry(), executor=None if pool else InProcessExecutor())
+    executor: cm.Executor | None = (None if kind == "pool" else InProcessExecutor()
+                                    if kind == "inprocess" else WorkerPoolExecutor(spare=False))
+    mode = cm.CodeMode(registry(), executor=executor)
     result = await mode.run(CANONICAL)
     elapsed = time.perf_counter() - start
     assert result.error is None, result.error
     await mode.aclose()
+    if executor is not None:
+        await executor.aclose()
     return elapsed * 1e6
 
 
@@ -371,8 +380,9 @@ async def main() -> None:
         columns["cm pool"] = await codemode_row(pool, n)
     async with InProcessExecutor() as inprocess:
         columns["cm in-proc"] = await codemode_row(inprocess, n)
-    columns["cm pool"]["first"] = await first_result(pool=True)
-    columns["cm in-proc"]["first"] = await first_result(pool=False)
+    columns["cm pool"]["first"] = await first_result("pool")
+    columns["cm pool"]["boot"] = await first_result("boot")
+    columns["cm in-proc"]["first"] = await first_result("inprocess")
     for key in ("cm pool", "cm in-proc"):
         executor = "" if key == "cm pool" else ", executor=InProcessExecutor()"
         columns[key]["fresh"] = fresh_process(FRESH_CODEMODE.format(executor=executor))
@@ -387,6 +397,7 @@ async def main() -> None:
     rows = [("new 15-line script, 3 calls", "cold"), ("same script again (cache hit)", "hit"),
             ("per host call (10k loop)", "per_call"), ("compute s += i*i, 1e6", "compute"),
             ("303-line script, compile+run", "long"), ("new host object + first run", "first"),
+            ("  the same, no spare worker", "boot"),
             ("fresh process to first result", "fresh"), ("stop while True at 1 s", "stop")]
     print(f"codemode vs anchors (python {sys.version.split()[0]}, {os.cpu_count()} cpus, "
           f"load {os.getloadavg()[0]:.2f}, n={n})")

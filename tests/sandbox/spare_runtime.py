@@ -7,4 +7,4 @@ from __future__ import annotations
 
 from tests.sandbox.attacks.compromised_worker import raw
 
-adopt = broken = dead = every = refuse = raw
+adopt = broken = closing = dead = every = refuse = raw

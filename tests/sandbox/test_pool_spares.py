@@ -158,3 +158,14 @@ async def test_a_spare_that_cannot_be_started_leaves_the_pool_working(
             assert await _pid(pool) > 0
     assert set(spare_workers()) == before
     assert "no spare sandbox worker: [Errno 11] fork refused" in caplog.text
+
+
+async def test_a_pool_that_took_the_spare_and_closed_at_once_leaves_a_new_one() -> None:
+    before = set(spare_workers())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("closing")) as first:
+        await first.start()
+        spare = await _new_spare(before)
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("closing")) as second:
+        assert await _pid(second) == spare
+    await anyio.lowlevel.checkpoint()  # the refill runs once the run has returned
+    assert len(set(spare_workers()) - before - {spare}) == 1

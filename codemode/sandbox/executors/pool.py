@@ -1291,16 +1291,19 @@ class WorkerPoolExecutor:
     def _keep_spare(self) -> None:
         """Boot this process's spare for the pool's interpreter and runtime if there is
         none (after a run or :meth:`start`: never while the pool's own first workers
-        boot, which a spare booting beside them would slow down)."""
-        if not self._spare or self._closed:
+        boot, which a spare booting beside them would slow down). Also when the pool
+        closed since: the spare is the process's, and this pool may have taken it."""
+        if not self._spare:
             return
         key = (self._python, self._runtime)
         kept = _SPARES.get(key)
         if kept is not None and kept.alive and kept.exit_status() is None:
             return
-        if kept is not None:
+        if kept is not None:  # it died while it waited
             _SPARES.pop(key, None)
-            self._discard(kept)
+            kept.kill()
+            if kept.exit_status() is not None:
+                kept.finish()
         try:
             _SPARES[key] = _Worker(self._python, self._runtime)
         except (OSError, subprocess.SubprocessError) as exc:  # optional: the pool boots
