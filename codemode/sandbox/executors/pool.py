@@ -42,6 +42,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import weakref
 from collections import deque
@@ -170,6 +171,8 @@ _LIVE: weakref.WeakSet[_Worker] = weakref.WeakSet()
 
 _SPARES: dict[tuple[str, str], _Worker] = {}
 """One booted worker without a plan per (interpreter, runtime): see :func:`spare_workers`."""
+_SPARES_LOCK: Final = threading.Lock()
+"""Pools on event loops in other threads take and keep spares too."""
 
 
 def spare_workers() -> tuple[int, ...]:
@@ -1280,7 +1283,8 @@ class WorkerPoolExecutor:
     def _take_spare(self) -> _Worker | None:
         if not self._spare:
             return None
-        worker = _SPARES.pop((self._python, self._runtime), None)
+        with _SPARES_LOCK:
+            worker = _SPARES.pop((self._python, self._runtime), None)
         if worker is None:
             return None
         if worker.alive and worker.exit_status() is None:
@@ -1296,18 +1300,19 @@ class WorkerPoolExecutor:
         if not self._spare:
             return
         key = (self._python, self._runtime)
-        kept = _SPARES.get(key)
-        if kept is not None and kept.alive and kept.exit_status() is None:
-            return
-        if kept is not None:  # it died while it waited
-            _SPARES.pop(key, None)
-            kept.kill()
-            if kept.exit_status() is not None:
-                kept.finish()
-        try:
-            _SPARES[key] = _Worker(self._python, self._runtime)
-        except (OSError, subprocess.SubprocessError) as exc:  # optional: the pool boots
-            _LOG.info("no spare sandbox worker: %s", exc)  # its next worker itself
+        with _SPARES_LOCK:
+            kept = _SPARES.get(key)
+            if kept is not None and kept.alive and kept.exit_status() is None:
+                return
+            if kept is not None:  # it died while it waited
+                del _SPARES[key]
+                kept.kill()
+                if kept.exit_status() is not None:
+                    kept.finish()
+            try:
+                _SPARES[key] = _Worker(self._python, self._runtime)
+            except (OSError, subprocess.SubprocessError) as exc:  # optional: the pool
+                _LOG.info("no spare sandbox worker: %s", exc)  # boots its next worker
 
     def _discard(self, worker: _Worker) -> None:
         _LOG.debug("sandbox worker %d retired", worker.process.pid)
