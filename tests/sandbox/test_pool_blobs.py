@@ -68,21 +68,27 @@ def test_a_blob_is_capped_like_any_frame() -> None:
         FrameDecoder(blobs=True).feed(header)
 
 
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Every frame the host writes to a worker, in order."""
+    frames: list[bytes] = []
+    send = pool_module._Worker.send
+
+    async def spy(worker: Any, frame: bytes) -> None:
+        frames.append(frame)
+        await send(worker, frame)
+
+    monkeypatch.setattr(pool_module._Worker, "send", spy)
+    return frames
+
+
 async def test_a_blob_serves_the_run_it_came_with_and_no_later_one(
-        pool: WorkerPoolExecutor, monkeypatch: pytest.MonkeyPatch) -> None:
+        pool: WorkerPoolExecutor, sent: list[bytes]) -> None:
     # The host's cache says the first source compiles to ``40 + 2`` (its blob says so);
     # the second source was never compiled by the host, so it comes without a blob and
     # the worker compiles it: a worker that kept the first blob would answer 42 again.
     shipped = fresh("1 + 1")
     compile_module._remember(shipped, compile_script(fresh("40 + 2")))
-    sent: list[bytes] = []
-    send = pool_module._Worker.send
-
-    async def spy(worker: Any, frame: bytes) -> None:
-        sent.append(frame)
-        await send(worker, frame)
-
-    monkeypatch.setattr(pool_module._Worker, "send", spy)
     first = await pool.run(shipped, call_tool=no_tool)
     plain = fresh("2 + 3")
     second = await pool.run(plain, call_tool=no_tool)
@@ -93,20 +99,12 @@ async def test_a_blob_serves_the_run_it_came_with_and_no_later_one(
 
 
 async def test_a_worker_is_sent_a_scripts_code_once(
-        pool: WorkerPoolExecutor, monkeypatch: pytest.MonkeyPatch) -> None:
+        pool: WorkerPoolExecutor, sent: list[bytes]) -> None:
     # The host compiled the source; the first run ships its code, the second and third
     # (same worker, same source) come without it and the worker runs what it adopted: the
     # host's code says ``40 + 2``, so a worker that compiled the source would answer 2.
     source = fresh("1 + 1")
     compile_module._remember(source, compile_script(fresh("40 + 2")))
-    sent: list[bytes] = []
-    send = pool_module._Worker.send
-
-    async def spy(worker: Any, frame: bytes) -> None:
-        sent.append(frame)
-        await send(worker, frame)
-
-    monkeypatch.setattr(pool_module._Worker, "send", spy)
     values = [(await pool.run(source, call_tool=no_tool)).value for _ in range(3)]
     assert values == [42, 42, 42]
     assert [bool(frame[0] & 0x80) for frame in sent] == [True, False, False]
