@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .executors.inprocess import InProcessExecutor as InProcessExecutor
     from .executors.pool import WorkerPoolExecutor as WorkerPoolExecutor
     from .executors.pool import spare_workers as spare_workers
+    from .executors.pool import worker_templates as worker_templates
     from .limits import DEFAULT_LIMITS as DEFAULT_LIMITS
     from .limits import Limits as Limits
     from .runtime.result import CallRecord as CallRecord
@@ -35,6 +36,7 @@ _LAZY: Final = {
     "InProcessExecutor": "executors.inprocess",
     "WorkerPoolExecutor": "executors.pool",
     "spare_workers": "executors.pool",
+    "worker_templates": "executors.pool",
     "DEFAULT_LIMITS": "limits",
     "Limits": "limits",
     "CallRecord": "runtime.result",
@@ -63,4 +65,5 @@ __all__ = [
     "WorkerPoolExecutor",
     "run_script",
     "spare_workers",
+    "worker_templates",
 ]

@@ -72,6 +72,13 @@ from codemode.sandbox.executors.protocol import (
     json_size,
     new_bounded,
 )
+from codemode.sandbox.executors.template import (
+    TEMPLATE,
+    ForkedProcess,
+    Template,
+    TemplateGone,
+    supported,
+)
 from codemode.sandbox.executors.worker import EXIT_MEMORY, SPARE, Spin
 from codemode.sandbox.language.compile import CODE_TAG, cached_script, export_code
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
@@ -172,7 +179,11 @@ _LIVE: weakref.WeakSet[_Worker] = weakref.WeakSet()
 _SPARES: dict[tuple[str, str], _Worker] = {}
 """One booted worker without a plan per (interpreter, runtime): see :func:`spare_workers`."""
 _SPARES_LOCK: Final = threading.Lock()
-"""Pools on event loops in other threads take and keep spares too."""
+"""Pools on event loops in other threads take and keep spares too (and templates)."""
+
+_TEMPLATES: dict[tuple[str, str], Template] = {}
+"""One worker template per (interpreter, runtime): it forks spares (see
+:func:`worker_templates`)."""
 
 
 def spare_workers() -> tuple[int, ...]:
@@ -190,19 +201,36 @@ def spare_workers() -> tuple[int, ...]:
                  if worker.alive and worker.exit_status() is None)
 
 
+def worker_templates() -> tuple[int, ...]:
+    """Process ids of the worker templates this process keeps.
+
+    Once a pool (``spare=True``) has a worker up, one template per interpreter and
+    runtime boots in the background: a worker that imported and warmed up the runtime
+    and then only forks. Every later spare is a fork of it, ready in milliseconds, and
+    confines itself like any worker when a pool takes it (``template.py`` says how). A
+    template that dies or cannot fork is replaced; meanwhile workers boot from scratch.
+    Templates live until the process exits."""
+    with _SPARES_LOCK:
+        return tuple(template.pid for template in _TEMPLATES.values() if not template.gone)
+
+
 @atexit.register
 def _end_at_exit() -> None:
     """End the workers of pools nobody closed (a CodeMode the caller forgot) before the
     interpreter goes: killed, reaped and their pipes closed, so exiting prints nothing
     (no ``ResourceWarning`` under ``-X dev``, no worker writing into a closed pipe)."""
-    for worker in list(_LIVE):
+    workers = list(_LIVE)
+    for worker in workers:
         worker.kill()
+    for worker in workers:  # forked workers' statuses come from their template: it goes last
         with contextlib.suppress(Exception):
             worker.process.wait(timeout=1)
         stream = worker.process.stderr
         if stream is not None and not stream.closed:
             with contextlib.suppress(OSError):
                 stream.close()
+    for template in list(_TEMPLATES.values()):
+        template.close()
 
 
 @functools.cache
@@ -238,11 +266,12 @@ class _Worker:
         plan: dict[str, Any] | None = None,
         admit: Callable[[Confinement], None] | None = None,
         lease: UidLease | None = None,
+        forked: ForkedProcess | None = None,
     ) -> None:
         spare = plan is None
         plan = {"mode": SPARE} if plan is None else plan
         self._lease = lease
-        self.process = subprocess.Popen(
+        self.process: subprocess.Popen[bytes] | ForkedProcess = forked or subprocess.Popen(
             [*_worker_command(python), json.dumps(plan), runtime],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -252,6 +281,8 @@ class _Worker:
             close_fds=True,
             start_new_session=True,
         )
+        self.forked = forked is not None
+        """Forked by a template (as a spare), not started from its own command line."""
         assert self.process.stdin is not None and self.process.stdout is not None
         assert self.process.stderr is not None
         self._mode: str = plan.get("mode", "off")
@@ -445,8 +476,11 @@ class _Worker:
         self.alive = False
         if not self._killed and self.process.poll() is None:
             self._killed = True
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, signal.SIGKILL)
+            if isinstance(self.process, ForkedProcess):
+                self.process.kill()  # through its pidfd (a forked worker cannot fork)
+            else:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None and not stream.closed:
                 with contextlib.suppress(OSError):
@@ -1283,14 +1317,16 @@ class WorkerPoolExecutor:
     def _take_spare(self) -> _Worker | None:
         if not self._spare:
             return None
+        key = (self._python, self._runtime)
         with _SPARES_LOCK:
-            worker = _SPARES.pop((self._python, self._runtime), None)
-        if worker is None:
-            return None
+            worker = _SPARES.pop(key, None)
+            if worker is None:
+                return _fork(key)
         if worker.alive and worker.exit_status() is None:
             return worker
         self._discard(worker)  # it died while it waited: reaped with this pool's workers
-        return None
+        with _SPARES_LOCK:
+            return _fork(key)
 
     def _keep_spare(self) -> None:
         """Boot this process's spare for the pool's interpreter and runtime if there is
@@ -1309,6 +1345,24 @@ class WorkerPoolExecutor:
                 kept.kill()
                 if kept.exit_status() is not None:
                     kept.finish()
+            forked = _fork(key)
+            if forked is not None:
+                _SPARES[key] = forked
+                return
+            template = _TEMPLATES.pop(key, None)
+            if template is not None and not template.gone:
+                _TEMPLATES[key] = template
+                return  # still booting: the next refill forks the spare
+            if template is not None:
+                template.close()
+            if supported():
+                command = [*_worker_command(self._python), json.dumps({"mode": TEMPLATE}),
+                           self._runtime]
+                try:
+                    _TEMPLATES[key] = Template(command, _WORKER_ENV)
+                    return
+                except (OSError, subprocess.SubprocessError) as exc:
+                    _LOG.info("no sandbox worker template: %s", exc)
             try:
                 _SPARES[key] = _Worker(self._python, self._runtime)
             except (OSError, subprocess.SubprocessError) as exc:  # optional: the pool
@@ -1362,6 +1416,23 @@ _SHIPPED: dict[str, bytes] = {}
 _SHIPPED_SIZE: Final = 16
 """Few: a long script's code is about ten times its text; repeats are rare (a model sends
 new scripts), and a script evicted here is still compiled by the worker."""
+
+
+def _fork(key: tuple[str, str]) -> _Worker | None:
+    """A spare forked from the template for ``key``, if it has one ready (never blocks
+    longer than the fork; holds ``_SPARES_LOCK``). A template that fails is dropped and
+    logged, and the caller boots a worker instead."""
+    template = _TEMPLATES.get(key)
+    if template is None or not template.usable():
+        return None
+    try:
+        forked = template.fork()
+    except TemplateGone:
+        return None
+    except OSError as exc:  # out of descriptors for the pipes
+        _LOG.info("no forked sandbox worker: %s", exc)
+        return None
+    return _Worker(*key, forked=forked)
 
 
 def _shipped_code(source: str) -> bytes | None:

@@ -59,6 +59,7 @@ from codemode.sandbox.executors.protocol import (
     encode,
     encode_call,
 )
+from codemode.sandbox.executors.template import TEMPLATE, serve_forks
 from codemode.sandbox.language.compile import CODE_TAG, adopt_code, cached_script
 from codemode.sandbox.language.meter import script_thread_stack
 from codemode.sandbox.limits import Limits
@@ -604,6 +605,14 @@ def main(argv: list[str] | None = None) -> None:
     plan = _plan(args)
     runtime = _load_runtime(args[-1])
     _warm(runtime, args[-1].partition(":")[0])
+    if plan.get("mode") == TEMPLATE:  # returns in each forked worker: a spare
+        gc.freeze()  # what forked workers share stays shared (no collection writes to it)
+        template_out = write_fd
+        read_fd, write_fd = serve_forks(read_fd)
+        os.close(template_out)
+        with contextlib.suppress(OSError):
+            os.set_blocking(2, False)  # its own stderr pipe now: as bounded as a booted one's
+        plan = {"mode": SPARE}
     if plan.get("mode") == SPARE:
         plan = _await_plan(read_fd)
     control_type: Callable[[], Any] | None = None

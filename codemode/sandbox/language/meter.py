@@ -130,6 +130,18 @@ Landlock would refuse the open). A child made by ``fork`` opens its own."""
 _clear_refs_lock = threading.Lock()
 
 
+def _reopen_clear_refs() -> None:
+    """In a forked child: drop the parent's descriptor and open the child's own (a
+    worker forked from its template does so before it confines itself; confined, it
+    could not open it)."""
+    global _clear_refs
+    kept, _clear_refs = _clear_refs, None
+    if kept is not None:
+        with suppress(OSError):
+            os.close(kept[1])
+        reset_peak_memory()
+
+
 def reset_peak_memory() -> None:
     """Lower the kernel's resident high-water mark to the current size (Linux ``clear_refs``).
 
@@ -342,3 +354,7 @@ class Meter:
         """Raise the sticky trip again."""
         assert self.tripped is not None
         raise Tripped(self.tripped)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reopen_clear_refs)

@@ -1,0 +1,321 @@
+"""Worker templates (``executors/template.py``): once a pool has a worker up, a template
+boots per interpreter and runtime, and every later spare is a fork of it that confines
+itself with the taking pool's plan. A worker forked from it must be exactly as confined
+as a booted one, hold nothing of the template's, reach the template no more than it
+reaches the host, and report how it died; a template that dies or is unsupported leaves
+pools booting workers from scratch."""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from codemode.sandbox import Limits, WorkerPoolExecutor, spare_workers, worker_templates
+from codemode.sandbox.executors import pool as pool_module
+
+pytestmark = pytest.mark.anyio
+
+RUNTIME = "tests.sandbox.spare_runtime:{}"
+LIMITS = Limits(timeout=10)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def no_tool(name: str, arguments: dict[str, Any]) -> Any:
+    return None
+
+
+async def _run(pool: WorkerPoolExecutor, source: str) -> Any:
+    result = await pool.run(source, call_tool=no_tool, limits=LIMITS)
+    assert result.error is None, result.error
+    return result.value
+
+
+async def _pid(pool: WorkerPoolExecutor) -> int:
+    pid = await _run(pool, "import os\nresult = os.getpid()")
+    assert isinstance(pid, int)
+    return pid
+
+
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        return int(stat.read().rsplit(")", 1)[1].split()[1])
+
+
+def _status(pid: int) -> dict[str, str]:
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        return dict(line.rstrip("\n").split(":\t", 1) for line in status if ":\t" in line)
+
+
+async def _forked_spare(pool: WorkerPoolExecutor, spares: set[int],
+                        templates: set[int]) -> tuple[int, int]:
+    """(spare, template) new since ``spares`` and ``templates``: the pool's runs refill
+    the spare, which is forked once the template the first refill started is ready."""
+    for _ in range(500):
+        made = set(spare_workers()) - spares
+        if made:
+            assert len(made) == 1, made
+            new = set(worker_templates()) - templates
+            assert len(new) == 1, new
+            return made.pop(), new.pop()
+        await _pid(pool)
+        await anyio.lowlevel.checkpoint()
+        await anyio.sleep(0.01)
+    raise AssertionError("no forked spare appeared")
+
+
+async def test_a_forked_worker_is_confined_by_the_taking_pools_plan() -> None:
+    spares, templates = set(spare_workers()), set(worker_templates())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("forked"),
+                                  confinement="off") as first:
+        await first.start()
+        spare, template = await _forked_spare(first, spares, templates)
+        assert _parent(spare) == template != os.getpid()
+        assert _parent(template) == os.getpid()
+        waiting = _status(spare)
+        assert (waiting["Seccomp"], waiting["NoNewPrivs"]) == ("0", "0")  # no plan yet
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("forked"),
+                                      confinement="strict") as second:
+            assert await _pid(second) == spare
+            assert second.confinement is not None and second.confinement.complete
+            taken = _status(spare)
+            assert (taken["Seccomp"], taken["NoNewPrivs"]) == ("2", "1")
+            assert taken["Uid"].split()[0] != _status(template)["Uid"].split()[0]
+
+
+PARENT_PROBES = textwrap.dedent("""\
+    import ctypes, errno, os
+    libc = ctypes.CDLL(None, use_errno=True)
+    parent = os.getppid()
+    def attempt(action):
+        try:
+            action()
+        except OSError as exc:
+            return errno.errorcode.get(exc.errno)
+        return "reached"
+    def checked(value):
+        if value == -1:
+            raise OSError(ctypes.get_errno(), "")
+        return value
+    result = {
+        "parent": parent,
+        "kill(parent, 0)": attempt(lambda: os.kill(parent, 0)),
+        "kill(parent, SIGKILL)": attempt(lambda: os.kill(parent, 9)),
+        "ptrace the parent": attempt(lambda: checked(libc.ptrace(16, parent, 0, 0))),
+        "read its environ": attempt(lambda: open(f"/proc/{parent}/environ", "rb").read()),
+        "read its memory": attempt(lambda: open(f"/proc/{parent}/mem", "rb").read(1)),
+        "open its socket": attempt(lambda: open(f"/proc/{parent}/fd/3", "rb")),
+        "fork a sibling": attempt(os.fork),
+    }
+""")
+
+
+async def test_a_forked_worker_cannot_reach_its_template() -> None:
+    spares, templates = set(spare_workers()), set(worker_templates())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("parent")) as first:
+        await first.start()
+        spare, template = await _forked_spare(first, spares, templates)
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("parent"),
+                                      confinement="strict") as second:
+            probes = await _run(second, PARENT_PROBES)
+            assert probes.pop("parent") == template
+            assert all(outcome in {"EPERM", "EACCES"} for outcome in probes.values()), probes
+            assert await _pid(second) == spare  # the worker is still the same one
+        # the template is untouched: alive, not traced, and it still forks
+        assert _status(template)["State"].split()[0] in {"S", "R"}
+        assert _status(template)["TracerPid"] == "0"
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("parent")) as third:
+            assert _parent(await _pid(third)) == template
+
+
+def _descriptors(pid: int) -> list[str]:
+    targets = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            targets.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except FileNotFoundError:  # closed meanwhile
+            continue
+    return targets
+
+
+async def test_a_forked_worker_holds_nothing_of_the_templates() -> None:
+    spares, templates = set(spare_workers()), set(worker_templates())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("leak"),
+                                  confinement="off") as first:
+        await first.start()
+        booted = await _pid(first)
+        spare, template = await _forked_spare(first, spares, templates)
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("leak")) as second:
+            assert await _pid(second) == spare
+            theirs = set(_descriptors(template))
+            mine = _descriptors(spare)
+            control = [t for t in theirs if t.startswith("socket:")]
+            assert control and not set(control) & set(mine)  # not the template's socket
+            assert not [t for t in mine if "pidfd" in t or f"/proc/{template}/" in t], mine
+            assert all(f"/proc/{spare}/" in t for t in mine if t.startswith("/proc/")), mine
+            # the same kinds of descriptors, as many, as a worker booted from scratch has
+            kinds = sorted(t.split(":")[0] if ":" in t else t.rsplit("/", 1)[-1] for t in mine)
+            booted_kinds = sorted(t.split(":")[0] if ":" in t else t.rsplit("/", 1)[-1]
+                                  for t in _descriptors(booted))
+            assert kinds == booted_kinds
+
+
+async def test_a_forked_worker_reports_how_it_died() -> None:
+    spares, templates = set(spare_workers()), set(worker_templates())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("status"),
+                                  confinement="off") as first:
+        await first.start()
+        spare, _template = await _forked_spare(first, spares, templates)
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("status"),
+                                      confinement="off") as second:
+            assert await _pid(second) == spare
+            died = await second.run("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+                                    call_tool=no_tool, limits=LIMITS)
+            assert died.error is not None
+            assert died.error.message == "the worker process died unexpectedly (status -9)"
+            assert await _pid(second) != spare  # replaced, and the pool serves on
+            exited = await second.run("import os\nos._exit(7)", call_tool=no_tool,
+                                      limits=LIMITS)
+            assert exited.error is not None
+            assert exited.error.message == "the worker process died unexpectedly (status 7)"
+
+
+async def test_forked_workers_draw_different_random_numbers() -> None:
+    source = "import random\nresult = [random.random() for _ in range(4)]"
+    spares, templates = set(spare_workers()), set(worker_templates())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("seeded"),
+                                  confinement="off") as first:
+        await first.start()
+        spare, template = await _forked_spare(first, spares, templates)
+        async with WorkerPoolExecutor(size=2, runtime=RUNTIME.format("seeded"),
+                                      confinement="off") as second:
+            await second.start()
+            workers = [worker.process.pid for worker in second._idle]
+            assert spare in workers and all(_parent(pid) == template for pid in workers)
+            draws = [await _run(second, source), await _run(second, source)]
+            assert len({json.dumps(draw) for draw in draws}) == 2
+
+
+async def test_a_dead_template_leaves_pools_booting_and_is_replaced(
+        caplog: pytest.LogCaptureFixture) -> None:
+    spares, templates = set(spare_workers()), set(worker_templates())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("lost")) as first:
+        await first.start()
+        spare, template = await _forked_spare(first, spares, templates)
+        os.kill(template, signal.SIGKILL)
+        for _ in range(500):
+            if _status(template)["State"].startswith("Z"):
+                break
+            await anyio.sleep(0.01)
+        with caplog.at_level(logging.INFO, logger="codemode.sandbox"):
+            async with WorkerPoolExecutor(size=2, runtime=RUNTIME.format("lost")) as second:
+                await second.start()
+                workers = [worker.process.pid for worker in second._idle]
+                assert spare in workers  # forked before: it lives on without its template
+                booted = [pid for pid in workers if pid != spare]
+                assert len(booted) == 1 and _parent(booted[0]) == os.getpid()
+                assert await _run(second, "result = 6 * 7") == 42
+                assert template not in worker_templates()
+        assert f"sandbox worker template {template} exited (status -9); workers boot from " \
+            "scratch" in caplog.text
+        # a refill starts the next template, and its forks serve again
+        replacement = None
+        for _ in range(500):
+            await _pid(first)
+            await anyio.lowlevel.checkpoint()
+            fresh = set(worker_templates()) - templates - {template}
+            if fresh:
+                replacement = fresh.pop()
+                break
+            await anyio.sleep(0.01)
+        assert replacement is not None and _parent(replacement) == os.getpid()
+
+
+async def test_without_templates_spares_are_booted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pool_module, "supported", lambda: False)
+    spares, templates = set(spare_workers()), set(worker_templates())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("plain")) as first:
+        await first.start()
+        made = set(spare_workers()) - spares
+        assert len(made) == 1
+        spare = made.pop()
+        assert _parent(spare) == os.getpid()  # booted from its own command line
+        assert set(worker_templates()) == templates
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("plain"),
+                                      confinement="strict") as second:
+            assert await _pid(second) == spare
+            assert _status(spare)["Seccomp"] == "2"
+
+
+async def test_a_template_that_cannot_start_falls_back_to_a_booted_spare(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(errno.EAGAIN, "fork refused")
+
+    monkeypatch.setattr(pool_module, "Template", refused)
+    spares, templates = set(spare_workers()), set(worker_templates())
+    with caplog.at_level(logging.INFO, logger="codemode.sandbox"):
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("plain")) as pool:
+            await pool.start()
+            assert await _run(pool, "result = 1 + 1") == 2
+    assert "no sandbox worker template: [Errno 11] fork refused" in caplog.text
+    assert set(worker_templates()) == templates
+    assert len(set(spare_workers()) - spares) <= 1
+
+
+EXITING_HOST = textwrap.dedent("""\
+    import anyio, json, sys, time
+    from codemode.sandbox import Limits, WorkerPoolExecutor, spare_workers, worker_templates
+    async def no_tool(name, arguments):
+        return None
+    async def main():
+        pool = WorkerPoolExecutor(size=1, runtime="tests.sandbox.spare_runtime:exits")
+        await pool.start()
+        for _ in range(500):
+            if spare_workers():
+                break
+            await pool.run("result = 1", call_tool=no_tool, limits=Limits(timeout=10))
+            await anyio.sleep(0.01)
+        print(json.dumps({"spares": spare_workers(), "templates": worker_templates(),
+                          "workers": [w.process.pid for w in pool._idle]}), flush=True)
+        # the pool is never closed: the process exits with its workers up
+    anyio.run(main)
+""")
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_a_host_that_exits_ends_its_template_and_forked_workers_silently() -> None:
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run([sys.executable, "-c", EXITING_HOST], capture_output=True,
+                          text=True, timeout=120, cwd=root, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    pids = json.loads(done.stdout)
+    assert len(pids["spares"]) == 1 and len(pids["templates"]) == 1
+    everyone = pids["spares"] + pids["templates"] + pids["workers"]
+    deadline = time.monotonic() + 10
+    while not all(_gone(pid) for pid in everyone) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert all(_gone(pid) for pid in everyone), everyone
