@@ -319,3 +319,32 @@ def test_a_host_that_exits_ends_its_template_and_forked_workers_silently() -> No
     while not all(_gone(pid) for pid in everyone) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert all(_gone(pid) for pid in everyone), everyone
+
+
+async def test_a_process_forked_from_the_host_leaves_its_workers_alone() -> None:
+    spares, templates = set(spare_workers()), set(worker_templates())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("exits"),
+                                  confinement="off") as pool:
+        await pool.start()
+        spare, template = await _forked_spare(pool, spares, templates)
+        worker = await _pid(pool)
+        read_end, write_end = os.pipe()
+        child = os.fork()
+        if child == 0:  # pragma: no cover - the forked child reports through the pipe
+            try:
+                seen = {"spares": list(spare_workers()), "templates": list(worker_templates())}
+                pool_module._end_at_exit()  # what its exit runs: it must kill nothing
+                os.write(write_end, json.dumps(seen).encode())
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        _, status = await anyio.to_thread.run_sync(os.waitpid, child, 0)
+        with os.fdopen(read_end, "rb") as report:
+            seen = json.loads(report.read())
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert seen == {"spares": [], "templates": []}  # the child knows none of them
+        for pid in (spare, template, worker):
+            assert _status(pid)["State"].split()[0] in {"S", "R"}, pid
+        assert await _pid(pool) == worker  # the host's pool serves on, same worker
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("exits")) as other:
+            assert await _pid(other) == spare  # and the spare and template are still its

@@ -22,7 +22,8 @@ other tasks, so the worker's quick answer does not wait for a selector wake-up.
 
 A worker that hit a limit, crashed, broke the protocol, was killed on the
 wall-clock deadline or was abandoned by a cancelled run is killed and replaced
-by a fresh process at once (it boots while other workers serve); a run prefers
+by a fresh process at once (a fork of the worker template, ``template.py``, or a boot
+while other workers serve); a run prefers
 a worker that is already up, and a worker found dead while idle is replaced
 before the run starts rather than failing it.
 """
@@ -190,13 +191,14 @@ def spare_workers() -> tuple[int, ...]:
     """Process ids of the spare workers this process keeps.
 
     A pool (``spare=True``, the default) keeps one spare per interpreter and runtime once
-    it has a worker up: a process that booted and warmed up but has no plan yet, so it is
-    not confined and runs nothing. The next worker any pool of this process needs (a new
-    pool's, a replacement after a failure or for ``recycle="every_run"``) takes it: it is
-    sent that pool's plan, confines itself and is ready in milliseconds instead of a
-    boot's few hundred, and a new spare boots in the background after the pool's next
-    run. Spares live until the process exits (a closed pool leaves its spare for the next
-    pool) and are killed then."""
+    it has a worker up: a process that warmed up but has no plan yet, so it is not
+    confined and runs nothing (a fork of the worker template, see
+    :func:`worker_templates`; booted from scratch where there is none). The next worker
+    any pool of this process needs (a new pool's, a replacement after a failure or for
+    ``recycle="every_run"``) takes it: it is sent that pool's plan, confines itself and is
+    ready in milliseconds instead of a boot's few hundred, and a new spare is made after
+    the pool's next run. Spares live until the process exits (a closed pool leaves its
+    spare for the next pool) and are killed then."""
     return tuple(worker.process.pid for worker in _SPARES.values()
                  if worker.alive and worker.exit_status() is None)
 
@@ -212,6 +214,22 @@ def worker_templates() -> tuple[int, ...]:
     Templates live until the process exits."""
     with _SPARES_LOCK:
         return tuple(template.pid for template in _TEMPLATES.values() if not template.gone)
+
+
+def _forget_in_child() -> None:
+    """A process forked from the host (``os.fork``, multiprocessing's fork) must not
+    talk to the host's workers, spares or templates: it would read their replies or kill
+    them when it exits. It forgets them (their descriptors closed in the child only)."""
+    for worker in list(_LIVE):
+        worker.forget()
+    _LIVE.clear()
+    _SPARES.clear()
+    for template in _TEMPLATES.values():
+        template.forget()
+    _TEMPLATES.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 @atexit.register
@@ -377,6 +395,18 @@ class _Worker:
                     self.ready = False
                     self.alive = False  # refused: never handed a run, discarded on checkout
                     raise
+
+    def forget(self) -> None:
+        """In a process forked from the host: close this process's copies of the pipes,
+        leaving the worker to the host that started it (never signalled from here)."""
+        self.alive = False
+        self._killed = True
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None and not stream.closed:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        if isinstance(self.process, ForkedProcess):
+            self.process.forget()
 
     def drain_stderr(self) -> None:
         """Read what the worker wrote to stderr (never blocks) and log it, bounded."""
@@ -1011,9 +1041,10 @@ class WorkerPoolExecutor:
     trust each other: code that escaped the language layer in one run could stay in a
     reused worker and act in the next); the replacement is started as the run ends.
 
-    ``spare``: take new workers from, and keep, this process's spare worker (see
-    :func:`spare_workers`): one more process, booted but idle, so that a new pool or a
-    replacement is ready at once. ``False``: every worker boots when it is needed.
+    ``spare``: take new workers from, and keep, this process's spare worker and worker
+    template (see :func:`spare_workers`, :func:`worker_templates`): two more processes,
+    warmed up but idle, so that a new pool or a replacement is ready at once and costs a
+    fork, not a boot. ``False``: every worker boots when it is needed.
     """
 
     def __init__(
@@ -1303,7 +1334,7 @@ class WorkerPoolExecutor:
 
     def _fill(self) -> None:
         """Start workers until the pool holds ``size`` (idle plus running): the spare
-        first, if this pool takes it and it is still alive."""
+        first, if this pool takes it and it is still alive, then forks of the template."""
         while len(self._idle) + self._running < self._size:
             lease = _LEASES.claim() if self._confinement_mode != "off" else None
             plan = self._plan(UID_BASE if lease is None else lease.uid)
@@ -1329,10 +1360,12 @@ class WorkerPoolExecutor:
             return _fork(key)
 
     def _keep_spare(self) -> None:
-        """Boot this process's spare for the pool's interpreter and runtime if there is
-        none (after a run or :meth:`start`: never while the pool's own first workers
-        boot, which a spare booting beside them would slow down). Also when the pool
-        closed since: the spare is the process's, and this pool may have taken it."""
+        """Make this process's spare for the pool's interpreter and runtime if there is
+        none: a fork of the template once it is ready; until then, start the template
+        (where there can be none, boot the spare). After a run or :meth:`start`: never
+        while the pool's own first workers boot, which a process booting beside them
+        would slow down. Also when the pool closed since: the spare and the template are
+        the process's, and this pool may have taken the spare."""
         if not self._spare:
             return
         key = (self._python, self._runtime)

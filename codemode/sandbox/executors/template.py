@@ -219,6 +219,13 @@ class Template:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=1)
 
+    def forget(self) -> None:
+        """In a process forked from the host: close this copy of the socket only (the
+        template stays the host's)."""
+        self.gone = True
+        with contextlib.suppress(OSError):
+            self._sock.close()
+
     def _await_fork(self) -> tuple[int, int]:
         ends = time.monotonic() + _FORK_TIMEOUT
         while True:
@@ -311,6 +318,13 @@ class ForkedProcess:
             self._killed = True
             with contextlib.suppress(ProcessLookupError, OSError):
                 signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+
+    def forget(self) -> None:
+        """In a process forked from the host: close this copy of the pidfd."""
+        if self._pidfd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._pidfd)
+            self._pidfd = None
 
     def _ended(self, timeout: float | None) -> bool:
         if self._pidfd is None:

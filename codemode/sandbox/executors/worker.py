@@ -591,8 +591,9 @@ def main(argv: list[str] | None = None) -> None:
 
     The runtime spec is ``module:function``; the plan says how to confine the worker
     (``confine.apply``). Everything is imported and warmed up first (a spare then waits
-    for its plan), then the worker confines itself on its only thread, then it announces
-    ``["ready", pid, report]`` (what it applied) and starts the script thread.
+    for its plan; a template serves forks, and each forked child goes on as a spare:
+    ``template.serve_forks``), then the worker confines itself on its only thread, then it
+    announces ``["ready", pid, report]`` (what it applied) and starts the script thread.
     """
     args = sys.argv if argv is None else argv
     read_fd, write_fd = os.dup(0), os.dup(1)
