@@ -158,7 +158,6 @@ async def test_a_forked_worker_holds_nothing_of_the_templates() -> None:
     async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("leak"),
                                   confinement="off") as first:
         await first.start()
-        booted = await _pid(first)
         spare, template = await _forked_spare(first, spares, templates)
         async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("leak")) as second:
             assert await _pid(second) == spare
@@ -169,9 +168,13 @@ async def test_a_forked_worker_holds_nothing_of_the_templates() -> None:
             assert not [t for t in mine if "pidfd" in t or f"/proc/{template}/" in t], mine
             assert all(f"/proc/{spare}/" in t for t in mine if t.startswith("/proc/")), mine
             # the same kinds of descriptors, as many, as a worker booted from scratch has
+            async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("leak"),
+                                          spare=False) as plain:
+                booted = await _pid(plain)
+                assert _parent(booted) == os.getpid()
+                booted_kinds = sorted(t.split(":")[0] if ":" in t else t.rsplit("/", 1)[-1]
+                                      for t in _descriptors(booted))
             kinds = sorted(t.split(":")[0] if ":" in t else t.rsplit("/", 1)[-1] for t in mine)
-            booted_kinds = sorted(t.split(":")[0] if ":" in t else t.rsplit("/", 1)[-1]
-                                  for t in _descriptors(booted))
             assert kinds == booted_kinds
 
 

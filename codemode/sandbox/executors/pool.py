@@ -206,12 +206,12 @@ def spare_workers() -> tuple[int, ...]:
 def worker_templates() -> tuple[int, ...]:
     """Process ids of the worker templates this process keeps.
 
-    Once a pool (``spare=True``) has a worker up, one template per interpreter and
-    runtime boots in the background: a worker that imported and warmed up the runtime
-    and then only forks. Every later spare is a fork of it, ready in milliseconds, and
-    confines itself like any worker when a pool takes it (``template.py`` says how). A
-    template that dies or cannot fork is replaced; meanwhile workers boot from scratch.
-    Templates live until the process exits."""
+    The first pool (``spare=True``) of a process that needs a worker boots one template
+    per interpreter and runtime: a worker that imported and warmed up the runtime and
+    then only forks. Its workers, and every later worker and spare, are forks of it,
+    ready in milliseconds, each confining itself like any worker when a pool takes it
+    (``template.py`` says how). A template that dies or cannot fork is replaced;
+    meanwhile workers boot from scratch. Templates live until the process exits."""
     with _SPARES_LOCK:
         return tuple(template.pid for template in _TEMPLATES.values() if not template.gone)
 
@@ -1123,7 +1123,8 @@ class WorkerPoolExecutor:
         """Start every worker and wait until each one is ready (optional warm-up)."""
         if self._closed:
             raise SandboxError("the worker pool is closed")
-        self._fill()
+        await self._await_template()
+        self._fill(defer=False)
         for worker in list(self._idle):
             try:
                 await worker.boot()
@@ -1191,6 +1192,7 @@ class WorkerPoolExecutor:
         """A booted worker that can give the run its whole memory limit; a worker that
         died (or spoke) while idle is replaced (once)."""
         for _ in range(2):
+            await self._await_template()
             worker = self._checkout()
             while worker.memory_cap is not None and limits.memory > worker.memory_cap:
                 self._checkin(worker, healthy=False)  # a fresh one takes its place
@@ -1308,7 +1310,7 @@ class WorkerPoolExecutor:
             if not worker.alive or worker.exit_status() is not None:
                 self._idle.remove(worker)
                 self._discard(worker)
-        self._fill()
+        self._fill(defer=False)
         chosen = next((w for w in self._idle if w.ready), self._idle[0])
         self._idle.remove(chosen)
         self._running += 1
@@ -1332,18 +1334,50 @@ class WorkerPoolExecutor:
         else:  # after the run has returned: starting a process takes the loop for ms
             loop.call_soon(self._keep_spare)
 
-    def _fill(self) -> None:
+    def _fill(self, *, defer: bool = True) -> None:
         """Start workers until the pool holds ``size`` (idle plus running): the spare
-        first, if this pool takes it and it is still alive, then forks of the template."""
+        first, if this pool takes it and it is still alive, then forks of the template.
+        While the template boots (this call starts it if the process has none),
+        ``defer`` leaves the rest to :meth:`_await_template`: a boot of each worker
+        beside it would take the cores it needs, for the same wait."""
         while len(self._idle) + self._running < self._size:
+            worker = self._take_spare()
+            if worker is None and defer and self._template_booting():
+                return
             lease = _LEASES.claim() if self._confinement_mode != "off" else None
             plan = self._plan(UID_BASE if lease is None else lease.uid)
-            worker = self._take_spare()
             if worker is None:
                 worker = _Worker(self._python, self._runtime, plan, self._admit, lease)
             else:
                 worker.assign(plan, self._admit, lease)
             self._idle.append(worker)
+
+    def _template_booting(self) -> bool:
+        """True while this pool's template boots (started now if the process has none
+        and the pool takes spares; a template that failed is not waited for)."""
+        if not self._spare or not supported():
+            return False
+        key = (self._python, self._runtime)
+        with _SPARES_LOCK:
+            template = _TEMPLATES.get(key)
+            if template is None:
+                template = _start_template(key)
+            return template is not None and not template.gone and not template.ready
+
+    async def _await_template(self) -> None:
+        """Before workers are made: wait (up to a boot's timeout) for the template that
+        :meth:`_fill` started, so they are its forks."""
+        if len(self._idle) + self._running >= self._size or not self._template_booting():
+            return
+        key = (self._python, self._runtime)
+        with _SPARES_LOCK:
+            template = _TEMPLATES.get(key)
+        if template is None:
+            return
+        with anyio.move_on_after(_BOOT_TIMEOUT):
+            # polled: pools on several loops and threads may wait for one template
+            while not template.usable() and not template.gone:  # noqa: ASYNC110
+                await anyio.sleep(_TEMPLATE_POLL)
 
     def _take_spare(self) -> _Worker | None:
         if not self._spare:
@@ -1388,14 +1422,8 @@ class WorkerPoolExecutor:
                 return  # still booting: the next refill forks the spare
             if template is not None:
                 template.close()
-            if supported():
-                command = [*_worker_command(self._python), json.dumps({"mode": TEMPLATE}),
-                           self._runtime]
-                try:
-                    _TEMPLATES[key] = Template(command, _WORKER_ENV)
-                    return
-                except (OSError, subprocess.SubprocessError) as exc:
-                    _LOG.info("no sandbox worker template: %s", exc)
+            if supported() and _start_template(key) is not None:
+                return
             try:
                 _SPARES[key] = _Worker(self._python, self._runtime)
             except (OSError, subprocess.SubprocessError) as exc:  # optional: the pool
@@ -1444,11 +1472,26 @@ class WorkerPoolExecutor:
         await self.aclose()
 
 
+_TEMPLATE_POLL: Final = 0.003
+"""Seconds between checks of a booting template (its ``ready`` record)."""
+
 _SHIPPED: dict[str, bytes] = {}
 """Recent scripts' marshalled code (see :func:`_shipped_code`), by source."""
 _SHIPPED_SIZE: Final = 16
 """Few: a long script's code is about ten times its text; repeats are rare (a model sends
 new scripts), and a script evicted here is still compiled by the worker."""
+
+
+def _start_template(key: tuple[str, str]) -> Template | None:
+    """Start the template for ``key`` (holds ``_SPARES_LOCK``; None if it cannot start)."""
+    python, runtime = key
+    command = [*_worker_command(python), json.dumps({"mode": TEMPLATE}), runtime]
+    try:
+        template = _TEMPLATES[key] = Template(command, _WORKER_ENV)
+    except (OSError, subprocess.SubprocessError) as exc:
+        _LOG.info("no sandbox worker template: %s", exc)
+        return None
+    return template
 
 
 def _fork(key: tuple[str, str]) -> _Worker | None:

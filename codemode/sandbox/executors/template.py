@@ -1,11 +1,11 @@
 """Worker templates: a booted, warmed-up worker that forks the pool's next workers.
 
 A worker's boot is mostly imports and warm-up (~280 ms on a small VM); a fork of a
-process that has done both is ready in a few milliseconds. So once a pool of this
-process has its first workers up, one *template* per interpreter and runtime boots in
-the background (``python ... worker {"mode": "template"}``). It imports and warms up
-like every worker, then, on its only thread, serves fork requests on a Unix
-``SOCK_SEQPACKET`` socket (its stdin) and nothing else:
+process that has done both is ready in a few milliseconds. So the first pool of a host
+process that needs a worker boots one *template* per interpreter and runtime instead
+(``python ... worker {"mode": "template"}``) and forks its workers from it. The template
+imports and warms up like every worker, then, on its only thread, serves fork requests
+on a Unix ``SOCK_SEQPACKET`` socket (its stdin) and nothing else:
 
 - the host sends ``F`` with three descriptors (SCM_RIGHTS): the new worker's stdin,
   stdout and stderr pipe ends. The template forks; the child starts a session of its
