@@ -7,6 +7,7 @@ pools booting workers from scratch."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import logging
@@ -351,3 +352,56 @@ async def test_a_process_forked_from_the_host_leaves_its_workers_alone() -> None
         assert await _pid(pool) == worker  # the host's pool serves on, same worker
         async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("exits")) as other:
             assert await _pid(other) == spare  # and the spare and template are still its
+
+
+async def test_a_late_status_from_a_stopped_template_still_names_the_death() -> None:
+    spares, templates = set(spare_workers()), set(worker_templates())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("late"),
+                                  confinement="off") as pool:
+        await pool.start()
+        spare, template = await _forked_spare(pool, spares, templates)
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("late"),
+                                      confinement="off") as second:
+            assert await _pid(second) == spare
+            await anyio.sleep(0.05)  # the refill after that run forks the next spare
+            os.kill(template, signal.SIGSTOP)  # it cannot reap or report meanwhile
+            try:
+                async with anyio.create_task_group() as tg:
+                    async def resume() -> None:
+                        await anyio.sleep(0.3)  # past the 0.1 s any worker's status gets
+                        os.kill(template, signal.SIGCONT)
+
+                    tg.start_soon(resume)
+                    died = await second.run("import os, signal\n"
+                                            "os.kill(os.getpid(), signal.SIGKILL)",
+                                            call_tool=no_tool, limits=LIMITS)
+            finally:
+                os.kill(template, signal.SIGCONT)
+            assert died.error is not None
+            assert died.error.message == "the worker process died unexpectedly (status -9)"
+
+
+async def test_a_template_that_does_not_answer_a_fork_is_dropped(
+        caplog: pytest.LogCaptureFixture) -> None:
+    spares, templates = set(spare_workers()), set(worker_templates())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("stopped"),
+                                  confinement="off") as first:
+        await first.start()
+        spare, template = await _forked_spare(first, spares, templates)
+        os.kill(template, signal.SIGSTOP)
+        try:
+            with caplog.at_level(logging.INFO, logger="codemode.sandbox"):
+                async with WorkerPoolExecutor(size=2, runtime=RUNTIME.format("stopped"),
+                                              confinement="off") as second:
+                    await second.start()
+                    workers = [worker.process.pid for worker in second._idle]
+                    assert spare in workers
+                    booted = [pid for pid in workers if pid != spare]
+                    assert len(booted) == 1 and _parent(booted[0]) == os.getpid()
+                    assert await _run(second, "result = 6 * 7") == 42
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(template, signal.SIGCONT)
+    assert f"sandbox worker template {template} did not answer a fork; workers boot " \
+        "from scratch" in caplog.text
+    assert template not in worker_templates()

@@ -1538,6 +1538,13 @@ async def _crash_error(worker: _Worker, limits: Limits) -> ScriptError:
             break
         await anyio.sleep(0.002)
         status = worker.exit_status()
+    process = worker.process
+    if status is None and isinstance(process, ForkedProcess) and process.exited():
+        for _ in range(500):  # dead: its template, perhaps descheduled, reports it shortly
+            await anyio.sleep(0.002)
+            status = worker.exit_status()
+            if status is not None:
+                break
     if status == -signal.SIGXCPU:
         return _timeout_error(limits)
     if status == EXIT_MEMORY:

@@ -46,8 +46,10 @@ __all__ = ["TEMPLATE", "ForkedProcess", "Template", "serve_forks", "supported"]
 TEMPLATE: Final = "template"
 """The plan ``mode`` of a template worker."""
 
-_FORK_TIMEOUT: Final = 5.0
-"""Seconds the host waits for a fork's answer before it gives up on the template."""
+_FORK_TIMEOUT: Final = 0.25
+"""Seconds the host waits for a fork's answer (on its loop: a fork takes ~2.5 ms) before
+it gives up on the template: one that cannot answer in time (stopped, starved) is
+dropped, its workers boot from scratch and a new template replaces it."""
 
 _RECORD: Final = 16
 """Bytes a template record takes at most (kind, pid, status)."""
@@ -325,6 +327,10 @@ class ForkedProcess:
             with contextlib.suppress(OSError):
                 os.close(self._pidfd)
             self._pidfd = None
+
+    def exited(self) -> bool:
+        """True once the process has ended (its status may still be on its way)."""
+        return self.returncode is not None or self._ended(0.0)
 
     def _ended(self, timeout: float | None) -> bool:
         if self._pidfd is None:
