@@ -195,21 +195,21 @@ class Template:
         return ForkedProcess(self, pid, pidfd, *ours)
 
     def status(self, pid: int, wait: float | None) -> int | None:
-        """``pid``'s exit status if the template reported it (within ``wait`` seconds)."""
-        with self._lock:
-            found = self._statuses.pop(pid, None)
-            if found is not None or self.gone:
-                return found
-            ends = None if wait is None else time.monotonic() + wait
-            while True:
+        """``pid``'s exit status if the template reported it (within ``wait`` seconds).
+        The lock is not held while waiting: a fork on the host's loop never waits for
+        another thread's wait."""
+        ends = None if wait is None else time.monotonic() + wait
+        while True:
+            with self._lock:
                 self._drain()
                 found = self._statuses.pop(pid, None)
                 if found is not None or self.gone:
                     return found
-                left = None if ends is None else ends - time.monotonic()
-                if left is not None and left <= 0:
-                    return None
-                select.select([self._sock], [], [], left)
+            left = None if ends is None else ends - time.monotonic()
+            if left is not None and left <= 0:
+                return None
+            with contextlib.suppress(OSError, ValueError):  # closed meanwhile
+                select.select([self._sock], [], [], min(left or 0.01, 0.01))
 
     def close(self) -> None:
         """Stop the template (its forked workers live on: each has its own pipes)."""
