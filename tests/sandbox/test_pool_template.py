@@ -17,7 +17,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
@@ -25,6 +25,9 @@ import pytest
 
 from codemode.sandbox import Limits, WorkerPoolExecutor, spare_workers, worker_templates
 from codemode.sandbox.executors import pool as pool_module
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 pytestmark = pytest.mark.anyio
 
@@ -80,23 +83,31 @@ async def _forked_spare(pool: WorkerPoolExecutor, spares: set[int],
     raise AssertionError("no forked spare appeared")
 
 
-async def test_a_forked_worker_is_confined_by_the_taking_pools_plan() -> None:
+@contextlib.asynccontextmanager
+async def _taken_spare(name: str, **options: Any
+                       ) -> AsyncIterator[tuple[WorkerPoolExecutor, int, int]]:
+    """(pool, spare, template): a new pool (``options``) whose worker is the spare that a
+    first pool (unconfined) had the template fork, under a runtime name of the test's."""
     spares, templates = set(spare_workers()), set(worker_templates())
-    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("forked"),
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format(name),
                                   confinement="off") as first:
         await first.start()
         spare, template = await _forked_spare(first, spares, templates)
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format(name),
+                                      **options) as pool:
+            assert await _pid(pool) == spare
+            yield pool, spare, template
+
+
+async def test_a_forked_worker_is_confined_by_the_taking_pools_plan() -> None:
+    # (test_pool_spares.py checks the spare is unconfined while it waits)
+    async with _taken_spare("forked", confinement="strict") as (second, spare, template):
         assert _parent(spare) == template != os.getpid()
         assert _parent(template) == os.getpid()
-        waiting = _status(spare)
-        assert (waiting["Seccomp"], waiting["NoNewPrivs"]) == ("0", "0")  # no plan yet
-        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("forked"),
-                                      confinement="strict") as second:
-            assert await _pid(second) == spare
-            assert second.confinement is not None and second.confinement.complete
-            taken = _status(spare)
-            assert (taken["Seccomp"], taken["NoNewPrivs"]) == ("2", "1")
-            assert taken["Uid"].split()[0] != _status(template)["Uid"].split()[0]
+        assert second.confinement is not None and second.confinement.complete
+        taken = _status(spare)
+        assert (taken["Seccomp"], taken["NoNewPrivs"]) == ("2", "1")
+        assert taken["Uid"].split()[0] != _status(template)["Uid"].split()[0]
 
 
 PARENT_PROBES = textwrap.dedent("""\
@@ -127,21 +138,16 @@ PARENT_PROBES = textwrap.dedent("""\
 
 
 async def test_a_forked_worker_cannot_reach_its_template() -> None:
-    spares, templates = set(spare_workers()), set(worker_templates())
-    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("parent")) as first:
-        await first.start()
-        spare, template = await _forked_spare(first, spares, templates)
-        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("parent"),
-                                      confinement="strict") as second:
-            probes = await _run(second, PARENT_PROBES)
-            assert probes.pop("parent") == template
-            assert all(outcome in {"EPERM", "EACCES"} for outcome in probes.values()), probes
-            assert await _pid(second) == spare  # the worker is still the same one
-        # the template is untouched: alive, not traced, and it still forks
-        assert _status(template)["State"].split()[0] in {"S", "R"}
-        assert _status(template)["TracerPid"] == "0"
-        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("parent")) as third:
-            assert _parent(await _pid(third)) == template
+    async with _taken_spare("parent", confinement="strict") as (second, spare, template):
+        probes = await _run(second, PARENT_PROBES)
+        assert probes.pop("parent") == template
+        assert all(outcome in {"EPERM", "EACCES"} for outcome in probes.values()), probes
+        assert await _pid(second) == spare  # the worker is still the same one
+    # the template is untouched: alive, not traced, and it still forks
+    assert _status(template)["State"].split()[0] in {"S", "R"}
+    assert _status(template)["TracerPid"] == "0"
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("parent")) as third:
+        assert _parent(await _pid(third)) == template
 
 
 def _descriptors(pid: int) -> list[str]:
@@ -155,48 +161,35 @@ def _descriptors(pid: int) -> list[str]:
 
 
 async def test_a_forked_worker_holds_nothing_of_the_templates() -> None:
-    spares, templates = set(spare_workers()), set(worker_templates())
-    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("leak"),
-                                  confinement="off") as first:
-        await first.start()
-        spare, template = await _forked_spare(first, spares, templates)
-        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("leak")) as second:
-            assert await _pid(second) == spare
-            theirs = set(_descriptors(template))
-            mine = _descriptors(spare)
-            control = [t for t in theirs if t.startswith("socket:")]
-            assert control and not set(control) & set(mine)  # not the template's socket
-            assert not [t for t in mine if "pidfd" in t or f"/proc/{template}/" in t], mine
-            assert all(f"/proc/{spare}/" in t for t in mine if t.startswith("/proc/")), mine
-            # the same kinds of descriptors, as many, as a worker booted from scratch has
-            async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("leak"),
-                                          spare=False) as plain:
-                booted = await _pid(plain)
-                assert _parent(booted) == os.getpid()
-                booted_kinds = sorted(t.split(":")[0] if ":" in t else t.rsplit("/", 1)[-1]
-                                      for t in _descriptors(booted))
-            kinds = sorted(t.split(":")[0] if ":" in t else t.rsplit("/", 1)[-1] for t in mine)
-            assert kinds == booted_kinds
+    async with _taken_spare("leak") as (_second, spare, template):
+        theirs = set(_descriptors(template))
+        mine = _descriptors(spare)
+        control = [t for t in theirs if t.startswith("socket:")]
+        assert control and not set(control) & set(mine)  # not the template's socket
+        assert not [t for t in mine if "pidfd" in t or f"/proc/{template}/" in t], mine
+        assert all(f"/proc/{spare}/" in t for t in mine if t.startswith("/proc/")), mine
+        # the same kinds of descriptors, as many, as a worker booted from scratch has
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("leak"),
+                                      spare=False) as plain:
+            booted = await _pid(plain)
+            assert _parent(booted) == os.getpid()
+            booted_kinds = sorted(t.split(":")[0] if ":" in t else t.rsplit("/", 1)[-1]
+                                  for t in _descriptors(booted))
+        kinds = sorted(t.split(":")[0] if ":" in t else t.rsplit("/", 1)[-1] for t in mine)
+        assert kinds == booted_kinds
 
 
 async def test_a_forked_worker_reports_how_it_died() -> None:
-    spares, templates = set(spare_workers()), set(worker_templates())
-    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("status"),
-                                  confinement="off") as first:
-        await first.start()
-        spare, _template = await _forked_spare(first, spares, templates)
-        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("status"),
-                                      confinement="off") as second:
-            assert await _pid(second) == spare
-            died = await second.run("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
-                                    call_tool=no_tool, limits=LIMITS)
-            assert died.error is not None
-            assert died.error.message == "the worker process died unexpectedly (status -9)"
-            assert await _pid(second) != spare  # replaced, and the pool serves on
-            exited = await second.run("import os\nos._exit(7)", call_tool=no_tool,
-                                      limits=LIMITS)
-            assert exited.error is not None
-            assert exited.error.message == "the worker process died unexpectedly (status 7)"
+    async with _taken_spare("status", confinement="off") as (second, spare, _template):
+        died = await second.run("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+                                call_tool=no_tool, limits=LIMITS)
+        assert died.error is not None
+        assert died.error.message == "the worker process died unexpectedly (status -9)"
+        assert await _pid(second) != spare  # replaced, and the pool serves on
+        exited = await second.run("import os\nos._exit(7)", call_tool=no_tool,
+                                  limits=LIMITS)
+        assert exited.error is not None
+        assert exited.error.message == "the worker process died unexpectedly (status 7)"
 
 
 async def test_forked_workers_draw_different_random_numbers() -> None:
@@ -355,30 +348,23 @@ async def test_a_process_forked_from_the_host_leaves_its_workers_alone() -> None
 
 
 async def test_a_late_status_from_a_stopped_template_still_names_the_death() -> None:
-    spares, templates = set(spare_workers()), set(worker_templates())
-    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("late"),
-                                  confinement="off") as pool:
-        await pool.start()
-        spare, template = await _forked_spare(pool, spares, templates)
-        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("late"),
-                                      confinement="off") as second:
-            assert await _pid(second) == spare
-            await anyio.sleep(0.05)  # the refill after that run forks the next spare
-            os.kill(template, signal.SIGSTOP)  # it cannot reap or report meanwhile
-            try:
-                async with anyio.create_task_group() as tg:
-                    async def resume() -> None:
-                        await anyio.sleep(0.3)  # past the 0.1 s any worker's status gets
-                        os.kill(template, signal.SIGCONT)
+    async with _taken_spare("late", confinement="off") as (second, _spare, template):
+        await anyio.sleep(0.05)  # the refill after that run forks the next spare
+        os.kill(template, signal.SIGSTOP)  # it cannot reap or report meanwhile
+        try:
+            async with anyio.create_task_group() as tg:
+                async def resume() -> None:
+                    await anyio.sleep(0.3)  # past the 0.1 s any worker's status gets
+                    os.kill(template, signal.SIGCONT)
 
-                    tg.start_soon(resume)
-                    died = await second.run("import os, signal\n"
-                                            "os.kill(os.getpid(), signal.SIGKILL)",
-                                            call_tool=no_tool, limits=LIMITS)
-            finally:
-                os.kill(template, signal.SIGCONT)
-            assert died.error is not None
-            assert died.error.message == "the worker process died unexpectedly (status -9)"
+                tg.start_soon(resume)
+                died = await second.run("import os, signal\n"
+                                        "os.kill(os.getpid(), signal.SIGKILL)",
+                                        call_tool=no_tool, limits=LIMITS)
+        finally:
+            os.kill(template, signal.SIGCONT)
+        assert died.error is not None
+        assert died.error.message == "the worker process died unexpectedly (status -9)"
 
 
 async def test_a_template_that_does_not_answer_a_fork_is_dropped(
