@@ -391,3 +391,30 @@ async def test_a_template_that_does_not_answer_a_fork_is_dropped(
     assert f"sandbox worker template {template} did not answer a fork; workers boot " \
         "from scratch" in caplog.text
     assert template not in worker_templates()
+
+
+async def test_a_forked_worker_reads_exactly_what_a_booted_one_reads() -> None:
+    """The template walks its modules for Landlock once (``confine.remember_read_paths``);
+    each fork's allowlist is still the one a booted worker of that runtime builds."""
+    async with _taken_spare("paths", confinement="strict") as (forked, _spare, _template):
+        assert forked.confinement is not None
+        from_template = forked.confinement.filesystem.detail
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("paths"),
+                                  confinement="strict", spare=False) as booted:
+        await booted.start()
+        assert booted.confinement is not None
+        assert booted.confinement.filesystem.detail == from_template
+    assert "read-only beneath" in from_template
+
+
+def test_remembered_read_paths_are_walked_again_once_modules_changed() -> None:
+    from codemode.sandbox.executors import confine
+
+    confine.remember_read_paths()
+    remembered = confine._read_paths()
+    assert remembered == confine._read_paths()
+    import tabnanny  # noqa: F401  (a module nothing here imported before)
+
+    walked = confine._read_paths()
+    assert any(path.endswith("tabnanny.py") for path in walked)
+    assert not any(path.endswith("tabnanny.py") for path in remembered)

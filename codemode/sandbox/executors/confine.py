@@ -202,9 +202,24 @@ def landlock_abi() -> int:
     return max(result, 0)
 
 
+_known_paths: tuple[frozenset[str], list[str]] | None = None
+"""``(the names in sys.modules, paths)`` from :func:`remember_read_paths`."""
+
+
+def remember_read_paths() -> None:
+    """Compute :func:`_read_paths` now, for the forks of this process (a worker template):
+    each would walk the same modules again, on its way to running. A fork whose modules
+    differ since walks its own."""
+    global _known_paths
+    _known_paths = (frozenset(sys.modules), _read_paths())
+
+
 def _read_paths() -> list[str]:
     """What the worker imported: one entry per stdlib module file or top-level package,
     extension module, and top-level package or module of every other ``sys.path`` entry."""
+    known = _known_paths
+    if known is not None and known[0] == frozenset(sys.modules):
+        return list(known[1])
     stdlib = os.path.dirname(os.__file__)
     entries = sorted({p for p in sys.path if p and p != stdlib}, key=len, reverse=True)
     entries.append(stdlib)

@@ -607,6 +607,7 @@ def main(argv: list[str] | None = None) -> None:
     runtime = _load_runtime(args[-1])
     _warm(runtime, args[-1].partition(":")[0])
     if plan.get("mode") == TEMPLATE:  # returns in each forked worker: a spare
+        confine.remember_read_paths()  # the same for every fork: walked once, here
         gc.freeze()  # what forked workers share stays shared (no collection writes to it)
         template_out = write_fd
         read_fd, write_fd = serve_forks(read_fd)
