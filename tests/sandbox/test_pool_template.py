@@ -23,6 +23,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from codemode.errors import SandboxError
 from codemode.sandbox import Limits, WorkerPoolExecutor, spare_workers, worker_templates
 from codemode.sandbox.executors import pool as pool_module
 
@@ -418,3 +419,27 @@ def test_remembered_read_paths_are_walked_again_once_modules_changed() -> None:
     walked = confine._read_paths()
     assert any(path.endswith("tabnanny.py") for path in walked)
     assert not any(path.endswith("tabnanny.py") for path in remembered)
+
+
+async def test_a_spare_taken_when_no_uid_can_be_leased_is_not_lost(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    spares, templates = set(spare_workers()), set(worker_templates())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("leased"),
+                                  confinement="off") as first:
+        await first.start()
+        spare, _template = await _forked_spare(first, spares, templates)
+
+        def no_uid() -> Any:
+            raise SandboxError("no spare uid for a sandbox worker")
+
+        monkeypatch.setattr(pool_module._LEASES, "claim", no_uid)
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("leased"),
+                                      confinement="strict") as second:
+            with pytest.raises(SandboxError, match="no spare uid"):
+                await second.start()
+        assert spare not in spare_workers()
+        for _ in range(500):  # the spare it took was killed and reaped, not left waiting
+            if _gone(spare):
+                break
+            await anyio.sleep(0.01)
+        assert _gone(spare)

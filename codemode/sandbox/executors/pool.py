@@ -178,7 +178,8 @@ _LIVE: weakref.WeakSet[_Worker] = weakref.WeakSet()
 """Workers whose process may still run: what ``_end_at_exit`` ends."""
 
 _SPARES: dict[tuple[str, str], _Worker] = {}
-"""One booted worker without a plan per (interpreter, runtime): see :func:`spare_workers`."""
+"""One warmed-up worker without a plan per (interpreter, runtime): see
+:func:`spare_workers`."""
 _SPARES_LOCK: Final = threading.Lock()
 """Pools on event loops in other threads take and keep spares too (and templates)."""
 
@@ -299,8 +300,6 @@ class _Worker:
             close_fds=True,
             start_new_session=True,
         )
-        self.forked = forked is not None
-        """Forked by a template (as a spare), not started from its own command line."""
         assert self.process.stdin is not None and self.process.stdout is not None
         assert self.process.stderr is not None
         self._mode: str = plan.get("mode", "off")
@@ -1344,7 +1343,12 @@ class WorkerPoolExecutor:
             worker = self._take_spare()
             if worker is None and defer and self._template_booting():
                 return
-            lease = _LEASES.claim() if self._confinement_mode != "off" else None
+            try:
+                lease = _LEASES.claim() if self._confinement_mode != "off" else None
+            except BaseException:
+                if worker is not None:  # the spare it took is not lost
+                    self._discard(worker)
+                raise
             plan = self._plan(UID_BASE if lease is None else lease.uid)
             if worker is None:
                 worker = _Worker(self._python, self._runtime, plan, self._admit, lease)
