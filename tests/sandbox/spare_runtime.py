@@ -9,5 +9,5 @@ from __future__ import annotations
 from tests.sandbox.attacks.compromised_worker import raw
 
 adopt = broken = closing = dead = every = refuse = raw
-forked = parent = leak = status = lost = plain = seeded = exits = stopped = raw
+forked = parent = leak = status = lost = plain = exits = stopped = raw
 late = paths = leased = raw

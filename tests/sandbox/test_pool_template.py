@@ -85,19 +85,26 @@ async def _forked_spare(pool: WorkerPoolExecutor, spares: set[int],
 
 
 @contextlib.asynccontextmanager
-async def _taken_spare(name: str, **options: Any
-                       ) -> AsyncIterator[tuple[WorkerPoolExecutor, int, int]]:
-    """(pool, spare, template): a new pool (``options``) whose worker is the spare that a
-    first pool (unconfined) had the template fork, under a runtime name of the test's."""
+async def _with_spare(name: str) -> AsyncIterator[tuple[WorkerPoolExecutor, int, int]]:
+    """(pool, spare, template): an unconfined pool under a runtime name of the test's,
+    once the template forked a spare next to it."""
     spares, templates = set(spare_workers()), set(worker_templates())
     async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format(name),
                                   confinement="off") as first:
         await first.start()
         spare, template = await _forked_spare(first, spares, templates)
-        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format(name),
-                                      **options) as pool:
-            assert await _pid(pool) == spare
-            yield pool, spare, template
+        yield first, spare, template
+
+
+@contextlib.asynccontextmanager
+async def _taken_spare(name: str, **options: Any
+                       ) -> AsyncIterator[tuple[WorkerPoolExecutor, int, int]]:
+    """(pool, spare, template): a new pool (``options``) whose worker is the spare of
+    :func:`_with_spare`."""
+    async with _with_spare(name) as (_first, spare, template), WorkerPoolExecutor(
+            size=1, runtime=RUNTIME.format(name), **options) as pool:
+        assert await _pid(pool) == spare
+        yield pool, spare, template
 
 
 async def test_a_forked_worker_is_confined_by_the_taking_pools_plan() -> None:
@@ -194,27 +201,40 @@ async def test_a_forked_worker_reports_how_it_died() -> None:
 
 
 async def test_forked_workers_draw_different_random_numbers() -> None:
-    source = "import random\nresult = [random.random() for _ in range(4)]"
-    spares, templates = set(spare_workers()), set(worker_templates())
-    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("seeded"),
-                                  confinement="off") as first:
-        await first.start()
-        spare, template = await _forked_spare(first, spares, templates)
-        async with WorkerPoolExecutor(size=2, runtime=RUNTIME.format("seeded"),
-                                      confinement="off") as second:
-            await second.start()
-            workers = [worker.process.pid for worker in second._idle]
-            assert spare in workers and all(_parent(pid) == template for pid in workers)
-            draws = [await _run(second, source), await _run(second, source)]
-            assert len({json.dumps(draw) for draw in draws}) == 2
+    """Through the real runner's ``random`` facade, in two forks of one template running
+    at the same time (a tool call holds each until both arrived)."""
+    source = ("import random\nawait tools.meet()\n"
+              "[random.random() for _ in range(4)]")
+    arrived: list[anyio.Event] = [anyio.Event(), anyio.Event()]
+
+    async def meet(name: str, arguments: dict[str, Any]) -> Any:
+        arrived[0 if not arrived[0].is_set() else 1].set()
+        await arrived[1].wait()
+        return None
+
+    async with WorkerPoolExecutor(size=2, confinement="off") as pool:
+        await pool.start()
+        workers = [worker.process.pid for worker in pool._idle]
+        assert len(workers) == 2
+        assert all(_parent(pid) in worker_templates() for pid in workers)
+        draws: list[Any] = []
+
+        async def draw() -> None:
+            result = await pool.run(source, call_tool=meet, tool_paths=["meet"],
+                                    limits=LIMITS)
+            assert result.error is None, result.error
+            draws.append(result.value)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(draw)
+            tg.start_soon(draw)
+        assert len(draws) == 2 and draws[0] != draws[1]
 
 
 async def test_a_dead_template_leaves_pools_booting_and_is_replaced(
         caplog: pytest.LogCaptureFixture) -> None:
-    spares, templates = set(spare_workers()), set(worker_templates())
-    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("lost")) as first:
-        await first.start()
-        spare, template = await _forked_spare(first, spares, templates)
+    templates = set(worker_templates())
+    async with _with_spare("lost") as (first, spare, template):
         os.kill(template, signal.SIGKILL)
         for _ in range(500):
             if _status(template)["State"].startswith("Z"):
@@ -320,11 +340,7 @@ def test_a_host_that_exits_ends_its_template_and_forked_workers_silently() -> No
 
 
 async def test_a_process_forked_from_the_host_leaves_its_workers_alone() -> None:
-    spares, templates = set(spare_workers()), set(worker_templates())
-    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("exits"),
-                                  confinement="off") as pool:
-        await pool.start()
-        spare, template = await _forked_spare(pool, spares, templates)
+    async with _with_spare("exits") as (pool, spare, template):
         worker = await _pid(pool)
         read_end, write_end = os.pipe()
         child = os.fork()
@@ -370,11 +386,7 @@ async def test_a_late_status_from_a_stopped_template_still_names_the_death() -> 
 
 async def test_a_template_that_does_not_answer_a_fork_is_dropped(
         caplog: pytest.LogCaptureFixture) -> None:
-    spares, templates = set(spare_workers()), set(worker_templates())
-    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("stopped"),
-                                  confinement="off") as first:
-        await first.start()
-        spare, template = await _forked_spare(first, spares, templates)
+    async with _with_spare("stopped") as (_first, spare, template):
         os.kill(template, signal.SIGSTOP)
         try:
             with caplog.at_level(logging.INFO, logger="codemode.sandbox"):
@@ -423,11 +435,7 @@ def test_remembered_read_paths_are_walked_again_once_modules_changed() -> None:
 
 async def test_a_spare_taken_when_no_uid_can_be_leased_is_not_lost(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    spares, templates = set(spare_workers()), set(worker_templates())
-    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("leased"),
-                                  confinement="off") as first:
-        await first.start()
-        spare, _template = await _forked_spare(first, spares, templates)
+    async with _with_spare("leased") as (_first, spare, _template):
 
         def no_uid() -> Any:
             raise SandboxError("no spare uid for a sandbox worker")
