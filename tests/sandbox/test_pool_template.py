@@ -451,3 +451,25 @@ async def test_a_spare_taken_when_no_uid_can_be_leased_is_not_lost(
                 break
             await anyio.sleep(0.01)
         assert _gone(spare)
+
+
+async def test_a_dead_spare_whose_status_is_not_reported_yet_is_not_taken() -> None:
+    """The spare died and its template (stopped here) has not reaped it: its pidfd says
+    it ended, so no pool hands it a plan or a run."""
+    async with _with_spare("dying") as (_first, spare, template):
+        os.kill(template, signal.SIGSTOP)  # it cannot reap or report the spare's death
+        try:
+            os.kill(spare, signal.SIGKILL)
+            for _ in range(500):
+                if _status(spare)["State"].startswith("Z"):
+                    break
+                await anyio.sleep(0.01)
+            assert spare not in spare_workers()
+            async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("dying"),
+                                          confinement="off") as second:
+                worker = await _pid(second)
+                assert worker != spare
+                assert await _run(second, "result = 6 * 7") == 42
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(template, signal.SIGCONT)

@@ -201,7 +201,7 @@ def spare_workers() -> tuple[int, ...]:
     the pool's next run. Spares live until the process exits (a closed pool leaves its
     spare for the next pool) and are killed then."""
     return tuple(worker.process.pid for worker in _SPARES.values()
-                 if worker.alive and worker.exit_status() is None)
+                 if worker.alive and not worker.ended())
 
 
 def worker_templates() -> tuple[int, ...]:
@@ -436,6 +436,9 @@ class _Worker:
         frames first); None if nothing was there."""
         if self.decoder.backlog:
             return self.decoder.feed(b"", limit)
+        if self._killed:  # its pipes are closed: the number may name another file now
+            self.alive = False
+            raise _WorkerGone
         try:
             data = os.read(self.read_fd, _READ_SIZE)
         except BlockingIOError:
@@ -448,7 +451,7 @@ class _Worker:
     def stray(self) -> bool:
         """True if the worker sent anything while no run was active, or its pipe closed:
         out of protocol, so it gets no (further) run."""
-        if self.decoder.pending:
+        if self.decoder.pending or self._killed:
             return True
         try:
             os.read(self.read_fd, 1)
@@ -530,6 +533,14 @@ class _Worker:
     def exit_status(self) -> int | None:
         """The exit status if the process has ended (never blocks)."""
         return self.process.poll()
+
+    def ended(self) -> bool:
+        """True once the process has ended, even if its status is not known yet (a forked
+        worker's comes from its template, shortly after)."""
+        process = self.process
+        if isinstance(process, ForkedProcess):
+            return process.exited()
+        return process.poll() is not None
 
 
 def _wake(future: asyncio.Future[None]) -> None:
@@ -1339,8 +1350,9 @@ class WorkerPoolExecutor:
         While the template boots (this call starts it if the process has none),
         ``defer`` leaves the rest to :meth:`_await_template`: a boot of each worker
         beside it would take the cores it needs, for the same wait."""
+        refused = False
         while len(self._idle) + self._running < self._size:
-            worker = self._take_spare()
+            worker = None if refused else self._take_spare()
             if worker is None and defer and self._template_booting():
                 return
             try:
@@ -1354,6 +1366,10 @@ class WorkerPoolExecutor:
                 worker = _Worker(self._python, self._runtime, plan, self._admit, lease)
             else:
                 worker.assign(plan, self._admit, lease)
+                if not worker.alive:  # it died since (its pipe took no plan): a boot
+                    self._discard(worker)  # takes its place
+                    refused = True
+                    continue
             self._idle.append(worker)
 
     def _template_booting(self) -> bool:
@@ -1391,7 +1407,7 @@ class WorkerPoolExecutor:
             worker = _SPARES.pop(key, None)
             if worker is None:
                 return _fork(key)
-        if worker.alive and worker.exit_status() is None:
+        if worker.alive and not worker.ended():
             return worker
         self._discard(worker)  # it died while it waited: reaped with this pool's workers
         with _SPARES_LOCK:
@@ -1409,7 +1425,7 @@ class WorkerPoolExecutor:
         key = (self._python, self._runtime)
         with _SPARES_LOCK:
             kept = _SPARES.get(key)
-            if kept is not None and kept.alive and kept.exit_status() is None:
+            if kept is not None and kept.alive and not kept.ended():
                 return
             if kept is not None:  # it died while it waited
                 del _SPARES[key]
