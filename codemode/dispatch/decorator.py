@@ -16,11 +16,13 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, final, get_type_hints, overload
 
+import anyio
+import anyio.to_thread
 import pydantic
 import pydantic_core
 
 from codemode.dispatch.context import ExecContext
-from codemode.dispatch.frozen import thaw
+from codemode.dispatch.frozen import BIG_ARGUMENTS, heavy, thaw
 from codemode.dispatch.tool import ExecutionMode, Tool, define_tool
 from codemode.errors import ToolDefinitionError
 
@@ -163,6 +165,17 @@ def _typed_arguments(model: type[pydantic.BaseModel], args: Mapping[str, Any]) -
     return {key: getattr(parsed, key) for key in raw}
 
 
+async def _typed_off_loop(model: type[pydantic.BaseModel],
+                          args: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`_typed_arguments`, on a worker thread for heavy arguments: copying and
+    validating them is about a microsecond of Python work per value, on the loop that
+    would be a stall (the pipeline froze them off the loop too: ``BIG_ARGUMENTS``)."""
+    if heavy(args, BIG_ARGUMENTS):
+        return await anyio.to_thread.run_sync(_typed_arguments, model, args,
+                                              abandon_on_cancel=True)
+    return _typed_arguments(model, args)
+
+
 _JSONABLE = (pydantic.BaseModel, datetime.date, datetime.time, datetime.timedelta, enum.Enum,
              uuid.UUID)
 """What a handler may return that ``@tool`` turns into JSON (the pipeline takes only JSON)."""
@@ -225,14 +238,23 @@ def tool(
         if inspect.iscoroutinefunction(func):
 
             async def handler(args: Mapping[str, Any], ctx: ExecContext) -> Any:
-                kwargs = _typed_arguments(model, args)
+                kwargs = await _typed_off_loop(model, args)
                 if ctx_param:
                     kwargs[ctx_param] = ctx
                 return _jsonable(await func(**kwargs))
-        else:
+        elif threaded:
 
             def handler(args: Mapping[str, Any], ctx: ExecContext) -> Any:  # type: ignore[misc]
                 kwargs = _typed_arguments(model, args)
+                if ctx_param:
+                    kwargs[ctx_param] = ctx
+                return _jsonable(func(**kwargs))
+        else:
+
+            async def handler(args: Mapping[str, Any], ctx: ExecContext) -> Any:
+                # the function runs on the loop, as a sync handler would; only heavy
+                # arguments are converted off it
+                kwargs = await _typed_off_loop(model, args)
                 if ctx_param:
                     kwargs[ctx_param] = ctx
                 return _jsonable(func(**kwargs))

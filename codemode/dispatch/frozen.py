@@ -10,9 +10,10 @@ import dataclasses
 import json
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, NoReturn, TypeVar
+from typing import Any, Final, NoReturn, TypeVar
 
-__all__ = ["FrozenDict", "NotJSONError", "constructor", "freeze", "thaw"]
+__all__ = ["BIG_ARGUMENTS", "FrozenDict", "NotJSONError", "constructor", "freeze", "heavy",
+           "thaw"]
 
 _T = TypeVar("_T")
 
@@ -102,6 +103,35 @@ def _find_bad(value: Any, path: str) -> tuple[str, object]:
     except _Bad:
         return path, value
     return "", None
+
+
+BIG_ARGUMENTS: Final = 20_000
+"""JSON values in one call's arguments past which the pipeline checks and freezes them
+(and ``@tool`` converts them) on a worker thread, not on the event loop: that is about a
+microsecond of Python work per value (a script's call with 499,000 values held the loop
+for over a second)."""
+
+
+def heavy(value: Any, limit: int) -> bool:
+    """Whether ``value`` holds more than ``limit`` JSON values (containers count their
+    items). Reads at most about ``limit`` of them: a container's length is counted
+    before its items are, so ``[{}] * 10**6`` answers at once."""
+    seen = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict or kind is FrozenDict:
+            seen += len(item)
+            if seen > limit:
+                return True
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            seen += len(item)
+            if seen > limit:
+                return True
+            stack.extend(item)
+    return False
 
 
 def thaw(value: Any) -> Any:

@@ -37,7 +37,7 @@ from codemode.dispatch.content import (
 )
 from codemode.dispatch.context import Allow, Ask, CancelSignal, Deny, ExecContext, Token, ToolCall
 from codemode.dispatch.events import EventType, ToolEvent, now
-from codemode.dispatch.frozen import NotJSONError, constructor, freeze
+from codemode.dispatch.frozen import BIG_ARGUMENTS, NotJSONError, constructor, freeze, heavy
 from codemode.dispatch.labels import refusal
 from codemode.dispatch.tasks import NO_TASKS, TaskScope
 from codemode.errors import PipelineError, UnknownToolError
@@ -285,6 +285,12 @@ def _resolve(registry: DispatchTable, call: ToolCall) -> Tool:
 
 
 def _validate(tool: Tool, call: ToolCall) -> Mapping[str, Any]:
+    return _checked(tool, call, _prepared(tool, call))
+
+
+def _prepared(tool: Tool, call: ToolCall) -> dict[str, Any]:
+    """The arguments as the tool's validator reads them: ``prepare_arguments`` applied
+    (host code: on the loop, like every hook), a mapping made a dict."""
     raw: Any = call.arguments
     if tool.prepare_arguments is not None:
         try:
@@ -307,6 +313,11 @@ def _validate(tool: Tool, call: ToolCall) -> Mapping[str, Any]:
             f"{type(raw).__name__}",
             "$",
         )
+    return raw
+
+
+def _checked(tool: Tool, call: ToolCall, raw: dict[str, Any]) -> Mapping[str, Any]:
+    """``raw`` validated against the tool's schema and frozen (pure: any thread)."""
     if not tool.validator.is_valid(raw):
         problems = tool.validator.problems(raw)
         if problems:
@@ -554,7 +565,14 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
     ``start``. Stages with nothing to consult (no hooks, no output schema, no labels, no
     session …) cost one check each."""
     tool = _resolve(registry, call)
-    arguments = _validate(tool, call)
+    raw = _prepared(tool, call)
+    if heavy(raw, BIG_ARGUMENTS):
+        # checked and frozen on a worker thread, so the loop keeps serving (a cancelled
+        # call does not wait for the thread: its work is pure)
+        arguments = await anyio.to_thread.run_sync(_checked, tool, call, raw,
+                                                   abandon_on_cancel=True)
+    else:
+        arguments = _checked(tool, call, raw)
     report = None
     on_update = extras.on_update
     if registry.hooks.subscribers or on_update is not None:

@@ -36,7 +36,7 @@ from codemode.sandbox.runtime.memo import PerPaths
 from codemode.sandbox.runtime.replies import RUN_ENDED, failure_reply
 from codemode.sandbox.runtime.result import CallRecord
 
-__all__ = ["CallBroker", "CallTool", "current_call"]
+__all__ = ["NOT_KEPT", "TRACE_ARGUMENTS", "CallBroker", "CallTool", "current_call"]
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]
 """Host callback: (tool path, JSON keyword arguments) -> JSON result, or raise ToolCallError.
@@ -75,6 +75,43 @@ def _json_copy(value: Any) -> Any:
 
 def _keep(value: Any) -> Any:
     return value
+
+
+TRACE_ARGUMENTS: Final = 64 * 1024
+"""About how many bytes of JSON text of one call's arguments the run's trace keeps
+(``CallRecord.arguments``); bigger ones are recorded as ``NOT_KEPT``. The trace lives as
+long as the run's result, on the host: a script sending one 30 MB string twenty times
+grew the host by 600 MB, whatever the worker's memory limit."""
+
+NOT_KEPT: Final = "(not kept)"
+"""The one key of the arguments the trace records for a call whose arguments were bigger
+than ``TRACE_ARGUMENTS`` (its value says how big); no tool argument is spelled so."""
+
+
+def _traced(args: dict[str, Any]) -> dict[str, Any]:
+    """``args`` as the trace keeps them (see ``TRACE_ARGUMENTS``). Reads at most about
+    that many bytes' worth of them: a container's length counts before its items."""
+    size = 0
+    stack: list[Any] = [args]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            size += len(item) + 2
+        elif kind is dict:
+            size += 2 + 2 * len(item)
+            if size <= TRACE_ARGUMENTS:
+                size += sum(len(key) for key in item)
+                stack.extend(item.values())
+        elif kind is list:
+            size += 2 + len(item)
+            if size <= TRACE_ARGUMENTS:
+                stack.extend(item)
+        else:
+            size += 8
+        if size > TRACE_ARGUMENTS:
+            return {NOT_KEPT: f"more than {TRACE_ARGUMENTS:,} bytes of JSON arguments"}
+    return args
 
 
 def _json_value(name: str, text: str) -> Any:
@@ -289,4 +326,4 @@ class CallBroker:
 
     def _record(self, name: str, args: dict[str, Any], started: float,
                 error: str | None) -> _Raw:
-        return (name, args, started, time.perf_counter(), error)
+        return (name, _traced(args), started, time.perf_counter(), error)

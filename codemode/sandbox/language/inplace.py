@@ -58,6 +58,10 @@ def guarded_inplace(op: str, x: Any, y: Any) -> Any:
                 ensure_size((len(x) + operator.length_hint(y)) * 8, "extending a sequence")
             x += y
             return x
+        if type(x) is Counter:  # ``Counter.__iadd__`` updates the same Counter
+            charge_counters(x, y)
+            x += y
+            return x
         return guarded_add(x, y)
     if op == "*=":
         if isinstance(x, list | bytearray) and isinstance(y, int):

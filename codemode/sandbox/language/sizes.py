@@ -31,6 +31,7 @@ __all__ = [
     "MAX_INT_BITS",
     "RENDER_SIZERS",
     "SLICE_SIZERS",
+    "capped_int",
     "charge_counters",
     "charge_operations",
     "check_render",
@@ -277,6 +278,17 @@ def _int_bits(bits: int) -> None:
         run = current_run()
         run.meter.trip(LimitExceeded("memory", run.limits.memory,
                                      f"an integer of {size} bits: {INT_CAP_TEXT}"))
+
+
+def capped_int(value: Any) -> Any:
+    """``value``, unless it is an int past ``MAX_INT_BITS`` (that trips the memory limit).
+
+    For stdlib code that builds ints without passing the operators' guards:
+    ``statistics.variance`` of big ints squares them, and a result over the cap would
+    let the script's next ``math.gcd`` or ``divmod`` be one C call of many seconds."""
+    if type(value) is int and value.bit_length() > MAX_INT_BITS:
+        _int_bits(value.bit_length())
+    return value
 
 
 def repeat_ok(seq: Any, times: Any) -> None:

@@ -78,7 +78,9 @@ class CallRecord:
     name: str
     """Tool path as the script wrote it ("search", "github.get_issue")."""
     arguments: dict[str, Any]
-    """Keyword arguments as JSON data."""
+    """Keyword arguments as JSON data; arguments bigger than about 64 kB of JSON are not
+    kept (the host holds the trace as long as the result): then the one key is
+    ``"(not kept)"``, saying so."""
     started: float
     """Seconds since the run started."""
     duration: float

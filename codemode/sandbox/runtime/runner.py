@@ -526,6 +526,14 @@ async def _execute(compiled: CompiledScript, namespace: dict[str, Any]) -> None:
             await outcome
     except _FinalAnswer as done:
         namespace[RESULT_NAME] = done.value
+    except BaseExceptionGroup as group:  # ``final_answer()`` in a gathered coroutine
+        found: BaseException | None = group.subgroup(_FinalAnswer)
+        if found is None:
+            raise
+        while isinstance(found, BaseExceptionGroup):
+            found = found.exceptions[0]
+        assert isinstance(found, _FinalAnswer)
+        namespace[RESULT_NAME] = found.value
 
 
 async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from codemode.sandbox.language.compare import charge_sort
 from codemode.sandbox.language.facades import Facade
-from codemode.sandbox.language.sizes import charge_operations
+from codemode.sandbox.language.sizes import capped_int, charge_operations
 from codemode.sandbox.language.state import counted
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def _over_list(func: Callable[..., Any], *, numeric: bool = False) -> Callable[.
                 kwargs["weights"] = _numeric(_materialise(kwargs["weights"]), "weights")
         else:
             charge_sort(items)  # the median functions sort: nested items compare in C
-        return func(items, *args, **kwargs)
+        return capped_int(func(items, *args, **kwargs))
     wrapped.__name__ = func.__name__
     wrapped.__doc__ = func.__doc__
     return wrapped

@@ -1,0 +1,154 @@
+"""Heavy data a script makes cannot stall or grow the host.
+
+- An integer past the sandbox's cap cannot come out of ``statistics`` (it squares big
+  ints), where the script's next ``math.gcd`` or ``divmod`` would be one C call of seconds.
+- A call's heavy arguments are checked, frozen and (``@tool``) converted on a worker
+  thread, not on the host's event loop (``frozen.BIG_ARGUMENTS``).
+- The run's trace does not keep a call's big arguments (``broker.TRACE_ARGUMENTS``).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+import codemode as cm
+from codemode.dispatch import decorator, pipeline
+from codemode.dispatch.frozen import BIG_ARGUMENTS, heavy
+from codemode.sandbox import InProcessExecutor, WorkerPoolExecutor
+from codemode.sandbox.executors.broker import NOT_KEPT, TRACE_ARGUMENTS
+from codemode.sandbox.language.sizes import MAX_INT_BITS
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _registry(seen: list[Any]) -> cm.ToolRegistry:
+    registry = cm.ToolRegistry()
+
+    @cm.tool
+    def ack(data: list[Any]) -> int:
+        """Count the items."""
+        seen.append(data)
+        return len(data)
+
+    async def raw(args: Any, ctx: cm.ExecContext) -> int:
+        seen.append(args["data"])
+        return len(args["data"])
+
+    @cm.tool
+    def total(data: list[int]) -> int:
+        """Add the items."""
+        seen.append(data)
+        return sum(data)
+
+    registry.register(ack)
+    registry.register(total)
+    registry.register(cm.define_tool(name="raw", execute=raw, parameters={
+        "type": "object", "properties": {"data": {}}, "required": ["data"]}))
+    return registry
+
+
+@pytest.mark.parametrize("func", ["variance", "pvariance"])
+async def test_statistics_cannot_make_an_int_past_the_cap(func: str) -> None:
+    script = (f"import statistics\nv = 2 ** {MAX_INT_BITS - 100} + 1\n"
+              f"w = statistics.{func}([v, 1])\nw.bit_length()\n")
+    async with InProcessExecutor() as executor:
+        mode = cm.CodeMode(cm.ToolRegistry(), executor=executor)
+        run = await mode.run(script)
+    assert run.value is None
+    assert run.error is not None and run.error.limit == "memory"
+    assert "cap on integers" in run.error.message
+    assert run.error.line == 3
+
+
+async def test_statistics_results_under_the_cap_are_exact() -> None:
+    script = "import statistics\nv = 2 ** 1000\nstatistics.variance([v, 0]) == v * v // 2\n"
+    async with InProcessExecutor() as executor:
+        run = await cm.CodeMode(cm.ToolRegistry(), executor=executor).run(script)
+    assert run.error is None and run.value is True
+
+
+@pytest.mark.parametrize(("value", "limit", "expected"), [
+    ({"a": 1}, 5, False),
+    ({"a": [1, 2, 3]}, 3, True),  # the dict's one key and the list's three items
+    ({"a": [1, 2, 3]}, 4, False),
+    ({"a": [{}] * 10**6}, 100, True),
+    ({"a": {"b": {"c": list(range(50))}}}, 60, False),
+    ({"a": {"b": {"c": list(range(50))}}}, 50, True),
+    ({"a": ("x",) * 30, "b": "y" * 10**6}, 40, False),  # a long string is one value
+])
+def test_heavy_counts_values(value: Any, limit: int, expected: bool) -> None:
+    assert heavy(value, limit) is expected
+
+
+@pytest.mark.parametrize("tool", ["ack", "raw"])
+@pytest.mark.parametrize("kind", ["inprocess", "pool"])
+async def test_heavy_arguments_are_converted_off_the_loop(
+        monkeypatch: pytest.MonkeyPatch, tool: str, kind: str) -> None:
+    threads: dict[str, list[bool]] = {"checked": [], "typed": []}
+    checked, typed = pipeline._checked, decorator._typed_arguments
+
+    def spy_checked(*args: Any) -> Any:
+        threads["checked"].append(threading.current_thread() is threading.main_thread())
+        return checked(*args)
+
+    def spy_typed(*args: Any) -> Any:
+        threads["typed"].append(threading.current_thread() is threading.main_thread())
+        return typed(*args)
+
+    monkeypatch.setattr(pipeline, "_checked", spy_checked)
+    monkeypatch.setattr(decorator, "_typed_arguments", spy_typed)
+    seen: list[Any] = []
+    size = BIG_ARGUMENTS + 5
+    script = (f"small = await tools.{tool}(data=[1, 2])\n"
+              f"big = await tools.{tool}(data=[0] * {size})\n[small, big]\n")
+    executor = InProcessExecutor() if kind == "inprocess" else WorkerPoolExecutor(size=1)
+    async with executor:
+        run = await cm.CodeMode(_registry(seen), executor=executor).run(script)
+    assert run.error is None, run.error
+    assert run.value == [2, size]
+    assert [len(data) for data in seen] == [2, size]
+    assert list(seen[1]) == [0] * size
+    assert threads["checked"] == [True, False]  # the small call on the loop, the big one off
+    assert threads["typed"] == ([True, False] if tool == "ack" else [])
+
+
+async def test_invalid_heavy_arguments_are_refused_with_their_problem() -> None:
+    seen: list[Any] = []
+    script = "bad = [str(i) for i in range(3)]\nawait tools.total(data=bad)\n"
+    big = f"bad = [str(i) for i in range({BIG_ARGUMENTS + 1})]\nawait tools.total(data=bad)\n"
+    async with InProcessExecutor() as executor:
+        mode = cm.CodeMode(_registry(seen), executor=executor)
+        small_run, big_run = await mode.run(script), await mode.run(big)
+    assert seen == []
+    for run in (small_run, big_run):
+        assert run.error is not None and run.error.type == "ToolCallError"
+        assert "invalid arguments for 'total'" in run.error.message
+        assert "'0' is not of type 'integer'" in run.error.message
+
+
+@pytest.mark.parametrize("kind", ["inprocess", "pool"])
+async def test_the_trace_does_not_keep_big_arguments(kind: str) -> None:
+    seen: list[Any] = []
+    text = "x" * (TRACE_ARGUMENTS + 10)
+    script = (f"s = 'x' * {len(text)}\na = await tools.raw(data=s)\n"
+              "b = await tools.raw(data=[s[:10]])\n"
+              f"c = await tools.raw(data=[[0] * {TRACE_ARGUMENTS}])\n[a, b, c]\n")
+    executor = InProcessExecutor() if kind == "inprocess" else WorkerPoolExecutor(size=1)
+    async with executor:
+        run = await cm.CodeMode(_registry(seen), executor=executor).run(script)
+    assert run.error is None, run.error
+    assert run.value == [len(text), 1, 1]
+    assert seen[0] == text  # the tool got the whole argument; only the trace drops it
+    first, second, third = (record.arguments for record in run.calls)
+    assert list(first) == [NOT_KEPT] and list(third) == [NOT_KEPT]
+    assert f"{TRACE_ARGUMENTS:,}" in first[NOT_KEPT]
+    assert second == {"data": ["x" * 10]}
+
