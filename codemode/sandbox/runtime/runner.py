@@ -54,10 +54,12 @@ import anyio
 
 import codemode.errors
 from codemode.errors import LimitExceeded, ScriptCompileError, ToolCallError
-from codemode.sandbox.language.builtins import PLAIN, SAFE_BUILTINS, check_format_spec
+from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.compare import GUARDS as COMPARE_GUARDS
 from codemode.sandbox.language.compile import CompiledScript, compile_script
 from codemode.sandbox.language.facades import FACADE_NAMES, facade
+from codemode.sandbox.language.formatting import install as install_str_format
+from codemode.sandbox.language.formatting import render_field
 from codemode.sandbox.language.guards import (
     build_class,
     guarded_apply,
@@ -68,9 +70,8 @@ from codemode.sandbox.language.guards import (
 from codemode.sandbox.language.inplace import augmented_attr, augmented_item, guarded_inplace
 from codemode.sandbox.language.meter import SCRIPT_FILENAME, Tripped
 from codemode.sandbox.language.policy import LOOP_RANGE, NAME_OF, RESULT_NAME, WRITE_PRIVATE
-from codemode.sandbox.language.render import charge_render, render_cost, scrub
+from codemode.sandbox.language.render import render_cost, scrub
 from codemode.sandbox.language.sizes import (
-    check_render,
     guarded_add,
     guarded_lshift,
     guarded_mod,
@@ -101,6 +102,8 @@ from codemode.sandbox.runtime.toolproxy import (
 
 __all__ = ["DIALECT_GLOBALS", "ReplyCall", "RunControl", "ScriptCallTool", "run_script",
            "warm_up"]
+
+install_str_format()  # str.format and format_map, through the guards
 
 DIALECT_GLOBALS: Final = frozenset({"final_answer"})
 """Globals a run with a prelude (the dialects) has besides ``tools`` and ``asyncio``."""
@@ -217,22 +220,6 @@ def _iter_unpack_sequence(it: Any, spec: Any, getiter: Any) -> Any:
     return getiter(it)
 
 
-def _format_value(value: Any, conversion: int, spec: str) -> str:
-    plain = type(value) in PLAIN
-    charge_render(value)
-    check_render(value, "f-string")
-    if conversion == ord("s"):
-        value = str(value)
-    elif conversion == ord("r"):
-        value = repr(value)
-    elif conversion == ord("a"):
-        value = ascii(value)
-    check_format_spec(spec)
-    charge_render(value)
-    text = format(value, spec)
-    return text if plain else scrub(text)
-
-
 def _stack_depth() -> int:
     frame = sys._getframe(1)
     depth = 0
@@ -307,7 +294,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         "_augitem_": augmented_item,
         "_augattr_": augmented_attr,
         "_track_": _tracker(state, deep),
-        "_format_": _format_value,
+        "_format_": render_field,
         **COMPARE_GUARDS,
         "_depth_": 0,
         "_maxdepth_": recursion,
