@@ -7,6 +7,7 @@ context). Guards that are hot (the ticker) are bound per run instead.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import re
@@ -110,6 +111,9 @@ class RunState:
         """Async generators the script iterated, held until the run closes them (see
         ``install_asyncgen_hooks``)."""
         install_asyncgen_hooks()
+        self.tasks: list[asyncio.Task[Any]] = []
+        """Tasks the script started (``asyncio.create_task``); those still running when
+        the script ends are cancelled with it (:meth:`close_owned`)."""
         self.host_errors: dict[int, BaseException] = {}
         """Exceptions the host raised into the script (a failed tool call, a ``wait_for``
         timeout), by id (held, so an id is not reused): the runner tells a script's own
@@ -138,7 +142,17 @@ class RunState:
     async def close_owned(self) -> None:
         """Close the async generators the script iterated, while the run is still live: a
         ``finally`` there runs as part of the run (metered, printing to the run's output),
-        bounded by the time the run has left; asyncio never finalizes them later."""
+        bounded by the time the run has left; asyncio never finalizes them later. First
+        the tasks the script started and left running are cancelled, and waited for as
+        long as the run has left: none of their code runs after the run."""
+        tasks, self.tasks = self.tasks, []
+        pending = [task for task in tasks if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            left = max(0.0, self.meter.deadline - time.monotonic())
+            with anyio.CancelScope(shield=True), anyio.move_on_after(left):
+                await asyncio.wait(pending)
         owned, self._owned = self._owned, []
         for agen in owned:
             left = max(0.0, self.meter.deadline - time.monotonic())

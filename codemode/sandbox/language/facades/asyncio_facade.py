@@ -1,13 +1,19 @@
-"""``asyncio`` for scripts: ``gather``, ``sleep`` and ``wait_for`` only.
+"""``asyncio`` for scripts: ``gather``, ``sleep``, ``wait_for``, ``create_task``,
+``Semaphore`` and ``Lock`` (and ``TimeoutError``, ``CancelledError``: catching the latter
+is no more than a bare ``except:``, which the runner already survives).
 
-Implemented on anyio task groups (so the library keeps one async idiom), with
-asyncio's observable behaviour: ``gather`` returns a list in argument order and
-raises the first failure (not an ExceptionGroup) after cancelling the rest, or
-returns exceptions in place with ``return_exceptions=True``.
+``gather`` is implemented on anyio task groups (so the library keeps one async idiom),
+with asyncio's observable behaviour: it returns a list in argument order and raises the
+first failure (not an ExceptionGroup) after cancelling the rest, or returns exceptions
+in place with ``return_exceptions=True``. ``create_task`` is asyncio's own (a script's
+side always runs on an asyncio loop) and the task belongs to the run: the script holds a
+:class:`Task` handle that answers only ``done``/``cancel``/``cancelled``/``result``, and
+a task still running when the script ends is cancelled with it (``RunState.tasks``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import math
 from typing import TYPE_CHECKING, Any, Final
@@ -15,14 +21,21 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from codemode.sandbox.language.facades import Facade
+from codemode.sandbox.language.guards import SelfGuarded, refuse
 from codemode.sandbox.language.meter import Tripped
 from codemode.sandbox.language.sizes import ensure_size
-from codemode.sandbox.language.state import ScriptCoroutine, counted, host_raised, tracked
+from codemode.sandbox.language.state import (
+    ScriptCoroutine,
+    counted,
+    current_run,
+    host_raised,
+    tracked,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
+    from collections.abc import Awaitable, Generator
 
-__all__ = ["FACADE", "TASK_BYTES"]
+__all__ = ["FACADE", "TASK_BYTES", "Lock", "Semaphore", "Task"]
 
 TASK_BYTES: Final = 4096
 """Host memory one gathered awaitable costs (task, coroutine wrapper, cancel scope)."""
@@ -101,6 +114,100 @@ async def wait_for(aw: Awaitable[Any], timeout: float | None) -> Any:  # noqa: A
             "without it")) from None
 
 
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    """Mark a finished task's failure as seen: one the script never awaited is not
+    logged by asyncio later, outside the run."""
+    if not task.cancelled():
+        task.exception()
+
+
+class Task(SelfGuarded):
+    """What ``asyncio.create_task`` gives a script: await it for the result (or its
+    exception); ``done()``, ``cancelled()``, ``cancel()`` and ``result()`` as asyncio's."""
+
+    __slots__ = ("_task",)
+
+    _NAMES: Final = frozenset({"done", "cancelled", "cancel", "result"})
+
+    def __init__(self, task: asyncio.Task[Any]) -> None:
+        self._task = task
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self._task.__await__()
+
+    def __repr__(self) -> str:
+        state = "done" if self._task.done() else "pending"
+        return f"<Task {state}>"
+
+    def sandbox_getattr(self, name: str) -> Any:
+        if name not in self._NAMES:
+            raise refuse(self, name)
+        return getattr(self._task, name)
+
+
+def create_task(aw: Awaitable[Any], *, name: str | None = None) -> Task:
+    """Start ``aw`` now, concurrently with the script; the run owns the task."""
+    if not inspect.isawaitable(aw):
+        raise TypeError(f"asyncio.create_task() needs an awaitable, got {type(aw).__name__}")
+    run = current_run()
+    # Each task costs host memory no script code allocates (see ``gather``): the run's
+    # tasks together are sized, not one at a time.
+    ensure_size((len(run.tasks) + 1) * TASK_BYTES, "asyncio.create_task()")
+
+    async def main() -> Any:
+        return await aw
+
+    task = asyncio.get_running_loop().create_task(main())
+    task.add_done_callback(_retrieve)
+    run.tasks.append(task)
+    return Task(task)
+
+
+class Semaphore(SelfGuarded):
+    """``asyncio.Semaphore``: ``async with sem:`` (or ``await sem.acquire()`` …
+    ``sem.release()``) lets at most ``value`` holders in at once."""
+
+    __slots__ = ("_lock",)
+
+    _NAMES: Final = frozenset({"acquire", "release", "locked"})
+
+    def __init__(self, value: int = 1) -> None:
+        if type(value) is not int or value < 0:
+            raise ValueError("Semaphore initial value must be an int >= 0")
+        self._lock = asyncio.Semaphore(value)
+
+    async def __aenter__(self) -> None:
+        await self._lock.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._lock.release()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {'locked' if self._lock.locked() else 'unlocked'}>"
+
+    def sandbox_getattr(self, name: str) -> Any:
+        if name not in self._NAMES:
+            raise refuse(self, name)
+        if name == "acquire":
+            return tracked(self._acquire)
+        return getattr(self._lock, name)
+
+    async def _acquire(self) -> bool:
+        return await self._lock.acquire()
+
+
+class Lock(Semaphore):
+    """``asyncio.Lock``: a semaphore of one."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__(1)
+
+
 FACADE: Final = Facade("asyncio", {"gather": tracked(gather), "sleep": tracked(sleep),
                                    "wait_for": tracked(wait_for),
-                                   "TimeoutError": TimeoutError})
+                                   "create_task": create_task, "ensure_future": create_task,
+                                   "Semaphore": Semaphore, "Lock": Lock,
+                                   "TimeoutError": TimeoutError,
+                                   "CancelledError": asyncio.CancelledError})
