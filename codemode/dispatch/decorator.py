@@ -22,7 +22,7 @@ import pydantic
 import pydantic_core
 
 from codemode.dispatch.context import ExecContext
-from codemode.dispatch.frozen import BIG_ARGUMENTS, heavy, thaw
+from codemode.dispatch.frozen import HEAVY_VALUES, heavy, thaw
 from codemode.dispatch.tool import ExecutionMode, Tool, define_tool
 from codemode.errors import ToolDefinitionError
 
@@ -169,8 +169,8 @@ async def _typed_off_loop(model: type[pydantic.BaseModel],
                           args: Mapping[str, Any]) -> dict[str, Any]:
     """:func:`_typed_arguments`, on a worker thread for heavy arguments: copying and
     validating them is about a microsecond of Python work per value, on the loop that
-    would be a stall (the pipeline froze them off the loop too: ``BIG_ARGUMENTS``)."""
-    if heavy(args, BIG_ARGUMENTS):
+    would be a stall (the pipeline froze them off the loop too: ``HEAVY_VALUES``)."""
+    if heavy(args, HEAVY_VALUES):
         return await anyio.to_thread.run_sync(_typed_arguments, model, args,
                                               abandon_on_cancel=True)
     return _typed_arguments(model, args)

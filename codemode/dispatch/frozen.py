@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, Final, NoReturn, TypeVar
 
-__all__ = ["BIG_ARGUMENTS", "FrozenDict", "NotJSONError", "constructor", "freeze", "heavy",
+__all__ = ["HEAVY_VALUES", "FrozenDict", "NotJSONError", "constructor", "freeze", "heavy",
            "thaw"]
 
 _T = TypeVar("_T")
@@ -105,11 +105,12 @@ def _find_bad(value: Any, path: str) -> tuple[str, object]:
     return "", None
 
 
-BIG_ARGUMENTS: Final = 20_000
-"""JSON values in one call's arguments past which the pipeline checks and freezes them
-(and ``@tool`` converts them) on a worker thread, not on the event loop: that is about a
-microsecond of Python work per value (a script's call with 499,000 values held the loop
-for over a second)."""
+HEAVY_VALUES: Final = 20_000
+"""JSON values past which a call's arguments or result are copied, checked and converted
+on a worker thread, not on the event loop (the pipeline's freeze and normalise, ``@tool``'s
+conversion, a run's copy for its script): that is about a microsecond of Python work per
+value (a script's call with 499,000 values held the loop for over a second, a tool's
+result of 400,000 for 0.9 s)."""
 
 
 def heavy(value: Any, limit: int) -> bool:

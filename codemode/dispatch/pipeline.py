@@ -37,7 +37,7 @@ from codemode.dispatch.content import (
 )
 from codemode.dispatch.context import Allow, Ask, CancelSignal, Deny, ExecContext, Token, ToolCall
 from codemode.dispatch.events import EventType, ToolEvent, now
-from codemode.dispatch.frozen import BIG_ARGUMENTS, NotJSONError, constructor, freeze, heavy
+from codemode.dispatch.frozen import HEAVY_VALUES, NotJSONError, constructor, freeze, heavy
 from codemode.dispatch.labels import refusal
 from codemode.dispatch.tasks import NO_TASKS, TaskScope
 from codemode.errors import PipelineError, UnknownToolError
@@ -566,7 +566,7 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
     session …) cost one check each."""
     tool = _resolve(registry, call)
     raw = _prepared(tool, call)
-    if heavy(raw, BIG_ARGUMENTS):
+    if heavy(raw, HEAVY_VALUES):
         # checked and frozen on a worker thread, so the loop keeps serving (a cancelled
         # call does not wait for the thread: its work is pure)
         arguments = await anyio.to_thread.run_sync(_checked, tool, call, raw,
@@ -646,9 +646,13 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
         if gate.leave(token):
             await gate.wake()
     try:
-        if tool.output_validator is None and not registry.hooks.post:
+        if heavy(raw, HEAVY_VALUES):  # copied into a result on a worker thread, as arguments
+            result = await anyio.to_thread.run_sync(normalise, call.call_id, tool.name, raw,
+                                                    abandon_on_cancel=True)
+        elif tool.output_validator is None and not registry.hooks.post:
             return normalise_timed(call.call_id, tool.name, raw, start)
-        result = normalise(call.call_id, tool.name, raw)
+        else:
+            result = normalise(call.call_id, tool.name, raw)
     except InvalidResult as exc:
         raise _fail(
             call, "invalid_result", f"{tool.name!r} returned an invalid result: {exc}"

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Final, final
 
 import anyio
+import anyio.to_thread
 
 from codemode.dispatch.context import CancelSignal, Token, ToolCall
-from codemode.dispatch.frozen import constructor, thaw
+from codemode.dispatch.frozen import HEAVY_VALUES, constructor, heavy, thaw
 from codemode.dispatch.pipeline import CallExtras, dispatch_with
 from codemode.errors import ToolCallError
 from codemode.mode.stream import CallEndEvent, CallStartEvent, RunEvent
@@ -124,6 +125,10 @@ class Bridge:
             message = error.message if error is not None else result.text
             path_ = error.path if error is not None else None
             raise ToolCallError(path, message, _python_path(path_, argmap))
+        if result.structured is not None and heavy(result.structured, HEAVY_VALUES):
+            # the script's own copy of a heavy result is made off the loop (``thaw``)
+            return await anyio.to_thread.run_sync(self.to_script, self.specs.get(wire), result,
+                                                  abandon_on_cancel=True)
         return self.to_script(self.specs.get(wire), result)
 
     __call__ = call

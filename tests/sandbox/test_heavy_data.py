@@ -3,7 +3,8 @@
 - An integer past the sandbox's cap cannot come out of ``statistics`` (it squares big
   ints), where the script's next ``math.gcd`` or ``divmod`` would be one C call of seconds.
 - A call's heavy arguments are checked, frozen and (``@tool``) converted on a worker
-  thread, not on the host's event loop (``frozen.BIG_ARGUMENTS``).
+  thread, not on the host's event loop (``frozen.HEAVY_VALUES``); so is a tool's heavy
+  result, made into a ``ToolResult`` and copied for the script.
 - The run's trace does not keep a call's big arguments (``broker.TRACE_ARGUMENTS``).
 """
 
@@ -16,7 +17,8 @@ import pytest
 
 import codemode as cm
 from codemode.dispatch import decorator, pipeline
-from codemode.dispatch.frozen import BIG_ARGUMENTS, heavy
+from codemode.mode.bridge import Bridge
+from codemode.dispatch.frozen import HEAVY_VALUES, heavy
 from codemode.sandbox import InProcessExecutor, WorkerPoolExecutor
 from codemode.sandbox.executors.broker import NOT_KEPT, TRACE_ARGUMENTS
 from codemode.sandbox.language.sizes import MAX_INT_BITS
@@ -106,7 +108,7 @@ async def test_heavy_arguments_are_converted_off_the_loop(
     monkeypatch.setattr(pipeline, "_checked", spy_checked)
     monkeypatch.setattr(decorator, "_typed_arguments", spy_typed)
     seen: list[Any] = []
-    size = BIG_ARGUMENTS + 5
+    size = HEAVY_VALUES + 5
     script = (f"small = await tools.{tool}(data=[1, 2])\n"
               f"big = await tools.{tool}(data=[0] * {size})\n[small, big]\n")
     executor = InProcessExecutor() if kind == "inprocess" else WorkerPoolExecutor(size=1)
@@ -123,7 +125,7 @@ async def test_heavy_arguments_are_converted_off_the_loop(
 async def test_invalid_heavy_arguments_are_refused_with_their_problem() -> None:
     seen: list[Any] = []
     script = "bad = [str(i) for i in range(3)]\nawait tools.total(data=bad)\n"
-    big = f"bad = [str(i) for i in range({BIG_ARGUMENTS + 1})]\nawait tools.total(data=bad)\n"
+    big = f"bad = [str(i) for i in range({HEAVY_VALUES + 1})]\nawait tools.total(data=bad)\n"
     async with InProcessExecutor() as executor:
         mode = cm.CodeMode(_registry(seen), executor=executor)
         small_run, big_run = await mode.run(script), await mode.run(big)
@@ -152,3 +154,40 @@ async def test_the_trace_does_not_keep_big_arguments(kind: str) -> None:
     assert f"{TRACE_ARGUMENTS:,}" in first[NOT_KEPT]
     assert second == {"data": ["x" * 10]}
 
+
+
+@pytest.mark.parametrize("kind", ["inprocess", "pool"])
+async def test_a_heavy_result_is_made_and_copied_off_the_loop(
+        monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    on_loop: dict[str, list[bool]] = {"normalise": [], "to_script": []}
+    normalise, to_script = pipeline.normalise, Bridge.to_script
+
+    def spy_normalise(*args: Any) -> Any:
+        on_loop["normalise"].append(threading.current_thread() is threading.main_thread())
+        return normalise(*args)
+
+    def spy_to_script(self: Bridge, *args: Any) -> Any:
+        on_loop["to_script"].append(threading.current_thread() is threading.main_thread())
+        return to_script(self, *args)
+
+    monkeypatch.setattr(pipeline, "normalise", spy_normalise)
+    monkeypatch.setattr(Bridge, "to_script", spy_to_script)
+    size = HEAVY_VALUES + 5
+    rows = [{"n": i} for i in range(size)]
+
+    async def rows_tool(args: Any, ctx: cm.ExecContext) -> Any:
+        return rows[: args["n"]]
+
+    registry = cm.ToolRegistry()
+    registry.register(cm.define_tool(name="rows", execute=rows_tool, parameters={
+        "type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}))
+    script = (f"small = await tools.rows(n=2)\nbig = await tools.rows(n={size})\n"
+              "[small, len(big), big[-1]['n'], sum(r['n'] for r in big)]\n")
+    executor = InProcessExecutor() if kind == "inprocess" else WorkerPoolExecutor(size=1)
+    async with executor:
+        run = await cm.CodeMode(registry, executor=executor).run(script)
+    assert run.error is None, run.error
+    assert run.value == [[{"n": 0}, {"n": 1}], size, size - 1, size * (size - 1) // 2]
+    # the small result takes the lean path on the loop (no normalise call at all)
+    assert on_loop["normalise"] == [False]
+    assert on_loop["to_script"] == [True, False]
