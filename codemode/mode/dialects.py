@@ -20,7 +20,10 @@ preflight's tree) and produces:
 Nothing here grants anything: every form still calls the same ``tools`` proxy,
 so every call is validated and dispatched exactly like the canonical one.
 Calls handed to ``asyncio.gather`` (directly, or through a list later gathered)
-are left un-awaited, so they still run concurrently.
+are left un-awaited, so they still run concurrently; so are calls stored in a name
+(or a container) whose value the script awaits itself later (``t = tools.x()`` …
+``await t``, ``await pending[k]``, ``for t in tasks: await t``). Calling an async
+generator (an ``async def`` that yields) gives no awaitable: it is never awaited.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 from codemode.mode.preflight import Problem, parameter_names
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.facades import FACADE_NAMES
-from codemode.sandbox.language.policy import index_nodes
+from codemode.sandbox.language.policy import index_nodes, suspends
 from codemode.sandbox.runtime.prelude import Prelude
 
 if TYPE_CHECKING:
@@ -51,11 +54,27 @@ _CONCURRENT: Final = frozenset({"gather", "wait", "wait_for", "create_task", "en
 """``asyncio`` functions that take awaitables: calls handed to them stay un-awaited."""
 _AWAITABLE_ASYNCIO: Final = frozenset({"gather", "sleep", "wait_for"})
 """``asyncio`` functions whose result must be awaited."""
-_REMOVED: Final = frozenset({"open", "exec", "eval", "compile", "globals", "locals", "vars",
-                             "input", "breakpoint", "exit", "quit", "help", "memoryview",
-                             "setattr", "delattr", "dir", "id", "object", "super", "bytes",
-                             "bytearray", "classmethod", "staticmethod", "property"})
-"""Python builtins a script does not have (a NameError at run time)."""
+_CODE: Final = "no files, processes or code from text: use the tools"
+_SDK: Final = "the SDK in the prompt lists the tools and their arguments"
+_BYTES: Final = "write a literal (`b'...'`) or encode text (`text.encode()`)"
+_REMOVED: Final[Mapping[str, str]] = MappingProxyType({
+    "open": _CODE, "exec": _CODE, "eval": _CODE, "compile": _CODE,
+    "globals": "keep shared values in a dict of your own",
+    "locals": "keep shared values in a dict of your own",
+    "vars": "read attributes directly (`obj.name`) or keep the values in a dict",
+    "input": "a script cannot ask for input: the values come from the tools or the run's "
+             "inputs",
+    "breakpoint": "there is no debugger: print() what you need to see",
+    "exit": "the script ends with its last expression, whose value is the result",
+    "quit": "the script ends with its last expression, whose value is the result",
+    "help": _SDK, "dir": _SDK,
+    "setattr": "write `obj.name = value`", "delattr": "write `del obj.name`",
+    "id": "compare objects with `is`, or key them by a value of their own",
+    "bytes": _BYTES, "bytearray": _BYTES, "memoryview": _BYTES,
+    "BaseException": "catch `Exception`, which every error a script or a tool raises is; "
+                     "the run's own stop signals are not for a script to catch",
+})
+"""Python builtins a script does not have (a NameError at run time) → what to do instead."""
 _ENTRY_NAMES: Final = frozenset({"main", "amain", "async_main", "run", "run_task", "solve"})
 _RUN: Final = frozenset({"run"})
 _KNOWN: Final = frozenset(SAFE_BUILTINS) | SANDBOX_GLOBALS
@@ -158,6 +177,40 @@ def _bound_names(kinds: Mapping[type, Sequence[ast.AST]],
     other.update(node.rest for node in kinds.get(ast.MatchMapping, ())  # type: ignore[attr-defined]
                  if node.rest)  # type: ignore[attr-defined]
     return defs | other, defs - other
+
+
+_DRAWING: Final = frozenset({"enumerate", "zip", "reversed", "list", "tuple", "sorted",
+                             "iter"})
+"""Builtins whose items are the items of their arguments (``for i, t in enumerate(ts)``)."""
+
+
+def _sources(node: ast.expr) -> set[str]:
+    """The names whose items a loop over ``node`` draws: ``ts``, ``ts[k]``,
+    ``ts.values()``, ``ts.items()``, ``enumerate(ts)``, ``zip(a, ts)`` …"""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if not isinstance(node, ast.Call):
+        return set()
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr in ("values", "items") and not node.args:
+        return _sources(func.value)
+    if isinstance(func, ast.Name) and func.id in _DRAWING:
+        return set().union(*(_sources(arg) for arg in node.args))
+    return set()
+
+
+def _annotation_names(kinds: Mapping[type, Sequence[ast.AST]]) -> set[ast.AST]:
+    """The ``Name`` nodes inside annotations (arguments, returns, ``x: T``): the policy
+    drops annotations unevaluated, so a name there need not be defined."""
+    roots: list[ast.AST] = [node.annotation for node in kinds.get(ast.arg, ())  # type: ignore[attr-defined]
+                            if node.annotation is not None]  # type: ignore[attr-defined]
+    roots += [node.annotation for node in kinds.get(ast.AnnAssign, ())]  # type: ignore[attr-defined]
+    for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+        roots += [node.returns for node in kinds.get(kind, ())  # type: ignore[attr-defined]
+                  if node.returns is not None]  # type: ignore[attr-defined]
+    return {node for root in roots for node in ast.walk(root) if isinstance(node, ast.Name)}
 
 
 def _is_main_guard(node: ast.stmt) -> bool:
@@ -265,10 +318,13 @@ class _Planner(ast.NodeVisitor):
         """``kinds``: node type → the nodes of exactly that type, in ``nodes`` order."""
         kinds = self.kinds
         self.loads: list[ast.Name] = []
+        """The names the script reads, but in annotations (never evaluated)."""
         stored: set[str] = set()
+        annotated = _annotation_names(kinds)
         for name_node in cast("list[ast.Name]", kinds.get(ast.Name, [])):
             if type(name_node.ctx) is ast.Load:
-                self.loads.append(name_node)
+                if name_node not in annotated:
+                    self.loads.append(name_node)
             else:
                 stored.add(name_node.id)
         self.bound, self.def_only = _bound_names(kinds, stored)
@@ -408,7 +464,9 @@ class _Planner(ast.NodeVisitor):
         return self.kinds.get(kind, [])  # type: ignore[return-value]
 
     def prepare(self) -> None:
-        self.async_funcs.update(node.name for node in self.of(ast.AsyncFunctionDef))
+        # An async generator's call is an async iterator, not an awaitable.
+        self.async_funcs.update(node.name for node in self.of(ast.AsyncFunctionDef)
+                                if not suspends(node.body))
         self.awaited.update(id(node.value) for node in self.of(ast.Await))
         for node in self.of(ast.Call):
             if self._asyncio_call(node.func, _CONCURRENT):
@@ -423,6 +481,7 @@ class _Planner(ast.NodeVisitor):
                         self.task_names.add(item.id)
             if node.args and self._asyncio_call(node.func, _RUN):
                 self.awaited.add(id(node.args[0]))
+        self._awaited_later()
         # Plain functions that call tools (or other such functions) become async.
         if self.strict:
             return
@@ -437,6 +496,37 @@ class _Planner(ast.NodeVisitor):
                     self.converted.add(id(func))
                     self.async_funcs.add(func.name)
                     changed = True
+
+    def _awaited_later(self) -> None:
+        """Add to ``task_names`` the names whose values the script awaits itself: ``await
+        NAME``, ``await NAME[k]``, or a loop or comprehension variable drawn from NAME
+        that is awaited (or handed to gather & co); the calls stored there stay
+        un-awaited."""
+        seeds = list(self.task_names)
+        for node in self.of(ast.Await):
+            value = node.value
+            while isinstance(value, ast.Subscript):
+                value = value.value
+            if isinstance(value, ast.Name):
+                seeds.append(value.id)
+        if not seeds:
+            return
+        drawn: dict[str, set[str]] = {}
+        """Loop variable → the names its loop's iterable is drawn from."""
+        for kind in (ast.For, ast.AsyncFor, ast.comprehension):
+            for loop in self.of(kind):
+                sources = _sources(loop.iter)  # type: ignore[attr-defined]
+                if sources:
+                    for target in ast.walk(loop.target):  # type: ignore[attr-defined]
+                        if isinstance(target, ast.Name):
+                            drawn.setdefault(target.id, set()).update(sources)
+        seen: set[str] = set()
+        while seeds:
+            name = seeds.pop()
+            if name not in seen:
+                seen.add(name)
+                seeds.extend(drawn.get(name, ()))
+        self.task_names |= seen
 
     def needs_visit(self) -> bool:
         """Whether any node calls for the rewriting walk (a canonical script needs none)."""
@@ -759,8 +849,7 @@ class _Planner(ast.NodeVisitor):
                 self.add(node, f"name '{name}' is not defined: tools are called as {shown}")
                 continue
             if name in _REMOVED:
-                self.add(node, f"`{name}` is not available in the sandbox (no files, "
-                         "processes or code from text: use the tools)")
+                self.add(node, f"`{name}` is not available in the sandbox ({_REMOVED[name]})")
                 continue
             if name == "final_answer":
                 self.add(node, "final_answer() is not available: end the script with the "

@@ -2,10 +2,12 @@
 
 A model's script is checked against the SDK it was written for: it must
 compile under the sandbox policy, name tools that exist, pass keyword
-arguments the tool accepts (and all required ones), and literal argument
-values must satisfy their schemas. Every problem carries its script line, so
+arguments the tool accepts (and all required ones), literal argument
+values must satisfy their schemas, and it may import only the sandbox's
+modules and their names (an ``import`` under ``if TYPE_CHECKING:`` never runs;
+``__future__`` is the policy's to judge). Every problem carries its script line, so
 the model can fix them all in one round instead of discovering them by side
-effects.
+effects (a missing module used to be found only after the tools before it ran).
 """
 
 from __future__ import annotations
@@ -21,6 +23,12 @@ import jsonschema.exceptions
 import jsonschema.validators
 
 from codemode.sandbox.language.compile import MAX_SOURCE
+from codemode.sandbox.language.facades import (
+    FACADE_NAMES,
+    facade,
+    missing_module,
+    missing_name,
+)
 
 if TYPE_CHECKING:
     from codemode.dispatch.spec import ToolSpec
@@ -162,6 +170,23 @@ def parameter_names(spec: ToolSpec | None, argmap: Mapping[str, str]) -> list[st
     return names + [p for p in argmap if p not in names]
 
 
+def _type_checking(node: ast.expr) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``: False when a script runs."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "TYPE_CHECKING" and isinstance(node.value, ast.Name)
+    return isinstance(node, ast.Name) and node.id == "TYPE_CHECKING"
+
+
+def _never_runs(node: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> bool:
+    """Whether ``node`` is inside the body of an ``if TYPE_CHECKING:``."""
+    parent = parents.get(node)
+    while parent is not None:
+        if isinstance(parent, ast.If) and node in parent.body and _type_checking(parent.test):
+            return True
+        node, parent = parent, parents.get(parent)
+    return False
+
+
 def _canonical(path: str, names: Sequence[str]) -> str:
     return f"`await tools.{path}({', '.join(f'{n}=...' for n in names)})`"
 
@@ -212,11 +237,49 @@ class _Checker(ast.NodeVisitor):
                 if path is not None and path not in tools and not any(
                         p.startswith(path + ".") for p in tools):
                     self.add(node, f"unknown tool tools.{path}{_suggest(path, list(tools))}")
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                assert isinstance(node, ast.Import | ast.ImportFrom)
+                if not _never_runs(node, parents):
+                    self.check_import(node)
             elif strict and kind is ast.Expr:
                 assert isinstance(node, ast.Expr)
                 if isinstance(node.value, ast.Call) and _tool_path(node.value.func):
                     self.add(node, f"the result of tools.{_tool_path(node.value.func)}(...) "
                              "is discarded and the call never runs: add await")
+
+    def check_import(self, node: ast.Import | ast.ImportFrom) -> None:
+        """Only facades and their names import (the runtime's refusal, found before any
+        tool runs)."""
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name not in FACADE_NAMES:
+                    self.add(alias, missing_module(alias.name))
+            return
+        module = node.module or ""
+        if node.level:
+            self.add(node, "relative imports are not available in the sandbox")
+        elif module == "__future__":
+            return  # the policy drops the features that change nothing, refuses the rest
+        elif module not in FACADE_NAMES:
+            self.add(node, missing_module(module))
+        else:
+            exports = facade(module).exports()
+            for alias in node.names:
+                if alias.name != "*" and alias.name not in exports:  # the policy refuses *
+                    self.add(alias, missing_name(module, alias.name))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        self.check_import(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self.check_import(node)
+
+    def visit_If(self, node: ast.If) -> None:
+        if not _type_checking(node.test):
+            self.generic_visit(node)
+            return
+        for stmt in node.orelse:  # the body never runs
+            self.visit(stmt)
 
     def visit_Await(self, node: ast.Await) -> None:
         self.awaited.add(id(node.value))
@@ -367,7 +430,8 @@ def check_script(
                 # starting at the same place are nested): a statement before its call,
                 # a call before its function's attribute chain, as in ``nodes`` order.
                 checker.check_nodes([*(kinds.get(ast.Expr, ()) if orders is None else ()),
-                                     *kinds.get(ast.Call, ()), *kinds.get(ast.Attribute, ())],
+                                     *kinds.get(ast.Call, ()), *kinds.get(ast.Attribute, ()),
+                                     *kinds.get(ast.Import, ()), *kinds.get(ast.ImportFrom, ())],
                                     parents)
             elif nodes is not None and parents is not None:
                 checker.check_nodes(nodes, parents)

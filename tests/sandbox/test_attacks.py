@@ -427,7 +427,8 @@ REFUSALS: Final[dict[str, Refusal]] = {
         error="ImportError",
         pattern=r"module '[\w.]+' is not available in the sandbox \(available: "),
     "import-name-not-exported": Refusal(
-        error="ImportError", pattern=r"^cannot import name '\w+' from '\w+'$"),
+        error="ImportError",
+        pattern=r"^cannot import name '\w+' from '\w+' in the sandbox \(available: "),
     "import-relative": Refusal(
         error="ImportError", pattern=r"relative imports are not available in the sandbox"),
     "facade-attribute-not-exported": Refusal(

@@ -163,6 +163,8 @@ BUILTINS: Final[dict[str, str]] = {
     "slice": "[1, 2, 3][slice(1, None)] == [2, 3]", "sorted": "sorted([2, 1]) == [1, 2]",
     "str": "str(5) == '5'", "sum": "sum([1, 2]) == 3", "tuple": "tuple([1]) == (1,)",
     "type": "type(1) is int", "zip": "list(zip('a', 'b')) == [('a', 'b')]",
+    "NotImplemented": "repr(NotImplemented) == 'NotImplemented'",
+    "Ellipsis": "Ellipsis is ... and repr(Ellipsis) == 'Ellipsis'",
     "True": "True", "False": "not False", "None": "None is None",
 }
 """Builtin name -> an expression that must be True (exceptions: raised and caught below)."""
@@ -250,6 +252,21 @@ FACADES: Final[dict[str, str]] = {
     "string.capwords": "string.capwords('a b') == 'A B'",
     "time.monotonic": "time.monotonic() > 0", "time.perf_counter": "time.perf_counter() > 0",
     "time.time": "time.time() > 1e9", "time.sleep": "time.sleep(0) is None",
+    "typing.Dict": "isinstance({}, typing.Dict) and not isinstance([], typing.Dict)",
+    "typing.FrozenSet": "isinstance(frozenset(), typing.FrozenSet)",
+    "typing.List": "isinstance([1], typing.List) and repr(typing.List) == 'typing.List'",
+    "typing.Set": "isinstance({1}, typing.Set)",
+    "typing.Tuple": "isinstance((1,), typing.Tuple) and not isinstance([], typing.Tuple)",
+    "typing.Type": "isinstance(int, typing.Type) and not isinstance(1, typing.Type)",
+    "typing.TYPE_CHECKING": "typing.TYPE_CHECKING is False",
+    "typing.TypeVar": "repr(typing.TypeVar('T', bound=int)) == '~T'",
+    "typing.cast": "typing.cast(typing.List[int], 'x') == 'x'",
+    **{f"typing.{name}": f"repr(typing.{name}[int] | None) == 'typing.Union[...]' and "
+                         f"repr(typing.{name}[int]) == 'typing.{name}[...]'"
+       for name in ("Any", "Optional", "Union", "Callable", "Iterable", "Iterator", "Sequence",
+                    "Mapping", "MutableMapping", "Literal", "Awaitable", "Coroutine",
+                    "AsyncIterator", "AsyncIterable", "Generator", "AsyncGenerator",
+                    "ClassVar", "Final", "Annotated", "NoReturn")},
 }
 """``module.name`` -> an expression that must be True."""
 
@@ -318,7 +335,7 @@ async def test_builtin_works(name: str) -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("name", EXCEPTION_NAMES)
 async def test_builtin_exception_can_be_raised_and_caught(name: str) -> None:
-    args = "'t', 'm'" if name == "ToolCallError" else "'m'"
+    args = {"ToolCallError": "'t', 'm'", "ExceptionGroup": "'m', [ValueError(1)]"}.get(name, "'m'")
     source = (f"try:\n    raise {name}({args})\nexcept {name} as e:\n"
               f"    r = type(e) is {name} and 'm' in str(e)\nr")
     assert await _run(source) is True

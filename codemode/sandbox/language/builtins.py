@@ -540,6 +540,14 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     "type": type_, "getattr": getattr_, "hasattr": guarded_hasattr, "pow": guarded_pow,
     # Exceptions (ToolCallError included).
     **{exc.__name__: exc for exc in EXCEPTIONS},
+    # More that scripts name in ``except`` clauses (all ``Exception`` subclasses: catching
+    # one catches nothing ``except Exception`` would not). ``BaseException`` is left out:
+    # ``except BaseException as e`` would hand the script the run's own stop signals
+    # (a cancellation, a tripped limit, ``final_answer``) as values it could keep.
+    **{exc.__name__: exc for exc in (ConnectionError, OSError, ImportError,
+                                     UnboundLocalError, ExceptionGroup)},
+    "NotImplemented": NotImplemented,  # what a script class's ``__eq__`` may return
+    "Ellipsis": Ellipsis,
     # Machinery the compiled code looks up in builtins.
     "__import__": guarded_import,
     "__build_class__": _py.__build_class__,

@@ -33,8 +33,11 @@ names and attributes, frame/code/generator attributes, ``exec``/``eval``,
   private names (``self._items``, ``_cache``, ``self.__secret`` mangled as Python
   does) that cannot be one of the runtime's own ``_x_`` globals; the guards decide
   at run time that only the script's own objects answer them;
-- allows ``nonlocal`` and annotated assignments (``x: int = 5`` becomes ``x = 5``:
-  the annotation is never evaluated);
+- allows ``nonlocal`` and annotations, which are never evaluated (the sandbox's
+  ``list`` is a stand-in, not the subscriptable type): ``x: int = 5`` becomes
+  ``x = 5``, and the argument and return annotations of functions are dropped;
+- drops ``from __future__ import annotations`` and the other features that change
+  nothing on Python 3.11+ (:data:`FUTURE_FEATURES`), and refuses the rest;
 - stores the last top-level expression statement in ``_result_``.
 """
 
@@ -50,8 +53,8 @@ from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransf
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["LOOP_RANGE", "NAME_OF", "RESULT_NAME", "SCRIPT_METHODS", "SandboxPolicy",
-           "child_fields", "index_nodes", "private_name_ok"]
+__all__ = ["FUTURE_FEATURES", "LOOP_RANGE", "NAME_OF", "RESULT_NAME", "SCRIPT_METHODS",
+           "SandboxPolicy", "child_fields", "index_nodes", "private_name_ok", "suspends"]
 
 NAME_OF: Final = "_nameof_"
 WRITE_PRIVATE: Final = "_write_private_"
@@ -63,6 +66,13 @@ LOOP_RANGE: Final = "_looprange_"
 
 RESULT_NAME: Final = "_result_"
 """Global that receives the value of the script's last expression statement."""
+
+FUTURE_FEATURES: Final = frozenset({
+    "nested_scopes", "generators", "division", "absolute_import", "with_statement",
+    "print_function", "unicode_literals", "generator_stop", "annotations"})
+"""``from __future__ import X`` features that change nothing for a script (Python 3.11+
+has them all; ``annotations`` too, as the policy drops every annotation): the statement
+is dropped, where running it would import ``__future__``, which is no facade."""
 
 SCRIPT_METHODS: Final = frozenset({
     "__init__", "__repr__", "__str__", "__bytes__", "__hash__", "__bool__", "__len__",
@@ -286,8 +296,9 @@ def _is_float_constant(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is float
 
 
-def _suspends(body: list[ast.stmt]) -> bool:
-    """True if the function body yields (so it is a generator and can suspend)."""
+def suspends(body: list[ast.stmt]) -> bool:
+    """True if the function body yields (so it is a generator and can suspend); a nested
+    ``def``, ``lambda`` or class does not count."""
     stack: list[ast.AST] = list(body)
     while stack:
         node = stack.pop()
@@ -297,6 +308,18 @@ def _suspends(body: list[ast.stmt]) -> bool:
             continue
         stack.extend(ast.iter_child_nodes(node))
     return False
+
+
+def _drop_annotations(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+    """Drop ``node``'s argument and return annotations, unchecked and never evaluated, as
+    for ``x: T = v``: Python would evaluate them when the ``def`` runs, and ``list[dict]``
+    fails there (the sandbox's ``list`` is a stand-in, not the real type)."""
+    args = node.args
+    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+        if arg is not None:
+            arg.annotation = None
+    if not isinstance(node, ast.Lambda):
+        node.returns = None
 
 
 def _percent_literal_ok(fmt: str | bytes) -> bool:
@@ -668,6 +691,20 @@ class SandboxPolicy(RestrictingNodeTransformer):
             self.check_name(node, name)
         return node
 
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> Any:
+        """``from __future__ import annotations`` (and the other no-op features) is
+        dropped; another ``__future__`` feature is refused here rather than failing as
+        a missing module when it runs."""
+        if node.module == "__future__" and not node.level:
+            other = [alias.name for alias in node.names if alias.name not in FUTURE_FEATURES]
+            if other:
+                self.error(node, f"from __future__ import {', '.join(other)} is not "
+                           "available in the sandbox (available: "
+                           f"{', '.join(sorted(FUTURE_FEATURES))})")
+                return node
+            return _located(ast.Pass(), node)
+        return self.check_import_names(node)
+
     def visit_AnnAssign(self, node: ast.AnnAssign) -> Any:
         """``x: T = v`` becomes ``x = v`` and ``x: T`` nothing: annotations are never
         evaluated (no ``__annotations__`` is built)."""
@@ -708,6 +745,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Any:
         self.check_name(node, node.name, allow_magic_methods=True)
         self.check_function_argument_names(node)
+        _drop_annotations(node)
         node = self.node_contents_visit(node)
         node.body.insert(0, _located(_tick(), node))
         node.decorator_list.append(_located(_name("_track_"), node))
@@ -803,8 +841,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
         self.check_name(node, node.name, allow_magic_methods=True)
         self.check_function_argument_names(node)
+        _drop_annotations(node)
         node = self.node_contents_visit(node)
-        if _suspends(node.body):
+        if suspends(node.body):
             node.body.insert(0, _located(_tick(), node))
             node.decorator_list.append(_located(_name("_track_"), node))
             return node
@@ -816,6 +855,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return node
 
     def visit_Lambda(self, node: ast.Lambda) -> Any:
+        _drop_annotations(node)  # none in source text; a built tree may carry some
         node = self.node_contents_visit(node)
         self.check_function_argument_names(node)
         # ``tick and body``: a tick is ``True`` (the ticker's items), so the body's value

@@ -17,7 +17,8 @@ from codemode.sandbox.language.guards import SelfGuarded, refuse
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = ["FACADE_NAMES", "Facade", "facade", "guarded_import"]
+__all__ = ["FACADE_NAMES", "Facade", "facade", "guarded_import", "missing_module",
+           "missing_name"]
 
 
 @final
@@ -79,6 +80,7 @@ _MODULES: Final = {
     "statistics": "statistics_facade",
     "string": "string_facade",
     "time": "time_facade",
+    "typing": "typing_facade",
 }
 
 FACADE_NAMES: Final = frozenset(_MODULES)
@@ -102,11 +104,22 @@ def guarded_import(name: str, globals: Any = None, locals: Any = None,
     if level != 0:
         raise ImportError("relative imports are not available in the sandbox")
     if name not in _MODULES:
-        available = ", ".join(sorted(_MODULES))
-        raise ImportError(f"module {name!r} is not available in the sandbox "
-                          f"(available: {available})", name=name)
+        raise ImportError(missing_module(name), name=name)
     module = facade(name)
     for item in fromlist or ():
         if not isinstance(item, str) or item not in module.exports():
-            raise ImportError(f"cannot import name {item!r} from {name!r}", name=name)
+            raise ImportError(missing_name(name, item), name=name)
     return module
+
+
+def missing_module(name: str) -> str:
+    """Why ``import name`` fails (the preflight says the same before the script runs)."""
+    return (f"module {name!r} is not available in the sandbox "
+            f"(available: {', '.join(sorted(_MODULES))})")
+
+
+def missing_name(module: str, item: object) -> str:
+    """Why ``from module import item`` fails, ``module`` being a facade."""
+    shown = repr(item) if isinstance(item, str) else "a non-string name"
+    return (f"cannot import name {shown} from {module!r} in the sandbox "
+            f"(available: {', '.join(sorted(facade(module).exports()))})")

@@ -1,0 +1,380 @@
+"""Idioms real models write that the sandbox used to get wrong, each run next to CPython.
+
+Every table row runs through ``CodeMode`` (dialects, preflight, policy, runtime) and,
+where the script is plain Python, through CPython with a ``tools`` object of the same
+tools: the values must be equal. Rows for what CPython cannot run (a dialect) or what the
+sandbox refuses assert the exact value or message.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+import codemode as cm
+from codemode.mode.preflight import check_script
+from codemode.sandbox.language.facades import FACADE_NAMES
+from codemode.sandbox.language.policy import index_nodes
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+pytestmark = pytest.mark.anyio
+
+
+def get_weather(city: str) -> dict[str, Any]:
+    """Weather of a city."""
+    return {"city": city, "temp": 3 * len(city)}
+
+
+def get_user(user_id: int) -> dict[str, Any]:
+    """One user."""
+    return {"id": user_id, "name": f"user{user_id}"}
+
+
+class CPythonTools:
+    """``tools`` for CPython: the same functions, as coroutines."""
+
+    async def get_weather(self, *, city: str) -> dict[str, Any]:
+        return get_weather(city)
+
+    async def get_user(self, *, user_id: int) -> dict[str, Any]:
+        return get_user(user_id)
+
+
+async def cpython(script: str) -> Any:
+    """The value of ``script``'s last expression in plain CPython, as JSON data."""
+    tree = ast.parse(script)
+    last = tree.body[-1]
+    assert isinstance(last, ast.Expr), "a row must end in an expression"
+    tree.body[-1] = ast.copy_location(
+        ast.Assign([ast.Name("result", ast.Store())], last.value), last)
+    code = compile(ast.fix_missing_locations(tree), "<cpython>", "exec",
+                   flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    namespace: dict[str, Any] = {"tools": CPythonTools()}
+    pending = eval(code, namespace)  # the test's own rows
+    if inspect.iscoroutine(pending):
+        await pending
+    return json.loads(json.dumps(namespace["result"]))
+
+
+@pytest.fixture(scope="module")
+async def executor() -> AsyncIterator[cm.InProcessExecutor]:
+    async with cm.InProcessExecutor() as impl:
+        yield impl
+
+
+def registry() -> cm.ToolRegistry:
+    reg = cm.ToolRegistry()
+    reg.register(cm.tool(get_weather))
+    reg.register(cm.tool(get_user))
+    return reg
+
+
+@pytest.fixture
+def mode(executor: cm.InProcessExecutor) -> cm.CodeMode:
+    return cm.CodeMode(registry(), executor=executor)
+
+
+@pytest.fixture
+def strict(executor: cm.InProcessExecutor) -> cm.CodeMode:
+    return cm.CodeMode(registry(), executor=executor, strict=True)
+
+
+async def value(mode: cm.CodeMode, script: str) -> Any:
+    run = await mode.run(script)
+    assert run.error is None, run.error
+    return run.value
+
+
+# -- 1. a call saved now and awaited later ------------------------------------------------
+
+SAVED_CALLS: list[tuple[str, str]] = [
+    ("two saved calls, awaited one after the other",
+     'w_task = tools.get_weather(city="Paris"); u_task = tools.get_user(user_id=1)\n'
+     'w = await w_task; u = await u_task\n[w, u]'),
+    ("a saved gather",
+     'import asyncio\nfut = asyncio.gather(tools.get_weather(city="a"), '
+     'tools.get_user(user_id=2))\nresults = await fut\nresults'),
+    ("the script's own coroutine, saved",
+     'async def one(x):\n    return x + 1\ncoro = one(1)\nawait coro'),
+    ("a dict filled in one loop, awaited in another",
+     'pending = {}\nout = {}\nfor c in ["Oslo", "Rome"]:\n'
+     '    pending[c] = tools.get_weather(city=c)\n'
+     'for c, coro in pending.items():\n    out[c] = (await coro)\nout'),
+    ("a dict of calls awaited by key",
+     'pending = {c: tools.get_weather(city=c) for c in ["a", "bb"]}\n'
+     '[(await pending[c])["temp"] for c in ["bb", "a"]]'),
+    ("a list of calls awaited in a comprehension",
+     'tasks = [tools.get_weather(city=c) for c in ["a", "bb"]]\n[await t for t in tasks]'),
+    ("a list appended to, awaited in a loop over enumerate",
+     'tasks = []\nfor i in [1, 2]:\n    tasks.append(tools.get_user(user_id=i))\n'
+     'out = []\nfor i, t in enumerate(tasks):\n    out.append([i, (await t)["name"]])\nout'),
+    ("nested lists of calls",
+     'batches = [[tools.get_user(user_id=i) for i in b] for b in [[1, 2], [3]]]\n'
+     'names = []\nfor batch in batches:\n    for t in batch:\n'
+     '        names.append((await t)["name"])\nnames'),
+    ("inside an async def",
+     'async def both():\n    a = tools.get_user(user_id=1)\n'
+     '    b = tools.get_weather(city="x")\n    return [await b, await a]\nawait both()'),
+]
+
+
+@pytest.mark.parametrize(("name", "script"), SAVED_CALLS, ids=[r[0] for r in SAVED_CALLS])
+async def test_saved_calls_awaited_later_run_as_in_cpython(mode: cm.CodeMode, name: str,
+                                                          script: str) -> None:
+    assert await value(mode, script) == await cpython(script)
+
+
+async def test_a_call_used_as_a_value_is_still_awaited_next_to_saved_ones(
+        mode: cm.CodeMode) -> None:
+    script = ('saved = tools.get_user(user_id=1)\nused = tools.get_weather(city="ab")\n'
+              '[used["temp"], (await saved)["name"]]')
+    assert await value(mode, script) == [6, "user1"]
+
+
+# -- 2. async generators ------------------------------------------------------------------
+
+ASYNC_GENERATORS: list[tuple[str, str]] = [
+    ("async for over an async generator",
+     'async def agen():\n    for i in range(3):\n        yield i\nout = []\n'
+     'async for x in agen():\n    out.append(x)\nout'),
+    ("an async comprehension",
+     'async def agen(n):\n    for i in range(n):\n        yield i * i\n'
+     '[x async for x in agen(4)]'),
+    ("an async generator that awaits tools",
+     'async def temps(cities):\n    for c in cities:\n'
+     '        yield (await tools.get_weather(city=c))["temp"]\n'
+     '[t async for t in temps(["a", "bbb"])]'),
+]
+
+
+@pytest.mark.parametrize(("name", "script"), ASYNC_GENERATORS,
+                         ids=[r[0] for r in ASYNC_GENERATORS])
+async def test_async_generators_are_not_awaited(mode: cm.CodeMode, name: str,
+                                                script: str) -> None:
+    assert await value(mode, script) == await cpython(script)
+
+
+async def test_an_async_def_with_a_nested_generator_is_still_awaited(mode: cm.CodeMode) -> None:
+    # Only a ``yield`` in its own body makes an async generator; ``r = f()`` is a dialect.
+    script = ('async def f():\n    def g():\n        yield 1\n    return list(g())\n'
+              'r = f()\nr')
+    assert await value(mode, script) == [1]
+
+
+# -- 3. annotations, __future__, typing ---------------------------------------------------
+
+ANNOTATED: list[tuple[str, str]] = [
+    ("builtin generics in a function's annotations",
+     'def count(users: list[dict], key: str) -> dict[str, int]:\n'
+     '    return {key: len(users)}\ncount([{}, {}], "n")'),
+    ("every kind of argument annotated",
+     'def f(a: list[int], /, b: dict[str, int] = {}, *rest: tuple[int, ...], '
+     'c: set[str] | None = None, **kw: dict[str, list]) -> list[int]:\n'
+     '    return [a[0], len(b), len(rest), len(kw)]\nf([7], {"x": 1}, 1, 2, d=3)'),
+    ("an async def and methods",
+     'class Box:\n    def __init__(self, items: list[int]) -> None:\n'
+     '        self.items = items\n    def total(self) -> int:\n'
+     '        return sum(self.items)\n'
+     'async def load(user_id: int) -> dict[str, list[str]]:\n'
+     '    return await tools.get_user(user_id=user_id)\n'
+     '[Box([1, 2]).total(), (await load(4))["name"]]'),
+    ("from __future__ import annotations, names defined nowhere",
+     'from __future__ import annotations\ndef f(x: Undefined) -> AlsoUndefined[int]:\n'
+     '    return x\nf(5)'),
+    ("the other no-op future features",
+     'from __future__ import generator_stop, division, print_function\n7 / 2'),
+    ("typing names in annotations and aliases",
+     'from typing import Any, Dict, List, Optional, Union, Callable, TypeVar, cast\n'
+     'T = TypeVar("T")\nRows = List[Dict[str, Any]]\nKey = Union[int, str] | None\n'
+     'def first(rows: Rows, pick: Callable[[T], T] = None) -> Optional[T]:\n'
+     '    return rows[0] if rows else None\n'
+     '[first([{"a": 1}]), cast(List[int], "x"), first([])]'),
+    ("isinstance with typing aliases of builtin types",
+     'import typing\n[isinstance([], typing.List), isinstance({}, typing.Dict), '
+     'isinstance((1,), typing.Tuple), isinstance("", typing.Set)]'),
+    ("TYPE_CHECKING imports never run",
+     'from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from os import PathLike\n'
+     'else:\n    n = 3\n[TYPE_CHECKING, n]'),
+]
+
+
+@pytest.mark.parametrize("strict_mode", [False, True], ids=["dialects", "strict"])
+@pytest.mark.parametrize(("name", "script"), ANNOTATED, ids=[r[0] for r in ANNOTATED])
+async def test_annotations_are_never_evaluated(mode: cm.CodeMode, strict: cm.CodeMode,
+                                               strict_mode: bool, name: str,
+                                               script: str) -> None:
+    assert await value(strict if strict_mode else mode, script) == await cpython(script)
+
+
+@pytest.mark.parametrize(("script", "message"), [
+    ("from __future__ import braces\n1",
+     "from __future__ import braces is not available in the sandbox (available: "
+     "absolute_import, annotations, division, generator_stop, generators, nested_scopes, "
+     "print_function, unicode_literals, with_statement)"),
+    ("from typing import Generic\n1",
+     "cannot import name 'Generic' from 'typing' in the sandbox (available: Annotated, Any, "
+     "AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, ClassVar, "
+     "Coroutine, Dict, Final, FrozenSet, Generator, Iterable, Iterator, List, Literal, "
+     "Mapping, MutableMapping, NoReturn, Optional, Sequence, Set, TYPE_CHECKING, Tuple, "
+     "Type, TypeVar, Union, cast)"),
+])
+async def test_unavailable_typing_forms_are_refused_before_running(
+        mode: cm.CodeMode, script: str, message: str) -> None:
+    assert [p.message for p in mode.check(script)] == [message]
+
+
+@pytest.mark.parametrize(("script", "message"), [
+    ("import typing\nisinstance([], typing.Iterable)",
+     "typing.Iterable cannot be used with isinstance() in the sandbox: check against a "
+     "builtin type such as list or dict"),
+    ("import typing\ntyping.List.x", "'Placeholder' object has no accessible attribute 'x'"),
+    ("import typing\ntyping.TypeVar(3)", "TypeVar name must be a string"),
+])
+async def test_typing_placeholders_do_nothing_else(mode: cm.CodeMode, script: str,
+                                                   message: str) -> None:
+    run = await mode.run(script)
+    assert run.error is not None and (run.error.line, run.error.message) == (2, message)
+
+
+# -- 4. imports checked before anything runs ----------------------------------------------
+
+AVAILABLE = ", ".join(sorted(FACADE_NAMES))
+
+
+@pytest.mark.parametrize("strict_mode", [False, True], ids=["dialects", "strict"])
+@pytest.mark.parametrize(("script", "problems"), [
+    ('w = await tools.get_weather(city="a")\nimport os\nos.getcwd()',
+     [(2, 8, f"module 'os' is not available in the sandbox (available: {AVAILABLE})")]),
+    ("import json, requests as r, sys\njson.dumps(1)",
+     [(1, 14, f"module 'requests' is not available in the sandbox (available: {AVAILABLE})"),
+      (1, 29, f"module 'sys' is not available in the sandbox (available: {AVAILABLE})")]),
+    ("import json.decoder\n1",
+     [(1, 8, f"module 'json.decoder' is not available in the sandbox (available: "
+             f"{AVAILABLE})")]),
+    ("from json import loads, codecs\n1",
+     [(1, 25, "cannot import name 'codecs' from 'json' in the sandbox (available: "
+              "JSONDecodeError, dumps, loads)")]),
+    ("def f():\n    from pathlib import Path\n    return Path\n1",
+     [(2, 5, f"module 'pathlib' is not available in the sandbox (available: {AVAILABLE})")]),
+    ("from . import x\n1", [(1, 1, "relative imports are not available in the sandbox")]),
+])
+async def test_unavailable_imports_are_refused_before_any_call(
+        mode: cm.CodeMode, strict: cm.CodeMode, strict_mode: bool, script: str,
+        problems: list[tuple[int, int, str]]) -> None:
+    chosen = strict if strict_mode else mode
+    assert [(p.line, p.column, p.message) for p in chosen.check(script)] == problems
+    run = await chosen.run(script)
+    assert run.error is not None and run.error.type == "PreflightError"
+    assert run.calls == ()
+
+
+@pytest.mark.parametrize("script", [
+    'import os\nos.getcwd()', "from json import codecs\n1",
+])
+async def test_the_preflight_says_what_the_runtime_says(executor: cm.InProcessExecutor,
+                                                       mode: cm.CodeMode, script: str) -> None:
+    unchecked = cm.CodeMode(registry(), executor=executor, preflight=False)
+    run = await unchecked.run(script)
+    assert run.error is not None and run.error.type == "ImportError"
+    assert [p.message for p in mode.check(script)] == [run.error.message]
+
+
+@pytest.mark.parametrize("how", ["source", "tree", "nodes"])
+def test_every_preflight_path_checks_imports(how: str) -> None:
+    script = "import os\nif TYPE_CHECKING:\n    import sys\nelse:\n    import re, pathlib\n1"
+    tree = ast.parse(script)
+    nodes, parents, _ = index_nodes(tree)
+    extra: dict[str, Any] = {"source": {}, "tree": {"tree": tree},
+                             "nodes": {"tree": tree, "nodes": nodes, "parents": parents}}[how]
+    problems = check_script(script, tools={}, arguments={}, specs={}, **extra)
+    assert [(p.line, p.column) for p in problems] == [(1, 8), (5, 16)]
+    assert problems[1].message.startswith("module 'pathlib' is not available in the sandbox")
+
+
+async def test_modules_used_without_import_still_need_no_import(mode: cm.CodeMode) -> None:
+    assert await value(mode, 'from typing import List\njson.dumps(typing.cast(List, [1]))') == (
+        "[1]")
+
+
+# -- 5. builtins that were missing, and why the others are -------------------------------
+
+BUILTIN_ROWS: list[tuple[str, str]] = [
+    ("ConnectionError caught as OSError",
+     'try:\n    raise ConnectionError("down")\nexcept OSError as e:\n'
+     '    r = [type(e).__name__, str(e), isinstance(e, Exception)]\nr'),
+    ("a tuple of handlers",
+     'out = []\nfor exc in [ConnectionError("a"), TimeoutError("b"), ImportError("c")]:\n'
+     '    try:\n        raise exc\n    except (ConnectionError, TimeoutError):\n'
+     '        out.append("retry")\n    except ImportError as e:\n'
+     '        out.append(str(e))\nout'),
+    ("UnboundLocalError",
+     'total = 0\ndef add():\n    total = total + 1\ntry:\n    add()\n'
+     'except UnboundLocalError:\n    r = "unbound"\nr'),
+    ("ExceptionGroup",
+     'try:\n    raise ExceptionGroup("many", [ValueError(1), KeyError(2)])\n'
+     'except ExceptionGroup as e:\n    r = str(e)\nr'),
+    ("NotImplemented from __eq__",
+     'class Money:\n    def __init__(self, cents):\n        self.cents = cents\n'
+     '    def __eq__(self, other):\n        if not isinstance(other, Money):\n'
+     '            return NotImplemented\n        return self.cents == other.cents\n'
+     '[Money(1) == Money(1), Money(1) == 1, Money(1) != "x"]'),
+    ("Ellipsis", '[Ellipsis is ..., str(Ellipsis)]'),
+]
+
+
+@pytest.mark.parametrize(("name", "script"), BUILTIN_ROWS, ids=[r[0] for r in BUILTIN_ROWS])
+async def test_added_builtins_work_as_in_cpython(mode: cm.CodeMode, name: str,
+                                                 script: str) -> None:
+    assert await value(mode, script) == await cpython(script)
+
+
+@pytest.mark.parametrize(("name", "reason"), [
+    ("setattr", "write `obj.name = value`"),
+    ("delattr", "write `del obj.name`"),
+    ("vars", "read attributes directly (`obj.name`) or keep the values in a dict"),
+    ("dir", "the SDK in the prompt lists the tools and their arguments"),
+    ("help", "the SDK in the prompt lists the tools and their arguments"),
+    ("id", "compare objects with `is`, or key them by a value of their own"),
+    ("bytes", "write a literal (`b'...'`) or encode text (`text.encode()`)"),
+    ("bytearray", "write a literal (`b'...'`) or encode text (`text.encode()`)"),
+    ("open", "no files, processes or code from text: use the tools"),
+    ("BaseException", "catch `Exception`, which every error a script or a tool raises is; "
+                      "the run's own stop signals are not for a script to catch"),
+])
+async def test_missing_builtins_say_what_to_write_instead(mode: cm.CodeMode, name: str,
+                                                          reason: str) -> None:
+    script = f"x = {name}\nx"
+    assert [p.message for p in mode.check(script)] == [
+        f"`{name}` is not available in the sandbox ({reason})"]
+
+
+async def test_except_base_exception_is_refused_before_running(mode: cm.CodeMode) -> None:
+    script = ('try:\n    await tools.get_user(user_id=1)\nexcept BaseException as e:\n'
+              '    r = e\nr')
+    run = await mode.run(script)
+    assert run.error is not None and run.error.type == "PreflightError" and run.calls == ()
+
+
+# -- 6. Counter += updates the same Counter -----------------------------------------------
+
+COUNTER_ROWS: list[tuple[str, str]] = [
+    ("an alias sees +=",
+     'from collections import Counter\nc = Counter("a")\nc2 = c\nc += Counter("b")\n'
+     '[c2, c is c2]'),
+    ("+= on an argument updates the caller's Counter",
+     'from collections import Counter\ndef add(counter, words):\n'
+     '    counter += Counter(words)\ntotal = Counter()\nadd(total, ["x", "y", "x"])\n'
+     'add(total, ["y"])\ntotal'),
+]
+
+
+@pytest.mark.parametrize(("name", "script"), COUNTER_ROWS, ids=[r[0] for r in COUNTER_ROWS])
+async def test_counter_inplace_add_is_in_place(mode: cm.CodeMode, name: str,
+                                               script: str) -> None:
+    assert await value(mode, script) == await cpython(script)
