@@ -17,8 +17,8 @@ import pytest
 
 import codemode as cm
 from codemode.dispatch import decorator, pipeline
-from codemode.mode.bridge import Bridge
 from codemode.dispatch.frozen import HEAVY_VALUES, heavy
+from codemode.mode.bridge import Bridge
 from codemode.sandbox import InProcessExecutor, WorkerPoolExecutor
 from codemode.sandbox.executors.broker import NOT_KEPT, TRACE_ARGUMENTS
 from codemode.sandbox.language.sizes import MAX_INT_BITS

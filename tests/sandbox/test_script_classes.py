@@ -24,6 +24,19 @@ from codemode.sandbox.language.state import CURRENT_RUN, RunState
 LIMITS: Final = Limits(timeout=10.0, operations=200_000)
 
 WORKING: Final[dict[str, tuple[str, Any]]] = {
+    "exception-bases-models-use": ("""
+class Down(ConnectionError):
+    pass
+class Missing(ImportError):
+    pass
+out = []
+for error in (Down("net"), Missing("mod"), UnboundLocalError("u")):
+    try:
+        raise error
+    except (OSError, ImportError, NameError) as e:
+        out.append([type(e).__name__, str(e), isinstance(e, Exception)])
+out
+""", [["Down", "net", True], ["Missing", "mod", True], ["UnboundLocalError", "u", True]]),
     "repr-str-print-fstring": ("""
 class P:
     def __init__(self, x): self.x = x

@@ -319,7 +319,8 @@ EXCEPTIONS: Final[tuple[type[BaseException], ...]] = (
     Exception, ArithmeticError, AssertionError, AttributeError, IndexError, KeyError,
     LookupError, NameError, NotImplementedError, OverflowError, RecursionError, RuntimeError,
     StopIteration, StopAsyncIteration, TimeoutError, TypeError, UnicodeError, ValueError,
-    ZeroDivisionError, ToolCallError,
+    ZeroDivisionError, ToolCallError, ConnectionError, OSError, ImportError,
+    UnboundLocalError,
 )
 """Exception classes visible as builtins (and usable as bases)."""
 
