@@ -384,8 +384,11 @@ REFUSALS: Final[dict[str, Refusal]] = {
     "policy-metaclass-keyword": Refusal(
         error="SyntaxError", by_policy=True,
         pattern=r'The keyword argument "metaclass" is not allowed'),
-    "policy-match-statement": Refusal(
-        error="SyntaxError", by_policy=True, pattern=r"Match statements are not allowed"),
+    "policy-match-class": Refusal(
+        error="SyntaxError", by_policy=True,
+        pattern=r"class patterns \(`case Point\(x=0\):`\) are not available"),
+    "policy-match-value": Refusal(
+        error="SyntaxError", by_policy=True, pattern=r"a case value must be a literal"),
     "policy-try-star": Refusal(
         error="SyntaxError", by_policy=True, pattern=r"TryStar statements are not allowed"),
     # compile_script, before the policy (codemode/sandbox/language/compile.py)

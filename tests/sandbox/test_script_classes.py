@@ -24,6 +24,27 @@ from codemode.sandbox.language.state import CURRENT_RUN, RunState
 LIMITS: Final = Limits(timeout=10.0, operations=200_000)
 
 WORKING: Final[dict[str, tuple[str, Any]]] = {
+    "match-statement": ("""
+def kind(v):
+    match v:
+        case {"type": "issue", "number": n, **rest}:
+            return ["issue", n, sorted(rest)]
+        case [first, *others] if first == "cmd":
+            return ["cmd", others]
+        case (1, 2) | (2, 1):
+            return "pair"
+        case None | True:
+            return "none-or-true"
+        case -1 | 2.5:
+            return "number"
+        case [[inner]] as nested if inner == 0:
+            return nested
+        case _:
+            return "other"
+[kind({"type": "issue", "number": 7, "a": 1, "b": 2}), kind(["cmd", "x", "y"]),
+ kind((2, 1)), kind(None), kind(-1), kind(2.5), kind("z"), kind([[0]])]
+""", [["issue", 7, ["a", "b"]], ["cmd", ["x", "y"]], "pair", "none-or-true", "number",
+      "number", "other", [[0]]]),
     "exception-bases-models-use": ("""
 class Down(ConnectionError):
     pass

@@ -38,6 +38,8 @@ names and attributes, frame/code/generator attributes, ``exec``/``eval``,
   ``x = 5``, and the argument and return annotations of functions are dropped;
 - drops ``from __future__ import annotations`` and the other features that change
   nothing on Python 3.11+ (:data:`FUTURE_FEATURES`), and refuses the rest;
+- allows ``match`` with literal, capture, sequence, mapping and ``|`` patterns; class
+  patterns (an unguarded ``getattr``) and non-literal values stay refused;
 - stores the last top-level expression statement in ``_result_``.
 """
 
@@ -466,6 +468,15 @@ _CODE_KIND: Final = 0x3FF
 ``__future__`` imports of its module."""
 
 
+def _literal_pattern(node: ast.expr) -> bool:
+    """A literal a pattern may hold: a constant, a negative number, a complex ``1+2j``."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+        return _literal_pattern(node.left) and _literal_pattern(node.right)
+    return isinstance(node, ast.Constant)
+
+
 def _forward(self: Any, node: Any) -> Any:
     return self.node_contents_visit(node)
 
@@ -684,6 +695,56 @@ class SandboxPolicy(RestrictingNodeTransformer):
                        "define " + _METHOD_HINT + ")")
             return
         super().check_name(node, name)
+
+    # ``match`` ------------------------------------------------------------------------
+
+    def visit_Match(self, node: ast.Match) -> Any:
+        """``match`` with literal, capture, wildcard, sequence, mapping and ``|``
+        patterns. Patterns compare and unpack in C like ``==`` on a literal and
+        unpacking do; class patterns (``case Point(x=0)``) read attributes with a plain
+        ``getattr`` the guard never sees, so they are refused."""
+        return self.node_contents_visit(node)
+
+    def visit_match_case(self, node: ast.match_case) -> Any:
+        return self.node_contents_visit(node)
+
+    def visit_MatchValue(self, node: ast.MatchValue) -> Any:
+        if not _literal_pattern(node.value):
+            self.error(node, "a case value must be a literal (a number, string, True, "
+                       "False or None): compare other values in a guard, "
+                       "`case x if x == other.value:`")
+        return node
+
+    def visit_MatchSingleton(self, node: ast.MatchSingleton) -> Any:
+        return node
+
+    def visit_MatchSequence(self, node: ast.MatchSequence) -> Any:
+        return self.node_contents_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> Any:
+        self.check_name(node, node.name)
+        return node
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> Any:
+        self.check_name(node, node.name)
+        return self.node_contents_visit(node)
+
+    def visit_MatchOr(self, node: ast.MatchOr) -> Any:
+        return self.node_contents_visit(node)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> Any:
+        for key in node.keys:
+            if not _literal_pattern(key):
+                self.error(node, "a mapping pattern's keys must be literals")
+        self.check_name(node, node.rest)
+        node.patterns = [self.visit(pattern) for pattern in node.patterns]
+        return node
+
+    def visit_MatchClass(self, node: ast.MatchClass) -> Any:
+        self.error(node, "class patterns (`case Point(x=0):`) are not available in the "
+                   "sandbox: test the type in a guard, `case p if isinstance(p, Point) and "
+                   "p.x == 0:`, or match on the value itself")
+        return node
 
     def visit_Nonlocal(self, node: ast.Nonlocal) -> Any:
         """``nonlocal`` (closures with counters); the names are checked like any other."""
