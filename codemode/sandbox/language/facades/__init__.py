@@ -70,15 +70,21 @@ class Facade(SelfGuarded):
 
 _MODULES: Final = {
     "asyncio": "asyncio_facade",
+    "bisect": "bisect_facade",
     "collections": "collections_facade",
+    "copy": "copy_facade",
     "datetime": "datetime_facade",
+    "functools": "functools_facade",
+    "heapq": "heapq_facade",
     "itertools": "itertools_facade",
     "json": "json_facade",
     "math": "math_facade",
+    "operator": "operator_facade",
     "random": "random_facade",
     "re": "re_facade",
     "statistics": "statistics_facade",
     "string": "string_facade",
+    "textwrap": "textwrap_facade",
     "time": "time_facade",
     "typing": "typing_facade",
 }

@@ -1,0 +1,263 @@
+"""``functools`` for scripts: ``reduce``, ``partial``, ``cmp_to_key`` and bounded caches.
+
+The real ``partial`` renders its arguments in its repr (unsized) and the real
+``lru_cache`` hashes argument tuples in C without a charge, keeping every entry when
+``maxsize=None``: each name here is a sandbox object instead. ``reduce`` runs over the
+counted iterable; a ``cmp_to_key`` comparison costs one operation (a host-side
+comparator such as ``operator.sub`` would otherwise make a sort's n·log n calls free).
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from typing import TYPE_CHECKING, Any, Final, final
+
+from codemode.sandbox.language.compare import guarded_key
+from codemode.sandbox.language.facades import Facade
+from codemode.sandbox.language.facades.collections_facade import namedtuple
+from codemode.sandbox.language.guards import SelfGuarded, refuse
+from codemode.sandbox.language.state import counted, current_run
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+__all__ = ["FACADE", "Partial"]
+
+_MAX_ENTRIES: Final = 1 << 16
+"""Most entries one cache keeps (``maxsize=None`` and ``cache`` included): past it, the
+least recently used entry is dropped."""
+
+_MAX_NAME: Final = 100
+
+_NOTHING: Final = object()
+
+
+def _describe(func: Any) -> str:
+    """A short name for ``func`` in a repr (never its arguments' text)."""
+    name = func.__qualname__ if isinstance(func, types.FunctionType | type) else None
+    if not isinstance(name, str):
+        name = type(func).__name__
+    return name if len(name) <= _MAX_NAME else name[:_MAX_NAME] + "…"
+
+
+def reduce(function: Callable[[Any, Any], Any], iterable: Iterable[Any],
+           initial: Any = _NOTHING, /) -> Any:
+    """Fold the counted items of ``iterable`` with ``function``."""
+    if initial is _NOTHING:
+        return functools.reduce(function, counted(iterable))
+    return functools.reduce(function, counted(iterable), initial)
+
+
+@final
+class Partial(SelfGuarded):
+    """``functools.partial``: ``func``, ``args`` and ``keywords`` are readable; the repr
+    names the function only."""
+
+    __slots__ = ("_args", "_func", "_keywords")
+
+    def __init__(self, func: Any, /, *args: Any, **keywords: Any) -> None:
+        if not callable(func):
+            raise TypeError("the first argument must be callable")
+        if type(func) is Partial:  # flattened, as functools does
+            args = func._args + args
+            keywords = {**func._keywords, **keywords}
+            func = func._func
+        self._func: Any = func
+        self._args: tuple[Any, ...] = args
+        self._keywords: dict[str, Any] = keywords
+
+    def __call__(self, /, *args: Any, **keywords: Any) -> Any:
+        if self._keywords:
+            keywords = {**self._keywords, **keywords}
+        return self._func(*self._args, *args, **keywords)
+
+    def __repr__(self) -> str:
+        return f"functools.partial({_describe(self._func)}, ...)"
+
+    def sandbox_getattr(self, name: str) -> Any:
+        if name == "func":
+            return self._func
+        if name == "args":
+            return self._args
+        if name == "keywords":
+            return dict(self._keywords)
+        raise refuse(self, name)
+
+
+@final
+class _CmpKey(SelfGuarded):
+    """What ``cmp_to_key(cmp)(obj)`` returns: compares by calling ``cmp``, one operation
+    per comparison."""
+
+    __slots__ = ("_cmp", "_obj")
+
+    def __init__(self, obj: Any, cmp: Callable[[Any, Any], Any]) -> None:
+        self._obj = obj
+        self._cmp = cmp
+
+    def _compare(self, other: Any) -> Any:
+        if type(other) is not _CmpKey:
+            return NotImplemented
+        next(current_run().meter.ticker)
+        return self._cmp(self._obj, other._obj)
+
+    def __lt__(self, other: Any) -> Any:
+        result = self._compare(other)
+        return result if result is NotImplemented else result < 0
+
+    def __gt__(self, other: Any) -> Any:
+        result = self._compare(other)
+        return result if result is NotImplemented else result > 0
+
+    def __le__(self, other: Any) -> Any:
+        result = self._compare(other)
+        return result if result is NotImplemented else result <= 0
+
+    def __ge__(self, other: Any) -> Any:
+        result = self._compare(other)
+        return result if result is NotImplemented else result >= 0
+
+    def __eq__(self, other: object) -> Any:
+        result = self._compare(other)
+        return result if result is NotImplemented else result == 0
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "<functools.KeyWrapper object>"
+
+    def sandbox_getattr(self, name: str) -> Any:
+        if name == "obj":
+            return self._obj
+        raise refuse(self, name)
+
+
+def cmp_to_key(mycmp: Callable[[Any, Any], Any]) -> Callable[[Any], Any]:
+    """A key function for ``sorted``/``min``/``max`` from an old-style comparison."""
+    if not callable(mycmp):
+        raise TypeError("cmp_to_key() argument must be callable")
+
+    def key(obj: Any) -> _CmpKey:
+        return _CmpKey(obj, mycmp)
+    return key
+
+
+for _cls, _name in ((Partial, "partial"), (_CmpKey, "KeyWrapper")):
+    _cls.__name__ = _name  # errors name what the script called
+    _cls.__qualname__ = f"functools.{_name}"
+
+_KWD_MARK: Final = object()
+
+
+@final
+class _HashedKey(list[Any]):
+    """A cache key whose (charged) hash is computed once."""
+
+    __slots__ = ("hashvalue",)
+
+    def __init__(self, items: tuple[Any, ...]) -> None:
+        super().__init__(items)
+        self.hashvalue = hash(items)
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return self.hashvalue
+
+
+@final
+class _Cached(SelfGuarded):
+    """A function wrapped by ``lru_cache``/``cache``: at most ``maxsize`` (and never more
+    than 65 536) entries, least recently used dropped first; the argument tuple is charged
+    like a dict key before it is hashed."""
+
+    __slots__ = ("_entries", "_func", "_hits", "_limit", "_maxsize", "_misses", "_typed")
+
+    def __init__(self, func: Any, maxsize: int | None, typed: bool) -> None:
+        if not callable(func):
+            raise TypeError("the first argument must be callable")
+        self._func = func
+        self._maxsize = maxsize
+        self._limit = _MAX_ENTRIES if maxsize is None else max(0, min(maxsize, _MAX_ENTRIES))
+        self._typed = bool(typed)
+        self._entries: dict[_HashedKey, Any] = {}
+        self._hits = self._misses = 0
+
+    def __call__(self, /, *args: Any, **kwargs: Any) -> Any:
+        parts: tuple[Any, ...] = args
+        if kwargs:
+            parts += (_KWD_MARK, *kwargs.items())
+        if self._typed:
+            parts += tuple(type(v) for v in args) + tuple(type(v) for v in kwargs.values())
+        key = _HashedKey(guarded_key(parts))
+        entries = self._entries
+        value = entries.pop(key, _NOTHING)
+        if value is not _NOTHING:
+            self._hits += 1
+            entries[key] = value  # now the most recently used
+            return value
+        self._misses += 1
+        value = self._func(*args, **kwargs)
+        if self._limit:
+            entries.pop(key, None)  # the call itself may have cached it (recursion)
+            while len(entries) >= self._limit:
+                del entries[next(iter(entries))]
+            entries[key] = value
+        return value
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        # Decorating a method: bound to the instance like a function.
+        return self if instance is None else types.MethodType(self, instance)
+
+    def __repr__(self) -> str:
+        return f"<functools._lru_cache_wrapper {_describe(self._func)}>"
+
+    def cache_info(self) -> Any:
+        """``CacheInfo(hits, misses, maxsize, currsize)``."""
+        run = current_run()
+        info = run.extras.get("functools.CacheInfo")
+        if info is None:  # a class per run: a script may write to its own classes
+            info = run.extras["functools.CacheInfo"] = namedtuple(
+                "CacheInfo", "hits misses maxsize currsize")
+        return info(self._hits, self._misses, self._maxsize, len(self._entries))
+
+    def cache_clear(self) -> None:
+        """Drop every entry and reset the statistics."""
+        self._entries.clear()
+        self._hits = self._misses = 0
+
+    def sandbox_getattr(self, name: str) -> Any:
+        if name == "cache_info":
+            return self.cache_info
+        if name == "cache_clear":
+            return self.cache_clear
+        raise refuse(self, name)
+
+
+_Cached.__name__ = "_lru_cache_wrapper"
+_Cached.__qualname__ = "functools._lru_cache_wrapper"
+
+
+def lru_cache(maxsize: Any = 128, typed: bool = False) -> Any:
+    """A bounded memoizing decorator (``@lru_cache``, ``@lru_cache(maxsize=None)``)."""
+    if callable(maxsize) and not isinstance(maxsize, int):
+        return _Cached(maxsize, 128, typed)
+    if maxsize is not None and not isinstance(maxsize, int):
+        raise TypeError("Expected first argument to be an integer, a callable, or None")
+
+    def decorating(func: Any) -> _Cached:
+        return _Cached(func, maxsize, typed)
+    return decorating
+
+
+def cache(user_function: Any, /) -> _Cached:
+    """``lru_cache(maxsize=None)`` (bounded at 65 536 entries in the sandbox)."""
+    return _Cached(user_function, None, False)
+
+
+FACADE: Final = Facade("functools", {
+    "reduce": reduce,
+    "partial": Partial,
+    "cmp_to_key": cmp_to_key,
+    "lru_cache": lru_cache,
+    "cache": cache,
+})
