@@ -107,6 +107,8 @@ def _traced(args: dict[str, Any]) -> dict[str, Any]:
             size += 2 + len(item)
             if size <= TRACE_ARGUMENTS:
                 stack.extend(item)
+        elif kind is int:
+            size += 8 if -(1 << 60) < item < 1 << 60 else item.bit_length() // 3 + 2
         else:
             size += 8
         if size > TRACE_ARGUMENTS:

@@ -68,7 +68,8 @@ class _ScriptFormatter(string.Formatter):
             raise ValueError(f"Unknown conversion specifier {conversion}")
         charge_render(value)
         check_render(value, "str.format()")
-        return convert(value)
+        text = convert(value)
+        return text if type(value) in PLAIN else scrub(text)  # no host address or name
 
     def format_field(self, value: Any, format_spec: str) -> str:
         charge_operations(1)

@@ -145,14 +145,7 @@ class RunState:
         bounded by the time the run has left; asyncio never finalizes them later. First
         the tasks the script started and left running are cancelled, and waited for as
         long as the run has left: none of their code runs after the run."""
-        tasks, self.tasks = self.tasks, []
-        pending = [task for task in tasks if not task.done()]
-        for task in pending:
-            task.cancel()
-        if pending:
-            left = max(0.0, self.meter.deadline - time.monotonic())
-            with anyio.CancelScope(shield=True), anyio.move_on_after(left):
-                await asyncio.wait(pending)
+        await self._cancel_tasks()
         owned, self._owned = self._owned, []
         for agen in owned:
             left = max(0.0, self.meter.deadline - time.monotonic())
@@ -165,6 +158,26 @@ class RunState:
                 self.meter.tripped = LimitExceeded(
                     "timeout", self.limits.timeout,
                     "an async generator's finally block outlasted the run")
+
+    async def _cancel_tasks(self) -> None:
+        """Cancel the script's tasks still running and wait for them, as long as the run
+        has left; a task a cancelled one starts (in its ``except CancelledError``) is
+        cancelled in the next round, and every round costs the run's time."""
+        while True:
+            pending = [task for task in self.tasks if not task.done()]
+            self.tasks = []
+            if not pending:
+                return
+            for task in pending:
+                task.cancel()
+            left = max(0.0, self.meter.deadline - time.monotonic())
+            with anyio.CancelScope(shield=True), anyio.move_on_after(left):
+                await asyncio.wait(pending)
+            if left <= 0:  # out of time: the last round, once creating a task stops
+                for task in self.tasks + pending:
+                    task.cancel()
+                self.tasks = []
+                return
 
     async def close_tracked(self) -> None:
         """Close every generator, coroutine and async generator the script left open."""
@@ -184,6 +197,11 @@ class RunState:
             with contextlib.suppress(Exception, GeneratorExit, Tripped):
                 await agen.aclose()
         self._owned.clear()
+        # Tasks an async generator's ``finally`` started while it was closed; the run is
+        # over (``create_task`` refuses now), so this is the last of them.
+        for task in self.tasks:
+            task.cancel()
+        self.tasks = []
 
     def counted(self, iterable: Iterable[Any]) -> Iterator[Any]:
         """``iterable`` with one operation charged per item, at C speed."""

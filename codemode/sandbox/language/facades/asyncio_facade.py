@@ -150,6 +150,8 @@ def create_task(aw: Awaitable[Any], *, name: str | None = None) -> Task:
     if not inspect.isawaitable(aw):
         raise TypeError(f"asyncio.create_task() needs an awaitable, got {type(aw).__name__}")
     run = current_run()
+    if run.ended:
+        raise GeneratorExit  # script code still going after its run: it stops here
     # Each task costs host memory no script code allocates (see ``gather``): the run's
     # tasks together are sized, not one at a time.
     ensure_size((len(run.tasks) + 1) * TASK_BYTES, "asyncio.create_task()")

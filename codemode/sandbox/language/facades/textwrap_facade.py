@@ -78,14 +78,15 @@ def _charge_wrap(text: str, width: int, options: dict[str, Any], what: str) -> N
     lines = min(2 * size // room + 2, size + 1)  # every line holds a character of text
     if type(options.get("max_lines")) is int:
         lines = min(lines, max(1, options["max_lines"]))
-    copies = 0
+    # sized (and charged) before the split below, which is one C call over all the text
+    ensure_size(2 * size + chunks * _OBJECT + lines * (_OBJECT + indent) + len(
+        options.get("placeholder", "")), f"textwrap.{what}() of {len(text)} characters")
+    charge_operations((chunks + lines) * _STEP)
     if options.get("break_long_words", True) and size > room:
         longest = max(map(len, _SPACE_RUNS.split(text)))
         if longest > room:
-            copies = longest * size // (2 * room)  # each piece of a long word copies the rest
-    ensure_size(2 * size + chunks * _OBJECT + lines * (_OBJECT + indent) + len(
-        options.get("placeholder", "")), f"textwrap.{what}() of {len(text)} characters")
-    charge_operations((chunks + lines) * _STEP + copies // _COPY_BYTES)
+            # each piece of a long word copies the rest
+            charge_operations(longest * size // (2 * room) // _COPY_BYTES)
 
 
 def wrap(text: str, width: int = 70, **kwargs: Any) -> list[str]:
