@@ -17,7 +17,7 @@ import pytest
 
 import codemode as cm
 from codemode.sandbox import InProcessExecutor, WorkerPoolExecutor
-from codemode.sandbox.executors.broker import NOT_KEPT
+from codemode.sandbox.executors.broker import NOT_KEPT, TRACE_ARGUMENTS, _traced
 
 pytestmark = pytest.mark.anyio
 
@@ -105,3 +105,19 @@ async def test_the_trace_counts_big_ints_by_their_digits(kind: str) -> None:
     assert run.value == 100
     (record,) = run.calls
     assert list(record.arguments) == [NOT_KEPT]  # ~100 kB of digits, not 800 bytes
+
+
+@pytest.mark.parametrize(("arguments", "kept"), [
+    ({"i": 1}, True),
+    ({"a": 1.5, "b": None, "c": True, "d": "x" * 2000}, True),
+    ({"k" * (TRACE_ARGUMENTS + 1): 1}, False),  # a key past the limit, through **kwargs
+    ({"a": "x" * (TRACE_ARGUMENTS + 1)}, False),
+    ({"a": 10 ** 30_000}, True),  # 30,001 digits
+    ({"a": [10 ** 30_000] * 3}, False),
+    ({f"k{i}": i for i in range(40)}, True),  # past the flat check, walked: small
+])
+def test_what_the_trace_keeps(arguments: dict[str, Any], kept: bool) -> None:
+    traced = _traced(arguments)
+    assert (traced is arguments) is kept
+    if not kept:
+        assert list(traced) == [NOT_KEPT]

@@ -88,9 +88,31 @@ NOT_KEPT: Final = "(not kept)"
 than ``TRACE_ARGUMENTS`` (its value says how big); no tool argument is spelled so."""
 
 
+_FLAT_KEYS: Final = 32
+_FLAT_TEXT: Final = 1024
+_FLAT_INT: Final = 1 << 60
+"""Arguments of at most ``_FLAT_KEYS`` scalars (and keys) this small are far under
+``TRACE_ARGUMENTS``: kept without the walk."""
+
+
 def _traced(args: dict[str, Any]) -> dict[str, Any]:
     """``args`` as the trace keeps them (see ``TRACE_ARGUMENTS``). Reads at most about
     that many bytes' worth of them: a container's length counts before its items."""
+    if len(args) <= _FLAT_KEYS:  # the common call: a few short scalars, kept at once
+        for key, value in args.items():
+            kind = type(value)
+            if len(key) > _FLAT_TEXT:
+                break
+            if kind is str:
+                if len(value) > _FLAT_TEXT:
+                    break
+            elif kind is int:
+                if not -_FLAT_INT < value < _FLAT_INT:
+                    break
+            elif kind is not float and kind is not bool and value is not None:
+                break
+        else:
+            return args
     size = 0
     stack: list[Any] = [args]
     while stack:
