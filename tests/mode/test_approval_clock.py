@@ -48,8 +48,11 @@ def _registry(log: list[Any], wait: float = WAIT) -> cm.ToolRegistry:
 
 
 def _mode(reg: cm.ToolRegistry, executor: Executor) -> cm.CodeMode:
-    # policy_preflight off: the approval happens while the script runs, not before it
-    return cm.CodeMode(reg, executor=executor, limits=cm.Limits(timeout=TIMEOUT),
+    # policy_preflight off: the approval happens while the script runs, not before it;
+    # operations out of reach, so a spinning script ends by its timeout however fast the
+    # machine (10**7 operations sometimes came first on CI)
+    return cm.CodeMode(reg, executor=executor,
+                       limits=cm.Limits(timeout=TIMEOUT, operations=10**12),
                        policy_preflight=False)
 
 
