@@ -24,7 +24,13 @@ import referencing.exceptions
 from codemode.dispatch.frozen import thaw
 from codemode.errors import ToolDefinitionError
 
-__all__ = ["ArgumentProblem", "CompiledSchema", "compile_schema", "normalise_parameters"]
+__all__ = ["MAX_SCHEMA_DEPTH", "ArgumentProblem", "CompiledSchema", "compile_schema",
+           "normalise_parameters"]
+
+MAX_SCHEMA_DEPTH = 200
+"""Most levels of objects and arrays in a tool's schema (published schemas use under 20).
+Deeper, copying and checking it recurse past Python's limit, and jsonschema-rs reading it
+recurses in C (100,000 levels crash the process)."""
 
 _FULL_SCHEMA_KEYS = frozenset(
     {
@@ -69,6 +75,7 @@ def normalise_parameters(tool: str, spec: Mapping[str, Any] | None) -> dict[str,
         raise ToolDefinitionError(
             tool, f"parameters must be a JSON Schema object, got {type(spec).__name__}"
         )
+    _check_depth(tool, "parameters", spec)
     if _is_full_schema(spec):
         schema = copy.deepcopy(dict(spec))
         root_type = schema.get("type")
@@ -199,6 +206,71 @@ def _uses_key(schema: Any, key: str) -> bool:
     return False
 
 
+def _check_depth(tool: str, what: str, schema: Any) -> None:
+    """Refuse a schema nested deeper than ``MAX_SCHEMA_DEPTH`` (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(schema, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > MAX_SCHEMA_DEPTH:
+            raise ToolDefinitionError(
+                tool, f"{what} schema is nested too deeply (more than {MAX_SCHEMA_DEPTH} levels)"
+            )
+        stack.extend((child, depth + 1) for child in children)
+
+
+_REGEX_KEYS = frozenset({"pattern", "patternProperties"})
+"""Keys the metaschema checks with its ``regex`` format: jsonschema compiles the pattern
+with Python's ``re``, jsonschema-rs with its own engine, so only jsonschema may judge them."""
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _plain(value: Any) -> bool:
+    """True when ``value`` is made of exactly ``dict``, ``list`` and JSON scalars and uses no
+    regex key: there jsonschema-rs reads it as jsonschema does (jsonschema-rs also takes
+    a tuple for an array, which jsonschema refuses)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            if not _REGEX_KEYS.isdisjoint(item):
+                return False
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        elif kind not in _SCALARS:
+            return False
+    return True
+
+
+def _check_metaschema(cls: type[jsonschema.protocols.Validator],
+                      schema: Mapping[str, Any]) -> None:
+    """``cls.check_schema``, answered by jsonschema-rs where the two agree.
+
+    jsonschema's check costs ~650 µs for a three-line schema (registering 1,000 tools took
+    0.65 s, a new host's first run a few ms); jsonschema-rs answers in ~2 µs. Its
+    "valid" is trusted only for an undeclared draft (2020-12 both ways) made of plain JSON
+    values without regex keys; anything it calls invalid, or cannot read, goes to
+    jsonschema, which writes the error (and may find an older draft that accepts it).
+    tests/dispatch/test_schema_metaschema.py keeps the two in agreement over the tool
+    corpus and its mutations.
+    """
+    plain = dict(schema)
+    if cls is jsonschema.Draft202012Validator and "$schema" not in plain and _plain(plain):
+        try:
+            if jsonschema_rs.meta.is_valid(plain):
+                return
+        except (ValueError, jsonschema_rs.ReferencingError):
+            pass
+    cls.check_schema(plain)
+
+
 _OLDER_DIALECTS = (jsonschema.Draft7Validator, jsonschema.Draft4Validator)
 
 
@@ -261,9 +333,10 @@ def compile_schema(
     ``multipleOf`` use jsonschema's Python semantics, and schemas with
     ``patternProperties`` (regex keys) use jsonschema alone.
     """
+    _check_depth(tool, what, schema)
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
-        cls.check_schema(dict(schema))
+        _check_metaschema(cls, schema)
     except jsonschema.exceptions.SchemaError as exc:
         older = None if "$schema" in schema else _older_dialect(schema)
         if older is None:
