@@ -19,7 +19,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # module prefix: project prefixes it may import (besides itself)
     "codemode.errors": (),
     "codemode.exports": (),  # lazy re-exports: any package's __init__ may use it
-    "codemode.dispatch": ("codemode.errors",),
+    "codemode.jsontext": (),  # JSON text in steps: dispatch and the sandbox both need it
+    "codemode.dispatch": ("codemode.errors", "codemode.jsontext"),
     # the tool contract's leaves stay below the pipeline (context and pipeline use them)
     "codemode.dispatch.signal": (),
     "codemode.dispatch.agent": (),
@@ -32,8 +33,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "codemode.sandbox.runtime": (
         "codemode.errors", "codemode.sandbox.limits", "codemode.sandbox.language"),
     "codemode.sandbox.executors": (
-        "codemode.errors", "codemode.sandbox.limits", "codemode.sandbox.language",
-        "codemode.sandbox.runtime"),
+        "codemode.errors", "codemode.jsontext", "codemode.sandbox.limits",
+        "codemode.sandbox.language", "codemode.sandbox.runtime"),
     "codemode.sandbox": ("codemode.errors", "codemode.exports"),
     "codemode.mode": ("codemode.errors", "codemode.exports", "codemode.dispatch",
                       "codemode.sandbox", "sdk_gen"),

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from codemode.dispatch.frozen import FrozenDict, NotJSONError, constructor, dumps, freeze
+from codemode.jsontext import dumps_in_steps
 
 __all__ = [
     "BLOCK_TYPES",
@@ -189,11 +190,13 @@ def _block(value: Mapping[str, Any]) -> FrozenDict:
     return frozen
 
 
-def content_of(value: Any) -> tuple[tuple[FrozenDict, ...], Any]:
+def content_of(value: Any, *, steps: bool = False) -> tuple[tuple[FrozenDict, ...], Any]:
     """Content blocks and structured data for one handler return value.
 
     ``str`` → one text block; a block or a list of blocks → those blocks;
-    any other JSON → its JSON text plus the data as ``structured``.
+    any other JSON → its JSON text plus the data as ``structured``. ``steps``: a heavy
+    value on a worker thread, whose JSON text is written in short steps
+    (``jsontext.dumps_in_steps``: one C call for all of it holds the GIL, and so the loop).
     """
     if isinstance(value, str):
         return (text(value),), None
@@ -215,15 +218,15 @@ def content_of(value: Any) -> tuple[tuple[FrozenDict, ...], Any]:
             else ""
         )
         raise InvalidResult(f"the tool returned non-JSON data: {exc}{hint}") from None
-    return (text(dumps(data)),), data
+    return (text(dumps_in_steps(data) if steps else dumps(data)),), data
 
 
-def normalise(call_id: str, name: str, value: Any) -> ToolResult:
+def normalise(call_id: str, name: str, value: Any, *, steps: bool = False) -> ToolResult:
     """Turn a handler's return value into a ``ToolResult``; raise InvalidResult if impossible.
 
     Besides plain values, a handler may return an :class:`Envelope`: ``meta`` stays
     host-side, ``is_error`` reports a domain failure without raising. A plain dict is
-    always data, whatever its keys.
+    always data, whatever its keys. ``steps``: see :func:`content_of`.
     """
     if type(value) is str:  # the common case first
         return ToolResult(call_id=call_id, name=name, content=(text(value),))
@@ -241,14 +244,14 @@ def normalise(call_id: str, name: str, value: Any) -> ToolResult:
                 meta = freeze(raw_meta)
             except NotJSONError as exc:
                 raise InvalidResult(f"'meta' is not JSON ({exc})") from None
-        content, structured = content_of(value.content)
+        content, structured = content_of(value.content, steps=steps)
         if value.structured is not _NOT_GIVEN:
             try:
                 structured = freeze(value.structured)
             except NotJSONError as exc:
                 raise InvalidResult(f"'structured' is not JSON ({exc})") from None
     else:
-        content, structured = content_of(value)
+        content, structured = content_of(value, steps=steps)
     if envelope and value.is_error is True:
         message = "\n".join(b["text"] for b in content if b.get("type") == "text")
         return ToolResult(

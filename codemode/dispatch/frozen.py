@@ -12,6 +12,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, Final, NoReturn, TypeVar
 
+from codemode.jsontext import int_cost
+
 __all__ = ["HEAVY_VALUES", "FrozenDict", "NotJSONError", "constructor", "freeze", "heavy",
            "thaw"]
 
@@ -114,9 +116,15 @@ value, so a call stays within a few milliseconds of the loop, sixteen gathered o
 400,000 for 0.9 s, sixteen gathered calls of 19,990 values 1.3 s)."""
 
 
+_LONG_TEXT: Final = 1 << 12
+_BIG_INT: Final = 1 << 1024
+
+
 def heavy(value: Any, limit: int) -> bool:
     """Whether ``value`` holds more than ``limit`` JSON values (containers count their
-    items). Reads at most about ``limit`` of them: a container's length is counted
+    items), a long string weighing one per KB and a huge integer by the microseconds its
+    digits take (``jsontext.int_cost``: 3,000 integers of 4,000 digits were 0.6 s of one
+    C call). Reads at most about ``limit`` of them: a container's length is counted
     before its items are, so ``[{}] * 10**6`` answers at once."""
     seen = 0
     stack = [value]
@@ -133,6 +141,15 @@ def heavy(value: Any, limit: int) -> bool:
             if seen > limit:
                 return True
             stack.extend(item)
+        elif kind is str:
+            if len(item) > _LONG_TEXT:
+                seen += len(item) >> 10
+                if seen > limit:
+                    return True
+        elif kind is int and not -_BIG_INT < item < _BIG_INT:
+            seen += int_cost(item)
+            if seen > limit:
+                return True
     return False
 
 

@@ -477,6 +477,11 @@ class _ThreadExit(Exception):
         super().__init__(f"{type(original).__name__}: {original}")
 
 
+def _normalise_in_steps(call_id: str, name: str, raw: Any) -> ToolResult:
+    """``normalise`` of a heavy result, on a worker thread (its JSON text in steps)."""
+    return normalise(call_id, name, raw, steps=True)
+
+
 def _in_thread(tool: Tool, args: tuple[Any, ...]) -> Any:
     try:
         return tool.handler(*args)
@@ -647,8 +652,8 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
             await gate.wake()
     try:
         if heavy(raw, HEAVY_VALUES):  # copied into a result on a worker thread, as arguments
-            result = await anyio.to_thread.run_sync(normalise, call.call_id, tool.name, raw,
-                                                    abandon_on_cancel=True)
+            result = await anyio.to_thread.run_sync(_normalise_in_steps, call.call_id,
+                                                    tool.name, raw, abandon_on_cancel=True)
         elif tool.output_validator is None and not registry.hooks.post:
             return normalise_timed(call.call_id, tool.name, raw, start)
         else:

@@ -84,7 +84,12 @@ async def test_statistics_results_under_the_cap_are_exact() -> None:
     ({"a": [{}] * 10**6}, 100, True),
     ({"a": {"b": {"c": list(range(50))}}}, 60, False),
     ({"a": {"b": {"c": list(range(50))}}}, 50, True),
-    ({"a": ("x",) * 30, "b": "y" * 10**6}, 40, False),  # a long string is one value
+    ({"a": ("x",) * 30, "b": "y" * 4096}, 40, False),  # a string of up to 4 KB is one value
+    ({"a": ("x",) * 30, "b": "y" * 10**6}, 40, True),  # a longer one weighs one per KB
+    ({"a": ("x",) * 30, "b": "y" * 10**6}, 2000, False),
+    ({"a": [2**1000] * 30}, 40, False),  # an integer of up to 1,024 bits is one value
+    ({"a": [10**4000] * 30}, 2000, True),  # ~4,000 digits weigh ~170 each (their spelling)
+    ({"a": [10**4000] * 5}, 2000, False),
 ])
 def test_heavy_counts_values(value: Any, limit: int, expected: bool) -> None:
     assert heavy(value, limit) is expected
@@ -162,9 +167,9 @@ async def test_a_heavy_result_is_made_and_copied_off_the_loop(
     on_loop: dict[str, list[bool]] = {"normalise": [], "to_script": []}
     normalise, to_script = pipeline.normalise, Bridge.to_script
 
-    def spy_normalise(*args: Any) -> Any:
+    def spy_normalise(*args: Any, **kwargs: Any) -> Any:
         on_loop["normalise"].append(threading.current_thread() is threading.main_thread())
-        return normalise(*args)
+        return normalise(*args, **kwargs)
 
     def spy_to_script(self: Bridge, *args: Any) -> Any:
         on_loop["to_script"].append(threading.current_thread() is threading.main_thread())
@@ -191,3 +196,50 @@ async def test_a_heavy_result_is_made_and_copied_off_the_loop(
     # the small result takes the lean path on the loop (no normalise call at all)
     assert on_loop["normalise"] == [False]
     assert on_loop["to_script"] == [True, False]
+
+
+@pytest.mark.parametrize("kind", ["inprocess", "pool"])
+async def test_a_result_of_huge_integers_is_spelled_in_steps_off_the_loop(
+        monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """A few hundred integers of 4,000 digits are few values but seconds of decimal
+    spelling in one C call (it holds the GIL, so a thread alone does not help): they
+    weigh as heavy, and their text is written in steps on a worker thread."""
+    from codemode.dispatch import content
+
+    threads: list[bool] = []
+    in_steps = content.dumps_in_steps
+
+    def spy(value: Any) -> str:
+        threads.append(threading.current_thread() is threading.main_thread())
+        return in_steps(value)
+
+    monkeypatch.setattr(content, "dumps_in_steps", spy)
+    numbers = [10**4000 + i for i in range(300)]
+
+    async def give(args: Any, ctx: cm.ExecContext) -> Any:
+        return numbers
+
+    registry = cm.ToolRegistry()
+    registry.register(cm.define_tool(name="give", execute=give))
+    executor = InProcessExecutor() if kind == "inprocess" else WorkerPoolExecutor(size=1)
+    async with executor:
+        run = await cm.CodeMode(registry, executor=executor).run(
+            "xs = await tools.give()\n[len(xs), xs[-1] - 10**4000]\n")
+    assert run.error is None, run.error
+    assert run.value == [300, 299]
+    assert threads == [False]
+
+
+async def test_arguments_past_the_frame_cap_are_refused_by_name_and_never_sent() -> None:
+    from codemode.sandbox.executors.protocol import MAX_FRAME
+
+    seen: list[Any] = []
+    limits = cm.Limits(memory=1 << 31, timeout=60)
+    async with WorkerPoolExecutor(size=1) as pool:
+        run = await cm.CodeMode(_registry(seen), executor=pool, limits=limits).run(
+            f"try:\n    await tools.ack(data=['x' * {MAX_FRAME}])\n"
+            "except ToolCallError as exc:\n    refused = str(exc)\nrefused\n")
+    assert run.error is None, run.error
+    assert "more than a call may carry" in run.value and str(MAX_FRAME) in run.value
+    assert seen == []
+    assert run.calls == ()

@@ -63,6 +63,7 @@ import threading
 from typing import Any, Final
 
 from codemode.errors import WorkerProtocolError
+from codemode.jsontext import STRING_CHUNK, JsonSteps, TextTooLong, is_small
 
 __all__ = [
     "BLOB",
@@ -155,161 +156,29 @@ def encode_strict(message: list[Any]) -> bytes:
     return _HEADER.pack(len(body)) + body
 
 
-def is_small(value: Any, nodes: int = 512, chars: int = INLINE_FRAME // 2) -> bool:
-    """True when ``value`` surely encodes quickly (few nodes, short strings): encode it at
-    once; otherwise use :func:`encode_large_strict` off the loop. Stops at the budget."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        nodes -= 1
-        if nodes < 0:
-            return False
-        if isinstance(item, str):
-            chars -= len(item)
-            if chars < 0:
-                return False
-        elif isinstance(item, dict):
-            if len(item) > nodes:
-                return False
-            for key, member in item.items():
-                stack.append(key)
-                stack.append(member)
-        elif isinstance(item, list | tuple):
-            if len(item) > nodes:
-                return False
-            stack.extend(item)
-    return True
-
-
-_SHORTCUT_DEPTH: Final = 32
-"""Below this depth a value is not re-scanned by :func:`is_small` (each scan walks up to
-4096 nodes, so re-scanning every level of a deep chain was quadratic: 12 s for a result
-nested 100,000 deep); ``json.dumps`` would fail on such depth anyway."""
-_STRING_CHUNK: Final = 1 << 20
-_SLICE: Final = 1024
-_SCALARS: Final = frozenset({int, float, bool, type(None)})
-_EMPTY_OK: Final = frozenset({list, tuple, dict})
-
-
-def _flat(items: list[Any] | tuple[Any, ...]) -> bool:
-    """True when every item is a scalar, a short string or an empty container (a quick
-    look, one step per item, before a slice goes to the C encoder whole)."""
-    for item in items:
-        kind = type(item)
-        if kind in _SCALARS:
-            continue
-        if kind is str:
-            if len(item) > 4096:
-                return False
-        elif kind not in _EMPTY_OK or item:
-            return False
-    return True
-_c_ascii: Any = json.encoder.encode_basestring_ascii
-
-
-def _ascii_chunked(text: str) -> str:
-    """``encode_basestring_ascii`` in 1 MiB slices (a code point never splits), so no C call
-    holds the GIL for long."""
-    if len(text) <= _STRING_CHUNK:
-        return str(_c_ascii(text))
-    parts = [str(_c_ascii(text[i : i + _STRING_CHUNK]))[1:-1]
-             for i in range(0, len(text), _STRING_CHUNK)]
-    return '"' + "".join(parts) + '"'
-
-
-_c_text: Any = json.encoder.encode_basestring
-_dumps_text = json.JSONEncoder(ensure_ascii=False).encode
-
-
-def _text_chunked(text: str) -> str:
-    """``encode_basestring`` (no ASCII escapes) in 1 MiB slices."""
-    return '"' + "".join(str(_c_text(text[i : i + _STRING_CHUNK]))[1:-1]
-                         for i in range(0, len(text), _STRING_CHUNK)) + '"'
-
-
-class _Parts:
-    """JSON text in pieces, each from one short C call; refuses past ``cap`` early.
-
-    ``ascii`` (frames): ASCII escapes, no NaN, sizes in characters; otherwise (result
-    sizes, as ``RunOutcome.to_result`` counts them) UTF-8 bytes of the unescaped text,
-    only counted, nothing kept.
-    """
-
-    def __init__(self, *, ascii: bool = True, cap: int = MAX_FRAME) -> None:
-        self.chunks: list[str] = []
-        self.size = 0
-        self._ascii = ascii
-        self._cap = cap
-        self._dumps = _dumps_strict if ascii else _dumps_text
-        self._string = _ascii_chunked if ascii else _text_chunked
-        self._comma = "," if ascii else ", "
-
-    def add(self, text: str) -> None:
-        if self._ascii:
-            self.size += len(text)
-            self.chunks.append(text)
-        else:
-            self.size += len(text.encode("utf-8", "replace"))
-        if self.size > self._cap:
-            raise FrameTooLarge()
-
-    def value(self, value: Any, depth: int = 0) -> None:
-        cap = self._cap
-        if depth < _SHORTCUT_DEPTH and is_small(value, 4096, _STRING_CHUNK):
-            self.add(self._dumps(value))
-        elif isinstance(value, str):
-            if len(value) > cap:  # every character takes at least one byte
-                raise FrameTooLarge()
-            self.add(self._string(value))
-        elif isinstance(value, list | tuple):
-            if 2 * len(value) > cap + 1:  # a value and a comma each
-                raise FrameTooLarge()
-            self.add("[")
-            first = True
-            for i in range(0, len(value), _SLICE):
-                piece = value[i : i + _SLICE]
-                if _flat(piece) or (depth < _SHORTCUT_DEPTH
-                                    and is_small(piece, 4 * _SLICE, _STRING_CHUNK)):
-                    self.add(("" if first else self._comma) + self._dumps(list(piece))[1:-1])
-                    first = False
-                    continue
-                for item in piece:
-                    if not first:
-                        self.add(self._comma)
-                    first = False
-                    self.value(item, depth + 1)
-            self.add("]")
-        elif isinstance(value, dict):
-            if 5 * len(value) > cap + 1:  # "":0, at least
-                raise FrameTooLarge()
-            self.add("{")
-            for n, (key, member) in enumerate(value.items()):
-                pair = self._dumps({key: 0})  # the key exactly as json spells it
-                self.add((self._comma if n else "") + pair[1 : pair.rindex("0")])
-                self.value(member, depth + 1)
-            self.add("}")
-        else:
-            self.add(self._dumps(value))
-
-
 def json_size(value: Any, cap: int) -> int | None:
-    """Bytes of ``value`` as UTF-8 JSON (``ensure_ascii=False``), or None past ``cap``;
-    for a worker thread, like :func:`encode_large_strict` (stops at the cap)."""
-    parts = _Parts(ascii=False, cap=cap)
+    """Bytes of ``value`` as UTF-8 JSON (``ensure_ascii=False``, ``json.dumps``' spacing, as
+    ``RunOutcome.to_result`` counts them), or None past ``cap``; for a worker thread, like
+    :func:`encode_large_strict` (stops at the cap)."""
+    steps = JsonSteps(ascii=False, compact=False, allow_nan=True, keep=False, utf8=True,
+                      cap=cap)
     try:
-        parts.value(value)
-    except FrameTooLarge:
+        steps.value(value)
+    except TextTooLong:
         return None
-    return parts.size
+    return steps.size
 
 
 def encode_large_strict(message: list[Any]) -> bytes:
     """:func:`encode_strict` for big messages, meant for a worker thread: the text is
     built from many short C calls (the GIL passes to the host loop between them), and
     encoding stops as soon as it passes ``MAX_FRAME`` instead of building all of it."""
-    parts = _Parts()
-    parts.value(message)
-    body = "".join(parts.chunks).encode("ascii")
+    steps = JsonSteps(ascii=True, compact=True, cap=MAX_FRAME)
+    try:
+        steps.value(message)
+    except TextTooLong:
+        raise FrameTooLarge() from None
+    body = steps.text().encode("ascii")
     return _HEADER.pack(len(body)) + body
 
 
@@ -445,11 +314,11 @@ def decode_bounded(body: bytes, context: _Bounded | None = None) -> list[Any]:
 
 def _utf8(body: bytes) -> str:
     """``body.decode()`` in 1 MiB steps (15 MB at once held the GIL for 30 ms)."""
-    if len(body) <= _STRING_CHUNK:
+    if len(body) <= STRING_CHUNK:
         return body.decode("utf-8")
     decoder = codecs.getincrementaldecoder("utf-8")()
-    parts = [decoder.decode(body[i : i + _STRING_CHUNK])
-             for i in range(0, len(body), _STRING_CHUNK)]
+    parts = [decoder.decode(body[i : i + STRING_CHUNK])
+             for i in range(0, len(body), STRING_CHUNK)]
     parts.append(decoder.decode(b"", final=True))
     return "".join(parts)
 

@@ -56,6 +56,7 @@ from codemode.sandbox.executors.protocol import (
     HEADER_SIZE,
     MAX_FRAME,
     FrameDecoder,
+    FrameTooLarge,
     encode,
     encode_call,
 )
@@ -267,7 +268,13 @@ class _Channel:
             return {"error": {"tool": name, "message": RUN_ENDED, "path": None}}
         self._next_id += 1
         call_id = self._next_id
-        self._write(encode_call(call_id, name, arguments))
+        try:
+            frame = encode_call(call_id, name, arguments)
+        except FrameTooLarge as exc:
+            return {"error": {"tool": name, "path": None, "message": (
+                f"the arguments are {exc.size} bytes of JSON, more than a call may carry "
+                f"({MAX_FRAME} bytes)")}}
+        self._write(frame)
         loop = asyncio.get_running_loop()
         # ``_ready`` (callbacks due this turn) is private, but asyncio has no public
         # "is anything else runnable?" check; spinning while other tasks could run

@@ -1,0 +1,128 @@
+"""JSON text in steps: the same text as one ``json.dumps`` call, never one long C call.
+
+The host's loop waits for any single C call a worker thread makes (it holds the GIL), so
+what matters besides the text being right is that no piece of it spells much: a long
+string goes in ~1 MiB slices, each huge integer in a call of its own, a long list a slice
+of items at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+
+from codemode.dispatch.content import content_of
+from codemode.jsontext import STRING_CHUNK, JsonSteps, TextTooLong, dumps_in_steps, is_small
+
+VALUES: list[Any] = [
+    {"a": 1, "b": [1.5, None, True, "x"], "c": {}},
+    ["é" * (STRING_CHUNK + 17)],
+    "\ud83d\ude00 emoji and \\ quotes \" " * 40_000,
+    [10**4000 + i for i in range(40)],
+    [-(10**3000), 2**1024, -(2**1024), 7],
+    list(range(5000)),
+    [{"k": i, "v": [i] * 3} for i in range(3000)],
+    {1: "int key", 2.5: "float key", True: "bool key", None: "none key", "s": "str"},
+    {"deep": [[[[["x" * 5000]]]]] * 700},
+    [[]] * 3000 + [{}] * 3000,
+]
+
+MODES = [
+    pytest.param({"ascii": True, "compact": True},
+                 {"ensure_ascii": True, "separators": (",", ":"), "allow_nan": False},
+                 id="frames"),
+    pytest.param({"ascii": False, "compact": True},
+                 {"ensure_ascii": False, "separators": (",", ":"), "allow_nan": False},
+                 id="compact-text"),
+    pytest.param({"ascii": False, "compact": False, "allow_nan": True},
+                 {"ensure_ascii": False, "allow_nan": True}, id="dumps-default-spacing"),
+]
+
+
+@pytest.mark.parametrize(("steps_options", "dumps_options"), MODES)
+@pytest.mark.parametrize("value", VALUES, ids=range(len(VALUES)))
+def test_the_text_is_what_json_dumps_writes(value: Any, steps_options: dict[str, Any],
+                                            dumps_options: dict[str, Any]) -> None:
+    steps = JsonSteps(**steps_options)
+    steps.value(value)
+    assert steps.text() == json.dumps(value, **dumps_options)
+
+
+def test_counting_only_keeps_nothing_and_counts_utf8_bytes() -> None:
+    value = {"t": "é" * 1000, "n": [1, 2]}
+    steps = JsonSteps(ascii=False, compact=False, allow_nan=True, keep=False, utf8=True)
+    steps.value(value)
+    assert steps.chunks == []
+    assert steps.size == len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+
+
+def _pieces(value: Any) -> list[str]:
+    steps = JsonSteps(ascii=False, compact=True)
+    steps.value(value)
+    return steps.chunks
+
+
+def test_each_huge_integer_is_spelled_in_a_call_of_its_own() -> None:
+    """3,000 integers of 4,000 digits were one C call of 0.6 s."""
+    value = [10**4000 + i for i in range(300)]
+    pieces = _pieces(value)
+    assert max(len(piece) for piece in pieces) < 4100
+    assert "".join(pieces) == json.dumps(value, separators=(",", ":"))
+
+
+def test_a_long_string_is_escaped_a_slice_at_a_time() -> None:
+    value = {"text": "é\n" * (3 * STRING_CHUNK)}
+    pieces = _pieces(value)
+    assert max(len(piece) for piece in pieces) <= 2 * STRING_CHUNK + 2  # "\n" is two chars
+    assert len(pieces) >= 6
+
+
+def test_a_long_list_goes_a_slice_of_items_at_a_time() -> None:
+    value = list(range(100_000))
+    pieces = _pieces(value)
+    assert len(pieces) >= 90
+    assert max(len(piece) for piece in pieces) < 10_000
+
+
+@pytest.mark.parametrize("value", [
+    "é" * (40 * STRING_CHUNK),
+    ["x" * 600] * 60_000,
+    {"k": "x" * (40 * STRING_CHUNK)},
+    list(range(10_000_000)),
+    [10**4000] * 20_000,
+])
+def test_the_cap_stops_the_text_as_soon_as_it_is_passed(value: Any) -> None:
+    """Each of these is tens of megabytes of text; the cap is passed within a piece."""
+    cap = 2 * STRING_CHUNK
+    steps = JsonSteps(ascii=True, compact=True, cap=cap)
+    with pytest.raises(TextTooLong):
+        steps.value(value)
+    assert steps.size < cap + 6 * STRING_CHUNK + 16
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_not_a_number_is_refused_unless_allowed(bad: float) -> None:
+    with pytest.raises(ValueError, match="JSON compliant"):
+        dumps_in_steps({"x": [bad] * 3000})
+    steps = JsonSteps(ascii=False, compact=False, allow_nan=True)
+    steps.value([bad])
+    assert steps.text() == json.dumps([bad])
+
+
+@pytest.mark.parametrize(("value", "small"), [
+    ({"a": [1, 2, 3]}, True),
+    ([2**1000] * 100, True),
+    ([10**4000] * 10, False),  # ten are ~2 ms of spelling: not "at once"
+    ("x" * 40_000, False),
+    (list(range(600)), False),
+])
+def test_is_small_weighs_items_strings_and_huge_integers(value: Any, small: bool) -> None:
+    assert is_small(value) is small
+
+
+def test_a_heavy_results_text_in_steps_is_the_same_block() -> None:
+    value = {"rows": [{"id": i, "n": 10**1000 + i} for i in range(500)], "note": "é" * 5000}
+    assert content_of(value, steps=True) == content_of(value)
