@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import threading
 from typing import Any
 
 import anyio
@@ -127,3 +129,48 @@ async def test_a_host_result_that_is_not_json_is_an_internal_error(result: Any) 
     assert _error(await broker.answer("t", {})) == ("t", "internal error")
     assert _error(await broker.answer_json("t", "{}")) == ("t", "internal error")
     assert [(r.ok, r.error) for r in broker.records] == [(False, "internal error")] * 2
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param('{"x": [' + "1," * 600_000 + "1]}", "arguments refused: the text holds more",
+                     id="too-many-values"),
+        pytest.param('{"x": ' + "[" * 150 + '"' + "y" * 70_000 + '"' + "]" * 150 + "}",
+                     "arguments refused: the text nests deeper", id="too-deep"),
+        pytest.param('{"x": "' + "y" * 70_000 + '"', "arguments are not JSON data",
+                     id="cut-short"),
+    ],
+)
+async def test_large_argument_text_is_decoded_under_the_frames_bounds(
+    text: str, message: str
+) -> None:
+    host = Host()
+    broker = CallBroker(host, Limits(), tool_paths=["t"])
+    tool, problem = _error(await broker.answer_json("t", text))
+    assert tool == "t" and problem.startswith(message), problem
+    assert host.calls == []
+
+
+async def test_large_argument_text_is_decoded_off_the_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past INLINE_FRAME the text goes to the counting decoder on a worker thread (one
+    ``json.loads`` of it would hold the loop); the host sees the same value."""
+    from codemode.sandbox.executors import broker as broker_module
+
+    threads: list[bool] = []
+    decode = broker_module.decode_text_bounded
+
+    def spy(*args: Any) -> Any:
+        threads.append(threading.current_thread() is threading.main_thread())
+        return decode(*args)
+
+    monkeypatch.setattr(broker_module, "decode_text_bounded", spy)
+    host = Host()
+    broker = CallBroker(host, Limits(), tool_paths=["t"])
+    value = {"n": [10**4000 + i for i in range(20)], "s": "é" * 10_000}
+    assert await broker.answer_json("t", json.dumps(value)) == {"ok": "ok"}
+    assert await broker.answer_json("t", json.dumps({"small": 1})) == {"ok": "ok"}
+    assert host.calls == [("t", value), ("t", {"small": 1})]
+    assert threads == [False]

@@ -76,6 +76,7 @@ __all__ = [
     "FrameDecoder",
     "FrameTooLarge",
     "decode_bounded",
+    "decode_text_bounded",
     "encode",
     "encode_blob",
     "encode_call",
@@ -284,10 +285,19 @@ def decode_bounded(body: bytes, context: _Bounded | None = None) -> list[Any]:
     Raises ``WorkerProtocolError`` at the first value past a bound, on bad JSON, and on
     anything that is not a tagged array; ``context.cancelled`` stops it early.
     """
+    try:
+        text = _utf8(body)
+    except ValueError as error:
+        raise WorkerProtocolError(f"frame is not JSON: {error}") from None
+    return _tagged(decode_text_bounded(text, context))
+
+
+def decode_text_bounded(text: str, context: _Bounded | None = None) -> Any:
+    """:func:`decode_bounded` for JSON text, any value (the in-process executor's big
+    call arguments: ``json.loads`` of them held the host loop as long as it took)."""
     bounded = context if context is not None else _Bounded()
     _pause_gc()
     try:
-        text = _utf8(body)
         scan = _py_make_scanner(bounded)
         start = _WHITESPACE.match(text, 0).end()
         try:
@@ -309,7 +319,7 @@ def decode_bounded(body: bytes, context: _Bounded | None = None) -> list[Any]:
     finally:
         _resume_gc()
     bounded.made = []
-    return _tagged(message)
+    return message
 
 
 def _utf8(body: bytes) -> str:
