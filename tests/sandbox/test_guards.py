@@ -74,6 +74,8 @@ HOST_OBJECTS = [
     pytest.param(_generator.__code__, "co_consts", id="code"),
     pytest.param(_traceback(), "tb_frame", id="traceback"),
     pytest.param(_generator(), "gi_frame", id="generator"),
+    *[pytest.param(_generator(), name, id=f"host-generator-{name}")  # not script code
+      for name in ("send", "throw", "close", "send")],
     pytest.param(len, "self", id="builtin-function"),
     pytest.param(_generator, "func_globals", id="function"),
     pytest.param(1, "to_bytes", id="int-to-bytes"),

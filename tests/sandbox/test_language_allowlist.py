@@ -29,6 +29,15 @@ def caught(f):
         f()
     except Exception as e:
         return e
+def gen():
+    while True:
+        try:
+            yield 1
+        except ValueError:
+            pass
+def started(g):
+    next(g)
+    return g
 """
 
 SAMPLES: Final[dict[str, str]] = {
@@ -59,6 +68,8 @@ SAMPLES: Final[dict[str, str]] = {
     "IsoCalendarDate": "datetime.date(2020, 1, 2).isocalendar()",
     "struct_time": "datetime.date(2020, 1, 2).timetuple()",
     "BaseException": "ValueError('x')",
+    "OSError": "OSError(2, 'gone')",
+    "generator": "started(gen())",
     "StopIteration": "StopIteration(3)",
     "ToolCallError": "ToolCallError('t', 'm', '$.x')",
     "JSONDecodeError": "caught(lambda: json.loads('{'))",
@@ -111,6 +122,7 @@ TYPE_ARGS: Final[dict[tuple[str, str], str]] = {
     ("timezone", "utcoffset"): "None", ("deque", "remove"): "1", ("list", "insert"): "0, 4",
     ("OrderedDict", "popitem"): "", ("timedelta", "total_seconds"): "",
     ("deque", "pop"): "", ("set", "pop"): "",
+    ("generator", "send"): "2", ("generator", "throw"): "ValueError",
     **{(kind, name): "" for kind in ("datetime", "time") for name in ("utcoffset", "tzname",
                                                                       "dst")},
 }
@@ -230,6 +242,8 @@ FACADES: Final[dict[str, str]] = {
     "re.compile": "re.compile('a+').fullmatch('aa') is not None",
     "re.error": "isinstance(caught(lambda: re.compile('(')), re.error)",
     "re.escape": "re.escape('a.b') == 'a\\\\.b'",
+    "re.Pattern": "isinstance(re.compile('a'), re.Pattern)",
+    "re.Match": "isinstance(re.match('a', 'a'), re.Match) and type(re.match('a', 'a')) is re.Match",
     "re.findall": "re.findall('a', 'aba') == ['a', 'a']",
     "re.finditer": "[m.start() for m in re.finditer('a', 'aba')] == [0, 2]",
     "re.fullmatch": "re.fullmatch('ab', 'ab') is not None",

@@ -15,6 +15,8 @@ import copy
 import datetime
 import json
 import re
+import types
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
@@ -29,12 +31,13 @@ from codemode.sandbox.language.guards import (
     SPECIAL_METHODS,
     guarded_getattr,
 )
+from codemode.sandbox.language.meter import SCRIPT_FILENAME
 from codemode.sandbox.language.state import CURRENT_RUN, RunState
 from codemode.sandbox.limits import Limits
 from codemode.sandbox.runtime.runner import warm_up
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
 warm_up()  # the facades register their types and guarded methods
 
@@ -70,6 +73,18 @@ def _regex_error() -> Any:
     raise AssertionError("'(' compiled")
 
 
+def _script_generator() -> Any:
+    """A started generator of script code (``send``/``throw``/``close`` are the script's
+    own generators' only)."""
+    source = ("def gen():\n    while True:\n        try:\n            yield 1\n"
+              "        except ValueError:\n            pass\n")
+    namespace: dict[str, Any] = {}
+    exec(compile(source, SCRIPT_FILENAME, "exec"), namespace)  # test code, not a script's
+    gen = namespace["gen"]()
+    next(gen)
+    return gen
+
+
 SAMPLES: Final[dict[type, Callable[[], Any]]] = {
     str: lambda: "a bB\tc",
     bytes: lambda: b"a b",
@@ -97,6 +112,7 @@ SAMPLES: Final[dict[type, Callable[[], Any]]] = {
     datetime.timedelta: lambda: datetime.timedelta(days=1, seconds=5),
     datetime.timezone: lambda: datetime.timezone(datetime.timedelta(hours=2)),
     BaseException: lambda: BaseException("x"),
+    OSError: lambda: OSError(2, "gone", "a.txt"),
     StopIteration: lambda: StopIteration(3),
     ToolCallError: lambda: ToolCallError("t", "m", "$.x"),
     json.JSONDecodeError: lambda: json.JSONDecodeError("bad", "doc", 1),
@@ -104,6 +120,7 @@ SAMPLES: Final[dict[type, Callable[[], Any]]] = {
     UnicodeEncodeError: lambda: UnicodeEncodeError("ascii", "\xff", 0, 1, "bad"),
     type(datetime.date(2020, 1, 1).isocalendar()): lambda: datetime.date(2020, 1, 6).isocalendar(),
     type(datetime.date(2020, 1, 1).timetuple()): lambda: datetime.date(2020, 1, 1).timetuple(),
+    types.GeneratorType: lambda: _script_generator(),
     type(_match()): _match,
     type(_regex_error()): _regex_error,
 }
@@ -121,6 +138,7 @@ ARGS: Final[dict[str, tuple[Any, ...]]] = {
     "symmetric_difference_update": ([3],), "issubset": ([1, 2, 3],), "issuperset": ([1],),
     "isdisjoint": ([5],), "strftime": ("%Y %H",), "group": (0,), "expand": (r"\g<w>",),
     "astimezone": (datetime.UTC,),
+    "send": (2,), "throw": (ValueError,),
 }
 """Arguments of each guarded method (none when absent)."""
 
@@ -161,6 +179,8 @@ def _routes(real: type, name: str) -> dict[str, Callable[[Any], Callable[..., An
         kept = [guarded_getattr(type_(obj), name)]  # a reference kept in a container
         return lambda *args: kept[0](obj, *args)
 
+    if real is types.GeneratorType:  # type() of a generator is refused: no class routes
+        return {"instance": instance, "getattr()": via_getattr_builtin, "class": via_class}
     return {"instance": instance, "getattr()": via_getattr_builtin, "class": via_class,
             "type()": via_type, "stored": stored}
 
@@ -177,13 +197,19 @@ def _recording(key: tuple[type, str], seen: list[str],
 
 def _call(method: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any]:
     try:
-        return "value", method(*copy.deepcopy(args))
+        answer = method(*copy.deepcopy(args))
+        if isinstance(answer, Iterator):  # ``Counter.elements()``: compared by its items
+            answer = list(answer)
+        return "value", answer
     except Exception as exc:
         return "error", type(exc).__name__
 
 
+_VALUES: Final = frozenset({"args", "strerror", "filename", "filename2"})
+"""Guarded exception fields: values (scrubbed), not methods."""
+
 GUARDED: Final = sorted((key for key in SPECIAL_METHODS.keys() - CLASS_METHODS.keys()
-                         if key[1] != "args"),  # a value (scrubbed), not a method
+                         if key[1] not in _VALUES),
                         key=lambda key: (key[0].__name__, key[1]))
 
 
@@ -200,7 +226,7 @@ def test_every_route_to_a_guarded_method_is_guarded(
         seen.clear()
         answer = _call(get(obj), _args(real, name))
         assert seen == ["bound"], f"{real.__name__}.{name} via {route}: the guard did not run"
-        state = obj if real is not type(_match()) else None
+        state = obj if real not in (type(_match()), types.GeneratorType) else None
         answers[route] = (answer, repr(state))
     assert len({repr(a) for a in answers.values()}) == 1, answers
 
@@ -275,7 +301,7 @@ def test_instance_and_class_routes_agree(key: tuple[type, str]) -> None:
     raw = getattr(obj, name)
     descriptor = type(next((base.__dict__[name] for base in real.__mro__
                             if name in base.__dict__), None)).__name__
-    if name == "args":  # a value: the same texts, with no host address in them
+    if name in _VALUES:  # a value: the same texts, with no host address in them
         assert through_instance == raw
         return
     if key in SPECIAL_METHODS:

@@ -334,6 +334,22 @@ def _make_stand_in(meta: type, real: type, **attrs: Any) -> type:
     return stand_in
 
 
+class _TypeOnly(_GuardedType):
+    """Stand-ins for classes a script may test against but not call (``re.Pattern``)."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"cannot create '{cls.__module__}.{cls.__qualname__}' instances")
+
+
+def type_only(real: type, module: str, name: str) -> type:
+    """A stand-in for ``real`` that ``isinstance``/``issubclass`` and ``type()`` answer
+    for, shown as ``module.name`` (``re.Match``); calling it raises TypeError."""
+    stand_in = _make_stand_in(_TypeOnly, real)
+    stand_in.__qualname__ = stand_in.__name__ = name
+    stand_in.__module__ = module
+    return stand_in
+
+
 def sized_sequence(real: type) -> type:
     """A script-visible stand-in for the sequence class ``real`` (see ``_SizedSequence``)."""
     return _make_stand_in(_SizedSequence, real)
@@ -535,7 +551,7 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     "hash": guarded_hash, "hex": hex, "isinstance": isinstance_, "issubclass": issubclass_,
     "len": len,
     "next": next, "oct": oct, "ord": ord, "repr": repr_, "round": round_,
-    "print": print_, "range": range_, "sum": sum_, "sorted": sorted_, "min": min_,
+    "print": print_, "range": RangeType, "sum": sum_, "sorted": sorted_, "min": min_,
     "max": max_, "any": any_, "all": all_, "iter": iter_, "format": format_,
     "type": type_, "getattr": getattr_, "hasattr": guarded_hasattr, "pow": guarded_pow,
     # Exceptions (ToolCallError included).
@@ -545,7 +561,9 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     # ``except BaseException as e`` would hand the script the run's own stop signals
     # (a cancellation, a tripped limit, ``final_answer``) as values it could keep.
     **{exc.__name__: exc for exc in (ConnectionError, OSError, ImportError,
-                                     UnboundLocalError, ExceptionGroup)},
+                                     UnboundLocalError, ExceptionGroup, FileNotFoundError,
+                                     FileExistsError, PermissionError, IsADirectoryError,
+                                     NotADirectoryError)},
     "NotImplemented": NotImplemented,  # what a script class's ``__eq__`` may return
     "Ellipsis": Ellipsis,
     # Machinery the compiled code looks up in builtins.

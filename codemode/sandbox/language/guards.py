@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import weakref
 from collections import Counter, OrderedDict, defaultdict, deque
 from functools import partial
-from types import FunctionType
+from types import FunctionType, GeneratorType
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.errors import ToolCallError
@@ -42,6 +43,7 @@ from codemode.sandbox.language.compare import (
     guarded_key,
     keyed,
 )
+from codemode.sandbox.language.meter import SCRIPT_FILENAME
 from codemode.sandbox.language.policy import SCRIPT_METHODS, private_name_ok
 from codemode.sandbox.language.render import scrub, scrubbed_args
 from codemode.sandbox.language.sizes import (
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ATTRIBUTES",
     "CLASS_METHODS",
+    "NAMED_TUPLES",
     "SANDBOX_BASES",
     "SPECIAL_METHODS",
     "WRITABLE_TYPES",
@@ -290,7 +293,7 @@ ATTRIBUTES: Final[dict[type, frozenset[str]]] = {
     slice: frozenset({"start", "stop", "step"}),
     type({}.keys()): frozenset({"isdisjoint"}),
     type({}.items()): frozenset({"isdisjoint"}),
-    Counter: _DICT | frozenset({"most_common", "subtract", "total"}),
+    Counter: _DICT | frozenset({"most_common", "subtract", "total", "elements"}),
     defaultdict: _DICT | frozenset({"default_factory"}),
     OrderedDict: _DICT | frozenset({"move_to_end"}),
     deque: frozenset({"append", "appendleft", "pop", "popleft", "extend", "extendleft",
@@ -307,6 +310,8 @@ ATTRIBUTES: Final[dict[type, frozenset[str]]] = {
                              "tm_wday", "tm_yday", "tm_isdst", "count", "index"}),
     property: frozenset({"getter", "setter", "deleter"}),
     BaseException: _EXC,
+    OSError: _EXC | {"errno", "strerror", "filename", "filename2"},
+    GeneratorType: frozenset({"send", "throw", "close"}),
     StopIteration: _EXC | {"value"},
     ToolCallError: _EXC | {"tool", "message", "path"},
     json.JSONDecodeError: _EXC | {"msg", "doc", "pos", "lineno", "colno"},
@@ -592,6 +597,46 @@ def _bind_most_common(counter: Counter[Any]) -> Callable[..., Any]:
     return most_common
 
 
+def _bind_elements(counter: Counter[Any]) -> Callable[[], Any]:
+    """``Counter.elements``: each count is repeated in C (``Counter(a=10**12)``), so the
+    items are charged (one operation each) and sized before the C call; they come as an
+    iterator over a list, as Python's come from an iterator."""
+    def elements() -> Any:
+        total = sum(n for n in counted(counter.values()) if type(n) is int and n > 0)
+        charge_operations(total)
+        ensure_size(total * 8, "Counter.elements()")
+        return iter(list(counter.elements()))
+    return elements
+
+
+def _bind_generator(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """``send``/``throw``/``close`` of the script's own generators only (a host generator,
+    such as a facade's, keeps its own protocol); ``throw`` takes an ``Exception`` (a class
+    or an instance) and never a traceback."""
+    def bind(gen: Any) -> Callable[..., Any]:
+        if gen.gi_code.co_filename != SCRIPT_FILENAME:
+            raise refuse(gen, method)
+        real: Callable[..., Any] = getattr(gen, method)
+        if method != "throw":
+            return real
+
+        def throw(value: Any, *rest: Any) -> Any:
+            if rest or not (isinstance(value, Exception) or (
+                    isinstance(value, type) and issubclass(value, Exception))):
+                raise TypeError("generator.throw() takes one exception (an Exception "
+                                "instance or class) in the sandbox")
+            return real(value)
+        return throw
+    return bind
+
+
+def _bind_exception_field(name: str) -> Callable[[Any], Any]:
+    """``OSError.strerror`` & co.: like ``args``, texts carry no host address."""
+    def read(exc: Any) -> Any:
+        return scrubbed_args((getattr(exc, name),))[0]
+    return read
+
+
 def _counted_arg(arg: Any, mappings: str) -> Any:
     if isinstance(arg, str | bytes):
         return arg
@@ -780,11 +825,15 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
        for name in ("get", "pop", "setdefault")},
     (OrderedDict, "move_to_end"): _bind_keyed("move_to_end"),
     (Counter, "most_common"): _bind_most_common,
+    (Counter, "elements"): _bind_elements,
+    **{(GeneratorType, name): _bind_generator(name) for name in ("send", "throw", "close")},
+    **{(OSError, name): _bind_exception_field(name) for name in ("strerror", "filename",
+                                                                  "filename2")},
     **{(view, "isdisjoint"): _bind_counted("isdisjoint") for view in _KEY_VIEWS},
     (list, "extend"): _bind_extend,
     (deque, "extend"): _bind_extend,
     (deque, "extendleft"): _bind_extend,
-    **{(kind, "args"): _bind_args for kind in (BaseException, StopIteration, ToolCallError,
+    **{(kind, "args"): _bind_args for kind in (BaseException, OSError, StopIteration, ToolCallError,
                                                json.JSONDecodeError, UnicodeDecodeError,
                                                UnicodeEncodeError)},
     (_dt.datetime, "astimezone"): _bind_astimezone,
@@ -917,10 +966,40 @@ def _private_member(obj: Any, name: str) -> Any:
     owner = _owner(bases, name)
     if isinstance(owner, ScriptMeta):
         return getattr(obj, name)
+    if owner is not None and owner in NAMED_TUPLES and name in _NAMED_TUPLE_API:
+        return _named_tuple_member(obj, name, bound=bound)
     if owner is not None and owner in SANDBOX_BASES and name in _BASE_METHODS:
         function = _base_method(owner, name)
         return partial(function, obj) if bound else function
     raise refuse(obj, name)
+
+
+NAMED_TUPLES: Final[weakref.WeakSet[type]] = weakref.WeakSet()
+"""The ``collections.namedtuple`` classes the facade made (the bases of the script-visible
+classes): their ``_asdict``, ``_replace``, ``_make``, ``_fields`` and ``_field_defaults``
+are readable, and nothing else private of theirs."""
+
+_NAMED_TUPLE_API: Final = frozenset({"_asdict", "_replace", "_make", "_fields",
+                                     "_field_defaults"})
+_NAMED_TUPLE_INSTANCE: Final = frozenset({"_asdict", "_replace"})
+"""Only on an instance: the class's plain function would read ``_fields`` of any object."""
+
+
+def _named_tuple_member(obj: Any, name: str, *, bound: bool) -> Any:
+    """A named tuple's public-by-convention API (``obj`` an instance or, with ``bound``
+    False, a class): the data as copies, ``_make``'s input drawn through the counter."""
+    if name in _NAMED_TUPLE_INSTANCE and not bound:
+        raise refuse(obj, name)
+    if name == "_field_defaults":
+        return dict(obj._field_defaults)
+    if name == "_make":
+        cls = type(obj) if bound else obj
+
+        def make(iterable: Any) -> Any:
+            return cls._make(counted(iterable))
+        make.__name__ = make.__qualname__ = "_make"
+        return make
+    return getattr(obj, name)
 
 
 def _super_member(proxy: Any, name: str) -> Any:
@@ -976,7 +1055,14 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
             # run's aggregate memory check look before each one.
             poll_memory()
         special = _SPECIAL.get((cls, name))
-        return getattr(obj, name) if special is None else special(obj)
+        if special is None:
+            return getattr(obj, name)
+        try:
+            return special(obj)
+        except AttributeError:  # a binder that refuses this object (a host generator)
+            if default is _MISSING:
+                raise
+            return default
     if name.startswith("_") and not (
             (name in SCRIPT_METHODS or private_name_ok(name)) and (
                 cls is super or isinstance(cls, ScriptMeta) or issubclass(cls, ScriptMeta)
@@ -1020,6 +1106,10 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
             if cls in ATTRIBUTES:
                 _ALLOWED[(cls, name)] = True
             special = _SPECIAL.get((cls, name))
+            if special is None and isinstance(obj, BaseException):
+                # ``FileNotFoundError.strerror``: the base's guarded read.
+                special = next((_SPECIAL[(base, name)] for base in cls.__mro__
+                                if (base, name) in _SPECIAL), None)
             return value if special is None else special(obj)
         raise refuse(obj, name)
     except AttributeError:
@@ -1073,7 +1163,8 @@ def guarded_apply(func: Any, *args: Any, **kwargs: Any) -> Any:
 def guarded_type(obj: Any) -> type:
     """``type(x)``: one argument only, and only for types the script may see anyway."""
     cls = type(obj)
-    if cls in ATTRIBUTES or isinstance(cls, ScriptMeta) or cls in SANDBOX_BASES or (
+    if (cls in ATTRIBUTES and cls is not GeneratorType) or isinstance(cls, ScriptMeta) or (
+            cls in SANDBOX_BASES) or (
             issubclass(cls, BaseException)) or cls is type(None):
         return cls
     raise TypeError(f"type() is not available for {cls.__name__!r} objects in the sandbox")

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from codemode.sandbox.language.builtins import counted_mapping, sized_sequence
 from codemode.sandbox.language.facades import Facade
-from codemode.sandbox.language.guards import EXTRA_NAMES, ScriptMeta
+from codemode.sandbox.language.guards import EXTRA_NAMES, NAMED_TUPLES, ScriptMeta
 from codemode.sandbox.language.state import counted, current_run
 
 __all__ = ["FACADE"]
@@ -18,7 +18,8 @@ _MAX_NAME: Final = 100
 
 
 def namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> type:
-    """A named tuple class whose fields (and count/index) scripts may read."""
+    """A named tuple class whose fields (and count/index, ``_asdict``, ``_replace``, ``_make``,
+    ``_fields``, ``_field_defaults``) scripts may read."""
     if isinstance(field_names, str) and len(field_names) > _MAX_FIELDS * (_MAX_NAME + 2):
         current_run().too_big("namedtuple() field names", len(field_names))
     names = field_names.replace(",", " ").split() if isinstance(field_names, str) else list(
@@ -33,6 +34,7 @@ def namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> type
         current_run().too_big(f"namedtuple() with {len(names)} fields (at most {_MAX_FIELDS} "
                               f"fields, names of at most {_MAX_NAME} characters)", size)
     base = collections.namedtuple(typename, field_names, defaults=defaults)  # type: ignore[misc]
+    NAMED_TUPLES.add(base)
     fields = frozenset(base._fields) | {"count", "index"}
     return type.__new__(ScriptMeta, typename, (base,), {"__slots__": (), EXTRA_NAMES: fields})
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 import regex  # type: ignore[import-untyped]
 
 from codemode.errors import LimitExceeded
+from codemode.sandbox.language.builtins import type_only
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import ATTRIBUTES, SPECIAL_METHODS, SelfGuarded, refuse
 from codemode.sandbox.language.sizes import RENDER_SIZERS, SLICE_SIZERS, ensure_size
@@ -353,4 +354,6 @@ FACADE: Final = Facade("re", {
     "compile": compile, "search": search, "match": match, "fullmatch": fullmatch,
     "findall": findall, "finditer": finditer, "sub": sub, "subn": subn, "split": split,
     "escape": escape, "error": regex.error, **_FLAGS,
+    # For isinstance() only: a Pattern comes from compile(), a Match from a search.
+    "Pattern": type_only(Pattern, "re", "Pattern"), "Match": type_only(_MATCH_TYPE, "re", "Match"),
 })
