@@ -1,4 +1,4 @@
-"""``json`` for scripts: loads/dumps on plain data, no file or class hooks."""
+"""``json`` for scripts: loads/dumps on plain data, no files and no ``cls=``."""
 
 from __future__ import annotations
 
@@ -17,13 +17,18 @@ _CHECK_EVERY: Final = 1 << 16
 _NODE_BYTES: Final = 64
 
 
-def loads(s: str | bytes) -> Any:
-    """Parse JSON text (the objects it would build are size-checked first)."""
+def loads(s: str | bytes, *, object_hook: Any = None, parse_float: Any = None,
+          parse_int: Any = None, parse_constant: Any = None,
+          object_pairs_hook: Any = None) -> Any:
+    """Parse JSON text (the objects it would build are size-checked first). The hooks are
+    the script's own callables (or its builtins): script code is charged as it runs."""
     if isinstance(s, str | bytes) and len(s) > _CHECK_EVERY:
         text = s.decode("utf-8", "replace") if isinstance(s, bytes) else s
         nodes = text.count("{") + text.count("[") + text.count(",")
         ensure_size(nodes * _NODE_BYTES, "json.loads()")
-    return json.loads(s)
+    return json.loads(s, object_hook=object_hook, parse_float=parse_float,
+                      parse_int=parse_int, parse_constant=parse_constant,
+                      object_pairs_hook=object_pairs_hook)
 
 
 def _sized_default(default: Any) -> Any:
@@ -44,7 +49,7 @@ def _sized_default(default: Any) -> Any:
 
 def dumps(obj: Any, *, indent: int | str | None = None, sort_keys: bool = False,
           separators: tuple[str, str] | None = None, ensure_ascii: bool = True,
-          default: Any = None) -> str:
+          default: Any = None, allow_nan: bool = True, skipkeys: bool = False) -> str:
     """Serialize to JSON text (indent and separators are bounded)."""
     if isinstance(indent, int) and not 0 <= indent <= _MAX_INDENT:
         raise ValueError(f"indent must be between 0 and {_MAX_INDENT}")
@@ -63,11 +68,13 @@ def dumps(obj: Any, *, indent: int | str | None = None, sort_keys: bool = False,
         default = _sized_default(default)
     if indent is None:
         return json.dumps(obj, sort_keys=sort_keys, separators=separators,
-                          ensure_ascii=ensure_ascii, default=default)
+                          ensure_ascii=ensure_ascii, default=default, allow_nan=allow_nan,
+                          skipkeys=skipkeys)
     # Indentation multiplies the text by the nesting depth: encode piecewise and stop
     # once the output passes the memory limit.
     encoder = json.JSONEncoder(indent=indent, sort_keys=sort_keys, separators=separators,
-                               ensure_ascii=ensure_ascii, default=default)
+                               ensure_ascii=ensure_ascii, default=default,
+                               allow_nan=allow_nan, skipkeys=skipkeys)
     chunks: list[str] = []
     size = 0
     for chunk in encoder.iterencode(obj):
