@@ -18,10 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import jsonschema
-import jsonschema.exceptions
-import jsonschema.validators
-
+from codemode.dispatch.schema import argument_problem
 from codemode.sandbox.language.compile import MAX_SOURCE
 from codemode.sandbox.language.facades import (
     FACADE_NAMES,
@@ -85,45 +82,9 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-_VALIDATORS: dict[tuple[int, str], tuple[Mapping[str, Any], Any]] = {}
-"""(id of a tool's parameters schema, argument) → (that schema, its argument's validator):
-made once per tool argument, not at every run (a spec's schema is frozen)."""
-
-
-def _validator(schema: Mapping[str, Any], props: Mapping[str, Any], wire_arg: str) -> Any:
-    key = (id(schema), wire_arg)
-    known = _VALIDATORS.get(key)
-    if known is not None and known[0] is schema:
-        return known[1]
-    wrapper: dict[str, Any] = {"type": "object", "properties": {wire_arg: props[wire_arg]}}
-    for name in ("$defs", "definitions", "$schema"):
-        if name in schema:
-            wrapper[name] = schema[name]
-    cls = jsonschema.validators.validator_for(wrapper, default=jsonschema.Draft202012Validator)
-    validator = cls(wrapper)
-    if len(_VALIDATORS) >= 4096:
-        _VALIDATORS.clear()
-    _VALIDATORS[key] = (schema, validator)
-    return validator
-
-
 def _check_value(schema: Mapping[str, Any], wire_arg: str, value: Any) -> str | None:
     """Validate one literal argument in the context of its root schema (keeps $defs/$refs)."""
-    props = schema.get("properties")
-    if not isinstance(props, Mapping) or wire_arg not in props:
-        return None
-    try:
-        validator = _validator(schema, props, wire_arg)
-        error = jsonschema.exceptions.best_match(validator.iter_errors({wire_arg: value}))
-    except (
-        jsonschema.exceptions.RefResolutionError,
-        jsonschema.exceptions.SchemaError,
-        KeyError,
-        TypeError,
-        ValueError,
-    ):
-        return None
-    return None if error is None else error.message
+    return argument_problem(schema, wire_arg, value)
 
 
 def _allows_extra(schema: Mapping[str, Any]) -> bool:
@@ -323,6 +284,10 @@ class _Checker(ast.NodeVisitor):
             if isinstance(arg, ast.Dict) and arg.keys and all(
                     isinstance(k, ast.Constant) and isinstance(k.value, str) for k in arg.keys):
                 keys = [str(k.value) for k in arg.keys if isinstance(k, ast.Constant)]
+                # The keys may be the wire names: ``{"from": ...}`` is ``from_=...``.
+                argmap = self.arguments.get(self.tools[path], {})
+                to_py = {wire: py for py, wire in argmap.items()}
+                keys = [to_py.get(k, k) if k not in argmap else k for k in keys]
                 if order is None or all(k in order for k in keys):
                     return False, [ast.keyword(arg=k, value=v, lineno=v.lineno,
                                                col_offset=v.col_offset)

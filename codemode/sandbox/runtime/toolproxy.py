@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import keyword
+import re
 from collections.abc import Awaitable, Callable, Collection, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
@@ -231,7 +233,7 @@ class ToolFunction(SelfGuarded):
         if len(args) == 1 and not kwargs and type(args[0]) is dict:
             keys = args[0]
             if keys and all(type(k) is str for k in keys) and (
-                    order is None or all(k in order for k in keys)):
+                    order is None or all(k in order or _spelled(k) in order for k in keys)):
                 return dict(keys)
         if order is None:
             raise TypeError(f"tools.{path}() needs keyword arguments: its parameters have no "
@@ -252,6 +254,16 @@ class ToolFunction(SelfGuarded):
 
     def sandbox_getattr(self, name: str) -> NoReturn:
         raise refuse(self, name)
+
+
+_NOT_IDENTIFIER: Final = re.compile(r"\W")
+
+
+def _spelled(wire: str) -> str:
+    """About the Python spelling the SDK gives the wire name ``wire`` (``from`` ->
+    ``from_``, ``not-ident`` -> ``not_ident``): one dict of arguments may use either."""
+    text = _NOT_IDENTIFIER.sub("_", wire)
+    return text + "_" if keyword.iskeyword(text) else text
 
 
 _Tree = dict[str, "_Tree | str"]
