@@ -374,7 +374,122 @@ COUNTER_ROWS: list[tuple[str, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "script"), COUNTER_ROWS, ids=[r[0] for r in COUNTER_ROWS])
-async def test_counter_inplace_add_is_in_place(mode: cm.CodeMode, name: str,
-                                               script: str) -> None:
+# -- 7. stdlib stand-ins answer as CPython ------------------------------------------------
+
+STDLIB_ROWS: list[tuple[str, str]] = [
+    ("isinstance against range, and type() of a range",
+     '[isinstance(range(3), range), isinstance([], range), isinstance(3, (int, range)), '
+     'type(range(2)) is range, list(range(2, 5))]'),
+    ("isinstance against the collections and datetime classes",
+     'from collections import Counter, defaultdict, OrderedDict, deque, namedtuple\n'
+     'import datetime\nP = namedtuple("P", "x y")\nd = datetime.datetime(2024, 1, 2)\n'
+     '[isinstance(Counter(), dict), isinstance(defaultdict(int), defaultdict), '
+     'isinstance(OrderedDict(), OrderedDict), isinstance(deque(), deque), '
+     'isinstance({}, Counter), isinstance(P(1, 2), P), isinstance((1, 2), P), '
+     'isinstance(d, datetime.date), isinstance(d.date(), datetime.datetime), '
+     'isinstance(datetime.timezone.utc, datetime.timezone)]'),
+    ("isinstance against re.Pattern and re.Match",
+     'import re\np = re.compile("a")\n[isinstance(p, re.Pattern), isinstance(p.match("a"), '
+     're.Match), isinstance("a", re.Pattern), isinstance(None, re.Match)]'),
+    ("a named tuple's _asdict, _replace, _fields, _make, _field_defaults",
+     'from collections import namedtuple\nP = namedtuple("P", ["x", "y"], defaults=[0])\n'
+     'p = P(1, 2)\nclass Q(P):\n    def total(self):\n        return self.x + self.y\n'
+     '[p._asdict(), p._replace(x=5), list(P._fields), P._make([3, 4]), p._fields, '
+     'P._field_defaults, Q(1, 2)._replace(y=5).total(), Q._make(range(2)).total()]'),
+    ("OSError's errno, strerror, filename and the subclasses",
+     'out = []\nfor exc in [OSError(2, "gone"), FileNotFoundError(2, "gone", "a.txt"), '
+     'PermissionError("no")]:\n    try:\n        raise exc\n    except OSError as e:\n'
+     '        out.append([type(e).__name__, e.errno, e.strerror, e.filename, list(e.args), '
+     'str(e)])\nout'),
+    ("e.args of caught errors",
+     'out = []\nfor f in [lambda: {}["k"], lambda: int("x"), lambda: [].pop()]:\n'
+     '    try:\n        f()\n    except Exception as e:\n        out.append(list(e.args))\n'
+     'out'),
+    ("Counter.elements, most_common, total, subtract, update",
+     'from collections import Counter\nc = Counter("abracadabra")\nd = Counter(a=3, b=1)\n'
+     'd.subtract({"a": 1, "b": 2})\nd.update(["a", "c"])\n'
+     '[sorted(c.elements()), list(Counter(a=2, b=0, c=-1).elements()), c.most_common(2), '
+     'c.total(), d, +d]'),
+    ("generator send, throw and close",
+     'def running():\n    total = 0\n    while True:\n        try:\n'
+     '            x = yield total\n        except ValueError as e:\n'
+     '            x = len(str(e))\n        total += x\n'
+     'g = running()\nout = [next(g), g.send(3), g.send(4), g.throw(ValueError("abc")), '
+     'g.throw(ValueError)]\ng.close()\ntry:\n    next(g)\nexcept StopIteration:\n'
+     '    out.append("closed")\nout'),
+    ("json.dumps options",
+     'import json, datetime\n[json.dumps({"b": 1, "a": "é"}, sort_keys=True, ensure_ascii=False), '
+     'json.dumps([1, {"a": 2}], separators=(",", ":")), json.dumps({"a": [1]}, indent=2), '
+     'json.dumps(float("nan")), json.dumps({1: 2, (1,): 3}, skipkeys=True), '
+     'json.dumps({"d": datetime.date(2024, 1, 2)}, default=str)]'),
+    ("json.dumps(allow_nan=False)",
+     'import json\ntry:\n    json.dumps([float("inf")], allow_nan=False)\n'
+     '    r = "encoded"\nexcept ValueError as e:\n    r = "refused"\nr'),
+    ("json.loads hooks",
+     'import json\nfrom collections import OrderedDict\n'
+     '[json.loads(\'{"a": 1.5}\', parse_float=str), '
+     'json.loads(\'{"a": {"b": 1}}\', object_hook=lambda d: sorted(d)), '
+     'json.loads("[1, 2]", parse_int=float), json.loads("[NaN]", parse_constant=str), '
+     'list(json.loads(\'{"b": 1, "a": 2}\', object_pairs_hook=OrderedDict))]'),
+]
+
+
+AS_CPYTHON: list[tuple[str, str]] = COUNTER_ROWS + STDLIB_ROWS
+
+
+@pytest.mark.parametrize(("name", "script"), AS_CPYTHON, ids=[r[0] for r in AS_CPYTHON])
+async def test_counter_and_stdlib_usage_answers_as_cpython(mode: cm.CodeMode, name: str,
+                                                           script: str) -> None:
     assert await value(mode, script) == await cpython(script)
+
+
+@pytest.mark.parametrize(("script", "message"), [
+    ('def g():\n    yield 1\nx = g()\nnext(x)\nx.throw(1)',
+     "generator.throw() takes one exception (an Exception instance or class) in the sandbox"),
+    ('import re\nre.Pattern("a")', "cannot create 're.Pattern' instances"),
+    ('from collections import namedtuple\nP = namedtuple("P", "x")\nP._asdict',
+     "attribute '_asdict' is not accessible: names starting with '_' are private in the "
+     "sandbox"),
+])
+async def test_stdlib_stand_ins_refuse_the_rest(mode: cm.CodeMode, script: str,
+                                                message: str) -> None:
+    run = await mode.run(script)
+    assert run.error is not None and run.error.message == message
+
+
+# -- 8. one dict of arguments, keys spelled as on the wire --------------------------------
+
+
+def _search_registry() -> cm.ToolRegistry:
+    reg = registry()
+    reg.register(cm.define_tool(
+        name="search", description="Search a range.",
+        parameters={"from": {"type": "string", "required": True}, "to": {"type": "string"},
+                    "page-size": {"type": "integer"}},
+        execute=lambda args: dict(args)))
+    return reg
+
+
+@pytest.mark.parametrize(("script", "expected"), [(script, {"from": "a", "to": "b"}) for script in [
+    'await tools.search(**{"from": "a", "to": "b"})',
+    'await tools.search({"from": "a", "to": "b"})',
+    'await tools.search({"from_": "a", "to": "b"})',
+    'search({"from": "a", "to": "b"})',
+    'args = {"from": "a", "to": "b"}\nawait tools.search(args)',
+    'args = {"from": "a", "to": "b"}\nsearch(**args)',
+    'await tools.search(from_="a", to="b")',
+]] + [(script, {"from": "a", "page-size": 5}) for script in [  # a key no identifier spells
+    'await tools.search({"page-size": 5, "from": "a"})',
+    'args = {"page-size": 5, "from": "a"}\nawait tools.search(args)',
+]])
+async def test_a_dict_of_arguments_may_use_the_wire_names(
+        executor: cm.InProcessExecutor, script: str, expected: dict[str, Any]) -> None:
+    mode = cm.CodeMode(_search_registry(), executor=executor)
+    assert await value(mode, script) == expected
+
+
+async def test_a_dict_of_arguments_is_checked_before_the_run(
+        executor: cm.InProcessExecutor) -> None:
+    mode = cm.CodeMode(_search_registry(), executor=executor)
+    assert [p.message for p in mode.check('await tools.search({"from": 1})')] == [
+        "tools.search(from_=...): 1 is not of type 'string'"]
