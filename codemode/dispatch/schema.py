@@ -11,21 +11,23 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-import jsonschema.exceptions
-import jsonschema.validators
 import jsonschema_rs
-import referencing.exceptions
 
 from codemode.dispatch.frozen import thaw
 from codemode.errors import ToolDefinitionError
 
-__all__ = ["MAX_SCHEMA_DEPTH", "ArgumentProblem", "CompiledSchema", "compile_schema",
-           "normalise_parameters"]
+if TYPE_CHECKING:
+    import jsonschema.exceptions
+    import jsonschema.protocols
+
+    Reference = jsonschema.protocols.Validator
+
+__all__ = ["MAX_SCHEMA_DEPTH", "ArgumentProblem", "CompiledSchema", "argument_problem",
+           "compile_schema", "normalise_parameters"]
 
 MAX_SCHEMA_DEPTH = 200
 """Most levels of objects and arrays in a tool's schema (published schemas use under 20).
@@ -131,6 +133,16 @@ def _json_path(error: jsonschema.exceptions.ValidationError) -> str:
     return path
 
 
+def _jsonschema() -> Any:
+    """The jsonschema package, imported on first need (~45 ms of a new process: a schema
+    jsonschema-rs checks and validates alone never needs it before a call fails)."""
+    import jsonschema
+    import jsonschema.exceptions
+    import jsonschema.validators
+
+    return jsonschema
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CompiledSchema:
     """A schema checked once and compiled twice: fast yes/no, then readable errors."""
@@ -139,17 +151,27 @@ class CompiledSchema:
     """The full JSON Schema."""
     is_valid: Callable[[Any], bool]
     """Hot path: True when the instance is valid."""
-    reference: jsonschema.protocols.Validator
-    """jsonschema validator: the semantic reference, used to explain failures."""
+    make_reference: Callable[[], Reference] = field(repr=False)
+    """Builds the jsonschema validator (the semantic reference, used to explain
+    failures) the first time :attr:`reference` is read."""
     backend: str
     """``jsonschema-rs`` or, when it cannot compile the schema, ``jsonschema``."""
+    made: list[Reference] = field(default_factory=list, repr=False, compare=False)
+    """The reference, once made (a frozen value's one mutable cache)."""
+
+    @property
+    def reference(self) -> Reference:
+        """jsonschema's validator for :attr:`schema`."""
+        if not self.made:
+            self.made.append(self.make_reference())
+        return self.made[0]
 
     def problems(self, instance: Any) -> list[ArgumentProblem]:
         """Every problem with ``instance``, best match first."""
         errors = list(self.reference.iter_errors(thaw(instance)))
         if not errors:
             return []
-        best = jsonschema.exceptions.best_match(errors)
+        best = _jsonschema().exceptions.best_match(errors)
         ordered = [best] + [e for e in errors if e is not best]
         return [ArgumentProblem(path=_json_path(e), message=e.message) for e in ordered]
 
@@ -249,34 +271,65 @@ def _plain(value: Any) -> bool:
     return True
 
 
-def _check_metaschema(cls: type[jsonschema.protocols.Validator],
-                      schema: Mapping[str, Any]) -> None:
-    """``cls.check_schema``, answered by jsonschema-rs where the two agree.
+def _rs_accepts(schema: dict[str, Any]) -> bool:
+    """Whether jsonschema-rs may answer the metaschema check for ``schema``, and finds it
+    valid (see :func:`_check_metaschema`)."""
+    if "$schema" in schema or not _plain(schema):
+        return False
+    try:
+        return bool(jsonschema_rs.meta.is_valid(schema))
+    except (ValueError, jsonschema_rs.ReferencingError):
+        return False
+
+
+def _check_metaschema(schema: Mapping[str, Any]) -> type[Reference] | None:
+    """``check_schema`` of the draft ``schema`` declares (2020-12 if none), answered by
+    jsonschema-rs where the two agree; returns that draft's jsonschema validator class,
+    or None for 2020-12 as jsonschema-rs found it (jsonschema is not imported for it).
 
     jsonschema's check costs ~650 µs for a three-line schema (registering 1,000 tools took
     0.65 s, a new host's first run a few ms); jsonschema-rs answers in ~2 µs. Its
     "valid" is trusted only for an undeclared draft (2020-12 both ways) made of plain JSON
     values without regex keys; anything it calls invalid, or cannot read, goes to
-    jsonschema, which writes the error (and may find an older draft that accepts it).
+    jsonschema, which raises ``SchemaError`` with the reason.
     tests/dispatch/test_schema_metaschema.py keeps the two in agreement over the tool
     corpus and its mutations.
     """
     plain = dict(schema)
-    if cls is jsonschema.Draft202012Validator and "$schema" not in plain and _plain(plain):
-        try:
-            if jsonschema_rs.meta.is_valid(plain):
-                return
-        except (ValueError, jsonschema_rs.ReferencingError):
-            pass
+    if _rs_accepts(plain):
+        return None
+    jsonschema = _jsonschema()
+    cls: type[Reference] = jsonschema.validators.validator_for(
+        plain, default=jsonschema.Draft202012Validator)
     cls.check_schema(plain)
+    return cls
 
 
-_OLDER_DIALECTS = (jsonschema.Draft7Validator, jsonschema.Draft4Validator)
+def _draft_2020_12() -> type[Reference]:
+    """jsonschema's 2020-12 validator class, imported only when it is needed."""
+    cls: type[Reference] = _jsonschema().Draft202012Validator
+    return cls
 
 
-def _older_dialect(schema: Mapping[str, Any]) -> type[jsonschema.protocols.Validator] | None:
+class _Lazy:
+    """A schema's jsonschema validator, made on first use (:attr:`CompiledSchema.reference`)."""
+
+    __slots__ = ("_cls", "_schema")
+
+    def __init__(self, cls: type[Reference] | None, schema: Mapping[str, Any]) -> None:
+        self._cls = cls
+        self._schema = schema
+
+    def __call__(self) -> Reference:
+        cls = _draft_2020_12() if self._cls is None else self._cls
+        return cls(self._schema)
+
+
+def _older_dialect(schema: Mapping[str, Any]) -> type[Reference] | None:
     """The first older draft whose metaschema accepts ``schema``, if any."""
-    for dialect in _OLDER_DIALECTS:
+    jsonschema = _jsonschema()
+    dialect: type[Reference]
+    for dialect in (jsonschema.Draft7Validator, jsonschema.Draft4Validator):
         try:
             dialect.check_schema(dict(schema))
         except jsonschema.exceptions.SchemaError:
@@ -303,15 +356,20 @@ def _refs(node: Any, where: str) -> list[tuple[str, str]]:
     return found
 
 
-def _check_refs(
-    tool: str, what: str, schema: Mapping[str, Any], validator: jsonschema.protocols.Validator
-) -> None:
+def _check_refs(tool: str, what: str, schema: Mapping[str, Any],
+                make: Callable[[], Reference]) -> None:
     """Refuse a ``$ref`` that resolves to nothing (a stale pointer, a URL: nothing is
-    fetched); otherwise every call reaching it would fail inside the validator."""
-    resolver = getattr(validator, "_resolver", None)  # jsonschema >= 4.18's own lookup
+    fetched); otherwise every call reaching it would fail inside the validator. The
+    validator is made only for a schema that has a ``$ref``."""
+    refs = _refs(schema, "")
+    if not refs:
+        return
+    resolver = getattr(make(), "_resolver", None)  # jsonschema >= 4.18's own lookup
     if resolver is None:
         return
-    for where, ref in _refs(schema, ""):
+    import referencing.exceptions
+
+    for where, ref in refs:
         try:
             resolver.lookup(ref)
         except referencing.exceptions.Unresolvable:
@@ -334,10 +392,12 @@ def compile_schema(
     ``patternProperties`` (regex keys) use jsonschema alone.
     """
     _check_depth(tool, what, schema)
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
-        _check_metaschema(cls, schema)
-    except jsonschema.exceptions.SchemaError as exc:
+        cls: type[Reference] | None = _check_metaschema(schema)
+    except Exception as exc:
+        jsonschema = _jsonschema()
+        if not isinstance(exc, jsonschema.exceptions.SchemaError):
+            raise
         older = None if "$schema" in schema else _older_dialect(schema)
         if older is None:
             where = "/".join(str(p) for p in exc.absolute_path) or "<root>"
@@ -347,22 +407,23 @@ def compile_schema(
         # Written in an older draft without saying so (tuple ``items``, boolean
         # ``exclusiveMinimum``): validate it in that draft, with the reference validator.
         reference_old = older(schema)
-        _check_refs(tool, what, schema, reference_old)
+        _check_refs(tool, what, schema, lambda: reference_old)
         return CompiledSchema(
             schema=schema,
             is_valid=lambda instance: bool(reference_old.is_valid(thaw(instance))),
-            reference=reference_old,
+            make_reference=lambda: reference_old,
             backend=f"jsonschema ({older.__name__.removesuffix('Validator')})",
         )
-    reference = cls(schema)
-    _check_refs(tool, what, schema, reference)
+    make = _Lazy(cls, schema)
+    _check_refs(tool, what, schema, make)
+    holder: list[CompiledSchema] = []
 
     def reference_is_valid(instance: Any) -> bool:
-        return bool(reference.is_valid(thaw(instance)))
+        return bool(holder[0].reference.is_valid(thaw(instance)))
 
-    fallback = CompiledSchema(
-        schema=schema, is_valid=reference_is_valid, reference=reference, backend="jsonschema"
-    )
+    fallback = CompiledSchema(schema=schema, is_valid=reference_is_valid, make_reference=make,
+                              backend="jsonschema")
+    holder.append(fallback)
     if _uses_key(schema, "patternProperties"):
         return fallback
     try:
@@ -380,6 +441,48 @@ def compile_schema(
             # Not representable for jsonschema-rs (lone surrogates, non-string keys…).
             return reference_is_valid(instance)
 
-    return CompiledSchema(
-        schema=schema, is_valid=is_valid, reference=reference, backend="jsonschema-rs"
-    )
+    return CompiledSchema(schema=schema, is_valid=is_valid,  # one reference for both
+                          make_reference=lambda: fallback.reference, backend="jsonschema-rs")
+
+
+_ARGUMENTS: dict[tuple[int, str], tuple[Mapping[str, Any], CompiledSchema | None]] = {}
+"""(id of a parameters schema, argument) -> (that schema, the argument's validator): made
+once per tool argument, not at every script (a spec's schema is frozen)."""
+
+
+def _argument_schema(schema: Mapping[str, Any], wire_arg: str) -> CompiledSchema | None:
+    key = (id(schema), wire_arg)
+    known = _ARGUMENTS.get(key)
+    if known is not None and known[0] is schema:
+        return known[1]
+    props = schema["properties"]
+    wrapper: dict[str, Any] = {"type": "object", "properties": {wire_arg: props[wire_arg]}}
+    for name in ("$defs", "definitions", "$schema"):
+        if name in schema:
+            wrapper[name] = schema[name]
+    try:
+        compiled: CompiledSchema | None = compile_schema("argument", wrapper)
+    except ToolDefinitionError:
+        compiled = None
+    if len(_ARGUMENTS) >= 4096:
+        _ARGUMENTS.clear()
+    _ARGUMENTS[key] = (schema, compiled)
+    return compiled
+
+
+def argument_problem(schema: Mapping[str, Any], wire_arg: str, value: Any) -> str | None:
+    """jsonschema's message for one argument's ``value`` under the parameters ``schema``
+    (checked in the root's context, so ``$defs`` and ``$ref`` resolve), or None when it is
+    valid, not declared, or cannot be judged. For a preflight of literal arguments: the
+    fast validator answers first, jsonschema only explains a failure."""
+    props = schema.get("properties")
+    if not isinstance(props, Mapping) or wire_arg not in props:
+        return None
+    try:
+        compiled = _argument_schema(schema, wire_arg)
+        if compiled is None or compiled.is_valid({wire_arg: value}):
+            return None
+        problems = compiled.problems({wire_arg: value})
+    except Exception:  # advice only: what it cannot judge passes
+        return None
+    return problems[0].message if problems else None

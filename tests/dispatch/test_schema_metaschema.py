@@ -149,3 +149,30 @@ def test_a_schema_that_would_crash_jsonschema_rs_never_reaches_it() -> None:
                           timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "refused:" in done.stdout and "nested too deeply" in done.stdout
+
+
+def test_jsonschema_is_imported_only_when_a_failure_needs_explaining() -> None:
+    """jsonschema-rs checks and validates plain 2020-12 schemas alone; jsonschema (~45 ms of
+    a new process) loads for the first message it writes. In a child process, to see
+    ``sys.modules`` as a new host has it."""
+    code = (
+        "import sys, anyio, codemode as cm\n"
+        "from codemode.sandbox import InProcessExecutor\n"
+        "async def main():\n"
+        "    reg = cm.ToolRegistry()\n"
+        "    async def echo(args, ctx):\n"
+        "        return args['n']\n"
+        "    reg.register(cm.define_tool(name='echo', execute=echo, parameters={\n"
+        "        'type': 'object', 'properties': {'n': {'type': 'integer'}},\n"
+        "        'required': ['n']}))\n"
+        "    mode = cm.CodeMode(reg, executor=InProcessExecutor())\n"
+        "    ok = await mode.run('await tools.echo(n=2)')\n"
+        "    print(ok.value, 'jsonschema' in sys.modules)\n"
+        "    bad = await mode.run('await tools.echo(n=\"x\")')\n"
+        "    print('is not of type' in bad.error.message, 'jsonschema' in sys.modules)\n"
+        "    await mode.aclose()\n"
+        "anyio.run(main)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["2", "False", "True", "True"]
