@@ -133,6 +133,14 @@ def test_too_deep_a_schema_is_refused_by_name(where: str, depth: int) -> None:
         define_tool(name="deep", execute=lambda args: 1, **kwargs)
 
 
+def _child(code: str) -> str:
+    """What ``code`` prints in a new interpreter (which must exit cleanly)."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
 def test_a_schema_that_would_crash_jsonschema_rs_never_reaches_it() -> None:
     """100,000 levels crash jsonschema-rs' reader (a segfault, in C); the depth check
     refuses it first. In a child process, so a regression fails the test, not the run."""
@@ -145,10 +153,8 @@ def test_a_schema_that_would_crash_jsonschema_rs_never_reaches_it() -> None:
             "    define_tool(name='d', execute=lambda a: 1, output_schema=s)\n"
             "except ToolDefinitionError as exc:\n"
             "    print('refused:', exc)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "refused:" in done.stdout and "nested too deeply" in done.stdout
+    out = _child(code)
+    assert "refused:" in out and "nested too deeply" in out
 
 
 def test_jsonschema_is_imported_only_when_a_failure_needs_explaining() -> None:
@@ -172,7 +178,4 @@ def test_jsonschema_is_imported_only_when_a_failure_needs_explaining() -> None:
         "    print('is not of type' in bad.error.message, 'jsonschema' in sys.modules)\n"
         "    await mode.aclose()\n"
         "anyio.run(main)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["2", "False", "True", "True"]
+    assert _child(code).split() == ["2", "False", "True", "True"]
