@@ -122,6 +122,8 @@ class JsonSteps:
             separators=(",", ":") if compact else (", ", ": ")).encode
         self._escape: Callable[[str], str] = _c_ascii if ascii else _c_text
         self._comma = "," if compact else ", "
+        self._open: set[int] = set()
+        """Containers being spelled (as the C encoder's markers: a cycle is a ValueError)."""
 
     def text(self) -> str:
         """The JSON text (with ``keep``)."""
@@ -145,14 +147,27 @@ class JsonSteps:
 
     def value(self, value: Any, depth: int = 0) -> None:
         """Append ``value``'s JSON text."""
-        cap = self._cap
         if depth < _SHORTCUT_DEPTH and is_small(value, 4096, STRING_CHUNK):
             self.add(self._dumps(value))
         elif isinstance(value, str):
-            if cap is not None and len(value) > cap:  # each character takes a byte at least
+            if self._cap is not None and len(value) > self._cap:  # a byte a character at least
                 raise TextTooLong()
             self._string(value)
-        elif isinstance(value, list | tuple):
+        elif isinstance(value, list | tuple | dict):
+            key = id(value)
+            if key in self._open:
+                raise ValueError("Circular reference detected")
+            self._open.add(key)
+            try:
+                self._container(value, depth)
+            finally:
+                self._open.discard(key)
+        else:
+            self.add(self._dumps(value))
+
+    def _container(self, value: Any, depth: int) -> None:
+        cap = self._cap
+        if isinstance(value, list | tuple):
             if cap is not None and 2 * len(value) > cap + 1:  # a value and a comma each
                 raise TextTooLong()
             self.add("[")
@@ -179,8 +194,6 @@ class JsonSteps:
                 self.add((self._comma if n else "") + pair[1 : pair.rindex("0")])
                 self.value(member, depth + 1)
             self.add("}")
-        else:
-            self.add(self._dumps(value))
 
 
 def dumps_in_steps(value: Any) -> str:

@@ -31,7 +31,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "codemode.sandbox.limits": ("codemode.errors",),
     "codemode.sandbox.language": ("codemode.errors", "codemode.sandbox.limits"),
     "codemode.sandbox.runtime": (
-        "codemode.errors", "codemode.sandbox.limits", "codemode.sandbox.language"),
+        "codemode.errors", "codemode.jsontext", "codemode.sandbox.limits",
+        "codemode.sandbox.language"),
     "codemode.sandbox.executors": (
         "codemode.errors", "codemode.jsontext", "codemode.sandbox.limits",
         "codemode.sandbox.language", "codemode.sandbox.runtime"),

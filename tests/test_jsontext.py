@@ -25,7 +25,7 @@ VALUES: list[Any] = [
     [-(10**3000), 2**1024, -(2**1024), 7],
     list(range(5000)),
     [{"k": i, "v": [i] * 3} for i in range(3000)],
-    {1: "int key", 2.5: "float key", True: "bool key", None: "none key", "s": "str"},
+    {1: "int key", 2.5: "float key", False: "bool key", None: "none key", "s": "str"},
     {"deep": [[[[["x" * 5000]]]]] * 700},
     [[]] * 3000 + [{}] * 3000,
 ]
@@ -126,3 +126,15 @@ def test_is_small_weighs_items_strings_and_huge_integers(value: Any, small: bool
 def test_a_heavy_results_text_in_steps_is_the_same_block() -> None:
     value = {"rows": [{"id": i, "n": 10**1000 + i} for i in range(500)], "note": "é" * 5000}
     assert content_of(value, steps=True) == content_of(value)
+
+
+def test_a_cycle_is_refused_as_json_dumps_refuses_it() -> None:
+    cyclic: list[Any] = ["x" * 50_000]
+    cyclic.append(cyclic)
+    with pytest.raises(ValueError, match="Circular reference"):
+        json.dumps(cyclic)
+    with pytest.raises(ValueError, match="Circular reference"):
+        dumps_in_steps(cyclic)
+    shared = ["y" * 50_000]
+    assert dumps_in_steps([shared, shared]) == json.dumps([shared, shared],
+                                                           separators=(",", ":"))

@@ -243,3 +243,39 @@ async def test_arguments_past_the_frame_cap_are_refused_by_name_and_never_sent()
     assert "more than a call may carry" in run.value and str(MAX_FRAME) in run.value
     assert seen == []
     assert run.calls == ()
+
+
+async def test_huge_integer_arguments_are_spelled_in_steps_in_process(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process the script's thread spells the arguments, and one C call for 3,000
+    integers of 4,000 digits held the GIL (so the host loop) 0.6 s: arguments that are not
+    small are written in steps, and the tool gets exactly the integers."""
+    from codemode.sandbox.runtime import toolproxy
+
+    made: list[int] = []
+
+    class Counted(toolproxy.JsonSteps):
+        def __init__(self, **options: Any) -> None:
+            made.append(1)
+            super().__init__(**options)
+
+    monkeypatch.setattr(toolproxy, "JsonSteps", Counted)
+    seen: list[Any] = []
+    async with InProcessExecutor() as executor:
+        run = await cm.CodeMode(_registry(seen), executor=executor).run(
+            "small = await tools.ack(data=[1, 2])\n"
+            "big = await tools.ack(data=[10**4000 + i for i in range(200)])\n[small, big]\n")
+    assert run.error is None, run.error
+    assert run.value == [2, 200]
+    assert seen[1] == [10**4000 + i for i in range(200)]
+    assert made == [1]
+
+
+@pytest.mark.parametrize("where", [0, 1 << 20, 3 * (1 << 20) + 5])
+def test_lone_surrogates_are_replaced_wherever_they_are(where: int) -> None:
+    from codemode.sandbox.language.state import clean_text
+
+    text = "é" * (4 << 20)
+    dirty = text[:where] + "\ud800" + text[where:]
+    assert clean_text(dirty) == text[:where] + "\ufffd" + text[where:]
+    assert clean_text(text) is text
