@@ -9,11 +9,15 @@ A differential test (tests/dispatch/test_schema_differential.py) keeps them in a
 from __future__ import annotations
 
 import copy
+import functools
+import math
 import re
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import jsonschema_rs
 
@@ -26,8 +30,8 @@ if TYPE_CHECKING:
 
     Reference = jsonschema.protocols.Validator
 
-__all__ = ["MAX_SCHEMA_DEPTH", "ArgumentProblem", "CompiledSchema", "argument_problem",
-           "compile_schema", "normalise_parameters"]
+__all__ = ["MAX_SCHEMA_DEPTH", "PATTERN_TIMEOUT", "ArgumentProblem", "CompiledSchema",
+           "argument_problem", "compile_schema", "normalise_parameters"]
 
 MAX_SCHEMA_DEPTH = 200
 """Most levels of objects and arrays in a tool's schema (published schemas use under 20).
@@ -168,7 +172,8 @@ class CompiledSchema:
 
     def problems(self, instance: Any) -> list[ArgumentProblem]:
         """Every problem with ``instance``, best match first."""
-        errors = list(self.reference.iter_errors(thaw(instance)))
+        errors = _budgeted(lambda value: list(self.reference.iter_errors(value)))(
+            thaw(instance))
         if not errors:
             return []
         best = _jsonschema().exceptions.best_match(errors)
@@ -176,20 +181,119 @@ class CompiledSchema:
         return [ArgumentProblem(path=_json_path(e), message=e.message) for e in ordered]
 
 
+PATTERN_TIMEOUT: Final = 0.05
+"""Seconds one schema ``pattern`` may take on one string. Python's ``re`` cannot be
+stopped and holds the GIL: a tool's ``^(a+)+$`` on 30 of a script's ``a`` and a ``b``
+held the host (on any thread) for 40 s. Past this the string is refused as not
+matching, and the message says why."""
+
+
+PATTERN_BUDGET: Final = 0.1
+"""Seconds all of one validation's pattern searches may take together (a list of a
+thousand slow strings would otherwise cost a thousand timeouts); past it every further
+search counts as timed out at once."""
+
+
+class _SlowPattern(ValueError):
+    """A schema pattern took longer than ``PATTERN_TIMEOUT`` on a string."""
+
+
+class _Budget(threading.local):
+    """The deadline of the validation running on this thread (``inf``: none running)."""
+
+    deadline = math.inf
+
+
+_BUDGET = _Budget()
+_R = TypeVar("_R")
+
+
+def _unbounded(check: Callable[[Any], _R]) -> Callable[[Any], _R]:
+    return check
+
+
+def _budgeted(check: Callable[[Any], _R]) -> Callable[[Any], _R]:
+    """``check`` with its pattern searches under one ``PATTERN_BUDGET`` (nested calls share
+    the outer one)."""
+
+    def run(instance: Any) -> _R:
+        if _BUDGET.deadline != math.inf:
+            return check(instance)
+        _BUDGET.deadline = time.monotonic() + PATTERN_BUDGET
+        try:
+            return check(instance)
+        finally:
+            _BUDGET.deadline = math.inf
+
+    return run
+
+
+@functools.lru_cache(maxsize=1024)
+def _pattern_search(pattern: str) -> Callable[[str], bool]:
+    """``re.search(pattern, text) is not None``, by the ``regex`` package in its
+    ``re``-compatible mode (V0) with a timeout and the GIL released; ``re`` itself for the
+    rare pattern ``regex`` does not take. Raises ``re.error`` as ``re.compile`` does."""
+    plain = re.compile(pattern)
+    import regex  # type: ignore[import-untyped]
+
+    try:
+        timed = regex.compile(pattern, flags=regex.V0)
+    except (regex.error, ValueError, TypeError, OverflowError):
+        return lambda text: plain.search(text) is not None
+
+    def search(text: str) -> bool:
+        left = min(PATTERN_TIMEOUT, _BUDGET.deadline - time.monotonic())
+        if left <= 0:
+            raise _SlowPattern(pattern)
+        try:
+            return timed.search(text, timeout=left, concurrent=True) is not None
+        except TimeoutError:
+            raise _SlowPattern(pattern) from None
+
+    return search
+
+
+def _pattern_keyword(validator: Any, patrn: str, instance: Any, schema: Any) -> Any:
+    """jsonschema's ``pattern`` keyword (same message), searched by :func:`_pattern_search`."""
+    if not validator.is_type(instance, "string"):
+        return
+    try:
+        found = _pattern_search(patrn)(instance)
+    except _SlowPattern:
+        yield _jsonschema().exceptions.ValidationError(
+            f"{instance!r} took more than {PATTERN_TIMEOUT} s to match {patrn!r}")
+        return
+    if not found:
+        yield _jsonschema().exceptions.ValidationError(f"{instance!r} does not match {patrn!r}")
+
+
+_TIMED: dict[type[Any], type[Any]] = {}
+
+
+def _timed_class(cls: type[Reference]) -> type[Reference]:
+    """``cls`` with its ``pattern`` keyword bounded in time (:data:`PATTERN_TIMEOUT`)."""
+    timed = _TIMED.get(cls)
+    if timed is None:
+        timed = _jsonschema().validators.extend(cls, {"pattern": _pattern_keyword})
+        _TIMED[cls] = timed
+    return timed
+
+
 class _PythonPattern:
     """jsonschema-rs keyword: ``pattern`` with Python ``re`` semantics, as jsonschema has.
 
     ECMA regexes differ from Python's on Unicode digit/word/space classes, ``.``
-    and ``$``; the reference decides, so the fast validator asks ``re`` too.
+    and ``$``; the reference decides, so the fast validator asks Python's semantics too
+    (:func:`_pattern_search`, bounded in time).
     """
 
     __slots__ = ("_search",)
 
     def __init__(self, parent_schema: Any, value: str, schema_path: Any) -> None:
-        self._search = re.compile(value).search
+        self._search = _pattern_search(value)
 
     def validate(self, instance: Any) -> None:
-        if isinstance(instance, str) and self._search(instance) is None:
+        if isinstance(instance, str) and not self._search(instance):
             raise ValueError("does not match pattern")
 
 
@@ -322,7 +426,7 @@ class _Lazy:
 
     def __call__(self) -> Reference:
         cls = _draft_2020_12() if self._cls is None else self._cls
-        return cls(self._schema)
+        return _timed_class(cls)(self._schema)
 
 
 def _older_dialect(schema: Mapping[str, Any]) -> type[Reference] | None:
@@ -406,11 +510,11 @@ def compile_schema(
             ) from None
         # Written in an older draft without saying so (tuple ``items``, boolean
         # ``exclusiveMinimum``): validate it in that draft, with the reference validator.
-        reference_old = older(schema)
+        reference_old = _timed_class(older)(schema)
         _check_refs(tool, what, schema, lambda: reference_old)
         return CompiledSchema(
             schema=schema,
-            is_valid=lambda instance: bool(reference_old.is_valid(thaw(instance))),
+            is_valid=_budgeted(lambda instance: bool(reference_old.is_valid(thaw(instance)))),
             make_reference=lambda: reference_old,
             backend=f"jsonschema ({older.__name__.removesuffix('Validator')})",
         )
@@ -421,7 +525,9 @@ def compile_schema(
     def reference_is_valid(instance: Any) -> bool:
         return bool(holder[0].reference.is_valid(thaw(instance)))
 
-    fallback = CompiledSchema(schema=schema, is_valid=reference_is_valid, make_reference=make,
+    bounded = _budgeted if _uses_key(schema, "pattern") else _unbounded
+    fallback = CompiledSchema(schema=schema, is_valid=bounded(reference_is_valid),
+                              make_reference=make,
                               backend="jsonschema")
     holder.append(fallback)
     if _uses_key(schema, "patternProperties"):
@@ -441,7 +547,7 @@ def compile_schema(
             # Not representable for jsonschema-rs (lone surrogates, non-string keys…).
             return reference_is_valid(instance)
 
-    return CompiledSchema(schema=schema, is_valid=is_valid,  # one reference for both
+    return CompiledSchema(schema=schema, is_valid=bounded(is_valid),  # one reference for both
                           make_reference=lambda: fallback.reference, backend="jsonschema-rs")
 
 
