@@ -12,7 +12,9 @@ preflight's tree) and produces:
 - small text edits that keep every line where it was (``(await ...)`` around a
   call whose value is used, ``async `` before a plain ``def`` that calls tools,
   ``final_answer((...))`` for a top-level ``return``, ``True`` for an
-  ``if __name__ == "__main__":`` test, and appended lines for the result);
+  ``if __name__ == "__main__":`` test, a lambda that calls tools as what it meant:
+  ``f = lambda x: ...`` an ``async def``, ``map(lambda ...)`` a list comprehension,
+  ``key=lambda ...`` keys awaited first; and appended lines for the result);
 - a :class:`~codemode.sandbox.runtime.prelude.Prelude`: the bare names, the
   modules and the positional orders the runtime binds (host inputs too);
 - the problems no rewrite can settle, each with its one-line fix.
@@ -361,6 +363,11 @@ class _Planner(ast.NodeVisitor):
         self.task_names: set[str] = set()
         self.modules: list[str] = []
         self.scopes: list[_Scope] = [_Scope("module")]
+        self.lambdas: dict[int, str] = {}
+        """id of a lambda that calls tools → how it was rewritten: ``async`` (``f = lambda
+        x: ...`` became an ``async def``), ``map`` (``map(lambda ...)``, a list
+        comprehension) or ``key`` (``key=lambda ...``, keys computed first); the last two
+        run their calls in the enclosing scope."""
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -431,6 +438,13 @@ class _Planner(ast.NodeVisitor):
             elif isinstance(parent, ast.Dict):
                 if child not in parent.values:
                     return False
+            elif isinstance(parent, ast.Lambda):
+                # ``gather(*map(lambda x: tools.get(x), xs))``: a list of the calls
+                if self.lambdas.get(id(parent)) != "map" or child is not parent.body:
+                    return False
+                child = self.parents[parent]
+                parent = self.parents.get(child)
+                continue
             elif isinstance(parent, ast.Call):
                 if child is parent.func:
                     return False
@@ -496,6 +510,109 @@ class _Planner(ast.NodeVisitor):
                     self.converted.add(id(func))
                     self.async_funcs.add(func.name)
                     changed = True
+        self._plan_lambdas()
+
+    def _calls_tools(self, node: ast.Lambda) -> bool:
+        stack: list[ast.AST] = [node.body]
+        while stack:
+            child = stack.pop()
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                continue
+            if isinstance(child, ast.Call) and self.awaitable(child) and (
+                    id(child) not in self.awaited):
+                return True
+            stack.extend(ast.iter_child_nodes(child))
+        return False
+
+    def _await_scope(self, node: ast.AST) -> str | None:
+        """The kind of the scope an ``await`` at ``node`` would be in (comprehensions see
+        through), or None for a scope that cannot await."""
+        parent = self.parents.get(node)
+        while parent is not None:
+            if isinstance(parent, ast.AsyncFunctionDef):
+                return "async"
+            if isinstance(parent, ast.FunctionDef | ast.Lambda | ast.ClassDef):
+                return None
+            parent = self.parents.get(parent)
+        return "module"
+
+    def _one_line(self, *nodes: ast.AST) -> bool:
+        return all(n.lineno == n.end_lineno for n in nodes)  # type: ignore[attr-defined]
+
+    def _plan_lambdas(self) -> None:
+        """Lambdas that call tools, where a rewrite gives what the script meant (each
+        other one stays a problem: ``_check_await_allowed``)."""
+        edits = self.edits
+        for node in self.of(ast.Lambda):
+            if not self._calls_tools(node) or node.args.vararg or node.args.kwarg:
+                continue
+            parent = self.parents.get(node)
+            data = edits.data
+            colon = data.rindex(b":", edits.start(node), edits.start(node.body))
+            params = data[edits.start(node) + len("lambda"):colon].decode(
+                "utf-8", "surrogatepass").strip()
+            if (isinstance(parent, ast.Assign) and len(parent.targets) == 1
+                    and isinstance(parent.targets[0], ast.Name) and self._one_line(parent)
+                    and self._await_scope(parent) is not None
+                    and not isinstance(self.parents.get(parent), ast.ClassDef)):
+                # ``f = lambda x: tools.get(x)`` → ``async def f(x): return tools.get(x)``
+                name = parent.targets[0].id
+                edits.replace(edits.start(parent), edits.start(node.body),
+                              f"async def {name}({params}): return ")
+                self.async_funcs.add(name)
+                self.lambdas[id(node)] = "async"
+                self.note("lambda calling tools")
+                continue
+            if isinstance(parent, ast.keyword):
+                parent = self.parents.get(parent)
+            if not isinstance(parent, ast.Call) or self._await_scope(parent) is None:
+                continue
+            func = parent.func
+            args = node.args
+            single = (len(args.args) == 1 and not args.posonlyargs and not args.kwonlyargs
+                      and not args.defaults)
+            if (isinstance(func, ast.Name) and func.id == "map" and func.id not in self.bound
+                    and len(parent.args) >= 2 and parent.args[0] is node
+                    and not parent.keywords and len(args.args) == len(parent.args) - 1
+                    and single | (len(args.args) > 1) and not args.defaults
+                    and not args.posonlyargs and not args.kwonlyargs
+                    and self._one_line(parent)):
+                # ``map(lambda x: B, xs)`` → ``[B for x in xs]`` (the calls awaited in it)
+                sources = parent.args[1:]
+                names = ", ".join(a.arg for a in args.args)
+                loop = (f" for {names} in " if len(sources) == 1
+                        else f" for ({names}) in zip(")
+                edits.replace(edits.start(parent), edits.start(node.body), "[")
+                edits.replace(edits.end(node.body), edits.start(sources[0]), loop)
+                edits.replace(edits.end(sources[-1]), edits.end(parent),
+                              "]" if len(sources) == 1 else ")]")
+                self.lambdas[id(node)] = "map"
+                self.note("lambda calling tools")
+                continue
+            key = next((k for k in parent.keywords if k.arg == "key" and k.value is node), None)
+            if key is None or not single or not self._one_line(parent):
+                continue
+            if isinstance(func, ast.Name) and func.id in ("sorted", "min", "max") and (
+                    func.id not in self.bound) and len(parent.args) == 1:
+                items: ast.expr = parent.args[0]
+            elif isinstance(func, ast.Attribute) and func.attr == "sort" and not parent.args:
+                items = func.value
+            else:
+                continue
+            if not ((isinstance(items, ast.Name | ast.Attribute) and self.root_of(items)[0])
+                    or (isinstance(items, ast.List | ast.Tuple) and all(
+                        isinstance(item, ast.Constant) for item in items.elts))):
+                continue  # evaluated twice below: a name, an attribute or a literal only
+            # ``sorted(xs, key=lambda x: B)`` → ``sorted(xs, key=lambda x, codemode_keys=
+            # iter([B for x in xs]): next(codemode_keys))``: the key function is called
+            # once per item, in order, so it hands out the keys computed (awaited) first.
+            text = ast.get_source_segment(self.edits.source, items) or ""
+            param = args.args[0].arg
+            edits.replace(colon, edits.start(node.body), ", codemode_keys=iter([")
+            edits.replace(edits.end(node.body), edits.end(node.body),
+                          f" for {param} in {text}]): next(codemode_keys)")
+            self.lambdas[id(node)] = "key"
+            self.note("lambda calling tools")
 
     def _awaited_later(self) -> None:
         """Add to ``task_names`` the names whose values the script awaits itself: ``await
@@ -605,7 +722,17 @@ class _Planner(ast.NodeVisitor):
         self.scopes.pop()
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
-        self.scopes.append(_Scope("lambda", node))
+        kind = self.lambdas.get(id(node), "lambda")
+        if kind in ("map", "key"):
+            kind = "comprehension"
+        elif kind == "async":
+            name = self.parents[node].targets[0].id  # type: ignore[attr-defined]
+            if self._used_as_value(name):
+                self.add(node, f"{name}() calls tools, so it must be `async def {name}(...)` "
+                         f"and each call awaited; it is used as a value at line "
+                         f"{self._value_use(name)}, where it cannot be awaited: call it in a "
+                         f"loop, e.g. `[await {name}(x) for x in xs]`")
+        self.scopes.append(_Scope(kind, node))
         self.generic_visit(node)
         self.scopes.pop()
 

@@ -255,7 +255,7 @@ REFUSED: list[tuple[str, str]] = [
     ('filter(query="a")',
      "line 1: `filter` here is the builtin, not the tool: call the tool as "
      "`await tools.filter_(query=...)`"),
-    ('names = sorted([1, 2], key=lambda i: get_item(i)["name"])\nnames',
+    ('names = list(filter(lambda i: get_item(i)["name"], [1, 2]))\nnames',
      "line 1: a tool call inside a lambda cannot be awaited: use a loop or an `async def` "
      "and `await` the call"),
     ('r = await tools.get_item(id=1)\nreuslt = r["name"]\nresult',

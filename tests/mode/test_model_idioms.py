@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import inspect
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
@@ -493,3 +493,91 @@ async def test_a_dict_of_arguments_is_checked_before_the_run(
     mode = cm.CodeMode(_search_registry(), executor=executor)
     assert [p.message for p in mode.check('await tools.search({"from": 1})')] == [
         "tools.search(from_=...): 1 is not of type 'string'"]
+
+
+# -- 9. lambdas that call tools -----------------------------------------------------------
+
+LAMBDA_ROWS: list[tuple[str, str, Any]] = [
+    ("map over a lambda, listed",
+     'ids = [1, 2]\nrows = list(map(lambda i: tools.get_user(user_id=i), ids))\nrows',
+     [{"id": 1, "name": "user1"}, {"id": 2, "name": "user2"}]),
+    ("map over a lambda that reads the result",
+     'list(map(lambda i: tools.get_user(user_id=i)["name"], [1, 2]))', ["user1", "user2"]),
+    ("map over a lambda of two iterables",
+     'list(map(lambda c, n: tools.get_weather(city=c * n)["temp"], ["a", "b"], [1, 2]))',
+     [3, 6]),
+    ("map over a lambda inside an async def",
+     'async def names(ids):\n    return list(map(lambda i: tools.get_user(user_id=i)["name"], '
+     'ids))\nawait names([3])', ["user3"]),
+    ("gathered map over a lambda",
+     'import asyncio\nawait asyncio.gather(*map(lambda i: tools.get_user(user_id=i), [1, 2]))',
+     [{"id": 1, "name": "user1"}, {"id": 2, "name": "user2"}]),
+    ("sorted by a key that calls a tool",
+     'xs = ["bb", "a", "ccc"]\nsorted(xs, key=lambda x: tools.get_weather(city=x)["temp"])',
+     ["a", "bb", "ccc"]),
+    ("sorted in reverse by a key that calls a tool",
+     'xs = ["bb", "a", "ccc"]\n'
+     'sorted(xs, key=lambda x: tools.get_weather(city=x)["temp"], reverse=True)',
+     ["ccc", "bb", "a"]),
+    ("max and min by a key that calls a tool",
+     '[max([1, 3, 2], key=lambda i: tools.get_weather(city="x" * i)["temp"]), '
+     'min(["bb", "a"], key=lambda c: tools.get_weather(city=c)["temp"])]', [3, "a"]),
+    ("list.sort by a key that calls a tool",
+     'xs = ["ccc", "a", "bb"]\nxs.sort(key=lambda x: tools.get_weather(city=x)["temp"])\nxs',
+     ["a", "bb", "ccc"]),
+    ("a lambda bound to a name, called",
+     'f = lambda i: tools.get_user(user_id=i)\n[f(1)["name"], (await f(2))["name"]]',
+     ["user1", "user2"]),
+    ("a lambda bound to a name inside an async def",
+     'async def main():\n    get = lambda i: tools.get_user(user_id=i)["name"]\n'
+     '    return [get(1), get(2)]\nawait main()', ["user1", "user2"]),
+]
+
+
+@pytest.mark.parametrize(("name", "script", "expected"), LAMBDA_ROWS,
+                         ids=[r[0] for r in LAMBDA_ROWS])
+async def test_lambdas_that_call_tools_give_the_results(mode: cm.CodeMode, name: str,
+                                                        script: str, expected: Any) -> None:
+    run = await mode.run(script)
+    assert run.error is None, run.error
+    assert run.value == expected
+    assert all(call.ok for call in run.calls) and run.calls
+
+
+_IN_A_LAMBDA: Final = ("a tool call inside a lambda cannot be awaited: use a loop or an "
+                       "`async def` and `await` the call")
+
+
+@pytest.mark.parametrize(("script", "message"), [
+    ('[(lambda: tools.get_user(user_id=3))()]', _IN_A_LAMBDA),
+    ('list(filter(lambda i: tools.get_user(user_id=i)["id"] > 1, [1, 2]))', _IN_A_LAMBDA),
+    ('d = {"get": lambda i: tools.get_user(user_id=i)}\nd["get"](1)', _IN_A_LAMBDA),
+    ('sorted([await tools.get_user(user_id=1)], key=lambda u: tools.get_user(user_id=u["id"]))',
+     _IN_A_LAMBDA),  # the items are no plain name: computing the keys first would call twice
+    ('import asyncio\nf = lambda i: tools.get_user(user_id=i)\n'
+     'await asyncio.gather(*map(f, [1, 2]))',
+     "f() calls tools, so it must be `async def f(...)` and each call awaited; it is used as "
+     "a value at line 3, where it cannot be awaited: call it in a loop, e.g. "
+     "`[await f(x) for x in xs]`"),
+])
+async def test_other_lambdas_that_call_tools_say_what_to_write(
+        mode: cm.CodeMode, script: str, message: str) -> None:
+    run = await mode.run(script)
+    assert run.error is not None and run.error.type == "PreflightError" and run.calls == ()
+    assert [p.message for p in mode.check(script)] == [message]
+
+
+async def test_lambdas_keep_every_line_where_it_was(mode: cm.CodeMode) -> None:
+    script = ('xs = ["bb", "a"]\nys = sorted(xs, key=lambda x: tools.get_weather(city=x)["temp"])\n'
+              'f = lambda i: tools.get_user(user_id=i)\nzs = list(map(lambda i: f(i), [1]))\n'
+              'raise ValueError(ys)')
+    run = await mode.run(script)
+    assert run.error is not None and (run.error.type, run.error.line) == ("ValueError", 5)
+    assert [c.name for c in run.calls] == ["get_weather", "get_weather", "get_user"]
+
+
+async def test_strict_mode_leaves_lambdas_as_python_runs_them(strict: cm.CodeMode) -> None:
+    # No rewrite: the lambda's call is never awaited, and the result says so.
+    run = await strict.run('list(map(lambda i: tools.get_user(user_id=i), [1]))')
+    assert run.error is not None and (run.error.type, run.error.message) == (
+        "TypeError", "the result is an un-awaited tool call: add `await` before it")
