@@ -96,6 +96,29 @@ def test_a_code_mode_host_does_not_load_the_decorator_or_the_mcp_client() -> Non
     assert "pydantic" in _loaded_after("import codemode\ncodemode.tool")
 
 
+def test_an_in_process_run_loads_no_pool_and_no_feature_it_does_not_use() -> None:
+    """A first run costs the imports it needs: no worker pool (confinement, templates),
+    no run cards, sessions, approvals or journal unless the host uses them."""
+    loaded = _loaded_after(
+        "import anyio, codemode as cm\n"
+        "from codemode.sandbox import InProcessExecutor\n"
+        "async def main():\n"
+        "    registry = cm.ToolRegistry()\n"
+        "    async def double(args, ctx):\n"
+        "        return args['i'] * 2\n"
+        "    registry.register(cm.define_tool(name='double', execute=double, parameters={\n"
+        "        'type': 'object', 'properties': {'i': {'type': 'integer'}}}))\n"
+        "    async with cm.CodeMode(registry, executor=InProcessExecutor()) as mode:\n"
+        "        mode.prompt()\n"
+        "        assert (await mode.run('await tools.double(i=2)')).value == 4\n"
+        "anyio.run(main)")
+    assert "codemode.sandbox.executors.inprocess" in loaded
+    assert not loaded & {"codemode.sandbox.executors.pool", "codemode.sandbox.executors.confine",
+                         "codemode.sandbox.executors.template", "codemode.mode.run_card",
+                         "codemode.dispatch.cards", "codemode.mode.session",
+                         "codemode.mode.approval", "codemode.mode.journal"}
+
+
 def test_the_sandbox_runtime_loads_no_host_layer() -> None:
     """What a worker imports (its bootstrap stubs the two parent packages as well)."""
     loaded = _loaded_after("import codemode.sandbox.runtime.runner")

@@ -20,7 +20,6 @@ from __future__ import annotations
 import bisect
 import inspect
 import logging
-import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -41,28 +40,9 @@ if TYPE_CHECKING:
     from codemode.dispatch.registry import ToolRegistry
     from codemode.mode.preflight import StaticCall
 
-__all__ = ["ApprovalRequest", "Approve", "PlannedCall", "Review", "consults", "review"]
+__all__ = ["ApprovalRequest", "Approve", "PlannedCall", "Review", "review"]
 
 _log = logging.getLogger("codemode.mode")
-
-_REFUSING: weakref.WeakKeyDictionary[ToolRegistry, tuple[int, bool]] = (
-    weakref.WeakKeyDictionary())
-"""Per registry: (its version, whether a tool of it refuses labels)."""
-
-
-def consults(registry: ToolRegistry) -> bool:
-    """Whether the dry pass has anything to consult: a ``pre_execute`` hook, a guard, or a
-    tool that refuses labels. ``CodeMode(policy_preflight=None)`` (the default) runs the
-    pass exactly then, so a registry without policy pays nothing."""
-    hooks = registry.hooks
-    if hooks.pre or hooks.guards:
-        return True
-    cached = _REFUSING.get(registry)
-    if cached is None or cached[0] != registry.version:
-        refusing = any(registry.get(spec.name).refuses for spec in registry.specs())
-        cached = _REFUSING[registry] = (registry.version, refusing)
-    return cached[1]
-
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PlannedCall:

@@ -13,8 +13,10 @@ import contextlib
 import itertools
 import json
 import keyword
+import logging
 import math
 import re
+import sys
 import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, final
@@ -32,8 +34,6 @@ from codemode.mode.bridge import Bridge, RunSummary
 from codemode.mode.dialects import SANDBOX_GLOBALS, plan
 from codemode.mode.ledger import RunLedger, RunResult, open_ledger
 from codemode.mode.preflight import Problem, check_script
-from codemode.mode.run_card import present_run_call, present_run_result
-from codemode.mode.session import Session
 from codemode.mode.stream import (
     OutputEvent,
     RunEndEvent,
@@ -41,7 +41,7 @@ from codemode.mode.stream import (
     RunStream,
     guarded,
 )
-from codemode.sandbox import Executor, Limits, ScriptError, ScriptResult, WorkerPoolExecutor
+from codemode.sandbox import Executor, Limits, ScriptError, ScriptResult
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.compile import MAX_SOURCE, compile_script, compile_tree
 from codemode.sandbox.language.facades import FACADE_NAMES
@@ -55,8 +55,11 @@ if TYPE_CHECKING:
     from codemode.dispatch.spec import ToolSpec
     from codemode.mode.approval import Approve
     from codemode.mode.journal import Journal
+    from codemode.mode.session import Session
 
 __all__ = ["CodeMode"]
+
+_LOG: Final = logging.getLogger("codemode.mode")
 
 _INTRO = """\
 Write a Python script to do the task. The script runs in a sandbox:
@@ -114,6 +117,7 @@ class CodeMode:
         self.limits = limits or Limits()
         self._executor = executor
         self._owns_executor = executor is None
+        self._closed = False
         self.tool_name = tool_name
         self.allow_recursion = allow_recursion
         self.preflight = preflight
@@ -142,6 +146,8 @@ class CodeMode:
     def executor(self) -> Executor:
         """The executor scripts run in (a worker pool unless one was given)."""
         if self._executor is None:
+            from codemode.sandbox.executors.pool import WorkerPoolExecutor
+
             self._executor = WorkerPoolExecutor()
         return self._executor
 
@@ -158,11 +164,28 @@ class CodeMode:
         """Let a worker pool start its missing workers now: a new CodeMode's first run
         builds its SDK and preflight while they boot, instead of before."""
         executor = self.executor
-        if isinstance(executor, WorkerPoolExecutor):
+        # Not loaded: no pool exists, and an in-process host never pays for its import.
+        pool = sys.modules.get("codemode.sandbox.executors.pool")
+        if pool is not None and isinstance(executor, pool.WorkerPoolExecutor):
             executor.spawn()
+
+    def _boot_on_loop(self) -> None:
+        """:meth:`_boot_soon` when called on an event loop's thread (a pool is driven from
+        its loop; elsewhere, e.g. on ``aprompt``'s worker thread, nothing starts)."""
+        if self._closed:
+            return
+        try:
+            anyio.get_current_task()
+        except RuntimeError:  # no event loop runs in this thread
+            return
+        try:
+            self._boot_soon()
+        except Exception:  # the first run boots them again and reports why it cannot
+            _LOG.debug("workers could not start before the first run", exc_info=True)
 
     async def aclose(self) -> None:
         """Stop the executor if this CodeMode created it."""
+        self._closed = True
         if self._executor is not None and self._owns_executor:
             await self._executor.aclose()
             self._executor = None
@@ -202,7 +225,10 @@ class CodeMode:
         """The model-facing text: how to write a script, then the SDK's signatures.
 
         Host inputs (this CodeMode's and ``inputs``) are listed as predefined globals.
+        Asked on an event loop, it also lets a worker pool start its missing workers: they
+        boot while the model writes the script, not when its first run arrives.
         """
+        self._boot_on_loop()
         intro = _INTRO.format(modules=", ".join(sorted(FACADE_NAMES)))
         if self._describer is not None and self._describer in self.registry:
             intro = intro.replace("\nAvailable tools:", _DESCRIBE.format(self._describer), 1)
@@ -218,6 +244,7 @@ class CodeMode:
     async def aprompt(self, *, inputs: Mapping[str, Any] | None = None) -> str:
         """``prompt()`` on a worker thread: a server's event loop never waits while the SDK
         of a large registry is generated (later calls hit the cache and return at once)."""
+        self._boot_soon()
         return await anyio.to_thread.run_sync(lambda: self.prompt(inputs=inputs))
 
     def check(self, script: str, *, inputs: Mapping[str, Any] | None = None) -> list[Problem]:
@@ -468,6 +495,8 @@ class CodeMode:
     def session(self, *, max_bytes: int = 100_000) -> Session:
         """An opt-in session: the JSON globals a script leaves are the next script's
         globals, listed with their types in :meth:`Session.prompt` (docs/trust.md)."""
+        from codemode.mode.session import Session
+
         return Session(self, max_bytes=max_bytes)
 
     def as_tool(self, *, description: str | None = None, journal: Journal | None = None,
@@ -478,6 +507,8 @@ class CodeMode:
         when the model passes ``resume``): calls it already made are not made again. With a
         ``session``, each script starts with the JSON globals the previous ones left.
         """
+        from codemode.mode.run_card import present_run_call, present_run_result
+
         mode = self
 
         async def run_code(args: Mapping[str, Any], ctx: ExecContext) -> Envelope:

@@ -10,6 +10,7 @@ it, and adds the labels of what the tool returned to the run.
 from __future__ import annotations
 
 import ast
+import weakref
 from collections import Counter
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, final
@@ -17,8 +18,6 @@ from typing import TYPE_CHECKING, Any, final
 from codemode.dispatch.events import ToolEvent, now
 from codemode.dispatch.labels import LabelTrail
 from codemode.dispatch.pipeline import dispatch_with
-from codemode.mode.approval import ApprovalRequest, Approve, consults, review
-from codemode.mode.journal import Journal, canonical, registry_digest, spec_digest
 from codemode.mode.preflight import call_lines, static_calls
 from codemode.sandbox import ScriptError, ScriptResult
 
@@ -30,9 +29,10 @@ if TYPE_CHECKING:
     from codemode.dispatch.pipeline import CallExtras
     from codemode.dispatch.registry import ToolRegistry
     from codemode.dispatch.tool import Tool
-    from codemode.mode.journal import Resume
+    from codemode.mode.approval import ApprovalRequest, Approve
+    from codemode.mode.journal import Journal, Resume
 
-__all__ = ["RunLedger", "RunResult", "open_ledger"]
+__all__ = ["RunLedger", "RunResult", "consults", "open_ledger"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -59,6 +59,26 @@ class RunResult(ScriptResult):
 _SCRIPT_FIELDS = tuple(f.name for f in fields(ScriptResult))
 
 
+_REFUSING: weakref.WeakKeyDictionary[ToolRegistry, tuple[int, bool]] = (
+    weakref.WeakKeyDictionary())
+"""Per registry: (its version, whether a tool of it refuses labels)."""
+
+
+def consults(registry: ToolRegistry) -> bool:
+    """Whether the dry pass has anything to consult: a ``pre_execute`` hook, a guard, or a
+    tool that refuses labels. ``CodeMode(policy_preflight=None)`` (the default) runs the
+    pass exactly then, so a registry without policy pays nothing (nor loads the approval
+    and journal modules: a run imports them only when it uses them)."""
+    hooks = registry.hooks
+    if hooks.pre or hooks.guards:
+        return True
+    cached = _REFUSING.get(registry)
+    if cached is None or cached[0] != registry.version:
+        refusing = any(registry.get(spec.name).refuses for spec in registry.specs())
+        cached = _REFUSING[registry] = (registry.version, refusing)
+    return cached[1]
+
+
 async def open_ledger(registry: ToolRegistry, script: str, *, tools: Mapping[str, str],
                       arguments: Mapping[str, Mapping[str, str]], token: Token,
                       agent: str | None, call_id: str, journal: Journal | None,
@@ -75,6 +95,8 @@ async def open_ledger(registry: ToolRegistry, script: str, *, tools: Mapping[str
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None
         if tree is not None:
+            from codemode.mode.approval import review
+
             calls, unresolved = static_calls(tree, tools=tools, arguments=arguments)
             verdict = await review(registry, script, calls, unresolved, approve=approve,
                                    parent=token, agent=agent, call_id=call_id, tree=tree)
@@ -86,6 +108,8 @@ async def open_ledger(registry: ToolRegistry, script: str, *, tools: Mapping[str
             request, approved = verdict.request, verdict.approved
     started: Resume | None = None
     if journal is not None:
+        from codemode.mode.journal import registry_digest, spec_digest
+
         digests = {}
         for wire in tools.values():
             if wire in registry:
@@ -141,7 +165,11 @@ class RunLedger:
         if tool is None or (self.resume is None and not self.approved
                             and not self.trail and not tool.labels):
             return await self._dispatch(call, extras)
-        text = canonical(call.arguments) if self.resume is not None or self.approved else ""
+        text = ""
+        if self.resume is not None or self.approved:
+            from codemode.mode.journal import canonical
+
+            text = canonical(call.arguments)
         approved = self.approved[(call.name, text)] > 0 if self.approved else False
         if approved:
             self.approved[(call.name, text)] -= 1
@@ -168,6 +196,8 @@ class RunLedger:
         assert self.resume is not None
         cached = self._digests.get(call.name)
         if cached is None or cached[0] is not tool:
+            from codemode.mode.journal import spec_digest
+
             cached = self._digests[call.name] = (tool, spec_digest(tool))
         digest = cached[1]
         seq, group, entry = await self.resume.start(call.name, digest, text,

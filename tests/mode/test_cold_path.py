@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+import anyio
 import pytest
 from script_literals import script_literals
 
@@ -128,13 +129,13 @@ def test_a_script_compiled_from_the_preflights_tree_is_the_script_compiled_alone
 
 async def test_a_first_run_starts_the_pools_workers_before_it_builds_the_sdk() -> None:
     mode = cm.CodeMode(_registry())
-    booting: list[int] = []
+    booting: list[tuple[int, bool]] = []
     current = mode._current
 
     def watched() -> Any:
         pool = mode.executor
         assert isinstance(pool, WorkerPoolExecutor)
-        booting.append(len(pool._idle))
+        booting.append((len(pool._idle), pool._template_booting()))
         return current()
 
     mode._current = watched  # type: ignore[method-assign]
@@ -143,7 +144,45 @@ async def test_a_first_run_starts_the_pools_workers_before_it_builds_the_sdk() -
     finally:
         await mode.aclose()
     assert result.value == 3
-    assert booting[0] == 2  # both workers already started when the SDK was built
+    # When the SDK was built, both workers were already started, or (a process without
+    # a worker template yet) the template they will be forked from was booting.
+    started, template_booting = booting[0]
+    assert started == 2 or (started == 0 and template_booting)
+
+
+async def test_asking_for_the_prompt_on_a_loop_starts_the_pools_workers() -> None:
+    # The workers boot while the model writes the script, not when its first run arrives.
+    async with WorkerPoolExecutor(size=2, confinement="off", spare=False) as pool:
+        mode = cm.CodeMode(_registry(), executor=pool)
+        assert len(pool._idle) == 0
+        assert "echo" in mode.prompt()
+        started = list(pool._idle)
+        assert len(started) == 2 and all(w.process.poll() is None for w in started)
+        result = await mode.run("await tools.echo(i=4)")
+        assert result.value == 4
+        assert {id(w) for w in pool._idle} == {id(w) for w in started}  # no new boot
+
+
+async def test_aprompt_starts_the_workers_but_prompt_off_the_loop_does_not() -> None:
+    async with WorkerPoolExecutor(size=1, confinement="off", spare=False) as pool:
+        mode = cm.CodeMode(_registry(), executor=pool)
+        text = await anyio.to_thread.run_sync(mode.prompt)  # no loop in that thread
+        assert "echo" in text and len(pool._idle) == 0
+        assert await mode.aprompt() == text
+        assert len(pool._idle) == 1
+
+
+async def test_the_prompt_of_a_closed_code_mode_starts_no_pool() -> None:
+    mode = cm.CodeMode(_registry())
+    await mode.aclose()
+    assert "echo" in mode.prompt()
+    assert mode._executor is None  # no pool was made, so none is left running
+
+
+def test_a_prompt_asked_without_a_loop_makes_no_pool() -> None:
+    mode = cm.CodeMode(_registry())
+    assert "echo" in mode.prompt()
+    assert mode._executor is None
 
 
 def test_a_script_seen_again_reuses_its_preflight_until_the_registry_changes(
