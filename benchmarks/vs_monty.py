@@ -13,9 +13,10 @@ the same script again (cache hit; Monty reuses its session), per host call (a
 10,000-call loop), compute (``s += i*i``, 1e6, ratio to CPython), a 303-line script
 compiled and run (unique per run), a new host object to its first result (in this
 process, imports done; for the pool with the spare worker the earlier rows' pool left,
-and without one: ``spare=False``) and a fresh process to its first result (imports
-included),
-and ``while True`` stopped at 1 s. Bytecode for ``codemode`` and ``sdk_gen`` is written
+and without one: ``spare=False``), a fresh process to its first result (imports
+included) and, in a fresh process that asked for the prompt and then waited out a model's
+turn (``MODEL_TURN``), its first run alone (the pool's workers booted meanwhile; Monty: its
+pool made before the wait), and ``while True`` stopped at 1 s. Bytecode for ``codemode`` and ``sdk_gen`` is written
 first (:func:`precompile`), as a wheel install does: a worker starts with ``-B`` and a host
 environment may set ``PYTHONDONTWRITEBYTECODE``, and either way a module edited since its
 ``.pyc`` was written would be compiled again in every fresh process and worker boot.
@@ -314,6 +315,37 @@ async def main():
     sys.exit(0)
 anyio.run(main)
 """
+MODEL_TURN = 1.0
+"""Seconds a model takes to write the script after reading the prompt (a short turn)."""
+FRESH_CODEMODE_PROMPTED = f"""\
+sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
+import anyio
+import vs_monty as b
+async def main():
+    global start
+    import codemode as cm
+    mode = cm.CodeMode(b.registry())
+    assert "Available tools" in mode.prompt()
+    await anyio.sleep({MODEL_TURN})
+    start = time.perf_counter()
+    assert (await mode.run(b.CANONICAL)).error is None
+    print((time.perf_counter() - start) * 1e6)
+    await mode.aclose()
+    sys.exit(0)
+anyio.run(main)
+"""
+"""A fresh process asks for the prompt, the model takes its turn, then the first run
+(timed alone): what a host feels of a cold start when a model is in the loop."""
+FRESH_MONTY_PROMPTED = f"""\
+import pydantic_monty
+with pydantic_monty.Monty() as pool:
+    time.sleep({MODEL_TURN})
+    start = time.perf_counter()
+    with pool.checkout() as session:
+        session.feed_run('1 + 2')
+    print((time.perf_counter() - start) * 1e6)
+sys.exit(0)
+"""
 FRESH_MONTY = """\
 import pydantic_monty
 with pydantic_monty.Monty() as pool:
@@ -388,8 +420,10 @@ async def main() -> None:
     for key in ("cm pool", "cm in-proc"):
         executor = "" if key == "cm pool" else ", executor=InProcessExecutor()"
         columns[key]["fresh"] = fresh_process(FRESH_CODEMODE.format(executor=executor))
+    columns["cm pool"]["prompted"] = fresh_process(FRESH_CODEMODE_PROMPTED)
     if "Monty" in columns:
         columns["Monty"]["fresh"] = fresh_process(FRESH_MONTY)
+        columns["Monty"]["prompted"] = fresh_process(FRESH_MONTY_PROMPTED)
     base = columns["CPython"]["compute"]
     assert base is not None
     for row in columns.values():
@@ -400,7 +434,8 @@ async def main() -> None:
             ("per host call (10k loop)", "per_call"), ("compute s += i*i, 1e6", "compute"),
             ("303-line script, compile+run", "long"), ("new host object + first run", "first"),
             ("  the same, no spare worker", "boot"),
-            ("fresh process to first result", "fresh"), ("stop while True at 1 s", "stop")]
+            ("fresh process to first result", "fresh"),
+            (f"  first run {MODEL_TURN:.0f} s after the prompt", "prompted"), ("stop while True at 1 s", "stop")]
     print(f"codemode vs anchors (python {sys.version.split()[0]}, {os.cpu_count()} cpus, "
           f"load {os.getloadavg()[0]:.2f}, n={n})")
     for line in skipped:

@@ -107,6 +107,25 @@ async def _taken_spare(name: str, **options: Any
         yield pool, spare, template
 
 
+async def test_workers_spawned_while_the_template_boots_are_forked_once_it_is_ready() -> None:
+    # ``spawn`` (a first run's, or a prompt's) before the template is up defers the
+    # workers to it; on asyncio a loop timer forks them as soon as it is ready, so the
+    # first run finds them booted instead of forking them while it waits.
+    templates = set(worker_templates())
+    async with WorkerPoolExecutor(size=2, runtime=RUNTIME.format("ahead"),
+                                  confinement="off") as pool:
+        pool.spawn()
+        assert len(pool._idle) == 0  # deferred: the template only just started
+        (template,) = set(worker_templates()) - templates
+        with anyio.fail_after(30):
+            while len(pool._idle) < 2:  # noqa: ASYNC110 (no run, nothing else to wait on)
+                await anyio.sleep(0.005)
+        forked = {worker.process.pid for worker in pool._idle}
+        assert {_parent(pid) for pid in forked} == {template}
+        assert await _pid(pool) in forked  # the first run took one of them
+        assert {worker.process.pid for worker in pool._idle} <= forked
+
+
 async def test_a_forked_worker_is_confined_by_the_taking_pools_plan() -> None:
     # (test_pool_spares.py checks the spare is unconfined while it waits)
     async with _taken_spare("forked", confinement="strict") as (second, spare, template):

@@ -1089,6 +1089,7 @@ class WorkerPoolExecutor:
         self._slots = anyio.Semaphore(size)
         self._running = 0
         self._closed = False
+        self._filling = False
 
     @property
     def size(self) -> int:
@@ -1128,6 +1129,39 @@ class WorkerPoolExecutor:
         thread."""
         if not self._closed:
             self._fill()
+            if len(self._idle) + self._running < self._size:
+                self._fill_when_ready()
+
+    def _fill_when_ready(self) -> None:
+        """While the template boots, ``spawn`` defers the workers to it: on an asyncio loop
+        they are forked as soon as it is ready (checked from a loop timer every
+        ``_TEMPLATE_POLL``), not when the first run arrives and waits for the forks. Under
+        another backend (no timer without a task), the first run makes them, as before."""
+        loop = _asyncio_loop()
+        if loop is None or self._filling:
+            return
+        self._filling = True
+        started = time.monotonic()
+
+        key = (self._python, self._runtime)
+
+        def check() -> None:
+            with _SPARES_LOCK:
+                template = _TEMPLATES.get(key)
+            if self._closed or len(self._idle) + self._running >= self._size:
+                self._filling = False
+            elif (template is not None and not template.usable() and not template.gone
+                  and time.monotonic() - started < _BOOT_TIMEOUT):
+                loop.call_later(_TEMPLATE_POLL, check)  # as _await_template polls it
+            else:
+                self._filling = False
+                try:
+                    self._fill()
+                except Exception as exc:  # a loop callback must not raise: the first run
+                    _LOG.info("sandbox workers not started ahead of the first run: %s",  # boots
+                              exc)  # them again and reports what stops it
+
+        loop.call_later(_TEMPLATE_POLL, check)
 
     async def start(self) -> None:
         """Start every worker and wait until each one is ready (optional warm-up)."""
