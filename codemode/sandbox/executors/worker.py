@@ -534,13 +534,15 @@ _WARM_RUNTIME: Final = "codemode.sandbox.runtime.runner"
 _WARM_SCRIPTS: Final = (
     "import asyncio\nawait asyncio.sleep(0)\nx = [i for i in range(3)]\nx",
     "1 / 0",
+    "try:\n    x = await tools.warm(n=1)\nexcept Exception as e:\n    x = str(e)\nx",
     "".join(f"'x'.encode('{codec}')\n" for codec in (
         "utf-8", "ascii", "latin-1", "utf-16", "utf-32", "utf-16-le", "utf-16-be",
         "utf-8-sig")) + "None",
 )
 """Scripts the worker runs through the real runner before it confines itself: the first
-await loads anyio's asyncio backend, an error loads the traceback machinery, the codecs
-scripts may use load their modules. Under Landlock nothing can be imported later."""
+await loads anyio's asyncio backend, an error loads the traceback machinery, a tool call
+(answered "the run ended") walks the call path, the codecs scripts may use load their
+modules. Under Landlock nothing can be imported later."""
 
 
 async def _no_call(name: str, arguments: str) -> dict[str, Any]:
@@ -554,7 +556,7 @@ def _warm(runtime: ScriptRuntime, module: str) -> None:
     loop = asyncio.new_event_loop()
     try:
         for source in _WARM_SCRIPTS:
-            loop.run_until_complete(runtime(source, call=_no_call, tool_paths=(),
+            loop.run_until_complete(runtime(source, call=_no_call, tool_paths=("warm",),
                                             limits=Limits()))
     finally:
         loop.close()
@@ -613,7 +615,8 @@ def main(argv: list[str] | None = None) -> None:
     plan = _plan(args)
     runtime = _load_runtime(args[-1])
     _warm(runtime, args[-1].partition(":")[0])
-    if plan.get("mode") == TEMPLATE:  # returns in each forked worker: a spare
+    forked = plan.get("mode") == TEMPLATE
+    if forked:  # returns in each forked worker: a spare
         confine.remember_read_paths()  # the same for every fork: walked once, here
         gc.freeze()  # what forked workers share stays shared (no collection writes to it)
         template_out = write_fd
@@ -634,6 +637,11 @@ def main(argv: list[str] | None = None) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (_OPEN_FILES, _OPEN_FILES))
     proc = _Proc()  # its /proc/self files are opened while the worker may still open them
     report = confine.apply(plan)
+    if forked:
+        # Again in the fork, before it is ready: a fork shares the template's memory until
+        # it writes to it, and the first run wrote to much of it (reference counts), page
+        # by page; now that is done while the pool waits for no one, not in a model's run.
+        _warm(runtime, args[-1].partition(":")[0])
     proc.hard = report["rlimits"][0]
     proc.every_run = plan.get("recycle") == "every_run"
     # Boot's objects go to the permanent generation, so no later collection scans them. No
