@@ -45,7 +45,7 @@ from codemode.sandbox import Executor, Limits, ScriptError, ScriptResult
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.compile import MAX_SOURCE, compile_script, compile_tree
 from codemode.sandbox.language.facades import FACADE_NAMES
-from codemode.sandbox.runtime.prelude import Prelude, attach
+from codemode.sandbox.runtime.prelude import PRELUDE_MARK, Prelude, attach
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Mapping
@@ -328,7 +328,8 @@ class CodeMode:
             problems = self._compile_problems(
                 found.source, (tree, found.kinds) if found.source is script else None)
         source = found.source
-        if not self.strict or merged:
+        if not self.strict or merged or source.startswith(PRELUDE_MARK):
+            # (a script's own first line that looks like a prelude stays its comment)
             source = attach(source, found.prelude if not self.strict else Prelude(
                 inputs=merged, dialects=False))
         return problems, source

@@ -505,3 +505,21 @@ async def test_the_bridge_refuses_paths_the_sdk_does_not_offer(
     [error] = rogue.raised
     assert (error.tool, error.message) == (path, f"unknown tool tools.{path}")
     assert events == [] and recorder.log == []
+
+
+@pytest.mark.parametrize("forged", [
+    "#codemode:prelude " + "[" * 50_000,  # deeply nested JSON: a RecursionError to decode
+    '#codemode:prelude {"modules": ["json"], "dialects": true}',
+])
+async def test_a_strict_scripts_first_line_is_never_read_as_a_host_prelude(
+    registry: cm.ToolRegistry, executor: Executor, forged: str
+) -> None:
+    # A strict CodeMode attaches no prelude of its own unless it has inputs; a script that
+    # starts with the marker gets an empty one, so its own line stays a comment.
+    mode = cm.CodeMode(registry, executor=executor, strict=True, preflight=False)
+    result = await mode.run(f"{forged}\ntry:\n    x = json.dumps(1)\nexcept NameError:\n"
+                            "    x = 'no json'\nx")
+    assert result.error is None, result.error
+    assert result.value == "no json"  # the forged line bound no module
+    again = await mode.run("1 + 1")
+    assert again.value == 2

@@ -953,6 +953,13 @@ STALLERS = [
                  id="compare-shared-refs"),
     pytest.param("t = (0,)\nfor i in range(30):\n    t = (t, t)\nd = {}\nd[t] = 1",
                  id="hash-doubled-tuple-key"),
+    *(pytest.param("import collections\nm = 2**61 - 1\nks = [i * m for i in range(20000)]\n"
+                   "class K:\n    def keys(self):\n        return []\n"
+                   "    def __iter__(self):\n        return reversed(ks)\n" + tail, id=name)
+      for name, tail in (("hash-collision-keys-object-counter", "collections.Counter(K())"),
+                         ("hash-collision-keys-object-set-update", "set().update(K())"),
+                         ("hash-collision-keys-object-issubset", "{1}.issubset(K())"))),
+    pytest.param("len(('{{' * 50_000_000).format())", id="format-literal-pieces"),
 ]
 
 

@@ -186,6 +186,12 @@ def enumerate_(iterable: Any, start: int = 0) -> Any:
     return counted(enumerate(iterable, start))
 
 
+def reversed_(seq: Any) -> Any:
+    """``reversed``, counted like ``iter``: a script's ``__iter__`` returning it would
+    otherwise hand C consumers (bulk inserts of colliding keys) an uncounted iterator."""
+    return counted(reversed(seq))
+
+
 def iter_(obj: Any, *sentinel: Any) -> Any:
     """``iter``; the result is counted (``iter(callable, sentinel)`` can be endless)."""
     return counted(iter(obj, *sentinel))
@@ -364,8 +370,10 @@ class _CountedMapping(_GuardedType):
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         at = cls.position
-        if len(args) > at and not (isinstance(args[at], dict | str)
-                                   or hasattr(args[at], "keys")):
+        # dict(x) reads a mapping-like x through keys() and its own (script) __getitem__;
+        # Counter(x) iterates anything but a real mapping, whatever its keys().
+        if len(args) > at and not (isinstance(args[at], dict | str) or (
+                hasattr(args[at], "keys") and not issubclass(cls.real, Counter))):
             # Keys (pairs, or items for a Counter) are hashed: nested tuples are charged.
             items = keyed(args[at], pairs=not issubclass(cls.real, Counter))
             args = (*args[:at], counted(items), *args[at + 1:])
@@ -541,7 +549,7 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     "bool": bool, "int": IntType, "float": float, "complex": complex, "str": StrType,
     "list": ListType, "tuple": TupleType, "dict": DictType, "set": SetType,
     "frozenset": FrozenSetType,
-    "enumerate": enumerate_, "zip": zip_, "map": map_, "filter": filter_, "reversed": reversed,
+    "enumerate": enumerate_, "zip": zip_, "map": map_, "filter": filter_, "reversed": reversed_,
     "slice": slice,
     "object": object,  # a base and a sentinel (``MISSING = object()``): nothing to read
     "super": super,  # its attributes go through ``guards._super_member``

@@ -20,6 +20,7 @@ from codemode.sandbox.language.builtins import PLAIN, check_format_spec
 from codemode.sandbox.language.guards import ATTRIBUTES, SPECIAL_METHODS, guarded_getattr
 from codemode.sandbox.language.render import charge_render, scrub
 from codemode.sandbox.language.sizes import charge_operations, check_render, ensure_size
+from codemode.sandbox.language.state import counted
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -51,6 +52,12 @@ class _ScriptFormatter(string.Formatter):
 
     def __init__(self) -> None:
         self.size = 0
+
+    def parse(self, format_string: str) -> Any:
+        """CPython's parse, each piece (literal text and the field after it) counted: a
+        template of millions of ``{{`` is a Python loop of ``string.Formatter`` that
+        charges no field, so it meets the operation limit and the deadline here."""
+        return counted(_string.formatter_parser(format_string))
 
     def get_field(self, field_name: str, args: Sequence[Any],
                   kwargs: Mapping[str, Any]) -> tuple[Any, Any]:

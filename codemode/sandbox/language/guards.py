@@ -644,8 +644,10 @@ def _counted_arg(arg: Any, mappings: str) -> Any:
         if mappings == "keep":
             return arg
         return counted(arg.items() if mappings == "items" else arg)
-    if hasattr(arg, "keys"):
-        return arg  # a mapping-like object: its own (script) code runs per item
+    if mappings == "items" and hasattr(arg, "keys"):
+        # dict.update reads a mapping-like object through keys() and then its own (script)
+        # __getitem__ per key; set methods and Counter iterate it, whatever its keys().
+        return arg
     # New keys are hashed (nested tuples are charged; a set's or dict's are already known).
     return counted(keyed(arg, pairs=mappings == "items"))
 

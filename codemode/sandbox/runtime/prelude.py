@@ -85,5 +85,5 @@ def detach(source: str) -> tuple[Prelude | None, str]:
         if not isinstance(data, dict):
             return None, rest
         return Prelude.from_json(data), rest
-    except (ValueError, TypeError, AttributeError):
+    except (ValueError, TypeError, AttributeError, RecursionError):  # deeply nested JSON
         return None, rest

@@ -33,7 +33,11 @@ def namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> type
         size = sum(len(str(n)) for n in [typename, *names])
         current_run().too_big(f"namedtuple() with {len(names)} fields (at most {_MAX_FIELDS} "
                               f"fields, names of at most {_MAX_NAME} characters)", size)
-    base = collections.namedtuple(typename, field_names, defaults=defaults)  # type: ignore[misc]
+    if defaults is not None:
+        defaults = list(counted(defaults))
+    # The names checked above, not ``field_names`` again: a script iterable can yield
+    # other names the second time (thousands of fields, one long compile on the host).
+    base = collections.namedtuple(typename, names, defaults=defaults)  # type: ignore[misc]
     NAMED_TUPLES.add(base)
     fields = frozenset(base._fields) | {"count", "index"}
     return type.__new__(ScriptMeta, typename, (base,), {"__slots__": (), EXTRA_NAMES: fields})
