@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 from codemode.mode.preflight import Problem, parameter_names
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.facades import FACADE_NAMES
+from codemode.sandbox.language.facades.dataclasses_facade import POST_INIT
 from codemode.sandbox.language.policy import index_nodes, suspends
 from codemode.sandbox.runtime.prelude import Prelude
 
@@ -994,6 +995,89 @@ class _Planner(ast.NodeVisitor):
                 hint = ": assign it before use (this run has no host inputs)"
             self.add(node, f"name '{name}' is not defined{hint}")
 
+    def mark_dataclass_fields(self) -> None:
+        """Each annotated line of a ``@dataclass`` body as CPython reads it, on its own line.
+
+        The policy drops annotations, so ``name: str`` would leave nothing in the class:
+        it becomes ``name: str = dataclasses.field()``, ``n: int = 0`` becomes ``n: int =
+        dataclasses.field(default=0)`` (a ``field(...)`` value and a ``ClassVar`` stay as
+        they are), and ``__post_init__`` (a special method a script may not define)
+        ``dataclass_post_init``: the facade's ``dataclass`` reads the fields in order. Not
+        a dialect (strict hosts get it too): it is how the sandbox runs plain Python.
+        """
+        classes = self.of(ast.ClassDef)
+        if not classes:
+            return
+        decorators, field_names, modules = set(), set(), []
+        imports_from: list[ast.ImportFrom] = []
+        for node in self.of(ast.ImportFrom):
+            if node.module == "dataclasses" and not node.level:
+                imports_from.append(node)
+                for alias in node.names:
+                    if alias.name == "dataclass":
+                        decorators.add(alias.asname or alias.name)
+                    elif alias.name == "field":
+                        field_names.add(alias.asname or alias.name)
+        for imported in self.of(ast.Import):
+            modules += [a.asname or a.name for a in imported.names if a.name == "dataclasses"]
+        if not modules and "dataclasses" not in self.bound:
+            modules = ["dataclasses"]
+        if not modules:
+            return  # the script's own ``dataclasses`` name: nothing here is the module's
+
+        def names_module_item(node: ast.expr, names: set[str], item: str) -> bool:
+            if isinstance(node, ast.Name):
+                return node.id in names
+            return (isinstance(node, ast.Attribute) and node.attr == item
+                    and isinstance(node.value, ast.Name) and node.value.id in modules)
+
+        def is_dataclass(node: ast.expr) -> bool:
+            return names_module_item(node.func if isinstance(node, ast.Call) else node,
+                                     decorators, "dataclass")
+
+        ref = modules[0]
+        edits = self.edits
+        marked = False
+        dataclasses = [c for c in classes if any(is_dataclass(d) for d in c.decorator_list)]
+        if not dataclasses:
+            return
+        for cls in dataclasses:
+            for stmt in cls.body:
+                if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                        stmt.name == "__post_init__"):
+                    start = edits.data.find(b"__post_init__", edits.start(stmt))
+                    edits.replace(start, start + len("__post_init__"), POST_INIT)
+                if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                    continue
+                note = stmt.annotation
+                head = note.value if isinstance(note, ast.Subscript) else note
+                if names_module_item(head, {"ClassVar"}, "ClassVar"):
+                    continue
+                marked = True
+                if names_module_item(note, {"KW_ONLY"}, "KW_ONLY") and stmt.value is None:
+                    # its name is no field (often ``_``, which a class body may not bind)
+                    edits.replace(edits.start(stmt.target), edits.end(stmt.target),
+                                  "dataclass_kw_only")
+                    edits.replace(edits.end(note), edits.end(note), f" = {ref}.KW_ONLY")
+                elif stmt.value is None:
+                    edits.replace(edits.end(note), edits.end(note), f" = {ref}.field()")
+                elif not (isinstance(stmt.value, ast.Call)
+                          and names_module_item(stmt.value.func, field_names, "field")):
+                    edits.wrap(stmt.value, f"{ref}.field(default=", ")")
+        # ``super().__post_init__()`` in a dataclass's subclass reads the renamed method
+        for attribute in self.of(ast.Attribute):
+            if attribute.attr == "__post_init__":
+                end = edits.end(attribute)
+                edits.replace(end - len("__post_init__"), end, POST_INIT)
+        if not marked or ref in self.bound:
+            return
+        if imports_from:
+            # on the import's own line: a strict host binds no modules for the script
+            start = edits.start(imports_from[0])
+            edits.replace(start, start, f"import {ref}; ")
+        elif ref not in self.modules:
+            self.modules.append(ref)  # used without import (a dialect)
+
     def orders(self) -> dict[str, Sequence[str] | None]:
         """Tool path → its positional order, for every tool the script names (a call's
         function is one of the names and attribute chains read here)."""
@@ -1031,6 +1115,7 @@ def plan(source: str, tree: ast.Module, *, tools: Mapping[str, str],
     if planner.needs_visit():
         planner.visit(tree)
     planner.finish()
+    planner.mark_dataclass_fields()
     if planner.bare:
         planner.note("bare tool names")
     rewritten = edits.apply() if (edits.items or edits.tail) else source

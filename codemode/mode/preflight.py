@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import ast
 import difflib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from codemode.dispatch.schema import argument_problem
 from codemode.sandbox.language.compile import MAX_SOURCE
 from codemode.sandbox.language.facades import (
     FACADE_NAMES,
     facade,
+    missing_attribute,
     missing_module,
     missing_name,
 )
@@ -160,7 +161,10 @@ class _Checker(ast.NodeVisitor):
         specs: Mapping[str, ToolSpec],
         tool_of: ToolOf | None = None,
         orders: Orders | None = None,
+        modules: Mapping[str, str] | None = None,
     ) -> None:
+        self.modules: Mapping[str, str] = modules or {}
+        """Script name → the sandbox module it always holds (``import re as r``: r → re)."""
         self.tools = tools
         self.arguments = arguments
         self.specs = specs
@@ -198,6 +202,7 @@ class _Checker(ast.NodeVisitor):
                 if path is not None and path not in tools and not any(
                         p.startswith(path + ".") for p in tools):
                     self.add(node, f"unknown tool tools.{path}{_suggest(path, list(tools))}")
+                self.check_module_attribute(node)
             elif kind is ast.Import or kind is ast.ImportFrom:
                 assert isinstance(node, ast.Import | ast.ImportFrom)
                 if not _never_runs(node, parents):
@@ -207,6 +212,18 @@ class _Checker(ast.NodeVisitor):
                 if isinstance(node.value, ast.Call) and _tool_path(node.value.func):
                     self.add(node, f"the result of tools.{_tool_path(node.value.func)}(...) "
                              "is discarded and the call never runs: add await")
+
+    def check_module_attribute(self, node: ast.Attribute) -> None:
+        """``asyncio.wait`` where the module offers no ``wait``: the runtime's AttributeError,
+        found before the calls on the lines above it run."""
+        value = node.value
+        if not (isinstance(value, ast.Name) and value.id in self.modules):
+            return
+        module, name = self.modules[value.id], node.attr
+        if (module, name) in _DIALECT_ATTRIBUTES:
+            return  # the dialects rewrite it, or refuse it with their own fix (strict)
+        if not name.startswith("_") and name not in facade(module).exports():
+            self.add(node, missing_attribute(module, name))
 
     def check_import(self, node: ast.Import | ast.ImportFrom) -> None:
         """Only facades and their names import (the runtime's refusal, found before any
@@ -265,6 +282,7 @@ class _Checker(ast.NodeVisitor):
         ):
             self.add(node, f"unknown tool tools.{path}{_suggest(path, list(self.tools))}")
             return
+        self.check_module_attribute(node)
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -388,7 +406,8 @@ def check_script(
     type) only its statements, calls and attributes are read.
     """
     if tree is not None:
-        checker = _Checker(tools, arguments, specs, tool_of, orders)
+        modules = _module_names(kinds if kinds is not None else _by_kind(nodes or ast.walk(tree)))
+        checker = _Checker(tools, arguments, specs, tool_of, orders, modules)
         try:
             if kinds is not None and parents is not None:
                 # Problems at one position come from one node and its ancestors (nodes
@@ -421,12 +440,52 @@ def check_script(
         ]
     except (RecursionError, MemoryError, ValueError) as exc:
         return [Problem(line=1, column=1, message=_unparsable(exc))]
-    checker = _Checker(tools, arguments, specs)
+    checker = _Checker(tools, arguments, specs, modules=_module_names(_by_kind(ast.walk(tree))))
     try:
         checker.visit(tree)
     except (RecursionError, MemoryError) as exc:
         return [Problem(line=1, column=1, message=_unparsable(exc))]
     return sorted(checker.problems, key=lambda p: (p.line, p.column))
+
+
+def _by_kind(nodes: Iterable[ast.AST]) -> dict[type, list[ast.AST]]:
+    kinds: dict[type, list[ast.AST]] = {}
+    for node in nodes:
+        kinds.setdefault(type(node), []).append(node)
+    return kinds
+
+
+_DIALECT_ATTRIBUTES: Final = frozenset({("asyncio", "run")})
+"""Module attributes the dialects handle (``asyncio.run(main())``)."""
+
+_BINDERS: Final = ((ast.FunctionDef, "name"), (ast.AsyncFunctionDef, "name"),
+                   (ast.ClassDef, "name"), (ast.arg, "arg"), (ast.ExceptHandler, "name"),
+                   (ast.MatchAs, "name"), (ast.MatchStar, "name"), (ast.MatchMapping, "rest"))
+
+
+def _module_names(kinds: Mapping[type, Sequence[ast.AST]]) -> dict[str, str]:
+    """Script name → the sandbox module it names wherever it is read: ``import re as r``
+    binds ``r``, and a module's own name is bound by the runtime when the script never
+    imports it (a dialect). A name the script also binds any other way is left out."""
+    found: dict[str, str] = {name: name for name in FACADE_NAMES}
+    other: set[str] = set()
+    for node in kinds.get(ast.Import, ()):
+        for alias in node.names:  # type: ignore[attr-defined]
+            bound = alias.asname or alias.name.split(".")[0]
+            if alias.name in FACADE_NAMES:
+                if found.get(bound, alias.name) != alias.name:
+                    other.add(bound)
+                found[bound] = alias.name
+            else:
+                other.add(bound)
+    for node in kinds.get(ast.ImportFrom, ()):
+        other.update(alias.asname or alias.name for alias in node.names)  # type: ignore[attr-defined]
+    for node in kinds.get(ast.Name, ()):
+        if type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+            other.add(node.id)  # type: ignore[attr-defined]
+    for kind, attr in _BINDERS:
+        other.update(name for node in kinds.get(kind, ()) if (name := getattr(node, attr)))
+    return {name: module for name, module in found.items() if name not in other}
 
 
 def _unparsable(exc: BaseException) -> str:

@@ -185,6 +185,10 @@ BUILTINS: Final[dict[str, str]] = {
 EXCEPTION_NAMES: Final = sorted(name for name, value in SAFE_BUILTINS.items()
                                 if isinstance(value, type) and issubclass(value, BaseException))
 
+_DATACLASS: Final = ("@dataclasses.dataclass\nclass P:\n    x = dataclasses.field()\n"
+                     "    y = dataclasses.field(default_factory=list)\n")
+"""A dataclass as the script planner marks it (these rows run without the planner)."""
+
 FACADES: Final[dict[str, str]] = {
     "asyncio.gather": "await asyncio.gather(asyncio.sleep(0, 1)) == [1]",
     "asyncio.sleep": "await asyncio.sleep(0, 'x') == 'x'",
@@ -237,6 +241,7 @@ FACADES: Final[dict[str, str]] = {
     "random.randrange": "random.randrange(3) < 3",
     "random.sample": "sorted(random.sample([1, 2], 2)) == [1, 2]",
     "random.seed": "random.seed(1) is None",
+    "random.Random": "random.Random(3).random() == random.Random(3).random()",
     "random.shuffle": "random.shuffle([1, 2]) is None",
     "random.uniform": "1 <= random.uniform(1, 2) <= 2",
     "re.compile": "re.compile('a+').fullmatch('aa') is not None",
@@ -293,6 +298,25 @@ FACADES: Final[dict[str, str]] = {
                             "== [2, 1]",
     "functools.lru_cache": "functools.lru_cache(maxsize=2)(abs)(-1) == 1",
     "functools.cache": "functools.cache(abs)(-2) == 2",
+    "functools.wraps": "def f():\n    pass\ng = functools.wraps(f)(lambda: 1)\n"
+                       "g.__name__ == 'f' and g() == 1",
+    "functools.total_ordering": "@functools.total_ordering\nclass V:\n"
+                                "    def __init__(self, v):\n        self.v = v\n"
+                                "    def __eq__(self, o):\n        return self.v == o.v\n"
+                                "    def __lt__(self, o):\n        return self.v < o.v\n"
+                                "V(2) >= V(1) and V(1) <= V(1)",
+    **{f"dataclasses.{name}": _DATACLASS + check for name, check in (
+        ("dataclass", "repr(P(1)) == 'P(x=1, y=[])' and P(1) == P(1, [])"),
+        ("field", "P(1).y == [] and P(1).y is not P(1).y"),
+        ("fields", "[f.name for f in dataclasses.fields(P)] == ['x', 'y']"),
+        ("asdict", "dataclasses.asdict(P(1, [P(2)])) == {'x': 1, 'y': [{'x': 2, 'y': []}]}"),
+        ("astuple", "dataclasses.astuple(P(1)) == (1, [])"),
+        ("replace", "dataclasses.replace(P(1), x=2) == P(2)"),
+        ("is_dataclass", "dataclasses.is_dataclass(P) and not dataclasses.is_dataclass(1)"),
+        ("MISSING", "dataclasses.fields(P)[0].default is dataclasses.MISSING"),
+        ("KW_ONLY", "repr(dataclasses.KW_ONLY) == 'KW_ONLY'"),
+        ("FrozenInstanceError", "issubclass(dataclasses.FrozenInstanceError, "
+                                "AttributeError)"))},
     **{f"operator.{name}": f"operator.{name}({args}) == {value}" for name, args, value in (
         ("add", "1, 2", "3"), ("sub", "3, 1", "2"), ("mul", "'a', 2", "'aa'"),
         ("mod", "7, 4", "3"), ("pow", "2, 3", "8"), ("lshift", "1, 2", "4"),

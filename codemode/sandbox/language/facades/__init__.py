@@ -17,8 +17,8 @@ from codemode.sandbox.language.guards import SelfGuarded, refuse
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = ["FACADE_NAMES", "Facade", "facade", "guarded_import", "missing_module",
-           "missing_name"]
+__all__ = ["FACADE_NAMES", "Facade", "facade", "guarded_import", "missing_attribute",
+           "missing_module", "missing_name"]
 
 
 @final
@@ -59,9 +59,7 @@ class Facade(SelfGuarded):
         except KeyError:
             if name.startswith("_"):
                 raise refuse(self, name) from None
-            available = ", ".join(sorted(self._names))
-            raise AttributeError(f"module {self._name!r} has no attribute {name!r} in the "
-                                 f"sandbox (available: {available})") from None
+            raise AttributeError(missing_attribute(self._name, name)) from None
 
     def exports(self) -> frozenset[str]:
         """Names this facade offers."""
@@ -73,6 +71,7 @@ _MODULES: Final = {
     "bisect": "bisect_facade",
     "collections": "collections_facade",
     "copy": "copy_facade",
+    "dataclasses": "dataclasses_facade",
     "datetime": "datetime_facade",
     "functools": "functools_facade",
     "heapq": "heapq_facade",
@@ -122,6 +121,12 @@ def missing_module(name: str) -> str:
     """Why ``import name`` fails (the preflight says the same before the script runs)."""
     return (f"module {name!r} is not available in the sandbox "
             f"(available: {', '.join(sorted(_MODULES))})")
+
+
+def missing_attribute(module: str, name: str) -> str:
+    """Why ``module.name`` fails, ``module`` being a facade (the preflight says it first)."""
+    return (f"module {module!r} has no attribute {name!r} in the sandbox "
+            f"(available: {', '.join(sorted(facade(module).exports()))})")
 
 
 def missing_name(module: str, item: object) -> str:

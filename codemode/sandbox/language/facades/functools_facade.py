@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 from codemode.sandbox.language.compare import guarded_key
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.facades.collections_facade import namedtuple
-from codemode.sandbox.language.guards import SelfGuarded, refuse
+from codemode.sandbox.language.guards import ScriptMeta, SelfGuarded, refuse
 from codemode.sandbox.language.state import counted, current_run
 
 if TYPE_CHECKING:
@@ -254,10 +254,37 @@ def cache(user_function: Any, /) -> _Cached:
     return _Cached(user_function, None, False)
 
 
+def wraps(wrapped: Any, /, assigned: Any = None, updated: Any = None) -> Callable[[Any], Any]:
+    """A decorator giving a script function the ``__name__``, ``__qualname__`` and
+    ``__doc__`` of ``wrapped`` (text only: ``__wrapped__`` and ``__dict__`` are never
+    copied, a script could not read them)."""
+    del assigned, updated  # the same three names whatever is asked
+    names = {key: value for key in ("__name__", "__qualname__", "__doc__")
+             if isinstance(value := getattr(wrapped, key, None), str)}
+
+    def decorate(wrapper: Any) -> Any:
+        if isinstance(wrapper, types.FunctionType):
+            for key, value in names.items():
+                setattr(wrapper, key, value)
+        return wrapper
+    return decorate
+
+
+def total_ordering(cls: Any, /) -> Any:
+    """CPython's ``total_ordering`` on a script class: the missing comparisons call the
+    class's own ``__lt__``/``__le__``/``__gt__``/``__ge__`` and ``==``, which are script
+    code (metered, inside the run)."""
+    if not isinstance(cls, ScriptMeta):
+        raise TypeError("total_ordering() decorates the script's own classes only")
+    return functools.total_ordering(cls)
+
+
 FACADE: Final = Facade("functools", {
     "reduce": reduce,
     "partial": Partial,
     "cmp_to_key": cmp_to_key,
     "lru_cache": lru_cache,
     "cache": cache,
+    "wraps": wraps,
+    "total_ordering": total_ordering,
 })

@@ -1,0 +1,390 @@
+"""``dataclasses`` for scripts: ``@dataclass`` over the fields the script planner marks.
+
+The policy drops annotations unevaluated, so ``name: str`` leaves no trace in a class
+body. For a class decorated with ``dataclass``, the planner
+(:mod:`codemode.mode.dialects`, in strict mode too) rewrites each annotated line of the
+body, on its own line, to what CPython treats the same: ``name: str = dataclasses.field()``,
+and ``n: int = 0`` to ``n: int = dataclasses.field(default=0)``; a ``ClassVar`` stays a
+class attribute and ``def __post_init__`` becomes ``def dataclass_post_init`` (a script
+may not define other special methods). :func:`dataclass` then reads the fields from the
+class namespace in order.
+
+The methods it adds are host functions: they read and set only the fields, compare and
+hash through the sandbox's charged guards, render with the sandbox's ``repr``, call a
+``default_factory`` as the script's own code would, and refuse to run outside the run
+that made the class (as :class:`~codemode.sandbox.language.guards.ScriptMeta` does for a
+script's own special methods). Only script classes can be decorated.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING, Any, Final, final
+
+from codemode.sandbox.language.builtins import repr_
+from codemode.sandbox.language.compare import GUARDS, guarded_hash
+from codemode.sandbox.language.facades import Facade
+from codemode.sandbox.language.facades.copy_facade import MAX_DEPTH, deepcopy
+from codemode.sandbox.language.guards import NAMED_TUPLES, ScriptMeta, SelfGuarded, refuse
+from codemode.sandbox.language.policy import private_name_ok
+from codemode.sandbox.language.sizes import charge_operations
+from codemode.sandbox.language.state import CURRENT_RUN, current_run
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["FACADE", "POST_INIT"]
+
+POST_INIT: Final = "dataclass_post_init"
+"""What the planner renames ``__post_init__`` to in a dataclass body."""
+
+
+@final
+class _Sentinel(SelfGuarded):
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+MISSING: Final = _Sentinel("MISSING")
+KW_ONLY: Final = _Sentinel("KW_ONLY")
+
+
+class FrozenInstanceError(AttributeError):
+    """Raised on assigning to a field of a frozen dataclass (as in CPython)."""
+
+
+_FIELD_NAMES: Final = frozenset({"name", "default", "default_factory", "init", "repr",
+                                 "hash", "compare", "kw_only", "metadata"})
+
+
+@final
+class Field(SelfGuarded):
+    """One field: what ``dataclasses.field()`` returns and ``fields()`` lists."""
+
+    __slots__ = ("compare", "default", "default_factory", "hash", "init", "kw_only",
+                 "metadata", "name", "repr")
+
+    def __init__(self, *, default: Any, default_factory: Any, init: bool, repr: bool,
+                 hash: Any, compare: bool, metadata: Any, kw_only: Any) -> None:
+        self.name: str | None = None
+        self.default = default
+        self.default_factory = default_factory
+        self.init = init
+        self.repr = repr
+        self.hash = hash
+        self.compare = compare
+        self.metadata = {} if metadata is None else metadata
+        self.kw_only = kw_only
+
+    def sandbox_getattr(self, name: str) -> Any:
+        if name in _FIELD_NAMES:
+            return getattr(self, name)
+        raise refuse(self, name)
+
+    def __repr__(self) -> str:
+        return f"Field(name={self.name!r},init={self.init!r},repr={self.repr!r})"
+
+
+def field(*, default: Any = MISSING, default_factory: Any = MISSING, init: bool = True,
+          repr: bool = True, hash: Any = None, compare: bool = True, metadata: Any = None,
+          kw_only: Any = MISSING) -> Field:
+    """A field's options (``name: T = field(...)``)."""
+    if default is not MISSING and default_factory is not MISSING:
+        raise ValueError("cannot specify both default and default_factory")
+    if default_factory is not MISSING and not callable(default_factory):
+        raise TypeError("default_factory must be callable")
+    return Field(default=default, default_factory=default_factory, init=init, repr=repr,
+                 hash=hash, compare=compare, metadata=metadata, kw_only=kw_only)
+
+
+_FIELDS: Final[weakref.WeakKeyDictionary[type, tuple[Field, ...]]] = (
+    weakref.WeakKeyDictionary())
+"""Dataclass → its fields (host side: a script cannot read or change them)."""
+
+
+def _inherited(cls: type) -> dict[str, Field]:
+    found: dict[str, Field] = {}
+    for base in reversed(cls.__mro__[1:]):
+        for item in _FIELDS.get(base, ()):
+            found[item.name or ""] = item
+    return found
+
+
+def _own_fields(cls: type, kw_only: bool) -> list[Field]:
+    own: list[Field] = []
+    after_marker = False
+    for key, value in list(cls.__dict__.items()):
+        if value is KW_ONLY:
+            after_marker = True
+            type.__delattr__(cls, key)
+            continue
+        if not isinstance(value, Field):
+            continue
+        if not (key.isidentifier() and (not key.startswith("_") or private_name_ok(key))):
+            raise TypeError(f"{key!r} cannot be a dataclass field in the sandbox")
+        value.name = key
+        if value.kw_only is MISSING:
+            value.kw_only = kw_only or after_marker
+        if value.default is MISSING:
+            type.__delattr__(cls, key)
+        else:
+            if type(value.default).__hash__ is None:
+                raise ValueError(f"mutable default {type(value.default)!r} for field {key} "
+                                 "is not allowed: use default_factory")
+            type.__setattr__(cls, key, value.default)
+        own.append(value)
+    return own
+
+
+def _in_run(meter: Any, what: str) -> None:
+    run = CURRENT_RUN.get(None)
+    if run is None or run.meter is not meter or meter.ended:
+        raise TypeError(f"script code cannot run after the script ended ({what} of a script "
+                        "object)")
+
+
+def _values(obj: Any, fields: tuple[Field, ...]) -> tuple[Any, ...]:
+    return tuple(getattr(obj, f.name or "") for f in fields)
+
+
+def _plural(names: list[str]) -> str:
+    quoted = [repr(n) for n in names]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def _make_init(cls: type, fields: tuple[Field, ...], meter: Any) -> Callable[..., None]:
+    qualname = f"{cls.__qualname__}.__init__"
+    positional = [f for f in fields if f.init and not f.kw_only]
+    accepted = {f.name for f in fields if f.init}
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        _in_run(meter, "__init__")
+        if len(args) > len(positional):
+            raise TypeError(f"{qualname}() takes {len(positional) + 1} positional "
+                            f"argument{'s' if positional else ''} but {len(args) + 1} "
+                            f"were given")
+        given = {f.name: value for f, value in zip(positional, args, strict=False)}
+        for key, value in kwargs.items():
+            if key not in accepted:
+                raise TypeError(f"{qualname}() got an unexpected keyword argument {key!r}")
+            if key in given:
+                raise TypeError(f"{qualname}() got multiple values for argument {key!r}")
+            given[key] = value
+        missing = [f for f in fields if f.init and f.name not in given
+                   and f.default is MISSING and f.default_factory is MISSING]
+        if missing:
+            kind = "keyword-only" if all(f.kw_only for f in missing) else "positional"
+            names = [f.name or "" for f in missing]
+            raise TypeError(f"{qualname}() missing {len(names)} required {kind} "
+                            f"argument{'s' if len(names) > 1 else ''}: {_plural(names)}")
+        for f in fields:
+            name = f.name or ""
+            if f.init and name in given:
+                value = given[name]
+            elif f.default is not MISSING:
+                value = f.default
+            elif f.default_factory is not MISSING:
+                value = f.default_factory()
+            else:
+                continue
+            object.__setattr__(self, name, value)
+        post = getattr(type(self), POST_INIT, None)
+        if post is not None:
+            post(self)
+    return __init__
+
+
+def _make_repr(fields: tuple[Field, ...], meter: Any) -> Callable[[Any], str]:
+    shown = [f for f in fields if f.repr]
+
+    def __repr__(self: Any) -> str:
+        _in_run(meter, "__repr__")
+        parts = [f"{f.name}={repr_(getattr(self, f.name or ''))}" for f in shown]
+        return f"{type(self).__qualname__}({', '.join(parts)})"
+    return __repr__
+
+
+def _make_compare(cls: type, fields: tuple[Field, ...], meter: Any, name: str,
+                  guard: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    compared = tuple(f for f in fields if f.compare)
+
+    def method(self: Any, other: Any) -> Any:
+        _in_run(meter, name)
+        if type(other) is not type(self):
+            return NotImplemented
+        return guard(_values(self, compared), _values(other, compared))
+    method.__name__ = name
+    method.__qualname__ = f"{cls.__qualname__}.{name}"
+    return method
+
+
+def _make_hash(fields: tuple[Field, ...], meter: Any) -> Callable[[Any], int]:
+    hashed = tuple(f for f in fields if (f.compare if f.hash is None else f.hash))
+
+    def __hash__(self: Any) -> int:
+        _in_run(meter, "__hash__")
+        return guarded_hash(_values(self, hashed))
+    return __hash__
+
+
+def _make_frozen(cls: type, names: frozenset[str], meter: Any) -> tuple[Any, Any]:
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        _in_run(meter, "__setattr__")
+        if type(self) is cls or name in names:
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self: Any, name: str) -> None:
+        _in_run(meter, "__delattr__")
+        if type(self) is cls or name in names:
+            raise FrozenInstanceError(f"cannot delete field {name!r}")
+        object.__delattr__(self, name)
+    return __setattr__, __delattr__
+
+
+_ORDER: Final = (("__lt__", "_lt_"), ("__le__", "_le_"), ("__gt__", "_gt_"), ("__ge__", "_ge_"))
+
+
+def _process(cls: Any, *, init: bool = True, repr: bool = True, eq: bool = True,
+             order: bool = False, unsafe_hash: bool = False, frozen: bool = False,
+             match_args: bool = True, kw_only: bool = False, slots: bool = False,
+             weakref_slot: bool = False) -> Any:
+    del match_args, slots, weakref_slot  # class patterns are refused; slots change nothing
+    if not isinstance(cls, ScriptMeta):
+        raise TypeError("dataclass() decorates the script's own classes only")
+    if order and not eq:
+        raise ValueError("eq must be true if order is true")
+    meter = current_run().meter
+    fields_by_name = _inherited(cls)
+    for item in _own_fields(cls, kw_only):
+        fields_by_name[item.name or ""] = item
+    fields = tuple(fields_by_name.values())
+    charge_operations(len(fields))
+    seen_default = False
+    for f in fields:
+        if not f.init or f.kw_only:
+            continue
+        if f.default is not MISSING or f.default_factory is not MISSING:
+            seen_default = True
+        elif seen_default:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+    _FIELDS[cls] = fields
+    own = cls.__dict__
+    if init and "__init__" not in own:
+        type.__setattr__(cls, "__init__", _make_init(cls, fields, meter))
+    if repr and "__repr__" not in own:
+        type.__setattr__(cls, "__repr__", _make_repr(fields, meter))
+    if eq and "__eq__" not in own:
+        type.__setattr__(cls, "__eq__", _make_compare(cls, fields, meter, "__eq__", GUARDS["_eq_"]))
+    if order:
+        for name, guard in _ORDER:
+            if name in own:
+                raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}. "
+                                "Consider using functools.total_ordering")
+            type.__setattr__(cls, name, _make_compare(cls, fields, meter, name, GUARDS[guard]))
+    explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
+    if unsafe_hash:
+        if explicit_hash:
+            raise TypeError(f"Cannot overwrite attribute __hash__ in class {cls.__name__}")
+        type.__setattr__(cls, "__hash__", _make_hash(fields, meter))
+    elif eq and frozen and not explicit_hash:
+        type.__setattr__(cls, "__hash__", _make_hash(fields, meter))
+    elif eq and not explicit_hash:
+        type.__setattr__(cls, "__hash__", None)
+    if frozen:
+        setter, deleter = _make_frozen(cls, frozenset(f.name or "" for f in fields), meter)
+        type.__setattr__(cls, "__setattr__", setter)
+        type.__setattr__(cls, "__delattr__", deleter)
+    return cls
+
+
+def dataclass(cls: Any = None, /, **options: Any) -> Any:
+    """``@dataclass`` or ``@dataclass(frozen=True, order=True, ...)`` on a script class."""
+    if cls is None:
+        return lambda klass: _process(klass, **options)
+    return _process(cls, **options)
+
+
+def _fields_of(obj: Any) -> tuple[Field, ...] | None:
+    cls = obj if isinstance(obj, type) else type(obj)
+    return _FIELDS.get(cls) if isinstance(cls, ScriptMeta) else None
+
+
+def fields(class_or_instance: Any, /) -> tuple[Field, ...]:
+    """The fields of a dataclass or of one of its instances."""
+    found = _fields_of(class_or_instance)
+    if found is None:
+        raise TypeError("must be called with a dataclass type or instance")
+    return found
+
+
+def is_dataclass(obj: Any, /) -> bool:
+    """Whether ``obj`` is a dataclass or an instance of one."""
+    return _fields_of(obj) is not None
+
+
+def _instance_fields(obj: Any, what: str) -> tuple[Field, ...]:
+    found = None if isinstance(obj, type) else _fields_of(obj)
+    if found is None:
+        raise TypeError(f"{what}() should be called on dataclass instances")
+    return found
+
+
+def _convert(value: Any, as_dict: bool, depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        raise RecursionError("maximum recursion depth exceeded in dataclasses conversion")
+    charge_operations(1)
+    found = None if isinstance(value, type) else _fields_of(value)
+    if found is not None:
+        items = [(f.name or "", _convert(getattr(value, f.name or ""), as_dict, depth + 1))
+                 for f in found]
+        return dict(items) if as_dict else tuple(item for _, item in items)
+    kind = type(value)
+    if isinstance(value, tuple) and any(base in NAMED_TUPLES for base in kind.__mro__):
+        return kind(*[_convert(item, as_dict, depth + 1) for item in value])
+    if kind is list or kind is tuple:
+        return kind(_convert(item, as_dict, depth + 1) for item in value)
+    if kind is dict:
+        return {_convert(k, as_dict, depth + 1): _convert(v, as_dict, depth + 1)
+                for k, v in value.items()}
+    return deepcopy(value)
+
+
+def asdict(obj: Any, /) -> dict[str, Any]:
+    """A dataclass instance as a dict (nested dataclasses, lists, tuples and dicts too)."""
+    _instance_fields(obj, "asdict")
+    result: dict[str, Any] = _convert(obj, True, 0)
+    return result
+
+
+def astuple(obj: Any, /) -> tuple[Any, ...]:
+    """A dataclass instance as a tuple of its field values (converted as ``asdict``)."""
+    _instance_fields(obj, "astuple")
+    result: tuple[Any, ...] = _convert(obj, False, 0)
+    return result
+
+
+def replace(obj: Any, /, **changes: Any) -> Any:
+    """A new instance of ``obj``'s class with ``changes`` applied to its fields."""
+    for f in _instance_fields(obj, "replace"):
+        name = f.name or ""
+        if not f.init:
+            if name in changes:
+                raise ValueError(f"field {name} is declared with init=False, it cannot be "
+                                 "specified with replace()")
+            continue
+        if name not in changes:
+            changes[name] = getattr(obj, name)
+    return type(obj)(**changes)
+
+
+FACADE: Final = Facade("dataclasses", {
+    "dataclass": dataclass, "field": field, "fields": fields, "asdict": asdict,
+    "astuple": astuple, "replace": replace, "is_dataclass": is_dataclass,
+    "MISSING": MISSING, "KW_ONLY": KW_ONLY, "FrozenInstanceError": FrozenInstanceError,
+})
