@@ -247,6 +247,19 @@ class B(A):
     def __eq__(self, o): return super().__eq__(o) and isinstance(o, B)
 [repr(B()), B() == B(), B() == A()]
 """, ["B<A>", True, False]),
+    "super-dunder-of-a-host-bases-base": ("""
+class AppError(Exception):
+    def __init__(self, code, msg):
+        super().__init__(msg)
+        self.code = code
+    def __str__(self):
+        return f"[{self.code}] {super().__str__()}"
+class Missing(KeyError):
+    def __repr__(self):
+        return 'Missing/' + super().__repr__()
+e = AppError(7, 'boom')
+[str(e), repr(e), repr(Missing('k')), str(Missing('k')), Missing('k').__str__()]
+""", ["[7] boom", "AppError('boom')", "Missing/Missing('k')", "'k'", "'k'"]),
     "exception-subclass": ("""
 class AppError(Exception):
     def __init__(self, msg, code):

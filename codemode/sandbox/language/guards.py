@@ -947,6 +947,20 @@ def _base_method(owner: type, name: str) -> Callable[..., Any]:
     return method
 
 
+def _host_base_method(bases: tuple[type, ...], owner: type | None,
+                      name: str) -> Callable[..., Any] | None:
+    """``name`` of a script class's nearest host base (the first of ``bases`` in
+    ``SANDBOX_BASES``), when ``owner`` (the class defining it) is that base or one of its
+    own bases: ``super().__str__()`` in an ``Exception`` subclass reaches
+    ``BaseException.__str__`` through ``Exception``."""
+    if owner is None or name not in _BASE_METHODS or isinstance(owner, ScriptMeta):
+        return None
+    for base in bases:
+        if base in SANDBOX_BASES:
+            return _base_method(base, name) if issubclass(base, owner) else None
+    return None
+
+
 def _private_member(obj: Any, name: str) -> Any:
     """An underscore attribute: only the script's own objects answer one (module docstring)."""
     cls = type(obj)
@@ -970,8 +984,8 @@ def _private_member(obj: Any, name: str) -> Any:
         return getattr(obj, name)
     if owner is not None and owner in NAMED_TUPLES and name in _NAMED_TUPLE_API:
         return _named_tuple_member(obj, name, bound=bound)
-    if owner is not None and owner in SANDBOX_BASES and name in _BASE_METHODS:
-        function = _base_method(owner, name)
+    function = _host_base_method(bases, owner, name)
+    if function is not None:
         return partial(function, obj) if bound else function
     raise refuse(obj, name)
 
@@ -1021,8 +1035,9 @@ def _super_member(proxy: Any, name: str) -> Any:
     if name.startswith("_"):
         if isinstance(owner, ScriptMeta) and (name in SCRIPT_METHODS or private_name_ok(name)):
             return getattr(proxy, name)
-        if owner in SANDBOX_BASES and name in _BASE_METHODS:
-            return partial(_base_method(owner, name), self)
+        function = _host_base_method(bases, owner, name)
+        if function is not None:
+            return partial(function, self)
         raise refuse(proxy, name)
     if not _bases_allow(bases, name):
         raise refuse(proxy, name)
