@@ -5,15 +5,20 @@ adds every upstream tool). Upstreams come from ``--config`` (the ``mcpServers`` 
 clients use); local Python tools from ``--tools``. Status goes to stderr; stdout is the
 MCP stream (stdio transport).
 
-Exit codes: 0 stopped cleanly; 2 bad usage or an invalid config; 3 ``--tools`` could not
-be loaded.
+SIGINT and SIGTERM stop it cleanly (runs cancelled, upstreams closed); warnings (an
+upstream down and reconnecting, the MCP SDK's, uvicorn's) are one stderr line each.
+
+Exit codes: 0 stopped cleanly (the client closed stdin, or SIGTERM); 130 stopped by SIGINT;
+2 bad usage or an invalid config; 3 ``--tools`` could not be loaded.
 """
 
 from __future__ import annotations
 
 import argparse
 import ipaddress
+import logging
 import os
+import signal
 import sys
 from typing import TYPE_CHECKING
 
@@ -86,6 +91,21 @@ def _loopback(host: str) -> bool:
         return False
 
 
+class _StatusFormatter(logging.Formatter):
+    """Warnings as status lines: an upstream that went down and its reconnection, and what
+    the MCP SDK or uvicorn warn about, each on one line (an exception as its type and first
+    line, no traceback: stderr is the status a user reads in the client's log)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = " ".join(line.strip() for line in record.getMessage().strip().splitlines())
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None:
+            said = str(exc).strip().splitlines()
+            text += f" ({type(exc).__name__}{': ' + said[0][:300] if said else ''})"
+        where = "" if record.name.split(".")[0] == "codemode" else f"[{record.name}] "
+        return f"codemode serve: {where}{text}"
+
+
 def _say(text: str) -> None:
     print(f"codemode serve: {text}", file=sys.stderr, flush=True)
 
@@ -141,11 +161,33 @@ async def _serve(args: argparse.Namespace, gateway: Gateway) -> int:
         server = GatewayServer(gateway, expose_upstream=args.expose_upstream)
         if args.transport == "stdio":
             _say("serving MCP on stdio")
-            await serve_stdio(server)
+            async with anyio.create_task_group() as group:
+                group.start_soon(_stop_on_signal, args, group.cancel_scope)
+                await serve_stdio(server)
+                group.cancel_scope.cancel()
+            if args.stopped_by is not None:
+                _say(f"stopped by {args.stopped_by.name}")
+                return 130 if args.stopped_by == signal.SIGINT else 0
         else:
-            await serve_http(server, host=args.host, port=args.port, token=args.token,
-                             path=args.path, ready=lambda url: _say(f"serving MCP on {url}"))
+            stopped = await serve_http(
+                server, host=args.host, port=args.port, token=args.token, path=args.path,
+                ready=lambda url: _say(f"serving MCP on {url}"))
+            if stopped is not None:
+                _say(f"stopped by {stopped.name}")
+                return 130 if stopped == signal.SIGINT else 0
     return 0
+
+
+async def _stop_on_signal(args: argparse.Namespace, scope: anyio.CancelScope) -> None:
+    """SIGINT or SIGTERM stops the stdio server the way the client closing stdin does:
+    runs cancelled, upstreams closed (their processes ended), then exit."""
+    if sys.platform == "win32":  # no loop signal handlers there: the default action stays
+        return
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for signum in signals:
+            args.stopped_by = signal.Signals(signum)
+            scope.cancel()
+            return
 
 
 def main_serve(argv: Sequence[str]) -> int:
@@ -167,7 +209,23 @@ def main_serve(argv: Sequence[str]) -> int:
     except ToolsLoadError as exc:
         print(f"codemode serve: {exc}", file=sys.stderr)
         return 3
+    args.stopped_by = None
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(_StatusFormatter())
+    root = logging.getLogger()
+    root.addHandler(handler)
     try:
-        return anyio.run(_serve, args, gateway)
+        code = anyio.run(_serve, args, gateway)
     except KeyboardInterrupt:
         return 130
+    finally:
+        root.removeHandler(handler)
+    if args.stopped_by is not None:
+        # The MCP SDK reads stdin in a worker thread that stays blocked on the read until
+        # the client closes the pipe, and the interpreter's exit would wait for it: all is
+        # closed by now, so leave without waiting.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code

@@ -200,6 +200,10 @@ class UpstreamStatus:
     """Schema repairs the adapter made (see ``McpTools.repairs``)."""
 
 
+_SDK_CLOSED = "Connection closed"
+"""The message of the SDK's own ``CONNECTION_CLOSED`` error (a peer may send the code too)."""
+
+
 class _Down(Exception):
     """Internal: the upstream's connection ended."""
 
@@ -251,7 +255,12 @@ class _Session:
         except MCPError as exc:
             if exc.code != types.CONNECTION_CLOSED:
                 raise
-            self._upstream.lost("connection closed")
+            # -32000 is the SDK's "connection closed" and also the JSON-RPC code servers
+            # use for their own errors: the supervisor pings to tell which it was, and
+            # only a lost connection is reconnected (a live upstream keeps its calls).
+            self._upstream.suspect()
+            if exc.message != _SDK_CLOSED:
+                raise
             raise ConnectionError(
                 f"upstream MCP server {self._upstream.config.name!r} closed the connection"
                 " during the call; the gateway is reconnecting"
@@ -307,6 +316,10 @@ class _Upstream:
             renamed=self.tools.renamed if self.tools else (),
             repairs=self.tools.repairs if self.tools else (),
         )
+
+    def suspect(self) -> None:
+        """A call ended as if the connection closed: ping now instead of at the interval."""
+        self._wake.set()
 
     def lost(self, why: str) -> None:
         if self.session is not None:
@@ -391,10 +404,9 @@ class _Upstream:
             before = self.connections
             try:
                 await self._attempt()
-            except _Down:
-                pass
             except Exception as exc:  # any failure of an upstream is reported
-                self.error = _describe(exc)
+                if not _is_down(exc):  # else ``error`` already says why it went down
+                    self.error = _describe(exc)
             self.session = None
             self.state = "down"
             self.gateway.changed()
@@ -437,17 +449,40 @@ class _Upstream:
             self._wake = anyio.Event()
             if self.session is None:
                 raise _Down
+            wait = self.gateway.ping_interval + 5
             try:
-                with anyio.fail_after(self.gateway.ping_interval + 5):
+                with anyio.fail_after(wait):
                     if self._changed:
                         self._changed = False
                         await self._register(session)
                     else:
-                        await session.send_ping()
+                        await _ping(session)
             except (MCPError, TimeoutError, anyio.ClosedResourceError,
                     anyio.BrokenResourceError) as exc:
-                self.error = f"lost: {_describe(exc)}"
+                why = (f"no answer within {wait:g} s" if isinstance(exc, TimeoutError)
+                       else _describe(exc))
+                # down from now: calls fail fast while the old connection is torn down
+                self.lost(f"lost: {why}")
                 raise _Down from exc
+
+
+async def _ping(session: Any) -> None:
+    """Ping; a server that answers it does not know ``ping`` (hand-written ones) is alive."""
+    from mcp import types
+    from mcp.shared.exceptions import MCPError
+
+    try:
+        await session.send_ping()
+    except MCPError as exc:
+        if exc.code != types.METHOD_NOT_FOUND:
+            raise
+
+
+def _is_down(exc: BaseException) -> bool:
+    """Whether ``exc`` is ``_Down``, also as the task groups of the SDK's client wrap it."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_is_down(e) for e in exc.exceptions)
+    return isinstance(exc, _Down)
 
 
 def _describe(exc: BaseException) -> str:

@@ -23,6 +23,7 @@ from urllib.parse import unquote
 import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
+from pydantic import ValidationError
 
 from codemode.dispatch.content import Envelope
 from codemode.dispatch.frozen import thaw
@@ -97,12 +98,43 @@ async def _call_tool(
     return await send(request, types.CallToolResult, progress_callback=progress)
 
 
+class McpResultError(Exception):
+    """An MCP server answered ``tools/call`` with a result the MCP schema refuses."""
+
+    def __init__(self, tool: str, error: ValidationError) -> None:
+        problems = error.errors(include_url=False)
+        first: Any = problems[0] if problems else {"loc": (), "msg": str(error), "input": None}
+        loc = list(first["loc"])
+        # a union (content blocks): pydantic names each member tried, as a loc step
+        member = next((i for i, step in enumerate(loc)
+                       if isinstance(step, str) and step[:1].isupper()), None)
+        if member is not None:
+            loc = loc[:member]
+            given = first.get("input")
+            kind = given.get("type") if isinstance(given, dict) else None
+            said = f"matches no type MCP defines (type {kind!r})" if kind is not None else (
+                "matches no type MCP defines")
+            more = ""
+        else:
+            said = first["msg"]
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        where = ".".join(str(step) for step in loc) or "result"
+        super().__init__(
+            f"the server's result for {tool!r} is not a valid MCP tools/call result:"
+            f" {where}: {said}{more}"
+        )
+
+
 def _handler(session: McpSession, remote: str) -> Any:
     async def call(args: Mapping[str, Any], ctx: ExecContext) -> Envelope:
         async def progress(done: float, total: float | None, message: str | None) -> None:
             ctx.progress({"progress": done, "total": total, "message": message})
 
-        result = _dump(await _call_tool(session, remote, thaw(args), progress))
+        try:
+            answer = await _call_tool(session, remote, thaw(args), progress)
+        except ValidationError as exc:  # the SDK's check of the result's shape
+            raise McpResultError(remote, exc) from None
+        result = _dump(answer)
         is_error = bool(result.get("isError"))
         structured = result.get("structuredContent")
         envelope = Envelope(

@@ -26,8 +26,14 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import io
 import itertools
+import json
 import math
+import os
+import signal
+import sys
+import threading
 from typing import TYPE_CHECKING, Any, final
 
 import anyio
@@ -36,7 +42,8 @@ from codemode.dispatch.context import ToolCall
 from codemode.dispatch.frozen import thaw
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Iterator
+    from typing import BinaryIO
 
     from codemode.dispatch.events import ToolEvent
     from codemode.dispatch.spec import ToolSpec
@@ -205,9 +212,11 @@ class _ProgressFeed:
     def __init__(self, send: Any) -> None:
         self._send = send
         self._steps = itertools.count(1)
+        self._names: dict[str, str] = {}
 
     def __call__(self, event: ToolEvent) -> None:
         if event.type == "tool/call":
+            self._names[event.call_id] = event.name
             self._put(f"call {event.call_id.rpartition(':')[2]}: {event.name} started")
         elif event.type == "tool/result":
             state = f"failed: {event.error}" if event.is_error else "ok"
@@ -221,13 +230,35 @@ class _ProgressFeed:
             for start in range(0, len(text), _OUTPUT_CHUNK):
                 self._put("output: " + text[start:start + _OUTPUT_CHUNK])
         elif isinstance(data, dict) and "tool" in data:
-            call = str(data.get("call_id", "")).rpartition(":")[2]
-            said = repr(data.get("update"))[:_OUTPUT_CHUNK]
-            self._put(f"call {call}: {data['tool']} reports {said}")
+            call_id = str(data.get("call_id", ""))
+            name = self._names.get(call_id, data["tool"])  # the name "started" gave
+            said = _said(data.get("update"))[:_OUTPUT_CHUNK]
+            self._put(f"call {call_id.rpartition(':')[2]}: {name} reports {said}")
 
     def _put(self, message: str) -> None:
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._send.send_nowait((message, next(self._steps)))
+
+
+def _said(update: Any) -> str:
+    """A nested call's update as text: an MCP upstream's progress as ``3/4`` (and its
+    message), anything else as compact JSON."""
+    update = thaw(update)
+    if isinstance(update, dict) and set(update) <= {"progress", "total", "message"} and (
+        isinstance(update.get("progress"), int | float)
+    ):
+        done, total, message = update["progress"], update.get("total"), update.get("message")
+        text = f"{_number(done)}/{_number(total)}" if isinstance(total, int | float) else (
+            _number(done))
+        return f"{text}: {message}" if message else text
+    try:
+        return json.dumps(update, ensure_ascii=False, separators=(", ", ": "), default=str)
+    except ValueError:  # a circular structure
+        return repr(update)
+
+
+def _number(value: float) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 async def _report(session: Any, receive: Any) -> None:
@@ -250,14 +281,68 @@ def _mcp_result(result: Any, specs: list[ToolSpec], name: str) -> Any:
 
 
 async def serve_stdio(server: GatewayServer) -> None:
-    """Serve over this process's stdin/stdout until the client closes it."""
+    """Serve over this process's stdin/stdout until the client closes it (or the task is
+    cancelled: the read of stdin in flight is abandoned, so that returns at once)."""
     from mcp.server.stdio import stdio_server
 
-    async with anyio.create_task_group() as group:
-        group.start_soon(server.announce_changes)
-        async with stdio_server() as (read, write):
-            await server.server.run(read, write, server.server.create_initialization_options())
-        group.cancel_scope.cancel()
+    with _claimed_stdin() as lines:
+        async with anyio.create_task_group() as group:
+            group.start_soon(server.announce_changes)
+            async with stdio_server(stdin=lines) as (read, write):
+                await server.server.run(read, write,
+                                        server.server.create_initialization_options())
+            group.cancel_scope.cancel()
+
+
+@final
+class _Lines:
+    """Lines of a binary stream, read in a worker thread that a cancellation abandons.
+
+    The SDK's own reader (``anyio.wrap_file``) cannot be cancelled while it waits for a
+    line: a server told to stop (SIGINT, SIGTERM, a cancelled task) would wait for the
+    client's next message or for it to close the pipe."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._file = io.TextIOWrapper(stream, encoding="utf-8", errors="replace")
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await anyio.to_thread.run_sync(self._file.readline, abandon_on_cancel=True)
+        if not line:
+            raise StopAsyncIteration
+        return line
+
+
+@contextlib.contextmanager
+def _claimed_stdin() -> Iterator[Any]:
+    """The client's messages as ``_Lines``; while serving, fd 0 reads the null device, as
+    the SDK's own stdio server has it, so nothing else in the process consumes them."""
+    if sys.platform == "win32":  # the SDK's reader and claim, as they are
+        yield None
+        return
+    import fcntl
+
+    try:
+        private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError:  # no fd 0: read whatever sys.stdin is
+        yield _Lines(sys.stdin.buffer)
+        return
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+    finally:
+        os.close(null)
+    try:
+        # closefd=False, never closed: an abandoned read may still wait on it
+        yield _Lines(os.fdopen(private, "rb", closefd=False))
+    finally:
+        os.dup2(private, 0)
+
+
+_GRACEFUL_SHUTDOWN = 2
+"""Seconds a stopping HTTP server waits for requests in flight before cancelling them."""
 
 
 def _bearer(app: Any, token: str) -> Any:
@@ -289,20 +374,48 @@ async def serve_http(
     token: str | None = None,
     path: str = "/mcp",
     ready: Callable[[str], Awaitable[None] | None] | None = None,
-) -> None:
-    """Serve streamable HTTP at ``http://host:port/path`` until cancelled; ``port`` 0 picks a
-    free port. ``ready`` gets the URL once the socket listens."""
+) -> signal.Signals | None:
+    """Serve streamable HTTP at ``http://host:port/path`` until cancelled or, in the main
+    thread, until SIGINT or SIGTERM (then returned, after a graceful shutdown); ``port`` 0
+    picks a free port. ``ready`` gets the URL once the socket listens."""
     import uvicorn
+    import uvicorn.server
 
     app = server.server.streamable_http_app(streamable_http_path=path, host=host)
     asgi = _bearer(app, token) if token else app
-    config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on")
+    # A stop (SIGINT, SIGTERM) gives requests in flight, runs of run_code among them, this
+    # long to finish, then cancels them: uvicorn's default waits for them however long.
+    # log_config None: uvicorn's records go where the process's logging sends them
+    # (`codemode serve`: one status line each), not to a handler of uvicorn's own.
+    config = uvicorn.Config(asgi, host=host, port=port, log_level="warning", lifespan="on",
+                            timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN, log_config=None)
     listening = anyio.Event()
 
     class _Web(uvicorn.Server):
+        stopped_by: signal.Signals | None = None
+
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets)
             listening.set()
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            self.stopped_by = self.stopped_by or signal.Signals(sig)
+            super().handle_exit(sig, frame)
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            """uvicorn's, less its re-raising of the signal after the shutdown: that ended
+            the process there, before the gateway closed its upstreams."""
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = uvicorn.server.HANDLED_SIGNALS
+            original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
 
     web = _Web(config)
 
@@ -322,3 +435,4 @@ async def serve_http(
         group.start_soon(announce)
         await web.serve()
         group.cancel_scope.cancel()
+    return web.stopped_by
