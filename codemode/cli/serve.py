@@ -70,7 +70,8 @@ def serve_parser() -> argparse.ArgumentParser:
                         help="largest run_code description carrying the whole SDK; beyond, it "
                         f"holds a namespace index and discovery (default {DEFAULT_BUDGET_TOKENS})")
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
-                        help="wall-time limit of one script, seconds")
+                        help="wall-time limit of one script, and of one direct call of a "
+                        "listed tool (--expose-upstream), seconds (default 30)")
     parser.add_argument("--executor", choices=("pool", "inprocess"), default="pool",
                         help="where scripts run: the sandboxed worker pool (default) or "
                         "in-process (trusted code only)")

@@ -37,6 +37,7 @@ from codemode.mode.code_mode import CodeMode
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
+    from mcp.types import LoggingLevel
 
     from codemode.dispatch.registry import Registration
     from codemode.integrations.discovery import Discovery
@@ -304,6 +305,7 @@ class _Upstream:
         self.first_attempt = anyio.Event()
         self._wake = anyio.Event()
         self._changed = False
+        self._level_due = False
         self._listing: list[Any] | None = None
 
     def status(self) -> UpstreamStatus:
@@ -334,6 +336,32 @@ class _Upstream:
         if isinstance(message, types.ToolListChangedNotification):
             self._changed = True
             self._wake.set()
+        elif isinstance(message, types.LoggingMessageNotification):
+            self.gateway.logged(self.config.name, message.params)
+
+    def level_changed(self) -> None:
+        """The gateway's log level changed: tell the upstream (from the supervisor)."""
+        self._level_due = True
+        self._wake.set()
+
+    async def _apply_level(self, session: Any) -> None:
+        """Send the gateway's log level to an upstream that declares logging (what it
+        refuses is its own business: its messages are still forwarded as it sends them)."""
+        from mcp import types
+        from mcp.shared.exceptions import MCPError
+
+        self._level_due = False
+        level = self.gateway.log_level
+        capabilities = getattr(session, "server_capabilities", None)
+        if level is None or capabilities is None or capabilities.logging is None:
+            return
+        try:
+            await session.send_request(
+                types.SetLevelRequest(params=types.SetLevelRequestParams(level=level)),
+                types.EmptyResult)
+        except MCPError as exc:
+            _LOG.debug("upstream %s refused logging/setLevel %s: %s", self.config.name,
+                       level, exc)
 
     @asynccontextmanager
     async def _connect(self) -> AsyncIterator[Any]:
@@ -428,6 +456,7 @@ class _Upstream:
             async with self._connect() as session:
                 self.session = session
                 await self._register(session)
+                await self._apply_level(session)
                 startup.deadline = math.inf
                 self.connections += 1
                 self.restarts = self.connections - 1
@@ -452,11 +481,13 @@ class _Upstream:
             wait = self.gateway.ping_interval + 5
             try:
                 with anyio.fail_after(wait):
+                    if not (self._changed or self._level_due):
+                        await _ping(session)
                     if self._changed:
                         self._changed = False
                         await self._register(session)
-                    else:
-                        await _ping(session)
+                    if self._level_due:
+                        await self._apply_level(session)
             except (MCPError, TimeoutError, anyio.ClosedResourceError,
                     anyio.BrokenResourceError) as exc:
                 why = (f"no answer within {wait:g} s" if isinstance(exc, TimeoutError)
@@ -549,6 +580,9 @@ class Gateway:
         self.restart = restart
         self._upstreams = [_Upstream(s, self) for s in servers]
         self._listeners: list[Callable[[], None]] = []
+        self._log_listeners: list[Callable[[str, Any], None]] = []
+        self.log_level: LoggingLevel | None = None
+        """The level upstreams are asked to log at (``logging/setLevel``), if one was set."""
         self._own: list[Registration] = []
         self._group: TaskGroup | None = None
         self._stack: AsyncExitStack | None = None
@@ -573,6 +607,27 @@ class Gateway:
     def changed(self) -> None:
         for listener in list(self._listeners):
             listener()
+
+    def on_log(self, listener: Callable[[str, Any], None]) -> Callable[[], None]:
+        """Call ``listener(upstream, params)`` (sync, fast) for each upstream's
+        ``notifications/message``; ``params`` is its ``LoggingMessageNotificationParams``."""
+        self._log_listeners.append(listener)
+        return lambda: (self._log_listeners.remove(listener)
+                        if listener in self._log_listeners else None)
+
+    def logged(self, upstream: str, params: Any) -> None:
+        for listener in list(self._log_listeners):
+            listener(upstream, params)
+
+    def set_log_level(self, level: LoggingLevel | None) -> None:
+        """Ask every upstream that declares logging to log at ``level`` and above (now, and
+        on each reconnection); ``None`` sends nothing more."""
+        if level == self.log_level:
+            return
+        self.log_level = level
+        if level is not None:
+            for upstream in self._upstreams:
+                upstream.level_changed()
 
     async def __aenter__(self) -> Gateway:
         """Register run_code and the discovery tools, start every upstream, and wait for

@@ -14,9 +14,19 @@ Protocol behaviour:
 - ``notifications/cancelled`` cancels the run (the SDK cancels the handler) and so its
   nested calls, the upstream calls among them included;
 - image, audio and resource blocks from upstream tools are content blocks of the result;
+- progress and status name a tool as scripts call it (``raw.long_running``), not by its
+  wire name (``long-running``);
+- a direct call of a listed tool is bounded by ``call_timeout`` (the run limit by default);
 - when the tool set changes (an upstream's ``list_changed``, one that reconnects with other
   tools, a late start) clients get ``notifications/tools/list_changed``: handshake-era
-  connections directly, 2026-07-28 ones on their ``subscriptions/listen`` stream.
+  connections that listed tools directly (once until they list again), 2026-07-28 ones on
+  their ``subscriptions/listen`` stream;
+- upstream ``notifications/message`` (and the gateway's own warnings) are log
+  messages to clients, the logger naming the upstream (``raw.raw-logger``): handshake-era
+  connections at the level their ``logging/setLevel`` asked (the lowest level asked is
+  passed on to the upstreams), 2026-07-28 requests on their own stream as they opted in.
+
+The SDK's lifespan runs the loop that sends those notifications while it serves.
 
 HTTP (streamable HTTP, ``/mcp``) binds 127.0.0.1 unless told otherwise; with a token, a
 request without ``Authorization: Bearer <token>`` gets 401 before it reaches MCP.
@@ -29,6 +39,7 @@ import hmac
 import io
 import itertools
 import json
+import logging
 import math
 import os
 import signal
@@ -42,8 +53,10 @@ from codemode.dispatch.context import ToolCall
 from codemode.dispatch.frozen import thaw
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterator
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
     from typing import BinaryIO
+
+    from mcp.types import LoggingLevel
 
     from codemode.dispatch.events import ToolEvent
     from codemode.dispatch.spec import ToolSpec
@@ -55,22 +68,66 @@ _CLIENT_TOOLS = ("run_code", "search_tools", "describe_tools")
 
 
 @final
+class _Peer:
+    """A handshake-era client connection: where connection-wide notifications go."""
+
+    __slots__ = ("connection", "level", "listed", "session")
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.connection = _connection(session)
+        self.listed: int | None = None
+        """The registry version it last listed, or None (never, or told of a change since)."""
+        self.level: LoggingLevel | None = None
+        """The level it set with ``logging/setLevel`` (None: every message)."""
+
+
+def _connection(session: Any) -> Any:
+    """What identifies a client's connection: the SDK builds a ``ServerSession`` per
+    request, all of them over the connection's one ``Connection``."""
+    return getattr(session, "_connection", session)
+
+
+_LEVELS: tuple[LoggingLevel, ...] = (
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+_PY_LEVELS: tuple[tuple[int, LoggingLevel], ...] = (
+    (logging.CRITICAL, "critical"), (logging.ERROR, "error"), (logging.WARNING, "warning"),
+    (logging.INFO, "info"))
+_LOG_BACKLOG = 1_000
+"""Log messages waiting to be forwarded; past this, new ones are dropped (an upstream
+that floods its log never holds up the server)."""
+
+
+@final
 class GatewayServer:
-    """The MCP server of one ``Gateway`` (build once, serve over any transport)."""
+    """The MCP server of one ``Gateway`` (build once, serve over any transport).
+
+    ``call_timeout`` bounds each direct call of a listed tool (an upstream tool exposed
+    with ``expose_upstream``, ``search_tools``, ``describe_tools``); by default it is the
+    gateway's run limit (``Limits.timeout``, 30 s unless set), the bound of a ``run_code``.
+    """
 
     def __init__(self, gateway: Gateway, *, expose_upstream: bool = False,
-                 name: str = "codemode") -> None:
+                 name: str = "codemode", call_timeout: float | None = None) -> None:
+        from mcp import types
         from mcp.server.lowlevel.server import NotificationOptions, Server
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
         self.gateway = gateway
         self.expose_upstream = expose_upstream
+        self.call_timeout = (call_timeout if call_timeout is not None
+                             else gateway.mode.limits.timeout)
         self._bus = InMemorySubscriptionBus()
-        self._sessions: list[Any] = []
+        self._peers: dict[int, _Peer] = {}
         self._calls = itertools.count(1)
         self._runs: dict[str, Callable[[ToolEvent], None]] = {}
         self._pending_change = anyio.Event()
-        self._listed_version: int | None = None
+        self._published = gateway.registry.version
+        self._running = anyio.Lock()
+        self._log_in: Any = None
+        """Where log messages go to be forwarded, while the serving loop runs."""
+        self._log_requests: dict[int, tuple[Any, frozenset[str], Any]] = {}
+        self._script_names: tuple[int, dict[str, str]] = (-1, {})
 
         class _Server(Server[Any]):
             def create_initialization_options(self, notification_options: Any = None,
@@ -87,6 +144,7 @@ class GatewayServer:
                 "Code Mode over many tools: write one Python script for `run_code`;"
                 " `search_tools`/`describe_tools` find the tools it can call."
             ),
+            lifespan=self._lifespan,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self._bus),
@@ -94,7 +152,12 @@ class GatewayServer:
         self.server.add_notification_handler(
             "notifications/initialized", _notification_params(), self._initialized
         )
+        # Handshake-era logging (the 2026-07-28 revision has none: its clients opt in per
+        # request); registered as a handler, the SDK also declares the capability.
+        self.server.add_request_handler(
+            "logging/setLevel", types.SetLevelRequestParams, self._set_level)
         gateway.on_change(lambda: self._pending_change.set())
+        gateway.on_log(self._upstream_log)
         gateway.registry.subscribe(self._event)
 
     # -- tools/list -------------------------------------------------------------------
@@ -111,7 +174,9 @@ class GatewayServer:
     async def _list_tools(self, ctx: Any, params: Any) -> Any:
         from mcp import types
 
-        self._listed_version = self.gateway.registry.version
+        peer = self._peer(ctx)
+        if peer is not None:
+            peer.listed = self.gateway.registry.version
         tools = []
         for spec in self._specs():
             description = spec.description
@@ -134,30 +199,60 @@ class GatewayServer:
         from mcp.shared.exceptions import MCPError
 
         name = params.name
-        if name not in {s.name for s in self._specs()}:
+        specs = self._specs()
+        if name not in {s.name for s in specs}:
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"unknown tool {name!r}; this server offers "
-                + ", ".join(s.name for s in self._specs()[:10]),
+                + ", ".join(s.name for s in specs[:10]),
             )
         call_id = f"mcp-{next(self._calls)}"
         call = ToolCall(call_id=call_id, name=name, arguments=dict(params.arguments or {}))
-        if name != "run_code":
-            return _mcp_result(await self.gateway.registry.execute(call), self._specs(), name)
-        send, receive = anyio.create_memory_object_stream[tuple[str, int]](math.inf)
-        feed = _ProgressFeed(send)
-        self._runs[call_id] = feed
-        try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(_report, ctx.session, receive)
-                try:
-                    result = await self.gateway.registry.execute(call, on_update=feed.update)
-                finally:
-                    self._runs.pop(call_id, None)
-                    send.close()
-        finally:
-            self._runs.pop(call_id, None)
-        return _mcp_result(result, self._specs(), name)
+        with self._logs_for(ctx):
+            if name != "run_code":
+                return await self._direct(call, specs)
+            send, receive = anyio.create_memory_object_stream[tuple[str, int]](math.inf)
+            feed = _ProgressFeed(send, self._script_name)
+            self._runs[call_id] = feed
+            try:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(_report, ctx.session, receive)
+                    try:
+                        result = await self.gateway.registry.execute(
+                            call, on_update=feed.update)
+                    finally:
+                        self._runs.pop(call_id, None)
+                        send.close()
+            finally:
+                self._runs.pop(call_id, None)
+            return _mcp_result(result, self._specs(), name)
+
+    async def _direct(self, call: ToolCall, specs: list[ToolSpec]) -> Any:
+        """A listed tool called directly, bounded by ``call_timeout`` (the deadline cancels
+        the handler, so an upstream is sent ``notifications/cancelled``)."""
+        from mcp import types
+
+        timeout = self.call_timeout
+        result = await self.gateway.registry.execute(
+            call, deadline=anyio.current_time() + timeout)
+        if result.is_error and result.error is not None and result.error.kind == "timeout":
+            spec = next((s for s in specs if s.name == call.name), None)
+            upstream = spec.namespace if spec is not None else None
+            who = (f"upstream MCP server {upstream!r}"
+                   if upstream in self.gateway.upstream_names else "the tool")
+            return types.CallToolResult(is_error=True, content=[types.TextContent(text=(
+                f"{who} did not answer {call.name!r} within {timeout:g} s; the call was"
+                " cancelled (codemode serve --timeout sets the limit)"))])
+        return _mcp_result(result, specs, call.name)
+
+    def _script_name(self, wire: str) -> str:
+        """The name a script calls a tool by (its SDK path less ``tools.``), or the wire
+        name of one the SDK does not have."""
+        version = self.gateway.registry.version
+        if self._script_names[0] != version:
+            paths = {w: path for path, w in self.gateway.mode.sdk().names.tools.items()}
+            self._script_names = (version, paths)
+        return self._script_names[1].get(wire, wire)
 
     def _event(self, event: ToolEvent) -> None:
         if event.type == "tool/call" and event.call_id in self._runs:
@@ -169,29 +264,159 @@ class GatewayServer:
         if event.type == "tool/result" and event.token in self._runs:
             del self._runs[event.token]
 
-    # -- list_changed ---------------------------------------------------------------------
+    # -- clients ------------------------------------------------------------------------
 
-    async def _initialized(self, ctx: Any, params: Any) -> None:
+    def _peer(self, ctx: Any) -> _Peer | None:
+        """The handshake-era connection of a request (None for a 2026-07-28 one)."""
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            self._sessions.append(ctx.session)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return None
+        key = id(_connection(ctx.session))
+        peer = self._peers.get(key)
+        if peer is None or peer.connection is not _connection(ctx.session):
+            peer = self._peers[key] = _Peer(ctx.session)
+        return peer
+
+    async def _initialized(self, ctx: Any, params: Any) -> None:
+        self._peer(ctx)
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, server: Any) -> AsyncIterator[dict[str, Any]]:
+        """While the SDK serves (a stdio or in-process connection, the HTTP app): the
+        notification loop runs (one at a time: another waits for its turn)."""
+        async with anyio.create_task_group() as group:
+            group.start_soon(self.announce_changes)
+            try:
+                yield {}
+            finally:
+                group.cancel_scope.cancel()
 
     async def announce_changes(self) -> None:
-        """Run for the server's lifetime: tell clients when the tool list changed."""
+        """Run while serving (the SDK's lifespan runs it): tell clients when the tool list
+        changed, and forward log messages, the upstreams' and the gateway's own."""
+        async with self._running:
+            send, receive = anyio.create_memory_object_stream[tuple[Any, str, Any]](
+                _LOG_BACKLOG)
+            handler = _LogRecords(send)
+            gateway_log = logging.getLogger("codemode.gateway")
+            with send, receive:
+                self._log_in = send
+                gateway_log.addHandler(handler)
+                try:
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(self._forward_logs, receive)
+                        await self._announce_forever()
+                finally:
+                    gateway_log.removeHandler(handler)
+                    self._log_in = None
+
+    async def _announce_forever(self) -> None:
         from mcp.server.subscriptions import ToolsListChanged
 
         while True:
             await self._pending_change.wait()
             self._pending_change = anyio.Event()
-            if self._listed_version == self.gateway.registry.version:
-                continue
-            await self._bus.publish(ToolsListChanged())
-            for session in list(self._sessions):
+            version = self.gateway.registry.version
+            if version != self._published:
+                self._published = version
+                await self._bus.publish(ToolsListChanged())
+            # only to clients that listed tools, and once until they list them again
+            for key, peer in list(self._peers.items()):
+                if peer.listed is None or peer.listed == version:
+                    continue
+                peer.listed = None
                 try:
-                    await session.send_tool_list_changed()
+                    await peer.session.send_tool_list_changed()
                 except Exception:  # a closed connection: forget it
-                    self._sessions.remove(session)
+                    self._peers.pop(key, None)
+
+    # -- logging ------------------------------------------------------------------------
+
+    async def _set_level(self, ctx: Any, params: Any) -> Any:
+        from mcp import types
+
+        peer = self._peer(ctx)
+        if peer is not None:
+            peer.level = params.level
+        asked = [p.level for p in self._peers.values() if p.level is not None]
+        self.gateway.set_log_level(min(asked, key=_LEVELS.index) if asked else None)
+        return types.EmptyResult()
+
+    def _upstream_log(self, upstream: str, params: Any) -> None:
+        if self._log_in is not None:
+            logger = f"{upstream}.{params.logger}" if params.logger else upstream
+            _offer(self._log_in, (params.level, logger, params.data))
+
+    @contextlib.contextmanager
+    def _logs_for(self, ctx: Any) -> Iterator[None]:
+        """A 2026-07-28 request gets the log messages sent while it runs, on its own stream
+        (as far as its ``_meta`` opted in: the SDK's session filters them)."""
+        if self._peer(ctx) is not None:
+            yield
+            return
+        from mcp.server.connection import allowed_log_levels
+
+        allowed = allowed_log_levels(ctx.protocol_version, ctx.meta)
+        if not allowed:
+            yield
+            return
+        key = id(ctx.session)
+        self._log_requests[key] = (ctx.session, allowed, ctx.request_id)
+        try:
+            yield
+        finally:
+            self._log_requests.pop(key, None)
+
+    async def _forward_logs(self, receive: Any) -> None:
+        from mcp import types
+
+        # ``notifications/message`` sent as such: the SDK's ``send_log_message`` is
+        # deprecated (the 2026-07-28 revision keeps only the per-request opt-in)
+        async for level, logger, data in receive:
+            note = types.LoggingMessageNotification(params=types.LoggingMessageNotificationParams(
+                level=level, data=data, logger=logger))
+            for key, peer in list(self._peers.items()):
+                if peer.level is not None and _LEVELS.index(level) < _LEVELS.index(peer.level):
+                    continue
+                try:
+                    await peer.session.send_notification(note)
+                except Exception:  # a closed connection: forget it
+                    self._peers.pop(key, None)
+            for session, allowed, request_id in list(self._log_requests.values()):
+                if level in allowed:
+                    with contextlib.suppress(Exception):  # the request ended meanwhile
+                        await session.send_notification(note, related_request_id=request_id)
+
+
+def _offer(send: Any, item: Any) -> None:
+    with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError,
+                             anyio.BrokenResourceError):
+        send.send_nowait(item)
+
+
+@final
+class _LogRecords(logging.Handler):
+    """The gateway's own log records (an upstream down and reconnecting: warnings, and
+    infos where the application enabled them) as MCP log messages from the logger
+    ``codemode`` (those logged on the event loop's thread)."""
+
+    def __init__(self, send: Any) -> None:
+        super().__init__(logging.INFO)
+        self._send = send
+        self._thread = threading.get_ident()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if threading.get_ident() != self._thread:
+            return
+        level = next((name for number, name in _PY_LEVELS if record.levelno >= number), None)
+        if level is None:
+            return
+        try:
+            text = " ".join(line.strip() for line in record.getMessage().splitlines())
+        except Exception:  # a record whose arguments do not format
+            return
+        _offer(self._send, (level, "codemode", text))
 
 
 def _notification_params() -> Any:
@@ -209,19 +434,28 @@ class _ProgressFeed:
     """Turns a run's events and updates into ``(message, step)`` progress notifications:
     nested calls started and finished, what they reported, and printed output."""
 
-    def __init__(self, send: Any) -> None:
+    def __init__(self, send: Any, script_name: Callable[[str], str]) -> None:
         self._send = send
+        self._script_name = script_name
         self._steps = itertools.count(1)
         self._names: dict[str, str] = {}
 
+    def _name(self, call_id: str, wire: str) -> str:
+        """The tool as the script called it (``raw.long_running``), fixed at "started"."""
+        name = self._names.get(call_id)
+        if name is None:
+            name = self._names[call_id] = self._script_name(wire)
+        return name
+
     def __call__(self, event: ToolEvent) -> None:
         if event.type == "tool/call":
-            self._names[event.call_id] = event.name
-            self._put(f"call {event.call_id.rpartition(':')[2]}: {event.name} started")
+            name = self._name(event.call_id, event.name)
+            self._put(f"call {event.call_id.rpartition(':')[2]}: {name} started")
         elif event.type == "tool/result":
+            name = self._name(event.call_id, event.name)
             state = f"failed: {event.error}" if event.is_error else "ok"
             took = f" in {event.duration * 1000:.0f} ms" if event.duration is not None else ""
-            self._put(f"call {event.call_id.rpartition(':')[2]}: {event.name} {state}{took}")
+            self._put(f"call {event.call_id.rpartition(':')[2]}: {name} {state}{took}")
 
     def update(self, data: Any) -> None:
         """``run_code``'s partial results: printed output, or a nested call's update."""
@@ -231,7 +465,7 @@ class _ProgressFeed:
                 self._put("output: " + text[start:start + _OUTPUT_CHUNK])
         elif isinstance(data, dict) and "tool" in data:
             call_id = str(data.get("call_id", ""))
-            name = self._names.get(call_id, data["tool"])  # the name "started" gave
+            name = self._name(call_id, str(data["tool"]))  # the name "started" gave
             said = _said(data.get("update"))[:_OUTPUT_CHUNK]
             self._put(f"call {call_id.rpartition(':')[2]}: {name} reports {said}")
 
@@ -286,12 +520,8 @@ async def serve_stdio(server: GatewayServer) -> None:
     from mcp.server.stdio import stdio_server
 
     with _claimed_stdin() as lines:
-        async with anyio.create_task_group() as group:
-            group.start_soon(server.announce_changes)
-            async with stdio_server(stdin=lines) as (read, write):
-                await server.server.run(read, write,
-                                        server.server.create_initialization_options())
-            group.cancel_scope.cancel()
+        async with stdio_server(stdin=lines) as (read, write):
+            await server.server.run(read, write, server.server.create_initialization_options())
 
 
 @final
@@ -431,7 +661,6 @@ async def serve_http(
                 await done
 
     async with anyio.create_task_group() as group:
-        group.start_soon(server.announce_changes)
         group.start_soon(announce)
         await web.serve()
         group.cancel_scope.cancel()

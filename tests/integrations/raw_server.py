@@ -3,8 +3,8 @@ hand-written servers do: ``-32000`` for its own errors, ``-32601`` for ``ping`` 
 it does not implement), results the MCP schema refuses, non-JSON lines on stdout.
 
 Run: ``python raw_server.py LOG``; it appends ``initialize`` / ``ping`` / ``call NAME`` to
-LOG, one line each (``initialize`` with the process id), so a test can see how often the
-gateway connected and pinged.
+LOG, one line each (``initialize`` with the process id; also ``setLevel LEVEL`` and
+``cancelled ID``), so a test can see how often the gateway connected and pinged.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import sys
 
 LOG = sys.argv[1]
 
-TOOLS = ["ok", "fail", "die", "garbage", "not_a_list", "video", "progress"]
+TOOLS = ["ok", "fail", "die", "garbage", "not_a_list", "video", "progress", "long-running",
+         "hang", "log"]
 
 
 def _log(line: str) -> None:
@@ -52,7 +53,7 @@ def _call(request_id: object, params: dict[str, object]) -> None:
     elif name == "video":
         _result(request_id, {"content": [{"type": "text", "text": "a"},
                                          {"type": "video", "url": "file:///v.mp4"}]})
-    elif name == "progress":
+    elif name in ("progress", "long-running"):
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         if token is not None:
@@ -62,6 +63,13 @@ def _call(request_id: object, params: dict[str, object]) -> None:
                     note["message"] = message
                 _send({"jsonrpc": "2.0", "method": "notifications/progress", "params": note})
         _result(request_id, _text("progressed"))
+    elif name == "hang":  # never answers (a notifications/cancelled is logged)
+        pass
+    elif name == "log":
+        for level in ("debug", "info", "warning", "error"):
+            _send({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+                "level": level, "logger": "raw-logger", "data": f"{level} from raw"}})
+        _result(request_id, _text("logged"))
     else:
         _result(request_id, _text(f"{name}: fine"))
 
@@ -70,13 +78,16 @@ def main() -> None:
     for line in sys.stdin:
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")
+        if method == "notifications/cancelled":
+            _log(f"cancelled {message['params'].get('requestId')}")
+            continue
         if request_id is None or method is None:
             continue  # a notification, or a response to nothing we asked
         if method == "initialize":
             _log(f"initialize {os.getpid()}")
             _result(request_id, {
                 "protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {"tools": {}},
+                "capabilities": {"tools": {}, "logging": {}},
                 "serverInfo": {"name": "raw", "version": "0"},
             })
         elif method == "tools/list":
@@ -84,6 +95,9 @@ def main() -> None:
                 {"name": name, "inputSchema": {"type": "object"}} for name in TOOLS]})
         elif method == "tools/call":
             _call(request_id, message["params"])
+        elif method == "logging/setLevel":
+            _log(f"setLevel {message['params']['level']}")
+            _result(request_id, {})
         else:  # ping included: this server does not implement it
             if method == "ping":
                 _log("ping")

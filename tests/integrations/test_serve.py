@@ -107,10 +107,10 @@ async def test_stdio_script_chains_two_upstreams_with_progress(
                                         progress_callback=on_progress)
         assert not result.is_error, _text(result)
         assert _text(result).startswith('value: {"zone": "UTC", "first": true}')
-        assert progress[0] == "call 1: get_current_time started"
-        assert progress[1].startswith("call 1: get_current_time ok")
+        assert progress[0] == "call 1: time.get_current_time started"
+        assert progress[1].startswith("call 1: time.get_current_time ok")
         # printed output arrives while the run goes, in order with the calls
-        assert progress[2:4] == ["output: between the calls\n", "call 2: git_log started"]
+        assert progress[2:4] == ["output: between the calls\n", "call 2: git.git_log started"]
         stderr = errlog.read_text(encoding="utf-8")
     assert "upstream time: up, 2 tools" in stderr
     assert "upstream git: up" in stderr

@@ -147,11 +147,11 @@ async def test_upstream_progress_reaches_the_client_as_readable_steps(tmp_path: 
             "run_code", {"code": "await tools.raw.progress()"}, progress_callback=on_progress)
     assert not result.is_error
     assert messages[:3] == [
-        "call 1: progress started",
-        "call 1: progress reports 1/2: half way",
-        "call 1: progress reports 2/2",
+        "call 1: raw.progress started",
+        "call 1: raw.progress reports 1/2: half way",
+        "call 1: raw.progress reports 2/2",
     ]
-    assert messages[3].startswith("call 1: progress ok in ")
+    assert messages[3].startswith("call 1: raw.progress ok in ")
 
 
 async def _serve(tmp_path: Path, *extra: str) -> tuple[Process, Path]:

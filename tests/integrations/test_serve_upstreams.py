@@ -1,0 +1,242 @@
+"""What ``codemode serve`` passes between its clients and its upstreams besides results:
+direct-call timeouts, upstream log messages, ``tools/list_changed``, progress naming.
+
+The upstream is ``raw_server.py`` (plain JSON-RPC, no SDK: a tool that never answers, one
+that logs, one whose name has a hyphen); clients are the official ``mcp`` SDK, in-process
+against a ``GatewayServer`` or over stdio against a ``codemode serve`` subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+
+import codemode as cm
+from codemode.integrations.gateway import Gateway, load_config
+from codemode.integrations.server import GatewayServer
+from codemode.sandbox import Limits
+
+HERE = Path(__file__).resolve().parent
+PY = sys.executable
+RAW = str(HERE / "raw_server.py")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _raw(log: Path) -> dict[str, Any]:
+    return {"mcpServers": {"raw": {"command": PY, "args": [RAW, str(log)]}}}
+
+
+def _text(result: types.CallToolResult) -> str:
+    return "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
+
+
+async def _until(check: Any) -> None:
+    """Wait (bounded) until ``check()`` is true: what it looks at arrives asynchronously."""
+    with anyio.fail_after(60):
+        while True:
+            if check():
+                return
+            await anyio.sleep(0.02)
+
+
+def _logged(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+# -- 1. direct calls of exposed upstream tools are bounded --------------------------------
+
+
+async def test_a_direct_call_of_a_hung_upstream_tool_times_out_naming_it(tmp_path: Path) -> None:
+    """A client's call of an upstream tool listed by ``expose_upstream`` had no limit: an
+    upstream that never answered held it until the client gave up. It is bounded like a
+    run (``Limits.timeout``, ``--timeout``), the upstream call is cancelled, and the
+    connection keeps serving."""
+    log = tmp_path / "raw.log"
+    async with cm.InProcessExecutor() as executor, Gateway(
+        load_config(_raw(log)), executor=executor, limits=Limits(timeout=0.5)
+    ) as gateway, Client(GatewayServer(gateway, expose_upstream=True).server) as client:
+        with anyio.fail_after(30):
+            hung = await client.call_tool("hang", {})
+        assert hung.is_error
+        assert _text(hung) == (
+            "upstream MCP server 'raw' did not answer 'hang' within 0.5 s; the call was"
+            " cancelled (codemode serve --timeout sets the limit)")
+        await _until(lambda: any(line.startswith("cancelled ") for line in _logged(log)))
+        after = await client.call_tool("ok", {})
+        assert (after.is_error, _text(after)) == (False, "ok: fine")
+        assert gateway.status()[0].state == "up"
+
+
+async def test_the_direct_call_timeout_is_its_own_setting(tmp_path: Path) -> None:
+    """``GatewayServer(call_timeout=...)`` overrides the run limit for direct calls."""
+    async with cm.InProcessExecutor() as executor, Gateway(
+        load_config(_raw(tmp_path / "raw.log")), executor=executor
+    ) as gateway:
+        server = GatewayServer(gateway, expose_upstream=True, call_timeout=0.25)
+        assert server.call_timeout == 0.25
+        async with Client(server.server) as client:
+            with anyio.fail_after(30):
+                hung = await client.call_tool("hang", {})
+        assert hung.is_error and "within 0.25 s" in _text(hung)
+        assert GatewayServer(gateway).call_timeout == Limits().timeout  # the default: 30 s
+
+
+# -- 2. upstream log messages reach the clients -------------------------------------------
+
+
+async def test_upstream_log_messages_reach_the_client_at_its_level(tmp_path: Path) -> None:
+    """Upstream ``notifications/message`` were dropped, and ``logging/setLevel`` was
+    "method not found". Now the logging capability is declared, the client's level is
+    respected (and passed on to the upstreams), and each message names its upstream."""
+    log = tmp_path / "raw.log"
+    got: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        got.append(params)
+
+    async with cm.InProcessExecutor() as executor, Gateway(
+        load_config(_raw(log)), executor=executor
+    ) as gateway, Client(GatewayServer(gateway).server, mode="legacy",
+                         logging_callback=on_log) as client:
+        caps = client.server_capabilities
+        assert caps.logging is not None
+        await client.session.send_request(
+            types.SetLevelRequest(params=types.SetLevelRequestParams(level="warning")),
+            types.EmptyResult)
+        await _until(lambda: "setLevel warning" in _logged(log))
+        result = await client.call_tool("run_code", {"code": "await tools.raw.log()"})
+        assert not result.is_error, _text(result)
+        await _until(lambda: len(got) >= 2)
+        assert [(p.level, p.logger, p.data) for p in got] == [
+            ("warning", "raw.raw-logger", "warning from raw"),
+            ("error", "raw.raw-logger", "error from raw"),
+        ]
+
+
+async def test_a_client_that_set_no_level_gets_every_upstream_message(tmp_path: Path) -> None:
+    got: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        got.append(params)
+
+    async with cm.InProcessExecutor() as executor, Gateway(
+        load_config(_raw(tmp_path / "raw.log")), executor=executor
+    ) as gateway, Client(GatewayServer(gateway).server, mode="legacy",
+                         logging_callback=on_log) as client:
+        result = await client.call_tool("run_code", {"code": "await tools.raw.log()"})
+        assert not result.is_error, _text(result)
+        await _until(lambda: len(got) >= 4)
+        assert [p.level for p in got] == ["debug", "info", "warning", "error"]
+        assert {p.logger for p in got} == {"raw.raw-logger"}
+
+
+async def test_serve_over_stdio_forwards_upstream_logs_and_its_own_warnings(
+    tmp_path: Path,
+) -> None:
+    """The same through a ``codemode serve`` subprocess; its own warnings (an upstream
+    down and reconnecting) are log messages too, from the logger ``codemode``."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(_raw(tmp_path / "raw.log")), encoding="utf-8")
+    got: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        got.append(params)
+
+    params = StdioServerParameters(
+        command=PY, args=["-m", "codemode.cli", "serve", "--executor", "inprocess",
+                          "--config", str(config)], cwd=str(tmp_path))
+    with (tmp_path / "serve.stderr").open("w", encoding="utf-8") as err:
+        async with Client(stdio_client(params, errlog=err), mode="legacy",
+                          logging_callback=on_log) as client:
+            await client.session.send_request(
+                types.SetLevelRequest(params=types.SetLevelRequestParams(level="info")),
+                types.EmptyResult)
+            result = await client.call_tool("run_code", {"code": "await tools.raw.log()"})
+            assert not result.is_error, _text(result)
+            await _until(lambda: len(got) >= 3)
+            assert [(p.level, p.logger) for p in got[:3]] == [
+                ("info", "raw.raw-logger"), ("warning", "raw.raw-logger"),
+                ("error", "raw.raw-logger")]
+            died = await client.call_tool("run_code", {"code": "await tools.raw.die()"})
+            assert died.is_error
+            await _until(lambda: any(p.logger == "codemode" for p in got))
+    said = next(p for p in got if p.logger == "codemode")
+    assert said.level == "warning"
+    assert isinstance(said.data, str) and said.data.startswith("upstream raw is down: ")
+
+
+# -- 3. tools/list_changed only to clients that listed ------------------------------------
+
+
+async def test_list_changed_goes_only_to_clients_that_listed_tools(tmp_path: Path) -> None:
+    """Every handshake-era client got ``notifications/tools/list_changed`` whenever an
+    upstream went down or came back, whether it had listed tools or not (and whether the
+    list had changed or not)."""
+    changes: dict[str, int] = {"listed": 0, "silent": 0}
+
+    def counter(who: str) -> Any:
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                changes[who] += 1
+        return on_message
+
+    async with cm.InProcessExecutor() as executor, Gateway(
+        load_config(_raw(tmp_path / "raw.log")), executor=executor, backoff=(0.05, 0.05)
+    ) as gateway:
+        server = GatewayServer(gateway)
+        if True:
+            # the silent client initializes first: it would be told first
+            async with Client(server.server, mode="legacy",
+                              message_handler=counter("silent")) as silent, Client(
+                    server.server, mode="legacy", message_handler=counter("listed")) as listed:
+                await listed.list_tools()
+                died = await silent.call_tool("run_code", {"code": "await tools.raw.die()"})
+                assert died.is_error
+                await _until(lambda: gateway.status()[0].restarts == 1
+                             and gateway.status()[0].state == "up")
+                # a real change: a new tool
+                @cm.tool
+                def added() -> str:
+                    """A tool registered late."""
+                    return "here"
+
+                gateway.registry.register(added)
+                gateway.changed()
+                await _until(lambda: changes["listed"] == 1)
+                assert changes == {"listed": 1, "silent": 0}
+                assert "added" in ((await listed.list_tools()).tools[0].description or "")
+
+
+# -- 4. progress names the tool as the script does ----------------------------------------
+
+
+async def test_progress_names_an_upstream_tool_as_the_script_calls_it(tmp_path: Path) -> None:
+    """Progress said ``long-running`` (the wire name) for ``tools.raw.long_running``."""
+    messages: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        messages.append(message or "")
+
+    async with cm.InProcessExecutor() as executor, Gateway(
+        load_config(_raw(tmp_path / "raw.log")), executor=executor
+    ) as gateway, Client(GatewayServer(gateway).server) as client:
+        result = await client.call_tool(
+            "run_code", {"code": "await tools.raw.long_running()"}, progress_callback=on_progress)
+    assert not result.is_error, _text(result)
+    assert messages[:3] == [
+        "call 1: raw.long_running started",
+        "call 1: raw.long_running reports 1/2: half way",
+        "call 1: raw.long_running reports 2/2",
+    ]
+    assert messages[3].startswith("call 1: raw.long_running ok in ")
