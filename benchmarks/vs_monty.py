@@ -16,10 +16,11 @@ process, imports done; for the pool with the spare worker the earlier rows' pool
 and without one: ``spare=False``), a fresh process to its first result (imports
 included) and, in a fresh process that asked for the prompt and then waited out a model's
 turn (``MODEL_TURN``), its first run alone (the pool's workers booted meanwhile; Monty: its
-pool made before the wait), and ``while True`` stopped at 1 s. Bytecode for ``codemode`` and ``sdk_gen`` is written
-first (:func:`precompile`), as a wheel install does: a worker starts with ``-B`` and a host
-environment may set ``PYTHONDONTWRITEBYTECODE``, and either way a module edited since its
-``.pyc`` was written would be compiled again in every fresh process and worker boot.
+pool made before the wait), and ``while True`` stopped at 1 s. Bytecode for ``codemode``
+and ``sdk_gen`` is written first (:func:`precompile`), as a wheel install does: a worker
+starts with ``-B`` and a host environment may set ``PYTHONDONTWRITEBYTECODE``, and either
+way a module edited since its ``.pyc`` was written would be compiled again in every fresh
+process and worker boot.
 Medians (per call: best of a few loops; stop: the worst). Ratios are codemode/CPython and
 codemode/Monty per row.
 """
@@ -435,7 +436,8 @@ async def main() -> None:
             ("303-line script, compile+run", "long"), ("new host object + first run", "first"),
             ("  the same, no spare worker", "boot"),
             ("fresh process to first result", "fresh"),
-            (f"  first run {MODEL_TURN:.0f} s after the prompt", "prompted"), ("stop while True at 1 s", "stop")]
+            (f"  first run {MODEL_TURN:.0f} s after the prompt", "prompted"),
+            ("stop while True at 1 s", "stop")]
     print(f"codemode vs anchors (python {sys.version.split()[0]}, {os.cpu_count()} cpus, "
           f"load {os.getloadavg()[0]:.2f}, n={n})")
     for line in skipped:

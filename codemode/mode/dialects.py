@@ -64,14 +64,12 @@ _REMOVED: Final[Mapping[str, str]] = MappingProxyType({
     "open": _CODE, "exec": _CODE, "eval": _CODE, "compile": _CODE,
     "globals": "keep shared values in a dict of your own",
     "locals": "keep shared values in a dict of your own",
-    "vars": "read attributes directly (`obj.name`) or keep the values in a dict",
     "input": "a script cannot ask for input: the values come from the tools or the run's "
              "inputs",
     "breakpoint": "there is no debugger: print() what you need to see",
     "exit": "the script ends with its last expression, whose value is the result",
     "quit": "the script ends with its last expression, whose value is the result",
     "help": _SDK, "dir": _SDK,
-    "setattr": "write `obj.name = value`", "delattr": "write `del obj.name`",
     "id": "compare objects with `is`, or key them by a value of their own",
     "bytes": _BYTES, "bytearray": _BYTES, "memoryview": _BYTES,
     "BaseException": "catch `Exception`, which every error a script or a tool raises is; "
@@ -412,7 +410,11 @@ class _Planner(ast.NodeVisitor):
 
     def _asyncio_call(self, func: ast.expr, names: frozenset[str]) -> bool:
         root, parts = self.root_of(func)
-        return root == "asyncio" and len(parts) == 1 and parts[0] in names
+        if root == "asyncio" and len(parts) == 1 and parts[0] in names:
+            return True
+        # ``tg.create_task(...)`` of a TaskGroup (``loop.create_task`` alike): not a tool
+        return (names is _CONCURRENT and isinstance(func, ast.Attribute)
+                and func.attr == "create_task" and self.tool_of(func) is None)
 
     def awaitable(self, node: ast.Call) -> bool:
         """A call whose value is an awaitable the script means to use as its result."""
@@ -775,8 +777,10 @@ class _Planner(ast.NodeVisitor):
         return None
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        if not self.strict and node.value is not None and node.simple:
-            # ``x: dict = v`` → ``x = v`` (the sandbox policy refuses annotations)
+        if not self.strict and node.value is not None and node.simple and not isinstance(
+                self.parents.get(node), ast.ClassDef):
+            # ``x: dict = v`` → ``x = v``; in a class body the annotated names are the
+            # fields of a ``NamedTuple``/``TypedDict`` (the policy records them)
             self.note("annotated assignments")
             start = self.edits.end(node.target)
             self.edits.replace(start, self.edits.start(node.value), " = ")

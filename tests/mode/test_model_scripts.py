@@ -1604,6 +1604,130 @@ print(f"{items[1]}")
 ''')
 
 
+# ---------------- constructs added in round 11 ----------------
+s("anthropic_as_completed", '''
+import asyncio
+
+async def main():
+    users = await tools.list_users()
+    done = []
+    for next_user in asyncio.as_completed([tools.get_user(user_id=u["id"]) for u in users]):
+        user = await next_user
+        done.append((user["tier"], user["name"]))
+    by_tier = {}
+    for tier, name in sorted(done):
+        by_tier.setdefault(tier, []).append(name)
+    return by_tier
+
+asyncio.run(main())
+''')
+
+s("cloudflare_task_group", '''
+import asyncio
+
+async def main():
+    async with asyncio.TaskGroup() as tg:
+        weather = {city: tg.create_task(tools.get_weather(city=city)) for city in ["Oslo", "Rome", "Lima"]}
+    report = {city: task.result()["condition"] for city, task in weather.items()}
+    print(f"fetched {len(report)} cities")
+    return report
+
+result = asyncio.run(main())
+''')
+
+s("pydantic_wait_first_completed", '''
+import asyncio
+pending = {asyncio.create_task(tools.get_user(user_id=i)) for i in [1, 2, 3, 99]}
+names, failures = [], 0
+while pending:
+    done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+    for task in done:
+        if task.exception() is not None:
+            failures += 1
+        else:
+            names.append(task.result()["name"])
+{"names": sorted(names), "failures": failures}
+''')
+
+s("pydantic_enum_statuses", '''
+from enum import Enum, StrEnum, auto
+from collections import Counter
+
+class Status(StrEnum):
+    PAID = auto()
+    SHIPPED = auto()
+    REFUNDED = auto()
+
+class Size(Enum):
+    SMALL = 1
+    LARGE = 2
+    def describe(self):
+        return self.name.lower()
+
+counts = Counter()
+for uid in [1, 2]:
+    page = await tools.list_orders(user_id=uid, page_size=10)
+    for order in page["orders"]:
+        counts[Status(order["status"])] += 1
+print({str(k): v for k, v in sorted(counts.items())})
+{"paid": counts[Status.PAID], "members": [s.value for s in Status], "size": Size(2).describe(),
+ "is_str": Status.PAID == "paid"}
+''')
+
+s("monty_named_tuple_pprint", '''
+import pprint
+from typing import NamedTuple, Optional
+
+class Row(NamedTuple):
+    name: str
+    total: float
+    note: Optional[str] = None
+
+rows = []
+for uid in [1, 3]:
+    user = await tools.get_user(user_id=uid)
+    orders = (await tools.list_orders(user_id=uid, page_size=20))["orders"]
+    rows.append(Row(user["name"], round(sum(o["total"] for o in orders), 2)))
+rows.sort(key=lambda r: -r.total)
+pprint.pprint([r._asdict() for r in rows], width=60)
+[rows[0].name, rows[0]._replace(note="top").note, len(rows)]
+''')
+
+s("smol_dynamic_attributes", '''
+class Profile:
+    __slots__ = ("name", "email", "tier")
+    def __init__(self, data):
+        for key in ["name", "email", "tier"]:
+            setattr(self, key, data[key])
+    def __format__(self, spec):
+        return format(f"{self.name} <{self.email}>", spec)
+
+profiles = [Profile(get_user(user_id=i)) for i in [1, 2]]
+for p in profiles:
+    print(f"{p:>32}|")
+final_answer([getattr(p, "tier") for p in profiles])
+''')
+
+s("chained_error_report", '''
+class FetchError(Exception):
+    pass
+
+def fetch(uid):
+    try:
+        return get_user(user_id=uid)
+    except ToolCallError as e:
+        raise FetchError(f"user {uid} unavailable") from e
+
+report = []
+for uid in [2, 77]:
+    try:
+        report.append(fetch(uid)["name"])
+    except FetchError as e:
+        report.append(f"{e} (cause: {type(e.__cause__).__name__.replace('CPythonToolError', 'ToolCallError')})")
+final_answer(report)
+''')
+
+
 @pytest.mark.parametrize(("name", "script"), CORPUS, ids=[row[0] for row in CORPUS])
 async def test_model_script_runs_as_in_cpython(mode: cm.CodeMode, name: str,
                                                script: str) -> None:
@@ -1628,27 +1752,22 @@ async def test_a_failed_call_is_a_tool_call_error_with_its_tool(mode: cm.CodeMod
 
 # -- what the sandbox refuses, found before any tool runs -------------------------------------
 
-_ASYNCIO = ("CancelledError, Lock, Semaphore, TimeoutError, create_task, ensure_future, "
-            "gather, sleep, wait_for")
+_ASYNCIO = ("ALL_COMPLETED, CancelledError, FIRST_COMPLETED, FIRST_EXCEPTION, Lock, "
+            "Semaphore, TaskGroup, TimeoutError, as_completed, create_task, ensure_future, "
+            "gather, sleep, timeout, wait, wait_for")
 
 
 @pytest.mark.parametrize(("script", "problems"), [
     ('import asyncio\nw = await tools.get_weather(city="a")\n'
-     'done, pending = await asyncio.wait([asyncio.create_task(tools.get_user(user_id=1))])',
-     [(3, f"module 'asyncio' has no attribute 'wait' in the sandbox (available: {_ASYNCIO})")]),
-    ('import asyncio as aio\nasync def main():\n    async with aio.TaskGroup() as tg:\n'
-     '        tg.create_task(tools.get_user(user_id=1))\nawait main()',
-     [(3, "module 'asyncio' has no attribute 'TaskGroup' in the sandbox (available: "
+     'r = await asyncio.shield(tools.get_user(user_id=1))',
+     [(3, f"module 'asyncio' has no attribute 'shield' in the sandbox (available: {_ASYNCIO})")]),
+    ('import asyncio as aio\nasync def main():\n    loop = aio.get_running_loop()\n'
+     '    return loop.time()\nawait main()',
+     [(3, "module 'asyncio' has no attribute 'get_running_loop' in the sandbox (available: "
           f"{_ASYNCIO})")]),
-    ('import asyncio\nusers = [tools.get_user(user_id=i) for i in [1, 2]]\n'
-     'for f in asyncio.as_completed(users):\n    print((await f)["name"])',
-     [(3, "module 'asyncio' has no attribute 'as_completed' in the sandbox (available: "
-          f"{_ASYNCIO})")]),
-    ('u = await tools.get_user(user_id=1)\na, b = itertools.tee([1, 2])',  # no import: a dialect
-     [(2, "module 'itertools' has no attribute 'tee' in the sandbox (available: accumulate, "
-          "chain, combinations, combinations_with_replacement, compress, count, cycle, "
-          "dropwhile, filterfalse, groupby, islice, pairwise, permutations, product, repeat, "
-          "starmap, takewhile, zip_longest)")]),
+    ('u = await tools.get_user(user_id=1)\n@functools.singledispatch\ndef f(x):\n    return x',
+     [(2, "module 'functools' has no attribute 'singledispatch' in the sandbox (available: "
+          "cache, cmp_to_key, lru_cache, partial, reduce, total_ordering, wraps)")]),
 ])
 async def test_a_module_name_the_sandbox_lacks_is_refused_before_any_call(
         mode: cm.CodeMode, script: str, problems: list[tuple[int, str]]) -> None:
@@ -1710,12 +1829,27 @@ async def test_wraps_copies_only_text_onto_script_functions(mode: cm.CodeMode) -
     assert run.value == ["area", 12, 2, "len"]  # a host function is handed back untouched
 
 
-async def test_a_dataclass_method_never_runs_after_its_run(mode: cm.CodeMode) -> None:
-    # The generated methods check their run as a script's own special methods do.
-    from codemode.sandbox.language.facades.dataclasses_facade import _make_repr
-    method = _make_repr((), object())
+def test_a_dataclass_method_never_runs_after_its_run() -> None:
+    # The generated methods are installed through class_method: one kept past its run
+    # refuses to enter its body, as a script's own special methods do.
+    from codemode.sandbox.language.guards import ScriptMeta, class_method
+    from codemode.sandbox.language.state import CURRENT_RUN, RunState
+    from codemode.sandbox.limits import Limits
+
+    entered: list[object] = []
+    run = RunState(Limits())
+    token = CURRENT_RUN.set(run)
+    try:
+        cls = ScriptMeta("P", (), {})
+        method = class_method(cls, entered.append, "__repr__")
+        obj = cls()
+        method(obj)
+    finally:
+        CURRENT_RUN.reset(token)
+    run.meter.end()
     with pytest.raises(TypeError, match="script code cannot run after the script ended"):
-        method(object())
+        method(obj)
+    assert entered == [obj]
 
 
 @pytest.mark.parametrize("strict_mode", [False, True], ids=["dialects", "strict"])

@@ -284,9 +284,16 @@ async def _script(source: str) -> RunOutcome:
     ("tools.echo = 1", "TypeError"),
     ("list.append = len", "TypeError"),
     ("ToolCallError.message = 'x'", "TypeError"),
-    ("vars()", "NameError"),
+    ("vars()", "TypeError"),  # the script's variables: never listed
+    ("vars(tools)", "TypeError"),
+    ("import json\nvars(json)", "TypeError"),
     ("open('/etc/passwd')", "NameError"),
-    ("setattr(tools, 'x', 1)", "NameError"),
+    ("setattr(tools, 'x', 1)", "TypeError"),  # what ``tools.x = 1`` may do: nothing
+    ("class A:\n    pass\nsetattr(A(), '__class__', int)", "AttributeError"),
+    ("class A:\n    pass\nsetattr(A, '__eq__', len)", "AttributeError"),
+    ("setattr([], '_x', 1)", "AttributeError"),
+    ("try:\n    1/0\nexcept Exception as e:\n    setattr(e, '__traceback__', None)",
+     "AttributeError"),
     ("object.__subclasses__()", "SyntaxError"),
     ("().__class__.__bases__[0]", "SyntaxError"),
     ("exec('1')", "SyntaxError"),

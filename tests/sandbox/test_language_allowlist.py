@@ -23,7 +23,12 @@ from codemode.sandbox.runtime.runner import run_script, warm_up
 warm_up()
 
 PRELUDE: Final = """\
-import collections, datetime, json, re
+import collections, datetime, enum, json, re
+class O:
+    def __init__(self):
+        self.z = 3
+class E(enum.Enum):
+    A = 1
 def caught(f):
     try:
         f()
@@ -122,7 +127,8 @@ TYPE_ARGS: Final[dict[tuple[str, str], str]] = {
     ("timezone", "utcoffset"): "None", ("deque", "remove"): "1", ("list", "insert"): "0, 4",
     ("OrderedDict", "popitem"): "", ("timedelta", "total_seconds"): "",
     ("deque", "pop"): "", ("set", "pop"): "",
-    ("generator", "send"): "2", ("generator", "throw"): "ValueError",
+    ("generator", "send"): "2",
+    ("generator", "throw"): "ValueError",
     **{(kind, name): "" for kind in ("datetime", "time") for name in ("utcoffset", "tzname",
                                                                       "dst")},
 }
@@ -179,6 +185,9 @@ BUILTINS: Final[dict[str, str]] = {
     "NotImplemented": "repr(NotImplemented) == 'NotImplemented'",
     "Ellipsis": "Ellipsis is ... and repr(Ellipsis) == 'Ellipsis'",
     "True": "True", "False": "not False", "None": "None is None",
+    "setattr": "setattr(O, 'x', 1) is None and O.x == 1",
+    "delattr": "setattr(O, 'y', 1) is None and delattr(O, 'y') is None and not hasattr(O, 'y')",
+    "vars": "vars(O()) == {'z': 3}",
 }
 """Builtin name -> an expression that must be True (exceptions: raised and caught below)."""
 
@@ -199,6 +208,26 @@ FACADES: Final[dict[str, str]] = {
     "asyncio.ensure_future": "await asyncio.ensure_future(asyncio.sleep(0, 5)) == 5",
     "asyncio.Semaphore": "not asyncio.Semaphore(1).locked()",
     "asyncio.Lock": "not asyncio.Lock().locked()",
+    "asyncio.wait": "len((await asyncio.wait([asyncio.sleep(0, 1)]))[0]) == 1",
+    "asyncio.as_completed": "[await f for f in asyncio.as_completed([asyncio.sleep(0, 3)])] "
+                            "== [3]",
+    "asyncio.TaskGroup": "isinstance(asyncio.TaskGroup(), asyncio.TaskGroup)",
+    "asyncio.timeout": "isinstance(asyncio.timeout(1), object)",
+    "asyncio.FIRST_COMPLETED": "asyncio.FIRST_COMPLETED == 'FIRST_COMPLETED'",
+    "asyncio.FIRST_EXCEPTION": "asyncio.FIRST_EXCEPTION == 'FIRST_EXCEPTION'",
+    "asyncio.ALL_COMPLETED": "asyncio.ALL_COMPLETED == 'ALL_COMPLETED'",
+    "itertools.tee": "[list(t) for t in itertools.tee('ab')] == [['a', 'b'], ['a', 'b']]",
+    "itertools.batched": "list(itertools.batched('abc', 2)) == [('a', 'b'), ('c',)]",
+    "pprint.pformat": "pprint.pformat({'b': 1, 'a': 2}) == \"{'a': 2, 'b': 1}\"",
+    "pprint.pprint": "pprint.pprint([1]) is None",
+    "pprint.pp": "pprint.pp({'b': 1, 'a': 2}) is None",
+    "enum.Enum": "isinstance(E.A, enum.Enum) and E(1) is E.A",
+    "enum.IntEnum": "isinstance(enum.IntEnum, object) and len(enum.IntEnum) == 0",
+    "enum.StrEnum": "isinstance(enum.StrEnum, object) and len(enum.StrEnum) == 0",
+    "enum.auto": "repr(enum.auto()) == 'auto()'",
+    "enum.unique": "enum.unique(E) is E",
+    "typing.NamedTuple": "typing.NamedTuple('P', [('a', int)])(1).a == 1",
+    "typing.TypedDict": "typing.TypedDict('M', {'a': int})(a=1) == {'a': 1}",
     "collections.Counter": "collections.Counter('aab')['a'] == 2",
     "collections.OrderedDict": "list(collections.OrderedDict(a=1)) == ['a']",
     "collections.defaultdict": "collections.defaultdict(list)['x'] == []",
@@ -291,7 +320,11 @@ FACADES: Final[dict[str, str]] = {
        for name in ("Any", "Optional", "Union", "Callable", "Iterable", "Iterator", "Sequence",
                     "Mapping", "MutableMapping", "Literal", "Awaitable", "Coroutine",
                     "AsyncIterator", "AsyncIterable", "Generator", "AsyncGenerator",
-                    "ClassVar", "Final", "Annotated", "NoReturn")},
+                    "ClassVar", "Final", "Annotated", "NoReturn", "Protocol", "Generic",
+                    "Self", "Never", "TypeAlias", "Required", "NotRequired", "DefaultDict",
+                    "Deque", "Counter", "OrderedDict", "Hashable", "Sized", "Collection",
+                    "Container", "Reversible", "AbstractSet", "MutableSet",
+                    "MutableSequence", "ParamSpec")},
     "functools.reduce": "functools.reduce(lambda a, b: a * b, [2, 3], 1) == 6",
     "functools.partial": "functools.partial(max, 3)(1) == 3",
     "functools.cmp_to_key": "sorted([1, 2], key=functools.cmp_to_key(lambda a, b: b - a)) "

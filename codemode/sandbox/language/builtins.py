@@ -31,9 +31,12 @@ from codemode.sandbox.language.guards import (
     build_class,
     check_codec,
     check_strftime,
+    guarded_delattr,
     guarded_getattr,
     guarded_hasattr,
+    guarded_setattr,
     guarded_type,
+    guarded_vars,
 )
 from codemode.sandbox.language.render import charge_render, scrub
 from codemode.sandbox.language.sizes import (
@@ -562,6 +565,7 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     "print": print_, "range": RangeType, "sum": sum_, "sorted": sorted_, "min": min_,
     "max": max_, "any": any_, "all": all_, "iter": iter_, "format": format_,
     "type": type_, "getattr": getattr_, "hasattr": guarded_hasattr, "pow": guarded_pow,
+    "setattr": guarded_setattr, "delattr": guarded_delattr, "vars": guarded_vars,
     # Exceptions (ToolCallError included).
     **{exc.__name__: exc for exc in EXCEPTIONS},
     # More that scripts name in ``except`` clauses (all ``Exception`` subclasses: catching

@@ -34,7 +34,7 @@ from functools import partial
 from types import FunctionType, GeneratorType
 from typing import TYPE_CHECKING, Any, Final
 
-from codemode.errors import ToolCallError
+from codemode.errors import CodemodeError, ToolCallError
 from codemode.sandbox.language.compare import (
     TEXT_UNIT,
     charge_each,
@@ -44,7 +44,12 @@ from codemode.sandbox.language.compare import (
     keyed,
 )
 from codemode.sandbox.language.meter import SCRIPT_FILENAME
-from codemode.sandbox.language.policy import SCRIPT_METHODS, private_name_ok
+from codemode.sandbox.language.policy import (
+    ANNOTATED,
+    CHAINED_ERRORS,
+    SCRIPT_METHODS,
+    private_name_ok,
+)
 from codemode.sandbox.language.render import scrub, scrubbed_args
 from codemode.sandbox.language.sizes import (
     charge_counters,
@@ -53,13 +58,14 @@ from codemode.sandbox.language.sizes import (
     poll_memory,
 )
 from codemode.sandbox.language.sizes import check_render as _check_render
-from codemode.sandbox.language.state import CURRENT_RUN, counted
+from codemode.sandbox.language.state import CURRENT_RUN, counted, current_run
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 __all__ = [
     "ATTRIBUTES",
+    "CLASS_BUILDERS",
     "CLASS_METHODS",
     "NAMED_TUPLES",
     "SANDBOX_BASES",
@@ -71,10 +77,14 @@ __all__ = [
     "check_codec",
     "check_split",
     "check_strftime",
+    "class_method",
     "guarded_apply",
+    "guarded_delattr",
     "guarded_getattr",
     "guarded_hasattr",
+    "guarded_setattr",
     "guarded_type",
+    "guarded_vars",
     "guarded_write",
     "guarded_write_private",
     "refuse",
@@ -120,6 +130,7 @@ class ScriptMeta(type):
         if kwargs:
             raise TypeError("class keyword arguments are not supported in the sandbox")
         _check_bases(name, bases)
+        namespace.pop(ANNOTATED, None)
         run = CURRENT_RUN.get(None)
         meter = None if run is None else run.meter
         for key in list(namespace):
@@ -163,7 +174,7 @@ _CLASS_BODY_NAMES: Final = frozenset({"__module__", "__qualname__", "__doc__",
                                       "__firstlineno__"})
 """What the compiler itself puts into a class body's namespace (3.11-3.13)."""
 
-_TEXT_METHODS: Final = frozenset({"__repr__", "__str__", "__bytes__"})
+_TEXT_METHODS: Final = frozenset({"__repr__", "__str__", "__bytes__", "__format__"})
 """Special methods whose result C code copies into a bigger text (``str([obj] * n)``)."""
 
 
@@ -212,6 +223,24 @@ def _within_run(method: Callable[..., Any], meter: Any, name: str) -> Callable[.
     return wrapper
 
 
+def class_method(cls: type, method: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``method``, a host function a facade installs on the script class ``cls``
+    (``@dataclass``'s ``__init__``, ``total_ordering``'s ``__gt__``), applying only to
+    instances of ``cls`` and only inside the run that made it. A script reads a class's
+    method as a plain function (``P.__init__(any_object, value)``), and the host function
+    would otherwise write, read or compare whatever object it is handed: a facade's
+    state, a real task, a host list compared in one uncharged C call."""
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        kind = type(self)
+        if not (isinstance(kind, ScriptMeta) and any(base is cls for base in kind.__mro__)):
+            raise TypeError(f"{cls.__qualname__}.{name}() applies only to instances of "
+                            f"{cls.__qualname__}")
+        return method(self, *args, **kwargs)
+    call.__name__ = name
+    call.__qualname__ = f"{cls.__qualname__}.{name}"
+    return _within_run(call, current_run().meter, name)
+
+
 async def _never_suppress(outcome: Any) -> bool:
     """``__aexit__`` of a block the host is stopping: the script's method runs, its answer
     does not keep the stop from going on."""
@@ -226,14 +255,25 @@ def _check_bases(name: str, bases: tuple[Any, ...]) -> None:
             raise TypeError(f"class {name} cannot subclass {what!r} in the sandbox")
 
 
+CLASS_BUILDERS: Final[dict[type, Callable[..., Any]]] = {}
+"""Type of a facade's base → what builds a script class over it (``class C(Enum)``,
+``class P(NamedTuple)``, ``class M(TypedDict)``): the facades register these; each builds
+the class from the script's namespace under its own rules, through :class:`ScriptMeta`."""
+
+
 def build_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
-                **kwargs: Any) -> ScriptMeta:
+                **kwargs: Any) -> Any:
     """``__metaclass__`` of script classes: check the bases before any metaclass logic runs.
 
     A function, not the metaclass itself, so ``class S(str)`` is refused with a
     clear message before Python computes a metaclass (the script's ``str`` is
-    a stand-in with its own metaclass).
+    a stand-in with its own metaclass). A base of a facade's form (``Enum``,
+    ``NamedTuple`` …) hands the class to that facade's builder.
     """
+    for base in bases:
+        builder = CLASS_BUILDERS.get(type(base))
+        if builder is not None:
+            return builder(name, bases, namespace, **kwargs)
     _check_bases(name, bases)
     return ScriptMeta(name, bases, namespace, **kwargs)
 
@@ -1080,6 +1120,12 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
             if default is _MISSING:
                 raise
             return default
+    if name in CHAINED_ERRORS:
+        if isinstance(obj, BaseException):
+            return _chained(obj, name)
+        if default is not _MISSING:
+            return default
+        raise refuse(obj, name)
     if name.startswith("_") and not (
             (name in SCRIPT_METHODS or private_name_ok(name)) and (
                 cls is super or isinstance(cls, ScriptMeta) or issubclass(cls, ScriptMeta)
@@ -1135,6 +1181,48 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
         return default
 
 
+def _chained(obj: BaseException, name: str) -> BaseException | None:
+    """``e.__cause__``/``e.__context__`` as a script sees them: an ``Exception`` it may hold,
+    else ``None``. Never handed out: the run's own signals (cancellation, a tripped limit,
+    ``GeneratorExit``), codemode's host-side errors (``LimitExceeded`` …), an exception whose
+    ``args`` hold anything but plain data, script objects and such exceptions (a host
+    error's ``args`` can hold host objects), and a context the raiser suppressed with
+    ``raise ... from None`` (host code raising into the script does; a script's own
+    ``raise X from e`` keeps ``e``, its cause, readable as the context too)."""
+    error = getattr(obj, name)
+    if name == "__context__" and obj.__suppress_context__ and error is not obj.__cause__:
+        return None
+    return error if _holdable(error, 0, [0]) else None
+
+
+_HOLDABLE_ITEMS: Final = 256
+"""Values walked to decide whether a chained exception may be handed out."""
+
+
+def _holdable(value: Any, depth: int, seen: list[int]) -> bool:
+    seen[0] += 1
+    if seen[0] > _HOLDABLE_ITEMS or depth > 8:
+        return False
+    kind = type(value)
+    if isinstance(value, BaseException):
+        if not isinstance(value, Exception) or (
+                isinstance(value, CodemodeError) and kind is not ToolCallError
+                and not isinstance(kind, ScriptMeta)):
+            return False
+        return all(_holdable(arg, depth + 1, seen) for arg in value.args)
+    if kind in _PLAIN_DATA or isinstance(kind, ScriptMeta) or isinstance(value, ScriptMeta):
+        return True
+    if kind in (list, tuple, set, frozenset):
+        return all(_holdable(item, depth + 1, seen) for item in value)
+    if kind is dict:
+        return all(_holdable(key, depth + 1, seen) and _holdable(item, depth + 1, seen)
+                   for key, item in value.items())
+    return False
+
+
+_PLAIN_DATA: Final = frozenset({str, int, float, bool, type(None), bytes, complex})
+
+
 def _fromkeys(cls: Any, keys: Any, value: Any = None) -> Any:
     """``dict.fromkeys`` with the keys drawn through the operation counter."""
     return cls.fromkeys(counted(keyed(keys)), value)
@@ -1166,6 +1254,49 @@ def guarded_write_private(obj: Any) -> Any:
         return obj
     raise AttributeError(f"private attributes can be set only on the script's own objects, "
                          f"not on {cls.__name__!r} objects")
+
+
+def _write_target(obj: Any, name: Any, what: str) -> Any:
+    """The object ``setattr``/``delattr`` may change, checked as ``obj.name = v`` in code is:
+    a private name on the script's own objects only, never a special one."""
+    if type(name) is not str:
+        raise TypeError(f"{what}(): attribute name must be string, not "
+                        f"'{type(name).__name__}'")
+    if name.startswith("_"):
+        if not private_name_ok(name):
+            raise refuse(obj, name)
+        return guarded_write_private(obj)
+    return guarded_write(obj)
+
+
+def guarded_setattr(obj: Any, name: str, value: Any, /) -> None:
+    """``setattr``: exactly what ``obj.name = value`` may do (``name`` chosen at run time)."""
+    setattr(_write_target(obj, name, "setattr"), name, value)
+
+
+def guarded_delattr(obj: Any, name: str, /) -> None:
+    """``delattr``: exactly what ``del obj.name`` may do."""
+    delattr(_write_target(obj, name, "delattr"), name)
+
+
+def guarded_vars(*args: Any) -> dict[str, Any]:
+    """``vars(obj)`` of a script instance: a copy of its attributes (private ones are the
+    script's own too); nothing else has attributes a script may list."""
+    if len(args) != 1:
+        raise TypeError("vars() without an argument is not available in the sandbox (it "
+                        "would list the script's variables): keep shared values in a dict"
+                        if not args else f"vars expected at most 1 argument, got {len(args)}")
+    obj = args[0]
+    if not isinstance(type(obj), ScriptMeta):
+        what = obj.__name__ if isinstance(obj, type) else type(obj).__name__
+        raise TypeError(f"vars() takes an instance of the script's own classes in the "
+                        f"sandbox, not {what!r}")
+    namespace = getattr(obj, "__dict__", None)
+    if namespace is None:
+        raise TypeError("vars() argument must have __dict__ attribute")
+    charge_operations(len(namespace))
+    return {key: value for key, value in namespace.items()
+            if type(key) is str and (not key.startswith("_") or private_name_ok(key))}
 
 
 def guarded_apply(func: Any, *args: Any, **kwargs: Any) -> Any:

@@ -55,8 +55,9 @@ from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransf
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["FUTURE_FEATURES", "LOOP_RANGE", "NAME_OF", "RESULT_NAME", "SCRIPT_METHODS",
-           "SandboxPolicy", "child_fields", "index_nodes", "private_name_ok", "suspends"]
+__all__ = ["ANNOTATED", "CHAINED_ERRORS", "FUTURE_FEATURES", "LOOP_RANGE", "NAME_OF",
+           "RESULT_NAME", "SCRIPT_METHODS", "SandboxPolicy", "child_fields", "index_nodes",
+           "private_name_ok", "suspends"]
 
 NAME_OF: Final = "_nameof_"
 WRITE_PRIVATE: Final = "_write_private_"
@@ -83,7 +84,7 @@ SCRIPT_METHODS: Final = frozenset({
     "__aexit__", "__aiter__", "__anext__",
     "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
     "__int__", "__float__", "__complex__", "__round__", "__trunc__", "__floor__", "__ceil__",
-    "__neg__", "__pos__", "__abs__", "__invert__",
+    "__format__", "__neg__", "__pos__", "__abs__", "__invert__",
     *(f"__{prefix}{op}__" for op in (
         "add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow",
         "lshift", "rshift", "and", "or", "xor") for prefix in ("", "r", "i")
@@ -95,10 +96,20 @@ Refused on purpose: attribute hooks (``__getattr__``, ``__getattribute__``,
 ``__setattr__``, ``__delattr__``), lifecycle and class hooks (``__new__``,
 ``__del__``, ``__init_subclass__``, ``__set_name__``, ``__class_getitem__``,
 ``__mro_entries__``), descriptors (``__get__``/``__set__``/``__delete__``), pickling
-(``__reduce__``/``__reduce_ex__``, ``__getstate__`` …), ``__format__`` (a spec reaches
-it unchecked), ``__index__``/``__length_hint__`` (C code trusts them for sizes the
-guards have checked) and ``__await__`` (it could hand the event loop its own objects).
+(``__reduce__``/``__reduce_ex__``, ``__getstate__`` …), ``__index__``/``__length_hint__``
+(C code trusts them for sizes the guards have checked) and ``__await__`` (it could hand
+the event loop its own objects). ``__format__`` is a text method: its result is charged by
+its length, as ``__str__``'s is.
 """
+
+ANNOTATED: Final = "_sandbox_annotated_"
+"""Class-body name the policy binds to the names annotated directly in that body, in order
+(``x: int`` leaves nothing else: annotations are dropped). ``ScriptMeta`` drops it; the
+``NamedTuple``/``TypedDict`` builders read their fields from it."""
+
+CHAINED_ERRORS: Final = frozenset({"__cause__", "__context__"})
+"""Dunder attributes a script may read (never set) on an exception: the guards answer them
+with the chained exception if it is an ``Exception`` a script may hold, else ``None``."""
 
 _METHOD_HINT: Final = "__init__, __repr__, __str__, __eq__, __hash__, __len__, __iter__, " \
     "__getitem__, __call__, __enter__/__exit__, the operators …; see docs/writing-scripts.md"
@@ -114,6 +125,15 @@ def private_name_ok(name: str) -> bool:
     nor a name host code looks up on objects it is handed."""
     return (len(name) > 1 and name[0] == "_" and name[-1] != "_"
             and not name.startswith(_RESERVED_PRIVATE))
+
+
+def _binds_slots(stmt: ast.stmt) -> bool:
+    """``__slots__ = ...`` (or annotated) directly in a class body."""
+    if isinstance(stmt, ast.Assign):
+        return len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and (
+            stmt.targets[0].id == "__slots__")
+    return (isinstance(stmt, ast.AnnAssign) and stmt.value is not None
+            and isinstance(stmt.target, ast.Name) and stmt.target.id == "__slots__")
 
 
 def _mangled(name: str, cls: str | None) -> str:
@@ -788,6 +808,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
             guard = WRITE_PRIVATE if private_name_ok(attr) else "_write_"
             node.value = _located(_call(guard, node.value), node.value)
             return node
+        if attr in CHAINED_ERRORS and type(node.ctx) is ast.Load:
+            return _located(_call("_getattr_", self.visit(node.value), ast.Constant(attr)),
+                            node)
         if node.attr == "__name__" and type(node.ctx) is ast.Load:
             value = node.value
             if isinstance(value, ast.Attribute) and value.attr == "__class__":
@@ -1070,6 +1093,13 @@ class SandboxPolicy(RestrictingNodeTransformer):
     # Classes and module --------------------------------------------------------------------
 
     def visit_ClassDef(self, node: ast.ClassDef) -> Any:
+        # ``__slots__ = (...)`` only saves memory in CPython: its value is evaluated (on its
+        # own line) and not bound; instances keep a ``__dict__``.
+        node.body = [_located(ast.Expr(stmt.value), stmt)  # type: ignore[attr-defined]
+                     if _binds_slots(stmt) else stmt for stmt in node.body]
+        annotated = list(dict.fromkeys(
+            stmt.target.id for stmt in node.body
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)))
         self.methods.update(id(stmt) for stmt in node.body
                             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef))
         self.classes.append(node.name)
@@ -1078,6 +1108,11 @@ class SandboxPolicy(RestrictingNodeTransformer):
         finally:
             self.classes.pop()
         assert isinstance(new, ast.ClassDef)
+        if annotated:
+            record = ast.Assign(targets=[ast.Name(id=ANNOTATED, ctx=ast.Store())],
+                                value=ast.Constant(
+                                    value=tuple(annotated)))  # type: ignore[arg-type]
+            new.body.append(_located(record, node.body[-1]))
         ast.copy_location(new, node)
         for keyword in new.keywords:
             _located(keyword, node)

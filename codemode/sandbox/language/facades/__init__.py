@@ -10,6 +10,7 @@ run-specific (the operation budget, the deadline) is looked up through
 from __future__ import annotations
 
 import importlib
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, final
 
 from codemode.sandbox.language.guards import SelfGuarded, refuse
@@ -25,12 +26,13 @@ __all__ = ["FACADE_NAMES", "Facade", "facade", "guarded_import", "missing_attrib
 class Facade(SelfGuarded):
     """A module-like object with a fixed set of names."""
 
-    __slots__ = ("_call", "_name", "_names")
+    __slots__ = ("_call", "_exports", "_name", "_names")
 
     def __init__(self, name: str, names: Mapping[str, Any],
                  call: Callable[..., Any] | None = None) -> None:
         self._name = name
-        self._names = dict(names)
+        self._names: Mapping[str, Any] = MappingProxyType(dict(names))
+        self._exports = frozenset(self._names)
         for export, value in self._names.items():
             # Facade functions report the module's names in errors ("math.pow() ...").
             if callable(value) and not isinstance(value, type) and hasattr(value, "__code__"):
@@ -63,7 +65,7 @@ class Facade(SelfGuarded):
 
     def exports(self) -> frozenset[str]:
         """Names this facade offers."""
-        return frozenset(self._names)
+        return self._exports
 
 
 _MODULES: Final = {
@@ -73,12 +75,14 @@ _MODULES: Final = {
     "copy": "copy_facade",
     "dataclasses": "dataclasses_facade",
     "datetime": "datetime_facade",
+    "enum": "enum_facade",
     "functools": "functools_facade",
     "heapq": "heapq_facade",
     "itertools": "itertools_facade",
     "json": "json_facade",
     "math": "math_facade",
     "operator": "operator_facade",
+    "pprint": "pprint_facade",
     "random": "random_facade",
     "re": "re_facade",
     "statistics": "statistics_facade",

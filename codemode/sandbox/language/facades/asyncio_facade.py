@@ -14,6 +14,7 @@ a task still running when the script ends is cancelled with it (``RunState.tasks
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import math
 from typing import TYPE_CHECKING, Any, Final
@@ -35,7 +36,7 @@ from codemode.sandbox.language.state import (
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Generator
 
-__all__ = ["FACADE", "TASK_BYTES", "Lock", "Semaphore", "Task"]
+__all__ = ["FACADE", "TASK_BYTES", "Lock", "Semaphore", "Task", "TaskGroup", "Timeout"]
 
 TASK_BYTES: Final = 4096
 """Host memory one gathered awaitable costs (task, coroutine wrapper, cancel scope)."""
@@ -127,10 +128,15 @@ class Task(SelfGuarded):
 
     __slots__ = ("_task",)
 
-    _NAMES: Final = frozenset({"done", "cancelled", "cancel", "result"})
+    _NAMES: Final = frozenset({"done", "cancelled", "cancel", "result", "exception"})
 
     def __init__(self, task: asyncio.Task[Any]) -> None:
         self._task = task
+
+    @property
+    def task(self) -> asyncio.Task[Any]:
+        """The asyncio task (host side only: scripts read ``_NAMES``)."""
+        return self._task
 
     def __await__(self) -> Generator[Any, None, Any]:
         return self._task.__await__()
@@ -145,24 +151,244 @@ class Task(SelfGuarded):
         return getattr(self._task, name)
 
 
+def _own(aws: list[Any], what: str) -> list[asyncio.Task[Any]]:
+    """Start each awaitable of ``aws`` as a task the run owns (checked and sized first,
+    all together with the run's other tasks: see ``gather``)."""
+    for aw in aws:
+        if not inspect.isawaitable(aw):
+            raise TypeError(f"{what} needs awaitables, got {type(aw).__name__}")
+    run = current_run()
+    if run.ended:
+        raise GeneratorExit  # script code still going after its run: it stops here
+    ensure_size((len(run.tasks) + len(aws)) * TASK_BYTES, what)
+    loop = asyncio.get_running_loop()
+    started = []
+    for aw in counted(aws):
+        task = loop.create_task(_await(aw))
+        task.add_done_callback(_retrieve)
+        run.tasks.append(task)
+        started.append(task)
+    return started
+
+
+async def _await(aw: Awaitable[Any]) -> Any:
+    return await aw
+
+
 def create_task(aw: Awaitable[Any], *, name: str | None = None) -> Task:
     """Start ``aw`` now, concurrently with the script; the run owns the task."""
     if not inspect.isawaitable(aw):
         raise TypeError(f"asyncio.create_task() needs an awaitable, got {type(aw).__name__}")
-    run = current_run()
-    if run.ended:
-        raise GeneratorExit  # script code still going after its run: it stops here
-    # Each task costs host memory no script code allocates (see ``gather``): the run's
-    # tasks together are sized, not one at a time.
-    ensure_size((len(run.tasks) + 1) * TASK_BYTES, "asyncio.create_task()")
+    return Task(_own([aw], "asyncio.create_task()")[0])
 
-    async def main() -> Any:
-        return await aw
 
-    task = asyncio.get_running_loop().create_task(main())
-    task.add_done_callback(_retrieve)
-    run.tasks.append(task)
-    return Task(task)
+FIRST_COMPLETED: Final = asyncio.FIRST_COMPLETED
+FIRST_EXCEPTION: Final = asyncio.FIRST_EXCEPTION
+ALL_COMPLETED: Final = asyncio.ALL_COMPLETED
+
+
+def _handles(aws: Any, what: str) -> list[Task]:
+    """The script's tasks for ``aws``: its own :class:`Task` handles as they are, any other
+    awaitable (a tool call, a coroutine) started as a new task of the run."""
+    if isinstance(aws, Task) or inspect.isawaitable(aws):
+        raise TypeError(f"expect an iterable of tasks, not {_one(aws)}: pass a list, e.g. "
+                        f"{what}([task])")
+    items = list(counted(aws))
+    others = [aw for aw in items if not isinstance(aw, Task)]
+    fresh = iter(_own(others, f"{what}()"))
+    return [aw if isinstance(aw, Task) else Task(next(fresh)) for aw in items]
+
+
+def _one(aw: Any) -> str:
+    return "a Task" if isinstance(aw, Task) else "one awaitable"
+
+
+async def wait(aws: Any, *, timeout: float | None = None,  # noqa: ASYNC109
+               return_when: str = ALL_COMPLETED) -> tuple[set[Task], set[Task]]:
+    """``(done, pending)``: sets of the script's tasks, once ``return_when`` is met or
+    ``timeout`` seconds passed (the pending ones keep running). Awaitables that are not
+    tasks yet (tool calls) are started as tasks, as Python before 3.11 did."""
+    if return_when not in (FIRST_COMPLETED, FIRST_EXCEPTION, ALL_COMPLETED):
+        raise ValueError(f"Invalid return_when value: {return_when}")
+    handles = _handles(aws, "asyncio.wait")
+    if not handles:
+        raise ValueError("Set of Tasks/Futures is empty.")
+    by_task = {handle.task: handle for handle in handles}
+    seconds = None if timeout is None else max(0.0, float(timeout))
+    done, pending = await asyncio.wait(set(by_task), timeout=seconds,
+                                       return_when=return_when)
+    return {by_task[t] for t in done}, {by_task[t] for t in pending}
+
+
+class _AsCompleted(SelfGuarded):
+    """What ``asyncio.as_completed`` gives a script: an iterator of awaitables, each
+    giving the next result (or raising the next failure) in the order they finish."""
+
+    __slots__ = ("_deadline", "_finished", "_left", "_ready", "_seconds")
+
+    def __init__(self, tasks: list[asyncio.Task[Any]], timeout: float | None) -> None:
+        self._finished: list[asyncio.Task[Any]] = []
+        self._ready = anyio.Event()
+        self._left = len(tasks)
+        loop = asyncio.get_running_loop()
+        self._seconds = timeout
+        self._deadline = None if timeout is None else loop.time() + timeout
+        for task in tasks:
+            task.add_done_callback(self._on_done)
+
+    def _on_done(self, task: asyncio.Task[Any]) -> None:
+        self._finished.append(task)
+        self._ready.set()
+
+    def __iter__(self) -> _AsCompleted:
+        return self
+
+    def __next__(self) -> ScriptCoroutine:
+        if self._left <= 0:
+            raise StopIteration
+        self._left -= 1
+        return ScriptCoroutine(self._next())
+
+    def __repr__(self) -> str:
+        return "<as_completed iterator>"
+
+    async def _next(self) -> Any:
+        while not self._finished:
+            self._ready = anyio.Event()
+            left = None if self._deadline is None else (
+                self._deadline - asyncio.get_running_loop().time())
+            try:
+                with anyio.fail_after(left) if left is not None else _no_limit():
+                    await self._ready.wait()
+            except TimeoutError:
+                raise host_raised(TimeoutError(
+                    f"asyncio.as_completed() timed out after {self._seconds:g} s (the "
+                    "awaitables not finished yet keep running)")) from None
+        return self._finished.pop(0).result()
+
+
+@contextlib.contextmanager
+def _no_limit() -> Generator[None, None, None]:
+    yield
+
+
+def as_completed(aws: Any, *, timeout: float | None = None) -> _AsCompleted:
+    """Start every awaitable of ``aws`` now; iterate to await their results in the
+    order they finish (``for f in asyncio.as_completed(calls): r = await f``)."""
+    if isinstance(aws, Task) or inspect.isawaitable(aws):
+        raise TypeError(f"expect an iterable of futures, not {_one(aws)}: pass a list, e.g. "
+                        "asyncio.as_completed([call])")
+    items = list(counted(aws))
+    tasks = [aw.task if isinstance(aw, Task) else None for aw in items]
+    fresh = iter(_own([aw for aw in items if not isinstance(aw, Task)],
+                      "asyncio.as_completed()"))
+    seconds = None if timeout is None else max(0.0, float(timeout))
+    return _AsCompleted([t if t is not None else next(fresh) for t in tasks], seconds)
+
+
+class TaskGroup(SelfGuarded):
+    """``async with asyncio.TaskGroup() as tg: tg.create_task(...)``: asyncio's own task
+    group (the block waits for every task; the first failure cancels the others and
+    the block raises an ``ExceptionGroup`` of the failures), whose tasks the run owns."""
+
+    __slots__ = ("_group",)
+
+    _NAMES: Final = frozenset({"create_task"})
+
+    def __init__(self) -> None:
+        self._group = asyncio.TaskGroup()
+
+    async def __aenter__(self) -> TaskGroup:
+        await self._group.__aenter__()
+        return self
+
+    async def __aexit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        try:
+            await self._group.__aexit__(kind, error, traceback)
+        except BaseExceptionGroup as group:
+            if isinstance(group, ExceptionGroup):
+                raise
+            # A limit tripped (or the run stopped) in a task or in the block: the run's
+            # own signal goes on as itself, never as a group a script could hold.
+            stop = _first_stop(group)
+            if stop is None:
+                raise
+            raise stop from None
+
+    def __repr__(self) -> str:
+        return "<TaskGroup>"
+
+    def sandbox_getattr(self, name: str) -> Any:
+        if name not in self._NAMES:
+            raise refuse(self, name)
+        return self._create_task
+
+    def _create_task(self, aw: Awaitable[Any], *, name: str | None = None) -> Task:
+        if not inspect.isawaitable(aw):
+            raise TypeError(f"TaskGroup.create_task() needs an awaitable, got "
+                            f"{type(aw).__name__}")
+        run = current_run()
+        ensure_size((len(run.tasks) + 1) * TASK_BYTES, "TaskGroup.create_task()")
+        task = self._group.create_task(_await(aw))
+        task.add_done_callback(_retrieve)
+        run.tasks.append(task)
+        return Task(task)
+
+
+def _first_stop(group: BaseExceptionGroup[Any]) -> BaseException | None:
+    error: BaseException
+    for error in group.exceptions:
+        if isinstance(error, BaseExceptionGroup):
+            found = _first_stop(error)
+            if found is not None:
+                return found
+        elif not isinstance(error, Exception):
+            stop: BaseException = error
+            return stop
+    return None
+
+
+class Timeout(SelfGuarded):
+    """``async with asyncio.timeout(seconds):`` (``None``: no limit): the block is
+    cancelled when the time is up and raises ``TimeoutError``."""
+
+    __slots__ = ("_seconds", "_timeout")
+
+    _NAMES: Final = frozenset({"expired", "when", "reschedule"})
+
+    def __init__(self, delay: float | None) -> None:
+        self._seconds = None if delay is None else max(0.0, float(delay))
+        loop = asyncio.get_running_loop()
+        self._timeout = asyncio.timeout_at(
+            None if self._seconds is None else loop.time() + self._seconds)
+
+    async def __aenter__(self) -> Timeout:
+        await self._timeout.__aenter__()
+        return self
+
+    async def __aexit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        try:
+            await self._timeout.__aexit__(kind, error, traceback)
+        except TimeoutError:
+            if not self._timeout.expired():
+                raise
+            raise host_raised(TimeoutError(
+                f"asyncio.timeout() expired after {self._seconds or 0:g} s (the block was "
+                "cancelled); give it a longer timeout, or catch TimeoutError to go on "
+                "without it")) from None
+
+    def __repr__(self) -> str:
+        return f"<Timeout {'expired' if self._timeout.expired() else 'active'}>"
+
+    def sandbox_getattr(self, name: str) -> Any:
+        if name not in self._NAMES:
+            raise refuse(self, name)
+        return getattr(self._timeout, name)
+
+
+def timeout(delay: float | None) -> Timeout:
+    """``asyncio.timeout(seconds)`` as an ``async with`` block."""
+    return Timeout(delay)
 
 
 class Semaphore(SelfGuarded):
@@ -208,7 +434,11 @@ class Lock(Semaphore):
 
 
 FACADE: Final = Facade("asyncio", {"gather": tracked(gather), "sleep": tracked(sleep),
-                                   "wait_for": tracked(wait_for),
+                                   "wait_for": tracked(wait_for), "wait": tracked(wait),
+                                   "as_completed": as_completed, "TaskGroup": TaskGroup,
+                                   "timeout": timeout, "FIRST_COMPLETED": FIRST_COMPLETED,
+                                   "FIRST_EXCEPTION": FIRST_EXCEPTION,
+                                   "ALL_COMPLETED": ALL_COMPLETED,
                                    "create_task": create_task, "ensure_future": create_task,
                                    "Semaphore": Semaphore, "Lock": Lock,
                                    "TimeoutError": TimeoutError,

@@ -11,13 +11,16 @@ class namespace in order.
 
 The methods it adds are host functions: they read and set only the fields, compare and
 hash through the sandbox's charged guards, render with the sandbox's ``repr``, call a
-``default_factory`` as the script's own code would, and refuse to run outside the run
-that made the class (as :class:`~codemode.sandbox.language.guards.ScriptMeta` does for a
-script's own special methods). Only script classes can be decorated.
+``default_factory`` as the script's own code would, and (through
+:func:`~codemode.sandbox.language.guards.class_method`) apply only to the class's own
+instances and refuse to run outside the run that made the class: ``P.__init__`` read off
+the class must not write the fields of any other object. Only script classes can be
+decorated.
 """
 
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import TYPE_CHECKING, Any, Final, final
 
@@ -25,10 +28,15 @@ from codemode.sandbox.language.builtins import repr_
 from codemode.sandbox.language.compare import GUARDS, guarded_hash
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.facades.copy_facade import MAX_DEPTH, deepcopy
-from codemode.sandbox.language.guards import NAMED_TUPLES, ScriptMeta, SelfGuarded, refuse
+from codemode.sandbox.language.guards import (
+    NAMED_TUPLES,
+    ScriptMeta,
+    SelfGuarded,
+    class_method,
+    refuse,
+)
 from codemode.sandbox.language.policy import private_name_ok
 from codemode.sandbox.language.sizes import charge_operations
-from codemode.sandbox.language.state import CURRENT_RUN, current_run
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -141,13 +149,6 @@ def _own_fields(cls: type, kw_only: bool) -> list[Field]:
     return own
 
 
-def _in_run(meter: Any, what: str) -> None:
-    run = CURRENT_RUN.get(None)
-    if run is None or run.meter is not meter or meter.ended:
-        raise TypeError(f"script code cannot run after the script ended ({what} of a script "
-                        "object)")
-
-
 def _values(obj: Any, fields: tuple[Field, ...]) -> tuple[Any, ...]:
     return tuple(getattr(obj, f.name or "") for f in fields)
 
@@ -157,13 +158,12 @@ def _plural(names: list[str]) -> str:
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
-def _make_init(cls: type, fields: tuple[Field, ...], meter: Any) -> Callable[..., None]:
+def _make_init(cls: type, fields: tuple[Field, ...]) -> Callable[..., None]:
     qualname = f"{cls.__qualname__}.__init__"
     positional = [f for f in fields if f.init and not f.kw_only]
     accepted = {f.name for f in fields if f.init}
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        _in_run(meter, "__init__")
         if len(args) > len(positional):
             raise TypeError(f"{qualname}() takes {len(positional) + 1} positional "
                             f"argument{'s' if positional else ''} but {len(args) + 1} "
@@ -199,53 +199,49 @@ def _make_init(cls: type, fields: tuple[Field, ...], meter: Any) -> Callable[...
     return __init__
 
 
-def _make_repr(fields: tuple[Field, ...], meter: Any) -> Callable[[Any], str]:
+def _make_repr(fields: tuple[Field, ...]) -> Callable[[Any], str]:
     shown = [f for f in fields if f.repr]
 
     def __repr__(self: Any) -> str:
-        _in_run(meter, "__repr__")
         parts = [f"{f.name}={repr_(getattr(self, f.name or ''))}" for f in shown]
         return f"{type(self).__qualname__}({', '.join(parts)})"
     return __repr__
 
 
-def _make_compare(cls: type, fields: tuple[Field, ...], meter: Any, name: str,
+def _make_compare(fields: tuple[Field, ...],
                   guard: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     compared = tuple(f for f in fields if f.compare)
 
     def method(self: Any, other: Any) -> Any:
-        _in_run(meter, name)
         if type(other) is not type(self):
             return NotImplemented
         return guard(_values(self, compared), _values(other, compared))
-    method.__name__ = name
-    method.__qualname__ = f"{cls.__qualname__}.{name}"
     return method
 
 
-def _make_hash(fields: tuple[Field, ...], meter: Any) -> Callable[[Any], int]:
+def _make_hash(fields: tuple[Field, ...]) -> Callable[[Any], int]:
     hashed = tuple(f for f in fields if (f.compare if f.hash is None else f.hash))
 
     def __hash__(self: Any) -> int:
-        _in_run(meter, "__hash__")
         return guarded_hash(_values(self, hashed))
     return __hash__
 
 
-def _make_frozen(cls: type, names: frozenset[str], meter: Any) -> tuple[Any, Any]:
+def _make_frozen(cls: type, names: frozenset[str]) -> tuple[Any, Any]:
     def __setattr__(self: Any, name: str, value: Any) -> None:
-        _in_run(meter, "__setattr__")
         if type(self) is cls or name in names:
             raise FrozenInstanceError(f"cannot assign to field {name!r}")
         object.__setattr__(self, name, value)
 
     def __delattr__(self: Any, name: str) -> None:
-        _in_run(meter, "__delattr__")
         if type(self) is cls or name in names:
             raise FrozenInstanceError(f"cannot delete field {name!r}")
         object.__delattr__(self, name)
     return __setattr__, __delattr__
 
+
+_FOLLOWS: Final = " {!r}" if sys.version_info >= (3, 13) else ""
+"""CPython 3.13 names the default argument in the message too."""
 
 _ORDER: Final = (("__lt__", "_lt_"), ("__le__", "_le_"), ("__gt__", "_gt_"), ("__ge__", "_ge_"))
 
@@ -259,47 +255,50 @@ def _process(cls: Any, *, init: bool = True, repr: bool = True, eq: bool = True,
         raise TypeError("dataclass() decorates the script's own classes only")
     if order and not eq:
         raise ValueError("eq must be true if order is true")
-    meter = current_run().meter
     fields_by_name = _inherited(cls)
     for item in _own_fields(cls, kw_only):
         fields_by_name[item.name or ""] = item
     fields = tuple(fields_by_name.values())
     charge_operations(len(fields))
-    seen_default = False
+    last_default: Field | None = None
     for f in fields:
         if not f.init or f.kw_only:
             continue
         if f.default is not MISSING or f.default_factory is not MISSING:
-            seen_default = True
-        elif seen_default:
-            raise TypeError(f"non-default argument {f.name!r} follows default argument")
+            last_default = f
+        elif last_default is not None:
+            raise TypeError(f"non-default argument {f.name!r} follows default argument"
+                            + _FOLLOWS.format(last_default.name))
     _FIELDS[cls] = fields
     own = cls.__dict__
+
+    def install(name: str, method: Callable[..., Any]) -> None:
+        type.__setattr__(cls, name, class_method(cls, method, name))
     if init and "__init__" not in own:
-        type.__setattr__(cls, "__init__", _make_init(cls, fields, meter))
+        install("__init__", _make_init(cls, fields))
     if repr and "__repr__" not in own:
-        type.__setattr__(cls, "__repr__", _make_repr(fields, meter))
+        install("__repr__", _make_repr(fields))
     if eq and "__eq__" not in own:
-        type.__setattr__(cls, "__eq__", _make_compare(cls, fields, meter, "__eq__", GUARDS["_eq_"]))
+        install("__eq__", _make_compare(fields, GUARDS["_eq_"]))
     if order:
         for name, guard in _ORDER:
             if name in own:
                 raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}. "
                                 "Consider using functools.total_ordering")
-            type.__setattr__(cls, name, _make_compare(cls, fields, meter, name, GUARDS[guard]))
+            install(name, _make_compare(fields, GUARDS[guard]))
     explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
     if unsafe_hash:
         if explicit_hash:
             raise TypeError(f"Cannot overwrite attribute __hash__ in class {cls.__name__}")
-        type.__setattr__(cls, "__hash__", _make_hash(fields, meter))
+        install("__hash__", _make_hash(fields))
     elif eq and frozen and not explicit_hash:
-        type.__setattr__(cls, "__hash__", _make_hash(fields, meter))
+        install("__hash__", _make_hash(fields))
     elif eq and not explicit_hash:
         type.__setattr__(cls, "__hash__", None)
     if frozen:
-        setter, deleter = _make_frozen(cls, frozenset(f.name or "" for f in fields), meter)
-        type.__setattr__(cls, "__setattr__", setter)
-        type.__setattr__(cls, "__delattr__", deleter)
+        setter, deleter = _make_frozen(cls, frozenset(f.name or "" for f in fields))
+        install("__setattr__", setter)
+        install("__delattr__", deleter)
     return cls
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 from codemode.sandbox.language.compare import guarded_key
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.facades.collections_facade import namedtuple
-from codemode.sandbox.language.guards import ScriptMeta, SelfGuarded, refuse
+from codemode.sandbox.language.guards import ScriptMeta, SelfGuarded, class_method, refuse
 from codemode.sandbox.language.state import counted, current_run
 
 if TYPE_CHECKING:
@@ -270,13 +270,25 @@ def wraps(wrapped: Any, /, assigned: Any = None, updated: Any = None) -> Callabl
     return decorate
 
 
+_ORDERINGS: Final = ("__lt__", "__le__", "__gt__", "__ge__")
+
+
 def total_ordering(cls: Any, /) -> Any:
     """CPython's ``total_ordering`` on a script class: the missing comparisons call the
     class's own ``__lt__``/``__le__``/``__gt__``/``__ge__`` and ``==``, which are script
-    code (metered, inside the run)."""
+    code (metered, inside the run). The ones it adds apply only to the class's instances:
+    CPython's ``_gt_from_lt(a, b)`` calls ``type(a).__lt__``, which for two host lists is
+    one uncharged C comparison."""
     if not isinstance(cls, ScriptMeta):
         raise TypeError("total_ordering() decorates the script's own classes only")
-    return functools.total_ordering(cls)
+    script_class: Any = cls
+    before = {name: cls.__dict__.get(name) for name in _ORDERINGS}
+    functools.total_ordering(script_class)
+    for name in _ORDERINGS:
+        added = cls.__dict__.get(name)
+        if added is not None and added is not before[name]:
+            type.__setattr__(cls, name, class_method(cls, added, name))
+    return cls
 
 
 FACADE: Final = Facade("functools", {

@@ -6,18 +6,20 @@ let C code loop without ticks, e.g. ``5 in itertools.count(10)``.
 
 from __future__ import annotations
 
+import collections
 import itertools
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.sandbox.language.compare import charge_each
 from codemode.sandbox.language.facades import Facade
+from codemode.sandbox.language.guards import SelfGuarded
 from codemode.sandbox.language.sizes import ensure_size, guarded_add
 from codemode.sandbox.language.state import counted, current_run
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
-__all__ = ["FACADE"]
+__all__ = ["FACADE", "TEE_ITEM_BYTES"]
 
 
 def _wrap(make: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
@@ -73,6 +75,87 @@ def _from_iterable(iterables: Iterable[Iterable[Any]]) -> Iterator[Any]:
     return counted(itertools.chain.from_iterable(counted(iterables)))
 
 
+TEE_ITEM_BYTES: Final = 64
+"""Host memory one item held for a lagging ``tee`` iterator is charged (the slot and,
+usually, the item it keeps alive)."""
+
+_MAX_TEE: Final = 256
+
+
+class _TeeSource:
+    """What the iterators of one ``tee`` share: the source and each one's backlog."""
+
+    __slots__ = ("backlogs", "buffered", "source")
+
+    def __init__(self, source: Iterator[Any], n: int) -> None:
+        self.source = source
+        self.backlogs: list[collections.deque[Any]] = [collections.deque() for _ in range(n)]
+        self.buffered = 0
+
+    def pull(self, index: int) -> Any:
+        backlog = self.backlogs[index]
+        if backlog:
+            self.buffered -= 1
+            return backlog.popleft()
+        item = next(self.source)  # StopIteration ends this iterator
+        others = len(self.backlogs) - 1
+        if others:
+            self.buffered += others
+            if self.buffered & 1023 < others:  # every ~1024 items held: size the backlog
+                ensure_size(self.buffered * TEE_ITEM_BYTES, "itertools.tee() backlog")
+            for position, other in enumerate(self.backlogs):
+                if position != index:
+                    other.append(item)
+        return item
+
+
+class _Tee(SelfGuarded):
+    """One iterator of ``itertools.tee``: the items not read yet are held for it (sized:
+    a lagging iterator's backlog trips the memory limit, not the host)."""
+
+    __slots__ = ("_index", "_shared")
+
+    def __init__(self, shared: _TeeSource, index: int) -> None:
+        self._shared = shared
+        self._index = index
+
+    def __iter__(self) -> _Tee:
+        return self
+
+    def __next__(self) -> Any:
+        return self._shared.pull(self._index)
+
+    def __repr__(self) -> str:
+        return "<itertools.tee iterator>"
+
+
+def tee(iterable: Iterable[Any], n: int = 2, /) -> tuple[_Tee, ...]:
+    """``n`` independent iterators over one iterable (each item read once, charged once)."""
+    if type(n) is not int:
+        raise TypeError(f"'{type(n).__name__}' object cannot be interpreted as an integer")
+    if n < 0:
+        raise ValueError("n must be >= 0")
+    if n > _MAX_TEE:
+        raise ValueError(f"itertools.tee() makes at most {_MAX_TEE} iterators in the sandbox")
+    shared = _TeeSource(counted(iterable), n)
+    return tuple(_Tee(shared, index) for index in range(n))
+
+
+def batched(iterable: Iterable[Any], n: int) -> Iterator[tuple[Any, ...]]:
+    """Tuples of ``n`` items (the last may be shorter), as Python 3.12's ``batched``."""
+    if type(n) is not int:
+        raise TypeError(f"'{type(n).__name__}' object cannot be interpreted as an integer")
+    if n < 1:
+        raise ValueError("n must be at least one")
+    ensure_size(n * 8, f"itertools.batched(n={n})")
+    return counted(_batches(iter(counted(iterable)), n))
+
+
+def _batches(items: Iterator[Any], n: int) -> Iterator[tuple[Any, ...]]:
+    while batch := tuple(itertools.islice(items, n)):
+        yield batch
+
+
 chain: Final = Facade("itertools.chain", {"from_iterable": _from_iterable}, call=_chain)
 
 _WRAPPED: Final = {
@@ -84,4 +167,5 @@ _WRAPPED: Final = {
 _WRAPPED.update({name: _tuples_of(getattr(itertools, name)) for name in (
     "permutations", "combinations", "combinations_with_replacement")})
 FACADE: Final = Facade("itertools", {**_WRAPPED, "product": product, "chain": chain,
-                                     "accumulate": accumulate, "groupby": groupby})
+                                     "accumulate": accumulate, "groupby": groupby,
+                                     "tee": tee, "batched": batched})

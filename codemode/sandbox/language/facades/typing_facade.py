@@ -1,23 +1,31 @@
-"""``typing`` for scripts: the names models import for annotations, as inert placeholders.
+"""``typing`` for scripts: the names models import for annotations, as inert placeholders,
+and the class forms models write: ``NamedTuple``, ``TypedDict``, ``Protocol``, ``Generic``.
 
 The policy drops every annotation unevaluated, so ``from typing import List`` only has
 to succeed and ``List[dict]`` (a type alias, a ``cast``) only has to evaluate. Each name
 is a :class:`Placeholder`: subscriptable, combinable with ``|``, shown as
 ``typing.Name``, and nothing else (no attributes, no ``__dict__``, no real typing
 object). ``List``, ``Dict``, ``Set``, ``FrozenSet``, ``Tuple`` and ``Type`` also answer
-``isinstance`` like the builtin they stand for, as in Python. Not offered: the names
-that only work as a class's base (``Generic``, ``Protocol``, ``TypedDict``,
-``NamedTuple``): script classes may subclass only ``object``, exceptions and their own.
+``isinstance`` like the builtin they stand for, as in Python.
+
+As a base, ``Protocol`` and ``Generic[T]`` change nothing (the class is a plain script
+class); ``class P(NamedTuple)`` is a ``collections.namedtuple`` class of the fields
+annotated in its body (the policy records their names: annotations are never evaluated),
+and ``class M(TypedDict)`` a callable that makes plain dicts, as in Python. Each is built
+by :data:`~codemode.sandbox.language.guards.CLASS_BUILDERS`, through ``ScriptMeta``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final, final
 
+from codemode.sandbox.language.builtins import DictType
 from codemode.sandbox.language.facades import Facade
-from codemode.sandbox.language.guards import SelfGuarded
+from codemode.sandbox.language.facades.collections_facade import namedtuple
+from codemode.sandbox.language.guards import CLASS_BUILDERS, ScriptMeta, SelfGuarded
+from codemode.sandbox.language.policy import ANNOTATED
 
-__all__ = ["FACADE", "Placeholder"]
+__all__ = ["FACADE", "NamedTuple", "Placeholder", "TypedDict"]
 
 _MAX_NAME: Final = 100
 
@@ -45,6 +53,10 @@ class Placeholder(SelfGuarded):
 
     __ror__ = __or__
 
+    def base_name(self) -> str:
+        """The typing name this placeholder stands for (``Generic`` of ``Generic[T]``)."""
+        return self._name.split("[", 1)[0]
+
     def __instancecheck__(self, obj: Any) -> bool:
         if self._origin is None:
             raise TypeError(f"{self!r} cannot be used with isinstance() in the sandbox: "
@@ -59,6 +71,9 @@ _ALIASES: Final[dict[str, type]] = {
 """Aliases of builtin types: ``isinstance(x, List)`` is ``isinstance(x, list)``."""
 
 _NAMES: Final = (
+    "Protocol", "Generic", "Self", "Never", "TypeAlias", "Required", "NotRequired",
+    "DefaultDict", "Deque", "Counter", "OrderedDict", "Hashable", "Sized", "Collection",
+    "Container", "Reversible", "AbstractSet", "MutableSet", "MutableSequence", "ParamSpec",
     "Any", "Optional", "Union", "Callable", "Iterable", "Iterator", "Sequence", "Mapping",
     "MutableMapping", "Literal", "Awaitable", "Coroutine", "AsyncIterator", "AsyncIterable",
     "Generator", "AsyncGenerator", "ClassVar", "Final", "Annotated", "NoReturn",
@@ -80,7 +95,145 @@ def TypeVar(name: str, *constraints: Any, **options: Any) -> Placeholder:
     return Placeholder(f"~{name}")
 
 
+_BASE_ONLY: Final = frozenset({"Protocol", "Generic"})
+"""Placeholders a class may name as a base (the class is a plain script class)."""
+
+
+def _plain_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
+                 **kwargs: Any) -> Any:
+    """``class C(Protocol)``, ``class Box(Generic[T])``: the typing bases are dropped."""
+    kept = []
+    for base in bases:
+        if isinstance(base, Placeholder):
+            if base.base_name() not in _BASE_ONLY:
+                raise TypeError(f"class {name} cannot subclass {base!r} in the sandbox")
+            continue
+        kept.append(base)
+    return ScriptMeta(name, tuple(kept) or (object,), namespace, **kwargs)
+
+
+def _fields(name: str, namespace: dict[str, Any]) -> tuple[list[str], list[Any]]:
+    """The annotated names of a class body (in order) and their defaults (popped)."""
+    names = list(namespace.pop(ANNOTATED, ()))
+    defaults: list[Any] = []
+    for field in names:
+        if field in namespace:
+            defaults.append(namespace.pop(field))
+        elif defaults:
+            at = names.index(field)
+            raise TypeError(f"Non-default namedtuple field {field} cannot follow default "
+                            f"field{'s' if len(defaults) > 1 else ''} "
+                            f"{', '.join(names[at - len(defaults):at])}")
+    return names, defaults
+
+
+class _FormMeta(type):
+    """Metaclass of ``NamedTuple`` and ``TypedDict``: calling them is the functional form."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls.functional(*args, **kwargs)  # type: ignore[attr-defined]
+
+    def __repr__(cls) -> str:
+        return f"<class 'typing.{cls.__name__}'>"
+
+
+class NamedTuple(metaclass=_FormMeta):
+    """``class P(NamedTuple): x: int; y: int = 0`` or ``NamedTuple("P", [("x", int)])``."""
+
+    @staticmethod
+    def functional(typename: str, fields: Any = None, /, **kwargs: Any) -> type:
+        if fields is None:
+            fields = list(kwargs.items())
+        elif kwargs:
+            raise TypeError("Either list of fields or keywords can be provided to "
+                            "NamedTuple, not both")
+        items = list(fields.items()) if isinstance(fields, dict) else list(fields)
+        names = []
+        for item in items:
+            if not (isinstance(item, tuple) and len(item) == 2):
+                raise TypeError("NamedTuple('Name', [(f0, t0), (f1, t1), ...]); each t must "
+                                "be a type")
+            names.append(item[0])
+        return namedtuple(typename, names)
+
+
+def _named_tuple_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
+                       **kwargs: Any) -> Any:
+    if kwargs:
+        raise TypeError("class keyword arguments are not supported in the sandbox")
+    if any(base is not NamedTuple for base in bases):
+        raise TypeError("can only inherit from a NamedTuple type and Generic")
+    names, defaults = _fields(name, namespace)
+    base = namedtuple(name, names, defaults=defaults)
+    return ScriptMeta(name, (base,), namespace)
+
+
+@final
+class TypedDictType(SelfGuarded):
+    """A ``TypedDict`` class as a script holds it: calling it makes a plain dict."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        made: dict[Any, Any] = DictType(*args, **kwargs)  # type: ignore[assignment]
+        return made
+
+    def __repr__(self) -> str:
+        return f"<class {self._name!r}>"
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        raise TypeError("TypedDict does not support instance and class checks")
+
+    def __subclasscheck__(self, cls: Any) -> bool:
+        raise TypeError("TypedDict does not support instance and class checks")
+
+
+class TypedDict(metaclass=_FormMeta):
+    """``class Movie(TypedDict): title: str`` or ``TypedDict("Movie", {"title": str})``."""
+
+    @staticmethod
+    def functional(typename: str, fields: Any = None, /, *, total: bool = True,
+                   **kwargs: Any) -> TypedDictType:
+        if not isinstance(typename, str):
+            raise TypeError("TypedDict() name must be a string")
+        return TypedDictType(typename[:_MAX_NAME])
+
+
+def _typed_dict_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
+                      *, total: bool = True, **kwargs: Any) -> Any:
+    if kwargs:
+        raise TypeError(f"TypedDict takes only the keyword total, not "
+                        f"{', '.join(sorted(kwargs))}")
+    for base in bases:
+        if not (base is TypedDict or isinstance(base, TypedDictType)):
+            raise TypeError("cannot inherit from both a TypedDict type and a non-TypedDict "
+                            "base class")
+    for key in namespace:
+        if not (key.startswith("__") or key == ANNOTATED):
+            raise TypeError(f"TypedDict classes can contain only annotations ({key!r} is "
+                            "not one)")
+    return TypedDictType(name)
+
+
+CLASS_BUILDERS[Placeholder] = _plain_class
+CLASS_BUILDERS[TypedDictType] = _typed_dict_class
+
+
+def _form_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
+                **kwargs: Any) -> Any:
+    if TypedDict in bases:
+        return _typed_dict_class(name, bases, namespace, **kwargs)
+    return _named_tuple_class(name, bases, namespace, **kwargs)
+
+
+CLASS_BUILDERS[_FormMeta] = _form_class
+
+
 FACADE: Final = Facade("typing", {
+    "NamedTuple": NamedTuple, "TypedDict": TypedDict,
     **{name: Placeholder(name, origin) for name, origin in _ALIASES.items()},
     **{name: Placeholder(name) for name in _NAMES},
     "TYPE_CHECKING": False,
