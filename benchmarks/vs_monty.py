@@ -302,15 +302,33 @@ start = time.perf_counter()
 {body}
 print((time.perf_counter() - start) * 1e6)
 """
-FRESH_CODEMODE = f"""\
-sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
+FRESH_TOOLS = f"""\
+import codemode as cm
+REPOS = {REPOS!r}
+ANSWERS = {{"get_user": lambda id: {{"id": id, "name": "ada"}},
+           "list_repos": lambda owner: REPOS, "add_note": lambda text: {{"ok": True}}}}
+FIELDS = {{"get_user": {{"id": {{"type": "integer"}}}},
+          "list_repos": {{"owner": {{"type": "string"}}}},
+          "add_note": {{"text": {{"type": "string"}}}}}}
+def registry():
+    reg = cm.ToolRegistry()
+    for name, fields in FIELDS.items():
+        async def execute(args, ctx, answer=ANSWERS[name]):
+            return answer(**args)
+        reg.register(cm.define_tool(name=name, execute=execute, parameters={{
+            "type": "object", "properties": fields, "required": list(fields),
+            "additionalProperties": False}}))
+    return reg
+CANONICAL = {CANONICAL!r}
+"""
+"""What a fresh process's user writes: codemode and three tools, nothing of this harness
+(importing ``vs_monty`` would charge codemode with the harness's own imports: both
+executors, ``statistics``, ``subprocess``)."""
+FRESH_CODEMODE = FRESH_TOOLS.replace("{", "{{").replace("}", "}}") + """
 import anyio
-import vs_monty as b
 async def main():
-    import codemode as cm
-    from codemode.sandbox import InProcessExecutor
-    mode = cm.CodeMode(b.registry(){{executor}})
-    assert (await mode.run(b.CANONICAL)).error is None
+    mode = cm.CodeMode(registry(){executor})
+    assert (await mode.run(CANONICAL)).error is None
     print((time.perf_counter() - start) * 1e6)
     await mode.aclose()
     sys.exit(0)
@@ -319,17 +337,15 @@ anyio.run(main)
 MODEL_TURN = 1.0
 """Seconds a model takes to write the script after reading the prompt (a short turn)."""
 FRESH_CODEMODE_PROMPTED = f"""\
-sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
+{FRESH_TOOLS}
 import anyio
-import vs_monty as b
 async def main():
     global start
-    import codemode as cm
-    mode = cm.CodeMode(b.registry())
+    mode = cm.CodeMode(registry())
     assert "Available tools" in mode.prompt()
     await anyio.sleep({MODEL_TURN})
     start = time.perf_counter()
-    assert (await mode.run(b.CANONICAL)).error is None
+    assert (await mode.run(CANONICAL)).error is None
     print((time.perf_counter() - start) * 1e6)
     await mode.aclose()
     sys.exit(0)
@@ -419,7 +435,7 @@ async def main() -> None:
     columns["cm pool"]["boot"] = await first_result("boot")
     columns["cm in-proc"]["first"] = await first_result("inprocess")
     for key in ("cm pool", "cm in-proc"):
-        executor = "" if key == "cm pool" else ", executor=InProcessExecutor()"
+        executor = "" if key == "cm pool" else ", executor=cm.InProcessExecutor()"
         columns[key]["fresh"] = fresh_process(FRESH_CODEMODE.format(executor=executor))
     columns["cm pool"]["prompted"] = fresh_process(FRESH_CODEMODE_PROMPTED)
     if "Monty" in columns:
