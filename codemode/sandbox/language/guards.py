@@ -67,6 +67,7 @@ __all__ = [
     "ATTRIBUTES",
     "CLASS_BUILDERS",
     "CLASS_METHODS",
+    "FACADE_CLASSES",
     "NAMED_TUPLES",
     "SANDBOX_BASES",
     "SPECIAL_METHODS",
@@ -91,11 +92,21 @@ __all__ = [
 ]
 
 
+_SPECIAL_HINTS: Final = {
+    "__getitem__": "`lambda k: x[k]` (or `d.get` for a dict)", "__len__": "len(x)",
+    "__contains__": "`k in x`", "__iter__": "iter(x)", "__str__": "str(x)",
+    "__repr__": "repr(x)",
+}
+"""What to write instead of a special method of a host object (``key=d.__getitem__``)."""
+
+
 def refuse(obj: Any, name: str) -> AttributeError:
     """The error for a refused attribute: a plain AttributeError with a uniform message."""
     if name.startswith("_"):
+        special = _SPECIAL_HINTS.get(name)
         return AttributeError(f"attribute {name!r} is not accessible: names starting with '_' "
-                       "are private in the sandbox")
+                              "are private in the sandbox"
+                              + (f"; write {special} instead" if special else ""))
     what = obj.__name__ if issubclass(type(obj), type) else type(obj).__name__
     hint = ""
     if name in ("format", "format_map") and (isinstance(obj, str) or what == "str"):
@@ -1237,10 +1248,26 @@ def guarded_hasattr(obj: Any, name: str) -> bool:
     return True
 
 
+FACADE_CLASSES: Final[set[type]] = set()
+"""Classes a facade made through :class:`ScriptMeta` once, for every run (``enum.Enum``,
+``IntEnum``, ``StrEnum``): scripts read and subclass them like their own, but never change
+them (an attribute, a method or a decorator's ``__init__`` set on one would reach every
+later run, and run one run's code in another)."""
+
+
+def _shared_class(obj: Any) -> TypeError:
+    return TypeError(f"class {obj.__name__!r} is shared by every script and cannot be "
+                     "modified in the sandbox")
+
+
 def guarded_write(obj: Any) -> Any:
     """``_write_``: only the script's own containers and objects may be modified."""
     cls = type(obj)
-    if cls in WRITABLE_TYPES or isinstance(cls, ScriptMeta) or issubclass(cls, ScriptMeta):
+    if cls in WRITABLE_TYPES or isinstance(cls, ScriptMeta):
+        return obj
+    if issubclass(cls, ScriptMeta):
+        if obj in FACADE_CLASSES:
+            raise _shared_class(obj)
         return obj
     raise TypeError(f"{cls.__name__!r} objects cannot be modified in the sandbox")
 
@@ -1250,7 +1277,11 @@ def guarded_write_private(obj: Any) -> Any:
     instances and classes. A container the script may modify is still a host type whose
     own methods read its private attributes (``Counter._keep_positive``)."""
     cls = type(obj)
-    if isinstance(cls, ScriptMeta) or issubclass(cls, ScriptMeta):
+    if isinstance(cls, ScriptMeta):
+        return obj
+    if issubclass(cls, ScriptMeta):
+        if obj in FACADE_CLASSES:
+            raise _shared_class(obj)
         return obj
     raise AttributeError(f"private attributes can be set only on the script's own objects, "
                          f"not on {cls.__name__!r} objects")

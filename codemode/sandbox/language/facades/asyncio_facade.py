@@ -383,7 +383,15 @@ class Timeout(SelfGuarded):
     def sandbox_getattr(self, name: str) -> Any:
         if name not in self._NAMES:
             raise refuse(self, name)
+        if name == "reschedule":
+            return self._reschedule
         return getattr(self._timeout, name)
+
+    def _reschedule(self, when: float | None) -> None:
+        """``reschedule(when)`` with ``when`` a float (or None): asyncio keeps it in the
+        event loop's timer heap, which compares it with every other timer, in loop code
+        and after the run, so a script object there would run its ``__lt__`` there."""
+        self._timeout.reschedule(None if when is None else float(when))
 
 
 def timeout(delay: float | None) -> Timeout:

@@ -29,6 +29,7 @@ from codemode.sandbox.language.compare import GUARDS, guarded_hash
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.facades.copy_facade import MAX_DEPTH, deepcopy
 from codemode.sandbox.language.guards import (
+    FACADE_CLASSES,
     NAMED_TUPLES,
     ScriptMeta,
     SelfGuarded,
@@ -251,7 +252,7 @@ def _process(cls: Any, *, init: bool = True, repr: bool = True, eq: bool = True,
              match_args: bool = True, kw_only: bool = False, slots: bool = False,
              weakref_slot: bool = False) -> Any:
     del match_args, slots, weakref_slot  # class patterns are refused; slots change nothing
-    if not isinstance(cls, ScriptMeta):
+    if not isinstance(cls, ScriptMeta) or cls in FACADE_CLASSES:
         raise TypeError("dataclass() decorates the script's own classes only")
     if order and not eq:
         raise ValueError("eq must be true if order is true")

@@ -24,9 +24,15 @@ import weakref
 from types import FunctionType
 from typing import Any, Final, final
 
-from codemode.sandbox.language.builtins import format_, repr_
+from codemode.sandbox.language.builtins import check_format_spec, format_, repr_
+from codemode.sandbox.language.compare import GUARDS, guarded_key
 from codemode.sandbox.language.facades import Facade
-from codemode.sandbox.language.guards import CLASS_BUILDERS, ScriptMeta, SelfGuarded
+from codemode.sandbox.language.guards import (
+    CLASS_BUILDERS,
+    FACADE_CLASSES,
+    ScriptMeta,
+    SelfGuarded,
+)
 from codemode.sandbox.language.policy import ANNOTATED
 from codemode.sandbox.language.sizes import charge_operations
 from codemode.sandbox.language.state import counted
@@ -65,11 +71,15 @@ class _Info:
         self.unhashable: list[tuple[Any, Any]] = []
 
     def find(self, value: Any) -> Any:
+        """The member of ``value``: hashed and compared as a script's dict lookup and ``==``
+        are (``t = (t, t)`` nested forty times is one C hash of 2**40 items)."""
         try:
-            return self.by_value.get(value)
+            return self.by_value.get(guarded_key(value))
         except TypeError:
             charge_operations(len(self.unhashable))
-            return next((member for known, member in self.unhashable if known == value), None)
+            equal = GUARDS["_eq_"]
+            return next((member for known, member in self.unhashable
+                         if equal(known, value)), None)
 
 
 _INFO: Final[weakref.WeakKeyDictionary[type, _Info]] = weakref.WeakKeyDictionary()
@@ -122,16 +132,42 @@ class EnumMeta(ScriptMeta):
         return f"<enum {cls.__name__!r}>"
 
     def __setattr__(cls, name: str, value: Any) -> None:
+        _check_change(cls, name)
         info = _INFO.get(cls)
         if info is not None and name in info.by_name:
             raise AttributeError(f"cannot reassign member {name!r}")
         super().__setattr__(name, value)
 
     def __delattr__(cls, name: str) -> None:
+        _check_change(cls, name)
         info = _INFO.get(cls)
         if info is not None and name in info.by_name:
             raise AttributeError(f"cannot delete member {name!r}")
         super().__delattr__(name)
+
+
+def _check_change(cls: type, name: str) -> None:
+    """An attribute set on (or deleted from) an enum class after its body: never on the
+    facade's own bases (shared by every run), and on an ``IntEnum``/``StrEnum`` class
+    only what its body could have defined (``S.encode = f`` would answer the guards'
+    ``fmt.encode()`` for every member)."""
+    if cls in FACADE_CLASSES:
+        raise TypeError(f"class {cls.__name__!r} is shared by every script and cannot be "
+                        "modified in the sandbox")
+    data = _data_type(cls)
+    if data is not None and _trusted_name(data, name):
+        raise TypeError(f"{cls.__name__}.{name} cannot be set in the sandbox: it is an "
+                        f"{_data_kind(data)}, whose members C code reads as "
+                        f"{data.__name__}s")
+
+
+def _trusted_name(data: type, name: str) -> bool:
+    """A name an ``int``/``str`` member must keep as its type has it."""
+    return (name.startswith("__") and name.endswith("__")) or hasattr(data, name)
+
+
+def _data_kind(data: type) -> str:
+    return "IntEnum" if data is int else "StrEnum"
 
 
 def _member_only(self: Any, what: str) -> None:
@@ -162,6 +198,10 @@ def _enum_hash(self: Any) -> int:
 def _enum_setattr(self: Any, name: str, value: Any) -> None:
     if name in ("name", "value"):
         raise AttributeError(f"<enum 'Enum'> cannot set attribute {name!r}")
+    data = _data_type(type(self))
+    if data is not None and _trusted_name(data, name):
+        raise AttributeError(f"{type(self).__name__} members cannot set attribute {name!r} "
+                             f"in the sandbox (they are {data.__name__}s to C code)")
     object.__setattr__(self, name, value)
 
 
@@ -171,20 +211,35 @@ def _enum_delattr(self: Any, name: str) -> None:
     object.__delattr__(self, name)
 
 
+def _data_format(self: Any, spec: str) -> str:
+    """``IntEnum``/``StrEnum``'s ``__format__``: ``int``'s or ``str``'s, with the spec's
+    width sized first as ``format()`` does (a script reads this method off the class:
+    ``IntEnum.__format__(1, '>9999999999')`` must not be one huge C allocation)."""
+    _member_only(self, "__format__")
+    data = _data_type(type(self))
+    if data is None:
+        raise TypeError("Enum.__format__() applies to enum members only")
+    check_format_spec(spec)
+    if data is int:
+        return int.__format__(self, spec)
+    return str.__format__(self, spec)
+
+
 def _base(name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> type:
     cls = type.__new__(EnumMeta, name, bases, {"__module__": "enum", "__qualname__": name,
                                                 "__setattr__": _enum_setattr,
                                                 "__delattr__": _enum_delattr, **namespace})
     _INFO[cls] = _Info()
+    FACADE_CLASSES.add(cls)
     return cls
 
 
 Enum: Final = _base("Enum", (object,), {"__repr__": _enum_repr, "__str__": _enum_str,
                                         "__format__": _enum_format, "__hash__": _enum_hash})
 IntEnum: Final = _base("IntEnum", (int, Enum), {
-    "__repr__": _enum_repr, "__str__": int.__repr__, "__format__": int.__format__})
+    "__repr__": _enum_repr, "__str__": int.__repr__, "__format__": _data_format})
 StrEnum: Final = _base("StrEnum", (str, Enum), {
-    "__repr__": _enum_repr, "__str__": str.__str__, "__format__": str.__format__})
+    "__repr__": _enum_repr, "__str__": str.__str__, "__format__": _data_format})
 
 
 def _data_type(cls: type) -> type | None:
@@ -194,6 +249,8 @@ def _data_type(cls: type) -> type | None:
 _CLASS_BODY: Final = frozenset({"__module__", "__qualname__", "__doc__", "__classcell__",
                                 "__static_attributes__", "__firstlineno__"})
 _NOT_MEMBERS: Final = (FunctionType, property, classmethod, staticmethod)
+_INHERITED_OK: Final = _CLASS_BODY | {"__dict__", "__weakref__"}
+"""What type() itself puts into a class's namespace (besides the body's names)."""
 
 
 def _build(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
@@ -211,12 +268,22 @@ def _build(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
     data = next((kind for kind in map(_data_type, bases) if kind is not None), None)
     if data is not None:
         for key in namespace:
-            if key in _CLASS_BODY:
-                continue
-            if (key.startswith("__") and key.endswith("__")) or hasattr(data, key):
+            if key not in _CLASS_BODY and _trusted_name(data, key):
                 raise TypeError(f"class {name} cannot define {key} in the sandbox: it is an "
-                                f"{'IntEnum' if data is int else 'StrEnum'}, whose members C "
-                                f"code reads as {data.__name__}s")
+                                f"{_data_kind(data)}, whose members C code reads as "
+                                f"{data.__name__}s")
+        # What the script's own enum classes among the bases define counts too: a mixin
+        # listed first (``class S(E, StrEnum)``) comes before ``str`` in the MRO.
+        for base in bases:
+            for klass in base.__mro__:
+                if not isinstance(klass, EnumMeta) or klass in FACADE_CLASSES:
+                    continue
+                for key in klass.__dict__:
+                    if key not in _INHERITED_OK and _trusted_name(data, key):
+                        raise TypeError(f"class {name} cannot inherit {key} from "
+                                        f"{klass.__name__} in the sandbox: it is an "
+                                        f"{_data_kind(data)}, whose members C code reads "
+                                        f"as {data.__name__}s")
     values = [(key, value) for key, value in namespace.items()
               if not key.startswith("_") and not isinstance(value, _NOT_MEMBERS)]
     if len(values) > _MAX_MEMBERS:
@@ -250,7 +317,7 @@ def _build(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
         info.members.append(member)
         info.by_name[key] = member
         try:
-            info.by_value[value] = member
+            info.by_value[guarded_key(value)] = member
         except TypeError:
             info.unhashable.append((value, member))
     return cls

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any, Final, final
 from codemode.sandbox.language.compare import guarded_key
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.facades.collections_facade import namedtuple
-from codemode.sandbox.language.guards import ScriptMeta, SelfGuarded, class_method, refuse
+from codemode.sandbox.language.guards import (
+    FACADE_CLASSES,
+    ScriptMeta,
+    SelfGuarded,
+    class_method,
+    refuse,
+)
 from codemode.sandbox.language.state import counted, current_run
 
 if TYPE_CHECKING:
@@ -279,7 +285,7 @@ def total_ordering(cls: Any, /) -> Any:
     code (metered, inside the run). The ones it adds apply only to the class's instances:
     CPython's ``_gt_from_lt(a, b)`` calls ``type(a).__lt__``, which for two host lists is
     one uncharged C comparison."""
-    if not isinstance(cls, ScriptMeta):
+    if not isinstance(cls, ScriptMeta) or cls in FACADE_CLASSES:
         raise TypeError("total_ordering() decorates the script's own classes only")
     script_class: Any = cls
     before = {name: cls.__dict__.get(name) for name in _ORDERINGS}

@@ -22,7 +22,12 @@ from typing import Any, Final, final
 from codemode.sandbox.language.builtins import DictType
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.facades.collections_facade import namedtuple
-from codemode.sandbox.language.guards import CLASS_BUILDERS, ScriptMeta, SelfGuarded
+from codemode.sandbox.language.guards import (
+    CLASS_BUILDERS,
+    ScriptMeta,
+    SelfGuarded,
+    build_class,
+)
 from codemode.sandbox.language.policy import ANNOTATED
 
 __all__ = ["FACADE", "NamedTuple", "Placeholder", "TypedDict"]
@@ -101,7 +106,9 @@ _BASE_ONLY: Final = frozenset({"Protocol", "Generic"})
 
 def _plain_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
                  **kwargs: Any) -> Any:
-    """``class C(Protocol)``, ``class Box(Generic[T])``: the typing bases are dropped."""
+    """``class C(Protocol)``, ``class Box(Generic[T])``: the typing bases are dropped, and
+    the class is built over the others as if they were its only bases (``class
+    C(Protocol, StrEnum)`` is an enum class, under the enum builder's rules)."""
     kept = []
     for base in bases:
         if isinstance(base, Placeholder):
@@ -109,7 +116,7 @@ def _plain_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
                 raise TypeError(f"class {name} cannot subclass {base!r} in the sandbox")
             continue
         kept.append(base)
-    return ScriptMeta(name, tuple(kept) or (object,), namespace, **kwargs)
+    return build_class(name, tuple(kept) or (object,), namespace, **kwargs)
 
 
 def _fields(name: str, namespace: dict[str, Any]) -> tuple[list[str], list[Any]]:
