@@ -248,15 +248,22 @@ async def test_typing_placeholders_do_nothing_else(mode: cm.CodeMode, script: st
 # -- 4. imports checked before anything runs ----------------------------------------------
 
 AVAILABLE = ", ".join(sorted(FACADE_NAMES))
+NO_HOST = "a script reaches files, processes and the network only through the tools"
 
 
 @pytest.mark.parametrize("strict_mode", [False, True], ids=["dialects", "strict"])
 @pytest.mark.parametrize(("script", "problems"), [
     ('w = await tools.get_weather(city="a")\nimport os\nos.getcwd()',
-     [(2, 8, f"module 'os' is not available in the sandbox (available: {AVAILABLE})")]),
+     [(2, 8, f"module 'os' is not available in the sandbox (available: {AVAILABLE}); "
+             f"{NO_HOST}")]),
     ("import json, requests as r, sys\njson.dumps(1)",
-     [(1, 14, f"module 'requests' is not available in the sandbox (available: {AVAILABLE})"),
-      (1, 29, f"module 'sys' is not available in the sandbox (available: {AVAILABLE})")]),
+     [(1, 14, f"module 'requests' is not available in the sandbox (available: {AVAILABLE}); "
+              f"{NO_HOST}"),
+      (1, 29, f"module 'sys' is not available in the sandbox (available: {AVAILABLE}); "
+              f"{NO_HOST}")]),
+    ("import csv\n1",
+     [(1, 8, f"module 'csv' is not available in the sandbox (available: {AVAILABLE}); "
+             "split the text with `text.splitlines()` and `line.split(',')`")]),
     ("import json.decoder\n1",
      [(1, 8, f"module 'json.decoder' is not available in the sandbox (available: "
              f"{AVAILABLE})")]),
@@ -264,7 +271,8 @@ AVAILABLE = ", ".join(sorted(FACADE_NAMES))
      [(1, 25, "cannot import name 'codecs' from 'json' in the sandbox (available: "
               "JSONDecodeError, dumps, loads)")]),
     ("def f():\n    from pathlib import Path\n    return Path\n1",
-     [(2, 5, f"module 'pathlib' is not available in the sandbox (available: {AVAILABLE})")]),
+     [(2, 5, f"module 'pathlib' is not available in the sandbox (available: {AVAILABLE}); "
+             f"{NO_HOST}")]),
     ("from . import x\n1", [(1, 1, "relative imports are not available in the sandbox")]),
 ])
 async def test_unavailable_imports_are_refused_before_any_call(

@@ -1727,6 +1727,453 @@ for uid in [2, 77]:
 final_answer(report)
 ''')
 
+# ---------------- idioms of every style, checked against CPython (round 2) ----------------
+s("typed_builtin_generic_aliases", '''
+from typing import Any, Optional
+from collections import Counter, deque
+Row = dict[str, Any]
+Page = tuple[list[Row], Optional[int]]
+Tally = Counter[str]
+Window = deque[float]
+
+def fetch_page(uid: int, page: int) -> Page:
+    resp: Row = list_orders(user_id=uid, page=page)
+    return resp["orders"], resp["next_page"]
+
+def statuses(uid: int) -> Tally:
+    tally: Tally = Counter()
+    page: int | None = 1
+    while page is not None:
+        rows, page = fetch_page(uid, page)
+        tally.update(r["status"] for r in rows)
+    return tally
+
+totals: dict[int, Tally] = {uid: statuses(uid) for uid in (2, 3)}
+print({uid: dict(t) for uid, t in totals.items()}, isinstance(totals, dict))
+final_answer({str(uid): t.most_common(1)[0][0] for uid, t in totals.items()})
+''')
+
+s("stats_regression_correlation", '''
+import statistics
+users = [get_user(user_id=i) for i in range(1, 5)]
+n_orders = [len(list_orders(user_id=u["id"], page_size=50)["orders"]) for u in users]
+ids = [u["id"] for u in users]
+fit = statistics.linear_regression(ids, n_orders)
+slope, intercept = fit
+r = statistics.correlation(ids, n_orders)
+print(f"slope={fit.slope:.2f} intercept={intercept:.2f} r={r:.3f}")
+print("covariance:", statistics.covariance(ids, n_orders))
+final_answer({"next": round(fit.intercept + fit.slope * 5, 1), "r": round(r, 4)})
+''')
+
+s("idiom_format_spec_table", '''
+users = [get_user(user_id=i) for i in range(1, 5)]
+print(f"{'Name':<15}|{'Tier':^8}|{'Id':>4}")
+print("-" * 30)
+for u in users:
+    print(f"{u['name']:<15}|{u['tier']:^8}|{u['id']:>4d}")
+rate = 0.4567
+print(f"{rate:.1%} {1234567.891:,.2f} {255:#x} {255:08b} {3.14159:+.3f} {42:_>6}")
+print(f"{'x'!r:>5} {12:e} {0.000123:g} {1e20:.3g}")
+width, prec = 10, 3
+print(f"{'total':{width}}|{sum(u['id'] for u in users) / 3:>{width}.{prec}f}|{'mid':*^{width * 2}}")
+final_answer(len(users))
+''')
+
+s("idiom_datetime_formats", '''
+from datetime import datetime, timedelta, date
+d = datetime(2024, 3, 5, 14, 7, 9)
+print(f"{d:%Y-%m-%d %H:%M}", f"{d:%A, %B %d}", "{:%d/%m/%Y}".format(d.date()))
+print(d.strftime("%j %U %a %b %I%p"))
+later = d + timedelta(days=30, hours=5)
+print(later.isoformat(), later.weekday(), later.isoweekday())
+print((later - d).total_seconds(), (later - d).days)
+print(date(2024, 2, 29).replace(year=2025, day=28), repr(d), str(timedelta(hours=26, minutes=3)))
+first = date.fromisoformat("2024-01-31")
+next_month = (first.replace(day=1) + timedelta(days=32)).replace(day=1)
+print(next_month, [(first + timedelta(days=i)).strftime("%a") for i in range(3)])
+final_answer(d.isoformat())
+''')
+
+s("idiom_dataclass_orders", '''
+from dataclasses import dataclass, field, asdict
+from typing import List, Optional
+
+@dataclass
+class Order:
+    id: int
+    total: float
+    status: str
+    tags: List[str] = field(default_factory=list)
+    note: Optional[str] = None
+
+    @property
+    def is_paid(self) -> bool:
+        return self.status == "paid"
+
+orders = []
+for uid in [1, 2]:
+    page = list_orders(user_id=uid, page=1, page_size=10)
+    orders += [Order(o["id"], o["total"], o["status"]) for o in page["orders"]]
+orders.sort(key=lambda o: (-o.total, o.id))
+print(orders[0])
+final_answer([asdict(o) for o in orders if o.is_paid])
+''')
+
+s("idiom_class_dunders_money", '''
+class Money:
+    def __init__(self, cents):
+        self.cents = cents
+    def __add__(self, other):
+        return Money(self.cents + other.cents)
+    def __radd__(self, other):
+        if other == 0:
+            return self
+        return NotImplemented
+    def __lt__(self, other):
+        return self.cents < other.cents
+    def __eq__(self, other):
+        return isinstance(other, Money) and self.cents == other.cents
+    def __hash__(self):
+        return hash(self.cents)
+    def __repr__(self):
+        return f"Money({self.cents / 100:.2f})"
+    def __bool__(self):
+        return self.cents != 0
+
+items = [Money(150), Money(99), Money(1000)]
+total = sum(items)
+print(total, sorted(items), max(items), bool(Money(0)))
+print(len({Money(1), Money(1)}), Money(99) in items)
+final_answer(repr(total))
+''')
+
+s("idiom_container_class", '''
+class Inventory:
+    def __init__(self):
+        self._items = {}
+    def __setitem__(self, key, value):
+        self._items[key] = value
+    def __getitem__(self, key):
+        return self._items[key]
+    def __contains__(self, key):
+        return key in self._items
+    def __iter__(self):
+        return iter(sorted(self._items))
+    def __len__(self):
+        return len(self._items)
+    def __delitem__(self, key):
+        del self._items[key]
+
+inv = Inventory()
+for w in (get_weather(city=c) for c in ["Oslo", "Rome", "Lima"]):
+    inv[w["city"]] = w["temperature"]
+del inv["Rome"]
+print(len(inv), "Oslo" in inv, list(inv), [inv[k] for k in inv])
+final_answer(dict((k, inv[k]) for k in inv))
+''')
+
+s("idiom_walrus_regex_chunks", '''
+import re
+results = search(query="python typing guide", limit=5)
+facts = [int(m.group(1)) for r in results if (m := re.search(r"number (\\d+)", r["snippet"]))]
+data = [1, 5, 12, 7, 30]
+if (n := len(data)) > 3:
+    print(f"list is long ({n} elements)")
+chunks = []
+while (chunk := data[:2]):
+    chunks.append(chunk)
+    data = data[2:]
+final_answer({"facts": facts, "chunks": chunks})
+''')
+
+s("idiom_match_guards_for_types", '''
+def handle(cmd):
+    match cmd.split():
+        case ["go", direction]:
+            return f"going {direction}"
+        case ["take", *items] if items:
+            return f"taking {', '.join(items)}"
+        case ["quit" | "exit"]:
+            return "bye"
+        case [verb, *_]:
+            return f"unknown verb {verb!r}"
+        case []:
+            return "empty"
+
+def describe(ev):
+    match ev:
+        case {"type": "click", "pos": (x, y)}:
+            return f"click at {x},{y}"
+        case {"type": "key", "key": k} if isinstance(k, str):
+            return f"key {k}"
+        case num if isinstance(num, (int, float)) and num > 0:
+            return f"positive {num}"
+        case None:
+            return "nothing"
+        case _:
+            return "other"
+
+out = [handle(c) for c in ["go north", "take key lamp", "exit", "dance now", ""]]
+out += [describe(e) for e in [{"type": "click", "pos": (1, 2)}, {"type": "key", "key": "q"}, 3.5, None, -1]]
+final_answer(out)
+''')
+
+s("idiom_gather_helper_sorted_get", '''
+import asyncio
+
+async def fetch_city(city: str) -> tuple[str, float]:
+    w = await tools.get_weather(city=city)
+    return city, w["temperature"]
+
+async def main():
+    cities = ["Berlin", "Oslo", "Rome", "Madrid", "Cairo"]
+    pairs = await asyncio.gather(*(fetch_city(c) for c in cities))
+    temps = dict(pairs)
+    avg = sum(temps.values()) / len(temps)
+    above = sorted((c for c, t in temps.items() if t > avg), key=temps.get)
+    print(f"average {avg:.1f}")
+    return {"avg": round(avg, 2), "above": above}
+
+asyncio.run(main())
+''')
+
+s("idiom_itertools_tour", '''
+from itertools import accumulate, combinations, permutations, product, islice, count, cycle, starmap, zip_longest, takewhile, dropwhile, compress, repeat, groupby, chain, pairwise
+nums = [3, 1, 4, 1, 5, 9, 2, 6]
+print(list(accumulate(nums)), list(accumulate(nums, max)))
+print(list(combinations("abc", 2)), len(list(permutations(range(4), 2))), list(product([0, 1], repeat=2)))
+print(list(islice(count(10, 5), 4)), list(islice(cycle("ab"), 5)))
+print(list(starmap(pow, [(2, 3), (3, 2)])), list(zip_longest("ab", "xyz", fillvalue="-")))
+print(list(takewhile(lambda x: x < 5, nums)), list(dropwhile(lambda x: x < 5, nums)))
+print(list(compress("abcdef", [1, 0, 1, 0, 1, 1])), list(repeat("z", 3)), list(pairwise(nums))[:3])
+words = sorted(["apple", "avocado", "banana", "blueberry", "cherry"], key=lambda w: w[0])
+groups = {k: list(g) for k, g in groupby(words, key=lambda w: w[0])}
+final_answer({"groups": groups, "flat": list(chain.from_iterable(groups.values()))})
+''')
+
+s("idiom_collections_tour", '''
+from collections import Counter, defaultdict, OrderedDict, deque
+words = "the quick brown fox jumps over the lazy dog the end".split()
+c = Counter(words)
+print(c.most_common(2), c["the"], c["missing"], (c + Counter("the")).most_common(1), sum(c.values()))
+c.update(["fox", "fox"])
+print(+c, c - Counter(the=10))
+dd = defaultdict(lambda: defaultdict(int))
+for w in words:
+    dd[len(w)][w[0]] += 1
+print({k: dict(v) for k, v in sorted(dd.items())})
+od = OrderedDict.fromkeys("abc", 0)
+od.move_to_end("a")
+print(list(od), od.popitem(last=False))
+dq = deque(maxlen=3)
+for i in range(5):
+    dq.append(i)
+dq.rotate(1)
+print(dq, list(dq))
+final_answer(dict(c))
+''')
+
+s("idiom_str_methods_tour", '''
+text = "  Hello, World! Hello again.  "
+print(text.strip().lower().replace("hello", "bye"), text.count("Hello"))
+print(text.split(","), text.strip().rsplit(" ", 1), text.partition(","), text.rpartition("l"))
+print("a-b_c d".title(), "snake_case_name".split("_"), "CamelCase".swapcase(), "ß".casefold())
+print("42".zfill(5), "abc".center(9, "*"), "x".ljust(3, ".") + "|", "tab\\tsep".expandtabs(4))
+print("report.final.pdf".removesuffix(".pdf"), "v1.2".removeprefix("v"), "abc".startswith(("x", "a")))
+print("line1\\nline2\\r\\nline3".splitlines(), "a,b,,c".split(",", maxsplit=2))
+print("Hello".find("l"), "Hello".rfind("l"), "Hello".index("e"), "123".isdigit(), "Ab1".isalnum())
+print(" ".join(reversed("one two three".split())), "-".join(map(str, range(3))))
+print("{name} is {age:>3} years".format(name="Ann", age=7), "{0}{1}{0}".format("a", "b"), "{:,}".format(10**6))
+final_answer(text.strip()[::-1])
+''')
+
+s("idiom_slicing_unpacking", '''
+nums = list(range(20))
+print(nums[::3], nums[-3:], nums[5:1:-1], nums[:-15])
+first, *middle, last = nums[:6]
+a, (b, c) = 1, (2, 3)
+print(first, middle, last, a, b, c)
+nums[2:5] = ["x"]
+del nums[::4]
+print(nums)
+matrix = [[i * 3 + j for j in range(3)] for i in range(3)]
+transposed = [list(row) for row in zip(*matrix)]
+head, tail = "key=value=x".split("=", 1)
+print(head, tail, [*range(3), *"ab"], {**{"a": 1}, "b": 2}, "abcdef"[slice(1, 4)])
+print([nums[i:i + 4] for i in range(0, len(nums), 4)], list(zip(*[iter(range(7))] * 3)))
+final_answer(transposed)
+''')
+
+s("idiom_dict_set_ops", '''
+a = {"x": 1, "y": 2, "z": 3}
+b = {"y": 20, "w": 40}
+merged = a | b
+a |= {"q": 9}
+print(merged, a, a.keys() & b.keys(), a.keys() - b.keys(), sorted(a.items() - {("x", 1)}))
+print({v: k for k, v in a.items()}, dict(zip("abc", range(3))), dict.fromkeys(["a", "b"], []))
+s1, s2 = {1, 2, 3}, {2, 3, 4}
+print(s1 | s2, s1 & s2, s1 - s2, s1 ^ s2, s1 <= {1, 2, 3, 4}, s1.isdisjoint({9}))
+s1.update([7, 8]); s1.discard(100); s1.add(0)
+print(sorted(s1), a.pop("x"), a.pop("nope", None), a.popitem())
+counts = {}
+for ch in "mississippi":
+    counts[ch] = counts.get(ch, 0) + 1
+print(max(counts, key=counts.get), sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+nested = {"a": {"b": {"c": 1}}}
+print(nested.get("a", {}).get("b", {}).get("c"), list(reversed(a)), next(iter(a)))
+final_answer(counts)
+''')
+
+s("idiom_generator_pipeline", '''
+def read_rows(text):
+    for line in text.strip().splitlines()[1:]:
+        region, amount = line.split(",")
+        yield region, int(amount)
+
+def only(rows, region):
+    yield from (r for r in rows if r[0] == region)
+
+def running_total(rows):
+    total = 0
+    for _, amt in rows:
+        total += amt
+        yield total
+
+text = read_file(path="data/sales.csv")
+gen = running_total(only(read_rows(text), "north"))
+print(next(gen), list(gen))
+print(sum(x * x for x in range(10)), any(x > 8 for x in range(10)))
+it = iter([1, 2, 3])
+print(next(it), next(it), next(it), next(it, "done"))
+final_answer(list(read_rows(text)))
+''')
+
+s("idiom_except_clauses", '''
+import json
+results = []
+for raw in ['{"a": 1}', "{bad json", "[1, 2]", "null"]:
+    try:
+        data = json.loads(raw)
+        value = data["a"]
+    except json.JSONDecodeError as e:
+        results.append(f"decode error at pos {e.pos}: {e.msg}")
+    except (KeyError, TypeError) as e:
+        results.append(f"{type(e).__name__}: {e}")
+    else:
+        results.append(f"ok {value}")
+    finally:
+        pass
+for bad in [lambda: int("abc"), lambda: {}["missing"], lambda: [][0], lambda: 1 / 0]:
+    try:
+        bad()
+    except (ValueError, KeyError, IndexError, ZeroDivisionError) as e:
+        results.append(f"{type(e).__name__}: {e!r} {e.args}")
+final_answer(results)
+''')
+
+s("idiom_typing_everywhere", '''
+from __future__ import annotations
+from typing import Any, Dict, List, Optional, Callable, Sequence, TypedDict, Literal
+Status = Literal["paid", "shipped", "refunded"]
+Row = Dict[str, Any]
+
+class Summary(TypedDict):
+    user: str
+    total: float
+
+def fetch_all(uid: int) -> List[Row]:
+    rows: List[Row] = []
+    page: Optional[int] = 1
+    while page is not None:
+        resp: Row = list_orders(user_id=uid, page=page)
+        rows.extend(resp["orders"])
+        page = resp["next_page"]
+    return rows
+
+def summarize(uid: int, rows: Sequence[Row], pred: Callable[[Row], bool] = lambda r: True) -> Summary:
+    return Summary(user=get_user(user_id=uid)["name"], total=round(sum(r["total"] for r in rows if pred(r)), 2))
+
+out: list[Summary] = [summarize(u, fetch_all(u), lambda r: r["status"] != "refunded") for u in (1, 2)]
+final_answer(out)
+''')
+
+s("idiom_sort_keys", '''
+from operator import itemgetter
+users = [get_user(user_id=i) for i in [1, 2, 3, 4]]
+print([u["name"] for u in sorted(users, key=itemgetter("tier", "name"))])
+print(sorted(users, key=lambda u: u["signup"], reverse=True)[0]["name"])
+names = [u["name"] for u in users]
+print(sorted(names, key=len), sorted(names, key=str.lower), sorted(names, key=lambda n: n.split()[-1]))
+print(min(users, key=lambda u: u["id"])["email"], max(names, key=len))
+tiers = {"gold": 0, "silver": 1, "bronze": 2}
+users.sort(key=lambda u: (tiers[u["tier"]], -u["id"]))
+pairs = [("b", 2), ("a", 2), ("c", 1)]
+print(sorted(pairs, key=itemgetter(1)), sorted(pairs, key=lambda p: (-p[1], p[0])))
+print(sorted({"b": 1, "a": 3}.items(), key=lambda kv: kv[1]), "".join(sorted("hello", reverse=True)))
+final_answer([u["name"] for u in users])
+''')
+
+s("idiom_class_properties_factories", '''
+class Temperature:
+    scale = "C"
+    count = 0
+    def __init__(self, celsius):
+        self.celsius = celsius
+        Temperature.count += 1
+    @classmethod
+    def from_fahrenheit(cls, f):
+        return cls((f - 32) * 5 / 9)
+    @staticmethod
+    def valid(v):
+        return v > -273.15
+    @property
+    def fahrenheit(self):
+        return self.celsius * 9 / 5 + 32
+    @fahrenheit.setter
+    def fahrenheit(self, value):
+        self.celsius = (value - 32) * 5 / 9
+    def __str__(self):
+        return f"{self.celsius:.1f}°{self.scale}"
+
+t = Temperature.from_fahrenheit(get_weather(city="Rome", units="imperial")["temperature"])
+t2 = Temperature(20)
+t2.fahrenheit = 50
+print(t, t2, Temperature.valid(-300), Temperature.count, f"{t!s}")
+final_answer([round(t.celsius, 2), t2.celsius, round(t.fahrenheit, 2)])
+''')
+
+s("idiom_anthropic_main_report", '''
+import asyncio
+import json
+
+async def main():
+    users = await tools.list_users()
+    details = await asyncio.gather(*[tools.get_user(user_id=u["id"]) for u in users])
+    by_tier = {}
+    for d in details:
+        by_tier.setdefault(d["tier"], []).append(d["name"])
+    pages = await asyncio.gather(*(tools.list_orders(user_id=d["id"], page_size=100) for d in details))
+    spend = {d["name"]: round(sum(o["total"] for o in p["orders"] if o["status"] != "refunded"), 2)
+             for d, p in zip(details, pages)}
+    top = max(spend.items(), key=lambda kv: kv[1])
+    print(json.dumps({"tiers": by_tier, "top": top}, indent=2))
+    return {"tiers": by_tier, "spend": spend}
+
+asyncio.run(main())
+''')
+
+s("idiom_percent_and_print_forms", '''
+row = {"name": "Ann", "score": 91.256, "n": 7}
+print("%(name)s scored %(score).1f (%(n)03d)" % row)
+print("%-10s|%5d|%x|%o|%e|%r|%c|%%" % ("left", 42, 255, 8, 12345.678, "r", 65))
+print("a", "b", sep=", ", end="!\\n")
+print(*range(5), sep="|")
+print(f"{row['n']=}", f"{1+1 = }", repr("it's"), 0.1 + 0.2, 1/3, 2**0.5)
+print(ascii("café"), ord("A"), chr(97), hex(255), bin(5), int("ff", 16), int("0b101", 0), format(1234.5, ",.1f"))
+final_answer(row["n"])
+''')
+
 
 @pytest.mark.parametrize(("name", "script"), CORPUS, ids=[row[0] for row in CORPUS])
 async def test_model_script_runs_as_in_cpython(mode: cm.CodeMode, name: str,
@@ -1816,6 +2263,27 @@ async def test_new_stand_ins_refuse_what_they_must(mode: cm.CodeMode, script: st
                                                    error: tuple[str, str]) -> None:
     run = await mode.run(script)
     assert run.error is not None and (run.error.type, run.error.message) == error
+
+
+@pytest.mark.parametrize(("script", "fragment"), [
+    # what the sandbox refuses on purpose says what to write instead
+    ("import csv\nrows = list(csv.reader(read_file(path='data/sales.csv')))",
+     "split the text with `text.splitlines()` and `line.split(',')`"),
+    ("from abc import ABC, abstractmethod\nclass S(ABC):\n    pass",
+     "drop the ABC base and @abstractmethod: a plain base class works"),
+    ("import traceback\ntraceback.print_exc()", "report `f'{type(e).__name__}: {e}'`"),
+    ("from collections.abc import Iterable\n1", "the same names are in typing"),
+    ("import json\nclass U:\n    pass\njson.dumps(U(), default=lambda o: o.__dict__)",
+     '"__dict__" is an invalid attribute name because it starts with "_": use vars(obj)'),
+    ("x = 1\nx.__class__", "use type(obj), and type(obj).__name__ for its name"),
+    ("t = {'a': 2, 'b': 1}\nsorted(t, key=t.__getitem__)",
+     "write `lambda k: x[k]` (or `d.get` for a dict) instead"),
+    ("match 'q':\n    case str(k):\n        k", "`case str(s):` is `case s if isinstance(s, str):`"),
+])
+async def test_a_refusal_says_what_to_write_instead(mode: cm.CodeMode, script: str,
+                                                    fragment: str) -> None:
+    run = await mode.run(script)
+    assert run.error is not None and fragment in run.error.message, run.error
 
 
 async def test_wraps_copies_only_text_onto_script_functions(mode: cm.CodeMode) -> None:

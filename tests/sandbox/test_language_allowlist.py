@@ -288,9 +288,13 @@ FACADES: Final[dict[str, str]] = {
     "re.subn": "re.subn('a', 'x', 'aa') == ('xx', 2)",
     "statistics.StatisticsError":
         "isinstance(caught(lambda: statistics.mean([])), statistics.StatisticsError)",
+    "statistics.correlation": "round(statistics.correlation([1, 2, 3], [2, 4, 6])) == 1",
+    "statistics.covariance": "statistics.covariance([1, 2, 3], [1, 2, 3]) == 1",
     "statistics.fmean": "statistics.fmean([1, 3]) == 2",
     "statistics.geometric_mean": "round(statistics.geometric_mean([1, 4])) == 2",
     "statistics.harmonic_mean": "statistics.harmonic_mean([1, 1]) == 1",
+    "statistics.linear_regression":
+        "statistics.linear_regression([1, 2, 3], [2, 4, 6]).slope == 2",
     "statistics.mean": "statistics.mean([1, 3]) == 2",
     "statistics.median": "statistics.median([1, 3, 5]) == 3",
     "statistics.median_grouped": "statistics.median_grouped([1, 2, 3]) == 2",

@@ -24,7 +24,7 @@ from codemode.sandbox.language.compare import (
     guarded_key,
     keyed,
 )
-from codemode.sandbox.language.facades import guarded_import
+from codemode.sandbox.language.facades import facade, guarded_import
 from codemode.sandbox.language.guards import (
     EXCEPTIONS,
     TYPE_ALIASES,
@@ -259,6 +259,22 @@ class _GuardedType(type):
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         cls.check(*args, **kwargs)
         return cls.real(*args, **kwargs)
+
+    def __getitem__(cls, params: Any) -> Any:
+        # ``Row = dict[str, Any]``, a type alias: typing's inert placeholder, as
+        # ``Dict[str, Any]`` is (a real GenericAlias would call the unchecked type).
+        if not hasattr(cls.real, "__class_getitem__"):
+            raise TypeError(f"type '{cls.__name__}' is not subscriptable")
+        alias = _TYPING_ALIASES.get(cls.__name__, "Any")
+        return facade("typing").sandbox_getattr(alias)[params]
+
+
+_TYPING_ALIASES: Final = {
+    "dict": "Dict", "list": "List", "tuple": "Tuple", "set": "Set", "frozenset": "FrozenSet",
+    "deque": "Deque", "defaultdict": "DefaultDict", "Counter": "Counter",
+    "OrderedDict": "OrderedDict",
+}
+"""The typing name whose placeholder ``dict[...]`` (or ``deque[...]``) stands for."""
 
 
 def _check_str(*args: Any, **kwargs: Any) -> None:

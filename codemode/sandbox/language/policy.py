@@ -111,6 +111,14 @@ CHAINED_ERRORS: Final = frozenset({"__cause__", "__context__"})
 """Dunder attributes a script may read (never set) on an exception: the guards answer them
 with the chained exception if it is an ``Exception`` a script may hold, else ``None``."""
 
+_ATTRIBUTE_HINTS: Final = {
+    "__dict__": "use vars(obj) (a copy of a script object's attributes)",
+    "__class__": "use type(obj), and type(obj).__name__ for its name",
+    "__setattr__": "use setattr(obj, name, value) (a frozen dataclass sets its fields only "
+                   "through its constructor: compute a derived value in a @property)",
+}
+"""What to write instead of the refused underscore attributes models reach for most."""
+
 _METHOD_HINT: Final = "__init__, __repr__, __str__, __eq__, __hash__, __len__, __iter__, " \
     "__getitem__, __call__, __enter__/__exit__, the operators …; see docs/writing-scripts.md"
 
@@ -763,7 +771,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def visit_MatchClass(self, node: ast.MatchClass) -> Any:
         self.error(node, "class patterns (`case Point(x=0):`) are not available in the "
                    "sandbox: test the type in a guard, `case p if isinstance(p, Point) and "
-                   "p.x == 0:`, or match on the value itself")
+                   "p.x == 0:` (`case str(s):` is `case s if isinstance(s, str):`), or match "
+                   "on the value itself")
         return node
 
     def visit_Nonlocal(self, node: ast.Nonlocal) -> Any:
@@ -818,6 +827,10 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 return _located(_call(NAME_OF, self.visit(value.value),
                                       ast.Constant(value=True)), node)
             return _located(_call(NAME_OF, self.visit(value)), node)
+        if attr in _ATTRIBUTE_HINTS:
+            self.error(node, f'"{attr}" is an invalid attribute name because it starts with '
+                       f'"_": {_ATTRIBUTE_HINTS[attr]}')
+            return self.node_contents_visit(node)
         return super().visit_Attribute(node)
 
     def visit_Constant(self, node: ast.Constant) -> Any:

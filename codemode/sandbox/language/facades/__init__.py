@@ -121,10 +121,32 @@ def guarded_import(name: str, globals: Any = None, locals: Any = None,
     return module
 
 
+_NO_HOST: Final = "a script reaches files, processes and the network only through the tools"
+_MODULE_HINTS: Final = {
+    **dict.fromkeys(("os", "sys", "pathlib", "shutil", "subprocess", "socket", "requests",
+                     "httpx", "aiohttp", "urllib.request"), _NO_HOST),
+    "urllib.parse": "build URLs and query strings with f-strings and str methods",
+    "csv": "split the text with `text.splitlines()` and `line.split(',')`",
+    "io": "collect lines in a list and `'\\n'.join(lines)`",
+    "logging": "use print(): its output is returned with the result",
+    "traceback": "report `f'{type(e).__name__}: {e}'` in the except block",
+    "abc": "drop the ABC base and @abstractmethod: a plain base class works",
+    "contextlib": "use try/finally, or a class with __enter__/__exit__ (`suppress(E)` is "
+                  "`try: ... except E: pass`)",
+    "collections.abc": "the same names are in typing (`from typing import Iterable`)",
+    "decimal": "use round(x, 2) on floats, or whole cents as int",
+    "fractions": "use int numerator/denominator pairs, or floats",
+    "numpy": "use lists, math and statistics",
+    "pandas": "use lists of dicts, sorted(), collections.Counter and statistics",
+}
+"""What to write instead of a module the sandbox lacks (by full, then top-level, name)."""
+
+
 def missing_module(name: str) -> str:
     """Why ``import name`` fails (the preflight says the same before the script runs)."""
+    hint = _MODULE_HINTS.get(name) or _MODULE_HINTS.get(name.partition(".")[0])
     return (f"module {name!r} is not available in the sandbox "
-            f"(available: {', '.join(sorted(_MODULES))})")
+            f"(available: {', '.join(sorted(_MODULES))}){'; ' + hint if hint else ''}")
 
 
 def missing_attribute(module: str, name: str) -> str:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from codemode.sandbox.language.compare import charge_sort
 from codemode.sandbox.language.facades import Facade
+from codemode.sandbox.language.facades.collections_facade import namedtuple
 from codemode.sandbox.language.sizes import capped_int, charge_operations
 from codemode.sandbox.language.state import counted
 
@@ -99,6 +100,20 @@ def multimode(data: Iterable[Any]) -> list[Any]:
     return [value for value, count in counts.items() if count == top]
 
 
+def _paired(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``correlation``, ``covariance``, ``linear_regression``: two lists of numbers."""
+    def wrapped(x: Iterable[Any], y: Iterable[Any], /, *args: Any, **kwargs: Any) -> Any:
+        result = func(_numeric(_materialise(x), "x"), _numeric(_materialise(y), "y"),
+                      *args, **kwargs)
+        if func is statistics.linear_regression:
+            # the stdlib's named tuple is a host class: a script-visible one of this run's
+            return namedtuple("LinearRegression", "slope intercept")(*result)
+        return result
+    wrapped.__name__ = func.__name__
+    wrapped.__doc__ = func.__doc__
+    return wrapped
+
+
 FACADE: Final = Facade("statistics", {
     **{name: _over_list(getattr(statistics, name)) for name in (
         "median", "median_low", "median_high",
@@ -106,6 +121,9 @@ FACADE: Final = Facade("statistics", {
     **{name: _over_list(getattr(statistics, name), numeric=True) for name in (
         "mean", "fmean", "geometric_mean", "harmonic_mean", "median_grouped", "stdev",
         "pstdev", "variance", "pvariance",
+    )},
+    **{name: _paired(getattr(statistics, name)) for name in (
+        "correlation", "covariance", "linear_regression",
     )},
     "mode": mode,
     "multimode": multimode,
