@@ -149,6 +149,8 @@ async def main() -> None:
     options = parser.parse_args()
     n, reps = options.n, options.reps
     samples: dict[str, list[tuple[float, float]]] = collections.defaultdict(list)
+    for _ in range(reps):  # first: a fork while this process has one thread
+        samples["pipe hop"].append(pipe_hop(n))
     async with cm.InProcessExecutor() as inprocess, cm.WorkerPoolExecutor(size=1) as pool:
         await codemode_hop(inprocess, 100)
         await codemode_hop(pool, 100)
@@ -156,7 +158,6 @@ async def main() -> None:
             samples["thread hop"].append(await thread_hop(n))
             samples["thread hop, host polls"].append(await polled_thread_hop(n))
             samples["codemode in-process"].append(await codemode_hop(inprocess, n))
-            samples["pipe hop"].append(pipe_hop(n))
             samples["codemode pool"].append(await codemode_hop(pool, n))
     print(f"hop floors (python {sys.version.split()[0]}, {os.cpu_count()} cpus, load "
           f"{os.getloadavg()[0]:.2f}, {n} hops, median of {reps})")

@@ -14,6 +14,10 @@ backends go through an anyio ``BlockingPortal``, whose ``start_task_soon`` block
 calling thread until the host loop has started the task: one more round trip between
 the threads per call.
 
+While runs are on, the host's loop thread and the script threads are held to one CPU
+(``affinity.CpuShare``; ``share_cpu=False`` turns it off): they take turns under the GIL
+anyway, and a hand-over between two CPUs costs several times one on the same CPU.
+
 There is no memory rlimit in-process (only the size guards apply), and code
 stuck in one long C call cannot be interrupted: after ``timeout`` plus a grace
 period the run is reported as timed out and abandoned (the thread is retired
@@ -36,6 +40,7 @@ import anyio
 from anyio.from_thread import BlockingPortal
 
 from codemode.errors import LimitExceeded, SandboxError
+from codemode.sandbox.executors.affinity import CpuShare, join_cpu
 from codemode.sandbox.executors.broker import CallBroker, CallTool
 from codemode.sandbox.language.meter import script_thread_stack
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
@@ -69,16 +74,22 @@ class _LoopThread:
     operation limit trips first.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, free: set[int] | None) -> None:
         self.loop = asyncio.new_event_loop()
         self.retired = False
         self.active = 0
+        self.free = free
+        """The CPUs the thread may run on when no run holds it to its loop thread's (the
+        loop thread's own: a thread started while a run holds the loop thread would
+        otherwise inherit that run's one CPU for good)."""
         self._thread = threading.Thread(target=self._main, name="codemode-sandbox-script",
                                         daemon=True)
         with script_thread_stack():
             self._thread.start()
 
     def _main(self) -> None:
+        if self.free is not None:
+            join_cpu(None, self.free)
         asyncio.set_event_loop(self.loop)
         try:
             self.loop.run_forever()
@@ -225,8 +236,9 @@ def _host_asyncio_loop() -> asyncio.AbstractEventLoop | None:
 class InProcessExecutor:
     """Runs scripts in this process on a private script thread (see module docstring)."""
 
-    def __init__(self, *, stop_grace: float = STOP_GRACE) -> None:
+    def __init__(self, *, stop_grace: float = STOP_GRACE, share_cpu: bool = True) -> None:
         self._stop_grace = stop_grace
+        self._share_cpu = share_cpu
         self._threads: list[_LoopThread] = []
         self._lock = threading.Lock()
         self._closed = False
@@ -246,8 +258,9 @@ class InProcessExecutor:
         for thread in threads:
             thread.stop()
 
-    def _script_thread(self) -> _LoopThread:
-        """An idle script thread (each concurrent run gets its own), marked busy."""
+    def _script_thread(self, free: set[int] | None) -> _LoopThread:
+        """An idle script thread (each concurrent run gets its own), marked busy; a new
+        one may run on ``free`` (the loop thread's own CPUs)."""
         if self._closed:
             raise SandboxError("the executor is closed")
         with self._lock:
@@ -256,7 +269,7 @@ class InProcessExecutor:
                 if not thread.active:
                     thread.active += 1
                     return thread
-            thread = _LoopThread()
+            thread = _LoopThread(free)
             thread.active += 1
             self._threads.append(thread)
             return thread
@@ -343,6 +356,8 @@ class InProcessExecutor:
             listener = forward if on_output is not None else None
 
             async def job() -> None:
+                if self._share_cpu:
+                    join_cpu(cpu, thread.free)
                 try:
                     box["outcome"] = await run_script(source, call=call, tool_paths=tool_paths,
                                                       limits=limits, control=control,
@@ -357,8 +372,17 @@ class InProcessExecutor:
                         elif host_loop is not None:
                             host_loop.call_soon_threadsafe(done.set, context=host_context)
 
-            thread = self._script_thread()
-            future = thread.submit(job())
+            held = CpuShare.of_this_thread()
+            free = held.own_cpus()
+            share = held if self._share_cpu else None
+            cpu = share.enter() if share is not None else None
+            try:
+                thread = self._script_thread(free)
+                future = thread.submit(job())
+            except BaseException:
+                if share is not None:
+                    share.leave()
+                raise
             try:
                 with anyio.move_on_after(limits.timeout + self._stop_grace) as clock:
                     ends = clock.deadline
@@ -381,16 +405,20 @@ class InProcessExecutor:
                             await done.wait()
                         control.watch()
             finally:
-                broker.close()
-                if not future.done():
-                    control.abort("the run was stopped by the host")
-                    if "outcome" not in box:
-                        thread.retired = True
-                await broker.stop_calls()  # signals first, then the hard cancel
-                if tasks:
-                    await _cancel_all(tasks)
-                if portal is not None:
-                    await portal.stop(cancel_remaining=True)
+                try:
+                    broker.close()
+                    if not future.done():
+                        control.abort("the run was stopped by the host")
+                        if "outcome" not in box:
+                            thread.retired = True
+                    await broker.stop_calls()  # signals first, then the hard cancel
+                    if tasks:
+                        await _cancel_all(tasks)
+                    if portal is not None:
+                        await portal.stop(cancel_remaining=True)
+                finally:
+                    if share is not None:
+                        share.leave()
         elapsed = time.perf_counter() - started
         outcome: RunOutcome | None = box.get("outcome")
         if outcome is None:
