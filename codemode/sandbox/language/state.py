@@ -127,6 +127,9 @@ class RunState:
         self.tasks: list[asyncio.Task[Any]] = []
         """Tasks the script started (``asyncio.create_task``); those still running when
         the script ends are cancelled with it (:meth:`close_owned`)."""
+        self.gathered = 0
+        """Tasks of the ``asyncio.gather`` calls going on now, all nesting levels: with
+        :attr:`tasks` what the run's next task is sized against (``TASK_BYTES`` each)."""
         self.host_errors: dict[int, BaseException] = {}
         """Exceptions the host raised into the script (a failed tool call, a ``wait_for``
         timeout), by id (held, so an id is not reused): the runner tells a script's own

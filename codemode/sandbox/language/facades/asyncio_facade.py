@@ -17,10 +17,12 @@ import asyncio
 import contextlib
 import inspect
 import math
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from codemode.errors import LimitExceeded
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import SelfGuarded, refuse
 from codemode.sandbox.language.meter import Tripped
@@ -34,12 +36,62 @@ from codemode.sandbox.language.state import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Generator
+    from collections.abc import Awaitable, Generator, Sequence
 
-__all__ = ["FACADE", "TASK_BYTES", "Lock", "Semaphore", "Task", "TaskGroup", "Timeout"]
+__all__ = ["FACADE", "MAX_NESTING", "TASK_BYTES", "Lock", "Semaphore", "Task", "TaskGroup",
+           "Timeout"]
 
 TASK_BYTES: Final = 4096
 """Host memory one gathered awaitable costs (task, coroutine wrapper, cancel scope)."""
+
+MAX_NESTING: Final = 128
+"""Most levels of gathers, tasks and ``wait_for`` calls one inside another (a ``gather``
+in a coroutine a ``gather`` runs …) a run may open, whatever ``Limits.recursion`` says.
+
+Every level is a task or an anyio cancel scope inside the one before, and anyio delivers
+a cancellation (a failure in a ``gather``, the run's timeout) by recursing over nested
+scopes, one Python frame per scope (a ``gather`` opens two): a script's frames are split
+between tasks there, so the ``recursion`` limit, which counts the frames of one stack,
+never saw the chain. Past the interpreter's recursion limit the cancellation raised
+RecursionError inside the event loop (tasks left running: the run did not stop) and in a
+worker the interpreter then aborted ("Cannot recover from stack overflow"). 128 levels
+are at most 256 frames of cancellation, on top of a stack within ``2 * recursion``."""
+
+_NESTING: Final[ContextVar[int]] = ContextVar("codemode_asyncio_nesting", default=0)
+"""How many levels (see ``MAX_NESTING``) the running task is inside of."""
+
+
+def _nest(what: str) -> int:
+    """The nesting level one more ``what`` opens here; trips ``recursion`` past the limit
+    (``Limits.recursion``, at most ``MAX_NESTING``)."""
+    level = _NESTING.get() + 1
+    run = current_run()
+    limit = min(run.limits.recursion, MAX_NESTING)
+    if level > limit:
+        run.meter.trip(LimitExceeded(
+            "recursion", run.limits.recursion,
+            f"more than {limit} nested asyncio calls (gather, tasks, wait_for) one inside "
+            f"another, at {what}"))
+    return level
+
+
+def _admit(aws: Sequence[Any], what: str, *, tasks: bool = True) -> int:
+    """The nesting level of the tasks ``what`` starts for ``aws`` (``tasks=False``: of
+    the block it awaits them in), sized with the run's other tasks, all together: every
+    ``gather`` going on (nested ones too) and every task the script started (see
+    ``gather``). A limit tripped here closes ``aws``: none of them ever runs, and none is
+    left to warn "never awaited" later."""
+    try:
+        level = _nest(what)
+        if tasks:
+            run = current_run()
+            ensure_size((run.gathered + len(run.tasks) + len(aws)) * TASK_BYTES, what)
+    except BaseException:
+        for aw in aws:
+            if isinstance(aw, ScriptCoroutine):
+                aw.close()
+        raise
+    return level
 
 
 async def gather(*aws: Awaitable[Any], return_exceptions: bool = False) -> list[Any]:
@@ -50,14 +102,21 @@ async def gather(*aws: Awaitable[Any], return_exceptions: bool = False) -> list[
                             f"got {type(aw).__name__}")
     # Each task costs about TASK_BYTES of host memory that no script code allocates
     # (10**5 awaitables grew an in-process host by 1.5 GB); in a worker the allocations
-    # fail inside the event loop, where a MemoryError is fatal. Size them first.
-    ensure_size(len(aws) * TASK_BYTES, "asyncio.gather()")
+    # fail inside the event loop, where a MemoryError is fatal. Size them first, with
+    # every other gather's tasks: a gather of two in each of two coroutines … (a binary
+    # tree 15 deep) holds tens of thousands of tasks, none of them in a big gather, and
+    # ran a 64 MiB worker out of address space in anyio's and asyncio's code, which
+    # aborted the interpreter ("Cannot recover from MemoryErrors while normalizing
+    # exceptions", "Cannot recover from stack overflow").
+    level = _admit(aws, "asyncio.gather()")
+    run = current_run()
     results: list[Any] = [None] * len(aws)
     started = [False] * len(aws)
     failures: list[BaseException] = []
 
     async def one(index: int, aw: Awaitable[Any]) -> None:
         started[index] = True
+        _NESTING.set(level)  # this task's own context (a copy of the gather's)
         try:
             results[index] = await aw
         except Exception as exc:
@@ -79,6 +138,7 @@ async def gather(*aws: Awaitable[Any], return_exceptions: bool = False) -> list[
                                          "it cancelled had ended (a bare except: kept it)"))
             tg.cancel_scope.cancel()
 
+    run.gathered += len(aws)
     try:
         async with anyio.create_task_group() as tg:
             # Counted: host code starts the tasks without script ticks; the ticks let the
@@ -86,6 +146,7 @@ async def gather(*aws: Awaitable[Any], return_exceptions: bool = False) -> list[
             for index, aw in counted(enumerate(aws)):
                 tg.start_soon(one, index, aw)
     finally:
+        run.gathered -= len(aws)
         for index, aw in enumerate(aws):
             if not started[index] and isinstance(aw, ScriptCoroutine):
                 aw.close()
@@ -105,6 +166,7 @@ async def wait_for(aw: Awaitable[Any], timeout: float | None) -> Any:  # noqa: A
     if timeout is None:
         return await aw
     seconds = max(0.0, float(timeout))
+    token = _NESTING.set(_admit((aw,), "asyncio.wait_for()", tasks=False))
     try:
         with anyio.fail_after(seconds):
             return await aw
@@ -113,6 +175,8 @@ async def wait_for(aw: Awaitable[Any], timeout: float | None) -> Any:  # noqa: A
             f"asyncio.wait_for() timed out after {seconds:g} s (the awaited call was "
             "cancelled); give it a longer timeout, or catch TimeoutError to go on "
             "without it")) from None
+    finally:
+        _NESTING.reset(token)
 
 
 def _retrieve(task: asyncio.Task[Any]) -> None:
@@ -160,18 +224,19 @@ def _own(aws: list[Any], what: str) -> list[asyncio.Task[Any]]:
     run = current_run()
     if run.ended:
         raise GeneratorExit  # script code still going after its run: it stops here
-    ensure_size((len(run.tasks) + len(aws)) * TASK_BYTES, what)
+    level = _admit(aws, what)
     loop = asyncio.get_running_loop()
     started = []
     for aw in counted(aws):
-        task = loop.create_task(_await(aw))
+        task = loop.create_task(_await(aw, level))
         task.add_done_callback(_retrieve)
         run.tasks.append(task)
         started.append(task)
     return started
 
 
-async def _await(aw: Awaitable[Any]) -> Any:
+async def _await(aw: Awaitable[Any], level: int) -> Any:
+    _NESTING.set(level)  # the task's own context: tasks it starts are one level deeper
     return await aw
 
 
@@ -328,8 +393,8 @@ class TaskGroup(SelfGuarded):
             raise TypeError(f"TaskGroup.create_task() needs an awaitable, got "
                             f"{type(aw).__name__}")
         run = current_run()
-        ensure_size((len(run.tasks) + 1) * TASK_BYTES, "TaskGroup.create_task()")
-        task = self._group.create_task(_await(aw))
+        level = _admit((aw,), "TaskGroup.create_task()")
+        task = self._group.create_task(_await(aw, level))
         task.add_done_callback(_retrieve)
         run.tasks.append(task)
         return Task(task)
