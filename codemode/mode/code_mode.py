@@ -9,6 +9,7 @@ the registry), and goes through ``registry.execute`` like any other call.
 from __future__ import annotations
 
 import ast
+import asyncio
 import contextlib
 import itertools
 import json
@@ -85,6 +86,26 @@ _DESCRIBE = (
 _VALUE_CAP = 20_000
 _PREPARED_SIZE = 64
 """Scripts whose preflight a CodeMode keeps (see ``CodeMode._prepare``)."""
+_WARM_SCRIPT: Final = """\
+import json
+rows = [{'name': 'r' + str(i), 'n': i * 3} for i in range(4)]
+kept = []
+for row in rows:
+    if row['n'] > 2 and row.get('name'):
+        kept.append(row['name'])
+total = 0
+for i in range(len(rows)):
+    total += rows[i]['n']
+summary = {'kept': sorted(kept), 'total': total, 'text': f"{total:>4}"}
+json.dumps(summary)
+"""
+"""What :meth:`CodeMode.prompt` prepares while the model writes the script: the first
+preparation in a process runs every step's code cold (1.1 ms for a 15-line parse that
+takes 0.1 ms warm; a first run 5-7 ms of host CPU against ~1 ms later)."""
+
+_WARM_DELAY: Final = 0.02
+"""Seconds after ``prompt()`` returns that the warm-up runs (on the loop, once)."""
+
 OFF_LOOP_SOURCE: Final = 2_000
 """Characters past which a run prepares a new script on a worker thread (``_aprepare``):
 about 5 ms of the host's time here. Shorter scripts, what models mostly send, are
@@ -118,6 +139,7 @@ class CodeMode:
         self._executor = executor
         self._owns_executor = executor is None
         self._closed = False
+        self._warmed = False
         self.tool_name = tool_name
         self.allow_recursion = allow_recursion
         self.preflight = preflight
@@ -182,6 +204,19 @@ class CodeMode:
             self._boot_soon()
         except Exception:  # the first run boots them again and reports why it cannot
             _LOG.debug("workers could not start before the first run", exc_info=True)
+        if not self._warmed:
+            self._warmed = True
+            with contextlib.suppress(RuntimeError):  # not an asyncio loop: no warm-up
+                asyncio.get_running_loop().call_later(_WARM_DELAY, self._warm_up)
+
+    def _warm_up(self) -> None:
+        """Prepare :data:`_WARM_SCRIPT` once (its problems, if any, are nobody's)."""
+        if self._closed:
+            return
+        try:
+            self.check(_WARM_SCRIPT)
+        except Exception:  # a registry that cannot make its SDK: the first run says why
+            _LOG.debug("the warm-up preparation failed", exc_info=True)
 
     async def aclose(self) -> None:
         """Stop the executor if this CodeMode created it."""

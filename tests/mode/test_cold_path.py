@@ -203,3 +203,30 @@ def test_a_script_seen_again_reuses_its_preflight_until_the_registry_changes(
     parses.clear()
     assert mode.check(script, inputs={"n": 1}) == []  # with inputs: not cached
     assert parses[0] == script
+
+
+async def test_a_prompt_on_a_loop_prepares_a_warm_up_script_once(parses: list[str]) -> None:
+    # The model's turn runs the host's preparation code once, so the first real run does
+    # not run it cold; the warm-up script itself is one the sandbox accepts as it is.
+    async with InProcessExecutor() as executor:
+        mode = cm.CodeMode(_registry(), executor=executor)
+        assert "echo" in mode.prompt()
+        assert parses == []  # later, in a loop callback: the prompt returns at once
+        await anyio.sleep(0.2)
+        assert len(parses) == 1
+        warm = parses[0]
+        assert mode.check(warm) == []
+        mode.prompt()
+        await anyio.sleep(0.2)
+        assert parses == [warm]  # once per CodeMode
+        result = await mode.run("await tools.echo(i=5)")
+        assert result.value == 5
+
+
+async def test_no_warm_up_for_a_closed_code_mode_or_off_the_loop(parses: list[str]) -> None:
+    closed = cm.CodeMode(_registry(), executor=InProcessExecutor())
+    closed.prompt()
+    await closed.aclose()
+    await anyio.to_thread.run_sync(cm.CodeMode(_registry()).prompt)
+    await anyio.sleep(0.2)
+    assert parses == []

@@ -37,21 +37,21 @@ def _cpus_of(native_id: int) -> set[int]:
     return found
 
 
-def _script_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name == "codemode-sandbox-script"]
-
-
 class Seen:
-    """What a tool saw of both threads' affinities while the run was on."""
+    """What a tool saw of both threads' affinities while the run was on (the script
+    threads are the ones started since this was made: other tests' executors may have
+    left theirs)."""
 
     def __init__(self) -> None:
         self.loop: list[set[int]] = []
         self.script: list[set[int]] = []
+        self._older = set(threading.enumerate())
 
     async def call_tool(self, path: str, args: dict[str, Any]) -> Any:
         # tools run on the host's loop thread; the script thread waits for this reply
         self.loop.append(os.sched_getaffinity(0))
-        self.script.extend(_cpus_of(t.native_id or 0) for t in _script_threads())
+        self.script.extend(_cpus_of(t.native_id or 0) for t in threading.enumerate()
+                           if t.name == "codemode-sandbox-script" and t not in self._older)
         return 1
 
 
