@@ -18,10 +18,9 @@ reader callback, the one direct use of asyncio here): anyio's
 about 10 µs per tool call, a third of the per-call budget. Other backends use
 ``wait_readable`` in a reader task. For ``HOST_POLL_SECONDS`` after each message
 it sends (a run, a reply) the session also polls the pipe from the loop, between
-other tasks, so the worker's quick answer does not wait for a selector wake-up; each poll
-yields the CPU first (``sched_yield``), so a worker that runs on the host's own CPU (the
-other cores busy) answers within the poll instead of waiting for the host's time slice
-to end (a call loop on one CPU: 106 -> 65 µs a call).
+other tasks, so the worker's quick answer does not wait for a selector wake-up. (Yielding
+the CPU on each poll helped a worker on the host's own CPU, 106 -> 65 µs a call, but cost
+5-10 % on an idle machine, where the worker has a CPU of its own: left out.)
 
 A worker that hit a limit, crashed, broke the protocol, was killed on the
 wall-clock deadline or was abandoned by a cancelled run is killed and replaced
@@ -735,7 +734,6 @@ class _Session:
             elif not over:
                 self._worker.spin.miss()
             return
-        os.sched_yield()
         self._on_readable()
         assert self._loop is not None
         self._loop.call_soon(self._poll)
