@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
@@ -42,8 +42,12 @@ import anyio  # noqa: E402
 
 import codemode as cm  # noqa: E402
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-async def thread_hop(n: int) -> tuple[float, float]:
+
+async def _hops(n: int, send: Callable[[threading.Lock], None]) -> tuple[float, float]:
+    """``n`` hand-overs from a thread: each ``send``s a held lock the host releases."""
     loop = asyncio.get_running_loop()
     done = anyio.Event()
 
@@ -51,7 +55,7 @@ async def thread_hop(n: int) -> tuple[float, float]:
         for _ in range(n):
             reply = threading.Lock()
             reply.acquire()
-            loop.call_soon_threadsafe(reply.release)
+            send(reply)
             reply.acquire()
         loop.call_soon_threadsafe(done.set)
 
@@ -61,9 +65,13 @@ async def thread_hop(n: int) -> tuple[float, float]:
     return (time.perf_counter() - wall) / n, (time.thread_time() - cpu) / n
 
 
+async def thread_hop(n: int) -> tuple[float, float]:
+    loop = asyncio.get_running_loop()
+    return await _hops(n, lambda reply: loop.call_soon_threadsafe(reply.release))
+
+
 async def polled_thread_hop(n: int, window: float = 200e-6) -> tuple[float, float]:
     loop = asyncio.get_running_loop()
-    done = anyio.Event()
     queue: collections.deque[threading.Lock] = collections.deque()
     guard = threading.Lock()
     state = {"polling": False, "until": 0.0}
@@ -94,18 +102,7 @@ async def polled_thread_hop(n: int, window: float = 200e-6) -> tuple[float, floa
                 return
         loop.call_soon_threadsafe(answer, reply)
 
-    def script() -> None:
-        for _ in range(n):
-            reply = threading.Lock()
-            reply.acquire()
-            send(reply)
-            reply.acquire()
-        loop.call_soon_threadsafe(done.set)
-
-    wall, cpu = time.perf_counter(), time.thread_time()
-    threading.Thread(target=script).start()
-    await done.wait()
-    return (time.perf_counter() - wall) / n, (time.thread_time() - cpu) / n
+    return await _hops(n, send)
 
 
 def pipe_hop(n: int) -> tuple[float, float]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,13 +23,13 @@ from mcp import Client
 import codemode as cm
 from codemode.integrations.gateway import Gateway, load_config
 from codemode.integrations.server import GatewayServer
+from tests.integrations.raw_peer import PY
+from tests.integrations.raw_peer import raw_config as _raw
 
 if TYPE_CHECKING:
     from anyio.abc import Process
 
 HERE = Path(__file__).resolve().parent
-PY = sys.executable
-RAW = str(HERE / "raw_server.py")
 TOOLS = f"{HERE / 'serve_tools.py'}:registry"
 
 
@@ -38,9 +37,6 @@ TOOLS = f"{HERE / 'serve_tools.py'}:registry"
 def anyio_backend() -> str:
     return "asyncio"
 
-
-def _raw(log: Path) -> dict[str, Any]:
-    return {"mcpServers": {"raw": {"command": PY, "args": [RAW, str(log)]}}}
 
 
 async def _lines(path: Path, wanted: str, *, count: int = 1) -> list[str]:

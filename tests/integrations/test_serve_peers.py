@@ -5,9 +5,7 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import anyio
 import pytest
@@ -16,19 +14,17 @@ from mcp import Client, types
 import codemode as cm
 from codemode.integrations.gateway import Gateway, load_config
 from codemode.integrations.server import GatewayServer
+from tests.integrations.raw_peer import PY
+from tests.integrations.raw_peer import raw_config as _raw
 
-HERE = Path(__file__).resolve().parent
-PY = sys.executable
-RAW = str(HERE / "raw_server.py")
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
 
-
-def _raw(log: Path) -> dict[str, Any]:
-    return {"mcpServers": {"raw": {"command": PY, "args": [RAW, str(log)]}}}
 
 
 async def test_openai_agents_mcp_server_stdio_lists_and_runs(tmp_path: Path) -> None:

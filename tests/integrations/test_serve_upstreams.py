@@ -9,9 +9,7 @@ against a ``GatewayServer`` or over stdio against a ``codemode serve`` subproces
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
@@ -22,19 +20,17 @@ import codemode as cm
 from codemode.integrations.gateway import Gateway, load_config
 from codemode.integrations.server import GatewayServer
 from codemode.sandbox import Limits
+from tests.integrations.raw_peer import PY
+from tests.integrations.raw_peer import raw_config as _raw
 
-HERE = Path(__file__).resolve().parent
-PY = sys.executable
-RAW = str(HERE / "raw_server.py")
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
 
-
-def _raw(log: Path) -> dict[str, Any]:
-    return {"mcpServers": {"raw": {"command": PY, "args": [RAW, str(log)]}}}
 
 
 def _text(result: types.CallToolResult) -> str:
