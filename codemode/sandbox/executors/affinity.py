@@ -15,7 +15,8 @@ What this costs: work a script thread does with the GIL released (few things a s
 can reach do) no longer overlaps the loop thread, and while runs are on, the loop thread
 cannot move to an idle CPU. Other threads of the host are never touched. Where the
 platform cannot tell a thread's CPU or set its affinity, or a call fails, nothing is
-pinned and nothing else changes.
+pinned and nothing else changes. The mask given back is the one the loop thread had when
+the first run started: a change the host made to it while runs were on is undone.
 """
 
 from __future__ import annotations
