@@ -16,6 +16,7 @@ import time
 import weakref
 from contextvars import ContextVar
 from itertools import compress
+from types import FunctionType
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 import anyio
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CURRENT_RUN",
+    "SCRIPT_FUNCTION_WRAPPERS",
     "OutputBuffer",
     "RunState",
     "ScriptCoroutine",
@@ -38,6 +40,7 @@ __all__ = [
     "current_run",
     "host_raised",
     "install_asyncgen_hooks",
+    "is_script_function",
     "tracked",
     "wrap_result",
 ]
@@ -189,10 +192,13 @@ class RunState:
             left = max(0.0, self.meter.deadline - time.monotonic())
             with anyio.CancelScope(shield=True), anyio.move_on_after(left):
                 await asyncio.wait(pending)
+            # Kept: a task that caught its cancellation is still pending (it was dropped
+            # here, and stayed on the loop after the run); ``close_tracked`` cancels it
+            # again once the run has ended.
+            self.tasks = [task for task in pending if not task.done()] + self.tasks
             if left <= 0:  # out of time: the last round, once creating a task stops
-                for task in self.tasks + pending:
+                for task in self.tasks:
                     task.cancel()
-                self.tasks = []
                 return
 
     async def close_tracked(self) -> None:
@@ -213,11 +219,19 @@ class RunState:
             with contextlib.suppress(Exception, GeneratorExit, Tripped):
                 await agen.aclose()
         self._owned.clear()
-        # Tasks an async generator's ``finally`` started while it was closed; the run is
-        # over (``create_task`` refuses now), so this is the last of them.
-        for task in self.tasks:
-            task.cancel()
+        # Tasks an async generator's ``finally`` started while it was closed, and tasks
+        # that caught every cancellation until the run's time was up (``while True: try:
+        # await sleep(1000) except CancelledError: pass``): left pending, such a task kept
+        # its frame (and every object it referenced) on the loop after the run, run after
+        # run, and woke up later, inside another run's time. The run is over now: at its
+        # first tick or await the task's code stops, so one more cancellation ends it.
+        pending = [task for task in self.tasks if not task.done()]
         self.tasks = []
+        for task in pending:
+            task.cancel()
+        if pending:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_AFTER_END_GRACE):
+                await asyncio.wait(pending)
 
     def counted(self, iterable: Iterable[Any]) -> Iterator[Any]:
         """``iterable`` with one operation charged per item, at C speed."""
@@ -228,6 +242,9 @@ class RunState:
         self.meter.trip(LimitExceeded(
             "memory", self.limits.memory, f"{what} would need about {size} bytes"))
 
+
+_AFTER_END_GRACE: Final = 0.1
+"""Seconds the run waits, after it ended, for its tasks' last cancellation to land."""
 
 CURRENT_RUN: Final[ContextVar[RunState]] = ContextVar("codemode_sandbox_run")
 
@@ -333,6 +350,21 @@ def wrap_result(run: RunState, obj: Any) -> Any:
     if inspect.iscoroutine(obj):
         return ScriptCoroutine(obj)
     return run.track(obj)
+
+
+SCRIPT_FUNCTION_WRAPPERS: Final[set[Any]] = set()
+"""Code of the host closures a script's own generator/async ``def`` becomes (the runner's
+``_track_`` wrapper): one closure per definition, so as much the script's as a plain def."""
+
+
+def is_script_function(obj: Any) -> bool:
+    """Whether ``obj`` is a function the script defined (a plain ``def``/``lambda``, or the
+    runner's per-definition wrapper of a generator/async one), never a host function
+    (a facade's, a builtin's) that every run shares."""
+    if not isinstance(obj, FunctionType):
+        return False
+    code = obj.__code__
+    return code.co_filename == SCRIPT_FILENAME or code in SCRIPT_FUNCTION_WRAPPERS
 
 
 def tracked(func: Callable[..., Any]) -> Callable[..., Any]:

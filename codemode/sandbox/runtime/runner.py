@@ -82,6 +82,7 @@ from codemode.sandbox.language.sizes import (
 )
 from codemode.sandbox.language.state import (
     CURRENT_RUN,
+    SCRIPT_FUNCTION_WRAPPERS,
     RunState,
     ScriptCoroutine,
     clean_text,
@@ -255,6 +256,7 @@ def _tracker(state: RunState, deep: Callable[[], None]) -> Callable[..., Any]:
                 raise
         call.__name__ = func.__name__
         call.__qualname__ = func.__qualname__
+        SCRIPT_FUNCTION_WRAPPERS.add(call.__code__)
         return call
     return track_function
 

@@ -203,6 +203,11 @@ class Task(SelfGuarded):
         return self._task
 
     def __await__(self) -> Generator[Any, None, Any]:
+        current_run()  # after the run: its leftover code stops here, it does not wait
+        if asyncio.current_task() is self._task:
+            # asyncio's own error names the task by its repr: the host's file paths and
+            # line numbers, and the loop's task counter (how many tasks other runs made).
+            raise RuntimeError("Task cannot await on itself")
         return self._task.__await__()
 
     def __repr__(self) -> str:
@@ -318,6 +323,7 @@ class _AsCompleted(SelfGuarded):
         return "<as_completed iterator>"
 
     async def _next(self) -> Any:
+        current_run()
         while not self._finished:
             self._ready = anyio.Event()
             left = None if self._deadline is None else (
@@ -364,6 +370,7 @@ class TaskGroup(SelfGuarded):
         self._group = asyncio.TaskGroup()
 
     async def __aenter__(self) -> TaskGroup:
+        current_run()
         await self._group.__aenter__()
         return self
 
@@ -394,7 +401,16 @@ class TaskGroup(SelfGuarded):
                             f"{type(aw).__name__}")
         run = current_run()
         level = _admit((aw,), "TaskGroup.create_task()")
-        task = self._group.create_task(_await(aw, level))
+        coro = _await(aw, level)
+        try:
+            task = self._group.create_task(coro)
+        except BaseException:
+            # Not entered yet, or finished: asyncio (3.11) leaves the coroutine to warn
+            # "never awaited" on the host's stderr later, from a finalizer.
+            coro.close()
+            if isinstance(aw, ScriptCoroutine):
+                aw.close()
+            raise
         task.add_done_callback(_retrieve)
         run.tasks.append(task)
         return Task(task)
@@ -428,6 +444,7 @@ class Timeout(SelfGuarded):
             None if self._seconds is None else loop.time() + self._seconds)
 
     async def __aenter__(self) -> Timeout:
+        current_run()
         await self._timeout.__aenter__()
         return self
 
@@ -478,6 +495,7 @@ class Semaphore(SelfGuarded):
         self._lock = asyncio.Semaphore(value)
 
     async def __aenter__(self) -> None:
+        current_run()
         await self._lock.acquire()
 
     async def __aexit__(self, *exc: object) -> None:

@@ -21,13 +21,13 @@ decorated.
 from __future__ import annotations
 
 import sys
-import weakref
 from typing import TYPE_CHECKING, Any, Final, final
 
 from codemode.sandbox.language.builtins import repr_
 from codemode.sandbox.language.compare import GUARDS, guarded_hash
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.facades.copy_facade import MAX_DEPTH, deepcopy
+from codemode.sandbox.language.facades.enum_facade import EnumMeta
 from codemode.sandbox.language.guards import (
     FACADE_CLASSES,
     NAMED_TUPLES,
@@ -111,15 +111,24 @@ def field(*, default: Any = MISSING, default_factory: Any = MISSING, init: bool 
                  hash=hash, compare=compare, metadata=metadata, kw_only=kw_only)
 
 
-_FIELDS: Final[weakref.WeakKeyDictionary[type, tuple[Field, ...]]] = (
-    weakref.WeakKeyDictionary())
-"""Dataclass → its fields (host side: a script cannot read or change them)."""
+_FIELDS_KEY: Final = "_sandbox_fields_"
+"""Where a dataclass keeps its fields (a name no script can bind or read)."""
+
+
+def _own_field_table(cls: Any) -> tuple[Field, ...] | None:
+    """The fields ``dataclass()`` gave ``cls`` itself (not a base), or None.
+
+    Kept in the class's own namespace, not in a ``WeakKeyDictionary``: a field's
+    ``default_factory`` (a closure over the class) held the class from the table's value,
+    so the entry, the class and everything on it stayed in the host after the run."""
+    found = cls.__dict__.get(_FIELDS_KEY) if isinstance(cls, type) else None
+    return found if type(found) is tuple else None
 
 
 def _inherited(cls: type) -> dict[str, Field]:
     found: dict[str, Field] = {}
     for base in reversed(cls.__mro__[1:]):
-        for item in _FIELDS.get(base, ()):
+        for item in _own_field_table(base) or ():
             found[item.name or ""] = item
     return found
 
@@ -254,6 +263,11 @@ def _process(cls: Any, *, init: bool = True, repr: bool = True, eq: bool = True,
     del match_args, slots, weakref_slot  # class patterns are refused; slots change nothing
     if not isinstance(cls, ScriptMeta) or cls in FACADE_CLASSES:
         raise TypeError("dataclass() decorates the script's own classes only")
+    if isinstance(cls, EnumMeta):
+        # The methods it adds would replace the enum's own: a frozen enum's __setattr__
+        # let the members of its subclasses take any name, which the enum's __hash__ and
+        # __str__ then hashed and rendered in C (a shared tuple: seconds of GIL).
+        raise TypeError("dataclass() cannot decorate an enum class in the sandbox")
     if order and not eq:
         raise ValueError("eq must be true if order is true")
     fields_by_name = _inherited(cls)
@@ -270,7 +284,7 @@ def _process(cls: Any, *, init: bool = True, repr: bool = True, eq: bool = True,
         elif last_default is not None:
             raise TypeError(f"non-default argument {f.name!r} follows default argument"
                             + _FOLLOWS.format(last_default.name))
-    _FIELDS[cls] = fields
+    type.__setattr__(cls, _FIELDS_KEY, fields)
     own = cls.__dict__
 
     def install(name: str, method: Callable[..., Any]) -> None:
@@ -312,7 +326,7 @@ def dataclass(cls: Any = None, /, **options: Any) -> Any:
 
 def _fields_of(obj: Any) -> tuple[Field, ...] | None:
     cls = obj if isinstance(obj, type) else type(obj)
-    return _FIELDS.get(cls) if isinstance(cls, ScriptMeta) else None
+    return _own_field_table(cls) if isinstance(cls, ScriptMeta) else None
 
 
 def fields(class_or_instance: Any, /) -> tuple[Field, ...]:

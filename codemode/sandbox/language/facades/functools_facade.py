@@ -23,7 +23,7 @@ from codemode.sandbox.language.guards import (
     class_method,
     refuse,
 )
-from codemode.sandbox.language.state import counted, current_run
+from codemode.sandbox.language.state import counted, current_run, is_script_function
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -269,7 +269,9 @@ def wraps(wrapped: Any, /, assigned: Any = None, updated: Any = None) -> Callabl
              if isinstance(value := getattr(wrapped, key, None), str)}
 
     def decorate(wrapper: Any) -> Any:
-        if isinstance(wrapper, types.FunctionType):
+        # Only the script's own functions: a facade's or builtin's function is the host's,
+        # shared by every run (in-process, by the host itself), and must keep its name.
+        if is_script_function(wrapper):
             for key, value in names.items():
                 setattr(wrapper, key, value)
         return wrapper

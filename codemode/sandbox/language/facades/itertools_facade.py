@@ -24,10 +24,27 @@ __all__ = ["FACADE", "TEE_ITEM_BYTES"]
 
 def _wrap(make: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
     def wrapped(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        return counted(_once(make(*args, **kwargs)))
+    wrapped.__name__ = make.__name__
+    wrapped.__doc__ = make.__doc__
+    return wrapped
+
+
+def _counted(make: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+    """``count``/``repeat``: no source to re-enter them through."""
+    def wrapped(*args: Any, **kwargs: Any) -> Iterator[Any]:
         return counted(make(*args, **kwargs))
     wrapped.__name__ = make.__name__
     wrapped.__doc__ = make.__doc__
     return wrapped
+
+
+def _once(items: Iterator[Any]) -> Iterator[Any]:
+    """``items`` behind a generator, which refuses to be re-entered ("generator already
+    executing"). A source that calls ``next()`` on the C iterator pulling from it (a
+    script generator feeding ``islice`` or ``cycle``) made the C code free what it was
+    still using: CPython 3.11-3.13 crash (a segfault of an in-process host)."""
+    yield from items
 
 
 def accumulate(iterable: Iterable[Any], func: Any = None, *, initial: Any = None) -> Any:
@@ -156,16 +173,32 @@ def _batches(items: Iterator[Any], n: int) -> Iterator[tuple[Any, ...]]:
         yield batch
 
 
+def pairwise(iterable: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
+    """Overlapping pairs, as ``itertools.pairwise``. Not the C one: a source that calls
+    ``next()`` on the pairwise iterator itself frees the pair C is still building
+    (CPython 3.12.1 and 3.13.0 crash: a segfault of an in-process host)."""
+    return counted(_pairs(iter(counted(iterable))))
+
+
+def _pairs(items: Iterator[Any]) -> Iterator[tuple[Any, Any]]:
+    for last in items:
+        for item in items:
+            yield last, item
+            last = item
+        return
+
+
 chain: Final = Facade("itertools.chain", {"from_iterable": _from_iterable}, call=_chain)
 
 _WRAPPED: Final = {
     name: _wrap(getattr(itertools, name)) for name in (
-        "count", "cycle", "repeat", "compress", "dropwhile", "filterfalse", "islice",
-        "pairwise", "starmap", "takewhile", "zip_longest",
+        "cycle", "compress", "dropwhile", "filterfalse", "islice", "starmap", "takewhile",
+        "zip_longest",
     )
 }
+_WRAPPED.update({name: _counted(getattr(itertools, name)) for name in ("count", "repeat")})
 _WRAPPED.update({name: _tuples_of(getattr(itertools, name)) for name in (
     "permutations", "combinations", "combinations_with_replacement")})
 FACADE: Final = Facade("itertools", {**_WRAPPED, "product": product, "chain": chain,
                                      "accumulate": accumulate, "groupby": groupby,
-                                     "tee": tee, "batched": batched})
+                                     "tee": tee, "batched": batched, "pairwise": pairwise})

@@ -14,6 +14,11 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 import regex  # type: ignore[import-untyped]
 
+try:  # the engine's own pattern parser (pure Python): sizes counted repeats exactly
+    from regex import _regex_core as _core
+except ImportError:  # another regex release: every pattern is bounded by its numbers
+    _core = None
+
 from codemode.errors import LimitExceeded
 from codemode.sandbox.language.builtins import type_only
 from codemode.sandbox.language.facades import Facade
@@ -107,45 +112,90 @@ def _timed(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 MAX_PATTERN_EXPANSION: Final = 100_000
 """Largest pattern size after expanding counted repeats (``(?:a{50}){50}`` is 2500)."""
 
-_COUNTED: Final = regex.compile(r"\{(\d*)(?:,(\d*))?\}")
 _GROUP_REF: Final = regex.compile(r"\\(?:g<[^>]*>|\d{1,2})")
+_NUMBER: Final = regex.compile(r"\d+")
+_SPACE: Final = regex.compile(r"\s+")
+_COMMENTS: Final = regex.compile(r"#[^\n]*|\(\?#[^)]*\)")
+_REPEATS: Final = tuple(getattr(_core, name) for name in (
+    "GreedyRepeat", "LazyRepeat", "PossessiveRepeat") if hasattr(_core, name))
+"""The parser's repeat nodes (none where ``_regex_core`` is missing or renamed them)."""
 
 
-def _expansion(pattern: str) -> int:
-    """Pattern size with counted repeats ``{n,m}`` multiplied out through nested groups."""
-    stack = [0]
-    last = 0
-    i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "(":
-            stack.append(0)
-            i += 1
+class _Unknown(Exception):
+    """The pattern's structure could not be read (see :func:`_expansion`)."""
+
+
+def _tree_size(node: Any, limit: int, depth: int = 0) -> int:
+    """Nodes of a parsed pattern with every counted repeat multiplied out."""
+    if depth > 500:
+        raise _Unknown
+    if isinstance(node, _REPEATS):
+        low, high = node.min_count, node.max_count
+        times = max(int(low or 0), int(high if high is not None else 0), 1)
+        inner = _tree_size(node.subpattern, limit, depth + 1)
+        return min(inner * times, limit + 1)
+    total = 1
+    children = getattr(node, "__dict__", None) or {}
+    for value in children.values():
+        items = value if isinstance(value, list | tuple) else (value,)
+        for item in items:
+            if isinstance(item, _core.RegexBase):
+                total += _tree_size(item, limit, depth + 1)
+                if total > limit:
+                    return total
+    return total
+
+
+def _parsed_size(pattern: str | bytes, flags: int, limit: int) -> int:
+    """The expansion as the engine's own parser reads the pattern (the same parse
+    ``regex.compile`` makes: verbose whitespace and comments, ``[^])]``, a comment
+    between a group and its count, ``{1 000}`` under ``(?x)`` …)."""
+    global_flags = flags
+    for _ in range(8):
+        source = _core.Source(pattern)
+        info = _core.Info(global_flags, source.char_type, {})
+        source.ignore_space = bool(info.flags & regex.VERBOSE)
+        try:
+            parsed = _core._parse_pattern(source, info)
+        except _core._UnscopedFlagSet:
+            global_flags = info.global_flags
             continue
-        if char == ")" and len(stack) > 1:
-            last = stack.pop()
-            stack[-1] += last
-            i += 1
-            continue
-        if char == "{":
-            counted_repeat = _COUNTED.match(pattern, i)
-            if counted_repeat is not None:
-                low, high = counted_repeat.group(1), counted_repeat.group(2)
-                times = max(int(low[:9] or 0), int((high or "")[:9] or 0))
-                stack[-1] += last * max(times - 1, 0)
-                last *= max(times, 1)
-                i = counted_repeat.end()
-                continue
-        if char == "\\":
-            i += 2
-        elif char == "[":
-            end = pattern.find("]", i + 2)
-            i = len(pattern) if end < 0 else end + 1
-        else:
-            i += 1
-        last = 1
-        stack[-1] += 1
-    return sum(stack)
+        return _tree_size(parsed, limit)
+    raise _Unknown
+
+
+def _bound(text: str, limit: int) -> int:
+    """An upper bound on any reading of ``text``: its length times every number in it
+    (as written, and with whitespace and comments taken out, which verbose mode skips
+    even inside a count)."""
+    size = len(text)
+    for variant in (_SPACE.sub("", text), _SPACE.sub("", _COMMENTS.sub("", text))):
+        for number in _NUMBER.findall(variant):
+            size *= max(int(number.lstrip("0")[:9] or 0), 1)
+            if size > limit:
+                return size
+    return size
+
+
+def _expansion(pattern: str | bytes, flags: int = 0,
+               limit: int = MAX_PATTERN_EXPANSION) -> int:
+    """Pattern size with counted repeats ``{n,m}`` multiplied out through nested groups.
+
+    Read off the pattern as ``regex`` parses it (a scan of the text was misled by
+    classes such as ``[^])]``, verbose whitespace and comments: ``(?:a{1000}[^])]){3000}``
+    compiled to 830 MB); a pattern that parse cannot read is bounded by its numbers."""
+    text = pattern if isinstance(pattern, str) else pattern.decode("latin-1")
+    bound = _bound(text, limit)
+    if bound <= limit:
+        return bound  # no reading can be bigger: the (Python, untimed) parse is skipped
+    if _core is None or not _REPEATS:
+        return bound
+    try:
+        return _parsed_size(pattern, flags, limit)
+    except _core.error:
+        raise
+    except (_Unknown, RecursionError, AttributeError, TypeError, ValueError):
+        return _bound(text, limit)
 
 
 _ALLOWED_FLAGS: Final = (regex.IGNORECASE | regex.MULTILINE | regex.DOTALL | regex.VERBOSE
@@ -163,7 +213,7 @@ def _compiled(pattern: Any, flags: int) -> Any:
     text = pattern if isinstance(pattern, str) else pattern.decode("latin-1")
     # Every character counts at least once, so a long pattern is refused before the
     # (Python, untimed) expansion scan and the compile.
-    size = len(text) if len(text) > MAX_PATTERN_EXPANSION else _expansion(text)
+    size = len(text) if len(text) > MAX_PATTERN_EXPANSION else _expansion(pattern, flags)
     if size > MAX_PATTERN_EXPANSION:
         current_run().too_big("a regular expression this large (counted repeats expanded)", size)
     return regex.compile(pattern, flags)
