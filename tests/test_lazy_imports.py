@@ -117,6 +117,8 @@ def test_an_in_process_run_loads_no_pool_and_no_feature_it_does_not_use() -> Non
                          "codemode.sandbox.executors.template", "codemode.mode.run_card",
                          "codemode.dispatch.cards", "codemode.mode.session",
                          "codemode.mode.approval", "codemode.mode.journal"}
+    # exact multipleOf arithmetic loads only when a float quotient overflows
+    assert "fractions" not in loaded
 
 
 def test_the_sandbox_runtime_loads_no_host_layer() -> None:

@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import jsonschema_rs
@@ -314,6 +313,8 @@ class _PythonMultipleOf:
             try:
                 failed = int(quotient) != quotient
             except OverflowError:
+                from fractions import Fraction  # rare; imported here, off every start's path
+
                 failed = (Fraction(instance) / Fraction(by)).denominator != 1
         else:
             failed = bool(instance % by)

@@ -365,6 +365,8 @@ def test_synthetic_generated_instances_agree() -> None:
         pytest.param({"multipleOf": 0.01}, 19.99, False, id="multiple-of-cents"),
         pytest.param({"multipleOf": 0.5}, 2**70, True, id="multiple-of-big-int"),
         pytest.param({"multipleOf": 2}, True, True, id="multiple-of-ignores-bool"),
+        pytest.param({"multipleOf": 0.5}, 1e308, True, id="multiple-of-quotient-overflows"),
+        pytest.param({"multipleOf": 0.3}, 1e308, False, id="multiple-of-overflow-not-multiple"),
         pytest.param(
             {"$schema": "http://json-schema.org/draft-07/schema#", "format": "date"},
             "x",
