@@ -14,7 +14,9 @@ so no tool or hook can end the host process or escape as a ``BaseExceptionGroup`
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import math
 import time
 from collections import abc
 from contextvars import ContextVar
@@ -50,7 +52,8 @@ if TYPE_CHECKING:
     from codemode.dispatch.hooks import Hook, Hooks
     from codemode.dispatch.tool import Tool
 
-__all__ = ["CallExtras", "DispatchTable", "dispatch", "dispatch_with", "dry_run", "hand_off"]
+__all__ = ["CallExtras", "DispatchTable", "dispatch", "dispatch_with", "dry_run", "hand_off",
+           "is_cancellation"]
 
 
 class DispatchTable(Protocol):
@@ -106,13 +109,35 @@ def _parent_of(call: ToolCall) -> str | None:
     return str(call.parent) if call.parent is not None else None
 
 
-def _is_cancel(exc: BaseException) -> bool:
-    return isinstance(exc, anyio.get_cancelled_exc_class())
+def is_cancellation(exc: BaseException) -> bool:
+    """True for a cancellation of the calling task. A cancellation exception a handler or
+    hook raised on its own (a library leaking one from an inner task it cancelled) is
+    its failure: passed on, it would cancel the run's task or kill a worker's answer."""
+    return isinstance(exc, anyio.get_cancelled_exc_class()) and _cancel_requested()
+
+
+def _cancel_requested() -> bool:
+    """Is something cancelling the calling task: an enclosing cancel scope, or on asyncio a
+    ``Task.cancel()`` (``asyncio.wait_for``, a plain task group)? True where that cannot
+    be told (no asyncio task), so a real cancellation is never swallowed."""
+    if anyio.current_effective_deadline() == -math.inf:
+        return True
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        return True
+    return task is None or task.cancelling() > 0
+
+
+def _failure_text(exc: BaseException) -> str:
+    if isinstance(exc, anyio.get_cancelled_exc_class()):
+        return f"{type(exc).__name__} raised while nothing was cancelling the call"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _hook_failure(call: ToolCall, exc: BaseException) -> PipelineError:
     """What a hook or subscriber raising a ``BaseException`` (not cancellation) becomes."""
-    return PipelineError(call.name, f"a hook raised {type(exc).__name__}: {exc}")
+    return PipelineError(call.name, f"a hook raised {_failure_text(exc)}")
 
 
 async def dispatch(
@@ -150,7 +175,7 @@ async def dispatch_with(registry: DispatchTable, call: ToolCall,
     except Exception:
         raise
     except BaseException as exc:
-        if _is_cancel(exc):
+        if is_cancellation(exc):
             raise
         raise _hook_failure(call, exc) from exc
 
@@ -233,7 +258,7 @@ async def _dispatch(registry: DispatchTable, call: ToolCall,
             await _invoke(observer, result)
     except BaseException as exc:
         if registry.hooks.subscribers:
-            cancelled = _is_cancel(exc)
+            cancelled = is_cancellation(exc)
             message = "cancelled" if cancelled else f"internal error: {type(exc).__name__}: {exc}"
             _emit(
                 registry,
@@ -644,9 +669,9 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
         except Exception as exc:
             raise _fail(call, "handler_error", f"{type(exc).__name__}: {exc}") from None
         except BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit …
-            if _is_cancel(exc):
+            if is_cancellation(exc):
                 raise
-            raise _fail(call, "handler_error", f"{type(exc).__name__}: {exc}") from None
+            raise _fail(call, "handler_error", _failure_text(exc)) from None
     finally:
         if gate.leave(token):
             await gate.wake()

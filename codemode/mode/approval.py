@@ -24,11 +24,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from codemode.dispatch.context import Allow, Ask, Deny, ToolCall
 from codemode.dispatch.labels import refusal
-from codemode.dispatch.pipeline import dry_run
+from codemode.dispatch.pipeline import dry_run, is_cancellation
 from codemode.errors import UnknownToolError
 from codemode.mode.journal import canonical
 from codemode.mode.preflight import Problem
@@ -146,7 +144,7 @@ async def review(registry: ToolRegistry, code: str, calls: list[StaticCall], unr
                 arguments=static.arguments, parent=parent, agent=agent,
                 labels=dict(carried)))
         except BaseException as exc:  # as the live pipeline: only cancellation propagates
-            if isinstance(exc, anyio.get_cancelled_exc_class()):
+            if is_cancellation(exc):
                 raise
             _log.warning("a policy hook raised in the dry pass for %s at line %d; the call "
                          "is decided when it runs", static.tool, static.line, exc_info=True)

@@ -9,6 +9,7 @@ from any library a handler uses. Each is a failed call (``is_error``) or, from a
 from __future__ import annotations
 
 import argparse
+import asyncio
 from typing import Any
 
 import anyio
@@ -39,6 +40,8 @@ RAISERS: list[tuple[str, Any]] = [
     ("KeyboardInterrupt", lambda: (_ for _ in ()).throw(KeyboardInterrupt())),
     ("GeneratorExit", lambda: (_ for _ in ()).throw(GeneratorExit())),
     ("Custom", lambda: (_ for _ in ()).throw(Custom("odd"))),
+    # a cancellation nobody asked for: a library leaking one from an inner task
+    ("CancelledError", lambda: (_ for _ in ()).throw(asyncio.CancelledError())),
 ]
 
 
@@ -103,19 +106,21 @@ async def test_prepare_arguments_system_exit_is_invalid_arguments() -> None:
     assert "SystemExit" in result.error.message
 
 
+@pytest.mark.parametrize("raised", [KeyboardInterrupt, asyncio.CancelledError])
 @pytest.mark.parametrize("stage", ["pre", "guard", "post", "observer", "subscriber"])
-async def test_hook_base_exception_raises_pipeline_error(stage: str) -> None:
+async def test_hook_base_exception_raises_pipeline_error(stage: str,
+                                                         raised: type[BaseException]) -> None:
     async def handler(args: Any) -> Any:
         return "ok"
 
     registry = _registry(handler)
 
     def hook(*args: Any) -> Any:
-        raise KeyboardInterrupt
+        raise raised
 
     {"pre": registry.pre_execute, "guard": registry.guard, "post": registry.post_execute,
      "observer": registry.on_result, "subscriber": registry.subscribe}[stage](hook)
-    with pytest.raises(cm.PipelineError, match="KeyboardInterrupt"):
+    with pytest.raises(cm.PipelineError, match=raised.__name__):
         await registry.execute(call("t"))
 
 
@@ -139,3 +144,31 @@ async def test_cancellation_still_propagates() -> None:
         await started.wait()
         tg.cancel_scope.cancel()
     assert not finished
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize("how", ["wait_for", "task.cancel", "raised again"])
+async def test_an_asyncio_cancellation_still_propagates(how: str) -> None:
+    """Cancelled by ``Task.cancel()`` (no anyio scope is cancelled): still a cancellation,
+    also when the handler catches it and raises a new one."""
+    started = anyio.Event()
+
+    async def handler(args: Any) -> Any:
+        started.set()
+        try:
+            await anyio.sleep(30)
+        except asyncio.CancelledError:
+            if how == "raised again":
+                raise asyncio.CancelledError("mine") from None
+            raise
+
+    registry = _registry(handler)
+    if how == "wait_for":
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(registry.execute(call("t")), 0.05)
+        return
+    task = asyncio.ensure_future(registry.execute(call("t")))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task

@@ -11,6 +11,7 @@ Time bounds here are generous ones that cannot flake (timeout + 10 s).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -233,7 +234,10 @@ class Custom(BaseException):
     pass
 
 
-RAISED = [SystemExit(2), KeyboardInterrupt(), GeneratorExit(), Custom("odd")]
+RAISED = [SystemExit(2), KeyboardInterrupt(), GeneratorExit(), Custom("odd"),
+          asyncio.CancelledError("leaked from an inner task")]
+"""A cancellation exception nobody asked for (a library leaking one) is a failure too:
+passed on, it cancelled the run or killed the worker's answer."""
 
 
 def _registry(raised: BaseException, where: str) -> cm.ToolRegistry:
