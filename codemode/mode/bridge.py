@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, final
 import anyio
 import anyio.to_thread
 
+from codemode.dispatch.content import text
 from codemode.dispatch.context import CancelSignal, Token, ToolCall
 from codemode.dispatch.frozen import HEAVY_VALUES, constructor, heavy, thaw
 from codemode.dispatch.pipeline import CallExtras, dispatch_with
@@ -60,6 +61,8 @@ class RunSummary:
 
 _new_call = constructor(ToolCall)
 _NO_RENAMES: Final[Mapping[str, str]] = {}
+_NULL_CONTENT: Final = (text("null"),)
+"""What a handler returning JSON null (``None``) answers: its compact JSON as one text block."""
 
 
 @final
@@ -196,6 +199,10 @@ class Bridge:
     def to_script(self, spec: ToolSpec | None, result: ToolResult) -> Any:
         if result.structured is not None:
             return thaw(result.structured)
+        if result.content == _NULL_CONTENT:
+            # JSON null, the one data value whose structured form reads as "no data": a
+            # handler returning None (a side-effect tool) gives the script None, not "null"
+            return None
         parts = [self._script_text(block) for block in result.content]
         joined = "\n".join(parts)
         if spec is not None and spec.output_schema is not None and len(parts) == 1:

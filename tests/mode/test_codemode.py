@@ -363,6 +363,31 @@ async def test_resources_reach_the_script_as_text_or_as_a_note_naming_them(
     assert [b["resource"]["uri"] for b in run.attachments] == ["file:///logo.png"]
 
 
+
+@pytest.mark.parametrize(("returned", "expected"), [
+    pytest.param(None, None, id="none"),
+    pytest.param(0, 0, id="zero"),
+    pytest.param(False, False, id="false"),
+    pytest.param([], [], id="empty-list"),
+    pytest.param("", "", id="empty-text"),
+    pytest.param("none", "none", id="text"),
+])
+async def test_a_side_effect_tool_returning_none_gives_the_script_none(
+    executor: Executor, returned: Any, expected: Any,
+) -> None:
+    """JSON null is the one value whose structured form reads as "no data": the script
+    gets ``None`` (not the text ``"null"``, which is truthy), and falsy values stay."""
+    registry = cm.ToolRegistry()
+
+    async def act(args: Any) -> Any:
+        return returned
+
+    registry.register(cm.define_tool(name="act", execute=act))
+    mode = cm.CodeMode(registry, executor=executor)
+    run = await mode.run("r = await tools.act()\n[r, type(r).__name__, bool(r)]")
+    assert run.ok, run.error
+    assert run.value == [expected, type(expected).__name__, bool(expected)]
+
 PREFLIGHT_FAILURES = [
     pytest.param("await tools.slow_echo(text='ran', delay=0)\nawait tools.add(a=1)", 2,
                  "tools.add is missing required argument(s): b", id="missing-argument"),
