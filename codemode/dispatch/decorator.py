@@ -8,6 +8,7 @@ The same pydantic model turns each call's validated JSON into the annotated type
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import enum
 import inspect
@@ -182,8 +183,10 @@ _JSONABLE = (pydantic.BaseModel, datetime.date, datetime.time, datetime.timedelt
 
 
 def _jsonable(value: Any) -> Any:
-    """``value`` with pydantic models, dates, enums and UUIDs (at any depth) as JSON."""
-    if isinstance(value, _JSONABLE):
+    """``value`` with pydantic models, dataclass instances, dates, enums and UUIDs (at any
+    depth) as JSON."""
+    if isinstance(value, _JSONABLE) or (
+            dataclasses.is_dataclass(value) and not isinstance(value, type)):
         return pydantic_core.to_jsonable_python(value)
     if type(value) is dict:
         items = {key: _jsonable(item) for key, item in value.items()}
@@ -225,9 +228,9 @@ def tool(
     """Make a ``Tool`` from ``fn(**arguments)``; a parameter typed ``ExecContext`` gets the context.
 
     Arguments are validated against the schema, then handed over as their annotated types
-    (a pydantic model as that model, ``date``, ``Enum``, ``UUID`` … as themselves); such
-    values in the result go back as JSON. The tool stays callable as the plain function.
-    ``threaded=True`` runs a sync function in a worker thread, off the event loop.
+    (a pydantic model or dataclass as that type, ``date``, ``Enum``, ``UUID`` … as
+    themselves); such values in the result go back as JSON. The tool stays callable as the
+    plain function. ``threaded=True`` runs a sync function in a worker thread, off the event loop.
     """
 
     def build(func: Callable[..., Any]) -> Tool:

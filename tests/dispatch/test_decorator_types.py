@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import enum
 import threading
@@ -87,6 +88,37 @@ async def test_such_values_in_the_result_go_back_as_json(registry: cm.ToolRegist
         "id": ORDER["order_id"],
     }
 
+
+
+@dataclasses.dataclass
+class Line:
+    sku: str
+    qty: int
+    since: datetime.date | None = None
+
+
+@cm.tool
+def restock(line: Line, more: int) -> list[Line]:
+    """Restock a line."""
+    assert type(line) is Line
+    return [dataclasses.replace(line, qty=line.qty + more, since=datetime.date(2026, 12, 3))]
+
+
+@cm.tool
+def line_class() -> object:
+    """Return the dataclass itself, not an instance."""
+    return Line
+
+
+async def test_dataclass_instances_arrive_and_go_back_as_json(
+        registry: cm.ToolRegistry) -> None:
+    registry.register(restock)
+    registry.register(line_class)
+    result = await registry.execute(call("restock", {"line": {"sku": "a", "qty": 1}, "more": 2}))
+    assert not result.is_error, result.text
+    assert cm.thaw(result.structured) == [{"sku": "a", "qty": 3, "since": "2026-12-03"}]
+    bad = await registry.execute(call("line_class", {}))  # a class is no JSON data
+    assert bad.error is not None and bad.error.kind == "invalid_result"
 
 def test_the_schema_still_says_what_the_wire_carries() -> None:
     props = create_order.spec.parameters["properties"]
