@@ -245,6 +245,20 @@ async def test_typing_placeholders_do_nothing_else(mode: cm.CodeMode, script: st
     assert run.error is not None and (run.error.line, run.error.message) == (2, message)
 
 
+
+@pytest.mark.parametrize(("script", "message"), [
+    ("u = {'name': 'ada'}\nu.name",
+     "'dict' object has no accessible attribute 'name'; it is a dict key: read it with "
+     "['name'] or .get('name')"),
+    ("u = {'name': 'ada'}\nu.age", "'dict' object has no accessible attribute 'age'"),
+])
+async def test_a_dict_key_read_as_an_attribute_says_how_to_read_it(
+        mode: cm.CodeMode, script: str, message: str) -> None:
+    """Tool results are plain dicts; a model used to JS objects writes ``user.name``."""
+    run = await mode.run(script)
+    assert run.error is not None and (run.error.type, run.error.line, run.error.message) == (
+        "AttributeError", 2, message)
+
 # -- 4. imports checked before anything runs ----------------------------------------------
 
 AVAILABLE = ", ".join(sorted(FACADE_NAMES))

@@ -112,6 +112,9 @@ def refuse(obj: Any, name: str) -> AttributeError:
     if name in ("format", "format_map") and (isinstance(obj, str) or what == "str"):
         hint = ("; str.format is not available in the sandbox (a format string can reach "
                 "attributes): use an f-string instead, e.g. f'{x} items' or f'{x:>8.2f}'")
+    elif type(obj) is dict and name in obj:
+        # tool results are plain dicts: a model used to JS objects writes `user.name`
+        hint = f"; it is a dict key: read it with [{name!r}] or .get({name!r})"
     return AttributeError(f"{what!r} object has no accessible attribute {name!r}{hint}")
 
 
