@@ -15,7 +15,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import anyio
 
@@ -118,21 +118,27 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_PREFLIGHT if problems else EXIT_OK
 
 
+TOOLS_HELP: Final = ("the tools: a ToolRegistry, CodeMode, tool, list of tools, or a "
+                     "zero-argument callable returning one (MODULE dotted or a .py path)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = Parser(prog="codemode", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"codemode {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a script against tools")
     run.add_argument("script", help="script file, or - for stdin")
-    run.add_argument("--tools", required=True, metavar="MODULE:OBJECT")
+    run.add_argument("--tools", required=True, metavar="MODULE:OBJECT", help=TOOLS_HELP)
     run.add_argument("--json", action="store_true", help="print the whole result as JSON")
     run.add_argument("--timeout", type=positive_seconds, help="wall-time limit in seconds (> 0)")
-    run.add_argument("--executor", choices=("pool", "inprocess"), default="pool")
+    run.add_argument("--executor", choices=("pool", "inprocess"), default="pool",
+                     help="where the script runs: the sandboxed worker pool (default) or "
+                          "in-process (trusted code only)")
     check = sub.add_parser("check", help="static preflight of a script (nothing runs)")
-    check.add_argument("script")
-    check.add_argument("--tools", required=True, metavar="MODULE:OBJECT")
+    check.add_argument("script", help="script file, or - for stdin")
+    check.add_argument("--tools", required=True, metavar="MODULE:OBJECT", help=TOOLS_HELP)
     prompt = sub.add_parser("prompt", help="print the model-facing prompt")
-    prompt.add_argument("--tools", required=True, metavar="MODULE:OBJECT")
+    prompt.add_argument("--tools", required=True, metavar="MODULE:OBJECT", help=TOOLS_HELP)
     sub.add_parser(
         "sdk", help="write the generated SDK (see `codemode sdk --help`)", add_help=False
     )
