@@ -124,32 +124,35 @@ class _FinalAnswer(Exception):
         self.value = value
 
 
-def _as_tool(fn: Callable[..., Any]) -> Callable[..., Any]:
+def _as_tool(fn: Callable[..., Any], json_text: bool = False) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            value = fn(*args, **kwargs)
         except Exception as exc:
             raise CPythonToolError(f"{type(exc).__name__}: {exc}") from None
+        return json.dumps(value) if json_text else value
     return call
 
 
-def _as_async_tool(fn: Callable[..., Any]) -> Callable[..., Any]:
-    sync = _as_tool(fn)
+def _as_async_tool(fn: Callable[..., Any], json_text: bool = False) -> Callable[..., Any]:
+    sync = _as_tool(fn, json_text)
 
     async def call(**kwargs: Any) -> Any:
         return sync(**kwargs)
     return call
 
 
-def _namespace() -> dict[str, Any]:
+def _namespace(json_text: bool = False) -> dict[str, Any]:
+    """The CPython side's globals; ``json_text``: tools answer JSON text, as a host of
+    Anthropic's programmatic tool calling does."""
     functions = {fn.__name__: fn for fn in TOOLS}
     functions["send_message"] = lambda **kw: send_message(kw)
     tools = type("Tools", (), {})()
     namespace: dict[str, Any] = {"__name__": "__main__", "ToolCallError": CPythonToolError,
                                  "tools": tools}
     for name, fn in functions.items():
-        setattr(tools, name, _as_async_tool(fn))
-        namespace[name] = _as_tool(fn)
+        setattr(tools, name, _as_async_tool(fn, json_text))
+        namespace[name] = _as_tool(fn, json_text)
 
     def final_answer(value: Any) -> None:
         raise _FinalAnswer(value)
@@ -157,7 +160,7 @@ def _namespace() -> dict[str, Any]:
     return namespace
 
 
-def cpython(script: str) -> tuple[Any, str]:
+def cpython(script: str, json_text: bool = False) -> tuple[Any, str]:
     """(the result, the printed output) of ``script`` in CPython: its last expression,
     its ``result`` variable or its ``final_answer``; in a thread with no running loop, so
     ``asyncio.run(main())`` runs as it does for the model's own host."""
@@ -170,7 +173,7 @@ def cpython(script: str) -> tuple[Any, str]:
     # annotation of the row a string (dataclasses would then look KW_ONLY up in __main__)
     code = compile(ast.fix_missing_locations(tree), "<cpython>", "exec",
                    flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
-    namespace = _namespace()
+    namespace = _namespace(json_text)
     output = io.StringIO()
     outcome: dict[str, Any] = {}
 
@@ -2181,6 +2184,47 @@ async def test_model_script_runs_as_in_cpython(mode: cm.CodeMode, name: str,
     run = await mode.run(script)
     assert run.error is None, run.error
     assert (json.loads(json.dumps(run.value)), run.output) == cpython(script)
+
+
+JSON_TEXT_HOSTS = [
+    pytest.param('''
+import asyncio
+import json
+
+async def main():
+    users = json.loads(await tools.list_users())
+    details = await asyncio.gather(*[tools.get_user(user_id=u["id"]) for u in users])
+    gold = [json.loads(d)["name"] for d in details if json.loads(d)["tier"] == "gold"]
+    print(f"{len(gold)} gold users")
+    return gold
+
+asyncio.run(main())
+''', id="ptc-gather-loads-each"),
+    pytest.param('''
+import json
+raw = await tools.list_orders(user_id=2, page_size=10)
+data = json.loads(raw)
+paid = sum(o["total"] for o in data["orders"] if o["status"] == "paid")
+print(json.dumps({"paid": paid}))
+paid
+''', id="ptc-top-level-await"),
+    pytest.param('''
+import json
+weather = json.loads(get_weather(city="Oslo"))
+result = {"city": "Oslo", "temp": weather["temperature"], "none": json.loads("null")}
+''', id="ptc-sync-style"),
+]
+
+
+@pytest.mark.parametrize("script", JSON_TEXT_HOSTS)
+async def test_scripts_for_hosts_whose_tools_answer_json_text_run_as_there(
+        mode: cm.CodeMode, script: str) -> None:
+    """Written for a host whose tools answer JSON text, they ``json.loads`` every result;
+    here the tools answer data, which ``json.loads`` hands back: same result and output
+    as on their own host."""
+    run = await mode.run(script)
+    assert run.error is None, run.error
+    assert (json.loads(json.dumps(run.value)), run.output) == cpython(script, json_text=True)
 
 
 def test_the_corpus_is_big_and_its_names_unique() -> None:

@@ -35,6 +35,11 @@ async def run(source: str, limits: Limits = LIMITS) -> RunOutcome:
     ("import json\njson.loads(json.dumps({'a': [1, 2.5, None]}, sort_keys=True))",
      {"a": [1, 2.5, None]}),
     ("import json\njson.dumps([1], indent=2)", "[\n  1\n]"),
+    # data a tool answered parsed comes back unchanged (scripts for JSON-text hosts)
+    ("import json\nd = {'a': [1]}\n[json.loads(d) is d, json.loads([2]), json.loads(3.5),"
+     " json.loads(None), json.loads(True)]", [True, [2], 3.5, None, True]),
+    ("import json\ntry:\n    json.loads({}, object_hook=dict)\nexcept TypeError as e:\n"
+     "    r = str(e)\nr", "the JSON object must be str, bytes or bytearray, not dict"),
     ("import re\nre.findall(r'\\d+', 'a1b22c333')", ["1", "22", "333"]),
     ("import re\nm = re.search(r'(?P<w>\\w+)@', 'x joe@ex')\n[m.group('w'), m.span()]",
      ["joe", [2, 6]]),

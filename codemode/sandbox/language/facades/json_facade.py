@@ -15,13 +15,22 @@ __all__ = ["FACADE"]
 _MAX_INDENT: Final = 16
 _CHECK_EVERY: Final = 1 << 16
 _NODE_BYTES: Final = 64
+_PARSED: Final = frozenset({dict, list, int, float, bool, type(None)})
+"""What a tool's JSON data is in a script: ``json.loads`` hands it back unchanged."""
 
 
 def loads(s: str | bytes, *, object_hook: Any = None, parse_float: Any = None,
           parse_int: Any = None, parse_constant: Any = None,
           object_pairs_hook: Any = None) -> Any:
     """Parse JSON text (the objects it would build are size-checked first). The hooks are
-    the script's own callables (or its builtins): script code is charged as it runs."""
+    the script's own callables (or its builtins): script code is charged as it runs.
+
+    Data a tool already answered parsed (a dict, list, number, bool or None) is returned
+    as it is: scripts written for hosts whose tools answer JSON text (Anthropic's
+    programmatic tool calling) wrap every result in ``json.loads``."""
+    if type(s) in _PARSED and object_hook is object_pairs_hook is None and (
+            parse_float is parse_int is parse_constant is None):
+        return s
     if isinstance(s, str | bytes) and len(s) > _CHECK_EVERY:
         text = s.decode("utf-8", "replace") if isinstance(s, bytes) else s
         nodes = text.count("{") + text.count("[") + text.count(",")
