@@ -472,10 +472,12 @@ def _module_names(kinds: Mapping[type, Sequence[ast.AST]]) -> dict[str, str]:
     for node in kinds.get(ast.Import, ()):
         for alias in node.names:  # type: ignore[attr-defined]
             bound = alias.asname or alias.name.split(".")[0]
+            # ``import urllib.parse`` binds the package, ``... as p`` the submodule
+            module = alias.name if alias.asname else bound
             if alias.name in FACADE_NAMES:
-                if found.get(bound, alias.name) != alias.name:
+                if found.get(bound, module) != module:
                     other.add(bound)
-                found[bound] = alias.name
+                found[bound] = module
             else:
                 other.add(bound)
     for node in kinds.get(ast.ImportFrom, ()):

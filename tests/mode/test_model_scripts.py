@@ -2178,6 +2178,101 @@ final_answer(row["n"])
 ''')
 
 
+# ---------------- the compat modules: urllib.parse, hashlib, base64, collections.abc, contextlib
+s("compat_search_links_query_strings", '''
+from urllib.parse import urlencode, quote, quote_plus, unquote, urlparse, urljoin, parse_qs, parse_qsl
+import urllib.parse
+results = search(query="data pipelines", limit=3)
+links = []
+for r in results:
+    u = urlparse(r["url"])
+    print(u.scheme, u.netloc, u.path, u.hostname, u.port)
+    links.append(urljoin(r["url"], "../about?lang=en"))
+params = {"q": "café & crème", "page": 2, "tags": ["a b", "c"], "safe": True}
+qs = urlencode(params, doseq=True)
+print(qs)
+print(urlencode({"q": "a/b c"}, quote_via=quote), quote("path with spaces/ü"), quote_plus("x=1&y=2"))
+print(quote("a/b", safe=""), urllib.parse.unquote_plus("a+b%2Bc"), unquote("%E2%9C%93"))
+print(parse_qs(qs), parse_qsl("a=1&a=2&b=&c=x%20y", keep_blank_values=True))
+api = "https://api.example.com/v1/search?" + urlencode({"query": results[0]["title"], "limit": 10})
+parsed = urlparse(api)
+print(parsed.query, dict(parse_qsl(parsed.query)), parsed._replace(query="", fragment="top").geturl())
+print(urllib.parse.urlsplit("http://u:p@h.com:81/x?y#z"), urllib.parse.urlunparse(("https", "h.com", "/p", "", "a=1", "")))
+final_answer(links)
+''')
+
+s("compat_hash_dedupe_and_cache_keys", '''
+import hashlib
+import json
+seen = {}
+for q in ["python", "Python ", "rust", "python"]:
+    for r in search(query=q.strip().lower(), limit=2):
+        key = hashlib.md5(r["url"].encode("utf-8")).hexdigest()
+        seen.setdefault(key, r["title"])
+print(len(seen), sorted(seen)[:2])
+payload = json.dumps({"user": 1, "tier": "gold"}, sort_keys=True)
+print(hashlib.sha256(payload.encode()).hexdigest()[:16], hashlib.sha1(b"abc").hexdigest())
+h = hashlib.sha256()
+for chunk in [b"part one ", b"part two"]:
+    h.update(chunk)
+print(h.hexdigest() == hashlib.sha256(b"part one part two").hexdigest(), h.name, h.digest_size, len(h.digest()))
+print(hashlib.new("sha512", b"x").hexdigest()[:12], hashlib.blake2b(b"x", digest_size=16).hexdigest(), hashlib.sha224(b"x").hexdigest()[:8])
+final_answer({k[:8]: v for k, v in seen.items()})
+''')
+
+s("compat_base64_payloads", '''
+import base64
+import json
+body = json.dumps({"to": "ada@example.com", "subject": "Hi ✓"}).encode("utf-8")
+encoded = base64.b64encode(body).decode("ascii")
+print(encoded[:24], len(encoded))
+token = base64.urlsafe_b64encode(b"user:42:\\xff\\xfe").decode().rstrip("=")
+padded = token + "=" * (-len(token) % 4)
+print(token, base64.urlsafe_b64decode(padded))
+print(json.loads(base64.b64decode(encoded))["subject"], base64.b64decode(encoded.encode()) == body)
+print(base64.b32encode(b"otp-secret"), base64.b32decode("N52HALLTMVRXEZLU"), base64.b16encode(b"\\x00\\xff"), base64.b16decode("00ff", casefold=True))
+print(base64.standard_b64encode(b"hi"), base64.standard_b64decode("aGk="))
+try:
+    base64.b64decode("not base64!", validate=True)
+except ValueError as e:
+    print("invalid:", type(e).__name__)
+final_answer(encoded)
+''')
+
+s("compat_abc_checks_and_suppress", '''
+from collections.abc import Mapping, Sequence, Iterable, MutableMapping
+import collections.abc
+from contextlib import suppress
+
+def flatten(value, prefix=""):
+    out = {}
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            out.update(flatten(v, f"{prefix}{k}."))
+    elif isinstance(value, Sequence) and not isinstance(value, str):
+        for i, v in enumerate(value):
+            out.update(flatten(v, f"{prefix}{i}."))
+    else:
+        out[prefix.rstrip(".")] = value
+    return out
+
+user = get_user(user_id=2)
+orders = list_orders(user_id=2, page=1)
+flat = flatten({"user": user, "orders": orders["orders"]})
+print(len(flat), flat["user.name"], flat["orders.0.status"])
+print(isinstance(user, MutableMapping), isinstance(orders["orders"], Iterable), isinstance(5, Iterable))
+print(isinstance("x", collections.abc.Sized), issubclass(dict, Mapping), issubclass(list, collections.abc.MutableSequence))
+totals = []
+for uid in [1, 99, 3]:
+    with suppress(ToolCallError, KeyError):
+        totals.append(get_user(user_id=uid)["tier"])
+with suppress(ValueError):
+    totals.append(int("n/a"))
+print(totals)
+final_answer(totals)
+''')
+
+
 @pytest.mark.parametrize(("name", "script"), CORPUS, ids=[row[0] for row in CORPUS])
 async def test_model_script_runs_as_in_cpython(mode: cm.CodeMode, name: str,
                                                script: str) -> None:
@@ -2273,6 +2368,8 @@ async def test_a_module_name_the_sandbox_lacks_is_refused_before_any_call(
     "asyncio = {'wait': 1}\nasyncio['wait']",  # the script's own name
     "import json\ndef f(json):\n    return json.wait\nf(1) if False else 2",
     "from asyncio import gather\nimport re\nre.IGNORECASE",
+    "import urllib.parse\nurllib.parse.quote('a b')",  # binds the package, not urllib.parse
+    "import collections.abc as cabc\nimport collections\n[cabc.Mapping, collections.abc.Set]",
 ])
 async def test_module_attribute_checks_leave_the_rest_alone(mode: cm.CodeMode,
                                                             script: str) -> None:
@@ -2316,7 +2413,7 @@ async def test_new_stand_ins_refuse_what_they_must(mode: cm.CodeMode, script: st
     ("from abc import ABC, abstractmethod\nclass S(ABC):\n    pass",
      "drop the ABC base and @abstractmethod: a plain base class works"),
     ("import traceback\ntraceback.print_exc()", "report `f'{type(e).__name__}: {e}'`"),
-    ("from collections.abc import Iterable\n1", "the same names are in typing"),
+    ("from contextlib import contextmanager\n1", "write a class with __enter__ and __exit__"),
     ("import json\nclass U:\n    pass\njson.dumps(U(), default=lambda o: o.__dict__)",
      '"__dict__" is an invalid attribute name because it starts with "_": use vars(obj)'),
     ("x = 1\nx.__class__", "use type(obj), and type(obj).__name__ for its name"),

@@ -431,12 +431,12 @@ REFUSALS: Final[dict[str, Refusal]] = {
         pattern=r"module '[\w.]+' is not available in the sandbox \(available: "),
     "import-name-not-exported": Refusal(
         error="ImportError",
-        pattern=r"^cannot import name '\w+' from '\w+' in the sandbox \(available: "),
+        pattern=r"^cannot import name '\w+' from '[\w.]+' in the sandbox \(available: "),
     "import-relative": Refusal(
         error="ImportError", pattern=r"relative imports are not available in the sandbox"),
     "facade-attribute-not-exported": Refusal(
         error="AttributeError",
-        pattern=r"module '\w+' has no attribute '\w+' in the sandbox \(available: "),
+        pattern=r"module '[\w.]+' has no attribute '\w+' in the sandbox \(available: "),
     # the tools proxy and the result encoder (codemode/sandbox/runtime/toolproxy.py, runner.py)
     "tool-not-awaited": Refusal(
         error="TypeError",

@@ -542,7 +542,10 @@ def isinstance_(obj: Any, classinfo: Any, /) -> bool:
 
 
 def issubclass_(cls: Any, classinfo: Any, /) -> bool:
-    """``issubclass``; nested tuples charged like ``isinstance``."""
+    """``issubclass``; nested tuples charged like ``isinstance``. A stand-in (the script's
+    ``dict``) is tested as its real type: ``issubclass(dict, collections.abc.Mapping)``."""
+    if isinstance(cls, type):
+        cls = TYPE_ALIASES.get(cls, cls)
     return issubclass(cls, guarded_key(classinfo))
 
 

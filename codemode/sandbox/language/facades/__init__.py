@@ -70,13 +70,17 @@ class Facade(SelfGuarded):
 
 _MODULES: Final = {
     "asyncio": "asyncio_facade",
+    "base64": "base64_facade",
     "bisect": "bisect_facade",
     "collections": "collections_facade",
+    "collections.abc": "collections_abc_facade",
+    "contextlib": "contextlib_facade",
     "copy": "copy_facade",
     "dataclasses": "dataclasses_facade",
     "datetime": "datetime_facade",
     "enum": "enum_facade",
     "functools": "functools_facade",
+    "hashlib": "hashlib_facade",
     "heapq": "heapq_facade",
     "itertools": "itertools_facade",
     "json": "json_facade",
@@ -90,10 +94,13 @@ _MODULES: Final = {
     "textwrap": "textwrap_facade",
     "time": "time_facade",
     "typing": "typing_facade",
+    "urllib": "urllib_facade",
+    "urllib.parse": "urllib_parse_facade",
 }
 
 FACADE_NAMES: Final = frozenset(_MODULES)
-"""Module names a script may import."""
+"""Module names a script may import (``urllib.parse`` and ``collections.abc`` are also
+attributes of their package's facade)."""
 
 _LOADED: dict[str, Facade] = {}
 
@@ -109,13 +116,16 @@ def facade(name: str) -> Facade:
 
 def guarded_import(name: str, globals: Any = None, locals: Any = None,
                    fromlist: Any = (), level: int = 0) -> Facade:
-    """``__import__`` for scripts: facades only; ``from X import Y`` checks every Y."""
+    """``__import__`` for scripts: facades only; ``from X import Y`` checks every Y, and
+    ``import X.Y`` gives the package ``X`` (whose ``Y`` is the submodule), as Python does."""
     if level != 0:
         raise ImportError("relative imports are not available in the sandbox")
     if name not in _MODULES:
         raise ImportError(missing_module(name), name=name)
     module = facade(name)
-    for item in fromlist or ():
+    if not fromlist:
+        return facade(name.partition(".")[0])
+    for item in fromlist:
         if not isinstance(item, str) or item not in module.exports():
             raise ImportError(missing_name(name, item), name=name)
     return module
@@ -125,21 +135,24 @@ _NO_HOST: Final = "a script reaches files, processes and the network only throug
 _MODULE_HINTS: Final = {
     **dict.fromkeys(("os", "sys", "pathlib", "shutil", "subprocess", "socket", "requests",
                      "httpx", "aiohttp", "urllib.request"), _NO_HOST),
-    "urllib.parse": "build URLs and query strings with f-strings and str methods",
     "csv": "split the text with `text.splitlines()` and `line.split(',')`",
     "io": "collect lines in a list and `'\\n'.join(lines)`",
     "logging": "use print(): its output is returned with the result",
     "traceback": "report `f'{type(e).__name__}: {e}'` in the except block",
     "abc": "drop the ABC base and @abstractmethod: a plain base class works",
-    "contextlib": "use try/finally, or a class with __enter__/__exit__ (`suppress(E)` is "
-                  "`try: ... except E: pass`)",
-    "collections.abc": "the same names are in typing (`from typing import Iterable`)",
     "decimal": "use round(x, 2) on floats, or whole cents as int",
     "fractions": "use int numerator/denominator pairs, or floats",
     "numpy": "use lists, math and statistics",
     "pandas": "use lists of dicts, sorted(), collections.Counter and statistics",
 }
 """What to write instead of a module the sandbox lacks (by full, then top-level, name)."""
+
+_NAME_HINTS: Final = {
+    ("contextlib", "contextmanager"): "write a class with __enter__ and __exit__, or "
+                                      "try/finally",
+    ("contextlib", "nullcontext"): "call the block's code without a with statement",
+}
+"""What to write instead of a name a facade lacks."""
 
 
 def missing_module(name: str) -> str:
@@ -158,5 +171,7 @@ def missing_attribute(module: str, name: str) -> str:
 def missing_name(module: str, item: object) -> str:
     """Why ``from module import item`` fails, ``module`` being a facade."""
     shown = repr(item) if isinstance(item, str) else "a non-string name"
+    hint = _NAME_HINTS.get((module, item)) if isinstance(item, str) else None
     return (f"cannot import name {shown} from {module!r} in the sandbox "
-            f"(available: {', '.join(sorted(facade(module).exports()))})")
+            f"(available: {', '.join(sorted(facade(module).exports()))})"
+            f"{'; ' + hint if hint else ''}")

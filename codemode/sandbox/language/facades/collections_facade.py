@@ -6,7 +6,7 @@ import collections
 from typing import Any, Final
 
 from codemode.sandbox.language.builtins import counted_mapping, sized_sequence
-from codemode.sandbox.language.facades import Facade
+from codemode.sandbox.language.facades import Facade, facade
 from codemode.sandbox.language.guards import EXTRA_NAMES, NAMED_TUPLES, ScriptMeta
 from codemode.sandbox.language.state import counted, current_run
 
@@ -50,4 +50,5 @@ FACADE: Final = Facade("collections", {
     "OrderedDict": counted_mapping(collections.OrderedDict),
     "deque": sized_sequence(collections.deque),
     "namedtuple": namedtuple,
+    "abc": facade("collections.abc"),  # ``import collections.abc`` binds this facade
 })
