@@ -45,7 +45,7 @@ from codemode.mode.stream import (
 from codemode.sandbox import Executor, Limits, ScriptError, ScriptResult
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.compile import MAX_SOURCE, compile_script, compile_tree
-from codemode.sandbox.language.facades import FACADE_NAMES
+from codemode.sandbox.language.facades import LISTED_NAMES
 from codemode.sandbox.runtime.prelude import PRELUDE_MARK, Prelude, attach
 
 if TYPE_CHECKING:
@@ -264,7 +264,7 @@ class CodeMode:
         boot while the model writes the script, not when its first run arrives.
         """
         self._boot_on_loop()
-        intro = _INTRO.format(modules=", ".join(sorted(FACADE_NAMES)))
+        intro = _INTRO.format(modules=", ".join(sorted(LISTED_NAMES)))
         if self._describer is not None and self._describer in self.registry:
             intro = intro.replace("\nAvailable tools:", _DESCRIBE.format(self._describer), 1)
         merged = {**self.inputs, **_checked_inputs(inputs or {})}

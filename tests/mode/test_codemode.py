@@ -266,6 +266,19 @@ def test_prompt_explains_the_script_rules_then_lists_tools(registry: cm.ToolRegi
     assert prompt.index("Available tools") < prompt.index("slow_echo")
 
 
+async def test_the_prompt_names_each_importable_module_once(registry: cm.ToolRegistry) -> None:
+    """``urllib`` only holds ``parse``: the prompt names ``urllib.parse``, and every module
+    it names imports in a run."""
+    mode = cm.CodeMode(registry, executor=cm.InProcessExecutor())
+    line = next(x for x in mode.prompt().splitlines() if "Imports are limited to" in x)
+    listed = line.split(": ", 1)[1].rstrip(".").split(", ")
+    assert "urllib.parse" in listed and "urllib" not in listed
+    assert "collections" in listed and "collections.abc" in listed
+    run = await mode.run("".join(f"import {name}\n" for name in listed) + "1")
+    assert run.ok, run.error
+    await mode.aclose()
+
+
 @pytest.mark.parametrize("code", ["", None, 3])
 async def test_run_code_rejects_bad_arguments(registry: cm.ToolRegistry, code: Any) -> None:
     mode = cm.CodeMode(registry)

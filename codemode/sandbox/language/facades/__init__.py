@@ -18,8 +18,8 @@ from codemode.sandbox.language.guards import SelfGuarded, refuse
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = ["FACADE_NAMES", "Facade", "facade", "guarded_import", "missing_attribute",
-           "missing_module", "missing_name"]
+__all__ = ["FACADE_NAMES", "LISTED_NAMES", "Facade", "facade", "guarded_import",
+           "missing_attribute", "missing_module", "missing_name"]
 
 
 @final
@@ -101,6 +101,9 @@ _MODULES: Final = {
 FACADE_NAMES: Final = frozenset(_MODULES)
 """Module names a script may import (``urllib.parse`` and ``collections.abc`` are also
 attributes of their package's facade)."""
+
+LISTED_NAMES: Final = FACADE_NAMES - {"urllib"}
+"""The modules a prompt names: ``urllib`` only holds ``parse``, listed as ``urllib.parse``."""
 
 _LOADED: dict[str, Facade] = {}
 
