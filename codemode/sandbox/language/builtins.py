@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import builtins as _py
 import re
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from operator import length_hint
 from types import GeneratorType
 from typing import TYPE_CHECKING, Any, Final
@@ -23,6 +23,7 @@ from codemode.sandbox.language.compare import (
     guarded_hash,
     guarded_key,
     keyed,
+    ordered_pairs,
 )
 from codemode.sandbox.language.facades import facade, guarded_import
 from codemode.sandbox.language.guards import (
@@ -202,7 +203,7 @@ def iter_(obj: Any, *sentinel: Any) -> Any:
 
 def format_(value: Any, spec: str = "") -> str:
     """``format`` with the padding width bounded and the rendering charged."""
-    check_format_spec(spec)
+    check_format_spec(spec, value)
     charge_render(value)
     check_render(value, "format()")
     text = format(value, spec)
@@ -389,6 +390,9 @@ class _CountedMapping(_GuardedType):
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         at = cls.position
+        if cls.real is OrderedDict and len(args) > at:
+            args = (*args[:at], ordered_pairs(args[at]), *args[at + 1:])
+            return cls.real(*args, **kwargs)
         # dict(x) reads a mapping-like x through keys() and its own (script) __getitem__;
         # Counter(x) iterates anything but a real mapping, whatever its keys().
         if len(args) > at and not (isinstance(args[at], dict | str) or (
@@ -506,11 +510,12 @@ def round_(number: Any, ndigits: Any = None) -> Any:
 _MAX_INT_DIGITS: Final = MAX_INT_BITS * 3 // 10 + 2
 
 
-def check_format_spec(spec: Any) -> None:
-    """Refuse format specs whose width or precision would allocate huge strings."""
-    if isinstance(spec, str) and len(spec) > 4:
+def check_format_spec(spec: Any, value: Any = None) -> None:
+    """Refuse format specs whose width or precision would allocate huge strings (``value``:
+    what is formatted, whose time zone name a date's ``%Z`` renders)."""
+    if isinstance(spec, str) and (len(spec) > 4 or "%Z" in spec):
         # A date's spec is a strftime format (``f"{d:%c%c…}"``), sized like strftime.
-        check_strftime(spec)
+        check_strftime(spec, value)
         ensure_size(format_spec_size(spec), "format spec")
 
 
