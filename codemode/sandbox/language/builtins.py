@@ -47,6 +47,7 @@ from codemode.sandbox.language.sizes import (
     ensure_size,
     guarded_add,
     guarded_pow,
+    items_size,
     spec_number,
 )
 from codemode.sandbox.language.state import counted, current_run
@@ -326,7 +327,7 @@ def sized_source(source: Any, what: str) -> Any:
     containers, counted iterators (``map``) and generators (they tick) pass as they are."""
     kind = type(source)
     if kind is str or kind is bytes or kind is bytearray:
-        ensure_size(len(source) * 8, what)
+        ensure_size(items_size(source), what)
     elif not (kind is map or kind is GeneratorType or isinstance(source, _COPIED)):
         ensure_size(length_hint(source) * 8, what)
     return source

@@ -57,6 +57,7 @@ from codemode.sandbox.language.sizes import (
     charge_counters,
     charge_operations,
     ensure_size,
+    items_size,
     poll_memory,
 )
 from codemode.sandbox.language.sizes import check_render as _check_render
@@ -493,7 +494,8 @@ def _bind_scan(method: str) -> Callable[[Any], Callable[..., Any]]:
 def _bind_extend(seq: Any) -> Callable[..., None]:
     def extend(items: Any) -> None:
         if hasattr(items, "__len__"):
-            ensure_size((len(seq) + len(items)) * 8, f"{type(seq).__name__}.extend")
+            ensure_size(len(seq) * 8 + (items_size(items) if isinstance(items, str | bytes)
+                                        else len(items) * 8), f"{type(seq).__name__}.extend")
         seq.extend(items)
     return extend
 

@@ -43,6 +43,7 @@ __all__ = [
     "guarded_pow",
     "guarded_slice",
     "item_size",
+    "items_size",
     "json_text_size",
     "json_unicode_size",
     "percent_format_ok",
@@ -319,6 +320,20 @@ def guarded_slice(obj: Any, key: Any) -> Any:
         if sizer is not None and isinstance(key, slice):
             ensure_size(sizer(obj, key), f"slicing a {type(obj).__name__}")
     return obj[key]
+
+
+_CHAR_OBJECT: Final = 80
+"""Bytes of a one-character string past Latin-1 (those up to U+00FF are shared)."""
+
+
+def items_size(source: Any) -> int:
+    """Bytes a list (or tuple, deque) of the items of the sized ``source`` needs: a pointer
+    each, and a text splits into one string per character, a new object each past Latin-1
+    (``deque(s)`` of six million CJK characters took 520 MB where 48 MB were checked)."""
+    size = len(source) * 8
+    if type(source) is str and not source.isascii() and max(source) > "\xff":
+        size += len(source) * _CHAR_OBJECT
+    return size
 
 
 def item_size(seq: Any) -> int:
