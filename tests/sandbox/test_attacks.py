@@ -961,6 +961,8 @@ STALLERS = [
                          ("hash-collision-keys-object-symmetric-update",
                           "set().symmetric_difference_update(K())"))),
     pytest.param("len(('{{' * 50_000_000).format())", id="format-literal-pieces"),
+    pytest.param("import math\nB = 3 ** 40000 + 1\nC = 7 ** 23000\n"
+                 "math.gcd(*[B * C, B * (C + 1)] * 500)", id="gcd-of-big-integers"),
 ]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import builtins as _py
 import re
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from operator import length_hint
 from types import GeneratorType
 from typing import TYPE_CHECKING, Any, Final
@@ -23,6 +23,7 @@ from codemode.sandbox.language.compare import (
     guarded_hash,
     guarded_key,
     keyed,
+    ordered_pairs,
 )
 from codemode.sandbox.language.facades import facade, guarded_import
 from codemode.sandbox.language.guards import (
@@ -46,6 +47,7 @@ from codemode.sandbox.language.sizes import (
     ensure_size,
     guarded_add,
     guarded_pow,
+    items_size,
     spec_number,
 )
 from codemode.sandbox.language.state import counted, current_run
@@ -202,7 +204,7 @@ def iter_(obj: Any, *sentinel: Any) -> Any:
 
 def format_(value: Any, spec: str = "") -> str:
     """``format`` with the padding width bounded and the rendering charged."""
-    check_format_spec(spec)
+    check_format_spec(spec, value)
     charge_render(value)
     check_render(value, "format()")
     text = format(value, spec)
@@ -325,7 +327,7 @@ def sized_source(source: Any, what: str) -> Any:
     containers, counted iterators (``map``) and generators (they tick) pass as they are."""
     kind = type(source)
     if kind is str or kind is bytes or kind is bytearray:
-        ensure_size(len(source) * 8, what)
+        ensure_size(items_size(source), what)
     elif not (kind is map or kind is GeneratorType or isinstance(source, _COPIED)):
         ensure_size(length_hint(source) * 8, what)
     return source
@@ -389,6 +391,9 @@ class _CountedMapping(_GuardedType):
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         at = cls.position
+        if cls.real is OrderedDict and len(args) > at:
+            args = (*args[:at], ordered_pairs(args[at]), *args[at + 1:])
+            return cls.real(*args, **kwargs)
         # dict(x) reads a mapping-like x through keys() and its own (script) __getitem__;
         # Counter(x) iterates anything but a real mapping, whatever its keys().
         if len(args) > at and not (isinstance(args[at], dict | str) or (
@@ -506,11 +511,12 @@ def round_(number: Any, ndigits: Any = None) -> Any:
 _MAX_INT_DIGITS: Final = MAX_INT_BITS * 3 // 10 + 2
 
 
-def check_format_spec(spec: Any) -> None:
-    """Refuse format specs whose width or precision would allocate huge strings."""
-    if isinstance(spec, str) and len(spec) > 4:
+def check_format_spec(spec: Any, value: Any = None) -> None:
+    """Refuse format specs whose width or precision would allocate huge strings (``value``:
+    what is formatted, whose time zone name a date's ``%Z`` renders)."""
+    if isinstance(spec, str) and (len(spec) > 4 or "%Z" in spec):
         # A date's spec is a strftime format (``f"{d:%c%c…}"``), sized like strftime.
-        check_strftime(spec)
+        check_strftime(spec, value)
         ensure_size(format_spec_size(spec), "format spec")
 
 

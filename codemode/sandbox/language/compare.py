@@ -15,16 +15,17 @@ occupy) and charge them to the operation budget first.
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import operator
 import os
 import time
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.errors import LimitExceeded
 from codemode.sandbox.language.sizes import charge_counters, charge_operations
-from codemode.sandbox.language.state import current_run
+from codemode.sandbox.language.state import counted, current_run
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -33,11 +34,13 @@ __all__ = [
     "GUARDS",
     "charge_each",
     "charge_sort",
+    "check_ordered_key",
     "compare_cost",
     "guarded_contains",
     "guarded_hash",
     "guarded_key",
     "keyed",
+    "ordered_pairs",
     "prepare_inplace",
 ]
 
@@ -356,6 +359,61 @@ def keyed(items: Any, *, pairs: bool = False) -> Any:
     return map(_pair_key if pairs else guarded_key, items)
 
 
+_PLAIN_EQ: Final = frozenset({object.__eq__, int.__eq__, float.__eq__, complex.__eq__,
+                              str.__eq__, bytes.__eq__, _dt.date.__eq__, _dt.datetime.__eq__,
+                              _dt.time.__eq__, _dt.timedelta.__eq__, _dt.timezone.__eq__})
+"""``==`` of these runs no script code (``object``'s is identity: a plain script object)."""
+_ITEMS_EQ: Final = frozenset({tuple.__eq__, frozenset.__eq__})
+_KEY_DEPTH: Final = 32
+
+
+def check_ordered_key(key: Any) -> Any:
+    """``key`` for an ``OrderedDict``: one whose ``==`` runs script code is refused.
+
+    C code of ``OrderedDict`` looks a key up, reads its own node table at the position
+    found, and looks the key up again, across the keys' ``__eq__``: one that changed the
+    dict (or answered differently the second time) left it reading freed nodes, a segfault
+    of an in-process host (``move_to_end``, ``pop``, ``od[k] = v``, ``==``; 3.11-3.13).
+    With plain keys (numbers, text, dates, tuples of them, objects compared by identity)
+    no script code runs inside it."""
+    if not _plain_key(key, 0):
+        raise TypeError(f"an OrderedDict key must compare without script code in the "
+                        f"sandbox, not a {type(key).__name__!r} object: use numbers, "
+                        "strings or tuples of them (or a dict)")
+    return key
+
+
+def _plain_key(key: Any, depth: int) -> bool:
+    equal = type(key).__eq__
+    if equal in _PLAIN_EQ:
+        return True
+    if equal in _ITEMS_EQ and depth < _KEY_DEPTH:
+        charge_operations(len(key))
+        return all(_plain_key(item, depth + 1) for item in key)
+    return False
+
+
+def ordered_pairs(source: Any) -> Any:
+    """What an ``OrderedDict`` takes in bulk (``update``, the constructor, ``|``), its keys
+    checked first (:func:`check_ordered_key`): a dict as it is, anything else read now into
+    a list of pairs (a script's own mapping or pairs run their code here, not inside the
+    dict's C code)."""
+    if isinstance(source, dict):
+        for key in counted(source):
+            check_ordered_key(key)
+        return source
+    if hasattr(source, "keys"):
+        return [(check_ordered_key(key), source[key]) for key in counted(source.keys())]
+    pairs = []
+    for index, item in enumerate(counted(source)):
+        pair = tuple(item)
+        if len(pair) != 2:
+            raise ValueError(f"dictionary update sequence element #{index} has length "
+                             f"{len(pair)}; 2 is required")
+        pairs.append((check_ordered_key(pair[0]), pair[1]))
+    return pairs
+
+
 def _keys_display(items: Any) -> Any:
     """``_keys_``: a starred item of a set display (``{*items}``)."""
     return keyed(items)
@@ -379,6 +437,9 @@ def _set_operator(operator_: Callable[[Any, Any], Any]) -> Callable[[Any, Any], 
             charge_counters(a, b)
         elif isinstance(a, _BULK) and isinstance(b, _BULK):
             charge_operations(len(a) + len(b))  # like ``union()`` & co., item by item
+        if ta is OrderedDict or tb is OrderedDict:  # ``od | d``, ``d | od``: an OrderedDict
+            a, b = ordered_pairs(a) if isinstance(a, dict) else a, (
+                ordered_pairs(b) if isinstance(b, dict) else b)
         if ta in _KEY_VIEWS and tb not in _KEY_VIEWS:
             b = keyed(b)
         elif tb in _KEY_VIEWS and ta not in _KEY_VIEWS:
@@ -390,6 +451,8 @@ def _set_operator(operator_: Callable[[Any, Any], Any]) -> Callable[[Any, Any], 
 
 def prepare_inplace(op: str, x: Any, y: Any) -> Any:
     """The right operand of ``x op= y``: ``dict |= pairs`` and dict views hash new keys."""
+    if op == "|=" and type(x) is OrderedDict:
+        return ordered_pairs(y)
     if op == "|=" and isinstance(x, dict) and not isinstance(y, dict):
         return keyed(y, pairs=True)
     if type(x) in _KEY_VIEWS and type(y) not in _KEY_VIEWS:

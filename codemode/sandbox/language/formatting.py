@@ -41,7 +41,7 @@ def render_field(value: Any, conversion: int, spec: str) -> str:
         value = repr(value)
     elif conversion == ord("a"):
         value = ascii(value)
-    check_format_spec(spec)
+    check_format_spec(spec, value)
     charge_render(value)
     text = format(value, spec)
     return text if plain else scrub(text)

@@ -32,7 +32,7 @@ import weakref
 from collections import Counter, OrderedDict, defaultdict, deque
 from functools import partial
 from types import FunctionType, GeneratorType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, final
 
 from codemode.errors import CodemodeError, ToolCallError
 from codemode.sandbox.language.compare import (
@@ -40,8 +40,10 @@ from codemode.sandbox.language.compare import (
     charge_each,
     charge_search,
     charge_sort,
+    check_ordered_key,
     guarded_key,
     keyed,
+    ordered_pairs,
 )
 from codemode.sandbox.language.meter import SCRIPT_FILENAME
 from codemode.sandbox.language.policy import (
@@ -55,6 +57,7 @@ from codemode.sandbox.language.sizes import (
     charge_counters,
     charge_operations,
     ensure_size,
+    items_size,
     poll_memory,
 )
 from codemode.sandbox.language.sizes import check_render as _check_render
@@ -190,7 +193,6 @@ _CLASS_BODY_NAMES: Final = frozenset({"__module__", "__qualname__", "__doc__",
 
 _TEXT_METHODS: Final = frozenset({"__repr__", "__str__", "__bytes__", "__format__"})
 """Special methods whose result C code copies into a bigger text (``str([obj] * n)``)."""
-
 
 def _within_run(method: Callable[..., Any], meter: Any, name: str) -> Callable[..., Any]:
     """``method`` refusing to run outside the run whose class defined it: after it ended
@@ -495,7 +497,8 @@ def _bind_scan(method: str) -> Callable[[Any], Callable[..., Any]]:
 def _bind_extend(seq: Any) -> Callable[..., None]:
     def extend(items: Any) -> None:
         if hasattr(items, "__len__"):
-            ensure_size((len(seq) + len(items)) * 8, f"{type(seq).__name__}.extend")
+            ensure_size(len(seq) * 8 + (items_size(items) if isinstance(items, str | bytes)
+                                        else len(items) * 8), f"{type(seq).__name__}.extend")
         seq.extend(items)
     return extend
 
@@ -566,15 +569,29 @@ _STRFTIME_COST: Final = 1024
 directive, in a 4-byte wide buffer CPython grows to 256 times the format length."""
 
 
-def check_strftime(fmt: Any) -> None:
-    """Refuse date format strings whose rendering could need a huge buffer."""
-    if isinstance(fmt, str) and len(fmt) > 16:
-        ensure_size(len(fmt) * _STRFTIME_COST, "strftime()")
+_ZONE_COST: Final = 64
+"""Bytes ``strftime`` may need per character of a time zone name each ``%Z`` stands for:
+``datetime`` writes the name into the format (``%`` doubled), which the same growing
+buffers then render."""
+
+
+def check_strftime(fmt: Any, value: Any = None) -> None:
+    """Refuse date format strings whose rendering could need a huge buffer. ``%Z`` is the
+    time zone name of ``value`` (the date being formatted), any length a script gave
+    ``datetime.timezone``: a thousand of a megabyte name grew a host by 10 GB."""
+    if not isinstance(fmt, str):
+        return
+    zone = 0
+    if "%Z" in fmt and isinstance(value, _dt.datetime | _dt.time):
+        name = value.tzname()
+        zone = fmt.count("%Z") * len(name) if isinstance(name, str) else 0
+    if len(fmt) > 16 or zone:
+        ensure_size(len(fmt) * _STRFTIME_COST + zone * _ZONE_COST, "strftime()")
 
 
 def _bind_strftime(value: Any) -> Callable[..., str]:
     def strftime(fmt: str) -> str:
-        check_strftime(fmt)
+        check_strftime(fmt, value)
         result: str = value.strftime(fmt)
         return result
     return strftime
@@ -900,6 +917,48 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
 }
 """(type, name) -> factory binding a size-guarded method to an instance (facades add more)."""
 _SPECIAL = SPECIAL_METHODS
+
+_DICT_CHANGES: Final = ("clear", "pop", "popitem", "setdefault", "update", "move_to_end")
+"""Methods of the dict types that change the dict."""
+
+
+def _bind_own(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """The object's own method: ``dict.clear(od)`` through here is ``od.clear()`` (the
+    dict's C method on an ``OrderedDict`` left its node list pointing at the cleared
+    entries: a segfault on 3.13.0)."""
+    def bind(obj: Any) -> Callable[..., Any]:
+        bound: Callable[..., Any] = getattr(obj, method)
+        return bound
+    return bind
+
+
+def _checking_keys(name: str, bind: Callable[[Any], Callable[..., Any]]) -> Callable[[Any], Any]:
+    """``bind`` whose method, for an ``OrderedDict``, checks the keys it is handed first
+    (``compare.check_ordered_key``)."""
+    def bind_checked(obj: Any) -> Callable[..., Any]:
+        method = bind(obj)
+        if type(obj) is not OrderedDict:
+            return method
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if name == "update":
+                args = tuple(ordered_pairs(arg) for arg in args)
+            elif args and name in _KEYED_CHANGES:
+                check_ordered_key(args[0])
+            return method(*args, **kwargs)
+        call.__name__ = getattr(method, "__name__", name)
+        call.__qualname__ = getattr(method, "__qualname__", name)
+        return call
+    return bind_checked
+
+
+_KEYED_CHANGES: Final = frozenset({"pop", "setdefault", "move_to_end"})
+
+
+_SPECIAL.update({
+    (kind, name): _checking_keys(name, _SPECIAL.get((kind, name), _bind_own(name)))
+    for kind in (dict, Counter, OrderedDict, defaultdict) for name in _DICT_CHANGES
+    if name in ATTRIBUTES[kind]})
 
 
 def _unbound(real: type, name: str) -> Callable[..., Any]:
@@ -1238,7 +1297,10 @@ _PLAIN_DATA: Final = frozenset({str, int, float, bool, type(None), bytes, comple
 
 
 def _fromkeys(cls: Any, keys: Any, value: Any = None) -> Any:
-    """``dict.fromkeys`` with the keys drawn through the operation counter."""
+    """``dict.fromkeys`` with the keys drawn through the operation counter (an
+    ``OrderedDict``'s checked first: ``compare.check_ordered_key``)."""
+    if cls is OrderedDict:
+        return cls.fromkeys([check_ordered_key(key) for key in counted(keys)], value)
     return cls.fromkeys(counted(keyed(keys)), value)
 
 
@@ -1265,6 +1327,11 @@ def _shared_class(obj: Any) -> TypeError:
 
 def guarded_write(obj: Any) -> Any:
     """``_write_``: only the script's own containers and objects may be modified."""
+    target = _writable(obj)
+    return _OrderedDictItems(target) if type(target) is OrderedDict else target
+
+
+def _writable(obj: Any) -> Any:
     cls = type(obj)
     if cls in WRITABLE_TYPES or isinstance(cls, ScriptMeta):
         return obj
@@ -1273,6 +1340,34 @@ def guarded_write(obj: Any) -> Any:
             raise _shared_class(obj)
         return obj
     raise TypeError(f"{cls.__name__!r} objects cannot be modified in the sandbox")
+
+
+@final
+class _OrderedDictItems:
+    """What ``_write_`` gives for an ``OrderedDict``: ``od[k] = v``, ``del od[k]`` and
+    ``od[k] += v`` with the key checked first (``compare.check_ordered_key``); attribute
+    writes go to the dict itself."""
+
+    __slots__ = ("_target",)
+    _target: OrderedDict[Any, Any]
+
+    def __init__(self, target: OrderedDict[Any, Any]) -> None:
+        object.__setattr__(self, "_target", target)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._target[key]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._target[check_ordered_key(key)] = value
+
+    def __delitem__(self, key: Any) -> None:
+        del self._target[check_ordered_key(key)]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._target, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(self._target, name)
 
 
 def guarded_write_private(obj: Any) -> Any:
@@ -1300,17 +1395,60 @@ def _write_target(obj: Any, name: Any, what: str) -> Any:
         if not private_name_ok(name):
             raise refuse(obj, name)
         return guarded_write_private(obj)
-    return guarded_write(obj)
+    return _writable(obj)
 
 
 def guarded_setattr(obj: Any, name: str, value: Any, /) -> None:
     """``setattr``: exactly what ``obj.name = value`` may do (``name`` chosen at run time)."""
-    setattr(_write_target(obj, name, "setattr"), name, value)
+    target = _write_target(obj, name, "setattr")
+    namespace = _instance_namespace(target, name, "setattr")
+    if namespace is None:
+        setattr(target, name, value)
+    else:
+        namespace[name] = value
 
 
 def guarded_delattr(obj: Any, name: str, /) -> None:
     """``delattr``: exactly what ``del obj.name`` may do."""
-    delattr(_write_target(obj, name, "delattr"), name)
+    target = _write_target(obj, name, "delattr")
+    namespace = _instance_namespace(target, name, "delattr")
+    if namespace is None:
+        delattr(target, name)
+    elif namespace.pop(name, _MISSING) is _MISSING:
+        raise AttributeError(f"{type(target).__name__!r} object has no attribute "
+                             f"{_short(name)}")
+
+
+_OBJECT_HOOKS: Final = {"setattr": (object.__setattr__, BaseException.__setattr__),
+                         "delattr": (object.__delattr__, BaseException.__delattr__)}
+"""The generic attribute hooks (an exception class has its own, doing the same)."""
+
+_CLASS_NAME: Final = 100
+"""Longest new attribute name ``setattr`` may give a class."""
+
+
+def _instance_namespace(target: Any, name: str, what: str) -> dict[str, Any] | None:
+    """Where ``setattr``/``delattr`` change ``name`` without CPython interning it: the
+    instance's ``__dict__`` when no class in its MRO names it (None: the builtin does it).
+
+    ``setattr`` interns every name it is handed, even when it then fails, and 3.12 keeps
+    interned strings for good: 40 one-megabyte names a run stayed in the host, run after
+    run. A name a class already has is interned already; a new one on a class (which
+    only ``setattr`` can add) is kept short, and an object without ``__dict__`` is refused
+    here, as ``setattr`` would refuse it after interning."""
+    if isinstance(target, type):
+        if len(name) > _CLASS_NAME and not any(name in k.__dict__ for k in target.__mro__):
+            raise AttributeError(f"{what}(): a new class attribute name is at most "
+                                 f"{_CLASS_NAME} characters in the sandbox")
+        return None
+    kind = type(target)
+    hook = kind.__setattr__ if what == "setattr" else kind.__delattr__
+    if hook not in _OBJECT_HOOKS[what] or any(name in klass.__dict__ for klass in kind.__mro__):
+        return None  # a hook of the class's (a frozen dataclass), or a name it has
+    namespace = getattr(target, "__dict__", None)
+    if type(namespace) is not dict:
+        raise AttributeError(f"{kind.__name__!r} object has no attribute {_short(name)}")
+    return namespace
 
 
 def guarded_vars(*args: Any) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from codemode.sandbox.language.sizes import (
     guarded_mul,
     guarded_pow,
     item_size,
+    items_size,
     repeat_ok,
 )
 
@@ -53,7 +54,8 @@ def guarded_inplace(op: str, x: Any, y: Any) -> Any:
     if op == "+=":
         if isinstance(x, list | bytearray | deque):
             if isinstance(y, CONCAT_TYPES):
-                ensure_size((len(x) + len(y)) * item_size(x), "extending a sequence")
+                added = items_size(y) if isinstance(x, list | deque) else len(y) * item_size(x)
+                ensure_size(len(x) * item_size(x) + added, "extending a sequence")
             elif type(y) is not map:  # ``x += range(10**8)``
                 ensure_size((len(x) + operator.length_hint(y)) * 8, "extending a sequence")
             x += y

@@ -17,6 +17,24 @@ _MAX_FIELDS: Final = 256
 _MAX_NAME: Final = 100
 
 
+_RUN_NAMES: Final = 100_000
+"""Characters of distinct named-tuple names one run may define (as many as its source)."""
+
+
+def _charge_names(names: list[str]) -> None:
+    """``collections.namedtuple`` interns the type and field names, and CPython 3.12 keeps
+    interned strings for good: a run's distinct names are bounded like its source is
+    (300 tuples of 256 long fields a run stayed in the host, 12 MB more per run)."""
+    run = current_run()
+    seen: set[str] = run.extras.setdefault("collections.namedtuple", set())
+    fresh = {name for name in names if name not in seen}
+    total = run.extras.get("collections.namedtuple.size", 0) + sum(map(len, fresh))
+    if total > _RUN_NAMES:
+        run.too_big(f"named tuple names over {_RUN_NAMES} characters in one run", total)
+    seen.update(fresh)
+    run.extras["collections.namedtuple.size"] = total
+
+
 def namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> type:
     """A named tuple class whose fields (and count/index, ``_asdict``, ``_replace``, ``_make``,
     ``_fields``, ``_field_defaults``) scripts may read."""
@@ -33,6 +51,7 @@ def namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> type
         size = sum(len(str(n)) for n in [typename, *names])
         current_run().too_big(f"namedtuple() with {len(names)} fields (at most {_MAX_FIELDS} "
                               f"fields, names of at most {_MAX_NAME} characters)", size)
+    _charge_names([typename, *names])
     if defaults is not None:
         defaults = list(counted(defaults))
     # The names checked above, not ``field_names`` again: a script iterable can yield

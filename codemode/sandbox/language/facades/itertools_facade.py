@@ -54,8 +54,43 @@ def accumulate(iterable: Iterable[Any], func: Any = None, *, initial: Any = None
 
 
 def groupby(iterable: Iterable[Any], key: Any = None) -> Iterator[Any]:
-    """Consecutive groups; the keys (compared in C) are charged like ``==``."""
-    return counted(itertools.groupby(counted(iterable), charge_each(key or _same, 1)))
+    """Consecutive groups, as ``itertools.groupby``; the keys are charged like ``==``.
+
+    Not the C one: it compares keys it does not hold, so a key's ``__eq__`` that pulls
+    the groupby (or a group) frees the key being compared (CPython 3.12.1 and 3.13.0
+    crash: a segfault of an in-process host). Here every key is a local of a generator,
+    and a generator refuses to be re-entered."""
+    keyed = charge_each(key or _same, 1) or _same  # None only for a None key
+    return counted(_groups(iter(counted(iterable)), keyed))
+
+
+def _groups(items: Iterator[Any], key: Callable[[Any], Any]) -> Iterator[Any]:
+    current: list[Any] = []  # [value, key] of the item read last; empty once exhausted
+
+    def group(target: Any) -> Iterator[Any]:
+        yield current[0]
+        for value in items:
+            current[:] = value, key(value)
+            if not _same_key(target, current[1]):
+                return
+            yield value
+        current.clear()
+
+    for value in items:
+        current[:] = value, key(value)
+        break
+    while current:
+        target = current[1]
+        members = group(target)
+        yield target, counted(members)
+        if current and _same_key(target, current[1]):
+            for _ in members:
+                pass
+
+
+def _same_key(target: Any, key: Any) -> bool:
+    """``target == key`` as C compares them (``is`` first: a NaN key is its own group)."""
+    return target is key or bool(target == key)
 
 
 def _same(value: Any) -> Any:

@@ -7,7 +7,13 @@ from typing import Any, Final
 
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.render import charge_render
-from codemode.sandbox.language.sizes import check_render, ensure_size, render_size
+from codemode.sandbox.language.sizes import (
+    check_render,
+    ensure_size,
+    json_text_size,
+    json_unicode_size,
+    render_size,
+)
 from codemode.sandbox.language.state import current_run
 
 __all__ = ["FACADE"]
@@ -72,7 +78,7 @@ def dumps(obj: Any, *, indent: int | str | None = None, sort_keys: bool = False,
         if len(separators[0]) + len(separators[1]) > _MAX_INDENT:
             raise ValueError(f"separators are limited to {_MAX_INDENT} characters")
     charge_render(obj)
-    check_render(obj, "json.dumps()")
+    check_render(obj, "json.dumps()", json_text_size if ensure_ascii else json_unicode_size)
     if default is not None:
         default = _sized_default(default)
     if indent is None:

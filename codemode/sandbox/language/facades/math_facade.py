@@ -58,6 +58,15 @@ def lcm(*integers: int) -> int:
     return result
 
 
+def gcd(*integers: int) -> int:
+    """Greatest common divisor, one counted step per argument: in one C call the steps
+    over a thousand 100 000-bit integers held an in-process host's loop for 8 s."""
+    result = 0
+    for value in counted(integers):
+        result = math.gcd(result, value)
+    return result
+
+
 def fsum(iterable: Iterable[float]) -> float:
     """Accurate float sum (counted)."""
     return math.fsum(counted(iterable))
@@ -73,9 +82,10 @@ _NAMES: Final[dict[str, Any]] = {
         "pi", "e", "tau", "inf", "nan", "sqrt", "isqrt", "floor", "ceil", "trunc", "log",
         "log2", "log10", "log1p", "exp", "expm1", "sin", "cos", "tan", "asin", "acos", "atan",
         "atan2", "sinh", "cosh", "tanh", "hypot", "fabs", "copysign", "fmod", "modf", "frexp",
-        "ldexp", "isclose", "isfinite", "isinf", "isnan", "gcd", "degrees", "radians",
+        "ldexp", "isclose", "isfinite", "isinf", "isnan", "degrees", "radians",
         "dist", "remainder",
     )
 }
 FACADE: Final = Facade("math", {**_NAMES, "factorial": factorial, "comb": comb, "perm": perm,
-                                "prod": prod, "fsum": fsum, "pow": pow_, "lcm": lcm})
+                                "prod": prod, "fsum": fsum, "pow": pow_, "lcm": lcm,
+                                "gcd": gcd})

@@ -8,9 +8,10 @@ stall the host's threads. Running out trips the ``timeout`` limit.
 
 from __future__ import annotations
 
+import itertools
 import re as _stdlib_re
 import time
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 import regex  # type: ignore[import-untyped]
 
@@ -202,6 +203,22 @@ _ALLOWED_FLAGS: Final = (regex.IGNORECASE | regex.MULTILINE | regex.DOTALL | reg
                          | regex.ASCII | regex.UNICODE)
 
 
+_RUN_PATTERNS: Final = 256
+"""Patterns one run keeps compiled (``re.search(p, line)`` in a loop compiles ``p`` once).
+The engine's own cache is not used: it kept 500 patterns of any size for every later run
+(one of 15 MB each), and they outlived the run that compiled them."""
+
+_PURGE_EVERY: Final = 256
+"""The engine notes the text of every pattern it compiles, cached or not, until its cache
+is full: the notes are dropped every this many compiles."""
+
+_COMPILES: Final = itertools.count(1)
+
+
+def _too_big(size: int) -> NoReturn:
+    current_run().too_big("a regular expression this large (counted repeats expanded)", size)
+
+
 def _compiled(pattern: Any, flags: int) -> Any:
     if not isinstance(flags, int) or flags & ~_ALLOWED_FLAGS:
         raise ValueError("unsupported regular expression flags; use re.I, re.M, re.S, re.X, "
@@ -210,13 +227,25 @@ def _compiled(pattern: Any, flags: int) -> Any:
         return pattern.compiled
     if not isinstance(pattern, str | bytes):
         raise TypeError("pattern must be a string")
-    text = pattern if isinstance(pattern, str) else pattern.decode("latin-1")
     # Every character counts at least once, so a long pattern is refused before the
     # (Python, untimed) expansion scan and the compile.
-    size = len(text) if len(text) > MAX_PATTERN_EXPANSION else _expansion(pattern, flags)
+    if len(pattern) > MAX_PATTERN_EXPANSION:
+        _too_big(len(pattern))
+    cache = current_run().extras.setdefault("re.patterns", {})
+    key = (type(pattern), pattern, flags)
+    found = cache.get(key)
+    if found is not None:
+        return found
+    size = _expansion(pattern, flags)
     if size > MAX_PATTERN_EXPANSION:
-        current_run().too_big("a regular expression this large (counted repeats expanded)", size)
-    return regex.compile(pattern, flags)
+        _too_big(size)
+    compiled = regex.compile(pattern, flags, cache_pattern=False)
+    if next(_COMPILES) % _PURGE_EVERY == 0:
+        regex.purge()
+    if len(cache) >= _RUN_PATTERNS:
+        cache.clear()
+    cache[key] = compiled
+    return compiled
 
 
 _PIECE: Final = 64
@@ -246,12 +275,55 @@ def _group_span_max(match: Any) -> int:
     return max(len(g) for g in (match.group(0), *match.groups(match.group(0)[:0])))
 
 
+_TEMPLATE_PIECE: Final = 256
+"""Longest template text handed to the engine at once: it keeps every template it expanded
+(500 of them, shared by all runs), so a run's 10 MB templates outlived it."""
+
+_TOKEN: Final = (r"\\(?:g<[^>\\]{0,200}>?|x[0-9A-Fa-f]{0,2}|u[0-9A-Fa-f]{0,4}"
+                 r"|U[0-9A-Fa-f]{0,8}|N(?:\{[^}\\]{0,200}\}?)?|[0-9]{1,3}|.)?|[^\\]+")
+_TOKENS: Final = {str: regex.compile(_TOKEN, regex.DOTALL),
+                  bytes: regex.compile(_TOKEN.encode(), regex.DOTALL)}
+"""A template's escapes (each as long as the engine could read it) and literal runs: the
+engine reads an escape within its token, so cutting between tokens keeps the meaning (a
+group name or character name past 200 characters is cut, and refused)."""
+
+
 def expand(match: Any, template: Any) -> Any:
-    """``Match.expand`` with the result size checked first."""
-    refs = len(_GROUP_REF.findall(template if isinstance(template, str)
-                                  else template.decode("latin-1")))
-    ensure_size(len(template) + refs * _group_span_max(match), "Match.expand()")
-    return match.expand(template)
+    """``Match.expand`` with the result size checked first; a long template is expanded a
+    few tokens at a time (see :data:`_TEMPLATE_PIECE`), each token charged and each
+    piece sized before it is made."""
+    if not isinstance(template, str | bytes):
+        return match.expand(template)  # the engine's own TypeError
+    span = _group_span_max(match)
+    if len(template) <= _TEMPLATE_PIECE:
+        _check_expansion(0, template, span)
+        return match.expand(template)
+    pieces = []
+    produced = start = end = 0
+
+    for token in counted(_TOKENS[type(template)].finditer(template, concurrent=True)):
+        if token.end() - start > _TEMPLATE_PIECE:
+            if end > start:
+                _check_expansion(produced, template[start:end], span)
+                pieces.append(match.expand(template[start:end]))
+                produced += len(pieces[-1])
+                start = end
+            if token.end() - start > _TEMPLATE_PIECE:  # a long literal run: as it is
+                ensure_size(produced + token.end() - start, "Match.expand()")
+                pieces.append(template[start:token.end()])
+                produced += len(pieces[-1])
+                start = token.end()
+        end = token.end()
+    if end > start:
+        _check_expansion(produced, template[start:end], span)
+        pieces.append(match.expand(template[start:end]))
+    return template[:0].join(pieces)
+
+
+def _check_expansion(produced: int, template: str | bytes, span: int) -> None:
+    text = template if isinstance(template, str) else template.decode("latin-1")
+    refs = len(_GROUP_REF.findall(text))
+    ensure_size(produced + len(template) + refs * span, "Match.expand()")
 
 
 def _sized_sub(compiled: Any, repl: Any, string: Any, count: int) -> tuple[Any, int]:
