@@ -203,6 +203,7 @@ def _main(argv: list[str]) -> int:
         print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
+        print("codemode: interrupted", file=sys.stderr)
         return 130
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -145,6 +147,66 @@ def test_a_closed_stdout_ends_quietly(tools_file: Path) -> None:
         os.close(write_end)
     assert done.stderr.decode() == ""
     assert done.returncode == 141
+
+
+@pytest.mark.parametrize("executor", ["pool", "inprocess"])
+def test_ctrl_c_stops_a_run_with_one_line_and_130(tools_file: Path, marks: Path,
+                                                  tmp_path: Path, executor: str) -> None:
+    """SIGINT while a script runs: one line on stderr, exit 130, well before the run's
+    own timeout, and no worker process left behind."""
+    looping = tmp_path / "loop.py"
+    looping.write_text("import time\nawait tools.touch()\nwhile True:\n    time.sleep(0.01)\n")
+    child = subprocess.Popen(
+        [sys.executable, "-m", "codemode.cli", "run", str(looping), "--timeout", "120",
+         "--executor", executor, "--tools", f"{tools_file}:TOOLS"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # the tool call marks that the script is running
+            if (marks / "ran").exists() or child.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert (marks / "ran").exists(), child.communicate(timeout=60)
+        before = _children(child.pid)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert (child.returncode, err) == (130, "codemode: interrupted\n"), out
+    assert executor == "inprocess" or len(before) >= 2  # the pool's template and workers
+    for _ in range(100):  # a worker may take a moment to see its pipe close
+        if not any(_alive(pid) for pid in before):
+            break
+        time.sleep(0.1)
+    assert [pid for pid in before if _alive(pid)] == []
+
+
+def _children(pid: int) -> list[int]:
+    """``pid``'s descendants (read from /proc): the pool's template forks its workers."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+    found, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        kids = [child for child, up in parents.items() if up == parent]
+        found += kids
+        frontier += kids
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_the_progress_bar_draws_one_line_and_ends_it() -> None:
