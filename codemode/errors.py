@@ -119,12 +119,18 @@ class SandboxError(CodemodeError):
 
 
 class ScriptCompileError(SandboxError):
-    """The script does not compile under the restricted policy."""
+    """The script does not compile under the restricted policy.
 
-    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+    ``problems`` lists each refusal with its own (line, column, message) when the policy
+    found several, so a preflight reports every one at its line.
+    """
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None, *,
+                 problems: tuple[tuple[int | None, int | None, str], ...] = ()) -> None:
         self.message = message
         self.line = line
         self.column = column
+        self.problems = problems
         where = f" (line {line})" if line is not None else ""
         super().__init__(f"{message}{where}")
 

@@ -378,6 +378,9 @@ class CodeMode:
             else:
                 compile_tree(script, parsed[0], kinds=parsed[1])
         except ScriptCompileError as exc:
+            if len(exc.problems) > 1:
+                return [Problem(line=line or 1, column=column or 1, message=message)
+                        for line, column, message in exc.problems]
             message = re.sub(r"^Line \d+: ", "", exc.message)
             return [Problem(line=exc.line or 1, column=exc.column or 1, message=message)]
         return []

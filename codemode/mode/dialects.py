@@ -69,15 +69,24 @@ _REMOVED: Final[Mapping[str, str]] = MappingProxyType({
     "breakpoint": "there is no debugger: print() what you need to see",
     "exit": "the script ends with its last expression, whose value is the result",
     "quit": "the script ends with its last expression, whose value is the result",
-    "help": _SDK, "dir": _SDK,
+    "help": _SDK,
     "id": "compare objects with `is`, or key them by a value of their own",
-    "bytes": _BYTES, "bytearray": _BYTES, "memoryview": _BYTES,
+    "bytearray": _BYTES, "memoryview": _BYTES,
     "BaseException": "catch `Exception`, which every error a script or a tool raises is; "
                      "the run's own stop signals are not for a script to catch",
 })
 """Python builtins a script does not have (a NameError at run time) → what to do instead."""
+_NO_ARGUMENT: Final[Mapping[str, str]] = MappingProxyType({
+    "dir": f"{_SDK}; `dir(obj)` lists an object of the script's own",
+    "vars": "keep shared values in a dict of your own; `vars(obj)` copies an object of the "
+            "script's own",
+})
+"""Builtins a script has with an argument only (without one they would list its
+variables) → what to write instead."""
 _ENTRY_NAMES: Final = frozenset({"main", "amain", "async_main", "run", "run_task", "solve"})
 _RUN: Final = frozenset({"run"})
+_LOOPS: Final = frozenset({"get_event_loop", "new_event_loop"})
+"""``asyncio`` functions whose loop's ``run_until_complete(main())`` is ``asyncio.run``."""
 _KNOWN: Final = frozenset(SAFE_BUILTINS) | SANDBOX_GLOBALS
 """Names every run has."""
 _N = TypeVar("_N", bound=ast.AST)
@@ -289,6 +298,19 @@ class _Edits:
         return out
 
 
+def _implicit_call(node: ast.FunctionDef) -> str | None:
+    """How Python calls a method of a class for the script (so its tool calls cannot be
+    awaited): a special method or a property; None for a plain method."""
+    name = node.name
+    if name.startswith("__") and name.endswith("__"):
+        return ("Python calls it for you (`for`, `len()`, `print()` …)"
+                if name != "__init__" else "Python calls it for you in `Cls(...)`")
+    if any((isinstance(d, ast.Name) and d.id in ("property", "cached_property")) or (
+            isinstance(d, ast.Attribute) and d.attr == "setter") for d in node.decorator_list):
+        return "a property is read without a call"
+    return None
+
+
 @dataclass
 class _Scope:
     kind: str
@@ -412,6 +434,11 @@ class _Planner(ast.NodeVisitor):
         root, parts = self.root_of(func)
         if root == "asyncio" and len(parts) == 1 and parts[0] in names:
             return True
+        if names is _RUN and isinstance(func, ast.Attribute) and (
+                func.attr == "run_until_complete") and isinstance(func.value, ast.Call) and not (
+                func.value.args or func.value.keywords):
+            # ``asyncio.get_event_loop().run_until_complete(main())``: ``asyncio.run``
+            return self._asyncio_call(func.value.func, _LOOPS)
         # ``tg.create_task(...)`` of a TaskGroup (``loop.create_task`` alike): not a tool
         return (names is _CONCURRENT and isinstance(func, ast.Attribute)
                 and func.attr == "create_task" and self.tool_of(func) is None)
@@ -694,7 +721,13 @@ class _Planner(ast.NodeVisitor):
                 self.visit(item)
         in_class = self.scopes[-1].kind == "class"
         if id(node) in self.converted:
-            if in_class or node.decorator_list or self._used_as_value(node.name):
+            implicit = _implicit_call(node) if in_class else None
+            if implicit is not None:
+                self.add(node, f"{node.name}() calls tools, but {implicit}, where a call "
+                         "cannot be awaited: make the calls in an `async def` method (e.g. "
+                         "`async def load(self)`, awaited before use) and keep the results "
+                         "on the object")
+            elif in_class or node.decorator_list or self._used_as_value(node.name):
                 where = self._value_use(node.name)
                 self.add(node, f"{node.name}() calls tools, so it must be `async def "
                          f"{node.name}(...)` and each call awaited"
@@ -803,16 +836,19 @@ class _Planner(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self._asyncio_call(node.func, frozenset({"run"})):
+        if self._asyncio_call(node.func, _RUN):
             if self.strict:
-                self.add(node, "asyncio.run() is not available (the script already runs in "
+                shown = "asyncio.run" if isinstance(node.func, ast.Attribute) and (
+                    node.func.attr == "run") else "run_until_complete"
+                self.add(node, f"{shown}() is not available (the script already runs in "
                          "an event loop): write `await main()`")
             else:
                 self.note("asyncio.run(main())")
                 start = self.edits.start(node.func)
                 self.edits.replace(start, self.edits.end(node.func), "await ")
                 self._check_await_allowed(node)
-            self.generic_visit(node)
+            for arg in [*node.args, *node.keywords]:
+                self.visit(arg)  # not the loop (``get_event_loop()``) the edit removed
             return
         if isinstance(node.func, ast.Name) and node.func.id in self.refused_bare:
             name = node.func.id
@@ -953,6 +989,12 @@ class _Planner(ast.NodeVisitor):
             return uncalled[-1]
         return None
 
+    def _called_bare(self, node: ast.Name) -> bool:
+        """``node()``: called with no argument at all."""
+        call = self.parents.get(node)
+        return isinstance(call, ast.Call) and call.func is node and not (
+            call.args or call.keywords)
+
     def _unbound(self) -> None:
         seen: set[str] = set()
         known = _KNOWN | set(self.inputs) | self.bound
@@ -960,6 +1002,10 @@ class _Planner(ast.NodeVisitor):
             known |= {"final_answer"} | set(self.bare)
         for node in self.loads:
             name = node.id
+            if name in _NO_ARGUMENT and name not in self.bound and self._called_bare(node):
+                self.add(node, f"{name}() without an argument is not available in the "
+                         f"sandbox ({_NO_ARGUMENT[name]})")
+                continue
             if name in known or name in seen or name.startswith("_"):
                 continue
             if name in self.refused_bare:

@@ -202,7 +202,8 @@ class _Checker(ast.NodeVisitor):
                 if path is not None and path not in tools and not any(
                         p.startswith(path + ".") for p in tools):
                     self.add(node, f"unknown tool tools.{path}{_suggest(path, list(tools))}")
-                self.check_module_attribute(node)
+                if not (strict is False and _loop_run(node, parents)):
+                    self.check_module_attribute(node)
             elif kind is ast.Import or kind is ast.ImportFrom:
                 assert isinstance(node, ast.Import | ast.ImportFrom)
                 if not _never_runs(node, parents):
@@ -457,6 +458,17 @@ def _by_kind(nodes: Iterable[ast.AST]) -> dict[type, list[ast.AST]]:
 
 _DIALECT_ATTRIBUTES: Final = frozenset({("asyncio", "run")})
 """Module attributes the dialects handle (``asyncio.run(main())``)."""
+
+def _loop_run(node: ast.Attribute, parents: Mapping[ast.AST, ast.AST]) -> bool:
+    """``asyncio.get_event_loop().run_until_complete(...)``, which the dialects run as
+    ``asyncio.run(...)`` (strict hosts get the missing name and its fix)."""
+    call = parents.get(node)
+    method = parents.get(call) if call is not None else None
+    return (node.attr in ("get_event_loop", "new_event_loop") and isinstance(call, ast.Call)
+            and call.func is node and isinstance(method, ast.Attribute)
+            and method.attr == "run_until_complete"
+            and isinstance(parents.get(method), ast.Call))
+
 
 _BINDERS: Final = ((ast.FunctionDef, "name"), (ast.AsyncFunctionDef, "name"),
                    (ast.ClassDef, "name"), (ast.arg, "arg"), (ast.ExceptHandler, "name"),

@@ -225,7 +225,8 @@ async def test_annotations_are_never_evaluated(mode: cm.CodeMode, strict: cm.Cod
      "Literal, Mapping, MutableMapping, MutableSequence, MutableSet, NamedTuple, Never, "
      "NoReturn, NotRequired, Optional, OrderedDict, ParamSpec, Protocol, Required, "
      "Reversible, Self, Sequence, Set, Sized, TYPE_CHECKING, Tuple, Type, TypeAlias, "
-     "TypeVar, TypedDict, Union, cast)"),
+     "TypeVar, TypedDict, Union, cast, final, no_type_check, overload, "
+         "runtime_checkable)"),
 ])
 async def test_unavailable_typing_forms_are_refused_before_running(
         mode: cm.CodeMode, script: str, message: str) -> None:
@@ -274,7 +275,8 @@ NO_HOST = "a script reaches files, processes and the network only through the to
      [(1, 14, f"module 'requests' is not available in the sandbox (available: {AVAILABLE}); "
               f"{NO_HOST}"),
       (1, 29, f"module 'sys' is not available in the sandbox (available: {AVAILABLE}); "
-              f"{NO_HOST}")]),
+              "print() already writes to the script's output (drop `file=sys.stdout` or "
+              f"`file=sys.stderr`), and a script ends with its value, not sys.exit(); {NO_HOST}")]),
     ("import csv\n1",
      [(1, 8, f"module 'csv' is not available in the sandbox (available: {AVAILABLE}); "
              "split the text with `text.splitlines()` and `line.split(',')`")]),
@@ -360,10 +362,8 @@ async def test_added_builtins_work_as_in_cpython(mode: cm.CodeMode, name: str,
 
 
 @pytest.mark.parametrize(("name", "reason"), [
-    ("dir", "the SDK in the prompt lists the tools and their arguments"),
     ("help", "the SDK in the prompt lists the tools and their arguments"),
     ("id", "compare objects with `is`, or key them by a value of their own"),
-    ("bytes", "write a literal (`b'...'`) or encode text (`text.encode()`)"),
     ("bytearray", "write a literal (`b'...'`) or encode text (`text.encode()`)"),
     ("open", "no files, processes or code from text: use the tools"),
     ("BaseException", "catch `Exception`, which every error a script or a tool raises is; "

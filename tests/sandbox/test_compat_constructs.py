@@ -385,7 +385,7 @@ async def test_batched_is_python_3_12s(executor: Any) -> None:
                    "script's output; use pformat() for the text)")),
     ("import pprint\npprint.pformat(1, indent=10**6)",
      ("ValueError", "indent must be at most 64 in the sandbox")),
-    ("vars()", ("TypeError", "vars() without an argument is not available in the sandbox (it "
+    ("v = vars\nv()", ("TypeError", "vars() without an argument is not available in the sandbox (it "
                              "would list the script's variables): keep shared values in a dict")),
     ("vars([1])", ("TypeError", "vars() takes an instance of the script's own classes in the "
                                 "sandbox, not 'list'")),

@@ -76,6 +76,7 @@ SAMPLES: Final[dict[str, str]] = {
     "OSError": "OSError(2, 'gone')",
     "generator": "started(gen())",
     "StopIteration": "StopIteration(3)",
+    "ExceptionGroup": "ExceptionGroup('many', [ValueError('a')])",
     "ToolCallError": "ToolCallError('t', 'm', '$.x')",
     "JSONDecodeError": "caught(lambda: json.loads('{'))",
     "UnicodeDecodeError": "caught(lambda: b'\\xff'.decode('utf-8'))",
@@ -115,7 +116,8 @@ TYPE_ARGS: Final[dict[tuple[str, str], str]] = {
     ("str", "count"): "'b'", ("str", "index"): "'b'", ("bytes", "count"): "b'b'",
     ("bytes", "split"): "", ("bytes", "find"): "b'b'", ("bytes", "startswith"): "b'a'",
     ("property", "getter"): "len", ("property", "setter"): "len", ("property", "deleter"): "len",
-    ("bytes", "endswith"): "b'b'", ("bytes", "strip"): "", ("range", "index"): "3",
+    ("bytes", "fromhex"): "'6162'", ("bytes", "endswith"): "b'b'", ("bytes", "strip"): "",
+    ("range", "index"): "3",
     ("range", "count"): "3", ("Counter", "get"): "'a'", ("Counter", "pop"): "'a'",
     ("Counter", "update"): "'ab'", ("Counter", "setdefault"): "'c', 0",
     ("Counter", "fromkeys"): None,  # Counter.fromkeys raises NotImplementedError in Python
@@ -188,6 +190,8 @@ BUILTINS: Final[dict[str, str]] = {
     "setattr": "setattr(O, 'x', 1) is None and O.x == 1",
     "delattr": "setattr(O, 'y', 1) is None and delattr(O, 'y') is None and not hasattr(O, 'y')",
     "vars": "vars(O()) == {'z': 3}",
+    "dir": "'z' in dir(O()) and '_z' not in dir(O())",
+    "bytes": "bytes('ab', 'ascii') == b'ab' and isinstance(b'', bytes)",
 }
 """Builtin name -> an expression that must be True (exceptions: raised and caught below)."""
 
@@ -228,6 +232,8 @@ FACADES: Final[dict[str, str]] = {
     "enum.unique": "enum.unique(E) is E",
     "typing.NamedTuple": "typing.NamedTuple('P', [('a', int)])(1).a == 1",
     "typing.TypedDict": "typing.TypedDict('M', {'a': int})(a=1) == {'a': 1}",
+    **{f"typing.{name}": f"typing.{name}(E) is E and typing.{name}(len) is len" for name in (
+        "overload", "final", "runtime_checkable", "no_type_check")},
     "collections.Counter": "collections.Counter('aab')['a'] == 2",
     "collections.OrderedDict": "list(collections.OrderedDict(a=1)) == ['a']",
     "collections.defaultdict": "collections.defaultdict(list)['x'] == []",
@@ -366,6 +372,8 @@ FACADES: Final[dict[str, str]] = {
         ("index", "3", "3"), ("not_", "0", "True"), ("truth", "[1]", "True"),
         ("is_", "None, None", "True"), ("is_not", "1, None", "True"))},
     "operator.itemgetter": "operator.itemgetter(1, 0)('ab') == ('b', 'a')",
+    "operator.concat": "operator.concat([1], [2]) == [1, 2] and "
+                       "operator.concat('a', 'b') == 'ab'",
     "operator.attrgetter": "operator.attrgetter('real')(3) == 3",
     "operator.methodcaller": "operator.methodcaller('upper')('a') == 'A'",
     "heapq.heappush": "(lambda h: heapq.heappush(h, 1) or h)([]) == [1]",

@@ -114,6 +114,7 @@ SAMPLES: Final[dict[type, Callable[[], Any]]] = {
     BaseException: lambda: BaseException("x"),
     OSError: lambda: OSError(2, "gone", "a.txt"),
     StopIteration: lambda: StopIteration(3),
+    ExceptionGroup: lambda: ExceptionGroup("many", [ValueError("a")]),
     ToolCallError: lambda: ToolCallError("t", "m", "$.x"),
     json.JSONDecodeError: lambda: json.JSONDecodeError("bad", "doc", 1),
     UnicodeDecodeError: lambda: UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad"),
@@ -205,7 +206,7 @@ def _call(method: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any]:
         return "error", type(exc).__name__
 
 
-_VALUES: Final = frozenset({"args", "strerror", "filename", "filename2"})
+_VALUES: Final = frozenset({"args", "strerror", "filename", "filename2", "message"})
 """Guarded exception fields: values (scrubbed), not methods."""
 
 GUARDED: Final = sorted((key for key in SPECIAL_METHODS.keys() - CLASS_METHODS.keys()

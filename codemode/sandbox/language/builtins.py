@@ -25,10 +25,11 @@ from codemode.sandbox.language.compare import (
     keyed,
     ordered_pairs,
 )
-from codemode.sandbox.language.facades import facade, guarded_import
+from codemode.sandbox.language.facades import Facade, facade, guarded_import
 from codemode.sandbox.language.guards import (
     EXCEPTIONS,
     TYPE_ALIASES,
+    ScriptMeta,
     build_class,
     check_codec,
     check_strftime,
@@ -39,6 +40,7 @@ from codemode.sandbox.language.guards import (
     guarded_type,
     guarded_vars,
 )
+from codemode.sandbox.language.policy import private_name_ok
 from codemode.sandbox.language.render import charge_render, scrub
 from codemode.sandbox.language.sizes import (
     MAX_INT_BITS,
@@ -64,7 +66,9 @@ def print_(*args: Any, sep: str | None = " ", end: str | None = "\n",
            file: Any = None, flush: bool = False) -> None:
     """``print`` into the run's bounded output buffer."""
     if file is not None:
-        raise TypeError("print(file=...) is not available in the sandbox")
+        raise TypeError("print(file=...) is not available in the sandbox: print() without "
+                        "file= writes to the script's output; to collect text, append it "
+                        "to a list and '\\n'.join() it")
     run = current_run()
     run.meter.check()
     sep = " " if sep is None else sep
@@ -569,6 +573,29 @@ def getattr_(obj: Any, name: str, *default: Any) -> Any:
     return guarded_getattr(obj, name, *default)
 
 
+def dir_(*args: Any) -> list[str]:
+    """``dir(obj)`` of the script's own objects and classes (as Python lists them: names
+    only, read from their dicts without running script code) and of a sandbox module
+    (what it offers); other objects have no attributes a script lists, and ``dir()``
+    without an argument would list the script's variables."""
+    if len(args) != 1:
+        raise TypeError("dir() without an argument is not available in the sandbox (the SDK "
+                        "in the prompt lists the tools; keep shared values in a dict)"
+                        if not args else f"dir expected at most 1 argument, got {len(args)}")
+    obj = args[0]
+    if isinstance(obj, Facade):
+        return sorted(obj.exports())
+    if not (isinstance(obj, ScriptMeta) or isinstance(type(obj), ScriptMeta)):
+        what = type(obj).__name__
+        raise TypeError(f"dir() takes the script's own objects and classes and the sandbox "
+                        f"modules, not {what!r} (the SDK in the prompt lists the tools; a "
+                        f"tool's result is data: print it, and list(d) gives a dict's keys)")
+    names = _py.dir(obj)
+    charge_operations(len(names))
+    return [name for name in names if not name.startswith("_") or private_name_ok(name) or (
+        name.startswith("__") and name.endswith("__") and not name.startswith("___"))]
+
+
 ListType: Final = sized_sequence(list)
 TupleType: Final = sized_sequence(tuple)
 
@@ -579,6 +606,7 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     "frozenset": FrozenSetType,
     "enumerate": enumerate_, "zip": zip_, "map": map_, "filter": filter_, "reversed": reversed_,
     "slice": slice,
+    "bytes": BytesType,  # what ``type(b"")`` gives anyway: sizes checked (``bytes(10**10)``)
     "object": object,  # a base and a sentinel (``MISSING = object()``): nothing to read
     "super": super,  # its attributes go through ``guards._super_member``
     "property": property, "staticmethod": staticmethod, "classmethod": classmethod,
@@ -591,6 +619,7 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     "max": max_, "any": any_, "all": all_, "iter": iter_, "format": format_,
     "type": type_, "getattr": getattr_, "hasattr": guarded_hasattr, "pow": guarded_pow,
     "setattr": guarded_setattr, "delattr": guarded_delattr, "vars": guarded_vars,
+    "dir": dir_,
     # Exceptions (ToolCallError included).
     **{exc.__name__: exc for exc in EXCEPTIONS},
     # More that scripts name in ``except`` clauses (all ``Exception`` subclasses: catching

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import inspect
 import marshal
+import re
 import sys
 import threading
 import types
@@ -157,7 +158,10 @@ def _compile(source: str, tree: ast.Module | None, nodes: Sequence[ast.AST] | No
     if policy.errors:
         line, column = policy.positions[0] if policy.positions else (None, None)
         message = "; ".join(policy.errors)
-        raise ScriptCompileError(message, line, column)
+        problems = tuple((*where, re.sub(r"^Line \d+: ", "", text)) for where, text in zip(
+            policy.positions, policy.errors, strict=False)) if len(
+            policy.positions) == len(policy.errors) else ()
+        raise ScriptCompileError(message, line, column, problems=problems)
     try:
         try:
             code = _to_code(tree)

@@ -303,8 +303,8 @@ _STR: Final = frozenset({
     # size-guarded below:
     "center", "expandtabs", "join", "ljust", "replace", "rjust", "zfill",
 })
-_BYTES: Final = frozenset({"decode", "hex", "count", "endswith", "startswith", "find", "split",
-                           "strip", "lower", "upper"})
+_BYTES: Final = frozenset({"decode", "hex", "fromhex", "count", "endswith", "startswith",
+                           "find", "split", "strip", "lower", "upper"})
 _INT: Final = frozenset({"bit_length", "bit_count", "real", "imag", "numerator",
                          "denominator", "conjugate", "as_integer_ratio"})
 _FLOAT: Final = frozenset({"is_integer", "as_integer_ratio", "hex", "fromhex", "real", "imag",
@@ -369,6 +369,7 @@ ATTRIBUTES: Final[dict[type, frozenset[str]]] = {
     OSError: _EXC | {"errno", "strerror", "filename", "filename2"},
     GeneratorType: frozenset({"send", "throw", "close"}),
     StopIteration: _EXC | {"value"},
+    ExceptionGroup: _EXC | {"exceptions", "message"},
     ToolCallError: _EXC | {"tool", "message", "path"},
     json.JSONDecodeError: _EXC | {"msg", "doc", "pos", "lineno", "colno"},
     UnicodeDecodeError: _EXC | {"encoding", "reason", "start", "end"},
@@ -902,6 +903,7 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     **{(GeneratorType, name): _bind_generator(name) for name in ("send", "throw", "close")},
     **{(OSError, name): _bind_exception_field(name) for name in ("strerror", "filename",
                                                                   "filename2")},
+    (ExceptionGroup, "message"): _bind_exception_field("message"),
     **{(view, "isdisjoint"): _bind_counted("isdisjoint") for view in _KEY_VIEWS},
     (list, "extend"): _bind_extend,
     (deque, "extend"): _bind_extend,

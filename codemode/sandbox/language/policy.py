@@ -114,6 +114,8 @@ with the chained exception if it is an ``Exception`` a script may hold, else ``N
 _ATTRIBUTE_HINTS: Final = {
     "__dict__": "use vars(obj) (a copy of a script object's attributes)",
     "__class__": "use type(obj), and type(obj).__name__ for its name",
+    "__doc__": "docstrings cannot be read in the sandbox: keep the text in a string of "
+               "your own",
     "__setattr__": "use setattr(obj, name, value) (a frozen dataclass sets its fields only "
                    "through its constructor: compute a derived value in a @property)",
 }
@@ -738,9 +740,11 @@ class SandboxPolicy(RestrictingNodeTransformer):
 
     def visit_MatchValue(self, node: ast.MatchValue) -> Any:
         if not _literal_pattern(node.value):
+            shown = ast.unparse(node.value) if isinstance(node.value, ast.Attribute) else ""
             self.error(node, "a case value must be a literal (a number, string, True, "
                        "False or None): compare other values in a guard, "
-                       "`case x if x == other.value:`")
+                       + (f"`case x if x == {shown}:`" if 0 < len(shown) <= 60 else
+                          "`case x if x == other.value:`"))
         return node
 
     def visit_MatchSingleton(self, node: ast.MatchSingleton) -> Any:

@@ -136,8 +136,11 @@ def guarded_import(name: str, globals: Any = None, locals: Any = None,
 
 _NO_HOST: Final = "a script reaches files, processes and the network only through the tools"
 _MODULE_HINTS: Final = {
-    **dict.fromkeys(("os", "sys", "pathlib", "shutil", "subprocess", "socket", "requests",
+    **dict.fromkeys(("os", "pathlib", "shutil", "subprocess", "socket", "requests",
                      "httpx", "aiohttp", "urllib.request"), _NO_HOST),
+    "sys": "print() already writes to the script's output (drop `file=sys.stdout` or "
+           "`file=sys.stderr`), and a script ends with its value, not sys.exit(); "
+           + _NO_HOST,
     "csv": "split the text with `text.splitlines()` and `line.split(',')`",
     "io": "collect lines in a list and `'\\n'.join(lines)`",
     "logging": "use print(): its output is returned with the result",
@@ -146,6 +149,22 @@ _MODULE_HINTS: Final = {
     "decimal": "use round(x, 2) on floats, or whole cents as int",
     "fractions": "use int numerator/denominator pairs, or floats",
     "numpy": "use lists, math and statistics",
+    "os.path": "use str methods on path text (`p.rsplit('/', 1)[-1]` is the file name); "
+               + _NO_HOST,
+    "zoneinfo": "use a fixed offset, `datetime.timezone(datetime.timedelta(hours=2))`, or "
+                "`datetime.timezone.utc`",
+    "calendar": "compute with datetime: `d.strftime('%A')` names a day, and a month's last "
+                "day is the day before the next month's first (`date(y, m + 1, 1) - "
+                "timedelta(days=1)`)",
+    "uuid": "make an id from the data, `hashlib.sha256(text.encode()).hexdigest()[:32]`, or "
+            "`'%032x' % random.getrandbits(128)`",
+    "secrets": "use `random` (a script has no secret to keep)",
+    "difflib": "score the candidates yourself (e.g. shared words, `len(set(a.split()) & "
+               "set(b.split()))`) and take `max(candidates, key=...)`",
+    "html": "escape with str.replace (`&` → `&amp;` first, then `<` → `&lt;`, `>` → `&gt;`)",
+    "types": "use a dict, or a small class or @dataclass, instead of SimpleNamespace",
+    "warnings": "use print(): its output is returned with the result",
+    "fnmatch": "match with `re` (`*` is `.*`, `?` is `.`) or str.startswith/endswith",
     "pandas": "use lists of dicts, sorted(), collections.Counter and statistics",
 }
 """What to write instead of a module the sandbox lacks (by full, then top-level, name)."""
@@ -154,6 +173,21 @@ _NAME_HINTS: Final = {
     ("contextlib", "contextmanager"): "write a class with __enter__ and __exit__, or "
                                       "try/finally",
     ("contextlib", "nullcontext"): "call the block's code without a with statement",
+    ("collections", "ChainMap"): "merge the dicts with `{**defaults, **overrides}` (the "
+                                 "later ones win)",
+    ("dataclasses", "InitVar"): "make it a field, `field(default=..., repr=False)`, and read "
+                                "it in __post_init__",
+    ("functools", "cached_property"): "use @property and keep the value in a private "
+                                      "attribute (`if self._v is None: self._v = ...`)",
+    ("functools", "singledispatch"): "dispatch with `if isinstance(x, ...)` or `match`",
+    ("asyncio", "Queue"): "gather the calls (`asyncio.Semaphore` bounds how many run at once) "
+                          "instead of workers reading a queue",
+    ("asyncio", "run"): "write `await main()`: the script already runs in an event loop",
+    **dict.fromkeys((("asyncio", "get_event_loop"), ("asyncio", "new_event_loop")),
+                    "write `await main()`: the script already runs in an event loop"),
+    ("asyncio", "get_running_loop"): "write `await main()`, and `time.monotonic()` for the "
+                                     "time",
+    ("string", "Template"): "use an f-string or `'Dear {name}'.format(name=...)`",
 }
 """What to write instead of a name a facade lacks."""
 
@@ -167,8 +201,10 @@ def missing_module(name: str) -> str:
 
 def missing_attribute(module: str, name: str) -> str:
     """Why ``module.name`` fails, ``module`` being a facade (the preflight says it first)."""
+    hint = _NAME_HINTS.get((module, name))
     return (f"module {module!r} has no attribute {name!r} in the sandbox "
-            f"(available: {', '.join(sorted(facade(module).exports()))})")
+            f"(available: {', '.join(sorted(facade(module).exports()))})"
+            f"{'; ' + hint if hint else ''}")
 
 
 def missing_name(module: str, item: object) -> str:

@@ -214,8 +214,13 @@ def _enum_str(self: Any) -> str:
 
 
 def _enum_format(self: Any, spec: str) -> str:
+    """``format(member, spec)`` formats ``str(member)``, the class's own ``__str__``
+    when it defines one (``f"{Color.RED}"``), as Python's ``Enum.__format__`` does."""
     _member_only(self, "__format__")
-    return format_(_enum_str(self), spec)
+    text = str(self)
+    if type(text) is not str:
+        raise TypeError(f"__str__ returned non-string (type {type(text).__name__})")
+    return format_(text, spec)
 
 
 def _enum_hash(self: Any) -> int:

@@ -48,6 +48,13 @@ def add(a: Any, b: Any, /) -> Any:
     return guarded_add(a, b)
 
 
+def concat(a: Any, b: Any, /) -> Any:
+    """``a + b`` of two sequences (numbers are refused, as CPython's ``concat`` does)."""
+    if not hasattr(type(a), "__getitem__"):
+        raise TypeError(f"{type(a).__name__!r} object can't be concatenated")
+    return guarded_add(a, b)
+
+
 def sub(a: Any, b: Any, /) -> Any:
     """``a - b``."""
     return _sub(a, b)
@@ -231,7 +238,7 @@ _PLAIN: Final = ("truediv", "floordiv", "rshift", "neg", "pos", "abs", "invert",
 
 FACADE: Final = Facade("operator", {
     **{name: _plain(name) for name in _PLAIN},
-    "add": add, "sub": sub, "mul": mul, "mod": mod, "pow": pow_, "lshift": lshift,
+    "add": add, "concat": concat, "sub": sub, "mul": mul, "mod": mod, "pow": pow_, "lshift": lshift,
     "and_": and_, "or_": or_, "xor": xor,
     "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
     "contains": contains, "getitem": getitem,

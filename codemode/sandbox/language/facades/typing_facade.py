@@ -91,6 +91,12 @@ def cast(typ: Any, val: Any) -> Any:
     return val
 
 
+def _as_is(obj: Any) -> Any:
+    """A decorator that informs a type checker only: ``@overload`` (the last ``def`` of the
+    name is the one that runs, as in Python), ``@final``, ``@runtime_checkable``."""
+    return obj
+
+
 def TypeVar(name: str, *constraints: Any, **options: Any) -> Placeholder:
     """A placeholder named ``~name`` (constraints and ``bound=`` are not checked)."""
     if not isinstance(name, str):
@@ -246,4 +252,5 @@ FACADE: Final = Facade("typing", {
     "TYPE_CHECKING": False,
     "TypeVar": TypeVar,
     "cast": cast,
+    **dict.fromkeys(("overload", "final", "runtime_checkable", "no_type_check"), _as_is),
 })
