@@ -149,6 +149,34 @@ def _never_runs(node: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> bool:
     return False
 
 
+_IMPORT_ERRORS: Final = frozenset({"ImportError", "ModuleNotFoundError", "Exception"})
+"""Handlers that catch a refused import (the runtime raises ``ModuleNotFoundError``)."""
+
+
+def _catches_import_errors(node: ast.Try | ast.TryStar) -> bool:
+    for handler in node.handlers:
+        kind = handler.type
+        names = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+        if any(isinstance(name, ast.Name) and name.id in _IMPORT_ERRORS for name in names):
+            return True
+    return False
+
+
+def _import_guarded(node: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> bool:
+    """Whether ``node`` runs in the body of a ``try`` whose handlers catch ImportError
+    (``try: import numpy`` / ``except ImportError:`` a fallback): the runtime's refusal is
+    then the script's own business, not a problem to report before running."""
+    parent = parents.get(node)
+    while parent is not None:
+        if isinstance(parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            return False  # runs when called, maybe outside the try
+        if isinstance(parent, ast.Try | ast.TryStar) and node in parent.body and (
+                _catches_import_errors(parent)):
+            return True
+        node, parent = parent, parents.get(parent)
+    return False
+
+
 def _canonical(path: str, names: Sequence[str]) -> str:
     return f"`await tools.{path}({', '.join(f'{n}=...' for n in names)})`"
 
@@ -163,6 +191,8 @@ class _Checker(ast.NodeVisitor):
         orders: Orders | None = None,
         modules: Mapping[str, str] | None = None,
     ) -> None:
+        self.import_guarded = False
+        """The visitor is inside a ``try`` body whose handlers catch ImportError."""
         self.modules: Mapping[str, str] = modules or {}
         """Script name → the sandbox module it always holds (``import re as r``: r → re)."""
         self.tools = tools
@@ -206,7 +236,7 @@ class _Checker(ast.NodeVisitor):
                     self.check_module_attribute(node)
             elif kind is ast.Import or kind is ast.ImportFrom:
                 assert isinstance(node, ast.Import | ast.ImportFrom)
-                if not _never_runs(node, parents):
+                if not (_never_runs(node, parents) or _import_guarded(node, parents)):
                     self.check_import(node)
             elif strict and kind is ast.Expr:
                 assert isinstance(node, ast.Expr)
@@ -248,10 +278,35 @@ class _Checker(ast.NodeVisitor):
                     self.add(alias, missing_name(module, alias.name))
 
     def visit_Import(self, node: ast.Import) -> None:
-        self.check_import(node)
+        if not self.import_guarded:
+            self.check_import(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        self.check_import(node)
+        if not self.import_guarded:
+            self.check_import(node)
+
+    def visit_Try(self, node: ast.Try | ast.TryStar) -> None:
+        """An import in a ``try`` body whose handlers catch ImportError is the script's
+        fallback (see :func:`_import_guarded`)."""
+        guarded = _catches_import_errors(node)
+        before = self.import_guarded
+        self.import_guarded = before or guarded
+        for stmt in node.body:
+            self.visit(stmt)
+        self.import_guarded = before
+        for part in (*node.handlers, *node.orelse, *node.finalbody):
+            self.visit(part)
+
+    visit_TryStar = visit_Try
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+                          ) -> None:
+        before, self.import_guarded = self.import_guarded, False  # runs when called
+        self.generic_visit(node)
+        self.import_guarded = before
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_Lambda = visit_FunctionDef
 
     def visit_If(self, node: ast.If) -> None:
         if not _type_checking(node.test):

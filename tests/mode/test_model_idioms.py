@@ -260,6 +260,22 @@ async def test_a_dict_key_read_as_an_attribute_says_how_to_read_it(
     assert run.error is not None and (run.error.type, run.error.line, run.error.message) == (
         "AttributeError", 2, message)
 
+
+@pytest.mark.parametrize(("script", "value"), [
+    ("try:\n    import numpy as np\nexcept ImportError:\n    np = None\nnp is None", True),
+    ("try:\n    import pandas\nexcept ModuleNotFoundError as e:\n    r = [type(e).__name__,"
+     " 'pandas' in str(e)]\nr", ["ModuleNotFoundError", True]),
+    ("try:\n    from json import ujson_fast\nexcept ImportError:\n    r = 'json only'\nr",
+     "json only"),
+])
+async def test_an_optional_import_runs_its_fallback(mode: cm.CodeMode, script: str,
+                                                    value: object) -> None:
+    """A model's ``try: import numpy`` / ``except ImportError:`` gets CPython's exception
+    types at run time, and its fallback runs."""
+    run = await mode.run(script)
+    assert run.ok, run.error
+    assert run.value == value
+
 # -- 4. imports checked before anything runs ----------------------------------------------
 
 AVAILABLE = ", ".join(sorted(FACADE_NAMES))

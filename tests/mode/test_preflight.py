@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from codemode.dispatch.spec import ToolSpec
 from codemode.mode.preflight import check_script
+from codemode.sandbox.language.policy import index_nodes
 
 SPECS = {
     "search-issues": ToolSpec(
@@ -184,3 +187,34 @@ def test_hostile_sources_become_problems_not_host_exceptions(source: str, messag
     problems = check(source)
     assert len(problems) == 1 and problems[0].startswith("line 1: ")
     assert message in problems[0]
+
+
+OPTIONAL_IMPORTS = [
+    pytest.param("try:\n    import numpy as np\nexcept ImportError:\n    np = None\n", [],
+                 id="fallback"),
+    pytest.param("try:\n    from yaml import safe_load\nexcept (ModuleNotFoundError, KeyError):"
+                 "\n    pass\n", [], id="tuple-of-handlers"),
+    pytest.param("try:\n    if True:\n        import numpy\nexcept Exception:\n    pass\n", [],
+                 id="nested-in-the-body"),
+    pytest.param("try:\n    import numpy\nexcept ValueError:\n    pass\n", [2],
+                 id="handler-misses-it"),
+    pytest.param("try:\n    pass\nexcept ImportError:\n    import numpy\n", [4],
+                 id="in-the-handler"),
+    pytest.param("try:\n    def f():\n        import numpy\nexcept ImportError:\n    pass\n",
+                 [3], id="runs-when-called"),
+]
+
+
+@pytest.mark.parametrize("walked", [True, False], ids=["dialect-walk", "visitor"])
+@pytest.mark.parametrize(("source", "lines"), OPTIONAL_IMPORTS)
+def test_an_import_with_its_own_fallback_is_left_to_the_script(
+        source: str, lines: list[int], walked: bool) -> None:
+    """``try: import numpy`` / ``except ImportError:`` runs its fallback (the runtime raises
+    ModuleNotFoundError); an import nothing catches is still found before running."""
+    tree = ast.parse(source)
+    nodes, parents, kinds = index_nodes(tree)
+    problems = (check_script(source, tools={}, arguments={}, specs={}, tree=tree,
+                             nodes=nodes, parents=parents, kinds=kinds) if walked
+                else check_script(source, tools={}, arguments={}, specs={}))
+    assert [p.line for p in problems] == lines
+    assert all("is not available in the sandbox" in p.message for p in problems)

@@ -427,7 +427,7 @@ REFUSALS: Final[dict[str, Refusal]] = {
         pattern=r"%-format keys with more than \d+ parentheses are not supported in the sandbox"),
     # the import allowlist and the facades (codemode/sandbox/language/facades/__init__.py)
     "import-not-allowed": Refusal(
-        error="ImportError",
+        error="ModuleNotFoundError",
         pattern=r"module '[\w.]+' is not available in the sandbox \(available: "),
     "import-name-not-exported": Refusal(
         error="ImportError",

@@ -509,7 +509,10 @@ async def test_builtin_works(name: str) -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("name", EXCEPTION_NAMES)
 async def test_builtin_exception_can_be_raised_and_caught(name: str) -> None:
-    args = {"ToolCallError": "'t', 'm'", "ExceptionGroup": "'m', [ValueError(1)]"}.get(name, "'m'")
+    args = {"ToolCallError": "'t', 'm'", "ExceptionGroup": "'m', [ValueError(1)]",
+            "UnicodeDecodeError": "'utf-8', b'x', 0, 1, 'm'",
+            "UnicodeEncodeError": "'ascii', 'x', 0, 1, 'm'",
+            "UnicodeTranslateError": "'x', 0, 1, 'm'"}.get(name, "'m'")
     source = (f"try:\n    raise {name}({args})\nexcept {name} as e:\n"
               f"    r = type(e) is {name} and 'm' in str(e)\nr")
     assert await _run(source) is True

@@ -629,7 +629,15 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     **{exc.__name__: exc for exc in (ConnectionError, OSError, ImportError,
                                      UnboundLocalError, ExceptionGroup, FileNotFoundError,
                                      FileExistsError, PermissionError, IsADirectoryError,
-                                     NotADirectoryError)},
+                                     NotADirectoryError, ModuleNotFoundError, EOFError,
+                                     UnicodeDecodeError, UnicodeEncodeError,
+                                     UnicodeTranslateError, ConnectionResetError,
+                                     ConnectionRefusedError, ConnectionAbortedError,
+                                     BrokenPipeError, BlockingIOError, ChildProcessError,
+                                     InterruptedError, ProcessLookupError, FloatingPointError,
+                                     BufferError, SyntaxError, Warning, UserWarning,
+                                     DeprecationWarning, RuntimeWarning, FutureWarning)},
+    "IOError": OSError, "EnvironmentError": OSError,  # CPython's aliases of OSError
     "NotImplemented": NotImplemented,  # what a script class's ``__eq__`` may return
     "Ellipsis": Ellipsis,
     # Machinery the compiled code looks up in builtins.

@@ -124,7 +124,7 @@ def guarded_import(name: str, globals: Any = None, locals: Any = None,
     if level != 0:
         raise ImportError("relative imports are not available in the sandbox")
     if name not in _MODULES:
-        raise ImportError(missing_module(name), name=name)
+        raise ModuleNotFoundError(missing_module(name), name=name)  # as CPython's
     module = facade(name)
     if not fromlist:
         return facade(name.partition(".")[0])
