@@ -125,7 +125,7 @@ def test_while_lambda_and_functions_tick() -> None:
     ("a - b", "_sub_(a, b)"),
     ("a | b", "_or_(a, b)"),
     ("a |= b", "a = _inplacevar_('|=', a, b)"),
-    ("o.n *= 2", "_augattr_(_write_(o), 'n', '*=', 2)"),
+    ("o.n *= 2", "_augattr_(_write_attr_(o), 'n', '*=', 2)"),
     ("f'{x:>{w}}'", "_format_(w, -1, '')"),
     ("f'{x}'", "_format_(x, -1, '')"),
 ])

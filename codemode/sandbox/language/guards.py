@@ -90,6 +90,7 @@ __all__ = [
     "guarded_type",
     "guarded_vars",
     "guarded_write",
+    "guarded_write_attribute",
     "guarded_write_private",
     "refuse",
 ]
@@ -1344,11 +1345,22 @@ def _writable(obj: Any) -> Any:
     raise TypeError(f"{cls.__name__!r} objects cannot be modified in the sandbox")
 
 
+def guarded_write_attribute(obj: Any) -> Any:
+    """``_write_attr_``: the target of ``obj.name = v`` or ``del obj.name`` (a public name),
+    the script's own objects and classes. The containers ``_write_`` lets a script change
+    take items, never attributes: an ``OrderedDict`` or ``Counter`` has an instance dict,
+    where a script function named ``items`` shadowed the method host code calls on it (the
+    host's result encoder ran it after the run)."""
+    if type(obj) in WRITABLE_TYPES:
+        raise AttributeError(f"{type(obj).__name__!r} object has no attributes to set in "
+                             "the sandbox: store the value under a key")
+    return _writable(obj)
+
+
 @final
 class _OrderedDictItems:
     """What ``_write_`` gives for an ``OrderedDict``: ``od[k] = v``, ``del od[k]`` and
-    ``od[k] += v`` with the key checked first (``compare.check_ordered_key``); attribute
-    writes go to the dict itself."""
+    ``od[k] += v`` with the key checked first (``compare.check_ordered_key``)."""
 
     __slots__ = ("_target",)
     _target: OrderedDict[Any, Any]
@@ -1364,12 +1376,6 @@ class _OrderedDictItems:
 
     def __delitem__(self, key: Any) -> None:
         del self._target[check_ordered_key(key)]
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        setattr(self._target, name, value)
-
-    def __delattr__(self, name: str) -> None:
-        delattr(self._target, name)
 
 
 def guarded_write_private(obj: Any) -> Any:
@@ -1397,7 +1403,7 @@ def _write_target(obj: Any, name: Any, what: str) -> Any:
         if not private_name_ok(name):
             raise refuse(obj, name)
         return guarded_write_private(obj)
-    return _writable(obj)
+    return guarded_write_attribute(obj)
 
 
 def guarded_setattr(obj: Any, name: str, value: Any, /) -> None:

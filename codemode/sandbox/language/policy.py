@@ -60,9 +60,12 @@ __all__ = ["ANNOTATED", "CHAINED_ERRORS", "FUTURE_FEATURES", "LOOP_RANGE", "NAME
            "private_name_ok", "suspends"]
 
 NAME_OF: Final = "_nameof_"
+"""Global that reads ``x.__name__`` (a class's or function's name: a str, read-only)."""
 WRITE_PRIVATE: Final = "_write_private_"
 """Guard of a private attribute's target when set or deleted: the script's own objects only."""
-"""Global that reads ``x.__name__`` (a class's or function's name: a str, read-only)."""
+WRITE_ATTRIBUTE: Final = "_write_attr_"
+"""Guard of a public attribute's target when set or deleted: the script's own objects
+only (``_write_`` guards items, of the containers a script may change too)."""
 
 LOOP_RANGE: Final = "_looprange_"
 """Global the policy calls for ``range(...)`` iterated directly by a loop (plain ``range``)."""
@@ -835,7 +838,12 @@ class SandboxPolicy(RestrictingNodeTransformer):
             self.error(node, f'"{attr}" is an invalid attribute name because it starts with '
                        f'"_": {_ATTRIBUTE_HINTS[attr]}')
             return self.node_contents_visit(node)
-        return super().visit_Attribute(node)
+        new = super().visit_Attribute(node)
+        call = getattr(new, "value", None) if type(node.ctx) is not ast.Load else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and (
+                call.func.id == "_write_"):
+            call.func = _located(_name(WRITE_ATTRIBUTE), call.func)  # not the items' guard
+        return new
 
     def visit_Constant(self, node: ast.Constant) -> Any:
         """A literal has no child nodes: nothing to walk."""

@@ -27,12 +27,27 @@ _FLAT_SMALL: Final = 64
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
 
+_FREE_BITS: Final = 1024
+_DIGITS_SQUARED: Final = 3072
+"""CPython writes an int of k decimal digits in time quadratic in k: about k² / 3072
+operations of ~50 ns (4300 digits, its cap, ~220 µs); under 1024 bits (308 digits), one."""
+
+
+def _leaf_cost(node: Any) -> int:
+    """Operations one rendering of the leaf ``node`` costs: ``str([10**4299] * 13000)``
+    is one C call that held the GIL 3 s."""
+    if isinstance(node, int) and (bits := int.bit_length(node)) > _FREE_BITS:
+        return 1 + (bits * 30103 // 100000) ** 2 // _DIGITS_SQUARED
+    return 1
+
+
 class _TooCostly(Exception):
     pass
 
 
 def render_cost(obj: Any, budget: int) -> int:
-    """Items a C-level render of ``obj`` visits (> ``budget`` means "at least that")."""
+    """Operations a C-level render of ``obj`` costs: an item each, more for a long int
+    (> ``budget`` means "at least that")."""
     if isinstance(obj, _LEAVES) or not isinstance(obj, _CONTAINERS):
         return 1
     memo: dict[int, int] = {}
@@ -41,8 +56,9 @@ def render_cost(obj: Any, budget: int) -> int:
     def visit(node: Any, depth: int) -> int:
         nonlocal total
         if not isinstance(node, _CONTAINERS):
-            total += 1
-            return 1
+            cost = _leaf_cost(node)
+            total += cost
+            return cost
         key = id(node)
         known = memo.get(key)
         if known is not None:
@@ -72,6 +88,9 @@ def render_cost(obj: Any, budget: int) -> int:
 def charge_render(obj: Any) -> None:
     """Charge rendering ``obj`` to the current run (trips ``operations`` when over budget)."""
     if isinstance(obj, _LEAVES) or not isinstance(obj, _CONTAINERS):
+        if isinstance(obj, int) and int.bit_length(obj) > _FREE_BITS:
+            # ``print(*[10**4299] * 13000)``: a host loop of 3 s between two ticks
+            deque(islice(current_run().meter.ticker, _leaf_cost(obj)), maxlen=0)
         return
     if type(obj) is dict and len(obj) <= _FLAT_SMALL and all(
             type(value) in _SCALARS for value in obj.values()):

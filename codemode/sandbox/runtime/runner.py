@@ -65,11 +65,18 @@ from codemode.sandbox.language.guards import (
     guarded_apply,
     guarded_getattr,
     guarded_write,
+    guarded_write_attribute,
     guarded_write_private,
 )
 from codemode.sandbox.language.inplace import augmented_attr, augmented_item, guarded_inplace
 from codemode.sandbox.language.meter import SCRIPT_FILENAME, Tripped
-from codemode.sandbox.language.policy import LOOP_RANGE, NAME_OF, RESULT_NAME, WRITE_PRIVATE
+from codemode.sandbox.language.policy import (
+    LOOP_RANGE,
+    NAME_OF,
+    RESULT_NAME,
+    WRITE_ATTRIBUTE,
+    WRITE_PRIVATE,
+)
 from codemode.sandbox.language.render import render_cost, scrub
 from codemode.sandbox.language.sizes import (
     guarded_add,
@@ -278,6 +285,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         "_getslice_": guarded_slice,
         "_write_": guarded_write,
         WRITE_PRIVATE: guarded_write_private,
+        WRITE_ATTRIBUTE: guarded_write_attribute,
         "_apply_": guarded_apply,
         "_inplacevar_": guarded_inplace,
         "_getiter_": state.counted,
