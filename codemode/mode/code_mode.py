@@ -184,11 +184,16 @@ class CodeMode:
 
     def _boot_soon(self) -> None:
         """Let a worker pool start its missing workers now: a new CodeMode's first run
-        builds its SDK and preflight while they boot, instead of before."""
+        builds its SDK and preflight while they boot, instead of before. An in-process
+        executor starts its script thread."""
         executor = self.executor
-        # Not loaded: no pool exists, and an in-process host never pays for its import.
+        # Not loaded: no such executor exists, and a host never pays for the other's import.
         pool = sys.modules.get("codemode.sandbox.executors.pool")
         if pool is not None and isinstance(executor, pool.WorkerPoolExecutor):
+            executor.spawn()
+            return
+        inprocess = sys.modules.get("codemode.sandbox.executors.inprocess")
+        if inprocess is not None and isinstance(executor, inprocess.InProcessExecutor):
             executor.spawn()
 
     def _boot_on_loop(self) -> None:

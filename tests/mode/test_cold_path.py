@@ -4,6 +4,7 @@ and the compiler share one tree when no dialect rewrote the text."""
 from __future__ import annotations
 
 import ast
+import threading
 from typing import Any
 
 import anyio
@@ -161,6 +162,22 @@ async def test_asking_for_the_prompt_on_a_loop_starts_the_pools_workers() -> Non
         result = await mode.run("await tools.echo(i=4)")
         assert result.value == 4
         assert {id(w) for w in pool._idle} == {id(w) for w in started}  # no new boot
+
+
+async def test_asking_for_the_prompt_on_a_loop_starts_the_in_process_script_thread() -> None:
+    # an in-process host's first run finds its script thread (and its loop) started
+    def script_threads() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name == "codemode-sandbox-script"}
+
+    before = script_threads()
+    async with InProcessExecutor() as executor:
+        mode = cm.CodeMode(_registry(), executor=executor)
+        assert "echo" in mode.prompt()
+        started = script_threads() - before
+        assert len(started) == 1
+        result = await mode.run("await tools.echo(i=4)")
+        assert result.value == 4
+        assert script_threads() - before == started  # the run took it, started none
 
 
 async def test_aprompt_starts_the_workers_but_prompt_off_the_loop_does_not() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import subprocess
+import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -194,3 +196,52 @@ async def test_closed_executor_refuses_runs() -> None:
     with pytest.raises(SandboxError, match=r"^the executor is closed$"):
         await executor.run("await tools.echo()", call_tool=host, tool_paths=PATHS)
     assert host.calls == []
+
+
+def _script_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name == "codemode-sandbox-script"}
+
+
+async def test_spawn_starts_the_script_thread_the_first_run_uses() -> None:
+    before = _script_threads()
+    executor = InProcessExecutor()
+    executor.spawn()
+    executor.spawn()  # an idle thread waits already: no second one
+    spawned = _script_threads() - before
+    assert len(spawned) == 1
+    result = await executor.run("await tools.echo(x=1)\n2", call_tool=Host(), tool_paths=PATHS)
+    assert result.ok and result.value == 2
+    assert _script_threads() - before == spawned  # the run took it, started none
+    await executor.aclose()
+    (thread,) = spawned
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+async def test_spawn_on_a_closed_executor_starts_nothing() -> None:
+    executor = InProcessExecutor()
+    await executor.aclose()
+    before = _script_threads()
+    executor.spawn()
+    assert _script_threads() - before == set()
+
+
+_PRELOAD_CHECK = """\
+import sys, time
+from codemode.sandbox import InProcessExecutor
+names = {f"codemode.sandbox.language.facades.{m}_facade" for m in ("asyncio", "json")}
+assert not names & set(sys.modules), "loaded before the spawn"
+executor = InProcessExecutor()
+executor.spawn()
+deadline = time.monotonic() + 20
+while not names <= set(sys.modules):
+    assert time.monotonic() < deadline, "never preloaded"
+    time.sleep(0.01)
+print("preloaded")
+"""
+
+
+def test_a_spawned_script_thread_preloads_the_facades_a_first_run_loads() -> None:
+    done = subprocess.run([sys.executable, "-c", _PRELOAD_CHECK], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "preloaded\n", "")

@@ -45,7 +45,7 @@ from codemode.sandbox.executors.broker import CallBroker, CallTool
 from codemode.sandbox.language.meter import script_thread_stack
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError, ScriptResult
-from codemode.sandbox.runtime.runner import RunControl, run_script
+from codemode.sandbox.runtime.runner import RunControl, preload, run_script
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Coroutine
@@ -102,6 +102,14 @@ class _LoopThread:
     def stop(self) -> None:
         if not self.loop.is_closed():
             self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+def _preload() -> None:
+    """On a new script thread: the facades a first run would load (see ``preload``)."""
+    try:
+        preload()
+    except Exception:  # the first run loads them again and reports what fails
+        _LOG.debug("preloading the script facades failed", exc_info=True)
 
 
 async def _set(event: anyio.Event) -> None:
@@ -256,6 +264,26 @@ class InProcessExecutor:
         with self._lock:
             threads, self._threads = self._threads, []
         for thread in threads:
+            thread.stop()
+
+    def spawn(self) -> None:
+        """Start an idle script thread now, unless one waits already: a new host's first
+        run then does not pay for starting a thread and its event loop (~0.5-1 ms here).
+        Call it from the host's event loop thread (the thread's CPUs are that thread's)."""
+        if self._closed:
+            return
+        with self._lock:
+            if any(not thread.active and not thread.retired for thread in self._threads):
+                return
+        thread = _LoopThread(CpuShare.of_this_thread().own_cpus())
+        thread.loop.call_soon_threadsafe(_preload)
+        with self._lock:
+            if self._closed:
+                stop = True
+            else:
+                stop = False
+                self._threads.append(thread)
+        if stop:
             thread.stop()
 
     def _script_thread(self, free: set[int] | None) -> _LoopThread:
