@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from codemode.errors import LimitExceeded
 from codemode.sandbox.language.compare import (
+    charge_collisions,
     charge_each,
     charge_sort,
     guarded_hash,
@@ -405,6 +406,8 @@ class _CountedMapping(_GuardedType):
             # Keys (pairs, or items for a Counter) are hashed: nested tuples are charged.
             items = keyed(args[at], pairs=not issubclass(cls.real, Counter))
             args = (*args[:at], counted(items), *args[at + 1:])
+        elif len(args) > at:
+            charge_collisions(args[at])  # a dict's keys are inserted in one C call
         return cls.real(*args, **kwargs)
 
 
@@ -590,11 +593,22 @@ def dir_(*args: Any) -> list[str]:
         raise TypeError(f"dir() takes the script's own objects and classes and the sandbox "
                         f"modules, not {what!r} (the SDK in the prompt lists the tools; a "
                         f"tool's result is data: print it, and list(d) gives a dict's keys)")
+    # ``dir`` merges the instance's and every class's namespace and sorts the names in
+    # one C call: a million attributes set one by one were 0.7 s of it, per call.
+    classes = obj.__mro__ if isinstance(obj, type) else type(obj).__mro__
+    found = sum(len(klass.__dict__) for klass in classes)
+    namespace = getattr(obj, "__dict__", None) if not isinstance(obj, type) else None
+    if type(namespace) is dict:
+        found += len(namespace)
+    charge_operations(found * found.bit_length() // _SORT_STEPS)
     names = _py.dir(obj)
     charge_operations(len(names))
     return [name for name in names if not name.startswith("_") or private_name_ok(name) or (
         name.startswith("__") and name.endswith("__") and not name.startswith("___"))]
 
+
+_SORT_STEPS: Final = 2
+"""Name comparisons of ``dir``'s sort charged as one operation."""
 
 ListType: Final = sized_sequence(list)
 TupleType: Final = sized_sequence(tuple)

@@ -19,6 +19,7 @@ import datetime as _dt
 import hashlib
 import operator
 import os
+import sys
 import time
 from collections import Counter, OrderedDict, deque
 from typing import TYPE_CHECKING, Any, Final
@@ -32,9 +33,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GUARDS",
+    "charge_collisions",
     "charge_each",
     "charge_sort",
     "check_ordered_key",
+    "collision_probes",
     "compare_cost",
     "guarded_contains",
     "guarded_hash",
@@ -65,6 +68,7 @@ _TEXT: Final = frozenset({str, bytes, bytearray})
 _SHALLOW: Final = _SCALARS | _TEXT
 """Types whose comparison with anything is one bounded step (no element walk)."""
 _ITEMS_VIEW: Final[Any] = type({}.items())
+_KEYS_VIEW: Final[Any] = type({}.keys())
 _VIEWS: Final[tuple[Any, ...]] = (type({}.keys()), type({}.values()), _ITEMS_VIEW)
 _CONTAINERS: Final = (list, tuple, dict, set, frozenset, deque, *_VIEWS)
 """What a comparison or hash walks (dict views compare and look up all their items)."""
@@ -74,8 +78,89 @@ _VALUES_VIEW: Final[type] = type({}.values())
 _MAX_DEPTH: Final = 400
 
 
+COLLISION_FREE: Final = 1024
+"""Hashed containers up to this many keys are not examined for keys sharing a hash: looking
+each of their keys up costs at most this many probes."""
+
+PROBES_PER_OPERATION: Final = 2
+"""Probes (a hash match and a C ``==``, ~25 ns) charged as one operation."""
+
+PROBES_PER_SECOND: Final = 40_000_000
+"""C speed of probing keys that share a hash (measured ~4·10⁷/s): a bulk operation
+estimated to take longer than the time left is refused up front."""
+
+_VISITS_PER_PROBE: Final = VISITS_PER_SECOND // PROBES_PER_SECOND
+"""A probe among keys sharing a hash as comparison visits (by their speeds)."""
+
+_INTS: Final = frozenset({int, bool})
+_SMALL_INT: Final = 1 << 60
+
+_C_HASHED: Final = frozenset({int, float, complex, bool, type(None), str, bytes})
+"""Key types whose ``hash`` is C code (no script ``__hash__`` runs to read it again)."""
+
+
 class _TooCostly(Exception):
     pass
+
+
+def _table_keys(node: Any) -> Any:
+    """The keys a C loop over the hashed container ``node`` looks up, or None."""
+    if isinstance(node, set | frozenset | dict) or type(node) is _KEYS_VIEW:
+        return node
+    if type(node) is _ITEMS_VIEW:
+        return node.mapping
+    return None
+
+
+def _hash_key(key: Any) -> int:
+    return hash(guarded_key(key))
+
+
+def collision_probes(container: Any) -> int:
+    """Probes beyond one per key that a C loop looking up every key of the hashed
+    ``container`` (a set, a dict or a dict view) in a table of the same keys makes: the sum
+    of ``g * g`` over the groups of ``g > 1`` keys sharing one hash value.
+
+    A set or dict compares a key only with the keys of its own hash, so lookups are one
+    probe each, but keys made to share a hash (``i * (2**61 - 1)`` for ints, a script class
+    whose ``__hash__`` is a constant) are compared with each other: a lookup is linear, and
+    a C loop over all of them (``a & b``, ``a == b``, ``dict(od)``, ``{**d}``) quadratic,
+    in one call that holds the GIL (14,000 such keys: ``a & b`` 2.6 s, ``od.copy()`` 4.8 s,
+    while inserting them one by one, which ticks, took 1.4 s). 0 for a container of at
+    most ``COLLISION_FREE`` keys, or without shared hashes, or not hashed."""
+    keys = _table_keys(container)
+    if keys is None or len(keys) <= COLLISION_FREE:
+        return 0
+    kinds = set(map(type, keys))
+    if kinds <= _INTS:
+        # Two ints share a hash only when they differ by a multiple of 2**61 - 1.
+        if min(keys) > -_SMALL_INT and max(keys) < _SMALL_INT:
+            return 0
+    elif kinds <= _TEXT and sys.flags.hash_randomization:
+        return 0  # keyed hashes: no one makes a group of texts sharing one
+    # Tuples are charged as keys are; a script's ``__hash__`` runs (and ticks) again.
+    hashes = list(map(hash, keys) if kinds <= _C_HASHED else map(_hash_key, counted(keys)))
+    if len(set(hashes)) == len(hashes):
+        return 0
+    sizes = [size for size in Counter(hashes).values() if size > 1]
+    return sum(map(operator.mul, sizes, sizes))
+
+
+def charge_collisions(*containers: Any) -> None:
+    """Charge the probes of keys sharing a hash (:func:`collision_probes`) that a bulk C
+    operation on the hashed ``containers`` makes, and refuse one that could not end
+    before the deadline."""
+    probes = 0
+    for container in containers:
+        probes += collision_probes(container)
+    if not probes:
+        return
+    run = current_run()
+    if probes / PROBES_PER_SECOND > run.meter.deadline - time.monotonic():
+        run.meter.trip(LimitExceeded(
+            "timeout", run.limits.timeout,
+            f"looking up about {probes} keys that share hash values would outlast the run"))
+    charge_operations(probes // PROBES_PER_OPERATION)
 
 
 def _flat_cost(node: Any) -> int | None:
@@ -139,6 +224,8 @@ def compare_cost(obj: Any, budget: int) -> int:
                         children = (*mapping.keys(), *mapping.values())
                     flat = 1 + sum(visit(child, depth + 1) for child in children)
                     total = saved
+                if kind is not list and kind is not tuple and kind is not deque:
+                    flat += collision_probes(node) * _VISITS_PER_PROBE
                 memo[key] = flat
                 cost = flat
         total += cost
@@ -401,6 +488,7 @@ def ordered_pairs(source: Any) -> Any:
     if isinstance(source, dict):
         for key in counted(source):
             check_ordered_key(key)
+        charge_collisions(source)  # inserted in one C call
         return source
     if hasattr(source, "keys"):
         return [(check_ordered_key(key), source[key]) for key in counted(source.keys())]
@@ -437,33 +525,52 @@ def _set_operator(operator_: Callable[[Any, Any], Any]) -> Callable[[Any, Any], 
             charge_counters(a, b)
         elif isinstance(a, _BULK) and isinstance(b, _BULK):
             charge_operations(len(a) + len(b))  # like ``union()`` & co., item by item
+        # Keys sharing a hash make each of the C loop's lookups linear.
+        charge_collisions(a, b)
         if ta is OrderedDict or tb is OrderedDict:  # ``od | d``, ``d | od``: an OrderedDict
             a, b = ordered_pairs(a) if isinstance(a, dict) else a, (
                 ordered_pairs(b) if isinstance(b, dict) else b)
         if ta in _KEY_VIEWS and tb not in _KEY_VIEWS:
-            b = keyed(b)
+            b = _drawn(b)
         elif tb in _KEY_VIEWS and ta not in _KEY_VIEWS:
-            a = keyed(a)
+            a = _drawn(a)
         return operator_(a, b)
     guard.__name__ = guard.__qualname__ = operator_.__name__
     return guard
 
 
+def _drawn(items: Any) -> Any:
+    """The other operand of a dict view's set operator (any iterable), unless hashed
+    already: its items, hashed as keys, drawn through the operation counter (a list of
+    keys sharing a hash is inserted in one C call otherwise)."""
+    if _table_keys(items) is not None:
+        return items
+    return counted(keyed(items))
+
+
 def prepare_inplace(op: str, x: Any, y: Any) -> Any:
-    """The right operand of ``x op= y``: ``dict |= pairs`` and dict views hash new keys."""
+    """The right operand of ``x op= y``: ``dict |= pairs`` and dict views hash new keys,
+    and keys sharing a hash are charged (:func:`charge_collisions`)."""
+    charge_collisions(x, y)
     if op == "|=" and type(x) is OrderedDict:
         return ordered_pairs(y)
     if op == "|=" and isinstance(x, dict) and not isinstance(y, dict):
-        return keyed(y, pairs=True)
+        return counted(keyed(y, pairs=True))
     if type(x) in _KEY_VIEWS and type(y) not in _KEY_VIEWS:
-        return keyed(y)
+        return _drawn(y)
     return y
+
+
+def _merged(mapping: Any) -> Any:
+    """``_merged_``: a ``**mapping`` of a dict display (``{**d, **e}``), merged in C."""
+    charge_collisions(mapping)
+    return mapping
 
 
 GUARDS: Final[dict[str, Callable[..., Any]]] = {
     "_eq_": _eq, "_ne_": _ne, "_lt_": _lt, "_le_": _le, "_gt_": _gt, "_ge_": _ge,
     "_in_": guarded_contains, "_notin_": guarded_not_contains, "_cmparg_": guarded_operand,
-    "_key_": guarded_key, "_keys_": _keys_display,
+    "_key_": guarded_key, "_keys_": _keys_display, "_merged_": _merged,
     "_sub_": _set_operator(operator.sub), "_or_": _set_operator(operator.or_),
     "_and_": _set_operator(operator.and_), "_xor_": _set_operator(operator.xor),
 }

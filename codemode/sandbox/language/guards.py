@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 from codemode.errors import CodemodeError, ToolCallError
 from codemode.sandbox.language.compare import (
     TEXT_UNIT,
+    charge_collisions,
     charge_each,
     charge_search,
     charge_sort,
@@ -662,6 +663,16 @@ def _bind_counted(method: str) -> Callable[[Any], Callable[..., Any]]:
     return bind
 
 
+def _bind_copy(mapping: Any) -> Callable[[], Any]:
+    """``copy`` of the dict types: C code re-inserts every key unless it can clone the
+    table (an ``OrderedDict``, a dict with deleted keys), so keys sharing a hash are
+    charged first (``compare.charge_collisions``)."""
+    def copy() -> Any:
+        charge_collisions(mapping)
+        return mapping.copy()
+    return copy
+
+
 def _bind_most_common(counter: Counter[Any]) -> Callable[..., Any]:
     """``Counter.most_common``: a stdlib Python loop (heapq) over every item."""
     def most_common(n: int | None = None) -> Any:
@@ -753,9 +764,37 @@ def _bind_codec(method: str) -> Callable[[Any], Callable[..., Any]]:
 
         def convert(encoding: str = "utf-8", errors: str = "strict") -> Any:
             check_codec(encoding, errors)
+            if len(value) > _CODEC_FREE:
+                ensure_size(_coded_size(value, encoding), f"{type(value).__name__}.{method}()")
             return real(encoding, errors)
         return convert
     return bind
+
+
+_CODEC_FREE: Final = 1 << 12
+
+
+def _coded_size(value: str | bytes, encoding: str) -> int:
+    """Bytes ``value.encode(encoding)`` or ``value.decode(encoding)`` writes, at most: a
+    text's code unit grows to four bytes (``'a' * n`` in UTF-32 is four times its size),
+    a decoded text is one to four bytes per character (an ASCII text past one emoji is
+    four bytes a character; an undecodable byte becomes U+FFFD)."""
+    name = encoding.lower().replace("_", "-")
+    if isinstance(value, bytes):
+        return len(value) if value.isascii() else 4 * len(value)
+    if name.startswith("utf-32"):
+        return 4 * len(value) + 4
+    if value.isascii():
+        return 2 * len(value) + 2 if name.startswith("utf-16") else len(value)
+    return 4 * len(value) + 4
+
+
+def _bind_hex(value: bytes) -> Callable[..., str]:
+    """``bytes.hex``: two characters a byte, three with a separator."""
+    def hex_(*args: Any, **kwargs: Any) -> str:
+        ensure_size((3 if args or kwargs else 2) * len(value), "bytes.hex()")
+        return value.hex(*args, **kwargs)
+    return hex_
 
 
 _UTC: Final = _dt.UTC
@@ -860,6 +899,7 @@ _KEY_VIEWS: Final[tuple[type, ...]] = (type({}.keys()), type({}.items()))
 SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     (str, "encode"): _bind_codec("encode"),
     (bytes, "decode"): _bind_codec("decode"),
+    (bytes, "hex"): _bind_hex,
     (str, "ljust"): _width_guard("ljust"),
     (str, "rjust"): _width_guard("rjust"),
     (str, "center"): _width_guard("center"),
@@ -895,6 +935,7 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     (list, "remove"): _bind_search("remove"),
     (deque, "remove"): _bind_search("remove"),
     (list, "sort"): _bind_sort,
+    **{(kind, "copy"): _bind_copy for kind in (dict, Counter, OrderedDict, defaultdict)},
     **{(set, name): _bind_keyed(name) for name in ("add", "discard", "remove")},
     **{(kind, name): _bind_keyed(name) for kind in (dict, Counter, OrderedDict, defaultdict)
        for name in ("get", "pop", "setdefault")},

@@ -914,6 +914,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
 
     def visit_Dict(self, node: ast.Dict) -> Any:
         node = self.node_contents_visit(node)
+        # ``{**d, **e}`` merges in C: a mapping's keys sharing a hash are charged first.
+        node.values = [_located(_call("_merged_", value), value) if key is None else value
+                       for key, value in zip(node.keys, node.values, strict=True)]
         node.keys = [None if key is None else self._key(key) for key in node.keys]
         return node
 

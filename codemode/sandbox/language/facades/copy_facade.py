@@ -20,7 +20,7 @@ import datetime
 from collections import Counter, OrderedDict, defaultdict, deque
 from typing import TYPE_CHECKING, Any, Final
 
-from codemode.sandbox.language.compare import guarded_key
+from codemode.sandbox.language.compare import charge_collisions, guarded_key
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import ScriptMeta
 from codemode.sandbox.language.sizes import charge_operations
@@ -73,9 +73,11 @@ def copy(x: Any, /) -> Any:
         return x
     if kind is list or kind is dict or kind is set:
         charge_operations(len(x))
+        charge_collisions(x)  # a copy may re-insert every key (``dict.copy``)
         return x.copy()
     if kind is Counter or kind is OrderedDict or kind is defaultdict:
         charge_operations(len(x))
+        charge_collisions(x)
         return x.copy()
     if kind is deque:
         charge_operations(len(x))
@@ -139,6 +141,8 @@ class _Deep:
             named = self.remember(x, tuple.__new__(kind, items))
             self.copy_state(x, named, depth)
             return named
+        if kind is set or kind is frozenset:
+            charge_collisions(x)  # the copies are inserted in one C call
         if kind is set:
             new_set: set[Any] = self.remember(x, set())
             new_set.update([guarded_key(self.copy(item, depth)) for item in x])
