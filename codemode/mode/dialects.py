@@ -67,8 +67,6 @@ _REMOVED: Final[Mapping[str, str]] = MappingProxyType({
     "input": "a script cannot ask for input: the values come from the tools or the run's "
              "inputs",
     "breakpoint": "there is no debugger: print() what you need to see",
-    "exit": "the script ends with its last expression, whose value is the result",
-    "quit": "the script ends with its last expression, whose value is the result",
     "help": _SDK,
     "id": "compare objects with `is`, or key them by a value of their own",
     "bytearray": _BYTES, "memoryview": _BYTES,
@@ -231,6 +229,17 @@ def _is_main_guard(node: ast.stmt) -> bool:
             and isinstance(test.ops[0], ast.Eq) and isinstance(test.left, ast.Name)
             and test.left.id == "__name__" and isinstance(test.comparators[0], ast.Constant)
             and test.comparators[0].value == "__main__")
+
+
+def _assigned_name(node: ast.stmt) -> str | None:
+    """``name = value`` (or ``name: T = value``) → ``name``; anything else → None."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+            node.targets[0], ast.Name):
+        return node.targets[0].id
+    if isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(
+            node.target, ast.Name):
+        return node.target.id
+    return None
 
 
 class _Edits:
@@ -929,6 +938,9 @@ class _Planner(ast.NodeVisitor):
                 tail = stmt.body[-1]
                 if stmt is last and isinstance(tail, ast.Expr):
                     self.edits.wrap(tail.value, "final_answer(", ")")
+                elif stmt is last and (target := _assigned_name(tail)) is not None:
+                    # ``result = asyncio.run(main())`` under the guard: its value
+                    self.edits.tail.append(target)
         if self._has_result():
             return
         entry = self._entry()
@@ -942,13 +954,7 @@ class _Planner(ast.NodeVisitor):
                 self.note("uncalled main()")
                 self.edits.tail.append(call)
             return
-        target = None
-        if isinstance(last, ast.Assign) and len(last.targets) == 1 and isinstance(
-                last.targets[0], ast.Name):
-            target = last.targets[0].id
-        elif isinstance(last, ast.AnnAssign) and last.value is not None and isinstance(
-                last.target, ast.Name):
-            target = last.target.id
+        target = _assigned_name(last)
         if target is not None:
             if self.strict:
                 self.add(last, f"the script has no result: it ends by assigning `{target}`; "

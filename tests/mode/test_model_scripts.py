@@ -3497,6 +3497,185 @@ final_answer(hashlib.sha1(raw).hexdigest()[:10])
 ''')
 
 
+# ---------------- compat round 3: csv/io, sys streams, dotted case values, int bytes ----------------
+s("c3_csv_dictreader", '''
+import csv, io
+text = read_file("data/sales.csv")
+rows = list(csv.DictReader(io.StringIO(text)))
+totals = {}
+for r in rows:
+    totals[r["region"]] = totals.get(r["region"], 0) + int(r["amount"])
+print(rows[0])
+totals
+''')
+
+s("c3_csv_reader_lines", '''
+import csv
+text = read_file(path="data/sales.csv")
+reader = csv.reader(text.splitlines())
+header = next(reader)
+data = [row for row in reader]
+[header, data[:2], len(data)]
+''')
+
+s("c3_csv_writer_stringio", '''
+import csv, io
+users = [get_user(i) for i in (1, 2, 3)]
+buf = io.StringIO()
+w = csv.DictWriter(buf, fieldnames=["id", "name", "tier"], extrasaction="ignore")
+w.writeheader()
+w.writerows(users)
+out = buf.getvalue()
+print(out)
+out.splitlines()
+''')
+
+s("c3_csv_writer_stdout", '''
+import csv, sys
+w = csv.writer(sys.stdout, lineterminator="\\n")
+w.writerow(["name", "note"])
+w.writerow(["Ada", 'said "hi", then left'])
+w.writerow([1, 2.5, None, True])
+''')
+
+s("c3_csv_quoting", '''
+import csv, io
+buf = io.StringIO()
+csv.writer(buf, quoting=csv.QUOTE_NONNUMERIC).writerow(["a", 1, 2.5])
+r = list(csv.reader(io.StringIO(buf.getvalue()), quoting=csv.QUOTE_NONNUMERIC))
+[buf.getvalue(), r]
+''')
+
+s("c3_csv_semicolon", '''
+import csv
+lines = ["a;b;c", "1;2;3", "", "4;5"]
+rows = list(csv.DictReader(lines, delimiter=";", restval="-"))
+rows
+''')
+
+s("c3_stringio_print", '''
+import io
+buf = io.StringIO()
+for u in list_users():
+    print(u["id"], u["name"], sep=": ", file=buf)
+buf.write("end\\n")
+text = buf.getvalue()
+buf.seek(0)
+first = buf.readline()
+rest = buf.read()
+[text, first, rest.count("\\n"), buf.tell() == len(text)]
+''')
+
+s("c3_stringio_iter", '''
+import io
+f = io.StringIO("l1\\nl2\\nl3")
+with f:
+    lines = [line.rstrip() for line in f]
+[lines, f.closed]
+''')
+
+s("c3_match_enum", '''
+from enum import Enum
+class Tier(Enum):
+    GOLD = "gold"
+    SILVER = "silver"
+    BRONZE = "bronze"
+def rank(t):
+    match t:
+        case Tier.GOLD:
+            return 1
+        case Tier.SILVER | Tier.BRONZE as other if other.value.startswith("s"):
+            return 2
+        case None | Tier.BRONZE:
+            return 3
+        case "x" | Tier.GOLD:
+            return 4
+        case _:
+            return 5
+users = [get_user(i) for i in range(1, 5)]
+final_answer([rank(Tier(u["tier"])) for u in users] + [rank(None), rank("x"), rank(7)])
+''')
+
+s("c3_match_status_class_consts", '''
+class Status:
+    OK = 200
+    NOT_FOUND = 404
+def describe(code):
+    match code:
+        case Status.OK:
+            return "ok"
+        case Status.NOT_FOUND:
+            return "missing"
+        case _:
+            return "other"
+[describe(200), describe(404), describe(500)]
+''')
+
+s("c3_match_module_const", '''
+import re
+def f(x):
+    match x:
+        case re.IGNORECASE:
+            return "i"
+        case _:
+            return "?"
+[f(re.IGNORECASE), f(0)]
+''')
+
+s("c3_match_toplevel", '''
+from enum import IntEnum
+class P(IntEnum):
+    LOW = 1
+    HIGH = 2
+out = []
+for v in [1, 2, 3]:
+    match v:
+        case P.LOW:
+            out.append("low")
+        case P.HIGH:
+            out.append("high")
+        case other:
+            out.append(f"n{other}")
+out
+''')
+
+s("c3_from_bytes", '''
+n = int.from_bytes(b"\\x01\\x02", "big")
+m = int.from_bytes(b"\\x01\\x02", byteorder="little")
+result = [n, m, (258).to_bytes(2, "big").hex()]
+''')
+
+s("c3_importerror_name", '''
+try:
+    import pandas as pd
+except ImportError as e:
+    print("missing", e.name)
+    pd = None
+result = pd is None
+''')
+
+s("c3_main_guard_assigns_result", '''
+import asyncio
+async def main():
+    u = await tools.get_user(user_id=2)
+    orders = await tools.list_orders(user_id=2, page_size=10)
+    print(u["name"])
+    return {"name": u["name"], "orders": len(orders["orders"])}
+if __name__ == "__main__":
+    result = asyncio.run(main())
+''')
+
+s("c3_sys_stdout_write_json", '''
+import json, sys
+users = [get_user(i) for i in (1, 3)]
+sys.stdout.write(json.dumps([u["name"] for u in users]) + "\\n")
+print("gold:", sum(u["tier"] == "gold" for u in users), file=sys.stdout)
+sys.stdout.flush()
+best = min(users, key=lambda u: u["signup"])["name"] if users else sys.maxsize
+best
+''')
+
+
 @pytest.mark.parametrize(("name", "script"), CORPUS, ids=[row[0] for row in CORPUS])
 async def test_model_script_runs_as_in_cpython(mode: cm.CodeMode, name: str,
                                                script: str) -> None:
@@ -3633,8 +3812,8 @@ async def test_new_stand_ins_refuse_what_they_must(mode: cm.CodeMode, script: st
 
 @pytest.mark.parametrize(("script", "fragment"), [
     # what the sandbox refuses on purpose says what to write instead
-    ("import csv\nrows = list(csv.reader(read_file(path='data/sales.csv')))",
-     "split the text with `text.splitlines()` and `line.split(',')`"),
+    ("import csv\nw = csv.writer(open('out.csv', 'w'))",
+     "no files, processes or code from text: use the tools"),
     ("from abc import ABC, abstractmethod\nclass S(ABC):\n    pass",
      "drop the ABC base and @abstractmethod: a plain base class works"),
     ("import traceback\ntraceback.print_exc()", "report `f'{type(e).__name__}: {e}'`"),
@@ -3704,9 +3883,7 @@ _NO_HOST = "a script reaches files, processes and the network only through the t
 
 
 @pytest.mark.parametrize(("script", "module", "fix"), [
-    ('import sys\nprint("warn", file=sys.stderr)', "sys",
-     "print() already writes to the script's output (drop `file=sys.stdout` or "
-     f"`file=sys.stderr`), and a script ends with its value, not sys.exit(); {_NO_HOST}"),
+    ('import subprocess\nsubprocess.run(["ls"])', "subprocess", _NO_HOST),
     ('import os.path\nos.path.basename("a/b.txt")', "os.path",
      f"use str methods on path text (`p.rsplit('/', 1)[-1]` is the file name); {_NO_HOST}"),
     ("from zoneinfo import ZoneInfo\n1", "zoneinfo",
@@ -3789,8 +3966,8 @@ async def test_a_missing_module_models_reach_for_names_its_fix(
           "where a call cannot be awaited: make the calls in an `async def` method (e.g. "
           "`async def load(self)`, awaited before use) and keep the results on the object")]),
     ("from enum import Enum\nclass Tier(Enum):\n    GOLD = 'gold'\n    SILVER = 'silver'\n"
-     "def rank(t):\n    match t:\n        case Tier.GOLD:\n            return 1\n"
-     "        case Tier.SILVER:\n            return 2\nrank(Tier.GOLD)",
+     "def rank(t):\n    match t:\n        case [Tier.GOLD, n]:\n            return n\n"
+     "        case {'tier': Tier.SILVER}:\n            return 2\nrank([Tier.GOLD, 1])",
      [(7, "a case value must be a literal (a number, string, True, False or None): compare "
           "other values in a guard, `case x if x == Tier.GOLD:`"),
       (9, "a case value must be a literal (a number, string, True, False or None): compare "
@@ -3809,9 +3986,9 @@ async def test_round15_refusals_are_found_before_any_call(
 @pytest.mark.parametrize(("script", "error"), [
     ("class Log:\n    def __init__(self):\n        self.parts = []\n"
      "    def write(self, text):\n        self.parts.append(text)\nprint('x', file=Log())",
-     ("TypeError", 6, "print(file=...) is not available in the sandbox: print() without "
-                      "file= writes to the script's output; to collect text, append it to a "
-                      "list and '\\n'.join() it")),
+     ("TypeError", 6, "print(file=...) takes sys.stdout, sys.stderr or an io.StringIO() in "
+                      "the sandbox: print() without file= writes to the script's output; to "
+                      "collect text, append it to a list and '\\n'.join() it")),
     ("u = get_user(1)\ndir(u)",
      ("TypeError", 2, "dir() takes the script's own objects and classes and the sandbox "
                       "modules, not 'dict' (the SDK in the prompt lists the tools; a tool's "
@@ -3870,3 +4047,82 @@ async def test_a_loop_run_until_complete_runs_as_asyncio_run(mode: cm.CodeMode,
     assert sorted((c.name, c.arguments["user_id"]) for c in run.calls) == sorted(
         (c.name, c.arguments["user_id"]) for c in canonical.calls)  # gathered: any order
     assert run.value[0]["name"] == "Alan Turing" and run.output.count("\n") == 2
+
+
+# -- compat round 3: sys streams and exit, which CPython's side cannot compare -----------------
+
+
+@pytest.mark.parametrize(("script", "value", "output", "error"), [
+    ('import sys\nusers = [get_user(i) for i in (1, 2)]\n'
+     'print("loaded", len(users), file=sys.stderr)\nsys.stderr.write("warn\\n")\n'
+     '[u["name"] for u in users]',
+     ["Ada Lovelace", "Alan Turing"], "loaded 2\nwarn\n", None),
+    ('import sys\nu = get_user(user_id=4)\nif u["tier"] != "gold":\n'
+     '    print(f"{u[\'name\']} is not gold", file=sys.stderr)\n    sys.exit(1)\nu',
+     None, "Linus T is not gold\n", ("SystemExit", 5, "the script exited with status 1")),
+    ('import sys\nrows = list_orders(user_id=9)["orders"]\nif not rows:\n'
+     '    sys.exit("no orders for user 9")\nrows',
+     None, "", ("SystemExit", 4, "no orders for user 9")),
+    ('for uid in (1, 2, 3):\n    u = get_user(uid)\n    print(u["name"])\n'
+     '    if u["tier"] == "silver":\n        exit()\nprint("never")',
+     None, "Ada Lovelace\nAlan Turing\n", None),
+    ('import sys\n\ndef main():\n    for u in list_users():\n        print(u["name"])\n'
+     '    return 0\n\nif __name__ == "__main__":\n    sys.exit(main())',
+     None, "Ada Lovelace\nAlan Turing\nGrace Hopper\nLinus T\n", None),
+    ('import asyncio, sys\nasync def check(uid):\n    u = await tools.get_user(user_id=uid)\n'
+     '    if u["tier"] == "bronze":\n        sys.exit(2)\n    return u["id"]\n'
+     'async def main():\n    return await asyncio.gather(*[check(i) for i in range(1, 5)])\n'
+     'asyncio.run(main())',
+     None, "", ("SystemExit", 5, "the script exited with status 2")),
+    ('import sys\ntry:\n    sys.exit(0)\nexcept Exception:\n    print("caught")\n'
+     'print("after")', None, "", None),
+])
+async def test_sys_streams_and_exit_end_the_run_as_a_program_would(
+        mode: cm.CodeMode, script: str, value: Any, output: str,
+        error: tuple[str, int, str] | None) -> None:
+    """``sys.stdout``/``sys.stderr`` write to the run's output; ``exit()``/``sys.exit()``
+    stop the script there: status 0 or None is a success with no result, any other status
+    (or a text) is the run's ``SystemExit`` error, at its line."""
+    run = await mode.run(script)
+    got = None if run.error is None else (run.error.type, run.error.line, run.error.message)
+    assert (run.value, run.output, got) == (value, output, error)
+
+
+@pytest.mark.parametrize(("script", "problems"), [
+    ("import sys\nname = sys.argv[1]",
+     [(2, "module 'sys' has no attribute 'argv' in the sandbox (available: exit, maxsize, "
+          "stderr, stdout); a script has no command line or input: its values come from the "
+          "tools or the run's inputs")]),
+    ("import sys\nsys.setrecursionlimit(10000)",
+     [(2, "module 'sys' has no attribute 'setrecursionlimit' in the sandbox (available: exit, "
+          "maxsize, stderr, stdout); the run's recursion limit is fixed by the host: recurse "
+          "less deeply, or loop with a list as a stack")]),
+    ("import sys\nif sys.version_info < (3, 10):\n    raise RuntimeError('old')",
+     [(2, "module 'sys' has no attribute 'version_info' in the sandbox (available: exit, "
+          "maxsize, stderr, stdout); the sandbox runs Python 3.11 or newer: drop the version "
+          "check")]),
+    ("from io import BytesIO\n1",
+     [(1, "cannot import name 'BytesIO' from 'io' in the sandbox (available: StringIO); "
+          "keep bytes in a list and `b''.join(parts)`, or encode text (`text.encode()`)")]),
+    ("import csv\ncsv.Sniffer().sniff('a;b')",
+     [(2, "module 'csv' has no attribute 'Sniffer' in the sandbox (available: DictReader, "
+          "DictWriter, Error, QUOTE_ALL, QUOTE_MINIMAL, QUOTE_NONE, QUOTE_NONNUMERIC, reader, "
+          "writer); pass `delimiter=` yourself (count `,`, `;` and `\\t` in the first line)")]),
+])
+async def test_compat3_refusals_name_their_fix(mode: cm.CodeMode, script: str,
+                                               problems: list[tuple[int, str]]) -> None:
+    assert [(p.line, p.message) for p in mode.check(script)] == problems
+    run = await mode.run(script)
+    assert run.error is not None and run.error.type == "PreflightError" and run.calls == ()
+
+
+async def test_stringio_keeps_pythons_file_semantics(mode: cm.CodeMode) -> None:
+    script = ("import io\nb = io.StringIO('abc\\ndef\\n')\nfirst = b.readline()\n"
+              "b.seek(0, 2)\nb.write('ghi')\nb.seek(1)\nb.write('X')\n"
+              "lines = b.getvalue().splitlines()\nb.seek(0)\nall_lines = b.readlines()\n"
+              "b.truncate(2)\nb.close()\ntry:\n    b.read()\nexcept ValueError as e:\n"
+              "    closed = str(e)\n[first, lines, all_lines, b.closed, closed]")
+    run = await mode.run(script)
+    assert run.error is None, run.error
+    assert run.value == ["abc\n", ["aXc", "def", "ghi"], ["aXc\n", "def\n", "ghi"], True,
+                         "I/O operation on closed file."]

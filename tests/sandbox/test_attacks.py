@@ -280,6 +280,13 @@ def output_truncated(result: Any, host: Host) -> None:
 
 
 @check
+def compat3_exit_output(result: Any, host: Host) -> None:
+    """``exit()`` ended the run there, as a success with no value."""
+    assert result.error is None, result.error
+    assert (result.value, result.output) == (None, "before\n")
+
+
+@check
 def strings_only(result: Any, host: Host) -> None:
     """The value is made of strings (and None) only: no host object came through."""
     assert result.error is None, result.error
@@ -419,7 +426,8 @@ REFUSALS: Final[dict[str, Refusal]] = {
     "guard-type-of-hidden-type": Refusal(
         error="TypeError", pattern=r"type\(\) is not available for '\w+' objects in the sandbox"),
     "guard-print-file": Refusal(
-        error="TypeError", pattern=r"print\(file=\.\.\.\) is not available in the sandbox"),
+        error="TypeError", pattern=r"print\(file=\.\.\.\) takes sys\.stdout, sys\.stderr or an "
+                                 r"io\.StringIO\(\) in the sandbox"),
     "guard-codec": Refusal(
         error="LookupError", pattern=r"codec .+ is not available in the sandbox \(available: "),
     "guard-percent-key-parentheses": Refusal(

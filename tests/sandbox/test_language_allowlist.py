@@ -23,7 +23,7 @@ from codemode.sandbox.runtime.runner import run_script, warm_up
 warm_up()
 
 PRELUDE: Final = """\
-import collections, datetime, enum, json, re
+import collections, datetime, enum, json, re, sys
 class O:
     def __init__(self):
         self.z = 3
@@ -73,6 +73,8 @@ SAMPLES: Final[dict[str, str]] = {
     "IsoCalendarDate": "datetime.date(2020, 1, 2).isocalendar()",
     "struct_time": "datetime.date(2020, 1, 2).timetuple()",
     "BaseException": "ValueError('x')",
+    "ImportError": "ImportError('m', name='m')",
+    "ModuleNotFoundError": "ModuleNotFoundError('m', name='m')",
     "OSError": "OSError(2, 'gone')",
     "generator": "started(gen())",
     "StopIteration": "StopIteration(3)",
@@ -125,6 +127,8 @@ TYPE_ARGS: Final[dict[tuple[str, str], str]] = {
     ("date", "replace"): "year=2021", ("time", "replace"): "hour=5",
     ("datetime", "replace"): "year=2021", ("date", "fromisoformat"): "'2020-01-02'",
     ("time", "fromisoformat"): "'01:02:03'", ("datetime", "fromisoformat"): "'2020-01-02T03:04'",
+    ("int", "from_bytes"): "b'\\x01\\x00', 'big'", ("bool", "from_bytes"): "b'\\x01', 'big'",
+    ("int", "to_bytes"): "2, 'big'", ("bool", "to_bytes"): "1, 'little'",
     ("IsoCalendarDate", "index"): "1", ("struct_time", "index"): "2020",
     ("timezone", "utcoffset"): "None", ("deque", "remove"): "1", ("list", "insert"): "0, 4",
     ("OrderedDict", "popitem"): "", ("timedelta", "total_seconds"): "",
@@ -192,6 +196,8 @@ BUILTINS: Final[dict[str, str]] = {
     "vars": "vars(O()) == {'z': 3}",
     "dir": "'z' in dir(O()) and '_z' not in dir(O())",
     "bytes": "bytes('ab', 'ascii') == b'ab' and isinstance(b'', bytes)",
+    "exit": "callable(exit)",  # ends the run: tests/mode/test_model_scripts.py
+    "quit": "callable(quit)",
 }
 """Builtin name -> an expression that must be True (exceptions: raised and caught below)."""
 
@@ -441,12 +447,24 @@ FACADES: Final[dict[str, str]] = {
                                 "'a://b'",
     "copy.copy": "(lambda x: copy.copy(x) == x and copy.copy(x) is not x)([[1]])",
     "copy.deepcopy": "(lambda x: copy.deepcopy(x)[0] is not x[0])([[1]])",
+    "sys.stdout": "sys.stdout.write('x') == 1 and sys.stdout.flush() is None",
+    "sys.stderr": "print('x', file=sys.stderr) is None and not sys.stderr.isatty()",
+    "sys.exit": "callable(sys.exit)",  # ends the run: tests/mode/test_model_scripts.py
+    "sys.maxsize": "sys.maxsize == 2**63 - 1",
+    "io.StringIO": "(lambda b: (b.write('a\\nb'), b.getvalue(), b.seek(0), list(b)))("
+                   "io.StringIO()) == (3, 'a\\nb', 0, ['a\\n', 'b'])",
+    "csv.reader": "list(csv.reader(['a,\"b,c\"'])) == [['a', 'b,c']]",
+    "csv.DictReader": "list(csv.DictReader(['k,v', '1,2'])) == [{'k': '1', 'v': '2'}]",
+    "csv.writer": "csv.writer(sys.stdout).writerow(['a', 1]) == 5",
+    "csv.DictWriter": "csv.DictWriter(sys.stdout, ['k']).writerow({'k': 'x,y'}) == 7",
+    "csv.Error": "issubclass(csv.Error, Exception)",
 }
 """``module.name`` -> an expression that must be True."""
 
 _CONSTANTS: Final = {"math": {"e", "inf", "nan", "pi", "tau"},
                      "re": {"A", "ASCII", "DOTALL", "I", "IGNORECASE", "M", "MULTILINE", "S",
                             "U", "UNICODE", "VERBOSE", "X"},
+                     "csv": {"QUOTE_ALL", "QUOTE_MINIMAL", "QUOTE_NONE", "QUOTE_NONNUMERIC"},
                      "string": {"ascii_letters", "ascii_lowercase", "ascii_uppercase",
                                 "digits", "hexdigits", "octdigits", "printable", "punctuation",
                                 "whitespace"}}

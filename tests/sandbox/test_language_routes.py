@@ -113,6 +113,8 @@ SAMPLES: Final[dict[type, Callable[[], Any]]] = {
     datetime.timezone: lambda: datetime.timezone(datetime.timedelta(hours=2)),
     BaseException: lambda: BaseException("x"),
     OSError: lambda: OSError(2, "gone", "a.txt"),
+    ImportError: lambda: ImportError("m", name="m"),
+    ModuleNotFoundError: lambda: ModuleNotFoundError("m", name="m"),
     StopIteration: lambda: StopIteration(3),
     ExceptionGroup: lambda: ExceptionGroup("many", [ValueError("a")]),
     ToolCallError: lambda: ToolCallError("t", "m", "$.x"),
@@ -206,7 +208,7 @@ def _call(method: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any]:
         return "error", type(exc).__name__
 
 
-_VALUES: Final = frozenset({"args", "strerror", "filename", "filename2", "message"})
+_VALUES: Final = frozenset({"args", "strerror", "filename", "filename2", "message", "name"})
 """Guarded exception fields: values (scrubbed), not methods."""
 
 GUARDED: Final = sorted((key for key in SPECIAL_METHODS.keys() - CLASS_METHODS.keys()
@@ -329,7 +331,7 @@ def test_instance_and_class_routes_agree(key: tuple[type, str]) -> None:
 CLASS_ROWS: Final = sorted(CLASS_METHODS, key=lambda key: (key[0].__name__, key[1]))
 CLASS_ARGS: Final[dict[str, tuple[Any, ...]]] = {
     "strptime": ("2024-03-05", "%Y-%m-%d"), "fromtimestamp": (86400,),
-    "utcfromtimestamp": (86400,),
+    "utcfromtimestamp": (86400,), "from_bytes": (b"\x01", "big"),
 }
 
 

@@ -14,7 +14,7 @@ import re
 from collections import Counter, OrderedDict, deque
 from operator import length_hint
 from types import GeneratorType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from codemode.errors import LimitExceeded
 from codemode.sandbox.language.compare import (
@@ -31,6 +31,7 @@ from codemode.sandbox.language.guards import (
     EXCEPTIONS,
     TYPE_ALIASES,
     ScriptMeta,
+    SelfGuarded,
     build_class,
     check_codec,
     check_strftime,
@@ -40,6 +41,7 @@ from codemode.sandbox.language.guards import (
     guarded_setattr,
     guarded_type,
     guarded_vars,
+    refuse,
 )
 from codemode.sandbox.language.policy import private_name_ok
 from codemode.sandbox.language.render import charge_render, scrub
@@ -58,24 +60,116 @@ from codemode.sandbox.language.state import counted, current_run
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["PLAIN", "SAFE_BUILTINS", "STAND_INS", "counted_mapping", "sized_sequence"]
+__all__ = ["PLAIN", "PRINT_FILES", "SAFE_BUILTINS", "STAND_INS", "STDERR", "STDOUT", "OutputStream",
+           "ScriptExit", "counted_mapping", "exit_", "sized_sequence"]
 
 _MISSING: Final = object()
 
 
+@final
+class ScriptExit(BaseException):
+    """Raised by ``exit()``, ``quit()`` and ``sys.exit()``: the script stops there. A
+    status of ``None`` or ``0`` ends the run as a success (with no result), any other
+    status makes it the run's error. A BaseException, as CPython's ``SystemExit`` (``except
+    Exception`` lets it through), but not ``SystemExit`` itself, which asyncio re-raises
+    out of its event loop."""
+
+    def __init__(self, status: Any = None) -> None:
+        super().__init__()
+        self.status = status
+
+    @property
+    def failed(self) -> bool:
+        """Whether the status is an error (not ``None``, ``0`` or ``False``)."""
+        status = self.status
+        return not (status is None or (isinstance(status, int) and status == 0))
+
+    def describe(self) -> str:
+        """The run's error message for a failing status (CPython prints a text status)."""
+        status = self.status
+        if isinstance(status, str):
+            return status
+        if isinstance(status, int):
+            return f"the script exited with status {int(status)}"
+        return f"the script exited with a {type(status).__name__} status"
+
+
+def exit_(status: Any = None, /) -> NoReturn:
+    """``exit()``/``quit()``/``sys.exit()``: stop the script (see :class:`ScriptExit`)."""
+    raise ScriptExit(status)
+
+
+def quit_(status: Any = None, /) -> NoReturn:
+    """``quit()``: as ``exit()``."""
+    raise ScriptExit(status)
+
+
+@final
+class OutputStream(SelfGuarded):
+    """``sys.stdout`` and ``sys.stderr``: both write to the run's output, as ``print``
+    does (a host sees one text); ``write``, ``writelines``, ``flush``, ``isatty``."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"<sandbox {self._name}>"
+
+    def sandbox_getattr(self, name: str) -> Any:
+        if name in ("write", "writelines", "flush", "isatty"):
+            return getattr(self, name)
+        if name == "name":
+            return f"<{self._name}>"
+        raise refuse(self, name)
+
+    def write(self, text: str, /) -> int:
+        """Append ``text`` to the run's output; returns its length."""
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        print_(text, end="")
+        return len(text)
+
+    def writelines(self, lines: Iterable[str], /) -> None:
+        """Write each text of ``lines`` (no newline added)."""
+        for line in counted(lines):
+            self.write(line)
+
+    def flush(self) -> None:
+        """Nothing to do: the output is kept as it is written."""
+
+    def isatty(self) -> bool:
+        """Never a terminal."""
+        return False
+
+
+PRINT_FILES: Final[set[type]] = set()
+"""Sandbox file objects ``print(file=...)`` writes to (``io.StringIO``) besides the
+output streams."""
+
+STDOUT: Final = OutputStream("stdout")
+STDERR: Final = OutputStream("stderr")
+
+
 def print_(*args: Any, sep: str | None = " ", end: str | None = "\n",
            file: Any = None, flush: bool = False) -> None:
-    """``print`` into the run's bounded output buffer."""
-    if file is not None:
-        raise TypeError("print(file=...) is not available in the sandbox: print() without "
-                        "file= writes to the script's output; to collect text, append it "
-                        "to a list and '\\n'.join() it")
+    """``print`` into the run's bounded output buffer (``file=sys.stdout`` or
+    ``sys.stderr`` too: both are that output)."""
+    if file is not None and file is not STDOUT and file is not STDERR and (
+            type(file) not in PRINT_FILES):
+        raise TypeError("print(file=...) takes sys.stdout, sys.stderr or an io.StringIO() "
+                        "in the sandbox: print() without file= writes to the script's "
+                        "output; to collect text, append it to a list and '\\n'.join() it")
     run = current_run()
     run.meter.check()
     sep = " " if sep is None else sep
     end = "\n" if end is None else end
     if not isinstance(sep, str) or not isinstance(end, str):
         raise TypeError("sep and end must be strings")
+    if file is not None and type(file) in PRINT_FILES:
+        file.write(_print_text(args, sep, end))
+        return
     # Piece by piece: joining first would build ``len(args)`` copies of a shared big string
     # (``print(*[s] * 1000)``) before the buffer could truncate anything. Once the buffer
     # is full, pieces are only counted, each distinct string once (a huge ``sep`` repeats).
@@ -99,6 +193,21 @@ def print_(*args: Any, sep: str | None = " ", end: str | None = "\n",
             emit(sep)
         emit(arg if type(arg) is str else str(arg) if type(arg) in PLAIN else scrub(str(arg)))
     emit(end)
+
+
+def _print_text(args: tuple[Any, ...], sep: str, end: str) -> str:
+    """What ``print(*args, sep=sep, end=end)`` writes, as one text (sized first)."""
+    texts: list[str] = []
+    total = len(end) + len(sep) * max(0, len(args) - 1)
+    ensure_size(total, "print()")
+    for arg in args:
+        charge_render(arg)
+        check_render(arg, "print()")
+        text = arg if type(arg) is str else str(arg) if type(arg) in PLAIN else scrub(str(arg))
+        total += len(text)
+        ensure_size(total, "print()")
+        texts.append(text)
+    return sep.join(texts) + end
 
 
 def range_(*args: int) -> range:
@@ -633,7 +742,7 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     "max": max_, "any": any_, "all": all_, "iter": iter_, "format": format_,
     "type": type_, "getattr": getattr_, "hasattr": guarded_hasattr, "pow": guarded_pow,
     "setattr": guarded_setattr, "delattr": guarded_delattr, "vars": guarded_vars,
-    "dir": dir_,
+    "dir": dir_, "exit": exit_, "quit": quit_,
     # Exceptions (ToolCallError included).
     **{exc.__name__: exc for exc in EXCEPTIONS},
     # More that scripts name in ``except`` clauses (all ``Exception`` subclasses: catching

@@ -55,6 +55,8 @@ from codemode.sandbox.language.policy import (
 )
 from codemode.sandbox.language.render import scrub, scrubbed_args
 from codemode.sandbox.language.sizes import (
+    MAX_INT_BITS,
+    capped_int,
     charge_counters,
     charge_operations,
     ensure_size,
@@ -308,7 +310,8 @@ _STR: Final = frozenset({
 _BYTES: Final = frozenset({"decode", "hex", "fromhex", "count", "endswith", "startswith",
                            "find", "split", "strip", "lower", "upper"})
 _INT: Final = frozenset({"bit_length", "bit_count", "real", "imag", "numerator",
-                         "denominator", "conjugate", "as_integer_ratio"})
+                         "denominator", "conjugate", "as_integer_ratio",
+                         "from_bytes", "to_bytes"})  # size-guarded below
 _FLOAT: Final = frozenset({"is_integer", "as_integer_ratio", "hex", "fromhex", "real", "imag",
                            "conjugate"})
 _LIST: Final = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "index",
@@ -368,6 +371,8 @@ ATTRIBUTES: Final[dict[type, frozenset[str]]] = {
                              "tm_wday", "tm_yday", "tm_isdst", "count", "index"}),
     property: frozenset({"getter", "setter", "deleter"}),
     BaseException: _EXC,
+    ImportError: _EXC | {"name"},
+    ModuleNotFoundError: _EXC | {"name"},
     OSError: _EXC | {"errno", "strerror", "filename", "filename2"},
     GeneratorType: frozenset({"send", "throw", "close"}),
     StopIteration: _EXC | {"value"},
@@ -871,6 +876,29 @@ def _class_strptime(cls: Any) -> Callable[..., Any]:
     return strptime
 
 
+def _class_from_bytes(cls: Any) -> Callable[..., Any]:
+    """``int.from_bytes``: an input of more than ``MAX_INT_BITS`` bits is refused before
+    it is read (the int would be over the sandbox's cap)."""
+    def from_bytes(data: Any, byteorder: Any = "big", *, signed: Any = False) -> Any:
+        if isinstance(data, str):
+            raise TypeError("cannot convert 'str' object to bytes")
+        if not isinstance(data, bytes | bytearray):
+            data = bytes(list(counted(data)))  # an iterable of ints, as Python takes
+        capped_int(1 << min(len(data) * 8, MAX_INT_BITS + 1))
+        return cls.from_bytes(data, byteorder, signed=signed)
+    return from_bytes
+
+
+def _bind_to_bytes(value: Any) -> Callable[..., bytes]:
+    """``int.to_bytes``: the length is sized before the bytes are made."""
+    def to_bytes(length: Any = 1, byteorder: Any = "big", *, signed: Any = False) -> bytes:
+        if isinstance(length, int) and length > 0:
+            ensure_size(int(length), "int.to_bytes()")
+        result: bytes = value.to_bytes(length, byteorder, signed=signed)
+        return result
+    return to_bytes
+
+
 def _bind_args(exc: BaseException) -> tuple[Any, ...]:
     """An exception's ``args`` with no host address in its texts (see ``scrubbed_args``)."""
     return scrubbed_args(exc.args)
@@ -890,6 +918,8 @@ CLASS_METHODS: Final[dict[tuple[type, str], Callable[[Any], Callable[..., Any]]]
     (_dt.datetime, "strptime"): _class_strptime,
     (_dt.datetime, "utcnow"): _class_now,  # deprecated in 3.12: the same without a warning
     (_dt.datetime, "utcfromtimestamp"): _class_fromtimestamp,
+    (int, "from_bytes"): _class_from_bytes,
+    (bool, "from_bytes"): _class_from_bytes,
 }
 """(type, name) -> factory taking the class: class-level methods the sandbox replaces, the
 same on the class and on an instance (``d.now()``)."""
@@ -953,6 +983,10 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     **{(kind, "args"): _bind_args for kind in (BaseException, OSError, StopIteration, ToolCallError,
                                                json.JSONDecodeError, UnicodeDecodeError,
                                                UnicodeEncodeError)},
+    (int, "to_bytes"): _bind_to_bytes,
+    (bool, "to_bytes"): _bind_to_bytes,
+    **{(kind, "name"): _bind_exception_field("name") for kind in (ImportError,
+                                                                 ModuleNotFoundError)},
     (_dt.datetime, "astimezone"): _bind_astimezone,
     (_dt.datetime, "timestamp"): _bind_timestamp,
     **{(kind, "count"): _bind_search("count") for kind in (_ISO_CALENDAR, _STRUCT_TIME)},

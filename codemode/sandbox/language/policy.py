@@ -71,6 +71,8 @@ LOOP_RANGE: Final = "_looprange_"
 """Global the policy calls for ``range(...)`` iterated directly by a loop (plain ``range``)."""
 
 RESULT_NAME: Final = "_result_"
+CASE_SUBJECT: Final = "_case_subject_"
+"""The capture a ``case Color.RED:`` becomes (see ``visit_match_case``)."""
 """Global that receives the value of the script's last expression statement."""
 
 FUTURE_FEATURES: Final = frozenset({
@@ -739,7 +741,38 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return self.node_contents_visit(node)
 
     def visit_match_case(self, node: ast.match_case) -> Any:
-        return self.node_contents_visit(node)
+        """A case whose whole pattern is a dotted value (``case Color.RED:``), maybe among
+        literals in ``|`` and under ``as``, becomes a capture and a guard: ``case
+        _case_subject_ if _eq_(_case_subject_, _getattr_(Color, 'RED')):``. CPython would
+        read the value with an unguarded ``getattr`` and hand it to the subject's
+        ``__eq__``; this way it is read like ``Color.RED`` anywhere else, and compared
+        like ``==``. A dotted value inside a sequence or mapping pattern stays refused."""
+        pattern: ast.pattern = node.pattern
+        capture: str | None = None
+        if isinstance(node.pattern, ast.MatchAs) and node.pattern.pattern is not None:
+            pattern, capture = node.pattern.pattern, node.pattern.name
+        options = pattern.patterns if isinstance(pattern, ast.MatchOr) else [pattern]
+        if not all(isinstance(p, ast.MatchValue | ast.MatchSingleton) for p in options) or all(
+                not isinstance(p, ast.MatchValue) or _literal_pattern(p.value) for p in options):
+            return self.node_contents_visit(node)
+        self.check_name(node.pattern, capture)
+        subject = capture or CASE_SUBJECT
+        tests: list[ast.expr] = []
+        for option in options:
+            if isinstance(option, ast.MatchValue):
+                tests.append(_call("_eq_", _name(subject), self.visit(option.value)))
+            elif isinstance(option, ast.MatchSingleton):
+                tests.append(ast.Compare(_name(subject), [ast.Is()], [ast.Constant(
+                    option.value)]))
+        test = tests[0] if len(tests) == 1 else ast.BoolOp(ast.Or(), tests)
+        original = node.guard
+        node.pattern = ast.MatchAs(pattern=None, name=None)  # the walk below skips it
+        node = self.node_contents_visit(node)
+        if node.guard is not None:
+            test = ast.BoolOp(ast.And(), [test, node.guard])
+        node.pattern = _located(ast.MatchAs(pattern=None, name=subject), pattern)
+        node.guard = _located(test, original if original is not None else pattern)
+        return node
 
     def visit_MatchValue(self, node: ast.MatchValue) -> Any:
         if not _literal_pattern(node.value):

@@ -54,7 +54,7 @@ import anyio
 
 import codemode.errors
 from codemode.errors import LimitExceeded, ScriptCompileError, ToolCallError
-from codemode.sandbox.language.builtins import SAFE_BUILTINS
+from codemode.sandbox.language.builtins import SAFE_BUILTINS, ScriptExit
 from codemode.sandbox.language.compare import GUARDS as COMPARE_GUARDS
 from codemode.sandbox.language.compile import CompiledScript, compile_script
 from codemode.sandbox.language.facades import FACADE_NAMES, facade
@@ -527,21 +527,37 @@ def _bind_prelude(namespace: dict[str, Any], prelude: Prelude, tools: ToolNamesp
         namespace[name] = value
 
 
+@final
+class SystemExitError(Exception):
+    """The run's error for ``exit(status)``/``sys.exit(status)`` with a failing status."""
+
+
+SystemExitError.__name__ = SystemExitError.__qualname__ = "SystemExit"
+
+
+def _end(done: _FinalAnswer | ScriptExit, namespace: dict[str, Any]) -> None:
+    """The script stopped early: its ``final_answer`` value, or its exit status."""
+    if isinstance(done, _FinalAnswer):
+        namespace[RESULT_NAME] = done.value
+    elif done.failed:
+        raise SystemExitError(done.describe()).with_traceback(done.__traceback__) from None
+
+
 async def _execute(compiled: CompiledScript, namespace: dict[str, Any]) -> None:
     try:
         outcome = types.FunctionType(compiled.code, namespace)()
         if compiled.is_async:
             await outcome
-    except _FinalAnswer as done:
-        namespace[RESULT_NAME] = done.value
+    except (_FinalAnswer, ScriptExit) as done:
+        _end(done, namespace)
     except BaseExceptionGroup as group:  # ``final_answer()`` in a gathered coroutine
-        found: BaseException | None = group.subgroup(_FinalAnswer)
+        found: BaseException | None = group.subgroup((_FinalAnswer, ScriptExit))
         if found is None:
             raise
         while isinstance(found, BaseExceptionGroup):
             found = found.exceptions[0]
-        assert isinstance(found, _FinalAnswer)
-        namespace[RESULT_NAME] = found.value
+        assert isinstance(found, _FinalAnswer | ScriptExit)
+        _end(found, namespace)
 
 
 async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,

@@ -76,12 +76,14 @@ _MODULES: Final = {
     "collections.abc": "collections_abc_facade",
     "contextlib": "contextlib_facade",
     "copy": "copy_facade",
+    "csv": "csv_facade",
     "dataclasses": "dataclasses_facade",
     "datetime": "datetime_facade",
     "enum": "enum_facade",
     "functools": "functools_facade",
     "hashlib": "hashlib_facade",
     "heapq": "heapq_facade",
+    "io": "io_facade",
     "itertools": "itertools_facade",
     "json": "json_facade",
     "math": "math_facade",
@@ -91,6 +93,7 @@ _MODULES: Final = {
     "re": "re_facade",
     "statistics": "statistics_facade",
     "string": "string_facade",
+    "sys": "sys_facade",
     "textwrap": "textwrap_facade",
     "time": "time_facade",
     "typing": "typing_facade",
@@ -138,11 +141,6 @@ _NO_HOST: Final = "a script reaches files, processes and the network only throug
 _MODULE_HINTS: Final = {
     **dict.fromkeys(("os", "pathlib", "shutil", "subprocess", "socket", "requests",
                      "httpx", "aiohttp", "urllib.request"), _NO_HOST),
-    "sys": "print() already writes to the script's output (drop `file=sys.stdout` or "
-           "`file=sys.stderr`), and a script ends with its value, not sys.exit(); "
-           + _NO_HOST,
-    "csv": "split the text with `text.splitlines()` and `line.split(',')`",
-    "io": "collect lines in a list and `'\\n'.join(lines)`",
     "logging": "use print(): its output is returned with the result",
     "traceback": "report `f'{type(e).__name__}: {e}'` in the except block",
     "abc": "drop the ABC base and @abstractmethod: a plain base class works",
@@ -187,7 +185,21 @@ _NAME_HINTS: Final = {
                     "write `await main()`: the script already runs in an event loop"),
     ("asyncio", "get_running_loop"): "write `await main()`, and `time.monotonic()` for the "
                                      "time",
+    ("io", "BytesIO"): "keep bytes in a list and `b''.join(parts)`, or encode text "
+                       "(`text.encode()`)",
+    ("csv", "Sniffer"): "pass `delimiter=` yourself (count `,`, `;` and `\\t` in the first "
+                        "line)",
     ("string", "Template"): "use an f-string or `'Dear {name}'.format(name=...)`",
+    **dict.fromkeys((("sys", "argv"), ("sys", "stdin")),
+                    "a script has no command line or input: its values come from the tools "
+                    "or the run's inputs"),
+    **dict.fromkeys((("sys", "setrecursionlimit"), ("sys", "getrecursionlimit")),
+                    "the run's recursion limit is fixed by the host: recurse less deeply, or "
+                    "loop with a list as a stack"),
+    **dict.fromkeys((("sys", "version"), ("sys", "version_info")),
+                    "the sandbox runs Python 3.11 or newer: drop the version check"),
+    **dict.fromkeys((("sys", "path"), ("sys", "modules"), ("sys", "platform"),
+                     ("sys", "executable")), _NO_HOST),
 }
 """What to write instead of a name a facade lacks."""
 
