@@ -43,6 +43,7 @@ from codemode.sandbox.language.guards import (
     guarded_vars,
     refuse,
 )
+from codemode.sandbox.language.meter import ScriptStop
 from codemode.sandbox.language.policy import private_name_ok
 from codemode.sandbox.language.render import charge_render, scrub
 from codemode.sandbox.language.sizes import (
@@ -67,7 +68,7 @@ _MISSING: Final = object()
 
 
 @final
-class ScriptExit(BaseException):
+class ScriptExit(ScriptStop):
     """Raised by ``exit()``, ``quit()`` and ``sys.exit()``: the script stops there. A
     status of ``None`` or ``0`` ends the run as a success (with no result), any other
     status makes it the run's error. A BaseException, as CPython's ``SystemExit`` (``except

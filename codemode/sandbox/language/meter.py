@@ -43,6 +43,7 @@ __all__ = [
     "SCRIPT_FILENAME",
     "SCRIPT_STACK",
     "Meter",
+    "ScriptStop",
     "Tripped",
     "script_location",
     "script_thread_stack",
@@ -53,6 +54,13 @@ CHUNK: Final = 1024
 
 SCRIPT_FILENAME: Final = "<script>"
 """``co_filename`` of every code object compiled from a model's script."""
+
+
+class ScriptStop(BaseException):
+    """Base of what ends a script early on purpose (``final_answer(x)``, ``exit()``): a
+    BaseException, so a script's ``except Exception`` lets it through. Host code that runs
+    script code outside the script's own frames (closing what the run left open, rendering
+    its error) catches it as it catches :class:`Tripped`: the run is over by then."""
 
 
 class Tripped(BaseException):

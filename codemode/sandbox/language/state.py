@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 import anyio
 
 from codemode.errors import LimitExceeded
-from codemode.sandbox.language.meter import SCRIPT_FILENAME, Meter, Tripped
+from codemode.sandbox.language.meter import SCRIPT_FILENAME, Meter, ScriptStop, Tripped
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator
@@ -171,7 +171,7 @@ class RunState:
             try:
                 with anyio.move_on_after(left) as scope:
                     await agen.aclose()
-            except (Exception, GeneratorExit, Tripped):
+            except (Exception, GeneratorExit, Tripped, ScriptStop):
                 continue
             if scope.cancelled_caught and self.meter.tripped is None:
                 self.meter.tripped = LimitExceeded(
@@ -212,11 +212,11 @@ class RunState:
                     await obj.aclose()
                 else:
                     obj.close()
-            except (Exception, GeneratorExit, Tripped):
+            except (Exception, GeneratorExit, Tripped, ScriptStop):
                 pass
         self._tracked.clear()
         for agen in self._owned:  # iterated again by a finally: closed without it running
-            with contextlib.suppress(Exception, GeneratorExit, Tripped):
+            with contextlib.suppress(Exception, GeneratorExit, Tripped, ScriptStop):
                 await agen.aclose()
         self._owned.clear()
         # Tasks an async generator's ``finally`` started while it was closed, and tasks

@@ -69,7 +69,7 @@ from codemode.sandbox.language.guards import (
     guarded_write_private,
 )
 from codemode.sandbox.language.inplace import augmented_attr, augmented_item, guarded_inplace
-from codemode.sandbox.language.meter import SCRIPT_FILENAME, Tripped
+from codemode.sandbox.language.meter import SCRIPT_FILENAME, ScriptStop, Tripped
 from codemode.sandbox.language.policy import (
     LOOP_RANGE,
     NAME_OF,
@@ -417,7 +417,7 @@ def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits,
     try:
         too_big = render_size(exc.args, _MAX_MESSAGE) > _MAX_MESSAGE
         message = _clip(str(exc)) if not too_big else _clipped_text(exc)
-    except (Exception, Tripped):  # a script's __str__/__repr__ runs here, metered
+    except (Exception, Tripped, ScriptStop):  # a script's __str__/__repr__ runs here
         message = "<unprintable error>"
     line, column = (frames[-1][0], frames[-1][1]) if frames else (None, None)
     message = clean_text(scrub(message))
@@ -493,7 +493,7 @@ def _name_of(obj: Any, of_class: bool = False) -> str:
 
 
 @final
-class _FinalAnswer(BaseException):
+class _FinalAnswer(ScriptStop):
     """Raised by ``final_answer(x)`` (and a top-level ``return``): the run ends with ``x``.
 
     A BaseException, so a script's ``except Exception`` does not swallow it."""
