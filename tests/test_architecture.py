@@ -24,8 +24,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # the tool contract's leaves stay below the pipeline (context and pipeline use them)
     "codemode.dispatch.signal": (),
     "codemode.dispatch.agent": (),
+    "codemode.dispatch.failure": (),
     "codemode.dispatch.tasks": ("codemode.errors", "codemode.dispatch.signal",
-                                "codemode.dispatch.agent"),
+                                "codemode.dispatch.agent", "codemode.dispatch.failure"),
     "codemode.dispatch.cards": ("codemode.dispatch.frozen", "codemode.dispatch.events"),
     "sdk_gen": ("codemode.errors", "codemode.dispatch.spec"),
     "codemode.sandbox.limits": ("codemode.errors",),

@@ -6,11 +6,12 @@ observer sees it; anything that is not JSON becomes an error result.
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from codemode.dispatch.frozen import FrozenDict, NotJSONError, constructor, dumps, freeze
 from codemode.jsontext import dumps_in_steps
@@ -212,13 +213,20 @@ def content_of(value: Any, *, steps: bool = False) -> tuple[tuple[FrozenDict, ..
     try:
         data = freeze(value)
     except NotJSONError as exc:
-        hint = (
-            " (wrap binary data in an image/audio/resource block)"
-            if isinstance(value, (bytes, bytearray))
-            else ""
-        )
+        hint = ""
+        if isinstance(value, (bytes, bytearray)):
+            hint = " (wrap binary data in an image/audio/resource block)"
+        elif isinstance(value, Coroutine):
+            if inspect.iscoroutine(value) and (
+                    inspect.getcoroutinestate(value) == inspect.CORO_CREATED):
+                value.close()  # never started: closed here, not warned about when collected
+            hint = " (a coroutine: the tool misses an await)"
         raise InvalidResult(f"the tool returned non-JSON data: {exc}{hint}") from None
-    return (text(dumps_in_steps(data) if steps else dumps(data)),), data
+    try:
+        encoded = dumps_in_steps(data) if steps else dumps(data)
+    except ValueError as exc:  # an integer past the interpreter's digit limit for text
+        raise InvalidResult(f"the tool returned data JSON text cannot hold: {exc}") from None
+    return (text(encoded),), data
 
 
 def normalise(call_id: str, name: str, value: Any, *, steps: bool = False) -> ToolResult:
@@ -266,6 +274,10 @@ def normalise(call_id: str, name: str, value: Any, *, steps: bool = False) -> To
     return ToolResult(call_id=call_id, name=name, content=content, structured=structured, meta=meta)
 
 
+_BIG_INT: Final = 1 << 1024
+"""Integers past this go the long way (:func:`normalise`): their text may be refused."""
+
+
 def normalise_timed(call_id: str, name: str, value: Any, start: float) -> ToolResult:
     """:func:`normalise`, with ``duration`` the seconds since ``start`` (``perf_counter``)
     once it is done: the common results (text, JSON data) are made as one object."""
@@ -273,7 +285,7 @@ def normalise_timed(call_id: str, name: str, value: Any, start: float) -> ToolRe
     if kind is str:
         content: tuple[FrozenDict, ...] = (text(value),)
         structured: Any = None
-    elif kind is int or kind is bool or value is None:
+    elif (kind is int and -_BIG_INT < value < _BIG_INT) or kind is bool or value is None:
         content, structured = (text(dumps(value)),), value
     elif kind is dict or kind is list or kind is float:
         content, structured = content_of(value)

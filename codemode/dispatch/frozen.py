@@ -23,10 +23,10 @@ _T = TypeVar("_T")
 class NotJSONError(TypeError):
     """A value that is not plain JSON data (dict/list/str/int/float/bool/None)."""
 
-    def __init__(self, path: str, value: object) -> None:
+    def __init__(self, path: str, value: object, reason: str | None = None) -> None:
         self.path = path
         self.type_name = type(value).__name__
-        super().__init__(f"{path}: {self.type_name} is not JSON data")
+        super().__init__(f"{path}: {reason or f'{self.type_name} is not JSON data'}")
 
 
 class FrozenDict(dict[str, Any]):
@@ -57,6 +57,9 @@ def freeze(value: Any) -> Any:
         return _freeze(value)
     except _Bad:
         raise NotJSONError(*_find_bad(value, "$")) from None
+    except RecursionError:  # a list that holds itself, or nesting past the stack
+        raise NotJSONError("$", value, "nested too deeply for JSON (or it holds itself)"
+                           ) from None
 
 
 class _Bad(Exception):

@@ -39,6 +39,7 @@ from codemode.dispatch.content import (
 )
 from codemode.dispatch.context import Allow, Ask, CancelSignal, Deny, ExecContext, Token, ToolCall
 from codemode.dispatch.events import EventType, ToolEvent, now
+from codemode.dispatch.failure import failure_text
 from codemode.dispatch.frozen import HEAVY_VALUES, NotJSONError, constructor, freeze, heavy
 from codemode.dispatch.labels import refusal
 from codemode.dispatch.tasks import NO_TASKS, TaskScope
@@ -132,7 +133,7 @@ def _cancel_requested() -> bool:
 def _failure_text(exc: BaseException) -> str:
     if isinstance(exc, anyio.get_cancelled_exc_class()):
         return f"{type(exc).__name__} raised while nothing was cancelling the call"
-    return f"{type(exc).__name__}: {exc}"
+    return failure_text(exc)
 
 
 def _hook_failure(call: ToolCall, exc: BaseException) -> PipelineError:
@@ -259,7 +260,7 @@ async def _dispatch(registry: DispatchTable, call: ToolCall,
     except BaseException as exc:
         if registry.hooks.subscribers:
             cancelled = is_cancellation(exc)
-            message = "cancelled" if cancelled else f"internal error: {type(exc).__name__}: {exc}"
+            message = "cancelled" if cancelled else f"internal error: {failure_text(exc)}"
             _emit(
                 registry,
                 _event(
@@ -324,7 +325,7 @@ def _prepared(tool: Tool, call: ToolCall) -> dict[str, Any]:
             raise _fail(
                 call,
                 "invalid_arguments",
-                f"invalid arguments for {tool.name!r}: {type(exc).__name__}: {exc}",
+                f"invalid arguments for {tool.name!r}: {failure_text(exc)}",
             ) from None
     if raw is None:
         raw = {}
@@ -667,7 +668,7 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
         except _ThreadExit as exc:
             raise _fail(call, "handler_error", str(exc)) from None
         except Exception as exc:
-            raise _fail(call, "handler_error", f"{type(exc).__name__}: {exc}") from None
+            raise _fail(call, "handler_error", failure_text(exc)) from None
         except BaseException as exc:  # SystemExit, KeyboardInterrupt, GeneratorExit …
             if is_cancellation(exc):
                 raise

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, final, runtime_checkab
 
 import anyio
 
+from codemode.dispatch.failure import failure_text
 from codemode.dispatch.signal import CancelSignal
 from codemode.errors import TaskError
 
@@ -172,7 +173,7 @@ class _JobProducer:
             if self._scope.cancelled_caught:
                 self._outcome = {"cancelled": True}
         except Exception as exc:
-            self._outcome = {"error": f"{type(exc).__name__}: {exc}"}
+            self._outcome = {"error": failure_text(exc)}
         finally:
             self._finished.set()
 
@@ -301,13 +302,13 @@ class TaskManager:
                         producer.cancel()
                     except Exception as exc:
                         nonlocal error
-                        error = f"cancel() raised {type(exc).__name__}: {exc}"
+                        error = f"cancel() raised {failure_text(exc)}"
 
                 tg.start_soon(on_signal)
                 try:
                     outcome = await producer.done()
                 except Exception as exc:
-                    error = f"done() raised {type(exc).__name__}: {exc}"
+                    error = f"done() raised {failure_text(exc)}"
                 tg.cancel_scope.cancel()
         task.status = _final_status(task, outcome, error)
         task.release()

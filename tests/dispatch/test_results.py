@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 from typing import Any
 
@@ -106,6 +107,10 @@ class Opaque:
     pass
 
 
+_SELF_HOLDING: list[Any] = []
+_SELF_HOLDING.append(_SELF_HOLDING)
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [
@@ -115,6 +120,11 @@ class Opaque:
             id="bytes",
         ),
         pytest.param({1, 2}, "set is not JSON data", id="set"),
+        pytest.param(_SELF_HOLDING, "nested too deeply for JSON (or it holds itself)",
+                     id="list-holding-itself"),
+        pytest.param(10**5000, "JSON text cannot hold: Exceeds the limit (4300 digits)",
+                     id="int-past-the-digit-limit"),
+        pytest.param({"n": [10**5000]}, "JSON text cannot hold", id="nested-int-past-the-limit"),
         pytest.param(Opaque(), "Opaque is not JSON data", id="object"),
         pytest.param(math.nan, "$: float is not JSON data", id="nan"),
         pytest.param({"x": [math.inf]}, "$.x[0]: float is not JSON data", id="nested-inf"),
@@ -159,12 +169,34 @@ async def test_non_json_results_become_errors(
     assert seen == [result]
 
 
+async def test_a_coroutine_returned_unawaited_is_closed_and_named(
+        registry: cm.ToolRegistry) -> None:
+    async def pause() -> None:
+        pass
+
+    forgotten = pause()
+    result = await run(registry, forgotten)
+    assert result.error is not None and result.error.kind == "invalid_result"
+    assert result.text.endswith("(a coroutine: the tool misses an await)")
+    assert inspect.getcoroutinestate(forgotten) == inspect.CORO_CLOSED  # no warning later
+
+
+class Unprintable:
+    """An exception argument whose text raises: the failure keeps its own kind."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+    __repr__ = __str__
+
+
 @pytest.mark.parametrize(
     ("exc", "text"),
     [
         (ValueError("bad input"), "ValueError: bad input"),
         (KeyError("k"), "KeyError: 'k'"),
         (cm.ToolCallError("inner", "failed"), "ToolCallError: inner: failed"),
+        (ValueError(Unprintable()), "ValueError: <unprintable ValueError>"),
     ],
 )
 async def test_exceptions_become_errors(

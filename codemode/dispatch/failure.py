@@ -1,0 +1,22 @@
+"""The text of an exception raised by code a user wrote (a handler, a hook, a task's job).
+
+``f"{type(exc).__name__}: {exc}"`` inside an ``except`` clause raises again when the
+exception's ``__str__`` does (a ``ValueError`` carrying an object whose ``__str__`` raises),
+and the call then failed as an internal error of the host instead of with its own text.
+"""
+
+from __future__ import annotations
+
+__all__ = ["failure_text"]
+
+
+def failure_text(exc: BaseException) -> str:
+    """``"TypeName: message"``; ``"TypeName: <unprintable TypeName>"`` when ``str(exc)``
+    raises. Only ``Exception``s of ``__str__`` are swallowed: a cancellation raised in there
+    still propagates."""
+    name = type(exc).__name__
+    try:
+        message = str(exc)
+    except Exception:
+        message = f"<unprintable {name}>"
+    return f"{name}: {message}"
