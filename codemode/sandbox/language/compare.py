@@ -29,12 +29,13 @@ from codemode.sandbox.language.sizes import charge_counters, charge_operations
 from codemode.sandbox.language.state import counted, current_run
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Collection, Iterable
 
 __all__ = [
     "GUARDS",
     "charge_collisions",
     "charge_each",
+    "charge_probes",
     "charge_sort",
     "check_ordered_key",
     "collision_probes",
@@ -42,6 +43,7 @@ __all__ = [
     "guarded_contains",
     "guarded_hash",
     "guarded_key",
+    "key_probes",
     "keyed",
     "ordered_pairs",
     "prepare_inplace",
@@ -129,7 +131,14 @@ def collision_probes(container: Any) -> int:
     while inserting them one by one, which ticks, took 1.4 s). 0 for a container of at
     most ``COLLISION_FREE`` keys, or without shared hashes, or not hashed."""
     keys = _table_keys(container)
-    if keys is None or len(keys) <= COLLISION_FREE:
+    return 0 if keys is None else key_probes(keys)
+
+
+def key_probes(keys: Collection[Any]) -> int:
+    """:func:`collision_probes` of the keys themselves (a hashed container's, or a list
+    of keys a C call is about to insert into a new table: ``dict(zip(names, row))``; a
+    key repeated in the list counts as another key of its hash)."""
+    if len(keys) <= COLLISION_FREE:
         return 0
     kinds = set(map(type, keys))
     if kinds <= _INTS:
@@ -150,9 +159,12 @@ def charge_collisions(*containers: Any) -> None:
     """Charge the probes of keys sharing a hash (:func:`collision_probes`) that a bulk C
     operation on the hashed ``containers`` makes, and refuse one that could not end
     before the deadline."""
-    probes = 0
-    for container in containers:
-        probes += collision_probes(container)
+    charge_probes(sum(map(collision_probes, containers)))
+
+
+def charge_probes(probes: int) -> None:
+    """Charge ``probes`` (:func:`collision_probes`, :func:`key_probes`) to the run, and
+    refuse a C call that would make more than it could before the deadline."""
     if not probes:
         return
     run = current_run()

@@ -16,6 +16,7 @@ import csv
 from typing import TYPE_CHECKING, Any, Final, final
 
 from codemode.sandbox.language.builtins import PLAIN, PRINT_FILES, STDERR, STDOUT
+from codemode.sandbox.language.compare import charge_probes, key_probes
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import SelfGuarded, check_split, refuse
 from codemode.sandbox.language.render import charge_render, scrub
@@ -73,14 +74,21 @@ def _line_check(delimiter: str) -> Callable[[Any], Any]:
 
 @final
 class Reader(SelfGuarded):
-    """``csv.reader(lines)``: iterate it for rows (lists of str); ``line_num``."""
+    """``csv.reader(lines)``: iterate it for rows (lists of str); ``line_num``.
 
-    __slots__ = ("_reader",)
+    The C parser pulls each line from the script's iterable, so script code (a class's
+    ``__next__``) runs in the middle of a parse; a row read from there, by the same reader,
+    is refused as a generator refuses to be resumed from inside itself: the C code went on
+    with the record the inner read had taken away, and appended a field to a NULL list (a
+    segfault of an in-process host, 3.11-3.13)."""
+
+    __slots__ = ("_parsing", "_reader")
 
     def __init__(self, lines: Iterable[Any], dialect: Any = "excel", **options: Any) -> None:
         checked = _options(dialect, options, "csv.reader()")
         delimiter = checked.get("delimiter") or checked["dialect"].delimiter
         self._reader = csv.reader(map(_line_check(delimiter), counted(lines)), **checked)
+        self._parsing = False
 
     def __repr__(self) -> str:
         return "<sandbox csv.reader>"
@@ -94,7 +102,14 @@ class Reader(SelfGuarded):
         return self
 
     def __next__(self) -> list[str]:
-        row: list[str] = next(self._reader)
+        if self._parsing:
+            raise ValueError("csv reader already executing: its lines cannot read rows "
+                             "from it")
+        self._parsing = True
+        try:
+            row: list[str] = next(self._reader)
+        finally:
+            self._parsing = False
         return row
 
 
@@ -141,11 +156,14 @@ class DictReader(SelfGuarded):
         while row == []:
             row = next(self._reader)
         names = self._fieldnames or []
+        # Every name is inserted, in one C call: names made to share a hash (ints that
+        # differ by multiples of 2**61 - 1) made it quadratic (30,000: 8 s holding the GIL).
+        charge_probes(key_probes(names))
         d = dict(zip(names, row, strict=False))
         if len(names) < len(row):
             d[self.restkey] = row[len(names):]
         else:
-            for key in names[len(row):]:
+            for key in counted(names[len(row):]):
                 d[key] = self.restval
         return d
 
@@ -247,6 +265,7 @@ class DictWriter(SelfGuarded):
                             f"{type(rowdict).__name__!r}")
         names = self.fieldnames
         if self.extrasaction == "raise":
+            charge_probes(key_probes(names))  # names sharing a hash: a quadratic set
             known = set(counted(names))
             wrong = [key for key in counted(rowdict) if key not in known]
             if wrong:
