@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import codemode as cm
+from codemode.sandbox.language.facades import FACADE_NAMES
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -3676,6 +3677,241 @@ best
 ''')
 
 
+# ---------------- compat round 4: time/html/string.Template/Flag/cached_property/uuid ----------------
+s("c4_time_strftime_report", '''
+import time
+stamps = {"start": 1714557600, "end": 1714644000}
+for label, ts in stamps.items():
+    print(f"{label:>5}: {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(ts))}")
+t = time.strptime("2024-03-14 09:30", "%Y-%m-%d %H:%M")
+parsed = [t.tm_year, t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_wday, t.tm_yday]
+back = time.mktime(time.localtime(1714557600))
+local = time.localtime(0)
+final_answer({"parsed": parsed, "roundtrip": back, "epoch": time.asctime(time.gmtime(0)),
+              "ctime": time.ctime(86400), "zone": [local.tm_zone, local.tm_gmtoff],
+              "iso": time.strftime("%Y-%m-%dT%H:%M:%SZ", (2024, 5, 1, 10, 0, 0, 2, 122, 0)),
+              "now_ok": len(time.strftime("%H:%M")) == 5 and time.time_ns() > 0})
+''')
+
+s("c4_html_escape_table", '''
+import html
+users = [get_user(user_id=i) for i in (1, 2)]
+rows = []
+for u in users:
+    rows.append(f"<tr><td>{html.escape(u['name'])}</td><td>{html.escape(u['email'])}</td></tr>")
+rows.append("<tr><td>" + html.escape('<script>alert("x")</script> & \\'q\\'') + "</td></tr>")
+print("\\n".join(rows))
+snippet = "Tom &amp; Jerry &lt;3 &#39;cartoons&#39; &eacute;t&eacute; &#x41;&#66;"
+[html.unescape(snippet), html.escape("a < b & 'c'", quote=False)]
+''')
+
+s("c4_string_template_emails", '''
+from string import Template
+tpl = Template("Hi $name,\\nyour $tier plan renews on ${date}. Cost: $$${price}.")
+out = []
+for uid in (1, 2):
+    u = get_user(uid)
+    out.append(tpl.substitute(name=u["name"].split()[0], tier=u["tier"], date=u["signup"],
+                              price=9.5 if u["tier"] == "gold" else 5))
+partial = tpl.safe_substitute({"name": "Ada"}, tier="gold")
+print(partial)
+errors = []
+for bad, values in ((tpl, {"name": "x"}), (Template("cost: $ 5"), {})):
+    try:
+        bad.substitute(values)
+    except KeyError as e:
+        errors.append(f"missing {e}")
+    except ValueError as e:
+        errors.append(str(e))
+final_answer({"emails": out, "partial": partial, "errors": errors,
+              "ids": tpl.get_identifiers(), "valid": [tpl.is_valid(), Template("$").is_valid()],
+              "template": Template("$a-$b").template})
+''')
+
+s("c4_enum_flag_permissions", '''
+from enum import Flag, IntFlag, auto
+
+class Perm(Flag):
+    READ = auto()
+    WRITE = auto()
+    EXEC = auto()
+    RW = READ | WRITE
+
+class Tier(IntFlag):
+    FREE = 1
+    GOLD = 2
+    ADMIN = 4
+
+grants = {"gold": Perm.READ | Perm.WRITE, "silver": Perm.READ, "bronze": Perm(0)}
+report = {}
+for uid in (1, 2, 4):
+    u = get_user(user_id=uid)
+    p = grants[u["tier"]]
+    report[u["name"]] = {"perm": str(p), "can_write": Perm.WRITE in p, "any": bool(p),
+                         "bits": [m.name for m in p], "n": len(p)}
+t = Tier.GOLD | Tier.ADMIN
+print(repr(Perm.RW), repr(~Perm.READ), repr(t), t, t | 8, repr(Tier.FREE & 0))
+print([m.name for m in Perm], len(Perm), (Perm.READ | Perm.WRITE) is Perm.RW, Perm(5))
+try:
+    Perm(8)
+except ValueError as e:
+    print("invalid:", str(e).splitlines()[0])
+final_answer({"report": report, "tier": int(t), "admin": bool(t & Tier.ADMIN),
+              "sorted": sorted([Tier.ADMIN, Tier.FREE]), "json": t + 0})
+''')
+
+s("c4_cached_property_orders", '''
+from functools import cached_property
+from dataclasses import dataclass
+
+class Customer:
+    def __init__(self, user, orders):
+        self.user = user
+        self.orders = orders
+        self.computed = 0
+
+    @cached_property
+    def lifetime_value(self):
+        self.computed += 1
+        return round(sum(o["total"] for o in self.orders if o["status"] != "refunded"), 2)
+
+@dataclass(frozen=True)
+class Summary:
+    values: tuple
+
+    @cached_property
+    def best(self):
+        print("computing best")
+        return max(self.values)
+
+customers = [Customer(get_user(uid), list_orders(uid, 1, 50)["orders"]) for uid in (1, 3)]
+values = [c.lifetime_value for c in customers] + [c.lifetime_value for c in customers]
+s = Summary(tuple(values))
+del customers[0].lifetime_value
+again = customers[0].lifetime_value
+[values, s.best, s.best, [c.computed for c in customers], again,
+ "lifetime_value" in vars(customers[1]), Customer.lifetime_value.attrname]
+''')
+
+s("c4_uuid_ids", '''
+import uuid
+records = []
+for u in list_users():
+    stable = uuid.uuid5(uuid.NAMESPACE_URL, f"https://ex.com/users/{u['id']}")
+    records.append({"id": str(stable), "short": stable.hex[:8], "name": u["name"]})
+rid = uuid.uuid4()
+parsed = uuid.UUID("{12345678-1234-5678-1234-567812345678}")
+checks = [len(str(rid)), rid.version, str(rid)[14], len(rid.hex), rid != uuid.uuid4(),
+          parsed.int, repr(parsed), parsed.urn, uuid.UUID(int=parsed.int) == parsed,
+          str(uuid.uuid3(uuid.NAMESPACE_DNS, "example.com")), isinstance(rid, uuid.UUID),
+          str(uuid.UUID(bytes=bytes(range(16)))), sorted([parsed, uuid.UUID(int=1)])[0].int]
+print(f"request {parsed}")
+final_answer({"records": records, "checks": checks})
+''')
+
+s("c4_match_builtin_class_patterns", '''
+def describe(value):
+    match value:
+        case {"id": int(uid), "name": str(name)} if uid > 2:
+            return f"late user {name}"
+        case {"id": int(uid)}:
+            return f"user {uid}"
+        case [str() as first, *rest]:
+            return f"{first} and {len(rest)} more"
+        case float(x) | int(x) if not isinstance(x, bool):
+            return x * 2
+        case bool(flag):
+            return f"flag {flag}"
+        case dict() | list():
+            return "empty"
+        case _:
+            return "?"
+
+items = [get_user(1), get_user(4), ["a", "b", "c"], 2.5, 7, True, {}, [], None]
+[describe(v) for v in items]
+''')
+
+s("c4_exception_group_taskgroup", '''
+import asyncio
+
+async def main():
+    found, failed = [], []
+    try:
+        async with asyncio.TaskGroup() as tg:
+            for uid in (1, 99):
+                tg.create_task(tools.get_user(user_id=uid))
+    except ExceptionGroup as eg:
+        failed = [isinstance(e, ToolCallError) for e in eg.exceptions]
+    results = await asyncio.gather(*(tools.get_user(user_id=u) for u in (2, 97)),
+                                   return_exceptions=True)
+    found = [r["name"] if isinstance(r, dict) else "error" for r in results]
+    return {"failed": failed, "found": found}
+
+asyncio.run(main())
+''')
+
+s("c4_frozen_dataclass_derived_fields", '''
+from dataclasses import dataclass, field
+
+@dataclass(frozen=True)
+class UserView:
+    user_id: int
+    name: str
+    slug: str = field(init=False)
+    _initials: str = field(init=False, repr=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "slug", self.name.lower().replace(" ", "-"))
+        object.__setattr__(self, "_initials", "".join(p[0] for p in self.name.split()))
+
+views = [UserView(u["id"], u["name"]) for u in list_users()]
+for v in views:
+    print(v)
+[(v.slug, v._initials) for v in views]
+''')
+
+s("c4_stdlib_idioms_mix", '''
+import itertools, json, math, operator, re, textwrap
+from collections import namedtuple
+from dataclasses import dataclass, asdict, astuple, replace, fields
+from datetime import datetime, timezone
+from typing import Literal, Optional
+
+Row = namedtuple("Row", ["name", "score", "tag"], defaults=[None])
+rows = [Row(u["name"], len(u["name"]) % 5) for u in list_users()]
+ranked = sorted(rows, key=lambda r: (-r.score, r.name))
+by_score = {k: [r.name for r in g] for k, g in itertools.groupby(ranked, key=operator.attrgetter("score"))}
+
+@dataclass
+class Item:
+    name: str
+    kind: Literal["a", "b"] = "a"
+    note: Optional[str] = None
+
+it = replace(Item("x"), note="n")
+when = datetime.fromisoformat("2024-05-01T10:00:00Z")
+x = 3.14159
+print(f"{x=:.2f}", f"{'name':>10}|", f"{1234567:,}", f"{x:{8}.{3}f}", "%(a)s-%(b)05.1f" % {"a": "k", "b": 2.5})
+print(json.dumps({"b": [1, 2], "a": when}, indent=2, sort_keys=True, default=str))
+total = 0
+def bump(n):
+    global total
+    total += n
+for n in (1, 2, 3):
+    bump(n)
+final_answer({
+    "ranked": [r._asdict() for r in ranked], "groups": by_score,
+    "pairs": list(itertools.pairwise([1, 2, 4])), "acc": list(itertools.accumulate([1, 2, 3], operator.mul)),
+    "item": [asdict(it), astuple(it), [f.name for f in fields(Item)]],
+    "when": [when.isoformat(), datetime(2024, 1, 1, tzinfo=timezone.utc).isoformat()],
+    "text": ["a-b c".translate(str.maketrans({"-": "_", " ": None})), textwrap.shorten("The quick brown fox jumps", 15), textwrap.dedent("  a\\n  b")],
+    "re": re.sub(r"\\d+", lambda m: str(int(m.group()) * 2), "a1b22"),
+    "math": [math.isclose(0.1 + 0.2, 0.3), math.prod([2, 3]), math.comb(5, 2)],
+    "walrus": [y for v in (1, 5, 9) if (y := v * 2) > 4], "total": total,
+})
+''')
+
+
 @pytest.mark.parametrize(("name", "script"), CORPUS, ids=[row[0] for row in CORPUS])
 async def test_model_script_runs_as_in_cpython(mode: cm.CodeMode, name: str,
                                                script: str) -> None:
@@ -3756,7 +3992,8 @@ _ASYNCIO = ("ALL_COMPLETED, CancelledError, FIRST_COMPLETED, FIRST_EXCEPTION, Lo
           f"{_ASYNCIO}); write `await main()`, and `time.monotonic()` for the time")]),
     ('u = await tools.get_user(user_id=1)\n@functools.singledispatch\ndef f(x):\n    return x',
      [(2, "module 'functools' has no attribute 'singledispatch' in the sandbox (available: "
-          "cache, cmp_to_key, lru_cache, partial, reduce, total_ordering, wraps); dispatch "
+          "cache, cached_property, cmp_to_key, lru_cache, partial, reduce, total_ordering, "
+          "wraps); dispatch "
           "with `if isinstance(x, ...)` or `match`")]),
 ])
 async def test_a_module_name_the_sandbox_lacks_is_refused_before_any_call(
@@ -3823,7 +4060,7 @@ async def test_new_stand_ins_refuse_what_they_must(mode: cm.CodeMode, script: st
     ("x = 1\nx.__class__", "use type(obj), and type(obj).__name__ for its name"),
     ("t = {'a': 2, 'b': 1}\nsorted(t, key=t.__getitem__)",
      "write `lambda k: x[k]` (or `d.get` for a dict) instead"),
-    ("match 'q':\n    case str(k):\n        k", "`case str(s):` is `case s if isinstance(s, str):`"),
+    ("match 'q':\n    case str(k, n=1):\n        k", "but for a builtin type with at most one positional pattern"),
 ])
 async def test_a_refusal_says_what_to_write_instead(mode: cm.CodeMode, script: str,
                                                     fragment: str) -> None:
@@ -3892,16 +4129,11 @@ _NO_HOST = "a script reaches files, processes and the network only through the t
     ("import calendar\ncalendar.monthrange(2024, 2)", "calendar",
      "compute with datetime: `d.strftime('%A')` names a day, and a month's last day is the "
      "day before the next month's first (`date(y, m + 1, 1) - timedelta(days=1)`)"),
-    ("import uuid\nstr(uuid.uuid4())", "uuid",
-     "make an id from the data, `hashlib.sha256(text.encode()).hexdigest()[:32]`, or "
-     "`'%032x' % random.getrandbits(128)`"),
     ("from types import SimpleNamespace\nSimpleNamespace(a=1)", "types",
      "use a dict, or a small class or @dataclass, instead of SimpleNamespace"),
     ("import difflib\ndifflib.get_close_matches('a', ['b'])", "difflib",
      "score the candidates yourself (e.g. shared words, `len(set(a.split()) & "
      "set(b.split()))`) and take `max(candidates, key=...)`"),
-    ("import html\nhtml.escape('<a>')", "html",
-     "escape with str.replace (`&` → `&amp;` first, then `<` → `&lt;`, `>` → `&gt;`)"),
     ("import warnings\nwarnings.warn('x')", "warnings",
      "use print(): its output is returned with the result"),
     ("import fnmatch\nfnmatch.fnmatch('a.py', '*.py')", "fnmatch",
@@ -3919,11 +4151,6 @@ async def test_a_missing_module_models_reach_for_names_its_fix(
 
 
 @pytest.mark.parametrize(("script", "problems"), [
-    ("from string import Template\nTemplate('$a').substitute(a=1)",
-     [(1, "cannot import name 'Template' from 'string' in the sandbox (available: "
-          "ascii_letters, ascii_lowercase, ascii_uppercase, capwords, digits, hexdigits, "
-          "octdigits, printable, punctuation, whitespace); use an f-string or "
-          "`'Dear {name}'.format(name=...)`")]),
     ("import collections\nc = collections.ChainMap({}, {'a': 1})",
      [(2, "module 'collections' has no attribute 'ChainMap' in the sandbox (available: "
           "Counter, OrderedDict, abc, defaultdict, deque, namedtuple); merge the dicts with "
@@ -3933,11 +4160,6 @@ async def test_a_missing_module_models_reach_for_names_its_fix(
           "FrozenInstanceError, KW_ONLY, MISSING, asdict, astuple, dataclass, field, fields, "
           "is_dataclass, replace); make it a field, `field(default=..., repr=False)`, and "
           "read it in __post_init__")]),
-    ("from functools import cached_property\n1",
-     [(1, "cannot import name 'cached_property' from 'functools' in the sandbox (available: "
-          "cache, cmp_to_key, lru_cache, partial, reduce, total_ordering, wraps); use "
-          "@property and keep the value in a private attribute (`if self._v is None: "
-          "self._v = ...`)")]),
     ("import asyncio\nasync def main():\n    q = asyncio.Queue()\nawait main()",
      [(3, f"module 'asyncio' has no attribute 'Queue' in the sandbox (available: {_ASYNCIO})"
           "; gather the calls (`asyncio.Semaphore` bounds how many run at once) instead of "
@@ -4126,3 +4348,52 @@ async def test_stringio_keeps_pythons_file_semantics(mode: cm.CodeMode) -> None:
     assert run.error is None, run.error
     assert run.value == ["abc\n", ["aXc", "def", "ghi"], ["aXc\n", "def\n", "ghi"], True,
                          "I/O operation on closed file."]
+
+
+# -- compat round 4: what stays refused names its fix, before any call -------------------------
+
+
+@pytest.mark.parametrize(("script", "problems"), [
+    ("import uuid\nu = get_user(1)\nuuid.uuid1()",
+     [(3, "module 'uuid' has no attribute 'uuid1' in the sandbox (available: NAMESPACE_DNS, "
+          "NAMESPACE_OID, NAMESPACE_URL, NAMESPACE_X500, UUID, uuid3, uuid4, uuid5); use "
+          "uuid.uuid4() (uuid1 would carry the host's network address)")]),
+    ("u = get_user(1)\ntry:\n    pass\nexcept* ToolCallError as eg:\n    print(eg)",
+     [(2, "`except*` is not available in the sandbox: write `except ExceptionGroup as eg:` "
+          "and test its members, `[e for e in eg.exceptions if isinstance(e, "
+          "ToolCallError)]` (or gather with `return_exceptions=True`)")]),
+    ("from dataclasses import dataclass\n@dataclass\nclass P:\n    x: int\n"
+     "u = get_user(1)\nmatch P(1):\n    case P(x=0):\n        pass",
+     [(7, "class patterns (`case Point(x=0):`) are not available in the sandbox, but for a "
+          "builtin type with at most one positional pattern (`case str(s):`, `case "
+          "dict():`): test the type in a guard, `case p if isinstance(p, Point) and p.x == "
+          "0:`, or match on the value itself")]),
+    ("from zoneinfo import ZoneInfo\nu = get_user(1)",
+     [(1, "module 'zoneinfo' is not available in the sandbox (available: "
+          + ", ".join(sorted(FACADE_NAMES))
+          + "); use a fixed offset, `datetime.timezone(datetime.timedelta(hours=2))`, or "
+            "`datetime.timezone.utc`")]),
+])
+async def test_compat4_refusals_name_their_fix(mode: cm.CodeMode, script: str,
+                                               problems: list[tuple[int, str]]) -> None:
+    assert [(p.line, p.message) for p in mode.check(script)] == problems
+    run = await mode.run(script)
+    assert run.error is not None and run.error.type == "PreflightError" and run.calls == ()
+
+
+@pytest.mark.parametrize(("script", "error"), [
+    ("import string\nclass T(string.Template):\n    delimiter = '%'",
+     ("TypeError", "class T cannot subclass 'Template' in the sandbox")),
+    ("from functools import cached_property\nclass C:\n    v = cached_property(42)",
+     ("TypeError", "cached_property() takes a function")),
+    ("import enum\nclass P(enum.Flag):\n    A = 'x'",
+     ("TypeError", "P.A: a flag's value is an int of 0 or more in the sandbox, not 'x'")),
+    ("import time\ntime.strftime('%Y', [2024])",
+     ("TypeError", "time.strftime() takes a struct_time or a tuple of 9 integers, not 'list'")),
+    ("import html\nhtml.escape(b'<')",
+     ("TypeError", "html.escape() takes a str, not 'bytes'")),
+])
+async def test_compat4_additions_refuse_what_they_must(mode: cm.CodeMode, script: str,
+                                                       error: tuple[str, str]) -> None:
+    run = await mode.run(script)
+    assert run.error is not None and (run.error.type, run.error.message) == error

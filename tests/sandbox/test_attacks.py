@@ -397,7 +397,8 @@ REFUSALS: Final[dict[str, Refusal]] = {
     "policy-match-value": Refusal(
         error="SyntaxError", by_policy=True, pattern=r"a case value must be a literal"),
     "policy-try-star": Refusal(
-        error="SyntaxError", by_policy=True, pattern=r"TryStar statements are not allowed"),
+        error="SyntaxError", by_policy=True,
+        pattern=r"`except\*` is not available in the sandbox: write `except ExceptionGroup"),
     # compile_script, before the policy (codemode/sandbox/language/compile.py)
     "compile-too-long": Refusal(
         error="SyntaxError", pattern=r"the script is too long \(\d+ characters, at most \d+\)"),

@@ -29,6 +29,13 @@ class O:
         self.z = 3
 class E(enum.Enum):
     A = 1
+class FL(enum.Flag):
+    R = enum.auto()
+    W = enum.auto()
+    RW = R | W
+class IF(enum.IntFlag):
+    A = 1
+    B = 2
 def caught(f):
     try:
         f()
@@ -236,6 +243,9 @@ FACADES: Final[dict[str, str]] = {
     "enum.StrEnum": "isinstance(enum.StrEnum, object) and len(enum.StrEnum) == 0",
     "enum.auto": "repr(enum.auto()) == 'auto()'",
     "enum.unique": "enum.unique(E) is E",
+    "enum.Flag": "(FL(3) is FL.RW, str(FL.R | FL.W), list(~FL.R) == [FL.W]) == "
+                 "(True, 'FL.RW', True)",
+    "enum.IntFlag": "(lambda f: (f, repr(f), f | 8))(IF.A | IF.B) == (3, '<IF.A|B: 3>', 11)",
     "typing.NamedTuple": "typing.NamedTuple('P', [('a', int)])(1).a == 1",
     "typing.TypedDict": "typing.TypedDict('M', {'a': int})(a=1) == {'a': 1}",
     **{f"typing.{name}": f"typing.{name}(E) is E and typing.{name}(len) is len" for name in (
@@ -320,8 +330,24 @@ FACADES: Final[dict[str, str]] = {
     "statistics.stdev": "statistics.stdev([1, 1]) == 0",
     "statistics.variance": "statistics.variance([1, 1]) == 0",
     "string.capwords": "string.capwords('a b') == 'A B'",
+    "string.Template": "string.Template('$a ${b}$$').substitute({'a': 1}, b='x') == '1 x$'",
     "time.monotonic": "time.monotonic() > 0", "time.perf_counter": "time.perf_counter() > 0",
     "time.time": "time.time() > 1e9", "time.sleep": "time.sleep(0) is None",
+    "time.time_ns": "time.time_ns() > 10**18", "time.monotonic_ns": "time.monotonic_ns() > 0",
+    "time.perf_counter_ns": "time.perf_counter_ns() > 0",
+    "time.gmtime": "time.gmtime(86400).tm_mday == 2 and time.gmtime().tm_year > 2000",
+    "time.localtime": "time.localtime(0).tm_zone == 'UTC' and time.localtime(0).tm_hour == 0",
+    "time.strftime": "time.strftime('%Y-%m-%d', time.gmtime(0)) == '1970-01-01'",
+    "time.strptime": "time.strptime('2024-02-03', '%Y-%m-%d').tm_yday == 34",
+    "time.mktime": "time.mktime((1970, 1, 2, 0, 0, 0, 0, 0, 0)) == 86400.0",
+    "time.asctime": "time.asctime(time.gmtime(0)) == 'Thu Jan  1 00:00:00 1970'",
+    "time.ctime": "time.ctime(0) == 'Thu Jan  1 00:00:00 1970'",
+    "html.escape": "html.escape('<a \"b\">') == '&lt;a &quot;b&quot;&gt;'",
+    "html.unescape": "html.unescape('&lt;&#62;&amp;') == '<>&'",
+    "uuid.UUID": "uuid.UUID(int=255).hex == '0' * 30 + 'ff'",
+    "uuid.uuid4": "uuid.uuid4().version == 4",
+    "uuid.uuid5": "str(uuid.uuid5(uuid.NAMESPACE_DNS, 'a.b'))[14] == '5'",
+    "uuid.uuid3": "str(uuid.uuid3(uuid.NAMESPACE_URL, 'x'))[14] == '3'",
     "typing.Dict": "isinstance({}, typing.Dict) and not isinstance([], typing.Dict)",
     "typing.FrozenSet": "isinstance(frozenset(), typing.FrozenSet)",
     "typing.List": "isinstance([1], typing.List) and repr(typing.List) == 'typing.List'",
@@ -347,6 +373,9 @@ FACADES: Final[dict[str, str]] = {
                             "== [2, 1]",
     "functools.lru_cache": "functools.lru_cache(maxsize=2)(abs)(-1) == 1",
     "functools.cache": "functools.cache(abs)(-2) == 2",
+    "functools.cached_property": "class CP:\n    @functools.cached_property\n"
+                                 "    def v(self):\n        return [1]\n"
+                                 "c = CP()\nc.v is c.v and CP.v.attrname == 'v'",
     "functools.wraps": "def f():\n    pass\ng = functools.wraps(f)(lambda: 1)\n"
                        "g.__name__ == 'f' and g() == 1",
     "functools.total_ordering": "@functools.total_ordering\nclass V:\n"
@@ -465,6 +494,8 @@ _CONSTANTS: Final = {"math": {"e", "inf", "nan", "pi", "tau"},
                      "re": {"A", "ASCII", "DOTALL", "I", "IGNORECASE", "M", "MULTILINE", "S",
                             "U", "UNICODE", "VERBOSE", "X"},
                      "csv": {"QUOTE_ALL", "QUOTE_MINIMAL", "QUOTE_NONE", "QUOTE_NONNUMERIC"},
+                     "uuid": {"NAMESPACE_DNS", "NAMESPACE_OID", "NAMESPACE_URL",
+                              "NAMESPACE_X500"},
                      "string": {"ascii_letters", "ascii_lowercase", "ascii_uppercase",
                                 "digits", "hexdigits", "octdigits", "printable", "punctuation",
                                 "whitespace"}}

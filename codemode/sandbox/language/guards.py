@@ -84,6 +84,7 @@ __all__ = [
     "check_codec",
     "check_split",
     "check_strftime",
+    "check_strptime",
     "class_method",
     "guarded_apply",
     "guarded_delattr",
@@ -95,6 +96,7 @@ __all__ = [
     "guarded_write",
     "guarded_write_attribute",
     "guarded_write_private",
+    "object_setattr",
     "refuse",
 ]
 
@@ -368,7 +370,8 @@ ATTRIBUTES: Final[dict[type, frozenset[str]]] = {
     _dt.timezone: frozenset({"utc", "utcoffset", "tzname", "dst", "min", "max"}),
     _ISO_CALENDAR: frozenset({"year", "week", "weekday", "count", "index"}),
     _STRUCT_TIME: frozenset({"tm_year", "tm_mon", "tm_mday", "tm_hour", "tm_min", "tm_sec",
-                             "tm_wday", "tm_yday", "tm_isdst", "count", "index"}),
+                             "tm_wday", "tm_yday", "tm_isdst", "tm_zone", "tm_gmtoff", "count",
+                             "index"}),
     property: frozenset({"getter", "setter", "deleter"}),
     BaseException: _EXC,
     ImportError: _EXC | {"name"},
@@ -862,16 +865,22 @@ def _date_fromtimestamp(cls: Any) -> Callable[..., Any]:
     return fromtimestamp
 
 
+def check_strptime(date_string: Any, format: Any) -> None:
+    """Refuse a ``strptime`` format or text longer than the sandbox parses (its regex is
+    built from the format, and matched in C)."""
+    if isinstance(format, str) and len(format) > _STRPTIME_FORMAT:
+        raise ValueError(f"strptime() formats longer than {_STRPTIME_FORMAT} characters "
+                         "are not supported in the sandbox")
+    if isinstance(date_string, str) and len(date_string) > _STRPTIME_TEXT:
+        raise ValueError(f"strptime() of a text longer than {_STRPTIME_TEXT} characters "
+                         "is not supported in the sandbox")
+
+
 def _class_strptime(cls: Any) -> Callable[..., Any]:
     """``datetime.strptime``: CPython imports ``_strptime`` through the *calling* frame's
     ``__import__`` (a script's refuses it), so the call is made from here."""
     def strptime(date_string: Any, format: Any) -> Any:
-        if isinstance(format, str) and len(format) > _STRPTIME_FORMAT:
-            raise ValueError(f"strptime() formats longer than {_STRPTIME_FORMAT} characters "
-                             "are not supported in the sandbox")
-        if isinstance(date_string, str) and len(date_string) > _STRPTIME_TEXT:
-            raise ValueError(f"strptime() of a text longer than {_STRPTIME_TEXT} characters "
-                             "is not supported in the sandbox")
+        check_strptime(date_string, format)
         return cls.strptime(date_string, format)
     return strptime
 
@@ -1489,6 +1498,30 @@ def guarded_setattr(obj: Any, name: str, value: Any, /) -> None:
         setattr(target, name, value)
     else:
         namespace[name] = value
+
+
+def object_setattr(obj: Any, name: Any, value: Any, /) -> None:
+    """``object.__setattr__(obj, name, value)`` in a script: set an attribute of the
+    script's own plain instance past its class's own hook (a frozen dataclass's
+    ``__post_init__`` sets a derived field so). Only an instance whose classes are all the
+    script's (and ``object``): an enum member, a named tuple or an exception keeps its
+    class's rules. The name is checked as ``obj.name = value`` checks it."""
+    kind = type(obj)
+    if not isinstance(kind, ScriptMeta) or any(
+            klass in FACADE_CLASSES or not (isinstance(klass, ScriptMeta) or klass is object)
+            for klass in kind.__mro__):
+        what = obj.__name__ if isinstance(obj, type) else kind.__name__
+        raise TypeError(f"object.__setattr__() sets attributes of the script's own plain "
+                        f"objects only in the sandbox, not of {what!r}: use setattr(obj, "
+                        "name, value)")
+    target = _write_target(obj, name, "object.__setattr__")
+    namespace = getattr(target, "__dict__", None)
+    if type(namespace) is not dict:
+        raise AttributeError(f"{kind.__name__!r} object has no attribute {_short(name)}")
+    if any(name in klass.__dict__ for klass in kind.__mro__):
+        object.__setattr__(target, name, value)  # a name the class has: a property's setter
+    else:
+        namespace[name] = value  # never interned (see _instance_namespace)
 
 
 def guarded_delattr(obj: Any, name: str, /) -> None:

@@ -55,7 +55,8 @@ from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransf
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["ANNOTATED", "CHAINED_ERRORS", "FUTURE_FEATURES", "LOOP_RANGE", "NAME_OF",
+__all__ = ["ANNOTATED", "CHAINED_ERRORS", "FUTURE_FEATURES", "LOOP_RANGE", "MATCH_TYPES",
+           "NAME_OF", "OBJECT_SETATTR",
            "RESULT_NAME", "SCRIPT_METHODS", "SandboxPolicy", "child_fields", "index_nodes",
            "private_name_ok", "suspends"]
 
@@ -69,6 +70,17 @@ only (``_write_`` guards items, of the containers a script may change too)."""
 
 LOOP_RANGE: Final = "_looprange_"
 """Global the policy calls for ``range(...)`` iterated directly by a loop (plain ``range``)."""
+
+MATCH_TYPES: Final = {name: f"_match_{name}_" for name in (
+    "bool", "bytearray", "bytes", "dict", "float", "frozenset", "int", "list", "set", "str",
+    "tuple")}
+"""Builtin type name → the global holding the real type, for ``case str(s):`` (these types
+match their subject itself, so the pattern reads no attribute; the script's ``str`` is a
+stand-in that Python's class patterns do not accept)."""
+
+OBJECT_SETATTR: Final = "_object_setattr_"
+"""Global that ``object.__setattr__(obj, name, value)`` calls (a frozen dataclass's
+``__post_init__`` sets a derived field so): ``guards.object_setattr``."""
 
 RESULT_NAME: Final = "_result_"
 CASE_SUBJECT: Final = "_case_subject_"
@@ -121,8 +133,8 @@ _ATTRIBUTE_HINTS: Final = {
     "__class__": "use type(obj), and type(obj).__name__ for its name",
     "__doc__": "docstrings cannot be read in the sandbox: keep the text in a string of "
                "your own",
-    "__setattr__": "use setattr(obj, name, value) (a frozen dataclass sets its fields only "
-                   "through its constructor: compute a derived value in a @property)",
+    "__setattr__": "use setattr(obj, name, value) (a frozen dataclass's __post_init__ may "
+                   "call `object.__setattr__(self, 'name', value)`)",
 }
 """What to write instead of the refused underscore attributes models reach for most."""
 
@@ -698,6 +710,16 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 self.error(node, "Exec calls are not allowed.")
             elif node.func.id == "eval":
                 self.error(node, "Eval calls are not allowed.")
+        func = node.func
+        if (isinstance(func, ast.Attribute) and func.attr == "__setattr__"
+                and isinstance(func.value, ast.Name) and func.value.id == "object"
+                and len(node.args) == 3 and not node.keywords
+                and not any(isinstance(arg, ast.Starred) for arg in node.args)):
+            # ``object.__setattr__(self, "slug", value)``: the guarded form, never the
+            # real hook (see ``guards.object_setattr``).
+            node.func = _located(ast.Name(OBJECT_SETATTR, ast.Load()), func, force=True)
+            node.args = [self.visit(arg) for arg in node.args]
+            return node
         return self.node_contents_visit(node)
 
     def visit_Name(self, node: ast.Name) -> Any:
@@ -737,7 +759,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """``match`` with literal, capture, wildcard, sequence, mapping and ``|``
         patterns. Patterns compare and unpack in C like ``==`` on a literal and
         unpacking do; class patterns (``case Point(x=0)``) read attributes with a plain
-        ``getattr`` the guard never sees, so they are refused."""
+        ``getattr`` the guard never sees, so they are refused, but for a builtin type's
+        (``case str(s):``, see ``visit_MatchClass``)."""
         return self.node_contents_visit(node)
 
     def visit_match_case(self, node: ast.match_case) -> Any:
@@ -809,10 +832,29 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return node
 
     def visit_MatchClass(self, node: ast.MatchClass) -> Any:
+        """``case str(s):``, ``case int():``, ``case dict():`` (a builtin type and at most
+        one positional pattern, which is matched against the subject itself) check the
+        type in C and read nothing. Any other class pattern reads attributes with a plain
+        ``getattr`` the guard never sees (``__match_args__`` and the keywords): refused."""
+        cls = node.cls
+        if (isinstance(cls, ast.Name) and cls.id in MATCH_TYPES and not node.kwd_patterns
+                and len(node.patterns) <= 1):
+            node.cls = _located(ast.Name(MATCH_TYPES[cls.id], ast.Load()), cls)
+            node.patterns = [self.visit(pattern) for pattern in node.patterns]
+            return node
         self.error(node, "class patterns (`case Point(x=0):`) are not available in the "
-                   "sandbox: test the type in a guard, `case p if isinstance(p, Point) and "
-                   "p.x == 0:` (`case str(s):` is `case s if isinstance(s, str):`), or match "
-                   "on the value itself")
+                   "sandbox, but for a builtin type with at most one positional pattern "
+                   "(`case str(s):`, `case dict():`): test the type in a guard, `case p if "
+                   "isinstance(p, Point) and p.x == 0:`, or match on the value itself")
+        return node
+
+    def visit_TryStar(self, node: ast.AST) -> Any:
+        """``except*`` stays refused (it splits exception groups, which may hold the run's
+        own stops): the message says what to write instead."""
+        self.error(node, "`except*` is not available in the sandbox: write `except "
+                   "ExceptionGroup as eg:` and test its members, `[e for e in eg.exceptions "
+                   "if isinstance(e, ToolCallError)]` (or gather with "
+                   "`return_exceptions=True`)")
         return node
 
     def visit_Nonlocal(self, node: ast.Nonlocal) -> Any:

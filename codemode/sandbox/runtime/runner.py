@@ -67,12 +67,15 @@ from codemode.sandbox.language.guards import (
     guarded_write,
     guarded_write_attribute,
     guarded_write_private,
+    object_setattr,
 )
 from codemode.sandbox.language.inplace import augmented_attr, augmented_item, guarded_inplace
 from codemode.sandbox.language.meter import SCRIPT_FILENAME, ScriptStop, Tripped
 from codemode.sandbox.language.policy import (
     LOOP_RANGE,
+    MATCH_TYPES,
     NAME_OF,
+    OBJECT_SETATTR,
     RESULT_NAME,
     WRITE_ATTRIBUTE,
     WRITE_PRIVATE,
@@ -304,6 +307,8 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         "_iter_unpack_sequence_": _iter_unpack_sequence,
         "_compress_": compress,
         LOOP_RANGE: range,
+        OBJECT_SETATTR: object_setattr,
+        **{hidden: getattr(builtins, name) for name, hidden in MATCH_TYPES.items()},
         NAME_OF: _name_of,
         "_T_": meter.ticker,
         "_next_": next,

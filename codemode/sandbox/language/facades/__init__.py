@@ -83,6 +83,7 @@ _MODULES: Final = {
     "functools": "functools_facade",
     "hashlib": "hashlib_facade",
     "heapq": "heapq_facade",
+    "html": "html_facade",
     "io": "io_facade",
     "itertools": "itertools_facade",
     "json": "json_facade",
@@ -99,6 +100,7 @@ _MODULES: Final = {
     "typing": "typing_facade",
     "urllib": "urllib_facade",
     "urllib.parse": "urllib_parse_facade",
+    "uuid": "uuid_facade",
 }
 
 FACADE_NAMES: Final = frozenset(_MODULES)
@@ -154,12 +156,9 @@ _MODULE_HINTS: Final = {
     "calendar": "compute with datetime: `d.strftime('%A')` names a day, and a month's last "
                 "day is the day before the next month's first (`date(y, m + 1, 1) - "
                 "timedelta(days=1)`)",
-    "uuid": "make an id from the data, `hashlib.sha256(text.encode()).hexdigest()[:32]`, or "
-            "`'%032x' % random.getrandbits(128)`",
     "secrets": "use `random` (a script has no secret to keep)",
     "difflib": "score the candidates yourself (e.g. shared words, `len(set(a.split()) & "
                "set(b.split()))`) and take `max(candidates, key=...)`",
-    "html": "escape with str.replace (`&` → `&amp;` first, then `<` → `&lt;`, `>` → `&gt;`)",
     "types": "use a dict, or a small class or @dataclass, instead of SimpleNamespace",
     "warnings": "use print(): its output is returned with the result",
     "fnmatch": "match with `re` (`*` is `.*`, `?` is `.`) or str.startswith/endswith",
@@ -175,8 +174,6 @@ _NAME_HINTS: Final = {
                                  "later ones win)",
     ("dataclasses", "InitVar"): "make it a field, `field(default=..., repr=False)`, and read "
                                 "it in __post_init__",
-    ("functools", "cached_property"): "use @property and keep the value in a private "
-                                      "attribute (`if self._v is None: self._v = ...`)",
     ("functools", "singledispatch"): "dispatch with `if isinstance(x, ...)` or `match`",
     ("asyncio", "Queue"): "gather the calls (`asyncio.Semaphore` bounds how many run at once) "
                           "instead of workers reading a queue",
@@ -187,9 +184,9 @@ _NAME_HINTS: Final = {
                                      "time",
     ("io", "BytesIO"): "keep bytes in a list and `b''.join(parts)`, or encode text "
                        "(`text.encode()`)",
+    ("uuid", "uuid1"): "use uuid.uuid4() (uuid1 would carry the host's network address)",
     ("csv", "Sniffer"): "pass `delimiter=` yourself (count `,`, `;` and `\\t` in the first "
                         "line)",
-    ("string", "Template"): "use an f-string or `'Dear {name}'.format(name=...)`",
     **dict.fromkeys((("sys", "argv"), ("sys", "stdin")),
                     "a script has no command line or input: its values come from the tools "
                     "or the run's inputs"),

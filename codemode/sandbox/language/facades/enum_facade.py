@@ -1,4 +1,5 @@
-"""``enum`` for scripts: ``Enum``, ``IntEnum``, ``StrEnum``, ``auto`` and ``unique``, built here.
+"""``enum`` for scripts: ``Enum``, ``IntEnum``, ``StrEnum``, ``Flag``, ``IntFlag``, ``auto``
+and ``unique``, built here.
 
 The real ``enum`` module is metaclass machinery (``EnumType``, ``_EnumDict``, descriptors
 and ``_missing_``/``_generate_next_value_`` hooks that Python calls implicitly), so it is
@@ -10,6 +11,13 @@ The class is a script class (``ScriptMeta``'s checks, its methods wrapped to the
 whose metaclass :class:`EnumMeta` answers ``Color(1)``, ``Color["RED"]``, iteration,
 ``len`` and ``in``. ``type(Color)`` is refused as for any metaclass: a script never holds
 it.
+
+A ``Flag`` class's members are bits (``auto()`` gives the next power of two); ``|``, ``&``,
+``^`` and ``~`` make composite members (``<Perm.R|W: 3>``, ``list()`` gives their bits),
+kept per class up to :data:`_MAX_COMPOSITES` (past that each is made anew and still
+compares equal by value). A ``Flag`` value outside the class's bits is a ``ValueError``;
+an ``IntFlag`` keeps them (``<P.A|8: 9>``). Iteration and ``len`` of the class skip
+zero and multi-bit members, as Python 3.11+ does.
 
 ``IntEnum`` and ``StrEnum`` members are real ``int``/``str`` instances (tool arguments,
 JSON results, ``==`` and hashing with plain values work as in Python). C code and the
@@ -43,12 +51,72 @@ _MAX_MEMBERS: Final = 4096
 
 @final
 class _Auto(SelfGuarded):
-    """``auto()``: the member's value is chosen when the class is built."""
+    """``auto()``: the member's value is chosen when the class is built. In a flag's
+    body, ``RW = READ | WRITE`` combines autos (and ints): the combination is resolved
+    with them."""
 
-    __slots__ = ()
+    __slots__ = ("_parts",)
+
+    def __init__(self, parts: tuple[str, Any, Any] | None = None) -> None:
+        self._parts = parts
 
     def __repr__(self) -> str:
         return "auto()"
+
+    def _combine(self, op: str, other: Any, reflected: bool = False) -> Any:
+        if not isinstance(other, _Auto) and type(other) is not int:
+            return NotImplemented
+        return _Auto((op, other, self) if reflected else (op, self, other))
+
+    def __or__(self, other: Any) -> Any:
+        return self._combine("|", other)
+
+    def __and__(self, other: Any) -> Any:
+        return self._combine("&", other)
+
+    def __xor__(self, other: Any) -> Any:
+        return self._combine("^", other)
+
+    def __ror__(self, other: Any) -> Any:
+        return self._combine("|", other, reflected=True)
+
+    def __rand__(self, other: Any) -> Any:
+        return self._combine("&", other, reflected=True)
+
+    def __rxor__(self, other: Any) -> Any:
+        return self._combine("^", other, reflected=True)
+
+    def combined(self, resolved: dict[int, Any], depth: int = 0) -> Any:
+        """The value of a combination, once the autos it names have theirs (None: not
+        a combination). Each combination is worked out once (``b = a | a; c = b | b``
+        … shares its parts) and charged one operation."""
+        if self._parts is None:
+            return None
+        if depth > _MAX_COMBINED:
+            raise ValueError("an auto() combination nests too deeply in the sandbox")
+        done = resolved.get(id(self), _NO_VALUE)
+        if done is not _NO_VALUE:
+            return done
+        charge_operations(1)
+        op, left, right = self._parts
+        a, b = (_operand(part, resolved, depth) for part in (left, right))
+        value = a | b if op == "|" else a & b if op == "&" else a ^ b
+        resolved[id(self)] = value
+        return value
+
+
+_MAX_COMBINED: Final = 64
+_NO_VALUE: Final = object()
+
+
+def _operand(part: Any, resolved: dict[int, Any], depth: int) -> Any:
+    if not isinstance(part, _Auto):
+        return part
+    if part._parts is not None:
+        return part.combined(resolved, depth + 1)
+    if id(part) not in resolved:
+        raise ValueError("auto() is combined before its member is defined")
+    return resolved[id(part)]
 
 
 def auto() -> _Auto:
@@ -61,13 +129,17 @@ def auto() -> _Auto:
 class _Info:
     """One enum class's members (host side)."""
 
-    __slots__ = ("by_name", "by_value", "members", "unhashable")
+    __slots__ = ("by_name", "by_value", "composites", "mask", "members", "unhashable")
 
     def __init__(self) -> None:
         self.members: list[Any] = []
         self.by_name: dict[str, Any] = {}
         self.by_value: dict[Any, Any] = {}
         self.unhashable: list[tuple[Any, Any]] = []
+        self.mask = 0
+        """A flag class's bits: its members' values or-ed."""
+        self.composites: dict[int, Any] = {}
+        """A flag class's composite members made so far, by value."""
 
     def find(self, value: Any) -> Any:
         """The member of ``value``: hashed and compared as a script's dict lookup and ``==``
@@ -125,6 +197,8 @@ class EnumMeta(ScriptMeta):
         if isinstance(value, cls):
             return value
         found = info.find(value)
+        if found is None and issubclass(cls, Flag) and type(value) is int:
+            return _composite(cls, info, value)
         if found is None:
             raise ValueError(f"{repr_(value)} is not a valid {cls.__qualname__}")
         return found
@@ -136,16 +210,13 @@ class EnumMeta(ScriptMeta):
         return info.by_name[name]
 
     def __iter__(cls) -> Any:
-        info = _INFO.get(cls)
-        return counted(list(info.members) if info is not None else [])
+        return counted(_listed(cls))
 
     def __reversed__(cls) -> Any:
-        info = _INFO.get(cls)
-        return counted(list(reversed(info.members)) if info is not None else [])
+        return counted(list(reversed(_listed(cls))))
 
     def __len__(cls) -> int:
-        info = _INFO.get(cls)
-        return 0 if info is None else len(info.members)
+        return len(_listed(cls))
 
     def __bool__(cls) -> bool:
         return True
@@ -157,7 +228,7 @@ class EnumMeta(ScriptMeta):
         return isinstance(member, cls) and member in _INFO[type(member)].members
 
     def __repr__(cls) -> str:
-        return f"<enum {cls.__name__!r}>"
+        return f"<{'flag' if issubclass(cls, Flag) else 'enum'} {cls.__name__!r}>"
 
     def __setattr__(cls, name: str, value: Any) -> None:
         _check_change(cls, name)
@@ -172,6 +243,16 @@ class EnumMeta(ScriptMeta):
         if info is not None and name in info.by_name:
             raise AttributeError(f"cannot delete member {name!r}")
         super().__delattr__(name)
+
+
+def _listed(cls: Any) -> list[Any]:
+    """The members iteration and ``len`` see: a flag class's single bits only."""
+    info = _INFO.get(cls)
+    if info is None:
+        return []
+    if issubclass(cls, Flag):
+        return [member for member in info.members if _single_bit(member.value)]
+    return list(info.members)
 
 
 def _check_change(cls: type, name: str) -> None:
@@ -274,6 +355,146 @@ IntEnum: Final = _base("IntEnum", (int, Enum), {
 StrEnum: Final = _base("StrEnum", (str, Enum), {
     "__repr__": _enum_repr, "__str__": str.__str__, "__format__": _data_format})
 
+_MAX_COMPOSITES: Final = 4096
+"""Composite members a flag class keeps (Python keeps every one)."""
+
+
+def _single_bit(value: Any) -> bool:
+    return type(value) is int and value > 0 and value & (value - 1) == 0
+
+
+def _bit_members(info: _Info, value: int) -> list[Any]:
+    """The single-bit members whose bit ``value`` has, lowest first (one operation per
+    member: a member's value may have 2**17 bits, walked bit by bit it would not be)."""
+    charge_operations(len(info.members))
+    return sorted((member for member in info.members
+                   if _single_bit(member.value) and value & member.value),
+                  key=lambda member: member.value)
+
+
+def _flag_only(self: Any, what: str) -> Any:
+    if not isinstance(self, Flag):
+        raise TypeError(f"Flag.{what}() applies to flag members only")
+    return type(self)
+
+
+def _composite(cls: Any, info: _Info, value: int) -> Any:
+    """The member of ``value`` (bits of ``cls``'s members, or any bits for an ``IntFlag``):
+    ``R|W``, ``A|C|8``, or a nameless member for 0."""
+    found = info.composites.get(value)
+    if found is not None:
+        return found
+    data = _data_type(cls)
+    extra = value & ~info.mask
+    if value < 0 or (extra and data is None):
+        raise ValueError(f"<flag {cls.__name__!r}> invalid value {value}")
+    known = _bit_members(info, value)
+    names = [member.name for member in known]
+    rest = value
+    for member in known:
+        rest &= ~member.value
+    if rest:
+        names.append(str(rest))
+    member = int.__new__(cls, value) if data is int else object.__new__(cls)
+    object.__setattr__(member, "name", "|".join(names) if names else None)
+    object.__setattr__(member, "value", value)
+    if len(info.composites) < _MAX_COMPOSITES:
+        info.composites[value] = member
+    return member
+
+
+def _other_value(cls: type, other: Any) -> int | None:
+    """``other``'s bits when ``cls`` may combine with it (an int for an ``IntFlag``)."""
+    if isinstance(other, cls):
+        bits: int = getattr(other, "value")  # noqa: B009 - a member's value (mypy: object)
+        return bits
+    if issubclass(cls, int) and type(other) is int:
+        return other
+    return None
+
+
+def _flag_operator(name: str, apply: Any) -> Any:
+    def operator(self: Any, other: Any) -> Any:
+        cls = _flag_only(self, name)
+        bits = _other_value(cls, other)
+        if bits is None:
+            return NotImplemented
+        return cls(apply(self.value, bits))
+    operator.__name__ = operator.__qualname__ = name
+    return operator
+
+
+def _flag_invert(self: Any) -> Any:
+    cls = _flag_only(self, "__invert__")
+    return cls(_INFO[cls].mask & ~self.value)
+
+
+def _flag_contains(self: Any, other: Any) -> bool:
+    cls = _flag_only(self, "__contains__")
+    bits = other.value if isinstance(other, cls) else None
+    if bits is None:
+        raise TypeError(f"unsupported operand type(s) for 'in': '{type(other).__name__}' "
+                        f"and '{cls.__name__}'")
+    return bool(bits & self.value == bits)
+
+
+def _flag_iter(self: Any) -> Any:
+    cls = _flag_only(self, "__iter__")
+    return iter(_bit_members(_INFO[cls], self.value))
+
+
+def _flag_len(self: Any) -> int:
+    _flag_only(self, "__len__")
+    return int(self.value.bit_count())
+
+
+def _flag_bool(self: Any) -> bool:
+    _flag_only(self, "__bool__")
+    return bool(self.value)
+
+
+def _flag_repr(self: Any) -> str:
+    cls = _flag_only(self, "__repr__")
+    if self.name is None:
+        return f"<{cls.__name__}: {self.value}>"
+    return f"<{cls.__name__}.{self.name}: {self.value}>"
+
+
+def _flag_str(self: Any) -> str:
+    cls = _flag_only(self, "__str__")
+    if self.name is None:
+        return f"{cls.__name__}({self.value})"
+    return f"{cls.__name__}.{self.name}"
+
+
+def _flag_eq(self: Any, other: Any) -> Any:
+    _flag_only(self, "__eq__")
+    if type(other) is not type(self):
+        return NotImplemented
+    return self.value == other.value
+
+
+def _flag_hash(self: Any) -> int:
+    _flag_only(self, "__hash__")
+    return hash(self.value)
+
+
+_FLAG_OPERATORS: Final = {
+    "__or__": _flag_operator("__or__", lambda a, b: a | b),
+    "__and__": _flag_operator("__and__", lambda a, b: a & b),
+    "__xor__": _flag_operator("__xor__", lambda a, b: a ^ b),
+    "__ror__": _flag_operator("__ror__", lambda a, b: b | a),
+    "__rand__": _flag_operator("__rand__", lambda a, b: b & a),
+    "__rxor__": _flag_operator("__rxor__", lambda a, b: b ^ a),
+    "__invert__": _flag_invert, "__contains__": _flag_contains, "__iter__": _flag_iter,
+    "__len__": _flag_len, "__bool__": _flag_bool, "__repr__": _flag_repr,
+}
+Flag: Final = _base("Flag", (Enum,), {**_FLAG_OPERATORS, "__str__": _flag_str,
+                                      "__eq__": _flag_eq, "__hash__": _flag_hash})
+IntFlag: Final = _base("IntFlag", (int, Flag), {
+    **_FLAG_OPERATORS, "__str__": int.__repr__, "__format__": _data_format,
+    "__eq__": int.__eq__, "__hash__": int.__hash__})
+
 
 def _data_type(cls: type) -> type | None:
     return int if issubclass(cls, int) else str if issubclass(cls, str) else None
@@ -325,13 +546,26 @@ def _build(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
         del namespace[key]
     cls = ScriptMeta.__new__(EnumMeta, name, bases, namespace)
     info = _INFO[cls] = _Info()
+    flag = issubclass(cls, Flag)
     init = None if data is not None else getattr(cls, "__init__", None)
     last: Any = 0
+    resolved: dict[int, Any] = {}
     for key, value in counted(values):
         if isinstance(value, _Auto):
-            value = key.lower() if data is str else last + 1 if isinstance(last, int) else 1
+            auto_value = value
+            value = value.combined(resolved)
+            if value is None:
+                value = (key.lower() if data is str
+                         else 2 ** info.mask.bit_length() if flag
+                         else last + 1 if isinstance(last, int) else 1)
+                resolved[id(auto_value)] = value
         if data is int:
             value = int(value)
+        if flag:
+            if type(value) is not int or value < 0:
+                raise TypeError(f"{name}.{key}: a flag's value is an int of 0 or more in the "
+                                f"sandbox, not {repr_(value)}")
+            info.mask |= value
         elif data is str and type(value) is not str:
             raise TypeError(f"{value!r} is not a string")
         last = value
@@ -372,4 +606,5 @@ def unique(enumeration: Any) -> Any:
 
 
 FACADE: Final = Facade("enum", {"Enum": Enum, "IntEnum": IntEnum, "StrEnum": StrEnum,
-                                "auto": auto, "unique": unique})
+                                "Flag": Flag, "IntFlag": IntFlag, "auto": auto,
+                                "unique": unique})

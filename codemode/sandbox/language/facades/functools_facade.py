@@ -1,10 +1,14 @@
-"""``functools`` for scripts: ``reduce``, ``partial``, ``cmp_to_key`` and bounded caches.
+"""``functools`` for scripts: ``reduce``, ``partial``, ``cmp_to_key``, bounded caches and
+``cached_property``.
 
 The real ``partial`` renders its arguments in its repr (unsized) and the real
 ``lru_cache`` hashes argument tuples in C without a charge, keeping every entry when
 ``maxsize=None``: each name here is a sandbox object instead. ``reduce`` runs over the
 counted iterable; a ``cmp_to_key`` comparison costs one operation (a host-side
 comparator such as ``operator.sub`` would otherwise make a sort's n·log n calls free).
+``cached_property`` is a sandbox descriptor (the real one holds a lock and reads any
+object's ``__dict__``): it stores the value in the script instance's own attributes, where
+the next read finds it, as Python's does.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from codemode.sandbox.language.state import counted, current_run, is_script_func
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-__all__ = ["FACADE", "Partial"]
+__all__ = ["FACADE", "CachedProperty", "Partial"]
 
 _MAX_ENTRIES: Final = 1 << 16
 """Most entries one cache keeps (``maxsize=None`` and ``cache`` included): past it, the
@@ -260,6 +264,58 @@ def cache(user_function: Any, /) -> _Cached:
     return _Cached(user_function, None, False)
 
 
+@final
+class CachedProperty(SelfGuarded):
+    """``@cached_property`` on a script class's method: computed on the first read, then
+    an attribute of the instance (``del obj.name`` computes it again)."""
+
+    __slots__ = ("_func", "_name")
+
+    def __init__(self, func: Any, /) -> None:
+        if not callable(func):
+            raise TypeError("cached_property() takes a function")
+        self._func = func
+        self._name: str | None = None
+
+    def __set_name__(self, owner: Any, name: str) -> None:
+        if not isinstance(owner, ScriptMeta):
+            raise TypeError("cached_property applies to the script's own classes only")
+        if self._name is None:
+            self._name = name
+        elif name != self._name:
+            raise TypeError("Cannot assign the same cached_property to two different names "
+                            f"({self._name!r} and {name!r}).")
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        if self._name is None:
+            raise TypeError("Cannot use cached_property instance without calling "
+                            "__set_name__ on it.")
+        if not isinstance(type(instance), ScriptMeta):
+            raise TypeError("cached_property applies to the script's own objects only")
+        store = instance.__dict__
+        value = store.get(self._name, _NOTHING)
+        if value is _NOTHING:
+            value = self._func(instance)
+            store[self._name] = value
+        return value
+
+    def __repr__(self) -> str:
+        return f"<functools.cached_property {_describe(self._func)}>"
+
+    def sandbox_getattr(self, name: str) -> Any:
+        if name == "func":
+            return self._func
+        if name == "attrname":
+            return self._name
+        raise refuse(self, name)
+
+
+CachedProperty.__name__ = "cached_property"
+CachedProperty.__qualname__ = "functools.cached_property"
+
+
 def wraps(wrapped: Any, /, assigned: Any = None, updated: Any = None) -> Callable[[Any], Any]:
     """A decorator giving a script function the ``__name__``, ``__qualname__`` and
     ``__doc__`` of ``wrapped`` (text only: ``__wrapped__`` and ``__dict__`` are never
@@ -307,4 +363,5 @@ FACADE: Final = Facade("functools", {
     "cache": cache,
     "wraps": wraps,
     "total_ordering": total_ordering,
+    "cached_property": CachedProperty,
 })
