@@ -66,6 +66,7 @@ from codemode.sandbox.language.guards import (
     guarded_getattr,
     guarded_write,
     guarded_write_attribute,
+    guarded_write_item,
     guarded_write_private,
 )
 from codemode.sandbox.language.inplace import augmented_attr, augmented_item, guarded_inplace
@@ -75,6 +76,7 @@ from codemode.sandbox.language.policy import (
     NAME_OF,
     RESULT_NAME,
     WRITE_ATTRIBUTE,
+    WRITE_ITEM,
     WRITE_PRIVATE,
 )
 from codemode.sandbox.language.render import render_cost, scrub
@@ -297,6 +299,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         "_write_": guarded_write,
         WRITE_PRIVATE: guarded_write_private,
         WRITE_ATTRIBUTE: guarded_write_attribute,
+        WRITE_ITEM: guarded_write_item,
         "_apply_": guarded_apply,
         "_inplacevar_": guarded_inplace,
         "_getiter_": state.counted,
