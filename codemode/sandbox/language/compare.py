@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GUARDS",
+    "SHALLOW",
     "charge_collisions",
     "charge_each",
     "charge_probes",
@@ -69,6 +70,8 @@ _SCALARS: Final = frozenset({int, float, bool, complex, type(None)})
 _TEXT: Final = frozenset({str, bytes, bytearray})
 _SHALLOW: Final = _SCALARS | _TEXT
 """Types whose comparison with anything is one bounded step (no element walk)."""
+SHALLOW: Final = _SHALLOW
+"""The same types, for the guards: comparing two of them runs no script code."""
 _ITEMS_VIEW: Final[Any] = type({}.items())
 _KEYS_VIEW: Final[Any] = type({}.keys())
 _VIEWS: Final[tuple[Any, ...]] = (type({}.keys()), type({}.values()), _ITEMS_VIEW)

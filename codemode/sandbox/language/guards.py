@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from codemode.errors import CodemodeError, ToolCallError
 from codemode.sandbox.language.compare import (
+    SHALLOW,
     TEXT_UNIT,
     charge_collisions,
     charge_each,
@@ -95,6 +96,7 @@ __all__ = [
     "guarded_vars",
     "guarded_write",
     "guarded_write_attribute",
+    "guarded_write_item",
     "guarded_write_private",
     "object_setattr",
     "refuse",
@@ -608,25 +610,53 @@ def _bind_strftime(value: Any) -> Callable[..., str]:
     return strftime
 
 
+_MUTABLE_SEQUENCES: Final = (list, deque)
+
+
+def held_items(seq: Any, value: Any) -> tuple[Any, ...] | None:
+    """The items of a list or deque, held while a C search (``index``/``count``/``remove``)
+    compares them with ``value``, when a comparison may run script code (an ``__eq__``).
+
+    The C loop holds each item it compares by a borrowed reference only: an item's
+    ``__eq__`` that emptied the deque freed that very item, and the comparison went on with
+    it (``deque.index``: a segfault of an in-process host on CPython 3.11 and 3.12.1, and
+    a freed object handed to the other side's ``__eq__``). Holding every item for the
+    length of the call keeps each one alive; CPython then reports the mutation itself
+    ("deque mutated during iteration")."""
+    if type(seq) not in _MUTABLE_SEQUENCES or (
+            type(value) in SHALLOW and SHALLOW.issuperset(map(type, seq))):
+        return None
+    return tuple(seq)
+
+
 def _bind_index(seq: Any) -> Callable[..., Any]:
     """``list``/``deque``/``range`` ``.index(x)``: CPython's "x is not in list" message is
     ``repr(x)`` built in C, so ``x`` is sized like ``repr(x)`` first; the comparisons with
-    every item are charged like ``x in seq``."""
+    every item are charged like ``x in seq`` (and the items held: :func:`held_items`)."""
     def index(value: Any, *args: Any) -> Any:
         _check_render(value, f"{type(seq).__name__}.index()")
         charge_search(seq, value)
-        return seq.index(value, *args)
+        held = held_items(seq, value)
+        try:
+            return seq.index(value, *args)
+        finally:
+            del held
     return index
 
 
 def _bind_search(method: str) -> Callable[[Any], Callable[..., Any]]:
-    """``count``/``remove``: one C comparison per item, charged like ``x in seq``."""
+    """``count``/``remove``: one C comparison per item, charged like ``x in seq`` (the items
+    held while they are compared: :func:`held_items`)."""
     def bind(seq: Any) -> Callable[..., Any]:
         real = getattr(seq, method)
 
         def search(value: Any) -> Any:
             charge_search(seq, value)
-            return real(value)
+            held = held_items(seq, value)
+            try:
+                return real(value)
+            finally:
+                del held
         return search
     return bind
 
@@ -1427,6 +1457,54 @@ def _writable(obj: Any) -> Any:
             raise _shared_class(obj)
         return obj
     raise TypeError(f"{cls.__name__!r} objects cannot be modified in the sandbox")
+
+
+def guarded_write_item(obj: Any) -> Any:
+    """``_write_item_``: the target of ``obj[key] = v`` when ``key`` may be a slice (the
+    ``_write_`` check, and a list's slice stores through :func:`slice_items`)."""
+    target = guarded_write(obj)
+    return _ListItems(target) if type(target) is list else target
+
+
+_FAST_SEQUENCES: Final = frozenset({list, tuple})
+"""What ``PySequence_Fast`` takes as it is, running no script code."""
+
+
+def slice_items(target: Any, key: Any, value: Any) -> Any:
+    """``value`` as ``target[key] = value`` may hand it to C: for a slice of a list, the
+    items of a script iterable drawn first, through the counter.
+
+    ``list[a:b:c] = it`` measures the slice, then draws ``it`` (script code: a generator, a
+    class's ``__iter__``) and writes into the slice it measured: an iterable that emptied
+    the list made CPython write past its end (a segfault of an in-process host, 3.11 and
+    3.12.1, a dead worker). Drawn first, the items come from a list, and C measures the
+    slice it then writes."""
+    if type(key) is slice and type(target) is list and type(value) not in _FAST_SEQUENCES:
+        kind = type(value)
+        if hasattr(kind, "__iter__") or hasattr(kind, "__getitem__"):
+            return list(counted(value))
+    return value
+
+
+@final
+class _ListItems:
+    """What ``_write_item_`` gives for a list: ``lst[key] = v`` and ``del lst[key]``, a
+    slice's new items drawn before C measures the slice (:func:`slice_items`)."""
+
+    __slots__ = ("_target",)
+    _target: list[Any]
+
+    def __init__(self, target: list[Any]) -> None:
+        object.__setattr__(self, "_target", target)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._target[key]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._target[key] = slice_items(self._target, key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        del self._target[key]
 
 
 def guarded_write_attribute(obj: Any) -> Any:

@@ -12,7 +12,7 @@ from collections import Counter, deque
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.sandbox.language.compare import prepare_inplace
-from codemode.sandbox.language.guards import ScriptMeta
+from codemode.sandbox.language.guards import ScriptMeta, slice_items
 from codemode.sandbox.language.sizes import (
     CONCAT_TYPES,
     charge_counters,
@@ -35,8 +35,9 @@ __all__ = ["augmented_attr", "augmented_item", "guarded_inplace"]
 
 
 def augmented_item(obj: Any, key: Any, op: str, value: Any) -> None:
-    """``obj[key] op= value`` (``obj`` already passed ``_write_``) through the size guards."""
-    obj[key] = guarded_inplace(op, obj[key], value)
+    """``obj[key] op= value`` (``obj`` already passed ``_write_``) through the size guards
+    (a list slice's new items drawn first: ``guards.slice_items``)."""
+    obj[key] = slice_items(obj, key, guarded_inplace(op, obj[key], value))
 
 
 def augmented_attr(obj: Any, name: str, op: str, value: Any) -> None:

@@ -67,6 +67,9 @@ WRITE_PRIVATE: Final = "_write_private_"
 WRITE_ATTRIBUTE: Final = "_write_attr_"
 """Guard of a public attribute's target when set or deleted: the script's own objects
 only (``_write_`` guards items, of the containers a script may change too)."""
+WRITE_ITEM: Final = "_write_item_"
+"""Guard of ``obj[key] = v`` whose key may be a slice: ``_write_``, and a list's slice
+stores draw a script iterable's items before C measures the slice."""
 
 LOOP_RANGE: Final = "_looprange_"
 """Global the policy calls for ``range(...)`` iterated directly by a loop (plain ``range``)."""
@@ -966,9 +969,21 @@ class SandboxPolicy(RestrictingNodeTransformer):
             new.args[1] = self._key(new.args[1])  # _getitem_(obj, key)
         elif keyed and isinstance(new, ast.Subscript):
             new.slice = self._key(new.slice)  # _write_(obj)[key] = … / del …
+        if isinstance(node.ctx, ast.Store) and isinstance(new, ast.Subscript) and (
+                not self._small_operand(node.slice)):
+            self._write_items(new)  # the key may be a slice: ``lst[::2] = gen()``
         if slicing and isinstance(new, ast.Call) and isinstance(new.func, ast.Name):
             new.func.id = "_getslice_"  # slices copy: give the memory check a look
         return new
+
+    @staticmethod
+    def _write_items(node: ast.Subscript) -> None:
+        """``_write_(obj)[key] = v`` -> ``_write_item_(obj)[key] = v``: a list stores the
+        items of a slice drawn before C measures it (``guards.slice_items``)."""
+        call = node.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and (
+                call.func.id == "_write_"):
+            call.func = _located(_name(WRITE_ITEM), call.func)
 
     def _key(self, node: ast.expr) -> ast.expr:
         """A dict/set key (or an index): through ``_key_`` unless it is provably flat."""
@@ -1154,7 +1169,11 @@ class SandboxPolicy(RestrictingNodeTransformer):
             value = _call("_inplacevar_", op, _name(target.id), node.value)
             return _located(ast.Assign([target], value), node)
         if isinstance(target, ast.Subscript):
-            call = _call("_augitem_", target.value, target.slice, op, node.value)
+            obj = target.value
+            if isinstance(obj, ast.Call) and isinstance(obj.func, ast.Name) and (
+                    obj.func.id == WRITE_ITEM):
+                obj.func.id = "_write_"  # ``_augitem_`` draws a slice's items itself
+            call = _call("_augitem_", obj, target.slice, op, node.value)
         else:
             assert isinstance(target, ast.Attribute)
             call = _call("_augattr_", target.value, ast.Constant(target.attr), op, node.value)

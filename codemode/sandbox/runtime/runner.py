@@ -66,6 +66,7 @@ from codemode.sandbox.language.guards import (
     guarded_getattr,
     guarded_write,
     guarded_write_attribute,
+    guarded_write_item,
     guarded_write_private,
     object_setattr,
 )
@@ -78,6 +79,7 @@ from codemode.sandbox.language.policy import (
     OBJECT_SETATTR,
     RESULT_NAME,
     WRITE_ATTRIBUTE,
+    WRITE_ITEM,
     WRITE_PRIVATE,
 )
 from codemode.sandbox.language.render import render_cost, scrub
@@ -300,6 +302,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         "_write_": guarded_write,
         WRITE_PRIVATE: guarded_write_private,
         WRITE_ATTRIBUTE: guarded_write_attribute,
+        WRITE_ITEM: guarded_write_item,
         "_apply_": guarded_apply,
         "_inplacevar_": guarded_inplace,
         "_getiter_": state.counted,
