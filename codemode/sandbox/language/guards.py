@@ -1462,8 +1462,9 @@ def _writable(obj: Any) -> Any:
 def guarded_write_item(obj: Any) -> Any:
     """``_write_item_``: the target of ``obj[key] = v`` when ``key`` may be a slice (the
     ``_write_`` check, and a list's slice stores through :func:`slice_items`)."""
-    target = guarded_write(obj)
-    return _ListItems(target) if type(target) is list else target
+    if type(obj) is list:  # the common case first: a store into a list is a call less
+        return _ListItems(obj)
+    return guarded_write(obj)
 
 
 _FAST_SEQUENCES: Final = frozenset({list, tuple})
@@ -1495,13 +1496,15 @@ class _ListItems:
     _target: list[Any]
 
     def __init__(self, target: list[Any]) -> None:
-        object.__setattr__(self, "_target", target)
+        self._target = target
 
     def __getitem__(self, key: Any) -> Any:
         return self._target[key]
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        self._target[key] = slice_items(self._target, key, value)
+        if type(key) is slice:
+            value = slice_items(self._target, key, value)
+        self._target[key] = value
 
     def __delitem__(self, key: Any) -> None:
         del self._target[key]
