@@ -342,9 +342,11 @@ def _prepared(tool: Tool, call: ToolCall) -> dict[str, Any]:
     return raw
 
 
-def _checked(tool: Tool, call: ToolCall, raw: dict[str, Any]) -> Mapping[str, Any]:
-    """``raw`` validated against the tool's schema and frozen (pure: any thread)."""
-    if not tool.validator.is_valid(raw):
+def _checked(tool: Tool, call: ToolCall, raw: dict[str, Any],
+             valid: bool | None = None) -> Mapping[str, Any]:
+    """``raw`` validated against the tool's schema and frozen (pure: any thread); ``valid``
+    is the fast validator's answer when it is known already."""
+    if not (tool.validator.is_valid(raw) if valid is None else valid):
         problems = tool.validator.problems(raw)
         if problems:
             shown = "; ".join(str(p) for p in problems[:_MAX_PROBLEMS])
@@ -597,13 +599,20 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
     session …) cost one check each."""
     tool = _resolve(registry, call)
     raw = _prepared(tool, call)
-    if heavy(raw, HEAVY_VALUES):
+    if tool.validator.timed or heavy(raw, HEAVY_VALUES):
         # checked and frozen on a worker thread, so the loop keeps serving (a cancelled
-        # call does not wait for the thread: its work is pure)
+        # call does not wait for the thread: its work is pure); a schema's ``pattern``
+        # searches may take ``PATTERN_BUDGET`` whatever the size of the arguments
         arguments = await anyio.to_thread.run_sync(_checked, tool, call, raw,
                                                    abandon_on_cancel=True)
+    elif tool.validator.is_valid(raw):
+        arguments = _checked(tool, call, raw, True)
     else:
-        arguments = _checked(tool, call, raw)
+        # jsonschema explains the failure in Python, its messages quoting the bad value
+        # whole (an ``anyOf`` of eight branches quoted 8 MB of a script's text eight
+        # times: 0.4 s): off the loop too
+        arguments = await anyio.to_thread.run_sync(_checked, tool, call, raw, False,
+                                                   abandon_on_cancel=True)
     report = None
     on_update = extras.on_update
     if registry.hooks.subscribers or on_update is not None:

@@ -159,6 +159,9 @@ class CompiledSchema:
     failures) the first time :attr:`reference` is read."""
     backend: str
     """``jsonschema-rs`` or, when it cannot compile the schema, ``jsonschema``."""
+    timed: bool = False
+    """True when the schema has a ``pattern``: one check may then take up to
+    ``PATTERN_BUDGET`` (the dispatch pipeline runs it off the event loop)."""
     made: list[Reference] = field(default_factory=list, repr=False, compare=False)
     """The reference, once made (a frozen value's one mutable cache)."""
 
@@ -270,10 +273,14 @@ _TIMED: dict[type[Any], type[Any]] = {}
 
 
 def _timed_class(cls: type[Reference]) -> type[Reference]:
-    """``cls`` with its ``pattern`` keyword bounded in time (:data:`PATTERN_TIMEOUT`)."""
+    """``cls`` with its ``pattern`` keyword bounded in time (:data:`PATTERN_TIMEOUT`), and
+    its ``multipleOf`` and ``uniqueItems`` made safe for any value (:func:`_is_multiple`,
+    :func:`_unique_items_keyword`)."""
     timed = _TIMED.get(cls)
     if timed is None:
-        timed = _jsonschema().validators.extend(cls, {"pattern": _pattern_keyword})
+        timed = _jsonschema().validators.extend(cls, {
+            "pattern": _pattern_keyword, "multipleOf": _multiple_of_keyword,
+            "uniqueItems": _unique_items_keyword})
         _TIMED[cls] = timed
     return timed
 
@@ -307,19 +314,62 @@ class _PythonMultipleOf:
     def validate(self, instance: Any) -> None:
         if type(instance) is bool or not isinstance(instance, (int, float)):
             return
-        by = self._by
-        if isinstance(by, float):
-            quotient = instance / by
-            try:
-                failed = int(quotient) != quotient
-            except OverflowError:
-                from fractions import Fraction  # rare; imported here, off every start's path
-
-                failed = (Fraction(instance) / Fraction(by)).denominator != 1
-        else:
-            failed = bool(instance % by)
-        if failed:
+        if not _is_multiple(instance, self._by):
             raise ValueError("not a multiple")
+
+
+def _is_multiple(instance: float, by: float) -> bool:
+    """jsonschema's ``multipleOf`` arithmetic, exact where floats overflow: jsonschema's own
+    divides first, so an integer past 1e308 against a float ``multipleOf`` raised
+    ``OverflowError`` out of validation (and out of ``ToolRegistry.execute``)."""
+    if isinstance(by, float):
+        try:
+            quotient = instance / by
+            return int(quotient) == quotient
+        except OverflowError:
+            from fractions import Fraction  # rare; imported here, off every start's path
+
+            return (Fraction(instance) / Fraction(by)).denominator == 1
+    return not instance % by
+
+
+def _multiple_of_keyword(validator: Any, by: Any, instance: Any, schema: Any) -> Any:
+    """jsonschema's ``multipleOf`` keyword (same message), by :func:`_is_multiple`."""
+    if validator.is_type(instance, "number") and not _is_multiple(instance, by):
+        yield _jsonschema().exceptions.ValidationError(f"{instance!r} is not a multiple of {by}")
+
+
+_BOOL: Final = object()
+_ARRAY: Final = object()
+_OBJECT: Final = object()
+
+
+def _json_key(value: Any) -> Any:
+    """A hashable key, equal for exactly the values jsonschema calls equal (``1 == 1.0``,
+    ``True != 1``, objects whatever their key order)."""
+    if value is True or value is False:
+        return (_BOOL, value)
+    if isinstance(value, Mapping):
+        return (_OBJECT, frozenset((key, _json_key(item)) for key, item in value.items()))
+    if isinstance(value, (list, tuple)):
+        return (_ARRAY, tuple(_json_key(item) for item in value))
+    return value
+
+
+def _unique_items_keyword(validator: Any, unique: Any, instance: Any, schema: Any) -> Any:
+    """jsonschema's ``uniqueItems`` keyword (same message) in one pass over hashed keys:
+    jsonschema compares items it cannot sort pairwise, so a script's 1,000 small lists held
+    the host loop for 1.3 s."""
+    if not unique or not validator.is_type(instance, "array"):
+        return
+    seen: set[Any] = set()
+    for item in instance:
+        key = _json_key(item)
+        if key in seen:
+            yield _jsonschema().exceptions.ValidationError(
+                f"{instance!r} has non-unique elements")
+            return
+        seen.add(key)
 
 
 _RS_KEYWORDS = {"pattern": _PythonPattern, "multipleOf": _PythonMultipleOf}
@@ -518,6 +568,7 @@ def compile_schema(
             is_valid=_budgeted(lambda instance: bool(reference_old.is_valid(thaw(instance)))),
             make_reference=lambda: reference_old,
             backend=f"jsonschema ({older.__name__.removesuffix('Validator')})",
+            timed=_uses_key(schema, "pattern"),
         )
     make = _Lazy(cls, schema)
     _check_refs(tool, what, schema, make)
@@ -526,10 +577,11 @@ def compile_schema(
     def reference_is_valid(instance: Any) -> bool:
         return bool(holder[0].reference.is_valid(thaw(instance)))
 
-    bounded = _budgeted if _uses_key(schema, "pattern") else _unbounded
+    timed = _uses_key(schema, "pattern")
+    bounded = _budgeted if timed else _unbounded
     fallback = CompiledSchema(schema=schema, is_valid=bounded(reference_is_valid),
                               make_reference=make,
-                              backend="jsonschema")
+                              backend="jsonschema", timed=timed)
     holder.append(fallback)
     if _uses_key(schema, "patternProperties"):
         return fallback
@@ -549,7 +601,8 @@ def compile_schema(
             return reference_is_valid(instance)
 
     return CompiledSchema(schema=schema, is_valid=bounded(is_valid),  # one reference for both
-                          make_reference=lambda: fallback.reference, backend="jsonschema-rs")
+                          make_reference=lambda: fallback.reference, backend="jsonschema-rs",
+                          timed=timed)
 
 
 _ARGUMENTS: dict[tuple[int, str], tuple[Mapping[str, Any], CompiledSchema | None]] = {}

@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from codemode.dispatch.context import ToolCall
+from codemode.dispatch.registry import ToolRegistry
 from codemode.dispatch.schema import compile_schema, normalise_parameters
 from codemode.dispatch.tool import define_tool
 from codemode.errors import ToolDefinitionError
@@ -235,3 +237,61 @@ def test_refs_that_resolve_are_accepted_and_validate(
 ) -> None:
     tool = define_tool(name="t", parameters=parameters, execute=lambda args: None)
     assert tool.validator.is_valid(good) and not tool.validator.is_valid(bad)
+
+
+@pytest.mark.parametrize(("by", "value", "valid"), [
+    (0.1, 10**400, False),  # past a float: jsonschema's division raised OverflowError
+    (0.5, 10**400, True),
+    (0.5, 2**1100 + 1, True),
+    (0.3, 2**1100, False),
+    (3, 10**400, False),
+    (0.1, 0.30000000000000004, False),
+    (0.5, 1.5, True),
+])
+async def test_multiple_of_takes_any_number(by: float, value: float, valid: bool) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "number", "multipleOf": by}}}
+    compiled = compile_schema("t", schema)
+    assert compiled.is_valid({"n": value}) is valid
+    assert (compiled.problems({"n": value}) == []) is valid
+    registry = ToolRegistry()
+    registry.register(define_tool(name="t", parameters=schema, execute=lambda args: "ok"))
+    result = await registry.execute(ToolCall(call_id="c", name="t", arguments={"n": value}))
+    assert result.is_error is not valid  # a result, never an exception out of execute
+
+
+UNIQUE = [
+    [1, 1.0], [True, 1], [False, 0], [[1], [True]], [{"a": 1, "b": 2}, {"b": 2, "a": 1}],
+    [{"a": [1, {"b": None}]}, {"a": [1.0, {"b": None}]}], [[], {}], ["1", 1], [None, False],
+    [[1, "a"], ["a", 1]], [{"a": True}, {"a": 1}], [0.5, 0.5], [[[]], [[]]],
+]
+
+
+@pytest.mark.parametrize("items", UNIQUE)
+def test_unique_items_agrees_with_jsonschema(items: list[Any]) -> None:
+    import jsonschema
+
+    schema = {"type": "object", "properties": {"s": {"type": "array", "uniqueItems": True}}}
+    expected = jsonschema.Draft202012Validator(schema).is_valid({"s": items})
+    assert (compile_schema("t", schema).problems({"s": items}) == []) is expected
+
+
+def test_unique_items_of_many_unsortable_items_is_one_pass(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """jsonschema compares items it cannot sort pairwise (a script's 1,000 small lists held
+    the host loop for 1.3 s): the reference validator hashes each item once instead."""
+    import jsonschema._utils
+
+    compared: list[int] = []
+    equal = jsonschema._utils.equal
+
+    def counted(one: Any, two: Any) -> bool:
+        compared.append(1)
+        return bool(equal(one, two))
+
+    monkeypatch.setattr(jsonschema._utils, "equal", counted)
+    schema = {"type": "object", "properties": {"s": {"type": "array", "uniqueItems": True},
+                                               "n": {"type": "integer"}}}
+    items: list[Any] = [[i] for i in range(1000)] + [["x"]]
+    [problem] = compile_schema("t", schema).problems({"s": items, "n": "7"})
+    assert problem.path == "$.n"
+    assert len(compared) < 100

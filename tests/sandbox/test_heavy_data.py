@@ -279,3 +279,39 @@ def test_lone_surrogates_are_replaced_wherever_they_are(where: int) -> None:
     dirty = text[:where] + "\ud800" + text[where:]
     assert clean_text(dirty) == text[:where] + "\ufffd" + text[where:]
     assert clean_text(text) is text
+
+
+SLOW_ON_THE_LOOP = [
+    # a pattern's searches may take PATTERN_BUDGET (0.1 s) whatever the arguments' size
+    ("pattern", {"s": {"type": "string", "pattern": "^(a|aa)+$"}}, "'a' * 40 + 'b'"),
+    # explaining a failure quotes the value in every message (an anyOf of eight branches
+    # quoted 8 MB of strings eight times: 0.4 s)
+    ("explained", {"s": {"anyOf": [{"type": "integer"}, {"enum": [1, 2]}]}},
+     "['x' * 4000] * 100"),
+]
+
+
+@pytest.mark.parametrize(("label", "properties", "value"), SLOW_ON_THE_LOOP,
+                         ids=[label for label, _, _ in SLOW_ON_THE_LOOP])
+async def test_validation_that_can_be_slow_runs_off_the_loop(
+        monkeypatch: pytest.MonkeyPatch, label: str, properties: dict[str, Any],
+        value: str) -> None:
+    """Arguments far under ``HEAVY_VALUES`` held the host loop for 0.2 s (pattern) and
+    0.4 s (explained): checked on a worker thread instead, the call failing as before."""
+    on_loop: list[bool] = []
+    checked = pipeline._checked
+
+    def spy_checked(*args: Any) -> Any:
+        on_loop.append(threading.current_thread() is threading.main_thread())
+        return checked(*args)
+
+    monkeypatch.setattr(pipeline, "_checked", spy_checked)
+    registry = cm.ToolRegistry()
+    registry.register(cm.define_tool(name="take", execute=lambda args: "ok", parameters={
+        "type": "object", "properties": properties}))
+    async with InProcessExecutor() as executor:
+        run = await cm.CodeMode(registry, executor=executor).run(
+            f"await tools.take(s={value})\n")
+    assert run.error is not None and run.error.type == "ToolCallError"
+    assert "invalid arguments for 'take'" in run.error.message
+    assert on_loop == [False]
