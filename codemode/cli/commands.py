@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -68,27 +69,39 @@ def _read_script(path: str) -> str:
         ) from None
 
 
+_CONTROLS: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters a terminal acts on (all but newline and tab): ESC and the C1 CSI
+start escape sequences that move the cursor, retitle the window, set the clipboard."""
+
+
+def _shown(text: str) -> str:
+    """``text`` a script wrote (its output, an error message), safe for a terminal: each
+    control character spelled as a ``\\xNN`` escape (``--json`` keeps the text exact)."""
+    return _CONTROLS.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+
+
 def _print_result(result: ScriptResult, as_json: bool) -> int:
     if as_json:
         print(json.dumps(result.to_json(), ensure_ascii=False, indent=2, default=str))
     else:
         if result.output:
             print("--- output ---")
-            print(result.output.rstrip("\n"))
+            print(_shown(result.output.rstrip("\n")))
         print("--- calls ---")
         for record in result.calls:
             status = "ok" if record.ok else f"error: {record.error}"
-            print(
+            print(_shown(
                 f"{record.index + 1:>3}. {record.name}({json.dumps(record.arguments)}) "
                 f"{record.duration * 1000:.1f} ms {status}"
-            )
+            ))
         if result.error is None:
             print("--- value ---")
-            print(json.dumps(result.value, ensure_ascii=False, indent=2, default=str))
+            print(_shown(json.dumps(result.value, ensure_ascii=False, indent=2, default=str)))
         else:
             error = result.error
             where = f" (line {error.line})" if error.line else ""
-            print(f"--- error ---\n{error.type}{where}: {error.message}", file=sys.stderr)
+            print(f"--- error ---\n{error.type}{where}: {_shown(error.message)}",
+                  file=sys.stderr)
     if result.error is None:
         return EXIT_OK
     if result.error.type == "PreflightError":

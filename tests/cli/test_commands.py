@@ -101,6 +101,24 @@ def test_run_exits_1_on_a_script_error_after_running_its_calls(
     assert (marks / "first").is_file()
 
 
+ESCAPES = "\\x1b]0;owned\\x07\\x1b[2J\\x9b31m\\r"
+"""A window title, a screen clear, a C1 CSI colour and a carriage return (script text)."""
+
+
+@pytest.mark.parametrize(("source", "stream"), [
+    (f"print('a{ESCAPES}b')\n'v{ESCAPES}'\n", "out"),
+    (f"raise ValueError('e{ESCAPES}')\n", "err"),
+])
+def test_run_never_writes_a_scripts_control_characters_to_the_terminal(
+    tools: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, stream: str
+) -> None:
+    main(["run", _script(tmp_path, source), "--tools", tools, "--executor", "inprocess"])
+    captured = capsys.readouterr()
+    written = captured.out + captured.err
+    assert not any(ch in written for ch in "\x1b\x07\x9b\r")
+    assert "\\x1b]0;owned\\x07\\x1b[2J\\x9b31m\\x0d" in getattr(captured, stream)
+
+
 def test_run_exits_5_when_a_limit_trips(
     tools: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
