@@ -335,6 +335,24 @@ async def test_argument_names_in_another_case_style_are_the_parameters(
     assert run.value == value
 
 
+@pytest.mark.parametrize(("script", "error", "fragment"), [
+    ('tools["__class__"]', "AttributeError", "tools has no tool '__class__'"),
+    ('tools["_run"]', "AttributeError", "tools has no tool '_run'"),
+    ('tools["search.__class__"]', "AttributeError", "tools has no tool 'search.__class__'"),
+    ('tools[0]', "TypeError", "tools[...] takes a tool's name as text, not int"),
+    ('w = getattr(tools, "weather")\nw["__class__"]', "AttributeError",
+     "tools.weather has no tool '__class__'"),
+    ('getattr(tools, "weather")["get_by_city.__call__"]', "AttributeError",
+     "tools.weather has no tool 'get_by_city.__call__'"),
+])
+async def test_tools_by_name_reach_only_tools(mode: cm.CodeMode, script: str, error: str,
+                                              fragment: str) -> None:
+    run = await mode.run(script)
+    assert run.error is not None and run.error.type == error, run.error
+    assert fragment in run.error.message
+    assert run.calls == ()
+
+
 async def test_a_respelled_argument_keeps_what_the_call_also_gave(mode: cm.CodeMode) -> None:
     run = await mode.run('p = {"owner": "a", "perPage": 1, "per_page": 2}\n'
                          'await tools.list_issues(**p)')
