@@ -21,6 +21,7 @@ from codemode.dispatch.context import CancelSignal, Token, ToolCall
 from codemode.dispatch.frozen import HEAVY_VALUES, constructor, heavy, thaw
 from codemode.dispatch.pipeline import CallExtras, dispatch_with
 from codemode.errors import ToolCallError
+from codemode.mode.preflight import spelling_alias
 from codemode.mode.stream import CallEndEvent, CallStartEvent, RunEvent
 from codemode.sandbox.executors.broker import current_call
 
@@ -82,6 +83,7 @@ class Bridge:
         deliver: Callable[[RunEvent], None] | None = None,
         *,
         ledger: RunLedger | None = None,
+        aliases: bool = True,
     ) -> None:
         self.registry = registry
         self.execute: Callable[[ToolCall, CallExtras], Awaitable[ToolResult]] = (
@@ -92,6 +94,9 @@ class Bridge:
         self.run = run
         self.deliver = deliver
         """Where the run's live call events go (``CodeMode.run(on_event=...)``), if anywhere."""
+        self.aliases = aliases
+        """An argument spelled in another case style (``per_page`` for ``perPage``) is sent
+        as the one parameter it spells (the dialects; not in strict mode)."""
         self.counter = itertools.count(1)
         self.attachments: list[Mapping[str, Any]] = []
         self._inflight: dict[int, CancelSignal] = {}
@@ -105,6 +110,8 @@ class Bridge:
             raise ToolCallError(path, f"unknown tool tools.{path}")
         argmap = self.sdk.names.arguments.get(wire, _NO_RENAMES)
         arguments = {argmap.get(key, key): value for key, value in kwargs.items()}
+        if self.aliases and not all(key in argmap for key in kwargs):
+            arguments = _respelled(kwargs, argmap, arguments)
         run = self.run
         call = _new_call(call_id=f"{run.outer_id}:code:{next(self.counter)}", name=wire,
                          arguments=arguments, parent=run.token, agent=run.agent, labels={})
@@ -230,6 +237,20 @@ class Bridge:
         where = f" {inner.get('uri')}" if isinstance(inner, Mapping) and inner.get("uri") else ""
         size = len(data) if isinstance(data, str) else 0
         return f"[{kind}{where} {mime}, {size} base64 chars: attached to the run_code result]"
+
+
+def _respelled(kwargs: Mapping[str, Any], argmap: Mapping[str, str],
+               arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` with each key that spells one parameter in another case style
+    (``per_page`` for ``perPage``) sent as that parameter, unless the call also gave it."""
+    out: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        alias = None if key in argmap else spelling_alias(key, argmap)
+        wire = argmap[alias] if alias is not None and alias not in kwargs else argmap.get(key, key)
+        if wire in out:
+            wire = argmap.get(key, key)
+        out[wire] = value
+    return out if len(out) == len(arguments) else arguments
 
 
 def _python_path(path: str | None, argmap: Mapping[str, str]) -> str | None:

@@ -508,7 +508,8 @@ class CodeMode:
         ledger = await self._ledger(script, sdk, run, journal, resume)
         if not isinstance(ledger, RunLedger):
             return ledger
-        bridge = Bridge(self.registry, sdk, specs, run, deliver, ledger=ledger)
+        bridge = Bridge(self.registry, sdk, specs, run, deliver, ledger=ledger,
+                        aliases=not self.strict)
         try:
             if deliver is None:
                 result = await self.executor.run(
@@ -586,7 +587,8 @@ class CodeMode:
             ledger = await mode._ledger(args["code"], sdk, run, journal, args.get("resume"))
             if not isinstance(ledger, RunLedger):
                 return _tool_result(ledger, [], mode.limits)
-            bridge = Bridge(mode.registry, sdk, specs, run, ledger=ledger)
+            bridge = Bridge(mode.registry, sdk, specs, run, ledger=ledger,
+                            aliases=not mode.strict)
             try:
                 # printed output goes to whoever listens to this call's progress
                 # (``codemode serve`` turns it into MCP progress), as it is printed

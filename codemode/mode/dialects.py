@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -88,25 +89,29 @@ _LOOPS: Final = frozenset({"get_event_loop", "new_event_loop"})
 _KNOWN: Final = frozenset(SAFE_BUILTINS) | SANDBOX_GLOBALS
 """Names every run has."""
 _N = TypeVar("_N", bound=ast.AST)
+_NOT_IDENTIFIER: Final = re.compile(r"\W")
 
-_names_cache: list[tuple[Mapping[str, str], frozenset[str], frozenset[str], dict[str, str]]] = []
+_Names = tuple[frozenset[str], frozenset[str], dict[str, str], frozenset[str]]
+_names_cache: list[tuple[Mapping[str, str], _Names]] = []
 """The last registry's names (see :func:`_registry_names`)."""
 
 
-def _registry_names(
-        tools: Mapping[str, str]) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
+def _registry_names(tools: Mapping[str, str]) -> _Names:
     """(first parts of the tool paths, namespaces that are not tools, wire name → path of
-    top-level tools). An SDK's read-only mapping is read once, not at every run: a run's
-    cost does not grow with the registry."""
+    top-level tools, first parts of the dotted wire names of top-level tools: ``weather``
+    of ``weather.get_by_city`` spelled ``weather_get_by_city``). An SDK's read-only mapping
+    is read once, not at every run: a run's cost does not grow with the registry."""
     cached = _names_cache[0] if _names_cache else None
     if cached is not None and cached[0] is tools:
-        return cached[1], cached[2], cached[3]
+        return cached[1]
     top = frozenset(path.split(".")[0] for path in tools)
     namespaces = frozenset(path.split(".")[0] for path in tools if "." in path) - set(tools)
     renamed = {wire: path for path, wire in tools.items() if "." not in path}
+    dotted = frozenset(wire.split(".")[0] for wire in renamed if "." in wire) - top
+    found = (top, namespaces, renamed, dotted)
     if isinstance(tools, MappingProxyType):  # immutable: safe to keep
-        _names_cache[:] = [(tools, top, namespaces, renamed)]
-    return top, namespaces, renamed
+        _names_cache[:] = [(tools, found)]
+    return found
 
 
 def positional_order(spec: ToolSpec | None, argmap: Mapping[str, str]) -> Sequence[str] | None:
@@ -337,6 +342,8 @@ class _Planner(ast.NodeVisitor):
         self.specs = specs
         self.inputs = inputs
         self.strict = strict
+        self.wires: dict[str, str] | None = None
+        """Wire name → tool path, made when a script names a tool by text."""
         self.edits = edits
         self.problems: list[Problem] = []
         self.used: list[str] = []
@@ -360,7 +367,7 @@ class _Planner(ast.NodeVisitor):
             else:
                 stored.add(name_node.id)
         self.bound, self.def_only = _bound_names(kinds, stored)
-        top, self.namespaces, renamed = _registry_names(tools)
+        top, self.namespaces, renamed, dotted = _registry_names(tools)
         self.bare: dict[str, str] = {}
         """Bare global → tool path / namespace, for the names this script reads."""
         self.refused_bare: dict[str, tuple[str, str]] = {}
@@ -369,7 +376,7 @@ class _Planner(ast.NodeVisitor):
         self.reads = reads
         for name in sorted(reads):
             target = None
-            if name in top:
+            if name in top or name in dotted:  # ``weather.get_by_city(...)``: see named()
                 target = name
             elif name.endswith("_sync") and name[:-5] in tools:
                 target = name[:-5]
@@ -425,6 +432,12 @@ class _Planner(ast.NodeVisitor):
         return path
 
     def _tool_of(self, func: ast.expr) -> str | None:
+        if isinstance(func, ast.Subscript):  # ``tools["list-repos"]``: the tool by its name
+            if (not self.strict and isinstance(func.value, ast.Name)
+                    and func.value.id == "tools" and isinstance(func.slice, ast.Constant)
+                    and isinstance(func.slice.value, str)):
+                return self.named(func.slice.value)
+            return None
         root, parts = self.root_of(func)
         if root is None:
             return None
@@ -434,10 +447,26 @@ class _Planner(ast.NodeVisitor):
             path = ".".join([self.bare[root], *parts])
         else:
             return None
-        if path not in self.tools and path.endswith("_sync") and path[:-5] in self.tools and (
-                not self.strict):
-            path = path[:-5]
-        return path
+        if path in self.tools or self.strict:
+            return path
+        if path.endswith("_sync") and path[:-5] in self.tools:
+            return path[:-5]
+        # ``tools.weather.get_by_city_date`` for the tool ``weather.get_by_city_date``
+        # (``tools.weather_get_by_city_date``): the runtime reads it the same way
+        return self.named(path) or path
+
+    def named(self, name: str) -> str | None:
+        """The tool path a tool's name as text stands for: its path, its wire name (or a
+        dotted path in it), or its Python spelling (``list-repos`` → ``list_repos``)."""
+        if name in self.tools:
+            return name
+        wires = self.wires
+        if wires is None:
+            wires = self.wires = {wire: path for path, wire in self.tools.items()}
+        if name in wires:
+            return wires[name]
+        spelled = _NOT_IDENTIFIER.sub("_", name)
+        return spelled if spelled in self.tools else None
 
     def _asyncio_call(self, func: ast.expr, names: frozenset[str]) -> bool:
         root, parts = self.root_of(func)

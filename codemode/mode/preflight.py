@@ -132,6 +132,21 @@ def parameter_names(spec: ToolSpec | None, argmap: Mapping[str, str]) -> list[st
     return names + [p for p in argmap if p not in names]
 
 
+def _folded(name: str) -> str:
+    return name.replace("_", "").replace("-", "").lower()
+
+
+def spelling_alias(name: str, argmap: Mapping[str, str]) -> str | None:
+    """The one parameter ``name`` spells in another case style (``per_page`` for
+    ``perPage``, ``issueNumber`` for ``issue_number``), or None (``name`` is a parameter,
+    or no parameter or more than one folds to it). The dialects send it as that parameter."""
+    if name in argmap:
+        return None
+    folded = _folded(name)
+    found = [py for py in argmap if _folded(py) == folded]
+    return found[0] if len(found) == 1 else None
+
+
 def _type_checking(node: ast.expr) -> bool:
     """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``: False when a script runs."""
     if isinstance(node, ast.Attribute):
@@ -362,7 +377,8 @@ class _Checker(ast.NodeVisitor):
                 argmap = self.arguments.get(self.tools[path], {})
                 to_py = {wire: py for py, wire in argmap.items()}
                 keys = [to_py.get(k, k) if k not in argmap else k for k in keys]
-                if order is None or all(k in order for k in keys):
+                folded = {_folded(name) for name in order or ()}
+                if order is None or all(k in order or _folded(k) in folded for k in keys):
                     return False, [ast.keyword(arg=k, value=v, lineno=v.lineno,
                                                col_offset=v.col_offset)
                                    for k, v in zip(keys, arg.values, strict=True)]
@@ -406,7 +422,10 @@ class _Checker(ast.NodeVisitor):
         for keyword in keywords:
             if keyword.arg is None:
                 continue
-            if keyword.arg not in argmap:
+            name = keyword.arg
+            if name not in argmap and self.orders is not None:
+                name = spelling_alias(name, argmap) or name  # ``per_page=`` for ``perPage``
+            if name not in argmap:
                 if spec is not None and _allows_extra(spec.parameters):
                     given.add(keyword.arg)
                     continue
@@ -417,12 +436,12 @@ class _Checker(ast.NodeVisitor):
                     f"(accepts: {', '.join(argmap) or 'none'})",
                 )
                 continue
-            given.add(keyword.arg)
+            given.add(name)
             ok, value = _literal(keyword.value)
             if ok and spec is not None:
-                problem = _check_value(spec.parameters, argmap[keyword.arg], _jsonable(value))
+                problem = _check_value(spec.parameters, argmap[name], _jsonable(value))
                 if problem:
-                    self.add(keyword.value, f"tools.{path}({keyword.arg}=...): {problem}")
+                    self.add(keyword.value, f"tools.{path}({name}=...): {problem}")
         if spec is not None and not has_star and (not node.args or self.orders is not None):
             required = spec.parameters.get("required") or []
             wire_to_py = {w: p for p, w in argmap.items()}

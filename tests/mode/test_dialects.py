@@ -80,6 +80,20 @@ def build(meetings: dict[str, Any]) -> cm.ToolRegistry:
         name="filter", execute=filter_tool,
         parameters={"type": "object", "properties": {"query": {"type": "string"}},
                     "required": ["query"], "additionalProperties": False}))
+    async def echo(args: Any, ctx: cm.ExecContext) -> dict[str, Any]:
+        return dict(args)
+
+    # corpus shapes: GitHub MCP's camelCase ``perPage`` beside snake_case ``issue_number``,
+    # LiveMCPBench's dashed names, BFCL's dotted names
+    for name, props, required in (
+            ("list_issues", {"owner": {"type": "string"}, "perPage": {"type": "number"},
+                             "issue_number": {"type": "number"}}, ["owner"]),
+            ("get-bbc-news", {"category": {"type": "string"}}, []),
+            ("weather.get_by_city", {"city": {"type": "string"}, "date": {"type": "string"}},
+             ["city", "date"])):
+        registry.register(cm.define_tool(
+            name=name, execute=echo,
+            parameters={"type": "object", "properties": props, "required": required}))
     return registry
 
 
@@ -192,6 +206,19 @@ ROWS: list[tuple[str, str, str, dict[str, Any] | None]] = [
      'try:\n    await tools.get_item(id=9)\nexcept ToolCallError as e:\n'
      '    out = "ToolCallError"\nout',
      'try:\n    get_item(9)\nexcept Exception as e:\n    out = e.__class__.__name__\nout', None),
+    ("tools['wire-name'] without await",
+     'r = await tools.get_bbc_news(category="uk")\nr["category"]',
+     'r = tools["get-bbc-news"](category="uk")\nr["category"]', None),
+    ("tools[name] and getattr(tools, wire name)",
+     'a = await tools.get_item(id=1)\nb = await tools.get_bbc_news(category="uk")\n[a, b]',
+     'name = "get_item"\na = await tools[name](id=1)\nf = getattr(tools, "get-bbc-news")\n'
+     'b = await f(category="uk")\n[a, b]', None),
+    ("a dotted wire name under tools",
+     'await tools.weather_get_by_city(city="Oslo", date="2024-01-01")',
+     'await tools.weather.get_by_city(city="Oslo", date="2024-01-01")', None),
+    ("a dotted wire name, bare and without await",
+     'w = await tools.weather_get_by_city(city="Oslo", date="2024-01-01")\nw["city"]',
+     'w = weather.get_by_city("Oslo", "2024-01-01")\nw["city"]', None),
     ("type(e).__name__ of a failed call",
      'try:\n    await tools.get_item(id=9)\nexcept ToolCallError as e:\n'
      '    out = ["ToolCallError", e.message]\nout',
@@ -286,6 +313,60 @@ async def test_refused_before_any_call(mode: cm.CodeMode, script: str, message: 
     assert run.error is not None and run.error.type == "PreflightError"
     assert run.error.message == "the script was not run:\n" + message
     assert run.calls == ()
+
+
+# (the script, the arguments the handler gets): the trace keeps the script's spelling
+RESPELLED: list[tuple[str, dict[str, Any]]] = [
+    ('list_issues(owner="a", per_page=2, issueNumber=3)',
+     {"owner": "a", "perPage": 2, "issue_number": 3}),
+    ('await tools.list_issues({"owner": "a", "per_page": 2, "issueNumber": 3})',
+     {"owner": "a", "perPage": 2, "issue_number": 3}),
+    ('p = {"owner": "a", "PER_PAGE": 2, "issueNumber": 3}\nawait tools.list_issues(**p)',
+     {"owner": "a", "perPage": 2, "issue_number": 3}),
+    ('r = await tools.search({"Query": "p", "LIMIT": 1})\n[x["name"] for x in r]', ["apple"]),
+]
+
+
+@pytest.mark.parametrize(("script", "value"), RESPELLED)
+async def test_argument_names_in_another_case_style_are_the_parameters(
+        mode: cm.CodeMode, script: str, value: Any) -> None:
+    run = await mode.run(script)
+    assert run.error is None, run.error
+    assert run.value == value
+
+
+@pytest.mark.parametrize(("script", "error", "fragment"), [
+    ('tools["__class__"]', "AttributeError", "tools has no tool '__class__'"),
+    ('tools["_run"]', "AttributeError", "tools has no tool '_run'"),
+    ('tools["search.__class__"]', "AttributeError", "tools has no tool 'search.__class__'"),
+    ('tools[0]', "TypeError", "tools[...] takes a tool's name as text, not int"),
+    ('w = getattr(tools, "weather")\nw["__class__"]', "AttributeError",
+     "tools.weather has no tool '__class__'"),
+    ('getattr(tools, "weather")["get_by_city.__call__"]', "AttributeError",
+     "tools.weather has no tool 'get_by_city.__call__'"),
+])
+async def test_tools_by_name_reach_only_tools(mode: cm.CodeMode, script: str, error: str,
+                                              fragment: str) -> None:
+    run = await mode.run(script)
+    assert run.error is not None and run.error.type == error, run.error
+    assert fragment in run.error.message
+    assert run.calls == ()
+
+
+async def test_a_respelled_argument_keeps_what_the_call_also_gave(mode: cm.CodeMode) -> None:
+    run = await mode.run('p = {"owner": "a", "perPage": 1, "per_page": 2}\n'
+                         'await tools.list_issues(**p)')
+    assert run.error is None, run.error
+    assert run.value == {"owner": "a", "perPage": 1, "per_page": 2}
+
+
+async def test_strict_refuses_tools_by_name(strict: cm.CodeMode) -> None:
+    run = await strict.run('await tools["get-bbc-news"](category="uk")')
+    assert run.error is not None
+    assert run.error.message == "write `tools.get_bbc_news` instead of `tools['get-bbc-news']`"
+    run = await strict.run('await tools.list_issues(owner="a", per_page=2)')
+    assert run.error is not None and run.error.type == "PreflightError"
+    assert "has no argument 'per_page'; did you mean perPage" in run.error.message
 
 
 async def test_unbound_name_after_calls_runs_none_of_them(mode: cm.CodeMode) -> None:

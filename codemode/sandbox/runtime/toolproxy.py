@@ -244,7 +244,9 @@ class ToolFunction(SelfGuarded):
         if len(args) == 1 and not kwargs and type(args[0]) is dict:
             keys = args[0]
             if keys and all(type(k) is str for k in keys) and (
-                    order is None or all(k in order or _spelled(k) in order for k in keys)):
+                    order is None or all(k in order or _spelled(k) in order
+                                         or _folded(k) in {_folded(n) for n in order}
+                                         for k in keys)):
                 return dict(keys)
         if order is None:
             raise TypeError(f"tools.{path}() needs keyword arguments: its parameters have no "
@@ -275,6 +277,12 @@ def _spelled(wire: str) -> str:
     ``from_``, ``not-ident`` -> ``not_ident``): one dict of arguments may use either."""
     text = _NOT_IDENTIFIER.sub("_", wire)
     return text + "_" if keyword.iskeyword(text) else text
+
+
+def _folded(name: str) -> str:
+    """``name`` without case and separators: ``per_page`` and ``perPage`` fold alike (the
+    host sends such a key as the parameter it spells)."""
+    return name.replace("_", "").replace("-", "").lower()
 
 
 _Tree = dict[str, "_Tree | str"]
@@ -330,16 +338,55 @@ class ToolNamespace(SelfGuarded):
         child = self._child(name)
         if child is not None:
             return child
-        # ``tools.x_sync`` is ``tools.x`` with the dialects (the call is awaited for the script)
-        if self._run.orders is not None and name.endswith("_sync"):
-            alias = self._child(name[:-5])
-            if isinstance(alias, ToolFunction):
-                return alias
+        alias = self._alias(name) if self._run.orders is not None else None
+        if alias is not None:
+            return alias
         where = f"tools.{self._prefix}" if self._prefix else "tools"
         close = difflib.get_close_matches(name, list(self._children), n=3)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         known = "" if close else f"; available: {', '.join(sorted(self._children)) or 'none'}"
         raise AttributeError(f"{where} has no tool {name!r}{hint}{known}")
+
+
+    def _alias(self, name: str) -> ToolNamespace | ToolFunction | None:
+        """What ``name`` means with the dialects: ``x_sync`` is the tool ``x`` (its call is
+        awaited for the script); a tool's wire name or its Python spelling
+        (``tools["list-repos"]``, ``getattr(tools, "github.list_repos")``); the first part
+        of a dotted wire name the SDK spells with ``_`` (``tools.weather.get_by_city``
+        for ``weather_get_by_city``). Every alias is one of this namespace's tools."""
+        if name.endswith("_sync"):
+            alias = self._child(name[:-5])
+            if isinstance(alias, ToolFunction):
+                return alias
+        if "." in name:
+            node: ToolNamespace | ToolFunction | None = self
+            for part in name.split("."):
+                node = node._child(part) if isinstance(node, ToolNamespace) else None
+            if node is not None:
+                return node
+        spelled = _spelled(name)
+        for candidate in (spelled, spelled.rstrip("_")):
+            child = self._child(candidate) if candidate != name else None
+            if child is not None:
+                return child
+        head = spelled + "_"
+        tree: _Tree = {key[len(head):]: entry for key, entry in self._children.items()
+                       if key.startswith(head) and isinstance(entry, str)}
+        if not tree:
+            return None
+        made = ToolNamespace(f"{self._prefix}.{name}" if self._prefix else name, self._run,
+                             tree)
+        self._made[name] = made
+        return made
+
+    def __getitem__(self, name: object) -> ToolNamespace | ToolFunction:
+        """``tools["list-repos"]`` (the dialects): the tool by its name."""
+        if type(name) is not str:
+            raise TypeError(f"tools[...] takes a tool's name as text, not "
+                            f"{type(name).__name__}")
+        if self._run.orders is None:
+            raise TypeError(f"write `tools.{_spelled(name)}` instead of `tools[{name!r}]`")
+        return self.sandbox_getattr(name)
 
 
 def _build_index(tool_paths: tuple[str, ...]) -> _Tree:
