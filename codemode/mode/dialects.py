@@ -934,6 +934,21 @@ class _Planner(ast.NodeVisitor):
                      "`async def` and `await` the call")
         return False
 
+    def by_name_hint(self, node: ast.AST) -> str | None:
+        """For ``X.call_tool("name", {...})`` (an MCP client's call, ``X`` being ``node``
+        or ``tools``) whose first argument names a tool: how this host calls it."""
+        attribute = self.parents.get(node)
+        call = self.parents.get(attribute) if isinstance(attribute, ast.Attribute) else None
+        if not (isinstance(call, ast.Call) and call.func is attribute and call.args
+                and isinstance(call.args[0], ast.Constant)
+                and isinstance(call.args[0].value, str)):
+            return None
+        path = self.named(call.args[0].value)
+        if path is None:
+            return None
+        return (f"call the tool itself, {self.canonical(path)} (a dict of arguments goes "
+                f"in as `await tools.{path}(**args)`)")
+
     def canonical(self, path: str | None) -> str:
         if path is None or path not in self.tools:
             return "`await tools.<name>(arg=...)`"
@@ -1067,6 +1082,10 @@ class _Planner(ast.NodeVisitor):
             if name == "final_answer":
                 self.add(node, "final_answer() is not available: end the script with the "
                          "value as its last expression")
+                continue
+            by_name = self.by_name_hint(node)
+            if by_name is not None:
+                self.add(node, f"name '{name}' is not defined: {by_name}")
                 continue
             choices = sorted(known - set(SAFE_BUILTINS) - {"final_answer"}) + [
                 f"tools.{p}" for p in self.tools]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -64,6 +65,23 @@ def _tool_path(node: ast.expr) -> str | None:
 def _suggest(name: str, choices: Sequence[str]) -> str:
     close = difflib.get_close_matches(name, list(choices), n=3)
     return f"; did you mean {', '.join(close)}?" if close else ""
+
+
+def _by_name(node: ast.Attribute, parents: Mapping[ast.AST, ast.AST],
+             tools: Mapping[str, str]) -> str:
+    """For ``tools.call_tool("name", {...})`` (an MCP client's call by name) whose first
+    argument is a tool's path: how this host calls it; else empty."""
+    call = parents.get(node)
+    if not (isinstance(call, ast.Call) and call.func is node and call.args
+            and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)):
+        return ""
+    name = call.args[0].value
+    wires = {wire: path for path, wire in tools.items()}
+    path = name if name in tools else wires.get(name) or re.sub(r"\W", "_", name)
+    if path not in tools:
+        return ""
+    return (f"; call the tool itself: `await tools.{path}(...)` with keyword arguments "
+            f"(a dict of arguments goes in as `await tools.{path}(**args)`)")
 
 
 def _literal(node: ast.expr) -> tuple[bool, Any]:
@@ -246,7 +264,8 @@ class _Checker(ast.NodeVisitor):
                 path = tool_of(node)
                 if path is not None and path not in tools and not any(
                         p.startswith(path + ".") for p in tools):
-                    self.add(node, f"unknown tool tools.{path}{_suggest(path, list(tools))}")
+                    self.add(node, f"unknown tool tools.{path}"
+                             f"{_by_name(node, parents, tools) or _suggest(path, list(tools))}")
                 if not (strict is False and _loop_run(node, parents)):
                     self.check_module_attribute(node)
             elif kind is ast.Import or kind is ast.ImportFrom:

@@ -304,6 +304,13 @@ REFUSED: list[tuple[str, str]] = [
      "line 1: tools.get_item(id=...): 'one' is not of type 'integer'"),
     ("get_item()",
      "line 1: tools.get_item is missing required argument(s): id"),
+    # an MCP client's call by name: the refusal says how this host calls the tool
+    ('r = await tools.call_tool("get_item", {"id": 1})\nr',
+     "line 1: unknown tool tools.call_tool; call the tool itself: `await tools.get_item(...)` "
+     "with keyword arguments (a dict of arguments goes in as `await tools.get_item(**args)`)"),
+    ('r = await mcp.call_tool("get_item", {"id": 1})\nr',
+     "line 1: name 'mcp' is not defined: call the tool itself, `await tools.get_item(id=...)` "
+     "(a dict of arguments goes in as `await tools.get_item(**args)`)"),
 ]
 
 
