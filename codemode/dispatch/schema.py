@@ -123,10 +123,24 @@ class ArgumentProblem:
     path: str
     """JSON path of the offending value (``$`` is the arguments object)."""
     message: str
-    """jsonschema's message."""
+    """jsonschema's message (at most ``PROBLEM_TEXT`` characters of it)."""
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
+
+
+PROBLEM_TEXT: Final = 400
+"""Characters of one problem's message kept: jsonschema quotes the whole offending value
+(``'aaa…' is not of type 'integer'`` for a 3 MB string, every key of a 100,000-key
+object), and the message reaches the caller, events and logs. A longer one keeps its
+start and end (the quoted value's beginning, the keyword's complaint) around a mark."""
+
+
+def _clipped(message: str) -> str:
+    if len(message) <= PROBLEM_TEXT:
+        return message
+    keep = PROBLEM_TEXT // 2
+    return f"{message[:keep]} … [{len(message) - 2 * keep:,} characters] … {message[-keep:]}"
 
 
 def _json_path(error: jsonschema.exceptions.ValidationError) -> str:
@@ -180,7 +194,8 @@ class CompiledSchema:
             return []
         best = _jsonschema().exceptions.best_match(errors)
         ordered = [best] + [e for e in errors if e is not best]
-        return [ArgumentProblem(path=_json_path(e), message=e.message) for e in ordered]
+        return [ArgumentProblem(path=_json_path(e), message=_clipped(e.message))
+                for e in ordered]
 
 
 PATTERN_TIMEOUT: Final = 0.05

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import codemode as cm
+from codemode.dispatch.schema import PROBLEM_TEXT
 
 from .support import call, echo
 
@@ -184,6 +185,27 @@ async def test_every_problem_is_listed_up_to_five(registry: cm.ToolRegistry) -> 
     assert result.is_error
     assert result.text.count("is not of type 'integer'") == 5
     assert result.text.endswith("(and 3 more)")
+
+
+@pytest.mark.parametrize(
+    ("value", "start", "end"),
+    [
+        pytest.param("a" * 3_000_000, "$.count: 'aaaa", "' is not of type 'integer'",
+                     id="long-text"),
+        pytest.param({f"k{i}": i for i in range(100_000)}, "$.count: {'k0': 0, 'k1': 1",
+                     "'k99999': 99999} is not of type 'integer'", id="wide-object"),
+    ],
+)
+async def test_a_huge_bad_value_is_quoted_by_its_ends(
+    registry: cm.ToolRegistry, handled: list[Any], value: Any, start: str, end: str
+) -> None:
+    result = await registry.execute(call("t", {"name": "ab", "count": value}))
+    assert result.error is not None and result.error.kind == "invalid_arguments"
+    problem = result.text.removeprefix("invalid arguments for 't': ")
+    assert problem.startswith(start) and problem.endswith(end)
+    assert " characters] … " in problem
+    assert len(problem) <= len("$.count: ") + PROBLEM_TEXT + len(" … [9,999,999 characters] … ")
+    assert handled == []
 
 
 @pytest.mark.parametrize(
