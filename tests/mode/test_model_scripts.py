@@ -4397,3 +4397,41 @@ async def test_compat4_additions_refuse_what_they_must(mode: cm.CodeMode, script
                                                        error: tuple[str, str]) -> None:
     run = await mode.run(script)
     assert run.error is not None and (run.error.type, run.error.message) == error
+
+
+# -- compat round 6: a result read in the wrong shape says what it is, at its line ------------
+
+
+@pytest.mark.parametrize(("script", "error"), [
+    ('me = get_user(1)\nprint(me["name"])\nme[0]["email"]',
+     ("KeyError", 3, "0; me is an object (a dict with keys 'id', 'name', 'email', 'signup', "
+                     "'tier'), not a list: read its values by key: `me['id']`")),
+    ('page = list_orders(user_id=2)\nfor o in page["orders"]:\n    print(o["totl"])',
+     ("KeyError", 3, "'totl'; o has the keys 'id', 'total', 'status', 'date'; did you mean "
+                     "'total'? (`.get(key)` gives None for a missing one)")),
+    ('cfg = read_file("config.json")\nretries = cfg["retries"]',
+     ("TypeError", 2, "string indices must be integers, not 'str'; cfg is text (a str) "
+                      "holding JSON, not parsed data (a tool that declares no output schema "
+                      "answers text): parse it first, `data = json.loads(cfg)`, then read "
+                      "`data[...]`")),
+    ('def level(line):\n    return line["level"]\n'
+     'level(read_file("app.log").splitlines()[0])',
+     ("TypeError", 2, "string indices must be integers, not 'str'; line is text (a str), "
+                      "indexed by position only: if a tool answered JSON as text, parse it "
+                      "first with `json.loads(...)`")),
+])
+async def test_a_result_read_in_the_wrong_shape_says_what_it_is(
+        mode: cm.CodeMode, script: str, error: tuple[str, int, str]) -> None:
+    """The error is CPython's (``KeyError: 0``), with what the value was and how to read it
+    added to the run's message: the model fixes it in one round."""
+    run = await mode.run(script)
+    assert run.error is not None
+    assert (run.error.type, run.error.line, run.error.message) == error
+
+
+async def test_a_caught_subscript_error_stays_pythons(mode: cm.CodeMode) -> None:
+    script = ('me = get_user(1)\ntry:\n    me[0]\nexcept KeyError as e:\n    a = [str(e), e.args]\n'
+              'try:\n    read_file("config.json")["x"]\nexcept TypeError as e:\n    b = str(e)\n[a, b]')
+    run = await mode.run(script)
+    assert run.error is None, run.error
+    assert (run.value, run.output) == cpython(script)
