@@ -5030,6 +5030,13 @@ async def test_compat4_additions_refuse_what_they_must(mode: cm.CodeMode, script
      ("TypeError", 2, "string indices must be integers, not 'str'; line is text (a str), "
                       "indexed by position only: if a tool answered JSON as text, parse it "
                       "first with `json.loads(...)`")),
+    # CPython's gather() is a future whose outcome a second await replays
+    ('import asyncio\nfut = asyncio.gather(tools.get_user(user_id=1))\nfirst = await fut\n'
+     'again = await fut',
+     ("RuntimeError", 4, "cannot reuse already awaited coroutine; an awaitable (a call, a "
+                         "coroutine, an asyncio.gather(...)) is awaited once: keep its value "
+                         "in a name, `results = await asyncio.gather(...)`, and use that name "
+                         "again")),
 ])
 async def test_a_result_read_in_the_wrong_shape_says_what_it_is(
         mode: cm.CodeMode, script: str, error: tuple[str, int, str]) -> None:

@@ -1,4 +1,5 @@
-"""One-round hints for a script that read a tool's result in the wrong shape.
+"""One-round hints for a script that read a tool's result in the wrong shape (or awaited
+one awaitable twice).
 
 ``me[0]`` on an object result is a bare ``KeyError: 0``; ``r["name"]`` on a tool's text
 (a tool without an output schema answers JSON as text) is ``string indices must be
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["data_hint"]
 
 _STR_INDEX: Final = "string indices must be integers"
+_REUSED: Final = "cannot reuse already awaited coroutine"
 _SHOWN_KEYS: Final = 8
 _MAX_SPAN: Final = 200
 _MAX_SCAN: Final = 10_000
@@ -34,6 +36,12 @@ _MISSING: Final = object()
 def data_hint(exc: BaseException, lines: tuple[str, ...]) -> str:
     """``"; ..."`` to add to ``exc``'s message, or ``""``."""
     kind = type(exc)
+    if kind is RuntimeError and str(exc) == _REUSED:
+        # CPython's gather() is a future that replays its outcome; the sandbox's is a
+        # coroutine, awaited once
+        return ("; an awaitable (a call, a coroutine, an asyncio.gather(...)) is awaited "
+                "once: keep its value in a name, `results = await asyncio.gather(...)`, and "
+                "use that name again")
     if kind is KeyError:
         text = False
     elif kind is TypeError and str(exc).startswith(_STR_INDEX):
