@@ -488,6 +488,25 @@ async def test_strict_names_a_dict_key_shadowed_by_a_method(strict: cm.CodeMode)
         "'items': read the key with ['items'] (or call the method: .items())")
 
 
+@pytest.mark.parametrize("script", [
+    'counts = {"get": 3, "post": 5, "put": 1}\nmax(counts, key=counts.get)',
+    'counts = {"get": 3, "post": 5}\nsorted(counts, key=counts.get, reverse=True)',
+    'd = {"get": 1, "pop": 2}\nlist(map(d.get, ["pop", "get", "x"]))',
+    'd = {"get": 0, "copy": 2}\nlist(filter(d.get, ["get", "copy"]))',
+    'd = {"setdefault": 1}\nf = d.setdefault\nf("n", 2)\nsorted(d)',
+], ids=["max-key", "sorted-key", "map", "filter", "bound-name"])
+async def test_a_dict_method_handed_on_as_a_callback_stays_the_method(
+        mode: cm.CodeMode, script: str) -> None:
+    """A word count's key ``"get"`` does not turn ``key=counts.get`` into a number."""
+    *body, last = script.split("\n")
+    namespace: dict[str, Any] = {}
+    exec("\n".join(body), namespace)  # the CPython side of the comparison
+    expected = eval(last, namespace)
+    run = await mode.run(script)
+    assert run.error is None, run.error
+    assert run.value == expected
+
+
 async def test_strict_runtime_keeps_keyword_only(strict: cm.CodeMode) -> None:
     run = await strict.run("f = tools.search\nawait f('p')", inputs={"unused": 1})
     assert run.error is not None and run.error.type == "TypeError"

@@ -3,7 +3,7 @@
 Paginated tools answer ``{"items": [...], "total": 3}``; a model used to result objects
 writes ``for x in page.items:``, which in Python reaches the dict method and fails far
 from the cause ("'builtin_function_or_method' object is not iterable"). The policy sends
-every *uncalled* read of a dict method's name (``DICT_METHODS``) here; a call
+every *uncalled* read of ``items``, ``keys`` or ``values`` (``DATA_KEY_NAMES``) here; a call
 (``page.items()``) is the method, as in Python.
 
 :func:`data_key` (the dialects) answers the key's value: the script could read it as

@@ -55,7 +55,7 @@ from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransf
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["ANNOTATED", "CHAINED_ERRORS", "DATA_KEY", "DICT_METHODS", "FUTURE_FEATURES",
+__all__ = ["ANNOTATED", "CHAINED_ERRORS", "DATA_KEY", "DATA_KEY_NAMES", "FUTURE_FEATURES",
            "LOOP_RANGE", "MATCH_TYPES", "NAME_OF", "OBJECT_SETATTR",
            "RESULT_NAME", "SCRIPT_METHODS", "SandboxPolicy", "child_fields", "index_nodes",
            "private_name_ok", "suspends"]
@@ -66,8 +66,11 @@ DATA_KEY: Final = "_datakey_"
 """Global that reads ``x.items`` (a dict method's name) when it is not called: a dict's
 key by that name (``{"items": [...], "total": 3}``, a paginated tool result) shadows the
 method there (see ``datakeys``)."""
-DICT_METHODS: Final = frozenset(name for name in dir(dict) if not name.startswith("_"))
-"""``items``, ``keys``, ``values``, ``get`` …: names a result's key often shares."""
+DATA_KEY_NAMES: Final = frozenset({"items", "keys", "values"})
+"""Dict methods whose names results use as keys (a page's ``items``, a sheet's ``values``)
+and scripts seldom hand on uncalled. Not ``get``, ``pop``, ``copy`` …: those are passed
+as callbacks (``max(counts, key=counts.get)``), where a word count's key ``"get"`` must
+not replace the method."""
 WRITE_PRIVATE: Final = "_write_private_"
 """Guard of a private attribute's target when set or deleted: the script's own objects only."""
 WRITE_ATTRIBUTE: Final = "_write_attr_"
@@ -926,7 +929,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
             self.error(node, f'"{attr}" is an invalid attribute name because it starts with '
                        f'"_": {_ATTRIBUTE_HINTS[attr]}')
             return self.node_contents_visit(node)
-        if attr in DICT_METHODS and type(node.ctx) is ast.Load and id(node) not in self.called:
+        if attr in DATA_KEY_NAMES and type(node.ctx) is ast.Load and id(node) not in self.called:
             # ``page.items`` not called: the key, when ``page`` is a dict that has one
             return _located(_call(DATA_KEY, self.visit(node.value), ast.Constant(attr)), node)
         new = super().visit_Attribute(node)
