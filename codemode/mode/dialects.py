@@ -87,6 +87,14 @@ _RUN: Final = frozenset({"run"})
 _LOOPS: Final = frozenset({"get_event_loop", "new_event_loop"})
 """``asyncio`` functions whose loop's ``run_until_complete(main())`` is ``asyncio.run``."""
 _KNOWN: Final = frozenset(SAFE_BUILTINS) | SANDBOX_GLOBALS
+_BY_NAME: Final = frozenset({"call_tool", "call"})
+"""Methods an MCP client (``session.call_tool("name", {...})``) calls a tool by name with."""
+_DATA_ITSELF: Final = ("; it returns the tool's data itself (a dict, list or text), not an "
+                       "MCP result: there is no `.content[0].text` to read")
+_MCP_RESULT: Final = frozenset({"content", "structuredContent", "structured_content",
+                                "isError", "is_error"})
+"""Attributes of an MCP ``CallToolResult``: a script reading them expects that object, not
+the tool's data, so its by-name calls are refused (with the fix), not rewritten."""
 """Names every run has."""
 _N = TypeVar("_N", bound=ast.AST)
 _NOT_IDENTIFIER: Final = re.compile(r"\W")
@@ -400,6 +408,11 @@ class _Planner(ast.NodeVisitor):
         self.task_names: set[str] = set()
         self.modules: list[str] = []
         self.scopes: list[_Scope] = [_Scope("module")]
+        self.by_name: dict[int, str] = {}
+        """id of a by-name call's function (``mcp.call_tool``) → the tool it names, for
+        the calls rewritten to ``tools.<path>(**args)``."""
+        self.by_name_roots: set[str] = set()
+        """Unbound names (``mcp``, ``session``) only ever used for such calls."""
         self.lambdas: dict[int, str] = {}
         """id of a lambda that calls tools → how it was rewritten: ``async`` (``f = lambda
         x: ...`` became an ``async def``), ``map`` (``map(lambda ...)``, a list
@@ -546,6 +559,8 @@ class _Planner(ast.NodeVisitor):
         return self.kinds.get(kind, [])  # type: ignore[return-value]
 
     def prepare(self) -> None:
+        if not self.strict:
+            self._plan_by_name()
         # An async generator's call is an async iterator, not an awaitable.
         self.async_funcs.update(node.name for node in self.of(ast.AsyncFunctionDef)
                                 if not suspends(node.body))
@@ -579,6 +594,73 @@ class _Planner(ast.NodeVisitor):
                     self.async_funcs.add(func.name)
                     changed = True
         self._plan_lambdas()
+
+    def _by_name_target(self, call: ast.Call) -> tuple[str, ast.expr | None] | None:
+        """(the tool, the arguments' node) of ``X.call_tool("name", args)`` naming a tool on
+        one line, args positional or ``arguments=``; else None."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr in _BY_NAME
+                and isinstance(func.value, ast.Name) and call.args
+                and isinstance(call.args[0], ast.Constant)
+                and isinstance(call.args[0].value, str)
+                and not any(isinstance(a, ast.Starred) for a in call.args)):
+            return None
+        if func.value.id == "tools" and func.attr in self.tools:
+            return None  # a tool named ``call``
+        path = self.named(call.args[0].value)
+        keywords = [k for k in call.keywords if k.arg == "arguments"]
+        if path is None or len(call.args) + len(keywords) > 2 or (
+                len(keywords) != len(call.keywords)):
+            return None
+        value = call.args[1] if len(call.args) == 2 else keywords[0].value if keywords else None
+        if func.lineno != (value if value is not None else call.args[0]).end_lineno:
+            return None  # the edit keeps every line where it was
+        return path, value
+
+    def _plan_by_name(self) -> None:
+        """``await mcp.call_tool("get_issue", {"number": 1})`` → ``await
+        tools.get_issue(**{"number": 1})``: when every use of ``mcp`` (a name the script
+        never binds, or ``tools``) is such a call and the script reads no MCP result
+        attribute (``.content``, ``.structuredContent`` …: it would expect that object)."""
+        calls = [c for c in self.of(ast.Call) if isinstance(c.func, ast.Attribute)
+                 and c.func.attr in _BY_NAME and isinstance(c.func.value, ast.Name)]
+        if not calls or any(a.attr in _MCP_RESULT for a in self.of(ast.Attribute)):
+            return
+        found: dict[str, list[tuple[ast.Call, str, ast.expr | None]]] = {}
+        refused: set[str] = set()
+        for call in calls:
+            assert isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+            root = call.func.value.id
+            target = self._by_name_target(call)
+            if target is None:
+                refused.add(root)
+            else:
+                found.setdefault(root, []).append((call, *target))
+        for root, items in found.items():
+            if root in refused:
+                continue
+            if root != "tools":
+                unbound = root not in self.bound and root not in _KNOWN and (
+                    root not in self.inputs and root not in self.bare
+                    and root not in FACADE_NAMES and root not in self.refused_bare)
+                uses = sum(1 for n in self.loads if n.id == root)
+                if not unbound or uses != len(items):
+                    continue
+                self.by_name_roots.add(root)
+            for call, path, value in items:
+                self.note("tools called by name")
+                self.by_name[id(call.func)] = path
+                self.paths[call.func] = path
+                start = self.edits.start(call.func)
+                if value is None:
+                    self.edits.replace(start, self.edits.end(call.args[0]), f"tools.{path}(")
+                else:
+                    self.edits.replace(start, self.edits.start(value), f"tools.{path}(**")
+
+    def plan_tool_of(self, func: ast.expr) -> str | None:
+        """:meth:`tool_of` for the preflight: a by-name call is checked when it runs (its
+        arguments are one mapping, not the call's own)."""
+        return None if id(func) in self.by_name else self.tool_of(func)
 
     def _calls_tools(self, node: ast.Lambda) -> bool:
         stack: list[ast.AST] = [node.body]
@@ -947,7 +1029,7 @@ class _Planner(ast.NodeVisitor):
         if path is None:
             return None
         return (f"call the tool itself, {self.canonical(path)} (a dict of arguments goes "
-                f"in as `await tools.{path}(**args)`)")
+                f"in as `await tools.{path}(**args)`){_DATA_ITSELF}")
 
     def canonical(self, path: str | None) -> str:
         if path is None or path not in self.tools:
@@ -1058,7 +1140,7 @@ class _Planner(ast.NodeVisitor):
                 continue
             if name in known or name in seen or name.startswith("_"):
                 continue
-            if name in self.refused_bare:
+            if name in self.refused_bare or name in self.by_name_roots:
                 continue
             seen.add(name)
             if name in FACADE_NAMES:
@@ -1083,7 +1165,8 @@ class _Planner(ast.NodeVisitor):
                 self.add(node, "final_answer() is not available: end the script with the "
                          "value as its last expression")
                 continue
-            by_name = self.by_name_hint(node)
+            by_name = next((hint for load in self.loads if load.id == name
+                            and (hint := self.by_name_hint(load)) is not None), None)
             if by_name is not None:
                 self.add(node, f"name '{name}' is not defined: {by_name}")
                 continue
@@ -1227,5 +1310,5 @@ def plan(source: str, tree: ast.Module, *, tools: Mapping[str, str],
                       names=dict(planner.bare) if not strict else {},
                       orders=planner.orders() if not strict else {})
     return ScriptPlan(source=rewritten, prelude=prelude, problems=planner.problems,
-                      dialects=tuple(planner.used), tool_of=planner.tool_of,
+                      dialects=tuple(planner.used), tool_of=planner.plan_tool_of,
                       nodes=planner.nodes, parents=planner.parents, kinds=planner.kinds)

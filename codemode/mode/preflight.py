@@ -81,7 +81,9 @@ def _by_name(node: ast.Attribute, parents: Mapping[ast.AST, ast.AST],
     if path not in tools:
         return ""
     return (f"; call the tool itself: `await tools.{path}(...)` with keyword arguments "
-            f"(a dict of arguments goes in as `await tools.{path}(**args)`)")
+            f"(a dict of arguments goes in as `await tools.{path}(**args)`); it returns the "
+            "tool's data itself (a dict, list or text), not an MCP result: there is no "
+            "`.content[0].text` to read")
 
 
 def _literal(node: ast.expr) -> tuple[bool, Any]:

@@ -219,6 +219,22 @@ ROWS: list[tuple[str, str, str, dict[str, Any] | None]] = [
     ("a dotted wire name, bare and without await",
      'w = await tools.weather_get_by_city(city="Oslo", date="2024-01-01")\nw["city"]',
      'w = weather.get_by_city("Oslo", "2024-01-01")\nw["city"]', None),
+    ("an MCP client's call by name (mcp.call_tool, session.call_tool(arguments=...))",
+     'a = await tools.get_item(id=1)\nb = await tools.search(query="p", limit=1)\n'
+     'c = await tools.get_item(id=3)\n[a, b, c]',
+     'a = await mcp.call_tool("get_item", {"id": 1})\n'
+     'b = await session.call_tool("search", arguments={"query": "p", "limit": 1})\n'
+     'args = {"id": 3}\nc = mcp.call_tool("get_item", args)\n[a, b, c]', None),
+    ("tools.call_tool by a wire name, gathered",
+     'import asyncio\nrs = await asyncio.gather(tools.get_bbc_news(category="uk"), '
+     'tools.get_item(id=2))\nrs',
+     'import asyncio\nrs = await asyncio.gather(tools.call_tool("get-bbc-news", '
+     '{"category": "uk"}), tools.call("get_item", {"id": 2}))\nrs', None),
+    ("a result's key named like a dict method, read without a call",
+     'p = await tools.page(query="a", cursor="c")\n'
+     '[len(p["query"]), p["cursor"], list(p.items()), p.get("size")]',
+     'p = await tools.page(query="a", cursor="c")\nx = {"items": p["query"], "keys": p["cursor"]}\n'
+     '[len(x.items), x.keys, list(p.items()), p.get("size")]', None),
     ("type(e).__name__ of a failed call",
      'try:\n    await tools.get_item(id=9)\nexcept ToolCallError as e:\n'
      '    out = ["ToolCallError", e.message]\nout',
@@ -304,13 +320,29 @@ REFUSED: list[tuple[str, str]] = [
      "line 1: tools.get_item(id=...): 'one' is not of type 'integer'"),
     ("get_item()",
      "line 1: tools.get_item is missing required argument(s): id"),
-    # an MCP client's call by name: the refusal says how this host calls the tool
-    ('r = await tools.call_tool("get_item", {"id": 1})\nr',
+    # an MCP client's call by name whose result the script reads as an MCP result: the
+    # refusal says how this host calls the tool and what it returns
+    ('r = await tools.call_tool("get_item", {"id": 1})\nr.content[0].text',
      "line 1: unknown tool tools.call_tool; call the tool itself: `await tools.get_item(...)` "
-     "with keyword arguments (a dict of arguments goes in as `await tools.get_item(**args)`)"),
-    ('r = await mcp.call_tool("get_item", {"id": 1})\nr',
+     "with keyword arguments (a dict of arguments goes in as `await tools.get_item(**args)`); "
+     "it returns the tool's data itself (a dict, list or text), not an MCP result: there is "
+     "no `.content[0].text` to read"),
+    ('r = await mcp.call_tool("get_item", {"id": 1})\nr.structuredContent',
      "line 1: name 'mcp' is not defined: call the tool itself, `await tools.get_item(id=...)` "
-     "(a dict of arguments goes in as `await tools.get_item(**args)`)"),
+     "(a dict of arguments goes in as `await tools.get_item(**args)`); it returns the tool's "
+     "data itself (a dict, list or text), not an MCP result: there is no `.content[0].text` "
+     "to read"),
+    # by name, only a registered tool is reached: anything else is not rewritten
+    ('await mcp.call_tool("__class__", {})',
+     "line 1: name 'mcp' is not defined: assign it before use (this run has no host inputs)"),
+    ('await tools.call_tool("get_item.__class__", {})', "line 1: unknown tool tools.call_tool"),
+    ('await tools.call("_run", {})', "line 1: unknown tool tools.call"),
+    # ``mcp`` also used otherwise: nothing is rewritten
+    ('tools_list = await mcp.list_tools()\nr = await mcp.call_tool("get_item", {"id": 1})',
+     "line 1: name 'mcp' is not defined: call the tool itself, `await tools.get_item(id=...)` "
+     "(a dict of arguments goes in as `await tools.get_item(**args)`); it returns the tool's "
+     "data itself (a dict, list or text), not an MCP result: there is no `.content[0].text` "
+     "to read"),
 ]
 
 
@@ -423,6 +455,11 @@ STRICT: list[tuple[str, str, str]] = [
      'import asyncio\nasync def main():\n    return 1\nasyncio.run(main())',
      "line 4: asyncio.run() is not available (the script already runs in an event loop): "
      "write `await main()`"),
+    ('await tools.get_item(id=1)', 'await mcp.call_tool("get_item", {"id": 1})',
+     "line 1: name 'mcp' is not defined: call the tool itself, `await tools.get_item(id=...)` "
+     "(a dict of arguments goes in as `await tools.get_item(**args)`); it returns the tool's "
+     "data itself (a dict, list or text), not an MCP result: there is no `.content[0].text` "
+     "to read"),
     ('import json\njson.dumps([1])', 'json.dumps([1])',
      "line 1: name 'json' is not defined: add `import json` at the top of the script"),
 ]
@@ -438,6 +475,36 @@ async def test_strict_refuses_the_dialects(strict: cm.CodeMode, canonical: str, 
     assert run.error is not None and run.error.type == "PreflightError"
     assert run.error.message == "the script was not run:\n" + message
     assert run.calls == ()
+
+
+async def test_strict_names_a_dict_key_shadowed_by_a_method(strict: cm.CodeMode) -> None:
+    run = await strict.run('p = await tools.page(query="a", cursor="c")\n'
+                           'x = {"items": [p["query"]]}\n[len(x["items"]), len(x.items())]')
+    assert run.error is None and run.value == [1, 1]
+    run = await strict.run('x = {"items": [1, 2]}\n[n for n in x.items]')
+    assert run.error is not None and (run.error.type, run.error.line) == ("AttributeError", 2)
+    assert run.error.message == (
+        "`.items` without a call is the dict method items(), but this dict has a key "
+        "'items': read the key with ['items'] (or call the method: .items())")
+
+
+@pytest.mark.parametrize("script", [
+    'counts = {"get": 3, "post": 5, "put": 1}\nmax(counts, key=counts.get)',
+    'counts = {"get": 3, "post": 5}\nsorted(counts, key=counts.get, reverse=True)',
+    'd = {"get": 1, "pop": 2}\nlist(map(d.get, ["pop", "get", "x"]))',
+    'd = {"get": 0, "copy": 2}\nlist(filter(d.get, ["get", "copy"]))',
+    'd = {"setdefault": 1}\nf = d.setdefault\nf("n", 2)\nsorted(d)',
+], ids=["max-key", "sorted-key", "map", "filter", "bound-name"])
+async def test_a_dict_method_handed_on_as_a_callback_stays_the_method(
+        mode: cm.CodeMode, script: str) -> None:
+    """A word count's key ``"get"`` does not turn ``key=counts.get`` into a number."""
+    *body, last = script.split("\n")
+    namespace: dict[str, Any] = {}
+    exec("\n".join(body), namespace)  # the CPython side of the comparison
+    expected = eval(last, namespace)
+    run = await mode.run(script)
+    assert run.error is None, run.error
+    assert run.value == expected
 
 
 async def test_strict_runtime_keeps_keyword_only(strict: cm.CodeMode) -> None:

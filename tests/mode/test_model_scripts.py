@@ -3912,6 +3912,617 @@ final_answer({
 ''')
 
 
+
+# ---------------- compat round 6: styles from smolagents' prompt examples, Anthropic's
+# programmatic tool calling docs (early exit, conditional calls, filtering), Cloudflare /
+# Monty-style async (Semaphore, wait_for, as_completed, TaskGroup, async generators) ----------
+s("c6_smol_print_bare_call_in_args", '''
+for city in ["Paris", "Lima"]:
+    print(f"Weather {city}:", get_weather(city)["condition"])
+print("\\n" + "=" * 20 + "\\n")
+final_answer("done")
+''')
+
+s("c6_ptc_typing_annotations", '''
+from typing import Any, Optional, TypedDict
+import asyncio
+
+class OrderSummary(TypedDict):
+    user: str
+    paid: float
+
+async def summarize(uid: int) -> Optional[OrderSummary]:
+    user: dict[str, Any] = await tools.get_user(user_id=uid)
+    page: dict[str, Any] = await tools.list_orders(user_id=uid, page_size=50)
+    paid: float = sum(o["total"] for o in page["orders"] if o["status"] == "paid")
+    if not paid:
+        return None
+    return OrderSummary(user=user["name"], paid=round(paid, 2))
+
+async def main() -> list[OrderSummary]:
+    results = await asyncio.gather(*[summarize(uid) for uid in range(1, 5)])
+    return [r for r in results if r is not None]
+
+result = asyncio.run(main())
+print(f"{len(result)=}")
+''')
+
+s("c6_monty_dataclass_field_order", '''
+from dataclasses import dataclass, field
+from functools import total_ordering
+
+@total_ordering
+@dataclass
+class Ranked:
+    name: str
+    score: float
+    tags: list[str] = field(default_factory=list)
+
+    def __lt__(self, other: "Ranked") -> bool:
+        return (self.score, self.name) < (other.score, other.name)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.score:.1f})"
+
+    @classmethod
+    def from_user(cls, u: dict) -> "Ranked":
+        return cls(u["name"], len(u["email"]) / 2, [u["tier"]])
+
+    @staticmethod
+    def header() -> str:
+        return "name (score)"
+
+ranked = sorted([Ranked.from_user(await tools.get_user(user_id=i)) for i in (1, 2, 3, 4)])
+print(Ranked.header())
+for r in ranked:
+    print(r.label, r.tags)
+[r.label for r in ranked], max(ranked).name, ranked[0] <= ranked[1]
+''')
+
+s("c6_cf_async_semaphore_wait_for", '''
+import asyncio
+sem = asyncio.Semaphore(2)
+async def fetch(city):
+    async with sem:
+        w = await asyncio.wait_for(tools.get_weather(city=city), timeout=5)
+        return city, w["temperature"]
+pairs = await asyncio.gather(*(fetch(c) for c in ["Oslo", "Rome", "Cairo", "Quito"]))
+temps = dict(pairs)
+hottest = max(temps, key=temps.get)
+print(f"hottest: {hottest} at {temps[hottest]:.1f}C")
+{"temps": temps, "hottest": hottest}
+''')
+
+s("c6_cf_as_completed_collect", '''
+import asyncio
+results = {}
+for coro in asyncio.as_completed([tools.get_user(user_id=i) for i in (3, 1, 2)]):
+    u = await coro
+    results[u["id"]] = u["name"].split()[0]
+dict(sorted(results.items()))
+''')
+
+s("c6_ptc_taskgroup", '''
+import asyncio
+async def main():
+    async with asyncio.TaskGroup() as tg:
+        tasks = {uid: tg.create_task(tools.list_orders(user_id=uid, page_size=100)) for uid in (1, 2, 3)}
+    counts = {uid: len(t.result()["orders"]) for uid, t in tasks.items()}
+    print("counts", counts)
+    return counts
+asyncio.run(main())
+''')
+
+s("c6_monty_collections_mix", '''
+from collections import Counter, defaultdict, deque, namedtuple, OrderedDict
+User = namedtuple("User", ["id", "name", "tier"])
+users = [User(u["id"], u["name"], get_user(u["id"])["tier"]) for u in list_users()]
+tiers = Counter(u.tier for u in users)
+by_tier = defaultdict(list)
+for u in users:
+    by_tier[u.tier].append(u.name)
+recent = deque(maxlen=2)
+for u in users:
+    recent.append(u.id)
+od = OrderedDict(sorted(tiers.items()))
+od.move_to_end("gold")
+print(tiers.most_common(1), dict(by_tier), list(recent))
+result = {"tiers": dict(tiers), "od": list(od), "first": users[0]._asdict(), "replaced": users[1]._replace(tier="x").tier, "total": tiers.total()}
+''')
+
+s("c6_smol_statistics_itertools", '''
+import statistics, itertools, operator
+from functools import reduce, partial, lru_cache
+temps = [get_weather(c)["temperature"] for c in ["Oslo", "Rome", "Cairo", "Lima", "Quito", "Bern"]]
+q = statistics.quantiles(temps, n=4)
+pairs = list(itertools.pairwise(sorted(temps)))
+gaps = [b - a for a, b in pairs]
+prod = reduce(operator.mul, [1, 2, 3, 4], 1)
+to_f = partial(lambda t, scale: t * scale + 32, scale=1.8)
+
+@lru_cache(maxsize=None)
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+groups = {k: list(g) for k, g in itertools.groupby(sorted(temps), key=lambda t: t // 10)}
+final_answer({"q": q, "gaps": gaps, "prod": prod, "f": [round(to_f(t), 1) for t in temps[:2]], "fib": fib(30), "groups": groups, "median": statistics.median_low(temps), "mode": statistics.mode([1, 1, 2]), "pstdev": round(statistics.pstdev(temps), 4)})
+''')
+
+s("c6_monty_datetime_tz", '''
+from datetime import datetime, timedelta, timezone, date
+u = get_user(2)
+signup = datetime.fromisoformat(u["signup"]).replace(tzinfo=timezone.utc)
+later = signup + timedelta(days=30, hours=5)
+offset = later.astimezone(timezone(timedelta(hours=-5)))
+weeks = (date(2024, 12, 25) - signup.date()).days // 7
+print(f"{signup:%Y-%m-%d} -> {later.isoformat()} ({offset:%H:%M %z})")
+[later.isoformat(), offset.isoformat(), weeks, later.weekday(), later.strftime("%a %d %b"), (later - signup).total_seconds(), signup.timestamp()]
+''')
+
+s("c6_ptc_json_indent_default", '''
+import json
+from datetime import date
+orders = list_orders(user_id=1, page_size=5)["orders"]
+def default(o):
+    if isinstance(o, date):
+        return o.isoformat()
+    if isinstance(o, set):
+        return sorted(o)
+    raise TypeError(f"not serializable: {type(o).__name__}")
+payload = {"when": date(2024, 5, 1), "statuses": {o["status"] for o in orders}, "n": len(orders)}
+text = json.dumps(payload, indent=2, default=default, sort_keys=True)
+print(text)
+compact = json.dumps(payload, default=default, separators=(",", ":"))
+json.loads(compact)
+''')
+
+s("c6_monty_match_walrus_fstrings", '''
+import re
+events = [{"type": "user", "id": 1}, {"type": "order", "user_id": 2, "page": 1}, {"type": "weather", "city": "Lima"}, {"type": "noop"}, ["ping", 3]]
+out = []
+for ev in events:
+    match ev:
+        case {"type": "user", "id": int(uid)}:
+            out.append(f"user {get_user(uid)['name']!r}")
+        case {"type": "order", "user_id": uid, **rest}:
+            out.append(f"orders {len(list_orders(uid, rest.get('page', 1))['orders']):>3}")
+        case {"type": "weather", "city": str(city)} if (w := get_weather(city))["temperature"] > 10:
+            out.append(f"{city}: {w['temperature']:+.1f}°")
+        case ["ping", n]:
+            out.append(f"pong {n:03d}")
+        case _:
+            out.append("skip")
+x = 42.0
+print(f"{x=}, {x!r:>8}, {x:.2e}, {1234567:,}, {0.25:.0%}, {'hi':^6}|")
+out
+''')
+
+s("c6_smol_try_else_finally_raise_from", '''
+log = []
+def load(uid):
+    try:
+        u = get_user(uid)
+    except Exception as e:
+        raise ValueError(f"user {uid} missing") from e
+    else:
+        log.append(f"ok {uid}")
+        return u["name"]
+    finally:
+        log.append(f"done {uid}")
+names = []
+for uid in (1, 9):
+    try:
+        names.append(load(uid))
+    except ValueError as e:
+        names.append(f"{e} (caused: {e.__cause__ is not None})")
+final_answer({"names": names, "log": log})
+''')
+
+s("c6_monty_generators_global_nonlocal", '''
+calls = 0
+def counted(fn):
+    def wrapper(*a, **kw):
+        global calls
+        calls += 1
+        return fn(*a, **kw)
+    return wrapper
+@counted
+def title_of(r):
+    return r["title"]
+def pages(q):
+    n = 0
+    def bump():
+        nonlocal n
+        n += 1
+        return n
+    for r in found:
+        bump()
+        yield r
+    yield {"title": f"<{n} results>"}
+found = search("rust lang", 3)
+titles = [title_of(r) for r in pages("rust lang")]
+gen = (t.upper() for t in titles if "RESULT" in t.upper())
+first = next(gen)
+[titles, first, calls, list(gen)]
+''')
+
+s("c6_ptc_zip_strict_enumerate_sorted", '''
+users = list_users()
+weather = [get_weather(c) for c in ["A", "Bb", "Ccc", "Dddd"]]
+rows = [(i, u["name"], w["humidity"]) for i, (u, w) in enumerate(zip(users, weather, strict=True), start=1)]
+try:
+    list(zip([1, 2], [1], strict=True))
+except ValueError as e:
+    err = str(e)
+ranked = sorted(rows, key=lambda r: (-r[2], r[1]))
+[ranked, err, sorted(users, key=lambda u: len(u["name"]), reverse=True)[0]["name"]]
+''')
+
+s("c6_ptc_class_repr_eq_super", '''
+class Entity:
+    def __init__(self, id):
+        self.id = id
+    def __eq__(self, other):
+        return isinstance(other, Entity) and self.id == other.id
+    def __hash__(self):
+        return hash(self.id)
+    def __repr__(self):
+        return f"{type(self).__name__}(id={self.id})"
+
+class Customer(Entity):
+    def __init__(self, data):
+        super().__init__(data["id"])
+        self.name = data["name"]
+        self.tier = data["tier"]
+    def __repr__(self):
+        return f"{super().__repr__()[:-1]}, tier={self.tier!r})"
+    def __lt__(self, other):
+        return self.name < other.name
+
+customers = sorted(Customer(get_user(i)) for i in (4, 2, 3))
+print(customers)
+[repr(c) for c in customers], Customer(get_user(2)) == Entity(2), len({*customers, Customer(get_user(2))})
+''')
+
+s("c6_smol_re_textwrap_pprint", '''
+import re, textwrap, pprint
+log = read_file("app.log")
+pat = re.compile(r"(?P<date>\\d{4}-\\d{2}-\\d{2}) (?P<time>[\\d:]+) (?P<level>[A-Z]+) (?P<msg>.*)")
+entries = [m.groupdict() for m in pat.finditer(log)]
+errs = [e for e in entries if e["level"] == "ERROR"]
+pprint.pprint(errs[0], width=60)
+summary = textwrap.shorten(" ".join(e["msg"] for e in entries), width=30)
+report = textwrap.dedent("""
+    Errors: {n}
+    First: {first}
+""").strip().format(n=len(errs), first=errs[0]["time"])
+print(report)
+[summary, re.sub(r"\\s+", " ", "a   b\\t c"), re.split(r"[,;]\\s*", "a, b;c"), pprint.pformat({"b": 1, "a": [1, 2]})]
+''')
+
+s("c6_ptc_async_generator_pages", '''
+async def all_orders(uid):
+    page = 1
+    while page:
+        resp = await tools.list_orders(user_id=uid, page=page)
+        for o in resp["orders"]:
+            yield o
+        page = resp["next_page"]
+totals = {}
+for uid in (1, 2):
+    async for o in all_orders(uid):
+        totals[o["status"]] = round(totals.get(o["status"], 0) + o["total"], 2)
+totals
+''')
+
+s("c6_monty_isinstance_union_and_unbound_methods", '''
+data = [get_user(1), list_users(), "text", 3, None, 2.5]
+kinds = []
+for d in data:
+    if isinstance(d, dict | list):
+        kinds.append("container")
+    elif isinstance(d, int | float):
+        kinds.append("number")
+    elif d is None:
+        kinds.append("none")
+    else:
+        kinds.append(type(d).__name__)
+names = sorted([u["name"] for u in list_users()], key=str.lower)
+stripped = list(map(str.strip, ["  a ", "b  "]))
+upper = list(map(str.upper, names))
+[kinds, names, stripped, upper[:2], max(names, key=len)]
+''')
+
+s("c6_smol_assert_del_star_unpack", '''
+users = list_users()
+assert isinstance(users, list), "expected a list"
+assert len(users) == 4
+first, *middle, last = users
+del middle[0]
+a, (b, c) = 1, (2, 3)
+nums = [3, 1, 2]
+nums.sort(reverse=True)
+lo, hi = min(nums), max(nums)
+ok = lo < 2 < hi <= 3
+final_answer({"first": first["name"], "last": last["name"], "middle": [m["id"] for m in middle], "abc": a + b + c, "ok": ok, "nums": nums})
+''')
+
+s("c6_ptc_custom_exception_from", '''
+class ToolFailed(Exception):
+    def __init__(self, tool, detail):
+        super().__init__(f"{tool} failed: {detail}")
+        self.tool = tool
+
+def must_get(uid):
+    try:
+        return get_user(uid)
+    except Exception as err:
+        raise ToolFailed("get_user", f"user {uid}") from err
+
+out = []
+for uid in (2, 5):
+    try:
+        out.append(must_get(uid)["name"])
+    except ToolFailed as e:
+        out.append([str(e), e.tool, e.args[0], isinstance(e.__cause__, Exception)])
+out
+''')
+
+s("c6_monty_set_ops_frozen_dataclass", '''
+from dataclasses import dataclass, asdict, replace
+@dataclass(frozen=True)
+class Key:
+    domain: str
+    tier: str
+keys = {Key(u["email"].split("@")[1], u["tier"]) for u in (get_user(i) for i in (1, 2, 3, 4))}
+com = {k for k in keys if k.domain.endswith(".com")}
+gold = {k for k in keys if k.tier == "gold"}
+print(len(com & gold), len(com | gold), len(com - gold), len(com ^ gold))
+k = sorted(keys, key=lambda k: (k.domain, k.tier))[0]
+[asdict(k), replace(k, tier="x").tier, frozenset({1, 2}) <= {1, 2, 3}, hash(k) == hash(Key(k.domain, k.tier))]
+''')
+
+s("c6_smol_print_sep_end_sys_stdout", '''
+import sys
+users = list_users()
+print(*[u["id"] for u in users], sep=", ")
+for u in users:
+    print(u["name"][:3], end=" | ")
+print()
+sys.stdout.write("done\\n")
+print("a", "b", sep="")
+final_answer(len(users))
+''')
+
+s("c6_ptc_gather_return_exceptions_isinstance", '''
+import asyncio
+results = await asyncio.gather(*[tools.get_user(user_id=i) for i in (1, 7, 3)], return_exceptions=True)
+ok = [r["name"] for r in results if not isinstance(r, Exception)]
+failed = [i for i, r in zip((1, 7, 3), results) if isinstance(r, Exception)]
+{"ok": ok, "failed": failed}
+''')
+
+s("c6_monty_dict_union_get_chain", '''
+u = get_user(3)
+defaults = {"tier": "none", "lang": "en", "address": {}}
+merged = defaults | u
+merged |= {"lang": "fr"}
+city = merged.get("address", {}).get("city", "unknown")
+stats = {k: v for k, v in sorted(merged.items()) if not isinstance(v, dict)}
+[merged["tier"], merged["lang"], city, list(stats), {**u, "id": 0}["id"]]
+''')
+
+s("c6_smol_string_misc", '''
+u = get_user(4)
+name = u["name"]
+slug = "-".join(name.lower().split())
+code = str(u["id"]).zfill(4)
+email_user, _, domain = u["email"].partition("@")
+final_answer([slug, code, name.removeprefix("Linus ").casefold(), domain.removesuffix(".net"), email_user.title(), name[::-1], name.find("T"), "x".join(map(str, range(3))), f"{u['id']:#06b}", hex(255), ord("A"), chr(66), int("ff", 16), divmod(17, 5), round(2.675, 2), name.isalpha(), "a,b,,c".split(","), " x ".rstrip()])
+''')
+
+s("c6_ptc_wait_for_gather_sleep", '''
+import asyncio
+async def main():
+    await asyncio.sleep(0)
+    users = await asyncio.wait_for(asyncio.gather(*(tools.get_user(user_id=i) for i in (1, 2))), timeout=10)
+    return [u["tier"] for u in users]
+if __name__ == "__main__":
+    tiers = asyncio.run(main())
+    print(tiers)
+''')
+
+s("c6_monty_enum_classvars", '''
+from enum import Enum, auto
+class Tier(Enum):
+    GOLD = "gold"
+    SILVER = "silver"
+    BRONZE = "bronze"
+    @property
+    def rank(self):
+        return list(Tier).index(self)
+class Status(Enum):
+    PAID = auto()
+    SHIPPED = auto()
+class Registry:
+    count = 0
+    def __init__(self):
+        Registry.count += 1
+users = [get_user(i) for i in (1, 2, 4)]
+regs = [Registry() for _ in users]
+tiers = sorted((Tier(u["tier"]) for u in users), key=lambda t: t.rank)
+[[t.name for t in tiers], Tier.GOLD.value, Status.SHIPPED.value, Registry.count, Tier["SILVER"].rank, Tier.GOLD in Tier]
+''')
+
+s("c6_ptc_contextlib_suppress_try_import", '''
+import contextlib
+try:
+    import numpy as np
+except ImportError:
+    np = None
+ages = []
+for uid in (1, 99, 2):
+    with contextlib.suppress(Exception):
+        ages.append(get_user(uid)["signup"][:4])
+{"np": np is None, "ages": ages}
+''')
+
+s("c6_smol_operator_itemgetter_sort", '''
+from operator import itemgetter, attrgetter
+orders = list_orders(2, 1, 10)["orders"]
+top = sorted(orders, key=itemgetter("total"), reverse=True)[:3]
+by = sorted(orders, key=itemgetter("status", "id"))
+ids = list(map(itemgetter("id"), top))
+final_answer({"top": ids, "by": [o["id"] for o in by], "sum": sum(map(itemgetter("total"), orders))})
+''')
+
+s("c6_cf_hashlib_base64_uuid", '''
+import hashlib, base64, json
+u = get_user(1)
+digest = hashlib.sha256(json.dumps(u, sort_keys=True).encode()).hexdigest()[:12]
+token = base64.b64encode(u["email"].encode()).decode()
+back = base64.b64decode(token).decode()
+[digest, token, back == u["email"], hashlib.md5(b"x").hexdigest()]
+''')
+
+s("c6_monty_async_with_class", '''
+import asyncio
+class Timer:
+    def __init__(self):
+        self.events = []
+    async def __aenter__(self):
+        self.events.append("start")
+        return self
+    async def __aexit__(self, *exc):
+        self.events.append("stop")
+        return False
+async def main():
+    async with Timer() as t:
+        users = [await tools.get_user(user_id=i) for i in (1, 2)]
+        t.events.append(len(users))
+    return t.events
+await main()
+''')
+
+s("c6_edge_types_printed", '''
+u = get_user(1)
+print(type(u), type(u["name"]), type(1.5), type([]), type(None))
+print(type(u) is dict, type(u).__name__)
+print(str, int, len)
+[str(type(u)), repr(type("x"))]
+''')
+
+s("c6_edge_fstring_eq_specs", '''
+total = sum(o["total"] for o in list_orders(2, 1, 10)["orders"])
+n = 3
+print(f"{total=:.2f} {n=} {n = } {total!r:>12} {'Name':<6}|{'x':>4}| {n:{n}d} {3.14159:.{n}f}")
+f"{total:,.1f}|{n:*^9}|{-n:+05d}|{n:x}|{n:o}|{n:e}|{1e-7:g}|{12345.678:_.2f}"
+''')
+
+s("c6_edge_loops_else_yield_from", '''
+def walk(tree):
+    for k, v in tree.items():
+        if isinstance(v, dict):
+            yield from walk(v)
+        else:
+            yield k
+cfg = {"a": {"b": 1, "c": {"d": 2}}, "e": 3}
+keys = list(walk(cfg))
+for u in list_users():
+    if u["name"].startswith("Z"):
+        found = u
+        break
+else:
+    found = None
+i = 0
+while i < 3:
+    i += 1
+else:
+    done = True
+fns = [lambda x=i: x * 10 for i in range(3)]
+[keys, found, done, [f() for f in fns], dict.fromkeys("ab", 0), list(reversed([1, 2, 3]))]
+''')
+
+s("c6_edge_class_container_protocols", '''
+class Page:
+    __slots__ = ("rows",)
+    def __init__(self, rows):
+        self.rows = rows
+    def __len__(self):
+        return len(self.rows)
+    def __iter__(self):
+        for r in self.rows:
+            yield r["id"]
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return Page(self.rows[i])
+        return self.rows[i]
+    def __contains__(self, oid):
+        return any(r["id"] == oid for r in self.rows)
+    def __str__(self):
+        return f"Page({len(self)} rows)"
+    def __bool__(self):
+        return bool(self.rows)
+p = Page(list_orders(3, 1, 10)["orders"])
+print(p, p[1:3], bool(Page([])))
+[len(p), list(p)[:3], 301 in p, 999 in p, p[0]["status"], getattr(p, "missing", "dflt"), hasattr(p, "rows")]
+''')
+
+s("c6_edge_memo_default_arg_recursion", '''
+def ways(n, memo={}):
+    if n in memo:
+        return memo[n]
+    if n <= 1:
+        return 1
+    memo[n] = ways(n - 1) + ways(n - 2)
+    return memo[n]
+a = b = []
+a.append(1)
+flat = sum([[1, 2], [3]], [])
+nested = [[c * r for c in range(3)] for r in range(1, 3)]
+[ways(40), b, flat, nested, [*flat, *b], {**{"x": 1}, **{"y": 2}}]
+''')
+
+s("c6_edge_numbers_misc", '''
+import math, statistics
+vals = [get_weather(c)["humidity"] for c in ["Oslo", "Rome", "Lima"]]
+print(math.floor(2.7), math.ceil(2.1), math.log10(1000), math.sqrt(16), math.gcd(12, 18), math.pi.__round__(3) if False else round(math.pi, 3))
+[statistics.fmean(vals), (255).bit_length(), (2.0).is_integer(), 7 // 2, -7 // 2, 7 % -3, 2 ** -1, abs(-3.5), int(3.99), float("1e3"), 10 / 4, pow(2, 10, 1000), sum(vals) / len(vals), min(vals, default=0), max([], default=None)]
+''')
+
+s("c6_ptc_early_termination_and_conditional", '''
+for uid in [4, 2, 3]:
+    u = await tools.get_user(user_id=uid)
+    if u["tier"] == "gold":
+        print(f"Found gold user: {u['name']}")
+        break
+info = await tools.get_weather(city="Reykjavik")
+if info["temperature"] < 30:
+    content = await tools.read_file(path="config.json")
+else:
+    content = await tools.read_file(path="app.log")
+print(content[:20])
+logs = (await tools.read_file(path="app.log")).splitlines()
+errors = [log for log in logs if "ERROR" in log]
+print(f"Found {len(errors)} errors")
+for error in errors[-10:]:
+    print(error)
+''')
+
+s("c6_ptc_regions_revenue", '''
+regions = ["north", "south", "east"]
+rows = [dict(zip(["region", "amount"], line.split(","))) for line in (await tools.read_file(path="data/sales.csv")).strip().splitlines()[1:]]
+results = {}
+for region in regions:
+    data = [r for r in rows if r["region"] == region]
+    results[region] = sum(int(row["amount"]) for row in data)
+top_region = max(results.items(), key=lambda x: x[1])
+print(f"Top region: {top_region[0]} with ${top_region[1]:,} in revenue")
+results
+''')
+
+
 @pytest.mark.parametrize(("name", "script"), CORPUS, ids=[row[0] for row in CORPUS])
 async def test_model_script_runs_as_in_cpython(mode: cm.CodeMode, name: str,
                                                script: str) -> None:
@@ -4397,3 +5008,80 @@ async def test_compat4_additions_refuse_what_they_must(mode: cm.CodeMode, script
                                                        error: tuple[str, str]) -> None:
     run = await mode.run(script)
     assert run.error is not None and (run.error.type, run.error.message) == error
+
+
+# -- compat round 6: a result read in the wrong shape says what it is, at its line ------------
+
+
+@pytest.mark.parametrize(("script", "error"), [
+    ('me = get_user(1)\nprint(me["name"])\nme[0]["email"]',
+     ("KeyError", 3, "0; me is an object (a dict with keys 'id', 'name', 'email', 'signup', "
+                     "'tier'), not a list: read its values by key: `me['id']`")),
+    ('page = list_orders(user_id=2)\nfor o in page["orders"]:\n    print(o["totl"])',
+     ("KeyError", 3, "'totl'; o has the keys 'id', 'total', 'status', 'date'; did you mean "
+                     "'total'? (`.get(key)` gives None for a missing one)")),
+    ('cfg = read_file("config.json")\nretries = cfg["retries"]',
+     ("TypeError", 2, "string indices must be integers, not 'str'; cfg is text (a str) "
+                      "holding JSON, not parsed data (a tool that declares no output schema "
+                      "answers text): parse it first, `data = json.loads(cfg)`, then read "
+                      "`data[...]`")),
+    ('def level(line):\n    return line["level"]\n'
+     'level(read_file("app.log").splitlines()[0])',
+     ("TypeError", 2, "string indices must be integers, not 'str'; line is text (a str), "
+                      "indexed by position only: if a tool answered JSON as text, parse it "
+                      "first with `json.loads(...)`")),
+    # CPython's gather() is a future whose outcome a second await replays
+    ('import asyncio\nfut = asyncio.gather(tools.get_user(user_id=1))\nfirst = await fut\n'
+     'again = await fut',
+     ("RuntimeError", 4, "cannot reuse already awaited coroutine; an awaitable (a call, a "
+                         "coroutine, an asyncio.gather(...)) is awaited once: keep its value "
+                         "in a name, `results = await asyncio.gather(...)`, and use that name "
+                         "again")),
+])
+async def test_a_result_read_in_the_wrong_shape_says_what_it_is(
+        mode: cm.CodeMode, script: str, error: tuple[str, int, str]) -> None:
+    """The error is CPython's (``KeyError: 0``), with what the value was and how to read it
+    added to the run's message: the model fixes it in one round."""
+    run = await mode.run(script)
+    assert run.error is not None
+    assert (run.error.type, run.error.line, run.error.message) == error
+
+
+async def test_a_caught_subscript_error_stays_pythons(mode: cm.CodeMode) -> None:
+    script = ('me = get_user(1)\ntry:\n    me[0]\nexcept KeyError as e:\n    a = [str(e), e.args]\n'
+              'try:\n    read_file("config.json")["x"]\nexcept TypeError as e:\n    b = str(e)\n[a, b]')
+    run = await mode.run(script)
+    assert run.error is None, run.error
+    assert (run.value, run.output) == cpython(script)
+
+
+_MODULES = ", ".join(sorted(FACADE_NAMES))
+
+
+@pytest.mark.parametrize(("script", "problems"), [
+    # smolagents-style parallel calls through a thread pool
+    ("from concurrent.futures import ThreadPoolExecutor\nwith ThreadPoolExecutor(max_workers=4) "
+     "as ex:\n    users = list(ex.map(get_user, [1, 2, 3]))\nusers",
+     [(1, f"module 'concurrent.futures' is not available in the sandbox (available: {_MODULES}); "
+          "tool calls run concurrently through asyncio, not threads: `results = await "
+          "asyncio.gather(*[tools.<name>(...) for x in items])` (`asyncio.Semaphore` bounds how "
+          "many run at once)")]),
+    ("import threading\nu = get_user(1)",
+     [(1, f"module 'threading' is not available in the sandbox (available: {_MODULES}); tool "
+          "calls run concurrently through asyncio, not threads: `results = await "
+          "asyncio.gather(*[tools.<name>(...) for x in items])` (`asyncio.Semaphore` bounds how "
+          "many run at once)")]),
+    ("import unicodedata\nname = get_user(1)['name']\nunicodedata.normalize('NFKD', name)",
+     [(1, f"module 'unicodedata' is not available in the sandbox (available: {_MODULES}); "
+          "compare text with `.casefold()`; to drop accents, map the characters yourself "
+          "(`text.translate(str.maketrans('éè', 'ee'))`)")]),
+    ("import sqlite3\ndb = sqlite3.connect(':memory:')",
+     [(1, f"module 'sqlite3' is not available in the sandbox (available: {_MODULES}); filter, "
+          "group and join lists of dicts with comprehensions, sorted(), itertools.groupby and "
+          "collections.Counter")]),
+])
+async def test_compat6_refusals_name_their_fix(mode: cm.CodeMode, script: str,
+                                               problems: list[tuple[int, str]]) -> None:
+    assert [(p.line, p.message) for p in mode.check(script)] == problems
+    run = await mode.run(script)
+    assert run.error is not None and run.error.type == "PreflightError" and run.calls == ()

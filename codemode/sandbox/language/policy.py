@@ -55,13 +55,22 @@ from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransf
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["ANNOTATED", "CHAINED_ERRORS", "FUTURE_FEATURES", "LOOP_RANGE", "MATCH_TYPES",
-           "NAME_OF", "OBJECT_SETATTR",
+__all__ = ["ANNOTATED", "CHAINED_ERRORS", "DATA_KEY", "DATA_KEY_NAMES", "FUTURE_FEATURES",
+           "LOOP_RANGE", "MATCH_TYPES", "NAME_OF", "OBJECT_SETATTR",
            "RESULT_NAME", "SCRIPT_METHODS", "SandboxPolicy", "child_fields", "index_nodes",
            "private_name_ok", "suspends"]
 
 NAME_OF: Final = "_nameof_"
 """Global that reads ``x.__name__`` (a class's or function's name: a str, read-only)."""
+DATA_KEY: Final = "_datakey_"
+"""Global that reads ``x.items`` (a dict method's name) when it is not called: a dict's
+key by that name (``{"items": [...], "total": 3}``, a paginated tool result) shadows the
+method there (see ``datakeys``)."""
+DATA_KEY_NAMES: Final = frozenset({"items", "keys", "values"})
+"""Dict methods whose names results use as keys (a page's ``items``, a sheet's ``values``)
+and scripts seldom hand on uncalled. Not ``get``, ``pop``, ``copy`` …: those are passed
+as callbacks (``max(counts, key=counts.get)``), where a word count's key ``"get"`` must
+not replace the method."""
 WRITE_PRIVATE: Final = "_write_private_"
 """Guard of a private attribute's target when set or deleted: the script's own objects only."""
 WRITE_ATTRIBUTE: Final = "_write_attr_"
@@ -576,6 +585,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """Names of the class bodies being visited, innermost last (name mangling)."""
         self.methods: set[int] = set()
         """ids of the ``def`` nodes directly in a class body (may be special methods)."""
+        self.called: set[int] = set()
+        """ids of the attributes that are a call's function (``x.items()``)."""
         cls = type(self)
         methods = _METHODS.get(cls)
         if methods is None:
@@ -714,6 +725,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
             elif node.func.id == "eval":
                 self.error(node, "Eval calls are not allowed.")
         func = node.func
+        if isinstance(func, ast.Attribute):
+            self.called.add(id(func))
         if (isinstance(func, ast.Attribute) and func.attr == "__setattr__"
                 and isinstance(func.value, ast.Name) and func.value.id == "object"
                 and len(node.args) == 3 and not node.keywords
@@ -916,6 +929,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
             self.error(node, f'"{attr}" is an invalid attribute name because it starts with '
                        f'"_": {_ATTRIBUTE_HINTS[attr]}')
             return self.node_contents_visit(node)
+        if attr in DATA_KEY_NAMES and type(node.ctx) is ast.Load and id(node) not in self.called:
+            # ``page.items`` not called: the key, when ``page`` is a dict that has one
+            return _located(_call(DATA_KEY, self.visit(node.value), ast.Constant(attr)), node)
         new = super().visit_Attribute(node)
         call = getattr(new, "value", None) if type(node.ctx) is not ast.Load else None
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and (

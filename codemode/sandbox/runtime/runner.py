@@ -57,6 +57,7 @@ from codemode.errors import LimitExceeded, ScriptCompileError, ToolCallError
 from codemode.sandbox.language.builtins import SAFE_BUILTINS, ScriptExit
 from codemode.sandbox.language.compare import GUARDS as COMPARE_GUARDS
 from codemode.sandbox.language.compile import CompiledScript, compile_script
+from codemode.sandbox.language.datakeys import data_key, data_key_strict
 from codemode.sandbox.language.facades import FACADE_NAMES, facade
 from codemode.sandbox.language.formatting import install as install_str_format
 from codemode.sandbox.language.formatting import render_field
@@ -73,6 +74,7 @@ from codemode.sandbox.language.guards import (
 from codemode.sandbox.language.inplace import augmented_attr, augmented_item, guarded_inplace
 from codemode.sandbox.language.meter import SCRIPT_FILENAME, ScriptStop, Tripped
 from codemode.sandbox.language.policy import (
+    DATA_KEY,
     LOOP_RANGE,
     MATCH_TYPES,
     NAME_OF,
@@ -102,6 +104,7 @@ from codemode.sandbox.language.state import (
 )
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
 from codemode.sandbox.runtime import unraisable
+from codemode.sandbox.runtime.hints import data_hint
 from codemode.sandbox.runtime.prelude import Prelude, detach
 from codemode.sandbox.runtime.replies import decode_reply
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError
@@ -313,6 +316,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         OBJECT_SETATTR: object_setattr,
         **{hidden: getattr(builtins, name) for name, hidden in MATCH_TYPES.items()},
         NAME_OF: _name_of,
+        DATA_KEY: data_key_strict,
         "_T_": meter.ticker,
         "_next_": next,
         "_mul_": guarded_mul,
@@ -427,6 +431,8 @@ def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits,
         message = _clip(str(exc)) if not too_big else _clipped_text(exc)
     except (Exception, Tripped, ScriptStop):  # a script's __str__/__repr__ runs here
         message = "<unprintable error>"
+    if not explicit:
+        message += data_hint(exc, lines)
     line, column = (frames[-1][0], frames[-1][1]) if frames else (None, None)
     message = clean_text(scrub(message))
     return ScriptError(type=clean_text(name), message=message, line=line, column=column,
@@ -523,6 +529,7 @@ def _bind_prelude(namespace: dict[str, Any], prelude: Prelude, tools: ToolNamesp
     """The dialects' globals: host inputs, ``final_answer``, modules, bare tool names."""
     if prelude.dialects:
         namespace["final_answer"] = _final_answer
+        namespace[DATA_KEY] = data_key
     for module in prelude.modules:
         if module in FACADE_NAMES:
             namespace[module] = facade(module)

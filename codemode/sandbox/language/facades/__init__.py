@@ -140,10 +140,19 @@ def guarded_import(name: str, globals: Any = None, locals: Any = None,
 
 
 _NO_HOST: Final = "a script reaches files, processes and the network only through the tools"
+_CONCURRENT: Final = ("tool calls run concurrently through asyncio, not threads: `results = "
+                       "await asyncio.gather(*[tools.<name>(...) for x in items])` "
+                       "(`asyncio.Semaphore` bounds how many run at once)")
 _MODULE_HINTS: Final = {
     **dict.fromkeys(("os", "pathlib", "shutil", "subprocess", "socket", "requests",
-                     "httpx", "aiohttp", "urllib.request"), _NO_HOST),
+                     "httpx", "aiohttp", "urllib.request", "glob", "tempfile"), _NO_HOST),
     "logging": "use print(): its output is returned with the result",
+    **dict.fromkeys(("concurrent.futures", "concurrent", "threading", "multiprocessing",
+                     "queue"), _CONCURRENT),
+    "unicodedata": "compare text with `.casefold()`; to drop accents, map the characters "
+                   "yourself (`text.translate(str.maketrans('éè', 'ee'))`)",
+    "sqlite3": "filter, group and join lists of dicts with comprehensions, sorted(), "
+               "itertools.groupby and collections.Counter",
     "traceback": "report `f'{type(e).__name__}: {e}'` in the except block",
     "abc": "drop the ABC base and @abstractmethod: a plain base class works",
     "decimal": "use round(x, 2) on floats, or whole cents as int",

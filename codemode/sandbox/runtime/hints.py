@@ -1,0 +1,140 @@
+"""One-round hints for a script that read a tool's result in the wrong shape (or awaited
+one awaitable twice).
+
+``me[0]`` on an object result is a bare ``KeyError: 0``; ``r["name"]`` on a tool's text
+(a tool without an output schema answers JSON as text) is ``string indices must be
+integers``. Neither says what the data was. When such an error ends the run, the failing
+subscript is found again from the traceback (its source span) and its operands read back
+from the frame — names and constant keys of plain dicts and lists only, so no script code
+runs — and the message says what the value is and what to write. Subscripts the script
+catches are untouched (``e.args`` and ``str(e)`` stay CPython's), and nothing runs on the
+hot path: the subscript itself is still ``operator.getitem``.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from itertools import islice
+from typing import TYPE_CHECKING, Any, Final
+
+from codemode.sandbox.language.meter import SCRIPT_FILENAME
+
+if TYPE_CHECKING:
+    from types import FrameType, TracebackType
+
+__all__ = ["data_hint"]
+
+_STR_INDEX: Final = "string indices must be integers"
+_REUSED: Final = "cannot reuse already awaited coroutine"
+_SHOWN_KEYS: Final = 8
+_MAX_SPAN: Final = 200
+_MAX_SCAN: Final = 10_000
+_MISSING: Final = object()
+
+
+def data_hint(exc: BaseException, lines: tuple[str, ...]) -> str:
+    """``"; ..."`` to add to ``exc``'s message, or ``""``."""
+    kind = type(exc)
+    if kind is RuntimeError and str(exc) == _REUSED:
+        # CPython's gather() is a future that replays its outcome; the sandbox's is a
+        # coroutine, awaited once
+        return ("; an awaitable (a call, a coroutine, an asyncio.gather(...)) is awaited "
+                "once: keep its value in a name, `results = await asyncio.gather(...)`, and "
+                "use that name again")
+    if kind is KeyError:
+        text = False
+    elif kind is TypeError and str(exc).startswith(_STR_INDEX):
+        text = True
+    else:
+        return ""
+    found = _subscript(exc.__traceback__, lines)
+    if found is None:
+        return _TEXT_HINT.format(shown="the value") if text else ""
+    shown, obj, key = found
+    if text:
+        if type(obj) is not str:
+            return ""
+        if obj.lstrip()[:1] in ("{", "["):
+            return (f"; {shown} is text (a str) holding JSON, not parsed data (a tool that "
+                    f"declares no output schema answers text): parse it first, "
+                    f"`data = json.loads({shown})`, then read `data[...]`")
+        return _TEXT_HINT.format(shown=shown)
+    if type(obj) is not dict or key is _MISSING:
+        return ""
+    keys = list(islice(obj, _SHOWN_KEYS + 1))
+    listed = ", ".join(repr(k)[:40] for k in keys[:_SHOWN_KEYS] if type(k) in (str, int))
+    more = ", …" if len(obj) > _SHOWN_KEYS else ""
+    if not obj:
+        return f"; {shown} is an empty dict"
+    if type(key) is int and not any(type(k) is int for k in keys):
+        first = next((k for k in keys if type(k) is str), None)
+        example = f": `{shown}[{first!r}]`" if first is not None else ""
+        return (f"; {shown} is an object (a dict with keys {listed}{more}), not a list: read "
+                f"its values by key{example}")
+    if type(key) is str:
+        names = [k for k in islice(obj, _MAX_SCAN) if type(k) is str and len(k) <= 100]
+        close = difflib.get_close_matches(key, names[:1000], n=1) if len(key) <= 100 else []
+        mean = f"; did you mean {close[0]!r}?" if close else ""
+        return (f"; {shown} has the keys {listed}{more}{mean} (`.get(key)` gives None for a "
+                "missing one)")
+    return ""
+
+
+_TEXT_HINT: Final = ("; {shown} is text (a str), indexed by position only: if a tool "
+                     "answered JSON as text, parse it first with `json.loads(...)`")
+
+
+def _subscript(trace: TracebackType | None, lines: tuple[str, ...]) -> tuple[str, Any, Any] | None:
+    """(the subscripted expression's source, its value, the key) of the subscript that
+    raised in the innermost script frame, when they can be read without running code."""
+    last = None
+    while trace is not None:
+        last = trace
+        trace = trace.tb_next
+    if last is None or last.tb_frame.f_code.co_filename != SCRIPT_FILENAME:
+        return None
+    code = last.tb_frame.f_code
+    positions = list(islice(code.co_positions(), last.tb_lasti // 2, last.tb_lasti // 2 + 1))
+    if not positions:
+        return None
+    line, end_line, col, end_col = positions[0]
+    if line is None or line != end_line or col is None or end_col is None or not (
+            0 < line <= len(lines)):
+        return None
+    data = lines[line - 1].encode("utf-8", "surrogatepass")
+    span = data[col:end_col].decode("utf-8", "replace")
+    if len(span) > _MAX_SPAN:
+        return None
+    try:
+        node = ast.parse(span.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(node, ast.Subscript):
+        return None
+    frame = last.tb_frame
+    obj = _value(node.value, frame, 0)
+    if obj is _MISSING:
+        return None
+    return ast.unparse(node.value), obj, _value(node.slice, frame, 0)
+
+
+def _value(node: ast.expr, frame: FrameType, depth: int) -> Any:
+    """A name's value, a constant, or a constant key of a plain dict or list; else missing."""
+    if depth > 8:
+        return _MISSING
+    if isinstance(node, ast.Constant) and type(node.value) in (str, int):
+        return node.value
+    if isinstance(node, ast.Name):
+        value = frame.f_locals.get(node.id, _MISSING)
+        return frame.f_globals.get(node.id, _MISSING) if value is _MISSING else value
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        container = _value(node.value, frame, depth + 1)
+        key = node.slice.value
+        if type(container) is dict and type(key) in (str, int) and len(container) <= _MAX_SCAN:
+            # scanned, not looked up: a script key's own __hash__/__eq__ never runs here
+            return next((v for k, v in container.items() if type(k) is type(key) and k == key),
+                        _MISSING)
+        if type(container) is list and type(key) is int and -len(container) <= key < len(container):
+            return container[key]
+    return _MISSING
