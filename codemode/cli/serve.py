@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 __all__ = ["main_serve", "serve_parser"]
 
 TOKEN_ENV = "CODEMODE_SERVE_TOKEN"
+_SKIPS_SHOWN = 20
+"""Listed tools left out that startup names one by one (a line each)."""
 
 
 def serve_parser() -> argparse.ArgumentParser:
@@ -150,6 +152,11 @@ async def _serve(args: argparse.Namespace, gateway: Gateway) -> int:
             if status.state == "up":
                 note = f" (renamed: {', '.join(status.renamed)})" if status.renamed else ""
                 _say(f"upstream {status.name}: up, {status.tools} tools{note}")
+                for skipped in status.skipped[:_SKIPS_SHOWN]:
+                    _say(f"upstream {status.name}: left out {skipped[:300]}")
+                if len(status.skipped) > _SKIPS_SHOWN:
+                    _say(f"upstream {status.name}: left out"
+                         f" {len(status.skipped) - _SKIPS_SHOWN} more listed tools")
             else:
                 _say(f"upstream {status.name}: FAILED: {status.error} (retrying with backoff)")
         description = gateway.run_code_description()

@@ -7,7 +7,7 @@ Upstreams come from the config file MCP clients already use::
 
 (VS Code's ``{"servers": {...}}`` with ``"type": "stdio" | "http"`` is read too). Each
 upstream's tools are registered under its name as a namespace (``tools.time.get_current_time``)
-through ``register_mcp_tools``, so calls go through the one pipeline and get the adapter's
+through ``register_mcp_listing``, so calls go through the one pipeline and get the adapter's
 schema repairs. Each upstream has a supervisor task: it connects (the MCP handshake, stdio
 or streamable HTTP), registers the tools, re-registers them on the upstream's
 ``notifications/tools/list_changed``, pings it, and when the connection is lost (the process
@@ -32,7 +32,8 @@ import anyio
 from codemode.dispatch.registry import ToolRegistry
 from codemode.errors import GatewayConfigError
 from codemode.integrations.discovery import DISCOVERY_NAMES, discovery_tools, estimate_tokens
-from codemode.integrations.mcp import McpTools, register_mcp_tools
+from codemode.integrations.mcp import McpTools, list_tool_entries, register_mcp_listing
+from codemode.integrations.upstream_wire import mended
 from codemode.mode.code_mode import CodeMode
 
 if TYPE_CHECKING:
@@ -199,6 +200,10 @@ class UpstreamStatus:
     (the SDK path shows it: ``tools.<upstream>.<upstream>_<name>``)."""
     repairs: tuple[str, ...] = ()
     """Schema repairs the adapter made (see ``McpTools.repairs``)."""
+    skipped: tuple[str, ...] = ()
+    """``"<tool>: <why>"`` for each listed tool left out: no tool can be made of its entry
+    (no string name, a schema that is no object or stays invalid, a name listed twice), or
+    it is only callable as a task."""
 
 
 _SDK_CLOSED = "Connection closed"
@@ -215,11 +220,8 @@ class _Session:
     clear error while it is down. A call that finds the connection closed wakes the
     supervisor, which reconnects."""
 
-    def __init__(self, upstream: _Upstream, *, skip: frozenset[str] = frozenset(),
-                 only: frozenset[str] | None = None) -> None:
+    def __init__(self, upstream: _Upstream) -> None:
         self._upstream = upstream
-        self._skip = skip
-        self._only = only
 
     def _live(self) -> Any:
         upstream = self._upstream
@@ -231,10 +233,7 @@ class _Session:
         return upstream.session
 
     async def list_tools(self, *, params: Any = None) -> Any:
-        page = await self._live().list_tools(params=params)
-        kept = [t for t in page.tools if t.name not in self._skip
-                and (self._only is None or t.name in self._only)]
-        return page.model_copy(update={"tools": kept})
+        return await self._live().list_tools(params=params)
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
                         read_timeout_seconds: float | None = None,
@@ -278,11 +277,15 @@ class _Session:
 class _Registered:
     """One upstream's registrations (its own names, and the renamed ones)."""
 
-    def __init__(self, parts: list[McpTools], *, renamed: tuple[str, ...]) -> None:
+    def __init__(self, parts: list[McpTools], *, renamed: tuple[str, ...],
+                 refused: tuple[str, ...] = ()) -> None:
         self.parts = parts
         self.renamed = renamed
+        self.refused = refused
+        """Listing entries the MCP schema refuses (left out before the SDK read them)."""
         self.registrations = tuple(r for part in parts for r in part.registrations)
         self.repairs = tuple(note for part in parts for note in part.repairs)
+        self.skipped = refused + tuple(note for part in parts for note in part.skipped)
 
     def dispose(self) -> None:
         for part in self.parts:
@@ -307,6 +310,8 @@ class _Upstream:
         self._changed = False
         self._level_due = False
         self._listing: list[Any] | None = None
+        self._dropped: list[str] = []
+        """Listing entries the wire left out (see ``upstream_wire.mended``)."""
 
     def status(self) -> UpstreamStatus:
         return UpstreamStatus(
@@ -317,6 +322,7 @@ class _Upstream:
             restarts=self.restarts,
             renamed=self.tools.renamed if self.tools else (),
             repairs=self.tools.repairs if self.tools else (),
+            skipped=self.tools.skipped if self.tools else (),
         )
 
     def suspect(self) -> None:
@@ -366,15 +372,18 @@ class _Upstream:
     @asynccontextmanager
     async def _connect(self) -> AsyncIterator[Any]:
         from mcp import Client, StdioServerParameters
+        from mcp.client.stdio import stdio_client
 
         config = self.config
         async with AsyncExitStack() as stack:
             target: Any
             if config.command is not None:
-                target = StdioServerParameters(
+                # bytes that are no UTF-8 become U+FFFD: strict decoding ended the SDK's
+                # reader, and every call in flight waited for its timeout
+                target = stdio_client(StdioServerParameters(
                     command=config.command, args=list(config.args), env=dict(config.env) or None,
-                    cwd=config.cwd,
-                )
+                    cwd=config.cwd, encoding_error_handler="replace",
+                ))
             else:
                 import httpx2
                 from mcp.client.streamable_http import streamable_http_client
@@ -386,43 +395,42 @@ class _Upstream:
                 assert config.url is not None
                 target = streamable_http_client(config.url, http_client=http)
             client = await stack.enter_async_context(
-                Client(target, mode="legacy", message_handler=self._message, cache=None)
+                Client(mended(target, self._dropped), mode="legacy",
+                       message_handler=self._message, cache=None)
             )
             yield client.session
 
     async def _register(self, session: Any) -> None:
         """List the upstream's tools and (re-)register them when the listing changed; a name
-        another tool has gets ``<upstream>_`` as prefix, the others keep theirs."""
-        from mcp import types
-
-        pages: list[Any] = []
-        cursor: str | None = None
-        while True:
-            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            page = await session.list_tools(params=params)
-            pages.append(page.model_dump(by_alias=True, exclude_none=True, mode="json"))
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        if self.tools is not None and pages == self._listing:
+        another tool has gets ``<upstream>_`` as prefix, the others keep theirs. An entry no
+        tool can be made of is skipped (``UpstreamStatus.skipped``), not the upstream."""
+        self._dropped.clear()
+        listed = await list_tool_entries(session)
+        refused = tuple(self._dropped)
+        if self.tools is not None and listed == self._listing and refused == self.tools.refused:
             return
         if self.tools is not None:
             self.tools.dispose()
             self.tools = None
-        names = {t.get("name") for page in pages for t in page.get("tools", [])}
+        names = {t.get("name") for t in listed if isinstance(t, dict)}
         registry = self.gateway.registry
         taken = frozenset(n for n in names if isinstance(n, str) and n in registry)
         ns = self.config.name
-        made = [await register_mcp_tools(registry, _Session(self, skip=taken), namespace=ns)]
+        own = [t for t in listed if not (isinstance(t, dict) and t.get("name") in taken)]
+        made = [register_mcp_listing(registry, own, _Session(self), namespace=ns,
+                                     skip_invalid=True)]
         if taken:
+            clashing = [t for t in listed if isinstance(t, dict) and t.get("name") in taken]
             try:
-                made.append(await register_mcp_tools(
-                    registry, _Session(self, only=taken), namespace=ns, prefix=f"{ns}_"))
+                made.append(register_mcp_listing(
+                    registry, clashing, _Session(self), namespace=ns, prefix=f"{ns}_",
+                    skip_invalid=True))
             except BaseException:
                 made[0].dispose()
                 raise
-        self.tools = _Registered(made, renamed=tuple(sorted(f"{ns}_{n}" for n in taken)))
-        self._listing = pages
+        self.tools = _Registered(made, renamed=tuple(sorted(f"{ns}_{n}" for n in taken)),
+                                 refused=refused)
+        self._listing = listed
         self.gateway.changed()
 
     async def run(self) -> None:
@@ -522,7 +530,9 @@ def _describe(exc: BaseException) -> str:
         return "; ".join(_describe(e) for e in leaves[:3])
     if isinstance(exc, TimeoutError):
         return "timed out connecting"
-    text = str(exc).strip()
+    # one line (a pydantic error spans many): it is a status line and a call's error
+    text = " ".join(line.strip() for line in str(exc).strip().splitlines()
+                    if not line.strip().startswith("For further information"))[:300]
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

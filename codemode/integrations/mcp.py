@@ -36,7 +36,14 @@ if TYPE_CHECKING:
     from codemode.dispatch.context import ExecContext
     from codemode.dispatch.registry import Registration, ToolRegistry
 
-__all__ = ["McpTools", "mcp_tools", "register_mcp_tools"]
+__all__ = [
+    "McpListingError",
+    "McpTools",
+    "list_tool_entries",
+    "mcp_tools",
+    "register_mcp_listing",
+    "register_mcp_tools",
+]
 
 
 class McpSession(Protocol):
@@ -58,12 +65,18 @@ def _dump(model: Any) -> dict[str, Any]:
     return dumped
 
 
-async def _list(session: McpSession) -> list[dict[str, Any]]:
+async def list_tool_entries(session: McpSession) -> list[Any]:
+    """Every entry of the server's ``tools/list`` (all pages), as JSON objects.
+
+    A cursor the server already gave raises ``McpListingError`` (its pages would loop
+    forever); a server without the tools capability lists none.
+    """
     from mcp import types
     from mcp.shared.exceptions import MCPError
 
-    tools: list[dict[str, Any]] = []
+    tools: list[Any] = []
     cursor: str | None = None
+    seen: set[str] = set()
     while True:
         params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
         try:
@@ -76,6 +89,13 @@ async def _list(session: McpSession) -> list[dict[str, Any]]:
         cursor = page.get("nextCursor")
         if not cursor:
             return tools
+        if cursor in seen:
+            raise McpListingError(f"tools/list pages loop (cursor {cursor[:60]!r} came twice)")
+        seen.add(cursor)
+
+
+class McpListingError(Exception):
+    """An MCP server's ``tools/list`` answer cannot be read as a listing at all."""
 
 
 async def _call_tool(
@@ -174,25 +194,40 @@ def _unusable(spec: dict[str, Any]) -> str | None:
 def _tools(
     specs: list[dict[str, Any]], session: McpSession, *, namespace: str | None, prefix: str
 ) -> list[tuple[Tool, tuple[str, ...]]]:
-    out: list[tuple[Tool, tuple[str, ...]]] = []
-    for spec in specs:
-        name = spec.get("name")
-        if not isinstance(name, str):
-            raise ToolDefinitionError(repr(name), "MCP tool listing without a string name")
-        params, repairs = _cut_dangling_refs(spec.get("inputSchema") or {"type": "object"})
-        output = spec.get("outputSchema")
-        if isinstance(output, dict):
-            output, cut = _cut_dangling_refs(output)
-            repairs += [f"output schema: {note}" for note in cut]
-        try:
-            tool = _define(spec, name, params, output, session, namespace, prefix)
-        except ToolDefinitionError as refused:
-            loose, loosened = _define_loose(spec, name, params, output, session, namespace, prefix)
-            if loose is None:
-                raise refused from None
-            tool, repairs = loose, repairs + loosened
-        out.append((tool, tuple(f"{prefix + name}: {note}" for note in repairs)))
-    return out
+    return [_tool(spec, session, namespace=namespace, prefix=prefix) for spec in specs]
+
+
+def _entry_problem(entry: Any) -> str | None:
+    """What makes a listing entry no tool at all (the MCP schema's own refusals), or None."""
+    if not isinstance(entry, dict):
+        return f"the listing entry is {type(entry).__name__}, not an object"
+    if not isinstance(entry.get("name"), str):
+        return "MCP tool listing without a string name"
+    schema = entry.get("inputSchema")
+    if schema is not None and not isinstance(schema, dict):
+        return f"inputSchema is {type(schema).__name__}, not an object"
+    return None
+
+
+def _tool(
+    spec: dict[str, Any], session: McpSession, *, namespace: str | None, prefix: str
+) -> tuple[Tool, tuple[str, ...]]:
+    name = spec.get("name")
+    if not isinstance(name, str):
+        raise ToolDefinitionError(repr(name), "MCP tool listing without a string name")
+    params, repairs = _cut_dangling_refs(spec.get("inputSchema") or {"type": "object"})
+    output = spec.get("outputSchema")
+    if isinstance(output, dict):
+        output, cut = _cut_dangling_refs(output)
+        repairs += [f"output schema: {note}" for note in cut]
+    try:
+        tool = _define(spec, name, params, output, session, namespace, prefix)
+    except ToolDefinitionError as refused:
+        loose, loosened = _define_loose(spec, name, params, output, session, namespace, prefix)
+        if loose is None:
+            raise refused from None
+        tool, repairs = loose, repairs + loosened
+    return tool, tuple(f"{prefix + name}: {note}" for note in repairs)
 
 
 def _define_loose(
@@ -427,7 +462,8 @@ class McpTools:
     """``"<tool>: dropped <path>"`` for each schema keyword the metaschema refused (or each
     ``$ref`` that resolves nowhere)."""
     skipped: tuple[str, ...] = ()
-    """``"<tool>: <why>"`` for each listed tool not registered because it cannot be called."""
+    """``"<tool>: <why>"`` for each listed tool not registered: it cannot be called (task
+    only), or, with ``skip_invalid``, no valid tool can be made of its entry."""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -441,20 +477,68 @@ class McpTools:
 
 
 async def register_mcp_tools(
-    registry: ToolRegistry, session: McpSession, *, namespace: str | None, prefix: str = ""
+    registry: ToolRegistry,
+    session: McpSession,
+    *,
+    namespace: str | None,
+    prefix: str = "",
+    skip_invalid: bool = False,
 ) -> McpTools:
     """List the server's tools (all pages) and register them; all or nothing.
 
     ``prefix`` is prepended to wire names when two servers' tool names collide
     in one registry. A schema keyword the metaschema refuses is dropped (see
     ``McpTools.repairs``); a tool still invalid after that raises
-    ``ToolDefinitionError`` before anything is registered. A tool only callable as
-    a task is not registered (see ``McpTools.skipped``).
+    ``ToolDefinitionError`` before anything is registered, unless ``skip_invalid``: then
+    it is left out (see ``McpTools.skipped``) and the others are registered. A tool only
+    callable as a task is not registered (see ``McpTools.skipped``).
     """
-    listed = await _list(session)
-    verdicts = [(spec, _unusable(spec)) for spec in listed]
-    usable = [spec for spec, why in verdicts if why is None]
-    tools = _tools(usable, session, namespace=namespace, prefix=prefix)
+    listed = await list_tool_entries(session)
+    return register_mcp_listing(registry, listed, session, namespace=namespace, prefix=prefix,
+                                skip_invalid=skip_invalid)
+
+
+def register_mcp_listing(
+    registry: ToolRegistry,
+    listed: list[Any],
+    session: McpSession,
+    *,
+    namespace: str | None,
+    prefix: str = "",
+    skip_invalid: bool = False,
+) -> McpTools:
+    """Register the ``tools/list`` entries ``listed`` (see ``list_tool_entries``) as tools
+    served by ``session``, as ``register_mcp_tools`` does.
+
+    With ``skip_invalid`` one entry no tool can be made of (no string name, an
+    ``inputSchema`` that is no object, a name ``define_tool`` refuses, a schema still invalid
+    after the repairs, a name listed twice: the first entry wins) is left out with its
+    reason in ``McpTools.skipped``: one bad entry does not cost the server's other tools.
+    """
+    tools: list[tuple[Tool, tuple[str, ...]]] = []
+    skipped: list[str] = []
+    names: set[str] = set()
+    for index, entry in enumerate(listed):
+        label = (f"{prefix}{entry.get('name')}" if isinstance(entry, dict)
+                 and isinstance(entry.get("name"), str) else f"entry {index}")
+        problem = _entry_problem(entry)
+        if problem is None and (why := _unusable(entry)) is not None:
+            skipped.append(f"{label}: {why}")
+            continue
+        try:
+            if problem is not None:
+                raise ToolDefinitionError(label, problem)
+            tool, notes = _tool(entry, session, namespace=namespace, prefix=prefix)
+            if tool.name in names and skip_invalid:
+                raise DuplicateToolError(tool.name, "listed more than once (the first entry"
+                                         " is registered)")
+        except ToolDefinitionError as exc:
+            if not skip_invalid:
+                raise
+            skipped.append(f"{label[:80]}: {exc.problem}")
+            continue
+        names.add(tool.name)
+        tools.append((tool, notes))
     taken = sorted(tool.name for tool, _ in tools if tool.name in registry)
     if taken and registry.duplicates != "replace":
         raise DuplicateToolError(
@@ -472,5 +556,4 @@ async def register_mcp_tools(
             registration.dispose()
         raise
     repairs = tuple(note for _, notes in tools for note in notes)
-    skipped = tuple(f"{prefix}{spec.get('name')}: {why}" for spec, why in verdicts if why)
-    return McpTools(tuple(made), repairs, skipped)
+    return McpTools(tuple(made), repairs, tuple(skipped))
