@@ -20,7 +20,7 @@ import logging
 import os
 import signal
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import anyio
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from codemode.dispatch.registry import ToolRegistry
 
-__all__ = ["main_serve", "serve_parser"]
+__all__ = ["REPEATS", "REPEAT_WINDOW", "main_serve", "serve_parser", "status_handler"]
 
 TOKEN_ENV = "CODEMODE_SERVE_TOKEN"
 _SKIPS_SHOWN = 20
@@ -106,7 +106,55 @@ class _StatusFormatter(logging.Formatter):
             said = str(exc).strip().splitlines()
             text += f" ({type(exc).__name__}{': ' + said[0][:300] if said else ''})"
         where = "" if record.name.split(".")[0] == "codemode" else f"[{record.name}] "
+        left_out = getattr(record, "codemode_left_out", 0)
+        if left_out:
+            text += f" ({left_out} more like this left out)"
         return f"codemode serve: {where}{text}"
+
+
+REPEATS = 5
+"""Status lines of one kind shown per ``REPEAT_WINDOW``."""
+REPEAT_WINDOW = 10.0
+"""Seconds after which a kind of status line may be shown ``REPEATS`` times again."""
+_KINDS = 1_000
+"""Kinds of line remembered at once (a flood of distinct messages starts afresh)."""
+
+
+class _Repeats(logging.Filter):
+    """At most ``REPEATS`` lines of one kind (a library's logging call site) per
+    ``REPEAT_WINDOW`` seconds; the next line let through after a burst says how many were
+    left out. An upstream writing garbage to its stdout made one status line of each of
+    its lines (the MCP SDK logs every line it cannot parse), 200,000 of them in a test."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: dict[tuple[str, str, int], tuple[float, int, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.split(".")[0] == "codemode":  # serve's own lines are few (backoff)
+            return True
+        key = (record.name, record.pathname, record.lineno)  # the call site
+        start, shown, left_out = self._seen.get(key, (record.created, 0, 0))
+        if record.created - start > REPEAT_WINDOW:
+            start, shown = record.created, 0
+        if shown >= REPEATS:
+            self._seen[key] = (start, shown, left_out + 1)
+            return False
+        record.codemode_left_out = left_out  # the formatter says so (the message stays)
+        if len(self._seen) >= _KINDS and key not in self._seen:
+            self._seen.clear()
+        self._seen[key] = (start, shown + 1, 0)
+        return True
+
+
+def status_handler(stream: TextIO) -> logging.Handler:
+    """The handler that writes warnings to ``stream`` as one-line status lines, repeats
+    bounded (see :class:`_Repeats`)."""
+    handler = logging.StreamHandler(stream)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(_StatusFormatter())
+    handler.addFilter(_Repeats())
+    return handler
 
 
 def _say(text: str) -> None:
@@ -218,9 +266,7 @@ def main_serve(argv: Sequence[str]) -> int:
         print(f"codemode serve: {exc}", file=sys.stderr)
         return 3
     args.stopped_by = None
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setLevel(logging.WARNING)
-    handler.setFormatter(_StatusFormatter())
+    handler = status_handler(sys.stderr)
     root = logging.getLogger()
     root.addHandler(handler)
     try:

@@ -4,6 +4,7 @@ traceback; a closed stdout ends quietly; ``codemode sdk`` can draw a progress ba
 from __future__ import annotations
 
 import io
+import logging
 import os
 import signal
 import subprocess
@@ -16,6 +17,7 @@ import pytest
 
 from codemode.cli import main
 from codemode.cli.sdk import ProgressBar, main_sdk
+from codemode.cli.serve import REPEAT_WINDOW, REPEATS, status_handler
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -232,3 +234,42 @@ def test_codemode_sdk_shows_progress_when_asked(
     assert (out / "tools.py").is_file()
     assert main_sdk(["--tools", f"{tools_file}:TOOLS", "-o", str(out), "--no-progress"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_serve_status_lines_of_one_kind_are_bounded_and_counted() -> None:
+    """A library that logs every bad line it reads (the MCP SDK, for an upstream writing
+    garbage to its stdout) gives ``REPEATS`` status lines, then one that counts the rest;
+    serve's own lines are never held back."""
+    stream = io.StringIO()
+    handler = status_handler(stream)
+    sdk, own = logging.getLogger("mcp.client.stdio"), logging.getLogger("codemode.test")
+    for logger in (sdk, own):
+        logger.addHandler(handler)
+        logger.propagate = False
+    try:
+        for i in range(1_000):
+            sdk.warning("Failed to parse JSONRPC message from server: line %d", i)
+        for i in range(20):
+            own.warning("upstream %d went down", i)
+    finally:
+        for logger in (sdk, own):
+            logger.removeHandler(handler)
+            logger.propagate = True
+    lines = stream.getvalue().splitlines()
+    sdk_lines = [line for line in lines if "[mcp.client.stdio]" in line and "JSONRPC" in line]
+    assert [line.split("line ")[1] for line in sdk_lines] == [str(i) for i in range(REPEATS)]
+    assert sum("upstream" in line and "went down" in line for line in lines) == 20
+    assert len(lines) == REPEATS + 20
+
+
+def test_a_burst_left_out_is_counted_on_the_next_line_shown() -> None:
+    stream = io.StringIO()
+    handler = status_handler(stream)
+    records = [logging.LogRecord("mcp.x", logging.WARNING, "y.py", 7, f"m{i}", None, None)
+               for i in range(REPEATS + 3)]
+    after = logging.LogRecord("mcp.x", logging.WARNING, "y.py", 7, "after", None, None)
+    after.created = records[0].created + REPEAT_WINDOW + 1
+    for record in [*records, after]:
+        handler.handle(record)
+    assert stream.getvalue().splitlines()[-1] == (
+        "codemode serve: [mcp.x] after (3 more like this left out)")
