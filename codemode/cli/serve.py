@@ -116,6 +116,8 @@ REPEATS = 5
 """Status lines of one kind shown per ``REPEAT_WINDOW``."""
 REPEAT_WINDOW = 10.0
 """Seconds after which a kind of status line may be shown ``REPEATS`` times again."""
+_BOUNDED_OWN = frozenset({"codemode.upstream"})
+"""codemode's loggers that an upstream's traffic drives (a line per bad line it sends)."""
 _KINDS = 1_000
 """Kinds of line remembered at once (a flood of distinct messages starts afresh)."""
 
@@ -131,8 +133,8 @@ class _Repeats(logging.Filter):
         self._seen: dict[tuple[str, str, int], tuple[float, int, int]] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.name.split(".")[0] == "codemode":  # serve's own lines are few (backoff)
-            return True
+        if record.name.split(".")[0] == "codemode" and record.name not in _BOUNDED_OWN:
+            return True  # serve's own status lines are few (an upstream's backoff)
         key = (record.name, record.pathname, record.lineno)  # the call site
         start, shown, left_out = self._seen.get(key, (record.created, 0, 0))
         if record.created - start > REPEAT_WINDOW:

@@ -33,6 +33,7 @@ from codemode.dispatch.registry import ToolRegistry
 from codemode.errors import GatewayConfigError
 from codemode.integrations.discovery import DISCOVERY_NAMES, discovery_tools, estimate_tokens
 from codemode.integrations.mcp import McpTools, list_tool_entries, register_mcp_listing
+from codemode.integrations.upstream_stdio import stdio_transport
 from codemode.integrations.upstream_wire import mended
 from codemode.mode.code_mode import CodeMode
 
@@ -371,19 +372,17 @@ class _Upstream:
 
     @asynccontextmanager
     async def _connect(self) -> AsyncIterator[Any]:
-        from mcp import Client, StdioServerParameters
-        from mcp.client.stdio import stdio_client
+        from mcp import Client
 
         config = self.config
         async with AsyncExitStack() as stack:
             target: Any
             if config.command is not None:
-                # bytes that are no UTF-8 become U+FFFD: strict decoding ended the SDK's
-                # reader, and every call in flight waited for its timeout
-                target = stdio_client(StdioServerParameters(
-                    command=config.command, args=list(config.args), env=dict(config.env) or None,
-                    cwd=config.cwd, encoding_error_handler="replace",
-                ))
+                # bytes that are no UTF-8 become U+FFFD (strict decoding ended the SDK's
+                # reader, and every call in flight waited for its timeout); lines are
+                # bounded (see upstream_stdio)
+                target = stdio_transport(config.command, config.args, config.env or None,
+                                         config.cwd, name=config.name)
             else:
                 import httpx2
                 from mcp.client.streamable_http import streamable_http_client

@@ -4,9 +4,10 @@ do: ``python hostile_server.py MODE``.
 ``listing``: a ``tools/list`` whose entries the MCP schema or codemode refuses next to
 usable ones (a name listed twice, no ``inputSchema``, a number for a name, a schema that is
 no object or has an array root, a 300-character name); ``loop``: ``tools/list`` pages whose
-cursor repeats; ``text``: only the usable entries. Its tools answer text the SDK's parser
-refuses (``surrogate``: a JSON ``"\\ud83d"``, as JavaScript servers send a string cut
-inside a surrogate pair) or bytes that are no UTF-8 (``latin1``).
+cursor repeats; ``text``: only the usable entries; ``lines``: ``long`` (a text result of
+``n`` characters, one line) and ``endless`` (a line that never ends). Its tools answer
+text the SDK's parser refuses (``surrogate``: a JSON ``"\\ud83d"``, as JavaScript servers
+send a string cut inside a surrogate pair) or bytes that are no UTF-8 (``latin1``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ def main() -> None:
             page: dict[str, object] = {"tools": LISTING if MODE == "listing" else usable}
             if MODE == "loop":
                 page = {"tools": LISTING[:1], "nextCursor": "again"}
+            elif MODE == "lines":
+                page = {"tools": [{"name": "long", "inputSchema": _OBJECT},
+                                  {"name": "endless", "inputSchema": _OBJECT}]}
             _send({"jsonrpc": "2.0", "id": request_id, "result": page})
         elif method == "tools/call":
             name = message["params"]["name"]
@@ -68,6 +72,11 @@ def main() -> None:
                 _answer(request_id, b"cut \\ud83d here")
             elif name == "latin1":
                 _answer(request_id, "caf\u00e9".encode("latin-1"))
+            elif name == "long":
+                _answer(request_id, b"y" * int(message["params"]["arguments"]["n"]))
+            elif name == "endless":
+                while True:
+                    sys.stdout.buffer.write(b"x" * 65536)
             else:
                 _answer(request_id, name.encode())
         else:  # ping included

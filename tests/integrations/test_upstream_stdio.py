@@ -1,0 +1,113 @@
+"""The stdio transport to upstream MCP servers: lines found in what was just read, and a
+line past the cap ends the connection (the SDK's reader re-split the whole line at every
+chunk, 4.3 s of the host's loop for a 20 MB result, and kept a line that never ends)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from codemode.integrations.upstream_stdio import LineBuffer, LineTooLong, stdio_transport
+from tests.integrations.raw_peer import PY
+
+HOSTILE = str(Path(__file__).resolve().parent / "hostile_server.py")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.parametrize(("chunks", "lines"), [
+    ([b"a\nb\n"], [b"a", b"b"]),
+    ([b"ab", b"c\nd", b"e\n"], [b"abc", b"de"]),
+    ([b"\n\n"], [b"", b""]),
+    ([b"x" * 10, b"y" * 10, b"\nz"], [b"x" * 10 + b"y" * 10]),
+    ([b"one", b"", b" line", b"\n"], [b"one line"]),
+])
+def test_lines_are_joined_once_their_end_arrives(chunks: list[bytes],
+                                                 lines: list[bytes]) -> None:
+    buffer = LineBuffer(1_000)
+    got = [line for chunk in chunks for line in buffer.feed(chunk)]
+    assert got == lines
+
+
+@pytest.mark.parametrize("chunks", [
+    [b"x" * 101 + b"\n"],  # a whole line past the cap
+    [b"x" * 60, b"x" * 41 + b"\n"],  # ended in a later chunk
+    [b"x" * 60, b"x" * 60],  # no end yet, already past it
+], ids=["whole", "joined", "unended"])
+def test_a_line_past_the_cap_is_refused(chunks: list[bytes]) -> None:
+    buffer = LineBuffer(100)
+    with pytest.raises(LineTooLong):
+        for chunk in chunks:
+            buffer.feed(chunk)
+
+
+def test_a_line_at_the_cap_passes() -> None:
+    assert LineBuffer(100).feed(b"x" * 50 + b"\n" + b"y" * 100 + b"\n") == [b"x" * 50,
+                                                                            b"y" * 100]
+
+
+async def _call(tool: str, arguments: dict[str, int], max_line: int) -> tuple[str, int]:
+    """``tool`` of the hostile server through the transport: (what came back, server pid)."""
+    transport = stdio_transport(PY, [HOSTILE, "lines"], name="bad", max_line=max_line)
+    async with Client(transport, mode="legacy", cache=None) as client:  # type: ignore[arg-type]
+        pid = _server_pid()
+        try:
+            with anyio.fail_after(30):
+                result = await client.session.call_tool(tool, arguments)
+        except Exception as exc:  # the failure is what is checked
+            return f"{type(exc).__name__}: {exc}", pid
+        return str(result.content[0].text), pid  # type: ignore[union-attr]
+
+
+def _server_pid() -> int:
+    """The hostile server this process started (the only one running)."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if HOSTILE.encode() in cmdline and int(stat.rsplit(")", 1)[1].split()[1]) == \
+                    os.getpid():
+                return int(entry)
+    raise AssertionError("the hostile server is not running")
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"
+
+
+async def test_a_long_line_under_the_cap_arrives_whole() -> None:
+    text, pid = await _call("long", {"n": 3_000_000}, max_line=8 << 20)
+    assert text == "y" * 3_000_000
+    assert _gone(pid)
+
+
+@pytest.mark.parametrize(("tool", "said"), [
+    ("long", "upstream bad sent a line longer than 65,536 bytes"),
+    ("endless", "upstream bad sent a line longer than 65,536 bytes"),
+])
+async def test_a_line_past_the_cap_closes_the_connection_and_the_server(
+    caplog: pytest.LogCaptureFixture, tool: str, said: str,
+) -> None:
+    """The call fails at once (not at its timeout), the warning names the upstream, and
+    the server (which for ``endless`` never stops writing) is gone once the client is."""
+    with caplog.at_level(logging.WARNING, logger="codemode.upstream"):
+        text, pid = await _call(tool, {"n": 1_000_000}, max_line=65_536)
+    assert "Connection closed" in text
+    assert any(said in record.getMessage() and "its connection is closed" in
+               record.getMessage() for record in caplog.records)
+    assert _gone(pid)
