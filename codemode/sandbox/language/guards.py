@@ -246,9 +246,13 @@ def _within_run(method: Callable[..., Any], meter: Any, name: str) -> Callable[.
         return _never_suppress(outcome)
 
     def call_compare(*args: Any, **kwargs: Any) -> Any:
-        outcome = call(*args, **kwargs)
+        run = CURRENT_RUN.get(None)  # ``call``'s check, inline: comparisons are hot
+        if run is None or run.meter is not meter or meter.ended:
+            raise TypeError("script code cannot run after the script ended "
+                            f"({name} of a script object)")
+        outcome = method(*args, **kwargs)
         if outcome is NotImplemented:
-            held = current_run().compared
+            held = run.compared
             for arg in args:
                 held[id(arg)] = arg
         return outcome
