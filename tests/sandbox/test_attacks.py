@@ -399,6 +399,10 @@ REFUSALS: Final[dict[str, Refusal]] = {
     "policy-try-star": Refusal(
         error="SyntaxError", by_policy=True,
         pattern=r"`except\*` is not available in the sandbox: write `except ExceptionGroup"),
+    "policy-nested-blocks": Refusal(
+        error="SyntaxError", by_policy=True,
+        pattern=r"too many statically nested blocks: loops, with, try/except and "
+                r"comprehensions nest at most \d+ deep in the sandbox"),
     # compile_script, before the policy (codemode/sandbox/language/compile.py)
     "compile-too-long": Refusal(
         error="SyntaxError", pattern=r"the script is too long \(\d+ characters, at most \d+\)"),

@@ -202,6 +202,11 @@ _CLASS_BODY_NAMES: Final = frozenset({"__module__", "__qualname__", "__doc__",
 _TEXT_METHODS: Final = frozenset({"__repr__", "__str__", "__bytes__", "__format__"})
 """Special methods whose result C code copies into a bigger text (``str([obj] * n)``)."""
 
+_COMPARE_METHODS: Final = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+                                     "__ge__"})
+"""Special methods C code calls with operands it may hold only by borrowed references."""
+
+
 def _within_run(method: Callable[..., Any], meter: Any, name: str) -> Callable[..., Any]:
     """``method`` refusing to run outside the run whose class defined it: after it ended
     its globals are gone (the failure must be a plain TypeError, not NameError or
@@ -212,7 +217,13 @@ def _within_run(method: Callable[..., Any], meter: Any, name: str) -> Callable[.
     and for a stop that is not an ``Exception`` (cancellation, a tripped limit,
     ``GeneratorExit``) they get a ``RuntimeError`` in its place and cannot suppress it: the
     host's own exception (its class included) must never be held, raised again or
-    swallowed by script code."""
+    swallowed by script code.
+
+    A comparison that answers ``NotImplemented`` keeps its operands until the run ends:
+    CPython then tries the reflected method (and names both types in its TypeError) with
+    the operands a list comparison took from the lists by borrowed references, and a
+    method that emptied the list had freed them (``[a] < [b]``, ``sorted``, ``max`` over
+    lists: a segfault of an in-process host on 3.11 and 3.12.1, gh-120298)."""
     def call(*args: Any, **kwargs: Any) -> Any:
         run = CURRENT_RUN.get(None)
         if run is None or run.meter is not meter or meter.ended:
@@ -234,6 +245,18 @@ def _within_run(method: Callable[..., Any], meter: Any, name: str) -> Callable[.
             return False
         return _never_suppress(outcome)
 
+    def call_compare(*args: Any, **kwargs: Any) -> Any:
+        run = CURRENT_RUN.get(None)  # ``call``'s check, inline: comparisons are hot
+        if run is None or run.meter is not meter or meter.ended:
+            raise TypeError("script code cannot run after the script ended "
+                            f"({name} of a script object)")
+        outcome = method(*args, **kwargs)
+        if outcome is NotImplemented:
+            held = run.compared
+            for arg in args:
+                held[id(arg)] = arg
+        return outcome
+
     def call_text(*args: Any, **kwargs: Any) -> Any:
         text = call(*args, **kwargs)
         if type(text) is str or type(text) is bytes:
@@ -241,6 +264,7 @@ def _within_run(method: Callable[..., Any], meter: Any, name: str) -> Callable[.
             poll_memory()
         return text
     wrapper = (call_text if name in _TEXT_METHODS else
+               call_compare if name in _COMPARE_METHODS else
                call_exit if name in ("__exit__", "__aexit__") else call)
     wrapper.__name__ = method.__name__
     wrapper.__qualname__ = method.__qualname__

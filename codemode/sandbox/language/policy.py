@@ -553,6 +553,55 @@ def _same(self: Any, node: Any) -> Any:
     return node
 
 
+MAX_BLOCKS: Final = 12
+"""Statically nested blocks a script may hold: loops,
+``with`` items, ``try``, ``except`` bodies and list, set and dict comprehensions (inlined
+since 3.12, each with its own exception handler). CPython refuses 20 blocks, but counts
+neither those handlers nor a generator's or coroutine's own: 3.12.1 and 3.13.0 wrote past
+their compiler's handler stack, a segfault of the process compiling the script (the host,
+through the in-process executor or the preflight) for 19 ``async with`` items, 18
+``with`` blocks around a nested comprehension, or 21 nested comprehensions."""
+
+
+def _with_items(node: Any) -> int:
+    return len(node.items)
+
+
+def _handler(node: Any) -> int:
+    return 1 if node.name is None else 2  # ``as e``: a hidden try/finally deletes ``e``
+
+
+def _one(node: Any) -> int:
+    return 1
+
+
+_BLOCKS: Final[dict[type, Any]] = {
+    ast.For: _one, ast.AsyncFor: _one, ast.While: _one, ast.Try: _one,
+    ast.With: _with_items, ast.AsyncWith: _with_items, ast.ExceptHandler: _handler,
+    ast.ListComp: _one, ast.SetComp: _one, ast.DictComp: _one,
+    **({ast.TryStar: _one} if hasattr(ast, "TryStar") else {}),
+}
+"""Node type -> the blocks it nests its children in (counted against :data:`MAX_BLOCKS`).
+A nested function or class counts from its enclosing blocks: its defaults, decorators and
+bases are compiled there."""
+
+
+def _nested(method: Any, weight: Any) -> Any:
+    """``method`` visiting a block node ``weight(node)`` levels deeper."""
+    def visit(self: SandboxPolicy, node: Any) -> Any:
+        depth = self.blocks
+        self.blocks = depth + weight(node)
+        if self.blocks > MAX_BLOCKS >= depth:
+            self.error(node, f"too many statically nested blocks: loops, with, try/except and "
+                             f"comprehensions nest at most {MAX_BLOCKS} deep in the sandbox "
+                             "(define the inner part as a function outside these blocks)")
+        try:
+            return method(self, node)
+        finally:
+            self.blocks = depth
+    return visit
+
+
 _METHODS: dict[type, dict[type, Any]] = {}
 """Policy class -> {node type -> the unbound function that visits it} (filled on use)."""
 _INLINE: dict[type, tuple[bool, bool]] = {}
@@ -587,6 +636,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """ids of the ``def`` nodes directly in a class body (may be special methods)."""
         self.called: set[int] = set()
         """ids of the attributes that are a call's function (``x.items()``)."""
+        self.blocks = 0
+        """Blocks around the node being visited, in its code object (:data:`MAX_BLOCKS`)."""
         cls = type(self)
         methods = _METHODS.get(cls)
         if methods is None:
@@ -620,6 +671,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
         method = getattr(cls, "visit_" + kind.__name__, cls.generic_visit)
         if _forwards(method):
             method = cls.node_contents_visit
+        weight = _BLOCKS.get(kind)
+        if weight is not None:
+            method = _nested(method, weight)
         self._methods[kind] = method
         return method
 

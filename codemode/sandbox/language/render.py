@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from codemode.sandbox.language.state import current_run
 
-__all__ = ["charge_render", "render_cost", "scrub", "scrubbed_args"]
+__all__ = ["charge_render", "check_unicode_error", "render_cost", "scrub", "scrubbed_args"]
 
 _LEAVES: Final = (str, bytes, int, float, bool, type(None), complex)
 _CONTAINERS: Final = (list, tuple, dict, set, frozenset, deque)
@@ -33,11 +33,35 @@ _DIGITS_SQUARED: Final = 3072
 operations of ~50 ns (4300 digits, its cap, ~220 µs); under 1024 bits (308 digits), one."""
 
 
+_UNICODE_ERRORS: Final = frozenset({UnicodeDecodeError, UnicodeEncodeError,
+                                    UnicodeTranslateError})
+
+
+def check_unicode_error(error: Any) -> None:
+    """Refuse to render a unicode error whose one bad character or byte lies before its
+    object.
+
+    For ``end == start + 1`` CPython's ``str()`` shows ``object[start]`` (3.11-3.13.0,
+    gh-123378): a ``UnicodeDecodeError`` reads the byte unchecked, so
+    ``UnicodeDecodeError('utf-8', b'ab', -n, 1 - n, '')`` made ``str()``, ``print`` or an
+    f-string show the host's memory n bytes before the bytes, one byte a string (or
+    segfault the host for a far one); the encode and translate errors returned the text
+    with an IndexError still set, which the host's next C call raised as a SystemError
+    naming its own functions. A script can only build one (the classes take no script
+    subclass, their attributes no writes), and only C renders it: every route to that
+    text comes through here."""
+    if type(error) in _UNICODE_ERRORS and error.end == error.start + 1 and error.start < 0:
+        raise ValueError(f"a {type(error).__name__} whose bad position is {error.start} "
+                         "(before its object) cannot be turned into text")
+
+
 def _leaf_cost(node: Any) -> int:
     """Operations one rendering of the leaf ``node`` costs: ``str([10**4299] * 13000)``
     is one C call that held the GIL 3 s."""
     if isinstance(node, int) and (bits := int.bit_length(node)) > _FREE_BITS:
         return 1 + (bits * 30103 // 100000) ** 2 // _DIGITS_SQUARED
+    if type(node) in _UNICODE_ERRORS:
+        check_unicode_error(node)  # ``"%s" % (error,)`` renders it with str()
     return 1
 
 
@@ -91,6 +115,8 @@ def charge_render(obj: Any) -> None:
         if isinstance(obj, int) and int.bit_length(obj) > _FREE_BITS:
             # ``print(*[10**4299] * 13000)``: a host loop of 3 s between two ticks
             deque(islice(current_run().meter.ticker, _leaf_cost(obj)), maxlen=0)
+        elif type(obj) in _UNICODE_ERRORS:
+            check_unicode_error(obj)
         return
     if type(obj) is dict and len(obj) <= _FLAT_SMALL and all(
             type(value) in _SCALARS for value in obj.values()):

@@ -133,6 +133,9 @@ class RunState:
         self.gathered = 0
         """Tasks of the ``asyncio.gather`` calls going on now, all nesting levels: with
         :attr:`tasks` what the run's next task is sized against (``TASK_BYTES`` each)."""
+        self.compared: dict[int, Any] = {}
+        """Operands of the script's comparisons that answered ``NotImplemented``, by id,
+        held until the run ends (see ``guards._within_run``)."""
         self.host_errors: dict[int, BaseException] = {}
         """Exceptions the host raised into the script (a failed tool call, a ``wait_for``
         timeout), by id (held, so an id is not reused): the runner tells a script's own

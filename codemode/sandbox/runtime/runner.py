@@ -84,7 +84,7 @@ from codemode.sandbox.language.policy import (
     WRITE_ITEM,
     WRITE_PRIVATE,
 )
-from codemode.sandbox.language.render import render_cost, scrub
+from codemode.sandbox.language.render import check_unicode_error, render_cost, scrub
 from codemode.sandbox.language.sizes import (
     guarded_add,
     guarded_lshift,
@@ -428,6 +428,7 @@ def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits,
     name = _error_type(exc, {} if host_errors is None else host_errors)
     try:
         too_big = render_size(exc.args, _MAX_MESSAGE) > _MAX_MESSAGE
+        check_unicode_error(exc)
         message = _clip(str(exc)) if not too_big else _clipped_text(exc)
     except (Exception, Tripped, ScriptStop):  # a script's __str__/__repr__ runs here
         message = "<unprintable error>"
