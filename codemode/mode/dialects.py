@@ -41,8 +41,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 from codemode.mode.preflight import Problem, parameter_names
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.facades import FACADE_NAMES
-from codemode.sandbox.language.facades.dataclasses_facade import POST_INIT
-from codemode.sandbox.language.policy import index_nodes, suspends
+from codemode.sandbox.language.policy import POST_INIT, index_nodes, suspends
 from codemode.sandbox.runtime.prelude import Prelude
 
 if TYPE_CHECKING:

@@ -672,3 +672,66 @@ def test_a_host_object_is_not_touched_for_a_private_name() -> None:
         with pytest.raises(AttributeError, match="private"):
             guarded_getattr(host, name, None)
     assert touched == []
+
+
+DATACLASSES: Final = {
+    "fields-and-defaults": """
+        from dataclasses import dataclass
+        @dataclass
+        class Summary:
+            name: str
+            n: int = 0
+        [repr(Summary('x', 2)), Summary('y') == Summary('y', 0)]
+    """,
+    "classvar-factory-kw-only-post-init": """
+        from dataclasses import dataclass, field, KW_ONLY
+        from typing import ClassVar
+        @dataclass(order=True)
+        class P:
+            kind: ClassVar[str] = 'p'
+            x: int
+            tags: list = field(default_factory=list)
+            _: KW_ONLY
+            y: int = 3
+            def __post_init__(self):
+                self.tags.append(self.x)
+        [repr(P(1, y=4)), P.kind, P(1) < P(2), P(1, y=5) == P(1, y=5)]
+    """,
+    "inherited-post-init": """
+        import dataclasses
+        @dataclasses.dataclass
+        class A:
+            a: int
+            def __post_init__(self):
+                self.a *= 2
+        @dataclasses.dataclass
+        class B(A):
+            b: str = 'z'
+            def __post_init__(self):
+                super().__post_init__()
+                self.b = self.b.upper()
+        [repr(B(2)), dataclasses.asdict(B(1, 'q')), [f.name for f in dataclasses.fields(B)]]
+    """,
+    "annotations-outside-dataclasses-stay-dropped": """
+        class Plain:
+            a: int
+            b: int = 2
+        [Plain.b, hasattr(Plain, 'a')]
+    """,
+}
+"""Scripts run by an executor directly (no ``CodeMode``, so no planner marked the fields):
+``executor.run`` of a dataclass with annotated fields made an ``__init__`` without them."""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", sorted(DATACLASSES))
+async def test_dataclasses_run_on_an_executor_as_in_cpython(executor: Any, name: str) -> None:
+    source = textwrap.dedent(DATACLASSES[name]).strip()
+    *body, last = source.split("\n")
+    namespace: dict[str, Any] = {}
+    # the CPython side of the comparison (without this module's ``annotations`` future)
+    exec(compile("\n".join(body), "<cpython>", "exec", dont_inherit=True), namespace)
+    expected = eval(last, namespace)
+    result = await _run(executor, source)
+    assert result.error is None, result.error
+    assert result.value == expected

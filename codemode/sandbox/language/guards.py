@@ -72,6 +72,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ATTRIBUTES",
+    "CLASS_ANNOTATIONS",
     "CLASS_BUILDERS",
     "CLASS_METHODS",
     "FACADE_CLASSES",
@@ -155,7 +156,7 @@ class ScriptMeta(type):
         if kwargs:
             raise TypeError("class keyword arguments are not supported in the sandbox")
         _check_bases(name, bases)
-        namespace.pop(ANNOTATED, None)
+        annotated = namespace.pop(ANNOTATED, ())
         run = CURRENT_RUN.get(None)
         meter = None if run is None else run.meter
         for key in list(namespace):
@@ -174,7 +175,15 @@ class ScriptMeta(type):
         cls = super().__new__(mcs, name, bases, namespace)
         if issubclass(cls, tuple):
             _check_tuple_protocol(cls)
+        if type(annotated) is tuple and annotated:
+            CLASS_ANNOTATIONS[cls] = tuple(n for n in annotated if type(n) is str)
         return cls
+
+
+CLASS_ANNOTATIONS: Final[weakref.WeakKeyDictionary[type, tuple[str, ...]]] = (
+    weakref.WeakKeyDictionary())
+"""A script class's annotated names, in order (the policy's ``ANNOTATED``): what
+``@dataclass`` makes fields of (annotations themselves are dropped unevaluated)."""
 
 
 _TUPLE_STORAGE: Final = frozenset({"__iter__", "__len__", "__getitem__", "__contains__",

@@ -56,9 +56,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
 __all__ = ["ANNOTATED", "CHAINED_ERRORS", "DATA_KEY", "DATA_KEY_NAMES", "FUTURE_FEATURES",
-           "LOOP_RANGE", "MATCH_TYPES", "NAME_OF", "OBJECT_SETATTR",
-           "RESULT_NAME", "SCRIPT_METHODS", "SandboxPolicy", "child_fields", "index_nodes",
-           "private_name_ok", "suspends"]
+           "KW_ONLY_MARK", "LOOP_RANGE", "MATCH_TYPES", "NAME_OF", "OBJECT_SETATTR",
+           "POST_INIT", "RESULT_NAME", "SCRIPT_METHODS", "SandboxPolicy", "child_fields",
+           "index_nodes", "private_name_ok", "suspends"]
 
 NAME_OF: Final = "_nameof_"
 """Global that reads ``x.__name__`` (a class's or function's name: a str, read-only)."""
@@ -133,8 +133,16 @@ its length, as ``__str__``'s is.
 
 ANNOTATED: Final = "_sandbox_annotated_"
 """Class-body name the policy binds to the names annotated directly in that body, in order
-(``x: int`` leaves nothing else: annotations are dropped). ``ScriptMeta`` drops it; the
-``NamedTuple``/``TypedDict`` builders read their fields from it."""
+(``x: int`` leaves nothing else: annotations are dropped), but not a ``ClassVar``'s; a bare
+``_: KW_ONLY`` is ``KW_ONLY_MARK``. ``ScriptMeta`` keeps them for ``@dataclass``
+(``guards.CLASS_ANNOTATIONS``); the ``NamedTuple``/``TypedDict`` builders read their fields
+from it."""
+KW_ONLY_MARK: Final = "*"
+"""Stands for ``_: KW_ONLY`` among a class's annotated names (the fields after it are
+keyword-only)."""
+POST_INIT: Final = "dataclass_post_init"
+"""What ``__post_init__`` is called in a script (a special method a script may not define
+under its own name; only ``dataclasses`` calls it, and the facade calls this one)."""
 
 CHAINED_ERRORS: Final = frozenset({"__cause__", "__context__"})
 """Dunder attributes a script may read (never set) on an exception: the guards answer them
@@ -164,6 +172,20 @@ def private_name_ok(name: str) -> bool:
     nor a name host code looks up on objects it is handed."""
     return (len(name) > 1 and name[0] == "_" and name[-1] != "_"
             and not name.startswith(_RESERVED_PRIVATE))
+
+
+def _names(annotation: ast.expr, name: str) -> bool:
+    """``annotation`` is ``name``, ``module.name`` or either subscripted (``ClassVar[int]``)."""
+    head = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    return (isinstance(head, ast.Name) and head.id == name) or (
+        isinstance(head, ast.Attribute) and head.attr == name)
+
+
+def _annotated_name(stmt: ast.AnnAssign) -> str:
+    assert isinstance(stmt.target, ast.Name)
+    if stmt.value is None and _names(stmt.annotation, "KW_ONLY"):
+        return KW_ONLY_MARK
+    return stmt.target.id
 
 
 def _binds_slots(stmt: ast.stmt) -> bool:
@@ -960,6 +982,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
         Python does) and reads of :data:`SCRIPT_METHODS` pass to the guards, which answer
         them only for the script's own objects; every other underscore attribute is
         still refused."""
+        if node.attr == "__post_init__":  # ``super().__post_init__()``: see ``POST_INIT``
+            node.attr = POST_INIT
         attr = node.attr
         if private_name_ok(attr) or (attr in SCRIPT_METHODS and type(node.ctx) is ast.Load):
             node.attr = _mangled(attr, self.classes[-1] if self.classes else None)
@@ -1290,8 +1314,13 @@ class SandboxPolicy(RestrictingNodeTransformer):
         node.body = [_located(ast.Expr(stmt.value), stmt)  # type: ignore[attr-defined]
                      if _binds_slots(stmt) else stmt for stmt in node.body]
         annotated = list(dict.fromkeys(
-            stmt.target.id for stmt in node.body
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)))
+            _annotated_name(stmt) for stmt in node.body
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
+            and not _names(stmt.annotation, "ClassVar")))
+        for stmt in node.body:  # a planner that ran before renamed it already
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                    stmt.name == "__post_init__"):
+                stmt.name = POST_INIT
         self.methods.update(id(stmt) for stmt in node.body
                             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef))
         self.classes.append(node.name)

@@ -29,6 +29,7 @@ from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.facades.copy_facade import MAX_DEPTH, deepcopy
 from codemode.sandbox.language.facades.enum_facade import EnumMeta
 from codemode.sandbox.language.guards import (
+    CLASS_ANNOTATIONS,
     FACADE_CLASSES,
     NAMED_TUPLES,
     ScriptMeta,
@@ -36,7 +37,7 @@ from codemode.sandbox.language.guards import (
     class_method,
     refuse,
 )
-from codemode.sandbox.language.policy import private_name_ok
+from codemode.sandbox.language.policy import KW_ONLY_MARK, POST_INIT, private_name_ok
 from codemode.sandbox.language.sizes import charge_operations
 
 if TYPE_CHECKING:
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FACADE", "POST_INIT"]
 
-POST_INIT: Final = "dataclass_post_init"
 """What the planner renames ``__post_init__`` to in a dataclass body."""
 
 
@@ -133,23 +133,39 @@ def _inherited(cls: type) -> dict[str, Field]:
     return found
 
 
+def _declared(cls: type) -> list[tuple[str, Any]]:
+    """The class's fields as written, in order: each annotated name with its value (a
+    ``field()``, a default, or ``MISSING``), then any ``field()`` bound without an
+    annotation. The planner already turned an annotated line into ``field()``; a run
+    without it (``executor.run``) still has the annotated names the policy recorded."""
+    own = cls.__dict__
+    annotated = CLASS_ANNOTATIONS.get(cls, ())
+    declared = [(name, KW_ONLY) if name == KW_ONLY_MARK else (name, own.get(name, MISSING))
+                for name in annotated]
+    seen = set(annotated)
+    return declared + [(key, value) for key, value in own.items() if key not in seen
+                       and (value is KW_ONLY or isinstance(value, Field))]
+
+
 def _own_fields(cls: type, kw_only: bool) -> list[Field]:
     own: list[Field] = []
     after_marker = False
-    for key, value in list(cls.__dict__.items()):
+    for key, value in _declared(cls):
         if value is KW_ONLY:
             after_marker = True
-            type.__delattr__(cls, key)
+            if key in cls.__dict__:
+                type.__delattr__(cls, key)
             continue
         if not isinstance(value, Field):
-            continue
+            value = field() if value is MISSING else field(default=value)
         if not (key.isidentifier() and (not key.startswith("_") or private_name_ok(key))):
             raise TypeError(f"{key!r} cannot be a dataclass field in the sandbox")
         value.name = key
         if value.kw_only is MISSING:
             value.kw_only = kw_only or after_marker
         if value.default is MISSING:
-            type.__delattr__(cls, key)
+            if key in cls.__dict__:
+                type.__delattr__(cls, key)
         else:
             if type(value.default).__hash__ is None:
                 raise ValueError(f"mutable default {type(value.default)!r} for field {key} "
