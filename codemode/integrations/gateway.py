@@ -33,7 +33,7 @@ from codemode.dispatch.registry import ToolRegistry
 from codemode.errors import GatewayConfigError
 from codemode.integrations.discovery import DISCOVERY_NAMES, discovery_tools, estimate_tokens
 from codemode.integrations.mcp import McpTools, list_tool_entries, register_mcp_listing
-from codemode.integrations.upstream_stdio import stdio_transport
+from codemode.integrations.upstream_stdio import MAX_LINE, stdio_transport
 from codemode.integrations.upstream_wire import mended
 from codemode.mode.code_mode import CodeMode
 
@@ -392,7 +392,10 @@ class _Upstream:
                     timeout=httpx2.Timeout(30.0, read=300.0),
                 ))
                 assert config.url is not None
-                target = streamable_http_client(config.url, http_client=http)
+                # one SSE event carries one message: as large as a stdio line may be (the
+                # SDK's 1 MiB default failed a 2 MB tool result)
+                target = streamable_http_client(config.url, http_client=http,
+                                                max_sse_event_size=MAX_LINE)
             client = await stack.enter_async_context(
                 Client(mended(target, self._dropped), mode="legacy",
                        message_handler=self._message, cache=None)

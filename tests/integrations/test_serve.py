@@ -305,3 +305,31 @@ async def test_http_upstream_with_headers_through_connect(tmp_path: Path) -> Non
         finally:
             proc.send_signal(signal.SIGTERM)
             await proc.wait()
+
+
+async def test_an_http_upstreams_large_result_arrives(tmp_path: Path) -> None:
+    """A result past the MCP SDK's 1 MiB SSE event limit (its default) failed the call
+    ("Server-sent event exceeded the 1048576 byte limit"): an HTTP upstream's event may be
+    as large as a stdio upstream's line."""
+    import codemode as cm
+    import codemode.mcp
+
+    errlog = tmp_path / "serve.stderr"
+    with errlog.open("w", encoding="utf-8") as err:
+        proc = await anyio.open_process(
+            [PY, *_serve_args(None, "--transport", "http", "--port", "0",
+                              "--expose-upstream")],
+            stderr=err, cwd=tmp_path,
+        )
+        try:
+            url = await _announced_url(errlog)
+            servers = {"mcpServers": {"inner": {"url": url}}}
+            async with codemode.mcp.connect(servers, executor=cm.InProcessExecutor()) as gateway:
+                run = await gateway.mode.run(
+                    "r = await tools.inner.shout(text='y' * 2_000_000)\n[len(r), r[:3]]",
+                    limits=cm.Limits(result=16 << 20))
+                assert run.ok, run.error
+                assert run.value == [2_000_000, "YYY"]
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            await proc.wait()
