@@ -4,6 +4,12 @@ The parameters schema comes from the signature's type hints (through
 pydantic, which understands ``Annotated``, ``Literal``, TypedDicts, defaults)
 and the descriptions from the docstring (Google ``Args:`` or Sphinx ``:param``).
 The same pydantic model turns each call's validated JSON into the annotated types.
+
+A signature of plain JSON types only (``str``, ``int``, ``float``, ``bool``, ``Any``,
+``Literal`` of texts or ints, ``list``/``dict`` of those, each optionally ``| None``) is
+read here instead (:mod:`codemode.dispatch.plain_signature`), to the same schema and the
+same values: importing pydantic and building the model cost a process some 170 ms, most
+of a tool module's import, for what JSON already is.
 """
 
 from __future__ import annotations
@@ -13,22 +19,24 @@ import datetime
 import enum
 import inspect
 import re
+import sys
 import uuid
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, final, get_type_hints, overload
 
 import anyio
 import anyio.to_thread
-import pydantic
-import pydantic_core
 
 from codemode.dispatch.context import ExecContext
 from codemode.dispatch.frozen import HEAVY_VALUES, heavy, thaw
+from codemode.dispatch.plain_signature import Converter, plain_schema
 from codemode.dispatch.tool import ExecutionMode, Tool, define_tool
 from codemode.errors import ToolDefinitionError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+
+    import pydantic
 
 __all__ = ["FunctionSignature", "read_signature", "schema_from_function", "tool"]
 
@@ -112,8 +120,9 @@ class FunctionSignature:
     """The docstring's summary."""
     context: str | None
     """Name of the ``ExecContext`` parameter, if any."""
-    model: type[pydantic.BaseModel]
-    """The arguments as a pydantic model: it turns validated JSON into the annotated types."""
+    model: type[pydantic.BaseModel] | Converter
+    """Turns validated JSON into the annotated types: the arguments as a pydantic model,
+    or for a plain signature the few conversions JSON needs (``1`` for a ``float``)."""
 
 
 def schema_from_function(
@@ -131,7 +140,7 @@ def read_signature(fn: Callable[..., Any], name: str) -> FunctionSignature:
     except Exception as exc:
         raise ToolDefinitionError(name, f"cannot resolve type hints: {exc}") from None
     description, docs = parse_docstring(fn.__doc__)
-    fields: dict[str, Any] = {}
+    params: list[tuple[str, Any, Any, str | None]] = []
     ctx_param = None
     for param in inspect.signature(fn).parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -145,7 +154,15 @@ def read_signature(fn: Callable[..., Any], name: str) -> FunctionSignature:
             ctx_param = param.name
             continue
         default = ... if param.default is param.empty else param.default
-        fields[param.name] = (hint, pydantic.Field(default, description=docs.get(param.name)))
+        params.append((param.name, hint, default, docs.get(param.name)))
+    plain = plain_schema(params)
+    if plain is not None:
+        return FunctionSignature(schema=plain[0], description=description, context=ctx_param,
+                                 model=plain[1])
+    import pydantic
+
+    fields: dict[str, Any] = {key: (hint, pydantic.Field(default, description=doc))
+                              for key, hint, default, doc in params}
     try:
         model = pydantic.create_model(f"{name}_arguments", **fields)
         schema = model.model_json_schema()
@@ -157,16 +174,19 @@ def read_signature(fn: Callable[..., Any], name: str) -> FunctionSignature:
                              model=model)
 
 
-def _typed_arguments(model: type[pydantic.BaseModel], args: Mapping[str, Any]) -> dict[str, Any]:
+def _typed_arguments(model: type[pydantic.BaseModel] | Converter,
+                     args: Mapping[str, Any]) -> dict[str, Any]:
     """Validated JSON arguments as the annotated types (a pydantic model argument as that
     model, ``date``/``datetime``/``Enum``/``UUID`` as themselves). Only the keys sent are
     passed: the function's own defaults fill the rest, as in a plain call."""
     raw = thaw(args)
+    if isinstance(model, Converter):
+        return model.convert(raw)
     parsed = model.model_validate(raw)
     return {key: getattr(parsed, key) for key in raw}
 
 
-async def _typed_off_loop(model: type[pydantic.BaseModel],
+async def _typed_off_loop(model: type[pydantic.BaseModel] | Converter,
                           args: Mapping[str, Any]) -> dict[str, Any]:
     """:func:`_typed_arguments`, on a worker thread for heavy arguments: copying and
     validating them is about a microsecond of Python work per value, on the loop that
@@ -177,16 +197,24 @@ async def _typed_off_loop(model: type[pydantic.BaseModel],
     return _typed_arguments(model, args)
 
 
-_JSONABLE = (pydantic.BaseModel, datetime.date, datetime.time, datetime.timedelta, enum.Enum,
-             uuid.UUID)
-"""What a handler may return that ``@tool`` turns into JSON (the pipeline takes only JSON)."""
+_JSONABLE = (datetime.date, datetime.time, datetime.timedelta, enum.Enum, uuid.UUID)
+"""What a handler may return that ``@tool`` turns into JSON (the pipeline takes only JSON),
+besides pydantic models and dataclass instances."""
+
+
+def _model(value: Any) -> bool:
+    """``value`` is a pydantic model (none can be while pydantic was never imported)."""
+    loaded = sys.modules.get("pydantic")
+    return loaded is not None and isinstance(value, loaded.BaseModel)
 
 
 def _jsonable(value: Any) -> Any:
     """``value`` with pydantic models, dataclass instances, dates, enums and UUIDs (at any
     depth) as JSON."""
-    if isinstance(value, _JSONABLE) or (
+    if isinstance(value, _JSONABLE) or _model(value) or (
             dataclasses.is_dataclass(value) and not isinstance(value, type)):
+        import pydantic_core
+
         return pydantic_core.to_jsonable_python(value)
     if type(value) is dict:
         items = {key: _jsonable(item) for key, item in value.items()}
