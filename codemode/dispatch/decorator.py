@@ -208,21 +208,27 @@ def _model(value: Any) -> bool:
     return loaded is not None and isinstance(value, loaded.BaseModel)
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _jsonable(value: Any) -> Any:
     """``value`` with pydantic models, dataclass instances, dates, enums and UUIDs (at any
-    depth) as JSON."""
+    depth) as JSON (plain JSON values are answered first: most results are only those)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        items = {key: _jsonable(item) for key, item in value.items()}
+        return items if any(items[k] is not value[k] for k in value) else value
+    if kind is list or kind is tuple:
+        converted = [_jsonable(item) for item in value]
+        changed = any(a is not b for a, b in zip(converted, value, strict=True))
+        return converted if changed else value
     if isinstance(value, _JSONABLE) or _model(value) or (
             dataclasses.is_dataclass(value) and not isinstance(value, type)):
         import pydantic_core
 
         return pydantic_core.to_jsonable_python(value)
-    if type(value) is dict:
-        items = {key: _jsonable(item) for key, item in value.items()}
-        return items if any(items[k] is not value[k] for k in value) else value
-    if type(value) in (list, tuple):
-        converted = [_jsonable(item) for item in value]
-        changed = any(a is not b for a, b in zip(converted, value, strict=True))
-        return converted if changed else value
     return value
 
 
