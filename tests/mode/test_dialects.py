@@ -567,3 +567,48 @@ async def test_a_dict_with_a_content_key_is_data(executor: Executor) -> None:
                          'await tools.wrapped()]')
     assert run.error is None, run.error
     assert run.value == ["hello", 1, "visible"]
+
+
+BY_NAME_REACH: list[tuple[str, str, str, list[str]]] = [
+    # (script, error type, message fragment, tools called): red-team round 22
+    ('await tools.call("hidden", {})', "PreflightError", "unknown tool tools.call", []),
+    ('await mcp.call_tool("hidden", {})', "PreflightError", "name 'mcp' is not defined", []),
+    ('await mcp.call_tool("run_code", {"code": "1"})', "PreflightError",
+     "name 'mcp' is not defined", []),
+    ('await mcp.call_tool("get_item", {"id": "x"})', "ToolCallError",
+     "'x' is not of type 'integer'", ["get_item"]),
+    ('await mcp.call_tool("get_item", {"id": 1, "__class__": 2})', "ToolCallError",
+     "'__class__' was unexpected", ["get_item"]),
+    ('r = await mcp.call_tool("get_item", {"id": 1})\nmcp = 3\nr', "NameError",
+     "name 'mcp' is not defined", []),
+    ('r = await mcp.call_tool("get_item", {"id": 1})\ndel mcp\nr', "NameError",
+     "name 'mcp' is not defined", []),
+    ('def f():\n    global mcp\n    mcp = 1\nawait mcp.call_tool("get_item", {"id": 1})',
+     "NameError", "name 'mcp' is not defined", []),
+    ('[await mcp.call_tool("get_item", {"id": 1}) for mcp in [1]]', "AttributeError",
+     "no accessible attribute 'call_tool'", []),
+    ('match 1:\n    case mcp:\n        pass\nawait mcp.call_tool("get_item", {"id": 1})',
+     "AttributeError", "no accessible attribute 'call_tool'", []),
+    ('try:\n    1/0\nexcept Exception as mcp:\n    await mcp.call_tool("get_item", {"id": 1})',
+     "AttributeError", "no accessible attribute 'call_tool'", []),
+    ('class mcp:\n    pass\nawait mcp.call_tool("get_item", {"id": 1})', "AttributeError",
+     "no accessible attribute 'call_tool'", []),
+    ('r = await mcp.call_tool("get_item", mcp.call_tool("get_item", {"id": 1}))',
+     "ToolCallError", "'name' was unexpected", ["get_item", "get_item"]),
+]
+
+
+@pytest.mark.parametrize(("script", "error", "fragment", "called"), BY_NAME_REACH)
+async def test_a_call_by_name_reaches_what_tools_x_reaches(
+        executor: Executor, meetings: dict[str, Any], script: str, error: str, fragment: str,
+        called: list[str]) -> None:
+    """The rewrite makes ``tools.<registered path>(**args)`` of a name the script never
+    binds: a hidden tool, ``run_code`` and anything the script rebinds stay out of reach,
+    arguments are validated, each call is made once."""
+    registry = build(meetings)
+    registry.register(cm.define_tool(name="hidden", parameters={}, execute=lambda a: "no",
+                                     visible_in_code=False))
+    run = await cm.CodeMode(registry, executor=executor).run(script)
+    assert run.error is not None and run.error.type == error, run.error
+    assert fragment in run.error.message
+    assert [c.name for c in run.calls] == called

@@ -322,6 +322,19 @@ def message_clipped(result: Any, host: Host) -> None:
 
 
 @check
+def printed_once(result: Any, host: Host) -> None:
+    """The script's special method ran once, for the error's own message (the host's hint
+    read the error without rendering it again)."""
+    assert result.output.count("ran") == 1, result.output[:200]
+
+
+@check
+def printed_nothing(result: Any, host: Host) -> None:
+    """No script special method ran while the host described the error."""
+    assert result.output == "", result.output[:200]
+
+
+@check
 def no_host_calls(result: Any, host: Host) -> None:
     """Not one call reached the host."""
     assert host.calls == [], host.calls

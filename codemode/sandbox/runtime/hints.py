@@ -6,7 +6,10 @@ one awaitable twice).
 integers``. Neither says what the data was. When such an error ends the run, the failing
 subscript is found again from the traceback (its source span) and its operands read back
 from the frame — names and constant keys of plain dicts and lists only, so no script code
-runs — and the message says what the value is and what to write. Subscripts the script
+runs — and the message says what the value is and what to write. The hint is host code
+reading a failed script's data: it renders only exact ``str``/``int`` keys, cut short
+before they are copied, and its search for a close key is bounded, so what a script
+holds decides neither its cost nor whether it can fail. Subscripts the script
 catches are untouched (``e.args`` and ``str(e)`` stay CPython's), and nothing runs on the
 hot path: the subscript itself is still ``operator.getitem``.
 """
@@ -30,13 +33,23 @@ _REUSED: Final = "cannot reuse already awaited coroutine"
 _SHOWN_KEYS: Final = 8
 _MAX_SPAN: Final = 200
 _MAX_SCAN: Final = 10_000
+_CLOSE_LEN: Final = 40
+_CLOSE_CANDIDATES: Final = 250
+"""Keys compared with a missing one (difflib is Python, quadratic in the key's length:
+1,000 keys of 100 characters cost seconds of the host's CPU; CPython's own suggestions
+stop at 40 characters too)."""
+_KEY_TEXT: Final = 40
 _MISSING: Final = object()
 
 
 def data_hint(exc: BaseException, lines: tuple[str, ...]) -> str:
     """``"; ..."`` to add to ``exc``'s message, or ``""``."""
     kind = type(exc)
-    if kind is RuntimeError and str(exc) == _REUSED:
+    # the interpreter's own errors carry one str: never str(exc), which would run a
+    # script's __str__ (a TypeError(obj) thrown into a generator is not a `raise`)
+    args = exc.args
+    said = args[0] if len(args) == 1 and type(args[0]) is str else ""
+    if kind is RuntimeError and said == _REUSED:
         # CPython's gather() is a future that replays its outcome; the sandbox's is a
         # coroutine, awaited once
         return ("; an awaitable (a call, a coroutine, an asyncio.gather(...)) is awaited "
@@ -44,7 +57,7 @@ def data_hint(exc: BaseException, lines: tuple[str, ...]) -> str:
                 "use that name again")
     if kind is KeyError:
         text = False
-    elif kind is TypeError and str(exc).startswith(_STR_INDEX):
+    elif kind is TypeError and said.startswith(_STR_INDEX):
         text = True
     else:
         return ""
@@ -55,7 +68,7 @@ def data_hint(exc: BaseException, lines: tuple[str, ...]) -> str:
     if text:
         if type(obj) is not str:
             return ""
-        if obj.lstrip()[:1] in ("{", "["):
+        if obj[:_MAX_SCAN].lstrip()[:1] in ("{", "["):
             return (f"; {shown} is text (a str) holding JSON, not parsed data (a tool that "
                     f"declares no output schema answers text): parse it first, "
                     f"`data = json.loads({shown})`, then read `data[...]`")
@@ -63,21 +76,32 @@ def data_hint(exc: BaseException, lines: tuple[str, ...]) -> str:
     if type(obj) is not dict or key is _MISSING:
         return ""
     keys = list(islice(obj, _SHOWN_KEYS + 1))
-    listed = ", ".join(repr(k)[:40] for k in keys[:_SHOWN_KEYS] if type(k) in (str, int))
+    listed = ", ".join(filter(None, map(_key_text, keys[:_SHOWN_KEYS])))
     more = ", …" if len(obj) > _SHOWN_KEYS else ""
     if not obj:
         return f"; {shown} is an empty dict"
     if type(key) is int and not any(type(k) is int for k in keys):
         first = next((k for k in keys if type(k) is str), None)
-        example = f": `{shown}[{first!r}]`" if first is not None else ""
+        example = f": `{shown}[{_key_text(first)}]`" if first is not None else ""
         return (f"; {shown} is an object (a dict with keys {listed}{more}), not a list: read "
                 f"its values by key{example}")
     if type(key) is str:
-        names = [k for k in islice(obj, _MAX_SCAN) if type(k) is str and len(k) <= 100]
-        close = difflib.get_close_matches(key, names[:1000], n=1) if len(key) <= 100 else []
+        names = [k for k in islice(obj, _MAX_SCAN) if type(k) is str and len(k) <= _CLOSE_LEN]
+        close = (difflib.get_close_matches(key, names[:_CLOSE_CANDIDATES], n=1)
+                 if len(key) <= _CLOSE_LEN else [])
         mean = f"; did you mean {close[0]!r}?" if close else ""
         return (f"; {shown} has the keys {listed}{more}{mean} (`.get(key)` gives None for a "
                 "missing one)")
+    return ""
+
+
+def _key_text(key: Any) -> str:
+    """A shown key's repr, at most ``_KEY_TEXT`` characters, made from a short piece (a
+    str key of megabytes is not copied; an int past 4,300 digits cannot be rendered)."""
+    if type(key) is str:
+        return repr(key[:_KEY_TEXT])[:_KEY_TEXT]
+    if type(key) is int and key.bit_length() <= 128:
+        return repr(key)
     return ""
 
 

@@ -433,7 +433,9 @@ def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits,
     except (Exception, Tripped, ScriptStop):  # a script's __str__/__repr__ runs here
         message = "<unprintable error>"
     if not explicit:
-        message += data_hint(exc, lines)
+        # a hint is extra: whatever it meets in the script's data, never the run's failure
+        with contextlib.suppress(Exception, Tripped, ScriptStop):
+            message += data_hint(exc, lines)
     line, column = (frames[-1][0], frames[-1][1]) if frames else (None, None)
     message = clean_text(scrub(message))
     return ScriptError(type=clean_text(name), message=message, line=line, column=column,
