@@ -94,16 +94,27 @@ def _loopback(host: str) -> bool:
         return False
 
 
+_STATUS_TEXT = 2_000
+"""Characters of a warning's message a status line keeps."""
+
+
 class _StatusFormatter(logging.Formatter):
     """Warnings as status lines: an upstream that went down and its reconnection, and what
     the MCP SDK or uvicorn warn about, each on one line (an exception as its type and first
     line, no traceback: stderr is the status a user reads in the client's log)."""
 
     def format(self, record: logging.LogRecord) -> str:
-        text = " ".join(line.strip() for line in record.getMessage().strip().splitlines())
+        try:
+            message = record.getMessage()
+        except Exception:  # arguments that do not fit the message: the message as written
+            message = str(record.msg)
+        text = " ".join(line.strip() for line in message[:_STATUS_TEXT].strip().splitlines())
         exc = record.exc_info[1] if record.exc_info else None
         if exc is not None:
-            said = str(exc).strip().splitlines()
+            try:
+                said = str(exc).strip().splitlines()
+            except Exception:  # an exception whose text fails: its type is the status
+                said = []
             text += f" ({type(exc).__name__}{': ' + said[0][:300] if said else ''})"
         where = "" if record.name.split(".")[0] == "codemode" else f"[{record.name}] "
         left_out = getattr(record, "codemode_left_out", 0)

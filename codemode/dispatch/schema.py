@@ -121,7 +121,8 @@ class ArgumentProblem:
     """One reason arguments are invalid."""
 
     path: str
-    """JSON path of the offending value (``$`` is the arguments object)."""
+    """JSON path of the offending value (``$`` is the arguments object; at most
+    ``PROBLEM_TEXT`` characters, like the message: a key may be megabytes long)."""
     message: str
     """jsonschema's message (at most ``PROBLEM_TEXT`` characters of it)."""
 
@@ -194,7 +195,7 @@ class CompiledSchema:
             return []
         best = _jsonschema().exceptions.best_match(errors)
         ordered = [best] + [e for e in errors if e is not best]
-        return [ArgumentProblem(path=_json_path(e), message=_clipped(e.message))
+        return [ArgumentProblem(path=_clipped(_json_path(e)), message=_clipped(e.message))
                 for e in ordered]
 
 

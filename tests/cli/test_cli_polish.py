@@ -273,3 +273,34 @@ def test_a_burst_left_out_is_counted_on_the_next_line_shown() -> None:
         handler.handle(record)
     assert stream.getvalue().splitlines()[-1] == (
         "codemode serve: [mcp.x] after (3 more like this left out)")
+
+
+def test_a_warning_that_cannot_be_rendered_is_still_one_status_line(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """logging prints "--- Logging error ---" and a traceback to stderr when formatting
+    fails: an exception whose text raises, arguments that do not fit the message."""
+
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    stream = io.StringIO()
+    handler = status_handler(stream)
+    logger = logging.getLogger("mcp.unprintable")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        try:
+            raise Unprintable
+        except Unprintable:
+            logger.warning("the upstream failed", exc_info=True)
+        logger.warning("needs two %s %s", "args")
+        logger.warning("long %s", "x" * 100_000)
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = True
+    lines = stream.getvalue().splitlines()
+    assert lines[:2] == ["codemode serve: [mcp.unprintable] the upstream failed (Unprintable)",
+                         "codemode serve: [mcp.unprintable] needs two %s %s"]
+    assert len(lines) == 3 and len(lines[2]) < 2_100
+    assert "Traceback" not in capsys.readouterr().err

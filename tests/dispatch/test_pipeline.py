@@ -399,3 +399,15 @@ async def test_any_mapping_is_accepted_as_arguments(registry: cm.ToolRegistry) -
     assert not result.is_error and result.structured == {"n": 1}
     bad = await registry.execute(call("t", MappingProxyType({"n": "x"})))
     assert bad.error is not None and bad.error.path == "$.n"
+
+
+async def test_a_huge_key_in_a_problems_path_is_cut_too(registry: cm.ToolRegistry) -> None:
+    registry.register(cm.define_tool(name="counts", execute=echo, parameters={
+        "type": "object", "properties": {"by": {
+            "type": "object", "additionalProperties": {"type": "integer"}}}}))
+    key = "k" * 1_000_000
+    result = await registry.execute(call("counts", {"by": {key: "x"}}))
+    assert result.error is not None and result.error.kind == "invalid_arguments"
+    assert result.error.path is not None and result.error.path.startswith("$.by.kkk")
+    assert len(result.error.path) <= PROBLEM_TEXT + len(" … [9,999,999 characters] … ")
+    assert len(result.text) < 3 * PROBLEM_TEXT
