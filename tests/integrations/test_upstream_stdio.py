@@ -68,18 +68,20 @@ async def _call(tool: str, arguments: dict[str, int], max_line: int) -> tuple[st
 
 
 def _server_pid() -> int:
-    """The hostile server this process started (the only one running)."""
+    """The ``lines`` hostile server this process started last (only these tests run it)."""
+    found: list[tuple[int, int]] = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-                stat = Path(f"/proc/{entry}/stat").read_text()
+                stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            if HOSTILE.encode() in cmdline and int(stat.rsplit(")", 1)[1].split()[1]) == \
-                    os.getpid():
-                return int(entry)
-    raise AssertionError("the hostile server is not running")
+            if cmdline.rstrip(b"\0").split(b"\0")[-2:] == [HOSTILE.encode(), b"lines"] and int(
+                    stat[1]) == os.getpid() and stat[0] != "Z":
+                found.append((int(stat[19]), int(entry)))  # by start time
+    assert found, "the hostile server is not running"
+    return max(found)[1]
 
 
 def _gone(pid: int) -> bool:
