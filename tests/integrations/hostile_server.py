@@ -5,7 +5,8 @@ do: ``python hostile_server.py MODE``.
 usable ones (a name listed twice, no ``inputSchema``, a number for a name, a schema that is
 no object or has an array root, a 300-character name); ``loop``: ``tools/list`` pages whose
 cursor repeats; ``text``: only the usable entries; ``lines``: ``long`` (a text result of
-``n`` characters, one line) and ``endless`` (a line that never ends). Its tools answer
+``n`` characters, one line), ``endless`` (a line that never ends) and ``values`` (a result
+holding ``n`` empty objects). Its tools answer
 text the SDK's parser refuses (``surrogate``: a JSON ``"\\ud83d"``, as JavaScript servers
 send a string cut inside a surrogate pair) or bytes that are no UTF-8 (``latin1``).
 """
@@ -64,7 +65,8 @@ def main() -> None:
                 page = {"tools": LISTING[:1], "nextCursor": "again"}
             elif MODE == "lines":
                 page = {"tools": [{"name": "long", "inputSchema": _OBJECT},
-                                  {"name": "endless", "inputSchema": _OBJECT}]}
+                                  {"name": "endless", "inputSchema": _OBJECT},
+                                  {"name": "values", "inputSchema": _OBJECT}]}
             _send({"jsonrpc": "2.0", "id": request_id, "result": page})
         elif method == "tools/call":
             name = message["params"]["name"]
@@ -74,6 +76,10 @@ def main() -> None:
                 _answer(request_id, "caf\u00e9".encode("latin-1"))
             elif name == "long":
                 _answer(request_id, b"y" * int(message["params"]["arguments"]["n"]))
+            elif name == "values":
+                _send({"jsonrpc": "2.0", "id": request_id, "result": {
+                    "content": [{"type": "text", "text": "ok"}],
+                    "many": [{}] * int(message["params"]["arguments"]["n"])}})
             elif name == "endless":
                 while True:
                     sys.stdout.buffer.write(b"x" * 65536)

@@ -54,9 +54,11 @@ def test_a_line_at_the_cap_passes() -> None:
                                                                             b"y" * 100]
 
 
-async def _call(tool: str, arguments: dict[str, int], max_line: int) -> tuple[str, int]:
+async def _call(tool: str, arguments: dict[str, int], max_line: int,
+                max_values: int = 1 << 20) -> tuple[str, int]:
     """``tool`` of the hostile server through the transport: (what came back, server pid)."""
-    transport = stdio_transport(PY, [HOSTILE, "lines"], name="bad", max_line=max_line)
+    transport = stdio_transport(PY, [HOSTILE, "lines"], name="bad", max_line=max_line,
+                                max_values=max_values)
     async with Client(transport, mode="legacy", cache=None) as client:  # type: ignore[arg-type]
         pid = _server_pid()
         try:
@@ -110,4 +112,24 @@ async def test_a_line_past_the_cap_closes_the_connection_and_the_server(
     assert "Connection closed" in text
     assert any(said in record.getMessage() and "its connection is closed" in
                record.getMessage() for record in caplog.records)
+    assert _gone(pid)
+
+
+async def test_a_line_of_too_many_values_closes_the_connection_unparsed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A 64 MiB line of ``{},`` cost the SDK's parse 7.4 GB of the host's memory and 23 s
+    of its loop; past ``max_values`` the line is refused as a line past the cap is."""
+    with caplog.at_level(logging.WARNING, logger="codemode.upstream"):
+        text, pid = await _call("values", {"n": 5_000}, max_line=65_536, max_values=1_000)
+    assert "Connection closed" in text
+    assert any("upstream bad sent a line of up to 10,0" in record.getMessage() and
+               "JSON values (at most 1,000): its connection is closed" in record.getMessage()
+               for record in caplog.records)
+    assert _gone(pid)
+
+
+async def test_a_result_under_the_values_cap_arrives() -> None:
+    text, pid = await _call("values", {"n": 400}, max_line=65_536, max_values=1_000)
+    assert text == "ok"
     assert _gone(pid)
