@@ -4,11 +4,11 @@ The MCP SDK's stdio client joins every chunk it reads to the line so far and spl
 whole again: a 20 MB line (a large result, an image) held the host's event loop for
 4.3 s, and a line that never ends grew the host's memory without bound. This transport
 does what the SDK's does (the server in a process group of its own, the SDK's safe
-environment, the same JSON-RPC parsing, stdin closed then the group terminated on exit),
-but looks for line ends only in the bytes just read, and ends the connection at a line
-longer than ``MAX_LINE`` bytes or of more than ``MAX_VALUES`` JSON values: the calls in
-flight fail at once ("the connection closed") instead of waiting for their timeouts, and
-the gateway reconnects.
+environment, the same JSON-RPC parsing, stdin closed then the group terminated on exit:
+here also the children of a server that exited), but looks for line ends only in the
+bytes just read, and ends the connection at a line longer than ``MAX_LINE`` bytes or of
+more than ``MAX_VALUES`` JSON values: the calls in flight fail at once ("the connection
+closed") instead of waiting for their timeouts, and the gateway reconnects.
 """
 
 from __future__ import annotations
@@ -184,9 +184,11 @@ async def stdio_transport(
             await writer_done.wait()
         with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             await stdin.aclose()
-        if not await _exited(process, _EXIT_SECONDS):
-            await terminate_posix_process_tree(process, _EXIT_SECONDS)
-            await _exited(process, _EXIT_SECONDS)
+        await _exited(process, _EXIT_SECONDS)
+        # the group, also when the server exited: a child it forked may live on (a no-op
+        # once every member is gone)
+        await terminate_posix_process_tree(process, _EXIT_SECONDS)
+        await _exited(process, _EXIT_SECONDS)
         with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             await stdout.aclose()
         for stream in (read_stream, write_stream, read_sender, write_receiver):

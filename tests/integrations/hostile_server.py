@@ -6,7 +6,8 @@ usable ones (a name listed twice, no ``inputSchema``, a number for a name, a sch
 no object or has an array root, a 300-character name); ``loop``: ``tools/list`` pages whose
 cursor repeats; ``text``: only the usable entries; ``lines``: ``long`` (a text result of
 ``n`` characters, one line), ``endless`` (a line that never ends) and ``values`` (a result
-holding ``n`` empty objects). Its tools answer
+holding ``n`` empty objects); ``fork PATH``: ``text``'s, with a child that holds its pipes
+and sleeps on after the server exits (its pid written to PATH). Its tools answer
 text the SDK's parser refuses (``surrogate``: a JSON ``"\\ud83d"``, as JavaScript servers
 send a string cut inside a surrogate pair) or bytes that are no UTF-8 (``latin1``).
 """
@@ -14,7 +15,9 @@ send a string cut inside a surrogate pair) or bytes that are no UTF-8 (``latin1`
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 
 MODE = sys.argv[1]
 
@@ -48,6 +51,12 @@ def _answer(request_id: object, text: bytes) -> None:
 
 
 def main() -> None:
+    if MODE == "fork":
+        if (child := os.fork()) == 0:
+            time.sleep(600)
+            os._exit(0)
+        with open(sys.argv[2], "w") as file:
+            file.write(str(child))
     for line in sys.stdin:
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")

@@ -133,3 +133,16 @@ async def test_a_result_under_the_values_cap_arrives() -> None:
     text, pid = await _call("values", {"n": 400}, max_line=65_536, max_values=1_000)
     assert text == "ok"
     assert _gone(pid)
+
+
+async def test_a_child_left_by_a_server_that_exits_is_ended(tmp_path: Path) -> None:
+    """A server that exits once its stdin closes needs no SIGTERM, but a child it forked
+    (holding its pipes) was left running after the gateway closed."""
+    pid_file = tmp_path / "child"
+    transport = stdio_transport(PY, [HOSTILE, "fork", str(pid_file)], name="forks")
+    async with Client(transport, mode="legacy", cache=None) as client:  # type: ignore[arg-type]
+        server = _server_pid()
+        result = await client.session.call_tool("fine", {})
+        assert result.content[0].text == "fine"  # type: ignore[union-attr]
+    assert _gone(server)
+    assert _gone(int(pid_file.read_text()))
