@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from anyio.abc import Process
 
-__all__ = ["MAX_LINE", "MAX_VALUES", "LineBuffer", "LineTooLong", "stdio_transport"]
+__all__ = ["MAX_LINE", "MAX_VALUES", "LineBuffer", "LineTooLong", "parsed_line", "stdio_transport"]
 
 _LOG = logging.getLogger("codemode.upstream")
 
@@ -91,7 +91,7 @@ def _checked(line: bytes, max_values: int) -> bytes:
     return line
 
 
-def _parsed(line: bytes, name: str) -> Any:
+def parsed_line(line: bytes, name: str) -> Any:
     """A line as the SDK's session takes it: a message, or the parse error as a value."""
     from mcp import types
     from mcp.shared.message import SessionMessage
@@ -101,8 +101,9 @@ def _parsed(line: bytes, name: str) -> Any:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(text, by_name=False))
     except ValueError as exc:
         if text.strip() and not _json(text):  # JSON the SDK refuses is mended later
+            # its start only: %r of the whole made a line of control bytes 4 times its size
             _LOG.warning("upstream %s sent a line that is no JSON-RPC message: %.120r", name,
-                         text)
+                         text[:120])
         return exc
 
 
@@ -154,7 +155,7 @@ async def stdio_transport(
             async with read_sender:
                 async for chunk in stdout:
                     for line in lines.feed(chunk):
-                        await read_sender.send(_parsed(_checked(line, max_values), name))
+                        await read_sender.send(parsed_line(_checked(line, max_values), name))
         except LineTooLong as exc:
             _LOG.warning("upstream %s sent %s: its connection is closed", name, exc)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):

@@ -4,15 +4,23 @@ chunk, 4.3 s of the host's loop for a 20 MB result, and kept a line that never e
 
 from __future__ import annotations
 
+import io
 import logging
 import os
+import tracemalloc
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client
 
-from codemode.integrations.upstream_stdio import LineBuffer, LineTooLong, stdio_transport
+from codemode.cli.serve import status_handler
+from codemode.integrations.upstream_stdio import (
+    LineBuffer,
+    LineTooLong,
+    parsed_line,
+    stdio_transport,
+)
 from tests.integrations.raw_peer import PY
 
 HOSTILE = str(Path(__file__).resolve().parent / "hostile_server.py")
@@ -146,3 +154,24 @@ async def test_a_child_left_by_a_server_that_exits_is_ended(tmp_path: Path) -> N
         assert result.content[0].text == "fine"  # type: ignore[union-attr]
     assert _gone(server)
     assert _gone(int(pid_file.read_text()))
+
+
+def test_a_garbage_line_is_shown_without_its_whole_repr() -> None:
+    """The warning's ``%.120r`` took the repr of the whole line first: 4 bytes per control
+    byte of a line of up to 64 MiB, on the loop, for 120 characters shown."""
+    shown = io.StringIO()
+    handler = status_handler(shown)
+    upstream = logging.getLogger("codemode.upstream")
+    upstream.addHandler(handler)
+    line = b"\x01" * (4 << 20)
+    tracemalloc.start()
+    try:
+        parsed = parsed_line(line, "junk")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        upstream.removeHandler(handler)
+    assert isinstance(parsed, ValueError)
+    assert "upstream junk sent a line that is no JSON-RPC message: '\\x01\\x01" in \
+        shown.getvalue()
+    assert peak < 3 * len(line)
