@@ -4,9 +4,10 @@ The MCP SDK's stdio client joins every chunk it reads to the line so far and spl
 whole again: a 20 MB line (a large result, an image) held the host's event loop for
 4.3 s, and a line that never ends grew the host's memory without bound. This transport
 does what the SDK's does (the server in a process group of its own, the SDK's safe
-environment, the same JSON-RPC parsing, stdin closed then the group terminated on exit),
-but looks for line ends only in the bytes just read, and ends the connection at a line
-longer than ``MAX_LINE`` bytes: the calls in flight fail at once ("the connection
+environment, the same JSON-RPC parsing, stdin closed then the group terminated on exit:
+here also the children of a server that exited), but looks for line ends only in the
+bytes just read, and ends the connection at a line longer than ``MAX_LINE`` bytes or of
+more than ``MAX_VALUES`` JSON values: the calls in flight fail at once ("the connection
 closed") instead of waiting for their timeouts, and the gateway reconnects.
 """
 
@@ -24,12 +25,17 @@ if TYPE_CHECKING:
 
     from anyio.abc import Process
 
-__all__ = ["MAX_LINE", "LineBuffer", "LineTooLong", "stdio_transport"]
+__all__ = ["MAX_LINE", "MAX_VALUES", "LineBuffer", "LineTooLong", "parsed_line", "stdio_transport"]
 
 _LOG = logging.getLogger("codemode.upstream")
 
 MAX_LINE: Final = 64 << 20
 """Bytes one message from an upstream may take (base64 images and long texts included)."""
+MAX_VALUES: Final = 1 << 20
+"""JSON values one message may hold, counted as its ``{``, ``[`` and ``,`` bytes (strings'
+too: an over-count). The SDK's parse costs the host 150-350 bytes and some 0.3 µs of its
+loop per value: a 64 MiB line of ``{},`` took 7.4 GB and 23 s (a worker's frame holds at
+most 500,000 values anyway)."""
 
 _FLUSH_SECONDS: Final = 0.5
 """How long messages already accepted may take to reach the server's stdin on exit."""
@@ -75,7 +81,17 @@ class LineBuffer:
         return lines
 
 
-def _parsed(line: bytes, name: str) -> Any:
+def _checked(line: bytes, max_values: int) -> bytes:
+    """``line``, or :class:`LineTooLong` when it may hold more than ``max_values`` values
+    (counted only for a line of more bytes than that: a shorter one cannot; each value
+    after an array's or object's first follows a comma)."""
+    if len(line) > max_values and (
+            values := line.count(b"{") + line.count(b"[") + line.count(b",") + 1) > max_values:
+        raise LineTooLong(f"a line of up to {values:,} JSON values (at most {max_values:,})")
+    return line
+
+
+def parsed_line(line: bytes, name: str) -> Any:
     """A line as the SDK's session takes it: a message, or the parse error as a value."""
     from mcp import types
     from mcp.shared.message import SessionMessage
@@ -85,8 +101,9 @@ def _parsed(line: bytes, name: str) -> Any:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(text, by_name=False))
     except ValueError as exc:
         if text.strip() and not _json(text):  # JSON the SDK refuses is mended later
+            # its start only: %r of the whole made a line of control bytes 4 times its size
             _LOG.warning("upstream %s sent a line that is no JSON-RPC message: %.120r", name,
-                         text)
+                         text[:120])
         return exc
 
 
@@ -116,6 +133,7 @@ async def stdio_transport(
     *,
     name: str,
     max_line: int = MAX_LINE,
+    max_values: int = MAX_VALUES,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Start ``command`` (the upstream ``name``, as warnings call it; its stderr is this
     process's) and yield the SDK's transport streams (read, write) to it."""
@@ -137,7 +155,7 @@ async def stdio_transport(
             async with read_sender:
                 async for chunk in stdout:
                     for line in lines.feed(chunk):
-                        await read_sender.send(_parsed(line, name))
+                        await read_sender.send(parsed_line(_checked(line, max_values), name))
         except LineTooLong as exc:
             _LOG.warning("upstream %s sent %s: its connection is closed", name, exc)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
@@ -167,9 +185,11 @@ async def stdio_transport(
             await writer_done.wait()
         with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             await stdin.aclose()
-        if not await _exited(process, _EXIT_SECONDS):
-            await terminate_posix_process_tree(process, _EXIT_SECONDS)
-            await _exited(process, _EXIT_SECONDS)
+        await _exited(process, _EXIT_SECONDS)
+        # the group, also when the server exited: a child it forked may live on (a no-op
+        # once every member is gone)
+        await terminate_posix_process_tree(process, _EXIT_SECONDS)
+        await _exited(process, _EXIT_SECONDS)
         with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             await stdout.aclose()
         for stream in (read_stream, write_stream, read_sender, write_receiver):

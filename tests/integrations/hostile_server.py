@@ -5,7 +5,9 @@ do: ``python hostile_server.py MODE``.
 usable ones (a name listed twice, no ``inputSchema``, a number for a name, a schema that is
 no object or has an array root, a 300-character name); ``loop``: ``tools/list`` pages whose
 cursor repeats; ``text``: only the usable entries; ``lines``: ``long`` (a text result of
-``n`` characters, one line) and ``endless`` (a line that never ends). Its tools answer
+``n`` characters, one line), ``endless`` (a line that never ends) and ``values`` (a result
+holding ``n`` empty objects); ``fork PATH``: ``text``'s, with a child that holds its pipes
+and sleeps on after the server exits (its pid written to PATH). Its tools answer
 text the SDK's parser refuses (``surrogate``: a JSON ``"\\ud83d"``, as JavaScript servers
 send a string cut inside a surrogate pair) or bytes that are no UTF-8 (``latin1``).
 """
@@ -13,7 +15,9 @@ send a string cut inside a surrogate pair) or bytes that are no UTF-8 (``latin1`
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 
 MODE = sys.argv[1]
 
@@ -47,6 +51,12 @@ def _answer(request_id: object, text: bytes) -> None:
 
 
 def main() -> None:
+    if MODE == "fork":
+        if (child := os.fork()) == 0:
+            time.sleep(600)
+            os._exit(0)
+        with open(sys.argv[2], "w") as file:
+            file.write(str(child))
     for line in sys.stdin:
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")
@@ -64,7 +74,8 @@ def main() -> None:
                 page = {"tools": LISTING[:1], "nextCursor": "again"}
             elif MODE == "lines":
                 page = {"tools": [{"name": "long", "inputSchema": _OBJECT},
-                                  {"name": "endless", "inputSchema": _OBJECT}]}
+                                  {"name": "endless", "inputSchema": _OBJECT},
+                                  {"name": "values", "inputSchema": _OBJECT}]}
             _send({"jsonrpc": "2.0", "id": request_id, "result": page})
         elif method == "tools/call":
             name = message["params"]["name"]
@@ -74,6 +85,10 @@ def main() -> None:
                 _answer(request_id, "caf\u00e9".encode("latin-1"))
             elif name == "long":
                 _answer(request_id, b"y" * int(message["params"]["arguments"]["n"]))
+            elif name == "values":
+                _send({"jsonrpc": "2.0", "id": request_id, "result": {
+                    "content": [{"type": "text", "text": "ok"}],
+                    "many": [{}] * int(message["params"]["arguments"]["n"])}})
             elif name == "endless":
                 while True:
                     sys.stdout.buffer.write(b"x" * 65536)

@@ -4,15 +4,23 @@ chunk, 4.3 s of the host's loop for a 20 MB result, and kept a line that never e
 
 from __future__ import annotations
 
+import io
 import logging
 import os
+import tracemalloc
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client
 
-from codemode.integrations.upstream_stdio import LineBuffer, LineTooLong, stdio_transport
+from codemode.cli.serve import status_handler
+from codemode.integrations.upstream_stdio import (
+    LineBuffer,
+    LineTooLong,
+    parsed_line,
+    stdio_transport,
+)
 from tests.integrations.raw_peer import PY
 
 HOSTILE = str(Path(__file__).resolve().parent / "hostile_server.py")
@@ -54,9 +62,11 @@ def test_a_line_at_the_cap_passes() -> None:
                                                                             b"y" * 100]
 
 
-async def _call(tool: str, arguments: dict[str, int], max_line: int) -> tuple[str, int]:
+async def _call(tool: str, arguments: dict[str, int], max_line: int,
+                max_values: int = 1 << 20) -> tuple[str, int]:
     """``tool`` of the hostile server through the transport: (what came back, server pid)."""
-    transport = stdio_transport(PY, [HOSTILE, "lines"], name="bad", max_line=max_line)
+    transport = stdio_transport(PY, [HOSTILE, "lines"], name="bad", max_line=max_line,
+                                max_values=max_values)
     async with Client(transport, mode="legacy", cache=None) as client:  # type: ignore[arg-type]
         pid = _server_pid()
         try:
@@ -113,3 +123,57 @@ async def test_a_line_past_the_cap_closes_the_connection_and_the_server(
     assert any(said in record.getMessage() and "its connection is closed" in
                record.getMessage() for record in caplog.records)
     assert _gone(pid)
+
+
+async def test_a_line_of_too_many_values_closes_the_connection_unparsed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A 64 MiB line of ``{},`` cost the SDK's parse 7.4 GB of the host's memory and 23 s
+    of its loop; past ``max_values`` the line is refused as a line past the cap is."""
+    with caplog.at_level(logging.WARNING, logger="codemode.upstream"):
+        text, pid = await _call("values", {"n": 5_000}, max_line=65_536, max_values=1_000)
+    assert "Connection closed" in text
+    assert any("upstream bad sent a line of up to 10,0" in record.getMessage() and
+               "JSON values (at most 1,000): its connection is closed" in record.getMessage()
+               for record in caplog.records)
+    assert _gone(pid)
+
+
+async def test_a_result_under_the_values_cap_arrives() -> None:
+    text, pid = await _call("values", {"n": 400}, max_line=65_536, max_values=1_000)
+    assert text == "ok"
+    assert _gone(pid)
+
+
+async def test_a_child_left_by_a_server_that_exits_is_ended(tmp_path: Path) -> None:
+    """A server that exits once its stdin closes needs no SIGTERM, but a child it forked
+    (holding its pipes) was left running after the gateway closed."""
+    pid_file = tmp_path / "child"
+    transport = stdio_transport(PY, [HOSTILE, "fork", str(pid_file)], name="forks")
+    async with Client(transport, mode="legacy", cache=None) as client:  # type: ignore[arg-type]
+        server = _server_pid()
+        result = await client.session.call_tool("fine", {})
+        assert result.content[0].text == "fine"  # type: ignore[union-attr]
+    assert _gone(server)
+    assert _gone(int(pid_file.read_text()))
+
+
+def test_a_garbage_line_is_shown_without_its_whole_repr() -> None:
+    """The warning's ``%.120r`` took the repr of the whole line first: 4 bytes per control
+    byte of a line of up to 64 MiB, on the loop, for 120 characters shown."""
+    shown = io.StringIO()
+    handler = status_handler(shown)
+    upstream = logging.getLogger("codemode.upstream")
+    upstream.addHandler(handler)
+    line = b"\x01" * (4 << 20)
+    tracemalloc.start()
+    try:
+        parsed = parsed_line(line, "junk")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        upstream.removeHandler(handler)
+    assert isinstance(parsed, ValueError)
+    assert "upstream junk sent a line that is no JSON-RPC message: '\\x01\\x01" in \
+        shown.getvalue()
+    assert peak < 3 * len(line)
