@@ -77,8 +77,9 @@ async def _call(tool: str, arguments: dict[str, int], max_line: int,
         return str(result.content[0].text), pid  # type: ignore[union-attr]
 
 
-def _server_pid() -> int:
-    """The ``lines`` hostile server this process started last (only these tests run it)."""
+def _server_pid(mode: str = "lines") -> int:
+    """The hostile server in ``mode`` this process started last (only these tests run
+    the ``lines`` and ``fork`` modes)."""
     found: list[tuple[int, int]] = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -87,7 +88,9 @@ def _server_pid() -> int:
                 stat = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            if cmdline.rstrip(b"\0").split(b"\0")[-2:] == [HOSTILE.encode(), b"lines"] and int(
+            args = cmdline.rstrip(b"\0").split(b"\0")
+            script = HOSTILE.encode()
+            if script in args[:-1] and args[args.index(script) + 1] == mode.encode() and int(
                     stat[1]) == os.getpid() and stat[0] != "Z":
                 found.append((int(stat[19]), int(entry)))  # by start time
     assert found, "the hostile server is not running"
@@ -151,7 +154,7 @@ async def test_a_child_left_by_a_server_that_exits_is_ended(tmp_path: Path) -> N
     pid_file = tmp_path / "child"
     transport = stdio_transport(PY, [HOSTILE, "fork", str(pid_file)], name="forks")
     async with Client(transport, mode="legacy", cache=None) as client:  # type: ignore[arg-type]
-        server = _server_pid()
+        server = _server_pid("fork")
         result = await client.session.call_tool("fine", {})
         assert result.content[0].text == "fine"  # type: ignore[union-attr]
     assert _gone(server)
