@@ -309,7 +309,21 @@ def _check_bases(name: str, bases: tuple[Any, ...]) -> None:
     for base in bases:
         if not (isinstance(base, ScriptMeta) or base in SANDBOX_BASES):
             what = base.__name__ if isinstance(base, type) else f"a {type(base).__name__} object"
-            raise TypeError(f"class {name} cannot subclass {what!r} in the sandbox")
+            hint = ""
+            if what in _CONTAINER_BASES:
+                hint = (f" (a class's bases are object, the exception classes and the script's "
+                        f"own classes): keep the {what} in an attribute (`self.data = "
+                        f"{_CONTAINER_BASES[what]}`) and define the methods the class needs "
+                        f"(`__getitem__`, `__len__`, `__iter__` ...)")
+            raise TypeError(f"class {name} cannot subclass {what!r} in the sandbox{hint}")
+
+
+_CONTAINER_BASES: Final = {"dict": "{}", "list": "[]", "set": "set()", "str": "''",
+                           "tuple": "()", "int": "0", "float": "0.0", "Counter": "Counter()",
+                           "defaultdict": "defaultdict(list)", "OrderedDict": "OrderedDict()",
+                           "deque": "deque()"}
+"""Builtin containers scripts subclass (``class Default(dict)`` for ``format_map``), with
+the empty value the refusal suggests keeping in an attribute instead."""
 
 
 CLASS_BUILDERS: Final[dict[type, Callable[..., Any]]] = {}
@@ -695,12 +709,13 @@ def _bind_search(method: str) -> Callable[[Any], Callable[..., Any]]:
 
 
 def _bind_keyed(method: str) -> Callable[[Any], Callable[..., Any]]:
-    """``set.add``/``dict.get`` …: the key is hashed; a nested tuple is charged first."""
+    """``set.add``/``dict.get`` …: the key is hashed; a nested tuple is charged first.
+    Keywords pass through (``move_to_end(key, last=False)``)."""
     def bind(obj: Any) -> Callable[..., Any]:
         real = getattr(obj, method)
 
-        def call(key: Any, *args: Any) -> Any:
-            return real(guarded_key(key), *args)
+        def call(key: Any, *args: Any, **kwargs: Any) -> Any:
+            return real(guarded_key(key), *args, **kwargs)
         call.__name__ = method
         call.__qualname__ = f"{type(obj).__name__}.{method}"
         return call

@@ -176,9 +176,10 @@ _MODULE_HINTS: Final = {
 """What to write instead of a module the sandbox lacks (by full, then top-level, name)."""
 
 _NAME_HINTS: Final = {
-    ("contextlib", "contextmanager"): "write a class with __enter__ and __exit__, or "
-                                      "try/finally",
-    ("contextlib", "nullcontext"): "call the block's code without a with statement",
+    **dict.fromkeys((("contextlib", "asynccontextmanager"), ("contextlib", "ExitStack"),
+                     ("contextlib", "AsyncExitStack")),
+                    "write a class with __enter__ and __exit__ (or __aenter__ and __aexit__), or "
+                    "try/finally"),
     ("collections", "ChainMap"): "merge the dicts with `{**defaults, **overrides}` (the "
                                  "later ones win)",
     ("dataclasses", "InitVar"): "make it a field, `field(default=..., repr=False)`, and read "
