@@ -709,17 +709,26 @@ def _bind_search(method: str) -> Callable[[Any], Callable[..., Any]]:
 
 
 def _bind_keyed(method: str) -> Callable[[Any], Callable[..., Any]]:
-    """``set.add``/``dict.get`` …: the key is hashed; a nested tuple is charged first.
-    Keywords pass through (``move_to_end(key, last=False)``)."""
+    """``set.add``/``dict.get`` …: the key is hashed; a nested tuple is charged first."""
     def bind(obj: Any) -> Callable[..., Any]:
         real = getattr(obj, method)
 
-        def call(key: Any, *args: Any, **kwargs: Any) -> Any:
-            return real(guarded_key(key), *args, **kwargs)
+        def call(key: Any, *args: Any) -> Any:
+            return real(guarded_key(key), *args)
         call.__name__ = method
         call.__qualname__ = f"{type(obj).__name__}.{method}"
         return call
     return bind
+
+
+def _bind_move_to_end(obj: OrderedDict[Any, Any]) -> Callable[..., None]:
+    """``OrderedDict.move_to_end(key, last=True)``: as a keyed method, with its keyword
+    (kept out of ``_bind_keyed``, whose methods ``dict.get`` … are hot)."""
+    real = obj.move_to_end
+
+    def move_to_end(key: Any, last: bool = True) -> None:
+        real(guarded_key(key), last)
+    return move_to_end
 
 
 def _bind_sort(seq: list[Any]) -> Callable[..., None]:
@@ -1056,7 +1065,7 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     **{(set, name): _bind_keyed(name) for name in ("add", "discard", "remove")},
     **{(kind, name): _bind_keyed(name) for kind in (dict, Counter, OrderedDict, defaultdict)
        for name in ("get", "pop", "setdefault")},
-    (OrderedDict, "move_to_end"): _bind_keyed("move_to_end"),
+    (OrderedDict, "move_to_end"): _bind_move_to_end,
     (Counter, "most_common"): _bind_most_common,
     (Counter, "elements"): _bind_elements,
     **{(GeneratorType, name): _bind_generator(name) for name in ("send", "throw", "close")},
