@@ -4617,6 +4617,49 @@ u = get_user(2)
 ''')
 
 
+s("c7_asyncio_queue_producer_consumer", '''
+import asyncio
+q = asyncio.Queue(maxsize=2)
+SENTINEL = None
+async def producer():
+    for city in ["Oslo", "Rome", "Lima"]:
+        await q.put(city)
+    await q.put(SENTINEL)
+async def consumer():
+    temps = []
+    while (city := await q.get()) is not SENTINEL:
+        w = await tools.get_weather(city=city)
+        temps.append((city, w["temperature"]))
+    return temps
+_, temps = await asyncio.gather(producer(), consumer())
+try:
+    q.get_nowait()
+except asyncio.QueueEmpty:
+    print("drained", q.maxsize, q.full())
+temps
+''')
+
+s("c7_asyncio_queue_workers_drain", '''
+import asyncio
+async def main():
+    q = asyncio.Queue()
+    for uid in [1, 2, 3, 4]:
+        q.put_nowait(uid)
+    results = {}
+    async def worker():
+        while not q.empty():
+            uid = await q.get()
+            u = await tools.get_user(user_id=uid)
+            results[uid] = u["tier"]
+            q.task_done()
+    await asyncio.gather(*(worker() for _ in range(2)))
+    await q.join()
+    print(q.qsize(), q.empty())
+    return dict(sorted(results.items()))
+asyncio.run(main())
+''')
+
+
 @pytest.mark.parametrize(("name", "script"), CORPUS, ids=[row[0] for row in CORPUS])
 async def test_model_script_runs_as_in_cpython(mode: cm.CodeMode, name: str,
                                                script: str) -> None:
@@ -4683,7 +4726,8 @@ async def test_a_failed_call_is_a_tool_call_error_with_its_tool(mode: cm.CodeMod
 # -- what the sandbox refuses, found before any tool runs -------------------------------------
 
 _ASYNCIO = ("ALL_COMPLETED, CancelledError, FIRST_COMPLETED, FIRST_EXCEPTION, Lock, "
-            "Semaphore, TaskGroup, TimeoutError, as_completed, create_task, ensure_future, "
+            "Queue, QueueEmpty, QueueFull, Semaphore, TaskGroup, TimeoutError, as_completed, "
+            "create_task, ensure_future, "
             "gather, sleep, timeout, wait, wait_for")
 
 
@@ -4865,10 +4909,10 @@ async def test_a_missing_module_models_reach_for_names_its_fix(
           "FrozenInstanceError, KW_ONLY, MISSING, asdict, astuple, dataclass, field, fields, "
           "is_dataclass, replace); make it a field, `field(default=..., repr=False)`, and "
           "read it in __post_init__")]),
-    ("import asyncio\nasync def main():\n    q = asyncio.Queue()\nawait main()",
-     [(3, f"module 'asyncio' has no attribute 'Queue' in the sandbox (available: {_ASYNCIO})"
-          "; gather the calls (`asyncio.Semaphore` bounds how many run at once) instead of "
-          "workers reading a queue")]),
+    ("import asyncio\nasync def main():\n    q = asyncio.PriorityQueue()\nawait main()",
+     [(3, f"module 'asyncio' has no attribute 'PriorityQueue' in the sandbox (available: "
+          f"{_ASYNCIO}); use asyncio.Queue (first in, first out), or gather the calls "
+          "(`asyncio.Semaphore` bounds how many run at once)")]),
     ("import asyncio\nloop = asyncio.get_event_loop()\nloop.run_until_complete(main())",
      [(2, "module 'asyncio' has no attribute 'get_event_loop' in the sandbox (available: "
           f"{_ASYNCIO}); write `await main()`: the script already runs in an event loop"),

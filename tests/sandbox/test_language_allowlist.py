@@ -225,6 +225,9 @@ FACADES: Final[dict[str, str]] = {
     "asyncio.ensure_future": "await asyncio.ensure_future(asyncio.sleep(0, 5)) == 5",
     "asyncio.Semaphore": "not asyncio.Semaphore(1).locked()",
     "asyncio.Lock": "not asyncio.Lock().locked()",
+    "asyncio.Queue": "asyncio.Queue(2).maxsize == 2 and asyncio.Queue().empty()",
+    "asyncio.QueueEmpty": "issubclass(asyncio.QueueEmpty, Exception)",
+    "asyncio.QueueFull": "issubclass(asyncio.QueueFull, Exception)",
     "asyncio.wait": "len((await asyncio.wait([asyncio.sleep(0, 1)]))[0]) == 1",
     "asyncio.as_completed": "[await f for f in asyncio.as_completed([asyncio.sleep(0, 3)])] "
                             "== [3]",

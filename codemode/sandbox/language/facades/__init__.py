@@ -185,8 +185,9 @@ _NAME_HINTS: Final = {
     ("dataclasses", "InitVar"): "make it a field, `field(default=..., repr=False)`, and read "
                                 "it in __post_init__",
     ("functools", "singledispatch"): "dispatch with `if isinstance(x, ...)` or `match`",
-    ("asyncio", "Queue"): "gather the calls (`asyncio.Semaphore` bounds how many run at once) "
-                          "instead of workers reading a queue",
+    **dict.fromkeys((("asyncio", "PriorityQueue"), ("asyncio", "LifoQueue")),
+                    "use asyncio.Queue (first in, first out), or gather the calls "
+                    "(`asyncio.Semaphore` bounds how many run at once)"),
     ("asyncio", "run"): "write `await main()`: the script already runs in an event loop",
     **dict.fromkeys((("asyncio", "get_event_loop"), ("asyncio", "new_event_loop")),
                     "write `await main()`: the script already runs in an event loop"),
