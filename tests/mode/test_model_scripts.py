@@ -4523,6 +4523,143 @@ results
 ''')
 
 
+# ---------------- compat round 7 ----------------
+s("c7_contextmanager_section_timer", '''
+from contextlib import contextmanager
+@contextmanager
+def section(name):
+    print(f"start {name}")
+    try:
+        yield name.upper()
+    finally:
+        print(f"end {name}")
+with section("users") as tag:
+    u = get_user(1)
+    print(tag, u["name"])
+u["tier"]
+''')
+
+s("c7_contextmanager_catches_tool_errors", '''
+import contextlib
+@contextlib.contextmanager
+def catching(label, log):
+    try:
+        yield log
+    except ToolCallError as e:
+        log.append(f"{label}: failed")
+    except KeyError as e:
+        log.append(f"{label}: missing {e}")
+        raise
+log = []
+for uid in [2, 77]:
+    with catching(f"user {uid}", log):
+        log.append(get_user(uid)["name"])
+try:
+    with catching("key", log):
+        get_user(1)["nope"]
+except KeyError:
+    log.append("re-raised")
+with contextlib.nullcontext(5) as five:
+    log.append(five)
+log
+''')
+
+s("c7_ordereddict_lru_move_to_end", '''
+from collections import OrderedDict
+d = {"a": 1} | {"b": 2}
+d |= {"a": 3}
+cache = OrderedDict()
+for uid in [1, 2, 3, 1, 4]:
+    if uid in cache:
+        cache.move_to_end(uid)
+    else:
+        cache[uid] = get_user(uid)["name"]
+        if len(cache) > 3:
+            cache.popitem(last=False)
+od = OrderedDict(x=1, y=2, z=3)
+od.move_to_end("z", last=False)
+[d, list(cache.items()), list(od), od.popitem(last=True)]
+''')
+
+s("c7_system_exit_caught", '''
+import sys
+try:
+    raise SystemExit("bye")
+except SystemExit as e:
+    print("caught", e.code, e, type(e).__name__, e.args)
+try:
+    sys.exit(3)
+except Exception:
+    print("not an Exception")
+except SystemExit as e:
+    code = e.code
+code
+''')
+
+s("c7_statistics_modes_and_counters", '''
+import itertools, statistics
+hum = [get_weather(c)["humidity"] for c in ["Oslo", "Rome", "Lima", "Paris", "Berlin"]]
+ids = itertools.count(start=1)
+labels = {next(ids): u["name"] for u in list_users()}
+step = itertools.count(10, 5)
+[statistics.multimode(hum), statistics.median_grouped(hum), statistics.median_low(hum),
+ statistics.median_high(hum), round(statistics.pstdev(hum), 6), labels, [next(step) for _ in range(3)]]
+''')
+
+s("c7_format_map_with_a_mapping_class", '''
+class Default:
+    def __init__(self, data):
+        self.data = data
+    def __getitem__(self, key):
+        return self.data.get(key, "{" + key + "}")
+u = get_user(2)
+"{name} <{email}> tier={tier} extra={extra}".format_map(Default(u))
+''')
+
+
+s("c7_asyncio_queue_producer_consumer", '''
+import asyncio
+q = asyncio.Queue(maxsize=2)
+SENTINEL = None
+async def producer():
+    for city in ["Oslo", "Rome", "Lima"]:
+        await q.put(city)
+    await q.put(SENTINEL)
+async def consumer():
+    temps = []
+    while (city := await q.get()) is not SENTINEL:
+        w = await tools.get_weather(city=city)
+        temps.append((city, w["temperature"]))
+    return temps
+_, temps = await asyncio.gather(producer(), consumer())
+try:
+    q.get_nowait()
+except asyncio.QueueEmpty:
+    print("drained", q.maxsize, q.full())
+temps
+''')
+
+s("c7_asyncio_queue_workers_drain", '''
+import asyncio
+async def main():
+    q = asyncio.Queue()
+    for uid in [1, 2, 3, 4]:
+        q.put_nowait(uid)
+    results = {}
+    async def worker():
+        while not q.empty():
+            uid = await q.get()
+            u = await tools.get_user(user_id=uid)
+            results[uid] = u["tier"]
+            q.task_done()
+    await asyncio.gather(*(worker() for _ in range(2)))
+    await q.join()
+    print(q.qsize(), q.empty())
+    return dict(sorted(results.items()))
+asyncio.run(main())
+''')
+
+
 @pytest.mark.parametrize(("name", "script"), CORPUS, ids=[row[0] for row in CORPUS])
 async def test_model_script_runs_as_in_cpython(mode: cm.CodeMode, name: str,
                                                script: str) -> None:
@@ -4589,7 +4726,8 @@ async def test_a_failed_call_is_a_tool_call_error_with_its_tool(mode: cm.CodeMod
 # -- what the sandbox refuses, found before any tool runs -------------------------------------
 
 _ASYNCIO = ("ALL_COMPLETED, CancelledError, FIRST_COMPLETED, FIRST_EXCEPTION, Lock, "
-            "Semaphore, TaskGroup, TimeoutError, as_completed, create_task, ensure_future, "
+            "Queue, QueueEmpty, QueueFull, Semaphore, TaskGroup, TimeoutError, as_completed, "
+            "create_task, ensure_future, "
             "gather, sleep, timeout, wait, wait_for")
 
 
@@ -4665,7 +4803,7 @@ async def test_new_stand_ins_refuse_what_they_must(mode: cm.CodeMode, script: st
     ("from abc import ABC, abstractmethod\nclass S(ABC):\n    pass",
      "drop the ABC base and @abstractmethod: a plain base class works"),
     ("import traceback\ntraceback.print_exc()", "report `f'{type(e).__name__}: {e}'`"),
-    ("from contextlib import contextmanager\n1", "write a class with __enter__ and __exit__"),
+    ("from contextlib import asynccontextmanager\n1", "write a class with __enter__ and __exit__"),
     ("import json\nclass U:\n    pass\njson.dumps(U(), default=lambda o: o.__dict__)",
      '"__dict__" is an invalid attribute name because it starts with "_": use vars(obj)'),
     ("x = 1\nx.__class__", "use type(obj), and type(obj).__name__ for its name"),
@@ -4771,10 +4909,10 @@ async def test_a_missing_module_models_reach_for_names_its_fix(
           "FrozenInstanceError, KW_ONLY, MISSING, asdict, astuple, dataclass, field, fields, "
           "is_dataclass, replace); make it a field, `field(default=..., repr=False)`, and "
           "read it in __post_init__")]),
-    ("import asyncio\nasync def main():\n    q = asyncio.Queue()\nawait main()",
-     [(3, f"module 'asyncio' has no attribute 'Queue' in the sandbox (available: {_ASYNCIO})"
-          "; gather the calls (`asyncio.Semaphore` bounds how many run at once) instead of "
-          "workers reading a queue")]),
+    ("import asyncio\nasync def main():\n    q = asyncio.PriorityQueue()\nawait main()",
+     [(3, f"module 'asyncio' has no attribute 'PriorityQueue' in the sandbox (available: "
+          f"{_ASYNCIO}); use asyncio.Queue (first in, first out), or gather the calls "
+          "(`asyncio.Semaphore` bounds how many run at once)")]),
     ("import asyncio\nloop = asyncio.get_event_loop()\nloop.run_until_complete(main())",
      [(2, "module 'asyncio' has no attribute 'get_event_loop' in the sandbox (available: "
           f"{_ASYNCIO}); write `await main()`: the script already runs in an event loop"),
@@ -5085,3 +5223,56 @@ async def test_compat6_refusals_name_their_fix(mode: cm.CodeMode, script: str,
     assert [(p.line, p.message) for p in mode.check(script)] == problems
     run = await mode.run(script)
     assert run.error is not None and run.error.type == "PreflightError" and run.calls == ()
+
+
+# -- compat round 7: SystemExit, @contextmanager misuse, container bases --------------------
+
+
+async def test_raise_system_exit_ends_the_run_as_exit_does(mode: cm.CodeMode) -> None:
+    """``raise SystemExit(0)`` (a CLI-style script) stops there as a success with no result;
+    a text status is the run's error, as CPython prints it; ``except Exception`` lets it by."""
+    run = await mode.run('u = get_user(1)\nprint(u["name"])\nif u:\n    raise SystemExit(0)\n'
+                         'print("never")')
+    assert (run.error, run.value, run.output, len(run.calls)) == (None, None, "Ada Lovelace\n", 1)
+    run = await mode.run('try:\n    raise SystemExit("fatal: no data")\nexcept Exception:\n'
+                         '    print("no")')
+    assert run.error is not None and (run.error.type, run.error.line, run.error.message) == (
+        "SystemExit", 2, "fatal: no data")
+    assert run.output == ""
+
+
+@pytest.mark.parametrize(("script", "error"), [
+    ("from contextlib import contextmanager\n@contextmanager\ndef f():\n    return 1\n"
+     "with f():\n    pass",
+     ("TypeError", 5, "a @contextmanager function must be a generator (yield once), not "
+                      "return 'int'")),
+    ("from contextlib import contextmanager\n@contextmanager\ndef f():\n    yield 1\n"
+     "    yield 2\nwith f():\n    pass",
+     ("RuntimeError", 6, "generator didn't stop")),
+    ("class E(SystemExit):\n    pass",
+     ("TypeError", 1, "class E cannot subclass 'SystemExit' in the sandbox")),
+    ('class Default(dict):\n    def __missing__(self, key):\n        return "{" + key + "}"\n'
+     'u = get_user(2)\n"{name} {extra}".format_map(Default(u))',
+     ("TypeError", 1, "class Default cannot subclass 'dict' in the sandbox (a class's bases "
+                      "are object, the exception classes and the script's own classes): keep "
+                      "the dict in an attribute (`self.data = {}`) and define the methods the "
+                      "class needs (`__getitem__`, `__len__`, `__iter__` ...)")),
+])
+async def test_compat7_refusals_name_their_fix(mode: cm.CodeMode, script: str,
+                                               error: tuple[str, int, str]) -> None:
+    run = await mode.run(script)
+    assert run.error is not None and run.calls == ()
+    assert (run.error.type, run.error.line, run.error.message) == error
+
+
+async def test_a_contextmanager_never_hands_a_host_stop_to_the_script(
+        executor: cm.InProcessExecutor) -> None:
+    """A tripped limit inside the block reaches the generator as a RuntimeError it cannot
+    swallow: the run still ends with the limit."""
+    tight = cm.CodeMode(registry(), executor=executor, limits=cm.Limits(operations=20_000))
+    script = ("from contextlib import contextmanager\nseen = []\n@contextmanager\ndef f():\n"
+              "    try:\n        yield 1\n    except Exception as e:\n"
+              "        seen.append(type(e).__name__)\n        yield 2\n"
+              "with f():\n    while True:\n        pass")
+    run = await tight.run(script)
+    assert run.error is not None and run.error.limit == "operations"

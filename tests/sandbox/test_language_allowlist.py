@@ -225,6 +225,9 @@ FACADES: Final[dict[str, str]] = {
     "asyncio.ensure_future": "await asyncio.ensure_future(asyncio.sleep(0, 5)) == 5",
     "asyncio.Semaphore": "not asyncio.Semaphore(1).locked()",
     "asyncio.Lock": "not asyncio.Lock().locked()",
+    "asyncio.Queue": "asyncio.Queue(2).maxsize == 2 and asyncio.Queue().empty()",
+    "asyncio.QueueEmpty": "issubclass(asyncio.QueueEmpty, Exception)",
+    "asyncio.QueueFull": "issubclass(asyncio.QueueFull, Exception)",
     "asyncio.wait": "len((await asyncio.wait([asyncio.sleep(0, 1)]))[0]) == 1",
     "asyncio.as_completed": "[await f for f in asyncio.as_completed([asyncio.sleep(0, 3)])] "
                             "== [3]",
@@ -449,6 +452,9 @@ FACADES: Final[dict[str, str]] = {
            "MutableSequence": "[]", "MutableSet": "set()", "Reversible": "[]",
            "Sequence": "''", "Set": "frozenset()", "Sized": "{}"}.items()},
     "contextlib.suppress": "repr(contextlib.suppress(KeyError)) == '<suppress KeyError>'",
+    "contextlib.contextmanager": "repr(contextlib.contextmanager(lambda: (i for i in [4]))()) "
+                                 "== '<contextmanager>'",
+    "contextlib.nullcontext": "repr(contextlib.nullcontext(1)) == '<nullcontext>'",
     **{f"hashlib.{name}": f"len(hashlib.{name}(b'x').hexdigest()) > 8" for name in (
         "md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha3_256", "sha3_512",
         "blake2b", "blake2s")},

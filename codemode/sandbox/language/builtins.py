@@ -68,16 +68,24 @@ _MISSING: Final = object()
 
 
 @final
-class ScriptExit(ScriptStop):
+class ScriptExit(ScriptStop, SelfGuarded):
     """Raised by ``exit()``, ``quit()`` and ``sys.exit()``: the script stops there. A
     status of ``None`` or ``0`` ends the run as a success (with no result), any other
     status makes it the run's error. A BaseException, as CPython's ``SystemExit`` (``except
     Exception`` lets it through), but not ``SystemExit`` itself, which asyncio re-raises
-    out of its event loop."""
+    out of its event loop. Scripts name it ``SystemExit`` (``raise SystemExit(1)``,
+    ``except SystemExit as e: e.code``): stopping is the script's own choice either way."""
 
     def __init__(self, status: Any = None) -> None:
-        super().__init__()
+        super().__init__(*(() if status is None else (status,)))
         self.status = status
+
+    def sandbox_getattr(self, name: str) -> Any:
+        if name == "code":
+            return self.status
+        if name == "args":
+            return self.args
+        raise refuse(self, name)
 
     @property
     def failed(self) -> bool:
@@ -93,6 +101,9 @@ class ScriptExit(ScriptStop):
         if isinstance(status, int):
             return f"the script exited with status {int(status)}"
         return f"the script exited with a {type(status).__name__} status"
+
+
+ScriptExit.__name__ = ScriptExit.__qualname__ = "SystemExit"  # what `type(e).__name__` shows
 
 
 def exit_(status: Any = None, /) -> NoReturn:
@@ -743,7 +754,7 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     "max": max_, "any": any_, "all": all_, "iter": iter_, "format": format_,
     "type": type_, "getattr": getattr_, "hasattr": guarded_hasattr, "pow": guarded_pow,
     "setattr": guarded_setattr, "delattr": guarded_delattr, "vars": guarded_vars,
-    "dir": dir_, "exit": exit_, "quit": quit_,
+    "dir": dir_, "exit": exit_, "quit": quit_, "SystemExit": ScriptExit,
     # Exceptions (ToolCallError included).
     **{exc.__name__: exc for exc in EXCEPTIONS},
     # More that scripts name in ``except`` clauses (all ``Exception`` subclasses: catching

@@ -309,7 +309,21 @@ def _check_bases(name: str, bases: tuple[Any, ...]) -> None:
     for base in bases:
         if not (isinstance(base, ScriptMeta) or base in SANDBOX_BASES):
             what = base.__name__ if isinstance(base, type) else f"a {type(base).__name__} object"
-            raise TypeError(f"class {name} cannot subclass {what!r} in the sandbox")
+            hint = ""
+            if what in _CONTAINER_BASES:
+                hint = (f" (a class's bases are object, the exception classes and the script's "
+                        f"own classes): keep the {what} in an attribute (`self.data = "
+                        f"{_CONTAINER_BASES[what]}`) and define the methods the class needs "
+                        f"(`__getitem__`, `__len__`, `__iter__` ...)")
+            raise TypeError(f"class {name} cannot subclass {what!r} in the sandbox{hint}")
+
+
+_CONTAINER_BASES: Final = {"dict": "{}", "list": "[]", "set": "set()", "str": "''",
+                           "tuple": "()", "int": "0", "float": "0.0", "Counter": "Counter()",
+                           "defaultdict": "defaultdict(list)", "OrderedDict": "OrderedDict()",
+                           "deque": "deque()"}
+"""Builtin containers scripts subclass (``class Default(dict)`` for ``format_map``), with
+the empty value the refusal suggests keeping in an attribute instead."""
 
 
 CLASS_BUILDERS: Final[dict[type, Callable[..., Any]]] = {}
@@ -707,6 +721,16 @@ def _bind_keyed(method: str) -> Callable[[Any], Callable[..., Any]]:
     return bind
 
 
+def _bind_move_to_end(obj: OrderedDict[Any, Any]) -> Callable[..., None]:
+    """``OrderedDict.move_to_end(key, last=True)``: as a keyed method, with its keyword
+    (kept out of ``_bind_keyed``, whose methods ``dict.get`` … are hot)."""
+    real = obj.move_to_end
+
+    def move_to_end(key: Any, last: bool = True) -> None:
+        real(guarded_key(key), last)
+    return move_to_end
+
+
 def _bind_sort(seq: list[Any]) -> Callable[..., None]:
     """``list.sort``: comparing nested items is charged, like ``sorted``."""
     def sort(*, key: Any = None, reverse: bool = False) -> None:
@@ -1041,7 +1065,7 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     **{(set, name): _bind_keyed(name) for name in ("add", "discard", "remove")},
     **{(kind, name): _bind_keyed(name) for kind in (dict, Counter, OrderedDict, defaultdict)
        for name in ("get", "pop", "setdefault")},
-    (OrderedDict, "move_to_end"): _bind_keyed("move_to_end"),
+    (OrderedDict, "move_to_end"): _bind_move_to_end,
     (Counter, "most_common"): _bind_most_common,
     (Counter, "elements"): _bind_elements,
     **{(GeneratorType, name): _bind_generator(name) for name in ("send", "throw", "close")},

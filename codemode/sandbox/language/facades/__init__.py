@@ -176,16 +176,18 @@ _MODULE_HINTS: Final = {
 """What to write instead of a module the sandbox lacks (by full, then top-level, name)."""
 
 _NAME_HINTS: Final = {
-    ("contextlib", "contextmanager"): "write a class with __enter__ and __exit__, or "
-                                      "try/finally",
-    ("contextlib", "nullcontext"): "call the block's code without a with statement",
+    **dict.fromkeys((("contextlib", "asynccontextmanager"), ("contextlib", "ExitStack"),
+                     ("contextlib", "AsyncExitStack")),
+                    "write a class with __enter__ and __exit__ (or __aenter__ and __aexit__), or "
+                    "try/finally"),
     ("collections", "ChainMap"): "merge the dicts with `{**defaults, **overrides}` (the "
                                  "later ones win)",
     ("dataclasses", "InitVar"): "make it a field, `field(default=..., repr=False)`, and read "
                                 "it in __post_init__",
     ("functools", "singledispatch"): "dispatch with `if isinstance(x, ...)` or `match`",
-    ("asyncio", "Queue"): "gather the calls (`asyncio.Semaphore` bounds how many run at once) "
-                          "instead of workers reading a queue",
+    **dict.fromkeys((("asyncio", "PriorityQueue"), ("asyncio", "LifoQueue")),
+                    "use asyncio.Queue (first in, first out), or gather the calls "
+                    "(`asyncio.Semaphore` bounds how many run at once)"),
     ("asyncio", "run"): "write `await main()`: the script already runs in an event loop",
     **dict.fromkeys((("asyncio", "get_event_loop"), ("asyncio", "new_event_loop")),
                     "write `await main()`: the script already runs in an event loop"),

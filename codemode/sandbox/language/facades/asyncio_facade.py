@@ -1,5 +1,5 @@
 """``asyncio`` for scripts: ``gather``, ``sleep``, ``wait_for``, ``create_task``,
-``Semaphore`` and ``Lock`` (and ``TimeoutError``, ``CancelledError``: catching the latter
+``Semaphore``, ``Lock`` and ``Queue`` (and ``TimeoutError``, ``CancelledError``: catching the latter
 is no more than a bare ``except:``, which the runner already survives).
 
 ``gather`` is implemented on anyio task groups (so the library keeps one async idiom),
@@ -38,8 +38,8 @@ from codemode.sandbox.language.state import (
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Generator, Sequence
 
-__all__ = ["FACADE", "MAX_NESTING", "TASK_BYTES", "Lock", "Semaphore", "Task", "TaskGroup",
-           "Timeout"]
+__all__ = ["FACADE", "MAX_NESTING", "TASK_BYTES", "Lock", "Queue", "Semaphore", "Task",
+           "TaskGroup", "Timeout"]
 
 TASK_BYTES: Final = 4096
 """Host memory one gathered awaitable costs (task, coroutine wrapper, cancel scope)."""
@@ -524,6 +524,35 @@ class Lock(Semaphore):
         super().__init__(1)
 
 
+class Queue(SelfGuarded):
+    """``asyncio.Queue(maxsize=0)``: a producer/consumer queue of the script's values
+    (workers ``await q.get()`` … ``q.task_done()``, ``await q.join()``), asyncio's own
+    underneath; each instance belongs to the run that made it."""
+
+    __slots__ = ("_queue", "_run")
+
+    _NAMES: Final = frozenset({"put", "get", "put_nowait", "get_nowait", "empty", "full",
+                               "qsize", "task_done", "join", "maxsize"})
+
+    def __init__(self, maxsize: int = 0) -> None:
+        if type(maxsize) is not int:
+            raise TypeError("Queue maxsize must be an int")
+        self._run = current_run()
+        self._queue: asyncio.Queue[Any] = asyncio.Queue(maxsize)
+
+    def __repr__(self) -> str:
+        return f"<Queue maxsize={self._queue.maxsize} qsize={self._queue.qsize()}>"
+
+    def sandbox_getattr(self, name: str) -> Any:
+        if name not in self._NAMES:
+            raise refuse(self, name)
+        if current_run() is not self._run:
+            raise TypeError("this asyncio.Queue belongs to another run")
+        if name in ("put", "get", "join"):
+            return tracked(getattr(self._queue, name))
+        return getattr(self._queue, name)
+
+
 FACADE: Final = Facade("asyncio", {"gather": tracked(gather), "sleep": tracked(sleep),
                                    "wait_for": tracked(wait_for), "wait": tracked(wait),
                                    "as_completed": as_completed, "TaskGroup": TaskGroup,
@@ -531,6 +560,8 @@ FACADE: Final = Facade("asyncio", {"gather": tracked(gather), "sleep": tracked(s
                                    "FIRST_EXCEPTION": FIRST_EXCEPTION,
                                    "ALL_COMPLETED": ALL_COMPLETED,
                                    "create_task": create_task, "ensure_future": create_task,
-                                   "Semaphore": Semaphore, "Lock": Lock,
+                                   "Semaphore": Semaphore, "Lock": Lock, "Queue": Queue,
+                                   "QueueEmpty": asyncio.QueueEmpty,
+                                   "QueueFull": asyncio.QueueFull,
                                    "TimeoutError": TimeoutError,
                                    "CancelledError": asyncio.CancelledError})
