@@ -4659,6 +4659,33 @@ async def main():
 asyncio.run(main())
 ''')
 
+s("c7_queue_workers_cancelled_then_gathered", '''
+import asyncio
+async def main():
+    q = asyncio.Queue()
+    for uid in [1, 2, 3]:
+        q.put_nowait(uid)
+    tiers = {}
+    async def worker():
+        while True:
+            uid = await q.get()
+            u = await tools.get_user(user_id=uid)
+            tiers[uid] = u["tier"]
+            q.task_done()
+    workers = [asyncio.create_task(worker()) for _ in range(2)]
+    await q.join()
+    for w in workers:
+        w.cancel()
+    outcomes = await asyncio.gather(*workers, return_exceptions=True)
+    print([type(o).__name__ for o in outcomes])
+    try:
+        await asyncio.gather(workers[0])
+    except asyncio.CancelledError:
+        print("gather of a cancelled task raises CancelledError")
+    return dict(sorted(tiers.items()))
+asyncio.run(main())
+''')
+
 
 @pytest.mark.parametrize(("name", "script"), CORPUS, ids=[row[0] for row in CORPUS])
 async def test_model_script_runs_as_in_cpython(mode: cm.CodeMode, name: str,

@@ -131,6 +131,15 @@ async def gather(*aws: Awaitable[Any], return_exceptions: bool = False) -> list[
         except anyio.get_cancelled_exc_class():
             if tg.cancel_scope.cancel_called or anyio.current_effective_deadline() == -math.inf:
                 raise  # a real cancellation: the gather's own, or a scope around it
+            if isinstance(aw, Task) and aw.task.cancelled():
+                # a task the script cancelled (workers stopped after ``q.join()``): its
+                # outcome, as CPython's gather gives it
+                if return_exceptions:
+                    results[index] = asyncio.CancelledError()
+                else:
+                    failures.append(asyncio.CancelledError())
+                    tg.cancel_scope.cancel()
+                return
             # Nobody cancelled it: the script raised a cancellation it had kept (a bare
             # except: in a suspended async generator); the task group would take it for
             # its own and drop every result.
