@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
     from anyio.abc import Process
 
-__all__ = ["MAX_LINE", "MAX_VALUES", "LineBuffer", "LineTooLong", "parsed_line", "stdio_transport"]
+__all__ = ["COMMAS_PER_VALUE", "MAX_LINE", "MAX_VALUES", "LineBuffer", "LineTooLong",
+           "parsed_line", "stdio_transport"]
 
 _LOG = logging.getLogger("codemode.upstream")
 
@@ -81,13 +82,25 @@ class LineBuffer:
         return lines
 
 
+COMMAS_PER_VALUE: Final = 4
+"""A line may hold this many commas per allowed value: commas inside strings count too (a
+CSV text is one value with a comma per field), so only objects and arrays (``{``, ``[``)
+are held to ``max_values`` itself, and a flood of bare values (``0,0,0,…``: 4.4 GB at
+64 MiB) is still stopped by its commas."""
+
+
 def _checked(line: bytes, max_values: int) -> bytes:
-    """``line``, or :class:`LineTooLong` when it may hold more than ``max_values`` values
-    (counted only for a line of more bytes than that: a shorter one cannot; each value
-    after an array's or object's first follows a comma)."""
-    if len(line) > max_values and (
-            values := line.count(b"{") + line.count(b"[") + line.count(b",") + 1) > max_values:
-        raise LineTooLong(f"a line of up to {values:,} JSON values (at most {max_values:,})")
+    """``line``, or :class:`LineTooLong` when it may hold more than ``max_values`` objects
+    and arrays or ``COMMAS_PER_VALUE`` times as many commas (counted only for a line of
+    more bytes than ``max_values``: a shorter one cannot)."""
+    if len(line) > max_values:
+        containers = line.count(b"{") + line.count(b"[")
+        commas = line.count(b",")
+        if containers > max_values or commas > COMMAS_PER_VALUE * max_values:
+            raise LineTooLong(
+                f"a line of up to {containers + commas + 1:,} JSON values ({containers:,} "
+                f"objects and arrays, at most {max_values:,}; {commas:,} commas, at most "
+                f"{COMMAS_PER_VALUE * max_values:,})")
     return line
 
 

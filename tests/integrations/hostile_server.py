@@ -5,9 +5,10 @@ do: ``python hostile_server.py MODE``.
 usable ones (a name listed twice, no ``inputSchema``, a number for a name, a schema that is
 no object or has an array root, a 300-character name); ``loop``: ``tools/list`` pages whose
 cursor repeats; ``text``: only the usable entries; ``lines``: ``long`` (a text result of
-``n`` characters, one line), ``endless`` (a line that never ends) and ``values`` (a result
-holding ``n`` empty objects); ``fork PATH``: ``text``'s, with a child that holds its pipes
-and sleeps on after the server exits (its pid written to PATH). Its tools answer
+``n`` characters, one line), ``endless`` (a line that never ends), ``values`` (a result
+holding ``n`` empty objects) and ``csv`` (a text of ``n`` comma-separated fields);
+``fork PATH``: ``text``'s, with a child that holds its pipes and sleeps on after the
+server exits (its pid written to PATH). Its tools answer
 text the SDK's parser refuses (``surrogate``: a JSON ``"\\ud83d"``, as JavaScript servers
 send a string cut inside a surrogate pair) or bytes that are no UTF-8 (``latin1``).
 """
@@ -75,7 +76,8 @@ def main() -> None:
             elif MODE == "lines":
                 page = {"tools": [{"name": "long", "inputSchema": _OBJECT},
                                   {"name": "endless", "inputSchema": _OBJECT},
-                                  {"name": "values", "inputSchema": _OBJECT}]}
+                                  {"name": "values", "inputSchema": _OBJECT},
+                                  {"name": "csv", "inputSchema": _OBJECT}]}
             _send({"jsonrpc": "2.0", "id": request_id, "result": page})
         elif method == "tools/call":
             name = message["params"]["name"]
@@ -85,6 +87,10 @@ def main() -> None:
                 _answer(request_id, "caf\u00e9".encode("latin-1"))
             elif name == "long":
                 _answer(request_id, b"y" * int(message["params"]["arguments"]["n"]))
+            elif name == "csv":  # one text value with a comma per field
+                _send({"jsonrpc": "2.0", "id": request_id, "result": {"content": [
+                    {"type": "text", "text": ",".join(["a"] * int(
+                        message["params"]["arguments"]["n"]))}]}})
             elif name == "values":
                 _send({"jsonrpc": "2.0", "id": request_id, "result": {
                     "content": [{"type": "text", "text": "ok"}],

@@ -137,7 +137,8 @@ async def test_a_line_of_too_many_values_closes_the_connection_unparsed(
         text, pid = await _call("values", {"n": 5_000}, max_line=65_536, max_values=1_000)
     assert "Connection closed" in text
     assert any("upstream bad sent a line of up to 10,0" in record.getMessage() and
-               "JSON values (at most 1,000): its connection is closed" in record.getMessage()
+               "objects and arrays, at most 1,000;" in record.getMessage() and
+               "its connection is closed" in record.getMessage()
                for record in caplog.records)
     assert _gone(pid)
 
@@ -180,3 +181,13 @@ def test_a_garbage_line_is_shown_without_its_whole_repr() -> None:
     assert "upstream junk sent a line that is no JSON-RPC message: '\\x01\\x01" in \
         shown.getvalue()
     assert peak < 3 * len(line)
+
+
+async def test_a_text_of_many_commas_is_one_value() -> None:
+    """Commas in a string counted as values closed the connection on a CSV export; only
+    a flood of commas past ``COMMAS_PER_VALUE`` per allowed value does."""
+    text, pid = await _call("csv", {"n": 3_000}, max_line=65_536, max_values=1_000)
+    assert text == ",".join(["a"] * 3_000)
+    assert _gone(pid)
+    text, _ = await _call("csv", {"n": 5_000}, max_line=65_536, max_values=1_000)
+    assert "Connection closed" in text
