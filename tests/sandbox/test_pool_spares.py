@@ -53,7 +53,7 @@ def _wait_dead(pid: int) -> None:
             with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
                 if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
                     return
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):  # reaped, maybe mid-read
             return
         time.sleep(0.01)
     raise AssertionError(f"process {pid} did not die")
