@@ -86,7 +86,18 @@ def _by_name(node: ast.Attribute, parents: Mapping[ast.AST, ast.AST],
             "`.content[0].text` to read")
 
 
+_NEVER_LITERAL: Final = (ast.Name, ast.Attribute, ast.Subscript, ast.JoinedStr, ast.Await,
+                         ast.Lambda, ast.Compare, ast.BoolOp, ast.IfExp, ast.ListComp,
+                         ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.Starred)
+"""Node types ``ast.literal_eval`` always refuses: answered without its exception (an
+argument like ``owner=user["name"]`` is in most scripts)."""
+
+
 def _literal(node: ast.expr) -> tuple[bool, Any]:
+    if type(node) is ast.Constant:
+        return True, node.value
+    if isinstance(node, _NEVER_LITERAL):
+        return False, None
     try:
         return True, ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
