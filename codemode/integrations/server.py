@@ -520,9 +520,16 @@ async def serve_stdio(server: GatewayServer) -> None:
     cancelled: the read of stdin in flight is abandoned, so that returns at once)."""
     from mcp.server.stdio import stdio_server
 
+    from codemode.integrations.stdio_requests import answer_refused
+
     with _claimed_stdin() as lines:
-        async with stdio_server(stdin=lines) as (read, write):
-            await server.server.run(read, write, server.server.create_initialization_options())
+        async with stdio_server(stdin=lines) as (read, write), anyio.create_task_group() as tg:
+            send, passed = anyio.create_memory_object_stream[Any](0)
+            tg.start_soon(answer_refused, read, write, send)
+            async with passed:
+                await server.server.run(passed, write,
+                                        server.server.create_initialization_options())
+            tg.cancel_scope.cancel()
 
 
 @final
