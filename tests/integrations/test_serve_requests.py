@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pytest
 
-from tests.integrations.test_serve import _serve_args
-
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -42,8 +40,9 @@ async def test_every_request_line_is_answered(tmp_path: Path) -> None:
         b'{"jsonrpc": "2.0", "id": 5, "method": "resources/list"}',
         b'{"jsonrpc": "2.0", "id": 6, "method": "ping"}',
     ]
-    async with await anyio.open_process([sys.executable, *_serve_args(config)],
-                                        stderr=subprocess.DEVNULL) as process:
+    serve = [sys.executable, "-m", "codemode.cli", "serve", "--executor", "inprocess",
+             "--config", str(config)]
+    async with await anyio.open_process(serve, stderr=subprocess.DEVNULL) as process:
         assert process.stdin is not None and process.stdout is not None
         await process.stdin.send(b"\n".join(lines) + b"\n")
         answers: list[dict[str, Any]] = []
