@@ -23,12 +23,33 @@ __all__ = ["Converter", "plain_schema"]
 _SCALARS: Final[dict[Any, str]] = {str: "string", int: "integer", float: "number",
                                    bool: "boolean"}
 
+_INT_BOUND: Final = 2.0 ** 63
+"""pydantic takes a whole float for an ``int`` only strictly inside ±2**63 (its i64):
+``1e300`` arrived as a 997-bit int, pydantic refuses it."""
+
+
+class _Refused(ValueError):
+    """A JSON number the annotated type cannot hold, as pydantic's validation refuses it."""
+
+
 def _to_int(value: Any) -> Any:
-    return int(value) if type(value) is float else value
+    if type(value) is not float:
+        return value
+    if not -_INT_BOUND < value < _INT_BOUND:
+        raise _Refused(f"{value!r} is too large for an integer written as a float (its"
+                       " magnitude must stay below 2**63; write it without a fraction or"
+                       " exponent)")
+    return int(value)
 
 
 def _to_float(value: Any) -> Any:
-    return float(value) if type(value) is int else value
+    if type(value) is not int:
+        return value
+    try:  # pydantic refuses what float() does: an int past float's range (OverflowError)
+        return float(value)
+    except OverflowError:
+        raise _Refused(f"an integer of {value.bit_length()} bits is past the range of a"
+                       " float (about ±1.8e308)") from None
 
 
 _CONVERT: Final[dict[Any, Any]] = {int: _to_int, float: _to_float}
@@ -113,12 +134,18 @@ class Converter:
         self._steps = steps
 
     def convert(self, raw: dict[str, Any]) -> dict[str, Any]:
-        """``raw`` (a fresh dict of validated JSON) as the annotated types."""
+        """``raw`` (a fresh dict of validated JSON) as the annotated types; ``ValueError``
+        (naming the argument) for a number the type cannot hold, where pydantic refuses it."""
         steps = self._steps
         if not steps:
             return raw
-        return {key: steps[key](value) if key in steps else value
-                for key, value in raw.items()}
+        out = {}
+        for key, value in raw.items():
+            try:
+                out[key] = steps[key](value) if key in steps else value
+            except _Refused as exc:
+                raise ValueError(f"argument {key!r}: {exc}") from None
+        return out
 
 
 def plain_schema(

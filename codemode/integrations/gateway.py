@@ -384,13 +384,13 @@ class _Upstream:
                 target = stdio_transport(config.command, config.args, config.env or None,
                                          config.cwd, name=config.name)
             else:
-                import httpx2
                 from mcp.client.streamable_http import streamable_http_client
 
-                http = await stack.enter_async_context(httpx2.AsyncClient(
-                    headers=dict(config.headers),
-                    timeout=httpx2.Timeout(30.0, read=300.0),
-                ))
+                from codemode.integrations.upstream_http import bounded_client
+
+                # a JSON answer's bytes, and the values of each answer or SSE event, are
+                # bounded as a stdio line's (see upstream_http)
+                http = await stack.enter_async_context(bounded_client(config.headers))
                 assert config.url is not None
                 # one SSE event carries one message: as large as a stdio line may be (the
                 # SDK's 1 MiB default failed a 2 MB tool result)

@@ -29,6 +29,7 @@ from codemode.dispatch.content import Envelope
 from codemode.dispatch.frozen import thaw
 from codemode.dispatch.tool import Tool, define_tool
 from codemode.errors import DuplicateToolError, ToolDefinitionError
+from codemode.integrations.wrapped_result import unwrapped_schema
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -145,7 +146,10 @@ class McpResultError(Exception):
         )
 
 
-def _handler(session: McpSession, remote: str) -> Any:
+def _handler(session: McpSession, remote: str, *, wrapped: bool) -> Any:
+    """The tool's handler; ``wrapped``: structured answers come as ``{"result": x}`` (see
+    ``wrapped_result``) and the script gets ``x``."""
+
     async def call(args: Mapping[str, Any], ctx: ExecContext) -> Envelope:
         async def progress(done: float, total: float | None, message: str | None) -> None:
             ctx.progress({"progress": done, "total": total, "message": message})
@@ -156,16 +160,26 @@ def _handler(session: McpSession, remote: str) -> Any:
             raise McpResultError(remote, exc) from None
         result = _dump(answer)
         is_error = bool(result.get("isError"))
+        content = result.get("content") or ""
         structured = result.get("structuredContent")
-        envelope = Envelope(
-            result.get("content") or "",
-            meta={"mcp": result["_meta"]} if result.get("_meta") else None,
+        given = structured is not None and not is_error
+        if given and wrapped and isinstance(structured, dict) and set(structured) == {
+                "result"}:
+            structured = structured["result"]
+            if structured is None:  # JSON null, as a handler returning None gives it
+                return Envelope(None, meta=_meta(result))
+        return Envelope(
+            content,
+            meta=_meta(result),
             is_error=is_error,
-            **({"structured": structured} if structured is not None and not is_error else {}),
+            **({"structured": structured} if given else {}),
         )
-        return envelope
 
     return call
+
+
+def _meta(result: dict[str, Any]) -> dict[str, Any] | None:
+    return {"mcp": result["_meta"]} if result.get("_meta") else None
 
 
 def mcp_tools(
@@ -220,6 +234,7 @@ def _tool(
     if isinstance(output, dict):
         output, cut = _cut_dangling_refs(output)
         repairs += [f"output schema: {note}" for note in cut]
+        output = unwrapped_schema(output, name) or output
     try:
         tool = _define(spec, name, params, output, session, namespace, prefix)
     except ToolDefinitionError as refused:
@@ -270,7 +285,8 @@ def _define(
         description=spec.get("description") or "",
         parameters=params,
         output_schema=output,
-        execute=_handler(session, remote),
+        execute=_handler(session, remote, wrapped=unwrapped_schema(
+            spec.get("outputSchema"), remote) is not None),
         namespace=namespace,
         # no outputSchema listed: the answers are content blocks, a script receives their
         # text (an output schema this side had to drop still means structured answers)

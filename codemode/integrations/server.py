@@ -51,6 +51,7 @@ import anyio
 
 from codemode.dispatch.context import ToolCall
 from codemode.dispatch.frozen import thaw
+from codemode.integrations.wrapped_result import wire_schema, wire_structured
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -188,7 +189,7 @@ class GatewayServer:
                 "inputSchema": thaw(spec.parameters),
             }
             if spec.output_schema is not None:
-                entry["outputSchema"] = thaw(spec.output_schema)
+                entry["outputSchema"] = wire_schema(thaw(spec.output_schema))
             tools.append(types.Tool.model_validate(entry))
         return types.ListToolsResult(tools=tools)
 
@@ -510,7 +511,7 @@ def _mcp_result(result: Any, specs: list[ToolSpec], name: str) -> Any:
     }
     declared = next((s.output_schema for s in specs if s.name == name), None)
     if declared is not None and result.structured is not None and not result.is_error:
-        entry["structuredContent"] = thaw(result.structured)
+        entry["structuredContent"] = wire_structured(thaw(declared), thaw(result.structured))
     return types.CallToolResult.model_validate(entry)
 
 
@@ -519,9 +520,16 @@ async def serve_stdio(server: GatewayServer) -> None:
     cancelled: the read of stdin in flight is abandoned, so that returns at once)."""
     from mcp.server.stdio import stdio_server
 
+    from codemode.integrations.stdio_requests import answer_refused
+
     with _claimed_stdin() as lines:
-        async with stdio_server(stdin=lines) as (read, write):
-            await server.server.run(read, write, server.server.create_initialization_options())
+        async with stdio_server(stdin=lines) as (read, write), anyio.create_task_group() as tg:
+            send, passed = anyio.create_memory_object_stream[Any](0)
+            tg.start_soon(answer_refused, read, write, send)
+            async with passed:
+                await server.server.run(passed, write,
+                                        server.server.create_initialization_options())
+            tg.cancel_scope.cancel()
 
 
 @final

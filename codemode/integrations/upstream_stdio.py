@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from anyio.abc import Process
 
 __all__ = ["COMMAS_PER_VALUE", "MAX_LINE", "MAX_VALUES", "LineBuffer", "LineTooLong",
-           "parsed_line", "stdio_transport"]
+           "parsed_line", "stdio_transport", "too_many_values"]
 
 _LOG = logging.getLogger("codemode.upstream")
 
@@ -89,18 +89,25 @@ are held to ``max_values`` itself, and a flood of bare values (``0,0,0,…``: 4.
 64 MiB) is still stopped by its commas."""
 
 
+def too_many_values(containers: int, commas: int, max_values: int) -> str | None:
+    """What is wrong with a message of ``containers`` ``{``/``[`` bytes and ``commas``
+    commas: more than ``max_values`` of the first or ``COMMAS_PER_VALUE`` times as many of
+    the second; else None."""
+    if containers > max_values or commas > COMMAS_PER_VALUE * max_values:
+        return (f"up to {containers + commas + 1:,} JSON values ({containers:,} objects and"
+                f" arrays, at most {max_values:,}; {commas:,} commas, at most"
+                f" {COMMAS_PER_VALUE * max_values:,})")
+    return None
+
+
 def _checked(line: bytes, max_values: int) -> bytes:
-    """``line``, or :class:`LineTooLong` when it may hold more than ``max_values`` objects
-    and arrays or ``COMMAS_PER_VALUE`` times as many commas (counted only for a line of
-    more bytes than ``max_values``: a shorter one cannot)."""
+    """``line``, or :class:`LineTooLong` when it holds too many values (counted only for a
+    line of more bytes than ``max_values``: a shorter one cannot)."""
     if len(line) > max_values:
-        containers = line.count(b"{") + line.count(b"[")
-        commas = line.count(b",")
-        if containers > max_values or commas > COMMAS_PER_VALUE * max_values:
-            raise LineTooLong(
-                f"a line of up to {containers + commas + 1:,} JSON values ({containers:,} "
-                f"objects and arrays, at most {max_values:,}; {commas:,} commas, at most "
-                f"{COMMAS_PER_VALUE * max_values:,})")
+        problem = too_many_values(line.count(b"{") + line.count(b"["), line.count(b","),
+                                  max_values)
+        if problem is not None:
+            raise LineTooLong(f"a line of {problem}")
     return line
 
 

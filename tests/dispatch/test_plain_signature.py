@@ -132,3 +132,43 @@ def test_a_process_defining_plain_tools_never_imports_pydantic() -> None:
             '''Dated.'''
             return {"a": a}
     """)
+
+
+BIG = [10**400, -(10**400), 2**1024, 2**1024 - 1, 2**1024 - 2**970, 2**1024 - 2**970 - 1,
+       2**53 + 1, 1e300, -1e300, 1e20, 2.0**63, -(2.0**63), 2.0**63 - 1024, -(2.0**63) + 1024,
+       1.7976931348623157e308, -0.0, 3.0]
+RANGE_HINTS = [int, float, list[int], list[float], dict[str, int], dict[str, float],
+               int | None, float | None]
+
+
+def _shaped(hint: Any, value: Any) -> Any:
+    origin = getattr(hint, "__origin__", None)
+    return [value] if origin is list else {"k": value} if origin is dict else value
+
+
+@pytest.mark.parametrize("hint", RANGE_HINTS, ids=str)
+@pytest.mark.parametrize("value", BIG, ids=repr)
+def test_numbers_past_a_types_range_are_refused_where_pydantic_refuses_them(
+        hint: Any, value: Any) -> None:
+    """A ``float`` given an int past float's range failed in the handler as OverflowError,
+    and an ``int`` given ``1e300`` arrived as a 997-bit int (pydantic refuses both). Now the
+    plain path takes what pydantic takes, as the same values, and refuses the rest naming
+    the argument."""
+    import jsonschema
+
+    found = plain_schema([("x", hint, ..., None)])
+    assert found is not None
+    schema, converter = found
+    arguments = {"x": _shaped(hint, value)}
+    assert jsonschema.Draft202012Validator(schema).is_valid(arguments)  # reaches conversion
+    _, model = _pydantic([("x", hint, ..., None)])
+    try:
+        want: Any = model.model_validate(arguments).x
+    except pydantic.ValidationError:
+        want = None
+    if want is None:
+        with pytest.raises(ValueError, match=r"^argument 'x': "):
+            converter.convert(dict(arguments))
+    else:
+        got = converter.convert(dict(arguments))["x"]
+        assert (got, json.dumps(got)) == (want, json.dumps(want))
