@@ -993,6 +993,9 @@ STALLERS = [
     pytest.param("len(('{{' * 50_000_000).format())", id="format-literal-pieces"),
     pytest.param("import math\nB = 3 ** 40000 + 1\nC = 7 ** 23000\n"
                  "math.gcd(*[B * C, B * (C + 1)] * 500)", id="gcd-of-big-integers"),
+    pytest.param("a = 1 << 131000\n[a] * 10**6 == [a + 1 - 1] * 10**6",
+                 id="compare-lists-of-long-ints"),
+    pytest.param("a = 1 << 131000\nhash((a,) * 200_000)", id="hash-tuple-of-long-ints"),
 ]
 
 

@@ -100,6 +100,34 @@ _VISITS_PER_PROBE: Final = VISITS_PER_SECOND // PROBES_PER_SECOND
 _INTS: Final = frozenset({int, bool})
 _SMALL_INT: Final = 1 << 60
 
+INT_FREE_BITS: Final = 512
+"""Bits of an int its comparison or hash reads as its one visit. Past them, two visits per
+30-bit digit: CPython compares two ints of one length digit by digit from the top (~0.7 ns
+a digit) and hashes every digit (~5.7 ns), so ``[a] * 10**6 == [a + 0] * 10**6`` over a
+131,072-bit ``a`` (the sandbox's cap) read 4·10⁹ digits in one C call (3 s holding the
+GIL) and ``hash((a,) * 10**6)`` hashed them (25 s), each charged as 10**6 visits."""
+_DIGIT_BITS: Final = 15
+_is_int: Final = int.__instancecheck__
+
+
+def int_visits(value: int) -> int:
+    """Visits of one comparison (or hash) of the int ``value``."""
+    bits = value.bit_length()
+    return 1 if bits <= INT_FREE_BITS else 1 + (bits - INT_FREE_BITS) // _DIGIT_BITS
+
+
+def _scalar_visits(node: Any, kinds: set[type]) -> int:
+    """Visits of comparing the scalars of ``node`` (a list, tuple, deque, set or a dict's
+    keys/values) one by one: one each, and the digits of long ints (see ``INT_FREE_BITS``),
+    read at C speed."""
+    count = len(node)
+    if int not in kinds:
+        return count
+    ints = node if kinds <= _INTS else filter(_is_int, node)
+    bits = sum(map(int.bit_length, ints))
+    extra = bits - INT_FREE_BITS * count
+    return count + extra // _DIGIT_BITS if extra > 0 else count
+
 _C_HASHED: Final = frozenset({int, float, complex, bool, type(None), str, bytes})
 """Key types whose ``hash`` is C code (no script ``__hash__`` runs to read it again)."""
 
@@ -181,17 +209,18 @@ def charge_probes(probes: int) -> None:
 def _flat_cost(node: Any) -> int | None:
     """Visits of a container whose items are all scalars or all texts (C-speed scan), else
     None."""
-    if type(node) is _ITEMS_VIEW:
-        node = node.mapping
-        kinds = set(map(type, node.keys())) | set(map(type, node.values()))
-        return 2 * len(node) + 1 if kinds <= _SCALARS else None
-    items = node.keys() if isinstance(node, dict) else node
-    kinds = set(map(type, items))
-    if isinstance(node, dict):
-        kinds.update(map(type, node.values()))
+    if type(node) is _ITEMS_VIEW or isinstance(node, dict):
+        mapping = node.mapping if type(node) is _ITEMS_VIEW else node
+        keys = set(map(type, mapping.keys()))
+        values = set(map(type, mapping.values()))
+        if keys <= _SCALARS and values <= _SCALARS:
+            return (_scalar_visits(mapping.keys(), keys)
+                    + _scalar_visits(mapping.values(), values) + 1)
+        return None
+    kinds = set(map(type, node))
     if kinds <= _SCALARS:
-        return len(node) * (2 if isinstance(node, dict) else 1) + 1
-    if len(kinds) == 1 and kinds <= _TEXT and not isinstance(node, dict):
+        return _scalar_visits(node, kinds) + 1
+    if len(kinds) == 1 and kinds <= _TEXT:
         return len(node) + sum(map(len, node)) // TEXT_UNIT + 1
     return None
 
@@ -201,6 +230,8 @@ def compare_cost(obj: Any, budget: int) -> int:
     least that"): every reference to a shared container counts its whole content again,
     each text counts its length in ``TEXT_UNIT`` bytes."""
     kind = type(obj)
+    if kind is int:
+        return int_visits(obj)
     if kind in _SCALARS:
         return 1
     if kind in _TEXT:
@@ -213,7 +244,9 @@ def compare_cost(obj: Any, budget: int) -> int:
     def visit(node: Any, depth: int) -> int:
         nonlocal total
         kind = type(node)
-        if kind in _SCALARS:
+        if kind is int:
+            cost = int_visits(node)
+        elif kind in _SCALARS:
             cost = 1
         elif kind in _TEXT:
             cost = 1 + len(node) // TEXT_UNIT
@@ -327,7 +360,11 @@ def charge_search(container: Any, item: Any) -> None:
     if isinstance(container, _SEQUENCES) or type(container) is _VALUES_VIEW:
         seq: Any = container
         size = len(seq)
-        if kind in _SCALARS:
+        if kind is int and int_visits(item) > 1:
+            # each comparison reads at most the shorter int: the items' own digits bound it
+            items = seq if isinstance(seq, _SEQUENCES) else tuple(seq)
+            _charge(min(size * int_visits(item), compare_cost(items, _budget())))
+        elif kind in _SCALARS:
             _charge(size)
         elif kind in _TEXT:
             _charge(size * (1 + len(item) // TEXT_UNIT))
@@ -423,7 +460,8 @@ def charge_each(key: Callable[[Any], Any] | None, factor: int) -> Callable[[Any]
 
     def charged_key(value: Any) -> Any:
         result = key(value)
-        if type(result) not in _SHALLOW and isinstance(result, _CONTAINERS):
+        if (type(result) not in _SHALLOW and isinstance(result, _CONTAINERS)) or (
+                type(result) is int and result.bit_length() > INT_FREE_BITS):
             _charge(compare_cost(result, _budget()) * factor)
         return result
     return charged_key
