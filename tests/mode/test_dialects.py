@@ -124,6 +124,11 @@ ROWS: list[tuple[str, str, str, dict[str, Any] | None]] = [
     ("bare namespaces",
      'await tools.gdrive.get_sheet(sheet_id="s1")',
      'await gdrive.get_sheet(sheet_id="s1")', None),
+    # the tool ``filter`` is ``tools.filter_`` in the SDK (the builtin's name); a script
+    # that calls it by its own name reached an empty namespace ("not callable")
+    ("a tool named as a builtin, by its wire name",
+     'await tools.filter_(query="p")',
+     'await tools.filter(query="p")', None),
     ("positional arguments",
      'await tools.search(query="p", limit=1)',
      'await tools.search("p", 1)', None),
@@ -397,6 +402,13 @@ async def test_a_respelled_argument_keeps_what_the_call_also_gave(mode: cm.CodeM
                          'await tools.list_issues(**p)')
     assert run.error is None, run.error
     assert run.value == {"owner": "a", "perPage": 1, "per_page": 2}
+
+
+async def test_strict_names_the_sdk_spelling_of_a_builtin_named_tool(
+        strict: cm.CodeMode) -> None:
+    run = await strict.run('await tools.filter(query="p")')
+    assert run.error is not None and "filter_" in run.error.message, run.error
+    assert trace(run) == []
 
 
 async def test_strict_refuses_tools_by_name(strict: cm.CodeMode) -> None:

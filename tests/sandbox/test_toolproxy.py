@@ -56,3 +56,13 @@ def test_sync_aliases_only_with_the_dialects(orders: dict[str, Any] | None,
 def test_an_unknown_name_lists_close_matches() -> None:
     with pytest.raises(AttributeError, match=r"tools\.gh has no tool 'rpo'; did you mean 'repo'"):
         resolve(_tools(), "gh.rpo")
+
+
+def test_a_builtin_named_tool_is_reached_by_its_name_with_the_dialects() -> None:
+    paths = ("set_", "set_items", "list_")
+    tools = build_tools(paths, _never, Meter(operations=10**6, timeout=1.0), 10**6, {})
+    assert repr(resolve(tools, "set")) == "<tool set_>"
+    assert repr(resolve(tools, "list")) == "<tool list_>"
+    strict = build_tools(paths, _never, Meter(operations=10**6, timeout=1.0), 10**6, None)
+    with pytest.raises(AttributeError, match="has no tool 'set'; did you mean 'set_'"):
+        resolve(strict, "set")

@@ -365,13 +365,15 @@ class ToolNamespace(SelfGuarded):
             if node is not None:
                 return node
         spelled = _spelled(name)
-        for candidate in (spelled, spelled.rstrip("_")):
+        # ``set_`` is how the SDK spells a tool named ``set`` (a builtin's name)
+        for candidate in (spelled, spelled.rstrip("_"), spelled + "_"):
             child = self._child(candidate) if candidate != name else None
             if child is not None:
                 return child
         head = spelled + "_"
         tree: _Tree = {key[len(head):]: entry for key, entry in self._children.items()
-                       if key.startswith(head) and isinstance(entry, str)}
+                       if key.startswith(head) and len(key) > len(head)
+                       and isinstance(entry, str)}
         if not tree:
             return None
         made = ToolNamespace(f"{self._prefix}.{name}" if self._prefix else name, self._run,
