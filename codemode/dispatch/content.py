@@ -244,6 +244,10 @@ def normalise(call_id: str, name: str, value: Any, *, steps: bool = False) -> To
         return _renormalise(call_id, name, value)
     envelope = isinstance(value, Envelope)
     if envelope:
+        if type(value.is_error) is not bool:
+            # a truthy stand-in (1, "yes") read as a success would hide the failure
+            raise InvalidResult(f"'is_error' must be True or False, not "
+                                f"{type(value.is_error).__name__}")
         raw_meta = value.meta
         if raw_meta is not None:
             if not isinstance(raw_meta, Mapping):

@@ -154,6 +154,11 @@ _SELF_HOLDING.append(_SELF_HOLDING)
             "'structured' is not JSON",
             id="structured-not-json",
         ),
+        # a truthy stand-in read as "no error" would report a failure as a success
+        pytest.param(cm.Envelope("disk full", is_error=1),  # type: ignore[arg-type]
+                     "'is_error' must be True or False, not int", id="is-error-int"),
+        pytest.param(cm.Envelope("disk full", is_error="yes"),  # type: ignore[arg-type]
+                     "'is_error' must be True or False, not str", id="is-error-str"),
     ],
 )
 async def test_non_json_results_become_errors(
