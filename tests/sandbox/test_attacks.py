@@ -996,6 +996,16 @@ STALLERS = [
     pytest.param("a = 1 << 131000\n[a] * 10**6 == [a + 1 - 1] * 10**6",
                  id="compare-lists-of-long-ints"),
     pytest.param("a = 1 << 131000\nhash((a,) * 200_000)", id="hash-tuple-of-long-ints"),
+    # an OrderedDict inserts pairs or keys it was handed in one C call (7 s of GIL held for
+    # 15,000 keys sharing a hash, before their probes were charged first)
+    *(pytest.param("import collections\nm = 2**61 - 1\nks = [i * m for i in range(15000)]\n"
+                   + tail, id=name)
+      for name, tail in (("hash-collision-ordereddict-of-zip",
+                          "len(collections.OrderedDict(zip(ks, ks)))"),
+                         ("hash-collision-ordereddict-fromkeys",
+                          "len(collections.OrderedDict.fromkeys(iter(ks)))"),
+                         ("hash-collision-ordereddict-update",
+                          "collections.OrderedDict().update(zip(ks, ks))"))),
 ]
 
 

@@ -40,10 +40,12 @@ from codemode.sandbox.language.compare import (
     TEXT_UNIT,
     charge_collisions,
     charge_each,
+    charge_probes,
     charge_search,
     charge_sort,
     check_ordered_key,
     guarded_key,
+    key_probes,
     keyed,
     ordered_pairs,
 )
@@ -1474,7 +1476,9 @@ def _fromkeys(cls: Any, keys: Any, value: Any = None) -> Any:
     """``dict.fromkeys`` with the keys drawn through the operation counter (an
     ``OrderedDict``'s checked first: ``compare.check_ordered_key``)."""
     if cls is OrderedDict:
-        return cls.fromkeys([check_ordered_key(key) for key in counted(keys)], value)
+        checked = [check_ordered_key(key) for key in counted(keys)]
+        charge_probes(key_probes(checked))  # inserted in one C call: keys sharing a hash
+        return cls.fromkeys(checked, value)
     return cls.fromkeys(counted(keyed(keys)), value)
 
 
