@@ -1006,6 +1006,13 @@ STALLERS = [
                           "len(collections.OrderedDict.fromkeys(iter(ks)))"),
                          ("hash-collision-ordereddict-update",
                           "collections.OrderedDict().update(zip(ks, ks))"))),
+    # a UTF-16/32 codec calls its error handler once per lone surrogate (~0.3 µs): one call
+    # over ten million held the GIL 3 s (now in chunks; test_codec_chunks.py has the error
+    # message sized the same way)
+    pytest.param("x = '\\ud800' * 10_000_000\nfor i in range(20):\n"
+                 "    x.encode('utf-16', 'ignore')", id="lone-surrogates-encoded"),
+    pytest.param("x = b'\\x00\\xd8' * 10_000_000\nfor i in range(20):\n"
+                 "    x.decode('utf-16-le', 'replace')", id="lone-surrogates-decoded"),
 ]
 
 

@@ -537,7 +537,7 @@ _WARM_SCRIPTS: Final = (
     "try:\n    x = await tools.warm(n=1)\nexcept Exception as e:\n    x = str(e)\nx",
     "".join(f"'x'.encode('{codec}')\n" for codec in (
         "utf-8", "ascii", "latin-1", "utf-16", "utf-32", "utf-16-le", "utf-16-be",
-        "utf-8-sig")) + "None",
+        "utf-32-le", "utf-32-be", "utf-8-sig")) + "None",
 )
 """Scripts the worker runs through the real runner before it confines itself: the first
 await loads anyio's asyncio backend, an error loads the traceback machinery, a tool call

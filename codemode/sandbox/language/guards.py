@@ -26,8 +26,10 @@ never returns None in place of a refused attribute.
 
 from __future__ import annotations
 
+import codecs
 import datetime as _dt
 import json
+import sys
 import weakref
 from collections import Counter, OrderedDict, defaultdict, deque
 from functools import partial
@@ -834,7 +836,8 @@ def _counted_arg(arg: Any, mappings: str) -> Any:
 
 
 CODECS: Final = frozenset({"utf-8", "utf8", "ascii", "latin-1", "latin1", "iso-8859-1",
-                           "utf-16", "utf-32", "utf-16-le", "utf-16-be", "utf-8-sig"})
+                           "utf-16", "utf-32", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be",
+                           "utf-8-sig"})
 """Codecs ``str.encode``/``bytes.decode`` accept (others can be slow pure-Python host code)."""
 
 
@@ -863,12 +866,54 @@ def _bind_codec(method: str) -> Callable[[Any], Callable[..., Any]]:
             check_codec(encoding, errors)
             if len(value) > _CODEC_FREE:
                 ensure_size(_coded_size(value, encoding), f"{type(value).__name__}.{method}()")
+                if len(value) > _CODEC_CHUNK and errors != "strict" and (
+                        encoding.lower().replace("_", "-").startswith(("utf-16", "utf-32"))):
+                    return _in_chunks(value, encoding, errors)
             return real(encoding, errors)
         return convert
     return bind
 
 
 _CODEC_FREE: Final = 1 << 12
+_CODEC_CHUNK: Final = 1 << 16
+"""Characters (or bytes) one C call of a UTF-16/32 codec with an error handler is given:
+it calls the handler once per lone surrogate or bad unit (~0.3 µs each), so one call over
+a text of 10 million of them held the GIL 3 s; chunks tick between them."""
+
+
+_BOMS: Final = {"utf-16": (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE),
+                "utf-32": (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)}
+
+
+def _in_chunks(value: str | bytes, encoding: str, errors: str) -> Any:
+    """``value.encode``/``value.decode`` through the codec's incremental coder, a chunk at
+    a time, an operation charged per chunk (where a stopped run ends)."""
+    if isinstance(value, str):
+        encoder = codecs.getincrementalencoder(encoding)(errors)
+        out = []
+        for start in range(0, len(value), _CODEC_CHUNK):
+            charge_operations(1 + _CODEC_CHUNK // 1024)
+            out.append(encoder.encode(value[start:start + _CODEC_CHUNK]))
+        out.append(encoder.encode("", final=True))
+        return b"".join(out)
+    data = bytes(value)
+    name = encoding.lower().replace("_", "-")
+    if name in _BOMS:
+        # one call reads a leading byte-order mark, else the native order; the incremental
+        # decoder insists on the mark
+        little, big = _BOMS[name]
+        order = "-le" if sys.byteorder == "little" else "-be"
+        if data.startswith((little, big)):
+            order = "-le" if data.startswith(little) else "-be"
+            data = data[len(little):]
+        encoding = name + order
+    decoder = codecs.getincrementaldecoder(encoding)(errors)
+    parts = []
+    for start in range(0, len(data), _CODEC_CHUNK):
+        charge_operations(1 + _CODEC_CHUNK // 1024)
+        parts.append(decoder.decode(data[start:start + _CODEC_CHUNK]))
+    parts.append(decoder.decode(b"", final=True))
+    return "".join(parts)
 
 
 def _coded_size(value: str | bytes, encoding: str) -> int:

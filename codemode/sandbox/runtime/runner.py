@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import codecs
 import contextlib
 import dis
 import inspect
@@ -62,6 +63,7 @@ from codemode.sandbox.language.facades import FACADE_NAMES, facade
 from codemode.sandbox.language.formatting import install as install_str_format
 from codemode.sandbox.language.formatting import render_field
 from codemode.sandbox.language.guards import (
+    CODECS,
     build_class,
     guarded_apply,
     guarded_getattr,
@@ -233,9 +235,14 @@ def preload() -> None:
 
 
 def warm_up() -> None:
-    """Import every facade and compile a trivial script, so the first real run is fast."""
+    """Import every facade, every codec scripts may name and compile a trivial script, so
+    the first real run is fast (and a confined worker, which cannot import, has them:
+    ``str.encode`` finds UTF-16 without the codec registry, but its incremental encoder
+    for a long text looks the codec up)."""
     for name in FACADE_NAMES:
         facade(name)
+    for codec in CODECS:
+        codecs.lookup(codec)
     compile_script("x = [i for i in range(1)]\nx")
 
 

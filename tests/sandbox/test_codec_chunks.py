@@ -1,0 +1,118 @@
+"""UTF-16/32 codecs with an error handler run a chunk at a time (``guards._in_chunks``).
+
+CPython calls the handler once per lone surrogate or bad code unit (~0.3 µs each), so one
+C call over ten million of them held the GIL for seconds: an in-process host's event loop
+stood still. In chunks, the run ticks between them. The bytes and texts made are the ones a
+single call makes, surrogates and byte-order marks split across chunks included.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import textwrap
+from typing import Any
+
+import anyio
+import pytest
+
+from codemode.sandbox import InProcessExecutor, WorkerPoolExecutor
+from codemode.sandbox.executors.broker import CallBroker
+from codemode.sandbox.language.guards import _CODEC_CHUNK
+from codemode.sandbox.limits import Limits
+from codemode.sandbox.runtime.runner import run_script
+
+pytestmark = pytest.mark.anyio
+
+PATTERN = "a😀\ud800日\udc00\ud83d\ude00é\x00"
+"""After one character, a chunk boundary falls between ``\ud83d`` and ``\ude00``."""
+BYTES = b"\x00\x3d\xd8\xdc\xff\x41\xfe\x00\xd8\x3d\x00"
+SCRIPT_TEXT = "text = 'x' + pattern * (2 * CHUNK // len(pattern) + 3)\n"
+SCRIPT_BYTES = "data = b'=' + pattern * (2 * CHUNK // len(pattern) + 3)\n"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def _value(source: str, **inputs: Any) -> Any:
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    limits = Limits(timeout=20, operations=10**8, memory=512 * 2**20)
+    prelude = "".join(f"{name} = {value!r}\n" for name, value in inputs.items())
+    outcome = await run_script(prelude + textwrap.dedent(source),
+                               call=CallBroker(host, limits).answer_json, tool_paths=[],
+                               limits=limits)
+    assert outcome.error is None, outcome.error
+    return outcome.value
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf_16_be", "utf-32",
+                                      "UTF-32-LE"])
+@pytest.mark.parametrize("errors", ["ignore", "replace"])
+async def test_a_chunked_encode_makes_the_bytes_of_one_call(encoding: str, errors: str) -> None:
+    text = "x" + PATTERN * (2 * _CODEC_CHUNK // len(PATTERN) + 3)
+    assert text[_CODEC_CHUNK - 1:_CODEC_CHUNK + 1] == "\ud83d\ude00"
+    digest = await _value(SCRIPT_TEXT + "import hashlib\n"
+                          "hashlib.sha256(text.encode(encoding, errors)).hexdigest()",
+                          pattern=PATTERN, CHUNK=_CODEC_CHUNK, encoding=encoding, errors=errors)
+    assert digest == hashlib.sha256(text.encode(encoding, errors)).hexdigest()
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32",
+                                      "utf-32-be"])
+@pytest.mark.parametrize("errors", ["ignore", "replace"])
+async def test_a_chunked_decode_makes_the_text_of_one_call(encoding: str, errors: str) -> None:
+    data = b"=" + BYTES * (2 * _CODEC_CHUNK // len(BYTES) + 3)
+    digest = await _value(
+        SCRIPT_BYTES + "import hashlib\n"
+        "hashlib.sha256(data.decode(encoding, errors).encode('utf-8', 'replace')).hexdigest()",
+        pattern=BYTES, CHUNK=_CODEC_CHUNK, encoding=encoding, errors=errors)
+    expected = data.decode(encoding, errors).encode("utf-8", "replace")
+    assert digest == hashlib.sha256(expected).hexdigest()
+
+
+@pytest.mark.parametrize("kind", ["inprocess", "pool"])
+async def test_a_missing_key_of_lone_surrogates_is_reported_without_stalling_the_host(
+        kind: str) -> None:
+    """The error's message is sized before it is rendered (``sizes.repr_text_size``): by a
+    UTF-16 length that held the GIL 4.4 s for this key, in-process the host's own loop."""
+    executor = InProcessExecutor() if kind == "inprocess" else WorkerPoolExecutor(size=1)
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await anyio.sleep(0.01)
+            ticks += 1
+
+    async with executor, anyio.create_task_group() as tg:
+        tg.start_soon(ticker)
+        started = anyio.current_time()
+        result = await executor.run("d = {'a': 1}\nd['\\ud800' * 10_000_000]",
+                                    call_tool=_no_tool, limits=Limits(timeout=20))
+        elapsed = anyio.current_time() - started
+        tg.cancel_scope.cancel()
+    assert result.error is not None and result.error.type == "KeyError", result.error
+    assert ticks >= int(elapsed / 0.2), (ticks, elapsed)  # the rule of test_attacks' STALLERS
+
+
+async def test_a_confined_worker_encodes_a_long_text_in_chunks() -> None:
+    """The chunks go through the codec's incremental encoder, looked up in the registry: a
+    confined worker cannot import, so its boot looks every allowed codec up."""
+    async with WorkerPoolExecutor(size=1) as pool:
+        result = await pool.run(
+            "import hashlib\nx = 'a\\ud800' * 100_000\n"
+            "[hashlib.sha256(x.encode(c, 'replace')).hexdigest() for c in "
+            "('utf-16', 'utf-16-le', 'utf-16-be', 'utf-32', 'utf-32-le', 'utf-32-be')]",
+            call_tool=_no_tool, limits=Limits(timeout=20))
+    text = "a\ud800" * 100_000
+    assert result.error is None, result.error
+    assert result.value == [hashlib.sha256(text.encode(c, "replace")).hexdigest() for c in
+                            ("utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le",
+                             "utf-32-be")]
+
+
+async def _no_tool(name: str, arguments: dict[str, Any]) -> Any:
+    return None
