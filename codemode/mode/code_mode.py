@@ -8,7 +8,6 @@ the registry), and goes through ``registry.execute`` like any other call.
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import contextlib
 import itertools
@@ -46,9 +45,11 @@ from codemode.sandbox import Executor, Limits, ScriptError, ScriptResult
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.compile import MAX_SOURCE, compile_script, compile_tree
 from codemode.sandbox.language.facades import LISTED_NAMES
+from codemode.sandbox.language.parsing import parse_tree
 from codemode.sandbox.runtime.prelude import PRELUDE_MARK, Prelude, attach
 
 if TYPE_CHECKING:
+    import ast
     from collections.abc import AsyncIterator, Callable, Mapping
 
     from codemode.dispatch.agent import AgentSession
@@ -346,7 +347,7 @@ class CodeMode:
         tree: ast.Module | None = None
         if isinstance(script, str) and len(script) <= MAX_SOURCE:
             try:
-                tree = ast.parse(script, mode="exec")
+                tree = parse_tree(script)
             except (SyntaxError, RecursionError, MemoryError, ValueError):
                 tree = None
         if tree is None:

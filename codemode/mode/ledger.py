@@ -9,7 +9,6 @@ it, and adds the labels of what the tool returned to the run.
 
 from __future__ import annotations
 
-import ast
 import weakref
 from collections import Counter
 from dataclasses import dataclass, field, fields, replace
@@ -20,8 +19,10 @@ from codemode.dispatch.labels import LabelTrail
 from codemode.dispatch.pipeline import dispatch_with
 from codemode.mode.preflight import call_lines, static_calls
 from codemode.sandbox import ScriptError, ScriptResult
+from codemode.sandbox.language.parsing import parse_tree
 
 if TYPE_CHECKING:
+    import ast
     from collections.abc import Awaitable, Iterable, Mapping
 
     from codemode.dispatch.content import ToolResult
@@ -91,7 +92,7 @@ async def open_ledger(registry: ToolRegistry, script: str, *, tools: Mapping[str
     approved: tuple[tuple[str, str], ...] = ()
     if approve is not None or (consults(registry) if policy is None else policy):
         try:
-            tree: ast.Module | None = ast.parse(script)
+            tree: ast.Module | None = parse_tree(script)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None
         if tree is not None:
@@ -233,7 +234,7 @@ class RunLedger:
     def _where(self, tool: str) -> str:
         if self._lines is None:
             try:
-                self._lines = call_lines(ast.parse(self._script), self._tools)
+                self._lines = call_lines(parse_tree(self._script), self._tools)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self._lines = {}
         lines = self._lines.get(tool, ())

@@ -28,6 +28,7 @@ from codemode.sandbox.language.facades import (
     missing_module,
     missing_name,
 )
+from codemode.sandbox.language.parsing import parse_tree
 
 if TYPE_CHECKING:
     from codemode.dispatch.spec import ToolSpec
@@ -540,7 +541,7 @@ def check_script(
             )
         ]
     try:
-        tree = ast.parse(source, mode="exec")
+        tree = parse_tree(source)
     except SyntaxError as exc:
         return [
             Problem(line=exc.lineno or 1, column=exc.offset or 1, message=f"SyntaxError: {exc.msg}")

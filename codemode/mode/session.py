@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 from codemode.mode.dialects import SANDBOX_GLOBALS
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
+from codemode.sandbox.language.parsing import parse_tree
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
@@ -143,7 +144,7 @@ def _capture(script: str, max_bytes: int) -> tuple[str, list[str]] | None:
     """(the script with the capture appended, the names it may keep), or None to run the
     script as it is."""
     try:
-        tree = ast.parse(script)
+        tree = parse_tree(script)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     if not tree.body or _ends_elsewhere(tree):

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Final
 
 from codemode.errors import ScriptCompileError
 from codemode.sandbox.language.meter import SCRIPT_FILENAME
+from codemode.sandbox.language.parsing import converted, parse_tree
 from codemode.sandbox.language.policy import SandboxPolicy
 
 if TYPE_CHECKING:
@@ -133,8 +134,8 @@ def _remember(source: str, compiled: CompiledScript) -> CompiledScript:
 
 
 def _to_code(tree: ast.Module) -> CodeType:
-    code: CodeType = compile(tree, SCRIPT_FILENAME, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
-                   dont_inherit=True)
+    code: CodeType = converted(compile, tree, SCRIPT_FILENAME, "exec",
+                               flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     return code
 
 
@@ -175,7 +176,7 @@ def _compile(source: str, tree: ast.Module | None, nodes: Sequence[ast.AST] | No
 
 def _parse(source: str) -> ast.Module:
     try:
-        return ast.parse(source, SCRIPT_FILENAME, "exec")
+        return parse_tree(source, SCRIPT_FILENAME, "exec")  # type: ignore[no-any-return]
     except SyntaxError as exc:
         raise ScriptCompileError(f"SyntaxError: {exc.msg}", exc.lineno, exc.offset) from None
     except UnicodeEncodeError as exc:

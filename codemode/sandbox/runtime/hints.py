@@ -22,6 +22,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.sandbox.language.meter import SCRIPT_FILENAME
+from codemode.sandbox.language.parsing import parse_tree
 
 if TYPE_CHECKING:
     from types import FrameType, TracebackType
@@ -131,7 +132,7 @@ def _subscript(trace: TracebackType | None, lines: tuple[str, ...]) -> tuple[str
     if len(span) > _MAX_SPAN:
         return None
     try:
-        node = ast.parse(span.strip(), mode="eval").body
+        node = parse_tree(span.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     if not isinstance(node, ast.Subscript):

@@ -1,0 +1,53 @@
+"""AST conversions spoiled by another thread are made again (``language.parsing``)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import pytest
+
+from codemode.sandbox.language.parsing import converted, parse_tree
+
+MISMATCH = SystemError("AST constructor recursion depth mismatch (before=129, after=43)")
+
+
+class Flaky:
+    """``ast.parse`` that fails as CPython does under the race ``failures`` times first."""
+
+    def __init__(self, failures: int, error: BaseException = MISMATCH) -> None:
+        self.failures = failures
+        self.error = error
+        self.calls = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise self.error
+        return ast.parse(*args, **kwargs)
+
+
+@pytest.mark.parametrize("failures", [0, 1, 2])
+def test_a_mismatch_is_converted_again(failures: int) -> None:
+    flaky = Flaky(failures)
+    tree = converted(flaky, "x = 1")
+    assert isinstance(tree, ast.Module) and ast.unparse(tree) == "x = 1"
+    assert flaky.calls == failures + 1
+
+
+def test_a_mismatch_that_persists_is_raised() -> None:
+    flaky = Flaky(3)
+    with pytest.raises(SystemError, match="recursion depth mismatch"):
+        converted(flaky, "x = 1")
+    assert flaky.calls == 3
+
+
+def test_another_system_error_is_raised_at_once() -> None:
+    flaky = Flaky(1, SystemError("something else"))
+    with pytest.raises(SystemError, match="something else"):
+        converted(flaky, "x = 1")
+    assert flaky.calls == 1
+
+
+def test_parse_tree_is_ast_parse() -> None:
+    assert ast.dump(parse_tree("a[1]", mode="eval")) == ast.dump(ast.parse("a[1]", mode="eval"))
