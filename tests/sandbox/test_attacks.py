@@ -57,6 +57,7 @@ import sys
 import tempfile
 import textwrap
 import tomllib
+import typing
 import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -68,6 +69,7 @@ import pytest
 import codemode.sandbox as sandbox
 from codemode.errors import ToolCallError
 from codemode.sandbox import Limits
+from codemode.sandbox.language.facades import facade
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -358,6 +360,21 @@ def encodable_value(result: Any, host: Host) -> None:
     what the host made of lone surrogates, not a fixed answer)."""
     assert result.error is None, result.error
     json.dumps(result.value, ensure_ascii=False).encode()
+
+
+@check
+def no_typing_marks(result: Any, host: Host) -> None:
+    """typing's marking decorators (``final``, ``no_type_check``, ``overload``) left every host
+    object unmarked: CPython's versions set ``__final__``/``__no_type_check__`` on their
+    argument, or record it in the process-wide overload registry."""
+    assert result.error is None and result.value == "ok", result.error
+    shared = facade("json")
+    objects = (ToolCallError, ValueError, int, len, json.dumps, json.loads,
+               shared.sandbox_getattr("dumps"), shared.sandbox_getattr("loads"))
+    for obj in objects:
+        for mark in ("__final__", "__no_type_check__"):
+            assert not hasattr(obj, mark), (obj, mark)
+        assert typing.get_overloads(obj) == [], obj
 
 
 @check
