@@ -357,19 +357,19 @@ def _wire(outline: _Outline) -> str:
 
 def _place(tools: list[ToolSpec], cache: SdkCache) -> list[_Slot]:
     spaces = sorted({s.namespace for s in tools if s.namespace is not None})
-    space_py = assign_identifiers(spaces, reserved=RESERVED, avoid_soft=True, avoid_private=True)
+    space_py = assign_identifiers(spaces, reserved=RESERVED, avoid_soft=True, public=True)
     top = assign_identifiers(
         [s.name for s in tools if s.namespace is None],
         reserved=RESERVED | set(space_py.values()),
         avoid_soft=True,
-        avoid_private=True,
+        public=True,
     )
     members: dict[str, list[str]] = {space: [] for space in spaces}
     for spec in tools:
         if spec.namespace is not None:
             members[spec.namespace].append(spec.name)
     inner = {
-        space: assign_identifiers(names, reserved=RESERVED, avoid_soft=True, avoid_private=True)
+        space: assign_identifiers(names, reserved=RESERVED, avoid_soft=True, public=True)
         for space, names in members.items()
     }
     slots = [

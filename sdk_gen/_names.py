@@ -50,6 +50,7 @@ def assign_identifiers(
     reserved: Iterable[str] = (),
     avoid_soft: bool = False,
     avoid_private: bool = False,
+    public: bool = False,
 ) -> dict[str, str]:
     """Map each wire name to a unique identifier, deterministically.
 
@@ -58,11 +59,15 @@ def assign_identifiers(
     ``reserved`` names (builtins, module internals) are never handed out. ``avoid_private``
     shrinks leading ``__`` to ``_``: in a class body ``__x`` is name-mangled, and a module
     function named ``__getattr__`` or ``__name__`` would change what the module does.
+    ``public`` drops leading underscores altogether (``_query`` → ``query``, else
+    ``query_``): scripts reach tools and namespaces as attributes of ``tools``, and the
+    sandbox refuses every attribute that starts with ``_``.
     """
     taken = set(reserved)
     ordered = sorted(set(wires))
     mapping: dict[str, str] = {}
-    bases = {w: _base(w, avoid_soft=avoid_soft, avoid_private=avoid_private) for w in ordered}
+    bases = {w: _base(w, avoid_soft=avoid_soft, avoid_private=avoid_private, public=public)
+             for w in ordered}
     for wire in ordered:
         if bases[wire] == wire and wire not in taken:
             mapping[wire] = wire
@@ -82,8 +87,11 @@ def assign_identifiers(
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _base(wire: str, *, avoid_soft: bool, avoid_private: bool) -> str:
+def _base(wire: str, *, avoid_soft: bool, avoid_private: bool, public: bool = False) -> str:
     ident = to_identifier(wire)
+    if public and ident.startswith("_"):
+        bare = ident.lstrip("_")
+        ident = to_identifier(bare if bare.isidentifier() else "t_" + bare)
     if avoid_private and ident.startswith("__"):
         ident = "_" + ident.lstrip("_")
     if avoid_soft and ident in SOFT_KEYWORDS:

@@ -29,7 +29,9 @@ Protocol behaviour:
 The SDK's lifespan runs the loop that sends those notifications while it serves.
 
 HTTP (streamable HTTP, ``/mcp``) binds 127.0.0.1 unless told otherwise; with a token, a
-request without ``Authorization: Bearer <token>`` gets 401 before it reaches MCP.
+request without ``Authorization: Bearer <token>`` gets 401 before it reaches MCP;
+``http_guard`` makes every error answer JSON-RPC and cancels the requests of clients that
+left.
 """
 
 from __future__ import annotations
@@ -174,7 +176,11 @@ class GatewayServer:
 
     async def _list_tools(self, ctx: Any, params: Any) -> Any:
         from mcp import types
+        from mcp.shared.exceptions import MCPError
 
+        if params is not None and params.cursor is not None:  # one page: no cursor of ours
+            raise MCPError(code=types.INVALID_PARAMS, message=(
+                f"unknown cursor {params.cursor!r}: this server lists its tools in one page"))
         peer = self._peer(ctx)
         if peer is not None:
             peer.listed = self.gateway.registry.version
@@ -619,7 +625,9 @@ async def serve_http(
     import uvicorn
     import uvicorn.server
 
-    app = server.server.streamable_http_app(streamable_http_path=path, host=host)
+    from codemode.integrations.http_guard import guarded
+
+    app = guarded(server.server.streamable_http_app(streamable_http_path=path, host=host))
     asgi = _bearer(app, token) if token else app
     # A stop (SIGINT, SIGTERM) gives requests in flight, runs of run_code among them, this
     # long to finish, then cancels them: uvicorn's default waits for them however long.

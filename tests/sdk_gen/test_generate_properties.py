@@ -429,7 +429,7 @@ async def test_regression_rows(case: str, specs: list[dict[str, Any]], tmp_path:
 TYPED_CALLS = {
     "values-beside-shape-keys": ["k(a=[], b=[], c={'k': 1})", "k(a=None)"],
     "renamed-keys": ["g(o={'_p': 'x', 'ﬁle': 1})"],
-    "private-names": ["ns._x(_y='a', _z__=1)", "_name__(__y=2)"],
+    "private-names": ["ns.x(_y='a', _z__=1)", "name__(__y=2)"],
     "anchor-and-encoded-refs": ["x(a={'z': 1}, b='s')"],
     "recursive-nullable-union": ["u(n={'n': None})", "u(n=[True])"],
     "object-keys-beside-a-scalar-type": ["m(o={'c': 9.5, 'd': 'text'})"],
@@ -462,11 +462,14 @@ def test_keys_keep_their_wire_spelling_in_types() -> None:
 
 
 def test_private_names_shrink_where_python_would_mangle_them() -> None:
+    """Tools and namespaces lose their leading ``_`` (scripts reach them as attributes,
+    and the sandbox refuses ``_`` attributes: BFCL's ``_query_meeting_room_list`` was
+    ``tools.ns._query_meeting_room_list``, an AttributeError in every script)."""
     names = sdk_gen.generate(dict(REGRESSIONS)["private-names"]).names
     assert dict(names.tools) == {
-        "_name__": "__name__",
-        "_ns._getattr__": "__getattr__",
-        "ns._x": "__x",
+        "name__": "__name__",
+        "ns_.getattr__": "__getattr__",
+        "ns.x": "__x",
     }
     assert dict(names.arguments["__x"]) == {"_y": "__y", "_z__": "__z__"}
     assert dict(names.arguments["__name__"]) == {"__y": "__y"}, "module functions keep them"

@@ -77,7 +77,7 @@ def test_collisions_resolved_deterministically(
         ([{"name": "Any"}, {"name": "Literal"}], {"Any_": "Any", "Literal_": "Literal"}),
         (
             [{"name": "_invoke"}, {"name": "_transport"}],
-            {"_invoke_": "_invoke", "_transport_": "_transport"},
+            {"invoke": "_invoke", "transport": "_transport"},  # no `_`: scripts reach them
         ),
         (
             [{"name": "a.b"}, {"name": "a-b"}, {"name": "a_b"}],

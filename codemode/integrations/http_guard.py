@@ -1,0 +1,171 @@
+"""ASGI in front of the MCP SDK's streamable HTTP app, for what the SDK leaves undone.
+
+- Every error answer is a JSON-RPC error: the SDK (and starlette) answered some as plain
+  text or nothing (400 ``Invalid Content-Type header``, 413 ``Request body too large``,
+  405 with no body), which a client's JSON parser cannot read. A POST whose
+  ``Content-Type`` is not JSON gets 415.
+- A body that is no one JSON-RPC message (a batch, a number, an object without
+  ``method``) got ``-32602`` with a pydantic dump of four union branches: it gets
+  ``-32600`` (invalid request) and one line.
+- A handshake-era client that goes away before its request is answered: the SDK kept the
+  request running (a ``run_code`` to its timeout, its answer written nowhere). The request
+  is cancelled as if the client had sent ``notifications/cancelled``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any, final
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, MutableMapping
+
+    Scope = MutableMapping[str, Any]
+    Message = MutableMapping[str, Any]
+    Receive = Callable[[], Awaitable[Message]]
+    Send = Callable[[Message], Awaitable[None]]
+    App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+__all__ = ["guarded"]
+
+_INVALID_REQUEST = -32600
+_INVALID_PARAMS = -32602
+_NOT_ONE_MESSAGE = (
+    "Invalid Request: the body must be one JSON-RPC request, notification or response"
+    " object (batches are not accepted)"
+)
+
+
+def guarded(app: App) -> App:
+    """``app`` with the guards above."""
+
+    async def guard(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        headers = {k.lower(): v for k, v in scope.get("headers") or ()}
+        if scope["method"] == "POST" and not headers.get(b"content-type", b"").lower(
+        ).startswith(b"application/json"):
+            await _answer(send, 415, _error(
+                _INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json"))
+            return
+        exchange = _Exchange(receive, send, keep_body=b"mcp-session-id" in headers)
+        await app(scope, exchange.receive, exchange.send)
+        request_id = exchange.abandoned_request()
+        if request_id is not None and scope["method"] == "POST":
+            await _cancel(app, scope, request_id)
+
+    return guard
+
+
+@final
+class _Exchange:
+    """One request's messages both ways: its body (to learn its id), whether the client
+    left, whether the answer was finished, and error answers rewritten."""
+
+    def __init__(self, receive: Receive, send: Send, *, keep_body: bool) -> None:
+        self._receive = receive
+        self._send = send
+        self._keep = keep_body
+        self._body: list[bytes] = []
+        self._gone = False
+        self._finished = False
+        self._held: Message | None = None
+        self._held_body: list[bytes] = []
+
+    async def receive(self) -> Message:
+        message = await self._receive()
+        if message["type"] == "http.request" and self._keep:
+            self._body.append(message.get("body", b""))
+        elif message["type"] == "http.disconnect":
+            self._gone = True
+        return message
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] >= 400:
+            self._held = message  # the error answer is rewritten once whole
+            return
+        if message["type"] == "http.response.body":
+            more = bool(message.get("more_body", False))
+            if self._held is not None:
+                self._held_body.append(message.get("body", b""))
+                if not more:
+                    self._finished = True
+                    await self._send_error(self._held, b"".join(self._held_body))
+                return
+            if not more:
+                self._finished = True
+        await self._send(message)
+
+    async def _send_error(self, start: Message, body: bytes) -> None:
+        status = int(start["status"])
+        kind = dict(start.get("headers") or ()).get(b"content-type", b"")
+        payload = _read(body) if kind.startswith(b"application/json") else None
+        if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
+            error = payload["error"]
+            if payload.get("id") is None and error.get("code") == _INVALID_PARAMS:
+                # invalid params needs a request; without an id it was no message at all
+                payload = _error(_INVALID_REQUEST, _NOT_ONE_MESSAGE)
+        else:
+            text = body.decode("utf-8", "replace").strip() or _PHRASES.get(status, "Error")
+            payload = _error(_INVALID_REQUEST, text)
+        extra = [(k, v) for k, v in start.get("headers") or ()
+                 if k.lower() not in (b"content-type", b"content-length")]
+        await _answer(self._send, status, payload, extra)
+
+    def abandoned_request(self) -> Any:
+        """The id of a request whose client left before its answer ended, else None."""
+        if not self._gone or self._finished or not self._body:
+            return None
+        message = _read(b"".join(self._body))
+        if isinstance(message, dict) and isinstance(message.get("method"), str) and (
+                isinstance(message.get("id"), str | int)):
+            return message["id"]
+        return None
+
+
+_PHRASES = {405: "Method Not Allowed", 404: "Not Found", 413: "Request body too large"}
+
+
+def _read(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _error(code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+
+
+async def _answer(send: Send, status: int, payload: dict[str, Any],
+                  headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps(payload).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        *(headers or ()), (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _cancel(app: App, scope: Scope, request_id: Any) -> None:
+    """``notifications/cancelled`` for ``request_id``, posted to the app in the name of the
+    session that sent it (same headers), its answer (202) dropped."""
+    body = json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
+        "requestId": request_id, "reason": "the client disconnected"}}).encode()
+    headers = [(k, v) for k, v in scope.get("headers") or ()
+               if k.lower() not in (b"content-length", b"content-type")]
+    headers += [(b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode())]
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def drop(message: Message) -> None:
+        return None
+
+    await app({**scope, "headers": headers}, receive, drop)
