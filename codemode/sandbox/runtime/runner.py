@@ -38,6 +38,8 @@ import builtins
 import codecs
 import contextlib
 import dis
+import importlib
+import importlib.util
 import inspect
 import json
 import math
@@ -59,7 +61,7 @@ from codemode.sandbox.language.builtins import SAFE_BUILTINS, ScriptExit
 from codemode.sandbox.language.compare import GUARDS as COMPARE_GUARDS
 from codemode.sandbox.language.compile import CompiledScript, compile_script
 from codemode.sandbox.language.datakeys import data_key, data_key_strict
-from codemode.sandbox.language.facades import FACADE_NAMES, facade
+from codemode.sandbox.language.facades import C_INTERNAL, FACADE_NAMES, facade
 from codemode.sandbox.language.formatting import install as install_str_format
 from codemode.sandbox.language.formatting import render_field
 from codemode.sandbox.language.guards import (
@@ -235,7 +237,8 @@ def preload() -> None:
 
 
 def warm_up() -> None:
-    """Import every facade, every codec scripts may name and compile a trivial script, so
+    """Import every facade, every codec scripts may name, the modules CPython's C code
+    imports for scripts (``C_INTERNAL``) and compile a trivial script, so
     the first real run is fast (and a confined worker, which cannot import, has them:
     ``str.encode`` finds UTF-16 without the codec registry, but its incremental encoder
     for a long text looks the codec up)."""
@@ -243,6 +246,9 @@ def warm_up() -> None:
         facade(name)
     for codec in CODECS:
         codecs.lookup(codec)
+    for name in C_INTERNAL:
+        if importlib.util.find_spec(name) is not None:  # _pylong: 3.12+
+            importlib.import_module(name)
     compile_script("x = [i for i in range(1)]\nx")
 
 

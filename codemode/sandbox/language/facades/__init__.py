@@ -18,7 +18,7 @@ from codemode.sandbox.language.guards import SelfGuarded, refuse
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = ["FACADE_NAMES", "LISTED_NAMES", "Facade", "facade", "guarded_import",
+__all__ = ["C_INTERNAL", "FACADE_NAMES", "LISTED_NAMES", "Facade", "facade", "guarded_import",
            "missing_attribute", "missing_module", "missing_name"]
 
 
@@ -122,10 +122,23 @@ def facade(name: str) -> Facade:
     return found
 
 
+C_INTERNAL: Final = frozenset({"_pylong"})
+"""Modules CPython's own C code imports through the running frame's ``__import__``: on
+3.12+, dividing or converting big ints loads ``_pylong`` (``3 ** 60000 // 7 ** 14000``
+failed as "module '_pylong' is not available"). ``PyImport_Import`` calls
+``__import__(name, globals, globals, [], 0)`` and takes the module from ``sys.modules``,
+never from the call: the host loads it (a confined worker at boot) and the script's frame
+gets None. A script cannot name these (an import of an ``_`` name is refused when it is
+compiled), nor pass a list as ``fromlist`` (its imports are statements)."""
+
+
 def guarded_import(name: str, globals: Any = None, locals: Any = None,
-                   fromlist: Any = (), level: int = 0) -> Facade:
+                   fromlist: Any = (), level: int = 0) -> Facade | None:
     """``__import__`` for scripts: facades only; ``from X import Y`` checks every Y, and
     ``import X.Y`` gives the package ``X`` (whose ``Y`` is the submodule), as Python does."""
+    if name in C_INTERNAL and type(fromlist) is list and not fromlist and level == 0:
+        importlib.import_module(name)
+        return None
     if level != 0:
         raise ImportError("relative imports are not available in the sandbox")
     if name not in _MODULES:
