@@ -4687,6 +4687,60 @@ asyncio.run(main())
 ''')
 
 
+# ---------------- compat round 8 ----------------
+s("c8_tool_error_text_printed", '''
+for uid in [1, 99]:
+    try:
+        u = get_user(user_id=uid)
+        print(f"{uid}: {u['name']}")
+    except Exception as e:
+        print(f"Error fetching user {uid}: {e}")
+        print("args:", e.args)
+''')
+
+s("c8_frozen_dataclass_bases_agree", '''
+from dataclasses import dataclass, FrozenInstanceError
+@dataclass(frozen=True)
+class Money:
+    amount: int
+    currency: str = "EUR"
+@dataclass(frozen=True)
+class Price(Money):
+    vat: int = 20
+errors = []
+try:
+    @dataclass
+    class Mutable(Money):
+        note: str = ""
+except TypeError as e:
+    errors.append(str(e))
+@dataclass
+class Row:
+    uid: int
+try:
+    @dataclass(frozen=True)
+    class FrozenRow(Row):
+        tier: str = "gold"
+except TypeError as e:
+    errors.append(str(e))
+p = Price(10)
+try:
+    p.vat = 5
+except FrozenInstanceError:
+    errors.append("frozen")
+[errors, repr(p), hash(p) == hash(Price(10))]
+''')
+
+s("c8_int_from_bytes_padding_and_lcm", '''
+import math
+sizes = [int.from_bytes(bytes(20000)), int.from_bytes(bytes(20000) + b"\\x01\\x00"),
+         int.from_bytes(b"\\x05" + bytes(9000), "little"),
+         int.from_bytes(b"\\xff" * 5000, "big", signed=True)]
+[sizes, math.lcm(*range(1, 40)), math.lcm(), math.lcm(-6, 4), math.lcm(4, 0, 10**50),
+ math.lcm(*range(1, 3000)).bit_length()]
+''')
+
+
 @pytest.mark.parametrize(("name", "script"), CORPUS, ids=[row[0] for row in CORPUS])
 async def test_model_script_runs_as_in_cpython(mode: cm.CodeMode, name: str,
                                                script: str) -> None:
@@ -5303,3 +5357,46 @@ async def test_a_contextmanager_never_hands_a_host_stop_to_the_script(
               "with f():\n    while True:\n        pass")
     run = await tight.run(script)
     assert run.error is not None and run.error.limit == "operations"
+
+
+# -- compat round 8 -----------------------------------------------------------------------------
+
+async def test_a_failed_call_uncaught_names_its_tool(mode: cm.CodeMode) -> None:
+    """``str(e)`` is the failure alone (as CPython's stand-in and other hosts give it); the
+    run's error still says which tool failed."""
+    run = await mode.run("u = get_user(1)\nv = get_user(98)")
+    assert run.error is not None
+    assert (run.error.type, run.error.line, run.error.message) == (
+        "ToolCallError", 2, "get_user: LookupError: no user 98")
+
+
+@pytest.mark.parametrize(("script", "error"), [
+    ('u = get_user(1)\nfor k, v in u.items:\n    print(k, v)',
+     ("TypeError", 2, "'builtin_function_or_method' object is not iterable; `u.items` without "
+                      "a call is the dict method itself: call it, `u.items()`")),
+    ('page = list_orders(user_id=2)\nn = len(page["orders"][0].keys)',
+     ("TypeError", 2, "object of type 'builtin_function_or_method' has no len(); "
+                      "`page[\"orders\"][0].keys` without a call is the dict method itself: "
+                      "call it, `page[\"orders\"][0].keys()`")),
+    ('w = get_weather("Oslo")\n"sunny" in w.values',
+     ("TypeError", 2, "argument of type 'builtin_function_or_method' is not iterable; "
+                      "`w.values` without a call is the dict method itself: call it, "
+                      "`w.values()`")),
+    ('def names(rows):\n    return sorted(r for r in rows.keys)\nnames(get_user(1))',
+     ("TypeError", 2, "'builtin_function_or_method' object is not iterable; `rows.keys` "
+                      "without a call is the dict method itself: call it, `rows.keys()`")),
+])
+async def test_a_dict_method_read_without_a_call_says_to_call_it(
+        mode: cm.CodeMode, script: str, error: tuple[str, int, str]) -> None:
+    """``for k, v in u.items:`` on a dict with no ``items`` key (one with it reads the key):
+    CPython's error, with the fix added."""
+    run = await mode.run(script)
+    assert run.error is not None
+    assert (run.error.type, run.error.line, run.error.message) == error
+
+
+async def test_a_caught_method_type_error_stays_pythons(mode: cm.CodeMode) -> None:
+    script = ('u = get_user(1)\ntry:\n    list(u.items)\nexcept TypeError as e:\n'
+              '    m = str(e)\nm')
+    run = await mode.run(script)
+    assert run.error is None and (run.value, run.output) == cpython(script)

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import math
+import operator
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.sandbox.language.facades import Facade
-from codemode.sandbox.language.sizes import MAX_INT_BITS, guarded_mul, guarded_pow
+from codemode.sandbox.language.sizes import (
+    MAX_INT_BITS,
+    charge_operations,
+    guarded_mul,
+    guarded_pow,
+)
 from codemode.sandbox.language.state import counted, current_run
 
 if TYPE_CHECKING:
@@ -48,14 +54,35 @@ def prod(iterable: Iterable[Any], *, start: Any = 1) -> Any:
     return result
 
 
-def lcm(*integers: int) -> int:
-    """Least common multiple, the result size checked after each step."""
-    result = 1
-    for value in counted(integers):
-        result = math.lcm(result, value)
-        if result.bit_length() > MAX_INT_BITS:
-            current_run().too_big("math.lcm()", result.bit_length() // 8)
-    return result
+_LCM_DIGIT_OPS: Final = 16
+"""30-bit digit steps charged as one operation by :func:`lcm` (CPython's gcd is quadratic in
+the digits: two 65 000-bit operands take ~9 ms, ~300 000 operations' time)."""
+
+
+def lcm(*integers: Any) -> int:
+    """Least common multiple, reduced pairwise (a balanced tree) with each pair's size
+    checked and its work charged.
+
+    The lcm of part of the arguments divides the lcm of all, so a part over the integer cap
+    is the whole over it: ``lcm(*range(1, 100000))`` stops at 0.15 s instead of growing one
+    product 90 000 times (2.5 s) before its size check; a 0 makes the result 0 whatever
+    the rest, as CPython's."""
+    values = [abs(operator.index(value)) for value in counted(integers)]
+    if 0 in values:
+        return 0
+    while len(values) > 1:
+        paired = []
+        for first, second in zip(values[::2], values[1::2], strict=False):
+            charge_operations((first.bit_length() // 30 + 1) * (second.bit_length() // 30 + 1)
+                              // _LCM_DIGIT_OPS)
+            result = math.lcm(first, second)
+            if result.bit_length() > MAX_INT_BITS:
+                current_run().too_big("math.lcm()", result.bit_length() // 8)
+            paired.append(result)
+        if len(values) % 2:
+            paired.append(values[-1])
+        values = paired
+    return values[0] if values else 1
 
 
 def gcd(*integers: int) -> int:
