@@ -4741,6 +4741,45 @@ sizes = [int.from_bytes(bytes(20000)), int.from_bytes(bytes(20000) + b"\\x01\\x0
 ''')
 
 
+s("c8_smol_class_methods_call_tools", '''
+class UserService:
+    def __init__(self):
+        self.cache = {}
+        self.hits = 0
+    def fetch(self, uid):
+        if uid not in self.cache:
+            self.cache[uid] = get_user(uid)
+        else:
+            self.hits += 1
+        return self.cache[uid]
+    def tiers(self, uids):
+        return {u: self.fetch(u)["tier"] for u in uids}
+class Report:
+    @staticmethod
+    def weather_line(city):
+        w = get_weather(city)
+        return f"{city}: {w['temperature']}"
+    @classmethod
+    def build(cls, cities):
+        return [cls.weather_line(c) for c in cities]
+    def total_orders(self, uid):
+        page, n = 1, 0
+        while page:
+            data = list_orders(uid, page)
+            n += len(data["orders"])
+            page = data["next_page"]
+        return n
+class Scaled(Report):
+    def total_orders(self, uid):
+        return super().total_orders(uid) * 10
+def summary():
+    return {"lines": Report.build(["Oslo", "Rome"]), "orders": Scaled().total_orders(2)}
+svc = UserService()
+print(svc.fetch(1)["name"])
+print(summary())
+final_answer([svc.tiers([1, 2, 1]), svc.hits])
+''')
+
 @pytest.mark.parametrize(("name", "script"), CORPUS, ids=[row[0] for row in CORPUS])
 async def test_model_script_runs_as_in_cpython(mode: cm.CodeMode, name: str,
                                                script: str) -> None:
@@ -5400,3 +5439,29 @@ async def test_a_caught_method_type_error_stays_pythons(mode: cm.CodeMode) -> No
               '    m = str(e)\nm')
     run = await mode.run(script)
     assert run.error is None and (run.value, run.output) == cpython(script)
+
+
+@pytest.mark.parametrize(("script", "problems"), [
+    ("class Svc:\n    def get(self, uid):\n        return get_user(uid)\nSvc().get(1)",
+     [(2, "get() calls tools, so it must be `async def get(self, ...)` with each tool call "
+          "awaited, and each call of it awaited too (`await obj.get(...)`): `.get(...)` is also "
+          "a method of dicts, lists or text, so its calls cannot be told apart (or give it a "
+          "name of its own)")]),
+    ("class Svc:\n    def load(self, uid):\n        return get_user(uid)\n"
+     "s = Svc()\nusers = list(map(s.load, [1, 2]))",
+     [(2, "load() calls tools, so it must be `async def load(self, ...)` with each tool call "
+          "awaited, and each call of it awaited too (`await obj.load(...)`); `.load` is used "
+          "as a value at line 5, where it cannot be awaited: call it in a loop, e.g. "
+          "`[await obj.load(x) for x in xs]`")]),
+    ("class Svc:\n    def load(self, uid):\n        return get_user(uid)\n"
+     "s = Svc()\nhandlers = {'user': lambda u: s.load(u)}\nhandlers['user'](1)",
+     [(5, "a tool call inside a lambda cannot be awaited: use a loop or an `async def` and "
+          "`await` the call")]),
+])
+async def test_a_method_calling_tools_that_cannot_be_made_async_names_its_fix(
+        mode: cm.CodeMode, script: str, problems: list[tuple[int, str]]) -> None:
+    """A plain method that calls tools becomes ``async def`` with its calls awaited (the
+    corpus row above) unless its calls cannot all be found: then the fix, before any call."""
+    assert [(p.line, p.message) for p in mode.check(script)] == problems
+    run = await mode.run(script)
+    assert run.error is not None and run.error.type == "PreflightError" and run.calls == ()
