@@ -166,6 +166,8 @@ class ScriptMeta(type):
                 if key not in SCRIPT_METHODS:
                     raise TypeError(f"class {name} cannot define {key} in the sandbox")
                 method = namespace[key]
+                if key == "__hash__" and method is None:
+                    continue  # ``__hash__ = None``: unhashable instances, as in CPython
                 if type(method) is not FunctionType:
                     raise TypeError(f"{name}.{key} must be a plain function (a def in the "
                                     "class body) in the sandbox")
