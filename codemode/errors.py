@@ -91,9 +91,16 @@ class ToolCallError(CodemodeError):
         self.tool = tool
         self.message = message
         self.path = path
-        head = "" if repr(tool) in message else f"{tool}: "  # pipeline messages name it
         where = f" at {path}" if path and path not in message else ""
-        super().__init__(f"{head}{message}{where}")
+        # ``str(e)`` is the failure itself, as other hosts hand it to scripts (an MCP
+        # error result's text, the tool's own exception): ``print(f"{uid}: {e}")`` reads
+        # the same; the tool is ``e.tool``, and :meth:`described` names it.
+        super().__init__(f"{message}{where}")
+
+    def described(self) -> str:
+        """The message with the tool's name first (an uncaught failure, a host's log)."""
+        text = str(self)
+        return text if repr(self.tool) in self.message else f"{self.tool}: {text}"
 
 
 class PipelineError(CodemodeError):

@@ -24,7 +24,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # the tool contract's leaves stay below the pipeline (context and pipeline use them)
     "codemode.dispatch.signal": (),
     "codemode.dispatch.agent": (),
-    "codemode.dispatch.failure": (),
+    "codemode.dispatch.failure": ("codemode.errors",),  # a nested call's failure names its tool
     "codemode.dispatch.tasks": ("codemode.errors", "codemode.dispatch.signal",
                                 "codemode.dispatch.agent", "codemode.dispatch.failure"),
     "codemode.dispatch.cards": ("codemode.dispatch.frozen", "codemode.dispatch.events"),

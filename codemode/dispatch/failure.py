@@ -7,6 +7,8 @@ and the call then failed as an internal error of the host instead of with its ow
 
 from __future__ import annotations
 
+from codemode.errors import ToolCallError
+
 __all__ = ["failure_text"]
 
 
@@ -16,7 +18,8 @@ def failure_text(exc: BaseException) -> str:
     still propagates."""
     name = type(exc).__name__
     try:
-        message = str(exc)
+        # a nested call's failure names its tool (``str()`` of it is the failure alone)
+        message = exc.described() if isinstance(exc, ToolCallError) else str(exc)
     except Exception:
         message = f"<unprintable {name}>"
     return f"{name}: {message}"

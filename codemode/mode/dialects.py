@@ -10,7 +10,9 @@ import, and ``<tool>_sync`` aliases. :func:`plan` reads the script once (the
 preflight's tree) and produces:
 
 - small text edits that keep every line where it was (``(await ...)`` around a
-  call whose value is used, ``async `` before a plain ``def`` that calls tools,
+  call whose value is used, ``async `` before a plain ``def`` that calls tools (a
+  method too, when every ``x.name(...)`` of its name can only be it: named unlike any
+  dict/list/str/stdlib method and never read as a value),
   ``final_answer((...))`` for a top-level ``return``, ``True`` for an
   ``if __name__ == "__main__":`` test, a lambda that calls tools as what it meant:
   ``f = lambda x: ...`` an ``async def``, ``map(lambda ...)`` a list comprehension,
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -81,6 +84,35 @@ _NO_ARGUMENT: Final[Mapping[str, str]] = MappingProxyType({
 })
 """Builtins a script has with an argument only (without one they would list its
 variables) → what to write instead."""
+_NUMBER_METHODS: Final = frozenset({
+    "quantize", "normalize", "compare", "sqrt", "exp", "ln", "log10", "max", "min",
+    "adjusted", "limit_denominator", "to_integral_value", "copy_sign", "wait", "is_set"})
+"""Methods of ``Decimal``/``Fraction`` (their modules are not imported for this list) and
+of ``asyncio.Event``."""
+
+
+@functools.cache
+def _library_methods() -> frozenset[str]:
+    """Method names of the builtin and stdlib objects a script holds: a method of the
+    script's own named like one (``get``, ``append``, ``put``) is not made async, since
+    ``x.get(...)`` could as well be a dict's. Made at the first script with a method that
+    calls tools."""
+    import asyncio
+    import collections
+    import datetime
+    import io
+    import string
+    kinds: tuple[Any, ...] = (
+        object, type, BaseException, dict, list, str, bytes, set, frozenset, tuple, int,
+        float, complex, range, collections.Counter, collections.deque,
+        collections.OrderedDict, collections.defaultdict, io.StringIO, re.Pattern,
+        re.Match, datetime.datetime, datetime.date, datetime.time, datetime.timedelta,
+        asyncio.Queue, asyncio.Task, asyncio.Semaphore, asyncio.TaskGroup, string.Template,
+        type((lambda: (yield))()))
+    return frozenset(name for kind in kinds for name in dir(kind)) | _NUMBER_METHODS
+
+
+_METHOD_DECORATORS: Final = frozenset({"staticmethod", "classmethod"})
 _ENTRY_NAMES: Final = frozenset({"main", "amain", "async_main", "run", "run_task", "solve"})
 _RUN: Final = frozenset({"run"})
 _LOOPS: Final = frozenset({"get_event_loop", "new_event_loop"})
@@ -402,6 +434,8 @@ class _Planner(ast.NodeVisitor):
             else:
                 self.bare[name] = target
         self.async_funcs: set[str] = set()
+        self.async_methods: set[str] = set()
+        """Names of the script's methods made async (``x.name(...)`` calls are awaited)."""
         self.converted: set[int] = set()
         self.awaited: set[int] = set()
         self.task_names: set[str] = set()
@@ -500,6 +534,10 @@ class _Planner(ast.NodeVisitor):
             return path in self.tools
         if isinstance(node.func, ast.Name) and node.func.id in self.async_funcs:
             return True
+        if isinstance(node.func, ast.Attribute) and node.func.attr in self.async_methods:
+            root, _ = self.root_of(node.func)
+            return root is None or not (root in FACADE_NAMES or root in SANDBOX_GLOBALS
+                                        or root in self.bare)
         return self._asyncio_call(node.func, _AWAITABLE_ASYNCIO)
 
     def concurrent(self, node: ast.AST) -> bool:
@@ -582,17 +620,53 @@ class _Planner(ast.NodeVisitor):
         if self.strict:
             return
         functions = self.of(ast.FunctionDef)
+        methods = self._convertible_methods()
         changed = True
         while changed:
             changed = False
             for func in functions:
-                if id(func) in self.converted or func.name in self.async_funcs:
+                if id(func) in self.converted or (
+                        func.name in self.async_funcs and id(func) not in methods):
                     continue
                 if self._needs_async(func):
                     self.converted.add(id(func))
-                    self.async_funcs.add(func.name)
                     changed = True
+                    if id(func) not in methods:
+                        if not isinstance(self.parents.get(func), ast.ClassDef):
+                            self.async_funcs.add(func.name)
+                        continue
+                    # every method of that name: ``x.name(...)`` is awaited wherever it is
+                    self.async_methods.add(func.name)
+                    self.converted.update(id(f) for f in functions if f.name == func.name)
         self._plan_lambdas()
+
+    def _convertible_methods(self) -> set[int]:
+        """ids of the methods a plain ``x.name(...)`` call can await when they call tools:
+        plain (or static/class) methods, named unlike any library method and like no
+        function, whose every ``.name`` read is a call, none of them a generator."""
+        by_name: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        defs: list[ast.FunctionDef | ast.AsyncFunctionDef] = [*self.of(ast.FunctionDef)]
+        defs += self.of(ast.AsyncFunctionDef)
+        for func in defs:
+            by_name.setdefault(func.name, []).append(func)
+        methods = {name: funcs for name, funcs in by_name.items() if not name.startswith("_")
+                   and all(isinstance(self.parents.get(f), ast.ClassDef) for f in funcs)}
+        if not methods:
+            return set()
+        values = {node.attr for node in self.of(ast.Attribute)
+                  if not (isinstance(call := self.parents.get(node), ast.Call)
+                          and call.func is node)}
+        found: set[int] = set()
+        for name, funcs in methods.items():
+            if name in values or name in _library_methods() or any(
+                    _implicit_call(f) is not None  # type: ignore[arg-type]
+                    or any(not (isinstance(d, ast.Name) and d.id in _METHOD_DECORATORS)
+                           for d in f.decorator_list)
+                    or any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(f))
+                    for f in funcs):
+                continue
+            found.update(id(f) for f in funcs if isinstance(f, ast.FunctionDef))
+        return found
 
     def _by_name_target(self, call: ast.Call) -> tuple[str, ast.expr | None] | None:
         """(the tool, the arguments' node) of ``X.call_tool("name", args)`` naming a tool on
@@ -841,12 +915,20 @@ class _Planner(ast.NodeVisitor):
         in_class = self.scopes[-1].kind == "class"
         if id(node) in self.converted:
             implicit = _implicit_call(node) if in_class else None
-            if implicit is not None:
+            if in_class and node.name in self.async_methods:
+                self.note("method calling tools")
+                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+            elif implicit is not None:
                 self.add(node, f"{node.name}() calls tools, but {implicit}, where a call "
                          "cannot be awaited: make the calls in an `async def` method (e.g. "
                          "`async def load(self)`, awaited before use) and keep the results "
                          "on the object")
-            elif in_class or node.decorator_list or self._used_as_value(node.name):
+            elif in_class:
+                self.add(node, f"{node.name}() calls tools, so it must be `async def "
+                         f"{node.name}(self, ...)` with each tool call awaited, and each call "
+                         f"of it awaited too (`await obj.{node.name}(...)`)"
+                         + self._why_not_async(node.name))
+            elif node.decorator_list or self._used_as_value(node.name):
                 where = self._value_use(node.name)
                 self.add(node, f"{node.name}() calls tools, so it must be `async def "
                          f"{node.name}(...)` and each call awaited"
@@ -866,6 +948,19 @@ class _Planner(ast.NodeVisitor):
         for stmt in node.body:
             self.visit(stmt)
         self.scopes.pop()
+
+    def _why_not_async(self, name: str) -> str:
+        """Why a method that calls tools was not made async for the script."""
+        if name in _library_methods():
+            return (f": `.{name}(...)` is also a method of dicts, lists or text, so its calls "
+                    "cannot be told apart (or give it a name of its own)")
+        where = next((node.lineno for node in self.of(ast.Attribute) if node.attr == name
+                      and not (isinstance(call := self.parents.get(node), ast.Call)
+                               and call.func is node)), None)
+        if where is not None:
+            return (f"; `.{name}` is used as a value at line {where}, where it cannot be "
+                    f"awaited: call it in a loop, e.g. `[await obj.{name}(x) for x in xs]`")
+        return ""
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
         for item in [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]:

@@ -4687,6 +4687,454 @@ asyncio.run(main())
 ''')
 
 
+# ---------------- compat round 8 ----------------
+s("c8_tool_error_text_printed", '''
+for uid in [1, 99]:
+    try:
+        u = get_user(user_id=uid)
+        print(f"{uid}: {u['name']}")
+    except Exception as e:
+        print(f"Error fetching user {uid}: {e}")
+        print("args:", e.args)
+''')
+
+s("c8_frozen_dataclass_bases_agree", '''
+from dataclasses import dataclass, FrozenInstanceError
+@dataclass(frozen=True)
+class Money:
+    amount: int
+    currency: str = "EUR"
+@dataclass(frozen=True)
+class Price(Money):
+    vat: int = 20
+errors = []
+try:
+    @dataclass
+    class Mutable(Money):
+        note: str = ""
+except TypeError as e:
+    errors.append(str(e))
+@dataclass
+class Row:
+    uid: int
+try:
+    @dataclass(frozen=True)
+    class FrozenRow(Row):
+        tier: str = "gold"
+except TypeError as e:
+    errors.append(str(e))
+p = Price(10)
+try:
+    p.vat = 5
+except FrozenInstanceError:
+    errors.append("frozen")
+[errors, repr(p), hash(p) == hash(Price(10))]
+''')
+
+s("c8_int_from_bytes_padding_and_lcm", '''
+import math
+sizes = [int.from_bytes(bytes(20000)), int.from_bytes(bytes(20000) + b"\\x01\\x00"),
+         int.from_bytes(b"\\x05" + bytes(9000), "little"),
+         int.from_bytes(b"\\xff" * 5000, "big", signed=True)]
+[sizes, math.lcm(*range(1, 40)), math.lcm(), math.lcm(-6, 4), math.lcm(4, 0, 10**50),
+ math.lcm(*range(1, 3000)).bit_length()]
+''')
+
+
+s("c8_smol_class_methods_call_tools", '''
+class UserService:
+    def __init__(self):
+        self.cache = {}
+        self.hits = 0
+    def fetch(self, uid):
+        if uid not in self.cache:
+            self.cache[uid] = get_user(uid)
+        else:
+            self.hits += 1
+        return self.cache[uid]
+    def tiers(self, uids):
+        return {u: self.fetch(u)["tier"] for u in uids}
+class Report:
+    @staticmethod
+    def weather_line(city):
+        w = get_weather(city)
+        return f"{city}: {w['temperature']}"
+    @classmethod
+    def build(cls, cities):
+        return [cls.weather_line(c) for c in cities]
+    def total_orders(self, uid):
+        page, n = 1, 0
+        while page:
+            data = list_orders(uid, page)
+            n += len(data["orders"])
+            page = data["next_page"]
+        return n
+class Scaled(Report):
+    def total_orders(self, uid):
+        return super().total_orders(uid) * 10
+def summary():
+    return {"lines": Report.build(["Oslo", "Rome"]), "orders": Scaled().total_orders(2)}
+svc = UserService()
+print(svc.fetch(1)["name"])
+print(summary())
+final_answer([svc.tiers([1, 2, 1]), svc.hits])
+''')
+
+s("c8_collections_itertools_statistics_wrangling", '''
+from collections import defaultdict, Counter, OrderedDict, namedtuple
+from itertools import groupby, chain, islice, accumulate, pairwise
+import statistics
+Row = namedtuple("Row", "uid status total")
+rows = []
+for u in list_users():
+    page = 1
+    while page:
+        data = list_orders(u["id"], page, page_size=3)
+        rows.extend(Row(u["id"], o["status"], o["total"]) for o in data["orders"])
+        page = data["next_page"]
+rows.sort(key=lambda r: (r.status, -r.total))
+by_status = {k: [r.total for r in g] for k, g in groupby(rows, key=lambda r: r.status)}
+stats = {k: {"n": len(v), "mean": round(statistics.fmean(v), 3), "stdev": round(statistics.pstdev(v), 3)}
+         for k, v in by_status.items()}
+running = list(accumulate(sorted(r.total for r in rows)))
+gaps = [round(b - a, 2) for a, b in pairwise(sorted({r.total for r in rows}))][:5]
+top = Counter(r.uid for r in rows).most_common(2)
+print(f"{len(rows)} orders; top customers {top}")
+per_user = defaultdict(float)
+for r in rows:
+    per_user[r.uid] += r.total
+{"stats": stats, "last_running": round(running[-1], 2), "gaps": gaps,
+ "per_user": {k: round(v, 2) for k, v in sorted(per_user.items())}, "first3": [r._asdict() for r in islice(rows, 3)],
+ "chained": list(chain.from_iterable([[1, 2], (3,)]))}
+''')
+
+s("c8_re_heavy_log_parsing", '''
+import re
+log = read_file("app.log")
+LINE = re.compile(r"^(?P<date>\\d{4}-\\d{2}-\\d{2}) (?P<time>[\\d:]+) (?P<level>[A-Z]+)\\s+(?P<msg>.+)$", re.M)
+events = [m.groupdict() for m in LINE.finditer(log)]
+errors = [e for e in events if e["level"] == "ERROR"]
+words = re.findall(r"\\b[a-z]{4,}\\b", log)
+redacted = re.sub(r"(\\d{2}):(\\d{2}):(\\d{2})", lambda m: f"{m[1]}h{m[2]}", log.splitlines()[1])
+parts = re.split(r"[,;]\\s*", "a, b;c ,d")
+times = [tuple(map(int, e["time"].split(":"))) for e in errors]
+sub_n = re.subn(r"ERROR", "E", log)[1]
+print(f"{len(events)} events, {len(errors)} errors, {sub_n} substitutions")
+for e in errors:
+    print(f"  {e['time']} {e['msg']!r}")
+{"levels": sorted({e["level"] for e in events}), "words": sorted(set(words))[:6], "redacted": redacted,
+ "parts": parts, "times": times, "escaped": re.escape("a.b*c"), "full": bool(re.fullmatch(r"\\w+", "abc_1"))}
+''')
+
+s("c8_datetime_arithmetic", '''
+from datetime import datetime, date, timedelta, timezone
+today = date(2024, 7, 1)
+report = []
+for uid in (1, 2, 3, 4):
+    u = get_user(uid)
+    signup = date.fromisoformat(u["signup"])
+    age = today - signup
+    anniversary = signup.replace(year=today.year)
+    if anniversary < today:
+        anniversary = anniversary.replace(year=today.year + 1)
+    report.append({"name": u["name"], "days": age.days, "weeks": age // timedelta(weeks=1),
+                   "next": anniversary.isoformat(), "weekday": signup.strftime("%A"),
+                   "quarter": (signup.month - 1) // 3 + 1})
+stamp = datetime(2024, 5, 1, 10, 0, 5, tzinfo=timezone.utc)
+later = stamp + timedelta(hours=36, minutes=15)
+print(later.isoformat(), later.strftime("%Y-%m-%d %H:%M %Z"), (later - stamp).total_seconds())
+parsed = datetime.strptime("2024-05-01 10:02:00", "%Y-%m-%d %H:%M:%S")
+print(parsed.date(), parsed.time(), parsed.timestamp() > 0)
+sorted(report, key=lambda r: r["days"], reverse=True)
+''')
+
+s("c8_retry_with_backoff_around_tool_calls", '''
+import asyncio
+class TransientError(Exception):
+    pass
+attempts = {}
+async def call_with_retry(uid: int, retries: int = 3, backoff: float = 0.001):
+    last_exc = None
+    for attempt in range(1, retries + 1):
+        attempts[uid] = attempt
+        try:
+            user = await tools.get_user(user_id=uid)
+            if attempt < 2 and uid % 2 == 0:
+                raise TransientError(f"flaky on attempt {attempt}")
+            return user
+        except TransientError as exc:
+            last_exc = exc
+            print(f"retrying {uid} after {exc}")
+            await asyncio.sleep(backoff * 2 ** attempt)
+        except Exception as exc:
+            print(f"giving up on {uid}: {exc}")
+            return None
+    raise RuntimeError(f"exhausted retries for {uid}") from last_exc
+results = {}
+for uid in [1, 2, 99]:
+    user = await call_with_retry(uid)
+    results[uid] = user["name"] if user else None
+{"results": results, "attempts": attempts}
+''')
+
+s("c8_asyncio_wait_for_and_timeout", '''
+import asyncio
+async def slow_weather(city: str, delay: float):
+    await asyncio.sleep(delay)
+    return await tools.get_weather(city=city)
+async def main():
+    out = {}
+    for city, delay in [("Oslo", 0.0), ("Rome", 5)]:
+        try:
+            w = await asyncio.wait_for(slow_weather(city, delay), timeout=0.2)
+            out[city] = w["condition"]
+        except asyncio.TimeoutError:
+            out[city] = "timeout"
+    try:
+        async with asyncio.timeout(0.05):
+            await asyncio.sleep(10)
+        out["block"] = "finished"
+    except TimeoutError:
+        out["block"] = "timed out"
+    return out
+result = asyncio.run(main())
+print(result)
+result
+''')
+
+s("c8_as_completed_taskgroup_wait", '''
+import asyncio
+async def fetch(uid):
+    u = await tools.get_user(user_id=uid)
+    return uid, u["tier"]
+async def main():
+    tiers = {}
+    for coro in asyncio.as_completed([fetch(uid) for uid in [4, 2, 3, 1]]):
+        uid, tier = await coro
+        tiers[uid] = tier
+    async with asyncio.TaskGroup() as tg:
+        tasks = {c: tg.create_task(tools.get_weather(city=c)) for c in ["Lima", "Oslo"]}
+    temps = {c: t.result()["temperature"] for c, t in tasks.items()}
+    done, pending = await asyncio.wait([asyncio.create_task(fetch(1))], timeout=5)
+    return {"tiers": dict(sorted(tiers.items())), "temps": temps, "done": len(done), "pending": len(pending)}
+asyncio.run(main())
+''')
+
+s("c8_class_properties_repr_ordering_hash_none", '''
+class Account:
+    """A user with their orders."""
+    def __init__(self, user: dict, orders: list):
+        self._user = user
+        self._orders = orders
+    @property
+    def name(self) -> str:
+        return self._user["name"]
+    @property
+    def total(self) -> float:
+        return round(sum(o["total"] for o in self._orders), 2)
+    @property
+    def tier(self):
+        return self._user["tier"]
+    @tier.setter
+    def tier(self, value):
+        self._user = {**self._user, "tier": value}
+    def __repr__(self) -> str:
+        return f"Account({self.name!r}, total={self.total})"
+    def __lt__(self, other: "Account") -> bool:
+        return self.total < other.total
+    def __eq__(self, other):
+        return isinstance(other, Account) and self.name == other.name
+    __hash__ = None
+accounts = []
+for uid in [1, 2, 3]:
+    user = get_user(uid)
+    orders = list_orders(uid, page_size=50)["orders"]
+    accounts.append(Account(user, orders))
+accounts[1].tier = "platinum"
+print(sorted(accounts))
+print(max(accounts), accounts[0] == Account({"name": "Ada Lovelace"}, []))
+[repr(a) for a in sorted(accounts, reverse=True)] + [accounts[1].tier]
+''')
+
+s("c8_typing_annotations_everywhere", '''
+from __future__ import annotations
+from typing import Any, Optional, Union, TypedDict, Literal, Final, Iterable
+from collections.abc import Mapping, Sequence
+Tier = Literal["gold", "silver", "bronze"]
+LIMIT: Final[int] = 3
+class Summary(TypedDict):
+    name: str
+    tier: Tier
+    orders: int
+def summarize(user: Mapping[str, Any], orders: Sequence[dict[str, Any]]) -> Summary:
+    return {"name": user["name"], "tier": user["tier"], "orders": len(orders)}
+def first_gold(items: Iterable[Summary]) -> Optional[Summary]:
+    for item in items:
+        if item["tier"] == "gold":
+            return item
+    return None
+def scale(x: Union[int, float], by: int | float = 2) -> float:
+    return float(x * by)
+summaries: list[Summary] = []
+uid: int
+for uid in range(1, LIMIT + 1):
+    user: dict[str, Any] = get_user(uid)
+    page: dict[str, Any] = list_orders(uid, page_size=100)
+    summaries.append(summarize(user, page["orders"]))
+best: Summary | None = first_gold(reversed(summaries))
+{"summaries": summaries, "best": best, "scaled": scale(3), "typed": isinstance(summaries[0], dict)}
+''')
+
+s("c8_fstring_conversion_and_format_specs", '''
+users = list_users()
+print(f"{'#':>3} | {'name':<14} | {'repr':>16} | {'len':^5}")
+print("-" * 46)
+for i, u in enumerate(users, start=1):
+    name = u["name"]
+    print(f"{i:>3} | {name:<14} | {name!r:>16} | {len(name):^5}")
+w = get_weather("Oslo")
+print(f"{w['temperature']:08.3f} {w['humidity']:+d} {w['humidity']:#x} {0.25:.1%} {1234567.891:,.2f} {w['city']!s:*^10}")
+print(f"{'left':<8}|{'right':>8}|{3.14159:e}|{42:b}|{w!r:.20}")
+value = 7
+print(f"{value=} {value * 2 = } {'x'!a}")
+''')
+
+s("c8_sorted_tuple_keys_zip_strict_dict_union", '''
+users = [get_user(i) for i in (1, 2, 3, 4)]
+ranked = sorted(users, key=lambda u: ({"gold": 0, "silver": 1, "bronze": 2}[u["tier"]], -len(u["name"]), u["name"]))
+for rank, u in enumerate(ranked, start=1):
+    print(rank, u["name"], u["tier"])
+emails = [u["email"] for u in users]
+domains = [e.split("@")[1] for e in emails]
+pairs = list(zip(emails, domains, strict=True))
+try:
+    list(zip(emails, domains[:-1], strict=True))
+except ValueError as e:
+    print("zip:", e)
+defaults = {"units": "metric", "limit": 5}
+override = {"limit": 10, "lang": "en"}
+merged = defaults | override
+merged |= {"units": "imperial"}
+names = [u["name"].removeprefix("Alan ").removesuffix(" T") for u in users]
+{"ranked": [u["id"] for u in ranked], "pairs": pairs[:2], "merged": merged, "names": names,
+ "by_dom": {d: [e for e, dd in pairs if dd == d] for d in sorted(set(domains))}}
+''')
+
+s("c8_textwrap_report", '''
+import textwrap
+import json
+results = search("python packaging best practices", limit=3)
+for r in results:
+    print(textwrap.fill(r["snippet"] * 3, width=40, initial_indent="* ", subsequent_indent="  "))
+print(textwrap.shorten(" ".join(r["title"] for r in results), width=50, placeholder=" [...]"))
+block = textwrap.dedent("""
+    Summary:
+      first line
+      second line
+""").strip()
+print(textwrap.indent(block, "> "))
+print(textwrap.wrap("a b c d e f g h", width=5))
+json.dumps({"block": block, "n": len(results)}, indent=2)
+''')
+
+s("c8_json_dumps_indent_default_str", '''
+import json
+from datetime import date, datetime
+from dataclasses import dataclass, asdict
+@dataclass
+class Snapshot:
+    user: str
+    taken: date
+    tags: set
+u = get_user(3)
+snap = Snapshot(u["name"], date(2024, 7, 1), {"vip"})
+text = json.dumps({"snap": asdict(snap), "at": datetime(2024, 7, 1, 12, 30)}, indent=2, default=str, sort_keys=True)
+print(text)
+compact = json.dumps(u, separators=(",", ":"), ensure_ascii=False)
+back = json.loads(text)
+[back["snap"]["taken"], back["at"], len(compact), json.dumps([1.5, None, True, "é"])]
+''')
+
+s("c8_semaphore_namedtuple_results", '''
+import asyncio
+from typing import NamedTuple
+class Result(NamedTuple):
+    city: str
+    ok: bool
+    detail: str
+async def probe(city: str) -> Result:
+    try:
+        w = await tools.get_weather(city=city, units="imperial")
+        return Result(city, True, f"{w['temperature']:.1f}F")
+    except Exception as exc:
+        return Result(city, False, str(exc))
+async def main() -> list[Result]:
+    sem = asyncio.Semaphore(2)
+    async def guarded(city):
+        async with sem:
+            return await probe(city)
+    return await asyncio.gather(*(guarded(c) for c in ["Oslo", "Lima", "Paris"]))
+results = asyncio.run(main())
+for r in results:
+    print(f"{r.city:<6} {'OK' if r.ok else 'FAIL':<4} {r.detail}")
+[r._asdict() for r in results]
+''')
+
+s("c8_itertools_functools_operator", '''
+import itertools, functools, operator
+orders = []
+for uid in range(1, 5):
+    orders += [dict(o, uid=uid) for o in list_orders(uid, page_size=20)["orders"]]
+by_uid = {k: list(g) for k, g in itertools.groupby(sorted(orders, key=operator.itemgetter("uid")), key=operator.itemgetter("uid"))}
+combos = list(itertools.combinations(sorted(by_uid), 2))
+product = list(itertools.product("ab", repeat=2))
+batches = [list(b) for b in itertools.batched(range(7), 3)] if hasattr(itertools, "batched") else [[0, 1, 2], [3, 4, 5], [6]]
+totals = {uid: functools.reduce(lambda acc, o: acc + o["total"], rows, 0) for uid, rows in by_uid.items()}
+first_refund = next((o["id"] for o in orders if o["status"] == "refunded"), None)
+counts = dict(itertools.starmap(lambda k, g: (k, sum(1 for _ in g)), itertools.groupby(sorted(o["status"] for o in orders))))
+ziplong = list(itertools.zip_longest([1, 2, 3], "ab", fillvalue="-"))
+{"combos": combos, "product": product, "batches": batches, "totals": {k: round(v, 2) for k, v in totals.items()},
+ "first_refund": first_refund, "counts": counts, "ziplong": ziplong, "cycle": list(itertools.islice(itertools.cycle("xy"), 5))}
+''')
+
+s("c8_ptc_main_guard_create_task_gather", '''
+import asyncio
+import json
+async def main():
+    raw_users = await tools.list_users()
+    print(json.dumps(raw_users[:2], indent=2))
+    tasks = [asyncio.create_task(tools.list_orders(user_id=u["id"], page_size=50)) for u in raw_users]
+    pages = await asyncio.gather(*tasks, return_exceptions=True)
+    summary = {}
+    for user, page in zip(raw_users, pages, strict=True):
+        if isinstance(page, Exception):
+            summary[user["name"]] = f"error: {page}"
+            continue
+        paid = [o for o in page["orders"] if o["status"] == "paid"]
+        summary[user["name"]] = {"paid": len(paid), "sum": round(sum(o["total"] for o in paid), 2)}
+    return summary
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main()), indent=2, sort_keys=True))
+''')
+
+s("c8_template_deque_send_messages", '''
+from collections import deque
+from string import Template
+defaults = {"greeting": "Hello", "sign": "-- bot"}
+history = deque(maxlen=2)
+messages = []
+for uid in (1, 2, 3):
+    u = get_user(user_id=uid)
+    ctx = defaults | {"name": u["name"].split()[0]}
+    body = Template("$greeting, $name! Your tier: ${tier}. $sign").safe_substitute(ctx, tier=u["tier"].upper())
+    r = send_message(to=u["email"], body=body)
+    history.append(r["to"])
+    messages.append((r["chars"], body))
+print(*messages, sep="\\n")
+{"last_two": list(history), "longest": max(messages)[1], "lengths": [m[0] for m in messages]}
+''')
+
+
 @pytest.mark.parametrize(("name", "script"), CORPUS, ids=[row[0] for row in CORPUS])
 async def test_model_script_runs_as_in_cpython(mode: cm.CodeMode, name: str,
                                                script: str) -> None:
@@ -5303,3 +5751,72 @@ async def test_a_contextmanager_never_hands_a_host_stop_to_the_script(
               "with f():\n    while True:\n        pass")
     run = await tight.run(script)
     assert run.error is not None and run.error.limit == "operations"
+
+
+# -- compat round 8 -----------------------------------------------------------------------------
+
+async def test_a_failed_call_uncaught_names_its_tool(mode: cm.CodeMode) -> None:
+    """``str(e)`` is the failure alone (as CPython's stand-in and other hosts give it); the
+    run's error still says which tool failed."""
+    run = await mode.run("u = get_user(1)\nv = get_user(98)")
+    assert run.error is not None
+    assert (run.error.type, run.error.line, run.error.message) == (
+        "ToolCallError", 2, "get_user: LookupError: no user 98")
+
+
+@pytest.mark.parametrize(("script", "error"), [
+    ('u = get_user(1)\nfor k, v in u.items:\n    print(k, v)',
+     ("TypeError", 2, "'builtin_function_or_method' object is not iterable; `u.items` without "
+                      "a call is the dict method itself: call it, `u.items()`")),
+    ('page = list_orders(user_id=2)\nn = len(page["orders"][0].keys)',
+     ("TypeError", 2, "object of type 'builtin_function_or_method' has no len(); "
+                      "`page[\"orders\"][0].keys` without a call is the dict method itself: "
+                      "call it, `page[\"orders\"][0].keys()`")),
+    ('w = get_weather("Oslo")\n"sunny" in w.values',
+     ("TypeError", 2, "argument of type 'builtin_function_or_method' is not iterable; "
+                      "`w.values` without a call is the dict method itself: call it, "
+                      "`w.values()`")),
+    ('def names(rows):\n    return sorted(r for r in rows.keys)\nnames(get_user(1))',
+     ("TypeError", 2, "'builtin_function_or_method' object is not iterable; `rows.keys` "
+                      "without a call is the dict method itself: call it, `rows.keys()`")),
+])
+async def test_a_dict_method_read_without_a_call_says_to_call_it(
+        mode: cm.CodeMode, script: str, error: tuple[str, int, str]) -> None:
+    """``for k, v in u.items:`` on a dict with no ``items`` key (one with it reads the key):
+    CPython's error, with the fix added."""
+    run = await mode.run(script)
+    assert run.error is not None
+    assert (run.error.type, run.error.line, run.error.message) == error
+
+
+async def test_a_caught_method_type_error_stays_pythons(mode: cm.CodeMode) -> None:
+    script = ('u = get_user(1)\ntry:\n    list(u.items)\nexcept TypeError as e:\n'
+              '    m = str(e)\nm')
+    run = await mode.run(script)
+    assert run.error is None and (run.value, run.output) == cpython(script)
+
+
+@pytest.mark.parametrize(("script", "problems"), [
+    ("class Svc:\n    def get(self, uid):\n        return get_user(uid)\nSvc().get(1)",
+     [(2, "get() calls tools, so it must be `async def get(self, ...)` with each tool call "
+          "awaited, and each call of it awaited too (`await obj.get(...)`): `.get(...)` is also "
+          "a method of dicts, lists or text, so its calls cannot be told apart (or give it a "
+          "name of its own)")]),
+    ("class Svc:\n    def load(self, uid):\n        return get_user(uid)\n"
+     "s = Svc()\nusers = list(map(s.load, [1, 2]))",
+     [(2, "load() calls tools, so it must be `async def load(self, ...)` with each tool call "
+          "awaited, and each call of it awaited too (`await obj.load(...)`); `.load` is used "
+          "as a value at line 5, where it cannot be awaited: call it in a loop, e.g. "
+          "`[await obj.load(x) for x in xs]`")]),
+    ("class Svc:\n    def load(self, uid):\n        return get_user(uid)\n"
+     "s = Svc()\nhandlers = {'user': lambda u: s.load(u)}\nhandlers['user'](1)",
+     [(5, "a tool call inside a lambda cannot be awaited: use a loop or an `async def` and "
+          "`await` the call")]),
+])
+async def test_a_method_calling_tools_that_cannot_be_made_async_names_its_fix(
+        mode: cm.CodeMode, script: str, problems: list[tuple[int, str]]) -> None:
+    """A plain method that calls tools becomes ``async def`` with its calls awaited (the
+    corpus row above) unless its calls cannot all be found: then the fix, before any call."""
+    assert [(p.line, p.message) for p in mode.check(script)] == problems
+    run = await mode.run(script)
+    assert run.error is not None and run.error.type == "PreflightError" and run.calls == ()

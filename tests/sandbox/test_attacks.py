@@ -976,7 +976,9 @@ STALLERS = [
     pytest.param("for i in range(10**11):\n    x = i * i", id="for-loop"),
     pytest.param("import re\nre.fullmatch('(a|aa)+', 'a' * 60 + 'b')", id="regex"),
     pytest.param("pow(3, 10**3000, 10**3000 + 7).bit_length()", id="modular-pow"),
-    pytest.param("import math\nmath.lcm(*range(1, 90000)).bit_length()", id="lcm"),
+    pytest.param("import math\nmath.lcm(*range(1, 100000)).bit_length()", id="lcm"),
+    pytest.param("import math, random\nxs = [random.getrandbits(60000) | 1 for _ in range(2000)]\n"
+                 "math.lcm(*xs)", id="lcm-of-big-integers"),
     pytest.param("round(1, -4 * 10**6)", id="round-negative-ndigits"),
     pytest.param("m = 2**61 - 1\nlen(set([i * m for i in range(20000)]))", id="hash-collision"),
     pytest.param("import math\nmath.isqrt(int('f' * 10**6, 16)).bit_length()", id="isqrt"),

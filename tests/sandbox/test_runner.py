@@ -132,7 +132,7 @@ async def test_host_exception_is_hidden_behind_internal_error() -> None:
             r = [e.tool, e.message, e.path, str(e)]
         r
     """)
-    assert outcome.value == ["boom", "internal error", None, "boom: internal error"]
+    assert outcome.value == ["boom", "internal error", None, "internal error"]
 
 
 async def test_tool_call_error_fields_cross_as_strings() -> None:

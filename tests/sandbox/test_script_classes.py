@@ -513,7 +513,7 @@ async def test_time_sleep_refuses_what_cpython_refuses(
     ("def __repr__(self):\n    pass", '"__repr__" cannot be defined outside a class'),
     ("class A:\n    def f(self):\n        def __len__(s):\n            return 0",
      '"__len__" cannot be defined outside a class'),
-    ("class A:\n    __hash__ = None", '"__hash__" is an invalid variable name'),
+    ("class A:\n    __hash__ = 0", '"__hash__" is an invalid variable name'),
     ("x.__dict__", '"__dict__" is an invalid attribute name'),
     ("x.__class__", '"__class__" is an invalid attribute name'),
     ("super().__class__", '"__class__" is an invalid attribute name'),

@@ -170,6 +170,8 @@ class ScriptMeta(type):
                 if key not in SCRIPT_METHODS:
                     raise TypeError(f"class {name} cannot define {key} in the sandbox")
                 method = namespace[key]
+                if key == "__hash__" and method is None:
+                    continue  # ``__hash__ = None``: unhashable instances, as in CPython
                 if type(method) is not FunctionType:
                     raise TypeError(f"{name}.{key} must be a plain function (a def in the "
                                     "class body) in the sandbox")
@@ -1019,15 +1021,27 @@ def _class_strptime(cls: Any) -> Callable[..., Any]:
     return strptime
 
 
+def _significant_bytes(data: bytes | bytearray, byteorder: Any, signed: Any) -> int:
+    """The bytes of ``data`` that set the size of ``int.from_bytes(data, ...)``: its padding
+    (zero bytes at the most significant end, or 0xff of a negative number) is left out."""
+    if byteorder not in ("big", "little"):
+        return len(data)  # CPython refuses the order; sized as it is
+    top = data[:1] if byteorder == "big" else data[-1:]
+    pad = b"\xff" if signed and top == b"\xff" else b"\x00"
+    kept = data.lstrip(pad) if byteorder == "big" else data.rstrip(pad)
+    return len(kept) + 1
+
+
 def _class_from_bytes(cls: Any) -> Callable[..., Any]:
-    """``int.from_bytes``: an input of more than ``MAX_INT_BITS`` bits is refused before
-    it is read (the int would be over the sandbox's cap)."""
+    """``int.from_bytes``: an input whose value has more than ``MAX_INT_BITS`` bits is
+    refused before it is read (the int would be over the sandbox's cap); padding does not
+    count (``int.from_bytes(bytes(20000))`` is 0)."""
     def from_bytes(data: Any, byteorder: Any = "big", *, signed: Any = False) -> Any:
         if isinstance(data, str):
             raise TypeError("cannot convert 'str' object to bytes")
         if not isinstance(data, bytes | bytearray):
             data = bytes(list(counted(data)))  # an iterable of ints, as Python takes
-        capped_int(1 << min(len(data) * 8, MAX_INT_BITS + 1))
+        capped_int(1 << min(_significant_bytes(data, byteorder, signed) * 8, MAX_INT_BITS + 1))
         return cls.from_bytes(data, byteorder, signed=signed)
     return from_bytes
 

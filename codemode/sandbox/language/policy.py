@@ -835,7 +835,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """RestrictedPython's name check, plus private names (:func:`private_name_ok`) and,
         for a ``def`` directly in a class body, the names in :data:`SCRIPT_METHODS`."""
         if name is not None and (private_name_ok(name) or (
-                allow_magic_methods and name in SCRIPT_METHODS and id(node) in self.methods)):
+                allow_magic_methods and name in SCRIPT_METHODS and id(node) in self.methods)
+                or (name == "__hash__" and id(node) in self.methods)):
             return
         if allow_magic_methods and name is not None and name.startswith("__") and (
                 name.endswith("__")):
@@ -1323,6 +1324,12 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 stmt.name = POST_INIT
         self.methods.update(id(stmt) for stmt in node.body
                             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef))
+        # ``__hash__ = None``: instances unhashable, as a class with ``__eq__`` says
+        self.methods.update(id(stmt.targets[0]) for stmt in node.body
+                            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                            and isinstance(stmt.targets[0], ast.Name)
+                            and stmt.targets[0].id == "__hash__"
+                            and isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
         self.classes.append(node.name)
         try:
             new = super().visit_ClassDef(node)

@@ -1,5 +1,5 @@
 """One-round hints for a script that read a tool's result in the wrong shape (or awaited
-one awaitable twice).
+one awaitable twice, or iterated a dict method it did not call: ``for k, v in u.items:``).
 
 ``me[0]`` on an object result is a bare ``KeyError: 0``; ``r["name"]`` on a tool's text
 (a tool without an output schema answers JSON as text) is ``string indices must be
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Final
 
@@ -41,6 +42,13 @@ _CLOSE_CANDIDATES: Final = 250
 stop at 40 characters too)."""
 _KEY_TEXT: Final = 40
 _MISSING: Final = object()
+_METHOD_TYPE: Final = "'builtin_function_or_method'"
+_UNCALLED: Final = re.compile(r"\.(items|keys|values)\b(?!\s*\()")
+"""``.items`` not followed by a call, on the failing line."""
+_OWNER: Final = re.compile(r"[A-Za-z_]\w*(?:\.\w+|\[[^\]\n]{0,40}\])*$")
+"""The expression before it (``page["orders"][0]``), read from the text before it."""
+_LINE_SCAN: Final = 1_000
+"""Characters of that line searched; the owner is read from at most ``_MAX_SPAN`` before it."""
 
 
 def data_hint(exc: BaseException, lines: tuple[str, ...]) -> str:
@@ -56,6 +64,8 @@ def data_hint(exc: BaseException, lines: tuple[str, ...]) -> str:
         return ("; an awaitable (a call, a coroutine, an asyncio.gather(...)) is awaited "
                 "once: keep its value in a name, `results = await asyncio.gather(...)`, and "
                 "use that name again")
+    if kind is TypeError and _METHOD_TYPE in said:
+        return _method_hint(exc.__traceback__, lines)
     if kind is KeyError:
         text = False
     elif kind is TypeError and said.startswith(_STR_INDEX):
@@ -94,6 +104,35 @@ def data_hint(exc: BaseException, lines: tuple[str, ...]) -> str:
         return (f"; {shown} has the keys {listed}{more}{mean} (`.get(key)` gives None for a "
                 "missing one)")
     return ""
+
+
+def _method_hint(trace: TracebackType | None, lines: tuple[str, ...]) -> str:
+    """``for k in page.items:`` on a dict without an ``items`` key: the method itself is
+    not iterable (nor sized, nor subscriptable); say to call it."""
+    line = _script_line(trace)
+    if line is None or not 0 < line <= len(lines):
+        return ""
+    text = lines[line - 1][:_LINE_SCAN]
+    found = _UNCALLED.search(text)
+    if found is None:
+        return ""
+    owner = _OWNER.search(text, max(0, found.start() - _MAX_SPAN), found.start())
+    if owner is None:
+        return ""
+    shown, name = owner.group(), found.group(1)
+    return (f"; `{shown}.{name}` without a call is the dict method itself: call it, "
+            f"`{shown}.{name}()`")
+
+
+def _script_line(trace: TracebackType | None) -> int | None:
+    """The line of the innermost frame of ``trace`` when it is the script's."""
+    last = None
+    while trace is not None:
+        last = trace
+        trace = trace.tb_next
+    if last is None or last.tb_frame.f_code.co_filename != SCRIPT_FILENAME:
+        return None
+    return last.tb_lineno
 
 
 def _key_text(key: Any) -> str:

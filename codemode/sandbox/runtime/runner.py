@@ -443,6 +443,8 @@ def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits,
         too_big = render_size(exc.args, _MAX_MESSAGE) > _MAX_MESSAGE
         check_unicode_error(exc)
         message = _clip(str(exc)) if not too_big else _clipped_text(exc)
+        if not too_big and name == "ToolCallError" and type(exc) is ToolCallError:
+            message = _clip(exc.described())  # the run's error names the failed tool
     except (Exception, Tripped, ScriptStop):  # a script's __str__/__repr__ runs here
         message = "<unprintable error>"
     if not explicit:

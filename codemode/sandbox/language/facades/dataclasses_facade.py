@@ -115,6 +115,10 @@ _FIELDS_KEY: Final = "_sandbox_fields_"
 """Where a dataclass keeps its fields (a name no script can bind or read)."""
 
 
+_FROZEN_KEY: Final = "_sandbox_frozen_"
+"""Whether a dataclass is frozen (its subclasses must agree, as in CPython)."""
+
+
 def _own_field_table(cls: Any) -> tuple[Field, ...] | None:
     """The fields ``dataclass()`` gave ``cls`` itself (not a base), or None.
 
@@ -131,6 +135,19 @@ def _inherited(cls: type) -> dict[str, Field]:
         for item in _own_field_table(base) or ():
             found[item.name or ""] = item
     return found
+
+
+def _check_frozen_bases(cls: type, frozen: bool) -> None:
+    """CPython's rule: a dataclass and its dataclass bases are all frozen or none is (a
+    mutable subclass would let a frozen base's fields be assigned)."""
+    bases = [base.__dict__[_FROZEN_KEY] for base in cls.__mro__[1:]
+             if _own_field_table(base) is not None and type(base.__dict__.get(_FROZEN_KEY)) is bool]
+    if not bases:
+        return
+    if any(bases) and not frozen:
+        raise TypeError("cannot inherit non-frozen dataclass from a frozen one")
+    if not any(bases) and frozen:
+        raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
 
 
 def _declared(cls: type) -> list[tuple[str, Any]]:
@@ -286,6 +303,7 @@ def _process(cls: Any, *, init: bool = True, repr: bool = True, eq: bool = True,
         raise TypeError("dataclass() cannot decorate an enum class in the sandbox")
     if order and not eq:
         raise ValueError("eq must be true if order is true")
+    _check_frozen_bases(cls, frozen)
     fields_by_name = _inherited(cls)
     for item in _own_fields(cls, kw_only):
         fields_by_name[item.name or ""] = item
@@ -301,6 +319,7 @@ def _process(cls: Any, *, init: bool = True, repr: bool = True, eq: bool = True,
             raise TypeError(f"non-default argument {f.name!r} follows default argument"
                             + _FOLLOWS.format(last_default.name))
     type.__setattr__(cls, _FIELDS_KEY, fields)
+    type.__setattr__(cls, _FROZEN_KEY, frozen)
     own = cls.__dict__
 
     def install(name: str, method: Callable[..., Any]) -> None:

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import math
+import operator
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.sandbox.language.facades import Facade
-from codemode.sandbox.language.sizes import MAX_INT_BITS, guarded_mul, guarded_pow
+from codemode.sandbox.language.sizes import (
+    MAX_INT_BITS,
+    charge_operations,
+    guarded_mul,
+    guarded_pow,
+)
 from codemode.sandbox.language.state import counted, current_run
 
 if TYPE_CHECKING:
@@ -48,10 +54,26 @@ def prod(iterable: Iterable[Any], *, start: Any = 1) -> Any:
     return result
 
 
-def lcm(*integers: int) -> int:
-    """Least common multiple, the result size checked after each step."""
+_LCM_STEP_BITS: Final = 64
+"""Bits of the running result charged as one operation per :func:`lcm` step (each step
+divides and multiplies it in C)."""
+
+
+def lcm(*integers: Any) -> int:
+    """Least common multiple, one argument at a time, each step's work (the running
+    result's size) charged and the result's size checked.
+
+    Without the charge ``lcm(*range(1, 100000))`` ran 90 000 steps on a result growing to
+    the integer cap (2.5 s) before its size check; now the operations limit ends it in
+    0.7 s at the default limits. Pairing the arguments in a tree would be faster, but
+    CPython 3.12 divides two such big integers in ``_pylong``, which a script's import
+    refuses. A 0 makes the result 0 whatever the rest, as in CPython."""
+    values = [operator.index(value) for value in counted(integers)]
+    if 0 in values:
+        return 0
     result = 1
-    for value in counted(integers):
+    for value in values:
+        charge_operations(result.bit_length() // _LCM_STEP_BITS)
         result = math.lcm(result, value)
         if result.bit_length() > MAX_INT_BITS:
             current_run().too_big("math.lcm()", result.bit_length() // 8)
