@@ -168,13 +168,20 @@ _NOT_ASTRAL_LEADS: Final = bytes(range(0xF0)) + bytes(range(0xF5, 0x100))
 """Every byte but those that start a four-byte UTF-8 sequence (a character past the BMP)."""
 
 
+_ASTRAL_SLICE: Final = 1 << 20
+
+
 def _astral(text: str) -> int:
-    """Characters of ``text`` past the BMP, counted by C codecs at ~10 ns a character.
+    """Characters of ``text`` past the BMP, counted by C codecs at ~10 ns a character, a
+    slice at a time (its UTF-8 is up to four times its length: a whole 10 M-character
+    text's would cost more memory than the run has).
 
     UTF-16 with ``surrogatepass`` counted them by length, but calls its error handler once
     per lone surrogate (~0.5 µs each): 10 million of them held the GIL 5 s; UTF-8 passes
     them inline, each as three bytes whose lead is no four-byte lead."""
-    return len(text.encode("utf-8", "surrogatepass").translate(None, _NOT_ASTRAL_LEADS))
+    return sum(len(text[start:start + _ASTRAL_SLICE].encode("utf-8", "surrogatepass")
+                   .translate(None, _NOT_ASTRAL_LEADS))
+               for start in range(0, len(text), _ASTRAL_SLICE))
 
 
 def json_text_size(text: Any) -> int:
