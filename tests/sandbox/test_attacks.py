@@ -1032,6 +1032,16 @@ STALLERS = [
                  "    x.encode('utf-16', 'ignore')", id="lone-surrogates-encoded"),
     pytest.param("x = b'\\x00\\xd8' * 10_000_000\nfor i in range(20):\n"
                  "    x.decode('utf-16-le', 'replace')", id="lone-surrogates-decoded"),
+    # one C call whose cost is the product of two sizes, or ~30 ns a character of a text
+    # at its size cap (r26: 27 s, minutes, 3 s and 2.6 s of GIL held before the fixes)
+    pytest.param("s = 'a' * 10**6\np = 'a' * (10**6 - 2) + 'ba'\ns.startswith((p,) * 10**6)",
+                 id="startswith-tuple-of-long-prefixes"),
+    pytest.param("c = 'b' * 10**7 + 'a'\nwhile True:\n    ('a' * 20000).strip(c)",
+                 id="strip-by-long-chars"),
+    pytest.param("for i in range(5):\n    ('\\xe9' * 6 * 10**7).translate({233: 'e'})",
+                 id="translate-long-text-by-dict"),
+    pytest.param("for i in range(5):\n    str.maketrans('a' * 6 * 10**7, 'b' * 6 * 10**7)",
+                 id="maketrans-of-long-texts"),
 ]
 
 

@@ -331,8 +331,10 @@ def test_instance_and_class_routes_agree(key: tuple[type, str]) -> None:
 CLASS_ROWS: Final = sorted(CLASS_METHODS, key=lambda key: (key[0].__name__, key[1]))
 CLASS_ARGS: Final[dict[str, tuple[Any, ...]]] = {
     "strptime": ("2024-03-05", "%Y-%m-%d"), "fromtimestamp": (86400,),
-    "utcfromtimestamp": (86400,), "from_bytes": (b"\x01", "big"),
+    "utcfromtimestamp": (86400,), "from_bytes": (b"\x01", "big"), "maketrans": ("ab", "cd"),
 }
+CLASS_RESULTS: Final[dict[str, type]] = {"maketrans": dict}
+"""What a replaced class method that builds no instance of its class returns."""
 
 
 @pytest.mark.parametrize("key", CLASS_ROWS, ids=[f"{c.__name__}.{n}" for c, n in CLASS_ROWS])
@@ -351,6 +353,7 @@ def test_every_route_to_a_replaced_class_method_is_replaced(key: tuple[type, str
     for route, method in routes.items():
         assert method != raw, f"{real.__name__}.{name} via {route} is the raw classmethod"
         value = method(*args)
-        assert type(value) is real and getattr(value, "tzinfo", None) is None, (route, value)
-        answers.add(value if args else type(value))
+        assert type(value) is CLASS_RESULTS.get(name, real), (route, value)
+        assert getattr(value, "tzinfo", None) is None, (route, value)
+        answers.add(repr(value) if args else type(value))
     assert len(answers) == 1, answers

@@ -38,6 +38,7 @@ __all__ = [
     "charge_each",
     "charge_probes",
     "charge_sort",
+    "charge_text",
     "check_ordered_key",
     "collision_probes",
     "compare_cost",
@@ -204,6 +205,18 @@ def charge_probes(probes: int) -> None:
             "timeout", run.limits.timeout,
             f"looking up about {probes} keys that share hash values would outlast the run"))
     charge_operations(probes // PROBES_PER_OPERATION)
+
+
+TEXT_BYTES_PER_SECOND: Final = 4_000_000_000
+"""C speed of reading text a character at a time against another (``memcmp``/``memchr``,
+measured 5-30 GB/s; taken low): a text scan estimated to take longer than the time left
+is refused up front."""
+
+
+def charge_text(size: int) -> None:
+    """Charge a C loop reading ``size`` bytes of text (``TEXT_UNIT`` a visit), and refuse
+    one that could not end before the deadline."""
+    _charge(size // TEXT_UNIT, TEXT_BYTES_PER_SECOND // TEXT_UNIT)
 
 
 def _flat_cost(node: Any) -> int | None:

@@ -45,6 +45,7 @@ from codemode.sandbox.language.compare import (
     charge_probes,
     charge_search,
     charge_sort,
+    charge_text,
     check_ordered_key,
     guarded_key,
     key_probes,
@@ -500,6 +501,16 @@ def _bind_join(s: str) -> Callable[..., str]:
     return join
 
 
+_CHUNK_FREE: Final = 1 << 18
+"""Characters a per-character C loop with a table lookup (``translate``, ``maketrans``:
+~30 ns a character, ~8 ms a chunk) is given in one call; longer texts go in chunks of this
+size that tick between them (10**8 characters held the GIL 3 s in one call)."""
+
+_TRANSLATED: Final = 8
+"""Characters of a chunked ``translate`` charged as one operation (~30 ns each through a
+dict, ~2 ns on CPython's ASCII path)."""
+
+
 def _bind_translate(s: str) -> Callable[..., str]:
     def translate(table: Any) -> str:
         entries = table.items() if isinstance(table, dict) else ()
@@ -510,8 +521,131 @@ def _bind_translate(s: str) -> Callable[..., str]:
                 if char is not None:
                     extra += s.count(char) * (len(value) - 1)
         ensure_size(len(s) + extra, "str.translate")
-        return s.translate(table)
+        if type(table) is not dict or len(s) <= _CHUNK_FREE:
+            # a script's mapping runs its own (ticking) code per lookup; chunks would
+            # change how often CPython's per-call cache of ASCII lookups calls it
+            return s.translate(table)
+        parts = []
+        for start in range(0, len(s), _CHUNK_FREE):
+            charge_operations(_CHUNK_FREE // _TRANSLATED)
+            parts.append(s[start:start + _CHUNK_FREE].translate(table))
+        return "".join(parts)
     return translate
+
+
+def _class_maketrans(cls: Any) -> Callable[..., Any]:
+    """``str.maketrans(x, y, z)``: one dict entry per character of long texts, inserted in
+    chunks that tick, an operation a character (the same dict: each character's entry in
+    order, later ones win)."""
+    def maketrans(*args: Any) -> Any:
+        if not (2 <= len(args) <= 3 and all(type(arg) is str for arg in args)
+                and len(args[0]) == len(args[1])
+                and sum(map(len, args)) > _CHUNK_FREE):
+            return str.maketrans(*args)
+        table: dict[int, Any] = {}
+        source, target = args[0], args[1]
+        for start in range(0, len(source), _CHUNK_FREE):
+            charge_operations(_CHUNK_FREE)
+            end = start + _CHUNK_FREE
+            table.update(zip(map(ord, source[start:end]), map(ord, target[start:end]),
+                             strict=True))
+        dropped = args[2] if len(args) == 3 else ""
+        for start in range(0, len(dropped), _CHUNK_FREE):
+            charge_operations(_CHUNK_FREE)
+            table.update(dict.fromkeys(map(ord, dropped[start:start + _CHUNK_FREE])))
+        return table
+    return maketrans
+
+
+_STRIP_WINDOW: Final = 1 << 20
+"""Characters times strip characters one C call of a ``strip(chars)`` is given: CPython
+looks each character of the text up in ``chars`` by a linear search, so a text of 10**6
+characters stripped by 10**7 ``chars`` held the GIL for minutes in one call."""
+
+_WIDE_LOOKUP: Final = 16
+"""Bytes of text read a character of non-ASCII ``chars`` looked through costs (a C loop
+~1.5 ns a character, where ``memchr`` reads ASCII at ~0.1 ns a byte)."""
+
+
+def _bind_strip(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """``strip``/``lstrip``/``rstrip`` with ``chars``: a long text by a long ``chars`` is
+    stripped a window at a time (same result), each window's lookups charged as text read."""
+    def bind(text: Any) -> Callable[..., Any]:
+        real = getattr(text, method)
+
+        def strip(chars: Any = None) -> Any:
+            if type(chars) is not type(text) or type(text) not in (str, bytes):
+                return real(chars)
+            if len(chars) > _CHARS_FREE:
+                chars = _distinct(chars)
+            if len(chars) * len(text) <= _STRIP_WINDOW:
+                return real(chars)
+            return _strip_in_windows(text, chars, method)
+        return strip
+    return bind
+
+
+_CHARS_FREE: Final = 1 << 10
+"""Length of ``chars`` past which a strip is given each of its characters once: CPython
+reads all of ``chars`` (a bloom mask) on every call, and the result depends on their set
+only."""
+
+
+def _distinct(chars: Any) -> Any:
+    """The distinct characters of ``chars`` (same type), gathered in chunks that tick."""
+    seen: set[Any] = set()
+    for start in range(0, len(chars), _CHUNK_FREE):
+        charge_operations(_CHUNK_FREE // _TRANSLATED)
+        seen.update(chars[start:start + _CHUNK_FREE])
+    return "".join(seen) if isinstance(chars, str) else bytes(seen)
+
+
+def _strip_in_windows(text: Any, chars: Any, method: str) -> Any:
+    window = max(1, _STRIP_WINDOW // len(chars))
+    lookup = len(chars) * (1 if chars.isascii() else _WIDE_LOOKUP)
+    start, end = 0, len(text)
+    while method != "rstrip" and start < end:
+        piece = text[start:min(start + window, end)]
+        kept = len(piece.lstrip(chars))
+        charge_text((len(piece) - kept + 1) * lookup)
+        start += len(piece) - kept
+        if kept:
+            break
+    while method != "lstrip" and end > start:
+        piece = text[max(start, end - window):end]
+        kept = len(piece.rstrip(chars))
+        charge_text((len(piece) - kept + 1) * lookup)
+        end -= len(piece) - kept
+        if kept:
+            break
+    return text[start:end]
+
+
+_AFFIX_FREE: Final = 1 << 16
+"""Characters a ``startswith``/``endswith`` call may compare for free."""
+
+_AFFIX_TEXT: Final = 64
+"""Texts up to this length are matched against a tuple without a guard."""
+
+
+def _bind_affix(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """``startswith``/``endswith`` given a tuple: each item is compared with the text
+    (``memcmp`` up to the shorter of the two), so ``s.startswith((p,) * 10**6)`` over a
+    megabyte ``s`` and ``p`` read 10**12 bytes in one call (minutes holding the GIL):
+    charged, and refused when it could not end before the deadline."""
+    def bind(text: Any) -> Callable[..., Any]:
+        real: Callable[..., Any] = getattr(text, method)
+        if len(text) <= _AFFIX_TEXT:
+            return real  # at most a short memcmp an item: a tuple's own size bounds it
+
+        def match(affix: Any, *args: Any) -> Any:
+            if type(affix) is tuple and len(affix) * len(text) > _AFFIX_FREE:
+                span = len(text)
+                charge_text(sum(min(len(item), span) for item in affix
+                                if isinstance(item, str | bytes)))
+            return real(affix, *args)
+        return match
+    return bind
 
 
 _CASE_COST: Final = 16
@@ -1076,6 +1210,7 @@ CLASS_METHODS: Final[dict[tuple[type, str], Callable[[Any], Callable[..., Any]]]
     (_dt.datetime, "utcnow"): _class_now,  # deprecated in 3.12: the same without a warning
     (_dt.datetime, "utcfromtimestamp"): _class_fromtimestamp,
     (int, "from_bytes"): _class_from_bytes,
+    (str, "maketrans"): _class_maketrans,
     (bool, "from_bytes"): _class_from_bytes,
 }
 """(type, name) -> factory taking the class: class-level methods the sandbox replaces, the
@@ -1095,6 +1230,10 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     (str, "expandtabs"): _bind_expandtabs,
     (str, "join"): _bind_join,
     (str, "translate"): _bind_translate,
+    **{(kind, name): _bind_strip(name) for kind in (str, bytes)
+       for name in ("strip", "lstrip", "rstrip") if name in ATTRIBUTES[kind]},
+    **{(kind, name): _bind_affix(name) for kind in (str, bytes)
+       for name in ("startswith", "endswith")},
     (str, "split"): _bind_split("split"),
     (str, "rsplit"): _bind_split("rsplit"),
     (str, "splitlines"): _bind_split("splitlines"),
