@@ -200,7 +200,7 @@ def content_of(value: Any, *, steps: bool = False) -> tuple[tuple[FrozenDict, ..
     (``jsontext.dumps_in_steps``: one C call for all of it holds the GIL, and so the loop).
     """
     if isinstance(value, str):
-        return (text(value),), None
+        return (text(str.__str__(value)),), None  # a StrEnum member as its plain text
     if _is_block(value):
         return (_block(value),), None
     if (

@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, Final, NoReturn, TypeVar
 
+from codemode.dispatch.failure import failure_text
 from codemode.jsontext import int_cost
 
 __all__ = ["HEAVY_VALUES", "FrozenDict", "NotJSONError", "constructor", "freeze", "heavy",
@@ -52,11 +53,22 @@ class FrozenDict(dict[str, Any]):
 
 
 def freeze(value: Any) -> Any:
-    """Return a detached deep-frozen copy; raise NotJSONError (with its JSON path) otherwise."""
+    """Return a detached deep-frozen copy; raise NotJSONError (with its JSON path) otherwise.
+
+    Subclasses of the JSON types (``IntEnum``/``StrEnum`` members, named tuples,
+    ``OrderedDict``, ``defaultdict``) freeze as their base type, as ``json.dumps`` writes
+    them. A container whose reading raises is not JSON data either: a tool's odd return
+    value fails as an invalid result that says why, never as an error of the host."""
     try:
         return _freeze(value)
-    except _Bad:
-        raise NotJSONError(*_find_bad(value, "$")) from None
+    except _Bad as exc:
+        path, bad = _find_bad(value, "$")
+        if not path:  # not found again (a container that reads differently twice)
+            path, bad = "$", value
+        reason = None
+        if isinstance(exc, _Unreadable):
+            reason = f"reading {type(bad).__name__} raised {failure_text(exc.error)}"
+        raise NotJSONError(path, bad, reason) from None
     except RecursionError:  # a list that holds itself, or nesting past the stack
         raise NotJSONError("$", value, "nested too deeply for JSON (or it holds itself)"
                            ) from None
@@ -64,6 +76,14 @@ def freeze(value: Any) -> Any:
 
 class _Bad(Exception):
     """Internal: a non-JSON value was met; the slow path then finds where."""
+
+
+class _Unreadable(_Bad):
+    """Internal: reading a container (its own ``keys``, ``__iter__`` …) raised."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
 
 
 def _freeze(value: Any) -> Any:
@@ -74,7 +94,9 @@ def _freeze(value: Any) -> Any:
         out = {}
         for key, item in value.items():
             if type(key) is not str:
-                raise _Bad
+                if not isinstance(key, str):
+                    raise _Bad
+                key = str.__str__(key)  # a StrEnum key, as json.dumps writes it
             leaf = type(item)
             # Inline the scalar cases: most argument values are leaves.
             out[key] = item if leaf is str or leaf is int or leaf is bool else _freeze(item)
@@ -83,22 +105,56 @@ def _freeze(value: Any) -> Any:
         return tuple([_freeze(item) for item in value])
     if kind is float and math.isfinite(value):
         return value
+    return _freeze_subclass(value)
+
+
+def _freeze_subclass(value: Any) -> Any:
+    """A subclass of a JSON type as its base type. The base type's own slot makes the copy
+    (``str.__str__``, ``int.__int__``), so an override of the subclass never runs for a
+    scalar; a container is read through its own methods, and one that raises is refused."""
     if isinstance(value, Mapping):
-        return _freeze(dict(value))
+        try:
+            copy: Any = dict(value)
+        except Exception as exc:
+            raise _Unreadable(exc) from None
+        return _freeze(copy)
+    if isinstance(value, (list, tuple)):
+        try:
+            items = list(value)
+        except Exception as exc:
+            raise _Unreadable(exc) from None
+        return tuple([_freeze(item) for item in items])
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):  # bool cannot be subclassed: IntEnum, IntFlag …
+        return int.__int__(value)
+    if isinstance(value, float):
+        number = float.__float__(value)
+        if math.isfinite(number):
+            return number
     raise _Bad
 
 
 def _find_bad(value: Any, path: str) -> tuple[str, object]:
+    """The path and value of the first non-JSON part of ``value``; ``("", None)`` if none."""
     if isinstance(value, Mapping):
-        for key, item in value.items():
-            if type(key) is not str:
+        try:
+            pairs = list(value.items())
+        except Exception:
+            return path, value
+        for key, item in pairs:
+            if not isinstance(key, str):
                 return f"{path} (key {key!r})", key
             found = _find_bad(item, f"{path}.{key}")
             if found[0]:
                 return found
         return "", None
     if isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
+        try:
+            items = list(value)
+        except Exception:
+            return path, value
+        for i, item in enumerate(items):
             found = _find_bad(item, f"{path}[{i}]")
             if found[0]:
                 return found
@@ -153,6 +209,10 @@ def heavy(value: Any, limit: int) -> bool:
             seen += int_cost(item)
             if seen > limit:
                 return True
+        elif kind is not float and isinstance(item, (Mapping, list, tuple)):
+            # an OrderedDict, a defaultdict, a named tuple: rare, and not read here (its
+            # own methods may be slow or raise), so copied off the loop whatever its size
+            return True
     return False
 
 

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import enum
 import inspect
+import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import pytest
 
 import codemode as cm
+from codemode.dispatch.frozen import HEAVY_VALUES, heavy, thaw
 
 from .support import call
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 IMAGE = {"type": "image", "data": "aGk=", "mimeType": "image/png"}
 AUDIO = {"type": "audio", "data": "aGk=", "mimeType": "audio/wav"}
@@ -287,3 +294,79 @@ async def test_results_are_immutable(registry: cm.ToolRegistry) -> None:
 async def test_text_property_joins_text_blocks_only(registry: cm.ToolRegistry) -> None:
     result = await run(registry, [cm.text("a"), IMAGE, cm.text("b")])
     assert result.text == "a\nb"
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+class _Colour(enum.StrEnum):
+    RED = "red"
+
+
+class _Point(NamedTuple):
+    x: int
+    y: float
+
+
+class _Loud(str):
+    """A str subclass whose own ``__str__`` must never run on the host's behalf."""
+
+    calls: ClassVar[list[str]] = []
+
+    def __str__(self) -> str:
+        _Loud.calls.append("str")
+        return "overridden"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(_Level.HIGH, id="int-enum"),
+        pytest.param({"c": _Colour.RED, "n": [_Level.HIGH]}, id="enums-nested"),
+        pytest.param(_Point(1, 2.5), id="named-tuple"),
+        pytest.param([_Point(1, 2.5), _Point(3, 4.0)], id="named-tuples-in-a-list"),
+        pytest.param(collections.OrderedDict(b=1, a=[2]), id="ordered-dict"),
+        pytest.param(collections.defaultdict(list, a=[1, 2]), id="defaultdict"),
+        pytest.param(collections.Counter("abca"), id="counter"),
+        pytest.param({"k": _Loud("plain")}, id="str-subclass"),
+        pytest.param({_Colour.RED: 1}, id="str-enum-key"),
+    ],
+)
+async def test_subclasses_of_json_types_are_data_as_json_dumps_writes_them(
+        registry: cm.ToolRegistry, value: Any) -> None:
+    _Loud.calls.clear()
+    result = await run(registry, value)
+    assert not result.is_error, result.text
+    expected = json.loads(json.dumps(value))
+    assert json.loads(result.text) == expected
+    assert thaw(result.structured) == expected
+    assert _Loud.calls == []  # the base type's own copy, not the subclass's __str__
+
+
+class _Exploding(collections.UserDict[str, Any]):
+    def __iter__(self) -> Iterator[str]:
+        raise RuntimeError("iteration exploded")
+
+
+async def test_a_mapping_that_raises_when_read_is_an_invalid_result_that_says_why(
+        registry: cm.ToolRegistry) -> None:
+    result = await run(registry, {"rows": _Exploding(a=1)})
+    assert result.error is not None and result.error.kind == "invalid_result"
+    assert "$.rows: reading _Exploding raised RuntimeError: iteration exploded" in result.text
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        pytest.param({"a": [1, "x"]}, False, id="plain-data-is-measured"),
+        pytest.param(_Colour.RED, False, id="a-str-subclass-is-a-leaf"),
+        pytest.param(collections.OrderedDict(a=1), True, id="ordered-dict"),
+        pytest.param({"a": collections.defaultdict(int)}, True, id="nested-defaultdict"),
+        pytest.param([_Point(1, 2.0)], True, id="named-tuple"),
+    ],
+)
+def test_containers_of_other_types_are_copied_off_the_loop(value: Any, expected: bool) -> None:
+    # a 400,000-key defaultdict result held an in-process host's loop for 2.0 s while it
+    # was frozen there (plain dicts are measured first and go to a thread past the limit)
+    assert heavy(value, HEAVY_VALUES) is expected

@@ -268,8 +268,9 @@ def test_prompt_explains_the_script_rules_then_lists_tools(registry: cm.ToolRegi
 
 async def test_the_prompt_names_each_importable_module_once(registry: cm.ToolRegistry) -> None:
     """``urllib`` only holds ``parse``: the prompt names ``urllib.parse``, and every module
-    it names imports in a run."""
-    mode = cm.CodeMode(registry, executor=cm.InProcessExecutor())
+    it names imports in a run (every facade loads at once: a long clock for a loaded CI)."""
+    mode = cm.CodeMode(registry, executor=cm.InProcessExecutor(),
+                       limits=cm.Limits(timeout=60))
     line = next(x for x in mode.prompt().splitlines() if "Imports are limited to" in x)
     listed = line.split(": ", 1)[1].rstrip(".").split(", ")
     assert "urllib.parse" in listed and "urllib" not in listed
