@@ -268,6 +268,9 @@ def tool(
     """
 
     def build(func: Callable[..., Any]) -> Tool:
+        if not callable(func):
+            raise ToolDefinitionError(repr(func)[:60], f"@tool takes a function, not "
+                                                       f"{type(func).__name__}")
         tool_name = name or func.__name__
         found = read_signature(func, tool_name)
         model, ctx_param = found.model, found.context

@@ -28,6 +28,7 @@ from codemode.dispatch.content import Envelope
 from codemode.dispatch.content import text as text_block
 from codemode.dispatch.context import CancelSignal, ExecContext, Token
 from codemode.dispatch.frozen import thaw
+from codemode.dispatch.registry import ToolRegistry
 from codemode.dispatch.tool import Tool, define_tool
 from codemode.errors import ScriptCompileError
 from codemode.mode.bridge import Bridge, RunSummary
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Mapping
 
     from codemode.dispatch.agent import AgentSession
-    from codemode.dispatch.registry import ToolRegistry
     from codemode.dispatch.spec import ToolSpec
     from codemode.mode.approval import Approve
     from codemode.mode.journal import Journal
@@ -62,6 +62,12 @@ if TYPE_CHECKING:
 __all__ = ["CodeMode"]
 
 _LOG: Final = logging.getLogger("codemode.mode")
+
+
+def _check_limits(limits: object) -> None:
+    """A wrong ``limits`` fails where it is passed, not as an AttributeError mid-run."""
+    if limits is not None and not isinstance(limits, Limits):
+        raise TypeError(f"limits must be a codemode.Limits, not {type(limits).__name__}")
 
 _INTRO = """\
 Write a Python script to do the task. The script runs in a sandbox:
@@ -135,6 +141,9 @@ class CodeMode:
         policy_preflight: bool | None = None,
         approve: Approve | None = None,
     ) -> None:
+        if not isinstance(registry, ToolRegistry):
+            raise TypeError(f"CodeMode takes a ToolRegistry, not {type(registry).__name__}")
+        _check_limits(limits)
         self.registry = registry
         self.limits = limits or Limits()
         self._executor = executor
@@ -422,6 +431,10 @@ class CodeMode:
         default when the journal's last run failed), answers the calls the last run already
         made from it (docs/trust.md). The result is a :class:`RunResult`.
         """
+        if not isinstance(script, str):
+            raise TypeError(f"run() takes the script's source as a str, not "
+                            f"{type(script).__name__}")
+        _check_limits(limits)
         deliver = guarded(on_event) if on_event is not None else None
         result = await self._run(script, agent=agent, parent=parent, call_id=call_id,
                                  limits=limits, inputs=inputs, deliver=deliver,

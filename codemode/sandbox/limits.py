@@ -7,6 +7,7 @@ is reported by its field name (``LimitExceeded.limit``) and configured value.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
@@ -37,8 +38,9 @@ class Limits:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise ValueError(f"Limits.{f.name} must be a positive number, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int | float) \
+                    or not 0 < value < math.inf:  # NaN fails both comparisons
+                raise ValueError(f"Limits.{f.name} must be a positive finite number, got {value!r}")
             if f.name != "timeout" and not isinstance(value, int):
                 raise ValueError(f"Limits.{f.name} must be an int, got {value!r}")
 

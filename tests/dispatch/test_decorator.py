@@ -209,6 +209,8 @@ def _unschemable(x: object = object()) -> None: ...
         (_positional_only, "positional-only"),
         (_unresolvable, "cannot resolve type hints"),
         (_unschemable, "cannot derive a JSON Schema"),
+        (1, "@tool takes a function, not int"),  # was AttributeError: no __name__
+        ("search", "@tool takes a function, not str"),
     ],
 )
 def test_unsupported_functions_fail_at_definition(fn: Any, problem: str) -> None:

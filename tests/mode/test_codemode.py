@@ -562,3 +562,29 @@ async def test_a_strict_scripts_first_line_is_never_read_as_a_host_prelude(
     assert result.value == "no json"  # the forged line bound no module
     again = await mode.run("1 + 1")
     assert again.value == 2
+
+
+@pytest.mark.parametrize("registry_value", [None, "tools", {}])
+def test_a_codemode_without_a_registry_is_refused_where_it_is_made(
+        registry_value: Any) -> None:
+    with pytest.raises(TypeError, match="CodeMode takes a ToolRegistry, not"):
+        cm.CodeMode(registry_value)
+
+
+@pytest.mark.parametrize(("script", "limits", "message"), [
+    (None, None, "run\\(\\) takes the script's source as a str, not NoneType"),
+    (b"1", None, "not bytes"),
+    (1, None, "not int"),
+    ("1", 5, r"limits must be a codemode\.Limits, not int"),
+    ("1", {"timeout": 1}, "not dict"),
+])
+async def test_run_refuses_arguments_of_the_wrong_type_by_name(
+        registry: cm.ToolRegistry, script: Any, limits: Any, message: str) -> None:
+    # None and 1 failed with "object of type 'NoneType' has no len()", limits=5 with an
+    # AttributeError from inside the run
+    mode = cm.CodeMode(registry, executor=cm.InProcessExecutor())
+    with pytest.raises(TypeError, match=message):
+        await mode.run(script, limits=limits)
+    with pytest.raises(TypeError, match=r"limits must be a codemode\.Limits"):
+        cm.CodeMode(registry, limits=limits or 5)
+    await mode.aclose()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import signal
 from concurrent.futures import ThreadPoolExecutor
@@ -590,3 +591,26 @@ async def test_large_messages_cross_both_ways_intact(pool: WorkerPoolExecutor) -
     result = await pool.run(source, call_tool=echo, tool_paths=PATHS)
     assert result.value == [True, True, True]
     assert pool._idle[0].clean
+
+
+@pytest.mark.parametrize("limits", [Limits(timeout=1e30), Limits(memory=1 << 70)],
+                         ids=["timeout-1e30", "memory-2**70"])
+async def test_limits_past_what_the_kernel_holds_run_with_their_rlimit_capped(
+        limits: Limits) -> None:
+    # both killed the worker before the run ("died unexpectedly (status 1)"): setrlimit
+    # raised OverflowError for a limit past a C long
+    async with WorkerPoolExecutor(size=1, runtime=STANDIN) as fresh:
+        result = await fresh.run(
+            "import resource\n"
+            "[resource.getrlimit(resource.RLIMIT_CPU)[0],"
+            " resource.getrlimit(resource.RLIMIT_AS)[0]]",
+            call_tool=echo, tool_paths=PATHS, limits=limits)
+    assert result.error is None, result.error
+    cpu, address_space = result.value
+    assert 0 < cpu <= 1 << 62 and 0 < address_space <= 1 << 62
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_limits_refuse_numbers_that_are_not_finite(value: float) -> None:
+    with pytest.raises(ValueError, match=r"Limits\.timeout must be a positive finite number"):
+        Limits(timeout=value)

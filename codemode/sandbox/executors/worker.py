@@ -102,6 +102,16 @@ _RESERVE_BYTES: Final = 1 << 20
 _CPU_BUDGET_RUNS: Final = 16
 """A reused confined worker's hard CPU limit: this many runs' timeouts past its first run."""
 
+_RLIM_CAP: Final = 1 << 62
+"""The largest CPU or address-space limit set: a run's huge ``timeout`` or ``memory``
+(``Limits(timeout=1e300)``) is "no limit" for the kernel, not an ``OverflowError`` that
+killed the worker before the run."""
+
+
+def _capped(limit: int) -> int:
+    return min(limit, _RLIM_CAP)
+
+
 OUTPUT_CHUNK: Final = 4096
 """Characters of printed text a streaming run sends in one ``output`` frame at most (the
 runner already coalesced what it hands over: see ``runner.OUTPUT_DELAY``)."""
@@ -409,22 +419,22 @@ class _Proc:
         cpu_used = resource.getrusage(resource.RUSAGE_SELF)
         spent = cpu_used.ru_utime + cpu_used.ru_stime
         resource.setrlimit(resource.RLIMIT_CPU,
-                           (math.ceil(spent + limits.timeout) + 1, self._cpu_hard))
+                           (_capped(math.ceil(spent + limits.timeout) + 1), self._cpu_hard))
         resource.setrlimit(resource.RLIMIT_AS,
-                           (self.address_space() + limits.memory, self._as_hard))
+                           (_capped(self.address_space() + limits.memory), self._as_hard))
 
     def _limit_hard(self, limits: Limits) -> None:
         cpu_used = resource.getrusage(resource.RUSAGE_SELF)
         spent = cpu_used.ru_utime + cpu_used.ru_stime
-        cpu = math.ceil(spent + limits.timeout) + 1
+        cpu = _capped(math.ceil(spent + limits.timeout) + 1)
         if self._cpu_hard == resource.RLIM_INFINITY:
             budget = 1 if self.every_run else _CPU_BUDGET_RUNS * math.ceil(limits.timeout + 1)
-            self._cpu_hard = cpu + budget
+            self._cpu_hard = _capped(cpu + budget)
         if cpu > self._cpu_hard:
             cpu = self._cpu_hard
             self.retire = True
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, self._cpu_hard))
-        memory = self.address_space() + limits.memory
+        memory = _capped(self.address_space() + limits.memory)
         if self._as_hard == resource.RLIM_INFINITY:
             self._as_hard = memory
         elif memory > self._as_hard + _AS_TOLERANCE:
