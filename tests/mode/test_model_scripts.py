@@ -5135,6 +5135,79 @@ print(*messages, sep="\\n")
 ''')
 
 
+s("c9_money_decimal_invoice", """
+from decimal import Decimal, ROUND_HALF_UP
+import json
+TAX = Decimal("0.0825")
+lines = []
+for uid in (1, 2):
+    page = list_orders(user_id=uid, page_size=10)
+    for o in page["orders"]:
+        if o["status"] == "refunded":
+            continue
+        amount = Decimal(str(o["total"]))
+        tax = (amount * TAX).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+        lines.append({"id": o["id"], "amount": amount, "tax": tax})
+subtotal = sum((l["amount"] for l in lines), Decimal("0"))
+tax_total = sum(l["tax"] for l in lines)
+for l in sorted(lines, key=lambda l: (-l["amount"], l["id"])):
+    print(f"{l['id']:>5} {l['amount']:>8.2f} {l['tax']:>6}")
+print(f"subtotal={subtotal:,.2f} tax={tax_total} total={subtotal + tax_total:.2f}")
+final_answer(json.dumps({"total": str(subtotal + tax_total), "n": len(lines), "max": float(max(l["amount"] for l in lines))}))
+""")
+
+s("c9_decimal_context_split", """
+import asyncio
+from decimal import Decimal, getcontext, localcontext, ROUND_DOWN, InvalidOperation
+async def main():
+    users = await tools.list_users()
+    getcontext().prec = 12
+    budget = Decimal("1000")
+    share = budget / len(users)
+    with localcontext() as ctx:
+        ctx.rounding = ROUND_DOWN
+        cents = [share.quantize(Decimal("0.01")) for _ in users]
+    leftover = budget - sum(cents)
+    try:
+        Decimal("12,50")
+    except InvalidOperation:
+        print("not a number: 12,50")
+    print(share, cents[0], leftover, getcontext().prec, repr(leftover))
+    return {u["name"]: str(c) for u, c in zip(users, cents)} | {"_left": str(leftover)}
+asyncio.run(main())
+""")
+
+s("c9_fraction_ratios", """
+from fractions import Fraction
+from collections import Counter
+statuses = Counter()
+for uid in range(1, 5):
+    for o in list_orders(user_id=uid, page_size=20)["orders"]:
+        statuses[o["status"]] += 1
+total = sum(statuses.values())
+shares = {k: Fraction(v, total) for k, v in statuses.items()}
+for k, f in sorted(shares.items(), key=lambda kv: kv[1], reverse=True):
+    print(f"{k:<9} {str(f):>6} = {float(f):.1%}")
+assert sum(shares.values()) == 1
+ratio = shares["paid"] / shares["refunded"]
+{"ratio": [ratio.numerator, ratio.denominator], "approx": str(Fraction(3.14159).limit_denominator(100)), "half": Fraction("0.5") == 0.5}
+""")
+
+s("c9_decimal_stats_rounding", """
+from decimal import Decimal
+import statistics
+temps = {}
+for city in ["Oslo", "Lisbon", "Rome"]:
+    w = get_weather(city=city, units="imperial")
+    temps[city] = Decimal(str(w["temperature"]))
+avg = sum(temps.values()) / len(temps)
+rounded = {c: round(t, 1) for c, t in temps.items()}
+print("avg", avg.quantize(Decimal("0.001")), "median", statistics.median([float(t) for t in temps.values()]))
+print(max(temps, key=temps.get), min(temps.values()), Decimal("0.1") + Decimal("0.2") == Decimal("0.3"))
+{"rounded": {c: str(v) for c, v in rounded.items()}, "int": int(avg), "neg": str(-avg.copy_abs())[:6], "cmp": Decimal("2.5") > 2}
+""")
+
+
 @pytest.mark.parametrize(("name", "script"), CORPUS, ids=[row[0] for row in CORPUS])
 async def test_model_script_runs_as_in_cpython(mode: cm.CodeMode, name: str,
                                                script: str) -> None:
@@ -5820,3 +5893,19 @@ async def test_a_method_calling_tools_that_cannot_be_made_async_names_its_fix(
     assert [(p.line, p.message) for p in mode.check(script)] == problems
     run = await mode.run(script)
     assert run.error is not None and run.error.type == "PreflightError" and run.calls == ()
+
+
+async def test_a_decimal_context_is_the_runs_own(mode: cm.CodeMode) -> None:
+    """``getcontext()`` is per run: a script's precision reaches neither the host's thread
+    context (an in-process run shares the thread) nor the next run."""
+    import decimal
+    host = decimal.getcontext()
+    before = (host.prec, host.rounding)
+    first = await mode.run("from decimal import Decimal, getcontext, ROUND_DOWN\n"
+                           "getcontext().prec = 5\ngetcontext().rounding = ROUND_DOWN\n"
+                           "str(Decimal(2) / 3)")
+    second = await mode.run("from decimal import Decimal, getcontext\n"
+                            "[getcontext().prec, str(Decimal(2) / 3)]")
+    assert first.value == "0.66666"
+    assert second.value == [28, str(decimal.Context(prec=28).divide(2, 3))]
+    assert decimal.getcontext() is host and (host.prec, host.rounding) == before

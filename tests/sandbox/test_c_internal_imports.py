@@ -43,7 +43,7 @@ async def test_big_int_division_runs_as_in_cpython(kind: str) -> None:
 
 
 @pytest.mark.parametrize("source", ["import _pylong", "from _pylong import int_divmod",
-                                    "import decimal"])
+                                    "import _decimal"])
 @pytest.mark.parametrize("kind", ["inprocess", "pool"])
 async def test_a_script_still_cannot_import_them(kind: str, source: str) -> None:
     executor = InProcessExecutor() if kind == "inprocess" else WorkerPoolExecutor(size=1)

@@ -87,6 +87,7 @@ __all__ = [
     "WRITABLE_TYPES",
     "ScriptMeta",
     "SelfGuarded",
+    "SelfWritable",
     "build_class",
     "check_codec",
     "check_split",
@@ -143,6 +144,13 @@ class SelfGuarded:
     def sandbox_getattr(self, name: str) -> Any:
         """Return the attribute the script asked for, or raise AttributeError."""
         raise refuse(self, name)
+
+
+class SelfWritable(SelfGuarded):
+    """A sandbox object whose attributes a script may also set, each write checked by the
+    object's own ``__setattr__`` (``decimal.getcontext().prec = 50``)."""
+
+    __slots__ = ()
 
 
 class ScriptMeta(type):
@@ -1709,7 +1717,7 @@ def guarded_write(obj: Any) -> Any:
 
 def _writable(obj: Any) -> Any:
     cls = type(obj)
-    if cls in WRITABLE_TYPES or isinstance(cls, ScriptMeta):
+    if cls in WRITABLE_TYPES or isinstance(cls, ScriptMeta) or issubclass(cls, SelfWritable):
         return obj
     if issubclass(cls, ScriptMeta):
         if obj in FACADE_CLASSES:

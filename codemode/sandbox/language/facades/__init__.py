@@ -79,7 +79,9 @@ _MODULES: Final = {
     "csv": "csv_facade",
     "dataclasses": "dataclasses_facade",
     "datetime": "datetime_facade",
+    "decimal": "decimal_facade",
     "enum": "enum_facade",
+    "fractions": "fractions_facade",
     "functools": "functools_facade",
     "hashlib": "hashlib_facade",
     "heapq": "heapq_facade",
@@ -168,8 +170,6 @@ _MODULE_HINTS: Final = {
                "itertools.groupby and collections.Counter",
     "traceback": "report `f'{type(e).__name__}: {e}'` in the except block",
     "abc": "drop the ABC base and @abstractmethod: a plain base class works",
-    "decimal": "use round(x, 2) on floats, or whole cents as int",
-    "fractions": "use int numerator/denominator pairs, or floats",
     "numpy": "use lists, math and statistics",
     "os.path": "use str methods on path text (`p.rsplit('/', 1)[-1]` is the file name); "
                + _NO_HOST,
