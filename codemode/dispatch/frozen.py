@@ -205,11 +205,14 @@ def heavy(value: Any, limit: int) -> bool:
                 seen += len(item) >> 10
                 if seen > limit:
                     return True
-        elif kind is int and not -_BIG_INT < item < _BIG_INT:
-            seen += int_cost(item)
-            if seen > limit:
-                return True
-        elif kind is not float and isinstance(item, (Mapping, list, tuple)):
+        elif kind is int:
+            if not -_BIG_INT < item < _BIG_INT:
+                seen += int_cost(item)
+                if seen > limit:
+                    return True
+        elif kind is float or kind is bool or item is None:
+            continue
+        elif isinstance(item, (Mapping, list, tuple)):
             # an OrderedDict, a defaultdict, a named tuple: rare, and not read here (its
             # own methods may be slow or raise), so copied off the loop whatever its size
             return True
