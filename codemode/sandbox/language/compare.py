@@ -48,6 +48,7 @@ __all__ = [
     "key_probes",
     "keyed",
     "ordered_pairs",
+    "pace_inserts",
     "prepare_inplace",
 ]
 
@@ -185,6 +186,15 @@ def key_probes(keys: Collection[Any]) -> int:
         return 0
     sizes = [size for size in Counter(hashes).values() if size > 1]
     return sum(map(operator.mul, sizes, sizes))
+
+
+def pace_inserts(table: Any) -> None:
+    """Before a C call inserts or looks up counted items in the hashed ``table``: if it
+    holds more than ``COLLISION_FREE`` keys, each item may compare with that many keys
+    sharing its hash, so the run's next operation chunk starts small
+    (``Meter.slow_start``); pacing grows it back when the items are cheap."""
+    if len(table) > COLLISION_FREE:
+        current_run().meter.slow_start()
 
 
 def charge_collisions(*containers: Any) -> None:
@@ -622,6 +632,8 @@ def prepare_inplace(op: str, x: Any, y: Any) -> Any:
     """The right operand of ``x op= y``: ``dict |= pairs`` and dict views hash new keys,
     and keys sharing a hash are charged (:func:`charge_collisions`)."""
     charge_collisions(x, y)
+    if isinstance(x, _BULK) and not isinstance(y, _BULK):
+        pace_inserts(x)
     if op == "|=" and type(x) is OrderedDict:
         return ordered_pairs(y)
     if op == "|=" and isinstance(x, dict) and not isinstance(y, dict):

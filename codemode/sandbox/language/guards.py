@@ -51,6 +51,7 @@ from codemode.sandbox.language.compare import (
     key_probes,
     keyed,
     ordered_pairs,
+    pace_inserts,
 )
 from codemode.sandbox.language.meter import SCRIPT_FILENAME
 from codemode.sandbox.language.policy import (
@@ -893,6 +894,7 @@ def _bind_counted(method: str) -> Callable[[Any], Callable[..., Any]]:
         def call(*args: Any, **kwargs: Any) -> Any:
             if mappings == "keep":
                 charge_counters(obj, *args)
+            pace_inserts(obj)
             return real(*(_counted_arg(arg, mappings) for arg in args), **kwargs)
         return call
     return bind
