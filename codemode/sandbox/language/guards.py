@@ -926,7 +926,7 @@ def _bind_counted(method: str) -> Callable[[Any], Callable[..., Any]]:
         def call(*args: Any, **kwargs: Any) -> Any:
             if mappings == "keep":
                 charge_counters(obj, *args)
-            pace_inserts(obj)
+            pace_inserts(obj, args[0] if len(args) == 1 else None)
             return real(*(_counted_arg(arg, mappings) for arg in args), **kwargs)
         return call
     return bind
@@ -1711,6 +1711,7 @@ def _fromkeys(cls: Any, keys: Any, value: Any = None) -> Any:
         checked = [check_ordered_key(key) for key in counted(keys)]
         charge_probes(key_probes(checked))  # inserted in one C call: keys sharing a hash
         return cls.fromkeys(checked, value)
+    pace_inserts(items=keys)
     return cls.fromkeys(counted(keyed(keys)), value)
 
 
