@@ -1025,6 +1025,19 @@ STALLERS = [
                           "len(collections.OrderedDict.fromkeys(iter(ks)))"),
                          ("hash-collision-ordereddict-update",
                           "collections.OrderedDict().update(zip(ks, ks))"))),
+    # keys sharing a hash whose == reads ~1,700 digits (~1 µs a probe): one 1,024-item
+    # chunk of a bulk insert compared them for 1-2.7 s holding the GIL (the meter now paces
+    # its chunks: test_meter_pace.py)
+    *(pytest.param("m = 2**61 - 1\nb = 1 << 50000\nks = [b + i * m for i in range(3000)]\n"
+                   + tail, id=name)
+      for name, tail in (("hash-collision-long-ints-set", "len(set(ks))"),
+                         ("hash-collision-long-ints-counter",
+                          "import collections\ncollections.Counter(ks)"),
+                         ("hash-collision-long-ints-fromkeys", "dict.fromkeys(ks)"))),
+    # title/swapcase/capitalize map ~30 ns a character in one C call, ASCII too (3-4.5 s for
+    # 10**8); now a chunk at a time (test_text_chunks.py)
+    *(pytest.param(f"x = 'ab. ' * 15_000_000\nfor i in range(20):\n    x.{name}()",
+                   id=f"case-mapping-{name}") for name in ("title", "swapcase")),
     # a UTF-16/32 codec calls its error handler once per lone surrogate (~0.3 µs): one call
     # over ten million held the GIL 3 s (now in chunks; test_codec_chunks.py has the error
     # message sized the same way)

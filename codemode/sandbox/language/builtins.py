@@ -25,6 +25,7 @@ from codemode.sandbox.language.compare import (
     guarded_key,
     keyed,
     ordered_pairs,
+    pace_inserts,
 )
 from codemode.sandbox.language.facades import Facade, facade, guarded_import
 from codemode.sandbox.language.guards import (
@@ -437,6 +438,7 @@ class _CountedCollection(_GuardedType):
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         if len(args) == 1 and not kwargs and not isinstance(args[0], cls.real):
+            pace_inserts(items=args[0])
             return cls.real(counted(keyed(args[0])))
         return cls.real(*args, **kwargs)
 
@@ -526,6 +528,7 @@ class _CountedMapping(_GuardedType):
                 hasattr(args[at], "keys") and not issubclass(cls.real, Counter))):
             # Keys (pairs, or items for a Counter) are hashed: nested tuples are charged.
             items = keyed(args[at], pairs=not issubclass(cls.real, Counter))
+            pace_inserts(items=args[at])
             args = (*args[:at], counted(items), *args[at + 1:])
         elif len(args) > at:
             charge_collisions(args[at])  # a dict's keys are inserted in one C call

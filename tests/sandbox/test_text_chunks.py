@@ -1,0 +1,49 @@
+"""A long ASCII text's ``title``/``swapcase``/``capitalize`` runs a chunk at a time
+(``guards._case_in_chunks``): one call held the GIL 2.5-4.5 s for 10**8 characters (and
+allocated 12 bytes a character). The texts made are those of one call, a ``title`` word
+split across chunks included; the host-loop side is in test_attacks' STALLERS
+(``case-mapping-*``)."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pytest
+
+from codemode.sandbox.executors.broker import CallBroker
+from codemode.sandbox.language.guards import _CASE_CHUNK
+from codemode.sandbox.limits import Limits
+from codemode.sandbox.runtime.runner import run_script
+
+pytestmark = pytest.mark.anyio
+
+PATTERN = "aB1 'cD"
+"""Seven characters: with a prefix of 0-6 characters, a chunk boundary falls at each place
+of the pattern (after a letter, a digit, a space, an apostrophe)."""
+
+METHODS = ("title", "swapcase", "capitalize", "upper")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_chunked_case_mappings_make_the_text_of_one_call() -> None:
+    limits = Limits(timeout=30, operations=10**8)
+
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    source = (f"import hashlib\nunit = {PATTERN!r} * ({2 * _CASE_CHUNK} // 7 + 9)\n"
+              f"[[hashlib.sha256(getattr('x' * n + unit, m)().encode()).hexdigest() "
+              f"for m in {METHODS!r}] for n in range(7)]")
+    outcome = await run_script(source, call=CallBroker(host, limits).answer_json,
+                               tool_paths=[], limits=limits)
+    unit = PATTERN * (2 * _CASE_CHUNK // 7 + 9)
+    assert len(unit) > 2 * _CASE_CHUNK
+    assert outcome.error is None, outcome.error
+    assert outcome.value == [
+        [hashlib.sha256(getattr("x" * n + unit, m)().encode()).hexdigest() for m in METHODS]
+        for n in range(7)]
