@@ -55,6 +55,9 @@ CHUNK: Final = 1024
 SCRIPT_FILENAME: Final = "<script>"
 """``co_filename`` of every code object compiled from a model's script."""
 
+SCRIPT_MODULE: Final = "__script__"
+"""``__name__`` in a script's globals (the ``__module__`` of the classes it defines)."""
+
 
 class ScriptStop(BaseException):
     """Base of what ends a script early on purpose (``final_answer(x)``, ``exit()``): a

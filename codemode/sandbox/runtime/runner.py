@@ -76,7 +76,7 @@ from codemode.sandbox.language.guards import (
     object_setattr,
 )
 from codemode.sandbox.language.inplace import augmented_attr, augmented_item, guarded_inplace
-from codemode.sandbox.language.meter import SCRIPT_FILENAME, ScriptStop, Tripped
+from codemode.sandbox.language.meter import SCRIPT_FILENAME, SCRIPT_MODULE, ScriptStop, Tripped
 from codemode.sandbox.language.policy import (
     DATA_KEY,
     LOOP_RANGE,
@@ -310,7 +310,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
 
     namespace: dict[str, Any] = {
         "__builtins__": SAFE_BUILTINS,
-        "__name__": "__script__",
+        "__name__": SCRIPT_MODULE,
         "__metaclass__": build_class,
         "_getattr_": guarded_getattr,
         "_getitem_": operator.getitem,
@@ -422,7 +422,7 @@ def _error_type(exc: BaseException, host_errors: dict[int, BaseException]) -> st
     """``ScriptError.type`` of ``exc``: a reserved name only for the real thing."""
     cls = type(exc)
     name = cls.__name__
-    if cls.__module__ == "__script__":
+    if cls.__module__ == SCRIPT_MODULE:
         return f"script.{name}" if name in _RESERVED_TYPES else name
     if cls in _HOST_RAISED_TYPES and host_errors.get(id(exc)) is not exc:
         return f"script.{name}"
