@@ -1,11 +1,12 @@
-"""Warnings about a script never reach the host (``parsing``'s filter).
+"""Warnings a script causes never reach the host (``language.script_warnings``).
 
 CPython warns about script text while it parses and compiles it (an invalid escape,
-``x is 1``, a literal called as a function, ``~True`` folded as a constant) and about what
-a script frame runs (``~flag``): through the host's ``warnings`` filters, so a host run
-with ``-W always`` printed each of them on its stderr on every run (and one with
-``-W error`` refused the script). pytest records warnings itself, which is why this runs in
-a plain child interpreter.
+``x is 1``, a literal called as a function, ``~True`` folded as a constant), about what
+a script frame runs (``~flag``) and, on 3.11, about a float given to the ``random``
+facade's ``randrange``: through the host's ``warnings`` filters, so a host run with
+``-W always`` printed each of them on its stderr on every run (and one with ``-W error``
+refused the script). pytest records warnings itself, which is why this runs in a plain
+child interpreter.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ SCRIPTS = {
     "flag = True\n~flag": -2,
     "[1, 2](3) if False else 0": 0,
 }
-"""Each script warns on 3.11-3.13 (``'\\d'`` on 3.11 as a DeprecationWarning) and its value."""
+"""Scripts CPython warns about (each on some of 3.11-3.13), and their values."""
+if sys.version_info < (3, 12):
+    SCRIPTS["import random\nrandom.randrange(1.0)"] = 0
 
 CHILD = """
 import asyncio, json, sys

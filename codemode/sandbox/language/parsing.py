@@ -10,23 +10,17 @@ libraries (pytest rewriting an assertion) convert on theirs. A lock would not do
 script's parse off the loop would hold the loop's next parse for its whole length. The
 conversion is pure, so one that failed so is made again.
 
-Warnings about a script (an invalid escape, ``x is 1``, ``~True`` folded as a constant, a
-deprecated operation a script frame runs) are the model's, never the host's: importing this
-module puts one ``ignore`` filter first for the script's file, its module name and the
-conversions here, so they neither print to the host's stderr (every run, once per
-occurrence: 14,000 ``is`` comparisons wrote 1 MB and took ~1 s) nor turn into errors in a
-host run with ``-W error``. A filter, not ``catch_warnings``: that swaps the process-wide
-list and is not thread-safe (the in-process executor compiles on its script threads).
+What CPython warns about while converting a script stays out of the host
+(:mod:`~codemode.sandbox.language.script_warnings`).
 """
 
 from __future__ import annotations
 
 import ast
-import re
-import warnings
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from codemode.sandbox.language.meter import SCRIPT_FILENAME, SCRIPT_MODULE
+from codemode.sandbox.language import script_warnings
+from codemode.sandbox.language.meter import SCRIPT_FILENAME
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -38,9 +32,7 @@ _ATTEMPTS: Final = 3
 
 _T = TypeVar("_T")
 
-warnings.filterwarnings(
-    "ignore", module="|".join(re.escape(name) + r"\Z"
-                              for name in (SCRIPT_FILENAME, SCRIPT_MODULE, __name__)))
+script_warnings.silence()
 
 
 def converted(convert: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
