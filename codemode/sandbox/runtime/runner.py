@@ -109,7 +109,7 @@ from codemode.sandbox.language.state import (
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
 from codemode.sandbox.runtime import unraisable
 from codemode.sandbox.runtime.hints import data_hint
-from codemode.sandbox.runtime.prelude import Prelude, detach
+from codemode.sandbox.runtime.prelude import Prelude, parse, split
 from codemode.sandbox.runtime.replies import decode_reply
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError
 from codemode.sandbox.runtime.toolproxy import (
@@ -626,7 +626,7 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
 
     limits = DEFAULT_LIMITS if limits is None else limits
     unraisable.install()
-    prelude, source = detach(source)
+    head, source = split(source)
     try:
         compiled = compile_script(source)
     except ScriptCompileError as exc:
@@ -638,6 +638,13 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
     meter = state.meter
     token = CURRENT_RUN.set(state)
     try:
+        try:
+            # sized like the script's own json.loads: the line may be the script's
+            prelude = None if head is None else parse(
+                head, loads=facade("json").sandbox_getattr("loads"))
+        except Tripped as exc:
+            return RunOutcome(error=_limit_error(exc.error, None, compiled.lines),
+                              operations=meter.used)
         tools = build_tools(tool_paths, send, meter, limits.memory,
                             prelude.orders if prelude is not None and prelude.dialects else None)
         namespace = _namespace(state, tools)
