@@ -11,10 +11,13 @@ its own correct result.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import shutil
 import socket
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -83,10 +86,22 @@ class Host:
         self.udp.setblocking(False)
         self.buffer = ctypes_buffer()
         self.sibling_pid = 0
+        # a unix socket path must fit in 108 bytes: pytest's tmp_path may not
+        self.unix_dir = tempfile.mkdtemp(prefix="cm-")
+        self.unix_path = os.path.join(self.unix_dir, "host.sock")
+        self.unix = _unix_listener(self.unix_path)
+        self.abstract_name = f"\0codemode-host-{os.getpid()}-{id(self)}"
+        self.abstract = _unix_listener(self.abstract_name)
+        self.shm_target = f"/dev/shm/codemode-confinement-probe-{os.getpid()}"
 
     def close(self) -> None:
         self.tcp.close()
         self.udp.close()
+        self.unix.close()
+        self.abstract.close()
+        shutil.rmtree(self.unix_dir, ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.shm_target)
 
     def tcp_accepted_nothing(self) -> bool:
         try:
@@ -96,12 +111,30 @@ class Host:
         connection.close()
         return False
 
+    def unix_accepted_nothing(self) -> bool:
+        for listener in (self.unix, self.abstract):
+            try:
+                connection, _ = listener.accept()
+            except BlockingIOError:
+                continue
+            connection.close()
+            return False
+        return True
+
     def udp_received_nothing(self) -> bool:
         try:
             self.udp.recv(100)
         except BlockingIOError:
             return True
         return False
+
+
+def _unix_listener(address: str) -> socket.socket:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(address)
+    listener.listen()
+    listener.setblocking(False)
+    return listener
 
 
 def ctypes_buffer() -> Any:
@@ -224,6 +257,68 @@ PAYLOADS: list[tuple[str, Callable[[Host], str], dict[str, Any], Callable[[Host]
     ("inject input into a terminal (ioctl TIOCSTI)",
      lambda h: "result = attempt(lambda: checked(libc.ioctl(0, 0x5412, b'x')))",
      {"denied": True, "errno": "EPERM"}, lambda h: True),
+    # r27: what a full language-layer bypass would try next, each refused by the kernel
+    ("AF_UNIX to the host's socket file",
+     lambda h: "import socket\n"
+               "result = attempt(lambda: socket.socket(socket.AF_UNIX).connect("
+               f"{h.unix_path!r}))",
+     {"denied": True, "errno": "EPERM"}, lambda h: h.unix_accepted_nothing()),
+    ("AF_UNIX to the host's abstract socket",
+     lambda h: "import socket\n"
+               "result = attempt(lambda: socket.socket(socket.AF_UNIX).connect("
+               f"{h.abstract_name!r}))",
+     {"denied": True, "errno": "EPERM"}, lambda h: h.unix_accepted_nothing()),
+    ("AF_NETLINK (routing, audit, uevents)",
+     lambda h: "result = attempt(lambda: checked(libc.socket(16, 3, 0)))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("AF_PACKET (raw frames)",
+     lambda h: "result = attempt(lambda: checked(libc.socket(17, 3, 0)))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("io_uring_setup (syscalls past seccomp)",
+     lambda h: "params = ctypes.create_string_buffer(120)\n"
+               "result = attempt(lambda: checked(libc.syscall(425, 8, params)))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("userfaultfd (race kernel copies)",
+     lambda h: "result = attempt(lambda: checked(libc.syscall(323, 0)))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("keyctl: read the session keyring",
+     lambda h: "result = attempt(lambda: checked(libc.syscall(250, 0, -3, 0)))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("pidfd_open the host (then pidfd_getfd its descriptors)",
+     lambda h: "result = attempt(lambda: checked(libc.syscall(434, host, 0)))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("process_vm_writev into the host",
+     lambda h: "class iovec(ctypes.Structure):\n"
+               "    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]\n"
+               "data = ctypes.create_string_buffer(b'overwritten', 64)\n"
+               "local = iovec(ctypes.addressof(data), 11)\n"
+               f"remote = iovec({_addr(h)}, 11)\n"
+               "result = attempt(lambda: checked(libc.process_vm_writev(host, ctypes.byref(local),"
+               " 1, ctypes.byref(remote), 1, 0)))",
+     {"denied": True, "errno": "EPERM"}, lambda h: h.buffer.value == SECRET.encode()),
+    ("memfd_create (stage an executable)",
+     lambda h: "result = attempt(lambda: checked(libc.syscall(319, b'x', 0)))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("raw clone with CLONE_NEWUSER",
+     lambda h: "result = attempt(lambda: checked(libc.syscall(56, 0x10000000 | 17, 0, 0, 0, 0)))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("open_by_handle_at (walk past Landlock by inode)",
+     lambda h: "result = attempt(lambda: checked(libc.syscall(304, -100, None, 0)))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("become dumpable again",
+     lambda h: "result = attempt(lambda: checked(libc.prctl(4, 1, 0, 0, 0)))\n"
+               "result['dumpable'] = libc.prctl(3, 0, 0, 0, 0)",
+     {"denied": True, "errno": "EPERM", "dumpable": 0}, lambda h: True),
+    ("read /proc/1/environ",
+     lambda h: "result = attempt(lambda: open('/proc/1/environ', 'rb').read())",
+     {"denied": True, "errno": "EACCES"}, lambda h: True),
+    ("the host's environment is not the worker's",
+     lambda h: "result = {'named': 'CODEMODE_CONFINEMENT_TEST_SECRET' in os.environ,\n"
+               "          'environ': dict(os.environ)}",
+     {"named": False}, lambda h: True),
+    ("write a file in /dev/shm (a tmpfs the host shares)",
+     lambda h: f"result = attempt(lambda: open({h.shm_target!r}, 'w').write('x'))",
+     {"denied": True, "errno": "EACCES"}, lambda h: not os.path.exists(h.shm_target)),
     ("become root again",
      lambda h: "result = attempt(lambda: os.setuid(0))",
      {"denied": True, "errno": "EPERM"}, lambda h: True),

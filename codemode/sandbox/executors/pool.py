@@ -85,7 +85,7 @@ from codemode.sandbox.executors.template import (
 from codemode.sandbox.executors.worker import EXIT_MEMORY, SPARE, Spin
 from codemode.sandbox.language.compile import CODE_TAG, cached_script, export_code
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
-from codemode.sandbox.runtime.prelude import detach
+from codemode.sandbox.runtime.prelude import split
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError, ScriptResult, Usage
 
 if TYPE_CHECKING:
@@ -1576,7 +1576,7 @@ def _shipped_code(source: str) -> bytes | None:
     shipped = _SHIPPED.get(source)
     if shipped is not None:
         return shipped
-    compiled = cached_script(detach(source)[1])
+    compiled = cached_script(split(source)[1])
     if compiled is None:
         return None
     shipped = export_code(compiled)

@@ -64,7 +64,7 @@ from codemode.sandbox.executors.template import TEMPLATE, serve_forks
 from codemode.sandbox.language.compile import CODE_TAG, adopt_code, cached_script
 from codemode.sandbox.language.meter import script_thread_stack
 from codemode.sandbox.limits import Limits
-from codemode.sandbox.runtime.prelude import detach
+from codemode.sandbox.runtime.prelude import split
 from codemode.sandbox.runtime.replies import RUN_ENDED
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError
 
@@ -352,7 +352,7 @@ def _adopt(source: str, code: bytes) -> None:
     """Take the code the host compiled for ``source`` (the blob before the run, marshalled
     by an interpreter whose tag is ``["code"]`` of the run: this one's), unless this worker
     already has it; see ``compile.adopt_code`` for why that is sound."""
-    body = detach(source)[1]
+    body = split(source)[1]
     if cached_script(body) is None:
         adopt_code(body, code)
 

@@ -44,7 +44,7 @@ from codemode.sandbox.language.guards import (
     guarded_vars,
     refuse,
 )
-from codemode.sandbox.language.meter import ScriptStop
+from codemode.sandbox.language.meter import SCRIPT_MODULE, ScriptStop
 from codemode.sandbox.language.policy import private_name_ok
 from codemode.sandbox.language.render import charge_render, scrub
 from codemode.sandbox.language.sizes import (
@@ -782,7 +782,7 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     "__import__": guarded_import,
     "__build_class__": _py.__build_class__,
     "__metaclass__": build_class,
-    "__name__": "__script__",
+    "__name__": SCRIPT_MODULE,
     "_fjoin_": fstring_join,
     "None": None, "True": True, "False": False,
 }

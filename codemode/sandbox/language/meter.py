@@ -72,6 +72,9 @@ compare ~8,000 times among themselves: ~25 ms for the longest ints)."""
 SCRIPT_FILENAME: Final = "<script>"
 """``co_filename`` of every code object compiled from a model's script."""
 
+SCRIPT_MODULE: Final = "__script__"
+"""``__name__`` in a script's globals (the ``__module__`` of the classes it defines)."""
+
 
 class ScriptStop(BaseException):
     """Base of what ends a script early on purpose (``final_answer(x)``, ``exit()``): a

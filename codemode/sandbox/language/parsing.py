@@ -9,12 +9,18 @@ long scripts, off it; the in-process executor compiles on its script threads; ot
 libraries (pytest rewriting an assertion) convert on theirs. A lock would not do: a long
 script's parse off the loop would hold the loop's next parse for its whole length. The
 conversion is pure, so one that failed so is made again.
+
+What CPython warns about while converting a script stays out of the host
+(:mod:`~codemode.sandbox.language.script_warnings`).
 """
 
 from __future__ import annotations
 
 import ast
 from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from codemode.sandbox.language import script_warnings
+from codemode.sandbox.language.meter import SCRIPT_FILENAME
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -25,6 +31,8 @@ _MISMATCH: Final = "recursion depth mismatch"
 _ATTEMPTS: Final = 3
 
 _T = TypeVar("_T")
+
+script_warnings.silence()
 
 
 def converted(convert: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
@@ -40,6 +48,6 @@ def converted(convert: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     return convert(*args, **kwargs)
 
 
-def parse_tree(source: str, filename: str = "<unknown>", mode: str = "exec") -> Any:
+def parse_tree(source: str, filename: str = SCRIPT_FILENAME, mode: str = "exec") -> Any:
     """``ast.parse(source, filename, mode)`` (see the module docstring)."""
     return converted(ast.parse, source, filename, mode)

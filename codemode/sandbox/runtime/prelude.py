@@ -8,6 +8,13 @@ a script could not build itself (inputs are plain values, ``modules`` are the
 facades an ``import`` would give, ``names`` are more spellings of the same
 ``tools`` functions, ``orders`` map positional arguments to their keyword names
 before the arguments cross to the host).
+
+A script handed to an executor directly may carry a prelude line of its own (the model
+wrote it; CodeMode keeps such a line a comment): so the line is decoded only inside the
+run, by :func:`parse` with the run's sized ``json.loads``, never where a host reads the
+body (:func:`split`). A forged 9 MB line of ``[]`` was decoded uncharged on the host's
+loop (the pool) or with the GIL held (in-process: a 0.7 s stall) and bound 3 million
+lists past the script length cap and the run's memory.
 """
 
 from __future__ import annotations
@@ -18,9 +25,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
-__all__ = ["PRELUDE_MARK", "Prelude", "attach", "detach"]
+__all__ = ["PRELUDE_MARK", "Prelude", "attach", "detach", "parse", "split"]
 
 PRELUDE_MARK: Final = "#codemode:prelude "
 
@@ -75,15 +82,30 @@ def attach(source: str, prelude: Prelude) -> str:
     return f"{PRELUDE_MARK}{text}\n{source}"
 
 
-def detach(source: str) -> tuple[Prelude | None, str]:
-    """Split the prelude line off ``source`` (None when there is none or it is not valid)."""
+def split(source: str) -> tuple[str | None, str]:
+    """``(the prelude line's JSON text or None, the script)``; nothing is decoded."""
     if not source.startswith(PRELUDE_MARK):
         return None, source
     head, _, rest = source.partition("\n")
+    return head[len(PRELUDE_MARK):], rest
+
+
+def parse(text: str | None, loads: Callable[[str], Any] = json.loads) -> Prelude | None:
+    """The prelude of :func:`split`'s JSON text (None when there is none or it is not
+    valid); ``loads`` may raise what refuses its size."""
+    if text is None:
+        return None
     try:
-        data = json.loads(head[len(PRELUDE_MARK):])
+        data = loads(text)
         if not isinstance(data, dict):
-            return None, rest
-        return Prelude.from_json(data), rest
+            return None
+        return Prelude.from_json(data)
     except (ValueError, TypeError, AttributeError, RecursionError):  # deeply nested JSON
-        return None, rest
+        return None
+
+
+def detach(source: str) -> tuple[Prelude | None, str]:
+    """Split the prelude line off ``source`` and decode it (see the module docstring for
+    where not to)."""
+    text, rest = split(source)
+    return parse(text), rest

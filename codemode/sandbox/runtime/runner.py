@@ -76,7 +76,7 @@ from codemode.sandbox.language.guards import (
     object_setattr,
 )
 from codemode.sandbox.language.inplace import augmented_attr, augmented_item, guarded_inplace
-from codemode.sandbox.language.meter import SCRIPT_FILENAME, ScriptStop, Tripped
+from codemode.sandbox.language.meter import SCRIPT_FILENAME, SCRIPT_MODULE, ScriptStop, Tripped
 from codemode.sandbox.language.policy import (
     DATA_KEY,
     LOOP_RANGE,
@@ -109,7 +109,7 @@ from codemode.sandbox.language.state import (
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
 from codemode.sandbox.runtime import unraisable
 from codemode.sandbox.runtime.hints import data_hint
-from codemode.sandbox.runtime.prelude import Prelude, detach
+from codemode.sandbox.runtime.prelude import Prelude, parse, split
 from codemode.sandbox.runtime.replies import decode_reply
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError
 from codemode.sandbox.runtime.toolproxy import (
@@ -310,7 +310,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
 
     namespace: dict[str, Any] = {
         "__builtins__": SAFE_BUILTINS,
-        "__name__": "__script__",
+        "__name__": SCRIPT_MODULE,
         "__metaclass__": build_class,
         "_getattr_": guarded_getattr,
         "_getitem_": operator.getitem,
@@ -422,7 +422,7 @@ def _error_type(exc: BaseException, host_errors: dict[int, BaseException]) -> st
     """``ScriptError.type`` of ``exc``: a reserved name only for the real thing."""
     cls = type(exc)
     name = cls.__name__
-    if cls.__module__ == "__script__":
+    if cls.__module__ == SCRIPT_MODULE:
         return f"script.{name}" if name in _RESERVED_TYPES else name
     if cls in _HOST_RAISED_TYPES and host_errors.get(id(exc)) is not exc:
         return f"script.{name}"
@@ -626,7 +626,7 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
 
     limits = DEFAULT_LIMITS if limits is None else limits
     unraisable.install()
-    prelude, source = detach(source)
+    head, source = split(source)
     try:
         compiled = compile_script(source)
     except ScriptCompileError as exc:
@@ -638,6 +638,13 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
     meter = state.meter
     token = CURRENT_RUN.set(state)
     try:
+        try:
+            # sized like the script's own json.loads: the line may be the script's
+            prelude = None if head is None else parse(
+                head, loads=facade("json").sandbox_getattr("loads"))
+        except Tripped as exc:
+            return RunOutcome(error=_limit_error(exc.error, None, compiled.lines),
+                              operations=meter.used)
         tools = build_tools(tool_paths, send, meter, limits.memory,
                             prelude.orders if prelude is not None and prelude.dialects else None)
         namespace = _namespace(state, tools)

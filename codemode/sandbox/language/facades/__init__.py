@@ -13,10 +13,13 @@ import importlib
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, final
 
+from codemode.sandbox.language import script_warnings
 from codemode.sandbox.language.guards import SelfGuarded, refuse
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+
+script_warnings.silence()
 
 __all__ = ["C_INTERNAL", "FACADE_NAMES", "LISTED_NAMES", "Facade", "facade", "guarded_import",
            "missing_attribute", "missing_module", "missing_name"]

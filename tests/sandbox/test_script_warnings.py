@@ -1,0 +1,60 @@
+"""Warnings a script causes never reach the host (``language.script_warnings``).
+
+CPython warns about script text while it parses and compiles it (an invalid escape,
+``x is 1``, a literal called as a function, ``~True`` folded as a constant), about what
+a script frame runs (``~flag``) and, on 3.11, about a float given to the ``random``
+facade's ``randrange``: through the host's ``warnings`` filters, so a host run with
+``-W always`` printed each of them on its stderr on every run (and one with ``-W error``
+refused the script). pytest records warnings itself, which is why this runs in a plain
+child interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+SCRIPTS = {
+    "x = 1\nx is 1": True,
+    "len('\\d')": 2,
+    "~True": -2,
+    "flag = True\n~flag": -2,
+    "[1, 2](3) if False else 0": 0,
+}
+"""Scripts CPython warns about (each on some of 3.11-3.13), and their values."""
+if sys.version_info < (3, 12):
+    SCRIPTS["import random\nrandom.randrange(1.0)"] = 0
+
+CHILD = """
+import asyncio, json, sys
+import codemode.sandbox as sb
+from codemode.sandbox.language.parsing import parse_tree
+
+async def main():
+    scripts = json.loads(sys.argv[1])
+    async def host(name, args):
+        return args
+    values = []
+    async with sb.InProcessExecutor() as ex:
+        for source in scripts:
+            parse_tree(source)  # the host's own parse (the preflight's, CodeMode's)
+            r = await ex.run(source, call_tool=host)
+            values.append([r.value, r.error and r.error.message])
+    print(json.dumps(values))
+
+asyncio.run(main())
+"""
+
+
+def test_script_warnings_stay_out_of_the_host() -> None:
+    """In a host that shows every warning (``-W always``), none of the scripts' shows, and
+    each runs to its value."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    child = subprocess.run([sys.executable, "-W", "always", "-c", CHILD, json.dumps(list(SCRIPTS))],
+                           cwd=root, capture_output=True, text=True, timeout=60, check=False)
+    assert child.returncode == 0, child.stderr[-2000:]
+    assert child.stderr == "", child.stderr[:2000]
+    expected = [[value, None] for value in SCRIPTS.values()]
+    assert json.loads(child.stdout) == expected
