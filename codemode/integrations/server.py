@@ -526,12 +526,13 @@ async def serve_stdio(server: GatewayServer) -> None:
     cancelled: the read of stdin in flight is abandoned, so that returns at once)."""
     from mcp.server.stdio import stdio_server
 
-    from codemode.integrations.stdio_requests import answer_refused
+    from codemode.integrations.stdio_requests import ClientLines, answer_refused
 
-    with _claimed_stdin() as lines:
+    with _claimed_stdin() as claimed:
+        lines = ClientLines(claimed) if claimed is not None else None
         async with stdio_server(stdin=lines) as (read, write), anyio.create_task_group() as tg:
             send, passed = anyio.create_memory_object_stream[Any](0)
-            tg.start_soon(answer_refused, read, write, send)
+            tg.start_soon(answer_refused, read, write, send, lines)
             async with passed:
                 await server.server.run(passed, write,
                                         server.server.create_initialization_options())
