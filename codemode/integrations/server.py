@@ -530,7 +530,8 @@ async def serve_stdio(server: GatewayServer) -> None:
 
     with _claimed_stdin() as claimed:
         lines = ClientLines(claimed) if claimed is not None else None
-        async with stdio_server(stdin=lines) as (read, write), anyio.create_task_group() as tg:
+        stdin: Any = lines  # the SDK reads it as an async iterator of lines only
+        async with stdio_server(stdin=stdin) as (read, write), anyio.create_task_group() as tg:
             send, passed = anyio.create_memory_object_stream[Any](0)
             tg.start_soon(answer_refused, read, write, send, lines)
             async with passed:
