@@ -264,7 +264,7 @@ class _Session:
                 raise
             raise ConnectionError(
                 f"upstream MCP server {self._upstream.config.name!r} closed the connection"
-                " during the call; the gateway is reconnecting"
+                f" during the call{self._upstream.exit_said()}; the gateway is reconnecting"
             ) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._upstream.lost("connection closed")
@@ -313,6 +313,19 @@ class _Upstream:
         self._listing: list[Any] | None = None
         self._dropped: list[str] = []
         """Listing entries the wire left out (see ``upstream_wire.mended``)."""
+        self.exit_code: int | None = None
+        """How the process of the current connection (a stdio one) exited, once it did."""
+
+    def _exited(self, code: int) -> None:
+        self.exit_code = code
+
+    def exit_said(self) -> str:
+        """`` (its process exited with code N)`` once the connection's process exited."""
+        code = self.exit_code
+        if code is None:
+            return ""
+        return (f" (its process exited with code {code})" if code >= 0
+                else f" (its process was killed by signal {-code})")
 
     def status(self) -> UpstreamStatus:
         return UpstreamStatus(
@@ -382,7 +395,7 @@ class _Upstream:
                 # reader, and every call in flight waited for its timeout); lines are
                 # bounded (see upstream_stdio)
                 target = stdio_transport(config.command, config.args, config.env or None,
-                                         config.cwd, name=config.name)
+                                         config.cwd, name=config.name, exited=self._exited)
             else:
                 from mcp.client.streamable_http import streamable_http_client
 
@@ -440,11 +453,12 @@ class _Upstream:
         while True:
             self._wake = anyio.Event()
             before = self.connections
+            self.exit_code = None
             try:
                 await self._attempt()
             except Exception as exc:  # any failure of an upstream is reported
                 if not _is_down(exc):  # else ``error`` already says why it went down
-                    self.error = _describe(exc)
+                    self.error = _describe(exc) + self.exit_said()
             self.session = None
             self.state = "down"
             self.gateway.changed()
@@ -503,7 +517,7 @@ class _Upstream:
                 why = (f"no answer within {wait:g} s" if isinstance(exc, TimeoutError)
                        else _describe(exc))
                 # down from now: calls fail fast while the old connection is torn down
-                self.lost(f"lost: {why}")
+                self.lost(f"lost: {why}{self.exit_said()}")
                 raise _Down from exc
 
 
