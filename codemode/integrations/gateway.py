@@ -710,7 +710,7 @@ class Gateway:
         )
         full = head + prompt
         if estimate_tokens(full) <= self.budget_tokens:
-            return full
+            return full + self._not_connected()
         intro = prompt[: len(prompt) - len(sdk.prompt)].rstrip()
         intro = intro.removesuffix("Available tools:").rstrip()
         specs = [s for s in self.mode.visible_specs() if s.name not in DISCOVERY_NAMES]
@@ -732,7 +732,19 @@ class Gateway:
                 break
             room -= len(line) + 1
             lines.append(line)
-        return text + "\n".join(lines) + "\n"
+        return text + "\n".join(lines) + "\n" + self._not_connected()
+
+    def _not_connected(self) -> str:
+        """A line naming the upstreams that are down, and why: a script would get only
+        "unknown tool" for one that never connected (it has no tools), and "not connected"
+        for the tools of one that went down."""
+        down = [u for u in self.status() if u.state == "down"]
+        if not down:
+            return ""
+        shown = "; ".join(f"{u.name} ({(u.error or 'down')[:160]})" for u in down[:5])
+        more = f"; and {len(down) - 5} more" if len(down) > 5 else ""
+        return (f"\nNot connected now (reconnecting in the background; until then their"
+                f" tools fail or are missing): {shown}{more}.\n")
 
 
 def _index_line(space: str, leaves: list[str], *, cap: int) -> str:

@@ -139,8 +139,15 @@ async def test_an_upstream_that_exits_at_start_says_how(tmp_path: Path) -> None:
     async with cm.InProcessExecutor() as executor, Gateway(
             load_config(config), executor=executor, backoff=(60.0, 60.0)) as gateway:
         status = gateway.status()[0]
+        described = gateway.run_code_description()
     assert status.state == "down" and status.error is not None
     assert status.error.endswith("Connection closed (its process exited with code 2)")
+    # the model reads why ``tools.gone`` is missing (before: nothing; a call of one of its
+    # tools got only "unknown tool")
+    assert described.endswith(
+        "\nNot connected now (reconnecting in the background; until then their tools fail"
+        " or are missing): gone (MCPError: Connection closed (its process exited with code"
+        " 2)).\n")
 
 
 async def test_upstream_progress_reaches_the_client_as_readable_steps(tmp_path: Path) -> None:
