@@ -179,6 +179,18 @@ async def stdio_transport(
     assert process.stdin is not None and process.stdout is not None
     stdin, stdout = process.stdin, process.stdout
 
+    told = False
+
+    async def tell_exit() -> None:
+        """``exited`` (once) when the server's end came from its exit, not from ours."""
+        nonlocal told
+        if exited is None or told or closing.is_set():
+            return
+        if await _exited(process, _EOF_EXIT_SECONDS) and not (told or closing.is_set()):
+            told = True
+            assert process.returncode is not None
+            exited(process.returncode)
+
     async def read() -> None:
         lines = LineBuffer(max_line)
         try:
@@ -186,10 +198,7 @@ async def stdio_transport(
                 async for chunk in stdout:
                     for line in lines.feed(chunk):
                         await read_sender.send(parsed_line(_checked(line, max_values), name))
-                if exited is not None and not closing.is_set() and await _exited(
-                        process, _EOF_EXIT_SECONDS) and not closing.is_set():
-                    assert process.returncode is not None
-                    exited(process.returncode)
+                await tell_exit()
         except LineTooLong as exc:
             _LOG.warning("upstream %s sent %s: its connection is closed", name, exc)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
@@ -208,6 +217,7 @@ async def stdio_transport(
                     text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
                     await stdin.send((text + "\n").encode("utf-8", "replace"))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await tell_exit()  # a server that exited at once: its stdin broke first
             await read_sender.aclose()  # the server stopped reading: the session sees the end
         finally:
             writer_done.set()
