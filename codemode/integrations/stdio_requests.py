@@ -75,7 +75,7 @@ def _messages(item: Any, line: str | None) -> list[tuple[Any, bool]]:
     given = problems[0].get("input") if problems else None
     if problems and problems[0]["type"] == "json_invalid":
         return [_error(None, types.PARSE_ERROR, "Parse error: the line is no JSON")]
-    if line is not None:
+    if line is not None and problems and len(problems[0]["loc"]) > 1:  # inside a message
         with contextlib.suppress(ValueError, RecursionError):  # the SDK's part is kept
             given = json.loads(line)
     if isinstance(given, list) and given:
