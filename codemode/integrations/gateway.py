@@ -264,7 +264,7 @@ class _Session:
                 raise
             raise ConnectionError(
                 f"upstream MCP server {self._upstream.config.name!r} closed the connection"
-                " during the call; the gateway is reconnecting"
+                f" during the call{self._upstream.exit_said()}; the gateway is reconnecting"
             ) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._upstream.lost("connection closed")
@@ -313,6 +313,19 @@ class _Upstream:
         self._listing: list[Any] | None = None
         self._dropped: list[str] = []
         """Listing entries the wire left out (see ``upstream_wire.mended``)."""
+        self.exit_code: int | None = None
+        """How the process of the current connection (a stdio one) exited, once it did."""
+
+    def _exited(self, code: int) -> None:
+        self.exit_code = code
+
+    def exit_said(self) -> str:
+        """`` (its process exited with code N)`` once the connection's process exited."""
+        code = self.exit_code
+        if code is None:
+            return ""
+        return (f" (its process exited with code {code})" if code >= 0
+                else f" (its process was killed by signal {-code})")
 
     def status(self) -> UpstreamStatus:
         return UpstreamStatus(
@@ -382,7 +395,7 @@ class _Upstream:
                 # reader, and every call in flight waited for its timeout); lines are
                 # bounded (see upstream_stdio)
                 target = stdio_transport(config.command, config.args, config.env or None,
-                                         config.cwd, name=config.name)
+                                         config.cwd, name=config.name, exited=self._exited)
             else:
                 from mcp.client.streamable_http import streamable_http_client
 
@@ -440,11 +453,12 @@ class _Upstream:
         while True:
             self._wake = anyio.Event()
             before = self.connections
+            self.exit_code = None
             try:
                 await self._attempt()
             except Exception as exc:  # any failure of an upstream is reported
                 if not _is_down(exc):  # else ``error`` already says why it went down
-                    self.error = _describe(exc)
+                    self.error = _describe(exc) + self.exit_said()
             self.session = None
             self.state = "down"
             self.gateway.changed()
@@ -503,7 +517,7 @@ class _Upstream:
                 why = (f"no answer within {wait:g} s" if isinstance(exc, TimeoutError)
                        else _describe(exc))
                 # down from now: calls fail fast while the old connection is torn down
-                self.lost(f"lost: {why}")
+                self.lost(f"lost: {why}{self.exit_said()}")
                 raise _Down from exc
 
 
@@ -696,7 +710,7 @@ class Gateway:
         )
         full = head + prompt
         if estimate_tokens(full) <= self.budget_tokens:
-            return full
+            return full + self._not_connected()
         intro = prompt[: len(prompt) - len(sdk.prompt)].rstrip()
         intro = intro.removesuffix("Available tools:").rstrip()
         specs = [s for s in self.mode.visible_specs() if s.name not in DISCOVERY_NAMES]
@@ -718,7 +732,19 @@ class Gateway:
                 break
             room -= len(line) + 1
             lines.append(line)
-        return text + "\n".join(lines) + "\n"
+        return text + "\n".join(lines) + "\n" + self._not_connected()
+
+    def _not_connected(self) -> str:
+        """A line naming the upstreams that are down, and why: a script would get only
+        "unknown tool" for one that never connected (it has no tools), and "not connected"
+        for the tools of one that went down."""
+        down = [u for u in self.status() if u.state == "down"]
+        if not down:
+            return ""
+        shown = "; ".join(f"{u.name} ({(u.error or 'down')[:160]})" for u in down[:5])
+        more = f"; and {len(down) - 5} more" if len(down) > 5 else ""
+        return (f"\nNot connected now (reconnecting in the background; until then their"
+                f" tools fail or are missing): {shown}{more}.\n")
 
 
 def _index_line(space: str, leaves: list[str], *, cap: int) -> str:

@@ -6,7 +6,8 @@
   ``Content-Type`` is not JSON gets 415.
 - A body that is no one JSON-RPC message (a batch, a number, an object without
   ``method``) got ``-32602`` with a pydantic dump of four union branches: it gets
-  ``-32600`` (invalid request) and one line.
+  ``-32600`` (invalid request) and one line. A request whose only fault is its params
+  (``"params": 5``) gets ``-32602`` with its own id, as over stdio.
 - A handshake-era client that goes away before its request is answered: the SDK kept the
   request running (a ``run_code`` to its timeout, its answer written nowhere). The request
   is cancelled as if the client had sent ``notifications/cancelled``.
@@ -49,7 +50,7 @@ def guarded(app: App) -> App:
             await _answer(send, 415, _error(
                 _INVALID_REQUEST, "Unsupported Media Type: Content-Type must be application/json"))
             return
-        exchange = _Exchange(receive, send, keep_body=b"mcp-session-id" in headers)
+        exchange = _Exchange(receive, send, in_session=b"mcp-session-id" in headers)
         await app(scope, exchange.receive, exchange.send)
         request_id = exchange.abandoned_request()
         if request_id is not None and scope["method"] == "POST":
@@ -63,10 +64,10 @@ class _Exchange:
     """One request's messages both ways: its body (to learn its id), whether the client
     left, whether the answer was finished, and error answers rewritten."""
 
-    def __init__(self, receive: Receive, send: Send, *, keep_body: bool) -> None:
+    def __init__(self, receive: Receive, send: Send, *, in_session: bool) -> None:
         self._receive = receive
         self._send = send
-        self._keep = keep_body
+        self._in_session = in_session
         self._body: list[bytes] = []
         self._gone = False
         self._finished = False
@@ -75,7 +76,7 @@ class _Exchange:
 
     async def receive(self) -> Message:
         message = await self._receive()
-        if message["type"] == "http.request" and self._keep:
+        if message["type"] == "http.request":
             self._body.append(message.get("body", b""))
         elif message["type"] == "http.disconnect":
             self._gone = True
@@ -104,8 +105,9 @@ class _Exchange:
         if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
             error = payload["error"]
             if payload.get("id") is None and error.get("code") == _INVALID_PARAMS:
-                # invalid params needs a request; without an id it was no message at all
-                payload = _error(_INVALID_REQUEST, _NOT_ONE_MESSAGE)
+                # the SDK's parser refused the body: its params alone, or the whole of it
+                payload = _bad_params(_read(b"".join(self._body))) or _error(
+                    _INVALID_REQUEST, _NOT_ONE_MESSAGE)
         else:
             text = body.decode("utf-8", "replace").strip() or _PHRASES.get(status, "Error")
             payload = _error(_INVALID_REQUEST, text)
@@ -115,7 +117,7 @@ class _Exchange:
 
     def abandoned_request(self) -> Any:
         """The id of a request whose client left before its answer ended, else None."""
-        if not self._gone or self._finished or not self._body:
+        if not self._gone or self._finished or not self._in_session:
             return None
         message = _read(b"".join(self._body))
         if isinstance(message, dict) and isinstance(message.get("method"), str) and (
@@ -134,8 +136,21 @@ def _read(body: bytes) -> Any:
         return None
 
 
-def _error(code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+def _error(code: int, message: str, request_id: Any = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _bad_params(message: Any) -> dict[str, Any] | None:
+    """The answer to ``message`` when all that is wrong with it is params that are no
+    object (with its id; a notification's has none), else None."""
+    if not (isinstance(message, dict) and message.get("jsonrpc") == "2.0"
+            and isinstance(message.get("method"), str) and "params" in message
+            and not isinstance(message["params"], dict)):
+        return None
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str | None):
+        return None
+    return _error(_INVALID_PARAMS, "Invalid params: params must be an object", request_id)
 
 
 async def _answer(send: Send, status: int, payload: dict[str, Any],

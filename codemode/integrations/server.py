@@ -13,6 +13,8 @@ Protocol behaviour:
   the client sent a progress token); the output also comes with the result;
 - ``notifications/cancelled`` cancels the run (the SDK cancels the handler) and so its
   nested calls, the upstream calls among them included;
+- a direct call of a listed upstream tool (``expose_upstream``) relays the upstream's
+  ``notifications/progress`` as it sent them (numbers and message);
 - image, audio and resource blocks from upstream tools are content blocks of the result;
 - progress and status name a tool as scripts call it (``raw.long_running``), not by its
   wire name (``long-running``);
@@ -217,7 +219,7 @@ class GatewayServer:
         call = ToolCall(call_id=call_id, name=name, arguments=dict(params.arguments or {}))
         with self._logs_for(ctx):
             if name != "run_code":
-                return await self._direct(call, specs)
+                return await self._direct(call, specs, ctx.session)
             send, receive = anyio.create_memory_object_stream[tuple[str, int]](math.inf)
             feed = _ProgressFeed(send, self._script_name)
             self._runs[call_id] = feed
@@ -234,14 +236,27 @@ class GatewayServer:
                 self._runs.pop(call_id, None)
             return _mcp_result(result, self._specs(), name)
 
-    async def _direct(self, call: ToolCall, specs: list[ToolSpec]) -> Any:
+    async def _direct(self, call: ToolCall, specs: list[ToolSpec], session: Any) -> Any:
         """A listed tool called directly, bounded by ``call_timeout`` (the deadline cancels
-        the handler, so an upstream is sent ``notifications/cancelled``)."""
+        the handler, so an upstream is sent ``notifications/cancelled``); an upstream's
+        progress reaches the client as the upstream sent it."""
         from mcp import types
 
         timeout = self.call_timeout
-        result = await self.gateway.registry.execute(
-            call, deadline=anyio.current_time() + timeout)
+        send, receive = anyio.create_memory_object_stream[_Progress](math.inf)
+
+        def relayed(update: Any) -> None:
+            progress = _progress_of(update)
+            if progress is not None:
+                _offer(send, progress)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(_relay, session, receive)
+            try:
+                result = await self.gateway.registry.execute(
+                    call, deadline=anyio.current_time() + timeout, on_update=relayed)
+            finally:
+                send.close()
         if result.is_error and result.error is not None and result.error.kind == "timeout":
             spec = next((s for s in specs if s.name == call.name), None)
             upstream = spec.namespace if spec is not None else None
@@ -484,14 +499,12 @@ class _ProgressFeed:
 def _said(update: Any) -> str:
     """A nested call's update as text: an MCP upstream's progress as ``3/4`` (and its
     message), anything else as compact JSON."""
-    update = thaw(update)
-    if isinstance(update, dict) and set(update) <= {"progress", "total", "message"} and (
-        isinstance(update.get("progress"), int | float)
-    ):
-        done, total, message = update["progress"], update.get("total"), update.get("message")
-        text = f"{_number(done)}/{_number(total)}" if isinstance(total, int | float) else (
-            _number(done))
+    progress = _progress_of(update)
+    if progress is not None:
+        done, total, message = progress
+        text = f"{_number(done)}/{_number(total)}" if total is not None else _number(done)
         return f"{text}: {message}" if message else text
+    update = thaw(update)
     try:
         return json.dumps(update, ensure_ascii=False, separators=(", ", ": "), default=str)
     except ValueError:  # a circular structure
@@ -500,6 +513,27 @@ def _said(update: Any) -> str:
 
 def _number(value: float) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+_Progress = tuple[float, float | None, str | None]
+
+
+def _progress_of(update: Any) -> _Progress | None:
+    """An MCP upstream's progress (as the adapter reports it), else None."""
+    update = thaw(update)
+    if not isinstance(update, dict) or set(update) - {"progress", "total", "message"}:
+        return None
+    done, total, message = update.get("progress"), update.get("total"), update.get("message")
+    if not isinstance(done, int | float) or isinstance(done, bool):
+        return None
+    return (done, total if isinstance(total, int | float) else None,
+            message if isinstance(message, str) else None)
+
+
+async def _relay(session: Any, receive: Any) -> None:
+    async with receive:
+        async for done, total, message in receive:
+            await session.report_progress(done, total, message)
 
 
 async def _report(session: Any, receive: Any) -> None:
@@ -526,12 +560,14 @@ async def serve_stdio(server: GatewayServer) -> None:
     cancelled: the read of stdin in flight is abandoned, so that returns at once)."""
     from mcp.server.stdio import stdio_server
 
-    from codemode.integrations.stdio_requests import answer_refused
+    from codemode.integrations.stdio_requests import ClientLines, answer_refused
 
-    with _claimed_stdin() as lines:
-        async with stdio_server(stdin=lines) as (read, write), anyio.create_task_group() as tg:
+    with _claimed_stdin() as claimed:
+        lines = ClientLines(claimed) if claimed is not None else None
+        stdin: Any = lines  # the SDK reads it as an async iterator of lines only
+        async with stdio_server(stdin=stdin) as (read, write), anyio.create_task_group() as tg:
             send, passed = anyio.create_memory_object_stream[Any](0)
-            tg.start_soon(answer_refused, read, write, send)
+            tg.start_soon(answer_refused, read, write, send, lines)
             async with passed:
                 await server.server.run(passed, write,
                                         server.server.create_initialization_options())

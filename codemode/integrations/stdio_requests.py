@@ -5,35 +5,67 @@ logs it: a client that sent ``{not json``, a batch (``[{...}, {...}]``, MCP 2025
 allows them) or a request whose params are no object waited forever for its answer. Here
 such a line gets its JSON-RPC answer (parse error or invalid request, id null), and a
 batch's messages are handled one by one (each request answered on its own line, matched
-by its id). An object that is no valid message
-is answered without its id: the SDK's parser keeps only the part it refused.
+by its id). A request whose only fault is its params (``"params": 5``, ``"params": [1]``)
+is answered with its id, ``-32602``: the SDK's parser keeps only the part it refused, so
+the line itself (``ClientLines`` keeps each until its message is handled) is read again
+for the id; a notification, even one with bad params, is never answered.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import json
+from collections import deque
+from typing import TYPE_CHECKING, Any, final
 
 import anyio
 from pydantic import ValidationError
 
-__all__ = ["answer_refused"]
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+__all__ = ["ClientLines", "answer_refused"]
 
 
-async def answer_refused(read: Any, write: Any, send: Any) -> None:
+@final
+class ClientLines:
+    """The client's lines as the SDK's reader takes them (one message each), each kept
+    until ``answer_refused`` has its message: a refused one is read again for its id."""
+
+    def __init__(self, lines: AsyncIterator[str]) -> None:
+        self._lines = lines
+        self._kept: deque[str] = deque()
+
+    def __aiter__(self) -> ClientLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._lines.__anext__()
+        self._kept.append(line)
+        return line
+
+    def taken(self) -> str | None:
+        """The line of the message read next from the SDK's reader (None: not known)."""
+        return self._kept.popleft() if self._kept else None
+
+
+async def answer_refused(read: Any, write: Any, send: Any,
+                         lines: ClientLines | None = None) -> None:
     """Pass ``read``'s items to ``send``, answering on ``write`` what the SDK would drop;
-    ``send`` is closed when ``read`` ends."""
+    ``send`` is closed when ``read`` ends. ``lines``: what the SDK's reader read."""
     async with send:
         try:
             async for item in read:
-                for message, answered in _messages(item):
+                line = lines.taken() if lines is not None else None
+                for message, answered in _messages(item, line):
                     await (write if answered else send).send(message)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
 
 
-def _messages(item: Any) -> list[tuple[Any, bool]]:
-    """The messages one item of the SDK's reader stands for, each with True for an answer
-    to the client (else it goes to the session)."""
+def _messages(item: Any, line: str | None) -> list[tuple[Any, bool]]:
+    """The messages one item of the SDK's reader (read from ``line`` when known) stands
+    for, each with True for an answer to the client (else it goes to the session)."""
     from mcp import types
     from mcp.shared.message import SessionMessage
 
@@ -43,6 +75,9 @@ def _messages(item: Any) -> list[tuple[Any, bool]]:
     given = problems[0].get("input") if problems else None
     if problems and problems[0]["type"] == "json_invalid":
         return [_error(None, types.PARSE_ERROR, "Parse error: the line is no JSON")]
+    if line is not None and problems and len(problems[0]["loc"]) > 1:  # inside a message
+        with contextlib.suppress(ValueError, RecursionError):  # the SDK's part is kept
+            given = json.loads(line)
     if isinstance(given, list) and given:
         out: list[tuple[Any, bool]] = []
         for entry in given:
@@ -65,11 +100,14 @@ def _invalid(given: Any, error: ValidationError) -> list[tuple[Any, bool]]:
     if not isinstance(request_id, int | str) or isinstance(request_id, bool):
         request_id = None
     if isinstance(given, list):
-        said = "an empty batch"
-    else:
-        first = error.errors(include_url=False)[0]
-        where = ".".join(str(step) for step in first["loc"][1:])
-        said = f"{where + ': ' if where else ''}{first['msg']}"
+        return [_error(request_id, types.INVALID_REQUEST, "Invalid request: an empty batch")]
+    first = error.errors(include_url=False)[0]
+    steps = [str(step) for step in first["loc"][1:]]
+    where = ".".join(steps)
+    said = f"{where + ': ' if where else ''}{first['msg']}"
+    if request_id is not None and steps[:1] == ["params"] and isinstance(
+            given, dict) and isinstance(given.get("method"), str):
+        return [_error(request_id, types.INVALID_PARAMS, f"Invalid params: {said}")]
     return [_error(request_id, types.INVALID_REQUEST, f"Invalid request: {said}")]
 
 

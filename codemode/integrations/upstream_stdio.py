@@ -8,7 +8,10 @@ environment, the same JSON-RPC parsing, stdin closed then the group terminated o
 here also the children of a server that exited), but looks for line ends only in the
 bytes just read, and ends the connection at a line longer than ``MAX_LINE`` bytes or of
 more than ``MAX_VALUES`` JSON values: the calls in flight fail at once ("the connection
-closed") instead of waiting for their timeouts, and the gateway reconnects.
+closed") instead of waiting for their timeouts, and the gateway reconnects. When the
+server's stdout ends because it exited, its exit code is told (``exited``) before the
+session sees the end, so the gateway's errors can say so ("exited with code 2") where
+the SDK says only "Connection closed".
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 import anyio
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Mapping, Sequence
+    from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
     from anyio.abc import Process
 
@@ -42,6 +45,9 @@ _FLUSH_SECONDS: Final = 0.5
 """How long messages already accepted may take to reach the server's stdin on exit."""
 _EXIT_SECONDS: Final = 2.0
 """How long the server gets to exit once its stdin closed, and after SIGTERM."""
+_EOF_EXIT_SECONDS: Final = 0.5
+"""How long a server whose stdout ended gets to exit before the session sees the end
+without its exit code (one that closed its stdout and lives on)."""
 
 
 class LineTooLong(Exception):
@@ -154,9 +160,12 @@ async def stdio_transport(
     name: str,
     max_line: int = MAX_LINE,
     max_values: int = MAX_VALUES,
+    exited: Callable[[int], None] | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Start ``command`` (the upstream ``name``, as warnings call it; its stderr is this
-    process's) and yield the SDK's transport streams (read, write) to it."""
+    process's) and yield the SDK's transport streams (read, write) to it. ``exited`` gets
+    the exit code of a server whose stdout ended as it exited, before the read stream
+    ends (not when this side closed the connection)."""
     from mcp.client.stdio import get_default_environment
     from mcp.os.posix.utilities import terminate_posix_process_tree
 
@@ -166,8 +175,21 @@ async def stdio_transport(
     read_sender, read_stream = anyio.create_memory_object_stream[Any](0)
     write_stream, write_receiver = anyio.create_memory_object_stream[Any](0)
     writer_done = anyio.Event()
+    closing = anyio.Event()
     assert process.stdin is not None and process.stdout is not None
     stdin, stdout = process.stdin, process.stdout
+
+    told = False
+
+    async def tell_exit() -> None:
+        """``exited`` (once) when the server's end came from its exit, not from ours."""
+        nonlocal told
+        if exited is None or told or closing.is_set():
+            return
+        if await _exited(process, _EOF_EXIT_SECONDS) and not (told or closing.is_set()):
+            told = True
+            assert process.returncode is not None
+            exited(process.returncode)
 
     async def read() -> None:
         lines = LineBuffer(max_line)
@@ -176,6 +198,7 @@ async def stdio_transport(
                 async for chunk in stdout:
                     for line in lines.feed(chunk):
                         await read_sender.send(parsed_line(_checked(line, max_values), name))
+                await tell_exit()
         except LineTooLong as exc:
             _LOG.warning("upstream %s sent %s: its connection is closed", name, exc)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
@@ -194,11 +217,13 @@ async def stdio_transport(
                     text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
                     await stdin.send((text + "\n").encode("utf-8", "replace"))
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await tell_exit()  # a server that exited at once: its stdin broke first
             await read_sender.aclose()  # the server stopped reading: the session sees the end
         finally:
             writer_done.set()
 
     async def shutdown() -> None:
+        closing.set()
         read_stream.close()
         write_stream.close()
         with anyio.move_on_after(_FLUSH_SECONDS):

@@ -11,8 +11,12 @@ marks it so:
 - the MCP SDK's ``MCPServer`` (formerly its ``FastMCP``) marks nothing but the shape it
   makes with ``create_model(f"{function}Output", result=...)``: exactly ``type``,
   ``properties`` (``result`` only), ``required: ["result"]`` and the title
-  ``"<tool name>Output"`` (a tool renamed from its function keeps the function's name in
-  the title: not recognised, its results stay wrapped).
+  ``"<tool name>Output"``. A tool renamed from its function (``@mcp.tool(name="loud")`` on
+  ``shout``) keeps the function's name in the title, ``"shoutOutput"``: any title
+  ``"<identifier>Output"`` is taken when the ``result`` property has pydantic's title
+  ``"Result"`` as well. A model of the server's own with that very shape (one required
+  ``result``, a class named ``...Output``) cannot be told apart: it is read unwrapped too,
+  the prompt and the script's value agreeing on ``x``.
 
 Any other object with a ``result`` key is data, left as it is. Served again (``codemode
 serve --expose-upstream``), a schema that is no object schema is wrapped back the
@@ -45,11 +49,20 @@ def unwrapped_schema(schema: Any, tool: str) -> dict[str, Any] | None:
     if not isinstance(inner, dict) or schema.get("required") != ["result"]:
         return None
     marked = schema.get(MARK) is True
-    made_by_sdk = set(schema) <= _SDK_KEYS and schema.get("title") == f"{tool}Output"
+    made_by_sdk = set(schema) <= _SDK_KEYS and _sdk_title(schema.get("title"), inner, tool)
     if not (marked or made_by_sdk):
         return None
     carried = {key: schema[key] for key in _CARRIED if key in schema and key not in inner}
     return {**inner, **carried}
+
+
+def _sdk_title(title: Any, inner: dict[str, Any], tool: str) -> bool:
+    """Whether ``title`` is the one the MCP SDK gives a wrapped output of ``tool``, or of a
+    function listed under another name (then the property has pydantic's title too)."""
+    if not isinstance(title, str) or not title.endswith("Output"):
+        return False
+    return title == f"{tool}Output" or (
+        title[:-len("Output")].isidentifier() and inner.get("title") == "Result")
 
 
 def wraps(schema: Any) -> bool:

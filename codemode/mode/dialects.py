@@ -26,7 +26,9 @@ so every call is validated and dispatched exactly like the canonical one.
 Calls handed to ``asyncio.gather`` (directly, or through a list later gathered)
 are left un-awaited, so they still run concurrently; so are calls stored in a name
 (or a container) whose value the script awaits itself later (``t = tools.x()`` …
-``await t``, ``await pending[k]``, ``for t in tasks: await t``). Calling an async
+``await t``, ``await pending[k]``, ``for t in tasks: await t``), and calls passed to
+the script's own ``async def`` for a parameter it awaits (``await safe(tools.x())``: its
+``try`` sees the call's error). Calling an async
 generator (an ``async def`` that yields) gives no awaitable: it is never awaited.
 """
 
@@ -616,6 +618,7 @@ class _Planner(ast.NodeVisitor):
             if node.args and self._asyncio_call(node.func, _RUN):
                 self.awaited.add(id(node.args[0]))
         self._awaited_later()
+        self._handed_to_own_functions()
         # Plain functions that call tools (or other such functions) become async.
         if self.strict:
             return
@@ -867,6 +870,49 @@ class _Planner(ast.NodeVisitor):
                 seen.add(name)
                 seeds.extend(drawn.get(name, ()))
         self.task_names |= seen
+
+    def _handed_to_own_functions(self) -> None:
+        """A call passed to the script's own ``async def`` for a parameter that function
+        awaits stays un-awaited: ``await safe(tools.x())`` with ``async def safe(c): try:
+        return await c ...`` awaits it inside the function's ``try`` (awaited where it was
+        passed, its error escaped that ``try``, and a success was a value ``await c``
+        refused)."""
+        params: dict[str, tuple[list[str], set[str], set[str]]] = {}
+        for func in self.of(ast.AsyncFunctionDef):
+            if func.name in self.async_funcs:
+                args = func.args
+                positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+                params[func.name] = (positional, {a.arg for a in args.kwonlyargs},
+                                     self._awaits(func))
+        if not params:
+            return
+        for node in self.of(ast.Call):
+            if not isinstance(node.func, ast.Name) or node.func.id not in params:
+                continue
+            positional, keyword_only, awaits = params[node.func.id]
+            handed = list(zip(positional, node.args, strict=False))
+            handed += [(kw.arg, kw.value) for kw in node.keywords if kw.arg is not None
+                       and (kw.arg in keyword_only or kw.arg in positional)]
+            for name, arg in handed:
+                if isinstance(arg, ast.Call) and name in awaits:
+                    self.awaited.add(id(arg))
+
+    def _awaits(self, func: ast.AsyncFunctionDef) -> set[str]:
+        """Names ``func``'s own body awaits (``await c``, ``await c[k]``) or hands to
+        ``asyncio.gather`` & co."""
+        names: set[str] = set()
+        for node in ast.walk(func):
+            if isinstance(node, ast.Await):
+                value = node.value
+                while isinstance(value, ast.Subscript):
+                    value = value.value
+                if isinstance(value, ast.Name):
+                    names.add(value.id)
+            elif isinstance(node, ast.Call) and self._asyncio_call(node.func, _CONCURRENT):
+                names.update(arg.id for item in node.args for arg in (
+                    item.value if isinstance(item, ast.Starred) else item,)
+                    if isinstance(arg, ast.Name))
+        return names
 
     def needs_visit(self) -> bool:
         """Whether any node calls for the rewriting walk (a canonical script needs none)."""

@@ -140,16 +140,24 @@ async def _session(http: httpx2.AsyncClient, url: str) -> dict[str, str]:
 
 
 _LIST = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode()
-MALFORMED: list[tuple[str, bytes, dict[str, str | None], int, int]] = [
-    # (case, body, headers changed (None: left out), HTTP status, JSON-RPC code)
-    ("not JSON", b"{nope", {}, 400, -32700),
-    ("text/plain", _LIST, {"Content-Type": "text/plain"}, 415, -32600),
-    ("no session id", _LIST, {"mcp-session-id": None}, 400, -32600),
-    ("unknown session id", _LIST, {"mcp-session-id": "nope"}, 404, -32600),
-    ("a batch", b"[" + _LIST + b"," + _LIST + b"]", {}, 400, -32600),
-    ("a number", b"42", {}, 400, -32600),
-    ("no method", b'{"jsonrpc": "2.0", "id": 3}', {}, 400, -32600),
-    ("past 4 MiB", b'{"x": "' + b"a" * (5 << 20) + b'"}', {}, 413, -32600),
+MALFORMED: list[tuple[str, bytes, dict[str, str | None], int, int, int | None]] = [
+    # (case, body, headers changed (None: left out), HTTP status, JSON-RPC code, its id)
+    ("not JSON", b"{nope", {}, 400, -32700, None),
+    ("text/plain", _LIST, {"Content-Type": "text/plain"}, 415, -32600, None),
+    ("no session id", _LIST, {"mcp-session-id": None}, 400, -32600, None),
+    ("unknown session id", _LIST, {"mcp-session-id": "nope"}, 404, -32600, None),
+    ("a batch", b"[" + _LIST + b"," + _LIST + b"]", {}, 400, -32600, None),
+    ("a number", b"42", {}, 400, -32600, None),
+    ("no method", b'{"jsonrpc": "2.0", "id": 3}', {}, 400, -32600, None),
+    ("past 4 MiB", b'{"x": "' + b"a" * (5 << 20) + b'"}', {}, 413, -32600, None),
+    # only the params are at fault: before, id null and "the body must be one JSON-RPC
+    # request ... (batches are not accepted)"
+    ("params no object", b'{"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": 5}',
+     {}, 400, -32602, 5),
+    ("params a list", b'{"jsonrpc": "2.0", "id": "s", "method": "ping", "params": [1]}',
+     {}, 400, -32602, "s"),
+    ("a notification's params", b'{"jsonrpc": "2.0", "method": "notifications/cancelled",'
+     b' "params": 5}', {}, 400, -32602, None),
 ]
 
 
@@ -158,13 +166,13 @@ async def test_malformed_requests_get_json_rpc_errors_and_the_server_serves_on(
     async with _served(tmp_path) as url, httpx2.AsyncClient(timeout=30) as http:
         session = await _session(http, url)
         seen = []
-        for case, body, changed, _, _ in MALFORMED:
+        for case, body, changed, *_ in MALFORMED:
             headers = {k: v for k, v in {**session, **changed}.items() if v is not None}
             answer = await http.post(url, content=body, headers=headers)
             error = answer.json()
-            seen.append((case, answer.status_code, error["id"], error["error"]["code"]))
+            seen.append((case, answer.status_code, error["error"]["code"], error["id"]))
             assert len(error["error"]["message"]) < 200, (case, error)
-        assert seen == [(c, status, None, code) for c, _, _, status, code in MALFORMED]
+        assert seen == [(c, status, code, id_) for c, _, _, status, code, id_ in MALFORMED]
         cursor = await http.post(url, headers=session, json={
             "jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"cursor": "x"}})
         assert '"code":-32602' in cursor.text and "unknown cursor" in cursor.text

@@ -108,13 +108,15 @@ async def test_results_the_mcp_schema_refuses_fail_with_one_clear_line(tmp_path:
 
 async def test_a_dead_upstream_says_why_it_is_down(tmp_path: Path) -> None:
     """Its status said ``_Down`` (the supervisor's internal signal, as the SDK's task
-    group wrapped it) instead of how the connection was lost."""
+    group wrapped it) instead of how the connection was lost; the call, the status and a
+    later call say how its process ended (before: only "Connection closed")."""
     async with cm.InProcessExecutor() as executor, Gateway(
         load_config(_raw(tmp_path / "raw.log")), executor=executor, backoff=(60.0, 60.0)
     ) as gateway:
         run = await gateway.mode.run("await tools.raw.die()")
         assert run.error is not None
-        assert "upstream MCP server 'raw' closed the connection" in run.error.message
+        assert ("upstream MCP server 'raw' closed the connection during the call (its"
+                " process exited with code 3)") in run.error.message
         with anyio.fail_after(60):
             while True:
                 status = gateway.status()[0]
@@ -122,10 +124,30 @@ async def test_a_dead_upstream_says_why_it_is_down(tmp_path: Path) -> None:
                     break
                 await anyio.sleep(0.02)
         assert status.error is not None
-        assert "_Down" not in status.error and "Connection closed" in status.error
+        assert "_Down" not in status.error
+        assert "Connection closed (its process exited with code 3)" in status.error
         again = await gateway.mode.run("await tools.raw.ok()")
         assert again.error is not None
-        assert "'raw' is not connected (lost: MCPError: Connection closed)" in again.error.message
+        assert ("'raw' is not connected (lost: MCPError: Connection closed (its process exited"
+                " with code 3))") in again.error.message
+
+
+async def test_an_upstream_that_exits_at_start_says_how(tmp_path: Path) -> None:
+    """Before: ``MCPError: Connection closed``, the same as a server that hung up."""
+    config = {"mcpServers": {"gone": {"command": PY, "args": [
+        "-c", "import sys; sys.exit(2)"]}}}
+    async with cm.InProcessExecutor() as executor, Gateway(
+            load_config(config), executor=executor, backoff=(60.0, 60.0)) as gateway:
+        status = gateway.status()[0]
+        described = gateway.run_code_description()
+    assert status.state == "down" and status.error is not None
+    assert status.error.endswith("Connection closed (its process exited with code 2)")
+    # the model reads why ``tools.gone`` is missing (before: nothing; a call of one of its
+    # tools got only "unknown tool")
+    assert described.endswith(
+        "\nNot connected now (reconnecting in the background; until then their tools fail"
+        " or are missing): gone (MCPError: Connection closed (its process exited with code"
+        " 2)).\n")
 
 
 async def test_upstream_progress_reaches_the_client_as_readable_steps(tmp_path: Path) -> None:
@@ -308,6 +330,6 @@ async def test_stderr_gets_one_status_line_per_warning_and_no_traceback(tmp_path
     assert "Traceback" not in stderr
     assert ("codemode serve: upstream raw sent a line that is no JSON-RPC message: "
             "'") in stderr
-    assert "codemode serve: upstream raw is down: lost: MCPError: Connection closed;" \
-        " reconnecting in 0.5 s" in stderr
+    assert "codemode serve: upstream raw is down: lost: MCPError: Connection closed (its" \
+        " process exited with code 3); reconnecting in 0.5 s" in stderr
     assert proc.returncode == 0

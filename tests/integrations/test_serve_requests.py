@@ -36,6 +36,8 @@ async def test_every_request_line_is_answered(tmp_path: Path) -> None:
         b' {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, 7]',
         b"{not json",
         b'{"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": "no object"}',
+        b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": 5}',
+        b'{"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": [1]}',
         b"[]",
         b'{"jsonrpc": "2.0", "id": 5, "method": "resources/list"}',
         b'{"jsonrpc": "2.0", "id": 6, "method": "ping"}',
@@ -59,13 +61,15 @@ async def test_every_request_line_is_answered(tmp_path: Path) -> None:
     assert by_id[5]["error"]["code"] == -32601  # no resources: method not found, answered
     unnamed = sorted((a["error"]["code"], a["error"]["message"]) for a in answers
                      if a.get("id") is None)
-    # id 4's params are no object: the SDK's parser keeps only the bad part, so its id is
-    # lost and the answer has none (as JSON-RPC says when the id cannot be read)
+    # ids 4 and 7: params that are no object. Before, the SDK's parser kept only the bad
+    # part: both were answered with id null, and 7's list taken for a batch of one ``1``;
+    # the notification with bad params was answered too (id null)
     assert unnamed == [
         (-32700, "Parse error: the line is no JSON"),
         (-32600, "Invalid request: Input should be a valid dictionary or instance of"
                  " JSONRPCRequest"),
         (-32600, "Invalid request: an empty batch"),
-        (-32600, "Invalid request: params: Input should be an object"),
     ]
-    assert 4 not in by_id
+    for request_id in (4, 7):
+        assert by_id[request_id]["error"] == {
+            "code": -32602, "message": "Invalid params: params: Input should be an object"}

@@ -224,11 +224,17 @@ async def test_progress_names_an_upstream_tool_as_the_script_calls_it(tmp_path: 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         messages.append(message or "")
 
+    relayed: list[tuple[float, float | None, str | None]] = []
+
+    async def on_direct(progress: float, total: float | None, message: str | None) -> None:
+        relayed.append((progress, total, message))
+
     async with cm.InProcessExecutor() as executor, Gateway(
         load_config(_raw(tmp_path / "raw.log")), executor=executor
-    ) as gateway, Client(GatewayServer(gateway).server) as client:
+    ) as gateway, Client(GatewayServer(gateway, expose_upstream=True).server) as client:
         result = await client.call_tool(
             "run_code", {"code": "await tools.raw.long_running()"}, progress_callback=on_progress)
+        direct = await client.call_tool("long-running", {}, progress_callback=on_direct)
     assert not result.is_error, _text(result)
     assert messages[:3] == [
         "call 1: raw.long_running started",
@@ -236,3 +242,7 @@ async def test_progress_names_an_upstream_tool_as_the_script_calls_it(tmp_path: 
         "call 1: raw.long_running reports 2/2",
     ]
     assert messages[3].startswith("call 1: raw.long_running ok in ")
+    # a direct call (--expose-upstream) relays the upstream's own progress as it sent it
+    # (before: none reached the client)
+    assert not direct.is_error, _text(direct)
+    assert relayed == [(1, 2, "half way"), (2, 2, None)]

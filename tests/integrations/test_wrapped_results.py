@@ -69,20 +69,17 @@ async def test_a_wrapped_result_reaches_the_script_unwrapped(kind: str) -> None:
             assert (run.error, run.value) == (None, value), script
 
 
-async def test_only_a_marked_or_sdk_shaped_schema_is_unwrapped() -> None:
-    """The MCP SDK marks nothing but its title, ``<function>Output``: a tool listed under
-    another name than its function's keeps its results wrapped (fastmcp marks the schema:
-    unwrapped whatever the name)."""
-    async with cm.InProcessExecutor() as executor, connect(
-            _config("sdk"), executor=executor) as gateway:
-        assert _prompt_entry(gateway.mode.sdk().prompt, "loud") == [
-            "text: str", "-> {result: str}"]
-        run = await gateway.mode.run("await tools.w.loud(text='a')")
-        assert run.value == {"result": "A"}
-    async with cm.InProcessExecutor() as executor, connect(
-            _config("fastmcp"), executor=executor) as gateway:
-        run = await gateway.mode.run("await tools.w.loud(text='a')")
-        assert run.value == "A"
+async def test_a_tool_renamed_from_its_function_is_unwrapped() -> None:
+    """The MCP SDK titles a wrapped output ``<function>Output``: ``loud`` (the function
+    ``shout``) lists ``shoutOutput``. Before: ``-> {result: str}`` and ``{"result": "A"}``
+    (fastmcp marks the schema: unwrapped whatever the name)."""
+    for kind in ("sdk", "fastmcp"):
+        async with cm.InProcessExecutor() as executor, connect(
+                _config(kind), executor=executor) as gateway:
+            assert _prompt_entry(gateway.mode.sdk().prompt, "loud") == [
+                "text: str", "-> str"], kind
+            run = await gateway.mode.run("await tools.w.loud(text='a')")
+            assert (run.error, run.value) == (None, "A"), kind
 
 
 @pytest.mark.parametrize("kind", ["sdk", "fastmcp"])
@@ -120,7 +117,7 @@ def _corpus_tools() -> list[dict[str, Any]]:
 
 def test_the_corpus_schemas_unwrapped_are_the_marked_and_the_sdk_made_ones() -> None:
     """Of the published tools with an output schema, those FastMCP marked and those the MCP
-    SDK made (title ``<name>Output``, one required ``result``) are unwrapped, to their
+    SDK made (title ``<function>Output``, one required ``result``) are unwrapped, to their
     ``result`` schema; an object that declares a ``result`` of its own (BFCL's math tools:
     ``{"result": number}``, not required) stays as it is."""
     with_output = [t for t in _corpus_tools() if isinstance(t.get("outputSchema"), dict)]
@@ -128,7 +125,7 @@ def test_the_corpus_schemas_unwrapped_are_the_marked_and_the_sdk_made_ones() -> 
                  for t in with_output}
     marked = {t["name"] for t in with_output if t["outputSchema"].get(MARK) is True}
     sdk_made = {t["name"] for t in with_output
-                if t["outputSchema"].get("title") == f"{t['name']}Output"
+                if str(t["outputSchema"].get("title")).endswith("Output")
                 and t["outputSchema"].get("required") == ["result"]}
     kept = {t["name"] for t in with_output if "result" in (
         t["outputSchema"].get("properties") or {})} - marked - sdk_made
@@ -147,7 +144,11 @@ def test_an_sdk_shaped_schema_carries_its_definitions() -> None:
     assert unwrapped_schema(schema, "find") == {
         "type": "array", "items": {"$ref": "#/$defs/P"}, "$defs": schema["$defs"]}
     assert unwrapped_schema({**schema, "description": "mine"}, "find") is None
-    assert unwrapped_schema(schema, "other") is None
+    assert unwrapped_schema(schema, "other") is None  # "find" is no function's name here
+    renamed = {**schema, "properties": {"result": {"title": "Result", "type": "string"}}}
+    assert unwrapped_schema(renamed, "other") == {
+        "title": "Result", "type": "string", "$defs": schema["$defs"]}
+    assert unwrapped_schema({**renamed, "title": "not an identifierOutput"}, "other") is None
     assert unwrapped_schema({**schema, "required": []}, "find") is None
 
 

@@ -121,6 +121,14 @@ SAVED_CALLS: list[tuple[str, str]] = [
     ("inside an async def",
      'async def both():\n    a = tools.get_user(user_id=1)\n'
      '    b = tools.get_weather(city="x")\n    return [await b, await a]\nawait both()'),
+    # before: awaited where passed, so ``await c`` got a dict ("can't be used in 'await'")
+    ("handed to the script's own async def that awaits it",
+     'async def first(c, k):\n    return (await c)[k]\n'
+     '[await first(tools.get_weather(city="ab"), "temp"),'
+     ' await first(k="name", c=tools.get_user(user_id=3))]'),
+    ("handed to the script's own async def that gathers it",
+     'import asyncio\nasync def both(a, *, b):\n    return await asyncio.gather(a, b)\n'
+     'await both(tools.get_user(user_id=1), b=tools.get_weather(city="x"))'),
 ]
 
 
@@ -135,6 +143,27 @@ async def test_a_call_used_as_a_value_is_still_awaited_next_to_saved_ones(
     script = ('saved = tools.get_user(user_id=1)\nused = tools.get_weather(city="ab")\n'
               '[used["temp"], (await saved)["name"]]')
     assert await value(mode, script) == [6, "user1"]
+
+
+async def test_a_call_handed_to_a_guard_fails_inside_its_try(
+        executor: cm.InProcessExecutor) -> None:
+    """``await safe(tools.x())`` with ``async def safe(c): try: return await c``: before,
+    the call was awaited where it was passed and its error escaped the ``try``. A function
+    that does not await its parameter still gets the call's value."""
+    def broken(city: str) -> str:
+        """Always fails."""
+        raise ValueError(f"no weather for {city}")
+
+    reg = registry()
+    reg.register(cm.tool(broken))
+    mode = cm.CodeMode(reg, executor=executor)
+    script = ('async def safe(c, default=None):\n    try:\n        return await c\n'
+              '    except ToolCallError as e:\n        return default or e.message\n'
+              'async def name_of(u):\n    return u["name"]\n'
+              '[await safe(tools.broken(city="a")), await safe(tools.get_user(user_id=1)),'
+              ' await name_of(tools.get_user(user_id=2))]')
+    assert await value(mode, script) == [
+        "ValueError: no weather for a", {"id": 1, "name": "user1"}, "user2"]
 
 
 # -- 2. async generators ------------------------------------------------------------------
