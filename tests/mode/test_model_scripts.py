@@ -5208,6 +5208,30 @@ print(max(temps, key=temps.get), min(temps.values()), Decimal("0.1") + Decimal("
 """)
 
 
+s("c10_decimal_classmethods_and_signals", """
+import decimal
+from decimal import Decimal, localcontext
+from fractions import Fraction
+temps = [get_weather(city=c)["temperature"] for c in ("Oslo", "Lima")]
+exact = [Decimal.from_float(t / 7) for t in temps]
+D = type(exact[0])
+with localcontext() as ctx:
+    ctx.traps[decimal.DivisionByZero] = False
+    ctx.prec = 6
+    inf = Decimal(1) / 0
+    short = +exact[0]
+    flagged = [ctx.flags[decimal.DivisionByZero], ctx.flags[decimal.Inexact], ctx.traps[decimal.Overflow]]
+errors = []
+for bad in ("x", None, [1]):
+    try:
+        exact[0] + bad
+    except TypeError as e:
+        errors.append(str(e))
+print(str(short), str(inf), flagged, isinstance(exact[1], D), D is Decimal)
+{"ratio": str(Fraction.from_float(0.125)), "dec": str(Fraction.from_decimal(Decimal("2.50"))),
+ "from_d": str(D.from_float(0.5)), "errors": errors, "n": len(str(exact[1]))}
+""")
+
 @pytest.mark.parametrize(("name", "script"), CORPUS, ids=[row[0] for row in CORPUS])
 async def test_model_script_runs_as_in_cpython(mode: cm.CodeMode, name: str,
                                                script: str) -> None:

@@ -23,7 +23,7 @@ from codemode.sandbox.runtime.runner import run_script, warm_up
 warm_up()
 
 PRELUDE: Final = """\
-import collections, datetime, enum, json, re, sys
+import collections, datetime, decimal, enum, fractions, json, re, sys
 class O:
     def __init__(self):
         self.z = 3
@@ -93,6 +93,8 @@ SAMPLES: Final[dict[str, str]] = {
     "property": "property(len)",
     "Match": "re.search('(?P<w>b+)', 'abbc')",
     "error": "caught(lambda: re.compile('('))",
+    "Decimal": "decimal.Decimal('1.5')",
+    "Fraction": "fractions.Fraction(3, 4)",
 }
 """Type name -> a script expression for an instance."""
 
@@ -141,6 +143,8 @@ TYPE_ARGS: Final[dict[tuple[str, str], str]] = {
     ("OrderedDict", "popitem"): "", ("timedelta", "total_seconds"): "",
     ("deque", "pop"): "", ("set", "pop"): "",
     ("generator", "send"): "2",
+    ("Decimal", "from_float"): "0.5", ("Fraction", "from_float"): "0.5",
+    ("Fraction", "from_decimal"): "decimal.Decimal('0.5')",
     ("generator", "throw"): "ValueError",
     **{(kind, name): "" for kind in ("datetime", "time") for name in ("utcoffset", "tzname",
                                                                       "dst")},
