@@ -5249,6 +5249,26 @@ print(repr(cfg.parents))
 {"cfg": dict(run_cfg), "results": results, "has_debug": "debug" in cfg, "sources": len(run_cfg.maps)}
 """)
 
+s("c10_chainmap_scopes_copy", """
+import copy
+from collections import ChainMap
+scope = ChainMap({"user": get_user(user_id=2)["name"]})
+frames = []
+for city in ("Oslo", "Lima"):
+    scope = scope.new_child({"city": city, "temp": get_weather(city=city)["temperature"]})
+    frames.append(copy.copy(scope))
+snapshot = copy.deepcopy(scope)
+scope["temp"] = -1
+scope.maps[-1]["user"] = "changed"
+popped = scope.pop("city")
+try:
+    scope.pop("user")
+except KeyError as e:
+    err = str(e)
+print(len(scope.maps), snapshot["temp"], frames[0]["city"], popped, err)
+{"now": dict(scope), "snap": dict(snapshot), "frame_users": [f["user"] for f in frames], "depths": [len(f.maps) for f in frames]}
+""")
+
 s("c10_star_unpack_rows", """
 text = read_file("data/sales.csv")
 header, *rows = text.strip().splitlines()
