@@ -23,12 +23,15 @@ from codemode.sandbox.runtime.runner import run_script, warm_up
 warm_up()
 
 PRELUDE: Final = """\
-import collections, datetime, enum, json, re, sys
+import collections, datetime, decimal, enum, fractions, json, re, sys
 class O:
     def __init__(self):
         self.z = 3
 class E(enum.Enum):
     A = 1
+def lc(block):
+    with block:
+        return decimal.Decimal(1) / 3
 class FL(enum.Flag):
     R = enum.auto()
     W = enum.auto()
@@ -93,6 +96,9 @@ SAMPLES: Final[dict[str, str]] = {
     "property": "property(len)",
     "Match": "re.search('(?P<w>b+)', 'abbc')",
     "error": "caught(lambda: re.compile('('))",
+    "Decimal": "decimal.Decimal('1.5')",
+    "ChainMap": "collections.ChainMap({1: 2}, {3: 4})",
+    "Fraction": "fractions.Fraction(3, 4)",
 }
 """Type name -> a script expression for an instance."""
 
@@ -141,6 +147,8 @@ TYPE_ARGS: Final[dict[tuple[str, str], str]] = {
     ("OrderedDict", "popitem"): "", ("timedelta", "total_seconds"): "",
     ("deque", "pop"): "", ("set", "pop"): "",
     ("generator", "send"): "2",
+    ("Decimal", "from_float"): "0.5", ("Fraction", "from_float"): "0.5",
+    ("Fraction", "from_decimal"): "decimal.Decimal('0.5')",
     ("generator", "throw"): "ValueError",
     **{(kind, name): "" for kind in ("datetime", "time") for name in ("utcoffset", "tzname",
                                                                       "dst")},
@@ -257,6 +265,21 @@ FACADES: Final[dict[str, str]] = {
     "collections.OrderedDict": "list(collections.OrderedDict(a=1)) == ['a']",
     "collections.defaultdict": "collections.defaultdict(list)['x'] == []",
     "collections.deque": "collections.deque([1, 2], maxlen=1)[0] == 2",
+    "collections.ChainMap": "collections.ChainMap({}, {'a': 1}, {'a': 2})['a'] == 1",
+    "decimal.Decimal": "str(decimal.Decimal('1.10') + 2) == '3.10'",
+    "decimal.Context": "str(decimal.Context(prec=3).divide(1, 3)) == '0.333'",
+    "decimal.getcontext": "decimal.getcontext().prec == 28",
+    "decimal.setcontext": "decimal.setcontext(decimal.Context(prec=5)) is None",
+    "decimal.localcontext": "str(lc(decimal.localcontext(prec=2))) == '0.33'",
+    **{f"decimal.{signal}": f"issubclass(decimal.{signal}, ArithmeticError)" for signal in (
+        "Clamped", "DecimalException", "DivisionByZero", "FloatOperation", "Inexact",
+        "InvalidOperation", "Overflow", "Rounded", "Subnormal", "Underflow")},
+    **{f"decimal.{mode}": f"decimal.{mode} == {mode!r}" for mode in (
+        "ROUND_05UP", "ROUND_CEILING", "ROUND_DOWN", "ROUND_FLOOR", "ROUND_HALF_DOWN",
+        "ROUND_HALF_EVEN", "ROUND_HALF_UP", "ROUND_UP")},
+    "decimal.MAX_EMAX": "decimal.MAX_EMAX > 10**5",
+    "decimal.MIN_EMIN": "decimal.MIN_EMIN < -10**5",
+    "fractions.Fraction": "fractions.Fraction(1, 3) * 3 == 1",
     "collections.namedtuple": "collections.namedtuple('P', 'a b')(1, 2).b == 2",
     "datetime.MAXYEAR": "datetime.MAXYEAR == 9999", "datetime.MINYEAR": "datetime.MINYEAR == 1",
     "datetime.date": "datetime.date(2020, 1, 2).isocalendar().week == 1",

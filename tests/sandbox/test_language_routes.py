@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 import copy
 import datetime
+import decimal
 import json
 import re
 import types
@@ -25,6 +26,9 @@ from codemode.errors import ToolCallError
 from codemode.sandbox.language import guards
 from codemode.sandbox.language.builtins import SAFE_BUILTINS, STAND_INS, type_
 from codemode.sandbox.language.facades import facade
+from codemode.sandbox.language.facades.chainmap import ChainMap
+from codemode.sandbox.language.facades.decimal_facade import Decimal
+from codemode.sandbox.language.facades.fractions_facade import Fraction
 from codemode.sandbox.language.guards import (
     ATTRIBUTES,
     CLASS_METHODS,
@@ -126,6 +130,9 @@ SAMPLES: Final[dict[type, Callable[[], Any]]] = {
     types.GeneratorType: lambda: _script_generator(),
     type(_match()): _match,
     type(_regex_error()): _regex_error,
+    Decimal: lambda: Decimal.wrap(decimal.Decimal("1.5")),
+    ChainMap: lambda: ChainMap({1: 2}, {3: 4}),
+    Fraction: lambda: Fraction.from_float(0.75),
 }
 """A sample instance of every allowlisted type."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins as _py
 import re
 from collections import Counter, OrderedDict, deque
+from functools import partial
 from operator import length_hint
 from types import GeneratorType
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
@@ -63,7 +64,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 __all__ = ["PLAIN", "PRINT_FILES", "SAFE_BUILTINS", "STAND_INS", "STDERR", "STDOUT", "OutputStream",
-           "ScriptExit", "counted_mapping", "exit_", "sized_sequence"]
+           "ScriptExit", "counted_mapping", "exit_", "sized_sequence", "starred",
+           "starred_items"]
 
 _MISSING: Final = object()
 
@@ -459,6 +461,29 @@ def sized_source(source: Any, what: str) -> Any:
     elif not (kind is map or kind is GeneratorType or isinstance(source, _COPIED)):
         ensure_size(length_hint(source) * 8, what)
     return source
+
+
+def starred(source: Any, spec: tuple[Any, ...]) -> list[Any]:
+    """What a target with a starred name (``a, *rest = text``; ``spec`` from the policy's
+    ``star_spec``) unpacks: the source as a list, sized first as ``list(source)`` is, and
+    so each nested target with a starred name. A script object is drawn through its
+    iterator, as C unpacks it: its own code yields the items (and ticks), and its
+    ``__len__`` may lie."""
+    if isinstance(type(source), ScriptMeta):
+        source = iter(source)
+    else:
+        source = sized_source(source, "unpacking with *")
+    items = list(source)
+    for index, child in spec:
+        if -len(items) <= index < len(items):
+            items[index] = starred(items[index], child)
+    return items
+
+
+def starred_items(source: Any, spec: tuple[Any, ...]) -> Any:
+    """Items of a loop whose target has a starred name (``for head, *tail in rows``), each
+    sized as :func:`starred` sizes one value."""
+    return map(partial(starred, spec=spec), source)
 
 
 STAND_INS: Final[dict[type, type]] = {}

@@ -464,9 +464,10 @@ EXCEPTIONS: Final[tuple[type[BaseException], ...]] = (
 SANDBOX_BASES: Final = frozenset({object, *EXCEPTIONS})
 """Non-script classes a script class may inherit from."""
 
-WRITABLE_TYPES: Final = frozenset({dict, list, set, bytearray, Counter, defaultdict,
-                                   OrderedDict, deque})
-"""Host types whose instances a script may modify (item assignment, ``del``)."""
+WRITABLE_TYPES: Final[set[type]] = {dict, list, set, bytearray, Counter, defaultdict,
+                                     OrderedDict, deque}
+"""Host types whose instances a script may modify (item assignment, ``del``); facades add
+theirs (``collections.ChainMap``)."""
 
 
 def _width_guard(method: str) -> Callable[[Any], Callable[..., Any]]:

@@ -55,10 +55,29 @@ from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransf
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["ANNOTATED", "CHAINED_ERRORS", "DATA_KEY", "DATA_KEY_NAMES", "FUTURE_FEATURES",
-           "KW_ONLY_MARK", "LOOP_RANGE", "MATCH_TYPES", "NAME_OF", "OBJECT_SETATTR",
-           "POST_INIT", "RESULT_NAME", "SCRIPT_METHODS", "SandboxPolicy", "child_fields",
-           "index_nodes", "private_name_ok", "suspends"]
+__all__ = [
+    "ANNOTATED",
+    "CHAINED_ERRORS",
+    "DATA_KEY",
+    "DATA_KEY_NAMES",
+    "FUTURE_FEATURES",
+    "KW_ONLY_MARK",
+    "LOOP_RANGE",
+    "MATCH_TYPES",
+    "NAME_OF",
+    "OBJECT_SETATTR",
+    "POST_INIT",
+    "RESULT_NAME",
+    "SCRIPT_METHODS",
+    "STARRED",
+    "STARRED_ITEMS",
+    "SandboxPolicy",
+    "child_fields",
+    "index_nodes",
+    "private_name_ok",
+    "star_spec",
+    "suspends",
+]
 
 NAME_OF: Final = "_nameof_"
 """Global that reads ``x.__name__`` (a class's or function's name: a str, read-only)."""
@@ -82,6 +101,35 @@ stores draw a script iterable's items before C measures the slice."""
 
 LOOP_RANGE: Final = "_looprange_"
 """Global the policy calls for ``range(...)`` iterated directly by a loop (plain ``range``)."""
+
+STARRED: Final = "_starred_"
+"""Global the policy calls on the value of an assignment to a target with a starred name
+(``a, *rest = text``: C builds ``rest``), with the target's :func:`star_spec`."""
+
+STARRED_ITEMS: Final = "_starred_items_"
+"""The same for each item a loop or comprehension unpacks into such a target."""
+
+
+def star_spec(target: ast.expr) -> tuple[Any, ...] | None:
+    """For a target with a starred name at any depth: the positions (from the end after
+    the star) of its nested targets that have one, each with its own spec; else None."""
+    if not isinstance(target, ast.Tuple | ast.List):
+        return None
+    elts = target.elts
+    star = next((i for i, elt in enumerate(elts) if isinstance(elt, ast.Starred)), None)
+    children = []
+    for i, elt in enumerate(elts):
+        spec = star_spec(elt)
+        if spec is not None:
+            children.append((i if star is None or i < star else i - len(elts), spec))
+    return tuple(children) if star is not None or children else None
+
+
+def _spec_node(spec: tuple[Any, ...]) -> ast.Tuple:
+    """``spec`` as a literal the script's code passes (the compiler folds it)."""
+    return ast.Tuple([ast.Tuple([ast.Constant(index), _spec_node(child)], ast.Load())
+                      for index, child in spec], ast.Load())
+
 
 MATCH_TYPES: Final = {name: f"_match_{name}_" for name in (
     "bool", "bytearray", "bytes", "dict", "float", "frozenset", "int", "list", "set", "str",
@@ -1128,6 +1176,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
             # budget, so its range need not be refused up front for its length.
             source.func = _located(_name(LOOP_RANGE), source.func)
         node.iter = _located(_call("_compress_", source, _name("_T_")), source)
+        spec = star_spec(node.target)
+        if spec is not None:
+            node.iter = _located(_call(STARRED_ITEMS, node.iter, _spec_node(spec)), source)
         return node
 
     def visit_While(self, node: ast.While) -> Any:
@@ -1275,7 +1326,12 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return _located(ast.Expr(call), node)
 
     def visit_Assign(self, node: ast.Assign) -> Any:
-        return self.node_contents_visit(node)
+        node = self.node_contents_visit(node)
+        for target in node.targets:
+            spec = star_spec(target)
+            if spec is not None:
+                node.value = _located(_call(STARRED, node.value, _spec_node(spec)), node.value)
+        return node
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:
         node = self.node_contents_visit(node)

@@ -29,6 +29,7 @@ __all__ = [
     "CONCAT_TYPES",
     "INT_CAP_TEXT",
     "MAX_INT_BITS",
+    "RENDER_CHILDREN",
     "RENDER_SIZERS",
     "SLICE_SIZERS",
     "capped_int",
@@ -121,6 +122,10 @@ _RENDER_LEAVES: Final = (str, bytes, bytearray, int, float, complex, bool, type(
 RENDER_SIZERS: dict[type, Callable[[Any], int]] = {}
 """Type -> bytes of its ``repr`` for objects whose repr shows data (a regex match shows the
 matched text); facades register here."""
+
+RENDER_CHILDREN: dict[type, Callable[[Any], Any]] = {}
+"""Type -> the values its ``repr`` shows, each in full (``ChainMap({...}, {...})``): sized
+as a container's items, the object visited once (in itself it renders as ``...``)."""
 
 
 _PLAIN_CONTAINERS: Final = frozenset(_RENDER_CONTAINERS)
@@ -292,6 +297,16 @@ def render_size(obj: Any, limit: int, text: Callable[[Any], int] = repr_text_siz
         sizer = RENDER_SIZERS.get(kind)
         if sizer is not None:
             return add(sizer(node))
+        children = RENDER_CHILDREN.get(kind)
+        if children is not None:
+            key = id(node)
+            known = memo.get(key)
+            if known is not None:
+                return add(known)
+            memo[key] = 8
+            size = walk(children(node), depth) + add(_name_size(kind))
+            memo[key] = size
+            return size
         if kind is _METHOD:
             # ``<bound method A.f of <repr of the instance>>``
             return add(_name_size(node.__func__)) + visit(node.__self__, depth + 1)

@@ -57,7 +57,12 @@ import anyio
 
 import codemode.errors
 from codemode.errors import LimitExceeded, ScriptCompileError, ToolCallError
-from codemode.sandbox.language.builtins import SAFE_BUILTINS, ScriptExit
+from codemode.sandbox.language.builtins import (
+    SAFE_BUILTINS,
+    ScriptExit,
+    starred,
+    starred_items,
+)
 from codemode.sandbox.language.compare import GUARDS as COMPARE_GUARDS
 from codemode.sandbox.language.compile import CompiledScript, compile_script
 from codemode.sandbox.language.datakeys import data_key, data_key_strict
@@ -84,6 +89,8 @@ from codemode.sandbox.language.policy import (
     NAME_OF,
     OBJECT_SETATTR,
     RESULT_NAME,
+    STARRED,
+    STARRED_ITEMS,
     WRITE_ATTRIBUTE,
     WRITE_ITEM,
     WRITE_PRIVATE,
@@ -326,6 +333,8 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         "_iter_unpack_sequence_": _iter_unpack_sequence,
         "_compress_": compress,
         LOOP_RANGE: range,
+        STARRED: starred,
+        STARRED_ITEMS: starred_items,
         OBJECT_SETATTR: object_setattr,
         **{hidden: getattr(builtins, name) for name, hidden in MATCH_TYPES.items()},
         NAME_OF: _name_of,

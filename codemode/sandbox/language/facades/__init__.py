@@ -196,8 +196,6 @@ _NAME_HINTS: Final = {
                      ("contextlib", "AsyncExitStack")),
                     "write a class with __enter__ and __exit__ (or __aenter__ and __aexit__), or "
                     "try/finally"),
-    ("collections", "ChainMap"): "merge the dicts with `{**defaults, **overrides}` (the "
-                                 "later ones win)",
     ("dataclasses", "InitVar"): "make it a field, `field(default=..., repr=False)`, and read "
                                 "it in __post_init__",
     ("functools", "singledispatch"): "dispatch with `if isinstance(x, ...)` or `match`",

@@ -7,6 +7,7 @@ from typing import Any, Final
 
 from codemode.sandbox.language.builtins import counted_mapping, sized_sequence
 from codemode.sandbox.language.facades import Facade, facade
+from codemode.sandbox.language.facades.chainmap import ChainMap
 from codemode.sandbox.language.guards import EXTRA_NAMES, NAMED_TUPLES, ScriptMeta
 from codemode.sandbox.language.state import counted, current_run
 
@@ -69,5 +70,6 @@ FACADE: Final = Facade("collections", {
     "OrderedDict": counted_mapping(collections.OrderedDict),
     "deque": sized_sequence(collections.deque),
     "namedtuple": namedtuple,
+    "ChainMap": ChainMap,
     "abc": facade("collections.abc"),  # ``import collections.abc`` binds this facade
 })

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from codemode.sandbox.language.compare import charge_collisions, guarded_key
 from codemode.sandbox.language.facades import Facade
+from codemode.sandbox.language.facades.chainmap import ChainMap
 from codemode.sandbox.language.guards import ScriptMeta
 from codemode.sandbox.language.sizes import charge_operations
 from codemode.sandbox.language.state import current_run
@@ -82,6 +83,8 @@ def copy(x: Any, /) -> Any:
     if kind is deque:
         charge_operations(len(x))
         return deque(x, x.maxlen)
+    if kind is ChainMap:
+        return x.copy()  # the first map copied, the others shared (charged by ChainMap)
     if _named_tuple(x):
         charge_operations(len(x))
         new = tuple.__new__(kind, x)
@@ -129,6 +132,10 @@ class _Deep:
             for key, value in list(x.items()):
                 new[guarded_key(self.copy(key, depth))] = self.copy(value, depth)
             return new
+        if kind is ChainMap:
+            chain = self.remember(x, ChainMap())
+            chain.maps[:] = [self.copy(mapping, depth) for mapping in x.maps]
+            return chain
         if kind is tuple or _named_tuple(x):
             items = [self.copy(item, depth) for item in x]
             found = self.memo.get(id(x), self)  # a cycle through a list made it already

@@ -14,13 +14,26 @@ coefficient has at most ``MAX_DIGITS`` digits; what the exponent alone makes hug
 from __future__ import annotations
 
 import decimal
-import operator
 import re
+from collections import deque
 from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.facades.collections_facade import namedtuple
-from codemode.sandbox.language.guards import SelfGuarded, SelfWritable, refuse
+from codemode.sandbox.language.facades.number_ops import (
+    HOST_NUMBERS,
+    host_number,
+    operand,
+    type_name,
+    with_operators,
+)
+from codemode.sandbox.language.guards import (
+    ATTRIBUTES,
+    ScriptMeta,
+    SelfGuarded,
+    SelfWritable,
+    refuse,
+)
 from codemode.sandbox.language.sizes import (
     RENDER_SIZERS,
     charge_operations,
@@ -102,45 +115,44 @@ def _coefficient(digits: int) -> None:
     charge_operations(digits // _TEXT_UNIT)
 
 
-HOST_NUMBERS: Final[dict[type, Callable[[Any], Any]]] = {}
-"""Sandbox number type -> what gives the host number it holds (the fractions facade
-registers its own)."""
-
-
-def host_number(value: Any) -> Any:
-    """The host number a script number stands for (a sandbox Decimal or Fraction holds
-    one); any other value as it is."""
-    held = HOST_NUMBERS.get(type(value))
-    return held(value) if held is not None else value
-
-
 def script_number(value: Any) -> Any:
     """What a script gets for a host result: a sandbox Decimal for a ``decimal.Decimal``,
     anything else as it is (the fractions facade wraps its own)."""
     return Decimal.wrap(value) if type(value) is _REAL else value
 
 
-_OPERAND_TYPES: Final = (int, bool, float)
+def _refused(symbol: str, mine: str, other: Any, reflected: bool) -> Any:
+    """``NotImplemented`` for an operand the script's own class may answer, and for a
+    sequence's ``+`` or ``*`` (concatenation, repetition: Python words that error); for
+    any other, CPython's error, which names the C type ``decimal.Decimal``."""
+    if isinstance(type(other), ScriptMeta) or (
+            type(other) in _SEQUENCES and (symbol == "*" or (symbol == "+" and reflected))):
+        return NotImplemented
+    theirs = type_name(type(other))
+    pair = f"'{theirs}' and '{mine}'" if reflected else f"'{mine}' and '{theirs}'"
+    raise TypeError(f"unsupported operand type(s) for {symbol}: {pair}")
 
 
-def _operand(value: Any) -> Any:
-    held = host_number(value)
-    if held is not value or type(value) in _OPERAND_TYPES:
-        return held
-    return NotImplemented
-
-
-def _binary(func: Callable[[Any, Any], Any], reflected: bool = False) -> Callable[..., Any]:
+def _binary(func: Callable[[Any, Any], Any], symbol: str, *,
+            reflected: bool = False) -> Callable[..., Any]:
     def method(self: Decimal, other: Any) -> Any:
-        theirs = _operand(other)
+        theirs = operand(other)
         if theirs is NotImplemented:
-            return NotImplemented
+            if symbol in _ORDERINGS:
+                return NotImplemented
+            return _refused(symbol, "decimal.Decimal", other, reflected)
         pair = (theirs, self._value) if reflected else (self._value, theirs)
         outcome = _under(_active(), func, *pair)
         if type(outcome) is tuple:  # divmod
             return tuple(script_number(x) for x in outcome)
         return script_number(outcome)
     return method
+
+
+_SEQUENCES: Final = frozenset({str, bytes, bytearray, list, tuple, deque})
+_ORDERINGS: Final = frozenset({"eq", "lt", "le", "gt", "ge"})
+"""Comparisons: Python tries the reflected one, then raises (or, for ``==``, compares
+identities)."""
 
 
 def _unwrapped(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
@@ -171,6 +183,7 @@ _NUMBER_METHODS: Final = frozenset({
 
 
 @final
+@with_operators(_binary)
 class Decimal(SelfGuarded):
     """``decimal.Decimal(value='0', context=None)``: exact unless a context is given."""
 
@@ -189,35 +202,25 @@ class Decimal(SelfGuarded):
         made._value = value
         return made
 
+    @classmethod
+    def from_float(cls, value: Any) -> Decimal:
+        """``Decimal.from_float(0.1)``: the float's exact value."""
+        if type(value) not in (int, bool, float):
+            raise TypeError("argument must be int or float")
+        return cls.wrap(_REAL.from_float(value))
+
     def held(self) -> decimal.Decimal:
         """The host Decimal (for the facades; scripts read no such attribute)."""
         return self._value
 
-    __add__ = _binary(operator.add)
-    __radd__ = _binary(operator.add, reflected=True)
-    __sub__ = _binary(operator.sub)
-    __rsub__ = _binary(operator.sub, reflected=True)
-    __mul__ = _binary(operator.mul)
-    __rmul__ = _binary(operator.mul, reflected=True)
-    __truediv__ = _binary(operator.truediv)
-    __rtruediv__ = _binary(operator.truediv, reflected=True)
-    __floordiv__ = _binary(operator.floordiv)
-    __rfloordiv__ = _binary(operator.floordiv, reflected=True)
-    __mod__ = _binary(operator.mod)
-    __rmod__ = _binary(operator.mod, reflected=True)
-    __divmod__ = _binary(divmod)
-    __rdivmod__ = _binary(divmod, reflected=True)
-    __rpow__ = _binary(pow, reflected=True)
-    __eq__ = _binary(operator.eq)
-    __lt__ = _binary(operator.lt)
-    __le__ = _binary(operator.le)
-    __gt__ = _binary(operator.gt)
-    __ge__ = _binary(operator.ge)
+    __divmod__ = _binary(divmod, "divmod()")
+    __rdivmod__ = _binary(divmod, "divmod()", reflected=True)
+    __rpow__ = _binary(pow, "** or pow()", reflected=True)
 
     def __pow__(self, other: Any, modulo: Any = None) -> Any:
-        theirs = _operand(other)
+        theirs = operand(other)
         if theirs is NotImplemented:
-            return NotImplemented
+            return _refused("** or pow()", "decimal.Decimal", other, reflected=False)
         return script_number(_under(_active(), pow, self._value, theirs, host_number(modulo)))
 
     def __neg__(self) -> Decimal:
@@ -280,6 +283,8 @@ class Decimal(SelfGuarded):
             return self._ratio
         if name == "as_tuple":
             return self._as_tuple
+        if name == "from_float":
+            return self.from_float
         if name in ("real", "imag"):
             return script_number(getattr(self._value, name))
         raise refuse(self, name)
@@ -312,7 +317,7 @@ def _convert(value: Any) -> Any:
     if kind is str:
         _coefficient(len(value))
         return _under(_active(), _REAL, value)
-    if kind in _OPERAND_TYPES:
+    if kind in (int, bool, float):
         return _REAL(value)
     if kind in (tuple, list):
         parts = list(counted(value))
@@ -325,6 +330,7 @@ def _convert(value: Any) -> Any:
 
 
 HOST_NUMBERS[Decimal] = Decimal.held
+ATTRIBUTES[Decimal] = frozenset({"from_float"})  # ``type(d)`` answers; the class's own names
 RENDER_SIZERS.setdefault(Decimal, lambda value: 32 + len(value.held().as_tuple().digits))
 
 _CONTEXT_FIELDS: Final = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
@@ -393,7 +399,62 @@ class Context(SelfWritable):
                                                        _convert(num)))
         if name == "clear_flags":
             return self._ctx.clear_flags
+        if name in ("flags", "traps"):
+            return _Signals(getattr(self._ctx, name))
         raise refuse(self, name)
+
+
+@final
+class _Signals(SelfWritable):
+    """``ctx.flags`` / ``ctx.traps``: the context's own table of signals, read and set by
+    signal (``ctx.traps[decimal.DivisionByZero] = False``)."""
+
+    __slots__ = ("_table",)
+    _table: Any
+
+    def __init__(self, table: Any) -> None:
+        object.__setattr__(self, "_table", table)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"'dict' object attribute {name!r} is read-only")
+
+    def __getitem__(self, signal: Any) -> bool:
+        return bool(self._table[_signal(signal)])
+
+    def __setitem__(self, signal: Any, value: Any) -> None:
+        self._table[_signal(signal)] = bool(value)
+
+    def __iter__(self) -> Any:
+        return iter(list(self._table))
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def __contains__(self, signal: Any) -> bool:
+        return signal in _SIGNALS
+
+    def __repr__(self) -> str:
+        return repr(self._table)
+
+    def sandbox_getattr(self, name: str) -> Any:
+        if name == "keys":
+            return lambda: list(self._table)
+        if name == "values":
+            return lambda: [bool(self._table[s]) for s in self._table]
+        if name == "items":
+            return lambda: [(s, bool(self._table[s])) for s in self._table]
+        if name == "get":
+            return lambda signal, default=None: (
+                bool(self._table[signal]) if signal in _SIGNALS else default)
+        if name == "copy":
+            return lambda: {s: bool(self._table[s]) for s in self._table}
+        raise refuse(self, name)
+
+
+def _signal(value: Any) -> Any:
+    if value not in _SIGNALS:
+        raise KeyError(value)
+    return value
 
 
 def _context_method(ctx: decimal.Context, name: str) -> Callable[..., Any]:

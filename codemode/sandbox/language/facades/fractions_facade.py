@@ -12,18 +12,18 @@ text such as ``'1e999999999'`` trip the memory limit before the arithmetic runs.
 from __future__ import annotations
 
 import fractions
-import operator
 import re
 from typing import TYPE_CHECKING, Any, Final, final
 
 from codemode.sandbox.language.facades import Facade
-from codemode.sandbox.language.facades.decimal_facade import (
+from codemode.sandbox.language.facades.decimal_facade import Decimal, exact_digits, script_number
+from codemode.sandbox.language.facades.number_ops import (
     HOST_NUMBERS,
-    exact_digits,
     host_number,
-    script_number,
+    operand,
+    with_operators,
 )
-from codemode.sandbox.language.guards import SelfGuarded, refuse
+from codemode.sandbox.language.guards import ATTRIBUTES, SelfGuarded, refuse
 from codemode.sandbox.language.sizes import (
     RENDER_SIZERS,
     charge_operations,
@@ -44,7 +44,6 @@ _MAX_DIGITS: Final = MAX_BITS * 3 // 10
 _REAL: Final = fractions.Fraction
 _EXPONENT: Final = re.compile(r"[eE]\s*([-+]?[\d_]+)")
 _SPEC_NUMBERS: Final = re.compile(r"\d+")
-_OPERAND_TYPES: Final = (int, bool, float)
 _MAX_TEXT: Final = 10_000
 
 
@@ -65,16 +64,10 @@ def _checked(value: Any) -> Any:
     return script_number(value)
 
 
-def _operand(value: Any) -> Any:
-    held = host_number(value)
-    if held is not value or type(value) in _OPERAND_TYPES:
-        return held
-    return NotImplemented
-
-
-def _binary(func: Callable[[Any, Any], Any], reflected: bool = False) -> Callable[..., Any]:
+def _binary(func: Callable[[Any, Any], Any], symbol: str, *,
+            reflected: bool = False) -> Callable[..., Any]:
     def method(self: Fraction, other: Any) -> Any:
-        theirs = _operand(other)
+        theirs = operand(other)
         if theirs is NotImplemented:
             return NotImplemented
         return _checked(func(theirs, self._value) if reflected else func(self._value, theirs))
@@ -111,6 +104,7 @@ def _convert(value: Any) -> Any:
 
 
 @final
+@with_operators(_binary)
 class Fraction(SelfGuarded):
     """``fractions.Fraction(numerator=0, denominator=None)``."""
 
@@ -121,51 +115,49 @@ class Fraction(SelfGuarded):
         real = _REAL(first) if denominator is None else _REAL(first, _convert(denominator))
         self._value: fractions.Fraction = _checked(real)._value
 
+    @classmethod
+    def from_float(cls, value: Any) -> Any:
+        """``Fraction.from_float(0.1)``: the float's exact value."""
+        if type(value) is not float and type(value) is not int:
+            raise TypeError(f"{cls.__name__}.from_float() only takes floats, not "
+                            f"{type(value).__name__!r}")
+        return _checked(_REAL.from_float(value))
+
+    @classmethod
+    def from_decimal(cls, value: Any) -> Any:
+        """``Fraction.from_decimal(Decimal('1.1'))``: the Decimal's exact value."""
+        if type(value) is not Decimal and type(value) is not int:
+            raise TypeError(f"{cls.__name__}.from_decimal() only takes Decimals, not "
+                            f"{type(value).__name__!r}")
+        return _checked(_REAL.from_decimal(_convert(value)))
+
     def held(self) -> fractions.Fraction:
         """The host Fraction (for the facades; scripts read no such attribute)."""
         return self._value
 
-    __add__ = _binary(operator.add)
-    __radd__ = _binary(operator.add, reflected=True)
-    __sub__ = _binary(operator.sub)
-    __rsub__ = _binary(operator.sub, reflected=True)
-    __mul__ = _binary(operator.mul)
-    __rmul__ = _binary(operator.mul, reflected=True)
-    __truediv__ = _binary(operator.truediv)
-    __rtruediv__ = _binary(operator.truediv, reflected=True)
-    __floordiv__ = _binary(operator.floordiv)
-    __rfloordiv__ = _binary(operator.floordiv, reflected=True)
-    __mod__ = _binary(operator.mod)
-    __rmod__ = _binary(operator.mod, reflected=True)
-    __eq__ = _binary(operator.eq)
-    __lt__ = _binary(operator.lt)
-    __le__ = _binary(operator.le)
-    __gt__ = _binary(operator.gt)
-    __ge__ = _binary(operator.ge)
-
     def __divmod__(self, other: Any) -> Any:
-        theirs = _operand(other)
+        theirs = operand(other)
         if theirs is NotImplemented:
             return NotImplemented
         quotient, rest = divmod(self._value, theirs)
         return quotient, _checked(rest)
 
     def __rdivmod__(self, other: Any) -> Any:
-        theirs = _operand(other)
+        theirs = operand(other)
         if theirs is NotImplemented:
             return NotImplemented
         quotient, rest = divmod(theirs, self._value)
         return quotient, _checked(rest)
 
     def __pow__(self, other: Any) -> Any:
-        theirs = _operand(other)
+        theirs = operand(other)
         if theirs is NotImplemented:
             return NotImplemented
         _power_ok(self._value, theirs)
         return _checked(self._value ** theirs)
 
     def __rpow__(self, other: Any) -> Any:
-        theirs = _operand(other)
+        theirs = operand(other)
         if theirs is NotImplemented:
             return NotImplemented
         _power_ok(theirs, self._value)
@@ -230,6 +222,8 @@ class Fraction(SelfGuarded):
             return self._limit_denominator
         if name in _METHODS:
             return getattr(self._value, name)
+        if name in ("from_float", "from_decimal"):
+            return getattr(self, name)
         if name == "conjugate":
             return lambda: _checked(self._value.conjugate())
         raise refuse(self, name)
@@ -244,6 +238,7 @@ _METHODS: Final = frozenset({"as_integer_ratio", "is_integer"} & set(dir(_REAL))
 """``is_integer`` is Python 3.12+, as in CPython."""
 
 HOST_NUMBERS[Fraction] = Fraction.held
+ATTRIBUTES[Fraction] = frozenset({"from_float", "from_decimal"})  # as for Decimal
 RENDER_SIZERS.setdefault(Fraction, lambda value: 32 + (
     value.held().numerator.bit_length() + value.held().denominator.bit_length()) * 3 // 10)
 

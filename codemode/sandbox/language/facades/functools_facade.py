@@ -219,7 +219,8 @@ class _Cached(SelfGuarded):
         return self if instance is None else types.MethodType(self, instance)
 
     def __repr__(self) -> str:
-        return f"<functools._lru_cache_wrapper {_describe(self._func)}>"
+        # CPython's, less the address, as the sandbox shows every object
+        return "<functools._lru_cache_wrapper object>"
 
     def cache_info(self) -> Any:
         """``CacheInfo(hits, misses, maxsize, currsize)``."""

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import collections
 import itertools
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, final
 
 from codemode.sandbox.language.compare import charge_each
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import SelfGuarded
-from codemode.sandbox.language.sizes import ensure_size, guarded_add
+from codemode.sandbox.language.sizes import RENDER_SIZERS, ensure_size, guarded_add
 from codemode.sandbox.language.state import counted, current_run
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def _wrap(make: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
 
 
 def _counted(make: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
-    """``count``/``repeat``: no source to re-enter them through."""
+    """``repeat``: no source to re-enter it through."""
     def wrapped(*args: Any, **kwargs: Any) -> Iterator[Any]:
         return counted(make(*args, **kwargs))
     wrapped.__name__ = make.__name__
@@ -225,13 +225,51 @@ def _pairs(items: Iterator[Any]) -> Iterator[tuple[Any, Any]]:
 
 chain: Final = Facade("itertools.chain", {"from_iterable": _from_iterable}, call=_chain)
 
+@final
+class _Count(SelfGuarded):
+    """``itertools.count(start=0, step=1)``: counted, with CPython's repr (``count(5)``,
+    ``count(0, 2)``) where a counted C iterator would show ``<itertools.compress object>``."""
+
+    __slots__ = ("_drawn", "_items", "_real", "_start", "_step")
+
+    def __init__(self, start: Any = 0, step: Any = 1) -> None:
+        self._real = itertools.count(start, step)  # CPython's checks of the arguments
+        self._items = counted(self._real)
+        self._start, self._step, self._drawn = start, step, 0
+
+    def __iter__(self) -> _Count:
+        return self
+
+    def __next__(self) -> Any:
+        value = next(self._items)
+        self._drawn += 1
+        return value
+
+    def __repr__(self) -> str:
+        return repr(self._real)
+
+    def render_size(self) -> int:
+        """Bytes of the repr: the numbers it shows, the current one at most this long."""
+        return 32 + _number_size(self._start) + 2 * _number_size(self._step) + (
+            self._drawn.bit_length() // 3)
+
+
+def _number_size(value: Any) -> int:
+    if type(value) is int or type(value) is bool:
+        return int(value.bit_length()) // 3 + 2
+    sizer = RENDER_SIZERS.get(type(value))
+    return 32 if sizer is None else sizer(value)
+
+
+RENDER_SIZERS.setdefault(_Count, _Count.render_size)
+
 _WRAPPED: Final = {
     name: _wrap(getattr(itertools, name)) for name in (
         "cycle", "compress", "dropwhile", "filterfalse", "islice", "starmap", "takewhile",
         "zip_longest",
     )
 }
-_WRAPPED.update({name: _counted(getattr(itertools, name)) for name in ("count", "repeat")})
+_WRAPPED.update({"count": _Count, "repeat": _counted(itertools.repeat)})
 _WRAPPED.update({name: _tuples_of(getattr(itertools, name)) for name in (
     "permutations", "combinations", "combinations_with_replacement")})
 FACADE: Final = Facade("itertools", {**_WRAPPED, "product": product, "chain": chain,
