@@ -9,6 +9,10 @@ Sizes are decided before C runs: precision is at most ``MAX_PREC`` digits (``ln`
 and ``**`` at 1,000 digits take ~15 ms, at 5,000 one to two seconds of one C call); a
 coefficient has at most ``MAX_DIGITS`` digits; what the exponent alone makes huge
 (``int(Decimal('1e999999999'))``, ``as_integer_ratio()``, ``f'{d:f}'``) is sized first.
+``exp``, ``ln``, ``log10`` and ``**`` also cost with their operands' length, not only the
+precision (``Decimal('9'*3000) ** Decimal('0.5')`` held the GIL 2.5 s at precision 28, 33 s
+at 10,000 digits), so their operands have at most ``MAX_HEAVY_DIGITS`` digits, and a
+modular ``pow`` is sized by its exponent and modulus.
 """
 
 from __future__ import annotations
@@ -45,8 +49,9 @@ from codemode.sandbox.language.state import counted, current_run
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["FACADE", "HOST_NUMBERS", "MAX_DIGITS", "MAX_INT_DIGITS", "MAX_PREC", "Context",
-           "Decimal", "exact_digits", "host_number", "script_number"]
+__all__ = ["FACADE", "HOST_NUMBERS", "MAX_DIGITS", "MAX_EXPONENT_DIGITS", "MAX_HEAVY_DIGITS",
+           "MAX_INT_DIGITS", "MAX_POWMOD_WORK", "MAX_PREC", "Context", "Decimal",
+           "exact_digits", "host_number", "script_number"]
 
 MAX_PREC: Final = 1000
 """Largest precision a script's context may have."""
@@ -58,6 +63,19 @@ are linear: ~0.5 ms at this size)."""
 MAX_INT_DIGITS: Final = 5000
 """Most digits of an int a Decimal converts to (the conversion is quadratic: 2 ms here,
 0.17 s at 39,000 digits)."""
+
+MAX_HEAVY_DIGITS: Final = 400
+"""Most digits of an operand of ``exp``, ``ln``, ``log10`` or ``**`` (at precision 1000:
+~0.1 s with 400-digit operands; 0.44 s for ``ln`` of a 1,000-digit one, 0.8 s for
+``**`` of a 2,000-digit one)."""
+
+MAX_EXPONENT_DIGITS: Final = 100
+"""Most digits of the exponent of ``**`` (a base near 1 to a 400-digit integer power took
+0.4-0.6 s at precision 1000, to a 100-digit one ~0.06 s)."""
+
+MAX_POWMOD_WORK: Final = 300 ** 3
+"""Most exponent digits times modulus digits squared of a three-argument ``pow`` (a
+300-digit exponent and modulus took ~0.06 s, 1,000 digits each 1-1.8 s of one C call)."""
 
 _REAL: Final = decimal.Decimal
 _TEXT_UNIT: Final = 64
@@ -115,6 +133,46 @@ def _coefficient(digits: int) -> None:
     charge_operations(digits // _TEXT_UNIT)
 
 
+def _digits(value: Any) -> int:
+    """Coefficient digits of a host Decimal or int operand (0 for anything else)."""
+    if type(value) is _REAL:
+        return len(value.as_tuple().digits) if value.is_finite() else 0
+    if type(value) in (int, bool):
+        return int(abs(value).bit_length()) * 3 // 10 + 1
+    return 0
+
+
+def _heavy(operand: Any, most: int = MAX_HEAVY_DIGITS) -> None:
+    """Trip the memory limit before a transcendental C call on a too long operand."""
+    digits = _digits(operand)
+    if digits > most:
+        current_run().too_big(f"exp/ln/log10/** with a number of {digits} digits (at most "
+                              f"{most} in the sandbox)", digits)
+
+
+def _powmod(exponent: Any, modulus: Any) -> None:
+    """Trip the memory limit before a modular ``pow`` that would run for seconds."""
+    work = _digits(exponent) * _digits(modulus) ** 2
+    if work > MAX_POWMOD_WORK:
+        current_run().too_big(f"a modular pow of a {_digits(exponent)}-digit exponent and a "
+                              f"{_digits(modulus)}-digit modulus", work // 1000)
+
+
+def _power_sized(base: Any, exponent: Any, modulus: Any = None) -> None:
+    """Trip the memory limit before a ``pow`` (plain or modular) that would run long."""
+    if modulus is None:
+        _heavy(base)
+        _heavy(exponent, MAX_EXPONENT_DIGITS)
+    else:
+        _powmod(exponent, modulus)
+
+
+def _power(base: Any, exponent: Any, modulus: Any = None) -> Any:
+    """``pow`` with its operands sized first."""
+    _power_sized(base, exponent, modulus)
+    return pow(base, exponent) if modulus is None else pow(base, exponent, modulus)
+
+
 def script_number(value: Any) -> Any:
     """What a script gets for a host result: a sandbox Decimal for a ``decimal.Decimal``,
     anything else as it is (the fractions facade wraps its own)."""
@@ -170,6 +228,22 @@ def _context_of(value: Any) -> decimal.Context:
     return value.held_context()
 
 
+_HEAVY_METHODS: Final = frozenset({"exp", "ln", "log10"})
+"""Decimal and Context methods that cost with their operand's length (:func:`_heavy`)."""
+
+
+def _sized_method(real: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """A Context method ``real``, its operands sized first where their length costs."""
+    def heavy(operand: Any, *args: Any) -> Any:
+        _heavy(operand)
+        return real(operand, *args)
+
+    def power(*args: Any) -> Any:
+        _power_sized(*args[:3])
+        return real(*args)
+    return power if name == "power" else heavy if name in _HEAVY_METHODS else real
+
+
 _NUMBER_METHODS: Final = frozenset({
     "adjusted", "canonical", "compare", "compare_signal", "compare_total", "compare_total_mag",
     "conjugate", "copy_abs", "copy_negate", "copy_sign", "exp", "fma", "is_canonical",
@@ -215,13 +289,14 @@ class Decimal(SelfGuarded):
 
     __divmod__ = _binary(divmod, "divmod()")
     __rdivmod__ = _binary(divmod, "divmod()", reflected=True)
-    __rpow__ = _binary(pow, "** or pow()", reflected=True)
+    __rpow__ = _binary(_power, "** or pow()", reflected=True)
 
     def __pow__(self, other: Any, modulo: Any = None) -> Any:
         theirs = operand(other)
         if theirs is NotImplemented:
             return _refused("** or pow()", "decimal.Decimal", other, reflected=False)
-        return script_number(_under(_active(), pow, self._value, theirs, host_number(modulo)))
+        return script_number(_under(_active(), _power, self._value, theirs,
+                                    host_number(modulo)))
 
     def __neg__(self) -> Decimal:
         return Decimal.wrap(_under(_active(), decimal.Decimal.__neg__, self._value))
@@ -303,6 +378,8 @@ def _method(value: decimal.Decimal, name: str) -> Callable[..., Any]:
 
     def call(*args: Any, **kwargs: Any) -> Any:
         args, kwargs, ctx = _unwrapped(args, kwargs)
+        if name in _HEAVY_METHODS:
+            _heavy(value)
         return script_number(_under(ctx, real, *args, **kwargs))
     call.__name__ = name
     call.__qualname__ = f"Decimal.{name}"
@@ -462,7 +539,7 @@ def _context_method(ctx: decimal.Context, name: str) -> Callable[..., Any]:
 
     def call(*args: Any) -> Any:
         held = tuple(host_number(a) for a in args)
-        outcome = _under(ctx, real, *held)
+        outcome = _under(ctx, _sized_method(real, name), *held)
         if type(outcome) is tuple:
             return tuple(script_number(x) for x in outcome)
         return script_number(outcome)
