@@ -1034,6 +1034,14 @@ STALLERS = [
                          ("hash-collision-long-ints-counter",
                           "import collections\ncollections.Counter(ks)"),
                          ("hash-collision-long-ints-fromkeys", "dict.fromkeys(ks)"))),
+    # a ChainMap's len(), iteration and == built the union of its maps' keys in one C call
+    # (set().union(*maps)): fifty references to one table of keys sharing a hash, each
+    # inserted again (9 s of GIL held; now drawn a counted key at a time, paced)
+    *(pytest.param("from collections import ChainMap\nm = 2**61 - 1\nb = 1 << 50000\n"
+                   "d = dict.fromkeys([b + i * m for i in range(600)])\n"
+                   "cm = ChainMap(*[d] * 50)\n" + tail, id=name)
+      for name, tail in (("hash-collision-chainmap-len", "len(cm)"),
+                         ("hash-collision-chainmap-eq", "cm == ChainMap(dict(d))"))),
     # title/swapcase/capitalize map ~30 ns a character in one C call, ASCII too (3-4.5 s for
     # 10**8); now a chunk at a time (test_text_chunks.py)
     *(pytest.param(f"x = 'ab. ' * 15_000_000\nfor i in range(20):\n    x.{name}()",
