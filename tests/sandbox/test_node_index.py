@@ -148,7 +148,7 @@ def test_the_index_is_what_separate_walks_give() -> None:
 def test_forwarding_methods_are_told_from_the_checking_ones() -> None:
     for name in ("visit_Expr", "visit_If", "visit_List", "visit_keyword", "visit_Return"):
         assert _forwards(getattr(RestrictingNodeTransformer, name)), name
-    assert _forwards(SandboxPolicy.visit_With)
+    assert _forwards(SandboxPolicy.visit_Await)
     for name in ("visit_Name", "visit_Attribute", "visit_Call", "visit_Subscript", "visit_Assign",
                  "visit_ListComp", "visit_TryStar", "visit_ExceptHandler", "generic_visit"):
         assert not _forwards(getattr(SandboxPolicy, name)), name

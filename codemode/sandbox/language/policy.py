@@ -1086,14 +1086,84 @@ class SandboxPolicy(RestrictingNodeTransformer):
 
     def visit_AsyncFor(self, node: ast.AsyncFor) -> Any:
         node = self.node_contents_visit(node)
+        spec = star_spec(node.target)
+        if spec is not None:
+            node.body.insert(0, self._unstarred(node, spec))
         node.body.insert(0, _located(_tick(), node))
         return node
 
     def visit_AsyncWith(self, node: ast.AsyncWith) -> Any:
-        return self.node_contents_visit(node)
+        return self._with_stars(self.node_contents_visit(node))
 
     def visit_With(self, node: ast.With) -> Any:
-        return self.node_contents_visit(node)
+        return self._with_stars(self.node_contents_visit(node))
+
+    def _unstarred(self, node: ast.For | ast.AsyncFor | ast.withitem,
+                   spec: tuple[Any, ...]) -> ast.Assign:
+        """Bind ``node``'s target with a starred name (``async for a, *b in``, ``with … as
+        (a, *b)``: C unpacks them, no expression to wrap) to a new name, and the statement
+        that unpacks that name's value into the target as an assignment does."""
+        target = node.optional_vars if isinstance(node, ast.withitem) else node.target
+        assert target is not None
+        held = self.gen_tmp_name()
+        if isinstance(node, ast.withitem):
+            node.optional_vars = _located(ast.Name(held, ast.Store()), target)
+        else:
+            node.target = _located(ast.Name(held, ast.Store()), target)
+        unpack = ast.Assign([target], _call(STARRED, _name(held), _spec_node(spec)))
+        _located(unpack, target)
+        return unpack
+
+    def _with_stars(self, node: ast.With | ast.AsyncWith) -> ast.With | ast.AsyncWith:
+        """A ``with`` whose item binds a target with a starred name, as nested ``with``
+        statements (what CPython runs anyway): that item's value is unpacked (sized) before
+        the next item is entered, as C unpacks it."""
+        for i, item in enumerate(node.items):
+            spec = None if item.optional_vars is None else star_spec(item.optional_vars)
+            if spec is None:
+                continue
+            unpack = self._unstarred(item, spec)
+            rest = node.items[i + 1:]
+            if rest:
+                inner = _located(type(node)(rest, node.body), node)
+                node.body = [unpack, self._with_stars(inner)]
+            else:
+                node.body.insert(0, unpack)
+            node.items = node.items[:i + 1]
+            break
+        return node
+
+    def _comprehension_stars(self, node: Any) -> Any:
+        """An ``async for`` clause of a comprehension whose target has a starred name binds
+        a new name instead, and a clause ``for <target> in (_starred_(name, spec),)``
+        follows with its conditions (a synchronous clause is sized by ``guard_iter``)."""
+        generators: list[ast.comprehension] = []
+        for clause in node.generators:
+            spec = star_spec(clause.target) if clause.is_async else None
+            if spec is None:
+                generators.append(clause)
+                continue
+            unpack = self._unstarred_clause(clause, spec)
+            generators += [clause, unpack]
+        node.generators = generators
+        return node
+
+    def _unstarred_clause(self, clause: ast.comprehension,
+                          spec: tuple[Any, ...]) -> ast.comprehension:
+        target = clause.target
+        held = self.gen_tmp_name()
+        clause.target = _located(ast.Name(held, ast.Store()), target)
+        value = _call(STARRED, _name(held), _spec_node(spec))
+        unpack = ast.comprehension(target, ast.Tuple([value], ast.Load()), clause.ifs, 0)
+        clause.ifs = []
+        _located(unpack, target)
+        return unpack
+
+    def visit_ListComp(self, node: ast.ListComp) -> Any:
+        return self._comprehension_stars(super().visit_ListComp(node))
+
+    def visit_GeneratorExp(self, node: ast.GeneratorExp) -> Any:
+        return self._comprehension_stars(super().visit_GeneratorExp(node))
 
     # Loops, functions, ticks ---------------------------------------------------------------
 
@@ -1157,13 +1227,13 @@ class SandboxPolicy(RestrictingNodeTransformer):
         new = super().visit_SetComp(node)
         assert isinstance(new, ast.SetComp)
         new.elt = self._key(new.elt)
-        return new
+        return self._comprehension_stars(new)
 
     def visit_DictComp(self, node: ast.DictComp) -> Any:
         new = super().visit_DictComp(node)
         assert isinstance(new, ast.DictComp)
         new.key = self._key(new.key)
-        return new
+        return self._comprehension_stars(new)
 
     def guard_iter(self, node: Any) -> Any:
         node = self.node_contents_visit(node)
