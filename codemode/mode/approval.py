@@ -112,15 +112,17 @@ def _statements(tree: ast.Module | None) -> Callable[[int], int]:
 
 async def review(registry: ToolRegistry, code: str, calls: list[StaticCall], unresolved: int,
                  *, approve: Approve | None, parent: Token, agent: str | None,
-                 call_id: str, tree: ast.Module | None = None) -> Review:
+                 call_id: str, tree: ast.Module | None = None,
+                 labels: Mapping[str, str] | None = None) -> Review:
     """Put ``calls`` through policy in dry mode; ask ``approve`` once for every ``Ask``.
 
     With the script's ``tree``, the labels of calls of earlier top-level statements are
     carried into later ones (``ctx.labels``, and the tools' ``refuses``). A hook that raises
-    in the dry pass leaves its call to run time (where it raises again), logged."""
+    in the dry pass leaves its call to run time (where it raises again), logged. ``labels``:
+    what the run carries before its first call (a session's state was derived from them)."""
     planned: list[PlannedCall] = []
     statement_of = _statements(tree)
-    carried: dict[str, str] = {}
+    carried: dict[str, str] = dict(labels or {})
     pending: dict[str, str] = {}
     at = -1
     for index, static in enumerate(calls):

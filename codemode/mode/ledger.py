@@ -84,10 +84,12 @@ async def open_ledger(registry: ToolRegistry, script: str, *, tools: Mapping[str
                       arguments: Mapping[str, Mapping[str, str]], token: Token,
                       agent: str | None, call_id: str, journal: Journal | None,
                       resume: bool | None, policy: bool | None,
-                      approve: Approve | None) -> RunLedger | RunResult:
+                      approve: Approve | None,
+                      labels: Mapping[str, str] | None = None) -> RunLedger | RunResult:
     """The ledger of a run about to start, or the result refusing it (a call policy denies,
     an approval refused). ``resume=None`` resumes when the journal's last run failed;
-    ``policy=None`` runs the policy pass when the registry has policy to consult."""
+    ``policy=None`` runs the policy pass when the registry has policy to consult.
+    ``labels``: what the run starts out carrying (a session's state was derived from them)."""
     request: ApprovalRequest | None = None
     approved: tuple[tuple[str, str], ...] = ()
     if approve is not None or (consults(registry) if policy is None else policy):
@@ -100,7 +102,8 @@ async def open_ledger(registry: ToolRegistry, script: str, *, tools: Mapping[str
 
             calls, unresolved = static_calls(tree, tools=tools, arguments=arguments)
             verdict = await review(registry, script, calls, unresolved, approve=approve,
-                                   parent=token, agent=agent, call_id=call_id, tree=tree)
+                                   parent=token, agent=agent, call_id=call_id, tree=tree,
+                                   labels=labels)
             if verdict.problem is not None:
                 return RunResult(approval=verdict.request, error=ScriptError(
                     type="PreflightError",
@@ -118,7 +121,7 @@ async def open_ledger(registry: ToolRegistry, script: str, *, tools: Mapping[str
         replay = resume if resume is not None else journal.failed is not False
         started = journal.begin(registry_digest(digests), resume=replay)
     return RunLedger(registry, resume=started, approved=approved, script=script, tools=tools,
-                     approval=request)
+                     approval=request, labels=labels)
 
 _NOTHING_READ = frozenset({"denied", "invalid_arguments", "unknown_tool"})
 """Error kinds where no handler ran, so the script read nothing from the tool."""
@@ -131,12 +134,13 @@ class RunLedger:
     def __init__(self, registry: ToolRegistry, *, resume: Resume | None = None,
                  approved: Iterable[tuple[str, str]] = (), script: str = "",
                  tools: Mapping[str, str] | None = None,
-                 approval: ApprovalRequest | None = None) -> None:
+                 approval: ApprovalRequest | None = None,
+                 labels: Mapping[str, str] | None = None) -> None:
         self.registry = registry
         self.resume = resume
         self.approved = Counter(approved)
         self.approval = approval
-        self.trail = LabelTrail()
+        self.trail = LabelTrail(labels)
         self._script = script
         self._tools = tools or {}
         self._lines: Mapping[str, tuple[int, ...]] | None = None

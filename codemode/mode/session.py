@@ -65,6 +65,9 @@ class Session:
         """At most this many characters of JSON are kept over all names."""
         self.state: dict[str, Any] = {}
         """Name → JSON value, bound as globals of the next run."""
+        self.labels: dict[str, str] = {}
+        """Labels of the runs that left the state (label → where it was read): every later
+        run carries them, so a secret kept in the state stays refused at the sinks."""
         self._version = mode.registry.version
 
     def prompt(self) -> str:
@@ -75,18 +78,22 @@ class Session:
     def _check_sdk(self) -> None:
         if self.mode.registry.version != self._version:
             self.state.clear()
+            self.labels.clear()
             self._version = self.mode.registry.version
 
     async def run(self, script: str, **options: Any) -> ScriptResult:
         """Run ``script`` with the state as globals (``options`` as for ``CodeMode.run``)."""
         self._check_sdk()
+        labels = {**self.labels, **(options.pop("labels", None) or {})}
         capture = _capture(script, self.max_bytes)
         if capture is None:
-            return await self.mode.run(script, inputs=self.state, **options)
+            return await self.mode.run(script, inputs=self.state, labels=labels, **options)
         source, names = capture
-        result = await self.mode.run(source, inputs=self.state, **options)
+        result = await self.mode.run(source, inputs=self.state, labels=labels, **options)
         if result.error is not None or not isinstance(result.value, dict):
             return result
+        for label, where in getattr(result, "labels", {}).items():
+            self.labels.setdefault(label, f"{where} in an earlier run")
         kept = result.value.get("state")
         state = {name: value for name, value in self.state.items() if name not in names}
         left = self.max_bytes - sum(map(_size, state.values()))
