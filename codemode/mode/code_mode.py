@@ -578,8 +578,9 @@ class CodeMode:
         async def run_code(args: Mapping[str, Any], ctx: ExecContext) -> Envelope:
             limits = mode.limits
             requested = args.get("timeout")
-            if requested is not None:
-                limits = replace(limits, timeout=min(float(requested), limits.timeout))
+            if requested is not None and requested < limits.timeout:
+                # compared before float(): a huge integer overflows it, and caps anyway
+                limits = replace(limits, timeout=float(requested))
             if session is not None:
                 done = await session.run(args["code"], agent=ctx.agent, parent=ctx.token,
                                          call_id=ctx.call_id, limits=limits, journal=journal,

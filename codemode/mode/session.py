@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import json
 import keyword
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
@@ -48,6 +49,11 @@ class Mode(Protocol):
     def run(self) -> Callable[..., Awaitable[ScriptResult]]:
         """``CodeMode.run``."""
         ...
+
+_LINE_BREAK: Final = re.compile(r"\r\n|\r|\n")
+"""Python's own line breaks: ``str.splitlines`` also breaks at form feeds, file
+separators, NEL, U+2028 …, which a script may hold in a string or as blank space, and
+its rows would then not be the parser's."""
 
 _PREFIX: Final = "cm_session_"
 """Names of the capture's own globals (a script's names with this prefix are not kept)."""
@@ -157,7 +163,7 @@ def _capture(script: str, max_bytes: int) -> tuple[str, list[str]] | None:
     if not tree.body or _ends_elsewhere(tree):
         return None
     names = _assigned(tree)
-    lines = script.splitlines()
+    lines = _LINE_BREAK.split(script)
     last = tree.body[-1]
     value = "None"
     if isinstance(last, ast.Expr):

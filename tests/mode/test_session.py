@@ -141,3 +141,16 @@ async def test_a_secret_kept_in_the_state_stays_refused_through_run_code() -> No
             "code": 'await tools.send_email(body=creds["password"])'}))
     assert leak.is_error and "refuses 'secret'" in leak.text
     assert sent == []
+
+
+async def test_the_capture_finds_the_last_line_where_python_does() -> None:
+    # str.splitlines() breaks at \x1c, \x0c, \x85, \u2028: the value capture used to land
+    # on the wrong row (a SyntaxError, or a NameError for its own variable)
+    async with cm.InProcessExecutor() as executor:
+        mode = cm.CodeMode(rows_registry(), executor=executor)
+        for script in ('s = "a\x1cb"\nlen(s)', 's = """a\x0cb"""\r\nlen(s)',
+                       'u = """x\u2028\n"""\rlen(u)', 't = "\x85"\n[t, 5][1] - 2'):
+            session = mode.session()
+            done = await session.run(script)
+            assert done.error is None and done.value == 3, (script, done.error)
+            assert len(session.state) == 1
