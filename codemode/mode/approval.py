@@ -54,6 +54,9 @@ class PlannedCall:
     """Its arguments (JSON)."""
     prompt: str | None = None
     """What policy asks about it; None when policy allows it outright."""
+    labels: tuple[str, ...] = ()
+    """The labels the run carries when it makes the call, as far as the preflight knows
+    (sorted): policy decided with these, so the approval holds only for them."""
 
     def __str__(self) -> str:
         args = ", ".join(f"{key}={value!r}" for key, value in self.arguments.items())
@@ -96,8 +99,10 @@ class Review:
 
     problem: Problem | None = None
     """Why the script is refused (a denial, or the approval was refused); None to run."""
-    approved: tuple[tuple[str, str], ...] = ()
-    """(tool, canonical arguments) of each approved call, once per approval."""
+    approved: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    """(tool, canonical arguments, labels) of each approved call, once per approval: a run
+    that carries other labels when it makes the call (a call the preflight could not see
+    read them) asks again, since policy may ask something else (``ctx.labels``)."""
     request: ApprovalRequest | None = None
     """The request shown to ``approve``, when policy asked anything."""
 
@@ -164,7 +169,8 @@ async def review(registry: ToolRegistry, code: str, calls: list[StaticCall], unr
                 pending.setdefault(label, f"{tool.name} at line {static.line}")
         prompt = decision.prompt if isinstance(decision, Ask) else None
         planned.append(PlannedCall(line=static.line, tool=static.tool,
-                                   arguments=static.arguments, prompt=prompt))
+                                   arguments=static.arguments, prompt=prompt,
+                                   labels=tuple(sorted(carried))))
     request = ApprovalRequest(code=code, calls=tuple(planned), unresolved=unresolved)
     if not request.asks or approve is None:
         return Review(request=request if request.asks else None)
@@ -178,4 +184,4 @@ async def review(registry: ToolRegistry, code: str, calls: list[StaticCall], unr
             line=first.line, column=1,
             message=f"the calls were not approved ({reason}): {first}"))
     return Review(request=request, approved=tuple(
-        (call.tool, canonical(call.arguments)) for call in request.asks))
+        (call.tool, canonical(call.arguments), call.labels) for call in request.asks))

@@ -91,7 +91,7 @@ async def open_ledger(registry: ToolRegistry, script: str, *, tools: Mapping[str
     ``policy=None`` runs the policy pass when the registry has policy to consult.
     ``labels``: what the run starts out carrying (a session's state was derived from them)."""
     request: ApprovalRequest | None = None
-    approved: tuple[tuple[str, str], ...] = ()
+    approved: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
     if approve is not None or (consults(registry) if policy is None else policy):
         try:
             tree: ast.Module | None = parse_tree(script)
@@ -132,7 +132,7 @@ class RunLedger:
     """Journal, labels and approvals of one run (host side)."""
 
     def __init__(self, registry: ToolRegistry, *, resume: Resume | None = None,
-                 approved: Iterable[tuple[str, str]] = (), script: str = "",
+                 approved: Iterable[tuple[str, str, tuple[str, ...]]] = (), script: str = "",
                  tools: Mapping[str, str] | None = None,
                  approval: ApprovalRequest | None = None,
                  labels: Mapping[str, str] | None = None) -> None:
@@ -175,9 +175,13 @@ class RunLedger:
             from codemode.mode.journal import canonical
 
             text = canonical(call.arguments)
-        approved = self.approved[(call.name, text)] > 0 if self.approved else False
-        if approved:
-            self.approved[(call.name, text)] -= 1
+        approved = False
+        if self.approved:
+            # approved as policy saw it: with the labels the run carries now, or asked again
+            key = (call.name, text, tuple(sorted(self.trail.carried)))
+            approved = self.approved[key] > 0
+            if approved:
+                self.approved[key] -= 1
         carried = self.trail.carried if self.trail else None
         if approved or carried:
             call = replace(call, approved=approved, labels=carried or {})
