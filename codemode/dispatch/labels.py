@@ -23,9 +23,9 @@ class LabelTrail:
 
     __slots__ = ("_carried", "_sources")
 
-    def __init__(self) -> None:
-        self._sources: dict[str, str] = {}
-        self._carried: Mapping[str, str] = MappingProxyType({})
+    def __init__(self, inherited: Mapping[str, str] | None = None) -> None:
+        self._sources: dict[str, str] = dict(inherited or {})
+        self._carried: Mapping[str, str] = MappingProxyType(dict(self._sources))
 
     def read(self, labels: Iterable[str], source: str) -> None:
         """The run has read a result carrying ``labels`` from ``source`` (``tool at line 3``)."""

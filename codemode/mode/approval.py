@@ -54,6 +54,9 @@ class PlannedCall:
     """Its arguments (JSON)."""
     prompt: str | None = None
     """What policy asks about it; None when policy allows it outright."""
+    labels: tuple[str, ...] = ()
+    """The labels the run carries when it makes the call, as far as the preflight knows
+    (sorted): policy decided with these, so the approval holds only for them."""
 
     def __str__(self) -> str:
         args = ", ".join(f"{key}={value!r}" for key, value in self.arguments.items())
@@ -96,8 +99,10 @@ class Review:
 
     problem: Problem | None = None
     """Why the script is refused (a denial, or the approval was refused); None to run."""
-    approved: tuple[tuple[str, str], ...] = ()
-    """(tool, canonical arguments) of each approved call, once per approval."""
+    approved: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    """(tool, canonical arguments, labels) of each approved call, once per approval: a run
+    that carries other labels when it makes the call (a call the preflight could not see
+    read them) asks again, since policy may ask something else (``ctx.labels``)."""
     request: ApprovalRequest | None = None
     """The request shown to ``approve``, when policy asked anything."""
 
@@ -112,15 +117,17 @@ def _statements(tree: ast.Module | None) -> Callable[[int], int]:
 
 async def review(registry: ToolRegistry, code: str, calls: list[StaticCall], unresolved: int,
                  *, approve: Approve | None, parent: Token, agent: str | None,
-                 call_id: str, tree: ast.Module | None = None) -> Review:
+                 call_id: str, tree: ast.Module | None = None,
+                 labels: Mapping[str, str] | None = None) -> Review:
     """Put ``calls`` through policy in dry mode; ask ``approve`` once for every ``Ask``.
 
     With the script's ``tree``, the labels of calls of earlier top-level statements are
     carried into later ones (``ctx.labels``, and the tools' ``refuses``). A hook that raises
-    in the dry pass leaves its call to run time (where it raises again), logged."""
+    in the dry pass leaves its call to run time (where it raises again), logged. ``labels``:
+    what the run carries before its first call (a session's state was derived from them)."""
     planned: list[PlannedCall] = []
     statement_of = _statements(tree)
-    carried: dict[str, str] = {}
+    carried: dict[str, str] = dict(labels or {})
     pending: dict[str, str] = {}
     at = -1
     for index, static in enumerate(calls):
@@ -162,7 +169,8 @@ async def review(registry: ToolRegistry, code: str, calls: list[StaticCall], unr
                 pending.setdefault(label, f"{tool.name} at line {static.line}")
         prompt = decision.prompt if isinstance(decision, Ask) else None
         planned.append(PlannedCall(line=static.line, tool=static.tool,
-                                   arguments=static.arguments, prompt=prompt))
+                                   arguments=static.arguments, prompt=prompt,
+                                   labels=tuple(sorted(carried))))
     request = ApprovalRequest(code=code, calls=tuple(planned), unresolved=unresolved)
     if not request.asks or approve is None:
         return Review(request=request if request.asks else None)
@@ -176,4 +184,4 @@ async def review(registry: ToolRegistry, code: str, calls: list[StaticCall], unr
             line=first.line, column=1,
             message=f"the calls were not approved ({reason}): {first}"))
     return Review(request=request, approved=tuple(
-        (call.tool, canonical(call.arguments)) for call in request.asks))
+        (call.tool, canonical(call.arguments), call.labels) for call in request.asks))

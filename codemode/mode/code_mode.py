@@ -415,6 +415,7 @@ class CodeMode:
         on_update: Callable[[Any], None] | None = None,
         journal: Journal | None = None,
         resume: bool | None = None,
+        labels: Mapping[str, str] | None = None,
     ) -> ScriptResult:
         """Run ``script``; every tool call goes through ``registry.execute``.
 
@@ -429,7 +430,9 @@ class CodeMode:
         an exception it raises is logged (``codemode.mode``), not raised.
         With a ``journal`` the run records its calls and, when resuming (``resume``; by
         default when the journal's last run failed), answers the calls the last run already
-        made from it (docs/trust.md). The result is a :class:`RunResult`.
+        made from it (docs/trust.md). ``labels`` (label → where it was read) are carried
+        from the start, as if the run had read them (a session's state came from them).
+        The result is a :class:`RunResult`.
         """
         if not isinstance(script, str):
             raise TypeError(f"run() takes the script's source as a str, not "
@@ -438,7 +441,7 @@ class CodeMode:
         deliver = guarded(on_event) if on_event is not None else None
         result = await self._run(script, agent=agent, parent=parent, call_id=call_id,
                                  limits=limits, inputs=inputs, deliver=deliver,
-                                 journal=journal, resume=resume,
+                                 journal=journal, resume=resume, labels=labels,
                                  session=session, signal=signal, on_update=on_update)
         if not isinstance(result, RunResult):  # refused before it started (preflight)
             result = RunResult.of(result)
@@ -495,6 +498,7 @@ class CodeMode:
         deliver: Callable[[RunEvent], None] | None,
         journal: Journal | None = None,
         resume: bool | None = None,
+        labels: Mapping[str, str] | None = None,
         session: AgentSession | None = None,
         signal: CancelSignal | None = None,
         on_update: Callable[[Any], None] | None = None,
@@ -519,7 +523,7 @@ class CodeMode:
             deadline=anyio.current_time() + limits.timeout, grace=self.cancel_grace,
             progress=on_update,
         )
-        ledger = await self._ledger(script, sdk, run, journal, resume)
+        ledger = await self._ledger(script, sdk, run, journal, resume, labels)
         if not isinstance(ledger, RunLedger):
             return ledger
         bridge = Bridge(self.registry, sdk, specs, run, deliver, ledger=ledger,
@@ -544,12 +548,13 @@ class CodeMode:
         return done
 
     async def _ledger(self, script: str, sdk: sdk_gen.GeneratedSDK, run: RunSummary,
-                      journal: Journal | None, resume: bool | None) -> RunLedger | RunResult:
+                      journal: Journal | None, resume: bool | None,
+                      labels: Mapping[str, str] | None = None) -> RunLedger | RunResult:
         """The run's ledger (journal, labels, approvals), or the result refusing the run."""
         return await open_ledger(
             self.registry, script, tools=sdk.names.tools, arguments=sdk.names.arguments,
             token=run.token, agent=run.agent, call_id=run.outer_id, journal=journal,
-            resume=resume, policy=self.policy_preflight, approve=self.approve)
+            resume=resume, policy=self.policy_preflight, approve=self.approve, labels=labels)
 
     def session(self, *, max_bytes: int = 100_000) -> Session:
         """An opt-in session: the JSON globals a script leaves are the next script's
@@ -573,8 +578,9 @@ class CodeMode:
         async def run_code(args: Mapping[str, Any], ctx: ExecContext) -> Envelope:
             limits = mode.limits
             requested = args.get("timeout")
-            if requested is not None:
-                limits = replace(limits, timeout=min(float(requested), limits.timeout))
+            if requested is not None and requested < limits.timeout:
+                # compared before float(): a huge integer overflows it, and caps anyway
+                limits = replace(limits, timeout=float(requested))
             if session is not None:
                 done = await session.run(args["code"], agent=ctx.agent, parent=ctx.token,
                                          call_id=ctx.call_id, limits=limits, journal=journal,

@@ -84,12 +84,14 @@ async def open_ledger(registry: ToolRegistry, script: str, *, tools: Mapping[str
                       arguments: Mapping[str, Mapping[str, str]], token: Token,
                       agent: str | None, call_id: str, journal: Journal | None,
                       resume: bool | None, policy: bool | None,
-                      approve: Approve | None) -> RunLedger | RunResult:
+                      approve: Approve | None,
+                      labels: Mapping[str, str] | None = None) -> RunLedger | RunResult:
     """The ledger of a run about to start, or the result refusing it (a call policy denies,
     an approval refused). ``resume=None`` resumes when the journal's last run failed;
-    ``policy=None`` runs the policy pass when the registry has policy to consult."""
+    ``policy=None`` runs the policy pass when the registry has policy to consult.
+    ``labels``: what the run starts out carrying (a session's state was derived from them)."""
     request: ApprovalRequest | None = None
-    approved: tuple[tuple[str, str], ...] = ()
+    approved: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
     if approve is not None or (consults(registry) if policy is None else policy):
         try:
             tree: ast.Module | None = parse_tree(script)
@@ -100,7 +102,8 @@ async def open_ledger(registry: ToolRegistry, script: str, *, tools: Mapping[str
 
             calls, unresolved = static_calls(tree, tools=tools, arguments=arguments)
             verdict = await review(registry, script, calls, unresolved, approve=approve,
-                                   parent=token, agent=agent, call_id=call_id, tree=tree)
+                                   parent=token, agent=agent, call_id=call_id, tree=tree,
+                                   labels=labels)
             if verdict.problem is not None:
                 return RunResult(approval=verdict.request, error=ScriptError(
                     type="PreflightError",
@@ -118,7 +121,7 @@ async def open_ledger(registry: ToolRegistry, script: str, *, tools: Mapping[str
         replay = resume if resume is not None else journal.failed is not False
         started = journal.begin(registry_digest(digests), resume=replay)
     return RunLedger(registry, resume=started, approved=approved, script=script, tools=tools,
-                     approval=request)
+                     approval=request, labels=labels)
 
 _NOTHING_READ = frozenset({"denied", "invalid_arguments", "unknown_tool"})
 """Error kinds where no handler ran, so the script read nothing from the tool."""
@@ -129,14 +132,15 @@ class RunLedger:
     """Journal, labels and approvals of one run (host side)."""
 
     def __init__(self, registry: ToolRegistry, *, resume: Resume | None = None,
-                 approved: Iterable[tuple[str, str]] = (), script: str = "",
+                 approved: Iterable[tuple[str, str, tuple[str, ...]]] = (), script: str = "",
                  tools: Mapping[str, str] | None = None,
-                 approval: ApprovalRequest | None = None) -> None:
+                 approval: ApprovalRequest | None = None,
+                 labels: Mapping[str, str] | None = None) -> None:
         self.registry = registry
         self.resume = resume
         self.approved = Counter(approved)
         self.approval = approval
-        self.trail = LabelTrail()
+        self.trail = LabelTrail(labels)
         self._script = script
         self._tools = tools or {}
         self._lines: Mapping[str, tuple[int, ...]] | None = None
@@ -171,9 +175,13 @@ class RunLedger:
             from codemode.mode.journal import canonical
 
             text = canonical(call.arguments)
-        approved = self.approved[(call.name, text)] > 0 if self.approved else False
-        if approved:
-            self.approved[(call.name, text)] -= 1
+        approved = False
+        if self.approved:
+            # approved as policy saw it: with the labels the run carries now, or asked again
+            key = (call.name, text, tuple(sorted(self.trail.carried)))
+            approved = self.approved[key] > 0
+            if approved:
+                self.approved[key] -= 1
         carried = self.trail.carried if self.trail else None
         if approved or carried:
             call = replace(call, approved=approved, labels=carried or {})

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import json
 import keyword
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
@@ -49,6 +50,11 @@ class Mode(Protocol):
         """``CodeMode.run``."""
         ...
 
+_LINE_BREAK: Final = re.compile(r"\r\n|\r|\n")
+"""Python's own line breaks: ``str.splitlines`` also breaks at form feeds, file
+separators, NEL, U+2028 …, which a script may hold in a string or as blank space, and
+its rows would then not be the parser's."""
+
 _PREFIX: Final = "cm_session_"
 """Names of the capture's own globals (a script's names with this prefix are not kept)."""
 
@@ -65,6 +71,9 @@ class Session:
         """At most this many characters of JSON are kept over all names."""
         self.state: dict[str, Any] = {}
         """Name → JSON value, bound as globals of the next run."""
+        self.labels: dict[str, str] = {}
+        """Labels of the runs that left the state (label → where it was read): every later
+        run carries them, so a secret kept in the state stays refused at the sinks."""
         self._version = mode.registry.version
 
     def prompt(self) -> str:
@@ -75,18 +84,22 @@ class Session:
     def _check_sdk(self) -> None:
         if self.mode.registry.version != self._version:
             self.state.clear()
+            self.labels.clear()
             self._version = self.mode.registry.version
 
     async def run(self, script: str, **options: Any) -> ScriptResult:
         """Run ``script`` with the state as globals (``options`` as for ``CodeMode.run``)."""
         self._check_sdk()
+        labels = {**self.labels, **(options.pop("labels", None) or {})}
         capture = _capture(script, self.max_bytes)
         if capture is None:
-            return await self.mode.run(script, inputs=self.state, **options)
+            return await self.mode.run(script, inputs=self.state, labels=labels, **options)
         source, names = capture
-        result = await self.mode.run(source, inputs=self.state, **options)
+        result = await self.mode.run(source, inputs=self.state, labels=labels, **options)
         if result.error is not None or not isinstance(result.value, dict):
             return result
+        for label, where in getattr(result, "labels", {}).items():
+            self.labels.setdefault(label, f"{where} in an earlier run")
         kept = result.value.get("state")
         state = {name: value for name, value in self.state.items() if name not in names}
         left = self.max_bytes - sum(map(_size, state.values()))
@@ -150,7 +163,7 @@ def _capture(script: str, max_bytes: int) -> tuple[str, list[str]] | None:
     if not tree.body or _ends_elsewhere(tree):
         return None
     names = _assigned(tree)
-    lines = script.splitlines()
+    lines = _LINE_BREAK.split(script)
     last = tree.body[-1]
     value = "None"
     if isinstance(last, ast.Expr):

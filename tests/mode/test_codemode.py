@@ -250,6 +250,18 @@ async def test_run_code_timeout_argument_is_capped_by_the_host(
     assert result.meta["limits"]["timeout"] == 1.0
 
 
+async def test_run_code_caps_a_timeout_too_large_for_a_float(
+    registry: cm.ToolRegistry
+) -> None:
+    # float(10**400) raised OverflowError: the run failed with a Python error
+    async with cm.InProcessExecutor() as executor:
+        registry.register(cm.CodeMode(registry, executor=executor,
+                                      limits=cm.Limits(timeout=2.0)).as_tool())
+        result = await registry.execute(run_code_call("1 + 1", timeout=10**400))
+    assert not result.is_error, result.text
+    assert result.meta is not None and result.meta["limits"]["timeout"] == 2.0
+
+
 def test_check_reports_policy_violations_with_their_line(registry: cm.ToolRegistry) -> None:
     mode = cm.CodeMode(registry)
     problems = mode.check("x = 1\ny = x.__class__\n")

@@ -95,3 +95,62 @@ async def test_a_script_cannot_lift_the_bound_by_rebinding_len() -> None:
         session = cm.CodeMode(rows_registry(), executor=executor).session(max_bytes=40)
         await session.run('len = lambda value: 0\nbig = "y" * 100\nsmall = "x"')
     assert session.state == {"small": "x"}
+
+
+def secret_registry(sent: list[str]) -> cm.ToolRegistry:
+    reg = cm.ToolRegistry()
+
+    async def get_credentials(args: Any) -> dict[str, str]:
+        return {"password": "hunter2"}
+
+    async def send_email(args: Any) -> str:
+        sent.append(args["body"])
+        return "sent"
+
+    reg.register(cm.define_tool(name="get_credentials", execute=get_credentials,
+                                labels={"secret"}))
+    reg.register(cm.define_tool(name="send_email", execute=send_email, refuses={"secret"},
+                                parameters={"body": {"type": "string", "required": True}}))
+    return reg
+
+
+async def test_a_secret_kept_in_the_state_stays_refused_in_later_runs(
+        executor: Executor) -> None:
+    sent: list[str] = []
+    reg = secret_registry(sent)
+    session = cm.CodeMode(reg, executor=executor).session()
+    first = await session.run('password = (await tools.get_credentials())["password"]')
+    assert first.error is None and session.state == {"password": "hunter2"}
+    later = await session.run("await tools.send_email(body=password)")  # known at run time
+    assert later.error is not None and "refuses 'secret'" in later.error.message
+    static = await session.run('await tools.send_email(body="the usual")')  # up front
+    assert static.error is not None and static.error.type == "PreflightError"
+    assert sent == []  # the secret the first run left never reached the sink
+    assert "get_credentials at line 1" in session.labels["secret"]
+
+
+async def test_a_secret_kept_in_the_state_stays_refused_through_run_code() -> None:
+    sent: list[str] = []
+    reg = secret_registry(sent)
+    async with cm.InProcessExecutor() as executor:
+        mode = cm.CodeMode(reg, executor=executor)
+        reg.register(mode.as_tool(session=mode.session()))
+        await reg.execute(cm.ToolCall(call_id="t1", name="run_code", arguments={
+            "code": 'creds = await tools.get_credentials()'}))
+        leak = await reg.execute(cm.ToolCall(call_id="t2", name="run_code", arguments={
+            "code": 'await tools.send_email(body=creds["password"])'}))
+    assert leak.is_error and "refuses 'secret'" in leak.text
+    assert sent == []
+
+
+async def test_the_capture_finds_the_last_line_where_python_does() -> None:
+    # str.splitlines() breaks at \x1c, \x0c, \x85, \u2028: the value capture used to land
+    # on the wrong row (a SyntaxError, or a NameError for its own variable)
+    async with cm.InProcessExecutor() as executor:
+        mode = cm.CodeMode(rows_registry(), executor=executor)
+        for script in ('s = "a\x1cb"\nlen(s)', 's = """a\x0cb"""\r\nlen(s)',
+                       'u = """x\u2028\n"""\rlen(u)', 't = "\x85"\n[t, 5][1] - 2'):
+            session = mode.session()
+            done = await session.run(script)
+            assert done.error is None and done.value == 3, (script, done.error)
+            assert len(session.state) == 1
