@@ -6,7 +6,8 @@ the result). Models trained on other hosts also write bare tool names
 of arguments, calls without ``await``, ``final_answer(x)``, a top-level
 ``return``, a script ending in an assignment, an ``async def main()`` that is
 never called or run with ``asyncio.run(main())``, modules used without an
-import, and ``<tool>_sync`` aliases. :func:`plan` reads the script once (the
+import, ``<tool>_sync`` aliases, a LangChain tool's ``x.invoke({...})``/``x.run("...")``
+and Cloudflare's ``codemode.x({...})``. :func:`plan` reads the script once (the
 preflight's tree) and produces:
 
 - small text edits that keep every line where it was (``(await ...)`` around a
@@ -43,7 +44,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
-from codemode.mode.preflight import Problem, parameter_names
+from codemode.mode.preflight import RUNNABLE, Problem, parameter_names, runnable_input
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.facades import FACADE_NAMES
 from codemode.sandbox.language.policy import POST_INIT, index_nodes, suspends
@@ -129,6 +130,9 @@ _MCP_RESULT: Final = frozenset({"content", "structuredContent", "structured_cont
 """Attributes of an MCP ``CallToolResult``: a script reading them expects that object, not
 the tool's data, so its by-name calls are refused (with the fix), not rewritten."""
 """Names every run has."""
+_TOOLS_ALIASES: Final = frozenset({"codemode"})
+"""What other hosts call their tools object (Cloudflare's ``codemode.x({...})``): a name
+the script never binds is ``tools``."""
 _N = TypeVar("_N", bound=ast.AST)
 _NOT_IDENTIFIER: Final = re.compile(r"\W")
 
@@ -435,6 +439,11 @@ class _Planner(ast.NodeVisitor):
                 continue  # the script's own function of that name
             else:
                 self.bare[name] = target
+        self.aliases = frozenset() if strict else frozenset(
+            name for name in _TOOLS_ALIASES & reads if name not in self.bound
+            and name not in inputs and name not in top and name not in self.namespaces
+            and name not in FACADE_NAMES)
+        """Unbound names that stand for ``tools`` (:data:`_TOOLS_ALIASES`)."""
         self.async_funcs: set[str] = set()
         self.async_methods: set[str] = set()
         """Names of the script's methods made async (``x.name(...)`` calls are awaited)."""
@@ -468,7 +477,10 @@ class _Planner(ast.NodeVisitor):
         """:func:`_root`, once per node (the passes ask about the same calls again)."""
         found = self.roots.get(node)
         if found is None:
-            found = self.roots[node] = _root(node)
+            found = _root(node)
+            if found[0] in self.aliases:
+                found = ("tools", found[1])
+            self.roots[node] = found
         return found
 
     def tool_of(self, func: ast.expr) -> str | None:
@@ -499,6 +511,9 @@ class _Planner(ast.NodeVisitor):
             return path
         if path.endswith("_sync") and path[:-5] in self.tools:
             return path[:-5]
+        head, _, method = path.rpartition(".")
+        if method in RUNNABLE and head in self.tools and not self.strict:
+            return head  # ``search.invoke({...})``: see _plan_runnables()
         # ``tools.weather.get_by_city_date`` for the tool ``weather.get_by_city_date``
         # (``tools.weather_get_by_city_date``): the runtime reads it the same way
         return self.named(path) or path
@@ -599,6 +614,7 @@ class _Planner(ast.NodeVisitor):
 
     def prepare(self) -> None:
         if not self.strict:
+            self._plan_aliases()
             self._plan_by_name()
         # An async generator's call is an async iterator, not an awaitable.
         self.async_funcs.update(node.name for node in self.of(ast.AsyncFunctionDef)
@@ -670,6 +686,27 @@ class _Planner(ast.NodeVisitor):
                 continue
             found.update(id(f) for f in funcs if isinstance(f, ast.FunctionDef))
         return found
+
+    def _plan_aliases(self) -> None:
+        """``codemode.x({...})`` → ``tools.x({...})``; ``search.invoke({...})``,
+        ``tools.search.run("x")`` → ``search({...})``, ``tools.search("x")`` (the method
+        on the tool's line: the edit keeps every line where it was)."""
+        for name in self.loads:
+            if name.id in self.aliases:
+                self.note("tools under another name")
+                self.edits.replace(self.edits.start(name), self.edits.end(name), "tools")
+        for call in self.of(ast.Call):
+            func = call.func
+            if (isinstance(func, ast.Attribute) and func.attr in RUNNABLE
+                    and func.value.end_lineno == func.end_lineno
+                    and (path := self.tool_of(func)) is not None
+                    and path == self.tool_of(func.value) and path in self.tools):
+                self.note("LangChain tool methods")
+                self.edits.replace(self.edits.end(func.value), self.edits.end(func), "")
+                single = runnable_input(call)
+                if single is not None:  # ``invoke(input={...})``: the one argument
+                    self.edits.replace(self.edits.start(call.keywords[0]),
+                                       self.edits.start(single), "")
 
     def _by_name_target(self, call: ast.Call) -> tuple[str, ast.expr | None] | None:
         """(the tool, the arguments' node) of ``X.call_tool("name", args)`` naming a tool on
@@ -1271,7 +1308,7 @@ class _Planner(ast.NodeVisitor):
         seen: set[str] = set()
         known = _KNOWN | set(self.inputs) | self.bound
         if not self.strict:
-            known |= {"final_answer"} | set(self.bare)
+            known |= {"final_answer"} | set(self.bare) | self.aliases
         for node in self.loads:
             name = node.id
             if name in _NO_ARGUMENT and name not in self.bound and self._called_bare(node):
@@ -1300,6 +1337,11 @@ class _Planner(ast.NodeVisitor):
                 continue
             if name in _REMOVED:
                 self.add(node, f"`{name}` is not available in the sandbox ({_REMOVED[name]})")
+                continue
+            if name in _TOOLS_ALIASES:
+                self.add(node, f"name '{name}' is not defined: the tools are `tools` here, "
+                         f"called as `await tools.<name>(arg=...)` (a dict of arguments goes "
+                         f"in as `await tools.<name>(**args)`)")
                 continue
             if name == "final_answer":
                 self.add(node, "final_answer() is not available: end the script with the "
