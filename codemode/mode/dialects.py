@@ -17,7 +17,8 @@ preflight's tree) and produces:
   ``final_answer((...))`` for a top-level ``return``, ``True`` for an
   ``if __name__ == "__main__":`` test, a lambda that calls tools as what it meant:
   ``f = lambda x: ...`` an ``async def``, ``map(lambda ...)`` a list comprehension,
-  ``key=lambda ...`` keys awaited first; and appended lines for the result);
+  ``key=lambda ...`` (or ``key=f``, ``f`` a plain ``def`` made async) keys awaited
+  first; and appended lines for the result);
 - a :class:`~codemode.sandbox.runtime.prelude.Prelude`: the bare names, the
   modules and the positional orders the runtime binds (host inputs too);
 - the problems no rewrite can settle, each with its one-line fix.
@@ -457,6 +458,9 @@ class _Planner(ast.NodeVisitor):
         the calls rewritten to ``tools.<path>(**args)``."""
         self.by_name_roots: set[str] = set()
         """Unbound names (``mcp``, ``session``) only ever used for such calls."""
+        self.key_functions: set[int] = set()
+        """ids of the names of plain functions made async handed to ``key=`` whose keys
+        are awaited first (``_plan_key_functions``)."""
         self.lambdas: dict[int, str] = {}
         """id of a lambda that calls tools → how it was rewritten: ``async`` (``f = lambda
         x: ...`` became an ``async def``), ``map`` (``map(lambda ...)``, a list
@@ -658,6 +662,7 @@ class _Planner(ast.NodeVisitor):
                     self.async_methods.add(func.name)
                     self.converted.update(id(f) for f in functions if f.name == func.name)
         self._plan_lambdas()
+        self._plan_key_functions()
 
     def _convertible_methods(self) -> set[int]:
         """ids of the methods a plain ``x.name(...)`` call can await when they call tools:
@@ -852,20 +857,9 @@ class _Planner(ast.NodeVisitor):
                 self.lambdas[id(node)] = "map"
                 self.note("lambda calling tools")
                 continue
-            key = next((k for k in parent.keywords if k.arg == "key" and k.value is node), None)
-            if key is None or not single or not self._one_line(parent):
+            items = self._key_items(parent, node)
+            if items is None or not single:
                 continue
-            if isinstance(func, ast.Name) and func.id in ("sorted", "min", "max") and (
-                    func.id not in self.bound) and len(parent.args) == 1:
-                items: ast.expr = parent.args[0]
-            elif isinstance(func, ast.Attribute) and func.attr == "sort" and not parent.args:
-                items = func.value
-            else:
-                continue
-            if not ((isinstance(items, ast.Name | ast.Attribute) and self.root_of(items)[0])
-                    or (isinstance(items, ast.List | ast.Tuple) and all(
-                        isinstance(item, ast.Constant) for item in items.elts))):
-                continue  # evaluated twice below: a name, an attribute or a literal only
             # ``sorted(xs, key=lambda x: B)`` → ``sorted(xs, key=lambda x, codemode_keys=
             # iter([B for x in xs]): next(codemode_keys))``: the key function is called
             # once per item, in order, so it hands out the keys computed (awaited) first.
@@ -876,6 +870,49 @@ class _Planner(ast.NodeVisitor):
                           f" for {param} in {text}]): next(codemode_keys)")
             self.lambdas[id(node)] = "key"
             self.note("lambda calling tools")
+
+    def _key_items(self, call: ast.Call, key: ast.expr) -> ast.expr | None:
+        """The items of ``sorted(items, key=K)`` (``min``, ``max``, ``items.sort(key=K)``)
+        on one line, ``K`` being ``key``, when they can be read twice (a name, an
+        attribute or a literal); else None."""
+        func = call.func
+        if not (any(k.arg == "key" and k.value is key for k in call.keywords)
+                and self._one_line(call)):
+            return None
+        if isinstance(func, ast.Name) and func.id in ("sorted", "min", "max") and (
+                func.id not in self.bound) and len(call.args) == 1:
+            items: ast.expr = call.args[0]
+        elif isinstance(func, ast.Attribute) and func.attr == "sort" and not call.args:
+            items = func.value
+        else:
+            return None
+        if not ((isinstance(items, ast.Name | ast.Attribute) and self.root_of(items)[0])
+                or (isinstance(items, ast.List | ast.Tuple) and all(
+                    isinstance(item, ast.Constant) for item in items.elts))):
+            return None
+        return items
+
+    def _plan_key_functions(self) -> None:
+        """``sorted(xs, key=title)`` where ``title`` is a plain ``def`` made async: the
+        keys awaited first, in item order, as for a ``key=lambda`` (``_plan_lambdas``)."""
+        converted = {f.name for f in self.of(ast.FunctionDef) if id(f) in self.converted
+                     and not f.decorator_list
+                     and not isinstance(self.parents.get(f), ast.ClassDef)}
+        for node in self.loads:
+            keyword = self.parents.get(node)
+            call = self.parents.get(keyword) if isinstance(keyword, ast.keyword) else None
+            if not (node.id in converted and node.id in self.def_only
+                    and isinstance(call, ast.Call) and self._await_scope(call) is not None):
+                continue
+            items = self._key_items(call, node)
+            if items is None:
+                continue
+            text = ast.get_source_segment(self.edits.source, items) or ""
+            self.edits.replace(self.edits.start(node), self.edits.end(node), (
+                f"lambda codemode_item, codemode_keys=iter([(await {node.id}(codemode_item)) "
+                f"for codemode_item in {text}]): next(codemode_keys)"))
+            self.key_functions.add(id(node))
+            self.note("plain def calling tools")
 
     def _awaited_later(self) -> None:
         """Add to ``task_names`` the names whose values the script awaits itself: ``await
@@ -1102,7 +1139,8 @@ class _Planner(ast.NodeVisitor):
         for node in self.loads:
             if node.id == name:
                 parent = self.parents.get(node)
-                if not (isinstance(parent, ast.Call) and parent.func is node):
+                if not (isinstance(parent, ast.Call) and parent.func is node) and (
+                        id(node) not in self.key_functions):
                     return node.lineno
         return None
 

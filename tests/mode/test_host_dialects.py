@@ -156,6 +156,17 @@ res = push_files(owner="octo", repo="app", branch="reports", files=files, messag
 print(res["ref"], res["bytes"])
 final_answer(res["paths"])
 """),
+    ("smol_helper_as_sort_key", "smol", r"""
+def related(issue):
+    words = issue["title"].lower().split()
+    return search_issues(query=" ".join(w for w in words if len(w) > 3))["total_count"] * 10 + issue["comments"]
+
+issues = search_issues(query="crash slow dark docs")["items"]
+ranked = sorted(issues, key=related, reverse=True)
+issues.sort(key=related)
+print([i["number"] for i in issues])
+final_answer({"ranked": [i["title"] for i in ranked], "least": min(issues, key=related)["number"]})
+"""),
     ("ptc_gather_bare_await", "async", r"""
 import asyncio
 import json
