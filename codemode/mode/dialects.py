@@ -6,7 +6,8 @@ the result). Models trained on other hosts also write bare tool names
 of arguments, calls without ``await``, ``final_answer(x)``, a top-level
 ``return``, a script ending in an assignment, an ``async def main()`` that is
 never called or run with ``asyncio.run(main())``, modules used without an
-import, and ``<tool>_sync`` aliases. :func:`plan` reads the script once (the
+import, ``<tool>_sync`` aliases, a LangChain tool's ``x.invoke({...})``/``x.run("...")``
+and Cloudflare's ``codemode.x({...})``. :func:`plan` reads the script once (the
 preflight's tree) and produces:
 
 - small text edits that keep every line where it was (``(await ...)`` around a
@@ -16,7 +17,8 @@ preflight's tree) and produces:
   ``final_answer((...))`` for a top-level ``return``, ``True`` for an
   ``if __name__ == "__main__":`` test, a lambda that calls tools as what it meant:
   ``f = lambda x: ...`` an ``async def``, ``map(lambda ...)`` a list comprehension,
-  ``key=lambda ...`` keys awaited first; and appended lines for the result);
+  ``key=lambda ...`` (or ``key=f``, ``f`` a plain ``def`` made async) keys awaited
+  first; and appended lines for the result);
 - a :class:`~codemode.sandbox.runtime.prelude.Prelude`: the bare names, the
   modules and the positional orders the runtime binds (host inputs too);
 - the problems no rewrite can settle, each with its one-line fix.
@@ -43,7 +45,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
-from codemode.mode.preflight import Problem, parameter_names
+from codemode.mode.preflight import RUNNABLE, Problem, parameter_names, runnable_input
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.facades import FACADE_NAMES
 from codemode.sandbox.language.policy import POST_INIT, index_nodes, suspends
@@ -129,6 +131,9 @@ _MCP_RESULT: Final = frozenset({"content", "structuredContent", "structured_cont
 """Attributes of an MCP ``CallToolResult``: a script reading them expects that object, not
 the tool's data, so its by-name calls are refused (with the fix), not rewritten."""
 """Names every run has."""
+_TOOLS_ALIASES: Final = frozenset({"codemode"})
+"""What other hosts call their tools object (Cloudflare's ``codemode.x({...})``): a name
+the script never binds is ``tools``."""
 _N = TypeVar("_N", bound=ast.AST)
 _NOT_IDENTIFIER: Final = re.compile(r"\W")
 
@@ -435,6 +440,11 @@ class _Planner(ast.NodeVisitor):
                 continue  # the script's own function of that name
             else:
                 self.bare[name] = target
+        self.aliases = frozenset() if strict else frozenset(
+            name for name in _TOOLS_ALIASES & reads if name not in self.bound
+            and name not in inputs and name not in top and name not in self.namespaces
+            and name not in FACADE_NAMES)
+        """Unbound names that stand for ``tools`` (:data:`_TOOLS_ALIASES`)."""
         self.async_funcs: set[str] = set()
         self.async_methods: set[str] = set()
         """Names of the script's methods made async (``x.name(...)`` calls are awaited)."""
@@ -448,6 +458,9 @@ class _Planner(ast.NodeVisitor):
         the calls rewritten to ``tools.<path>(**args)``."""
         self.by_name_roots: set[str] = set()
         """Unbound names (``mcp``, ``session``) only ever used for such calls."""
+        self.key_functions: set[int] = set()
+        """ids of the names of plain functions made async handed to ``key=`` whose keys
+        are awaited first (``_plan_key_functions``)."""
         self.lambdas: dict[int, str] = {}
         """id of a lambda that calls tools → how it was rewritten: ``async`` (``f = lambda
         x: ...`` became an ``async def``), ``map`` (``map(lambda ...)``, a list
@@ -468,7 +481,10 @@ class _Planner(ast.NodeVisitor):
         """:func:`_root`, once per node (the passes ask about the same calls again)."""
         found = self.roots.get(node)
         if found is None:
-            found = self.roots[node] = _root(node)
+            found = _root(node)
+            if found[0] in self.aliases:
+                found = ("tools", found[1])
+            self.roots[node] = found
         return found
 
     def tool_of(self, func: ast.expr) -> str | None:
@@ -499,6 +515,9 @@ class _Planner(ast.NodeVisitor):
             return path
         if path.endswith("_sync") and path[:-5] in self.tools:
             return path[:-5]
+        head, _, method = path.rpartition(".")
+        if method in RUNNABLE and head in self.tools and not self.strict:
+            return head  # ``search.invoke({...})``: see _plan_runnables()
         # ``tools.weather.get_by_city_date`` for the tool ``weather.get_by_city_date``
         # (``tools.weather_get_by_city_date``): the runtime reads it the same way
         return self.named(path) or path
@@ -599,6 +618,7 @@ class _Planner(ast.NodeVisitor):
 
     def prepare(self) -> None:
         if not self.strict:
+            self._plan_aliases()
             self._plan_by_name()
         # An async generator's call is an async iterator, not an awaitable.
         self.async_funcs.update(node.name for node in self.of(ast.AsyncFunctionDef)
@@ -642,6 +662,7 @@ class _Planner(ast.NodeVisitor):
                     self.async_methods.add(func.name)
                     self.converted.update(id(f) for f in functions if f.name == func.name)
         self._plan_lambdas()
+        self._plan_key_functions()
 
     def _convertible_methods(self) -> set[int]:
         """ids of the methods a plain ``x.name(...)`` call can await when they call tools:
@@ -670,6 +691,27 @@ class _Planner(ast.NodeVisitor):
                 continue
             found.update(id(f) for f in funcs if isinstance(f, ast.FunctionDef))
         return found
+
+    def _plan_aliases(self) -> None:
+        """``codemode.x({...})`` → ``tools.x({...})``; ``search.invoke({...})``,
+        ``tools.search.run("x")`` → ``search({...})``, ``tools.search("x")`` (the method
+        on the tool's line: the edit keeps every line where it was)."""
+        for name in self.loads:
+            if name.id in self.aliases:
+                self.note("tools under another name")
+                self.edits.replace(self.edits.start(name), self.edits.end(name), "tools")
+        for call in self.of(ast.Call):
+            func = call.func
+            if (isinstance(func, ast.Attribute) and func.attr in RUNNABLE
+                    and func.value.end_lineno == func.end_lineno
+                    and (path := self.tool_of(func)) is not None
+                    and path == self.tool_of(func.value) and path in self.tools):
+                self.note("LangChain tool methods")
+                self.edits.replace(self.edits.end(func.value), self.edits.end(func), "")
+                single = runnable_input(call)
+                if single is not None:  # ``invoke(input={...})``: the one argument
+                    self.edits.replace(self.edits.start(call.keywords[0]),
+                                       self.edits.start(single), "")
 
     def _by_name_target(self, call: ast.Call) -> tuple[str, ast.expr | None] | None:
         """(the tool, the arguments' node) of ``X.call_tool("name", args)`` naming a tool on
@@ -815,20 +857,9 @@ class _Planner(ast.NodeVisitor):
                 self.lambdas[id(node)] = "map"
                 self.note("lambda calling tools")
                 continue
-            key = next((k for k in parent.keywords if k.arg == "key" and k.value is node), None)
-            if key is None or not single or not self._one_line(parent):
+            items = self._key_items(parent, node)
+            if items is None or not single:
                 continue
-            if isinstance(func, ast.Name) and func.id in ("sorted", "min", "max") and (
-                    func.id not in self.bound) and len(parent.args) == 1:
-                items: ast.expr = parent.args[0]
-            elif isinstance(func, ast.Attribute) and func.attr == "sort" and not parent.args:
-                items = func.value
-            else:
-                continue
-            if not ((isinstance(items, ast.Name | ast.Attribute) and self.root_of(items)[0])
-                    or (isinstance(items, ast.List | ast.Tuple) and all(
-                        isinstance(item, ast.Constant) for item in items.elts))):
-                continue  # evaluated twice below: a name, an attribute or a literal only
             # ``sorted(xs, key=lambda x: B)`` → ``sorted(xs, key=lambda x, codemode_keys=
             # iter([B for x in xs]): next(codemode_keys))``: the key function is called
             # once per item, in order, so it hands out the keys computed (awaited) first.
@@ -839,6 +870,49 @@ class _Planner(ast.NodeVisitor):
                           f" for {param} in {text}]): next(codemode_keys)")
             self.lambdas[id(node)] = "key"
             self.note("lambda calling tools")
+
+    def _key_items(self, call: ast.Call, key: ast.expr) -> ast.expr | None:
+        """The items of ``sorted(items, key=K)`` (``min``, ``max``, ``items.sort(key=K)``)
+        on one line, ``K`` being ``key``, when they can be read twice (a name, an
+        attribute or a literal); else None."""
+        func = call.func
+        if not (any(k.arg == "key" and k.value is key for k in call.keywords)
+                and self._one_line(call)):
+            return None
+        if isinstance(func, ast.Name) and func.id in ("sorted", "min", "max") and (
+                func.id not in self.bound) and len(call.args) == 1:
+            items: ast.expr = call.args[0]
+        elif isinstance(func, ast.Attribute) and func.attr == "sort" and not call.args:
+            items = func.value
+        else:
+            return None
+        if not ((isinstance(items, ast.Name | ast.Attribute) and self.root_of(items)[0])
+                or (isinstance(items, ast.List | ast.Tuple) and all(
+                    isinstance(item, ast.Constant) for item in items.elts))):
+            return None
+        return items
+
+    def _plan_key_functions(self) -> None:
+        """``sorted(xs, key=title)`` where ``title`` is a plain ``def`` made async: the
+        keys awaited first, in item order, as for a ``key=lambda`` (``_plan_lambdas``)."""
+        converted = {f.name for f in self.of(ast.FunctionDef) if id(f) in self.converted
+                     and not f.decorator_list
+                     and not isinstance(self.parents.get(f), ast.ClassDef)}
+        for node in self.loads:
+            keyword = self.parents.get(node)
+            call = self.parents.get(keyword) if isinstance(keyword, ast.keyword) else None
+            if not (node.id in converted and node.id in self.def_only
+                    and isinstance(call, ast.Call) and self._await_scope(call) is not None):
+                continue
+            items = self._key_items(call, node)
+            if items is None:
+                continue
+            text = ast.get_source_segment(self.edits.source, items) or ""
+            self.edits.replace(self.edits.start(node), self.edits.end(node), (
+                f"lambda codemode_item, codemode_keys=iter([(await {node.id}(codemode_item)) "
+                f"for codemode_item in {text}]): next(codemode_keys)"))
+            self.key_functions.add(id(node))
+            self.note("plain def calling tools")
 
     def _awaited_later(self) -> None:
         """Add to ``task_names`` the names whose values the script awaits itself: ``await
@@ -1065,7 +1139,8 @@ class _Planner(ast.NodeVisitor):
         for node in self.loads:
             if node.id == name:
                 parent = self.parents.get(node)
-                if not (isinstance(parent, ast.Call) and parent.func is node):
+                if not (isinstance(parent, ast.Call) and parent.func is node) and (
+                        id(node) not in self.key_functions):
                     return node.lineno
         return None
 
@@ -1271,7 +1346,7 @@ class _Planner(ast.NodeVisitor):
         seen: set[str] = set()
         known = _KNOWN | set(self.inputs) | self.bound
         if not self.strict:
-            known |= {"final_answer"} | set(self.bare)
+            known |= {"final_answer"} | set(self.bare) | self.aliases
         for node in self.loads:
             name = node.id
             if name in _NO_ARGUMENT and name not in self.bound and self._called_bare(node):
@@ -1300,6 +1375,11 @@ class _Planner(ast.NodeVisitor):
                 continue
             if name in _REMOVED:
                 self.add(node, f"`{name}` is not available in the sandbox ({_REMOVED[name]})")
+                continue
+            if name in _TOOLS_ALIASES:
+                self.add(node, f"name '{name}' is not defined: the tools are `tools` here, "
+                         f"called as `await tools.<name>(arg=...)` (a dict of arguments goes "
+                         f"in as `await tools.<name>(**args)`)")
                 continue
             if name == "final_answer":
                 self.add(node, "final_answer() is not available: end the script with the "

@@ -33,8 +33,8 @@ from codemode.sandbox.language.parsing import parse_tree
 if TYPE_CHECKING:
     from codemode.dispatch.spec import ToolSpec
 
-__all__ = ["Problem", "StaticCall", "call_lines", "check_script", "parameter_names",
-           "static_calls"]
+__all__ = ["RUNNABLE", "Problem", "StaticCall", "call_lines", "check_script",
+           "parameter_names", "runnable_input", "static_calls"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -85,6 +85,34 @@ def _by_name(node: ast.Attribute, parents: Mapping[ast.AST, ast.AST],
             f"(a dict of arguments goes in as `await tools.{path}(**args)`); it returns the "
             "tool's data itself (a dict, list or text), not an MCP result: there is no "
             "`.content[0].text` to read")
+
+
+RUNNABLE: Final = frozenset({"invoke", "ainvoke", "run", "arun"})
+"""A LangChain tool's methods (``search.invoke({"query": "x"})``, ``search.run("x")``): each
+is the call itself, its one argument a dict of arguments or the only argument."""
+
+RUNNABLE_INPUT: Final = frozenset({"input", "tool_input"})
+"""The keyword of such a method's one argument (``invoke(input={...})``)."""
+
+
+def runnable_input(node: ast.Call) -> ast.expr | None:
+    """The one argument of ``x.invoke(input=...)`` given by keyword (on its line), or None."""
+    if (isinstance(node.func, ast.Attribute) and node.func.attr in RUNNABLE and not node.args
+            and len(node.keywords) == 1 and node.keywords[0].arg in RUNNABLE_INPUT
+            and node.keywords[0].lineno == node.keywords[0].value.lineno):
+        return node.keywords[0].value
+    return None
+
+
+def _runnable(path: str, tools: Mapping[str, str]) -> str:
+    """For ``tools.x.invoke`` (a LangChain tool's method) of a tool ``x``: how this host
+    calls it; else empty."""
+    head, _, method = path.rpartition(".")
+    if method not in RUNNABLE or head not in tools:
+        return ""
+    return (f": `.{method}()` is a LangChain tool's method; here the tool is called itself: "
+            f"`await tools.{head}(...)` with keyword arguments (a dict of arguments goes in "
+            f"as `await tools.{head}(**args)`)")
 
 
 _NEVER_LITERAL: Final = (ast.Name, ast.Attribute, ast.Subscript, ast.JoinedStr, ast.Await,
@@ -279,7 +307,8 @@ class _Checker(ast.NodeVisitor):
                 if path is not None and path not in tools and not any(
                         p.startswith(path + ".") for p in tools):
                     self.add(node, f"unknown tool tools.{path}"
-                             f"{_by_name(node, parents, tools) or _suggest(path, list(tools))}")
+                             f"{_runnable(path, tools) or _by_name(node, parents, tools)}"
+                             f"{'' if _runnable(path, tools) else _suggest(path, list(tools))}")
                 if not (strict is False and _loop_run(node, parents)):
                     self.check_module_attribute(node)
             elif kind is ast.Import or kind is ast.ImportFrom:
@@ -438,6 +467,10 @@ class _Checker(ast.NodeVisitor):
         spec = self.specs.get(wire)
         keywords: list[ast.keyword] = list(node.keywords)
         unknown_shape = False
+        single = runnable_input(node) if self.orders is not None else None
+        if single is not None:  # ``search.invoke(input={...})``: its one argument
+            self.check_call(ast.copy_location(ast.Call(node.func, [single], []), node), path)
+            return
         if node.args and self.orders is None:
             self.add(
                 node,

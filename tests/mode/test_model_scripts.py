@@ -15,18 +15,14 @@ fix its script in one round, found before any tool runs.
 
 from __future__ import annotations
 
-import ast
-import asyncio
-import contextlib
-import io
 import json
-import threading
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import codemode as cm
 from codemode.sandbox.language.facades import FACADE_NAMES
+from tests.mode.cpython_side import final_answer, run_in_cpython
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -119,12 +115,6 @@ class CPythonToolError(Exception):
     """What a failed call raises in CPython (the sandbox's ``ToolCallError``)."""
 
 
-class _FinalAnswer(Exception):
-    def __init__(self, value: Any) -> None:
-        super().__init__()
-        self.value = value
-
-
 def _as_tool(fn: Callable[..., Any], json_text: bool = False) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -155,43 +145,13 @@ def _namespace(json_text: bool = False) -> dict[str, Any]:
         setattr(tools, name, _as_async_tool(fn, json_text))
         namespace[name] = _as_tool(fn, json_text)
 
-    def final_answer(value: Any) -> None:
-        raise _FinalAnswer(value)
     namespace["final_answer"] = final_answer
     return namespace
 
 
 def cpython(script: str, json_text: bool = False) -> tuple[Any, str]:
-    """(the result, the printed output) of ``script`` in CPython: its last expression,
-    its ``result`` variable or its ``final_answer``; in a thread with no running loop, so
-    ``asyncio.run(main())`` runs as it does for the model's own host."""
-    tree = ast.parse(script)
-    last = tree.body[-1]
-    if isinstance(last, ast.Expr):
-        tree.body[-1] = ast.copy_location(
-            ast.Assign([ast.Name("result", ast.Store())], last.value), last)
-    # dont_inherit: this module's ``from __future__ import annotations`` would make every
-    # annotation of the row a string (dataclasses would then look KW_ONLY up in __main__)
-    code = compile(ast.fix_missing_locations(tree), "<cpython>", "exec",
-                   flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
-    namespace = _namespace(json_text)
-    output = io.StringIO()
-    outcome: dict[str, Any] = {}
-
-    def run() -> None:
-        with contextlib.redirect_stdout(output):
-            try:
-                pending = eval(code, namespace)  # the test's own rows
-                if asyncio.iscoroutine(pending):
-                    asyncio.run(pending)
-                outcome["value"] = namespace.get("result")
-            except _FinalAnswer as answer:
-                outcome["value"] = answer.value
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    assert "value" in outcome, "the row failed in CPython"
-    return json.loads(json.dumps(outcome["value"])), output.getvalue()
+    """The row in CPython (see :func:`run_in_cpython`)."""
+    return run_in_cpython(script, _namespace(json_text))
 
 
 @pytest.fixture(scope="module")
