@@ -628,7 +628,7 @@ async def _stages(registry: DispatchTable, call: ToolCall, token: Token,
     session = extras.session
     manager = getattr(registry, "tasks", None)
     tasks = NO_TASKS if session is None and manager is None else TaskScope(
-        manager, session, extras.signal)
+        manager, session, extras.signal, tool.labels)
 
     ctx = _new_context(
         call_id=call.call_id,

@@ -9,12 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from codemode.dispatch.cards import CardResult, GenericCard
+from codemode.dispatch.content import Envelope
 from codemode.dispatch.tool import Tool, define_tool
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
     from codemode.dispatch.context import ExecContext
+    from codemode.dispatch.tasks import TaskStatus
 
 __all__ = ["MAX_READ", "task_tools"]
 
@@ -45,6 +47,15 @@ def _text_result(title: str) -> Any:
     return present
 
 
+def _labelled(value: dict[str, Any], tasks: Iterable[TaskStatus]) -> Any:
+    """``value``, with the data-flow labels of the tools that started ``tasks`` in its
+    ``meta["labels"]`` (label -> where from): a run reading a task's result or output
+    carries what the starting tool's own result would have (``CodeMode``'s ledger reads
+    them), so a secret cannot be laundered through a background task."""
+    labels = {label: f"task {task.id}" for task in tasks for label in sorted(task.labels)}
+    return Envelope(value, meta={"labels": labels}) if labels else value
+
+
 def task_tools(*, prefix: str = "task_") -> tuple[Tool, Tool, Tool]:
     """``<prefix>status``, ``<prefix>output`` and ``<prefix>cancel``; register them next to
     any tool that starts tasks (and set ``registry.tasks``)."""
@@ -52,14 +63,17 @@ def task_tools(*, prefix: str = "task_") -> tuple[Tool, Tool, Tool]:
     async def status(args: Mapping[str, Any], ctx: ExecContext) -> Any:
         task = args.get("id")
         if task is None:
-            return {"tasks": [s.to_json() for s in ctx.tasks.list()]}
-        return ctx.tasks.status(task).to_json()
+            listed = ctx.tasks.list()
+            return _labelled({"tasks": [s.to_json() for s in listed]}, listed)
+        found = ctx.tasks.status(task)
+        return _labelled(found.to_json(), (found,))
 
     async def output(args: Mapping[str, Any], ctx: ExecContext) -> Any:
         limit = int(args.get("max_chars", 4_000))
         status_ = ctx.tasks.status(args["id"])
         text = ctx.tasks.read_output(args["id"], limit)
-        return {"id": status_.id, "state": status_.state, "output": text}
+        return _labelled({"id": status_.id, "state": status_.state, "output": text},
+                         (status_,))
 
     async def cancel(args: Mapping[str, Any], ctx: ExecContext) -> Any:
         ctx.tasks.cancel(args["id"])

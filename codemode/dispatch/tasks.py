@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, final, runtime_checkable
 
@@ -93,6 +93,9 @@ class TaskStatus:
     """The producer's summary, once ``completed``."""
     error: str | None = None
     """Why it ``failed`` (or the cancel reason)."""
+    labels: frozenset[str] = frozenset()
+    """The data-flow labels of the tool that started it: what reads its result or output
+    reads them too (host-side; not in :meth:`to_json`)."""
 
     def to_json(self) -> dict[str, Any]:
         """The fields that are set, as JSON."""
@@ -206,7 +209,7 @@ class _Task:
                  "signal", "status")
 
     def __init__(self, task_id: str, kind: str, label: str, owner: AgentSession,
-                 notify: bool) -> None:
+                 notify: bool, labels: frozenset[str]) -> None:
         self.id = task_id
         self.kind = kind
         self.label = label
@@ -215,7 +218,8 @@ class _Task:
         self.signal = CancelSignal()
         self.producer: Producer | None = None
         self.finished = anyio.Event()
-        self.status = TaskStatus(id=task_id, kind=kind, label=label, state="running")
+        self.status = TaskStatus(id=task_id, kind=kind, label=label, state="running",
+                                 labels=labels)
         self.release: Callable[[], None] = lambda: None
 
 
@@ -257,9 +261,10 @@ class TaskManager:
 
     def start(self, *, kind: str, label: str, run: Callable[[TaskStart], Producer],
               owner: AgentSession | None, signal: CancelSignal | None = None,
-              notify: bool = True) -> str:
+              notify: bool = True, labels: Iterable[str] = ()) -> str:
         """Start a task for ``owner``; checks come first, so ``run`` never starts for a
-        refused task. Raises ``TaskError``."""
+        refused task. ``labels``: the data-flow labels its result and output carry (those
+        of the tool that starts it). Raises ``TaskError``."""
         if not self.running or self._tg is None:
             raise TaskError("background tasks are not available: no running task manager")
         if owner is None or owner.disposed:
@@ -268,7 +273,8 @@ class TaskManager:
             raise TaskError("the call was cancelled before its task started")
         if sum(t.status.state == "running" for t in self._tasks.values()) >= self.max_tasks:
             raise TaskError(f"too many running tasks (at most {self.max_tasks})")
-        task = _Task(f"task-{next(self._ids)}", kind, label, owner, notify)
+        task = _Task(f"task-{next(self._ids)}", kind, label, owner, notify,
+                     frozenset(labels))
         tg = self._tg
 
         def spawn(fn: Callable[[], Awaitable[Any]]) -> None:
@@ -352,7 +358,8 @@ class TaskManager:
 
 
 def _final_status(task: _Task, outcome: Any, error: str | None) -> TaskStatus:
-    base = {"id": task.id, "kind": task.kind, "label": task.label}
+    base: dict[str, Any] = {"id": task.id, "kind": task.kind, "label": task.label,
+                            "labels": task.status.labels}
     if isinstance(outcome, dict) and "error" in outcome and error is None:
         error = str(outcome["error"])
     if error is not None and not task.signal.cancelled:
@@ -381,13 +388,15 @@ def _notice(status: TaskStatus) -> str:
 class TaskScope:
     """``ctx.tasks``: the control plane as one call sees it (its owner, its signal)."""
 
-    __slots__ = ("_manager", "_owner", "_signal")
+    __slots__ = ("_labels", "_manager", "_owner", "_signal")
 
     def __init__(self, manager: TaskManager | None, owner: AgentSession | None,
-                 signal: CancelSignal | None = None) -> None:
+                 signal: CancelSignal | None = None,
+                 labels: frozenset[str] = frozenset()) -> None:
         self._manager = manager
         self._owner = owner
         self._signal = signal
+        self._labels = labels
 
     def _plane(self) -> TaskManager:
         if self._manager is None:
@@ -399,7 +408,7 @@ class TaskScope:
               notify: bool = True) -> str:
         """Start a task owned by this call's session; its id (``TaskError`` if refused)."""
         return self._plane().start(kind=kind, label=label, run=run, owner=self._owner,
-                                   signal=self._signal, notify=notify)
+                                   signal=self._signal, notify=notify, labels=self._labels)
 
     def status(self, task_id: str) -> TaskStatus:
         """One task's status."""

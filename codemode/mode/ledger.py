@@ -169,7 +169,10 @@ class RunLedger:
         tool = self.registry.lookup(call.name)
         if tool is None or (self.resume is None and not self.approved
                             and not self.trail and not tool.labels):
-            return await self._dispatch(call, extras)
+            result = await self._dispatch(call, extras)
+            if result.meta is not None and "labels" in result.meta:
+                self._read_carried(call, result)
+            return result
         text = ""
         if self.resume is not None or self.approved:
             from codemode.mode.journal import canonical
@@ -193,7 +196,20 @@ class RunLedger:
         if (tool.labels and not tool.labels <= self.trail.carried.keys()
                 and (error is None or error.kind not in _NOTHING_READ)):
             self.trail.read(tool.labels, self._where(call.name))
+        if result.meta is not None and "labels" in result.meta:
+            self._read_carried(call, result)
         return result
+
+    def _read_carried(self, call: ToolCall, result: ToolResult) -> None:
+        """Labels a result carries beyond its tool's own (``meta["labels"]``, label ->
+        where from: a background task's, a nested run's): only ever added to the run."""
+        carried = result.meta["labels"] if result.meta is not None else None
+        if result.error is not None and result.error.kind in _NOTHING_READ:
+            return
+        if isinstance(carried, dict):  # a FrozenDict of label -> where from
+            for label, source in carried.items():
+                if isinstance(label, str):
+                    self.trail.read((label,), f"{self._where(call.name)} ({source})")
 
     def _dispatch(self, call: ToolCall, extras: CallExtras | None) -> Awaitable[ToolResult]:
         if extras is None:

