@@ -103,13 +103,19 @@ class JournalEntry:
     """The result's structured data."""
     error: str | None = None
     """The error message, when not ok."""
+    labels: Mapping[str, str] | None = None
+    """The labels the result carried beyond its tool's own (``meta["labels"]``: a
+    background task's), so a replayed result adds them to the run as the live one did."""
 
     def to_json(self) -> dict[str, Any]:
         """The entry as one JSON object (a line of the file)."""
-        return {"seq": self.seq, "group": self.group, "tool": self.tool,
-                "digest": self.digest, "ok": self.ok, "arguments": json.loads(self.arguments),
-                "content": list(self.content), "structured": self.structured,
-                "error": self.error}
+        out = {"seq": self.seq, "group": self.group, "tool": self.tool,
+               "digest": self.digest, "ok": self.ok, "arguments": json.loads(self.arguments),
+               "content": list(self.content), "structured": self.structured,
+               "error": self.error}
+        if self.labels:
+            out["labels"] = dict(self.labels)
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> JournalEntry:
@@ -124,19 +130,25 @@ class JournalEntry:
                 and isinstance(fields["ok"], bool)):
             raise ValueError("malformed entry")
         error = data.get("error")
+        labels = data.get("labels")
+        if labels is not None and not (isinstance(labels, dict) and all(
+                isinstance(k, str) and isinstance(v, str) for k, v in labels.items())):
+            raise ValueError("labels must map label to where it came from")
         return cls(seq=fields["seq"], group=fields["group"], tool=fields["tool"],
                    digest=fields["digest"], ok=fields["ok"],
                    arguments=canonical(data["arguments"]),
                    content=tuple(freeze(block) for block in content),
                    structured=freeze(data.get("structured")),
-                   error=error if isinstance(error, str) else None)
+                   error=error if isinstance(error, str) else None,
+                   labels=freeze(labels) if labels else None)
 
     def result(self, call_id: str) -> ToolResult:
         """The recorded result, as the pipeline would have returned it to ``call_id``."""
         return ToolResult(call_id=call_id, name=self.tool, content=self.content,
                           structured=self.structured, is_error=not self.ok,
                           error=None if self.ok else ErrorInfo(kind="handler_error",
-                                                               message=self.error or ""))
+                                                               message=self.error or ""),
+                          meta=freeze({"labels": dict(self.labels)}) if self.labels else None)
 
 
 @final
@@ -400,11 +412,15 @@ class Resume:
             self._live -= 1
         if not self._recording:
             return
+        carried = result.meta.get("labels") if result.meta is not None else None
+        labels = {k: str(v) for k, v in carried.items() if isinstance(k, str)} \
+            if isinstance(carried, dict) else None
         entry = JournalEntry(seq=seq, group=group, tool=tool, digest=digest,
                              arguments=arguments, ok=not result.is_error,
                              content=result.content if not result.is_error else (),
                              structured=result.structured if not result.is_error else None,
-                             error=result.error.message if result.error else None)
+                             error=result.error.message if result.error else None,
+                             labels=labels or None)
         journal = self._journal
         if len(journal._entries) >= journal.max_entries:
             self._recording = False
@@ -412,6 +428,8 @@ class Resume:
         line = {"seq": seq, "group": group, "tool": tool, "digest": digest, "ok": entry.ok,
                 "content": list(entry.content), "structured": entry.structured,
                 "error": entry.error}  # the arguments are canonical JSON text already
+        if entry.labels:
+            line["labels"] = entry.labels
         text = json.dumps(line, ensure_ascii=False, separators=(",", ":"), default=str)
         text = f'{text[:-1]},"arguments":{arguments}}}\n'
         size = len(text.encode())

@@ -9,6 +9,8 @@ import pytest
 import codemode as cm
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from codemode.sandbox import Executor
 
 LEAK = """\
@@ -182,3 +184,30 @@ async def test_a_background_tasks_result_carries_the_labels_of_the_tool_that_sta
             in leak.error.message)
     assert outbox == []  # the sink's handler was never reached
     session.dispose()
+
+
+async def test_a_task_results_labels_survive_a_resume_from_the_journal_file(
+        tmp_path: Path) -> None:
+    # a replayed result came back without its meta: the resumed run read the secret
+    # from the journal unlabelled and send_email received it
+    outbox: list[str] = []
+    reg = task_registry(outbox)
+    path = tmp_path / "run.jsonl"
+    async with cm.TaskManager() as manager, cm.InProcessExecutor() as executor:
+        reg.tasks = manager
+        mode = cm.CodeMode(reg, executor=executor)
+        session = cm.AgentSession("main")
+        started = await mode.run("(await tools.read_vault())['task']", session=session)
+        await manager.wait(started.value, session)
+        read = f"got = await tools.task_status(id={started.value!r})\n"
+        failed = await mode.run(read + "1 / 0", session=session, journal=cm.Journal(path))
+        assert failed.error is not None and failed.error.type == "ZeroDivisionError"
+        resumed = await mode.run(
+            read + "await tools.send_email(to='x@example.com', body=str(got))",
+            session=session, journal=cm.Journal(path))
+        session.dispose()
+    assert isinstance(resumed, cm.RunResult) and resumed.replayed == (0,)
+    assert resumed.error is not None
+    assert "send_email refuses 'secret': read from task_status at line 1" in \
+        resumed.error.message
+    assert outbox == []
