@@ -102,14 +102,19 @@ _RESERVE_BYTES: Final = 1 << 20
 _CPU_BUDGET_RUNS: Final = 16
 """A reused confined worker's hard CPU limit: this many runs' timeouts past its first run."""
 
-_RLIM_CAP: Final = 1 << 62
-"""The largest CPU or address-space limit set: a run's huge ``timeout`` or ``memory``
-(``Limits(timeout=1e300)``) is "no limit" for the kernel, not an ``OverflowError`` that
-killed the worker before the run."""
+_AS_CAP: Final = 1 << 62
+"""The largest address-space limit set: a run's huge ``memory`` (``Limits(memory=2**63)``)
+is "no limit" for the kernel, not an ``OverflowError`` that killed the worker before the
+run."""
+
+_CPU_CAP: Final = 1 << 33
+"""The largest CPU limit set, in seconds (272 years): the kernel compares the hard limit
+times 10**9 with the CPU time in nanoseconds, in 64 bits, so a limit of 2**62 s wrapped
+to 0 and the worker was SIGKILLed mid-run (``Limits(timeout=1e30)``, now and then)."""
 
 
-def _capped(limit: int) -> int:
-    return min(limit, _RLIM_CAP)
+def _capped(limit: int, cap: int = _CPU_CAP) -> int:
+    return min(limit, cap)
 
 
 OUTPUT_CHUNK: Final = 4096
@@ -421,7 +426,7 @@ class _Proc:
         resource.setrlimit(resource.RLIMIT_CPU,
                            (_capped(math.ceil(spent + limits.timeout) + 1), self._cpu_hard))
         resource.setrlimit(resource.RLIMIT_AS,
-                           (_capped(self.address_space() + limits.memory), self._as_hard))
+                           (_capped(self.address_space() + limits.memory, _AS_CAP), self._as_hard))
 
     def _limit_hard(self, limits: Limits) -> None:
         cpu_used = resource.getrusage(resource.RUSAGE_SELF)
@@ -434,7 +439,7 @@ class _Proc:
             cpu = self._cpu_hard
             self.retire = True
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, self._cpu_hard))
-        memory = _capped(self.address_space() + limits.memory)
+        memory = _capped(self.address_space() + limits.memory, _AS_CAP)
         if self._as_hard == resource.RLIM_INFINITY:
             self._as_hard = memory
         elif memory > self._as_hard + _AS_TOLERANCE:
