@@ -52,6 +52,7 @@ import os
 import random
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -704,6 +705,15 @@ def _watchdog() -> Iterator[None]:
         yield
     finally:
         faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _remove_sentinel_dir() -> Iterator[None]:
+    """The sentinel directory is this module's own: leave nothing behind in the temp dir."""
+    yield
+    escaped = os.path.exists(SENTINEL_PATH)
+    shutil.rmtree(SENTINEL_DIR, ignore_errors=True)
+    assert not escaped, "a script created the host sentinel file"
 
 
 @pytest.fixture(autouse=True)
