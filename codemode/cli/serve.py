@@ -219,7 +219,7 @@ async def _serve(args: argparse.Namespace, gateway: Gateway) -> int:
                     _say(f"upstream {status.name}: left out"
                          f" {len(status.skipped) - _SKIPS_SHOWN} more listed tools")
             else:
-                _say(f"upstream {status.name}: FAILED: {status.error} (retrying with backoff)")
+                _say(f"upstream {status.name}: FAILED: {status.error}; retrying with backoff")
         description = gateway.run_code_description()
         tools = len(gateway.upstream_specs())
         _say(f"{tools} tools; run_code description {len(description)} chars"

@@ -227,9 +227,11 @@ class _Session:
     def _live(self) -> Any:
         upstream = self._upstream
         if upstream.session is None:
+            # why it is down follows a colon: it often ends in a parenthesis of its own
+            # (``(its process exited with code 3)``), which a nested one doubled
             raise ConnectionError(
-                f"upstream MCP server {upstream.config.name!r} is not connected"
-                f" ({upstream.error or 'starting'}); the gateway is reconnecting"
+                f"upstream MCP server {upstream.config.name!r} is not connected (the gateway"
+                f" is reconnecting): {upstream.error or 'starting'}"
             )
         return upstream.session
 
@@ -741,10 +743,16 @@ class Gateway:
         down = [u for u in self.status() if u.state == "down"]
         if not down:
             return ""
-        shown = "; ".join(f"{u.name} ({(u.error or 'down')[:160]})" for u in down[:5])
-        more = f"; and {len(down) - 5} more" if len(down) > 5 else ""
-        return (f"\nNot connected now (reconnecting in the background; until then their"
-                f" tools fail or are missing): {shown}{more}.\n")
+        # one line each, ``name: why``: why often ends in a parenthesis of its own
+        lines = [f"- {u.name}: {_cut(u.error or 'down', 160)}" for u in down[:5]]
+        if len(down) > 5:
+            lines.append(f"- and {len(down) - 5} more")
+        return ("\nNot connected now (reconnecting in the background; until then their"
+                " tools fail or are missing):\n" + "\n".join(lines) + "\n")
+
+
+def _cut(text: str, size: int) -> str:
+    return text if len(text) <= size else text[:size - 1] + "…"
 
 
 def _index_line(space: str, leaves: list[str], *, cap: int) -> str:

@@ -21,6 +21,8 @@ from mcp import Client, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.integrations.checkout import ENV
+
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
@@ -67,7 +69,7 @@ async def stdio_gateway(
     errlog = tmp_path / "serve.stderr"
     params = StdioServerParameters(
         command=PY, args=_serve_args(config, *extra),
-        env={"CODEMODE_TEST_LOG": str(tmp_path / "tool.log")}, cwd=str(tmp_path),
+        env={**ENV, "CODEMODE_TEST_LOG": str(tmp_path / "tool.log")}, cwd=str(tmp_path),
     )
     with errlog.open("w", encoding="utf-8") as err:
         async with Client(stdio_client(params, errlog=err), mode=mode, **client) as c:  # type: ignore[arg-type]
@@ -114,7 +116,10 @@ async def test_stdio_script_chains_two_upstreams_with_progress(
         stderr = errlog.read_text(encoding="utf-8")
     assert "upstream time: up, 2 tools" in stderr
     assert "upstream git: up" in stderr
-    assert "upstream broken: FAILED: FileNotFoundError" in stderr
+    # "; retrying": after a why that ends in a parenthesis, " (retrying ...)" doubled them
+    missing = str(tmp_path / "no-such-server")
+    assert (f"upstream broken: FAILED: FileNotFoundError: [Errno 2] No such file or directory:"
+            f" {missing!r}; retrying with backoff\n") in stderr
 
 
 async def test_http_needs_the_token_and_serves_discovery(tmp_path: Path) -> None:

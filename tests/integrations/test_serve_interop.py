@@ -128,8 +128,10 @@ async def test_a_dead_upstream_says_why_it_is_down(tmp_path: Path) -> None:
         assert "Connection closed (its process exited with code 3)" in status.error
         again = await gateway.mode.run("await tools.raw.ok()")
         assert again.error is not None
-        assert ("'raw' is not connected (lost: MCPError: Connection closed (its process exited"
-                " with code 3))") in again.error.message
+        # why follows a colon: nested in parentheses it ended "code 3))"
+        assert again.error.message.endswith(
+            "'raw' is not connected (the gateway is reconnecting): lost: MCPError: Connection"
+            " closed (its process exited with code 3)")
 
 
 async def test_an_upstream_that_exits_at_start_says_how(tmp_path: Path) -> None:
@@ -144,10 +146,11 @@ async def test_an_upstream_that_exits_at_start_says_how(tmp_path: Path) -> None:
     assert status.error.endswith("Connection closed (its process exited with code 2)")
     # the model reads why ``tools.gone`` is missing (before: nothing; a call of one of its
     # tools got only "unknown tool")
+    # one line per upstream, ``name: why`` (before: ``gone (MCPError: ... code 2)).``)
     assert described.endswith(
         "\nNot connected now (reconnecting in the background; until then their tools fail"
-        " or are missing): gone (MCPError: Connection closed (its process exited with code"
-        " 2)).\n")
+        " or are missing):\n- gone: MCPError: Connection closed (its process exited with code"
+        " 2)\n")
 
 
 async def test_upstream_progress_reaches_the_client_as_readable_steps(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from mcp import Client, types
 import codemode as cm
 from codemode.integrations.gateway import Gateway, load_config
 from codemode.integrations.server import GatewayServer
+from tests.integrations.checkout import ENV
 from tests.integrations.raw_peer import PY
 from tests.integrations.raw_peer import raw_config as _raw
 
@@ -35,8 +36,8 @@ async def test_openai_agents_mcp_server_stdio_lists_and_runs(tmp_path: Path) -> 
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps(_raw(tmp_path / "raw.log")), encoding="utf-8")
     args = ["-m", "codemode.cli", "serve", "--executor", "inprocess", "--config", str(config)]
-    async with MCPServerStdio(params={"command": PY, "args": args, "cwd": str(tmp_path)},
-                              client_session_timeout_seconds=60) as server:
+    params = {"command": PY, "args": args, "cwd": str(tmp_path), "env": ENV}
+    async with MCPServerStdio(params=params, client_session_timeout_seconds=60) as server:
         assert [t.name for t in await server.list_tools()] == [
             "run_code", "search_tools", "describe_tools"]
         agent = Agent(name="coder", mcp_servers=[server])

@@ -20,6 +20,7 @@ import codemode as cm
 from codemode.integrations.gateway import Gateway, load_config
 from codemode.integrations.server import GatewayServer
 from codemode.sandbox import Limits
+from tests.integrations.checkout import ENV
 from tests.integrations.raw_peer import PY
 from tests.integrations.raw_peer import raw_config as _raw
 
@@ -151,7 +152,7 @@ async def test_serve_over_stdio_forwards_upstream_logs_and_its_own_warnings(
 
     params = StdioServerParameters(
         command=PY, args=["-m", "codemode.cli", "serve", "--executor", "inprocess",
-                          "--config", str(config)], cwd=str(tmp_path))
+                          "--config", str(config)], cwd=str(tmp_path), env=ENV)
     with (tmp_path / "serve.stderr").open("w", encoding="utf-8") as err:
         async with Client(stdio_client(params, errlog=err), mode="legacy",
                           logging_callback=on_log) as client:

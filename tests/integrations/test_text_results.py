@@ -18,6 +18,7 @@ import codemode as cm
 import sdk_gen
 from codemode.errors import ToolDefinitionError
 from codemode.integrations.mcp import register_mcp_tools
+from tests.integrations.checkout import ENV
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -127,6 +128,7 @@ async def test_serve_run_code_description_shows_text_results(tmp_path: Path, rep
     params = StdioServerParameters(
         command=PY, cwd=str(tmp_path),
         args=["-m", "codemode.cli", "serve", "--executor", "inprocess", "--config", str(config)],
+        env=ENV,
     )
     with (tmp_path / "serve.stderr").open("w", encoding="utf-8") as err:
         async with Client(stdio_client(params, errlog=err)) as client:  # type: ignore[arg-type]
