@@ -13,7 +13,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
-from codemode.dispatch.frozen import FrozenDict, NotJSONError, constructor, dumps, freeze
+from codemode.dispatch.frozen import FrozenDict, NotJSONError, constructor, dumps, freeze, thaw
 from codemode.jsontext import dumps_in_steps
 
 __all__ = [
@@ -266,6 +266,12 @@ def normalise(call_id: str, name: str, value: Any, *, steps: bool = False) -> To
         content, structured = content_of(value, steps=steps)
     if envelope and value.is_error is True:
         message = "\n".join(b["text"] for b in content if b.get("type") == "text")
+        if value.structured is not _NOT_GIVEN and structured is not None:
+            # the error's details as data (an MCP server's structuredContent): a script
+            # reads only the message, so it carries them unless the text already does
+            details = dumps(structured)
+            if details not in message and json.dumps(thaw(structured)) not in message:
+                message = f"{message}\n{details}" if message else details
         return ToolResult(
             call_id=call_id,
             name=name,

@@ -552,8 +552,8 @@ def _wrap(
 
 
 def _check_output(tool: Tool, call: ToolCall, result: ToolResult) -> ToolResult:
-    if tool.output_validator is None or result.structured is None:
-        return result
+    if tool.output_validator is None or result.structured is None or result.is_error:
+        return result  # an error's data (its details) is no output
     from codemode.dispatch.frozen import thaw
 
     data = thaw(result.structured)

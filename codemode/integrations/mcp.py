@@ -162,9 +162,11 @@ def _handler(session: McpSession, remote: str, *, wrapped: bool) -> Any:
         is_error = bool(result.get("isError"))
         content = result.get("content") or ""
         structured = result.get("structuredContent")
-        given = structured is not None and not is_error
-        if given and wrapped and isinstance(structured, dict) and set(structured) == {
-                "result"}:
+        # an error's structured content is its details as data: kept (the script reads
+        # it in the error's message, a direct call relays it), never unwrapped
+        given = structured is not None
+        if given and wrapped and not is_error and isinstance(structured, dict) and set(
+                structured) == {"result"}:
             structured = structured["result"]
             if structured is None:  # JSON null, as a handler returning None gives it
                 return Envelope(None, meta=_meta(result))

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, final
 import anyio
 
 from codemode.dispatch.context import ToolCall
-from codemode.dispatch.frozen import thaw
+from codemode.dispatch.frozen import FrozenDict, thaw
 from codemode.integrations.wrapped_result import wire_schema, wire_structured
 
 if TYPE_CHECKING:
@@ -550,8 +550,15 @@ def _mcp_result(result: Any, specs: list[ToolSpec], name: str) -> Any:
         "isError": result.is_error,
     }
     declared = next((s.output_schema for s in specs if s.name == name), None)
-    if declared is not None and result.structured is not None and not result.is_error:
-        entry["structuredContent"] = wire_structured(thaw(declared), thaw(result.structured))
+    structured = result.structured
+    if structured is None:
+        pass
+    elif declared is not None and not result.is_error:
+        entry["structuredContent"] = wire_structured(thaw(declared), thaw(structured))
+    elif isinstance(structured, FrozenDict):
+        # as the tool gave it: an error's details, an object without an output schema
+        # (MCP allows both; they were dropped)
+        entry["structuredContent"] = thaw(structured)
     return types.CallToolResult.model_validate(entry)
 
 

@@ -104,6 +104,23 @@ async def test_envelope_can_report_a_domain_error(registry: cm.ToolRegistry) -> 
     assert result.meta == {"k": 1}
 
 
+@pytest.mark.parametrize(("text", "message"), [
+    ("quota exceeded", 'quota exceeded\n{"code":429}'),
+    ('quota exceeded: {"code":429}', 'quota exceeded: {"code":429}'),  # said once
+    ('quota exceeded: {"code": 429}', 'quota exceeded: {"code": 429}'),
+    ("", '{"code":429}'),
+])
+async def test_an_errors_details_as_data_are_in_its_message(
+        registry: cm.ToolRegistry, text: Any, message: str) -> None:
+    """A caller that reads only the message (a script's ``ToolCallError``) read none of an
+    error's structured data; nor is that data held to the tool's output schema."""
+    result = await run(registry, cm.Envelope(text, structured={"code": 429}, is_error=True),
+                       output_schema={"type": "object", "required": ["rows"]})
+    assert result.error is not None
+    assert (result.error.kind, result.error.message) == ("handler_error", message)
+    assert result.structured == {"code": 429}
+
+
 async def test_data_with_an_is_error_key_is_just_data(registry: cm.ToolRegistry) -> None:
     result = await run(registry, {"is_error": True, "count": 1})
     assert not result.is_error

@@ -16,7 +16,7 @@ import sys
 LOG = sys.argv[1]
 
 TOOLS = ["ok", "fail", "die", "garbage", "not_a_list", "video", "progress", "long-running",
-         "hang", "log"]
+         "hang", "log", "refused", "data"]
 
 
 def _log(line: str) -> None:
@@ -70,6 +70,13 @@ def _call(request_id: object, params: dict[str, object]) -> None:
             _send({"jsonrpc": "2.0", "method": "notifications/message", "params": {
                 "level": level, "logger": "raw-logger", "data": f"{level} from raw"}})
         _result(request_id, _text("logged"))
+    elif name == "refused":  # a tool error with details as data (an SDK server sends one text)
+        _result(request_id, {"isError": True, "structuredContent": {"code": 429, "retryAfter": 30},
+                             "content": [{"type": "text", "text": "quota exceeded"},
+                                         {"type": "text", "text": "retry after 30 s"}]})
+    elif name == "data":  # structured content without an output schema (MCP allows it)
+        _result(request_id, {"structuredContent": {"n": 1},
+                             "content": [{"type": "text", "text": "n is 1"}]})
     else:
         _result(request_id, _text(f"{name}: fine"))
 

@@ -9,7 +9,8 @@ against a ``GatewayServer`` or over stdio against a ``codemode serve`` subproces
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -24,8 +25,8 @@ from tests.integrations.checkout import ENV
 from tests.integrations.raw_peer import PY
 from tests.integrations.raw_peer import raw_config as _raw
 
-if TYPE_CHECKING:
-    from pathlib import Path
+SDK_ERRORS = str(Path(__file__).resolve().parent / "sdk_errors_server.py")
+
 
 
 @pytest.fixture
@@ -247,3 +248,44 @@ async def test_progress_names_an_upstream_tool_as_the_script_calls_it(tmp_path: 
     # (before: none reached the client)
     assert not direct.is_error, _text(direct)
     assert relayed == [(1, 2, "half way"), (2, 2, None)]
+
+
+# -- 5. a failed call reaches the client as the upstream answered it ----------------------
+
+
+async def test_an_upstream_errors_details_reach_the_script_and_the_client(
+        tmp_path: Path) -> None:
+    """An ``isError`` result's ``structuredContent`` (the error's details as data) was
+    dropped: a script read only the texts and a direct call relayed only the content; so was
+    an object an upstream gave without an output schema (MCP allows both)."""
+    async with cm.InProcessExecutor() as executor, Gateway(
+        load_config(_raw(tmp_path / "raw.log")), executor=executor
+    ) as gateway, Client(GatewayServer(gateway, expose_upstream=True).server) as client:
+        run = await client.call_tool("run_code", {"code": (
+            "try:\n    await tools.raw.refused()\n"
+            "except ToolCallError as e:\n    r = e.message\nr")})
+        refused = await client.call_tool("refused", {})
+        data = await client.call_tool("data", {})
+    assert _text(run).startswith(
+        'value: "quota exceeded\\nretry after 30 s\\n{\\"code\\":429,\\"retryAfter\\":30}"')
+    assert refused.is_error
+    assert [_text(refused), refused.structured_content] == [
+        "quota exceeded\nretry after 30 s", {"code": 429, "retryAfter": 30}]
+    assert [data.is_error, _text(data), data.structured_content] == [False, "n is 1", {"n": 1}]
+
+
+async def test_an_sdk_upstreams_failures_reach_the_script_as_it_sent_them() -> None:
+    """The MCP SDK answers a crash (any exception but its ``ToolError``) with only
+    ``Error executing tool <name>`` (the exception stays in the upstream's log, on serve's
+    stderr): that text, and a ``ToolError``'s whole text, are what the script reads."""
+    config = {"mcpServers": {"failing": {"command": PY, "args": [SDK_ERRORS]}}}
+    async with cm.InProcessExecutor() as executor, Gateway(
+            load_config(config), executor=executor) as gateway:
+        run = await gateway.mode.run(
+            "said = []\n"
+            "for call in (tools.failing.crash, tools.failing.refuse):\n"
+            "    try:\n        await call(table='users')\n"
+            "    except ToolCallError as e:\n        said.append(e.message)\n"
+            "said")
+    assert run.value == ["Error executing tool crash",
+                         "Error executing tool refuse: no access to users (read-only)"]
