@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, final
 from urllib.parse import unquote
 
+import anyio
 import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
@@ -119,6 +120,13 @@ async def _call_tool(
     return await send(request, types.CallToolResult, progress_callback=progress)
 
 
+class McpCallCancelled(Exception):
+    """A call of an MCP server's tool stopped because its cancellation signal fired."""
+
+    def __init__(self, tool: str, reason: str) -> None:
+        super().__init__(f"the call of {tool!r} was cancelled ({reason}); the server was told")
+
+
 class McpResultError(Exception):
     """An MCP server answered ``tools/call`` with a result the MCP schema refuses."""
 
@@ -154,10 +162,22 @@ def _handler(session: McpSession, remote: str, *, wrapped: bool) -> Any:
         async def progress(done: float, total: float | None, message: str | None) -> None:
             ctx.progress({"progress": done, "total": total, "message": message})
 
-        try:
-            answer = await _call_tool(session, remote, thaw(args), progress)
-        except ValidationError as exc:  # the SDK's check of the result's shape
-            raise McpResultError(remote, exc) from None
+        # the call stops as soon as its signal fires (the run ended, its caller cancelled):
+        # the SDK tells the server (``notifications/cancelled``) at once, not after the
+        # grace the pipeline gives a handler to stop by itself (1 s)
+        signal = ctx.signal
+        with anyio.CancelScope() as scope:
+            remove = signal.on_cancel(scope.cancel) if signal is not None else None
+            try:
+                answer = await _call_tool(session, remote, thaw(args), progress)
+            except ValidationError as exc:  # the SDK's check of the result's shape
+                raise McpResultError(remote, exc) from None
+            finally:
+                if remove is not None:
+                    remove()
+        if scope.cancelled_caught:
+            reason = signal.reason if signal is not None else None
+            raise McpCallCancelled(remote, reason or "cancelled")
         result = _dump(answer)
         is_error = bool(result.get("isError"))
         content = result.get("content") or ""

@@ -289,3 +289,25 @@ async def test_an_sdk_upstreams_failures_reach_the_script_as_it_sent_them() -> N
             "said")
     assert run.value == ["Error executing tool crash",
                          "Error executing tool refuse: no access to users (read-only)"]
+
+
+# -- 6. a run that ends stops its upstream calls at once ----------------------------------
+
+
+async def test_a_run_that_ends_cancels_its_upstream_call_without_waiting(
+        tmp_path: Path) -> None:
+    """The MCP handler did not watch its signal: a run that timed out (or was cancelled)
+    waited the whole grace a handler has to stop by itself (1 s by default) before the
+    upstream was sent ``notifications/cancelled``. With a grace of 10 minutes the run
+    still ends at its timeout and the upstream is told."""
+    log = tmp_path / "raw.log"
+    async with cm.InProcessExecutor() as executor, Gateway(
+        load_config(_raw(log)), executor=executor, limits=Limits(timeout=0.3)
+    ) as gateway:
+        gateway.mode.cancel_grace = 600.0
+        with anyio.fail_after(60):
+            run = await gateway.mode.run("await tools.raw.hang()")
+            await _until(lambda: any(line.startswith("cancelled ") for line in _logged(log)))
+        assert run.error is not None and run.error.limit == "timeout", run.error
+        after = await gateway.mode.run("await tools.raw.ok()")
+        assert after.value == "ok: fine"
