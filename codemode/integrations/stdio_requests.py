@@ -8,7 +8,10 @@ batch's messages are handled one by one (each request answered on its own line, 
 by its id). A request whose only fault is its params (``"params": 5``, ``"params": [1]``)
 is answered with its id, ``-32602``: the SDK's parser keeps only the part it refused, so
 the line itself (``ClientLines`` keeps each until its message is handled) is read again
-for the id; a notification, even one with bad params, is never answered.
+for the id; a notification, even one with bad params, is never answered. A request whose
+id is no string or integer reads as a notification to the SDK: it gets ``-32600`` (id
+null). A line nested deeper than the SDK's JSON parser reads (about 200 levels) is no
+parse error: it is answered ``-32600`` with its id when Python's parser finds it.
 """
 
 from __future__ import annotations
@@ -70,11 +73,25 @@ def _messages(item: Any, line: str | None) -> list[tuple[Any, bool]]:
     from mcp.shared.message import SessionMessage
 
     if not isinstance(item, ValidationError):
+        if line is not None and '"id"' in line and isinstance(
+                getattr(item, "message", None), types.JSONRPCNotification):
+            return _bad_id(item, line)
         return [(item, False)]
     problems = item.errors(include_url=False)
     given = problems[0].get("input") if problems else None
     if problems and problems[0]["type"] == "json_invalid":
-        return [_error(None, types.PARSE_ERROR, "Parse error: the line is no JSON")]
+        if "recursion limit" not in problems[0]["msg"]:
+            return [_error(None, types.PARSE_ERROR, "Parse error: the line is no JSON")]
+        # JSON, nested deeper than the SDK's parser goes: answered with its id when
+        # Python's parser finds it (with id null, a client waited for its answer forever)
+        request_id = None
+        if line is not None:
+            with contextlib.suppress(ValueError, RecursionError):
+                found = json.loads(line)
+                request_id = found.get("id") if isinstance(found, dict) else None
+        if not isinstance(request_id, int | str) or isinstance(request_id, bool):
+            request_id = None
+        return [_error(request_id, types.INVALID_REQUEST, _TOO_DEEP)]
     if line is not None and problems and len(problems[0]["loc"]) > 1:  # inside a message
         with contextlib.suppress(ValueError, RecursionError):  # the SDK's part is kept
             given = json.loads(line)
@@ -88,6 +105,23 @@ def _messages(item: Any, line: str | None) -> list[tuple[Any, bool]]:
                 out += _invalid(entry, exc)
         return out
     return _invalid(given, item)
+
+
+def _bad_id(item: Any, line: str) -> list[tuple[Any, bool]]:
+    """A request whose id is no string or number (``null``, an object) reads as a
+    notification to the SDK, which never answers one: the client waited forever."""
+    from mcp import types
+
+    with contextlib.suppress(ValueError, RecursionError):
+        given = json.loads(line)
+        if isinstance(given, dict) and "id" in given:
+            return [_error(None, types.INVALID_REQUEST,
+                           "Invalid request: the id must be a string or an integer")]
+    return [(item, False)]
+
+
+_TOO_DEEP = ("Invalid request: the message nests deeper than the MCP SDK's JSON parser"
+             " reads (about 200 levels of objects and arrays)")
 
 
 def _invalid(given: Any, error: ValidationError) -> list[tuple[Any, bool]]:

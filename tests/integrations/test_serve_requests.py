@@ -40,6 +40,12 @@ async def test_every_request_line_is_answered(tmp_path: Path) -> None:
         b'{"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": [1]}',
         b"[]",
         b'{"jsonrpc": "2.0", "id": 5, "method": "resources/list"}',
+        # ids no string or integer: read as notifications, never answered
+        b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}',
+        b'{"jsonrpc": "2.0", "id": null, "method": "ping"}',
+        # JSON nested deeper than the SDK's parser reads: was "no JSON", with id null
+        b'{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "run_code",'
+        b' "arguments": {"code": ' + b"[" * 300 + b"]" * 300 + b"}}}",
         b'{"jsonrpc": "2.0", "id": 6, "method": "ping"}',
     ]
     serve = [sys.executable, "-m", "codemode.cli", "serve", "--executor", "inprocess",
@@ -69,7 +75,12 @@ async def test_every_request_line_is_answered(tmp_path: Path) -> None:
         (-32600, "Invalid request: Input should be a valid dictionary or instance of"
                  " JSONRPCRequest"),
         (-32600, "Invalid request: an empty batch"),
+        (-32600, "Invalid request: the id must be a string or an integer"),
+        (-32600, "Invalid request: the id must be a string or an integer"),
     ]
+    assert by_id[8]["error"] == {"code": -32600, "message": (
+        "Invalid request: the message nests deeper than the MCP SDK's JSON parser reads"
+        " (about 200 levels of objects and arrays)")}
     for request_id in (4, 7):
         assert by_id[request_id]["error"] == {
             "code": -32602, "message": "Invalid params: params: Input should be an object"}
