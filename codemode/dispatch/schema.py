@@ -646,11 +646,14 @@ def _argument_schema(schema: Mapping[str, Any], wire_arg: str) -> CompiledSchema
     return compiled
 
 
-def argument_problem(schema: Mapping[str, Any], wire_arg: str, value: Any) -> str | None:
-    """jsonschema's message for one argument's ``value`` under the parameters ``schema``
-    (checked in the root's context, so ``$defs`` and ``$ref`` resolve), or None when it is
-    valid, not declared, or cannot be judged. For a preflight of literal arguments: the
-    fast validator answers first, jsonschema only explains a failure."""
+def argument_problem(schema: Mapping[str, Any], wire_arg: str,
+                     value: Any) -> tuple[str, str] | None:
+    """Where in one argument's ``value`` (``""`` for the value itself, ``[1].name``
+    inside it) and jsonschema's message, under the parameters ``schema`` (checked in the
+    root's context, so ``$defs`` and ``$ref`` resolve); None when it is valid, not
+    declared, or cannot be judged. For a preflight of literal arguments: the fast
+    validator answers first, jsonschema only explains a failure. The message alone did
+    not say which item of a list of 50 was wrong."""
     props = schema.get("properties")
     if not isinstance(props, Mapping) or wire_arg not in props:
         return None
@@ -661,4 +664,9 @@ def argument_problem(schema: Mapping[str, Any], wire_arg: str, value: Any) -> st
         problems = compiled.problems({wire_arg: value})
     except Exception:  # advice only: what it cannot judge passes
         return None
-    return problems[0].message if problems else None
+    if not problems:
+        return None
+    first = problems[0]
+    head = f"$.{wire_arg}"
+    inner = first.path[len(head):] if first.path.startswith(head) else ""
+    return inner, first.message

@@ -143,7 +143,8 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _check_value(schema: Mapping[str, Any], wire_arg: str, value: Any) -> str | None:
+def _check_value(schema: Mapping[str, Any], wire_arg: str,
+                 value: Any) -> tuple[str, str] | None:
     """Validate one literal argument in the context of its root schema (keeps $defs/$refs)."""
     return argument_problem(schema, wire_arg, value)
 
@@ -507,7 +508,9 @@ class _Checker(ast.NodeVisitor):
             if ok and spec is not None:
                 problem = _check_value(spec.parameters, argmap[name], _jsonable(value))
                 if problem:
-                    self.add(keyword.value, f"tools.{path}({name}=...): {problem}")
+                    inner, message = problem
+                    where = f"{name}{inner}: " if inner else ""
+                    self.add(keyword.value, f"tools.{path}({name}=...): {where}{message}")
         if spec is not None and not has_star and (not node.args or self.orders is not None):
             required = spec.parameters.get("required") or []
             wire_to_py = {w: p for p, w in argmap.items()}

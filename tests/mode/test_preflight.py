@@ -62,6 +62,35 @@ def check(source: str) -> list[str]:
     return [str(p) for p in check_script(source, tools=TOOLS, arguments=ARGUMENTS, specs=SPECS)]
 
 
+_LABELS = ToolSpec(name="update_labels", parameters={  # the shape of GitHub's tool
+    "type": "object",
+    "properties": {"labels": {"type": "array", "items": {"anyOf": [
+        {"type": "string"},
+        {"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"}, "confidence": {"enum": ["LOW", "HIGH"]}}}]}},
+        "at": {"$ref": "#/$defs/point"}},
+    "$defs": {"point": {"type": "object", "required": ["x", "y"],
+                        "properties": {"x": {"type": "number"}, "y": {"type": "number"}}}},
+})
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("await tools.update_labels(labels=['a', {'name': 'b', 'confidence': 'SURE'}])",
+     "line 1: tools.update_labels(labels=...): labels[1].confidence: 'SURE' is not one of"
+     " ['LOW', 'HIGH']"),
+    ("await tools.update_labels(at={'x': 1})",
+     "line 1: tools.update_labels(at=...): 'y' is a required property"),
+    ("await tools.update_labels(at={'x': 1, 'y': 'north'})",
+     "line 1: tools.update_labels(at=...): at.y: 'north' is not of type 'number'"),
+])
+def test_a_problem_inside_an_argument_says_where(source: str, expected: str) -> None:
+    """The message said only ``(labels=...): 'SURE' is not one of ...``: not which item."""
+    problems = check_script(source, tools={"update_labels": "update_labels"},
+                            arguments={"update_labels": {"labels": "labels", "at": "at"}},
+                            specs={"update_labels": _LABELS})
+    assert [str(p) for p in problems] == [expected]
+
+
 @pytest.mark.parametrize(
     "source",
     [
