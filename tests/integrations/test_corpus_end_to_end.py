@@ -21,13 +21,9 @@ import codemode as cm
 from codemode.dispatch.frozen import thaw
 from codemode.errors import DuplicateToolError
 from codemode.integrations.mcp import register_mcp_listing
+from tests.integrations.corpus_sample import sample_arguments
 
 _BATCH = 100
-_FORMATS = {
-    "date-time": "2024-01-02T03:04:05Z", "date": "2024-01-02", "time": "03:04:05Z",
-    "uri": "https://example.com/a", "email": "a@example.com",
-    "uuid": "123e4567-e89b-12d3-a456-426614174000",
-}
 
 
 @pytest.fixture
@@ -60,48 +56,6 @@ def _listings() -> dict[str, list[dict[str, Any]]]:
                 {k: item[k] for k in ("name", "description", "inputSchema", "outputSchema")
                  if k in item})
     return spaces
-
-
-def _sample(schema: Any, root: dict[str, Any], depth: int = 0) -> Any:
-    """A value of ``schema`` with only what it requires (deterministic)."""
-    if not isinstance(schema, dict) or depth > 8:
-        return "x"
-    if isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#"):
-        node: Any = root
-        for part in schema["$ref"][1:].split("/")[1:]:
-            step = part.replace("~1", "/").replace("~0", "~")
-            node = node.get(step, {}) if isinstance(node, dict) else {}
-        return _sample(node, root, depth + 1)
-    if "const" in schema:
-        return schema["const"]
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][0]
-    if schema.get("default") is not None:
-        return schema["default"]
-    for key in ("anyOf", "oneOf"):
-        if isinstance(schema.get(key), list) and schema[key]:
-            kept = [o for o in schema[key] if not (isinstance(o, dict) and o.get("type") == "null")]
-            return _sample((kept or schema[key])[0], root, depth + 1)
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "null")
-    kind = kind or ("object" if "properties" in schema else "string")
-    if kind == "string":
-        text = _FORMATS.get(schema.get("format"), "sample")
-        return text.ljust(schema.get("minLength") or 0, "x")
-    if kind in ("integer", "number"):
-        low = schema.get("minimum")
-        return (int(low) if kind == "integer" else low) if isinstance(low, int | float) else 2
-    if kind == "array":
-        items = schema.get("items", {})
-        if isinstance(items, list):
-            return [_sample(i, root, depth + 1) for i in items]
-        return [_sample(items, root, depth + 1) for _ in range(schema.get("minItems") or 1)]
-    if kind == "object":
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        required = schema.get("required") if isinstance(schema.get("required"), list) else []
-        return {r: _sample(props.get(r, {}), root, depth + 1) for r in required}
-    return {"boolean": True, "null": None}.get(kind, "x")
 
 
 async def test_every_corpus_tool_is_called_from_a_script_with_what_it_was_sent() -> None:
@@ -137,7 +91,7 @@ async def test_every_corpus_tool_is_called_from_a_script_with_what_it_was_sent()
     for spec in specs:
         assert paths[spec.name].rpartition(".")[2] in prompt
         schema = thaw(spec.parameters)
-        args = _sample(schema, schema)
+        args = sample_arguments(schema)
         validator = jsonschema.validators.validator_for(schema)(schema)
         if not isinstance(args, dict) or not validator.is_valid(args):
             unsampled.append(spec.name)  # a pattern or default this sampler cannot meet
