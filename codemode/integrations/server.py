@@ -53,9 +53,10 @@ from typing import TYPE_CHECKING, Any, final
 
 import anyio
 
+from codemode.dispatch.content import text
 from codemode.dispatch.context import ToolCall
 from codemode.dispatch.frozen import FrozenDict, thaw
-from codemode.integrations.wrapped_result import wire_schema, wire_structured
+from codemode.integrations.wrapped_result import wire_schema, wire_structured, wraps
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -542,6 +543,10 @@ async def _report(session: Any, receive: Any) -> None:
             await session.report_progress(step, None, message)
 
 
+_NULL = (text("null"),)
+"""The content of a result that is JSON null (a handler that returned None)."""
+
+
 def _mcp_result(result: Any, specs: list[ToolSpec], name: str) -> Any:
     from mcp import types
 
@@ -551,7 +556,17 @@ def _mcp_result(result: Any, specs: list[ToolSpec], name: str) -> Any:
     }
     declared = next((s.output_schema for s in specs if s.name == name), None)
     structured = result.structured
-    if structured is None:
+    if structured is None and declared is not None and not result.is_error:
+        # MCP: a tool with an output schema answers structured content (the official
+        # client raises on a result without: RuntimeError, the content unread)
+        if wraps(declared) and result.content == _NULL:  # a wrapped None: {"result": null}
+            entry["structuredContent"] = wire_structured(thaw(declared), None)
+        else:  # an upstream that declared one and answered without: said, and readable
+            entry["isError"] = True
+            entry["content"].append({"type": "text", "text": (
+                f"{name!r} declares an output schema but answered without structured"
+                " content (MCP requires it): the text above is all it sent")})
+    elif structured is None:
         pass
     elif declared is not None and not result.is_error:
         entry["structuredContent"] = wire_structured(thaw(declared), thaw(structured))

@@ -16,7 +16,11 @@ import sys
 LOG = sys.argv[1]
 
 TOOLS = ["ok", "fail", "die", "garbage", "not_a_list", "video", "progress", "long-running",
-         "hang", "log", "refused", "data"]
+         "hang", "log", "refused", "data", "typed_text"]
+_OUTPUT = {"typed_text": {"outputSchema": {"type": "object",
+                                           "properties": {"n": {"type": "integer"}}}}}
+"""Tools listed with an output schema (``typed_text`` answers text only, which MCP does
+not allow)."""
 
 
 def _log(line: str) -> None:
@@ -99,7 +103,8 @@ def main() -> None:
             })
         elif method == "tools/list":
             _result(request_id, {"tools": [
-                {"name": name, "inputSchema": {"type": "object"}} for name in TOOLS]})
+                {"name": name, "inputSchema": {"type": "object"}, **_OUTPUT.get(name, {})}
+                for name in TOOLS]})
         elif method == "tools/call":
             _call(request_id, message["params"])
         elif method == "logging/setLevel":

@@ -266,12 +266,20 @@ async def test_an_upstream_errors_details_reach_the_script_and_the_client(
             "except ToolCallError as e:\n    r = e.message\nr")})
         refused = await client.call_tool("refused", {})
         data = await client.call_tool("data", {})
+        # an output schema, a text answer: the client raised RuntimeError, content unread
+        typed = await client.call_tool("typed_text", {})
+        script = await gateway.mode.run("await tools.raw.typed_text()")
     assert _text(run).startswith(
         'value: "quota exceeded\\nretry after 30 s\\n{\\"code\\":429,\\"retryAfter\\":30}"')
     assert refused.is_error
     assert [_text(refused), refused.structured_content] == [
         "quota exceeded\nretry after 30 s", {"code": 429, "retryAfter": 30}]
     assert [data.is_error, _text(data), data.structured_content] == [False, "n is 1", {"n": 1}]
+    assert typed.is_error
+    assert _text(typed) == (
+        "typed_text: fine\n'typed_text' declares an output schema but answered without"
+        " structured content (MCP requires it): the text above is all it sent")
+    assert script.value == "typed_text: fine"
 
 
 async def test_an_sdk_upstreams_failures_reach_the_script_as_it_sent_them() -> None:

@@ -100,9 +100,13 @@ async def test_an_unwrapped_tool_is_served_wrapped_again(kind: str) -> None:
         with anyio.fail_after(30):
             greeted = await client.call_tool("greet", {"name": "b"})
             pointed = await client.call_tool("point", {})
+            # a None was served without structured content: the client raised
+            # RuntimeError ("has an output schema but did not return structured content")
+            nothing = await client.call_tool("nothing", {})
         assert not greeted.is_error
         assert greeted.structured_content == {"result": "hello b"}
         assert pointed.structured_content == {"x": 1, "y": 2}
+        assert (nothing.is_error, nothing.structured_content) == (False, {"result": None})
 
 
 def _corpus_tools() -> list[dict[str, Any]]:
