@@ -40,6 +40,11 @@ async def test_every_request_line_is_answered(tmp_path: Path) -> None:
         b'{"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": [1]}',
         b"[]",
         b'{"jsonrpc": "2.0", "id": 5, "method": "resources/list"}',
+        # params the SDK's model refuses: it said only "Invalid request parameters"
+        b'{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "run_code",'
+        b' "arguments": [1]}}',
+        b'{"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {"arguments": {}}}',
+        b'{"jsonrpc": "2.0", "id": 11, "method": "logging/setLevel", "params": {"level": "x"}}',
         # ids no string or integer: read as notifications, never answered
         b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}',
         b'{"jsonrpc": "2.0", "id": null, "method": "ping"}',
@@ -78,6 +83,11 @@ async def test_every_request_line_is_answered(tmp_path: Path) -> None:
         (-32600, "Invalid request: the id must be a string or an integer"),
         (-32600, "Invalid request: the id must be a string or an integer"),
     ]
+    assert [by_id[i]["error"] for i in (9, 10)] == [
+        {"code": -32602, "message": "Invalid params: arguments: Input should be a valid"
+                                    " dictionary"},
+        {"code": -32602, "message": "Invalid params: name: Field required"}]
+    assert by_id[11]["error"]["message"].startswith("Invalid params: level: Input should be")
     assert by_id[8]["error"] == {"code": -32600, "message": (
         "Invalid request: the message nests deeper than the MCP SDK's JSON parser reads"
         " (about 200 levels of objects and arrays)")}
