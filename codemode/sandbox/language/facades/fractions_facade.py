@@ -195,7 +195,7 @@ class Fraction(SelfGuarded):
         return self._value.__ceil__()
 
     def __round__(self, ndigits: Any = None) -> Any:
-        if type(ndigits) is int and abs(ndigits) > _MAX_DIGITS:
+        if isinstance(ndigits, int) and abs(ndigits) > _MAX_DIGITS:  # IntEnum too
             _too_big(f"round() to {ndigits} digits", abs(ndigits) * 4)
         if ndigits is None:
             return round(self._value)
