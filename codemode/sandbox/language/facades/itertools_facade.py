@@ -15,7 +15,7 @@ from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import SelfGuarded
 from codemode.sandbox.language.sizes import (
     RENDER_SIZERS,
-    charge_operations,
+    charged_by_width,
     ensure_size,
     guarded_add,
 )
@@ -50,6 +50,12 @@ def _once(items: Iterator[Any]) -> Iterator[Any]:
     script generator feeding ``islice`` or ``cycle``) made the C code free what it was
     still using: CPython 3.11-3.13 crash (a segfault of an in-process host)."""
     yield from items
+
+
+def zip_longest(*iterables: Iterable[Any], fillvalue: Any = None) -> Iterator[Any]:
+    """``zip_longest``: each item a tuple as wide as the iterables are many (charged so)."""
+    made = itertools.zip_longest(*iterables, fillvalue=fillvalue)
+    return charged_by_width(_once(made), len(iterables))
 
 
 def accumulate(iterable: Iterable[Any], func: Any = None, *, initial: Any = None) -> Any:
@@ -102,33 +108,12 @@ def _same(value: Any) -> Any:
     return value
 
 
-_WIDE: Final = 64
-"""Items of a tuple that cost one operation to build (a copy in C, ~0.1 µs an item)."""
-
-
-def _charged(items: Iterator[Any], width: int) -> Iterator[Any]:
-    """``items``, each charged ``width // _WIDE`` operations besides its own.
-
-    An item of ``width`` entries is a copy of that many in C: ``list(combinations_with_
-    replacement(range(3), 10**6))`` built 8 MB tuples 3 ms apart, and one 1,024-item chunk of
-    the meter (its deadline and memory are checked between chunks) held the GIL 2-14 s
-    and took gigabytes before the memory watch saw them."""
-    if width < _WIDE:
-        return counted(items)
-    cost = width // _WIDE
-
-    def charge(item: Any) -> Any:
-        charge_operations(cost)
-        return item
-    return counted(map(charge, items))
-
-
 def product(*iterables: Iterable[Any], repeat: int = 1) -> Iterator[Any]:
     """Cartesian product (the repeated pools are bounded)."""
     pools = [tuple(counted(p)) for p in iterables]
     if repeat < 0 or sum(len(p) for p in pools) * repeat > current_run().limits.operations:
         current_run().too_big(f"itertools.product(repeat={repeat})", repeat)
-    return _charged(itertools.product(*pools, repeat=repeat), len(pools) * repeat)
+    return charged_by_width(itertools.product(*pools, repeat=repeat), len(pools) * repeat)
 
 
 def _tuples_of(make: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
@@ -142,7 +127,7 @@ def _tuples_of(make: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any
             width = int(width)
             ensure_size(width * 8, f"itertools.{make.__name__}(r={width})")
         made = make(pool) if r is None else make(pool, r)
-        return _charged(made, width if isinstance(width, int) else 0)
+        return charged_by_width(made, width if isinstance(width, int) else 0)
     wrapped.__name__ = make.__name__
     wrapped.__doc__ = make.__doc__
     return wrapped
@@ -295,12 +280,12 @@ RENDER_SIZERS.setdefault(_Count, _Count.render_size)
 _WRAPPED: Final = {
     name: _wrap(getattr(itertools, name)) for name in (
         "cycle", "compress", "dropwhile", "filterfalse", "islice", "starmap", "takewhile",
-        "zip_longest",
     )
 }
 _WRAPPED.update({"count": _Count, "repeat": _counted(itertools.repeat)})
 _WRAPPED.update({name: _tuples_of(getattr(itertools, name)) for name in (
     "permutations", "combinations", "combinations_with_replacement")})
 FACADE: Final = Facade("itertools", {**_WRAPPED, "product": product, "chain": chain,
+                                     "zip_longest": zip_longest,
                                      "accumulate": accumulate, "groupby": groupby,
                                      "tee": tee, "batched": batched, "pairwise": pairwise})
