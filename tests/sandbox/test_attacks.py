@@ -1012,6 +1012,10 @@ STALLERS = [
                  id="compare-shared-refs"),
     pytest.param("t = (0,)\nfor i in range(30):\n    t = (t, t)\nd = {}\nd[t] = 1",
                  id="hash-doubled-tuple-key"),
+    pytest.param("import itertools\n"
+                 "len(list(itertools.combinations_with_replacement(range(3), 10**5)))",
+                 id="combinations-of-wide-tuples"),
+    pytest.param("len(list(zip(*[range(10**4)] * 10**5)))", id="zip-of-many-iterables"),
     *(pytest.param("import collections\nm = 2**61 - 1\nks = [i * m for i in range(20000)]\n"
                    "class K:\n    def keys(self):\n        return []\n"
                    "    def __iter__(self):\n        return reversed(ks)\n" + tail, id=name)

@@ -964,7 +964,8 @@ def _bind_elements(counter: Counter[Any]) -> Callable[[], Any]:
     items are charged (one operation each) and sized before the C call; they come as an
     iterator over a list, as Python's come from an iterator."""
     def elements() -> Any:
-        total = sum(n for n in counted(counter.values()) if type(n) is int and n > 0)
+        # an IntEnum count is repeated in C like an int's
+        total = sum(n for n in counted(counter.values()) if isinstance(n, int) and n > 0)
         charge_operations(total)
         ensure_size(total * 8, "Counter.elements()")
         return iter(list(counter.elements()))

@@ -137,7 +137,7 @@ def _digits(value: Any) -> int:
     """Coefficient digits of a host Decimal or int operand (0 for anything else)."""
     if type(value) is _REAL:
         return len(value.as_tuple().digits) if value.is_finite() else 0
-    if type(value) in (int, bool):
+    if isinstance(value, int):  # an IntEnum member too: C reads its digits as an int's
         return int(abs(value).bit_length()) * 3 // 10 + 1
     return 0
 
@@ -453,7 +453,7 @@ class Context(SelfWritable):
         if name not in _CONTEXT_FIELDS:
             raise AttributeError(f"'decimal.Context' object attribute {name!r} cannot be set "
                                  "in the sandbox")
-        if name == "prec" and type(value) is int and value > MAX_PREC:
+        if name == "prec" and isinstance(value, int) and value > MAX_PREC:  # IntEnum too
             current_run().too_big(f"a decimal precision of {value} digits (at most {MAX_PREC} "
                                   "in the sandbox)", value)
         setattr(self._ctx, name, value)

@@ -12,6 +12,7 @@ text such as ``'1e999999999'`` trip the memory limit before the arithmetic runs.
 from __future__ import annotations
 
 import fractions
+import operator
 import re
 from typing import TYPE_CHECKING, Any, Final, final
 
@@ -195,11 +196,15 @@ class Fraction(SelfGuarded):
         return self._value.__ceil__()
 
     def __round__(self, ndigits: Any = None) -> Any:
-        if type(ndigits) is int and abs(ndigits) > _MAX_DIGITS:
-            _too_big(f"round() to {ndigits} digits", abs(ndigits) * 4)
         if ndigits is None:
             return round(self._value)
-        return _checked(round(self._value, ndigits))
+        # an int, read as C reads it: the stdlib's round computes ``10**abs(ndigits)``, so
+        # an IntEnum member or a script object whose ``__abs__`` answers 10**7 made that one
+        # C call of seconds (CPython's round fails for any other type soon after)
+        digits = operator.index(ndigits)
+        if abs(digits) > _MAX_DIGITS:
+            _too_big(f"round() to {digits} digits", abs(digits) * 4)
+        return _checked(round(self._value, digits))
 
     def __str__(self) -> str:
         return str(self._value)

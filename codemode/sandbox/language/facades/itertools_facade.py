@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, Any, Final, final
 from codemode.sandbox.language.compare import charge_each
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import SelfGuarded
-from codemode.sandbox.language.sizes import RENDER_SIZERS, ensure_size, guarded_add
+from codemode.sandbox.language.sizes import (
+    RENDER_SIZERS,
+    charged_by_width,
+    ensure_size,
+    guarded_add,
+)
 from codemode.sandbox.language.state import counted, current_run
 
 if TYPE_CHECKING:
@@ -45,6 +50,12 @@ def _once(items: Iterator[Any]) -> Iterator[Any]:
     script generator feeding ``islice`` or ``cycle``) made the C code free what it was
     still using: CPython 3.11-3.13 crash (a segfault of an in-process host)."""
     yield from items
+
+
+def zip_longest(*iterables: Iterable[Any], fillvalue: Any = None) -> Iterator[Any]:
+    """``zip_longest``: each item a tuple as wide as the iterables are many (charged so)."""
+    made = itertools.zip_longest(*iterables, fillvalue=fillvalue)
+    return charged_by_width(_once(made), len(iterables))
 
 
 def accumulate(iterable: Iterable[Any], func: Any = None, *, initial: Any = None) -> Any:
@@ -102,18 +113,21 @@ def product(*iterables: Iterable[Any], repeat: int = 1) -> Iterator[Any]:
     pools = [tuple(counted(p)) for p in iterables]
     if repeat < 0 or sum(len(p) for p in pools) * repeat > current_run().limits.operations:
         current_run().too_big(f"itertools.product(repeat={repeat})", repeat)
-    return counted(itertools.product(*pools, repeat=repeat))
+    return charged_by_width(itertools.product(*pools, repeat=repeat), len(pools) * repeat)
 
 
 def _tuples_of(make: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
     """``permutations``/``combinations``/``combinations_with_replacement``: each item is an
-    r-tuple built in C (r is unbounded for ``combinations_with_replacement``): size it first."""
+    r-tuple built in C (r is unbounded for ``combinations_with_replacement``): size it first,
+    and charge each by its width."""
     def wrapped(iterable: Iterable[Any], r: Any = None) -> Iterator[Any]:
         pool = tuple(counted(iterable))
         width = len(pool) if r is None else r
         if isinstance(width, int):
-            ensure_size(int(width) * 8, f"itertools.{make.__name__}(r={width})")
-        return counted(make(pool) if r is None else make(pool, r))
+            width = int(width)
+            ensure_size(width * 8, f"itertools.{make.__name__}(r={width})")
+        made = make(pool) if r is None else make(pool, r)
+        return charged_by_width(made, width if isinstance(width, int) else 0)
     wrapped.__name__ = make.__name__
     wrapped.__doc__ = make.__doc__
     return wrapped
@@ -266,12 +280,12 @@ RENDER_SIZERS.setdefault(_Count, _Count.render_size)
 _WRAPPED: Final = {
     name: _wrap(getattr(itertools, name)) for name in (
         "cycle", "compress", "dropwhile", "filterfalse", "islice", "starmap", "takewhile",
-        "zip_longest",
     )
 }
 _WRAPPED.update({"count": _Count, "repeat": _counted(itertools.repeat)})
 _WRAPPED.update({name: _tuples_of(getattr(itertools, name)) for name in (
     "permutations", "combinations", "combinations_with_replacement")})
 FACADE: Final = Facade("itertools", {**_WRAPPED, "product": product, "chain": chain,
+                                     "zip_longest": zip_longest,
                                      "accumulate": accumulate, "groupby": groupby,
                                      "tee": tee, "batched": batched, "pairwise": pairwise})
