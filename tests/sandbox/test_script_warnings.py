@@ -16,6 +16,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 SCRIPTS = {
     "x = 1\nx is 1": True,
     "len('\\d')": 2,
@@ -56,5 +58,50 @@ def test_script_warnings_stay_out_of_the_host() -> None:
                            cwd=root, capture_output=True, text=True, timeout=60, check=False)
     assert child.returncode == 0, child.stderr[-2000:]
     assert child.stderr == "", child.stderr[:2000]
+    expected = [[value, None] for value in SCRIPTS.values()]
+    assert json.loads(child.stdout) == expected
+
+
+LATE = """
+import asyncio, json, sys, warnings
+import codemode.sandbox as sb
+from codemode.sandbox.language.parsing import parse_tree
+
+async def main():
+    scripts = json.loads(sys.argv[1])
+    async def host(name, args):
+        return args
+    values = []
+    async with sb.InProcessExecutor() as ex:
+        await ex.run("1", call_tool=host)  # codemode's filter is in place
+        warnings.simplefilter(sys.argv[2])  # the host's, first in the list now
+        for source in scripts:
+            parse_tree(source)
+            r = await ex.run(source, call_tool=host)
+            values.append([r.value, r.error and r.error.message])
+    try:
+        warnings.warn("the host's own", UserWarning)
+    except UserWarning as exc:
+        print(f"raised: {exc}", file=sys.stderr)
+    print(json.dumps(values))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("action", ["always", "error"])
+def test_a_host_filter_set_later_does_not_outrank_the_scripts(action: str) -> None:
+    """A host that calls ``warnings.simplefilter`` after codemode set its filter put its
+    own first: the scripts' warnings printed on its stderr (``always``) or failed them
+    (``error``). The host's own warnings still follow its filter."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    child = subprocess.run([sys.executable, "-c", LATE, json.dumps(list(SCRIPTS)), action],
+                           cwd=root, capture_output=True, text=True, timeout=60, check=False)
+    assert child.returncode == 0, child.stderr[-2000:]
+    own = ("UserWarning: the host's own" if action == "always"
+           else "raised: the host's own")
+    assert [line for line in child.stderr.splitlines() if "Warning" in line or "raised" in line
+            ] == [next(line for line in child.stderr.splitlines() if own in line)], \
+        child.stderr[:2000]
     expected = [[value, None] for value in SCRIPTS.values()]
     assert json.loads(child.stdout) == expected

@@ -57,6 +57,7 @@ import anyio
 
 import codemode.errors
 from codemode.errors import LimitExceeded, ScriptCompileError, ToolCallError
+from codemode.sandbox.language import script_warnings
 from codemode.sandbox.language.builtins import (
     SAFE_BUILTINS,
     ScriptExit,
@@ -635,6 +636,7 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
 
     limits = DEFAULT_LIMITS if limits is None else limits
     unraisable.install()
+    script_warnings.silence()  # a compiled script may come from a cache: no parse put it first
     head, source = split(source)
     try:
         compiled = compile_script(source)
