@@ -18,7 +18,6 @@ import logging
 from typing import TYPE_CHECKING, Final
 
 import anyio
-import sniffio
 
 from codemode.errors import LimitExceeded
 from codemode.sandbox.runtime.result import ScriptError, ScriptResult
@@ -40,9 +39,10 @@ async def unless_stuck(run: Awaitable[ScriptResult], bridge: Bridge,
                        timeout: float) -> ScriptResult:  # noqa: ASYNC109
     """``await run`` (the executor's run with ``bridge`` as its tools), but no longer than
     ``STUCK`` seconds after the run's calls were stopped and their grace passed."""
-    if sniffio.current_async_library() != "asyncio":
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # another library's loop (sniffio may be absent: not asked)
         return await run
-    loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(run)
     task.add_done_callback(_retrieve)
     over = anyio.Event()
