@@ -103,6 +103,10 @@ class Bridge:
         """The signals of the calls in flight by key (``broker.current_call``)."""
         self._ended: anyio.Event | None = None
         """Set when a call in flight ends, while :meth:`stop_calls` waits for one."""
+        self._paths: dict[int, str] = {}
+        """The tool of each call in flight, by the same key."""
+        self.on_stop: Callable[[], object] | None = None
+        """Called when the run's calls are stopped, all of them (``mode.stuck``)."""
 
     async def call(self, path: str, kwargs: dict[str, Any]) -> Any:
         wire = self.sdk.names.tools.get(path)
@@ -168,11 +172,13 @@ class Bridge:
                 deadline += broker.paused  # the run's clock stood still that long
         inflight = self._inflight
         inflight[key] = signal
+        self._paths[key] = path
         try:
             return await self.execute(call, CallExtras(run.session, signal, deadline, on_update,
                                                        True, hold))
         finally:
             del inflight[key]
+            del self._paths[key]
             run.signal.release(signal)
             ended, self._ended = self._ended, None
             if ended is not None:
@@ -183,6 +189,10 @@ class Bridge:
         """How many of the run's calls have started and not ended."""
         return len(self._inflight)
 
+    def in_flight_tools(self) -> list[str]:
+        """The tools (script paths) of the run's calls in flight."""
+        return list(self._paths.values())
+
     async def stop_calls(self, key: int | None = None) -> None:
         """Calls in flight are about to be cancelled (all: the run is ending, its timeout,
         its caller, the script done; or the one ``key`` names, which the script
@@ -192,6 +202,8 @@ class Bridge:
         Executors call it through their broker (``CallBroker.stop_calls``) before the hard
         cancel, so a handler that watches its signal stops by itself."""
         inflight = self._inflight
+        if key is None and self.on_stop is not None:
+            self.on_stop()
         targets = tuple(inflight) if key is None else (key,) if key in inflight else ()
         for target in targets:
             inflight[target].cancel("the run was cancelled or timed out")

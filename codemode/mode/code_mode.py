@@ -42,6 +42,7 @@ from codemode.mode.stream import (
     RunStream,
     guarded,
 )
+from codemode.mode.stuck import unless_stuck
 from codemode.sandbox import Executor, Limits, ScriptError, ScriptResult
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.compile import MAX_SOURCE, compile_script, compile_tree
@@ -530,16 +531,16 @@ class CodeMode:
                         aliases=not self.strict)
         try:
             if deliver is None:
-                result = await self.executor.run(
+                result = await unless_stuck(self.executor.run(
                     source, call_tool=bridge, tool_paths=self._tool_paths(sdk),
                     limits=limits
-                )
+                ), bridge, limits.timeout)
             else:
                 emit = deliver
-                result = await self.executor.run(
+                result = await unless_stuck(self.executor.run(
                     source, call_tool=bridge, tool_paths=self._tool_paths(sdk),
                     limits=limits, on_output=lambda text: emit(OutputEvent(text=text)),
-                )
+                ), bridge, limits.timeout)
         except BaseException:
             ledger.finish(None)
             raise
@@ -613,14 +614,14 @@ class CodeMode:
                 # printed output goes to whoever listens to this call's progress
                 # (``codemode serve`` turns it into MCP progress), as it is printed
                 report = ctx.report
-                result = await mode.executor.run(
+                result = await unless_stuck(mode.executor.run(
                     source,
                     call_tool=bridge,
                     tool_paths=mode._tool_paths(sdk),
                     limits=limits,
                     on_output=None if report is None
                     else lambda text: report({"output": text}),
-                )
+                ), bridge, limits.timeout)
             except BaseException:
                 ledger.finish(None)
                 raise

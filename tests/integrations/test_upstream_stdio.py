@@ -18,6 +18,7 @@ from codemode.cli.serve import status_handler
 from codemode.integrations.upstream_stdio import (
     LineBuffer,
     LineTooLong,
+    line_problem,
     parsed_line,
     stdio_transport,
 )
@@ -184,10 +185,21 @@ def test_a_garbage_line_is_shown_without_its_whole_repr() -> None:
 
 
 async def test_a_text_of_many_commas_is_one_value() -> None:
-    """Commas in a string counted as values closed the connection on a CSV export; only
-    a flood of commas past ``COMMAS_PER_VALUE`` per allowed value does."""
-    text, pid = await _call("csv", {"n": 3_000}, max_line=65_536, max_values=1_000)
-    assert text == ",".join(["a"] * 3_000)
+    """Commas in a string counted as values closed the connection on a CSV export of
+    5,000 fields (``max_values`` 1,000); only what the SDK parses as values counts."""
+    text, pid = await _call("csv", {"n": 20_000}, max_line=65_536, max_values=1_000)
+    assert text == ",".join(["a"] * 20_000)
     assert _gone(pid)
-    text, _ = await _call("csv", {"n": 5_000}, max_line=65_536, max_values=1_000)
-    assert "Connection closed" in text
+
+
+@pytest.mark.parametrize(("line", "refused"), [
+    (b'{"text": "' + b"a," * 5_000 + b'"}', False),
+    (b'{"text": "' + b"[{" * 2_000 + b'"}', False),
+    (rb'{"text": "\\\\\\", "more": "' + b"a," * 5_000 + rb'\""}', False),
+    (b"[" + b"0," * 5_000 + b"0]", True),
+    (b"[" + b"[]," * 1_500 + b"0]", True),
+    (b'["' + b'a,' * 2_000 + b'", ' + b"0," * 4_100 + b"0]", True),
+    (b"[" + b'"",' * 5_000 + b"0]", True),
+])
+def test_values_are_counted_outside_strings(line: bytes, refused: bool) -> None:
+    assert (line_problem(line, 1_000) is not None) is refused

@@ -19,6 +19,7 @@ import pytest
 import codemode as cm
 from codemode.mode.bridge import Bridge, RunSummary
 from codemode.mode.ledger import RunLedger
+from codemode.sandbox import InProcessExecutor, WorkerPoolExecutor
 
 if TYPE_CHECKING:
     from codemode.sandbox import Executor
@@ -117,3 +118,52 @@ async def test_calls_that_ended_leave_nothing_for_the_run_to_stop(executor: Exec
     assert bridge.in_flight == 0
     await bridge.stop_calls()  # nothing left to stop: the run's own signal is untouched
     assert not run.signal.cancelled
+
+
+@pytest.mark.parametrize("kind", ["inprocess", "pool"])
+@pytest.mark.parametrize("ends", ["timeout", "caller"])
+async def test_a_call_that_ignores_its_cancellation_does_not_hold_the_run(
+        kind: str, ends: str, caplog: pytest.LogCaptureFixture) -> None:
+    # The executor joined the call: CodeMode.run never returned, on either executor.
+    release, started, returned = anyio.Event(), anyio.Event(), anyio.Event()
+    log: list[str] = []
+
+    async def stubborn(args: Any, ctx: cm.ExecContext) -> str:
+        log.append("started")
+        started.set()
+        give_up = time.monotonic() + 20  # a hang guard: the run should be over long before
+        while not release.is_set() and time.monotonic() < give_up:
+            try:
+                await anyio.sleep(0.05)
+            except anyio.get_cancelled_exc_class():
+                if "swallowed" not in log:
+                    log.append("swallowed")
+        log.append("returned")
+        returned.set()
+        return "late"
+
+    reg = cm.ToolRegistry()
+    reg.register(cm.define_tool(name="stubborn", parameters={}, execute=stubborn))
+    executor = InProcessExecutor() if kind == "inprocess" else WorkerPoolExecutor(size=1)
+    async with executor:
+        mode = cm.CodeMode(reg, executor=executor, limits=cm.Limits(timeout=0.3))
+        mode.cancel_grace = 0.1
+        with anyio.fail_after(30):  # a hang guard, far past timeout + grace + STUCK
+            if ends == "timeout":
+                result = await mode.run("await tools.stubborn()")
+                assert result.error is not None and result.error.limit == "timeout"
+                assert "tools.stubborn did not end when cancelled" in result.error.message
+            else:
+                with anyio.CancelScope() as scope:
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(mode.run, "await tools.stubborn()\n'never'")
+                        await started.wait()
+                        scope.cancel()
+                assert scope.cancelled_caught
+        assert log == ["started", "swallowed"]
+        assert any("tools.stubborn ignored its cancellation" in record.getMessage()
+                   for record in caplog.records)
+        release.set()
+        with anyio.fail_after(30):
+            await returned.wait()
+        assert (await mode.run("1 + 1")).value == 2

@@ -116,6 +116,37 @@ async def test_a_failed_task_nobody_awaited_stays_quiet(
     assert "never seen" not in capfd.readouterr().err
 
 
+_EXITS = "async def stop():\n    await tools.slow(x=1)\n    {call}\n"
+_STARTED = "t = asyncio.create_task(stop())\n"
+
+
+@pytest.mark.parametrize("kind", ["inprocess", "pool"])
+@pytest.mark.parametrize(("call", "main", "error", "value"), [
+    ("exit(3)", "await tools.slow(x=2)\nawait asyncio.sleep(5)\nprint('after')\n'done'",
+     "the script exited with status 3", None),
+    ("raise SystemExit('bye')", "await asyncio.sleep(5)\nprint('after')\n'done'", "bye", None),
+    ("exit(3)", "try:\n    await asyncio.sleep(5)\nexcept:\n    pass\n"
+     "await tools.slow(x=9)\n'done'", "the script exited with status 3", None),
+    ("exit(0)", "await asyncio.sleep(5)\nprint('after')\n'done'", None, None),
+    ("final_answer(7)", "await asyncio.sleep(5)\nprint('after')\n'done'", None, 7),
+])
+async def test_a_task_that_exits_ends_the_run_as_cpython_does(
+        kind: str, call: str, main: str, error: str | None, value: Any) -> None:
+    # CPython leaves the event loop on a task's SystemExit; before, a task nobody awaited
+    # dropped it and the run went on to 'done' (or to its timeout).
+    executor = InProcessExecutor() if kind == "inprocess" else WorkerPoolExecutor(size=1)
+    calls = Calls()
+    run = await _run(IMPORT + _EXITS.format(call=call) + _STARTED + main, calls, executor)
+    assert "after" not in run.output
+    assert 9 not in calls.made  # the main code's await after a caught stop is cancelled
+    assert run.value == value
+    if error is None:
+        assert run.error is None, run.error
+    else:
+        assert run.error is not None and run.error.type == "SystemExit", run.error
+        assert run.error.message == error and run.error.line == 4
+
+
 @pytest.mark.parametrize(("script", "error", "message"), [
     ("t = asyncio.create_task(asyncio.sleep(0))\nt._task", "AttributeError", "private"),
     ("t = asyncio.create_task(asyncio.sleep(0))\nt.get_coro", "AttributeError",
@@ -141,3 +172,18 @@ async def test_tasks_are_sized_together() -> None:
     assert run.value is None
     assert run.error is not None and run.error.limit == "memory"
     assert "asyncio.create_task()" in run.error.message
+
+
+@pytest.mark.parametrize("kind", ["inprocess", "pool"])
+async def test_no_tool_call_is_dispatched_after_a_caught_timeout(kind: str) -> None:
+    # In-process the call reached the tool: the bare except kept the cancellation and
+    # the call came before the script's next tick, the only place the deadline was seen.
+    calls = Calls()
+    script = (IMPORT + "try:\n    await asyncio.sleep(5)\nexcept:\n    pass\n"
+              "await tools.slow(x=9)\n'done'")
+    executor = InProcessExecutor() if kind == "inprocess" else WorkerPoolExecutor(size=1)
+    async with executor as ex:
+        mode = cm.CodeMode(_registry(calls), executor=ex, limits=cm.Limits(timeout=0.3))
+        run = await mode.run(script)
+    assert calls.made == []
+    assert run.error is not None and run.error.limit == "timeout", run.error

@@ -1,9 +1,14 @@
-"""Worker lifecycle edges: a run cancelled while its worker boots."""
+"""Worker lifecycle edges: a run cancelled while its worker boots, a worker start out of
+file descriptors."""
 
 from __future__ import annotations
 
 import functools
+import json
 import signal
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -83,3 +88,54 @@ async def test_a_worker_gone_before_its_run_is_replaced_and_the_run_still_runs(
     assert second.error is None and second.value == 42, second.error
     assert calls == ["echo", "echo"]
     assert len(started) >= 2 and not gone.alive
+
+
+FD_PRESSURE = """
+import asyncio, json, os, resource
+from codemode.errors import SandboxError
+from codemode.sandbox import WorkerPoolExecutor
+
+async def host(name, args):
+    return None
+
+def open_fds():
+    return len(os.listdir("/proc/self/fd")) - 1  # the listing's own
+
+async def main():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    report = {"grew": [], "errors": set()}
+    async with WorkerPoolExecutor(size=1) as pool:
+        base = open_fds()
+        for extra in range(1, 13):
+            counts = []
+            for _ in range(3):
+                resource.setrlimit(resource.RLIMIT_NOFILE, (base + extra, hard))
+                try:
+                    await pool.run("1", call_tool=host)
+                except SandboxError as exc:
+                    report["errors"].add(type(exc.__cause__).__name__)
+                finally:
+                    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+                counts.append(open_fds())
+            if counts[-1] > counts[0]:
+                report["grew"].append([extra, counts])
+        report["after"] = (await pool.run("1", call_tool=host)).value
+    report["errors"] = sorted(report["errors"])
+    print(json.dumps(report))
+
+asyncio.run(main())
+"""
+
+
+def test_a_worker_start_out_of_descriptors_leaks_none() -> None:
+    # Each failed start kept its uid lease's descriptor and, forking from the template, the
+    # pipes made before the one that failed: a host under fd pressure ran out for good.
+    # Nor was the failure a SandboxError: the OSError came out of run() as it was.
+    root = Path(__file__).resolve().parents[2]
+    child = subprocess.run([sys.executable, "-c", FD_PRESSURE], cwd=root, capture_output=True,
+                           text=True, timeout=120, check=False)
+    assert child.returncode == 0, child.stderr[-2000:]
+    report = json.loads(child.stdout)
+    assert report["grew"] == []
+    assert report["errors"] == ["OSError"]
+    assert report["after"] == 1

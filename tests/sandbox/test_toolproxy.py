@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from codemode.sandbox.language.meter import Meter
+from codemode.sandbox.language.meter import Meter, Tripped
 from codemode.sandbox.runtime.toolproxy import ToolFunction, ToolNamespace, build_tools, resolve
 
 PATHS = (*(f"t{i}" for i in range(1000)), "gh.issues.get", "gh.repo", "a", "a.b")
@@ -66,3 +66,30 @@ def test_a_builtin_named_tool_is_reached_by_its_name_with_the_dialects() -> None
     strict = build_tools(paths, _never, Meter(operations=10**6, timeout=1.0), 10**6, None)
     with pytest.raises(AttributeError, match="has no tool 'set'; did you mean 'set_'"):
         resolve(strict, "set")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("text", "sent"), [("a" * 900, True), ("\U0001F600" * 400, False),
+                                            ("é" * 450, True), ("é" * 520, False)])
+async def test_arguments_are_capped_in_bytes_not_characters(text: str, sent: bool) -> None:
+    # The cap (memory // ARGUMENT_SHARE: 1,000 bytes here) was compared with characters:
+    # 400 emoji, 1,600 bytes of UTF-8, went to the host.
+    made: list[str] = []
+
+    async def record(path: str, arguments: str) -> Any:
+        made.append(arguments)
+        return None
+
+    meter = Meter(operations=10**6, timeout=5.0)
+    tools = build_tools(PATHS, record, meter, 16 * 1000)
+    call = resolve(tools, "t1")
+    assert isinstance(call, ToolFunction)
+    if sent:
+        await call(s=text)
+        assert made == [f'{{"s": "{text}"}}']
+    else:
+        with pytest.raises(Tripped):
+            await call(s=text)
+        assert made == []
+        assert meter.tripped is not None and meter.tripped.limit == "memory"
+        assert "bytes of JSON (at most 1000 per call)" in str(meter.tripped)

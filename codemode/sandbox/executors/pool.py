@@ -1398,10 +1398,19 @@ class WorkerPoolExecutor:
                     self._discard(worker)
                 raise
             plan = self._plan(UID_BASE if lease is None else lease.uid)
-            if worker is None:
-                worker = _Worker(self._python, self._runtime, plan, self._admit, lease)
-            else:
-                worker.assign(plan, self._admit, lease)
+            try:
+                if worker is None:
+                    worker = _Worker(self._python, self._runtime, plan, self._admit, lease)
+                else:
+                    worker.assign(plan, self._admit, lease)
+            except BaseException as exc:
+                # The uid goes back (its lock file stayed open: each failed start under
+                # fd pressure kept one more descriptor, and a uid, for good).
+                if lease is not None:
+                    lease.release()
+                if isinstance(exc, OSError):
+                    raise SandboxError(f"could not start a sandbox worker: {exc}") from exc
+                raise
                 if not worker.alive:  # it died since (its pipe took no plan): a boot
                     self._discard(worker)  # takes its place
                     refused = True

@@ -174,9 +174,15 @@ class Template:
     def fork(self) -> ForkedProcess:
         """A new worker process, forked from the template (a spare: it waits for its
         plan). Raises :class:`TemplateGone` when the template cannot fork."""
-        stdin_r, stdin_w = os.pipe()
-        stdout_r, stdout_w = os.pipe()
-        stderr_r, stderr_w = os.pipe()
+        made: list[int] = []
+        try:
+            for _ in range(3):
+                made.extend(os.pipe())
+        except BaseException:  # out of descriptors: the pipes made so far are closed
+            for fd in made:
+                os.close(fd)
+            raise
+        stdin_r, stdin_w, stdout_r, stdout_w, stderr_r, stderr_w = made
         theirs, ours = (stdin_r, stdout_w, stderr_w), (stdin_w, stdout_r, stderr_r)
         try:
             with self._lock:

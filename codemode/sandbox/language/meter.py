@@ -254,6 +254,9 @@ class Meter:
         self.tripped: LimitExceeded | None = None
         self.location: tuple[int | None, int | None] = (None, None)
         self.abort_reason: str | None = None
+        self.stopping: ScriptStop | None = None
+        """An ``exit()``/``final_answer()`` one of the script's tasks raised: tool calls,
+        ``print`` and facades raise it again in the script's other code."""
         self._pending: LimitExceeded | None = None
         self.ended = False
         self._lock = threading.Lock()
@@ -338,11 +341,24 @@ class Meter:
         return min(self.granted - left, self.operations)
 
     def check(self) -> None:
-        """Raise if a limit tripped or the run ended (used by tool calls, print, facades)."""
+        """Raise if a limit tripped, the run's time is up or it was asked to stop, or the
+        run ended (used by tool calls, print, facades).
+
+        The deadline and the stop requests are checked here too, not only at ticks: a
+        script that caught the cancellation of its timeout (bare ``except:``) and called a
+        tool at once, before its next tick, had the call dispatched after the deadline."""
         if self.ended:
             raise GeneratorExit
         if self.tripped is not None:
             self.raise_tripped()
+        if self.stopping is not None:
+            raise self.stopping.with_traceback(None)
+        if self._pending is not None:
+            self.trip(self._pending)
+        if self.abort_reason is not None:
+            self.trip(LimitExceeded("timeout", self.timeout, self.abort_reason))
+        if time.monotonic() > self.deadline:
+            self.trip(LimitExceeded("timeout", self.timeout, "the run took too long"))
 
     def end(self) -> None:
         """The run is over: any script code still running stops at its next tick."""

@@ -39,6 +39,7 @@ def converted(convert: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     """``convert(*args, **kwargs)`` (``ast.parse``, ``compile``), made again (up to
     ``_ATTEMPTS`` times in all) when another thread's conversion made CPython's depth
     count mismatch."""
+    script_warnings.silence()
     for _ in range(_ATTEMPTS - 1):
         try:
             return convert(*args, **kwargs)

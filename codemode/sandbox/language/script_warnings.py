@@ -10,6 +10,11 @@ on its stderr on every run (a host with ``-W always``: 14,000 ``is`` comparisons
 filter first for exactly those modules. A filter, not ``catch_warnings``: that swaps the
 process-wide list and is not thread-safe (the in-process executor compiles and runs on its
 script threads while the host's thread warns).
+
+A host's own filter set later (``warnings.simplefilter("error")`` after importing
+codemode) goes first and outranked this one: so every parse, compile and run puts it
+first again, at the cost of a comparison when it still is. The host's filters keep their
+order between them, and none matches a warning of the host's own code differently.
 """
 
 from __future__ import annotations
@@ -32,6 +37,16 @@ _MODULES: Final = "|".join((
 start of the module name, or the file name without ``.py``)."""
 
 
+_FIRST: Final[list[tuple[object, ...]]] = []
+"""The filter as ``warnings`` keeps it, once made."""
+
+
 def silence() -> None:
-    """Put the filter first (again: an identical filter is moved, not repeated)."""
+    """Put the filter first, unless it is (an identical filter is moved, not repeated:
+    moving it resets the registries of warnings ``default`` shows once)."""
+    filters = warnings.filters
+    if _FIRST and filters and filters[0] == _FIRST[0]:
+        return
     warnings.filterwarnings("ignore", module=_MODULES)
+    if not _FIRST:
+        _FIRST.append(warnings.filters[0])

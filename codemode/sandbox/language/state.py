@@ -26,6 +26,7 @@ from codemode.sandbox.language.meter import SCRIPT_FILENAME, Meter, ScriptStop, 
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator
+    from types import TracebackType
 
     from codemode.sandbox.limits import Limits
 
@@ -140,11 +141,29 @@ class RunState:
         """Exceptions the host raised into the script (a failed tool call, a ``wait_for``
         timeout), by id (held, so an id is not reused): the runner tells a script's own
         ``raise ToolCallError(...)`` apart from these."""
+        self.stopped: ScriptStop | None = None
+        """The first ``exit()``/``final_answer()`` one of the script's tasks raised: it ends
+        the run as if the script had raised it (CPython's ``SystemExit`` in any task leaves
+        the event loop at once); before, a task nobody awaited dropped it silently."""
+        self.stopped_at: TracebackType | None = None
+        """Where :attr:`stopped` was raised (raised again elsewhere, it gets a new one)."""
+        self.on_stop: Callable[[], None] | None = None
+        """Stops the script's main code (the runner's cancel scope) once :attr:`stopped`
+        is set; None before and after that code runs."""
 
     @property
     def ended(self) -> bool:
         """True once the run is over."""
         return self.meter.ended
+
+    def stop(self, stop: ScriptStop) -> None:
+        """A task of the script raised ``stop``: the first one ends the run."""
+        if self.stopped is not None or self.on_stop is None:
+            return  # one raised as the run's end cancels its tasks: the run is over
+        self.stopped = stop
+        self.stopped_at = stop.__traceback__
+        self.meter.stopping = stop
+        self.on_stop()
 
     def track(self, obj: Any) -> Any:
         """Remember a script generator/coroutine so the run can close it when it ends."""

@@ -57,6 +57,7 @@ import anyio
 
 import codemode.errors
 from codemode.errors import LimitExceeded, ScriptCompileError, ToolCallError
+from codemode.sandbox.language import script_warnings
 from codemode.sandbox.language.builtins import (
     SAFE_BUILTINS,
     ScriptExit,
@@ -635,6 +636,7 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
 
     limits = DEFAULT_LIMITS if limits is None else limits
     unraisable.install()
+    script_warnings.silence()  # a compiled script may come from a cache: no parse put it first
     head, source = split(source)
     try:
         compiled = compile_script(source)
@@ -704,6 +706,7 @@ async def _run(compiled: CompiledScript, namespace: dict[str, Any], state: RunSt
     timed_out_at: tuple[int | None, int | None] = (None, None)
     ends = anyio.current_time() + limits.timeout
     with anyio.CancelScope(deadline=ends) as scope:
+        state.on_stop = scope.cancel
         if control is not None:
             loop = asyncio.get_running_loop()
 
@@ -731,7 +734,7 @@ async def _run(compiled: CompiledScript, namespace: dict[str, Any], state: RunSt
             if meter.tripped is None and time.monotonic() > meter.deadline:
                 # One long C call overran the deadline without reaching a tick.
                 meter.tripped = LimitExceeded("timeout", limits.timeout, "the run took too long")
-            if scope.cancel_called and meter.tripped is None:
+            if scope.cancel_called and meter.tripped is None and state.stopped is None:
                 # The script swallowed the cancellation (bare except) and finished.
                 meter.tripped = LimitExceeded("timeout", limits.timeout,
                                               meter.abort_reason or "the run took too long")
@@ -759,8 +762,25 @@ async def _run(compiled: CompiledScript, namespace: dict[str, Any], state: RunSt
         except BaseExceptionGroup as group:
             first = group.exceptions[0] if group.exceptions else group
             error = _error_from(first, compiled.lines, limits, state.host_errors)
+    state.on_stop = None
+    if state.stopped is not None and meter.tripped is None:
+        return _stopped(state.stopped.with_traceback(state.stopped_at), compiled, namespace,
+                        state)
     if scope.cancelled_caught and meter.tripped is None:
         detail = meter.abort_reason or "the run took too long"
         meter.tripped = LimitExceeded("timeout", limits.timeout, detail)
         meter.location = timed_out_at
     return error
+
+
+def _stopped(stop: ScriptStop, compiled: CompiledScript, namespace: dict[str, Any],
+             state: RunState) -> ScriptError | None:
+    """The run's end when one of the script's tasks called ``exit()``/``final_answer()``:
+    what the same call in the script's own frames gives, whatever the main code did after
+    it was stopped (CPython leaves its event loop on a task's ``SystemExit``)."""
+    assert isinstance(stop, _FinalAnswer | ScriptExit)
+    try:
+        _end(stop, namespace)
+    except SystemExitError as exc:
+        return _error_from(exc, compiled.lines, state.limits, state.host_errors)
+    return None

@@ -79,8 +79,11 @@ class _Caller:
             self._too_big(path, f"more than {cap}", cap)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"tools.{path}(): arguments must be JSON data ({exc})") from None
-        if len(text) > cap:
-            self._too_big(path, str(len(text)), cap)
+        size = len(text)
+        if cap < 4 * size and not text.isascii():  # up to 4 bytes a character
+            size = len(text.encode("utf-8", "surrogatepass"))
+        if size > cap:
+            self._too_big(path, str(size), cap)
         text = clean_text(text)
         failure: tuple[str, str, str | None] | None = None
         limit: LimitExceeded | None = None

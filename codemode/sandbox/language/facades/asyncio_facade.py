@@ -25,7 +25,7 @@ import anyio
 from codemode.errors import LimitExceeded
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import SelfGuarded, refuse
-from codemode.sandbox.language.meter import Tripped
+from codemode.sandbox.language.meter import ScriptStop, Tripped
 from codemode.sandbox.language.sizes import ensure_size
 from codemode.sandbox.language.state import (
     ScriptCoroutine,
@@ -251,7 +251,11 @@ def _own(aws: list[Any], what: str) -> list[asyncio.Task[Any]]:
 
 async def _await(aw: Awaitable[Any], level: int) -> Any:
     _NESTING.set(level)  # the task's own context: tasks it starts are one level deeper
-    return await aw
+    try:
+        return await aw
+    except ScriptStop as stop:  # exit()/final_answer() in a task: the run ends there
+        current_run().stop(stop)
+        raise
 
 
 def create_task(aw: Awaitable[Any], *, name: str | None = None) -> Task:
