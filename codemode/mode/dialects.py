@@ -860,14 +860,22 @@ class _Planner(ast.NodeVisitor):
             items = self._key_items(parent, node)
             if items is None or not single:
                 continue
-            # ``sorted(xs, key=lambda x: B)`` → ``sorted(xs, key=lambda x, codemode_keys=
-            # iter([B for x in xs]): next(codemode_keys))``: the key function is called
-            # once per item, in order, so it hands out the keys computed (awaited) first.
             text = ast.get_source_segment(self.edits.source, items) or ""
             param = args.args[0].arg
-            edits.replace(colon, edits.start(node.body), ", codemode_keys=iter([")
-            edits.replace(edits.end(node.body), edits.end(node.body),
-                          f" for {param} in {text}]): next(codemode_keys)")
+            pairs = self._keyed_pairs(parent, node, text, param)
+            if pairs is not None:
+                edits.replace(edits.start(parent), edits.start(node.body), pairs[0])
+                edits.replace(edits.end(node.body), edits.end(parent), pairs[1])
+            elif not self._rereadable(items):
+                continue
+            else:
+                # ``xs.sort(key=lambda x: B)`` → ``xs.sort(key=lambda x, codemode_keys=
+                # iter([B for x in xs]): next(codemode_keys))``: the key function is called
+                # once per item, in order, so it hands out the keys computed (awaited)
+                # first; a list can be read twice.
+                edits.replace(colon, edits.start(node.body), ", codemode_keys=iter([")
+                edits.replace(edits.end(node.body), edits.end(node.body),
+                              f" for {param} in {text}]): next(codemode_keys)")
             self.lambdas[id(node)] = "key"
             self.note("lambda calling tools")
 
@@ -882,15 +890,57 @@ class _Planner(ast.NodeVisitor):
         if isinstance(func, ast.Name) and func.id in ("sorted", "min", "max") and (
                 func.id not in self.bound) and len(call.args) == 1:
             items: ast.expr = call.args[0]
+            if self._movable(call, key):
+                # read once (``_keyed_pairs``): any expression that calls no tool
+                return None if self._calls_any_tool(items) else items
         elif isinstance(func, ast.Attribute) and func.attr == "sort" and not call.args:
             items = func.value
         else:
             return None
-        if not ((isinstance(items, ast.Name | ast.Attribute) and self.root_of(items)[0])
-                or (isinstance(items, ast.List | ast.Tuple) and all(
-                    isinstance(item, ast.Constant) for item in items.elts))):
+        return items if self._rereadable(items) else None
+
+    def _rereadable(self, items: ast.expr) -> bool:
+        """A name, an attribute or a literal: what ``list.sort``'s rewrite reads twice."""
+        return bool((isinstance(items, ast.Name | ast.Attribute) and self.root_of(items)[0])
+                    or (isinstance(items, ast.List | ast.Tuple) and all(
+                        isinstance(item, ast.Constant) for item in items.elts)))
+
+    def _calls_any_tool(self, node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Call) and self.awaitable(n) for n in ast.walk(node))
+
+    def _movable(self, call: ast.Call, key: ast.expr) -> bool:
+        """Whether ``call``'s keywords but ``key`` can move (``_keyed_pairs``)."""
+        return all(k.value is key or (k.arg is not None and not self._calls_any_tool(k.value))
+                   for k in call.keywords)
+
+    def _keyed_pairs(self, call: ast.Call, key: ast.expr, items: str,
+                     param: str) -> tuple[str, str] | None:
+        """``sorted``/``min``/``max(items, key=K)`` with each key awaited first: the text
+        before and after the key expression of ``param`` that pairs every item with its key,
+        ``sorted(xs, key=K, reverse=R)`` → ``[codemode_p[1] for codemode_p in sorted([((KEY),
+        x) for x in xs], key=lambda codemode_p: codemode_p[0], reverse=R)]`` (``min``/``max``:
+        ``(...)[1]``, a ``default`` paired too). The items are read once, as Python reads
+        them (an iterator or a generator is spent by a read), and only keys are compared
+        (stable, first of equals). None for ``list.sort`` (sorts in place; a list can be
+        read twice) and for other keywords this cannot move (``**``, or calls to tools)."""
+        func = call.func
+        if not isinstance(func, ast.Name) or not self._movable(call, key):
             return None
-        return items
+        rest: list[str] = []
+        for keyword in call.keywords:
+            if keyword.value is key:
+                continue
+            text = ast.get_source_segment(self.edits.source, keyword.value)
+            if text is None:
+                return None
+            if keyword.arg == "default" and func.id != "sorted":
+                text = f"(None, {text})"
+            rest.append(f", {keyword.arg}={text}")
+        pairs = (f"), {param}) for {param} in {items}], "
+                 f"key=lambda codemode_p: codemode_p[0]{''.join(rest)})")
+        if func.id == "sorted":
+            return "[codemode_p[1] for codemode_p in sorted([((", pairs + "]"
+        return f"{func.id}([((", pairs + "[1]"
 
     def _plan_key_functions(self) -> None:
         """``sorted(xs, key=title)`` where ``title`` is a plain ``def`` made async: the
@@ -908,9 +958,16 @@ class _Planner(ast.NodeVisitor):
             if items is None:
                 continue
             text = ast.get_source_segment(self.edits.source, items) or ""
-            self.edits.replace(self.edits.start(node), self.edits.end(node), (
-                f"lambda codemode_item, codemode_keys=iter([(await {node.id}(codemode_item)) "
-                f"for codemode_item in {text}]): next(codemode_keys)"))
+            pairs = self._keyed_pairs(call, node, text, "codemode_item")
+            if pairs is not None:
+                self.edits.replace(self.edits.start(call), self.edits.end(call),
+                                   f"{pairs[0]}await {node.id}(codemode_item){pairs[1]}")
+            elif not self._rereadable(items):
+                continue
+            else:
+                self.edits.replace(self.edits.start(node), self.edits.end(node), (
+                    f"lambda codemode_item, codemode_keys=iter([(await {node.id}("
+                    f"codemode_item)) for codemode_item in {text}]): next(codemode_keys)"))
             self.key_functions.add(id(node))
             self.note("plain def calling tools")
 

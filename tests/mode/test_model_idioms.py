@@ -588,6 +588,34 @@ LAMBDA_ROWS: list[tuple[str, str, Any]] = [
     ("max and min by a key that calls a tool",
      '[max([1, 3, 2], key=lambda i: tools.get_weather(city="x" * i)["temp"]), '
      'min(["bb", "a"], key=lambda c: tools.get_weather(city=c)["temp"])]', [3, "a"]),
+    ("sorted over an iterator by a key that calls a tool (its items read once)",
+     'xs = iter(["bb", "a", "ccc"])\nsorted(xs, key=lambda x: tools.get_weather(city=x)["temp"])',
+     ["a", "bb", "ccc"]),
+    ("min over a generator by a key that calls a tool, then the generator is spent",
+     'xs = (c for c in ["bb", "a"])\n'
+     '[min(xs, key=lambda c: tools.get_weather(city=c)["temp"]), list(xs)]', ["a", []]),
+    ("max over an attribute's iterator by a plain def key that calls tools",
+     'class Box:\n    def __init__(self, xs):\n        self.xs = xs\n'
+     'def temp(c):\n    return tools.get_weather(city=c)["temp"]\n'
+     'box = Box(iter(["a", "ccc", "bb"]))\nmax(box.xs, key=temp)', "ccc"),
+    ("sorted in a comprehension's iterable by a key that calls a tool",
+     'xs = ["bb", "a"]\n'
+     '[x * 2 for x in sorted(xs, key=lambda x: tools.get_weather(city=x)["temp"])]',
+     ["aa", "bbbb"]),
+    ("ties keep Python's order: max and min the first, sorted stable in reverse too",
+     '[max(["bb", "cc", "a"], key=lambda c: tools.get_weather(city=c)["temp"]), '
+     'min(["b", "a", "cc"], key=lambda c: tools.get_weather(city=c)["temp"]), '
+     'sorted(["bb", "a", "cc"], reverse=True, key=lambda c: tools.get_weather(city=c)["temp"])]',
+     ["bb", "b", ["bb", "cc", "a"]]),
+    ("min with a default over nothing, by a key that calls a tool",
+     '[min(iter([]), key=lambda c: tools.get_weather(city=c)["temp"], default="none"), '
+     'max(["a"], default=None, key=lambda c: tools.get_weather(city=c)["temp"])]',
+     ["none", "a"]),
+    ("sorted over a dict's items and max over a generator, by keys that call a tool",
+     'cities = {"bb": 1, "a": 2}\n'
+     '[sorted(cities.items(), key=lambda kv: tools.get_weather(city=kv[0])["temp"]), '
+     'max((c * 2 for c in cities), key=lambda c: tools.get_weather(city=c)["temp"])]',
+     [[["a", 2], ["bb", 1]], "bbbb"]),
     ("list.sort by a key that calls a tool",
      'xs = ["ccc", "a", "bb"]\nxs.sort(key=lambda x: tools.get_weather(city=x)["temp"])\nxs',
      ["a", "bb", "ccc"]),
