@@ -40,7 +40,7 @@ import ast
 import difflib
 import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
@@ -116,6 +116,8 @@ def _library_methods() -> frozenset[str]:
     return frozenset(name for kind in kinds for name in dir(kind)) | _NUMBER_METHODS
 
 
+TOOL_TEXTS: Final = frozenset({"name", "description"})
+"""A LangChain tool's attributes a script reads (``search.description``)."""
 _METHOD_DECORATORS: Final = frozenset({"staticmethod", "classmethod"})
 _ENTRY_NAMES: Final = frozenset({"main", "amain", "async_main", "run", "run_task", "solve"})
 _RUN: Final = frozenset({"run"})
@@ -405,6 +407,7 @@ class _Planner(ast.NodeVisitor):
         self.loads: list[ast.Name] = []
         """The names the script reads, but in annotations (never evaluated)."""
         stored: set[str] = set()
+        stores: dict[str, int] = {}
         annotated = _annotation_names(kinds)
         for name_node in cast("list[ast.Name]", kinds.get(ast.Name, [])):
             if type(name_node.ctx) is ast.Load:
@@ -412,6 +415,7 @@ class _Planner(ast.NodeVisitor):
                     self.loads.append(name_node)
             else:
                 stored.add(name_node.id)
+                stores[name_node.id] = stores.get(name_node.id, 0) + 1
         self.bound, self.def_only = _bound_names(kinds, stored)
         top, self.namespaces, renamed, dotted = _registry_names(tools)
         self.bare: dict[str, str] = {}
@@ -440,6 +444,8 @@ class _Planner(ast.NodeVisitor):
                 continue  # the script's own function of that name
             else:
                 self.bare[name] = target
+        if not strict:
+            self._tool_variables(stores)
         self.aliases = frozenset() if strict else frozenset(
             name for name in _TOOLS_ALIASES & reads if name not in self.bound
             and name not in inputs and name not in top and name not in self.namespaces
@@ -466,6 +472,25 @@ class _Planner(ast.NodeVisitor):
         x: ...`` became an ``async def``), ``map`` (``map(lambda ...)``, a list
         comprehension) or ``key`` (``key=lambda ...``, keys computed first); the last two
         run their calls in the enclosing scope."""
+
+    def _tool_variables(self, stores: Mapping[str, int]) -> None:
+        """``x = search`` or ``x = tools.search`` (a script's one binding of ``x``, at the
+        top level): ``x`` is the tool, as a bare name is (``x.invoke({...})``,
+        ``x(query=...)``); its assignment hands on the same tool object."""
+        params = {node.arg for node in self.kinds.get(ast.arg, ())}  # type: ignore[attr-defined]
+        for stmt in self.tree.body:
+            name = _assigned_name(stmt)
+            value = getattr(stmt, "value", None)
+            if name is None or stores.get(name) != 1 or name in params or (
+                    name in self.def_only) or not isinstance(value, ast.Name | ast.Attribute):
+                continue
+            if isinstance(value, ast.Name):
+                path = self.bare.get(value.id)
+            else:
+                root, parts = _root(value)
+                path = ".".join(parts) if root == "tools" and parts else None
+            if path is not None and path in self.tools and name not in self.bound - stores.keys():
+                self.bare[name] = path
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -518,6 +543,8 @@ class _Planner(ast.NodeVisitor):
         head, _, method = path.rpartition(".")
         if method in RUNNABLE and head in self.tools and not self.strict:
             return head  # ``search.invoke({...})``: see _plan_runnables()
+        if method in TOOL_TEXTS and head in self.tools and not self.strict:
+            return None  # ``search.description``: a LangChain tool's text, read at run time
         # ``tools.weather.get_by_city_date`` for the tool ``weather.get_by_city_date``
         # (``tools.weather_get_by_city_date``): the runtime reads it the same way
         return self.named(path) or path
@@ -1542,6 +1569,20 @@ class _Planner(ast.NodeVisitor):
         elif ref not in self.modules:
             self.modules.append(ref)  # used without import (a dialect)
 
+    def texts(self, named: Collection[str]) -> dict[str, tuple[str, str]]:
+        """Tool path → (name, description) of the ``named`` tools, when the script reads a
+        ``.name`` or ``.description`` (a LangChain tool's: ``for t in [search, fetch]:
+        print(t.name, t.description)``)."""
+        if not named or not any(node.attr in TOOL_TEXTS
+                                for node in self.of(ast.Attribute)):
+            return {}
+        out: dict[str, tuple[str, str]] = {}
+        for path in named:
+            wire = self.tools[path]
+            spec = self.specs.get(wire)
+            out[path] = (wire, spec.description if spec is not None else "")
+        return out
+
     def orders(self) -> dict[str, Sequence[str] | None]:
         """Tool path → its positional order, for every tool the script names (a call's
         function is one of the names and attribute chains read here)."""
@@ -1583,9 +1624,10 @@ def plan(source: str, tree: ast.Module, *, tools: Mapping[str, str],
     if planner.bare:
         planner.note("bare tool names")
     rewritten = edits.apply() if (edits.items or edits.tail) else source
+    orders = planner.orders() if not strict else {}
     prelude = Prelude(inputs=inputs, modules=tuple(planner.modules),
                       names=dict(planner.bare) if not strict else {},
-                      orders=planner.orders() if not strict else {})
+                      orders=orders, texts=planner.texts(orders))
     return ScriptPlan(source=rewritten, prelude=prelude, problems=planner.problems,
                       dialects=tuple(planner.used), tool_of=planner.plan_tool_of,
                       nodes=planner.nodes, parents=planner.parents, kinds=planner.kinds)

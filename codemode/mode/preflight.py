@@ -441,7 +441,10 @@ class _Checker(ast.NodeVisitor):
                 to_py = {wire: py for py, wire in argmap.items()}
                 keys = [to_py.get(k, k) if k not in argmap else k for k in keys]
                 folded = {_folded(name) for name in order or ()}
-                if order is None or all(k in order or _folded(k) in folded for k in keys):
+                # all keys parameters of the order, or one of them its first: ``{"query":
+                # "x", "sort": "stars"}`` is the arguments, not a value for ``query``
+                if order is None or all(k in order or _folded(k) in folded for k in keys) or (
+                        order and _folded(order[0]) in {_folded(k) for k in keys}):
                     return False, [ast.keyword(arg=k, value=v, lineno=v.lineno,
                                                col_offset=v.col_offset)
                                    for k, v in zip(keys, arg.values, strict=True)]

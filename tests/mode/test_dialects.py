@@ -527,14 +527,19 @@ async def test_strict_runtime_keeps_keyword_only(strict: cm.CodeMode) -> None:
 
 
 async def test_runtime_positional_messages(mode: cm.CodeMode) -> None:
-    run = await mode.run("f = tools.page\nawait f('a', 'b')")
+    """A tool the preflight cannot follow (``(tools.page,)[0]``) is checked when called;
+    ``f = tools.page`` is the tool under another name, checked before the run."""
+    found = await mode.run("f = tools.page\nawait f('a', 'b')")
+    assert found.error is not None and found.error.type == "PreflightError"
+    assert "tools.page() needs keyword arguments" in found.error.message
+    run = await mode.run("f = (tools.page,)[0]\nawait f('a', 'b')")
     assert run.error is not None and run.error.type == "TypeError"
     assert run.error.message == ("tools.page() needs keyword arguments: its parameters have "
                                  "no clear order; call it as `await tools.page(name=value)`")
-    run = await mode.run("f = tools.search\nawait f('a', query='b')")
+    run = await mode.run("f = (tools.search,)[0]\nawait f('a', query='b')")
     assert run.error is not None
     assert run.error.message == "tools.search() got multiple values for argument 'query'"
-    run = await mode.run("f = tools.search\nawait f('a', 1, 2)")
+    run = await mode.run("f = (tools.search,)[0]\nawait f('a', 1, 2)")
     assert run.error is not None
     assert run.error.message == ("tools.search() takes at most 2 positional argument(s) "
                                  "(query, limit); got 3: call it as "
@@ -598,9 +603,9 @@ BY_NAME_REACH: list[tuple[str, str, str, list[str]]] = [
     ('def f():\n    global mcp\n    mcp = 1\nawait mcp.call_tool("get_item", {"id": 1})',
      "NameError", "name 'mcp' is not defined", []),
     ('[await mcp.call_tool("get_item", {"id": 1}) for mcp in [1]]', "AttributeError",
-     "no accessible attribute 'call_tool'", []),
+     "'int' object has no attribute 'call_tool'", []),
     ('match 1:\n    case mcp:\n        pass\nawait mcp.call_tool("get_item", {"id": 1})',
-     "AttributeError", "no accessible attribute 'call_tool'", []),
+     "AttributeError", "'int' object has no attribute 'call_tool'", []),
     ('try:\n    1/0\nexcept Exception as mcp:\n    await mcp.call_tool("get_item", {"id": 1})',
      "AttributeError", "no accessible attribute 'call_tool'", []),
     ('class mcp:\n    pass\nawait mcp.call_tool("get_item", {"id": 1})', "AttributeError",

@@ -5641,7 +5641,7 @@ async def test_new_stand_ins_refuse_what_they_must(mode: cm.CodeMode, script: st
     ("import json\nclass U:\n    pass\njson.dumps(U(), default=lambda o: o.__dict__)",
      '"__dict__" is an invalid attribute name because it starts with "_": use vars(obj)'),
     ("x = 1\nx.__class__", "use type(obj), and type(obj).__name__ for its name"),
-    ("t = {'a': 2, 'b': 1}\nsorted(t, key=t.__getitem__)",
+    ("t = {'a': 2, 'b': 1}\nsorted(t, key=getattr(t, '__getitem__'))",
      "write `lambda k: x[k]` (or `d.get` for a dict) instead"),
     ("match 'q':\n    case str(k, n=1):\n        k", "but for a builtin type with at most one positional pattern"),
 ])

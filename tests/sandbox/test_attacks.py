@@ -452,7 +452,7 @@ REFUSALS: Final[dict[str, Refusal]] = {
         pattern=r"attribute '.+' is not accessible: names starting with '_' are private in the "
                 r"sandbox"),
     "guard-attribute-not-allowed": Refusal(
-        error="AttributeError", pattern=r"'\w+' object has no accessible attribute '"),
+        error="AttributeError", pattern=r"'\w+' object has no (accessible )?attribute '"),
     "guard-read-only": Refusal(
         error="TypeError", pattern=r"'\w+' objects cannot be modified in the sandbox"),
     "guard-script-class-base": Refusal(
@@ -461,6 +461,8 @@ REFUSALS: Final[dict[str, Refusal]] = {
         error="TypeError", pattern=r"type\(\) with 3 arguments is not available in the sandbox"),
     "guard-type-of-hidden-type": Refusal(
         error="TypeError", pattern=r"type\(\) is not available for '\w+' objects in the sandbox"),
+    "guard-type-only": Refusal(
+        error="TypeError", pattern=r"cannot create '[\w.]+' instances"),
     "guard-print-file": Refusal(
         error="TypeError", pattern=r"print\(file=\.\.\.\) takes sys\.stdout, sys\.stderr or an "
                                  r"io\.StringIO\(\) in the sandbox"),

@@ -87,7 +87,8 @@ HOST_OBJECTS = [
 
 @pytest.mark.parametrize(("obj", "name"), HOST_OBJECTS)
 def test_getattr_refuses_host_internals(obj: Any, name: str) -> None:
-    with pytest.raises(AttributeError, match="no accessible attribute"):
+    # ``int.is_integer`` is 3.12's: on 3.11 the message is CPython's own
+    with pytest.raises(AttributeError, match=r"no (accessible )?attribute"):
         guarded_getattr(obj, name)
     assert guarded_hasattr(obj, name) is False
     assert guarded_getattr(obj, name, "fallback") == "fallback"

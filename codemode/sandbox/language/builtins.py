@@ -14,7 +14,13 @@ import re
 from collections import Counter, OrderedDict, deque
 from functools import partial
 from operator import length_hint
-from types import GeneratorType
+from types import (
+    BuiltinFunctionType,
+    EllipsisType,
+    FunctionType,
+    GeneratorType,
+    NotImplementedType,
+)
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from codemode.errors import LimitExceeded
@@ -45,7 +51,7 @@ from codemode.sandbox.language.guards import (
     guarded_vars,
     refuse,
 )
-from codemode.sandbox.language.meter import SCRIPT_MODULE, ScriptStop
+from codemode.sandbox.language.meter import MAIN_MODULE, SCRIPT_MODULE, ScriptStop
 from codemode.sandbox.language.policy import private_name_ok
 from codemode.sandbox.language.render import charge_render, scrub
 from codemode.sandbox.language.sizes import (
@@ -534,6 +540,32 @@ def type_only(real: type, module: str, name: str) -> type:
     return stand_in
 
 
+class _Shown(type):
+    """Metaclass of :func:`shown_type`'s stand-ins: isinstance sees the real class."""
+
+    real: type
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, cls.real)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"cannot create '{cls.__module__}.{cls.__qualname__}' instances")
+
+
+def shown_type(real: type, module: str, name: str) -> type:
+    """What ``type(x)`` gives for an ``x`` of the sandbox class ``real`` that a script
+    may hold but not name (a context's ``traps``, a generator): shown as CPython shows
+    its class (``<class 'abc.SignalDict'>``), with no attribute and no constructor."""
+    stand_in = _Shown(name, (), {"real": real, "__slots__": ()})
+    stand_in.__module__ = module
+    _SHOWN[real] = stand_in
+    return stand_in
+
+
+_SHOWN: Final[dict[type, type]] = {}
+"""Real type -> its :func:`shown_type` (apart from ``STAND_INS``, which act for the class)."""
+
+
 def sized_sequence(real: type) -> type:
     """A script-visible stand-in for the sequence class ``real`` (see ``_SizedSequence``)."""
     return _make_stand_in(_SizedSequence, real)
@@ -720,8 +752,18 @@ def type_(obj: Any, *rest: Any) -> type:
     if rest:
         raise TypeError("type() with 3 arguments is not available in the sandbox; "
                         "use a class statement")
-    cls = guarded_type(obj)
-    return STAND_INS.get(cls, cls)
+    kind = type(obj)
+    if kind is FunctionType and obj.__module__ not in _SCRIPT_MODULES:
+        if obj in _CLASS_WRAPPERS:
+            return guarded_type(obj)  # not ``function``: ``type`` or ``zip`` in CPython
+        kind = BuiltinFunctionType  # ``print``, ``"a".upper``: C functions in CPython
+    shown = STAND_INS.get(kind) or _SHOWN.get(kind)
+    if shown is not None:
+        return shown
+    return guarded_type(obj)
+
+
+_SCRIPT_MODULES: Final = frozenset({SCRIPT_MODULE, MAIN_MODULE})
 
 
 def getattr_(obj: Any, name: str, *default: Any) -> Any:
@@ -828,3 +870,12 @@ STAND_INS.update({str: StrType, int: IntType, set: SetType, frozenset: FrozenSet
 for _real, _standing in STAND_INS.items():
     TYPE_ALIASES[_standing] = _real
     _standing.__module__ = _real.__module__  # str(str) shows "<class 'builtins.str'>"
+for _real, _shown in ((GeneratorType, "generator"), (FunctionType, "function"),
+                      (type({}.values()), "dict_values"), (NotImplementedType,
+                      "NotImplementedType"), (EllipsisType, "ellipsis"),
+                      (BuiltinFunctionType, "builtin_function_or_method")):
+    shown_type(_real, "builtins", _shown)
+_CLASS_WRAPPERS: Final = frozenset(
+    value for name, value in SAFE_BUILTINS.items()
+    if type(value) is FunctionType and isinstance(getattr(_py, name, None), type))
+"""Builtins that are classes in CPython (``type``, ``zip``): ``type()`` of them stays refused."""

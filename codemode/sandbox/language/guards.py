@@ -47,13 +47,14 @@ from codemode.sandbox.language.compare import (
     charge_sort,
     charge_text,
     check_ordered_key,
+    guarded_contains,
     guarded_key,
     key_probes,
     keyed,
     ordered_pairs,
     pace_inserts,
 )
-from codemode.sandbox.language.meter import SCRIPT_FILENAME
+from codemode.sandbox.language.meter import MAIN_MODULE, SCRIPT_FILENAME, SCRIPT_MODULE
 from codemode.sandbox.language.policy import (
     ANNOTATED,
     CHAINED_ERRORS,
@@ -67,6 +68,7 @@ from codemode.sandbox.language.sizes import (
     charge_counters,
     charge_operations,
     ensure_size,
+    guarded_slice,
     items_size,
     poll_memory,
 )
@@ -81,6 +83,7 @@ __all__ = [
     "CLASS_ANNOTATIONS",
     "CLASS_BUILDERS",
     "CLASS_METHODS",
+    "EXPORTED_CLASSES",
     "FACADE_CLASSES",
     "NAMED_TUPLES",
     "SANDBOX_BASES",
@@ -95,6 +98,7 @@ __all__ = [
     "check_strftime",
     "check_strptime",
     "class_method",
+    "data_special",
     "guarded_apply",
     "guarded_delattr",
     "guarded_getattr",
@@ -134,7 +138,15 @@ def refuse(obj: Any, name: str) -> AttributeError:
     elif type(obj) is dict and name in obj:
         # tool results are plain dicts: a model used to JS objects writes `user.name`
         hint = f"; it is a dict key: read it with [{name!r}] or .get({name!r})"
+    if type(obj) in _BUILTIN_DATA and not hasattr(type(obj), name):
+        # none in CPython either: its message (``except AttributeError as e: print(e)``)
+        return AttributeError(f"{what!r} object has no attribute {name!r}{hint}")
     return AttributeError(f"{what!r} object has no accessible attribute {name!r}{hint}")
+
+
+_BUILTIN_DATA: Final = frozenset({dict, list, tuple, str, int, float, bool, bytes, complex,
+                                set, frozenset, type(None)})
+"""Builtin types whose class attributes are read without running any code."""
 
 
 class SelfGuarded:
@@ -171,6 +183,8 @@ class ScriptMeta(type):
             raise TypeError("class keyword arguments are not supported in the sandbox")
         _check_bases(name, bases)
         annotated = namespace.pop(ANNOTATED, ())
+        if namespace.get("__module__") == SCRIPT_MODULE:
+            namespace["__module__"] = MAIN_MODULE
         run = CURRENT_RUN.get(None)
         meter = None if run is None else run.meter
         for key in list(namespace):
@@ -463,6 +477,10 @@ EXCEPTIONS: Final[tuple[type[BaseException], ...]] = (
 
 SANDBOX_BASES: Final = frozenset({object, *EXCEPTIONS})
 """Non-script classes a script class may inherit from."""
+
+EXPORTED_CLASSES: Final[set[type]] = set()
+"""Classes a sandbox module exports (``decimal.Context``, ``uuid.UUID``): ``type(x)`` of
+an instance hands the class back, which the script may import anyway."""
 
 WRITABLE_TYPES: Final[set[type]] = {dict, list, set, bytearray, Counter, defaultdict,
                                      OrderedDict, deque}
@@ -1672,6 +1690,36 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
         return default
 
 
+_DATA_SPECIALS: Final = {
+    "__getitem__": frozenset({list, tuple, dict, str}),
+    "__contains__": frozenset({list, tuple, dict, str, set, frozenset}),
+    "__len__": frozenset({list, tuple, dict, str, set, frozenset}),
+}
+"""Special methods of plain data a script hands on as a function (``max(d,
+key=d.__getitem__)``, ``filter(seen.__contains__, xs)``): each runs as the script's
+``x[k]`` (a slice sized first), ``k in x`` (charged) and ``len(x)`` do."""
+
+
+def data_special(obj: Any, name: str) -> Any:
+    """``x.__getitem__`` as the script wrote it (``_special_``): of plain data, a function
+    (see ``_DATA_SPECIALS``); of anything else, what ``_getattr_`` answers. Only this
+    route: ``getattr(x, "__len__")`` and a format field's ``{x.__len__}`` stay refused."""
+    if type(obj) not in _DATA_SPECIALS.get(name, ()):
+        return guarded_getattr(obj, name)
+    if name == "__len__":
+        def call() -> int:
+            return len(obj)
+    elif name == "__contains__":
+        def call(key: Any) -> bool:  # type: ignore[misc]
+            return guarded_contains(key, obj)
+    else:
+        def call(key: Any) -> Any:  # type: ignore[misc]
+            return guarded_slice(obj, key) if type(key) is slice else obj[key]
+    call.__name__ = name
+    call.__qualname__ = f"{type(obj).__name__}.{name}"
+    return call
+
+
 def _chained(obj: BaseException, name: str) -> BaseException | None:
     """``e.__cause__``/``e.__context__`` as a script sees them: an ``Exception`` it may hold,
     else ``None``. Never handed out: the run's own signals (cancellation, a tripped limit,
@@ -1985,7 +2033,7 @@ def guarded_type(obj: Any) -> type:
     """``type(x)``: one argument only, and only for types the script may see anyway."""
     cls = type(obj)
     if (cls in ATTRIBUTES and cls is not GeneratorType) or isinstance(cls, ScriptMeta) or (
-            cls in SANDBOX_BASES) or (
+            cls in SANDBOX_BASES) or cls in EXPORTED_CLASSES or (
             issubclass(cls, BaseException)) or cls is type(None):
         return cls
     raise TypeError(f"type() is not available for {cls.__name__!r} objects in the sandbox")

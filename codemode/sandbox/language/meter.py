@@ -73,7 +73,12 @@ SCRIPT_FILENAME: Final = "<script>"
 """``co_filename`` of every code object compiled from a model's script."""
 
 SCRIPT_MODULE: Final = "__script__"
-"""``__name__`` in a script's globals (the ``__module__`` of the classes it defines)."""
+"""``__name__`` in a script's globals (what warnings about script frames are filtered by)."""
+
+MAIN_MODULE: Final = "__main__"
+"""``__module__`` of the classes and functions a script defines, as CPython shows them for
+a program (``<class '__main__.Row'>``); the globals keep :data:`SCRIPT_MODULE`, which the
+host's own ``__main__`` never is."""
 
 
 class ScriptStop(BaseException):

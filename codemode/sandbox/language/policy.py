@@ -60,6 +60,7 @@ __all__ = [
     "CHAINED_ERRORS",
     "DATA_KEY",
     "DATA_KEY_NAMES",
+    "DATA_SPECIAL",
     "FUTURE_FEATURES",
     "KW_ONLY_MARK",
     "LOOP_RANGE",
@@ -80,7 +81,13 @@ __all__ = [
 ]
 
 NAME_OF: Final = "_nameof_"
-"""Global that reads ``x.__name__`` (a class's or function's name: a str, read-only)."""
+"""Global that reads ``x.__name__``, ``__qualname__`` or ``__module__`` (a class's or
+function's: a str, read-only)."""
+_NAMES: Final = frozenset({"__name__", "__qualname__", "__module__"})
+DATA_SPECIAL: Final = "_special_"
+"""Global that reads ``x.__getitem__``, ``x.__contains__``, ``x.__len__`` as written (a
+function of plain data, handed to ``key=`` or ``filter``); see ``guards.data_special``."""
+DATA_SPECIAL_NAMES: Final = frozenset({"__getitem__", "__contains__", "__len__"})
 DATA_KEY: Final = "_datakey_"
 """Global that reads ``x.items`` (a dict method's name) when it is not called: a dict's
 key by that name (``{"items": [...], "total": 3}``, a paginated tool result) shadows the
@@ -1027,13 +1034,16 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return self.visit(assign)
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
-        """``x.__name__`` (a read) goes through ``_nameof_``; private names (mangled as
-        Python does) and reads of :data:`SCRIPT_METHODS` pass to the guards, which answer
-        them only for the script's own objects; every other underscore attribute is
-        still refused."""
+        """``x.__name__`` (``__qualname__``, ``__module__``; a read) goes through
+        ``_nameof_``; private names (mangled as Python does) and reads of
+        :data:`SCRIPT_METHODS` pass to the guards, which answer them only for the script's
+        own objects; every other underscore attribute is still refused."""
         if node.attr == "__post_init__":  # ``super().__post_init__()``: see ``POST_INIT``
             node.attr = POST_INIT
         attr = node.attr
+        if attr in DATA_SPECIAL_NAMES and type(node.ctx) is ast.Load:
+            return _located(_call(DATA_SPECIAL, self.visit(node.value), ast.Constant(attr)),
+                            node)
         if private_name_ok(attr) or (attr in SCRIPT_METHODS and type(node.ctx) is ast.Load):
             node.attr = _mangled(attr, self.classes[-1] if self.classes else None)
             node.value = self.visit(node.value)
@@ -1045,13 +1055,14 @@ class SandboxPolicy(RestrictingNodeTransformer):
         if attr in CHAINED_ERRORS and type(node.ctx) is ast.Load:
             return _located(_call("_getattr_", self.visit(node.value), ast.Constant(attr)),
                             node)
-        if node.attr == "__name__" and type(node.ctx) is ast.Load:
+        if attr in _NAMES and type(node.ctx) is ast.Load:
             value = node.value
             if isinstance(value, ast.Attribute) and value.attr == "__class__":
                 # ``x.__class__.__name__``: the name only, never the class object
                 return _located(_call(NAME_OF, self.visit(value.value),
-                                      ast.Constant(value=True)), node)
-            return _located(_call(NAME_OF, self.visit(value)), node)
+                                      ast.Constant(value=True), ast.Constant(attr)), node)
+            return _located(_call(NAME_OF, self.visit(value), ast.Constant(value=False),
+                                  ast.Constant(attr)), node)
         if attr in _ATTRIBUTE_HINTS:
             self.error(node, f'"{attr}" is an invalid attribute name because it starts with '
                        f'"_": {_ATTRIBUTE_HINTS[attr]}')

@@ -180,6 +180,11 @@ class _RenderTooBig(Exception):
     pass
 
 
+class _RenderTooDeep(_RenderTooBig):
+    """Nesting past ``_RENDER_DEPTH``: CPython's own render raises RecursionError there
+    (a 5,000-deep ``ChainMap`` or list)."""
+
+
 _JSON_ESCAPED: Final = bytes(range(32)) + b'\x7f"\\'
 """ASCII characters ``json.dumps`` escapes (2 to 6 characters each)."""
 
@@ -252,9 +257,11 @@ def repr_text_size(text: Any) -> int:
     return size
 
 
-def render_size(obj: Any, limit: int, text: Callable[[Any], int] = repr_text_size) -> int:
+def render_size(obj: Any, limit: int, text: Callable[[Any], int] = repr_text_size, *,
+                deep: bool = False) -> int:
     """Bytes of text ``str``/``repr``/``json.dumps`` of ``obj`` builds (> ``limit`` means
-    "at least that").
+    "at least that"; ``deep``: nesting past ``_RENDER_DEPTH`` raises RecursionError, as
+    the render itself would, where the host's own checks take it as too big).
 
     Counts every reference to a shared leaf (``[s] * 1000`` renders ``s`` a thousand
     times), but visits each shared container once (memoised by identity; temporaries are
@@ -276,7 +283,7 @@ def render_size(obj: Any, limit: int, text: Callable[[Any], int] = repr_text_siz
     def walk(children: Any, depth: int, pairs: bool = False) -> int:
         size = 2
         if depth > _RENDER_DEPTH:
-            raise _RenderTooBig  # the renderer's own recursion check answers this
+            raise _RenderTooDeep
         if pairs:
             for key, value in children:
                 size += visit(key, depth + 1) + visit(value, depth + 1) + 4
@@ -342,6 +349,11 @@ def render_size(obj: Any, limit: int, text: Callable[[Any], int] = repr_text_siz
 
     try:
         visit(obj, 0)
+    except _RenderTooDeep:
+        if deep:
+            raise RecursionError("maximum recursion depth exceeded while getting the repr "
+                                 "of an object") from None
+        return limit + 1
     except _RenderTooBig:
         return limit + 1
     return total
@@ -352,7 +364,7 @@ def check_render(obj: Any, what: str, text: Callable[[Any], int] | None = None) 
     string too, when ``text`` is given: see :func:`render_size`)."""
     if text is not None or not isinstance(obj, _RENDER_LEAVES):
         share = current_run().limits.memory // OBJECT_SHARE
-        size = render_size(obj, share, text or repr_text_size)
+        size = render_size(obj, share, text or repr_text_size, deep=True)
         if size > _FAST_OK:
             ensure_size(size, what)
 

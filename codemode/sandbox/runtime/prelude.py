@@ -53,12 +53,16 @@ class Prelude:
     dialects: bool = True
     """The dialects' runtime part: ``final_answer``, ``tools.x_sync``, positional
     arguments (False: only ``inputs`` and ``modules`` apply)."""
+    texts: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """Tool path → (its name, its description): what a LangChain tool's ``.name`` and
+    ``.description`` read (the SDK in the prompt shows the same text)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"inputs": dict(self.inputs), "modules": list(self.modules),
                 "names": dict(self.names),
                 "orders": {k: None if v is None else list(v) for k, v in self.orders.items()},
-                "dialects": self.dialects}
+                "dialects": self.dialects,
+                "texts": {k: list(v) for k, v in self.texts.items()}}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Prelude:
@@ -66,6 +70,7 @@ class Prelude:
         inputs = data.get("inputs") or {}
         names = data.get("names") or {}
         orders = data.get("orders") or {}
+        texts = data.get("texts") or {}
         return cls(
             inputs={k: v for k, v in inputs.items() if _script_name(k)},
             modules=tuple(m for m in data.get("modules") or () if _script_name(m)),
@@ -73,6 +78,8 @@ class Prelude:
             orders={str(k): None if v is None else tuple(str(n) for n in v)
                     for k, v in orders.items()},
             dialects=data.get("dialects", True) is not False,
+            texts={str(k): (str(v[0]), str(v[1])) for k, v in texts.items()
+                   if isinstance(v, list) and len(v) == 2},
         )
 
 

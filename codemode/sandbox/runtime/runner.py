@@ -72,7 +72,9 @@ from codemode.sandbox.language.formatting import install as install_str_format
 from codemode.sandbox.language.formatting import render_field
 from codemode.sandbox.language.guards import (
     CODECS,
+    ScriptMeta,
     build_class,
+    data_special,
     guarded_apply,
     guarded_getattr,
     guarded_write,
@@ -82,9 +84,16 @@ from codemode.sandbox.language.guards import (
     object_setattr,
 )
 from codemode.sandbox.language.inplace import augmented_attr, augmented_item, guarded_inplace
-from codemode.sandbox.language.meter import SCRIPT_FILENAME, SCRIPT_MODULE, ScriptStop, Tripped
+from codemode.sandbox.language.meter import (
+    MAIN_MODULE,
+    SCRIPT_FILENAME,
+    SCRIPT_MODULE,
+    ScriptStop,
+    Tripped,
+)
 from codemode.sandbox.language.policy import (
     DATA_KEY,
+    DATA_SPECIAL,
     LOOP_RANGE,
     MATCH_TYPES,
     NAME_OF,
@@ -303,6 +312,7 @@ def _tracker(state: RunState, deep: Callable[[], None]) -> Callable[..., Any]:
                 raise
         call.__name__ = func.__name__
         call.__qualname__ = func.__qualname__
+        call.__module__ = func.__module__  # ``type(f)`` is ``function``, as the script's
         SCRIPT_FUNCTION_WRAPPERS.add(call.__code__)
         return call
     return track_function
@@ -339,6 +349,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         OBJECT_SETATTR: object_setattr,
         **{hidden: getattr(builtins, name) for name, hidden in MATCH_TYPES.items()},
         NAME_OF: _name_of,
+        DATA_SPECIAL: data_special,
         DATA_KEY: data_key_strict,
         "_T_": meter.ticker,
         "_next_": next,
@@ -432,7 +443,7 @@ def _error_type(exc: BaseException, host_errors: dict[int, BaseException]) -> st
     """``ScriptError.type`` of ``exc``: a reserved name only for the real thing."""
     cls = type(exc)
     name = cls.__name__
-    if cls.__module__ == SCRIPT_MODULE:
+    if isinstance(cls, ScriptMeta):
         return f"script.{name}" if name in _RESERVED_TYPES else name
     if cls in _HOST_RAISED_TYPES and host_errors.get(id(exc)) is not exc:
         return f"script.{name}"
@@ -521,17 +532,28 @@ async def _finish(state: RunState, namespace: dict[str, Any]) -> None:
     namespace[RESULT_NAME] = result
 
 
-def _name_of(obj: Any, of_class: bool = False) -> str:
-    """``x.__name__`` for a class or a function (``type(e).__name__``); nothing else.
-    ``of_class``: ``x.__class__.__name__``, the name of ``x``'s class."""
+def _name_of(obj: Any, of_class: bool = False, attr: str = "__name__") -> str:
+    """``x.__name__`` (``attr``: or ``__qualname__``, ``__module__``) for a class or a
+    function (``type(e).__name__``); nothing else. ``of_class``: ``x.__class__.__name__``,
+    the name of ``x``'s class. A module path of the host reads as ``builtins``, the
+    script's own as ``__main__``."""
     if of_class:
         obj = type(obj)
-    if isinstance(obj, type | types.FunctionType | types.BuiltinFunctionType):
-        name = obj.__name__
-        if type(name) is str:
-            return name
-    raise AttributeError(f"{type(obj).__name__!r} object has no readable __name__ in the "
+    if attr in _NAMES and isinstance(
+            obj, type | types.FunctionType | types.BuiltinFunctionType):
+        name = getattr(obj, attr, None)
+        module = getattr(obj, "__module__", None)
+        if type(name) is str and type(module) is str:
+            mine = module in (SCRIPT_MODULE, MAIN_MODULE)
+            if attr != "__module__":
+                return name if mine else scrub(name)  # a host's ``bind.<locals>.split``
+            return MAIN_MODULE if mine else (
+                "builtins" if module.startswith("codemode.") else module)
+    raise AttributeError(f"{type(obj).__name__!r} object has no readable {attr} in the "
                          "sandbox (classes and functions have one)")
+
+
+_NAMES: Final = frozenset({"__name__", "__qualname__", "__module__"})
 
 
 @final
@@ -656,8 +678,10 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
         except Tripped as exc:
             return RunOutcome(error=_limit_error(exc.error, None, compiled.lines),
                               operations=meter.used)
+        dialects = prelude if prelude is not None and prelude.dialects else None
         tools = build_tools(tool_paths, send, meter, limits.memory,
-                            prelude.orders if prelude is not None and prelude.dialects else None)
+                            dialects.orders if dialects is not None else None,
+                            dialects.texts if dialects is not None else None)
         namespace = _namespace(state, tools)
         if prelude is not None:
             _bind_prelude(namespace, prelude, tools)

@@ -226,13 +226,16 @@ class ToolFunction(SelfGuarded):
     parameter names (or any string keys, without an order) is the arguments.
     """
 
-    __slots__ = ("_caller", "_order", "_path")
+    __slots__ = ("_caller", "_dialects", "_order", "_path", "_text")
 
     def __init__(self, caller: _Caller, path: str,
-                 order: Sequence[str] | None = KEYWORDS_ONLY) -> None:
+                 order: Sequence[str] | None = KEYWORDS_ONLY, *, dialects: bool = False,
+                 text: tuple[str, str] | None = None) -> None:
         self._caller = caller
         self._path = path
         self._order = order
+        self._dialects = dialects
+        self._text = text
 
     def __call__(self, *args: Any, **kwargs: Any) -> PendingCall:
         if args:
@@ -249,7 +252,9 @@ class ToolFunction(SelfGuarded):
             if keys and all(type(k) is str for k in keys) and (
                     order is None or all(k in order or _spelled(k) in order
                                          or _folded(k) in {_folded(n) for n in order}
-                                         for k in keys)):
+                                         for k in keys)
+                    or (order and _folded(order[0]) in {_folded(k) for k in keys})):
+                # the first parameter among the keys: the arguments, not its value
                 return dict(keys)
         if order is None:
             raise TypeError(f"tools.{path}() needs keyword arguments: its parameters have no "
@@ -268,8 +273,26 @@ class ToolFunction(SelfGuarded):
     def __repr__(self) -> str:
         return f"<tool {self._path}>"
 
-    def sandbox_getattr(self, name: str) -> NoReturn:
+    def sandbox_getattr(self, name: str) -> Any:
+        """With the dialects, a LangChain tool's ``name``, ``description`` and methods
+        (``invoke``, ``ainvoke``, ``run``, ``arun``: the call itself, its one argument a
+        dict of arguments or the only argument; awaited as any call is)."""
+        if self._dialects:
+            if name in _TEXTS and self._text is not None:
+                return self._text[_TEXTS[name]]
+            if name in _RUNNABLE:
+                return self._runnable
         raise refuse(self, name)
+
+    def _runnable(self, *args: Any, **kwargs: Any) -> PendingCall:
+        if not args and len(kwargs) == 1 and next(iter(kwargs)) in _RUNNABLE_INPUT:
+            args, kwargs = tuple(kwargs.values()), {}
+        return self(*args, **kwargs)
+
+
+_TEXTS: Final = {"name": 0, "description": 1}
+_RUNNABLE: Final = frozenset({"invoke", "ainvoke", "run", "arun"})
+_RUNNABLE_INPUT: Final = frozenset({"input", "tool_input"})
 
 
 _NOT_IDENTIFIER: Final = re.compile(r"\W")
@@ -296,12 +319,14 @@ _Tree = dict[str, "_Tree | str"]
 class _Run:
     """What every function of one run's ``tools`` shares: the caller and the orders."""
 
-    __slots__ = ("caller", "orders")
+    __slots__ = ("caller", "orders", "texts")
 
     def __init__(self, caller: _Caller,
-                 orders: Mapping[str, Sequence[str] | None] | None) -> None:
+                 orders: Mapping[str, Sequence[str] | None] | None,
+                 texts: Mapping[str, tuple[str, str]] | None = None) -> None:
         self.caller = caller
         self.orders = orders
+        self.texts = texts or {}
 
 
 @final
@@ -331,7 +356,8 @@ class ToolNamespace(SelfGuarded):
         run = self._run
         if isinstance(entry, str):
             order = KEYWORDS_ONLY if run.orders is None else run.orders.get(entry, KEYWORDS_ONLY)
-            made = ToolFunction(run.caller, entry, order)
+            made = ToolFunction(run.caller, entry, order, dialects=run.orders is not None,
+                                text=run.texts.get(entry))
         else:
             made = ToolNamespace(f"{self._prefix}.{name}" if self._prefix else name, run, entry)
         self._made[name] = made
@@ -415,17 +441,20 @@ _index: Final = PerPaths(_build_index)
 
 def build_tools(tool_paths: Collection[str], call_tool: TextCall, meter: Meter,
                 memory: int,
-                orders: Mapping[str, Sequence[str] | None] | None = None) -> ToolNamespace:
+                orders: Mapping[str, Sequence[str] | None] | None = None,
+                texts: Mapping[str, tuple[str, str]] | None = None) -> ToolNamespace:
     """The ``tools`` proxy for one run, exposing exactly ``tool_paths``.
 
     ``orders`` (the dialects; see :class:`ToolFunction`) maps a tool path to the
     parameters positional arguments fill; a tool not in it takes keywords only.
     Without ``orders`` every tool takes keywords only and there are no ``_sync`` aliases.
+    ``texts``: tool path → (name, description), for a LangChain tool's ``.name``.
     The tree of names is shared between runs; a run makes only the functions and
     namespaces its script reaches, so its cost does not grow with the registry.
     """
     paths = tool_paths if isinstance(tool_paths, tuple) else tuple(tool_paths)
-    return ToolNamespace("", _Run(_Caller(call_tool, meter, memory), orders), _index(paths))
+    return ToolNamespace("", _Run(_Caller(call_tool, meter, memory), orders, texts),
+                         _index(paths))
 
 
 def resolve(root: ToolNamespace, path: str) -> ToolNamespace | ToolFunction:

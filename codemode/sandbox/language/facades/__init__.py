@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, final
 
 from codemode.sandbox.language import script_warnings
-from codemode.sandbox.language.guards import SelfGuarded, refuse
+from codemode.sandbox.language.guards import EXPORTED_CLASSES, SelfGuarded, refuse
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -41,6 +41,12 @@ class Facade(SelfGuarded):
             if callable(value) and not isinstance(value, type) and hasattr(value, "__code__"):
                 value.__name__ = export
                 value.__qualname__ = f"{name}.{export}"
+            elif isinstance(value, type):
+                EXPORTED_CLASSES.add(value)
+                if value.__module__.startswith("codemode."):
+                    # ``type(x)`` prints as in CPython: ``<class 'decimal.Context'>``
+                    value.__module__ = _CPYTHON_MODULES.get(f"{name}.{export}", name)
+                    value.__name__ = value.__qualname__ = export
         self._call = call
 
     def __repr__(self) -> str:
@@ -70,6 +76,13 @@ class Facade(SelfGuarded):
         """Names this facade offers."""
         return self._exports
 
+
+_CPYTHON_MODULES: Final = {
+    "io.StringIO": "_io", "csv.reader": "_csv", "csv.writer": "_csv",
+    "asyncio.Lock": "asyncio.locks", "asyncio.Semaphore": "asyncio.locks",
+    "asyncio.Queue": "asyncio.queues", "asyncio.TaskGroup": "asyncio.taskgroups",
+}
+"""Where CPython's class of a facade's export lives, when not in the module itself."""
 
 _MODULES: Final = {
     "asyncio": "asyncio_facade",

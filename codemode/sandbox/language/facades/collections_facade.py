@@ -9,6 +9,7 @@ from codemode.sandbox.language.builtins import counted_mapping, sized_sequence
 from codemode.sandbox.language.facades import Facade, facade
 from codemode.sandbox.language.facades.chainmap import ChainMap
 from codemode.sandbox.language.guards import EXTRA_NAMES, NAMED_TUPLES, ScriptMeta
+from codemode.sandbox.language.meter import MAIN_MODULE
 from codemode.sandbox.language.state import counted, current_run
 
 __all__ = ["FACADE"]
@@ -57,10 +58,12 @@ def namedtuple(typename: str, field_names: Any, *, defaults: Any = None) -> type
         defaults = list(counted(defaults))
     # The names checked above, not ``field_names`` again: a script iterable can yield
     # other names the second time (thousands of fields, one long compile on the host).
-    base = collections.namedtuple(typename, names, defaults=defaults)  # type: ignore[misc]
+    base = collections.namedtuple(typename, names, defaults=defaults,  # type: ignore[misc]
+                                  module=MAIN_MODULE)
     NAMED_TUPLES.add(base)
     fields = frozenset(base._fields) | {"count", "index"}
-    return type.__new__(ScriptMeta, typename, (base,), {"__slots__": (), EXTRA_NAMES: fields})
+    return type.__new__(ScriptMeta, typename, (base,), {"__slots__": (), EXTRA_NAMES: fields,
+                                                          "__module__": MAIN_MODULE})
 
 
 FACADE: Final = Facade("collections", {

@@ -14,6 +14,7 @@ import functools
 from types import GeneratorType
 from typing import TYPE_CHECKING, Any, Final, Literal, final
 
+from codemode.sandbox.language.builtins import shown_type
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import SelfGuarded
 from codemode.sandbox.language.meter import SCRIPT_FILENAME
@@ -153,6 +154,9 @@ def nullcontext(enter_result: Any = None) -> NullContext:
     """A context manager that does nothing (``with nullcontext(x) as y:`` binds ``x``)."""
     return NullContext(enter_result)
 
+
+shown_type(Suppress, "contextlib", "suppress")
+shown_type(NullContext, "contextlib", "nullcontext")
 
 FACADE: Final = Facade("contextlib", {"suppress": suppress, "contextmanager": contextmanager,
                                       "nullcontext": nullcontext})

@@ -22,6 +22,7 @@ import re
 from collections import deque
 from typing import TYPE_CHECKING, Any, Final, Literal, final
 
+from codemode.sandbox.language.builtins import shown_type
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.facades.collections_facade import namedtuple
 from codemode.sandbox.language.facades.number_ops import (
@@ -615,6 +616,8 @@ def localcontext(ctx: Any = None, **kwargs: Any) -> _LocalContext:
         setattr(local, name, value)
     return _LocalContext(local)
 
+
+shown_type(_Signals, "abc", "SignalDict")  # CPython's ``type(ctx.traps)``
 
 FACADE: Final = Facade("decimal", {
     "Decimal": Decimal, "Context": Context, "getcontext": getcontext,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Final, final
 
+from codemode.sandbox.language.builtins import shown_type
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import SelfGuarded, refuse
 from codemode.sandbox.language.sizes import charge_operations
@@ -105,6 +106,8 @@ def new(name: str, data: bytes | bytearray = b"", *, usedforsecurity: bool = Tru
     hashed: Hash = constructor(data, usedforsecurity=usedforsecurity)
     return hashed
 
+
+shown_type(Hash, "_hashlib", "HASH")
 
 FACADE: Final = Facade("hashlib", {
     **_CONSTRUCTORS, "new": new,
