@@ -230,7 +230,7 @@ async def test_a_prompt_on_a_loop_prepares_a_warm_up_script_once(parses: list[st
         assert "echo" in mode.prompt()
         assert parses == []  # later, in a loop callback: the prompt returns at once
         with anyio.fail_after(30):  # a loaded machine runs the callback late, not never
-            while not parses:
+            while not parses:  # noqa: ASYNC110 (a loop callback of codemode's appends)
                 await anyio.sleep(0.01)
         assert len(parses) == 1
         warm = parses[0]
