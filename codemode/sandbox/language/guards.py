@@ -1697,7 +1697,7 @@ _DATA_SPECIALS: Final = {
 }
 """Special methods of plain data a script hands on as a function (``max(d,
 key=d.__getitem__)``, ``filter(seen.__contains__, xs)``): each runs as the script's
-``x[k]`` (a slice sized first), ``k in x`` (charged) and ``len(x)`` do."""
+``x[k]`` (a slice sized first, a key charged as ``_key_`` charges it), ``k in x`` (charged) and ``len(x)`` do."""
 
 
 def data_special(obj: Any, name: str) -> Any:
@@ -1714,7 +1714,9 @@ def data_special(obj: Any, name: str) -> Any:
             return guarded_contains(key, obj)
     else:
         def call(key: Any) -> Any:  # type: ignore[misc]
-            return guarded_slice(obj, key) if type(key) is slice else obj[key]
+            # the key charged as ``x[k]``'s (``_key_``): a nested tuple's hash visits
+            # every item, 2**34 of them for ``t = (t, t)`` 34 times
+            return guarded_slice(obj, key) if type(key) is slice else obj[guarded_key(key)]
     call.__name__ = name
     call.__qualname__ = f"{type(obj).__name__}.{name}"
     return call
