@@ -541,12 +541,13 @@ def type_only(real: type, module: str, name: str) -> type:
 
 
 class _Shown(type):
-    """Metaclass of :func:`shown_type`'s stand-ins: isinstance sees the real class."""
+    """Metaclass of :func:`shown_type`'s stand-ins: isinstance sees the class ``type()``
+    shows (``isinstance(print, type(print))``; a script function is no builtin)."""
 
     real: type
 
     def __instancecheck__(cls, obj: Any) -> bool:
-        return isinstance(obj, cls.real)
+        return issubclass(_shown_kind(obj), cls.real)
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(f"cannot create '{cls.__module__}.{cls.__qualname__}' instances")
@@ -752,15 +753,23 @@ def type_(obj: Any, *rest: Any) -> type:
     if rest:
         raise TypeError("type() with 3 arguments is not available in the sandbox; "
                         "use a class statement")
-    kind = type(obj)
-    if kind is FunctionType and obj.__module__ not in _SCRIPT_MODULES:
-        if obj in _CLASS_WRAPPERS:
-            return guarded_type(obj)  # not ``function``: ``type`` or ``zip`` in CPython
-        kind = BuiltinFunctionType  # ``print``, ``"a".upper``: C functions in CPython
+    if type(obj) is FunctionType and obj in _CLASS_WRAPPERS:
+        return guarded_type(obj)  # not ``function``: ``type`` or ``zip`` in CPython
+    kind = _shown_kind(obj)
     shown = STAND_INS.get(kind) or _SHOWN.get(kind)
     if shown is not None:
         return shown
     return guarded_type(obj)
+
+
+def _shown_kind(obj: Any) -> type:
+    """The class CPython has for ``obj``: a host function (``print``, ``"a".upper``) is a
+    C function there; a builtin that is a class there (``type``, ``zip``) is none."""
+    kind = type(obj)
+    if kind is FunctionType and obj.__module__ not in _SCRIPT_MODULES and (
+            obj not in _CLASS_WRAPPERS):
+        return BuiltinFunctionType
+    return kind
 
 
 _SCRIPT_MODULES: Final = frozenset({SCRIPT_MODULE, MAIN_MODULE})
