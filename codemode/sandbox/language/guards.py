@@ -1697,7 +1697,8 @@ _DATA_SPECIALS: Final = {
 }
 """Special methods of plain data a script hands on as a function (``max(d,
 key=d.__getitem__)``, ``filter(seen.__contains__, xs)``): each runs as the script's
-``x[k]`` (a slice sized first, a key charged as ``_key_`` charges it), ``k in x`` (charged) and ``len(x)`` do."""
+``x[k]`` (a slice sized first, a key charged as ``_key_`` charges it), ``k in x``
+(charged) and ``len(x)`` do."""
 
 
 def data_special(obj: Any, name: str) -> Any:
