@@ -20,6 +20,7 @@ from ._render import EXTRA
 from ._schema import (
     annotated,
     constraint_notes,
+    map_values,
     merge_key,
     normalize,
     py_literal,
@@ -659,7 +660,7 @@ class _Typer:
         types = schema.get("type")
         names = [t for t in (types if isinstance(types, list) else [types]) if isinstance(t, str)]
         if not names:
-            if "properties" in schema or _typed(schema.get("additionalProperties")):
+            if "properties" in schema or map_values(schema):
                 names = ["object"]
             elif "items" in schema:
                 names = ["array"]
@@ -769,11 +770,12 @@ class _Typer:
             if len(lines) == shown and all(ln.default is None and not ln.doc for ln in lines):
                 return "{" + ", ".join(ln.head + ln.type for ln in lines) + "}", []
             return "dict", lines
-        addl = schema.get("additionalProperties")
-        if isinstance(addl, dict) and addl:
-            value, children = self.type(addl, depth)
-            return ("dict" if value == "Any" else f"dict[str, {value}]"), children
-        return "dict", []
+        values = [self.type(sub, depth) for sub in map_values(schema)]
+        if not values:
+            return "dict", []
+        value = _union([text for text, _ in values])
+        children = [line for _, lines in values for line in lines]
+        return ("dict" if value == "Any" else f"dict[str, {value}]"), children
 
     def named_lines(self) -> list[Line]:
         """Lines of the definitions that took a name, each rendered once."""

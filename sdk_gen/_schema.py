@@ -23,6 +23,7 @@ __all__ = [
     "for_types",
     "forget_normalized",
     "inline_annotation",
+    "map_values",
     "merge_key",
     "normalize",
     "plain",
@@ -563,7 +564,7 @@ def _core(schema: dict[str, Any], hoist: Hoist | None, hint: str) -> list[str] |
     names = types if isinstance(types, list) else [types]
     names = [t for t in names if isinstance(t, str)]
     if not names:
-        if "properties" in schema:
+        if "properties" in schema or map_values(schema):
             names = ["object"]
         elif "items" in schema:
             names = ["array"]
@@ -586,16 +587,34 @@ def _core(schema: dict[str, Any], hoist: Hoist | None, hint: str) -> list[str] |
                 fields = {k: v for k, v in schema.items() if k != "nullable"}
                 members.append(hoist({**fields, "type": "object"}, hint))
                 continue
-            addl = schema.get("additionalProperties")
-            value = (
-                _members(addl, hoist, hint + "Value") if isinstance(addl, dict) and addl else None
-            )
-            if value is None and isinstance(addl, dict) and addl:
-                return None
-            members.append(f"dict[str, {' | '.join(value or ['Any'])}]")
+            value: list[str] = []
+            for sub in map_values(schema):
+                inner = _members(sub, hoist, hint + "Value")
+                if inner is None:
+                    return None
+                value.extend(inner)
+            members.append(f"dict[str, {' | '.join(_union(value) or ['Any'])}]")
         else:
             members.append("Any")
     return _union(members)
+
+
+def map_values(schema: Mapping[str, Any]) -> list[Any]:
+    """The value schemas of an object used as a map: its ``patternProperties`` values and a
+    typed ``additionalProperties`` (``[]``: none typed or some keys hold anything: a plain
+    ``dict``). Keys outside the
+    patterns, when not forbidden, are taken as the author's oversight, not ``Any``: the
+    patterns say what the map holds."""
+    values: list[Any] = []
+    patterns = schema.get("patternProperties")
+    if isinstance(patterns, dict):
+        if any(v is True or v == {} for v in patterns.values()):
+            return []  # some keys hold anything
+        values.extend(v for v in patterns.values() if isinstance(v, dict))
+    addl = schema.get("additionalProperties")
+    if isinstance(addl, dict) and addl:
+        values.append(addl)
+    return values
 
 
 _NOTES = (
@@ -641,7 +660,8 @@ def annotated(schema: Any, defs: Mapping[str, Any]) -> Any:
 
 
 _NOTED = frozenset(
-    {key for key, _ in _NOTES} | {"uniqueItems", "deprecated", "enum", "anyOf", "oneOf"}
+    {key for key, _ in _NOTES}
+    | {"uniqueItems", "deprecated", "enum", "anyOf", "oneOf", "patternProperties"}
 )
 """Keys without which a schema has no notes (most nodes: the fast way out)."""
 
@@ -658,6 +678,9 @@ def constraint_notes(schema: Any, *, annotation: str | None = None) -> list[str]
     ]
     if bounds.get("uniqueItems") is True:
         notes.append("unique items")
+    patterns = schema.get("patternProperties")
+    if isinstance(patterns, dict) and patterns:  # dict[str, T] cannot say which keys
+        notes.append("keys match " + " or ".join(str(p) for p in patterns))
     if schema.get("deprecated") is True:
         notes.append("deprecated")
     enum = schema.get("enum")

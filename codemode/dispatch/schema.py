@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import jsonschema_rs
 
+from codemode.dispatch.alternatives import explain
 from codemode.dispatch.frozen import thaw
 from codemode.errors import ToolDefinitionError
 
@@ -194,9 +195,12 @@ class CompiledSchema:
         if not errors:
             return []
         best = _jsonschema().exceptions.best_match(errors)
-        ordered = [best] + [e for e in errors if e is not best]
-        return [ArgumentProblem(path=_clipped(_json_path(e)), message=_clipped(e.message))
-                for e in ordered]
+        while all(best is not e for e in errors) and best.parent is not None:
+            best = best.parent  # best_match descends into a union: explain the union whole
+        ordered = [explain(best, self.schema)] + [
+            explain(e, self.schema) for e in errors if e is not best]
+        return [ArgumentProblem(path=_clipped(_json_path(e)), message=_clipped(message))
+                for e, message in ordered]
 
 
 PATTERN_TIMEOUT: Final = 0.05

@@ -8,6 +8,10 @@
   ``method``) got ``-32602`` with a pydantic dump of four union branches: it gets
   ``-32600`` (invalid request) and one line. A request whose only fault is its params
   (``"params": 5``) gets ``-32602`` with its own id, as over stdio.
+- A request whose id is no string or integer (``null``, an object) read as a notification
+  to the SDK (202, never answered): ``-32600``, id null, 400. A body nested deeper than the
+  SDK's JSON parser reads (about 200 levels) is no parse error (``-32700``): ``-32600``
+  with its id when Python's parser finds it. Both as over stdio.
 - A handshake-era client that goes away before its request is answered: the SDK kept the
   request running (a ``run_code`` to its timeout, its answer written nowhere). The request
   is cancelled as if the client had sent ``notifications/cancelled``.
@@ -17,6 +21,8 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any, final
+
+from codemode.integrations.stdio_requests import BAD_ID, TOO_DEEP
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, MutableMapping
@@ -29,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["guarded"]
 
+_PARSE_ERROR = -32700
 _INVALID_REQUEST = -32600
 _INVALID_PARAMS = -32602
 _NOT_ONE_MESSAGE = (
@@ -83,7 +90,8 @@ class _Exchange:
         return message
 
     async def send(self, message: Message) -> None:
-        if message["type"] == "http.response.start" and message["status"] >= 400:
+        if message["type"] == "http.response.start" and (
+                message["status"] >= 400 or (message["status"] == 202 and self._bad_id())):
             self._held = message  # the error answer is rewritten once whole
             return
         if message["type"] == "http.response.body":
@@ -102,18 +110,30 @@ class _Exchange:
         status = int(start["status"])
         kind = dict(start.get("headers") or ()).get(b"content-type", b"")
         payload = _read(body) if kind.startswith(b"application/json") else None
-        if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
+        if status == 202:  # accepted as a notification, but it has an id
+            status, payload = 400, _error(_INVALID_REQUEST, BAD_ID)
+        elif isinstance(payload, dict) and isinstance(payload.get("error"), dict):
             error = payload["error"]
             if payload.get("id") is None and error.get("code") == _INVALID_PARAMS:
                 # the SDK's parser refused the body: its params alone, or the whole of it
                 payload = _bad_params(_read(b"".join(self._body))) or _error(
                     _INVALID_REQUEST, _NOT_ONE_MESSAGE)
+            elif payload.get("id") is None and error.get("code") == _PARSE_ERROR:
+                payload = _too_deep(b"".join(self._body)) or payload
         else:
             text = body.decode("utf-8", "replace").strip() or _PHRASES.get(status, "Error")
             payload = _error(_INVALID_REQUEST, text)
         extra = [(k, v) for k, v in start.get("headers") or ()
                  if k.lower() not in (b"content-type", b"content-length")]
         await _answer(self._send, status, payload, extra)
+
+    def _bad_id(self) -> bool:
+        """Whether the body is a request whose id is no string or integer."""
+        message = _read(b"".join(self._body))
+        if not isinstance(message, dict) or "id" not in message or "method" not in message:
+            return False
+        request_id = message["id"]
+        return isinstance(request_id, bool) or not isinstance(request_id, int | str)
 
     def abandoned_request(self) -> Any:
         """The id of a request whose client left before its answer ended, else None."""
@@ -132,8 +152,38 @@ _PHRASES = {405: "Method Not Allowed", 404: "Not Found", 413: "Request body too 
 def _read(body: bytes) -> Any:
     try:
         return json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
+
+
+def _too_deep(body: bytes) -> dict[str, Any] | None:
+    """The answer to a body the SDK's parser refused for its depth (pydantic's JSON parser
+    stops near 200 levels, Python's goes on), else None (it is no JSON)."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not _deeper_than(message, _SDK_DEPTH):
+        return None  # refused for something else: its -32700 stands
+    request_id = message.get("id") if isinstance(message, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        request_id = None
+    return _error(_INVALID_REQUEST, TOO_DEEP, request_id)
+
+
+_SDK_DEPTH = 150
+"""Levels below pydantic's JSON parser limit: a body Python reads but the SDK refused,
+deeper than this, was refused for its depth."""
+
+
+def _deeper_than(value: Any, levels: int) -> bool:
+    level = [value] if isinstance(value, dict | list) else []
+    for _ in range(levels):
+        level = [v for node in level for v in (node.values() if isinstance(node, dict) else node)
+                 if isinstance(v, dict | list)]
+        if not level:
+            return False
+    return True
 
 
 def _error(code: int, message: str, request_id: Any = None) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-__all__ = ["ClientLines", "answer_refused"]
+__all__ = ["BAD_ID", "TOO_DEEP", "ClientLines", "answer_refused"]
 
 
 @final
@@ -91,7 +91,7 @@ def _messages(item: Any, line: str | None) -> list[tuple[Any, bool]]:
                 request_id = found.get("id") if isinstance(found, dict) else None
         if not isinstance(request_id, int | str) or isinstance(request_id, bool):
             request_id = None
-        return [_error(request_id, types.INVALID_REQUEST, _TOO_DEEP)]
+        return [_error(request_id, types.INVALID_REQUEST, TOO_DEEP)]
     if line is not None and problems and len(problems[0]["loc"]) > 1:  # inside a message
         with contextlib.suppress(ValueError, RecursionError):  # the SDK's part is kept
             given = json.loads(line)
@@ -115,13 +115,14 @@ def _bad_id(item: Any, line: str) -> list[tuple[Any, bool]]:
     with contextlib.suppress(ValueError, RecursionError):
         given = json.loads(line)
         if isinstance(given, dict) and "id" in given:
-            return [_error(None, types.INVALID_REQUEST,
-                           "Invalid request: the id must be a string or an integer")]
+            return [_error(None, types.INVALID_REQUEST, BAD_ID)]
     return [(item, False)]
 
 
-_TOO_DEEP = ("Invalid request: the message nests deeper than the MCP SDK's JSON parser"
-             " reads (about 200 levels of objects and arrays)")
+TOO_DEEP = ("Invalid request: the message nests deeper than the MCP SDK's JSON parser"
+            " reads (about 200 levels of objects and arrays)")
+BAD_ID = "Invalid request: the id must be a string or an integer"
+"""Both said over HTTP too (``http_guard``)."""
 
 
 def _invalid(given: Any, error: ValidationError) -> list[tuple[Any, bool]]:

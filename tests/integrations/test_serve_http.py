@@ -158,6 +158,14 @@ MALFORMED: list[tuple[str, bytes, dict[str, str | None], int, int, int | None]] 
      {}, 400, -32602, "s"),
     ("a notification's params", b'{"jsonrpc": "2.0", "method": "notifications/cancelled",'
      b' "params": 5}', {}, 400, -32602, None),
+    # as over stdio: before, 202 and no answer (read as a notification) ...
+    ("an object id", b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}',
+     {}, 400, -32600, None),
+    ("a null id", b'{"jsonrpc": "2.0", "id": null, "method": "ping"}', {}, 400, -32600, None),
+    # ... and -32700 with id null
+    ("nested 300 deep", b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {'
+     b'"name": "run_code", "arguments": {"x": ' + b"[" * 300 + b"]" * 300 + b"}}}",
+     {}, 400, -32600, 7),
 ]
 
 

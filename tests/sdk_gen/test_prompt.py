@@ -241,6 +241,10 @@ OBJ = {"type": "object", "properties": {"a": {"type": "string"}}}
             " x?: str|int # (str: One.)",
         ),
         ({"type": "object", "additionalProperties": OBJ}, " x?: dict[str, {a?: str}]"),
+        ({"type": "object", "patternProperties": {"^[A-Z_]+$": {"type": "string"}},
+          "additionalProperties": False}, " x?: dict[str, str] # (keys match ^[A-Z_]+$)"),
+        ({"patternProperties": {"^x-": {"type": "integer"}, "^y-": OBJ}},
+         " x?: dict[str, int|{a?: str}] # (keys match ^x- or ^y-)"),
         ({"type": ["object", "null"], "properties": {"a": {"default": 1}}}, " x?: dict|None"),
     ],
 )
@@ -249,6 +253,16 @@ def test_shapes_in_the_prompt_notation(schema: dict[str, Any], line: str) -> Non
     sdk = sdk_gen.generate([{"name": "t", "inputSchema": params}])
     assert sdk.prompt.splitlines()[2] == line
     assert audit_prompt([{"name": "t", "inputSchema": params}], sdk)[1] == []
+
+
+def test_a_pattern_keyed_map_is_typed_in_the_module_too() -> None:
+    """``patternProperties`` rendered as a bare ``dict``: no value type, no key pattern."""
+    params = {"type": "object", "properties": {"env": {
+        "type": "object", "description": "Env vars.", "additionalProperties": False,
+        "patternProperties": {"^[A-Z_]+$": {"type": "string"}}}}, "required": ["env"]}
+    sdk = sdk_gen.generate([{"name": "t", "inputSchema": params}])
+    assert "    env: dict[str, str],\n" in sdk.module_source
+    assert "        env: Env vars. (keys match ^[A-Z_]+$)\n" in sdk.module_source
 
 
 REF_DEFS = {
