@@ -675,3 +675,50 @@ async def test_strict_mode_leaves_lambdas_as_python_runs_them(strict: cm.CodeMod
     run = await strict.run('list(map(lambda i: tools.get_user(user_id=i), [1]))')
     assert run.error is not None and (run.error.type, run.error.message) == (
         "TypeError", "the result is an un-awaited tool call: add `await` before it")
+
+
+# -- Decimal and Fraction as CPython has them ----------------------------------------------
+
+_ERRORS: Final = ("def err(f):\n    try:\n        return repr(f())\n"
+                  "    except Exception as e:\n        return f'{type(e).__name__}: {e}'\n")
+
+NUMBER_ROWS: list[tuple[str, str]] = [
+    # before: TypeError (an IntEnum/IntFlag member is an int subclass the facades refused)
+    ("IntEnum and IntFlag members are ints to Decimal and Fraction",
+     "from decimal import Decimal\nfrom fractions import Fraction\n"
+     "from enum import IntEnum, IntFlag\nclass E(IntEnum):\n    x = 3\n"
+     "class F(IntFlag):\n    y = 2\n"
+     "[str(Decimal(E.x)), str(Decimal.from_float(E.x)), str(Decimal(1) + E.x), "
+     "str(E.x * Decimal('1.5')), Decimal(3) == E.x, Decimal(2) < E.x, "
+     "str(Fraction(1, 3) + F.y), str(Fraction(E.x)), str(E.x * Fraction(1, 2)), "
+     "Fraction(1, 2) < E.x, str(Fraction.from_float(E.x)), str(Fraction.from_decimal(E.x)), "
+     "str(Fraction(E.x, F.y)), str(Fraction(1, 2) ** E.x), str(Decimal(2) ** E.x), "
+     "str(Fraction.from_float(True)), str(Decimal(2).quantize(E.x))]"),
+    # before: Python's own errors said 'Decimal' where CPython says 'decimal.Decimal'
+    ("operator errors name decimal.Decimal as CPython does",
+     _ERRORS + "from decimal import Decimal\nfrom fractions import Fraction\n"
+     "[err(lambda: Decimal(1) < 'a'), err(lambda: 'a' > Decimal(1)), "
+     "err(lambda: Decimal(1) <= None), err(lambda: [1] >= Decimal(1)), "
+     "err(lambda: Decimal(1) + 'a'), err(lambda: 'a' + Decimal(1)), "
+     "err(lambda: Decimal(1) - None), err(lambda: None * Decimal(2)), "
+     "err(lambda: Decimal(1) ** 'a'), err(lambda: divmod(Decimal(1), 'a')), "
+     "err(lambda: Fraction(1) < 'a'), err(lambda: 'a' > Fraction(1)), "
+     "err(lambda: Fraction(1) + 'a'), err(lambda: 'a' - Fraction(1)), "
+     "err(lambda: divmod('a', Fraction(1))), err(lambda: Fraction(1) % Decimal(1)), "
+     "err(lambda: Decimal(1) < Fraction(1, 2)), err(lambda: Decimal(1) + Fraction(1, 2)), "
+     "err(lambda: [1] * Decimal(2)), err(lambda: Decimal(2) * [1]), "
+     "type(Decimal(1)).__name__, repr(type(Decimal(1)))]"),
+    # before: refused as too big (sized by the exponent, not by the digits printed)
+    ("a Decimal's format is sized by the text it prints",
+     "from decimal import Decimal\ntiny = Decimal('1e-9999999999999')\n"
+     "[f'{tiny:.2f}', f'{tiny:.3e}', f'{tiny:g}', f'{tiny}', f'{tiny:.5}', f'{tiny:.2n}', "
+     "f'{-tiny:>12.3f}', f'{tiny:.1%}', f\"{Decimal('12345.678'):,.2f}\", "
+     "f\"{Decimal('0.5'):%}\", f\"{Decimal('1.5e-7'):f}\", f\"{Decimal('1e99999'):.2e}\", "
+     "f\"{Decimal('NaN'):.2f}\", f\"{Decimal('1.23E+5'):f}\", f\"{Decimal('7'):.3%}\"]"),
+]
+
+
+@pytest.mark.parametrize(("name", "script"), NUMBER_ROWS, ids=[r[0] for r in NUMBER_ROWS])
+async def test_decimal_and_fraction_run_as_in_cpython(mode: cm.CodeMode, name: str,
+                                                      script: str) -> None:
+    assert await value(mode, script) == await cpython(script)
