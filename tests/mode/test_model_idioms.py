@@ -722,3 +722,69 @@ NUMBER_ROWS: list[tuple[str, str]] = [
 async def test_decimal_and_fraction_run_as_in_cpython(mode: cm.CodeMode, name: str,
                                                       script: str) -> None:
     assert await value(mode, script) == await cpython(script)
+
+
+# -- a tool-calling lambda handed to the script's own helper (smolagents) -------------------
+
+def lookup(city: str) -> dict[str, Any]:
+    """Weather of a known city."""
+    if city == "Atlantis":
+        raise ValueError("unknown city Atlantis")
+    return get_weather(city)
+
+
+THUNK_ROWS: list[tuple[str, str]] = [
+    ("a guard helper calling the lambda in its try",
+     'def attempt(label, fn):\n    try:\n        return fn()\n    except Exception as e:\n'
+     '        print(label, e)\n        return None\n'
+     'w = attempt("w", lambda: lookup(city="Oslo"))\n'
+     'bad = attempt("bad", lambda: lookup(city="Atlantis"))\n'
+     'rows = [attempt(c, lambda: lookup(city=c)) for c in ["a", "bb"]]\n[w, bad, rows]'),
+    ("a retry helper calling the lambda in a loop, handed by keyword",
+     'def retry(fn, times=2):\n    errors = []\n    for _ in range(times):\n        try:\n'
+     '            return fn()\n        except Exception:\n'
+     '            errors.append("failed")\n    return errors\n'
+     '[retry(fn=lambda: lookup(city="Rome")), retry(lambda: lookup(city="Atlantis"), 3)]'),
+    ("a helper calling the lambda with an argument, twice",
+     'def both(fn, a, b):\n    return [fn(a)["temp"], fn(b)["temp"]]\n'
+     'both(lambda c: get_weather(city=c), "x", "yyy")'),
+]
+
+
+async def sync_cpython(script: str) -> Any:
+    """``script``'s value in CPython with the tools as plain functions (smolagents)."""
+    tree = ast.parse(script)
+    last = tree.body.pop()
+    assert isinstance(last, ast.Expr)
+    namespace: dict[str, Any] = {"lookup": lookup, "get_weather": get_weather}
+    exec(compile(tree, "<cpython>", "exec"), namespace)  # the test's own rows
+    return json.loads(json.dumps(eval(compile(ast.Expression(last.value), "<cpython>",
+                                              "eval"), namespace)))
+
+
+@pytest.mark.parametrize(("name", "script"), THUNK_ROWS, ids=[r[0] for r in THUNK_ROWS])
+async def test_a_lambda_handed_to_a_helper_that_calls_it_runs_as_in_cpython(
+        executor: cm.InProcessExecutor, name: str, script: str) -> None:
+    """Before: refused ("a tool call inside a lambda cannot be awaited")."""
+    reg = registry()
+    reg.register(cm.tool(lookup))
+    mode = cm.CodeMode(reg, executor=executor)
+    assert await value(mode, script) == await sync_cpython(script)
+
+
+@pytest.mark.parametrize(("script", "message"), [
+    ('def attempt(fn):\n    try:\n        return fn()\n    except Exception:\n'
+     '        return None\nattempt(lambda: get_weather(city="a")["temp"])',
+     "line 6: a tool call inside a lambda cannot be awaited: if attempt() only calls the "
+     "function it is handed, hand it a lambda whose body is the tool call alone (`lambda: "
+     "tools.x(...)`) at every call, and it awaits that call; else call the tool first and "
+     "pass its value"),
+    ('def keep(fn):\n    return fn\nf = keep(lambda: get_weather(city="a"))\nf',
+     "line 3: a tool call inside a lambda cannot be awaited: if keep() only calls the "
+     "function it is handed"),
+])
+async def test_a_lambda_a_helper_cannot_await_says_what_to_write(
+        mode: cm.CodeMode, script: str, message: str) -> None:
+    run = await mode.run(script)
+    assert run.error is not None and run.error.type == "PreflightError"
+    assert message in run.error.message
