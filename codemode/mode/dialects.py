@@ -16,7 +16,8 @@ preflight's tree) and produces:
   dict/list/str/stdlib method and never read as a value),
   ``final_answer((...))`` for a top-level ``return``, ``True`` for an
   ``if __name__ == "__main__":`` test, a lambda that calls tools as what it meant:
-  ``f = lambda x: ...`` an ``async def``, ``map(lambda ...)`` a list comprehension,
+  ``f = lambda x: ...`` an ``async def``, ``map(lambda ...)``/``filter(lambda ...)`` (or
+  ``map(f, ...)``, ``f`` a plain ``def`` made async or a tool) a list comprehension,
   ``key=lambda ...`` (or ``key=f``, ``f`` a plain ``def`` made async) keys awaited
   first; and appended lines for the result);
 - a :class:`~codemode.sandbox.runtime.prelude.Prelude`: the bare names, the
@@ -472,10 +473,10 @@ class _Planner(ast.NodeVisitor):
         it hands a tool-calling lambda (``_handed_thunks``): awaited there."""
         self.key_functions: set[int] = set()
         """ids of the names of plain functions made async handed to ``key=`` whose keys
-        are awaited first (``_plan_key_functions``)."""
+        are awaited first (``_plan_key_functions``), or to ``map`` (``_plan_mapped_functions``)."""
         self.lambdas: dict[int, str] = {}
         """id of a lambda that calls tools → how it was rewritten: ``async`` (``f = lambda
-        x: ...`` became an ``async def``), ``map`` (``map(lambda ...)``, a list
+        x: ...`` became an ``async def``), ``map``/``filter`` (``map(lambda ...)``, a list
         comprehension) or ``key`` (``key=lambda ...``, keys computed first); the last two
         run their calls in the enclosing scope."""
 
@@ -700,6 +701,7 @@ class _Planner(ast.NodeVisitor):
                     self.converted.update(id(f) for f in functions if f.name == func.name)
         self._plan_lambdas()
         self._plan_key_functions()
+        self._plan_mapped_functions()
 
     def _convertible_methods(self) -> set[int]:
         """ids of the methods a plain ``x.name(...)`` call can await when they call tools:
@@ -894,6 +896,21 @@ class _Planner(ast.NodeVisitor):
                 self.lambdas[id(node)] = "map"
                 self.note("lambda calling tools")
                 continue
+            if (isinstance(func, ast.Name) and func.id == "filter" and "filter" not in self.bound
+                    and len(parent.args) == 2 and parent.args[0] is node and single
+                    and not parent.keywords and self._one_line(parent)
+                    and not isinstance(parent.args[1], ast.Starred)
+                    and not self._calls_any_tool(parent.args[1])
+                    and (source := ast.get_source_segment(self.edits.source,
+                                                          parent.args[1])) is not None):
+                # ``filter(lambda x: B, xs)`` → ``[x for x in xs if B]`` (B awaited in it)
+                param = args.args[0].arg
+                edits.replace(edits.start(parent), edits.start(node.body),
+                              f"[{param} for {param} in {source} if (")
+                edits.replace(edits.end(node.body), edits.end(parent), ")]")
+                self.lambdas[id(node)] = "filter"
+                self.note("lambda calling tools")
+                continue
             items = self._key_items(parent, node)
             if items is None or not single:
                 continue
@@ -1008,6 +1025,35 @@ class _Planner(ast.NodeVisitor):
             self.key_functions.add(id(node))
             self.note("plain def calling tools")
 
+    def _plan_mapped_functions(self) -> None:
+        """``map(fetch, xs)`` where ``fetch`` is a plain ``def`` made async or a tool → ``[
+        (await fetch(codemode_0)) for codemode_0 in xs]``, as ``map(lambda ...)`` becomes
+        a list comprehension (``_plan_lambdas``): each call awaited, in item order."""
+        converted = {f.name for f in self.of(ast.FunctionDef) if id(f) in self.converted
+                     and not f.decorator_list
+                     and not isinstance(self.parents.get(f), ast.ClassDef)}
+        for call in self.of(ast.Call):
+            func = call.func
+            if not (isinstance(func, ast.Name) and func.id == "map" and "map" not in self.bound
+                    and len(call.args) >= 2 and not call.keywords
+                    and isinstance(first := call.args[0], ast.Name)
+                    and ((first.id in converted and first.id in self.def_only)
+                         or self.tool_of(first) in self.tools)
+                    and self._one_line(call) and self._await_scope(call) is not None
+                    and not any(isinstance(a, ast.Starred) or self._calls_any_tool(a)
+                                for a in call.args[1:])):
+                continue
+            sources = [ast.get_source_segment(self.edits.source, a) for a in call.args[1:]]
+            if any(text is None for text in sources):
+                continue
+            names = [f"codemode_{i}" for i in range(len(sources))]
+            loop = (f"{names[0]} in {sources[0]}" if len(sources) == 1 else
+                    f"({', '.join(names)}) in zip({', '.join(cast('list[str]', sources))})")
+            self.edits.replace(self.edits.start(call), self.edits.end(call),
+                               f"[(await {first.id}({', '.join(names)})) for {loop}]")
+            self.key_functions.add(id(first))
+            self.note("plain def calling tools")
+
     def _awaited_later(self) -> None:
         """Add to ``task_names`` the names whose values the script awaits itself: ``await
         NAME``, ``await NAME[k]``, or a loop or comprehension variable drawn from NAME
@@ -1110,8 +1156,10 @@ class _Planner(ast.NodeVisitor):
         return next((k.value for k in call.keywords if k.arg == param), None)
 
     def _thunk(self, arg: ast.expr | None) -> bool:
-        """A lambda whose body is one tool call (or an ``async def``'s name): calling it
-        gives an awaitable."""
+        """A lambda whose body is one tool call, a tool or an ``async def``'s name: calling
+        it gives an awaitable."""
+        if isinstance(arg, ast.Name | ast.Attribute) and self.tool_of(arg) in self.tools:
+            return True  # the tool itself (``safe_call(get_price, symbol="A")``)
         if isinstance(arg, ast.Name):
             return arg.id in self.async_funcs and arg.id in self.def_only
         return (isinstance(arg, ast.Lambda) and isinstance(arg.body, ast.Call)
@@ -1263,7 +1311,7 @@ class _Planner(ast.NodeVisitor):
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         kind = self.lambdas.get(id(node), "lambda")
-        if kind in ("map", "key"):
+        if kind in ("map", "filter", "key"):
             kind = "comprehension"
         elif kind == "async":
             name = self.parents[node].targets[0].id  # type: ignore[attr-defined]
