@@ -16,7 +16,8 @@ preflight's tree) and produces:
   dict/list/str/stdlib method and never read as a value),
   ``final_answer((...))`` for a top-level ``return``, ``True`` for an
   ``if __name__ == "__main__":`` test, a lambda that calls tools as what it meant:
-  ``f = lambda x: ...`` an ``async def``, ``map(lambda ...)`` a list comprehension,
+  ``f = lambda x: ...`` an ``async def``, ``map(lambda ...)``/``filter(lambda ...)`` (or
+  ``map(f, ...)``, ``f`` a plain ``def`` made async or a tool) a list comprehension,
   ``key=lambda ...`` (or ``key=f``, ``f`` a plain ``def`` made async) keys awaited
   first; and appended lines for the result);
 - a :class:`~codemode.sandbox.runtime.prelude.Prelude`: the bare names, the
@@ -30,7 +31,10 @@ are left un-awaited, so they still run concurrently; so are calls stored in a na
 (or a container) whose value the script awaits itself later (``t = tools.x()`` …
 ``await t``, ``await pending[k]``, ``for t in tasks: await t``), and calls passed to
 the script's own ``async def`` for a parameter it awaits (``await safe(tools.x())``: its
-``try`` sees the call's error). Calling an async
+``try`` sees the call's error); likewise a lambda whose body is one tool call handed to
+the script's own function that only calls it (``attempt("p", lambda: get_price(...))``):
+the lambda returns the call, which the function, made async, awaits where it calls it.
+Calling an async
 generator (an ``async def`` that yields) gives no awaitable: it is never awaited.
 """
 
@@ -464,12 +468,15 @@ class _Planner(ast.NodeVisitor):
         the calls rewritten to ``tools.<path>(**args)``."""
         self.by_name_roots: set[str] = set()
         """Unbound names (``mcp``, ``session``) only ever used for such calls."""
+        self.thunk_calls: set[int] = set()
+        """ids of ``fn()`` calls in the script's own function of a parameter every call of
+        it hands a tool-calling lambda (``_handed_thunks``): awaited there."""
         self.key_functions: set[int] = set()
         """ids of the names of plain functions made async handed to ``key=`` whose keys
-        are awaited first (``_plan_key_functions``)."""
+        are awaited first (``_plan_key_functions``), or to ``map`` (``_plan_mapped_functions``)."""
         self.lambdas: dict[int, str] = {}
         """id of a lambda that calls tools → how it was rewritten: ``async`` (``f = lambda
-        x: ...`` became an ``async def``), ``map`` (``map(lambda ...)``, a list
+        x: ...`` became an ``async def``), ``map``/``filter`` (``map(lambda ...)``, a list
         comprehension) or ``key`` (``key=lambda ...``, keys computed first); the last two
         run their calls in the enclosing scope."""
 
@@ -577,6 +584,8 @@ class _Planner(ast.NodeVisitor):
 
     def awaitable(self, node: ast.Call) -> bool:
         """A call whose value is an awaitable the script means to use as its result."""
+        if id(node) in self.thunk_calls:
+            return True
         if self.tool_of(node.func) is not None:
             path = self.tool_of(node.func)
             return path in self.tools
@@ -666,6 +675,8 @@ class _Planner(ast.NodeVisitor):
                 self.awaited.add(id(node.args[0]))
         self._awaited_later()
         self._handed_to_own_functions()
+        if not self.strict:
+            self._handed_thunks()
         # Plain functions that call tools (or other such functions) become async.
         if self.strict:
             return
@@ -690,6 +701,7 @@ class _Planner(ast.NodeVisitor):
                     self.converted.update(id(f) for f in functions if f.name == func.name)
         self._plan_lambdas()
         self._plan_key_functions()
+        self._plan_mapped_functions()
 
     def _convertible_methods(self) -> set[int]:
         """ids of the methods a plain ``x.name(...)`` call can await when they call tools:
@@ -884,6 +896,21 @@ class _Planner(ast.NodeVisitor):
                 self.lambdas[id(node)] = "map"
                 self.note("lambda calling tools")
                 continue
+            if (isinstance(func, ast.Name) and func.id == "filter" and "filter" not in self.bound
+                    and len(parent.args) == 2 and parent.args[0] is node and single
+                    and not parent.keywords and self._one_line(parent)
+                    and not isinstance(parent.args[1], ast.Starred)
+                    and not self._calls_any_tool(parent.args[1])
+                    and (source := ast.get_source_segment(self.edits.source,
+                                                          parent.args[1])) is not None):
+                # ``filter(lambda x: B, xs)`` → ``[x for x in xs if B]`` (B awaited in it)
+                param = args.args[0].arg
+                edits.replace(edits.start(parent), edits.start(node.body),
+                              f"[{param} for {param} in {source} if (")
+                edits.replace(edits.end(node.body), edits.end(parent), ")]")
+                self.lambdas[id(node)] = "filter"
+                self.note("lambda calling tools")
+                continue
             items = self._key_items(parent, node)
             if items is None or not single:
                 continue
@@ -998,6 +1025,35 @@ class _Planner(ast.NodeVisitor):
             self.key_functions.add(id(node))
             self.note("plain def calling tools")
 
+    def _plan_mapped_functions(self) -> None:
+        """``map(fetch, xs)`` where ``fetch`` is a plain ``def`` made async or a tool → ``[
+        (await fetch(codemode_0)) for codemode_0 in xs]``, as ``map(lambda ...)`` becomes
+        a list comprehension (``_plan_lambdas``): each call awaited, in item order."""
+        converted = {f.name for f in self.of(ast.FunctionDef) if id(f) in self.converted
+                     and not f.decorator_list
+                     and not isinstance(self.parents.get(f), ast.ClassDef)}
+        for call in self.of(ast.Call):
+            func = call.func
+            if not (isinstance(func, ast.Name) and func.id == "map" and "map" not in self.bound
+                    and len(call.args) >= 2 and not call.keywords
+                    and isinstance(first := call.args[0], ast.Name)
+                    and ((first.id in converted and first.id in self.def_only)
+                         or self.tool_of(first) in self.tools)
+                    and self._one_line(call) and self._await_scope(call) is not None
+                    and not any(isinstance(a, ast.Starred) or self._calls_any_tool(a)
+                                for a in call.args[1:])):
+                continue
+            sources = [ast.get_source_segment(self.edits.source, a) for a in call.args[1:]]
+            if any(text is None for text in sources):
+                continue
+            names = [f"codemode_{i}" for i in range(len(sources))]
+            loop = (f"{names[0]} in {sources[0]}" if len(sources) == 1 else
+                    f"({', '.join(names)}) in zip({', '.join(cast('list[str]', sources))})")
+            self.edits.replace(self.edits.start(call), self.edits.end(call),
+                               f"[(await {first.id}({', '.join(names)})) for {loop}]")
+            self.key_functions.add(id(first))
+            self.note("plain def calling tools")
+
     def _awaited_later(self) -> None:
         """Add to ``task_names`` the names whose values the script awaits itself: ``await
         NAME``, ``await NAME[k]``, or a loop or comprehension variable drawn from NAME
@@ -1054,6 +1110,84 @@ class _Planner(ast.NodeVisitor):
             for name, arg in handed:
                 if isinstance(arg, ast.Call) and name in awaits:
                     self.awaited.add(id(arg))
+
+    def _handed_thunks(self) -> None:
+        """``attempt("price", lambda: get_price(symbol="AAPL"))`` with ``def attempt(label,
+        fn): try: return fn() ...``: when every call of the script's own function hands,
+        for a parameter it only ever calls, a lambda whose body is one tool call (or an
+        ``async def``'s name), the lambda's call stays un-awaited (the lambda returns the
+        awaitable) and the function awaits ``fn()`` where it calls it (a plain ``def``
+        becomes async, its calls awaited): the call runs inside its ``try``, as in CPython."""
+        functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = [*self.of(ast.FunctionDef)]
+        functions += self.of(ast.AsyncFunctionDef)
+        for func in functions:
+            if (func.decorator_list or func.name not in self.def_only
+                    or sum(f.name == func.name for f in functions) != 1
+                    or isinstance(self.parents.get(func), ast.ClassDef)):
+                continue
+            calls = [self.parents.get(n) for n in self.loads if n.id == func.name]
+            if not calls or not all(isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                                    and c.func.id == func.name and not any(
+                                        isinstance(a, ast.Starred) for a in c.args)
+                                    and all(k.arg is not None for k in c.keywords)
+                                    for c in calls):
+                continue
+            args = func.args
+            positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+            for param in [*positional, *(a.arg for a in args.kwonlyargs)]:
+                uses = self._calls_of(func, param)
+                handed = [self._handed(cast("ast.Call", c), positional, param) for c in calls]
+                if not uses or not all(self._thunk(a) for a in handed):
+                    continue
+                if isinstance(func, ast.AsyncFunctionDef) and not all(
+                        id(c) in self.awaited for c in uses):
+                    continue
+                for arg in handed:
+                    if isinstance(arg, ast.Lambda):
+                        self.awaited.add(id(arg.body))
+                if isinstance(func, ast.FunctionDef):
+                    self.thunk_calls.update(id(c) for c in uses)
+
+    @staticmethod
+    def _handed(call: ast.Call, positional: list[str], param: str) -> ast.expr | None:
+        """The argument ``call`` hands for ``param`` (None: none)."""
+        if param in positional and positional.index(param) < len(call.args):
+            return call.args[positional.index(param)]
+        return next((k.value for k in call.keywords if k.arg == param), None)
+
+    def _thunk(self, arg: ast.expr | None) -> bool:
+        """A lambda whose body is one tool call, a tool or an ``async def``'s name: calling
+        it gives an awaitable."""
+        if isinstance(arg, ast.Name | ast.Attribute) and self.tool_of(arg) in self.tools:
+            return True  # the tool itself (``safe_call(get_price, symbol="A")``)
+        if isinstance(arg, ast.Name):
+            return arg.id in self.async_funcs and arg.id in self.def_only
+        return (isinstance(arg, ast.Lambda) and isinstance(arg.body, ast.Call)
+                and id(arg.body) not in self.awaited and self.awaitable(arg.body))
+
+    def _calls_of(self, func: ast.FunctionDef | ast.AsyncFunctionDef,
+                  param: str) -> list[ast.Call]:
+        """The calls ``param(...)`` in ``func``'s own body, or none when ``param`` is also
+        read otherwise, assigned or used in a nested function."""
+        found: list[ast.Call] = []
+        for node in ast.walk(func):
+            if isinstance(node, ast.Name) and node.id == param:
+                call = self.parents.get(node)
+                if not (isinstance(node.ctx, ast.Load) and isinstance(call, ast.Call)
+                        and call.func is node and self._owner(call) is func):
+                    return []
+                found.append(call)
+            elif isinstance(node, ast.Global | ast.Nonlocal) and param in node.names:
+                return []
+        return found
+
+    def _owner(self, node: ast.AST) -> ast.AST | None:
+        """The function or lambda ``node`` is in (comprehensions see through)."""
+        parent = self.parents.get(node)
+        while parent is not None and not isinstance(
+                parent, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            parent = self.parents.get(parent)
+        return parent
 
     def _awaits(self, func: ast.AsyncFunctionDef) -> set[str]:
         """Names ``func``'s own body awaits (``await c``, ``await c[k]``) or hands to
@@ -1177,7 +1311,7 @@ class _Planner(ast.NodeVisitor):
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         kind = self.lambdas.get(id(node), "lambda")
-        if kind in ("map", "key"):
+        if kind in ("map", "filter", "key"):
             kind = "comprehension"
         elif kind == "async":
             name = self.parents[node].targets[0].id  # type: ignore[attr-defined]
@@ -1308,12 +1442,26 @@ class _Planner(ast.NodeVisitor):
         if scope.kind == "sync" and scope.node is not None and id(scope.node) in self.converted:
             return True
         if scope.kind == "lambda":
-            self.add(node, "a tool call inside a lambda cannot be awaited: use a loop or an "
-                     "`async def` and `await` the call")
+            self.add(node, "a tool call inside a lambda cannot be awaited: "
+                     + self._lambda_fix(scope.node))
         elif scope.kind == "class":
             self.add(node, "a tool call in a class body cannot be awaited: make the method "
                      "`async def` and `await` the call")
         return False
+
+    def _lambda_fix(self, node: ast.AST | None) -> str:
+        """What to write for a lambda that calls tools where no rewrite applies."""
+        parent = self.parents.get(node) if node is not None else None
+        if isinstance(parent, ast.keyword):
+            parent = self.parents.get(parent)
+        if (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
+                and parent.func.id in self.def_only and node is not parent.func):
+            name = parent.func.id
+            return (f"if {name}() only calls the function it is handed, hand it a lambda "
+                    "whose body is the tool call alone (`lambda: tools.x(...)`) at every "
+                    "call, and it awaits that call; else call the tool first and pass its "
+                    "value")
+        return "use a loop or an `async def` and `await` the call"
 
     def by_name_hint(self, node: ast.AST) -> str | None:
         """For ``X.call_tool("name", {...})`` (an MCP client's call, ``X`` being ``node``

@@ -718,6 +718,182 @@ ordered = OrderedDict(sorted(((s, dict(v)) for s, v in by.items()), key=lambda k
 print(type(by), type(ordered), len(ordered))
 ordered
 """),
+    # compat13: more pydantic-ai/Monty and Anthropic PTC scripts
+    ("ptc_gather_prices_dataclass_report", "async", r"""
+import asyncio
+import json
+from dataclasses import dataclass, field, asdict
+
+@dataclass(order=True)
+class Quote:
+    change: float
+    symbol: str = field(compare=False)
+    closes: list = field(default_factory=list, compare=False, repr=False)
+
+symbols = ["AAPL", "MSFT", "NVDA", "TSLA"]
+histories = await asyncio.gather(*[get_historical_stock_prices(symbol=s, period="5d") for s in symbols])
+quotes = []
+for sym, hist in zip(symbols, histories):
+    closes = [row["Close"] for row in hist]
+    quotes.append(Quote(round((closes[-1] - closes[0]) / closes[0] * 100, 3), sym, closes))
+quotes.sort(reverse=True)
+for q in quotes:
+    print(f"{q.symbol:<5} {q.change:+7.3f}% {q!r}")
+print(json.dumps([asdict(q) for q in quotes[:2]], indent=1, sort_keys=True))
+{"best": quotes[0].symbol, "worst": quotes[-1].symbol}
+"""),
+    ("ptc_gather_return_exceptions", "async", r"""
+import asyncio
+symbols = ["AAPL", "ZZZZ", "NVDA"]
+results = await asyncio.gather(*(get_current_stock_price(symbol=s) for s in symbols), return_exceptions=True)
+ok, failed = {}, []
+for s, r in zip(symbols, results):
+    if isinstance(r, Exception):
+        failed.append(s)
+        print(f"{s}: failed ({type(r).__name__})")
+    else:
+        ok[s] = r
+total = sum(ok.values())
+print(f"total={total:.2f} mean={total / len(ok):.3f}")
+{"ok": ok, "failed": failed}
+"""),
+    ("monty_commit_timeline_datetime", "async", r"""
+from datetime import datetime, timedelta, timezone
+from collections import defaultdict
+commits = await list_commits(owner="octo", repo="fastq", perPage=20)
+by_day = defaultdict(list)
+stamps = []
+for c in commits:
+    when = datetime.fromisoformat(c["commit"]["author"]["date"].replace("Z", "+00:00"))
+    stamps.append(when)
+    by_day[when.date().isoformat()].append(c["sha"][:7])
+span = max(stamps) - min(stamps)
+print(span, span.days, span.total_seconds() // 3600)
+print(min(stamps).strftime("%a %d %b %Y %H:%M %Z"), min(stamps).tzinfo == timezone.utc)
+recent = [s.isoformat() for s in stamps if max(stamps) - s < timedelta(days=3)]
+{"days": dict(sorted(by_day.items())), "recent": recent, "weekday": max(stamps).weekday()}
+"""),
+    ("monty_readme_sections_regex", "async", r"""
+import re
+readme = await get_file_contents(owner="octo", repo="fastq", path="README.md")
+sections = re.findall(r"^##\s+(.+)$", readme, flags=re.M)
+code = re.search(r"\n\n((?: {4}.*\n)+)", readme)
+words = re.split(r"\W+", readme.lower())
+print(sections, repr(code.group(1).strip()) if code else None)
+print(len([w for w in words if w]), re.sub(r"\s+", " ", readme)[:40])
+{"sections": sections, "install": code.group(1).strip() if code else None, "title": re.match(r"#\s*(\w+)", readme).group(1)}
+"""),
+    ("ptc_paginate_while_loop", "async", r"""
+issues = []
+cursor = None
+pages = 0
+while True:
+    extra = {"after": cursor} if cursor else {}
+    page = await list_issues(owner="octo", repo="fastq", state="OPEN", perPage=2, **extra)
+    issues.extend(page["issues"])
+    pages += 1
+    if not page["pageInfo"]["hasNextPage"]:
+        break
+    cursor = page["pageInfo"]["endCursor"]
+hot = sorted(issues, key=lambda i: (-i["comments"], i["number"]))[:3]
+print(f"{pages} pages, {len(issues)} open issues")
+for i in hot:
+    labels = ", ".join(lb["name"] for lb in i["labels"]) or "-"
+    print(f"#{i['number']:>3} {i['title'][:20]:<20} [{labels}] ({i['comments']} comments)")
+[i["number"] for i in hot]
+"""),
+    ("monty_semaphore_comments_counter", "async", r"""
+import asyncio
+from collections import Counter
+sem = asyncio.Semaphore(2)
+async def comments_for(n):
+    async with sem:
+        return n, await issue_read(method="get_comments", owner="octo", repo="fastq", issue_number=n)
+listing = await list_issues(owner="octo", repo="fastq", perPage=10)
+pairs = await asyncio.gather(*[comments_for(i["number"]) for i in listing["issues"]])
+authors = Counter(c["user"]["login"] for _, cs in pairs for c in cs)
+per_issue = {n: len(cs) for n, cs in pairs}
+print(authors.most_common(), sum(authors.values()))
+print(max(per_issue, key=per_issue.get), sorted(per_issue.items()))
+{"authors": dict(authors), "per_issue": per_issue}
+"""),
+    ("ptc_pyproject_parse_and_compare", "async", r"""
+import json
+import re
+tree = await get_file_contents(owner="octo", repo="fastq", path="/")
+names = [f["name"] for f in tree if f["type"] == "file"]
+pyproject = await get_file_contents(owner="octo", repo="fastq", path="pyproject.toml")
+package = json.loads(await get_file_contents(owner="octo", repo="fastq", path="package.json"))
+version = re.search(r'^version\s*=\s*"([^"]+)"', pyproject, re.M).group(1)
+deps = re.findall(r'"([A-Za-z0-9_-]+)', pyproject.split("dependencies", 1)[1])
+major, minor, patch = map(int, version.split("."))
+js = {k: v.lstrip("^~") for k, v in package["dependencies"].items()}
+print(f"py {version} ({major}.{minor + 1}.0 next), js {package['version']}")
+print(sorted(names), deps, js)
+{"python_deps": deps, "js_deps": js, "bump": f"{major}.{minor}.{patch + 1}"}
+"""),
+    ("monty_npm_typed_dict_ranking", "async", r"""
+from typing import TypedDict
+import asyncio
+
+class Pkg(TypedDict):
+    name: str
+    score: float
+    latest: str
+
+found = await npmSearch(query="schema validation", limit=4)
+names = [o["package"]["name"] for o in found["objects"]]
+versions = await npmVersions(packages=names)
+pkgs: list[Pkg] = [Pkg(name=o["package"]["name"], score=o["score"]["final"],
+                       latest=versions[o["package"]["name"]]["latest"]) for o in found["objects"]]
+ranked = sorted(pkgs, key=lambda p: (p["score"], p["name"]), reverse=True)
+for rank, p in enumerate(ranked, 1):
+    print(f"{rank}. {p['name']:<12} {p['score']:.2f} v{p['latest']}")
+counts = {p["name"]: len(versions[p["name"]]["versions"]) for p in pkgs}
+{"top": ranked[0]["name"], "versions": counts}
+"""),
+    ("ptc_search_dedupe_sets_enumerate", "async", r"""
+import asyncio
+queries = ["python async", "python queue", "rust"]
+results = await asyncio.gather(*[search_repositories(query=q, perPage=5) for q in queries])
+seen = set()
+unique = []
+for q, res in zip(queries, results):
+    names = {r["full_name"] for r in res["items"]}
+    print(q, "->", sorted(names), "new:", sorted(names - seen))
+    for r in res["items"]:
+        if r["full_name"] not in seen:
+            seen.add(r["full_name"])
+            unique.append(r)
+langs = {r["language"] for r in unique}
+stars = sum(r["stargazers_count"] for r in unique)
+print(f"{len(unique)} unique repos, {stars:,} stars, languages: {', '.join(sorted(langs))}")
+{"unique": [r["full_name"] for r in unique], "common": sorted(set.intersection(*[{r["full_name"] for r in res["items"]} for res in results[:2]]))}
+"""),
+    ("monty_create_issue_summary_try", "async", r"""
+import json
+from dataclasses import dataclass
+
+@dataclass(frozen=True)
+class Finding:
+    number: int
+    title: str
+    labels: tuple
+
+listing = await list_issues(owner="octo", repo="fastq", labels=["bug"], perPage=10)
+findings = [Finding(i["number"], i["title"], tuple(lb["name"] for lb in i["labels"])) for i in listing["issues"]]
+body = "\n".join(f"- #{f.number} {f.title} ({'/'.join(f.labels)})" for f in findings)
+try:
+    missing = await get_file_contents(owner="octo", repo="fastq", path="CHANGELOG.md")
+except Exception as e:
+    missing = None
+    print("no changelog:", type(e).__name__)
+created = await create_issue(owner="octo", repo="fastq", title=f"Bug triage: {len(findings)} open", body=body)
+print(body)
+print(json.dumps(created, sort_keys=True))
+print(findings[0], hash(findings[0]) == hash(Finding(**{"number": findings[0].number, "title": findings[0].title, "labels": findings[0].labels})))
+{"issue": created["number"], "count": len(findings), "changelog": missing}
+"""),
 ]
 
 

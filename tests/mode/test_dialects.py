@@ -303,7 +303,7 @@ REFUSED: list[tuple[str, str]] = [
     ('filter(query="a")',
      "line 1: `filter` here is the builtin, not the tool: call the tool as "
      "`await tools.filter_(query=...)`"),
-    ('names = list(filter(lambda i: get_item(i)["name"], [1, 2]))\nnames',
+    ('fs = {"name": lambda i: get_item(i)["name"]}\nfs["name"](1)',
      "line 1: a tool call inside a lambda cannot be awaited: use a loop or an `async def` "
      "and `await` the call"),
     ('r = await tools.get_item(id=1)\nreuslt = r["name"]\nresult',
@@ -314,7 +314,7 @@ REFUSED: list[tuple[str, str]] = [
     ("open('/etc/passwd')",
      "line 1: `open` is not available in the sandbox (no files, processes or code from "
      "text: use the tools)"),
-    ('def name(i):\n    return get_item(i)["name"]\nlist(map(name, [1, 2]))',
+    ('def name(i):\n    return get_item(i)["name"]\nf = name\n[f(1), f(2)]',
      "line 1: name() calls tools, so it must be `async def name(...)` and each call "
      "awaited; it is used as a value at line 3, where it cannot be awaited: call it in "
      "a loop, e.g. `[await name(x) for x in xs]`"),

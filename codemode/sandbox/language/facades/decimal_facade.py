@@ -27,6 +27,7 @@ from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.facades.collections_facade import namedtuple
 from codemode.sandbox.language.facades.number_ops import (
     HOST_NUMBERS,
+    CNamed,
     host_number,
     operand,
     type_name,
@@ -86,6 +87,10 @@ _SIGNALS: Final = (decimal.Clamped, decimal.DivisionByZero, decimal.Inexact,
 _ROUNDINGS: Final = ("ROUND_UP", "ROUND_DOWN", "ROUND_CEILING", "ROUND_FLOOR",
                      "ROUND_HALF_UP", "ROUND_HALF_DOWN", "ROUND_HALF_EVEN", "ROUND_05UP")
 _SPEC_NUMBERS: Final = re.compile(r"\d+")
+_SPEC: Final = re.compile(
+    r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?"
+    r"(?P<type>[eEfFgGn%]?)", re.DOTALL)
+"""A Decimal's format spec: the numbers and the type that decide the text's length."""
 
 
 def _fresh() -> decimal.Context:
@@ -259,7 +264,7 @@ _NUMBER_METHODS: Final = frozenset({
 
 @final
 @with_operators(_binary)
-class Decimal(SelfGuarded):
+class Decimal(SelfGuarded, metaclass=CNamed):
     """``decimal.Decimal(value='0', context=None)``: exact unless a context is given."""
 
     __slots__ = ("_value",)
@@ -280,9 +285,9 @@ class Decimal(SelfGuarded):
     @classmethod
     def from_float(cls, value: Any) -> Decimal:
         """``Decimal.from_float(0.1)``: the float's exact value."""
-        if type(value) not in (int, bool, float):
+        if not isinstance(value, int | float):
             raise TypeError("argument must be int or float")
-        return cls.wrap(_REAL.from_float(value))
+        return cls.wrap(_REAL.from_float(host_number(value)))
 
     def held(self) -> decimal.Decimal:
         """The host Decimal (for the facades; scripts read no such attribute)."""
@@ -346,10 +351,7 @@ class Decimal(SelfGuarded):
     def __format__(self, spec: str) -> str:
         if type(spec) is not str:
             raise TypeError("format spec must be a str")
-        size = len(spec) + sum(spec_number(n) for n in _SPEC_NUMBERS.findall(spec))
-        if self._value.is_finite():
-            size += len(self._value.as_tuple().digits) + abs(self._value.adjusted())
-        ensure_size(2 * size, "formatting a Decimal")
+        ensure_size(2 * _formatted_size(self._value, spec), "formatting a Decimal")
         return str(_under(_active(), format, self._value, spec))
 
     def sandbox_getattr(self, name: str) -> Any:
@@ -374,6 +376,32 @@ class Decimal(SelfGuarded):
         return namedtuple("DecimalTuple", "sign digits exponent")(sign, digits, exponent)
 
 
+def _formatted_size(value: decimal.Decimal, spec: str) -> int:
+    """About how long ``format(value, spec)`` is, from the digits it prints: the fixed
+    point forms (``f``, ``%``) print the integer digits and the precision's (or the
+    exponent's) fraction digits, the others at most the precision's or the value's own
+    digits and an exponent (``f"{Decimal('1e-9999999999999'):.2f}"`` is ``'0.00'``)."""
+    size = len(spec) + 32
+    found = _SPEC.fullmatch(spec)
+    if found is None:  # an invalid spec: format() says so; a bound on what it might print
+        size += sum(spec_number(n) for n in _SPEC_NUMBERS.findall(spec))
+        if value.is_finite():
+            size += len(value.as_tuple().digits) + abs(value.adjusted())
+        return size
+    size += spec_number(found["width"])
+    if not value.is_finite():
+        return size
+    digits = len(value.as_tuple().digits)
+    precision = None if found["precision"] is None else spec_number(found["precision"])
+    kind = found["type"]
+    if kind in ("f", "F", "%"):
+        shift = 2 if kind == "%" else 0
+        exponent = int(value.as_tuple().exponent) + shift
+        whole = max(value.adjusted() + 1 + shift, 1)
+        return size + whole * 4 // 3 + (max(-exponent, 0) if precision is None else precision)
+    return size + (digits if precision is None else precision)
+
+
 def _method(value: decimal.Decimal, name: str) -> Callable[..., Any]:
     real = getattr(value, name)
 
@@ -395,8 +423,8 @@ def _convert(value: Any) -> Any:
     if kind is str:
         _coefficient(len(value))
         return _under(_active(), _REAL, value)
-    if kind in (int, bool, float):
-        return _REAL(value)
+    if isinstance(value, int | float):  # an IntEnum member too, as its int
+        return _REAL(host_number(value))
     if kind in (tuple, list):
         parts = list(counted(value))
         if len(parts) == 3 and type(parts[1]) in (tuple, list):

@@ -98,7 +98,7 @@ def _convert(value: Any) -> Any:
             _too_big(f"Fraction({value[:40]!r})", 4 * len(found.group(1)))
         return value
     held = host_number(value)
-    if held is not value and type(held) is not _REAL:  # a Decimal: as long as its exponent
+    if type(value) is Decimal:  # as long as its exponent
         digits = exact_digits(held)
         if digits > _MAX_DIGITS:
             _too_big(f"a Fraction of a Decimal of {digits} digits", 4 * digits)
@@ -120,15 +120,15 @@ class Fraction(SelfGuarded):
     @classmethod
     def from_float(cls, value: Any) -> Any:
         """``Fraction.from_float(0.1)``: the float's exact value."""
-        if type(value) is not float and type(value) is not int:
+        if not isinstance(value, int | float):
             raise TypeError(f"{cls.__name__}.from_float() only takes floats, not "
                             f"{type(value).__name__!r}")
-        return _checked(_REAL.from_float(value))
+        return _checked(_REAL.from_float(host_number(value)))
 
     @classmethod
     def from_decimal(cls, value: Any) -> Any:
         """``Fraction.from_decimal(Decimal('1.1'))``: the Decimal's exact value."""
-        if type(value) is not Decimal and type(value) is not int:
+        if type(value) is not Decimal and not isinstance(value, int):
             raise TypeError(f"{cls.__name__}.from_decimal() only takes Decimals, not "
                             f"{type(value).__name__!r}")
         return _checked(_REAL.from_decimal(_convert(value)))

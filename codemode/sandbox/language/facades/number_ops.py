@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["ARITHMETIC", "HOST_NUMBERS", "BinaryFactory", "host_number", "operand",
+__all__ = ["ARITHMETIC", "HOST_NUMBERS", "BinaryFactory", "CNamed", "host_number", "operand",
            "type_name", "with_operators"]
 
 HOST_NUMBERS: Final[dict[type, Callable[[Any], Any]]] = {}
@@ -36,13 +36,21 @@ def host_number(value: Any) -> Any:
     """The host number a script number stands for (a sandbox Decimal or Fraction holds
     one); any other value as it is."""
     held = HOST_NUMBERS.get(type(value))
-    return held(value) if held is not None else value
+    if held is not None:
+        return held(value)
+    # An int or float subclass (an ``IntEnum``/``IntFlag`` member): CPython's number types
+    # take its plain value, read without the subclass's own methods (the same size).
+    if isinstance(value, int) and type(value) not in _OPERAND_TYPES:
+        return int.__int__(value)
+    if isinstance(value, float) and type(value) is not float:
+        return float.__float__(value)
+    return value
 
 
 def operand(value: Any) -> Any:
     """The host operand for a binary operation, or ``NotImplemented`` for another type."""
     held = host_number(value)
-    if held is not value or type(value) in _OPERAND_TYPES:
+    if held is not value or type(value) in _OPERAND_TYPES or type(held) in _OPERAND_TYPES:
         return held
     return NotImplemented
 
@@ -55,6 +63,23 @@ def type_name(kind: type) -> str:
     return f"{module}.{kind.__name__}"
 
 
+class CNamed(type):
+    """Metaclass of a number type standing for a C type: the errors Python itself raises
+    (``'<' not supported between instances of 'decimal.Decimal' and 'str'``, ``can only
+    concatenate str (not "decimal.Decimal")``) name a type by its C name, which setting
+    ``__name__`` (the facade does, with the module) makes ``<module>.<name>``, while a
+    script reading ``__name__`` gets the short one, as in CPython."""
+
+    @property
+    def __name__(cls) -> str:
+        return cls.__qualname__
+
+    @__name__.setter
+    def __name__(cls, value: str) -> None:
+        cls.__qualname__ = value
+        type.__dict__["__name__"].__set__(cls, f"{cls.__module__}.{value}")
+
+
 class BinaryFactory(Protocol):
     """Builds one operator method of a number type."""
 
@@ -63,6 +88,8 @@ class BinaryFactory(Protocol):
 
 
 _T = TypeVar("_T", bound=type)
+
+
 
 
 def with_operators(binary: BinaryFactory) -> Callable[[_T], _T]:
