@@ -199,8 +199,21 @@ class CompiledSchema:
             best = best.parent  # best_match descends into a union: explain the union whole
         ordered = [explain(best, self.schema)] + [
             explain(e, self.schema) for e in errors if e is not best]
-        return [ArgumentProblem(path=_clipped(_json_path(e)), message=_clipped(message))
+        return [ArgumentProblem(path=_clipped(_json_path(e)),
+                                message=_clipped(message + _left_out(e, self.schema)))
                 for e, message in ordered]
+
+
+def _left_out(error: Any, schema: Mapping[str, Any]) -> str:
+    """What to write instead of ``name=None`` for an optional argument that takes no null
+    (``after=cursor`` with no cursor yet): the SDK leaves an omitted one out."""
+    path = list(error.absolute_path)
+    required = schema.get("required")
+    if (error.instance is not None or error.validator != "type" or len(path) != 1
+            or not isinstance(path[0], str)
+            or (isinstance(required, list) and path[0] in required)):
+        return ""
+    return f" (`{path[0]}` is optional: leave it out rather than pass None)"
 
 
 PATTERN_TIMEOUT: Final = 0.05
@@ -637,6 +650,9 @@ def _argument_schema(schema: Mapping[str, Any], wire_arg: str) -> CompiledSchema
         return known[1]
     props = schema["properties"]
     wrapper: dict[str, Any] = {"type": "object", "properties": {wire_arg: props[wire_arg]}}
+    required = schema.get("required")
+    if isinstance(required, list) and wire_arg in required:
+        wrapper["required"] = [wire_arg]  # (always present here: kept for the messages)
     for name in ("$defs", "definitions", "$schema"):
         if name in schema:
             wrapper[name] = schema[name]

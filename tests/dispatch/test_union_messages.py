@@ -106,3 +106,25 @@ def test_corpus_union_arguments_get_bounded_agreeing_messages() -> None:
                     assert len(message) <= PROBLEM_TEXT, message
                     checked += 1
     assert checked >= 300
+
+
+_PAGED = {"type": "object", "required": ["owner"],
+          "properties": {"owner": {"type": "string"}, "after": {"type": "string"},
+                         "filter": {"type": "object", "properties": {"tag": {"type": "string"}}}}}
+
+
+@pytest.mark.parametrize(("name", "value", "expected"), [
+    ("after", None, "$.after: None is not of type 'string' (`after` is optional: leave it "
+                    "out rather than pass None)"),
+    ("owner", None, "$.owner: None is not of type 'string'"),  # required: no way around it
+    ("after", 5, "$.after: 5 is not of type 'string'"),
+    ("filter", {"tag": None}, "$.filter.tag: None is not of type 'string'"),
+])
+def test_none_for_an_optional_argument_says_to_leave_it_out(
+        name: str, value: Any, expected: str) -> None:
+    """``after=cursor`` with no cursor yet: the model's fix is to omit the argument (the
+    SDK sends nothing for one left out); preflight and runtime say the same."""
+    problems = compile_schema("t", _PAGED).problems({"owner": "o", name: value})
+    assert [str(p) for p in problems] == [expected]
+    inner, message = argument_problem(_PAGED, name, value) or ("?", "valid")
+    assert (f"$.{name}{inner}", message) == (problems[0].path, problems[0].message)
