@@ -672,7 +672,9 @@ def constraint_notes(schema: Any, *, annotation: str | None = None) -> list[str]
         return []
     bounds = {**_optional_branch(schema), **schema}
     notes = [
-        tmpl.format(bounds[key] if isinstance(bounds[key], str) else py_literal(bounds[key]))
+        tmpl.format(
+            _note_text(bounds[key]) if isinstance(bounds[key], str) else py_literal(bounds[key])
+        )
         for key, tmpl in _NOTES
         if key in bounds and isinstance(bounds[key], int | float | str)
     ]
@@ -680,13 +682,22 @@ def constraint_notes(schema: Any, *, annotation: str | None = None) -> list[str]
         notes.append("unique items")
     patterns = schema.get("patternProperties")
     if isinstance(patterns, dict) and patterns:  # dict[str, T] cannot say which keys
-        notes.append("keys match " + " or ".join(str(p) for p in patterns))
+        notes.append("keys match " + " or ".join(_note_text(str(p)) for p in patterns))
     if schema.get("deprecated") is True:
         notes.append("deprecated")
     enum = schema.get("enum")
     if isinstance(enum, list) and enum and (annotation is None or "Literal[" not in annotation):
         notes.append("one of " + ", ".join(py_literal(v) for v in enum))
     return notes
+
+
+def _note_text(text: str) -> str:
+    """A pattern or format as written when it is all printable, else quoted with escapes.
+
+    Schemas come from untrusted servers: a raw newline, ``\\r``, ``\\u2028`` or NUL in a
+    pattern would end the prompt's one line per argument and start a line of its own.
+    """
+    return text if text.isprintable() else py_literal(text)
 
 
 def _optional_branch(schema: dict[str, Any]) -> dict[str, Any]:

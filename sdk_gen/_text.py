@@ -38,7 +38,7 @@ TRUNCATED = " …"
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029\x85\ud800-\udfff]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-_SPACES = re.compile(r"\s+")
+_SPACES = re.compile(r"[\s\x00-\x1f\x7f]+")  # NUL and other C0 controls read as a space
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)[.!?](?= )|[。！？；]")
 
 
@@ -81,7 +81,7 @@ def show_surrogates(source: str, block: int) -> str:
 
 
 def one_line(text: str) -> str:
-    """Collapse whitespace so a description fits on one line."""
+    """Collapse whitespace (and control characters) so a description fits on one line."""
     return _SPACES.sub(" ", text).strip()
 
 

@@ -255,6 +255,28 @@ def test_shapes_in_the_prompt_notation(schema: dict[str, Any], line: str) -> Non
     assert audit_prompt([{"name": "t", "inputSchema": params}], sdk)[1] == []
 
 
+@pytest.mark.parametrize(
+    ("schema", "line"),
+    [
+        ({"type": "string", "pattern": "^a\nimport os$"}, ' x?: str # (pattern "^a\\nimport os$")'),
+        ({"type": "string", "format": "d\u2028t"}, ' x?: str # (format "d\\u2028t")'),
+        ({"type": "string", "pattern": "a\rb\x85c"}, ' x?: str # (pattern "a\\rb\\x85c")'),
+        ({"patternProperties": {"^k\n# x": {"type": "integer"}}},
+         ' x?: dict[str, int] # (keys match "^k\\n# x")'),
+        ({"type": "string", "description": "a\x00b\x1fc"}, " x?: str # a b c"),
+    ],
+)  # fmt: skip
+def test_schema_text_with_line_breaks_or_controls_stays_on_its_line(
+    schema: dict[str, Any], line: str
+) -> None:
+    """Patterns, formats and pattern keys come from untrusted servers: a raw newline or
+    ``\\u2028`` in one ended the argument's line and started a line of its own."""
+    params = {"type": "object", "properties": {"x": schema}}
+    sdk = sdk_gen.generate([{"name": "t", "inputSchema": params}])
+    assert sdk.prompt.splitlines()[2:] == [line]
+    assert "\x00" not in sdk.prompt
+
+
 def test_a_pattern_keyed_map_is_typed_in_the_module_too() -> None:
     """``patternProperties`` rendered as a bare ``dict``: no value type, no key pattern."""
     params = {"type": "object", "properties": {"env": {
