@@ -17,7 +17,8 @@ preflight's tree) and produces:
   ``final_answer((...))`` for a top-level ``return``, ``True`` for an
   ``if __name__ == "__main__":`` test, a lambda that calls tools as what it meant:
   ``f = lambda x: ...`` an ``async def``, ``map(lambda ...)``/``filter(lambda ...)`` (or
-  ``map(f, ...)``, ``f`` a plain ``def`` made async or a tool) a list comprehension,
+  ``map(f, ...)``, ``f`` a plain ``def`` made async or a tool) a list comprehension
+  where the iterator is read to its end (``list(...)``, ``*``, a list comprehension),
   ``key=lambda ...`` (or ``key=f``, ``f`` a plain ``def`` made async) keys awaited
   first; and appended lines for the result);
 - a :class:`~codemode.sandbox.runtime.prelude.Prelude`: the bare names, the
@@ -138,6 +139,14 @@ _MCP_RESULT: Final = frozenset({"content", "structuredContent", "structured_cont
 the tool's data, so its by-name calls are refused (with the fix), not rewritten."""
 """Names every run has."""
 _TOOLS_ALIASES: Final = frozenset({"codemode"})
+_CONSUMERS: Final = frozenset({"list", "tuple", "set", "frozenset", "sorted", "sum", "min",
+                               "max", "dict"})
+"""Builtins that read an iterable to its end: ``map``/``filter`` made an (eager) list
+there calls the tools Python's lazy iterator would have called, no more."""
+_QUIET: Final = (ast.Constant, ast.Name, ast.Load, ast.UnaryOp, ast.unaryop, ast.BoolOp,
+                 ast.boolop)
+"""What a ``sorted(..., reverse=R)`` keyword may hold for the keys to be computed first:
+reading it runs no code, so when it is read does not matter."""
 """What other hosts call their tools object (Cloudflare's ``codemode.x({...})``): a name
 the script never binds is ``tools``."""
 _N = TypeVar("_N", bound=ast.AST)
@@ -880,6 +889,8 @@ class _Planner(ast.NodeVisitor):
                       and not args.defaults)
             if (isinstance(func, ast.Name) and func.id == "map" and func.id not in self.bound
                     and len(parent.args) >= 2 and parent.args[0] is node
+                    and self._consumed(parent)
+                    and (len(parent.args) == 2 or "zip" not in self.bound)
                     and not parent.keywords and len(args.args) == len(parent.args) - 1
                     and single | (len(args.args) > 1) and not args.defaults
                     and not args.posonlyargs and not args.kwonlyargs
@@ -898,6 +909,7 @@ class _Planner(ast.NodeVisitor):
                 continue
             if (isinstance(func, ast.Name) and func.id == "filter" and "filter" not in self.bound
                     and len(parent.args) == 2 and parent.args[0] is node and single
+                    and self._consumed(parent)
                     and not parent.keywords and self._one_line(parent)
                     and not isinstance(parent.args[1], ast.Starred)
                     and not self._calls_any_tool(parent.args[1])
@@ -920,7 +932,7 @@ class _Planner(ast.NodeVisitor):
             if pairs is not None:
                 edits.replace(edits.start(parent), edits.start(node.body), pairs[0])
                 edits.replace(edits.end(node.body), edits.end(parent), pairs[1])
-            elif not self._rereadable(items):
+            elif not self._rereadable(items) or not {"iter", "next"}.isdisjoint(self.bound):
                 continue
             else:
                 # ``xs.sort(key=lambda x: B)`` → ``xs.sort(key=lambda x, codemode_keys=
@@ -929,7 +941,7 @@ class _Planner(ast.NodeVisitor):
                 # first; a list can be read twice.
                 edits.replace(colon, edits.start(node.body), ", codemode_keys=iter([")
                 edits.replace(edits.end(node.body), edits.end(node.body),
-                              f" for {param} in {text}]): next(codemode_keys)")
+                              f" for {param} in [*{text}]]): next(codemode_keys)")
             self.lambdas[id(node)] = "key"
             self.note("lambda calling tools")
 
@@ -939,14 +951,13 @@ class _Planner(ast.NodeVisitor):
         attribute or a literal); else None."""
         func = call.func
         if not (any(k.arg == "key" and k.value is key for k in call.keywords)
-                and self._one_line(call)):
+                and self._one_line(call) and self._movable(call, key)):
             return None
         if isinstance(func, ast.Name) and func.id in ("sorted", "min", "max") and (
                 func.id not in self.bound) and len(call.args) == 1:
             items: ast.expr = call.args[0]
-            if self._movable(call, key):
-                # read once (``_keyed_pairs``): any expression that calls no tool
-                return None if self._calls_any_tool(items) else items
+            # read once (``_keyed_pairs``): any expression that calls no tool
+            return None if self._calls_any_tool(items) else items
         elif isinstance(func, ast.Attribute) and func.attr == "sort" and not call.args:
             items = func.value
         else:
@@ -963,9 +974,30 @@ class _Planner(ast.NodeVisitor):
         return any(isinstance(n, ast.Call) and self.awaitable(n) for n in ast.walk(node))
 
     def _movable(self, call: ast.Call, key: ast.expr) -> bool:
-        """Whether ``call``'s keywords but ``key`` can move (``_keyed_pairs``)."""
-        return all(k.value is key or (k.arg is not None and not self._calls_any_tool(k.value))
-                   for k in call.keywords)
+        """Whether ``call``'s keywords but ``key`` can be read after the keys are computed
+        (``_keyed_pairs``): Python reads them first, so only those whose reading runs no
+        code (``reverse=True``, ``default=None``, a name): ``reverse=rev()`` ran before any
+        key and could change the items (or raise before a tool was called)."""
+        return all(k.value is key or (k.arg is not None and all(
+            isinstance(n, _QUIET) for n in ast.walk(k.value))) for k in call.keywords)
+
+    def _consumed(self, call: ast.Call) -> bool:
+        """Whether the iterator ``call`` makes is read to its end where it stands: handed to
+        ``list``/``sorted``/``sum``… or ``str.join``, unpacked (``*``), or looped over by a
+        list, set or dict comprehension. Elsewhere (``next(...)``, ``any(...)``, a ``for``
+        that may ``break``, a name read later) Python calls the tools lazily, some never."""
+        parent = self.parents.get(call)
+        if isinstance(parent, ast.Call) and call in parent.args:
+            func = parent.func
+            return ((isinstance(func, ast.Name) and func.id in _CONSUMERS
+                     and func.id not in self.bound)
+                    or (isinstance(func, ast.Attribute) and func.attr == "join"
+                        and len(parent.args) == 1))
+        if isinstance(parent, ast.Starred):
+            return isinstance(self.parents.get(parent), ast.Call | ast.List | ast.Tuple | ast.Set)
+        if isinstance(parent, ast.comprehension) and parent.iter is call:
+            return isinstance(self.parents.get(parent), ast.ListComp | ast.SetComp | ast.DictComp)
+        return False
 
     def _keyed_pairs(self, call: ast.Call, key: ast.expr, items: str,
                      param: str) -> tuple[str, str] | None:
@@ -990,6 +1022,8 @@ class _Planner(ast.NodeVisitor):
             if keyword.arg == "default" and func.id != "sorted":
                 text = f"(None, {text})"
             rest.append(f", {keyword.arg}={text}")
+        if func.id == "sorted":  # sorted copies the items before it calls a key
+            items = f"[*({items})]"
         pairs = (f"), {param}) for {param} in {items}], "
                  f"key=lambda codemode_p: codemode_p[0]{''.join(rest)})")
         if func.id == "sorted":
@@ -1016,12 +1050,12 @@ class _Planner(ast.NodeVisitor):
             if pairs is not None:
                 self.edits.replace(self.edits.start(call), self.edits.end(call),
                                    f"{pairs[0]}await {node.id}(codemode_item){pairs[1]}")
-            elif not self._rereadable(items):
+            elif not self._rereadable(items) or not {"iter", "next"}.isdisjoint(self.bound):
                 continue
             else:
                 self.edits.replace(self.edits.start(node), self.edits.end(node), (
                     f"lambda codemode_item, codemode_keys=iter([(await {node.id}("
-                    f"codemode_item)) for codemode_item in {text}]): next(codemode_keys)"))
+                    f"codemode_item)) for codemode_item in [*{text}]]): next(codemode_keys)"))
             self.key_functions.add(id(node))
             self.note("plain def calling tools")
 
@@ -1040,6 +1074,7 @@ class _Planner(ast.NodeVisitor):
                     and ((first.id in converted and first.id in self.def_only)
                          or self.tool_of(first) in self.tools)
                     and self._one_line(call) and self._await_scope(call) is not None
+                    and self._consumed(call) and (len(call.args) == 2 or "zip" not in self.bound)
                     and not any(isinstance(a, ast.Starred) or self._calls_any_tool(a)
                                 for a in call.args[1:])):
                 continue

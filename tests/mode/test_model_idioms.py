@@ -801,3 +801,73 @@ async def test_a_lambda_a_helper_cannot_await_says_what_to_write(
     run = await mode.run(script)
     assert run.error is not None and run.error.type == "PreflightError"
     assert message in run.error.message
+
+
+# -- sorted/map/filter rewrites call tools as often as CPython, or are refused -------------
+
+async def counted_cpython(script: str) -> tuple[Any, list[str]]:
+    """``sync_cpython``'s value and the cities the tools were called with, in order."""
+    calls: list[str] = []
+
+    def counted(city: str) -> dict[str, Any]:
+        calls.append(city)
+        return get_weather(city)
+
+    tree = ast.parse(script)
+    last = tree.body.pop()
+    assert isinstance(last, ast.Expr)
+    namespace: dict[str, Any] = {"get_weather": counted}
+    exec(compile(tree, "<cpython>", "exec"), namespace)  # the test's own rows
+    result = eval(compile(ast.Expression(last.value), "<cpython>", "eval"), namespace)
+    return json.loads(json.dumps(result)), calls
+
+
+@pytest.mark.parametrize("script", [
+    # before: the keys were computed over the list while the key grew it: 1000 tool calls
+    # and LimitExceeded (sorted copies the items before it calls a key)
+    'xs = ["bb", "a", "c"]\ndef k(c):\n    xs.append("zz")\n'
+    '    return get_weather(city=c)["temp"]\n[sorted(xs, key=k), len(xs)]',
+    'xs = ["bb", "a", "c"]\n'
+    '[sorted(xs, key=lambda c: get_weather(city=xs.append(c) or c)["temp"]), len(xs)]',
+    # before: ['a', 'bb'] (2 keys of 3 items: the popped ones were never sorted)
+    'xs = ["bb", "a", "c"]\ndef k(c):\n    xs.pop()\n    return get_weather(city=c)["temp"]\n'
+    '[sorted(xs, key=k), xs]',
+])
+async def test_a_key_that_changes_the_items_sorts_what_cpython_sorts(
+        mode: cm.CodeMode, script: str) -> None:
+    run = await mode.run(script)
+    assert run.error is None, run.error
+    assert (run.value, [c.arguments["city"] for c in run.calls]) == await counted_cpython(script)
+
+
+_LAMBDA: Final = "a tool call inside a lambda cannot be awaited: use a loop or an `async def`"
+_TEMP: Final = ("def temp(c):\n    return get_weather(city=c)['temp']\n")
+
+
+@pytest.mark.parametrize(("script", "message"), [
+    # before: every item's tool called (2 calls, CPython 1), or TypeError after both calls
+    (_TEMP + 'any(map(temp, ["a", "bbb"]))', "temp() calls tools, so it must be"),
+    ('any(map(lambda c: get_weather(city=c)["temp"], ["a", "bbb"]))', _LAMBDA),
+    ('next(filter(lambda c: get_weather(city=c)["temp"] > 1, ["a", "bbb"]))', _LAMBDA),
+    (_TEMP + 'for t in map(temp, ["a", "bbb"]):\n    break\nt', "temp() calls tools"),
+    (_TEMP + 'm = map(temp, ["a", "bbb"])\n[next(m), 1]', "temp() calls tools"),
+    # before: the keys were computed before rev() added an item: 'dddd' was left out
+    ('xs = ["bb", "a", "c"]\ndef rev():\n    xs.append("dddd")\n    return False\n'
+     'sorted(xs, reverse=rev(), key=lambda x: get_weather(city=x)["temp"])', _LAMBDA),
+    # before: two tool calls, then the TypeError CPython raises before any
+    ('xs = ["bb", "a"]\nsorted(xs, key=lambda x: get_weather(city=x)["temp"], reverse=xs.pop())',
+     _LAMBDA),
+    # before: the rewrite used the script's own zip, iter or list: [6], ['bb', 'a'], a call
+    ('def zip(*a):\n    return [("bb", "x")]\n'
+     'list(map(lambda c, k: get_weather(city=c)[k], ["a", "bb"], ["temp", "city"]))', _LAMBDA),
+    ('def next(x):\n    return 1\nxs = ["bb", "a"]\n'
+     'xs.sort(key=lambda c: get_weather(city=c)["temp"])\nxs', _LAMBDA),
+    ('def list(x):\n    return ["mine"]\nlist(map(lambda c: get_weather(city=c)["temp"], ["a"]))',
+     _LAMBDA),
+])
+async def test_a_rewrite_that_would_call_tools_unlike_cpython_is_refused(
+        mode: cm.CodeMode, script: str, message: str) -> None:
+    run = await mode.run(script)
+    assert run.error is not None and run.error.type == "PreflightError"
+    assert message in run.error.message
+    assert run.calls == ()
