@@ -1172,6 +1172,9 @@ class _Planner(ast.NodeVisitor):
             for param in [*positional, *(a.arg for a in args.kwonlyargs)]:
                 uses = self._calls_of(func, param)
                 handed = [self._handed(cast("ast.Call", c), positional, param) for c in calls]
+                if uses and isinstance(func, ast.FunctionDef) and not all(
+                        self._thunk(a) for a in handed):
+                    self._tool_among_values(func.name, param, handed)
                 if not uses or not all(self._thunk(a) for a in handed):
                     continue
                 if isinstance(func, ast.AsyncFunctionDef) and not all(
@@ -1182,6 +1185,20 @@ class _Planner(ast.NodeVisitor):
                         self.awaited.add(id(arg.body))
                 if isinstance(func, ast.FunctionDef):
                     self.thunk_calls.update(id(c) for c in uses)
+
+    def _tool_among_values(self, name: str, param: str,
+                           handed: list[ast.expr | None]) -> None:
+        """A tool handed to a plain ``def`` that other calls hand plain values: it cannot
+        await the tool's call, which would run nowhere (``safe_call(lookup, city="x")`` and
+        ``safe_call(len, "abc")``: the tool was never called, its result an un-awaited
+        call). A problem at each such call, rather than a tool call silently dropped."""
+        for arg in handed:
+            if isinstance(arg, ast.Name | ast.Attribute) and self.tool_of(arg) in self.tools:
+                tool = ast.get_source_segment(self.edits.source, arg) or "the tool"
+                self.add(arg, f"{name}() is handed the tool `{tool}` for `{param}` here and "
+                         f"other values elsewhere, so it cannot await the call: call the tool "
+                         f"first and pass its value, or hand {name}() a tool (or `lambda: "
+                         f"tools.x(...)`) at every call")
 
     @staticmethod
     def _handed(call: ast.Call, positional: list[str], param: str) -> ast.expr | None:

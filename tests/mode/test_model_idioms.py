@@ -795,6 +795,13 @@ async def test_a_lambda_handed_to_a_helper_that_calls_it_runs_as_in_cpython(
     ('def keep(fn):\n    return fn\nf = keep(lambda: get_weather(city="a"))\nf',
      "line 3: a tool call inside a lambda cannot be awaited: if keep() only calls the "
      "function it is handed"),
+    # before: the tool was never called, silently ([False, 3] and no call; CPython [True, 3])
+    ('def safe_call(fn, *args):\n    try:\n        return fn(*args)\n    except Exception:\n'
+     '        return None\nr = safe_call(get_weather, "")\n[r is None, safe_call(len, "abc")]',
+     "line 6: safe_call() is handed the tool `get_weather` for `fn` here and other values "
+     "elsewhere, so it cannot await the call: call the tool first and pass its value"),
+    ('def call(fn, x):\n    fn(x)\n    return 1\n[call(len, "a"), call(tools.get_weather, "b")]',
+     "line 4: call() is handed the tool `tools.get_weather` for `fn` here"),
 ])
 async def test_a_lambda_a_helper_cannot_await_says_what_to_write(
         mode: cm.CodeMode, script: str, message: str) -> None:
