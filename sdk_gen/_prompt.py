@@ -26,7 +26,16 @@ from ._schema import (
     py_literal,
     root_object,
 )
-from ._text import SLACK, TOOL_LIMIT, TRUNCATED, clean, cut, flat_text, prompt_text
+from ._text import (
+    KEY_LIMIT,
+    SLACK,
+    TOOL_LIMIT,
+    TRUNCATED,
+    clean,
+    cut,
+    flat_text,
+    prompt_text,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -513,6 +522,8 @@ def _doc(schema: Any) -> str:
     notes = constraint_notes(schema, annotation="Literal[")
     if not notes:
         return text
+    # a server's 5,000-character pattern or format would fill the prompt, not inform it
+    notes = [n if len(n) <= KEY_LIMIT * SLACK else cut(n, KEY_LIMIT) + TRUNCATED for n in notes]
     tail = "(" + "; ".join(notes) + ")"
     return f"{text} {tail}" if text else tail
 

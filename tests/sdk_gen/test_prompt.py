@@ -277,6 +277,16 @@ def test_schema_text_with_line_breaks_or_controls_stays_on_its_line(
     assert "\x00" not in sdk.prompt
 
 
+def test_a_very_long_pattern_is_cut_in_the_prompt_and_whole_in_the_module() -> None:
+    """Before: a server's 3,000-character pattern made a 3,000-character prompt line."""
+    pattern = "x" * 3000
+    props = {"k": {"type": "object", "properties": {"a": {"type": "string", "pattern": pattern}}}}
+    sdk = sdk_gen.generate([{"name": "t", "inputSchema": {"type": "object", "properties": props}}])
+    line = sdk.prompt.splitlines()[-1]
+    assert line == "  a?: str # (" + ("pattern " + pattern)[:140] + " …)"
+    assert pattern in sdk.module_source
+
+
 def test_a_pattern_keyed_map_is_typed_in_the_module_too() -> None:
     """``patternProperties`` rendered as a bare ``dict``: no value type, no key pattern."""
     params = {"type": "object", "properties": {"env": {
