@@ -49,7 +49,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
-from codemode.mode.preflight import RUNNABLE, Problem, parameter_names, runnable_input
+from codemode.mode.preflight import (
+    RUNNABLE,
+    Problem,
+    parameter_names,
+    runnable_input,
+    runnable_options,
+)
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.facades import FACADE_NAMES
 from codemode.sandbox.language.policy import POST_INIT, index_nodes, suspends
@@ -747,10 +753,31 @@ class _Planner(ast.NodeVisitor):
                     and path == self.tool_of(func.value) and path in self.tools):
                 self.note("LangChain tool methods")
                 self.edits.replace(self.edits.end(func.value), self.edits.end(func), "")
+                self._drop_options(call)
                 single = runnable_input(call)
                 if single is not None:  # ``invoke(input={...})``: the one argument
-                    self.edits.replace(self.edits.start(call.keywords[0]),
-                                       self.edits.start(single), "")
+                    given = next(k for k in call.keywords if k.value is single)
+                    self.edits.replace(self.edits.start(given), self.edits.start(single), "")
+
+    def _drop_options(self, call: ast.Call) -> None:
+        """``x.invoke({...}, config=config)``: LangChain's own keywords go, with their
+        commas (their lines stay, as line breaks inside the call's parentheses)."""
+        options = runnable_options(call)
+        if not options:
+            return
+        parts: list[ast.expr | ast.keyword] = sorted(
+            [*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+        kept = [p for p in parts if p not in options]
+        if len(kept) != 1:
+            return  # other keywords too: the preflight names them
+        at = parts.index(kept[0])
+        self.note("LangChain tool options")
+        if at > 0:  # ``invoke(config=c, input={...})``: up to the argument
+            self.edits.replace(self.edits.start(parts[0]), self.edits.start(kept[0]),
+                               "\n" * (kept[0].lineno - parts[0].lineno))
+        if at < len(parts) - 1:  # ``invoke({...}, config=c)``: from the argument on
+            self.edits.replace(self.edits.end(kept[0]), self.edits.end(parts[-1]),
+                               "\n" * ((parts[-1].end_lineno or 0) - (kept[0].end_lineno or 0)))
 
     def _by_name_target(self, call: ast.Call) -> tuple[str, ast.expr | None] | None:
         """(the tool, the arguments' node) of ``X.call_tool("name", args)`` naming a tool on

@@ -322,6 +322,32 @@ async def test_langchain_input_keyword_is_the_one_argument(mode: cm.CodeMode) ->
                           ("web_search", {"query": "x"})]
 
 
+@pytest.mark.parametrize("script", [
+    'r = await search_issues.ainvoke({"query": "crash", "state": "open"}, config=config)\nr',
+    'r = search_issues.invoke({"query": "crash", "state": "open"},\n'
+    '    config={"tags": ["t"]}, callbacks=None,\n)\nr',
+    'r = search_issues.invoke(config=config, input={"query": "crash", "state": "open"})\nr',
+    # not rewritten: the run-time method drops them the same way
+    'f = tools.search_issues.ainvoke\n'
+    'r = await f({"query": "crash", "state": "open"}, config=config, run_name="x")\nr',
+])
+async def test_langchain_config_is_ignored_and_the_dict_is_the_arguments(
+        mode: cm.CodeMode, script: str) -> None:
+    """``t.invoke(input, config=None, **kwargs)``: LangChain's own options are never the
+    tool's arguments; before, the dict went to the first parameter and ``config`` was an
+    unknown argument (the preflight refused both)."""
+    run = await mode.run("config = {'tags': []}\n" + script)
+    assert run.error is None, run.error
+    assert run.value["total_count"] == 1
+    assert trace(run) == [("search_issues", {"query": "crash", "state": "open"})]
+
+
+async def test_langchain_options_next_to_other_keywords_are_named(mode: cm.CodeMode) -> None:
+    run = await mode.run('search_issues.invoke({"query": "x"}, config={}, limit=3)')
+    assert run.error is not None and run.calls == ()
+    assert "tools.search_issues has no argument 'limit'" in run.error.message
+
+
 async def test_a_variable_named_codemode_stays_the_scripts(mode: cm.CodeMode) -> None:
     run = await mode.run('codemode = {"search_issues": 1}\ncodemode["search_issues"]')
     assert (run.error, run.value, run.calls) == (None, 1, ())

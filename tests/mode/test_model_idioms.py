@@ -290,6 +290,40 @@ async def test_a_dict_key_read_as_an_attribute_says_how_to_read_it(
         "AttributeError", 2, message)
 
 
+CLASS_MESSAGES: list[tuple[str, str, str]] = [
+    # CPython's own message: ``type(g).foo`` on a class the script sees but cannot use
+    ("g = (i for i in [])\ntype(g).foo", "AttributeError",
+     "type object 'generator' has no attribute 'foo'"),
+    # the rest differ from CPython (it allows them) but name the public class, never the
+    # sandbox's own (before: '_Shown', '_GuardedType' or 'compress' objects)
+    ("x = iter([])\ntype(x)", "TypeError",
+     "type() is not available for iterator objects in the sandbox"),
+    ("x = iter([])\nx.foo = 1", "TypeError", "iterator objects cannot be modified in the sandbox"),
+    ("m = type(print)\nm.x = 1", "TypeError",
+     "class 'builtin_function_or_method' cannot be modified in the sandbox"),
+    ("m = type(print)\ntype(m)", "TypeError",
+     "type() of a class ('builtin_function_or_method') is not available in the sandbox: "
+     "compare the class itself (`x is int`, issubclass(x, int))"),
+    ("x = 1\ntype(int)", "TypeError",
+     "type() of a class ('int') is not available in the sandbox: compare the class itself "
+     "(`x is int`, issubclass(x, int))"),
+]
+
+
+@pytest.mark.parametrize(("script", "error", "message"), CLASS_MESSAGES)
+async def test_errors_about_a_class_name_the_public_class(
+        mode: cm.CodeMode, script: str, error: str, message: str) -> None:
+    """A model fixes its script from the message: a sandbox-internal class name in it
+    (``'_Shown' objects``) names nothing it can look up."""
+    run = await mode.run(script)
+    assert run.error is not None and (run.error.type, run.error.line, run.error.message) == (
+        error, 2, message)
+    if script.startswith("g = "):
+        with pytest.raises(AttributeError) as raised:
+            await cpython(script)
+        assert str(raised.value) == message
+
+
 @pytest.mark.parametrize(("script", "value"), [
     ("try:\n    import numpy as np\nexcept ImportError:\n    np = None\nnp is None", True),
     ("try:\n    import pandas\nexcept ModuleNotFoundError as e:\n    r = [type(e).__name__,"
