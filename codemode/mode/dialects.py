@@ -556,8 +556,12 @@ class _Planner(ast.NodeVisitor):
         head, _, method = path.rpartition(".")
         if method in RUNNABLE and head in self.tools and not self.strict:
             return head  # ``search.invoke({...})``: see _plan_runnables()
-        if method in TOOL_TEXTS and head in self.tools and not self.strict:
-            return None  # ``search.description``: a LangChain tool's text, read at run time
+        names = path.split(".")
+        if not self.strict and any(names[i] in TOOL_TEXTS and ".".join(names[:i]) in self.tools
+                                   for i in range(1, len(names))):
+            # ``search.description`` (``.upper()``, ``.__class__``): a LangChain tool's
+            # text, read at run time
+            return None
         # ``tools.weather.get_by_city_date`` for the tool ``weather.get_by_city_date``
         # (``tools.weather_get_by_city_date``): the runtime reads it the same way
         return self.named(path) or path

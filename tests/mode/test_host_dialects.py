@@ -348,6 +348,26 @@ async def test_langchain_options_next_to_other_keywords_are_named(mode: cm.CodeM
     assert "tools.search_issues has no argument 'limit'" in run.error.message
 
 
+@pytest.mark.parametrize(("script", "value"), [
+    ("tools.web_search.description.__class__.__name__", "str"),  # before: "unknown tool"
+    ("web_search.name.upper()", "WEB_SEARCH"),
+    ("len(tools.search_issues.name.split('_'))", 2),
+])
+async def test_a_tool_texts_attributes_are_the_texts(mode: cm.CodeMode, script: str,
+                                                    value: Any) -> None:
+    """A LangChain tool's ``name``/``description`` are texts: what follows them is read
+    on the text at run time, not looked up as a tool."""
+    run = await mode.run(script)
+    assert (run.error, run.value, run.calls) == (None, value, ())
+
+
+async def test_an_unknown_attribute_after_a_tool_is_still_an_unknown_tool(
+        mode: cm.CodeMode) -> None:
+    run = await mode.run("tools.web_search.nope.upper()")
+    assert run.error is not None and run.calls == ()
+    assert "unknown tool tools.web_search.nope.upper" in run.error.message
+
+
 async def test_a_variable_named_codemode_stays_the_scripts(mode: cm.CodeMode) -> None:
     run = await mode.run('codemode = {"search_issues": 1}\ncodemode["search_issues"]')
     assert (run.error, run.value, run.calls) == (None, 1, ())
