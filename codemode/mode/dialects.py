@@ -284,6 +284,26 @@ def _annotation_names(kinds: Mapping[type, Sequence[ast.AST]]) -> set[ast.AST]:
     return {node for root in roots for node in ast.walk(root) if isinstance(node, ast.Name)}
 
 
+def _reduce_loop(node: ast.AST | None, call: ast.AST | None) -> str | None:
+    """For ``reduce(lambda acc, x: B, items[, initial])`` (``functools.reduce``): the loop
+    that computes it, in one line's words; else None."""
+    if not (isinstance(node, ast.Lambda) and isinstance(call, ast.Call) and call.args
+            and call.args[0] is node and 2 <= len(call.args) <= 3 and not call.keywords
+            and len(node.args.args) == 2 and not (node.args.posonlyargs or node.args.vararg)):
+        return None
+    func = call.func
+    if not ((isinstance(func, ast.Name) and func.id == "reduce") or (
+            isinstance(func, ast.Attribute) and func.attr == "reduce"
+            and isinstance(func.value, ast.Name) and func.value.id == "functools")):
+        return None
+    acc, item = (a.arg for a in node.args.args)
+    items, body = ast.unparse(call.args[1]), ast.unparse(node.body)
+    if len(call.args) == 3:
+        return (f"`{acc} = {ast.unparse(call.args[2])}` then "
+                f"`for {item} in {items}: {acc} = {body}`")
+    return f"`{acc}, *rest = {items}` then `for {item} in rest: {acc} = {body}`"
+
+
 def _is_main_guard(node: ast.stmt) -> bool:
     if not isinstance(node, ast.If) or node.orelse:
         return False
@@ -901,6 +921,8 @@ class _Planner(ast.NodeVisitor):
                 self.lambdas[id(node)] = "async"
                 self.note("lambda calling tools")
                 continue
+            if self._plan_called_lambda(node, parent):
+                continue
             if isinstance(parent, ast.keyword):
                 parent = self.parents.get(parent)
             if not isinstance(parent, ast.Call) or self._await_scope(parent) is None:
@@ -963,6 +985,26 @@ class _Planner(ast.NodeVisitor):
                               f" for {param} in {text}]): next(codemode_keys)")
             self.lambdas[id(node)] = "key"
             self.note("lambda calling tools")
+
+    def _plan_called_lambda(self, node: ast.Lambda, call: ast.AST | None) -> bool:
+        """``(lambda: B)()`` → ``(B)``: with no parameters and called where it stands, the
+        lambda's value is its body's (the calls in it awaited where the call was)."""
+        args = node.args
+        if not (isinstance(call, ast.Call) and call.func is node and not call.args
+                and not call.keywords and not (args.args or args.posonlyargs or args.kwonlyargs)
+                and self._one_line(call) and self._await_scope(call) is not None
+                and not any(isinstance(n, ast.NamedExpr | ast.Yield | ast.YieldFrom)
+                            for n in ast.walk(node.body))):
+            return False
+        edits = self.edits
+        tail = edits.data.rindex(b"(", edits.end(node), edits.end(call))
+        edits.replace(edits.start(node), edits.start(node.body), "")
+        edits.replace(tail, edits.end(call), "")
+        if id(call) in self.awaited and isinstance(node.body, ast.Call):
+            self.awaited.add(id(node.body))  # ``await (lambda: tools.x())()``
+        self.lambdas[id(node)] = "called"
+        self.note("lambda calling tools")
+        return True
 
     def _key_items(self, call: ast.Call, key: ast.expr) -> ast.expr | None:
         """The items of ``sorted(items, key=K)`` (``min``, ``max``, ``items.sort(key=K)``)
@@ -1351,6 +1393,9 @@ class _Planner(ast.NodeVisitor):
                          f"and each call awaited; it is used as a value at line "
                          f"{self._value_use(name)}, where it cannot be awaited: call it in a "
                          f"loop, e.g. `[await {name}(x) for x in xs]`")
+        if kind == "called":  # ``(lambda: B)()`` is ``(B)`` now: B is in this scope
+            self.generic_visit(node)
+            return
         self.scopes.append(_Scope(kind, node))
         self.generic_visit(node)
         self.scopes.pop()
@@ -1492,6 +1537,9 @@ class _Planner(ast.NodeVisitor):
                     "whose body is the tool call alone (`lambda: tools.x(...)`) at every "
                     "call, and it awaits that call; else call the tool first and pass its "
                     "value")
+        loop = _reduce_loop(node, parent)
+        if loop is not None:
+            return f"reduce() cannot await it: write the loop instead, {loop}"
         return "use a loop or an `async def` and `await` the call"
 
     def by_name_hint(self, node: ast.AST) -> str | None:

@@ -9,6 +9,7 @@ sandbox refuses assert the exact value or message.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import json
 from typing import TYPE_CHECKING, Any, Final
@@ -656,6 +657,14 @@ LAMBDA_ROWS: list[tuple[str, str, Any]] = [
     ("a lambda bound to a name, called",
      'f = lambda i: tools.get_user(user_id=i)\n[f(1)["name"], (await f(2))["name"]]',
      ["user1", "user2"]),
+    # before: refused ("a tool call inside a lambda cannot be awaited")
+    ("a lambda called where it stands",
+     '[(lambda: tools.get_user(user_id=3))(), await (lambda: tools.get_user(user_id=4))(), '
+     '(lambda: tools.get_user(user_id=5)["name"] + "!")()]',
+     [{"id": 3, "name": "user3"}, {"id": 4, "name": "user4"}, "user5!"]),
+    ("a lambda called where it stands, in a comprehension inside an async def",
+     'async def main(ids):\n    return [(lambda: tools.get_user(user_id=i))()["name"] '
+     'for i in ids]\nawait main([1, 2])', ["user1", "user2"]),
     ("a lambda bound to a name inside an async def",
      'async def main():\n    get = lambda i: tools.get_user(user_id=i)["name"]\n'
      '    return [get(1), get(2)]\nawait main()', ["user1", "user2"]),
@@ -677,7 +686,8 @@ _IN_A_LAMBDA: Final = ("a tool call inside a lambda cannot be awaited: use a loo
 
 
 @pytest.mark.parametrize(("script", "message"), [
-    ('[(lambda: tools.get_user(user_id=3))()]', _IN_A_LAMBDA),
+    ('(lambda i: tools.get_user(user_id=i))(3)', _IN_A_LAMBDA),
+    ('(lambda: (u := tools.get_user(user_id=3)))()', _IN_A_LAMBDA),  # u is the lambda's
     ('d = {"get": lambda i: tools.get_user(user_id=i)}\nd["get"](1)', _IN_A_LAMBDA),
     ('sorted([await tools.get_user(user_id=1)], key=lambda u: tools.get_user(user_id=u["id"]))',
      _IN_A_LAMBDA),  # the items are no plain name: computing the keys first would call twice
@@ -692,6 +702,27 @@ async def test_other_lambdas_that_call_tools_say_what_to_write(
     run = await mode.run(script)
     assert run.error is not None and run.error.type == "PreflightError" and run.calls == ()
     assert [p.message for p in mode.check(script)] == [message]
+
+
+@pytest.mark.parametrize(("script", "loop", "expected"), [
+    ('import functools\n'
+     'functools.reduce(lambda acc, c: acc + tools.get_weather(city=c)["temp"], ["a", "bb"], 0)',
+     "acc = 0\nfor c in ['a', 'bb']: acc = acc + tools.get_weather(city=c)['temp']\nacc",
+     functools.reduce(lambda acc, c: acc + get_weather(c)["temp"], ["a", "bb"], 0)),
+    ('from functools import reduce\n'
+     'reduce(lambda t, c: t + tools.get_weather(city=c)["temp"], [1, "a", "bb"])',
+     "t, *rest = [1, 'a', 'bb']\nfor c in rest: t = t + tools.get_weather(city=c)['temp']\nt",
+     functools.reduce(lambda t, c: t + get_weather(c)["temp"], ["a", "bb"], 1)),
+])
+async def test_reduce_over_a_lambda_that_calls_tools_names_the_loop(
+        mode: cm.CodeMode, script: str, loop: str, expected: int) -> None:
+    """``reduce`` calls its function itself, so no rewrite awaits the call in it; the
+    message spells the loop, and that loop, as written, gives reduce's value."""
+    problems = [p.message for p in mode.check(script)]
+    head, body, _ = loop.split("\n")
+    assert problems == ["a tool call inside a lambda cannot be awaited: reduce() cannot await "
+                        f"it: write the loop instead, `{head}` then `{body}`"]
+    assert await value(mode, loop) == expected
 
 
 async def test_lambdas_keep_every_line_where_it_was(mode: cm.CodeMode) -> None:
