@@ -50,7 +50,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
-from codemode.mode.preflight import RUNNABLE, Problem, parameter_names, runnable_input
+from codemode.mode.preflight import (
+    RUNNABLE,
+    Problem,
+    parameter_names,
+    runnable_input,
+    runnable_options,
+)
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.facades import FACADE_NAMES
 from codemode.sandbox.language.policy import POST_INIT, index_nodes, suspends
@@ -285,6 +291,26 @@ def _annotation_names(kinds: Mapping[type, Sequence[ast.AST]]) -> set[ast.AST]:
         roots += [node.returns for node in kinds.get(kind, ())  # type: ignore[attr-defined]
                   if node.returns is not None]  # type: ignore[attr-defined]
     return {node for root in roots for node in ast.walk(root) if isinstance(node, ast.Name)}
+
+
+def _reduce_loop(node: ast.AST | None, call: ast.AST | None) -> str | None:
+    """For ``reduce(lambda acc, x: B, items[, initial])`` (``functools.reduce``): the loop
+    that computes it, in one line's words; else None."""
+    if not (isinstance(node, ast.Lambda) and isinstance(call, ast.Call) and call.args
+            and call.args[0] is node and 2 <= len(call.args) <= 3 and not call.keywords
+            and len(node.args.args) == 2 and not (node.args.posonlyargs or node.args.vararg)):
+        return None
+    func = call.func
+    if not ((isinstance(func, ast.Name) and func.id == "reduce") or (
+            isinstance(func, ast.Attribute) and func.attr == "reduce"
+            and isinstance(func.value, ast.Name) and func.value.id == "functools")):
+        return None
+    acc, item = (a.arg for a in node.args.args)
+    items, body = ast.unparse(call.args[1]), ast.unparse(node.body)
+    if len(call.args) == 3:
+        return (f"`{acc} = {ast.unparse(call.args[2])}` then "
+                f"`for {item} in {items}: {acc} = {body}`")
+    return f"`{acc}, *rest = {items}` then `for {item} in rest: {acc} = {body}`"
 
 
 def _is_main_guard(node: ast.stmt) -> bool:
@@ -559,8 +585,12 @@ class _Planner(ast.NodeVisitor):
         head, _, method = path.rpartition(".")
         if method in RUNNABLE and head in self.tools and not self.strict:
             return head  # ``search.invoke({...})``: see _plan_runnables()
-        if method in TOOL_TEXTS and head in self.tools and not self.strict:
-            return None  # ``search.description``: a LangChain tool's text, read at run time
+        names = path.split(".")
+        if not self.strict and any(names[i] in TOOL_TEXTS and ".".join(names[:i]) in self.tools
+                                   for i in range(1, len(names))):
+            # ``search.description`` (``.upper()``, ``.__class__``): a LangChain tool's
+            # text, read at run time
+            return None
         # ``tools.weather.get_by_city_date`` for the tool ``weather.get_by_city_date``
         # (``tools.weather_get_by_city_date``): the runtime reads it the same way
         return self.named(path) or path
@@ -756,10 +786,31 @@ class _Planner(ast.NodeVisitor):
                     and path == self.tool_of(func.value) and path in self.tools):
                 self.note("LangChain tool methods")
                 self.edits.replace(self.edits.end(func.value), self.edits.end(func), "")
+                self._drop_options(call)
                 single = runnable_input(call)
                 if single is not None:  # ``invoke(input={...})``: the one argument
-                    self.edits.replace(self.edits.start(call.keywords[0]),
-                                       self.edits.start(single), "")
+                    given = next(k for k in call.keywords if k.value is single)
+                    self.edits.replace(self.edits.start(given), self.edits.start(single), "")
+
+    def _drop_options(self, call: ast.Call) -> None:
+        """``x.invoke({...}, config=config)``: LangChain's own keywords go, with their
+        commas (their lines stay, as line breaks inside the call's parentheses)."""
+        options = runnable_options(call)
+        if not options:
+            return
+        parts: list[ast.expr | ast.keyword] = sorted(
+            [*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+        kept = [p for p in parts if p not in options]
+        if len(kept) != 1:
+            return  # other keywords too: the preflight names them
+        at = parts.index(kept[0])
+        self.note("LangChain tool options")
+        if at > 0:  # ``invoke(config=c, input={...})``: up to the argument
+            self.edits.replace(self.edits.start(parts[0]), self.edits.start(kept[0]),
+                               "\n" * (kept[0].lineno - parts[0].lineno))
+        if at < len(parts) - 1:  # ``invoke({...}, config=c)``: from the argument on
+            self.edits.replace(self.edits.end(kept[0]), self.edits.end(parts[-1]),
+                               "\n" * ((parts[-1].end_lineno or 0) - (kept[0].end_lineno or 0)))
 
     def _by_name_target(self, call: ast.Call) -> tuple[str, ast.expr | None] | None:
         """(the tool, the arguments' node) of ``X.call_tool("name", args)`` naming a tool on
@@ -879,6 +930,8 @@ class _Planner(ast.NodeVisitor):
                 self.lambdas[id(node)] = "async"
                 self.note("lambda calling tools")
                 continue
+            if self._plan_called_lambda(node, parent):
+                continue
             if isinstance(parent, ast.keyword):
                 parent = self.parents.get(parent)
             if not isinstance(parent, ast.Call) or self._await_scope(parent) is None:
@@ -944,6 +997,26 @@ class _Planner(ast.NodeVisitor):
                               f" for {param} in [*{text}]]): next(codemode_keys)")
             self.lambdas[id(node)] = "key"
             self.note("lambda calling tools")
+
+    def _plan_called_lambda(self, node: ast.Lambda, call: ast.AST | None) -> bool:
+        """``(lambda: B)()`` → ``(B)``: with no parameters and called where it stands, the
+        lambda's value is its body's (the calls in it awaited where the call was)."""
+        args = node.args
+        if not (isinstance(call, ast.Call) and call.func is node and not call.args
+                and not call.keywords and not (args.args or args.posonlyargs or args.kwonlyargs)
+                and self._one_line(call) and self._await_scope(call) is not None
+                and not any(isinstance(n, ast.NamedExpr | ast.Yield | ast.YieldFrom)
+                            for n in ast.walk(node.body))):
+            return False
+        edits = self.edits
+        tail = edits.data.rindex(b"(", edits.end(node), edits.end(call))
+        edits.replace(edits.start(node), edits.start(node.body), "")
+        edits.replace(tail, edits.end(call), "")
+        if id(call) in self.awaited and isinstance(node.body, ast.Call):
+            self.awaited.add(id(node.body))  # ``await (lambda: tools.x())()``
+        self.lambdas[id(node)] = "called"
+        self.note("lambda calling tools")
+        return True
 
     def _key_items(self, call: ast.Call, key: ast.expr) -> ast.expr | None:
         """The items of ``sorted(items, key=K)`` (``min``, ``max``, ``items.sort(key=K)``)
@@ -1372,6 +1445,9 @@ class _Planner(ast.NodeVisitor):
                          f"and each call awaited; it is used as a value at line "
                          f"{self._value_use(name)}, where it cannot be awaited: call it in a "
                          f"loop, e.g. `[await {name}(x) for x in xs]`")
+        if kind == "called":  # ``(lambda: B)()`` is ``(B)`` now: B is in this scope
+            self.generic_visit(node)
+            return
         self.scopes.append(_Scope(kind, node))
         self.generic_visit(node)
         self.scopes.pop()
@@ -1513,6 +1589,9 @@ class _Planner(ast.NodeVisitor):
                     "whose body is the tool call alone (`lambda: tools.x(...)`) at every "
                     "call, and it awaits that call; else call the tool first and pass its "
                     "value")
+        loop = _reduce_loop(node, parent)
+        if loop is not None:
+            return f"reduce() cannot await it: write the loop instead, {loop}"
         return "use a loop or an `async def` and `await` the call"
 
     def by_name_hint(self, node: ast.AST) -> str | None:

@@ -95,13 +95,33 @@ RUNNABLE_INPUT: Final = frozenset({"input", "tool_input"})
 """The keyword of such a method's one argument (``invoke(input={...})``)."""
 
 
+RUNNABLE_OPTIONS: Final = frozenset({
+    "config", "callbacks", "tags", "metadata", "run_name", "run_id", "verbose", "color",
+    "start_color", "tool_call_id"})
+"""LangChain's own keywords of those methods (``x.invoke({...}, config=config)``): never
+the tool's arguments there (those are in the one argument), so ignored here."""
+
+
 def runnable_input(node: ast.Call) -> ast.expr | None:
     """The one argument of ``x.invoke(input=...)`` given by keyword (on its line), or None."""
-    if (isinstance(node.func, ast.Attribute) and node.func.attr in RUNNABLE and not node.args
-            and len(node.keywords) == 1 and node.keywords[0].arg in RUNNABLE_INPUT
-            and node.keywords[0].lineno == node.keywords[0].value.lineno):
-        return node.keywords[0].value
+    if not (isinstance(node.func, ast.Attribute) and node.func.attr in RUNNABLE
+            and not node.args):
+        return None
+    given = [k for k in node.keywords if k.arg not in RUNNABLE_OPTIONS]
+    if (len(given) == 1 and given[0].arg in RUNNABLE_INPUT
+            and given[0].lineno == given[0].value.lineno):
+        return given[0].value
     return None
+
+
+def runnable_options(node: ast.Call) -> list[ast.keyword]:
+    """LangChain's keywords (:data:`RUNNABLE_OPTIONS`) of a call ``x.invoke(...)`` that has
+    its one argument (positional, or ``input=``): what the dialects drop."""
+    if not (isinstance(node.func, ast.Attribute) and node.func.attr in RUNNABLE):
+        return []
+    if len(node.args) != 1 and runnable_input(node) is None:
+        return []
+    return [k for k in node.keywords if k.arg in RUNNABLE_OPTIONS]
 
 
 def _runnable(path: str, tools: Mapping[str, str]) -> str:
@@ -471,6 +491,11 @@ class _Checker(ast.NodeVisitor):
         spec = self.specs.get(wire)
         keywords: list[ast.keyword] = list(node.keywords)
         unknown_shape = False
+        options = runnable_options(node) if self.orders is not None else []
+        if options:  # ``x.invoke({...}, config=config)``: the dialects drop LangChain's own
+            node = ast.copy_location(ast.Call(
+                node.func, node.args, [k for k in node.keywords if k not in options]), node)
+            keywords = list(node.keywords)
         single = runnable_input(node) if self.orders is not None else None
         if single is not None:  # ``search.invoke(input={...})``: its one argument
             self.check_call(ast.copy_location(ast.Call(node.func, [single], []), node), path)

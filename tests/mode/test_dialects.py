@@ -609,7 +609,7 @@ BY_NAME_REACH: list[tuple[str, str, str, list[str]]] = [
     ('try:\n    1/0\nexcept Exception as mcp:\n    await mcp.call_tool("get_item", {"id": 1})',
      "AttributeError", "no accessible attribute 'call_tool'", []),
     ('class mcp:\n    pass\nawait mcp.call_tool("get_item", {"id": 1})', "AttributeError",
-     "no accessible attribute 'call_tool'", []),
+     "type object 'mcp' has no attribute 'call_tool'", []),  # CPython's message
     ('r = await mcp.call_tool("get_item", mcp.call_tool("get_item", {"id": 1}))',
      "ToolCallError", "'name' was unexpected", ["get_item", "get_item"]),
 ]

@@ -322,6 +322,52 @@ async def test_langchain_input_keyword_is_the_one_argument(mode: cm.CodeMode) ->
                           ("web_search", {"query": "x"})]
 
 
+@pytest.mark.parametrize("script", [
+    'r = await search_issues.ainvoke({"query": "crash", "state": "open"}, config=config)\nr',
+    'r = search_issues.invoke({"query": "crash", "state": "open"},\n'
+    '    config={"tags": ["t"]}, callbacks=None,\n)\nr',
+    'r = search_issues.invoke(config=config, input={"query": "crash", "state": "open"})\nr',
+    # not rewritten: the run-time method drops them the same way
+    'f = tools.search_issues.ainvoke\n'
+    'r = await f({"query": "crash", "state": "open"}, config=config, run_name="x")\nr',
+])
+async def test_langchain_config_is_ignored_and_the_dict_is_the_arguments(
+        mode: cm.CodeMode, script: str) -> None:
+    """``t.invoke(input, config=None, **kwargs)``: LangChain's own options are never the
+    tool's arguments; before, the dict went to the first parameter and ``config`` was an
+    unknown argument (the preflight refused both)."""
+    run = await mode.run("config = {'tags': []}\n" + script)
+    assert run.error is None, run.error
+    assert run.value["total_count"] == 1
+    assert trace(run) == [("search_issues", {"query": "crash", "state": "open"})]
+
+
+async def test_langchain_options_next_to_other_keywords_are_named(mode: cm.CodeMode) -> None:
+    run = await mode.run('search_issues.invoke({"query": "x"}, config={}, limit=3)')
+    assert run.error is not None and run.calls == ()
+    assert "tools.search_issues has no argument 'limit'" in run.error.message
+
+
+@pytest.mark.parametrize(("script", "value"), [
+    ("tools.web_search.description.__class__.__name__", "str"),  # before: "unknown tool"
+    ("web_search.name.upper()", "WEB_SEARCH"),
+    ("len(tools.search_issues.name.split('_'))", 2),
+])
+async def test_a_tool_texts_attributes_are_the_texts(mode: cm.CodeMode, script: str,
+                                                    value: Any) -> None:
+    """A LangChain tool's ``name``/``description`` are texts: what follows them is read
+    on the text at run time, not looked up as a tool."""
+    run = await mode.run(script)
+    assert (run.error, run.value, run.calls) == (None, value, ())
+
+
+async def test_an_unknown_attribute_after_a_tool_is_still_an_unknown_tool(
+        mode: cm.CodeMode) -> None:
+    run = await mode.run("tools.web_search.nope.upper()")
+    assert run.error is not None and run.calls == ()
+    assert "unknown tool tools.web_search.nope.upper" in run.error.message
+
+
 async def test_a_variable_named_codemode_stays_the_scripts(mode: cm.CodeMode) -> None:
     run = await mode.run('codemode = {"search_issues": 1}\ncodemode["search_issues"]')
     assert (run.error, run.value, run.calls) == (None, 1, ())

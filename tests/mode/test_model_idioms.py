@@ -9,6 +9,7 @@ sandbox refuses assert the exact value or message.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import json
 from typing import TYPE_CHECKING, Any, Final
@@ -288,6 +289,40 @@ async def test_a_dict_key_read_as_an_attribute_says_how_to_read_it(
     run = await mode.run(script)
     assert run.error is not None and (run.error.type, run.error.line, run.error.message) == (
         "AttributeError", 2, message)
+
+
+CLASS_MESSAGES: list[tuple[str, str, str]] = [
+    # CPython's own message: ``type(g).foo`` on a class the script sees but cannot use
+    ("g = (i for i in [])\ntype(g).foo", "AttributeError",
+     "type object 'generator' has no attribute 'foo'"),
+    # the rest differ from CPython (it allows them) but name the public class, never the
+    # sandbox's own (before: '_Shown', '_GuardedType' or 'compress' objects)
+    ("x = iter([])\ntype(x)", "TypeError",
+     "type() is not available for iterator objects in the sandbox"),
+    ("x = iter([])\nx.foo = 1", "TypeError", "iterator objects cannot be modified in the sandbox"),
+    ("m = type(print)\nm.x = 1", "TypeError",
+     "class 'builtin_function_or_method' cannot be modified in the sandbox"),
+    ("m = type(print)\ntype(m)", "TypeError",
+     "type() of a class ('builtin_function_or_method') is not available in the sandbox: "
+     "compare the class itself (`x is int`, issubclass(x, int))"),
+    ("x = 1\ntype(int)", "TypeError",
+     "type() of a class ('int') is not available in the sandbox: compare the class itself "
+     "(`x is int`, issubclass(x, int))"),
+]
+
+
+@pytest.mark.parametrize(("script", "error", "message"), CLASS_MESSAGES)
+async def test_errors_about_a_class_name_the_public_class(
+        mode: cm.CodeMode, script: str, error: str, message: str) -> None:
+    """A model fixes its script from the message: a sandbox-internal class name in it
+    (``'_Shown' objects``) names nothing it can look up."""
+    run = await mode.run(script)
+    assert run.error is not None and (run.error.type, run.error.line, run.error.message) == (
+        error, 2, message)
+    if script.startswith("g = "):
+        with pytest.raises(AttributeError) as raised:
+            await cpython(script)
+        assert str(raised.value) == message
 
 
 @pytest.mark.parametrize(("script", "value"), [
@@ -622,6 +657,14 @@ LAMBDA_ROWS: list[tuple[str, str, Any]] = [
     ("a lambda bound to a name, called",
      'f = lambda i: tools.get_user(user_id=i)\n[f(1)["name"], (await f(2))["name"]]',
      ["user1", "user2"]),
+    # before: refused ("a tool call inside a lambda cannot be awaited")
+    ("a lambda called where it stands",
+     '[(lambda: tools.get_user(user_id=3))(), await (lambda: tools.get_user(user_id=4))(), '
+     '(lambda: tools.get_user(user_id=5)["name"] + "!")()]',
+     [{"id": 3, "name": "user3"}, {"id": 4, "name": "user4"}, "user5!"]),
+    ("a lambda called where it stands, in a comprehension inside an async def",
+     'async def main(ids):\n    return [(lambda: tools.get_user(user_id=i))()["name"] '
+     'for i in ids]\nawait main([1, 2])', ["user1", "user2"]),
     ("a lambda bound to a name inside an async def",
      'async def main():\n    get = lambda i: tools.get_user(user_id=i)["name"]\n'
      '    return [get(1), get(2)]\nawait main()', ["user1", "user2"]),
@@ -643,7 +686,8 @@ _IN_A_LAMBDA: Final = ("a tool call inside a lambda cannot be awaited: use a loo
 
 
 @pytest.mark.parametrize(("script", "message"), [
-    ('[(lambda: tools.get_user(user_id=3))()]', _IN_A_LAMBDA),
+    ('(lambda i: tools.get_user(user_id=i))(3)', _IN_A_LAMBDA),
+    ('(lambda: (u := tools.get_user(user_id=3)))()', _IN_A_LAMBDA),  # u is the lambda's
     ('d = {"get": lambda i: tools.get_user(user_id=i)}\nd["get"](1)', _IN_A_LAMBDA),
     ('sorted([await tools.get_user(user_id=1)], key=lambda u: tools.get_user(user_id=u["id"]))',
      _IN_A_LAMBDA),  # the items are no plain name: computing the keys first would call twice
@@ -658,6 +702,27 @@ async def test_other_lambdas_that_call_tools_say_what_to_write(
     run = await mode.run(script)
     assert run.error is not None and run.error.type == "PreflightError" and run.calls == ()
     assert [p.message for p in mode.check(script)] == [message]
+
+
+@pytest.mark.parametrize(("script", "loop", "expected"), [
+    ('import functools\n'
+     'functools.reduce(lambda acc, c: acc + tools.get_weather(city=c)["temp"], ["a", "bb"], 0)',
+     "acc = 0\nfor c in ['a', 'bb']: acc = acc + tools.get_weather(city=c)['temp']\nacc",
+     functools.reduce(lambda acc, c: acc + get_weather(c)["temp"], ["a", "bb"], 0)),
+    ('from functools import reduce\n'
+     'reduce(lambda t, c: t + tools.get_weather(city=c)["temp"], [1, "a", "bb"])',
+     "t, *rest = [1, 'a', 'bb']\nfor c in rest: t = t + tools.get_weather(city=c)['temp']\nt",
+     functools.reduce(lambda t, c: t + get_weather(c)["temp"], ["a", "bb"], 1)),
+])
+async def test_reduce_over_a_lambda_that_calls_tools_names_the_loop(
+        mode: cm.CodeMode, script: str, loop: str, expected: int) -> None:
+    """``reduce`` calls its function itself, so no rewrite awaits the call in it; the
+    message spells the loop, and that loop, as written, gives reduce's value."""
+    problems = [p.message for p in mode.check(script)]
+    head, body, _ = loop.split("\n")
+    assert problems == ["a tool call inside a lambda cannot be awaited: reduce() cannot await "
+                        f"it: write the loop instead, `{head}` then `{body}`"]
+    assert await value(mode, loop) == expected
 
 
 async def test_lambdas_keep_every_line_where_it_was(mode: cm.CodeMode) -> None:

@@ -452,15 +452,19 @@ REFUSALS: Final[dict[str, Refusal]] = {
         pattern=r"attribute '.+' is not accessible: names starting with '_' are private in the "
                 r"sandbox"),
     "guard-attribute-not-allowed": Refusal(
-        error="AttributeError", pattern=r"'\w+' object has no (accessible )?attribute '"),
+        error="AttributeError",
+        pattern=r"(type object '\w+'|'\w+' object) has no (accessible )?attribute '"),
     "guard-read-only": Refusal(
-        error="TypeError", pattern=r"'\w+' objects cannot be modified in the sandbox"),
+        error="TypeError",
+        pattern=r"('\w+' objects|iterator objects|class '\w+') cannot be modified in the sandbox"),
     "guard-script-class-base": Refusal(
         error="TypeError", pattern=r"class \w+ cannot subclass '\w+' in the sandbox"),
     "guard-type-three-args": Refusal(
         error="TypeError", pattern=r"type\(\) with 3 arguments is not available in the sandbox"),
     "guard-type-of-hidden-type": Refusal(
-        error="TypeError", pattern=r"type\(\) is not available for '\w+' objects in the sandbox"),
+        error="TypeError",
+        pattern=r"type\(\) (is not available for ('\w+'|iterator) objects|of a class "
+                r"\('\w+'\) is not available) in the sandbox"),
     "guard-type-only": Refusal(
         error="TypeError", pattern=r"cannot create '[\w.]+' instances"),
     "guard-print-file": Refusal(

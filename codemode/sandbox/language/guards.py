@@ -33,6 +33,7 @@ import sys
 import weakref
 from collections import Counter, OrderedDict, defaultdict, deque
 from functools import partial
+from itertools import compress
 from types import FunctionType, GeneratorType
 from typing import TYPE_CHECKING, Any, Final, final
 
@@ -138,10 +139,27 @@ def refuse(obj: Any, name: str) -> AttributeError:
     elif type(obj) is dict and name in obj:
         # tool results are plain dicts: a model used to JS objects writes `user.name`
         hint = f"; it is a dict key: read it with [{name!r}] or .get({name!r})"
+    if issubclass(type(obj), type):
+        # CPython's wording for a class (``type(g).foo``); "no attribute" when neither it,
+        # its metaclass nor the class it stands in for (``real``) has one
+        real = vars(obj).get("real")
+        kinds = (*obj.__mro__, *type(obj).__mro__, *(real.__mro__ if issubclass(
+            type(real), type) else ()))
+        missing = not any(name in vars(kind) for kind in kinds)
+        return AttributeError(f"type object {what!r} has no "
+                              f"{'' if missing else 'accessible '}attribute {name!r}{hint}")
     if type(obj) in _BUILTIN_DATA and not hasattr(type(obj), name):
         # none in CPython either: its message (``except AttributeError as e: print(e)``)
         return AttributeError(f"{what!r} object has no attribute {name!r}{hint}")
     return AttributeError(f"{what!r} object has no accessible attribute {name!r}{hint}")
+
+
+def shown_name(obj: Any) -> str:
+    """How an error names ``obj``'s class: a class by its own name (not its metaclass's),
+    the sandbox's metered iterator as the iterator it stands for."""
+    if issubclass(type(obj), type):
+        return f"class {obj.__name__!r}"
+    return "iterator" if type(obj) is compress else f"{type(obj).__name__!r}"
 
 
 _BUILTIN_DATA: Final = frozenset({dict, list, tuple, str, int, float, bool, bytes, complex,
@@ -1811,7 +1829,9 @@ def _writable(obj: Any) -> Any:
         if obj in FACADE_CLASSES:
             raise _shared_class(obj)
         return obj
-    raise TypeError(f"{cls.__name__!r} objects cannot be modified in the sandbox")
+    raise TypeError(f"{shown_name(obj)} objects cannot be modified in the sandbox"
+                    if not issubclass(cls, type) else
+                    f"{shown_name(obj)} cannot be modified in the sandbox")
 
 
 def guarded_write_item(obj: Any) -> Any:
@@ -2039,4 +2059,7 @@ def guarded_type(obj: Any) -> type:
             cls in SANDBOX_BASES) or cls in EXPORTED_CLASSES or (
             issubclass(cls, BaseException)) or cls is type(None):
         return cls
-    raise TypeError(f"type() is not available for {cls.__name__!r} objects in the sandbox")
+    if issubclass(cls, type):
+        raise TypeError(f"type() of a class ({obj.__name__!r}) is not available in the "
+                        "sandbox: compare the class itself (`x is int`, issubclass(x, int))")
+    raise TypeError(f"type() is not available for {shown_name(obj)} objects in the sandbox")

@@ -285,14 +285,22 @@ class ToolFunction(SelfGuarded):
         raise refuse(self, name)
 
     def _runnable(self, *args: Any, **kwargs: Any) -> PendingCall:
-        if not args and len(kwargs) == 1 and next(iter(kwargs)) in _RUNNABLE_INPUT:
-            args, kwargs = tuple(kwargs.values()), {}
+        given = {k: v for k, v in kwargs.items() if k not in _RUNNABLE_OPTIONS}
+        if not args and len(given) == 1 and next(iter(given)) in _RUNNABLE_INPUT:
+            return self(*given.values())
+        if len(args) == 1:  # ``x.invoke({...}, config=config)``: LangChain's own options
+            kwargs = given
         return self(*args, **kwargs)
 
 
 _TEXTS: Final = {"name": 0, "description": 1}
 _RUNNABLE: Final = frozenset({"invoke", "ainvoke", "run", "arun"})
 _RUNNABLE_INPUT: Final = frozenset({"input", "tool_input"})
+_RUNNABLE_OPTIONS: Final = frozenset({
+    "config", "callbacks", "tags", "metadata", "run_name", "run_id", "verbose", "color",
+    "start_color", "tool_call_id"})
+"""LangChain's own keywords of those methods (``x.invoke({...}, config=config)``): not the
+tool's arguments there (as ``codemode.mode.preflight.RUNNABLE_OPTIONS``)."""
 
 
 _NOT_IDENTIFIER: Final = re.compile(r"\W")
