@@ -2,15 +2,18 @@
 
 ``--tools MODULE:OBJECT`` names a ToolRegistry, a CodeMode, a list of tools,
 or a zero-argument callable returning one of those; MODULE is a dotted module
-name or a path to a ``.py`` file.
+name or a path to a ``.py`` file. It is repeatable, and ``--config FILE`` adds the tools
+of MCP servers (the file ``codemode serve`` reads); with neither, scripts have no tools.
 
 Exit codes: 0 success; 1 the script failed (runtime error); 2 bad usage (including
-an unreadable script file); 3 the tools object could not be loaded; 4 the script failed preflight
-(nothing ran); 5 a run limit tripped; 141 standard output was closed early (``| head``).
+an unreadable script file and an invalid ``--config``); 3 the tools could not be loaded
+(an MCP server that did not start included); 4 the script failed preflight (nothing ran);
+5 a run limit tripped; 141 standard output was closed early (``| head``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -20,16 +23,17 @@ from typing import TYPE_CHECKING, Final
 
 import anyio
 
-from codemode.errors import ToolsLoadError
+from codemode.dispatch.registry import ToolRegistry
+from codemode.errors import GatewayConfigError, ToolsLoadError
 from codemode.mode.code_mode import CodeMode
-from codemode.sandbox import Limits, ScriptResult
+from codemode.sandbox import InProcessExecutor, Limits, ScriptResult
 
 from .parsing import Parser, positive_seconds, version
-from .targets import load_tools
+from .targets import load_all
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
+    from collections.abc import AsyncIterator, Sequence
 
 __all__ = ["main"]
 
@@ -38,22 +42,54 @@ EXIT_PIPE = 141
 """Standard output closed before everything was written (128 + SIGPIPE, as ``yes | head``)."""
 
 
-def _mode(target: str, args: argparse.Namespace) -> CodeMode:
-    loaded = load_tools(target)
-    if isinstance(loaded, CodeMode):
-        return loaded
+@contextlib.asynccontextmanager
+async def _opened(args: argparse.Namespace) -> AsyncIterator[CodeMode]:
+    """The CodeMode of ``--tools`` (any number, merged) and ``--config`` (MCP servers,
+    started here and stopped on leaving); no tools at all is an empty registry (a script
+    may compute without any). ``check`` and ``prompt`` run nothing: no worker pool boots."""
+    loaded = load_all(args.tools)
     timeout = getattr(args, "timeout", None)
     limits = Limits(timeout=timeout) if timeout is not None else None
-    executor = None
-    if getattr(args, "executor", "pool") == "inprocess":
-        from codemode.sandbox import InProcessExecutor
-
+    executor: InProcessExecutor | None = None
+    if getattr(args, "executor", "inprocess") == "inprocess":
         executor = InProcessExecutor()
-    return CodeMode(loaded, limits=limits, executor=executor)
+    if not args.config:
+        mode = loaded if isinstance(loaded, CodeMode) else CodeMode(
+            loaded if loaded is not None else ToolRegistry(), limits=limits, executor=executor)
+        try:
+            yield mode
+        finally:
+            await mode.aclose()
+        return
+    from codemode.integrations.gateway import Gateway, load_config
+
+    try:
+        servers = load_config(args.config)
+    except GatewayConfigError as exc:
+        raise _ConfigInvalid(f"invalid config {args.config}: {exc}") from None
+    if isinstance(loaded, CodeMode):
+        gateway = Gateway(servers, mode=loaded, startup_timeout=args.startup_timeout)
+    else:
+        gateway = Gateway(servers, registry=loaded, executor=executor, limits=limits,
+                          startup_timeout=args.startup_timeout)
+    try:
+        async with gateway:
+            failed = [status for status in gateway.status() if status.state != "up"]
+            if failed:
+                raise ToolsLoadError("MCP server(s) of --config failed to start: " + "; ".join(
+                    f"{status.name}: {status.error}" for status in failed))
+            yield gateway.mode
+    finally:
+        if isinstance(loaded, CodeMode):  # the gateway closes only a mode it made
+            await loaded.aclose()
 
 
 class _ScriptUnreadable(Exception):
     """Internal: the script file could not be read (a usage error, exit 2)."""
+
+
+class _ConfigInvalid(Exception):
+    """Internal: ``--config`` is not a valid MCP servers file (a usage error, exit 2)."""
 
 
 def _read_script(path: str) -> str:
@@ -112,18 +148,16 @@ def _print_result(result: ScriptResult, as_json: bool) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    mode = _mode(args.tools, args)
     script = _read_script(args.script)
-    try:
+    async with _opened(args) as mode:
         result = await mode.run(script)
-    finally:
-        await mode.aclose()
     return _print_result(result, args.json)
 
 
-def _check(args: argparse.Namespace) -> int:
-    mode = _mode(args.tools, args)
-    problems = mode.check(_read_script(args.script))
+async def _check(args: argparse.Namespace) -> int:
+    script = _read_script(args.script)
+    async with _opened(args) as mode:
+        problems = mode.check(script)
     for problem in problems:
         print(f"{args.script}:{problem.line}:{problem.column}: {problem.message}")
     if not problems:
@@ -131,8 +165,28 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_PREFLIGHT if problems else EXIT_OK
 
 
+async def _prompt(args: argparse.Namespace) -> int:
+    async with _opened(args) as mode:
+        prompt = mode.prompt()
+    print(prompt)
+    return EXIT_OK
+
+
 TOOLS_HELP: Final = ("the tools: a ToolRegistry, CodeMode, tool, list of tools, or a "
-                     "zero-argument callable returning one (MODULE dotted or a .py path)")
+                     "zero-argument callable returning one (MODULE dotted or a .py path); "
+                     "repeatable")
+CONFIG_HELP: Final = ('MCP servers whose tools scripts call: {"mcpServers": {name: {command, '
+                      'args, env} | {url, headers}}} (as for codemode serve)')
+
+
+def _tool_sources(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tools", metavar="MODULE:OBJECT", action="append", default=[],
+                        help=TOOLS_HELP)
+    parser.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
+    parser.add_argument("--startup-timeout", type=positive_seconds, default=30.0,
+                        metavar="SECONDS",
+                        help="seconds each MCP server of --config may take to start "
+                             "(default 30)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -141,7 +195,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a script against tools")
     run.add_argument("script", help="script file, or - for stdin")
-    run.add_argument("--tools", required=True, metavar="MODULE:OBJECT", help=TOOLS_HELP)
+    _tool_sources(run)
     run.add_argument("--json", action="store_true", help="print the whole result as JSON")
     run.add_argument("--timeout", type=positive_seconds, help="wall-time limit in seconds (> 0)")
     run.add_argument("--executor", choices=("pool", "inprocess"), default="pool",
@@ -149,9 +203,9 @@ def _parser() -> argparse.ArgumentParser:
                           "in-process (trusted code only)")
     check = sub.add_parser("check", help="static preflight of a script (nothing runs)")
     check.add_argument("script", help="script file, or - for stdin")
-    check.add_argument("--tools", required=True, metavar="MODULE:OBJECT", help=TOOLS_HELP)
+    _tool_sources(check)
     prompt = sub.add_parser("prompt", help="print the model-facing prompt")
-    prompt.add_argument("--tools", required=True, metavar="MODULE:OBJECT", help=TOOLS_HELP)
+    _tool_sources(prompt)
     sub.add_parser(
         "sdk", help="write the generated SDK (see `codemode sdk --help`)", add_help=False
     )
@@ -205,14 +259,12 @@ def _main(argv: list[str]) -> int:
         if args.command == "run":
             return anyio.run(_run, args)
         if args.command == "check":
-            return _check(args)
-        mode = _mode(args.tools, args)
-        print(mode.prompt())
-        return EXIT_OK
+            return anyio.run(_check, args)
+        return anyio.run(_prompt, args)
     except ToolsLoadError as exc:
         print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_TOOLS
-    except _ScriptUnreadable as exc:
+    except (_ScriptUnreadable, _ConfigInvalid) as exc:
         print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

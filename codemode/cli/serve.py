@@ -30,12 +30,10 @@ from codemode.integrations.gateway import DEFAULT_BUDGET_TOKENS, Gateway, load_c
 from codemode.integrations.server import GatewayServer, serve_http, serve_stdio
 from codemode.mode import CodeMode
 
-from .targets import load_tools
+from .targets import load_all
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
-    from codemode.dispatch.registry import ToolRegistry
 
 __all__ = ["REPEATS", "REPEAT_WINDOW", "main_serve", "serve_parser", "status_handler"]
 
@@ -176,30 +174,15 @@ def _say(text: str) -> None:
 
 def _gateway(args: argparse.Namespace) -> Gateway:
     servers = load_config(args.config) if args.config else ()
-    mode: CodeMode | None = None
-    registry: ToolRegistry | None = None
-    for target in args.tools:
-        loaded = load_tools(target)
-        if isinstance(loaded, CodeMode):
-            if mode is not None or registry is not None:
-                raise ToolsLoadError(f"{target} is a CodeMode: give it as the only --tools")
-            mode = loaded
-            continue
-        if mode is not None:
-            raise ToolsLoadError("a CodeMode --tools must be the only --tools")
-        if registry is None:
-            registry = loaded
-        else:
-            for spec in loaded.specs():
-                registry.register(loaded.get(spec.name))
-    if mode is not None:
-        return Gateway(servers, mode=mode, budget_tokens=args.budget_tokens,
+    loaded = load_all(args.tools)
+    if isinstance(loaded, CodeMode):
+        return Gateway(servers, mode=loaded, budget_tokens=args.budget_tokens,
                        startup_timeout=args.startup_timeout)
     from codemode.sandbox import InProcessExecutor, Limits
 
     return Gateway(
         servers,
-        registry=registry,
+        registry=loaded,
         executor=InProcessExecutor() if args.executor == "inprocess" else None,
         limits=Limits(timeout=args.timeout) if args.timeout else None,
         budget_tokens=args.budget_tokens,

@@ -11,14 +11,17 @@ import importlib.util
 import inspect
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codemode.dispatch.registry import ToolRegistry
 from codemode.dispatch.tool import Tool
-from codemode.errors import ToolsLoadError
+from codemode.errors import DuplicateToolError, ToolsLoadError
 from codemode.mode import CodeMode
 
-__all__ = ["call_factory", "load_tools", "resolve_target"]
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["call_factory", "load_all", "load_tools", "resolve_target"]
 
 
 def _import(module: str) -> Any:
@@ -97,3 +100,34 @@ def load_tools(target: str) -> CodeMode | ToolRegistry:
         f"{target} is a {type(obj).__name__}; expected a ToolRegistry, a "
         "CodeMode, a list of tools or a callable returning one"
     )
+
+
+def load_all(targets: Sequence[str]) -> CodeMode | ToolRegistry | None:
+    """Every ``--tools`` given (repeatable), as one: the tools of several registries in
+    one registry (a name in two of them is a load error, never a silent replacement); a
+    CodeMode only alone (it brings its own registry, limits and executor); None when none
+    was given."""
+    merged: CodeMode | ToolRegistry | None = None
+    origin: dict[str, str] = {}
+    for target in targets:
+        loaded = load_tools(target)
+        if isinstance(loaded, CodeMode) or isinstance(merged, CodeMode):
+            if merged is not None:
+                raise ToolsLoadError(
+                    "a CodeMode --tools must be the only --tools (it has its own registry); "
+                    "give the others as registries or lists of tools")
+            merged = loaded
+            continue
+        if merged is None:
+            merged = loaded
+            origin = dict.fromkeys((spec.name for spec in loaded.specs()), target)
+            continue
+        for spec in loaded.specs():
+            try:
+                merged.register(loaded.get(spec.name))
+            except DuplicateToolError:
+                raise ToolsLoadError(
+                    f"tool {spec.name!r} is in both {origin.get(spec.name, 'another --tools')}"
+                    f" and {target}: give each tool once") from None
+            origin[spec.name] = target
+    return merged
