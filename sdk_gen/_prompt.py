@@ -23,6 +23,7 @@ from ._schema import (
     map_values,
     merge_key,
     normalize,
+    other_keys,
     py_literal,
     root_object,
 )
@@ -445,7 +446,9 @@ def tool_prompt(
         typer.field(lines, arg.py, sub, required=arg.required, depth=1)
     if extra:
         text, children = typer.type(root.extra, 1)
-        lines.append(_line(1, f"**{EXTRA}: ", "", text))
+        # the keys ``patternProperties`` allows: ``**extra_arguments: int # (keys match ^x_)``
+        keys = _doc({"patternProperties": dict.fromkeys(root.extra_keys, True)})
+        lines.append(_line(1, f"**{EXTRA}: ", "", text, doc=keys))
         lines.extend(children)
     if out_schema is not None:
         returns, children = typer.type(out_schema, 1)
@@ -773,7 +776,10 @@ class _Typer:
                 self.field(lines, _key(name), sub, required=needed, depth=depth + 1)
             shown = len(props)
             addl = schema.get("additionalProperties")
-            if _typed(addl):  # the type of every other key, beside the named ones
+            patterns = schema.get("patternProperties")
+            if isinstance(patterns, dict) and patterns:  # what keys they allow: the note
+                addl = other_keys(schema)  # on the object's own line says
+            if _typed(addl) or (addl is True and patterns):  # every other key's type
                 value, children = self.type(addl, depth + 1)
                 lines.append(_line(depth + 1, f"{OTHER_KEYS}: ", "", value, doc=_doc(addl)))
                 lines.extend(children)

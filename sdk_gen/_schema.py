@@ -26,6 +26,7 @@ __all__ = [
     "map_values",
     "merge_key",
     "normalize",
+    "other_keys",
     "plain",
     "py_literal",
     "ref_key",
@@ -420,7 +421,10 @@ class RootObject:
     required: frozenset[str] = frozenset()
     """Wire names the schema requires."""
     extra: Any = None
-    """Schema of undeclared keys when the root allows them explicitly, else ``None``."""
+    """Schema of undeclared keys when the root allows them explicitly (a typed or true
+    ``additionalProperties``, or ``patternProperties``), else ``None``."""
+    extra_keys: tuple[str, ...] = ()
+    """The ``patternProperties`` patterns undeclared keys must match (none: any key)."""
 
 
 def merge_key(first: Any, second: Any) -> Any:
@@ -446,9 +450,10 @@ def root_object(schema: Any, defs: Mapping[str, Any]) -> RootObject:
     props: dict[str, Any] = {}
     required: set[str] = set()
     extra: Any = None
+    extra_keys: tuple[str, ...] = ()
 
     def visit(node: Any, *, optional: bool, seen: frozenset[str]) -> None:
-        nonlocal extra
+        nonlocal extra, extra_keys
         if not isinstance(node, dict):
             return
         ref = node.get("$ref")
@@ -464,7 +469,12 @@ def root_object(schema: Any, defs: Mapping[str, Any]) -> RootObject:
         if not optional and isinstance(req, list):
             required.update(r for r in req if isinstance(r, str))
         addl = node.get("additionalProperties")
-        if addl is True or (isinstance(addl, dict) and addl):
+        patterns = node.get("patternProperties")
+        if isinstance(patterns, dict) and patterns:
+            extra = other_keys(node)
+            if addl is None or addl is False:  # keys outside the patterns are not offered
+                extra_keys = tuple(str(pattern) for pattern in patterns)
+        elif addl is True or (isinstance(addl, dict) and addl):
             extra = addl
         for sub in node.get("allOf", []) if isinstance(node.get("allOf"), list) else []:
             visit(sub, optional=optional, seen=seen)
@@ -477,7 +487,18 @@ def root_object(schema: Any, defs: Mapping[str, Any]) -> RootObject:
     visit(schema, optional=False, seen=frozenset())
     for name in sorted(required - props.keys()):
         props[name] = {}
-    return RootObject(properties=props, required=frozenset(required), extra=extra)
+    return RootObject(properties=props, required=frozenset(required), extra=extra,
+                      extra_keys=extra_keys)
+
+
+def other_keys(schema: Mapping[str, Any]) -> Any:
+    """The schema of an object's keys beyond its ``properties`` when ``patternProperties``
+    (and maybe a typed ``additionalProperties``) describe them: one value schema, their
+    ``anyOf``, or ``True`` when some of those keys hold anything."""
+    values = map_values(schema)
+    if not values or schema.get("additionalProperties") is True:
+        return True
+    return values[0] if len(values) == 1 else {"anyOf": values}
 
 
 def _union(members: Sequence[str]) -> list[str]:
@@ -682,7 +703,8 @@ def constraint_notes(schema: Any, *, annotation: str | None = None) -> list[str]
         notes.append("unique items")
     patterns = schema.get("patternProperties")
     if isinstance(patterns, dict) and patterns:  # dict[str, T] cannot say which keys
-        notes.append("keys match " + " or ".join(_note_text(str(p)) for p in patterns))
+        other = "other " if schema.get("properties") else ""
+        notes.append(f"{other}keys match " + " or ".join(_note_text(str(p)) for p in patterns))
     if schema.get("deprecated") is True:
         notes.append("deprecated")
     enum = schema.get("enum")

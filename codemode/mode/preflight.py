@@ -169,11 +169,12 @@ def _check_value(schema: Mapping[str, Any], wire_arg: str,
     return argument_problem(schema, wire_arg, value)
 
 
-def _allows_extra(schema: Mapping[str, Any]) -> bool:
-    """Whether undeclared keyword arguments are plausible rather than typos.
+def _allows_extra(schema: Mapping[str, Any], name: str) -> bool:
+    """Whether the undeclared keyword argument ``name`` is plausible rather than a typo.
 
     True when the root (or an ``allOf`` branch) says ``additionalProperties: true``
-    or gives it a schema (the SDK then offers ``**extra_arguments``), or when the
+    or gives it a schema (the SDK then offers ``**extra_arguments``), when ``name`` matches
+    one of its ``patternProperties``, or when the
     schema declares no properties at all and does not forbid extras (a free-form
     object). With declared properties and no ``additionalProperties`` key, JSON
     Schema would accept an unknown name, but it is far more often a misspelling
@@ -182,6 +183,8 @@ def _allows_extra(schema: Mapping[str, Any]) -> bool:
     branches = [schema, *(b for b in schema.get("allOf") or () if isinstance(b, Mapping))]
     declared = False
     for branch in branches:
+        if any(_matches(pattern, name) for pattern in _patterns(branch)):
+            return True
         extra = branch.get("additionalProperties")
         if extra is True or (isinstance(extra, Mapping) and extra):
             return True
@@ -190,10 +193,36 @@ def _allows_extra(schema: Mapping[str, Any]) -> bool:
         declared = (
             declared
             or bool(branch.get("properties"))
+            or bool(_patterns(branch))
             or "$ref" in branch
             or any(key in branch for key in ("anyOf", "oneOf"))
         )
     return not declared
+
+
+def _patterns(schema: Mapping[str, Any]) -> list[str]:
+    patterns = schema.get("patternProperties")
+    return [str(p) for p in patterns] if isinstance(patterns, Mapping) else []
+
+
+def _matches(pattern: str, name: str) -> bool:
+    """``name`` matches ``pattern`` as JSON Schema reads it (a search, not anchored); a
+    pattern Python's ``re`` cannot read matches nothing here (validation decides)."""
+    try:
+        return re.search(pattern, name) is not None
+    except (re.error, RecursionError, OverflowError):
+        return False
+
+
+def _accepted(argmap: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
+    """``accepts: a, b`` for an unknown-argument message, with the key patterns, if any."""
+    patterns = [p for b in [schema, *(x for x in schema.get("allOf") or ()
+                                      if isinstance(x, Mapping))] for p in _patterns(b)]
+    names = ", ".join(argmap) or "none"
+    if not patterns:
+        return f"accepts: {names}"
+    keys = " or ".join(repr(p) for p in patterns[:3])
+    return f"accepts: {names}, and keys matching {keys}"
 
 
 ToolOf = Callable[[ast.expr], "str | None"]
@@ -521,14 +550,15 @@ class _Checker(ast.NodeVisitor):
             if name not in argmap and self.orders is not None:
                 name = spelling_alias(name, argmap) or name  # ``per_page=`` for ``perPage``
             if name not in argmap:
-                if spec is not None and _allows_extra(spec.parameters):
+                if spec is not None and _allows_extra(spec.parameters, keyword.arg):
                     given.add(keyword.arg)
                     continue
+                accepted = (_accepted(argmap, spec.parameters) if spec is not None
+                            else f"accepts: {', '.join(argmap) or 'none'}")
                 self.add(
                     keyword,
                     f"tools.{path} has no argument {keyword.arg!r}"
-                    f"{_suggest(keyword.arg, list(argmap))} "
-                    f"(accepts: {', '.join(argmap) or 'none'})",
+                    f"{_suggest(keyword.arg, list(argmap))} ({accepted})",
                 )
                 continue
             given.add(name)

@@ -245,6 +245,13 @@ OBJ = {"type": "object", "properties": {"a": {"type": "string"}}}
           "additionalProperties": False}, " x?: dict[str, str] # (keys match ^[A-Z_]+$)"),
         ({"patternProperties": {"^x-": {"type": "integer"}, "^y-": OBJ}},
          " x?: dict[str, int|{a?: str}] # (keys match ^x- or ^y-)"),
+        # named keys and pattern keys: the pattern keys' type was left out ({env?: str})
+        ({"properties": {"env": {"type": "string"}}, "additionalProperties": False,
+          "patternProperties": {"^x-": {"type": "integer"}}},
+         " x?: {env?: str, **: int} # (other keys match ^x-)"),
+        ({"properties": {"env": {"type": "string"}}, "additionalProperties": True,
+          "patternProperties": {"^x-": {"type": "integer"}}},
+         " x?: {env?: str, **: Any} # (other keys match ^x-)"),
         ({"type": ["object", "null"], "properties": {"a": {"default": 1}}}, " x?: dict|None"),
     ],
 )
