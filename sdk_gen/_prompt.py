@@ -98,6 +98,8 @@ HEADER = (
     " `arg?` is optional (not sent when omitted; `= v` is the tool's own default)"
 )
 """How the first line of every prompt starts: the notation, said once."""
+NO_TOOLS = "# No tools: scripts compute with Python alone.\n"
+"""The whole SDK prompt of a registry without script-visible tools."""
 HEADER_CLAUSES = (
     ("\n  ", "deeper lines are keys of the dict above (of each item for `list[dict]`)"),
     (f"{OTHER_KEYS}: ", f"`{OTHER_KEYS}` is any other key of a dict"),
@@ -368,6 +370,8 @@ def _type_name(key: str, taken: set[str]) -> str:
 
 def assemble_prompt(tools: list[ToolPrompt]) -> str:
     """Header, glossary, then every tool's block (grouped by namespace), ending in a newline."""
+    if not tools:  # the header would explain a notation nothing below uses
+        return NO_TOOLS
     shared = shared_descriptions(tools)
     notes = shared_sentences(tools, shared)
     types = shared_types(tools)

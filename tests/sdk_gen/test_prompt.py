@@ -591,3 +591,10 @@ def test_a_union_with_anything_still_shows_its_other_members(
     sdk = sdk_gen.generate([tool])
     assert f"\nt\n{shown}" in sdk.prompt
     assert audit_prompt([tool], sdk)[1] == []
+
+
+def test_no_tools_says_so_instead_of_explaining_an_unused_notation() -> None:
+    """Before: the header's notation legend and nothing under it."""
+    assert sdk_gen.generate([]).prompt == "# No tools: scripts compute with Python alone.\n"
+    hidden = sdk_gen.generate([{"name": "t", "inputSchema": {"type": "object"}}])
+    assert hidden.prompt.startswith("# Call `await tools.<name>(")
