@@ -88,6 +88,16 @@ class _Peer:
         """The level it set with ``logging/setLevel`` (None: every message)."""
 
 
+def _installed_version() -> str:
+    """codemode's version, for ``serverInfo`` (clients show it; MCP requires one)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("codemode")
+    except metadata.PackageNotFoundError:  # a checkout used without installing it
+        return "0+unknown"
+
+
 def _connection(session: Any) -> Any:
     """What identifies a client's connection: the SDK builds a ``ServerSession`` per
     request, all of them over the connection's one ``Connection``."""
@@ -114,7 +124,8 @@ class GatewayServer:
     """
 
     def __init__(self, gateway: Gateway, *, expose_upstream: bool = False,
-                 name: str = "codemode", call_timeout: float | None = None) -> None:
+                 name: str = "codemode", call_timeout: float | None = None,
+                 version: str | None = None) -> None:
         from mcp import types
         from mcp.server.lowlevel.server import NotificationOptions, Server
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
@@ -146,6 +157,7 @@ class GatewayServer:
 
         self.server = _Server(
             name,
+            version=version if version is not None else _installed_version(),
             instructions=(
                 "Code Mode over many tools: write one Python script for `run_code`;"
                 " `search_tools`/`describe_tools` find the tools it can call."
@@ -200,8 +212,22 @@ class GatewayServer:
             }
             if spec.output_schema is not None:
                 entry["outputSchema"] = wire_schema(thaw(spec.output_schema))
+            entry.update(self._hints(spec.name))
             tools.append(types.Tool.model_validate(entry))
         return types.ListToolsResult(tools=tools)
+
+    def _hints(self, name: str) -> dict[str, Any]:
+        """A tool's ``title`` and ``annotations``: an upstream tool's as its server listed
+        them (clients ask before a ``destructiveHint`` call, not before a read-only one);
+        the discovery tools read only; ``run_code`` what every tool a script may call
+        declares in common (nothing said: MCP's defaults, may write and reach out)."""
+        if name in _OWN_HINTS:
+            return dict(thaw(_OWN_HINTS[name]))
+        if name == "run_code":
+            hints = _common_hints([self.gateway.listing(s.name) for s in
+                                   self.gateway.upstream_specs() if s.visible_in_code])
+            return {"title": "Run code", **({"annotations": hints} if hints else {})}
+        return _listed_hints(self.gateway.listing(name))
 
     # -- tools/call ---------------------------------------------------------------------
 
@@ -300,7 +326,19 @@ class GatewayServer:
         peer = self._peers.get(key)
         if peer is None or peer.connection is not _connection(ctx.session):
             peer = self._peers[key] = _Peer(ctx.session)
+            closing = getattr(peer.connection, "exit_stack", None)
+            if closing is not None:  # the SDK unwinds it when the connection closes
+                closing.callback(self._forget, key, peer)
         return peer
+
+    def _forget(self, key: int, peer: _Peer) -> None:
+        """A connection closed: its peer goes, and the level it asked for with it (kept,
+        every HTTP session that left stayed: its session held, and a level of ``debug``
+        it set asked of the upstreams for as long as serve ran)."""
+        if self._peers.get(key) is peer:
+            del self._peers[key]
+            if peer.level is not None:
+                self._apply_levels()
 
     async def _initialized(self, ctx: Any, params: Any) -> None:
         self._peer(ctx)
@@ -363,9 +401,13 @@ class GatewayServer:
         peer = self._peer(ctx)
         if peer is not None:
             peer.level = params.level
+        self._apply_levels()
+        return types.EmptyResult()
+
+    def _apply_levels(self) -> None:
+        """The upstreams log at the lowest level a connected client asked for."""
         asked = [p.level for p in self._peers.values() if p.level is not None]
         self.gateway.set_log_level(min(asked, key=_LEVELS.index) if asked else None)
-        return types.EmptyResult()
 
     def _upstream_log(self, upstream: str, params: Any) -> None:
         if self._log_in is not None:
@@ -413,6 +455,37 @@ class GatewayServer:
                         await session.send_notification(note, related_request_id=request_id)
 
 
+_READ_ONLY = FrozenDict(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
+                        openWorldHint=False)
+_OWN_HINTS = {
+    "search_tools": FrozenDict(title="Search tools", annotations=_READ_ONLY),
+    "describe_tools": FrozenDict(title="Describe tools", annotations=_READ_ONLY),
+}
+
+
+def _listed_hints(listed: Any) -> dict[str, Any]:
+    """The ``title`` and ``annotations`` of an upstream's listing entry (the gateway's MCP
+    client read the entry with MCP's schema, so they are valid as they are)."""
+    if not isinstance(listed, dict):
+        return {}
+    return {key: listed[key] for key in ("title", "annotations") if key in listed}
+
+
+def _common_hints(listed: list[Any]) -> dict[str, bool]:
+    """What a script over tools with these listing entries (None: a local tool, which
+    declares nothing) may do, as MCP hints: read-only when every tool is, not destructive
+    when none is, closed-world when every tool is; a hint nothing supports is left out."""
+    hints = [h.get("annotations") or {} for h in map(_listed_hints, listed)]
+    out: dict[str, bool] = {}
+    if all(h.get("readOnlyHint") is True for h in hints):
+        out["readOnlyHint"] = True
+    if all(h.get("readOnlyHint") is True or h.get("destructiveHint") is False for h in hints):
+        out["destructiveHint"] = False
+    if all(h.get("openWorldHint") is False for h in hints):
+        out["openWorldHint"] = False
+    return out
+
+
 def _offer(send: Any, item: Any) -> None:
     with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError,
                              anyio.BrokenResourceError):
@@ -448,14 +521,25 @@ def _named_params_errors(server: Any) -> Any:
     refuses with only "Invalid request parameters" (``data`` empty), so a client that sent
     ``"arguments": [1]``, no tool name, or ``logging/setLevel`` ``"loud"`` could not tell
     what was wrong. The params are the client's own: what is wrong is said (field,
-    problem)."""
+    problem). A request before ``initialize`` got the same bare text: it says so."""
     from mcp import types
     from mcp.shared.exceptions import MCPError
     from pydantic import ValidationError
 
+    # what the SDK answers a request sent before ``initialize`` (kept so for compat)
+    uninitialized = types.ErrorData(
+        code=types.INVALID_PARAMS, message="Invalid request parameters", data="")
+
     async def said(ctx: Any, call_next: Any) -> Any:
         try:
             return await call_next(ctx)
+        except MCPError as exc:
+            if exc.error != uninitialized:
+                raise
+            # the SDK's answer before the handshake: the same code, saying what to send
+            raise MCPError(code=types.INVALID_PARAMS, message=(
+                f"{ctx.method} before initialize: the connection starts with an initialize"
+                " request")) from None
         except ValidationError as exc:
             problems = exc.errors(include_url=False)
             loc = list(problems[0]["loc"]) if problems else []
