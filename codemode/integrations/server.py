@@ -15,7 +15,10 @@ Protocol behaviour:
   nested calls, the upstream calls among them included;
 - a direct call of a listed upstream tool (``expose_upstream``) relays the upstream's
   ``notifications/progress`` as it sent them (numbers and message);
-- image, audio and resource blocks from upstream tools are content blocks of the result;
+- image, audio and resource blocks from upstream tools are content blocks of the result
+  (as text, for a client whose protocol revision predates the block's type);
+- an upstream tool listed directly keeps its ``title`` and ``annotations``; ``run_code``
+  has the hints every tool a script may call shares;
 - progress and status name a tool as scripts call it (``raw.long_running``), not by its
   wire name (``long-running``);
 - a direct call of a listed tool is bounded by ``call_timeout`` (the run limit by default);
@@ -247,7 +250,7 @@ class GatewayServer:
         call = ToolCall(call_id=call_id, name=name, arguments=dict(params.arguments or {}))
         with self._logs_for(ctx):
             if name != "run_code":
-                return await self._direct(call, specs, ctx.session)
+                return await self._direct(call, specs, ctx.session, ctx.protocol_version)
             send, receive = anyio.create_memory_object_stream[tuple[str, int]](math.inf)
             feed = _ProgressFeed(send, self._script_name)
             self._runs[call_id] = feed
@@ -262,9 +265,10 @@ class GatewayServer:
                         send.close()
             finally:
                 self._runs.pop(call_id, None)
-            return _mcp_result(result, self._specs(), name)
+            return _mcp_result(result, self._specs(), name, ctx.protocol_version)
 
-    async def _direct(self, call: ToolCall, specs: list[ToolSpec], session: Any) -> Any:
+    async def _direct(self, call: ToolCall, specs: list[ToolSpec], session: Any,
+                      version: str | None) -> Any:
         """A listed tool called directly, bounded by ``call_timeout`` (the deadline cancels
         the handler, so an upstream is sent ``notifications/cancelled``); an upstream's
         progress reaches the client as the upstream sent it."""
@@ -293,7 +297,7 @@ class GatewayServer:
             return types.CallToolResult(is_error=True, content=[types.TextContent(text=(
                 f"{who} did not answer {call.name!r} within {timeout:g} s; the call was"
                 " cancelled (codemode serve --timeout sets the limit)"))])
-        return _mcp_result(result, specs, call.name)
+        return _mcp_result(result, specs, call.name, version)
 
     def _script_name(self, wire: str) -> str:
         """The name a script calls a tool by (its SDK path less ``tools.``), or the wire
@@ -662,11 +666,32 @@ _NULL = (text("null"),)
 """The content of a result that is JSON null (a handler that returned None)."""
 
 
-def _mcp_result(result: Any, specs: list[ToolSpec], name: str) -> Any:
+_BLOCKS_SINCE = {"audio": "2025-03-26", "resource_link": "2025-06-18"}
+"""Content block types by the protocol revision that brought them."""
+
+
+def _in_version(block: dict[str, Any], version: str | None) -> dict[str, Any]:
+    """``block`` as a client of protocol ``version`` can read it: a type its revision does
+    not have (audio before 2025-03-26, a resource link before 2025-06-18) would fail the
+    whole result in its client, so it is sent as a text saying what it was."""
+    since = _BLOCKS_SINCE.get(str(block.get("type")))
+    if since is None or version is None or version >= since:  # revisions are dates
+        return block
+    if block["type"] == "resource_link":
+        what = ", ".join(str(block[k]) for k in ("name", "mimeType") if block.get(k))
+        said = f"resource link {block.get('uri')}{f' ({what})' if what else ''}"
+    else:
+        data = block.get("data")
+        said = (f"audio {block.get('mimeType')}, {len(data) if isinstance(data, str) else 0}"
+                f" base64 chars: not sent, protocol {version} has no audio content")
+    return {"type": "text", "text": f"[{said}]"}
+
+
+def _mcp_result(result: Any, specs: list[ToolSpec], name: str, version: str | None) -> Any:
     from mcp import types
 
     entry: dict[str, Any] = {
-        "content": [thaw(block) for block in result.content],
+        "content": [_in_version(thaw(block), version) for block in result.content],
         "isError": result.is_error,
     }
     declared = next((s.output_schema for s in specs if s.name == name), None)
