@@ -717,9 +717,13 @@ def _mcp_result(result: Any, specs: list[ToolSpec], name: str, version: str | No
     return types.CallToolResult.model_validate(entry)
 
 
-async def serve_stdio(server: GatewayServer) -> None:
+async def serve_stdio(server: GatewayServer) -> bool:
     """Serve over this process's stdin/stdout until the client closes it (or the task is
-    cancelled: the read of stdin in flight is abandoned, so that returns at once)."""
+    cancelled: the read of stdin in flight is abandoned, so that returns at once).
+
+    True when the client closed its end of stdout while stdin may still be open: the
+    abandoned read's thread then waits until it closes (a process that exits normally
+    waits for it too)."""
     from mcp.server.stdio import stdio_server
 
     from codemode.integrations.stdio_requests import ClientLines, answer_refused
@@ -727,13 +731,23 @@ async def serve_stdio(server: GatewayServer) -> None:
     with _claimed_stdin() as claimed:
         lines = ClientLines(claimed) if claimed is not None else None
         stdin: Any = lines  # the SDK reads it as an async iterator of lines only
-        async with stdio_server(stdin=stdin) as (read, write), anyio.create_task_group() as tg:
-            send, passed = anyio.create_memory_object_stream[Any](0)
-            tg.start_soon(answer_refused, read, write, send, lines)
-            async with passed:
-                await server.server.run(passed, write,
-                                        server.server.create_initialization_options())
-            tg.cancel_scope.cancel()
+        broken = False
+        try:
+            async with stdio_server(stdin=stdin) as (read, write), \
+                    anyio.create_task_group() as tg:
+                send, passed = anyio.create_memory_object_stream[Any](0)
+                tg.start_soon(answer_refused, read, write, send, lines)
+                async with passed:
+                    await server.server.run(passed, write,
+                                            server.server.create_initialization_options())
+                tg.cancel_scope.cancel()
+        except* BrokenPipeError:
+            # the client closed its end of stdout (it exited, or dropped the pipe): gone as
+            # when it closes stdin; the SDK's writer let the error out as a traceback
+            logging.getLogger("codemode.serve").warning(
+                "the client closed the connection (stdout: broken pipe)")
+            broken = True
+    return broken
 
 
 @final
