@@ -336,9 +336,9 @@ class GatewayServer:
         return peer
 
     def _forget(self, key: int, peer: _Peer) -> None:
-        """A connection closed: its peer goes, and the level it asked for with it (kept,
-        every HTTP session that left stayed: its session held, and a level of ``debug``
-        it set asked of the upstreams for as long as serve ran)."""
+        """A connection closed: its peer goes, and with it the level it asked for (a peer
+        kept would hold its session, and its ``debug`` would stay asked of the upstreams
+        for as long as serve runs)."""
         if self._peers.get(key) is peer:
             del self._peers[key]
             if peer.level is not None:
