@@ -8,8 +8,8 @@ MCP stream (stdio transport).
 SIGINT and SIGTERM stop it cleanly (runs cancelled, upstreams closed); warnings (an
 upstream down and reconnecting, the MCP SDK's, uvicorn's) are one stderr line each.
 
-Exit codes: 0 stopped cleanly (the client closed stdin, or SIGTERM); 130 stopped by SIGINT;
-2 bad usage or an invalid config; 3 ``--tools`` could not be loaded.
+Exit codes: 0 stopped cleanly (the client closed stdin or stdout, or SIGTERM); 130 stopped
+by SIGINT; 2 bad usage or an invalid config; 3 ``--tools`` could not be loaded.
 """
 
 from __future__ import annotations
@@ -215,7 +215,7 @@ async def _serve(args: argparse.Namespace, gateway: Gateway) -> int:
             _say("serving MCP on stdio")
             async with anyio.create_task_group() as group:
                 group.start_soon(_stop_on_signal, args, group.cancel_scope)
-                await serve_stdio(server)
+                args.stdin_left = await serve_stdio(server)
                 group.cancel_scope.cancel()
             if args.stopped_by is not None:
                 _say(f"stopped by {args.stopped_by.name}")
@@ -262,6 +262,7 @@ def main_serve(argv: Sequence[str]) -> int:
         print(f"codemode serve: {exc}", file=sys.stderr)
         return 3
     args.stopped_by = None
+    args.stdin_left = False
     handler = status_handler(sys.stderr)
     root = logging.getLogger()
     root.addHandler(handler)
@@ -271,10 +272,11 @@ def main_serve(argv: Sequence[str]) -> int:
         return 130
     finally:
         root.removeHandler(handler)
-    if args.stopped_by is not None:
+    if args.stopped_by is not None or args.stdin_left:
         # The MCP SDK reads stdin in a worker thread that stays blocked on the read until
-        # the client closes the pipe, and the interpreter's exit would wait for it: all is
-        # closed by now, so leave without waiting.
+        # the client closes the pipe, and the interpreter's exit would wait for it (a
+        # signal, or a client that closed only its end of stdout): all is closed by now, so
+        # leave without waiting.
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

@@ -281,8 +281,11 @@ class _Registered:
     """One upstream's registrations (its own names, and the renamed ones)."""
 
     def __init__(self, parts: list[McpTools], *, renamed: tuple[str, ...],
-                 refused: tuple[str, ...] = ()) -> None:
+                 refused: tuple[str, ...] = (),
+                 entries: Mapping[str, Mapping[str, Any]] | None = None) -> None:
         self.parts = parts
+        self.entries = entries or {}
+        """The listing entry of each tool registered, by its wire name."""
         self.renamed = renamed
         self.refused = refused
         """Listing entries the MCP schema refuses (left out before the SDK read them)."""
@@ -293,6 +296,22 @@ class _Registered:
     def dispose(self) -> None:
         for part in self.parts:
             part.dispose()
+
+
+def _entries(listed: list[Any], made: list[McpTools], ns: str) -> dict[str, Mapping[str, Any]]:
+    """Each registered tool's listing entry by wire name (the renamed part's names carry
+    ``<ns>_``; the first entry of a name listed twice is the one registered)."""
+    by_name: dict[str, Mapping[str, Any]] = {}
+    for entry in listed:
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            by_name.setdefault(entry["name"], entry)
+    out: dict[str, Mapping[str, Any]] = {}
+    for part, prefix in zip(made, ("", f"{ns}_"), strict=False):
+        for wire in part.names:
+            entry = by_name.get(wire[len(prefix):])
+            if entry is not None:
+                out[wire] = entry
+    return out
 
 
 @final
@@ -446,7 +465,7 @@ class _Upstream:
                 made[0].dispose()
                 raise
         self.tools = _Registered(made, renamed=tuple(sorted(f"{ns}_{n}" for n in taken)),
-                                 refused=refused)
+                                 refused=refused, entries=_entries(listed, made, ns))
         self._listing = listed
         self.gateway.changed()
 
@@ -700,6 +719,15 @@ class Gateway:
         """Specs of every tool except the gateway's own (run_code and discovery)."""
         own = {t.name for t in self._tools}
         return [s for s in self.registry.specs() if s.name not in own]
+
+    def listing(self, name: str) -> Mapping[str, Any] | None:
+        """The ``tools/list`` entry an upstream gave for the tool registered as ``name``
+        (its title and annotations are the upstream's to relay), or None: a local tool, the
+        gateway's own, or none registered under that name."""
+        for upstream in self._upstreams:
+            if upstream.tools is not None and name in upstream.tools.entries:
+                return upstream.tools.entries[name]
+        return None
 
     def run_code_description(self) -> str:
         """The ``run_code`` description: self-contained. The rules and the whole SDK when

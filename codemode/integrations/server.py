@@ -15,7 +15,10 @@ Protocol behaviour:
   nested calls, the upstream calls among them included;
 - a direct call of a listed upstream tool (``expose_upstream``) relays the upstream's
   ``notifications/progress`` as it sent them (numbers and message);
-- image, audio and resource blocks from upstream tools are content blocks of the result;
+- image, audio and resource blocks from upstream tools are content blocks of the result
+  (as text, for a client whose protocol revision predates the block's type);
+- an upstream tool listed directly keeps its ``title`` and ``annotations``; ``run_code``
+  has the hints every tool a script may call shares;
 - progress and status name a tool as scripts call it (``raw.long_running``), not by its
   wire name (``long-running``);
 - a direct call of a listed tool is bounded by ``call_timeout`` (the run limit by default);
@@ -88,6 +91,16 @@ class _Peer:
         """The level it set with ``logging/setLevel`` (None: every message)."""
 
 
+def _installed_version() -> str:
+    """codemode's version, for ``serverInfo`` (clients show it; MCP requires one)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("codemode")
+    except metadata.PackageNotFoundError:  # a checkout used without installing it
+        return "0+unknown"
+
+
 def _connection(session: Any) -> Any:
     """What identifies a client's connection: the SDK builds a ``ServerSession`` per
     request, all of them over the connection's one ``Connection``."""
@@ -114,7 +127,8 @@ class GatewayServer:
     """
 
     def __init__(self, gateway: Gateway, *, expose_upstream: bool = False,
-                 name: str = "codemode", call_timeout: float | None = None) -> None:
+                 name: str = "codemode", call_timeout: float | None = None,
+                 version: str | None = None) -> None:
         from mcp import types
         from mcp.server.lowlevel.server import NotificationOptions, Server
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
@@ -146,6 +160,7 @@ class GatewayServer:
 
         self.server = _Server(
             name,
+            version=version if version is not None else _installed_version(),
             instructions=(
                 "Code Mode over many tools: write one Python script for `run_code`;"
                 " `search_tools`/`describe_tools` find the tools it can call."
@@ -200,8 +215,22 @@ class GatewayServer:
             }
             if spec.output_schema is not None:
                 entry["outputSchema"] = wire_schema(thaw(spec.output_schema))
+            entry.update(self._hints(spec.name))
             tools.append(types.Tool.model_validate(entry))
         return types.ListToolsResult(tools=tools)
+
+    def _hints(self, name: str) -> dict[str, Any]:
+        """A tool's ``title`` and ``annotations``: an upstream tool's as its server listed
+        them (clients ask before a ``destructiveHint`` call, not before a read-only one);
+        the discovery tools read only; ``run_code`` what every tool a script may call
+        declares in common (nothing said: MCP's defaults, may write and reach out)."""
+        if name in _OWN_HINTS:
+            return dict(thaw(_OWN_HINTS[name]))
+        if name == "run_code":
+            hints = _common_hints([self.gateway.listing(s.name) for s in
+                                   self.gateway.upstream_specs() if s.visible_in_code])
+            return {"title": "Run code", **({"annotations": hints} if hints else {})}
+        return _listed_hints(self.gateway.listing(name))
 
     # -- tools/call ---------------------------------------------------------------------
 
@@ -221,7 +250,7 @@ class GatewayServer:
         call = ToolCall(call_id=call_id, name=name, arguments=dict(params.arguments or {}))
         with self._logs_for(ctx):
             if name != "run_code":
-                return await self._direct(call, specs, ctx.session)
+                return await self._direct(call, specs, ctx.session, ctx.protocol_version)
             send, receive = anyio.create_memory_object_stream[tuple[str, int]](math.inf)
             feed = _ProgressFeed(send, self._script_name)
             self._runs[call_id] = feed
@@ -236,9 +265,10 @@ class GatewayServer:
                         send.close()
             finally:
                 self._runs.pop(call_id, None)
-            return _mcp_result(result, self._specs(), name)
+            return _mcp_result(result, self._specs(), name, ctx.protocol_version)
 
-    async def _direct(self, call: ToolCall, specs: list[ToolSpec], session: Any) -> Any:
+    async def _direct(self, call: ToolCall, specs: list[ToolSpec], session: Any,
+                      version: str | None) -> Any:
         """A listed tool called directly, bounded by ``call_timeout`` (the deadline cancels
         the handler, so an upstream is sent ``notifications/cancelled``); an upstream's
         progress reaches the client as the upstream sent it."""
@@ -267,7 +297,7 @@ class GatewayServer:
             return types.CallToolResult(is_error=True, content=[types.TextContent(text=(
                 f"{who} did not answer {call.name!r} within {timeout:g} s; the call was"
                 " cancelled (codemode serve --timeout sets the limit)"))])
-        return _mcp_result(result, specs, call.name)
+        return _mcp_result(result, specs, call.name, version)
 
     def _script_name(self, wire: str) -> str:
         """The name a script calls a tool by (its SDK path less ``tools.``), or the wire
@@ -300,7 +330,19 @@ class GatewayServer:
         peer = self._peers.get(key)
         if peer is None or peer.connection is not _connection(ctx.session):
             peer = self._peers[key] = _Peer(ctx.session)
+            closing = getattr(peer.connection, "exit_stack", None)
+            if closing is not None:  # the SDK unwinds it when the connection closes
+                closing.callback(self._forget, key, peer)
         return peer
+
+    def _forget(self, key: int, peer: _Peer) -> None:
+        """A connection closed: its peer goes, and with it the level it asked for (a peer
+        kept would hold its session, and its ``debug`` would stay asked of the upstreams
+        for as long as serve runs)."""
+        if self._peers.get(key) is peer:
+            del self._peers[key]
+            if peer.level is not None:
+                self._apply_levels()
 
     async def _initialized(self, ctx: Any, params: Any) -> None:
         self._peer(ctx)
@@ -363,9 +405,13 @@ class GatewayServer:
         peer = self._peer(ctx)
         if peer is not None:
             peer.level = params.level
+        self._apply_levels()
+        return types.EmptyResult()
+
+    def _apply_levels(self) -> None:
+        """The upstreams log at the lowest level a connected client asked for."""
         asked = [p.level for p in self._peers.values() if p.level is not None]
         self.gateway.set_log_level(min(asked, key=_LEVELS.index) if asked else None)
-        return types.EmptyResult()
 
     def _upstream_log(self, upstream: str, params: Any) -> None:
         if self._log_in is not None:
@@ -413,6 +459,37 @@ class GatewayServer:
                         await session.send_notification(note, related_request_id=request_id)
 
 
+_READ_ONLY = FrozenDict(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
+                        openWorldHint=False)
+_OWN_HINTS = {
+    "search_tools": FrozenDict(title="Search tools", annotations=_READ_ONLY),
+    "describe_tools": FrozenDict(title="Describe tools", annotations=_READ_ONLY),
+}
+
+
+def _listed_hints(listed: Any) -> dict[str, Any]:
+    """The ``title`` and ``annotations`` of an upstream's listing entry (the gateway's MCP
+    client read the entry with MCP's schema, so they are valid as they are)."""
+    if not isinstance(listed, dict):
+        return {}
+    return {key: listed[key] for key in ("title", "annotations") if key in listed}
+
+
+def _common_hints(listed: list[Any]) -> dict[str, bool]:
+    """What a script over tools with these listing entries (None: a local tool, which
+    declares nothing) may do, as MCP hints: read-only when every tool is, not destructive
+    when none is, closed-world when every tool is; a hint nothing supports is left out."""
+    hints = [h.get("annotations") or {} for h in map(_listed_hints, listed)]
+    out: dict[str, bool] = {}
+    if all(h.get("readOnlyHint") is True for h in hints):
+        out["readOnlyHint"] = True
+    if all(h.get("readOnlyHint") is True or h.get("destructiveHint") is False for h in hints):
+        out["destructiveHint"] = False
+    if all(h.get("openWorldHint") is False for h in hints):
+        out["openWorldHint"] = False
+    return out
+
+
 def _offer(send: Any, item: Any) -> None:
     with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError,
                              anyio.BrokenResourceError):
@@ -448,14 +525,25 @@ def _named_params_errors(server: Any) -> Any:
     refuses with only "Invalid request parameters" (``data`` empty), so a client that sent
     ``"arguments": [1]``, no tool name, or ``logging/setLevel`` ``"loud"`` could not tell
     what was wrong. The params are the client's own: what is wrong is said (field,
-    problem)."""
+    problem). A request before ``initialize`` got the same bare text: it says so."""
     from mcp import types
     from mcp.shared.exceptions import MCPError
     from pydantic import ValidationError
 
+    # what the SDK answers a request sent before ``initialize`` (kept so for compat)
+    uninitialized = types.ErrorData(
+        code=types.INVALID_PARAMS, message="Invalid request parameters", data="")
+
     async def said(ctx: Any, call_next: Any) -> Any:
         try:
             return await call_next(ctx)
+        except MCPError as exc:
+            if exc.error != uninitialized:
+                raise
+            # the SDK's answer before the handshake: the same code, saying what to send
+            raise MCPError(code=types.INVALID_PARAMS, message=(
+                f"{ctx.method} before initialize: the connection starts with an initialize"
+                " request")) from None
         except ValidationError as exc:
             problems = exc.errors(include_url=False)
             loc = list(problems[0]["loc"]) if problems else []
@@ -578,11 +666,32 @@ _NULL = (text("null"),)
 """The content of a result that is JSON null (a handler that returned None)."""
 
 
-def _mcp_result(result: Any, specs: list[ToolSpec], name: str) -> Any:
+_BLOCKS_SINCE = {"audio": "2025-03-26", "resource_link": "2025-06-18"}
+"""Content block types by the protocol revision that brought them."""
+
+
+def _in_version(block: dict[str, Any], version: str | None) -> dict[str, Any]:
+    """``block`` as a client of protocol ``version`` can read it: a type its revision does
+    not have (audio before 2025-03-26, a resource link before 2025-06-18) would fail the
+    whole result in its client, so it is sent as a text saying what it was."""
+    since = _BLOCKS_SINCE.get(str(block.get("type")))
+    if since is None or version is None or version >= since:  # revisions are dates
+        return block
+    if block["type"] == "resource_link":
+        what = ", ".join(str(block[k]) for k in ("name", "mimeType") if block.get(k))
+        said = f"resource link {block.get('uri')}{f' ({what})' if what else ''}"
+    else:
+        data = block.get("data")
+        said = (f"audio {block.get('mimeType')}, {len(data) if isinstance(data, str) else 0}"
+                f" base64 chars: not sent, protocol {version} has no audio content")
+    return {"type": "text", "text": f"[{said}]"}
+
+
+def _mcp_result(result: Any, specs: list[ToolSpec], name: str, version: str | None) -> Any:
     from mcp import types
 
     entry: dict[str, Any] = {
-        "content": [thaw(block) for block in result.content],
+        "content": [_in_version(thaw(block), version) for block in result.content],
         "isError": result.is_error,
     }
     declared = next((s.output_schema for s in specs if s.name == name), None)
@@ -608,9 +717,13 @@ def _mcp_result(result: Any, specs: list[ToolSpec], name: str) -> Any:
     return types.CallToolResult.model_validate(entry)
 
 
-async def serve_stdio(server: GatewayServer) -> None:
+async def serve_stdio(server: GatewayServer) -> bool:
     """Serve over this process's stdin/stdout until the client closes it (or the task is
-    cancelled: the read of stdin in flight is abandoned, so that returns at once)."""
+    cancelled: the read of stdin in flight is abandoned, so that returns at once).
+
+    True when the client closed its end of stdout while stdin may still be open: the
+    abandoned read's thread then waits until it closes (a process that exits normally
+    waits for it too)."""
     from mcp.server.stdio import stdio_server
 
     from codemode.integrations.stdio_requests import ClientLines, answer_refused
@@ -618,13 +731,23 @@ async def serve_stdio(server: GatewayServer) -> None:
     with _claimed_stdin() as claimed:
         lines = ClientLines(claimed) if claimed is not None else None
         stdin: Any = lines  # the SDK reads it as an async iterator of lines only
-        async with stdio_server(stdin=stdin) as (read, write), anyio.create_task_group() as tg:
-            send, passed = anyio.create_memory_object_stream[Any](0)
-            tg.start_soon(answer_refused, read, write, send, lines)
-            async with passed:
-                await server.server.run(passed, write,
-                                        server.server.create_initialization_options())
-            tg.cancel_scope.cancel()
+        broken = False
+        try:
+            async with stdio_server(stdin=stdin) as (read, write), \
+                    anyio.create_task_group() as tg:
+                send, passed = anyio.create_memory_object_stream[Any](0)
+                tg.start_soon(answer_refused, read, write, send, lines)
+                async with passed:
+                    await server.server.run(passed, write,
+                                            server.server.create_initialization_options())
+                tg.cancel_scope.cancel()
+        except* BrokenPipeError:
+            # the client closed its end of stdout (it exited, or dropped the pipe): gone as
+            # when it closes stdin; the SDK's writer let the error out as a traceback
+            logging.getLogger("codemode.serve").warning(
+                "the client closed the connection (stdout: broken pipe)")
+            broken = True
+    return broken
 
 
 @final

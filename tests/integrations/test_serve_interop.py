@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -215,6 +216,17 @@ async def _receive(proc: Process, request_id: int) -> str:
                 return line.decode()
 
 
+async def _ended(pid: int) -> None:
+    """Once process ``pid`` is gone (bounded: the server ends its upstreams as it stops)."""
+    with anyio.fail_after(60):
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            await anyio.sleep(0.02)
+
+
 def _run_code(request_id: int, code: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
             "params": {"name": "run_code", "arguments": {"code": code}}}
@@ -243,13 +255,56 @@ async def test_a_signal_stops_the_stdio_server_while_the_client_keeps_stdin_open
     assert (tmp_path / "tool.log").read_text(encoding="utf-8").split() == [
         "started", "cancelled"]
     assert f"codemode serve: stopped by {signum.name}" in errlog.read_text(encoding="utf-8")
-    with anyio.fail_after(60):  # the upstream was closed (and so ended) before the exit
-        while True:
-            try:
-                os.kill(upstream, 0)
-            except ProcessLookupError:
-                break
-            await anyio.sleep(0.02)
+    await _ended(upstream)  # the upstream was closed (and so ended) before the exit
+
+
+async def test_a_client_that_closes_its_end_of_stdout_mid_run_stops_serve_cleanly(
+        tmp_path: Path) -> None:
+    """A client that went away (it crashed, or dropped the pipe) while a run sent progress:
+    the SDK's writer raised ``BrokenPipeError`` as a traceback on stderr and serve exited
+    with 1; with the client's stdin still open it went on until that closed. Now it stops
+    as when the client closes stdin: run stopped, upstreams closed, exit 0. (A plain
+    ``Popen``: closing its stdout file closes the pipe, an asyncio process's does not.)"""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(_raw(tmp_path / "raw.log")), encoding="utf-8")
+    errlog = tmp_path / "serve.stderr"
+    with errlog.open("w", encoding="utf-8") as err:
+        proc = subprocess.Popen(  # noqa: ASYNC220 (its stdout's close closes the pipe)
+            [PY, "-m", "codemode.cli", "serve", "--executor", "inprocess", "--tools", TOOLS,
+             "--config", str(config)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=err, cwd=tmp_path,
+            env={**os.environ, "CODEMODE_TEST_LOG": str(tmp_path / "tool.log")})
+    assert proc.stdin is not None and proc.stdout is not None
+    run = _run_code(1, "for i in range(6000):\n    print(i)\n    await tools.slow(seconds=0.01)")
+    run["params"]["_meta"] = {"progressToken": "p"}
+    try:
+        for message in ({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw-client", "version": "0"}}},
+                        {"jsonrpc": "2.0", "method": "notifications/initialized"}, run):
+            proc.stdin.write((json.dumps(message) + "\n").encode())
+            proc.stdin.flush()
+        await _lines(tmp_path / "tool.log", "finished", count=3)
+        (upstream,) = [int(line.split()[1]) for line in
+                       (tmp_path / "raw.log").read_text(encoding="utf-8").splitlines()
+                       if line.startswith("initialize")]
+        proc.stdout.close()  # stdin stays open
+        with anyio.fail_after(60):
+            while True:
+                if proc.poll() is not None:
+                    break
+                await anyio.sleep(0.02)
+        assert proc.returncode == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdin.close()
+    said = errlog.read_text(encoding="utf-8")
+    assert "Traceback" not in said
+    assert "codemode serve: the client closed the connection (stdout: broken pipe)" in said
+    assert (tmp_path / "tool.log").read_text(encoding="utf-8").count("finished") < 6000
+    await _ended(upstream)  # the upstream was closed (and so ended) before the exit
 
 
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 0)])

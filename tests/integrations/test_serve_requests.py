@@ -29,6 +29,8 @@ async def test_every_request_line_is_answered(tmp_path: Path) -> None:
         "protocolVersion": "2025-03-26", "capabilities": {},
         "clientInfo": {"name": "raw", "version": "0"}}}
     lines = [
+        # before the handshake: the SDK said only "Invalid request parameters"
+        b'{"jsonrpc": "2.0", "id": 12, "method": "tools/list"}',
         json.dumps(hello).encode(),
         b'{"jsonrpc": "2.0", "method": "notifications/initialized"}',
         b'[{"jsonrpc": "2.0", "id": 2, "method": "ping"},'
@@ -67,6 +69,8 @@ async def test_every_request_line_is_answered(tmp_path: Path) -> None:
                 answers += [json.loads(line) for line in done if line.strip()]
         process.kill()
     by_id = {a["id"]: a for a in answers if a.get("id") is not None}
+    assert by_id[12]["error"] == {"code": -32602, "message": (
+        "tools/list before initialize: the connection starts with an initialize request")}
     assert by_id[2]["result"] == {}
     assert {t["name"] for t in by_id[3]["result"]["tools"]} >= {"run_code"}
     assert by_id[5]["error"]["code"] == -32601  # no resources: method not found, answered

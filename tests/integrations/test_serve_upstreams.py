@@ -1,21 +1,28 @@
 """What ``codemode serve`` passes between its clients and its upstreams besides results:
-direct-call timeouts, upstream log messages, ``tools/list_changed``, progress naming.
+direct-call timeouts, upstream log messages and levels, ``tools/list_changed``, progress
+naming.
 
 The upstream is ``raw_server.py`` (plain JSON-RPC, no SDK: a tool that never answers, one
 that logs, one whose name has a hyphen); clients are the official ``mcp`` SDK, in-process
-against a ``GatewayServer`` or over stdio against a ``codemode serve`` subprocess.
+against a ``GatewayServer`` or over stdio or HTTP against a ``codemode serve``
+subprocess.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 from mcp import Client, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPDeprecationWarning
 
 import codemode as cm
 from codemode.integrations.gateway import Gateway, load_config
@@ -172,6 +179,41 @@ async def test_serve_over_stdio_forwards_upstream_logs_and_its_own_warnings(
     said = next(p for p in got if p.logger == "codemode")
     assert said.level == "warning"
     assert isinstance(said.data, str) and said.data.startswith("upstream raw is down: ")
+
+
+async def test_a_level_goes_with_the_http_client_that_set_it(tmp_path: Path) -> None:
+    """Every HTTP session that ever connected stayed a peer (its session held for as long
+    as serve ran), so the upstreams kept logging at the lowest level any client had asked
+    for, also once that client was gone (here ``debug``, though the one left asked for
+    ``error``)."""
+    log = tmp_path / "raw.log"
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps(_raw(log)), encoding="utf-8")
+    errlog = tmp_path / "serve.stderr"
+    with errlog.open("w", encoding="utf-8") as err:
+        proc = await anyio.open_process(
+            [PY, "-m", "codemode.cli", "serve", "--executor", "inprocess", "--config",
+             str(config), "--transport", "http", "--port", "0"],
+            stderr=err, cwd=tmp_path, env={**os.environ, **ENV})
+    try:
+        await _until(lambda: "serving MCP on http" in errlog.read_text(encoding="utf-8"))
+        url = errlog.read_text(encoding="utf-8").split("serving MCP on ")[1].split()[0]
+        async with httpx2.AsyncClient(timeout=30) as http, Client(
+                streamable_http_client(url, http_client=http), mode="legacy") as stays:  # type: ignore[arg-type]
+            async with Client(streamable_http_client(url, http_client=http),  # type: ignore[arg-type]
+                               mode="legacy") as leaves:
+                with pytest.warns(MCPDeprecationWarning):  # gone in 2026-07-28
+                    await leaves.set_logging_level("debug")
+                    await stays.set_logging_level("error")
+            await _until(lambda: "setLevel error" in _logged(log))
+            listed = await stays.list_tools()  # the one left is served as before
+            assert listed.tools[0].name == "run_code"
+        assert [line for line in _logged(log) if line.startswith("setLevel")] == [
+            "setLevel debug", "setLevel error"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        await proc.wait()
+    assert "Traceback" not in errlog.read_text(encoding="utf-8")
 
 
 # -- 3. tools/list_changed only to clients that listed ------------------------------------
