@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from ._text import encodable, hide_surrogates
 
@@ -49,14 +50,6 @@ def plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [plain(v) for v in value]
     return value
-
-
-def _unquote(fragment: str) -> str:
-    """A URI fragment's text: ``#/$defs/a%20b`` names "a b" (``urllib.parse`` loads only for
-    a fragment that has an escape; one without is its own text)."""
-    from urllib.parse import unquote
-
-    return unquote(fragment)
 
 
 def _sanitize_key(name: str) -> str:
@@ -172,7 +165,7 @@ def _normalize(schema: Any, key_prefix: str) -> tuple[Any, dict[str, Any]]:
     def ref_target(ref: str) -> str | None:
         if not ref.startswith("#"):
             return None
-        pointer = ref[1:] if "%" not in ref else _unquote(ref[1:])
+        pointer = unquote(ref[1:])  # a URI fragment: `#/$defs/a%20b` names "a b"
         if pointer not in memo:
             whole = root()
             local = pointer[:1] in ("", "/")
