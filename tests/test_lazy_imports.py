@@ -149,6 +149,7 @@ NOT_ON_THE_FIRST_RUN = {
     "datamodel_code_generator", "opentelemetry", "mcp", "pydantic", "httpx",
     "jsonschema", "referencing", "rpds", "attrs",  # jsonschema_rs validates alone
     "codemode.dispatch.decorator", "codemode.integrations", "codemode.mode.stream",
+    "codemode.dispatch.tasks",  # a call's ctx.tasks is a task_scope.TaskScope
     # standard modules only a rarer path needs (typed files, session logs, non-ASCII
     # names, float overflow in multipleOf)
     "pathlib", "unicodedata", "fractions",
