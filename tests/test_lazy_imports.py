@@ -150,6 +150,7 @@ NOT_ON_THE_FIRST_RUN = {
     "jsonschema", "referencing", "rpds", "attrs",  # jsonschema_rs validates alone
     "codemode.dispatch.decorator", "codemode.integrations", "codemode.mode.stream",
     "codemode.dispatch.tasks",  # a call's ctx.tasks is a task_scope.TaskScope
+    "sdk_gen._types",  # the typed module and stub only
     # standard modules only a rarer path needs (typed files, session logs, non-ASCII
     # names, float overflow in multipleOf)
     "pathlib", "unicodedata", "fractions",
