@@ -13,7 +13,6 @@ checkers see the same names through the package's ``if TYPE_CHECKING:`` imports;
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -33,9 +32,11 @@ def lazy_exports(package: str, table: Mapping[str, str]
         module = table.get(name)
         if module is None:
             # a submodule read as an attribute (``codemode.sandbox``): imported, as the
-            # eager imports did
+            # eager imports did (``importlib.util`` loads here, not with every host)
+            from importlib.util import find_spec
+
             if not name.startswith("_") and name.isidentifier() and \
-                    importlib.util.find_spec(f"{package}.{name}") is not None:
+                    find_spec(f"{package}.{name}") is not None:
                 return importlib.import_module(f"{package}.{name}")
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(f"{package}.{module}"), name)

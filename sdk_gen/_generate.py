@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
 import keyword
 import threading
 import typing
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, TypeAlias, final
 
@@ -25,6 +22,7 @@ from ._text import docstring
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
+    from pathlib import Path
 
     from codemode.dispatch.spec import ToolSpec
 
@@ -219,6 +217,8 @@ class _TypedFiles:
         """``(module source, stub source, warnings)``; ``progress(done, total)`` per tool."""
         with self._lock:
             if self._done is None:
+                import importlib.util  # the typed files only (not on a run's path)
+
                 if self._slots and importlib.util.find_spec("datamodel_code_generator") is None:
                     raise SdkGenerationError(
                         "tools.py", "the typed module and stub need datamodel-code-generator: "
@@ -287,6 +287,8 @@ class GeneratedSDK:
 
     def write(self, directory: str | Path) -> list[Path]:
         """Write module, stub and prompt into ``directory`` (created if needed)."""
+        from pathlib import Path  # ~3 ms of imports (urllib.parse …) a run does not need
+
         root = Path(directory)
         root.mkdir(parents=True, exist_ok=True)
         paths = []
@@ -298,6 +300,8 @@ class GeneratedSDK:
 
     def stale_files(self, directory: str | Path) -> list[str]:
         """Names of files in ``directory`` that are missing or differ from this SDK."""
+        from pathlib import Path
+
         root = Path(directory)
         stale = []
         for name, text in self.files.items():
@@ -566,6 +570,8 @@ def _too_long(line: str, limit: int = 100) -> bool:
     reach the next stop of 4) over ``limit``, unless it is one word or ends in a URL."""
     if len(line) <= limit // 2:
         return False
+    import unicodedata  # typed files only: a run's path does not load it
+
     width = 0
     for ch in line:
         if ch == "\t":

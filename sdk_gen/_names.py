@@ -11,7 +11,6 @@ import builtins
 import functools
 import keyword
 import re
-import unicodedata
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, final
@@ -28,9 +27,16 @@ _INVALID_RUN = re.compile(r"[^\w]+")
 _INVALID_EDGES = re.compile(r"^[^\w]+|[^\w]+$")
 
 
+def _nfkc(text: str) -> str:
+    """NFKC form of a non-ASCII name (ASCII text is its own: most names skip the import)."""
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", text)
+
+
 def to_identifier(wire: str, *, fallback: str = "arg") -> str:
     """Turn one wire name into a valid (NFKC-stable) identifier; keywords get a ``_`` suffix."""
-    text = unicodedata.normalize("NFKC", wire)
+    text = wire if wire.isascii() else _nfkc(wire)
     if not text.isidentifier():
         text = _INVALID_RUN.sub("_", _INVALID_EDGES.sub("", text))
     if not text:

@@ -24,12 +24,13 @@ from ._schema import (
     root_object,
 )
 from ._text import clean, docstring
-from ._types import TypeBlock, render_types
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from codemode.dispatch.spec import ToolSpec
+
+    from ._types import TypeBlock
 
 __all__ = [
     "ARG_RESERVED",
@@ -239,6 +240,8 @@ def render_tool(
     warnings: tuple[str, ...] = ()
     finals: list[str] = ["Any"] * len(wanted)
     if wanted and types:
+        from ._types import render_types  # the typed files only: a run needs no types
+
         try:
             block, finals = render_types(spec.name, prefix, wanted, refs)
         except SdkGenerationError as exc:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import re
-import unicodedata
 import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -79,6 +78,8 @@ def _keep_exact_keys() -> None:
     never sees. Patched once, in process; a missing hook (another version)
     leaves it alone.
     """
+    import unicodedata
+
     from datamodel_code_generator.model import typed_dict
 
     valid = getattr(typed_dict, "_is_valid_field_name", None)

@@ -27,6 +27,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "codemode.dispatch.failure": ("codemode.errors",),  # a nested call's failure names its tool
     "codemode.dispatch.tasks": ("codemode.errors", "codemode.dispatch.signal",
                                 "codemode.dispatch.agent", "codemode.dispatch.failure"),
+    "codemode.dispatch.task_scope": ("codemode.errors", "codemode.dispatch.signal",
+                                     "codemode.dispatch.agent", "codemode.dispatch.tasks"),
     "codemode.dispatch.cards": ("codemode.dispatch.frozen", "codemode.dispatch.events"),
     "sdk_gen": ("codemode.errors", "codemode.dispatch.spec"),
     "codemode.sandbox.limits": ("codemode.errors",),

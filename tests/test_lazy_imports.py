@@ -123,6 +123,55 @@ def test_an_in_process_run_loads_no_pool_and_no_feature_it_does_not_use() -> Non
     assert "fractions" not in loaded
 
 
+FRESH_HOST = """\
+import anyio, codemode as cm
+FIELDS = {"get_user": {"id": {"type": "integer"}}, "list_repos": {"owner": {"type": "string"}},
+          "add_note": {"text": {"type": "string"}}}
+async def main():
+    registry = cm.ToolRegistry()
+    for name, fields in FIELDS.items():
+        async def execute(args, ctx, name=name):
+            return {"tool": name, **args}
+        registry.register(cm.define_tool(name=name, execute=execute, parameters={
+            "type": "object", "properties": fields, "required": list(fields),
+            "additionalProperties": False}))
+    async with cm.CodeMode(registry{executor}) as mode:
+        result = await mode.run("user = await tools.get_user(id=7)\\n"
+                                "await tools.add_note(text=str(user['id']))")
+        assert result.value == {"tool": "add_note", "text": "7"}, result
+anyio.run(main)
+"""
+"""A fresh process's first result as ``benchmarks/vs_monty.py`` times it: three tools, a
+``CodeMode``, one run; the executor is filled in."""
+
+NOT_ON_THE_FIRST_RUN = {
+    # optional extras and what only other features use
+    "datamodel_code_generator", "opentelemetry", "mcp", "pydantic", "httpx",
+    "jsonschema", "referencing", "rpds", "attrs",  # jsonschema_rs validates alone
+    "codemode.dispatch.decorator", "codemode.integrations", "codemode.mode.stream",
+    "codemode.dispatch.tasks",  # a call's ctx.tasks is a task_scope.TaskScope
+    "sdk_gen._types",  # the typed module and stub only
+    # standard modules only a rarer path needs (typed files, session logs, non-ASCII
+    # names, float overflow in multipleOf)
+    "pathlib", "unicodedata", "fractions",
+}
+"""Modules a fresh host's first run does not import (their import would be ms each)."""
+
+
+@pytest.mark.parametrize("executor", ["inprocess", "pool"])
+def test_a_fresh_hosts_first_run_imports_only_what_it_uses(executor: str) -> None:
+    """Counted against a process that runs an empty anyio loop: what codemode adds."""
+    code = FRESH_HOST.replace("{executor}", ", executor=cm.InProcessExecutor()"
+                              if executor == "inprocess" else "")
+    baseline = _loaded_after("import anyio\nasync def main(): pass\nanyio.run(main)")
+    added = _loaded_after(code) - baseline
+    assert {"jsonschema_rs", "RestrictedPython", "codemode.mode.code_mode"} <= added
+    assert not {m for m in added if m in NOT_ON_THE_FIRST_RUN
+                or any(m.startswith(p + ".") for p in NOT_ON_THE_FIRST_RUN)}
+    if executor == "pool":  # the host side of a pool: the script runtime's needs are not
+        assert not added & {"difflib", "importlib.util"}  # (suggestions, preloads)
+
+
 def test_the_sandbox_runtime_loads_no_host_layer() -> None:
     """What a worker imports (its bootstrap stubs the two parent packages as well)."""
     loaded = _loaded_after("import codemode.sandbox.runtime.runner")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, final
 import anyio
 
 from codemode.dispatch.signal import CancelSignal
-from codemode.dispatch.tasks import NO_TASKS, TaskScope
+from codemode.dispatch.task_scope import NO_TASKS, TaskScope
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

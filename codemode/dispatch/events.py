@@ -11,8 +11,10 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["EventType", "JsonlSessionLog", "ToolEvent"]
 
@@ -73,6 +75,8 @@ class JsonlSessionLog:
     """A subscriber appending one JSON line per event to a file (thread-safe, flushed per line)."""
 
     def __init__(self, path: str | Path) -> None:
+        from pathlib import Path  # not at import: a host that logs no session skips ~3 ms
+
         self.path = Path(path)
         self._lock = threading.Lock()
         self._file: TextIO | None = self.path.open("a", encoding="utf-8")

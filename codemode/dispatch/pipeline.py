@@ -42,7 +42,7 @@ from codemode.dispatch.events import EventType, ToolEvent, now
 from codemode.dispatch.failure import failure_text
 from codemode.dispatch.frozen import HEAVY_VALUES, NotJSONError, constructor, freeze, heavy
 from codemode.dispatch.labels import refusal
-from codemode.dispatch.tasks import NO_TASKS, TaskScope
+from codemode.dispatch.task_scope import NO_TASKS, TaskScope
 from codemode.errors import PipelineError, UnknownToolError
 
 if TYPE_CHECKING:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, final
 
@@ -117,6 +116,8 @@ class ToolRegistry:
         """The tool called ``name``; ``UnknownToolError`` lists close matches otherwise."""
         tool = self._tools.get(name)
         if tool is None:
+            import difflib  # the error path only
+
             raise UnknownToolError(name, difflib.get_close_matches(name, list(self._tools), n=3))
         return tool
 

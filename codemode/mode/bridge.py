@@ -22,7 +22,6 @@ from codemode.dispatch.frozen import HEAVY_VALUES, constructor, heavy, thaw
 from codemode.dispatch.pipeline import CallExtras, dispatch_with
 from codemode.errors import ToolCallError
 from codemode.mode.preflight import spelling_alias
-from codemode.mode.stream import CallEndEvent, CallStartEvent, RunEvent
 from codemode.sandbox.executors.broker import current_call
 
 if TYPE_CHECKING:
@@ -32,6 +31,7 @@ if TYPE_CHECKING:
     from codemode.dispatch.registry import ToolRegistry
     from codemode.dispatch.spec import ToolSpec
     from codemode.mode.ledger import RunLedger
+    from codemode.mode.stream import CallEndEvent, CallStartEvent, RunEvent
 
 __all__ = ["Bridge", "RunSummary"]
 
@@ -94,6 +94,12 @@ class Bridge:
         self.run = run
         self.deliver = deliver
         """Where the run's live call events go (``CodeMode.run(on_event=...)``), if anywhere."""
+        self._events: tuple[type[CallStartEvent], type[CallEndEvent]] | None = None
+        """The event classes, loaded (``mode.stream``) only for a run that delivers events."""
+        if deliver is not None:
+            from codemode.mode.stream import CallEndEvent, CallStartEvent
+
+            self._events = (CallStartEvent, CallEndEvent)
         self.aliases = aliases
         """An argument spelled in another case style (``per_page`` for ``perPage``) is sent
         as the one parameter it spells (the dialects; not in strict mode)."""
@@ -119,18 +125,20 @@ class Bridge:
         run = self.run
         call = _new_call(call_id=f"{run.outer_id}:code:{next(self.counter)}", name=wire,
                          arguments=arguments, parent=run.token, agent=run.agent, labels={})
-        if self.deliver is None:
+        events = self._events
+        if self.deliver is None or events is None:
             result = await self._execute(call, path)
         else:
-            self.deliver(CallStartEvent(call_id=call.call_id, name=wire, tool=path,
-                                        arguments=call.arguments))
+            start_event, end_event = events
+            self.deliver(start_event(call_id=call.call_id, name=wire, tool=path,
+                                     arguments=call.arguments))
             try:
                 result = await self._execute(call, path)
             except BaseException:  # cancelled with the run, or a hook bug: still ends the call
-                self.deliver(CallEndEvent(call_id=call.call_id, name=wire, tool=path,
-                                          is_error=True, error="cancelled", duration=None))
+                self.deliver(end_event(call_id=call.call_id, name=wire, tool=path,
+                                       is_error=True, error="cancelled", duration=None))
                 raise
-            self.deliver(CallEndEvent(
+            self.deliver(end_event(
                 call_id=call.call_id, name=wire, tool=path, is_error=result.is_error,
                 error=(result.error.message if result.error is not None else result.text)
                 if result.is_error else None, duration=result.duration))

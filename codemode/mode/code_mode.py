@@ -35,13 +35,6 @@ from codemode.mode.bridge import Bridge, RunSummary
 from codemode.mode.dialects import SANDBOX_GLOBALS, plan
 from codemode.mode.ledger import RunLedger, RunResult, open_ledger
 from codemode.mode.preflight import Problem, check_script
-from codemode.mode.stream import (
-    OutputEvent,
-    RunEndEvent,
-    RunEvent,
-    RunStream,
-    guarded,
-)
 from codemode.mode.stuck import unless_stuck
 from codemode.sandbox import Executor, Limits, ScriptError, ScriptResult
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
@@ -59,6 +52,7 @@ if TYPE_CHECKING:
     from codemode.mode.approval import Approve
     from codemode.mode.journal import Journal
     from codemode.mode.session import Session
+    from codemode.mode.stream import RunEvent, RunStream
 
 __all__ = ["CodeMode"]
 
@@ -439,7 +433,11 @@ class CodeMode:
             raise TypeError(f"run() takes the script's source as a str, not "
                             f"{type(script).__name__}")
         _check_limits(limits)
-        deliver = guarded(on_event) if on_event is not None else None
+        deliver = None
+        if on_event is not None:  # events (``mode.stream``) load with the first run that asks
+            from codemode.mode.stream import guarded
+
+            deliver = guarded(on_event)
         result = await self._run(script, agent=agent, parent=parent, call_id=call_id,
                                  limits=limits, inputs=inputs, deliver=deliver,
                                  journal=journal, resume=resume, labels=labels,
@@ -447,6 +445,8 @@ class CodeMode:
         if not isinstance(result, RunResult):  # refused before it started (preflight)
             result = RunResult.of(result)
         if deliver is not None:
+            from codemode.mode.stream import RunEndEvent
+
             deliver(RunEndEvent(result=result))
         return result
 
@@ -470,6 +470,8 @@ class CodeMode:
         Leaving the block stops a run that is still going. The events are bounded by the
         run's limits (output bytes, two per call), so none is dropped or waits.
         """
+        from codemode.mode.stream import RunEvent, RunStream
+
         send, receive = anyio.create_memory_object_stream[RunEvent](math.inf)
         events = RunStream(receive)
 
@@ -536,6 +538,8 @@ class CodeMode:
                     limits=limits
                 ), bridge, limits.timeout)
             else:
+                from codemode.mode.stream import OutputEvent
+
                 emit = deliver
                 result = await unless_stuck(self.executor.run(
                     source, call_tool=bridge, tool_paths=self._tool_paths(sdk),

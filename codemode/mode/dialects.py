@@ -42,7 +42,6 @@ generator (an ``async def`` that yields) gives no awaitable: it is never awaited
 from __future__ import annotations
 
 import ast
-import difflib
 import functools
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -1755,6 +1754,8 @@ class _Planner(ast.NodeVisitor):
                 continue
             choices = sorted(known - set(SAFE_BUILTINS) - {"final_answer"}) + [
                 f"tools.{p}" for p in self.tools]
+            import difflib  # a name the script never defined: the error path only
+
             close = difflib.get_close_matches(name, choices, n=1)
             if close:
                 hint = f"; did you mean `{close[0]}`?"

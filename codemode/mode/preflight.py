@@ -13,7 +13,6 @@ effects (a missing module used to be found only after the tools before it ran).
 from __future__ import annotations
 
 import ast
-import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -64,6 +63,8 @@ def _tool_path(node: ast.expr) -> str | None:
 
 
 def _suggest(name: str, choices: Sequence[str]) -> str:
+    import difflib  # the error path only
+
     close = difflib.get_close_matches(name, list(choices), n=3)
     return f"; did you mean {', '.join(close)}?" if close else ""
 

@@ -18,7 +18,7 @@ from codemode.dispatch.context import ExecContext, Token, ToolCall
 from codemode.dispatch.frozen import constructor
 from codemode.dispatch.pipeline import CallExtras, dispatch_with
 from codemode.dispatch.signal import CancelSignal
-from codemode.dispatch.tasks import NO_TASKS
+from codemode.dispatch.task_scope import NO_TASKS
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ from sdkgen_support import ROOT
 import sdk_gen
 from codemode.dispatch.spec import ToolSpec
 from codemode.errors import SdkGenerationError
-from sdk_gen import _generate, _render
+from sdk_gen import _generate, _types
 
 
 def test_tool_specs_with_read_only_schemas() -> None:
@@ -47,7 +47,7 @@ def test_type_generation_failure_degrades_to_any(monkeypatch: pytest.MonkeyPatch
     def fail(tool: str, *args: object) -> None:
         raise SdkGenerationError(tool, "boom")
 
-    monkeypatch.setattr(_render, "render_types", fail)
+    monkeypatch.setattr(_types, "render_types", fail)  # where _render takes it from
     schema = {"type": "object", "properties": {"o": {"type": "object", "properties": {"a": {}}}}}
     sdk = sdk_gen.generate([{"name": "t", "inputSchema": schema}])
     assert sdk.warnings == ("t: cannot generate SDK for 't': boom",)

@@ -15,7 +15,6 @@ import pytest
 import codemode as cm
 import sdk_gen
 from codemode.errors import SdkGenerationError
-from sdk_gen import _generate
 
 ADDRESS = {
     "type": "object",
@@ -121,7 +120,7 @@ def test_without_the_type_generator_typed_files_say_what_to_install(
     def find_spec(name: str, *args: Any) -> Any:
         return None if name == "datamodel_code_generator" else real(name, *args)
 
-    monkeypatch.setattr(_generate.importlib.util, "find_spec", find_spec)
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)  # what sdk_gen asks
     sdk = sdk_gen.generate(TOOLS)
     assert "ship_0: Ship parcel 0." in sdk.prompt
     with pytest.raises(SdkGenerationError, match=r"pip install 'codemode\[types\]'"):

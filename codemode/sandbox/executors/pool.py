@@ -50,7 +50,6 @@ import time
 import weakref
 from collections import deque
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, Self, final
 
 import anyio
@@ -102,7 +101,10 @@ __all__ = ["DEFAULT_RUNTIME", "WorkerPoolExecutor"]
 DEFAULT_RUNTIME: Final = "codemode.sandbox.runtime.runner:run_script"
 """``module:function`` of the script runtime each worker pre-imports."""
 
-_PACKAGE_ROOT: Final = str(Path(__file__).resolve().parents[3])
+_PACKAGE_ROOT: Final = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.realpath(__file__)))))
+"""The directory holding ``codemode`` (``pathlib`` is not imported for it: ~3 ms a host
+would pay at start-up)."""
 _BOOTSTRAP: Final = """\
 import os, sys, types
 root, *extra = sys.argv[1].split(os.pathsep)
