@@ -24,9 +24,11 @@ escaped the language layer, runs inside these layers:
                   perf events, keyrings, io_uring, ``socket()`` (``socketpair(AF_UNIX)``
                   stays: asyncio's self-pipe), ``prlimit64`` only on itself.
 ``rlimits``       ``RLIMIT_FSIZE`` 0, ``RLIMIT_CORE`` 0, ``RLIMIT_NPROC`` (threads of its
-                  uid), and per run ``RLIMIT_AS``/``RLIMIT_CPU`` as *hard* limits, which
-                  only ever go down (``worker._Proc.limit_run``): nothing without
-                  ``CAP_SYS_RESOURCE`` can raise a hard limit, not even the host.
+                  uid), ``RLIMIT_MEMLOCK``/``RTPRIO``/``NICE`` 0, ``oom_score_adj``
+                  1000 (the OOM killer takes a worker before the host), and per run
+                  ``RLIMIT_AS``/``RLIMIT_CPU`` as *hard* limits, which only ever go down
+                  (``worker._Proc.limit_run``): nothing without ``CAP_SYS_RESOURCE`` can
+                  raise a hard limit, not even the host.
 ``identity``      as root: ``setgroups([])`` + ``setresgid``/``setresuid`` to a spare uid
                   of its own (``UID_BASE`` + n); otherwise its own user namespace.
 
@@ -55,6 +57,7 @@ from typing import Any, Final, Literal
 
 __all__ = [
     "LAYERS",
+    "OOM_SCORE_ADJ",
     "UID_BASE",
     "UID_SPAN",
     "Confinement",
@@ -437,11 +440,25 @@ def _identity(uid: int) -> str:
     return f"uid {uid}, gid {uid}, no supplementary groups"
 
 
+OOM_SCORE_ADJ: Final = 1000
+"""A worker's ``oom_score_adj``: under memory pressure the kernel kills a worker first,
+never the host (a worker cannot lower it: that needs ``CAP_SYS_RESOURCE``)."""
+
+
 def _limits() -> str:
-    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NPROC, (NPROC, NPROC))
-    return (f"FSIZE 0, CORE 0, NPROC {NPROC}; per run AS and CPU as hard limits "
+    """Limits that hold without seccomp (on a machine with no allowlist, say): ``MEMLOCK``
+    0, since ``mmap(MAP_LOCKED)`` passes seccomp and would pin up to the host's limit (all
+    of a run's memory where that is unlimited) of RAM no one can swap out; ``RTPRIO`` and
+    ``NICE`` 0, so no ``SCHED_FIFO`` spin or ``nice(-20)`` can starve the host, whatever
+    limits it inherited."""
+    for limit, value in ((resource.RLIMIT_FSIZE, 0), (resource.RLIMIT_CORE, 0),
+                         (resource.RLIMIT_NPROC, NPROC), (resource.RLIMIT_MEMLOCK, 0),
+                         (resource.RLIMIT_RTPRIO, 0), (resource.RLIMIT_NICE, 0)):
+        resource.setrlimit(limit, (value, value))
+    with open("/proc/self/oom_score_adj", "w") as handle:  # before Landlock and setuid
+        handle.write(str(OOM_SCORE_ADJ))
+    return (f"FSIZE 0, CORE 0, NPROC {NPROC}, MEMLOCK 0, RTPRIO 0, NICE 0, "
+            f"oom_score_adj {OOM_SCORE_ADJ}; per run AS and CPU as hard limits "
             "(lowered only: see worker._Proc.limit_run)")
 
 

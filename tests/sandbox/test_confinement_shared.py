@@ -1,0 +1,262 @@
+"""The kernel layer, round 2: the host's liveness and what a worker shares with it.
+
+Like ``test_confinement.py`` (whose ``check_payload`` runs each row: raw Python in a
+``confinement="strict"`` worker, a sibling run held open meanwhile), with the language
+layer assumed broken. These rows are the attacks a worker would use to starve, outlive
+or spy on its host rather than to reach one of its objects: real-time scheduling and
+priorities, locked memory, the OOM score, kernel administration syscalls, socket
+families, host files' metadata, prctl and seccomp tricks, signals by other routes,
+reads that leak the machine, and the descriptors a worker holds. Each row asserts the
+refusal of every syscall it names and what it checks on the host side: the host's and
+the sibling's scheduling policy, priority, CPUs, I/O priority and OOM score unchanged,
+the host's file unchanged, the listeners empty.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from codemode.sandbox.executors.confine import OOM_SCORE_ADJ
+from codemode.sandbox.executors.pool import WorkerPoolExecutor
+from tests.sandbox.test_confinement import RAW, Host, check_payload
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
+    from pathlib import Path
+
+pytestmark = pytest.mark.anyio
+
+HOSTNAME = socket.gethostname()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def pool() -> AsyncIterator[WorkerPoolExecutor]:
+    async with WorkerPoolExecutor(size=2, runtime=RAW, confinement="strict") as executor:
+        await executor.start()
+        yield executor
+
+
+def _all(refusal: str, *names: str, **more: Any) -> dict[str, Any]:
+    return {**dict.fromkeys(names, refusal), **more}
+
+
+def _refused_or_absent(path: str) -> str:
+    """What opening ``path`` says in a worker: refused, or not there on this machine."""
+    return "EACCES" if os.path.exists(path) else "ENOENT"
+
+
+def _live(h: Host) -> bool:
+    return h.scheduling_untouched() and socket.gethostname() == HOSTNAME
+
+
+ROWS: list[tuple[str, Callable[[Host], str], dict[str, Any], Callable[[Host], bool]]] = [
+    ("real-time scheduling of itself (SCHED_FIFO/RR 99, SCHED_DEADLINE), to spin",
+     lambda h: "import struct\n"
+               "attr = struct.pack('=IIQiIQQQ', 48, 6, 0, 0, 0, 10**7, 10**8, 10**8)\n"
+               "deadline = ctypes.create_string_buffer(attr, 48)\n"
+               "result = each({'fifo': syscall(144, 0, 1, ctypes.byref(ctypes.c_int(99))),\n"
+               "               'rr': syscall(144, 0, 2, ctypes.byref(ctypes.c_int(99))),\n"
+               "               'deadline': syscall(314, 0, deadline, 0)})\n"
+               "stat = open('/proc/self/stat').read().rsplit(')', 1)[1].split()\n"
+               "result.update(rt_priority=stat[37], policy=stat[38])",
+     _all("EPERM", "fifo", "rr", "deadline", rt_priority="0", policy="0"), _live),
+    ("priority, CPUs and I/O class of itself, the host and a sibling",
+     lambda h: f"sibling = {h.sibling_pid}\n"
+               "cpu0 = ctypes.byref(ctypes.c_ulong(1))\n"
+               "result = each({'nice(-20)': lambda: os.nice(-20),\n"
+               "  'setpriority self -20': syscall(141, 0, 0, -20),\n"
+               "  'setpriority host 19': syscall(141, 0, host, 19),\n"
+               "  'setpriority sibling 19': syscall(141, 0, sibling, 19),\n"
+               "  'sched_setaffinity host': syscall(203, host, 8, cpu0),\n"
+               "  'sched_setaffinity sibling': syscall(203, sibling, 8, cpu0),\n"
+               "  'ioprio_set host idle': syscall(251, 1, host, 3 << 13),\n"
+               "  'ioprio_set sibling idle': syscall(251, 1, sibling, 3 << 13),\n"
+               "  'ioprio_set self realtime': syscall(251, 1, 0, 1 << 13)})",
+     _all("EPERM", "nice(-20)", "setpriority self -20", "setpriority host 19",
+          "setpriority sibling 19", "sched_setaffinity host", "sched_setaffinity sibling",
+          "ioprio_set host idle", "ioprio_set sibling idle", "ioprio_set self realtime"),
+     _live),
+    # r35: MEMLOCK was the host's (8 MiB here, unlimited on many root hosts); RTPRIO and
+    # NICE too, which alone stand where seccomp is missing
+    ("raise RLIMIT_RTPRIO, RLIMIT_NICE or RLIMIT_MEMLOCK: hard 0 in a worker",
+     lambda h: "names = ('RTPRIO', 'NICE', 'MEMLOCK')\n"
+               "limit = lambda name: getattr(resource, 'RLIMIT_' + name)\n"
+               "result = each({name: (lambda name=name: resource.setrlimit(limit(name),"
+               " (99, 99))) for name in names})\n"
+               "result['hard'] = [resource.getrlimit(limit(name))[1] for name in names]",
+     _all("ValueError", "RTPRIO", "NICE", "MEMLOCK", hard=[0, 0, 0]), _live),
+    # r35: mmap(MAP_LOCKED) passed seccomp and pinned up to RLIMIT_MEMLOCK (4096 kB here)
+    ("lock RAM (mlockall, mlock, mlock2, mmap MAP_LOCKED): nothing pinned",
+     lambda h: "page = ctypes.create_string_buffer(4096)\n"
+               "result = each({'mlockall': syscall(151, 3),\n"
+               "  'mlock': syscall(149, ctypes.addressof(page), 4096),\n"
+               "  'mlock2': syscall(325, ctypes.addressof(page), 4096, 0),\n"
+               "  'mmap MAP_LOCKED': syscall(9, 0, 4 << 20, 3, 0x22 | 0x2000, -1, 0)})\n"
+               "result['VmLck'] = [line.split()[1] for line in open('/proc/self/status')"
+               " if line.startswith('VmLck')]",
+     _all("EPERM", "mlockall", "mlock", "mlock2", "mmap MAP_LOCKED", VmLck=["0"]), _live),
+    ("memory placement and other processes' memory; a huge mremap",
+     lambda h: "nodes = ctypes.byref(ctypes.c_ulong(1))\n"
+               "page = syscall(9, 0, 4096, 3, 0x22, -1, 0)()\n"
+               "result = each({'mbind': syscall(237, page, 4096, 2, nodes, 64, 0),\n"
+               "  'set_mempolicy': syscall(238, 2, nodes, 64),\n"
+               "  'migrate_pages host': syscall(256, host, 64, nodes, nodes),\n"
+               "  'move_pages host': syscall(279, host, 0, None, None, None, 0),\n"
+               "  'process_madvise': syscall(440, 0, None, 0, 0, 0),\n"
+               "  'remap_file_pages': syscall(216, page, 4096, 0, 0, 0),\n"
+               "  'mremap to 1 TiB': syscall(25, page, 4096, 1 << 40, 1)})",
+     _all("EPERM", "mbind", "set_mempolicy", "migrate_pages host", "move_pages host",
+          "process_madvise", "remap_file_pages", **{"mremap to 1 TiB": "ENOMEM"}), _live),
+    # r35: a worker's OOM score was the host's (0): the OOM killer picked by size alone
+    ("lower its OOM score, or raise the host's, so the host is killed first",
+     lambda h: "result = each({'own -1000': lambda: open('/proc/self/oom_score_adj', 'w')"
+               ".write('-1000'),\n"
+               "  'host 1000': lambda: open(f'/proc/{host}/oom_score_adj', 'w').write('1000')})\n"
+               "result['own'] = open('/proc/self/oom_score_adj').read().strip()",
+     _all("EACCES", "own -1000", "host 1000", own=str(OOM_SCORE_ADJ)), _live),
+    ("kernel administration: modules, kexec, reboot, swap, clocks, hostname, ports, log",
+     lambda h: "buf = ctypes.create_string_buffer(4096)\n"
+               "path = ctypes.c_char_p(b'/tmp/codemode-confinement-probe')\n"
+               "result = each({'personality READ_IMPLIES_EXEC': syscall(135, 0x0400000),\n"
+               "  'init_module': syscall(175, buf, 16, ctypes.c_char_p(b'')),\n"
+               "  'finit_module': syscall(313, 0, ctypes.c_char_p(b''), 0),\n"
+               "  'delete_module': syscall(176, ctypes.c_char_p(b'loop'), 0),\n"
+               "  'kexec_load': syscall(246, 0, 0, None, 0),\n"
+               "  'kexec_file_load': syscall(320, 0, 0, 0, None, 0),\n"
+               "  'reboot (disable Ctrl-Alt-Del)': syscall(169, 0xfee1dead, 672274793, 0,"
+               " None),\n"
+               "  'swapon': syscall(167, path, 0), 'acct': syscall(163, path),\n"
+               "  'settimeofday': syscall(164, None, None),\n"
+               "  'clock_settime': syscall(227, 0, None),\n"
+               "  'adjtimex': syscall(159, buf),\n"
+               "  'sethostname': syscall(170, ctypes.c_char_p(b'pwned'), 5),\n"
+               "  'chroot': syscall(161, ctypes.c_char_p(b'/')),\n"
+               "  'pivot_root': syscall(155, ctypes.c_char_p(b'/'), ctypes.c_char_p(b'/')),\n"
+               "  'setns': syscall(308, 0, 0), 'quotactl': syscall(179, 0, None, 0, None),\n"
+               "  'lookup_dcookie': syscall(212, 0, buf, 64), 'vhangup': syscall(153),\n"
+               "  'iopl': syscall(172, 3), 'ioperm': syscall(173, 0x80, 1, 1),\n"
+               "  'modify_ldt': syscall(154, 1, buf, 16),\n"
+               "  'syslog read': syscall(103, 3, buf, 4096)})",
+     _all("EPERM", "personality READ_IMPLIES_EXEC", "init_module", "finit_module",
+          "delete_module", "kexec_load", "kexec_file_load", "reboot (disable Ctrl-Alt-Del)",
+          "swapon", "acct", "settimeofday", "clock_settime", "adjtimex", "sethostname",
+          "chroot", "pivot_root", "setns", "quotactl", "lookup_dcookie", "vhangup", "iopl",
+          "ioperm", "modify_ldt", "syslog read"),
+     lambda h: _live(h) and not os.path.exists("/tmp/codemode-confinement-probe")),
+    ("keyrings, handles and watches on host objects",
+     lambda h: "buf = ctypes.create_string_buffer(256)\n"
+               "mount_id = ctypes.create_string_buffer(8)\n"
+               f"secret = ctypes.c_char_p({str(h.secret_file).encode()!r})\n"
+               "result = each({'add_key': syscall(248, ctypes.c_char_p(b'user'),"
+               " ctypes.c_char_p(b'k'), ctypes.c_char_p(b'v'), 1, -3),\n"
+               "  'request_key': syscall(249, ctypes.c_char_p(b'user'),"
+               " ctypes.c_char_p(b'k'), None, -3),\n"
+               "  'name_to_handle_at': syscall(303, -100, secret, buf, mount_id, 0),\n"
+               "  'fanotify_init': syscall(300, 0, 0), 'inotify_init1': syscall(294, 0),\n"
+               "  'kcmp the host': syscall(312, os.getpid(), host, 0, 0, 0)})",
+     _all("EPERM", "add_key", "request_key", "name_to_handle_at", "fanotify_init",
+          "inotify_init1", "kcmp the host"),
+     lambda h: h.files_untouched()),
+    ("socket families past socket(); socketpair(AF_UNIX) reaches only itself",
+     lambda h: "import socket\n"
+               "result = each({'AF_INET6': syscall(41, 10, 1, 0),\n"
+               "  'AF_VSOCK': syscall(41, 40, 1, 0), 'AF_ALG': syscall(41, 38, 5, 0),\n"
+               "  'AF_BLUETOOTH': syscall(41, 31, 3, 0), 'AF_KEY': syscall(41, 15, 3, 2),\n"
+               "  'socketpair AF_INET': syscall(53, 2, 1, 0, ctypes.create_string_buffer(8))})\n"
+               "mine, other = socket.socketpair()\n"
+               "mine.sendall(b'own')\n"
+               "result['socketpair'] = [other.recv(3).decode(), mine.getpeername()]",
+     _all("EPERM", "AF_INET6", "AF_VSOCK", "AF_ALG", "AF_BLUETOOTH", "AF_KEY",
+          "socketpair AF_INET", socketpair=["own", ""]),
+     lambda h: h.tcp_accepted_nothing() and h.unix_accepted_nothing()
+     and h.udp_received_nothing()),
+    ("a host file's names and metadata (mknod, link, rename, chmod, chown, xattr...)",
+     lambda h: f"secret = ctypes.c_char_p({str(h.secret_file).encode()!r})\n"
+               f"there = ctypes.c_char_p({str(h.tmp_path / 'planted').encode()!r})\n"
+               "result = each({'mknod fifo': syscall(133, there, 0o10666, 0),\n"
+               "  'mknod /dev/mem': syscall(133, there, 0o20666, (1 << 8) | 1),\n"
+               "  'link': syscall(86, secret, there), 'symlink': syscall(88, secret, there),\n"
+               "  'rename': syscall(82, secret, there), 'unlink': syscall(87, secret),\n"
+               "  'chmod': syscall(90, secret, 0o777), 'chown': syscall(92, secret, 0, 0),\n"
+               "  'utimensat': syscall(280, -100, secret, None, 0),\n"
+               "  'setxattr': syscall(188, secret, ctypes.c_char_p(b'user.x'),"
+               " ctypes.c_char_p(b'y'), 1, 0),\n"
+               "  'truncate': syscall(76, secret, 0)})",
+     _all("EPERM", "mknod fifo", "mknod /dev/mem", "link", "symlink", "rename", "unlink",
+          "chmod", "chown", "utimensat", "setxattr", "truncate"),
+     lambda h: h.files_untouched()),
+    ("prctl: death signal, subreaper, PR_SET_MM, any tracer, strict seccomp, ambient caps",
+     lambda h: "result = each({'PR_SET_PDEATHSIG': lambda: checked(libc.prctl(1, 9, 0, 0, 0)),\n"
+               "  'PR_SET_CHILD_SUBREAPER': lambda: checked(libc.prctl(36, 1, 0, 0, 0)),\n"
+               "  'PR_SET_MM': lambda: checked(libc.prctl(35, 8, 0, 0, 0)),\n"
+               "  'PR_SET_PTRACER any': lambda: checked(libc.prctl(0x59616d61, -1, 0, 0, 0)),\n"
+               "  'PR_SET_SECCOMP strict': lambda: checked(libc.prctl(22, 1, 0, 0, 0)),\n"
+               "  'PR_CAP_AMBIENT raise': lambda: checked(libc.prctl(47, 2, 21, 0, 0))})",
+     _all("EPERM", "PR_SET_PDEATHSIG", "PR_SET_CHILD_SUBREAPER", "PR_SET_MM",
+          "PR_SET_PTRACER any", "PR_SET_SECCOMP strict", "PR_CAP_AMBIENT raise"), _live),
+    ("seccomp user notification (NEW_LISTENER) and ptrace(PTRACE_TRACEME)",
+     lambda h: "import struct\n"
+               "allow = ctypes.create_string_buffer(struct.pack('=HBBI', 6, 0, 0, 0x7fff0000))\n"
+               "prog = ctypes.create_string_buffer(struct.pack('=HxxxxxxQ', 1,"
+               " ctypes.addressof(allow)))\n"
+               "result = each({'seccomp NEW_LISTENER': syscall(317, 1, 8, prog),\n"
+               "  'ptrace TRACEME': syscall(101, 0, 0, 0, 0)})\n"
+               "status = open('/proc/self/status').read()\n"
+               "result['filters'] = status.split('Seccomp_filters:')[1].split()[0]\n"
+               "result['tracer'] = status.split('TracerPid:')[1].split()[0]",
+     _all("EPERM", "seccomp NEW_LISTENER", "ptrace TRACEME", filters="1", tracer="0"),
+     _live),
+    ("signals by other routes (tkill, rt_sigqueueinfo, pidfd_send_signal)",
+     lambda h: f"sibling = {h.sibling_pid}\n"
+               "info = ctypes.create_string_buffer(128)\n"
+               "result = each({'tkill host': syscall(200, host, 0),\n"
+               "  'tkill sibling': syscall(200, sibling, 9),\n"
+               "  'rt_sigqueueinfo host': syscall(129, host, 0, info),\n"
+               "  'rt_tgsigqueueinfo sibling': syscall(297, sibling, sibling, 9, info),\n"
+               "  'pidfd_send_signal': syscall(424, 0, 9, None, 0)})",
+     _all("EPERM", "tkill host", "tkill sibling", "rt_sigqueueinfo host",
+          "rt_tgsigqueueinfo sibling", "pidfd_send_signal"), _live),
+    ("reads that leak the machine or the host (kmsg, kcore, /sys, /proc/<host>, magic links)",
+     lambda h: "reads = {'kmsg': '/dev/kmsg', 'mem': '/dev/mem', 'kcore': '/proc/kcore',\n"
+               "  'kallsyms': '/proc/kallsyms', 'hostname': '/proc/sys/kernel/hostname',\n"
+               "  'boot_id': '/proc/sys/kernel/random/boot_id', 'notes': '/sys/kernel/notes',\n"
+               "  'host cmdline': f'/proc/{host}/cmdline',\n"
+               "  'host status': f'/proc/{host}/status', 'host maps': f'/proc/{host}/maps',\n"
+               "  'host mountinfo': f'/proc/{host}/mountinfo',\n"
+               f"  'secret through /proc/self/root': '/proc/self/root' + {str(h.secret_file)!r}}}\n"
+               "lists = {'/sys': '/sys', 'host fd': f'/proc/{host}/fd',\n"
+               "  'host cwd': f'/proc/{host}/cwd', 'host root': f'/proc/{host}/root',\n"
+               "  'own cwd': '/proc/self/cwd', 'own root': '/proc/self/root'}\n"
+               "actions = {k: (lambda p=p: open(p, 'rb').read(4096)) for k, p in reads.items()}\n"
+               "actions.update({k: (lambda p=p: os.listdir(p)) for k, p in lists.items()})\n"
+               "result = each(actions)",
+     _all("EACCES", "kmsg", "kallsyms", "hostname", "boot_id", "notes",
+          "host cmdline", "host status", "host maps", "host mountinfo",
+          "secret through /proc/self/root", "/sys", "host fd", "host cwd", "host root",
+          "own cwd", "own root", **{name: _refused_or_absent(path) for name, path in
+                                     (("mem", "/dev/mem"), ("kcore", "/proc/kcore"))}),
+     lambda h: h.files_untouched()),
+]
+
+
+@pytest.mark.parametrize(("name", "payload", "expected", "unreached"), ROWS,
+                         ids=[row[0] for row in ROWS])
+async def test_payload_is_denied(
+    pool: WorkerPoolExecutor,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    payload: Callable[[Host], str],
+    expected: dict[str, Any],
+    unreached: Callable[[Host], bool],
+) -> None:
+    await check_payload(pool, tmp_path, monkeypatch, name, payload, expected, unreached)
