@@ -14,6 +14,7 @@ the host's file unchanged, the listeners empty.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ import pytest
 
 from codemode.sandbox.executors.confine import OOM_SCORE_ADJ
 from codemode.sandbox.executors.pool import WorkerPoolExecutor
-from tests.sandbox.test_confinement import RAW, Host, check_payload
+from tests.sandbox.test_confinement import RAW, Host, check_payload, with_sibling
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -260,3 +261,41 @@ async def test_payload_is_denied(
     unreached: Callable[[Host], bool],
 ) -> None:
     await check_payload(pool, tmp_path, monkeypatch, name, payload, expected, unreached)
+
+
+def _links(pid: int | str) -> dict[str, str]:
+    """Descriptor -> what it leads to, of process ``pid`` (the test runs as root)."""
+    links = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):  # the listing's own descriptor, closed since
+            links[fd] = os.readlink(f"/proc/{pid}/fd/{fd}")
+    return links
+
+
+async def test_a_workers_descriptors_lead_only_to_itself_and_its_host(
+        pool: WorkerPoolExecutor, tmp_path: Path) -> None:
+    """Every descriptor a worker holds is its own ``/proc`` file, ``/dev/null``, its
+    event loop's, its own socketpair, or a pipe whose other end the host holds: none
+    reaches a host file or socket, or a pipe of the sibling worker."""
+    payload = ("links = {}\nfor fd in os.listdir('/proc/self/fd'):\n"
+               "    try:\n        links[fd] = os.readlink(f'/proc/self/fd/{fd}')\n"
+               "    except OSError:\n        pass\n"
+               "result = {'pid': os.getpid(), 'links': links}")
+    host = Host(tmp_path)
+    try:
+        result, sibling = await with_sibling(pool, host, lambda h: payload)
+    finally:
+        host.close()
+    assert result.error is None and sibling.error is None, (result.error, sibling.error)
+    links, pid = result.value["links"], result.value["pid"]
+    own = f"/proc/{pid}/"
+    kinds = {target.split(":")[0] if ":" in target else
+             "own proc" if target.startswith(own) else target for target in links.values()}
+    assert kinds <= {"pipe", "socket", "anon_inode", "own proc", "/dev/null"}, links
+    hosts = set(_links("self").values())
+    siblings = set(_links(host.sibling_pid).values())
+    pipes = {t for t in links.values() if t.startswith("pipe:")}
+    sockets = {t for t in links.values() if t.startswith("socket:")}
+    assert len(pipes) == 3 and pipes <= hosts, (pipes, hosts)  # stdin, stdout, stderr
+    assert not (pipes | sockets) & siblings
+    assert not sockets & hosts

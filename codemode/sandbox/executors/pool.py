@@ -1615,6 +1615,9 @@ async def _crash_error(worker: _Worker, limits: Limits) -> ScriptError:
     if status == EXIT_MEMORY:
         exc = LimitExceeded("memory", limits.memory, "the worker ran out of address space")
         return ScriptError.for_limit(exc)
+    if status is None:  # alive, but it closed its pipe: the pool kills it
+        return ScriptError(type="SandboxError",
+                           message="the worker closed its pipe mid-run (it is killed)")
     return ScriptError(type="SandboxError",
                        message=f"the worker process died unexpectedly (status {status})")
 
