@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,15 @@ import pytest
 
 from codemode.sandbox.executors.confine import OOM_SCORE_ADJ
 from codemode.sandbox.executors.pool import WorkerPoolExecutor
-from tests.sandbox.test_confinement import RAW, Host, check_payload, with_sibling
+from tests.sandbox.test_confinement import (
+    LIMITS,
+    PRELUDE,
+    RAW,
+    Host,
+    check_payload,
+    no_tool,
+    with_sibling,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -153,6 +162,12 @@ ROWS: list[tuple[str, Callable[[Host], str], dict[str, Any], Callable[[Host], bo
           "chroot", "pivot_root", "setns", "quotactl", "lookup_dcookie", "vhangup", "iopl",
           "ioperm", "modify_ldt", "syslog read"),
      lambda h: _live(h) and not os.path.exists("/tmp/codemode-confinement-probe")),
+    ("the x32 ABI (syscall numbers | 0x40000000) past the allowlist",
+     lambda h: "result = each({'x32 getpid': syscall(0x40000000 | 39),\n"
+               "  'x32 socket': syscall(0x40000000 | 41, 2, 1, 0),\n"
+               "  'x32 setpriority host': syscall(0x40000000 | 141, 0, host, 19)})",
+     _all("EPERM", "x32 getpid", "x32 socket", "x32 setpriority host"),
+     lambda h: _live(h) and h.tcp_accepted_nothing()),
     ("keyrings, handles and watches on host objects",
      lambda h: "buf = ctypes.create_string_buffer(256)\n"
                "mount_id = ctypes.create_string_buffer(8)\n"
@@ -299,3 +314,47 @@ async def test_a_workers_descriptors_lead_only_to_itself_and_its_host(
     assert len(pipes) == 3 and pipes <= hosts, (pipes, hosts)  # stdin, stdout, stderr
     assert not (pipes | sockets) & siblings
     assert not sockets & hosts
+
+
+async def test_without_seccomp_the_rlimits_alone_refuse_real_time_nice_and_locking(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the syscalls layer is missing (any machine but x86-64: ``codemode doctor``
+    says so), ``sched_setscheduler``, ``setpriority`` and ``mlock`` reach the kernel: the
+    hard rlimits of 0 refuse them, whatever limits the host has."""
+    monkeypatch.setenv("CODEMODE_CONFINE_UNAVAILABLE", "syscalls")
+    payload = PRELUDE + (
+        "result = each({'fifo': syscall(144, 0, 1, ctypes.byref(ctypes.c_int(99))),\n"
+        "  'rr': syscall(144, 0, 2, ctypes.byref(ctypes.c_int(1))),\n"
+        "  'setpriority -20': syscall(141, 0, 0, -20),\n"
+        "  'mlock 4 MiB': syscall(149, ctypes.addressof(ctypes.create_string_buffer(4 << 20)),"
+        " 4 << 20),\n"
+        "  'mmap MAP_LOCKED': syscall(9, 0, 4 << 20, 3, 0x22 | 0x2000, -1, 0)})\n"
+        "stat = open('/proc/self/stat').read().rsplit(')', 1)[1].split()\n"
+        "result.update(nice=stat[16], policy=stat[38])\n"
+        "result['VmLck'] = [line.split()[1] for line in open('/proc/self/status')"
+        " if line.startswith('VmLck')]")
+    async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
+        await pool.start()
+        assert pool.confinement is not None and pool.confinement.missing == ("syscalls",)
+        value = (await pool.run(payload, call_tool=no_tool, limits=LIMITS)).value
+    assert value == {"fifo": "EPERM", "rr": "EPERM", "setpriority -20": "EACCES",
+                     "mlock 4 MiB": "EPERM", "mmap MAP_LOCKED": "EPERM", "nice": "0",
+                     "policy": "0", "VmLck": ["0"]}
+
+
+async def test_an_i386_syscall_kills_the_worker_before_it_runs(pool: WorkerPoolExecutor) -> None:
+    """``int 0x80`` from a 64-bit process is the i386 ABI, with other syscall numbers:
+    the filter kills the process on the architecture check, before any number is looked
+    at (the x32 ABI is refused by its own row above). The pool reports it and goes on."""
+    payload = PRELUDE + (
+        "address = syscall(9, 0, 4096, 7, 0x22, -1, 0)()  # PROT_READ|WRITE|EXEC\n"
+        "code = b'\\xb8\\x14\\x00\\x00\\x00\\xcd\\x80\\xc3'  # mov eax, 20 (getpid); int 0x80\n"
+        "ctypes.memmove(address, code, len(code))\n"
+        "result = {'ran': ctypes.CFUNCTYPE(ctypes.c_int)(address)()}")
+    result = await pool.run(payload, call_tool=no_tool, limits=LIMITS)
+    assert result.error is not None and result.error.type == "SandboxError", result
+    # SIGSYS from the filter; SIGSEGV on a kernel built without i386 emulation
+    assert result.error.message in (f"the worker process died unexpectedly (status {-n})"
+                                    for n in (signal.SIGSYS, signal.SIGSEGV))
+    after = await pool.run("result = 6 * 7", call_tool=no_tool, limits=LIMITS)
+    assert after.value == 42

@@ -455,11 +455,14 @@ def _limits() -> str:
                          (resource.RLIMIT_NPROC, NPROC), (resource.RLIMIT_MEMLOCK, 0),
                          (resource.RLIMIT_RTPRIO, 0), (resource.RLIMIT_NICE, 0)):
         resource.setrlimit(limit, (value, value))
-    with open("/proc/self/oom_score_adj", "w") as handle:  # before Landlock and setuid
-        handle.write(str(OOM_SCORE_ADJ))
-    return (f"FSIZE 0, CORE 0, NPROC {NPROC}, MEMLOCK 0, RTPRIO 0, NICE 0, "
-            f"oom_score_adj {OOM_SCORE_ADJ}; per run AS and CPU as hard limits "
-            "(lowered only: see worker._Proc.limit_run)")
+    try:  # before Landlock and setuid; where /proc is read-only the report says so
+        with open("/proc/self/oom_score_adj", "w") as handle:
+            handle.write(str(OOM_SCORE_ADJ))
+        oom = f"oom_score_adj {OOM_SCORE_ADJ}"
+    except OSError as exc:
+        oom = f"oom_score_adj unchanged ({errno.errorcode.get(exc.errno or 0, exc.errno)})"
+    return (f"FSIZE 0, CORE 0, NPROC {NPROC}, MEMLOCK 0, RTPRIO 0, NICE 0, {oom}; "
+            "per run AS and CPU as hard limits (lowered only: see worker._Proc.limit_run)")
 
 
 def apply(plan: dict[str, Any], extra_dirs: tuple[str, ...] = ()) -> dict[str, list[Any]]:
