@@ -24,6 +24,7 @@ import pytest
 
 from codemode.sandbox.executors.confine import OOM_SCORE_ADJ
 from codemode.sandbox.executors.pool import WorkerPoolExecutor
+from codemode.sandbox.executors.resident import SLACK, Resident, budget
 from tests.sandbox.test_confinement import (
     LIMITS,
     PRELUDE,
@@ -358,3 +359,35 @@ async def test_an_i386_syscall_kills_the_worker_before_it_runs(pool: WorkerPoolE
                                     for n in (signal.SIGSYS, signal.SIGSEGV))
     after = await pool.run("result = 6 * 7", call_tool=no_tool, limits=LIMITS)
     assert after.value == 42
+
+
+async def test_writing_into_the_stack_reservation_is_stopped_by_the_host(
+        pool: WorkerPoolExecutor) -> None:
+    """``RLIMIT_AS`` counts the script thread's 2 GiB C stack reservation, untouched: raw
+    code that writes 1 GiB into it passes every limit inside the worker (it held 1.07 GB
+    resident under a 256 MiB limit and the run succeeded). The host reads the worker's
+    resident size itself and stops it past ``resident.budget``."""
+    payload = PRELUDE + (
+        "spans = [tuple(int(x, 16) for x in line.split()[0].split('-'))\n"
+        "         for line in open('/proc/self/maps') if line.split()[1].startswith('rw')]\n"
+        "low, high = next((lo, hi) for lo, hi in spans if hi - lo >= 1 << 30)\n"
+        "libc.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]\n"
+        "libc.memset(low + (1 << 20), 1, 1 << 30)\n"
+        "result = 'wrote 1 GiB'")
+    result = await pool.run(payload, call_tool=no_tool, limits=LIMITS)
+    assert result.value is None, result.value
+    assert result.error is not None and result.error.limit == "memory", result.error
+    assert "read and stopped by the host" in result.error.message
+    grown = int(result.error.message.split("grew to ")[1].split()[0])
+    assert grown > LIMITS.memory  # the worker's own limits had not stopped it
+    after = await pool.run("result = 6 * 7", call_tool=no_tool, limits=LIMITS)
+    assert after.value == 42
+
+
+def test_the_resident_budget_leaves_an_honest_run_its_whole_limit() -> None:
+    """The meter stops an honest script at one limit's growth: the host's budget is past
+    that by another limit and ``SLACK``, and a worker whose size the host cannot read
+    (no procfs, gone) is never stopped for it."""
+    memory = 256 * 1024 * 1024
+    assert budget(30_000_000, memory) == 30_000_000 + 2 * memory + SLACK
+    assert Resident(2**22 + 1).read() is None  # pid_max is at most 2**22: no such process
