@@ -18,6 +18,7 @@ import contextlib
 import os
 import signal
 import socket
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -37,7 +38,6 @@ from tests.sandbox.test_confinement import (
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
-    from pathlib import Path
 
 pytestmark = pytest.mark.anyio
 
@@ -391,3 +391,55 @@ def test_the_resident_budget_leaves_an_honest_run_its_whole_limit() -> None:
     memory = 256 * 1024 * 1024
     assert budget(30_000_000, memory) == 30_000_000 + 2 * memory + SLACK
     assert Resident(2**22 + 1).read() is None  # pid_max is at most 2**22: no such process
+
+
+IPC_KEY = 0x636D3335
+"""The System V key the IPC payload uses (the host checks its own namespace for it)."""
+
+
+def _host_ipc_keys() -> set[int]:
+    """Keys of the System V objects in the host's IPC namespace (key is each line's first
+    field, in decimal)."""
+    keys = set()
+    for kind in ("shm", "msg", "sem"):
+        for line in Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]:
+            keys.add(int(line.split()[0]))
+    return keys
+
+
+def _remove_host_ipc(key: int) -> None:
+    """Remove what an unconfined payload left in the host's namespace (on failure only)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for get, ctl, args in ((29, 31, (0, 0)), (68, 71, (0,)), (64, 66, (0, 0))):
+        ident = libc.syscall(get, key, *args)
+        if ident >= 0:
+            libc.syscall(ctl, ident, 0, None)  # IPC_RMID
+
+
+async def test_without_seccomp_ipc_objects_stay_in_the_workers_own_namespace(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the syscalls layer is missing, ``shmget``/``msgget``/``semget`` reach the
+    kernel. In the host's IPC namespace their objects outlived the worker (a shared memory
+    segment holds its pages after the worker detached and died: memory no rlimit counts);
+    in the worker's own namespace they are invisible to the host and die with it."""
+    monkeypatch.setenv("CODEMODE_CONFINE_UNAVAILABLE", "syscalls")
+    payload = PRELUDE + (
+        f"key = {IPC_KEY}\n"
+        "result = {'shm': syscall(29, key, 1 << 20, 0o1600)(),\n"
+        "          'msg': syscall(68, key, 0o1600)(), 'sem': syscall(64, key, 1, 0o1600)()}")
+    assert IPC_KEY not in _host_ipc_keys()
+    try:
+        async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
+            await pool.start()
+            assert pool.confinement is not None
+            assert "own IPC namespace" in pool.confinement.network.detail
+            value = (await pool.run(payload, call_tool=no_tool, limits=LIMITS)).value
+            alive = _host_ipc_keys()  # the worker that made them is still in the pool
+        assert set(value) == {"shm", "msg", "sem"} and all(
+            isinstance(ident, int) and ident >= 0 for ident in value.values()), value
+        assert IPC_KEY not in alive
+        assert IPC_KEY not in _host_ipc_keys()
+    finally:
+        _remove_host_ipc(IPC_KEY)

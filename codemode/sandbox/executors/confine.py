@@ -11,7 +11,10 @@ escaped the language layer, runs inside these layers:
                   ``/proc/<pid>/{mem,environ,fd}``.
 ``network``       a fresh network namespace with no interface (``unshare(CLONE_NEWNET)``;
                   not root: ``CLONE_NEWUSER|CLONE_NEWNET``); Landlock (ABI 4) also refuses
-                  TCP bind/connect and seccomp refuses ``socket()``.
+                  TCP bind/connect and seccomp refuses ``socket()``. With it a fresh IPC
+                  namespace (``CLONE_NEWIPC``): where seccomp is missing, a worker's System
+                  V shared memory, queues and semaphores and POSIX message queues are its
+                  own and die with it, instead of outliving it in the host's namespace.
 ``filesystem``    Landlock: read-only access beneath exactly the files and packages the
                   worker imported (stdlib modules, their extension modules, the
                   site-packages it loaded, the ``codemode`` package) and its own
@@ -173,6 +176,7 @@ PR_SET_DUMPABLE: Final = 4
 PR_SET_NO_NEW_PRIVS: Final = 38
 CLONE_NEWUSER: Final = 0x10000000
 CLONE_NEWNET: Final = 0x40000000
+CLONE_NEWIPC: Final = 0x08000000
 
 
 class _Refused(Exception):
@@ -417,18 +421,21 @@ def _seccomp(pid: int) -> str:
 
 
 def _network(root: bool, uid: int) -> tuple[str, str | None]:
-    """A fresh network namespace; as a non-root host also a user namespace (identity)."""
+    """Fresh network and IPC namespaces; as a non-root host also a user namespace
+    (identity)."""
     if root:
-        _check(_libc.unshare(CLONE_NEWNET), "unshare(CLONE_NEWNET)")
-        return "own network namespace (no interface up)", None
+        _check(_libc.unshare(CLONE_NEWNET | CLONE_NEWIPC), "unshare(CLONE_NEWNET|CLONE_NEWIPC)")
+        return "own network namespace (no interface up), own IPC namespace", None
     outer_uid, outer_gid = os.geteuid(), os.getegid()
-    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNET), "unshare(CLONE_NEWUSER|CLONE_NEWNET)")
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC),
+           "unshare(CLONE_NEWUSER|CLONE_NEWNET|CLONE_NEWIPC)")
     for name, text in (("setgroups", "deny"), ("uid_map", f"{outer_uid} {outer_uid} 1"),
                        ("gid_map", f"{outer_gid} {outer_gid} 1")):
         with open(f"/proc/self/{name}", "w") as handle:
             handle.write(text)
     del uid
-    return "own network namespace (no interface up)", "own user namespace (host uid mapped)"
+    return ("own network namespace (no interface up), own IPC namespace",
+            "own user namespace (host uid mapped)")
 
 
 def _identity(uid: int) -> str:
