@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from codemode.sandbox.executors.confine import OOM_SCORE_ADJ
+from codemode.sandbox.executors.confine import OOM_SCORE_ADJ, SIGPENDING
 from codemode.sandbox.executors.pool import WorkerPoolExecutor
 from codemode.sandbox.executors.resident import SLACK, Resident, budget
 from tests.sandbox.test_confinement import (
@@ -115,6 +115,20 @@ ROWS: list[tuple[str, Callable[[Host], str], dict[str, Any], Callable[[Host], bo
                "result['VmLck'] = [line.split()[1] for line in open('/proc/self/status')"
                " if line.startswith('VmLck')]",
      _all("EPERM", "mlockall", "mlock", "mlock2", "mmap MAP_LOCKED", VmLck=["0"]), _live),
+    # r35: SIGPENDING was the host's (96367 here): as many kernel allocations per worker
+    ("queue real-time signals to itself: at most RLIMIT_SIGPENDING",
+     lambda h: "import signal\n"
+               "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGRTMIN})\n"
+               "sent = [attempt(lambda: os.kill(os.getpid(), signal.SIGRTMIN))['denied']"
+               " for _ in range(200)]\n"
+               "status = open('/proc/self/status').read()\n"
+               "result = {'queued': sent.count(False), 'refused': sent.count(True),\n"
+               "          'SigQ': status.split('SigQ:')[1].split()[0]}\n"
+               "libc.signal(int(signal.SIGRTMIN), ctypes.c_void_p(1))  # SIG_IGN drops them",
+     # kill() past the limit still succeeds (the signal stays pending, its queue entry
+     # is not allocated): the count of kernel allocations is what is bounded
+     {"queued": 200, "refused": 0, "SigQ": f"{SIGPENDING}/{SIGPENDING}"},
+     _live),
     ("memory placement and other processes' memory; a huge mremap",
      lambda h: "nodes = ctypes.byref(ctypes.c_ulong(1))\n"
                "page = syscall(9, 0, 4096, 3, 0x22, -1, 0)()\n"

@@ -27,7 +27,8 @@ escaped the language layer, runs inside these layers:
                   perf events, keyrings, io_uring, ``socket()`` (``socketpair(AF_UNIX)``
                   stays: asyncio's self-pipe), ``prlimit64`` only on itself.
 ``rlimits``       ``RLIMIT_FSIZE`` 0, ``RLIMIT_CORE`` 0, ``RLIMIT_NPROC`` (threads of its
-                  uid), ``RLIMIT_MEMLOCK``/``RTPRIO``/``NICE`` 0, ``oom_score_adj``
+                  uid), ``RLIMIT_MEMLOCK``/``RTPRIO``/``NICE`` 0, ``RLIMIT_SIGPENDING``
+                  64, ``oom_score_adj``
                   1000 (the OOM killer takes a worker before the host), and per run
                   ``RLIMIT_AS``/``RLIMIT_CPU`` as *hard* limits, which only ever go down
                   (``worker._Proc.limit_run``): nothing without ``CAP_SYS_RESOURCE`` can
@@ -61,6 +62,7 @@ from typing import Any, Final, Literal
 __all__ = [
     "LAYERS",
     "OOM_SCORE_ADJ",
+    "SIGPENDING",
     "UID_BASE",
     "UID_SPAN",
     "Confinement",
@@ -82,6 +84,11 @@ UID_SPAN: Final = 1_000_000
 
 NPROC: Final = 32
 """RLIMIT_NPROC of a worker (its uid is its own, so this caps its threads)."""
+
+SIGPENDING: Final = 64
+"""RLIMIT_SIGPENDING of a worker: real-time signals it may queue (to itself: seccomp), each
+a kernel allocation that a non-root host's user pays too (its user namespace charges its
+parent's count), so a worker could otherwise use up the host user's own budget."""
 
 
 @dataclass(frozen=True)
@@ -460,7 +467,8 @@ def _limits() -> str:
     limits it inherited."""
     for limit, value in ((resource.RLIMIT_FSIZE, 0), (resource.RLIMIT_CORE, 0),
                          (resource.RLIMIT_NPROC, NPROC), (resource.RLIMIT_MEMLOCK, 0),
-                         (resource.RLIMIT_RTPRIO, 0), (resource.RLIMIT_NICE, 0)):
+                         (resource.RLIMIT_RTPRIO, 0), (resource.RLIMIT_NICE, 0),
+                         (resource.RLIMIT_SIGPENDING, SIGPENDING)):
         resource.setrlimit(limit, (value, value))
     try:  # before Landlock and setuid; where /proc is read-only the report says so
         with open("/proc/self/oom_score_adj", "w") as handle:
@@ -468,7 +476,8 @@ def _limits() -> str:
         oom = f"oom_score_adj {OOM_SCORE_ADJ}"
     except OSError as exc:
         oom = f"oom_score_adj unchanged ({errno.errorcode.get(exc.errno or 0, exc.errno)})"
-    return (f"FSIZE 0, CORE 0, NPROC {NPROC}, MEMLOCK 0, RTPRIO 0, NICE 0, {oom}; "
+    return (f"FSIZE 0, CORE 0, NPROC {NPROC}, MEMLOCK 0, RTPRIO 0, NICE 0, "
+            f"SIGPENDING {SIGPENDING}, {oom}; "
             "per run AS and CPU as hard limits (lowered only: see worker._Proc.limit_run)")
 
 
