@@ -183,6 +183,18 @@ ROWS: list[tuple[str, Callable[[Host], str], dict[str, Any], Callable[[Host], bo
                "  'x32 setpriority host': syscall(0x40000000 | 141, 0, host, 19)})",
      _all("EPERM", "x32 getpid", "x32 socket", "x32 setpriority host"),
      lambda h: _live(h) and h.tcp_accepted_nothing()),
+    # r35: open/openat were allowed whatever their flags (Landlock alone refused writes)
+    ("open for writing what Landlock lets through (its pipes by /proc/self/fd); openat2",
+     lambda h: "links = {}\nfor fd in os.listdir('/proc/self/fd'):\n"
+               "    try:\n        links[fd] = os.readlink(f'/proc/self/fd/{fd}')\n"
+               "    except OSError:\n        pass\n"
+               "pipes = sorted(fd for fd, link in links.items() if link.startswith('pipe:'))\n"
+               "result = each({f'reopen pipe {n} O_RDWR': (lambda fd=fd: os.open("
+               "f'/proc/self/fd/{fd}', os.O_RDWR)) for n, fd in enumerate(pipes)})\n"
+               "result['openat2'] = each({'': syscall(437, -100, ctypes.c_char_p(b'/etc/hostname'),"
+               " ctypes.create_string_buffer(24), 24)})['']",
+     _all("EACCES", "reopen pipe 0 O_RDWR", "reopen pipe 1 O_RDWR", "reopen pipe 2 O_RDWR",
+          openat2="ENOSYS"), lambda h: h.files_untouched()),
     ("keyrings, handles and watches on host objects",
      lambda h: "buf = ctypes.create_string_buffer(256)\n"
                "mount_id = ctypes.create_string_buffer(8)\n"
@@ -457,3 +469,35 @@ async def test_without_seccomp_ipc_objects_stay_in_the_workers_own_namespace(
         assert IPC_KEY not in _host_ipc_keys()
     finally:
         _remove_host_ipc(IPC_KEY)
+
+
+def _existing(paths: list[str]) -> list[str]:
+    return [path for path in paths if os.path.exists(path)]
+
+
+async def test_without_landlock_seccomp_still_creates_no_file(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where Landlock is missing (``codemode doctor`` says so), the spare uid may still
+    create files in every world-writable directory: empty ones (``RLIMIT_FSIZE`` 0) but
+    as many as it likes, outliving the worker. seccomp lets ``open``/``openat`` read only."""
+    monkeypatch.setenv("CODEMODE_CONFINE_UNAVAILABLE", "filesystem")
+    targets = [f"{where}/codemode-confinement-created-{os.getpid()}"
+               for where in ("/tmp", "/dev/shm", "/var/tmp")]
+    payload = PRELUDE + (
+        f"targets = {targets!r}\n"
+        "result = each({t: (lambda t=t: open(t, 'w')) for t in targets})\n"
+        "result['/dev/null O_RDWR'] = each({'': lambda: os.open('/dev/null', os.O_RDWR)})['']\n"
+        "result['read'] = len(open('/proc/self/status').read()) > 0")
+    try:
+        async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
+            await pool.start()
+            assert pool.confinement is not None
+            assert pool.confinement.missing == ("filesystem",)
+            value = (await pool.run(payload, call_tool=no_tool, limits=LIMITS)).value
+        assert value == {**dict.fromkeys(targets, "EACCES"), "/dev/null O_RDWR": "EACCES",
+                         "read": True}
+        assert _existing(targets) == []
+    finally:
+        for target in targets:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(target)

@@ -25,7 +25,9 @@ escaped the language layer, runs inside these layers:
                   ``CLONE_THREAD`` and no namespace flag; ``clone3`` says ENOSYS so glibc
                   falls back), signals only to itself, no mount, unshare, setns, bpf,
                   perf events, keyrings, io_uring, ``socket()`` (``socketpair(AF_UNIX)``
-                  stays: asyncio's self-pipe), ``prlimit64`` only on itself.
+                  stays: asyncio's self-pipe), ``prlimit64`` only on itself, ``open``
+                  and ``openat`` for reading only (Landlock's read-only rule holds
+                  without Landlock), ``openat2`` ENOSYS.
 ``rlimits``       ``RLIMIT_FSIZE`` 0, ``RLIMIT_CORE`` 0, ``RLIMIT_NPROC`` (threads of its
                   uid), ``RLIMIT_MEMLOCK``/``RTPRIO``/``NICE`` 0, ``RLIMIT_SIGPENDING``
                   64, ``oom_score_adj``
@@ -327,8 +329,8 @@ _ALLOWED: Final = {
     "rt_sigreturn": 15, "sigaltstack": 131, "rt_sigpending": 127, "rt_sigtimedwait": 128,
     "restart_syscall": 219, "gettid": 186, "set_robust_list": 273, "get_robust_list": 274,
     "rseq": 334, "set_tid_address": 218, "exit": 60, "exit_group": 231,
-    # files (Landlock decides which paths; already open descriptors)
-    "open": 2, "openat": 257, "openat2": 437, "close": 3, "close_range": 436, "fstat": 5,
+    # files (Landlock decides which paths; open/openat below: for reading only)
+    "close": 3, "close_range": 436, "fstat": 5,
     "stat": 4, "lstat": 6, "newfstatat": 262, "statx": 332, "getdents64": 217,
     "readlink": 89, "readlinkat": 267, "access": 21, "faccessat": 269, "faccessat2": 439,
     "dup": 32, "dup2": 33, "dup3": 292, "pipe": 22, "pipe2": 293,
@@ -342,6 +344,14 @@ _ALLOWED: Final = {
     "getsid": 124, "getrlimit": 97, "uname": 63, "sysinfo": 99, "times": 100,
     "getrandom": 318, "getcpu": 309, "sched_getaffinity": 204, "membarrier": 324,
 }
+_OPEN: Final = 2
+_OPENAT: Final = 257
+_OPENAT2: Final = 437
+_OPEN_WRITING: Final = 0o1 | 0o2 | 0o100 | 0o1000
+"""O_WRONLY, O_RDWR, O_CREAT, O_TRUNC (O_TMPFILE needs a write mode): refused by seccomp
+too, so a worker creates no file even where Landlock is missing (empty files, with
+``RLIMIT_FSIZE`` 0, but as many as it likes, in every world-writable directory, and
+outliving it)."""
 _CLONE: Final = 56
 _CLONE3: Final = 435
 _KILL: Final = 62
@@ -380,6 +390,13 @@ def _one_of(nr: int, arg: int, values: tuple[int, ...], deny: int) -> list[bytes
     return [_ins(_JEQ_K, nr, 0, len(body)), *body]
 
 
+def _none_of(nr: int, arg: int, mask: int, deny: int) -> list[bytes]:
+    """``nr`` allowed only when argument ``arg`` (low 32 bits) has none of ``mask``'s bits."""
+    body = [_arg_lo(arg), _ins(_JSET_K, mask, 0, 1), _ins(_RET_K, deny),
+            _ins(_RET_K, _RET_ALLOW)]
+    return [_ins(_JEQ_K, nr, 0, len(body)), *body]
+
+
 def seccomp_program(pid: int) -> bytes:
     """The worker's filter as classic BPF (x86-64)."""
     deny = _RET_ERRNO | errno.EPERM
@@ -394,6 +411,10 @@ def seccomp_program(pid: int) -> bytes:
     for nr in _ALLOWED.values():
         prog += [_ins(_JEQ_K, nr, 0, 1), _ins(_RET_K, _RET_ALLOW)]
     prog += [_ins(_JEQ_K, _CLONE3, 0, 1), _ins(_RET_K, _RET_ERRNO | errno.ENOSYS)]
+    # open for reading only; openat2's flags are behind a pointer: ENOSYS, callers fall back
+    prog += _none_of(_OPENAT, 2, _OPEN_WRITING, _RET_ERRNO | errno.EACCES)
+    prog += _none_of(_OPEN, 1, _OPEN_WRITING, _RET_ERRNO | errno.EACCES)
+    prog += [_ins(_JEQ_K, _OPENAT2, 0, 1), _ins(_RET_K, _RET_ERRNO | errno.ENOSYS)]
     # clone: threads only (CLONE_THREAD set, no namespace flag)
     prog += [_ins(_JEQ_K, _CLONE, 0, 5), _arg_lo(0), _ins(_JSET_K, _CLONE_THREAD, 0, 2),
              _ins(_JSET_K, _CLONE_NAMESPACES, 1, 0), _ins(_RET_K, _RET_ALLOW),
@@ -419,9 +440,9 @@ def _seccomp(pid: int) -> str:
     buffer = ctypes.create_string_buffer(fprog, len(fprog))
     # SECCOMP_SET_MODE_FILTER with SECCOMP_FILTER_FLAG_TSYNC (there is one thread anyway)
     _check(_sys(_NR_SECCOMP, ctypes.c_uint(1), ctypes.c_uint(1), buffer), "seccomp")
-    return (f"default-deny allowlist of {len(_ALLOWED) + 8} syscalls ({count} BPF "
+    return (f"default-deny allowlist of {len(_ALLOWED) + 11} syscalls ({count} BPF "
             "instructions): no ptrace, process_vm_*, exec, fork, signals to others, mount, "
-            "unshare, setns, bpf, perf_event_open, socket")
+            "unshare, setns, bpf, perf_event_open, socket, open for writing")
 
 
 # --- the other layers ------------------------------------------------------------------
