@@ -129,6 +129,12 @@ ROWS: list[tuple[str, Callable[[Host], str], dict[str, Any], Callable[[Host], bo
      # is not allocated): the count of kernel allocations is what is bounded
      {"queued": 200, "refused": 0, "SigQ": f"{SIGPENDING}/{SIGPENDING}"},
      _live),
+    # r35: with 4 huge pages reserved on the machine, one 8 MiB MAP_HUGETLB mmap took all 4
+    ("the machine's reserved huge pages (mmap MAP_HUGETLB, 2 MiB and 1 GiB pages)",
+     lambda h: "result = each({'2 MiB pages': syscall(9, 0, 8 << 20, 3, 0x22 | 0x40000, -1, 0),\n"
+               "  '1 GiB pages': syscall(9, 0, 1 << 30, 3, 0x22 | 0x40000 | (30 << 26), -1, 0)})\n"
+               "result['plain mmap'] = syscall(9, 0, 8 << 20, 3, 0x22, -1, 0)() > 0",
+     _all("EPERM", "2 MiB pages", "1 GiB pages", **{"plain mmap": True}), _live),
     ("memory placement and other processes' memory; a huge mremap",
      lambda h: "nodes = ctypes.byref(ctypes.c_ulong(1))\n"
                "page = syscall(9, 0, 4096, 3, 0x22, -1, 0)()\n"

@@ -27,7 +27,8 @@ escaped the language layer, runs inside these layers:
                   perf events, keyrings, io_uring, ``socket()`` (``socketpair(AF_UNIX)``
                   stays: asyncio's self-pipe), ``prlimit64`` only on itself, ``open``
                   and ``openat`` for reading only (Landlock's read-only rule holds
-                  without Landlock), ``openat2`` ENOSYS.
+                  without Landlock), ``openat2`` ENOSYS, no ``MAP_HUGETLB`` (the
+                  machine's reserved huge pages).
 ``rlimits``       ``RLIMIT_FSIZE`` 0, ``RLIMIT_CORE`` 0, ``RLIMIT_NPROC`` (threads of its
                   uid), ``RLIMIT_MEMLOCK``/``RTPRIO``/``NICE`` 0, ``RLIMIT_SIGPENDING``
                   64, ``oom_score_adj``
@@ -324,7 +325,7 @@ _ALLOWED: Final = {
     "epoll_create": 213, "pselect6": 270, "select": 23, "poll": 7, "ppoll": 271,
     "pread64": 17, "readv": 19, "writev": 20, "lseek": 8,
     "getrusage": 98, "clock_gettime": 228, "clock_getres": 229, "gettimeofday": 96,
-    "clock_nanosleep": 230, "nanosleep": 35, "mmap": 9, "munmap": 11, "mremap": 25,
+    "clock_nanosleep": 230, "nanosleep": 35, "munmap": 11, "mremap": 25,
     "mprotect": 10, "madvise": 28, "brk": 12, "rt_sigprocmask": 14, "rt_sigaction": 13,
     "rt_sigreturn": 15, "sigaltstack": 131, "rt_sigpending": 127, "rt_sigtimedwait": 128,
     "restart_syscall": 219, "gettid": 186, "set_robust_list": 273, "get_robust_list": 274,
@@ -344,6 +345,11 @@ _ALLOWED: Final = {
     "getsid": 124, "getrlimit": 97, "uname": 63, "sysinfo": 99, "times": 100,
     "getrandom": 318, "getcpu": 309, "sched_getaffinity": 204, "membarrier": 324,
 }
+_MMAP: Final = 9
+_MAP_HUGETLB: Final = 0x40000
+"""Huge pages come from the machine's reserved pool (``vm.nr_hugepages``), which a worker
+could drain up to its address-space cap (a strict worker took all 4 of 4 reserved pages
+with one 8 MiB mmap and held them as long as it lived)."""
 _OPEN: Final = 2
 _OPENAT: Final = 257
 _OPENAT2: Final = 437
@@ -408,6 +414,8 @@ def seccomp_program(pid: int) -> bytes:
         _ins(_JGE_K, 0x40000000, 0, 1),  # the x32 ABI
         _ins(_RET_K, deny),
     ]
+    # mmap first (malloc's hot path keeps its place): anything but MAP_HUGETLB
+    prog += _none_of(_MMAP, 3, _MAP_HUGETLB, deny)
     for nr in _ALLOWED.values():
         prog += [_ins(_JEQ_K, nr, 0, 1), _ins(_RET_K, _RET_ALLOW)]
     prog += [_ins(_JEQ_K, _CLONE3, 0, 1), _ins(_RET_K, _RET_ERRNO | errno.ENOSYS)]
@@ -440,9 +448,9 @@ def _seccomp(pid: int) -> str:
     buffer = ctypes.create_string_buffer(fprog, len(fprog))
     # SECCOMP_SET_MODE_FILTER with SECCOMP_FILTER_FLAG_TSYNC (there is one thread anyway)
     _check(_sys(_NR_SECCOMP, ctypes.c_uint(1), ctypes.c_uint(1), buffer), "seccomp")
-    return (f"default-deny allowlist of {len(_ALLOWED) + 11} syscalls ({count} BPF "
+    return (f"default-deny allowlist of {len(_ALLOWED) + 12} syscalls ({count} BPF "
             "instructions): no ptrace, process_vm_*, exec, fork, signals to others, mount, "
-            "unshare, setns, bpf, perf_event_open, socket, open for writing")
+            "unshare, setns, bpf, perf_event_open, socket, open for writing, huge pages")
 
 
 # --- the other layers ------------------------------------------------------------------
