@@ -10,12 +10,15 @@ host sees exactly what a worker whose sandbox was broken could send.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import os
+import signal
 import struct
 import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from codemode.sandbox.executors.protocol import MAX_FRAME
 from codemode.sandbox.runtime.result import RunOutcome
 
 if TYPE_CHECKING:
@@ -42,6 +45,11 @@ def _wide(n: int) -> str:
 
 def _deep(n: int) -> str:
     return "[" * n + "]" * n
+
+
+def _stall(seconds: float) -> None:
+    """Block the worker's script thread, event loop and all: it never yields again."""
+    time.sleep(seconds)
 
 
 def _run_id(call: ScriptCall) -> int:
@@ -117,4 +125,23 @@ async def run(
         return RunOutcome(value="slept")
     if mode == "exit":
         os._exit(3)
+    if mode == "huge-length":  # a header that claims 4 GiB, then nothing
+        _write(call, b"\xff\xff\xff\xff")
+        await asyncio.sleep(3600)
+    if mode == "endless-frame":  # a header within the cap, then its body a byte at a time
+        _write(call, struct.pack(">I", MAX_FRAME) + b'["done",{"value":"')
+        while True:
+            _write(call, b"x" * 64)
+            _stall(0.001)
+    if mode == "mute":  # closes both its pipes and lives on
+        channel: Any = call.__self__  # type: ignore[attr-defined]
+        os.close(channel._write_fd)
+        os.close(channel._read_fd)
+        _stall(3600)
+    if mode == "deaf":  # ignores or blocks every signal it can, then sleeps
+        libc = ctypes.CDLL(None)
+        for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGXCPU):
+            libc.signal(int(number), ctypes.c_void_p(1))  # SIG_IGN, from any thread
+        signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+        _stall(3600)
     return RunOutcome(value="unknown mode")

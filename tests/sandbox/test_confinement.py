@@ -54,6 +54,18 @@ def checked(result):
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code))
     return result
+def syscall(number, *args):  # an action: raw syscall ``number`` (x86-64), ``checked``
+    fn = libc.syscall
+    fn.restype = ctypes.c_long
+    wrapped = [ctypes.c_long(a) if isinstance(a, int) else a for a in args]
+    return lambda: checked(fn(ctypes.c_long(number), *wrapped))
+def each(actions):  # name -> the errno (or exception type) that refused it, or 'allowed'
+    out = {}
+    for label, action in actions.items():
+        got = attempt(action)
+        out[label] = ((got["errno"] or got["type"]) if got["denied"]
+                      else "allowed: " + got["value"])
+    return out
 host = HOST_PID
 """.replace("HOST_PID", str(os.getpid()))  # the test process (a worker's parent may be its
 # template: tests/sandbox/test_pool_template.py probes that one)
@@ -78,6 +90,7 @@ class Host:
         self.tmp_path = tmp_path
         self.secret_file = tmp_path / "secret.txt"
         self.secret_file.write_text(SECRET)
+        self.secret_stat = _metadata(self.secret_file)
         self.target = tmp_path / "written-by-payload"
         self.tcp = socket.create_server(("127.0.0.1", 0))
         self.tcp.setblocking(False)
@@ -86,6 +99,8 @@ class Host:
         self.udp.setblocking(False)
         self.buffer = ctypes_buffer()
         self.sibling_pid = 0
+        self.before: dict[int, tuple[Any, ...]] = {}
+        """The host's and the sibling's ``scheduling`` state, taken before the payload."""
         # a unix socket path must fit in 108 bytes: pytest's tmp_path may not
         self.unix_dir = tempfile.mkdtemp(prefix="cm-")
         self.unix_path = os.path.join(self.unix_dir, "host.sock")
@@ -121,12 +136,43 @@ class Host:
             return False
         return True
 
+    def files_untouched(self) -> bool:
+        """The secret file has its name, content, mode, owner and times, and no entry
+        was added beside it."""
+        return (os.listdir(self.tmp_path) == [self.secret_file.name]
+                and self.secret_file.read_text() == SECRET
+                and _metadata(self.secret_file) == self.secret_stat)
+
+    def scheduling_untouched(self) -> bool:
+        """The host's and the sibling's policy, priorities, CPUs and OOM score are as
+        they were before the payload ran."""
+        return bool(self.before) and all(scheduling(pid) == state
+                                         for pid, state in self.before.items())
+
     def udp_received_nothing(self) -> bool:
         try:
             self.udp.recv(100)
         except BlockingIOError:
             return True
         return False
+
+
+def _metadata(path: Path) -> tuple[int, ...]:
+    st = path.stat()
+    return (st.st_ino, st.st_mode, st.st_uid, st.st_gid, st.st_nlink, st.st_size,
+            st.st_mtime_ns, st.st_ctime_ns)
+
+
+def scheduling(pid: int) -> tuple[Any, ...]:
+    """What a payload could change of another process to starve or outlive the host."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    ioprio = libc.syscall(252, 1, pid)  # ioprio_get(IOPRIO_WHO_PROCESS, pid), x86-64
+    oom = Path(f"/proc/{pid}/oom_score_adj").read_text().strip()
+    return (os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority,
+            os.getpriority(os.PRIO_PROCESS, pid), sorted(os.sched_getaffinity(pid)), ioprio,
+            oom)
 
 
 def _unix_listener(address: str) -> socket.socket:
@@ -330,7 +376,7 @@ def _tracer_pid() -> int:
     return int(status.split("TracerPid:")[1].split()[0])
 
 
-async def _with_sibling(pool: WorkerPoolExecutor, host: Host,
+async def with_sibling(pool: WorkerPoolExecutor, host: Host,
                         payload: Callable[[Host], str]) -> tuple[Any, Any]:
     """Run the payload while a sibling run is held open on the pool's other worker."""
     entered = anyio.Event()
@@ -339,6 +385,7 @@ async def _with_sibling(pool: WorkerPoolExecutor, host: Host,
 
     async def call_tool(name: str, arguments: dict[str, Any]) -> Any:
         host.sibling_pid = arguments["pid"]
+        host.before = {pid: scheduling(pid) for pid in (os.getpid(), host.sibling_pid)}
         entered.set()
         await release.wait()
         return {"token": "sibling-token"}
@@ -370,10 +417,19 @@ async def test_payload_is_denied(
     expected: dict[str, Any],
     unreached: Callable[[Host], bool],
 ) -> None:
+    await check_payload(pool, tmp_path, monkeypatch, name, payload, expected, unreached)
+
+
+async def check_payload(pool: WorkerPoolExecutor, tmp_path: Path,
+                        monkeypatch: pytest.MonkeyPatch, name: str,
+                        payload: Callable[[Host], str], expected: dict[str, Any],
+                        unreached: Callable[[Host], bool]) -> None:
+    """Run one row: the refusal as ``expected``, the host object ``unreached``, the sibling
+    held open meanwhile untouched, and the pool still serving after it."""
     monkeypatch.setenv("CODEMODE_CONFINEMENT_TEST_SECRET", SECRET)
     host = Host(tmp_path)
     try:
-        result, sibling = await _with_sibling(pool, host, payload)
+        result, sibling = await with_sibling(pool, host, payload)
         assert result.error is None, result.error
         value = result.value
         assert isinstance(value, dict), value
@@ -389,11 +445,11 @@ async def test_payload_is_denied(
         "sibling-token" in json.dumps(sibling.value["reply"])
     assert sibling.value["pid"] == host.sibling_pid
     # the host process is intact and the pool still serves
-    after = await pool.run("result = 6 * 7", call_tool=_no_tool, limits=LIMITS)
+    after = await pool.run("result = 6 * 7", call_tool=no_tool, limits=LIMITS)
     assert after.value == 42
 
 
-async def _no_tool(name: str, arguments: dict[str, Any]) -> Any:
+async def no_tool(name: str, arguments: dict[str, Any]) -> Any:
     raise AssertionError("no tool is called")
 
 
@@ -415,7 +471,7 @@ async def test_every_layer_is_active_and_reported(pool: WorkerPoolExecutor) -> N
         "result['interfaces'] = open('/proc/self/net/dev').read().count(':') "
         "if os.path.exists('/proc/self/net/dev') else -1"
     )
-    value = (await pool.run(probe, call_tool=_no_tool, limits=LIMITS)).value
+    value = (await pool.run(probe, call_tool=no_tool, limits=LIMITS)).value
     assert value["nnp"] == "1"
     assert value["seccomp"] == "2"
     assert UID_BASE <= value["uid"] < UID_BASE + UID_SPAN
@@ -431,10 +487,10 @@ async def test_every_layer_is_active_and_reported(pool: WorkerPoolExecutor) -> N
 async def test_workers_have_distinct_uids(pool: WorkerPoolExecutor, tmp_path: Path) -> None:
     host = Host(tmp_path)
     try:
-        result, sibling = await _with_sibling(pool, host, lambda h: "result = os.getuid()")
+        result, sibling = await with_sibling(pool, host, lambda h: "result = os.getuid()")
     finally:
         host.close()
-    uid_sibling = (await pool.run("import os\nresult = os.getuid()", call_tool=_no_tool,
+    uid_sibling = (await pool.run("import os\nresult = os.getuid()", call_tool=no_tool,
                                   limits=LIMITS)).value
     assert result.value != sibling.value["pid"]
     assert {result.value, uid_sibling} <= set(range(UID_BASE, UID_BASE + UID_SPAN))
@@ -472,7 +528,7 @@ async def test_no_process_outlives_the_pool(tmp_path: Path) -> None:
         "          'pid': os.getpid(), 'thread': thread}"
     )
     async with WorkerPoolExecutor(size=1, runtime=RAW, confinement="strict") as pool:
-        value = (await pool.run(payload, call_tool=_no_tool, limits=LIMITS)).value
+        value = (await pool.run(payload, call_tool=no_tool, limits=LIMITS)).value
     assert "forks" in value, value  # else the payload raised: ``value`` says what
     assert all(fork["errno"] == "EPERM" for fork in value["forks"]), value
     assert value["clone"]["errno"] == "EPERM"
@@ -487,7 +543,7 @@ async def test_worker_stderr_goes_to_logging(caplog: pytest.LogCaptureFixture,
               "sys.stderr.flush()\nresult = 1"
     with caplog.at_level(logging.WARNING, logger="codemode.worker"):
         async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
-            assert (await pool.run(payload, call_tool=_no_tool, limits=LIMITS)).value == 1
+            assert (await pool.run(payload, call_tool=no_tool, limits=LIMITS)).value == 1
     assert any("payload says xxxxxxxxxx" in record.getMessage() for record in caplog.records)
     assert "payload says" not in capfd.readouterr().err
 
@@ -499,9 +555,9 @@ async def test_stderr_flood_is_bounded(caplog: pytest.LogCaptureFixture) -> None
                "result = 'done'")
     with caplog.at_level(logging.WARNING, logger="codemode.worker"):
         async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
-            result = await pool.run(payload, call_tool=_no_tool, limits=LIMITS)
+            result = await pool.run(payload, call_tool=no_tool, limits=LIMITS)
             assert result.value == "done", result
-            assert (await pool.run("result = 2", call_tool=_no_tool, limits=LIMITS)).value == 2
+            assert (await pool.run("result = 2", call_tool=no_tool, limits=LIMITS)).value == 2
     logged = sum(len(r.getMessage()) for r in caplog.records if r.name == "codemode.worker")
     assert 0 < logged <= 2 * (64 * 1024 + 200)
 
@@ -515,7 +571,7 @@ async def test_auto_names_a_missing_layer(monkeypatch: pytest.MonkeyPatch,
             confinement = pool.confinement
             value = (await pool.run(PRELUDE + "result = attempt(lambda: "
                                     "open('/etc/hostname').read() and 'read')",
-                                    call_tool=_no_tool, limits=LIMITS)).value
+                                    call_tool=no_tool, limits=LIMITS)).value
     assert confinement is not None
     assert confinement.missing == ("filesystem",)
     assert not confinement.filesystem.active
@@ -543,7 +599,7 @@ async def test_strict_refuses_when_a_layer_is_missing(monkeypatch: pytest.Monkey
         with pytest.raises(SandboxError, match=f"strict.*missing {layer}"):
             await pool.start()
         with pytest.raises(SandboxError, match=f"missing {layer}"):
-            await pool.run("result = 1", call_tool=_no_tool, limits=LIMITS)
+            await pool.run("result = 1", call_tool=no_tool, limits=LIMITS)
 
 
 async def test_off_applies_nothing_and_runs() -> None:
@@ -552,15 +608,15 @@ async def test_off_applies_nothing_and_runs() -> None:
         assert pool.confinement == Confinement.off()
         value = (await pool.run(PRELUDE + "result = [os.getuid(), "
                                 "open('/proc/self/status').read().count('NoNewPrivs:\\t0')]",
-                                call_tool=_no_tool, limits=LIMITS)).value
+                                call_tool=no_tool, limits=LIMITS)).value
     assert value == [os.getuid(), 1]
 
 
 async def test_recycle_every_run_gives_each_run_a_fresh_worker() -> None:
     async with WorkerPoolExecutor(size=1, runtime=RAW, recycle="every_run") as pool:
-        pids = [(await pool.run("import os\nresult = os.getpid()", call_tool=_no_tool,
+        pids = [(await pool.run("import os\nresult = os.getpid()", call_tool=no_tool,
                                 limits=LIMITS)).value for _ in range(3)]
-        leftover = await pool.run("result = globals().get('planted')", call_tool=_no_tool,
+        leftover = await pool.run("result = globals().get('planted')", call_tool=no_tool,
                                   limits=LIMITS)
     assert len(set(pids)) == 3
     assert leftover.value is None
@@ -570,14 +626,14 @@ async def test_reused_worker_keeps_state_without_every_run() -> None:
     """Why ``every_run`` exists: a reused worker carries what escaped code left behind."""
     async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
         await pool.run("import builtins\nbuiltins.planted = 'left behind'\nresult = 1",
-                       call_tool=_no_tool, limits=LIMITS)
+                       call_tool=no_tool, limits=LIMITS)
         reused = await pool.run("import builtins\nresult = getattr(builtins, 'planted', None)",
-                                call_tool=_no_tool, limits=LIMITS)
+                                call_tool=no_tool, limits=LIMITS)
     async with WorkerPoolExecutor(size=1, runtime=RAW, recycle="every_run") as pool:
         await pool.run("import builtins\nbuiltins.planted = 'left behind'\nresult = 1",
-                       call_tool=_no_tool, limits=LIMITS)
+                       call_tool=no_tool, limits=LIMITS)
         fresh = await pool.run("import builtins\nresult = getattr(builtins, 'planted', None)",
-                               call_tool=_no_tool, limits=LIMITS)
+                               call_tool=no_tool, limits=LIMITS)
     assert reused.value == "left behind"
     assert fresh.value is None
 
@@ -590,8 +646,8 @@ async def test_memory_cap_is_hard_and_still_reports_the_limit() -> None:
         "result = 'allocated past the cap'"
     )
     async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
-        result = await pool.run(source, call_tool=_no_tool, limits=LIMITS)
-        after = await pool.run("result = 'next run fine'", call_tool=_no_tool, limits=LIMITS)
+        result = await pool.run(source, call_tool=no_tool, limits=LIMITS)
+        after = await pool.run("result = 'next run fine'", call_tool=no_tool, limits=LIMITS)
     assert result.value != "allocated past the cap"
     assert result.value == {"raised": "MemoryError", "errno": None, "message": ""} or \
         (result.error is not None and result.error.limit == "memory"), result
@@ -605,10 +661,10 @@ async def test_a_larger_memory_limit_gets_a_worker_that_can_give_it() -> None:
     large = Limits(memory=512 * 1024 * 1024, timeout=10)
     grow = "blob = bytearray(300 * 1024 * 1024)\nimport os\nresult = [len(blob), os.getpid()]"
     async with WorkerPoolExecutor(size=1, runtime=RAW, confinement="strict") as pool:
-        first = await pool.run("import os\nresult = os.getpid()", call_tool=_no_tool,
+        first = await pool.run("import os\nresult = os.getpid()", call_tool=no_tool,
                                limits=small)
-        grown = await pool.run(grow, call_tool=_no_tool, limits=large)
-        again = await pool.run(grow, call_tool=_no_tool, limits=large)
+        grown = await pool.run(grow, call_tool=no_tool, limits=large)
+        again = await pool.run(grow, call_tool=no_tool, limits=large)
     assert grown.error is None, grown.error
     assert grown.value[0] == 300 * 1024 * 1024 and grown.value[1] != first.value
     assert again.error is None and again.value[1] == grown.value[1]  # that worker is reused

@@ -44,3 +44,14 @@ def test_doctor_leaves_the_hosts_log_levels_as_they_were() -> None:
     before = sandbox_log.level
     assert main(["doctor"]) == 0
     assert sandbox_log.level == before  # an embedding host's INFO records still reach it
+
+
+def test_doctor_names_what_each_layer_holds(capsys: pytest.CaptureFixture[str]) -> None:
+    """The details say what a layer applied, so a machine where part of it could not be
+    (an ``oom_score_adj`` that cannot be written) shows it."""
+    assert main(["doctor", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert "MEMLOCK 0, RTPRIO 0, NICE 0, SIGPENDING 64" in report["rlimits"]["detail"]
+    assert "oom_score_adj 1000" in report["rlimits"]["detail"]
+    assert "own IPC namespace" in report["network"]["detail"]
+    assert "open for writing, huge pages" in report["syscalls"]["detail"]

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -383,3 +384,39 @@ async def test_inprocess_reports_no_queue() -> None:
     async with InProcessExecutor() as executor:
         result = await executor.run("1", call_tool=Tools())
     assert result.usage.queued == 0.0
+
+
+# 6. A worker that stops talking the protocol, or listening ------------------------
+
+UNRESPONSIVE = [
+    ("huge-length", "SandboxError", "a frame of 4294967295 bytes exceeds the frame cap"),
+    ("endless-frame", "LimitExceeded", "timeout=2"),  # within the cap, never ending
+    ("mute", "SandboxError", "the worker closed its pipe mid-run"),  # and lives on
+    ("deaf", "LimitExceeded", "timeout=2"),  # every catchable signal ignored or blocked
+]
+
+
+@pytest.mark.parametrize(("source", "kind", "message"), UNRESPONSIVE,
+                         ids=[s for s, _, _ in UNRESPONSIVE])
+async def test_an_unresponsive_worker_is_killed_and_replaced(
+        pool: WorkerPoolExecutor, source: str, kind: str, message: str) -> None:
+    """The run ends with a clear error by its timeout, a sibling run and the host loop go
+    on meanwhile, the worker process is gone and the pool serves the next run."""
+    before = await pids(pool)
+    async with heartbeat(source):
+        result, took = await hostile_with_sibling(pool, source, Tools(), seconds=2.0)
+    assert result.error is not None, result
+    assert result.error.type == kind, result.error
+    assert message in result.error.message
+    assert took < 2.0 + SLACK
+    await assert_one_replaced(pool, before)
+    gone = before - await pids(pool)
+    assert gone and all(not _alive(pid) for pid in gone)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status

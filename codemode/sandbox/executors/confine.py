@@ -11,7 +11,10 @@ escaped the language layer, runs inside these layers:
                   ``/proc/<pid>/{mem,environ,fd}``.
 ``network``       a fresh network namespace with no interface (``unshare(CLONE_NEWNET)``;
                   not root: ``CLONE_NEWUSER|CLONE_NEWNET``); Landlock (ABI 4) also refuses
-                  TCP bind/connect and seccomp refuses ``socket()``.
+                  TCP bind/connect and seccomp refuses ``socket()``. With it a fresh IPC
+                  namespace (``CLONE_NEWIPC``): where seccomp is missing, a worker's System
+                  V shared memory, queues and semaphores and POSIX message queues are its
+                  own and die with it, instead of outliving it in the host's namespace.
 ``filesystem``    Landlock: read-only access beneath exactly the files and packages the
                   worker imported (stdlib modules, their extension modules, the
                   site-packages it loaded, the ``codemode`` package) and its own
@@ -22,11 +25,17 @@ escaped the language layer, runs inside these layers:
                   ``CLONE_THREAD`` and no namespace flag; ``clone3`` says ENOSYS so glibc
                   falls back), signals only to itself, no mount, unshare, setns, bpf,
                   perf events, keyrings, io_uring, ``socket()`` (``socketpair(AF_UNIX)``
-                  stays: asyncio's self-pipe), ``prlimit64`` only on itself.
+                  stays: asyncio's self-pipe), ``prlimit64`` only on itself, ``open``
+                  and ``openat`` for reading only (Landlock's read-only rule holds
+                  without Landlock), ``openat2`` ENOSYS, no ``MAP_HUGETLB`` (the
+                  machine's reserved huge pages).
 ``rlimits``       ``RLIMIT_FSIZE`` 0, ``RLIMIT_CORE`` 0, ``RLIMIT_NPROC`` (threads of its
-                  uid), and per run ``RLIMIT_AS``/``RLIMIT_CPU`` as *hard* limits, which
-                  only ever go down (``worker._Proc.limit_run``): nothing without
-                  ``CAP_SYS_RESOURCE`` can raise a hard limit, not even the host.
+                  uid), ``RLIMIT_MEMLOCK``/``RTPRIO``/``NICE`` 0, ``RLIMIT_SIGPENDING``
+                  64, ``oom_score_adj``
+                  1000 (the OOM killer takes a worker before the host), and per run
+                  ``RLIMIT_AS``/``RLIMIT_CPU`` as *hard* limits, which only ever go down
+                  (``worker._Proc.limit_run``): nothing without ``CAP_SYS_RESOURCE`` can
+                  raise a hard limit, not even the host.
 ``identity``      as root: ``setgroups([])`` + ``setresgid``/``setresuid`` to a spare uid
                   of its own (``UID_BASE`` + n); otherwise its own user namespace.
 
@@ -55,6 +64,8 @@ from typing import Any, Final, Literal
 
 __all__ = [
     "LAYERS",
+    "OOM_SCORE_ADJ",
+    "SIGPENDING",
     "UID_BASE",
     "UID_SPAN",
     "Confinement",
@@ -76,6 +87,11 @@ UID_SPAN: Final = 1_000_000
 
 NPROC: Final = 32
 """RLIMIT_NPROC of a worker (its uid is its own, so this caps its threads)."""
+
+SIGPENDING: Final = 64
+"""RLIMIT_SIGPENDING of a worker: real-time signals it may queue (to itself: seccomp), each
+a kernel allocation that a non-root host's user pays too (its user namespace charges its
+parent's count), so a worker could otherwise use up the host user's own budget."""
 
 
 @dataclass(frozen=True)
@@ -170,6 +186,7 @@ PR_SET_DUMPABLE: Final = 4
 PR_SET_NO_NEW_PRIVS: Final = 38
 CLONE_NEWUSER: Final = 0x10000000
 CLONE_NEWNET: Final = 0x40000000
+CLONE_NEWIPC: Final = 0x08000000
 
 
 class _Refused(Exception):
@@ -308,13 +325,13 @@ _ALLOWED: Final = {
     "epoll_create": 213, "pselect6": 270, "select": 23, "poll": 7, "ppoll": 271,
     "pread64": 17, "readv": 19, "writev": 20, "lseek": 8,
     "getrusage": 98, "clock_gettime": 228, "clock_getres": 229, "gettimeofday": 96,
-    "clock_nanosleep": 230, "nanosleep": 35, "mmap": 9, "munmap": 11, "mremap": 25,
+    "clock_nanosleep": 230, "nanosleep": 35, "munmap": 11, "mremap": 25,
     "mprotect": 10, "madvise": 28, "brk": 12, "rt_sigprocmask": 14, "rt_sigaction": 13,
     "rt_sigreturn": 15, "sigaltstack": 131, "rt_sigpending": 127, "rt_sigtimedwait": 128,
     "restart_syscall": 219, "gettid": 186, "set_robust_list": 273, "get_robust_list": 274,
     "rseq": 334, "set_tid_address": 218, "exit": 60, "exit_group": 231,
-    # files (Landlock decides which paths; already open descriptors)
-    "open": 2, "openat": 257, "openat2": 437, "close": 3, "close_range": 436, "fstat": 5,
+    # files (Landlock decides which paths; open/openat below: for reading only)
+    "close": 3, "close_range": 436, "fstat": 5,
     "stat": 4, "lstat": 6, "newfstatat": 262, "statx": 332, "getdents64": 217,
     "readlink": 89, "readlinkat": 267, "access": 21, "faccessat": 269, "faccessat2": 439,
     "dup": 32, "dup2": 33, "dup3": 292, "pipe": 22, "pipe2": 293,
@@ -328,6 +345,19 @@ _ALLOWED: Final = {
     "getsid": 124, "getrlimit": 97, "uname": 63, "sysinfo": 99, "times": 100,
     "getrandom": 318, "getcpu": 309, "sched_getaffinity": 204, "membarrier": 324,
 }
+_MMAP: Final = 9
+_MAP_HUGETLB: Final = 0x40000
+"""Huge pages come from the machine's reserved pool (``vm.nr_hugepages``), which a worker
+could drain up to its address-space cap (a strict worker took all 4 of 4 reserved pages
+with one 8 MiB mmap and held them as long as it lived)."""
+_OPEN: Final = 2
+_OPENAT: Final = 257
+_OPENAT2: Final = 437
+_OPEN_WRITING: Final = 0o1 | 0o2 | 0o100 | 0o1000
+"""O_WRONLY, O_RDWR, O_CREAT, O_TRUNC (O_TMPFILE needs a write mode): refused by seccomp
+too, so a worker creates no file even where Landlock is missing (empty files, with
+``RLIMIT_FSIZE`` 0, but as many as it likes, in every world-writable directory, and
+outliving it)."""
 _CLONE: Final = 56
 _CLONE3: Final = 435
 _KILL: Final = 62
@@ -366,6 +396,13 @@ def _one_of(nr: int, arg: int, values: tuple[int, ...], deny: int) -> list[bytes
     return [_ins(_JEQ_K, nr, 0, len(body)), *body]
 
 
+def _none_of(nr: int, arg: int, mask: int, deny: int) -> list[bytes]:
+    """``nr`` allowed only when argument ``arg`` (low 32 bits) has none of ``mask``'s bits."""
+    body = [_arg_lo(arg), _ins(_JSET_K, mask, 0, 1), _ins(_RET_K, deny),
+            _ins(_RET_K, _RET_ALLOW)]
+    return [_ins(_JEQ_K, nr, 0, len(body)), *body]
+
+
 def seccomp_program(pid: int) -> bytes:
     """The worker's filter as classic BPF (x86-64)."""
     deny = _RET_ERRNO | errno.EPERM
@@ -377,9 +414,15 @@ def seccomp_program(pid: int) -> bytes:
         _ins(_JGE_K, 0x40000000, 0, 1),  # the x32 ABI
         _ins(_RET_K, deny),
     ]
+    # mmap first (malloc's hot path keeps its place): anything but MAP_HUGETLB
+    prog += _none_of(_MMAP, 3, _MAP_HUGETLB, deny)
     for nr in _ALLOWED.values():
         prog += [_ins(_JEQ_K, nr, 0, 1), _ins(_RET_K, _RET_ALLOW)]
     prog += [_ins(_JEQ_K, _CLONE3, 0, 1), _ins(_RET_K, _RET_ERRNO | errno.ENOSYS)]
+    # open for reading only; openat2's flags are behind a pointer: ENOSYS, callers fall back
+    prog += _none_of(_OPENAT, 2, _OPEN_WRITING, _RET_ERRNO | errno.EACCES)
+    prog += _none_of(_OPEN, 1, _OPEN_WRITING, _RET_ERRNO | errno.EACCES)
+    prog += [_ins(_JEQ_K, _OPENAT2, 0, 1), _ins(_RET_K, _RET_ERRNO | errno.ENOSYS)]
     # clone: threads only (CLONE_THREAD set, no namespace flag)
     prog += [_ins(_JEQ_K, _CLONE, 0, 5), _arg_lo(0), _ins(_JSET_K, _CLONE_THREAD, 0, 2),
              _ins(_JSET_K, _CLONE_NAMESPACES, 1, 0), _ins(_RET_K, _RET_ALLOW),
@@ -405,27 +448,30 @@ def _seccomp(pid: int) -> str:
     buffer = ctypes.create_string_buffer(fprog, len(fprog))
     # SECCOMP_SET_MODE_FILTER with SECCOMP_FILTER_FLAG_TSYNC (there is one thread anyway)
     _check(_sys(_NR_SECCOMP, ctypes.c_uint(1), ctypes.c_uint(1), buffer), "seccomp")
-    return (f"default-deny allowlist of {len(_ALLOWED) + 8} syscalls ({count} BPF "
+    return (f"default-deny allowlist of {len(_ALLOWED) + 12} syscalls ({count} BPF "
             "instructions): no ptrace, process_vm_*, exec, fork, signals to others, mount, "
-            "unshare, setns, bpf, perf_event_open, socket")
+            "unshare, setns, bpf, perf_event_open, socket, open for writing, huge pages")
 
 
 # --- the other layers ------------------------------------------------------------------
 
 
 def _network(root: bool, uid: int) -> tuple[str, str | None]:
-    """A fresh network namespace; as a non-root host also a user namespace (identity)."""
+    """Fresh network and IPC namespaces; as a non-root host also a user namespace
+    (identity)."""
     if root:
-        _check(_libc.unshare(CLONE_NEWNET), "unshare(CLONE_NEWNET)")
-        return "own network namespace (no interface up)", None
+        _check(_libc.unshare(CLONE_NEWNET | CLONE_NEWIPC), "unshare(CLONE_NEWNET|CLONE_NEWIPC)")
+        return "own network namespace (no interface up), own IPC namespace", None
     outer_uid, outer_gid = os.geteuid(), os.getegid()
-    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNET), "unshare(CLONE_NEWUSER|CLONE_NEWNET)")
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC),
+           "unshare(CLONE_NEWUSER|CLONE_NEWNET|CLONE_NEWIPC)")
     for name, text in (("setgroups", "deny"), ("uid_map", f"{outer_uid} {outer_uid} 1"),
                        ("gid_map", f"{outer_gid} {outer_gid} 1")):
         with open(f"/proc/self/{name}", "w") as handle:
             handle.write(text)
     del uid
-    return "own network namespace (no interface up)", "own user namespace (host uid mapped)"
+    return ("own network namespace (no interface up), own IPC namespace",
+            "own user namespace (host uid mapped)")
 
 
 def _identity(uid: int) -> str:
@@ -437,12 +483,31 @@ def _identity(uid: int) -> str:
     return f"uid {uid}, gid {uid}, no supplementary groups"
 
 
+OOM_SCORE_ADJ: Final = 1000
+"""A worker's ``oom_score_adj``: under memory pressure the kernel kills a worker first,
+never the host (a worker cannot lower it: that needs ``CAP_SYS_RESOURCE``)."""
+
+
 def _limits() -> str:
-    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NPROC, (NPROC, NPROC))
-    return (f"FSIZE 0, CORE 0, NPROC {NPROC}; per run AS and CPU as hard limits "
-            "(lowered only: see worker._Proc.limit_run)")
+    """Limits that hold without seccomp (on a machine with no allowlist, say): ``MEMLOCK``
+    0, since ``mmap(MAP_LOCKED)`` passes seccomp and would pin up to the host's limit (all
+    of a run's memory where that is unlimited) of RAM no one can swap out; ``RTPRIO`` and
+    ``NICE`` 0, so no ``SCHED_FIFO`` spin or ``nice(-20)`` can starve the host, whatever
+    limits it inherited."""
+    for limit, value in ((resource.RLIMIT_FSIZE, 0), (resource.RLIMIT_CORE, 0),
+                         (resource.RLIMIT_NPROC, NPROC), (resource.RLIMIT_MEMLOCK, 0),
+                         (resource.RLIMIT_RTPRIO, 0), (resource.RLIMIT_NICE, 0),
+                         (resource.RLIMIT_SIGPENDING, SIGPENDING)):
+        resource.setrlimit(limit, (value, value))
+    try:  # before Landlock and setuid; where /proc is read-only the report says so
+        with open("/proc/self/oom_score_adj", "w") as handle:
+            handle.write(str(OOM_SCORE_ADJ))
+        oom = f"oom_score_adj {OOM_SCORE_ADJ}"
+    except OSError as exc:
+        oom = f"oom_score_adj unchanged ({errno.errorcode.get(exc.errno or 0, exc.errno)})"
+    return (f"FSIZE 0, CORE 0, NPROC {NPROC}, MEMLOCK 0, RTPRIO 0, NICE 0, "
+            f"SIGPENDING {SIGPENDING}, {oom}; "
+            "per run AS and CPU as hard limits (lowered only: see worker._Proc.limit_run)")
 
 
 def apply(plan: dict[str, Any], extra_dirs: tuple[str, ...] = ()) -> dict[str, list[Any]]:

@@ -74,6 +74,7 @@ from codemode.sandbox.executors.protocol import (
     json_size,
     new_bounded,
 )
+from codemode.sandbox.executors.resident import WATCH_SECONDS, Resident, budget
 from codemode.sandbox.executors.template import (
     TEMPLATE,
     ForkedProcess,
@@ -338,6 +339,7 @@ class _Worker:
         the blob (if the worker's own cache dropped it since, it compiles the source)."""
         self.spare = spare
         """True until :meth:`assign` sends it its plan (a spare boots without one)."""
+        self._resident: Resident | None = None
         _LOG.debug("sandbox worker %d started (confinement %s)", self.process.pid, self._mode)
         _LIVE.add(self)
 
@@ -522,8 +524,16 @@ class _Worker:
                 with contextlib.suppress(OSError):
                     stream.close()
 
+    def resident(self) -> int | None:
+        """Its resident bytes, as the host reads them (``resident.py``), or None."""
+        if self._resident is None:
+            self._resident = Resident(self.process.pid)
+        return self._resident.read()
+
     def finish(self) -> None:
         """After it exited: log what is left on its stderr, close it, free its uid."""
+        if self._resident is not None:
+            self._resident.close()
         _LOG.debug("sandbox worker %d exited (status %s)", self.process.pid,
                    self.process.returncode)
         stream = self.process.stderr
@@ -677,6 +687,11 @@ class _Session:
         """Set when the worker sent more calls than may wait for replies at once."""
         self.timed_out = False
         """True when the session saw the deadline pass (the run fails, the worker is killed)."""
+        self.memory_budget: int | None = None
+        """Resident bytes past which the run fails and its worker is killed (``resident``)."""
+        self.over_memory: int | None = None
+        """The worker's resident bytes when the host found it past ``memory_budget``."""
+        self._watch: asyncio.TimerHandle | None = None
         self.on_output: Callable[[str], None] | None = None
         """Receives the run's ``output`` frames (live streaming; the run asked for them)."""
         self._output_left = limits.output
@@ -699,11 +714,18 @@ class _Session:
                             if self._worker.decoder.backlog:
                                 self._on_readable()
                             self.poll_soon()
+                            if self.memory_budget is not None:
+                                self._watch = loop.call_later(WATCH_SECONDS,
+                                                              self._watch_memory)
                             await self._spawn_handlers(tg)
                         finally:
                             self._ended = True
+                            if self._watch is not None:
+                                self._watch.cancel()
                 else:
                     tg.start_soon(self._read_loop)
+                    if self.memory_budget is not None:
+                        tg.start_soon(self._memory_loop)
                     await self._spawn_handlers(tg)
             finally:
                 # Handlers are shielded (see ``_handle``): however the run ended, calls in
@@ -810,6 +832,28 @@ class _Session:
             else:
                 await anyio.wait_readable(self._worker.read_fd)
             self._on_readable()
+
+    def _watch_memory(self) -> None:
+        self._watch = None
+        if not self._ended and not self._finished.is_set() and not self._over_budget():
+            assert self._loop is not None
+            self._watch = self._loop.call_later(WATCH_SECONDS, self._watch_memory)
+
+    async def _memory_loop(self) -> None:
+        while not self._finished.is_set():
+            await anyio.sleep(WATCH_SECONDS)
+            if self._over_budget():
+                return
+
+    def _over_budget(self) -> bool:
+        """Read the worker's resident size; past the budget the run ends (and the worker
+        is killed, like a run past its deadline)."""
+        resident = self._worker.resident()
+        if resident is None or self.memory_budget is None or resident <= self.memory_budget:
+            return False
+        self.over_memory = resident
+        self._finish()
+        return True
 
     def _finish(self, *, gone: bool = False) -> None:
         self.gone = self.gone or gone
@@ -1284,6 +1328,9 @@ class WorkerPoolExecutor:
         if worker.memory_cap is None:
             worker.memory_cap = limits.memory
         session = _Session(worker, broker, limits, run_id, started + left + self._grace)
+        base = worker.resident()
+        if base is not None:
+            session.memory_budget = budget(base, limits.memory)
         request: dict[str, Any] = {"source": source, "limits": sent.to_json(), "run": run_id}
         paths = tool_paths if type(tool_paths) is tuple else tuple(tool_paths)
         if worker.tool_paths is not paths and worker.tool_paths != paths:
@@ -1316,6 +1363,10 @@ class WorkerPoolExecutor:
             error = ScriptError(type="SandboxError", message=str(session.violation))
         elif session.overflow is not None:
             error = ScriptError.for_limit(session.overflow)
+        elif session.over_memory is not None:
+            error = ScriptError.for_limit(LimitExceeded(
+                "memory", limits.memory, f"the worker grew to {session.over_memory} resident "
+                "bytes (read and stopped by the host)"))
         elif done is None and (deadline.cancelled_caught or session.timed_out):
             error = _timeout_error(limits)
         elif done is None:
@@ -1617,6 +1668,9 @@ async def _crash_error(worker: _Worker, limits: Limits) -> ScriptError:
     if status == EXIT_MEMORY:
         exc = LimitExceeded("memory", limits.memory, "the worker ran out of address space")
         return ScriptError.for_limit(exc)
+    if status is None:  # alive, but it closed its pipe: the pool kills it
+        return ScriptError(type="SandboxError",
+                           message="the worker closed its pipe mid-run (it is killed)")
     return ScriptError(type="SandboxError",
                        message=f"the worker process died unexpectedly (status {status})")
 
