@@ -483,6 +483,9 @@ class _Planner(ast.NodeVisitor):
                 continue  # the script's own function of that name
             else:
                 self.bare[name] = target
+        self.partials: set[str] = set()
+        """Names bound once, at the top level, to ``functools.partial(<tool>, ...)``: a
+        call of one is a tool call (awaited like one)."""
         if not strict:
             self._tool_variables(stores)
         self.aliases = frozenset() if strict else frozenset(
@@ -523,16 +526,28 @@ class _Planner(ast.NodeVisitor):
         for stmt in self.tree.body:
             name = _assigned_name(stmt)
             value = getattr(stmt, "value", None)
-            if name is None or stores.get(name) != 1 or name in params or (
-                    name in self.def_only) or not isinstance(value, ast.Name | ast.Attribute):
+            if name is None or stores.get(name) != 1 or name in params or name in self.def_only:
                 continue
-            if isinstance(value, ast.Name):
-                path = self.bare.get(value.id)
-            else:
-                root, parts = _root(value)
-                path = ".".join(parts) if root == "tools" and parts else None
-            if path is not None and path in self.tools and name not in self.bound - stores.keys():
+            if isinstance(value, ast.Call) and _is_partial(value.func) and value.args and (
+                    self._tool_value(value.args[0]) is not None):
+                self.partials.add(name)
+                continue
+            if not isinstance(value, ast.Name | ast.Attribute):
+                continue
+            path = self._tool_value(value)
+            if path is not None and name not in self.bound - stores.keys():
                 self.bare[name] = path
+
+    def _tool_value(self, value: ast.expr) -> str | None:
+        """The tool a bare name or ``tools.x`` read as a value is, if it is one."""
+        if isinstance(value, ast.Name):
+            path = self.bare.get(value.id)
+        elif isinstance(value, ast.Attribute):
+            root, parts = _root(value)
+            path = ".".join(parts) if root == "tools" and parts else None
+        else:
+            return None
+        return path if path is not None and path in self.tools else None
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -628,7 +643,8 @@ class _Planner(ast.NodeVisitor):
         if self.tool_of(node.func) is not None:
             path = self.tool_of(node.func)
             return path in self.tools
-        if isinstance(node.func, ast.Name) and node.func.id in self.async_funcs:
+        if isinstance(node.func, ast.Name) and (node.func.id in self.async_funcs
+                                                or node.func.id in self.partials):
             return True
         if isinstance(node.func, ast.Attribute) and node.func.attr in self.async_methods:
             root, _ = self.root_of(node.func)
@@ -1395,9 +1411,7 @@ class _Planner(ast.NodeVisitor):
                 where = self._value_use(node.name)
                 self.add(node, f"{node.name}() calls tools, so it must be `async def "
                          f"{node.name}(...)` and each call awaited"
-                         + (f"; it is used as a value at line {where}, where it cannot be "
-                            f"awaited: call it in a loop, e.g. `[await {node.name}(x) for x "
-                            "in xs]`" if where else ""))
+                         + (self._returned_hint(node.name, where) if where else ""))
             elif any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(node)):
                 self.add(node, f"{node.name}() is a generator that calls tools: collect the "
                          "results in a list instead of yielding them")
@@ -1489,6 +1503,21 @@ class _Planner(ast.NodeVisitor):
                         id(node) not in self.key_functions):
                     return node.lineno
         return None
+
+    def _returned_hint(self, name: str, where: int) -> str:
+        """The fix for a function used as a value at line ``where``: a closure handed out
+        by ``return`` (a factory) is called where no one can await it, so the values it
+        closes over become parameters; any other use is a loop over its calls."""
+        for node in self.loads:
+            parent = self.parents.get(node)
+            while isinstance(parent, ast.Tuple | ast.List):
+                parent = self.parents.get(parent)
+            if node.id == name and node.lineno == where and isinstance(parent, ast.Return):
+                return (f"; it is returned at line {where}, so its callers cannot await it: "
+                        f"define `{name}` at the top level with the values it uses from "
+                        "the enclosing function as parameters, and call it directly")
+        return (f"; it is used as a value at line {where}, where it cannot be awaited: call "
+                f"it in a loop, e.g. `[await {name}(x) for x in xs]`")
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if not self.strict and node.value is not None and node.simple and not isinstance(
@@ -1885,6 +1914,13 @@ class _Planner(ast.NodeVisitor):
             wire = self.tools[path]
             out[path] = positional_order(self.specs.get(wire), self.arguments.get(wire, {}))
         return out
+
+
+def _is_partial(func: ast.expr) -> bool:
+    """``partial`` or ``functools.partial``."""
+    return (isinstance(func, ast.Name) and func.id == "partial") or (
+        isinstance(func, ast.Attribute) and func.attr == "partial"
+        and isinstance(func.value, ast.Name) and func.value.id == "functools")
 
 
 def plan(source: str, tree: ast.Module, *, tools: Mapping[str, str],

@@ -1,0 +1,663 @@
+"""Compat round 15: scripts models write for other Code Mode hosts, in styles the
+earlier rounds did not cover, against more of the corpus's real schemas.
+
+The tools (``other_host_tools``) are BFCL's trading, travel, ticket and math APIs, the
+Hacker News, Wikipedia, Time and LeetCode MCP servers and VS Code Copilot's file tools,
+registered with their published listings so every call is validated as the host would.
+Each row runs in the sandbox on both executors and in CPython with the same handlers as
+plain functions (``smol``: bare names sync; ``async``: bare names and ``tools.x``
+awaited): value and printed output must be equal.
+"""
+
+# ruff: noqa: E501 - the rows are scripts as models write them
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+
+import codemode as cm
+from tests.mode.corpus_tools import registry
+from tests.mode.cpython_side import run_with_tools
+from tests.mode.other_host_tools import FUNCTIONS, specs
+
+if TYPE_CHECKING:
+    from codemode.sandbox import Executor
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def mode(executor: Executor) -> cm.CodeMode:
+    """Both executors (conftest's ``executor``): what the dialects add to a run travels
+    to a worker too."""
+    return cm.CodeMode(registry(specs(), FUNCTIONS), executor=executor)
+
+
+async def _runs_as_in_cpython(mode: cm.CodeMode, script: str, style: str) -> None:
+    run = await mode.run(script)
+    assert run.error is None, run.error
+    assert run.calls
+    assert (json.loads(json.dumps(run.value)), run.output) == run_with_tools(script, style, FUNCTIONS)
+
+
+# (name, CPython style, script): value and output as in CPython
+ROWS: list[tuple[str, str, str]] = [
+    ("smol_retry_backoff_sleep", "smol", r"""
+import time
+
+def fetch_with_retry(story_id, attempts=3, delay=0.01):
+    '''Fetch a story, retrying transient failures with exponential backoff.'''
+    last_error = None
+    for attempt in range(1, attempts + 1):
+        try:
+            return getStory(id=story_id)
+        except Exception as exc:  # the tool raised
+            last_error = exc
+            print(f"attempt {attempt} for {story_id} failed: {exc}")
+            time.sleep(delay * 2 ** (attempt - 1))
+    raise RuntimeError(f"giving up on {story_id}") from last_error
+
+stories = []
+for sid in [40404, 99999, 40401]:
+    try:
+        stories.append(fetch_with_retry(sid))
+    except RuntimeError as err:
+        print(err, "| cause:", type(err.__cause__).__name__)
+final_answer([s["title"] for s in stories])
+"""),
+    ("smol_partial_of_a_tool", "smol", r"""
+from functools import partial
+
+# same date and class for every leg
+quote = partial(get_flight_cost, travel_date="2024-11-15", travel_class="economy")
+legs = [("SFO", "JFK"), ("JFK", "LHR"), ("LHR", "HND")]
+costs = {f"{a}->{b}": min(quote(travel_from=a, travel_to=b)["travel_cost_list"]) for a, b in legs}
+for leg, cost in costs.items():
+    print(f"{leg:<10} ${cost:>9,.2f}")
+final_answer(round(sum(costs.values()), 2))
+"""),
+    ("ptc_partial_async_gather", "async", r"""
+import asyncio
+from functools import partial
+
+to_eur = partial(tools.compute_exchange_rate, base_currency="USD", target_currency="EUR")
+amounts = [100, 250.5, 1999.99]
+converted = await asyncio.gather(*(to_eur(value=a) for a in amounts))
+table = dict(zip(amounts, (c["exchanged_value"] for c in converted), strict=True))
+print(table)
+table
+"""),
+    ("smol_fstring_debug_and_nested_specs", "smol", r"""
+info = get_stock_info(symbol="NVDA")
+price = info["price"]
+ma5, ma20 = info["MA(5)"], info["MA(20)"]
+width, prec = 10, 3
+print(f"{price=}")
+print(f"{ma5 = :.1f}, {ma20=!r}")
+print(f"[{price:>{width}.{prec}f}] [{price:^{width}}] [{price:<{width},.1f}]")
+print(f"{info['percent_change']:+.2%} {info['volume']:e} {len(info)=}")
+spread = ma20 - ma5
+final_answer(f"{spread=:.2f}")
+"""),
+    ("ptc_as_completed_with_wait_for", "async", r"""
+import asyncio
+
+async def story_or_none(sid: int):
+    try:
+        return await asyncio.wait_for(tools.getStory(id=sid), timeout=10)
+    except asyncio.TimeoutError:
+        return None
+    except ToolCallError as e:
+        print("missing:", sid, e.message if hasattr(e, "message") else e)
+        return None
+
+ids = [40401, 40402, 1, 40406]
+found = []
+for fut in asyncio.as_completed([story_or_none(i) for i in ids]):
+    story = await fut
+    if story is not None:
+        found.append(story)
+found.sort(key=lambda s: (-s["score"], s["id"]))
+print("\n".join(f"{s['score']:>5} {s['title']}" for s in found))
+{"count": len(found), "top": found[0]["title"]}
+"""),
+    ("ptc_taskgroup_dict_results", "async", r"""
+import asyncio
+
+async def main() -> dict[str, float]:
+    symbols = ["AAPL", "GOOG", "MSFT"]
+    async with asyncio.TaskGroup() as tg:
+        tasks = {s: tg.create_task(tools.get_stock_info(symbol=s)) for s in symbols}
+    prices = {s: t.result()["price"] for s, t in tasks.items()}
+    # buy one share of the cheapest
+    cheapest = min(prices, key=prices.get)
+    order = await tools.place_order(order_type="Buy", symbol=cheapest, price=prices[cheapest], amount=1)
+    details = await tools.get_order_details(order_id=order["order_id"])
+    print(f"placed #{order['order_id']} ({order['status']}) -> {details['status']}")
+    return prices | {"cheapest": cheapest, "order": order["order_id"]}
+
+if __name__ == "__main__":
+    result = asyncio.run(main())
+"""),
+    ("smol_typeddict_total_false_and_literals", "smol", r"""
+from typing import Any, Literal, TypedDict, NotRequired
+
+class Flight(TypedDict):
+    route: str
+    cls: Literal["economy", "business", "first"]
+    cheapest: float
+    note: NotRequired[str]
+
+class Options(TypedDict, total=False):
+    budget: float
+    currency: str
+
+opts: Options = {"budget": 2500.0}
+results: list[Flight] = []
+src = get_nearest_airport_by_city(location="Boston")["nearest_airport"]
+dst = get_nearest_airport_by_city(location="Paris")["nearest_airport"]
+for cls in ("economy", "business", "first"):
+    costs: list[float] = get_flight_cost(travel_from=src, travel_to=dst, travel_date="2024-12-01", travel_class=cls)["travel_cost_list"]
+    row: Flight = {"route": f"{src}-{dst}", "cls": cls, "cheapest": min(costs)}
+    if row["cheapest"] > opts.get("budget", float("inf")):
+        row["note"] = "over budget"
+    results.append(row)
+print(*results, sep="\n")
+final_answer([r for r in results if "note" not in r])
+"""),
+    ("smol_groupby_counter_most_common", "smol", r"""
+from collections import Counter, defaultdict
+from itertools import groupby
+from operator import itemgetter
+
+stories = getStories(type="top", limit=10)
+by_author = Counter(s["by"] for s in stories)
+print(by_author.most_common(1))
+hosts = defaultdict(list)
+for s in stories:
+    host = s["url"].removeprefix("https://").split("/", 1)[0]
+    hosts[host.removeprefix("www.")].append(s["id"])
+rows = sorted(stories, key=itemgetter("by", "score"))
+for author, group in groupby(rows, key=itemgetter("by")):
+    group = list(group)
+    print(f"{author:<10} {len(group)} {sum(map(itemgetter('score'), group))}")
+final_answer({"hosts": dict(sorted(hosts.items())), "prolific": by_author.most_common(1)[0][0]})
+"""),
+    ("ptc_convert_time_print_json_answer", "async", r"""
+import asyncio, json
+
+pairs = [("America/New_York", "Asia/Kolkata"), ("Europe/Berlin", "America/Los_Angeles")]
+replies = await asyncio.gather(*[
+    tools.convert_time(source_timezone=a, time="09:30", target_timezone=b) for a, b in pairs])
+summary = []
+for (a, b), raw in zip(pairs, replies, strict=True):
+    r = json.loads(raw)
+    summary.append({"from": a, "to": b, "at": r["target"]["datetime"][11:16], "diff": r["time_difference"]})
+print(json.dumps(summary, indent=2))
+"""),
+    ("smol_regex_named_groups_sub_callback", "smol", r"""
+import re
+
+hits = copilot_findTextInFiles(query=r"#\s*(TODO|FIXME)", isRegexp=True, includePattern="**/*.py")
+pattern = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):\s*#\s*(?P<tag>TODO|FIXME)(?:\((?P<who>\w+)\))?:?\s*(?P<text>.*)$")
+todos = []
+for m in map(pattern.match, hits.splitlines()):
+    if m:
+        todos.append(m.groupdict() | {"line": int(m["line"])})
+shout = re.sub(r"\b(\w)(\w*)", lambda m: m.group(1).upper() + m.group(2), todos[0]["text"])
+print(shout)
+for t in todos:
+    print(f"{t['path'].rsplit('/', 1)[-1]}:{t['line']:<3} {t['tag']:<5} {t['who'] or '-':<4} {t['text']}")
+final_answer(sorted({t["tag"] for t in todos}))
+"""),
+    ("smol_read_file_ranges_textwrap", "smol", r"""
+import textwrap
+
+listing = copilot_findTextInFiles(query="def ", isRegexp=False, includePattern="src/**")
+defs = [line.split(":", 2) for line in listing.splitlines()]
+for path, lineno, text in defs:
+    start = int(lineno)
+    body = copilot_readFile(filePath=path, startLine=start, endLine=start + 3)
+    print(f"--- {path}:{start}")
+    print(textwrap.indent(textwrap.dedent(body), "  | "))
+summary = textwrap.shorten(" ".join(t.strip() for _, _, t in defs), width=40, placeholder=" …")
+final_answer(summary)
+"""),
+    ("ptc_wikipedia_summaries_statistics", "async", r"""
+import asyncio
+import statistics as st
+
+found = await tools.search_wikipedia(query="programming language", limit=5)
+titles = [r["title"] for r in found["results"]]
+summaries = await asyncio.gather(*(tools.get_summary(title=t) for t in titles))
+lengths = {t: len(s.split()) for t, s in zip(titles, summaries)}
+print(f"median={st.median(lengths.values())} mean={st.fmean(lengths.values()):.2f}")
+longest = max(lengths.items(), key=lambda kv: kv[1])
+{"titles": titles, "longest": longest[0], "first_sentences": [s.split(". ")[0] + "." for s in summaries]}
+"""),
+    ("smol_positional_dict_and_kwargs_calls", "smol", r"""
+params = {"base_currency": "GBP", "target_currency": "JPY", "value": 80}
+a = compute_exchange_rate(**params)
+b = compute_exchange_rate("GBP", "JPY", 80)
+c = get_stock_info("AAPL")
+args = dict(symbol="MSFT")
+d = get_stock_info(**args)
+print(a == b, c["price"], d["price"])
+final_answer([a["exchanged_value"], c["MA(5)"], d["MA(20)"]])
+"""),
+    ("smol_contextlib_suppress_and_else_finally", "smol", r"""
+import contextlib
+
+tickets = {}
+for tid in [1015, 42, 1021]:
+    with contextlib.suppress(Exception):
+        tickets[tid] = get_ticket(ticket_id=tid)
+print(sorted(tickets))
+attempts = 0
+try:
+    attempts += 1
+    t = get_ticket(ticket_id=7)
+except Exception as e:
+    print("not found:", e)
+    t = None
+else:
+    print("found", t["id"])
+finally:
+    print("attempts:", attempts)
+final_answer({k: v["status"] for k, v in tickets.items()} | {"missing": t})
+"""),
+    ("smol_create_tickets_enumerate_start", "smol", r"""
+problems = [
+    ("Login page times out", 4),
+    ("Typo on pricing page", 1),
+    ("Export to CSV drops rows", 5),
+]
+created = []
+for i, (title, prio) in enumerate(problems, start=1):
+    t = create_ticket(title=f"[{i}/{len(problems)}] {title}", description=f"Reported by agent, item {i}", priority=prio)
+    created.append(t)
+    print(f"{i}. #{t['id']} p{t['priority']} {t['title']!r}")
+urgent = [t["id"] for t in created if t["priority"] >= 4]
+final_answer({"created": [t["id"] for t in created], "urgent": urgent, "odd": [t["id"] for t in created][::2]})
+"""),
+    ("ptc_math_tools_compare_with_statistics", "async", r"""
+import math
+import statistics
+
+closes = [227.16, 229.5, 226.1, 231.75, 230.0, 233.4]
+m = (await tools.mean(numbers=closes))["result"]
+sd = (await tools.standard_deviation(numbers=closes))["result"]
+print(math.isclose(m, statistics.fmean(closes)), math.isclose(sd, statistics.pstdev(closes)))
+z = [round((x - m) / sd, 3) for x in closes]
+print(f"{m=:.3f} {sd=:.3f} z={z}")
+{"mean": round(m, 4), "sd": round(sd, 4), "outliers": [x for x, s in zip(closes, z) if abs(s) > 1.2], "fsum": math.fsum(closes)}
+"""),
+    ("smol_sync_main_guard_dataclass_asdict", "smol", r"""
+from dataclasses import dataclass, asdict, field
+from operator import attrgetter
+
+@dataclass(order=True)
+class Holding:
+    value: float
+    symbol: str = field(compare=False)
+    shares: int = field(default=0, compare=False)
+
+def main() -> list[dict]:
+    shares = {"AAPL": 10, "TSLA": 3, "NVDA": 25}
+    holdings = []
+    for sym, n in shares.items():
+        price = get_stock_info(symbol=sym)["price"]
+        holdings.append(Holding(round(price * n, 2), sym, n))
+    holdings.sort(reverse=True)
+    print(*map(attrgetter("symbol"), holdings))
+    print(max(holdings, key=attrgetter("shares")))
+    return [asdict(h) for h in holdings]
+
+if __name__ == "__main__":
+    result = main()
+"""),
+    ("smol_while_else_for_else_walrus", "smol", r"""
+names = ["Apple", "Samsung", "Tesla", "Nvidia"]
+found = {}
+for name in names:
+    if (sym := get_symbol_by_name(name=name)["symbol"]) == "Stock not found":
+        print(f"{name!s:>8}: not listed")
+        continue
+    found[name] = sym
+else:
+    print("checked", len(names))
+for sym in found.values():
+    if get_stock_info(symbol=sym)["percent_change"] < 0:
+        print("first loser:", sym)
+        break
+else:
+    print("no losers")
+final_answer(found)
+"""),
+    ("ptc_semaphore_queue_of_story_ids", "async", r"""
+import asyncio
+from collections import deque
+
+ids = [s["id"] for s in await tools.getStories(type="new", limit=6)]
+sem = asyncio.Semaphore(2)
+recent = deque(maxlen=3)
+
+async def fetch(i: int) -> dict:
+    async with sem:
+        story = await tools.getStory(id=i)
+        recent.append(story["id"])
+        return story
+
+stories = await asyncio.gather(*map(fetch, ids))
+by_comments = sorted(stories, key=lambda s: s["descendants"], reverse=True)
+print([s["descendants"] for s in by_comments][:3], len(recent))
+{"hot": [s["title"] for s in by_comments[:2]], "ids": ids[::-1]}
+"""),
+    ("smol_str_methods_chain_translate", "smol", r"""
+import string
+
+text = get_summary(title="Guido van Rossum")
+words = text.translate(str.maketrans("", "", string.punctuation)).casefold().split()
+caps = [w.strip("()") for w in text.split() if w[:1].isupper()]
+print(text.partition(" is ")[0], "|", text.rpartition("(")[2].rstrip(".)"))
+print(" ".join(words[:5]).title().center(40, "*"))
+print(text.count("Python"), text.find("BDFL"), text.startswith(("Guido", "X")), "-".join(caps[:3]).swapcase())
+final_answer({"unique": len(set(words)), "acronyms": [w for w in caps if w.isupper()], "long": max(words, key=len)})
+"""),
+    ("smol_heapq_and_bisect_on_costs", "smol", r"""
+import heapq
+import bisect
+
+routes = [("SFO", "JFK"), ("LAX", "ORD"), ("BOS", "LHR"), ("JFK", "CDG")]
+quotes = []
+for src, dst in routes:
+    for c in get_flight_cost(travel_from=src, travel_to=dst, travel_date="2024-10-20", travel_class="business")["travel_cost_list"]:
+        quotes.append((c, f"{src}-{dst}"))
+cheapest = heapq.nsmallest(3, quotes)
+priciest = heapq.nlargest(2, quotes, key=lambda q: q[0])
+prices = sorted(c for c, _ in quotes)
+budget = 3000
+print(f"{bisect.bisect_right(prices, budget)} of {len(prices)} under {budget}")
+final_answer({"cheap": cheapest, "dear": [r for _, r in priciest]})
+"""),
+    ("ptc_exception_group_from_taskgroup", "async", r"""
+import asyncio
+
+async def main():
+    try:
+        async with asyncio.TaskGroup() as tg:
+            good = tg.create_task(tools.get_ticket(ticket_id=1005))
+            tg.create_task(tools.get_ticket(ticket_id=3))
+    except ExceptionGroup as eg:
+        errors = [str(e) for e in eg.exceptions]
+        print(f"{len(eg.exceptions)} failed:", errors)
+        return {"errors": errors, "good_cancelled_or_done": good.done()}
+    return {"errors": []}
+
+result = await main()
+"""),
+    ("smol_random_seeded_sample", "smol", r"""
+import random
+
+rng = random.Random(42)
+problems = search_problems(limit=20)["questions"]
+pick = rng.sample(problems, k=3)
+random.seed(7)
+order = list(range(5))
+random.shuffle(order)
+print([p["titleSlug"] for p in pick], order, random.randint(1, 100), round(random.random(), 6))
+final_answer({"pick": sorted(p["title"] for p in pick), "choice": rng.choice(["a", "b", "c"])})
+"""),
+    ("ptc_datetime_epoch_and_isocalendar", "async", r"""
+from datetime import datetime, timezone, timedelta
+
+stories = await tools.getStories(type="top", limit=4)
+rows = []
+for s in stories:
+    posted = datetime.fromtimestamp(s["time"], tz=timezone.utc)
+    rows.append((posted, s["title"]))
+rows.sort()
+span = rows[-1][0] - rows[0][0]
+print(f"span {span} = {span.total_seconds() / 60:.1f} min; week {rows[0][0].isocalendar().week}")
+for when, title in rows:
+    print(when.strftime("%Y-%m-%d %H:%M:%S %Z"), "|", title[:30])
+deadline = rows[0][0] + timedelta(days=3, hours=6)
+{"first": rows[0][0].isoformat(), "deadline": deadline.strftime("%A %d %B"), "weekday": deadline.weekday()}
+"""),
+    ("ptc_async_retry_decorator", "async", r"""
+import asyncio
+import functools
+
+def retry(times: int = 3, delay: float = 0.0):
+    def deco(fn):
+        @functools.wraps(fn)
+        async def wrapper(*args, **kwargs):
+            for attempt in range(1, times + 1):
+                try:
+                    return await fn(*args, **kwargs)
+                except ToolCallError as exc:
+                    print(f"{fn.__name__} attempt {attempt}: {exc}")
+                    if attempt == times:
+                        raise
+                    await asyncio.sleep(delay)
+        return wrapper
+    return deco
+
+@retry(times=2)
+async def summary(title):
+    return await tools.get_summary(title=title)
+
+out = {}
+for t in ["Rust (programming language)", "Go (programming language)"]:
+    try:
+        out[t] = (await summary(t))[:20]
+    except ToolCallError as e:
+        out[t] = None
+print(summary.__name__)
+out
+"""),
+    ("smol_namedtuple_class_and_sum_start", "smol", r"""
+from typing import NamedTuple
+
+class Leg(NamedTuple):
+    src: str
+    dst: str
+    cost: float = 0.0
+
+    def label(self) -> str:
+        return f"{self.src}→{self.dst}"
+
+cities = ["Chicago", "London", "Tokyo"]
+codes = [get_nearest_airport_by_city(location=c)["nearest_airport"] for c in cities]
+legs = [Leg(a, b, min(get_flight_cost(travel_from=a, travel_to=b, travel_date="2024-09-05", travel_class="first")["travel_cost_list"]))
+        for a, b in zip(codes, codes[1:])]
+for leg in legs:
+    print(leg.label(), leg, leg._replace(cost=0)._asdict())
+total = sum((leg.cost for leg in legs), start=0.0)
+final_answer({"legs": [leg.label() for leg in legs], "total": round(total, 2), "max": max(legs, key=lambda l: l.cost).label()})
+"""),
+    ("ptc_hn_ask_show_stats_divmod", "async", r"""
+import asyncio
+
+kinds = ["ask", "show", "top"]
+lists = dict(zip(kinds, await asyncio.gather(*(tools.getStories(type=k, limit=10) for k in kinds))))
+for kind, rows in lists.items():
+    total = sum(r["descendants"] for r in rows)
+    hours, minutes = divmod(total, 60)
+    print(f"{kind:>5}: {len(rows)} stories, {total} comments ({hours}h{minutes:02d})")
+ratio = {k: round(sum(r["score"] for r in v) / max(len(v), 1), 1) for k, v in lists.items()}
+{"ratio": ratio, "empty": [k for k, v in lists.items() if not v], "any_rust": any("Rust" in r["title"] for r in lists["top"])}
+"""),
+    ("smol_print_sep_end_and_json_indent", "smol", r"""
+import json
+
+watch = get_watchlist()["watchlist"]
+print("watch:", end=" ")
+print(*watch, sep=", ", end=".\n")
+added = add_to_watchlist(stock="MSFT")["watchlist"]
+diff = sorted(set(added) - set(watch))
+report = {"before": watch, "after": added, "new": diff, "nested": {"n": len(added), "ok": True, "none": None}}
+print(json.dumps(report, indent=2, sort_keys=True))
+print(json.dumps(report, separators=(",", ":")))
+final_answer(report)
+"""),
+    ("ptc_dict_union_and_comprehension_filters", "async", r"""
+import asyncio
+
+symbols = ["AAPL", "GOOG", "TSLA", "MSFT"]
+infos = dict(zip(symbols, await asyncio.gather(*[tools.get_stock_info(symbol=s) for s in symbols]), strict=True))
+defaults = {"currency": "USD", "exchange": "NASDAQ"}
+enriched = {s: defaults | {k: v for k, v in info.items() if not k.startswith("MA")} for s, info in infos.items()}
+movers = {s for s, i in infos.items() if abs(i["percent_change"]) > 0.15}
+ma_cross = [s for s, i in infos.items() if i["MA(5)"] < i["price"] < i["MA(20)"]]
+print(sorted(movers), ma_cross)
+enriched["TSLA"] |= {"note": "volatile"}
+{"enriched": enriched, "movers": sorted(movers)}
+"""),
+    ("smol_leetcode_difficulty_buckets", "smol", r"""
+from collections import defaultdict, OrderedDict
+
+buckets = defaultdict(list)
+for diff in ("EASY", "MEDIUM", "HARD"):
+    res = search_problems(difficulty=diff, limit=10)
+    for q in res["questions"]:
+        buckets[diff].append((q["acRate"], q["title"]))
+ordered = OrderedDict(sorted(buckets.items(), key=lambda kv: len(kv[1]), reverse=True))
+for diff, rows in ordered.items():
+    best = max(rows)
+    print(f"{diff.capitalize():<7}{len(rows):>2}  best: {best[1]} ({best[0]:.1f}%)")
+tags = sorted({t["slug"] for q in search_problems(tags="dynamic-programming")["questions"] for t in q["topicTags"]})
+final_answer({"order": list(ordered), "tags": tags})
+"""),
+]
+
+
+@pytest.mark.parametrize(("name", "style", "script"), ROWS, ids=[r[0] for r in ROWS])
+async def test_other_host_script_runs_as_in_cpython(mode: cm.CodeMode, name: str, style: str,
+                                                    script: str) -> None:
+    await _runs_as_in_cpython(mode, script, style)
+
+
+# (name, style, script the sandbox refuses, what the message must say, the script
+# rewritten as the message says): refused before any call, and the rewrite runs as in
+# CPython (one round)
+REFUSED: list[tuple[str, str, str, str, str]] = [
+    ("smol_match_class_patterns_dataclass", "smol", r"""
+from dataclasses import dataclass
+
+@dataclass
+class Quote:
+    change: float
+    symbol: str = "?"
+
+def signal(q: Quote) -> str:
+    match q:
+        case Quote(change=c) if c > 0.2:
+            return "buy"
+        case Quote(symbol=s):
+            return "hold " + s
+print(get_watchlist())
+final_answer({s: signal(Quote(symbol=s, change=get_stock_info(symbol=s)["percent_change"])) for s in ["NVDA", "AAPL"]})
+""", "test the type in a guard, `case p if isinstance(p, Point) and p.x == 0:`", r"""
+from dataclasses import dataclass
+
+@dataclass(frozen=True)
+class Quote:
+    symbol: str
+    change: float
+
+def signal(q):
+    match q:
+        case q if isinstance(q, Quote) and q.change > 0.2:
+            return "buy"
+        case q if isinstance(q, Quote):
+            return "hold " + q.symbol
+print(get_watchlist())
+final_answer({s: signal(Quote(s, get_stock_info(symbol=s)["percent_change"])) for s in ["NVDA", "AAPL"]})
+"""),
+    ("monty_zoneinfo_meeting_times", "async", r"""
+import json
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+now = datetime.fromisoformat(json.loads(await get_current_time(timezone="Asia/Tokyo"))["datetime"])
+meeting = now.replace(hour=9, minute=0) + timedelta(days=1)
+{tz: meeting.astimezone(ZoneInfo(tz)).isoformat() for tz in ["UTC", "Asia/Tokyo"]}
+""", "use a fixed offset, `datetime.timezone(datetime.timedelta(hours=2))`", r"""
+import json
+from datetime import datetime, timedelta, timezone
+
+now = datetime.fromisoformat(json.loads(await get_current_time(timezone="Asia/Tokyo"))["datetime"])
+meeting = now.replace(hour=9, minute=0) + timedelta(days=1)
+zones = {"UTC": timezone.utc, "Asia/Tokyo": timezone(timedelta(hours=9))}
+{tz: meeting.astimezone(z).isoformat() for tz, z in zones.items()}
+"""),
+    ("smol_generator_pages_yield_from", "smol", r"""
+def paged(tags, page_size=2):
+    skip = 0
+    while True:
+        page = search_problems(tags=tags, limit=page_size, skip=skip)
+        yield from page["questions"]
+        skip += page_size
+        if skip >= page["total"]:
+            return
+
+final_answer([p["titleSlug"] for p in paged("dynamic-programming")][::2])
+""", "paged() is a generator that calls tools: collect the results in a list instead of yielding them", r"""
+def paged(tags, page_size=2):
+    rows, skip = [], 0
+    while True:
+        page = search_problems(tags=tags, limit=page_size, skip=skip)
+        rows.extend(page["questions"])
+        skip += page_size
+        if skip >= page["total"]:
+            return rows
+
+final_answer([p["titleSlug"] for p in paged("dynamic-programming")][::2])
+"""),
+    ("smol_logging_left_in", "smol", r"""
+import logging
+
+logging.basicConfig(level=logging.INFO)
+log = logging.getLogger(__name__)
+watch = get_watchlist()["watchlist"]
+log.info("watchlist has %d symbols", len(watch))
+final_answer(round(sum(get_stock_info(symbol=s)["price"] for s in watch), 2))
+""", "module 'logging' is not available in the sandbox", r"""
+watch = get_watchlist()["watchlist"]
+print("watchlist has %d symbols" % len(watch))
+final_answer(round(sum(get_stock_info(symbol=s)["price"] for s in watch), 2))
+"""),
+    ("smol_closure_factory_returned", "smol", r"""
+def make_converter(base):
+    calls = 0
+    def convert(target, value):
+        nonlocal calls
+        calls += 1
+        return compute_exchange_rate(base_currency=base, target_currency=target, value=value)["exchanged_value"]
+    return convert
+
+usd = make_converter("USD")
+final_answer({"EUR": usd("EUR", 100), "JPY": usd("JPY", 100)})
+""", "it is returned at line 8, so its callers cannot await it: define `convert` at the top level with the values it uses from the enclosing function as parameters", r"""
+def convert(base, target, value):
+    return compute_exchange_rate(base_currency=base, target_currency=target, value=value)["exchanged_value"]
+
+final_answer({"EUR": convert("USD", "EUR", 100), "JPY": convert("USD", "JPY", 100)})
+"""),
+]
+
+
+@pytest.mark.parametrize(("name", "style", "script", "says", "fixed"), REFUSED,
+                         ids=[r[0] for r in REFUSED])
+async def test_a_refused_script_says_the_one_round_fix(mode: cm.CodeMode, name: str, style: str,
+                                                      script: str, says: str, fixed: str) -> None:
+    refused = await mode.run(script)
+    assert refused.error is not None
+    assert refused.error.type == "PreflightError", refused.error
+    assert says in refused.error.message, refused.error.message
+    assert refused.calls == ()
+    await _runs_as_in_cpython(mode, fixed, style)
