@@ -1407,6 +1407,9 @@ class _Planner(ast.NodeVisitor):
                          f"{node.name}(self, ...)` with each tool call awaited, and each call "
                          f"of it awaited too (`await obj.{node.name}(...)`)"
                          + self._why_not_async(node.name))
+            elif self._cached(node):
+                self.note("cached def calling tools")
+                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
             elif node.decorator_list or self._used_as_value(node.name):
                 where = self._value_use(node.name)
                 self.add(node, f"{node.name}() calls tools, so it must be `async def "
@@ -1491,6 +1494,26 @@ class _Planner(ast.NodeVisitor):
                 # The outermost opener and closer inside the parentheses.
                 self.edits.items.append((start + 1, start + 1, 1, start - end, b"["))
                 self.edits.items.append((end - 1, end - 1, 0, end - start, b"]"))
+
+    def _cached(self, node: ast.FunctionDef) -> bool:
+        """``@lru_cache``/``@cache`` (maybe ``functools.``, maybe called with options) are
+        its only decorators and it is only called or asked ``.cache_info()`` and
+        ``.cache_clear()``: made async, its cache keeps each call's awaited value (the
+        sandbox's ``lru_cache`` caches a coroutine function's results, not its
+        coroutines)."""
+        if not node.decorator_list or not all(
+                _cache_decorator(d.func if isinstance(d, ast.Call) else d)
+                for d in node.decorator_list):
+            return False
+        for name in self.loads:
+            if name.id != node.name:
+                continue
+            parent = self.parents.get(name)
+            if isinstance(parent, ast.Call) and parent.func is name:
+                continue
+            if not (isinstance(parent, ast.Attribute) and parent.attr in _CACHE_METHODS):
+                return False
+        return True
 
     def _used_as_value(self, name: str) -> bool:
         return self._value_use(name) is not None
@@ -1914,6 +1937,17 @@ class _Planner(ast.NodeVisitor):
             wire = self.tools[path]
             out[path] = positional_order(self.specs.get(wire), self.arguments.get(wire, {}))
         return out
+
+
+_CACHE_METHODS: Final = frozenset({"cache_info", "cache_clear"})
+
+
+def _cache_decorator(func: ast.expr) -> bool:
+    """``lru_cache``, ``cache`` or the same under ``functools.``."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and (
+            func.value.id == "functools"):
+        return func.attr in ("lru_cache", "cache")
+    return isinstance(func, ast.Name) and func.id in ("lru_cache", "cache")
 
 
 def _is_partial(func: ast.expr) -> bool:

@@ -532,6 +532,174 @@ for diff, rows in ordered.items():
 tags = sorted({t["slug"] for q in search_problems(tags="dynamic-programming")["questions"] for t in q["topicTags"]})
 final_answer({"order": list(ordered), "tags": tags})
 """),
+    ("smol_lru_cache_on_tool_helper", "smol", r"""
+from functools import lru_cache
+
+@lru_cache(maxsize=None)
+def airport(city: str) -> str:
+    print("lookup", city)
+    return get_nearest_airport_by_city(location=city)["nearest_airport"]
+
+trips = [("Boston", "London"), ("London", "Paris"), ("Boston", "Paris")]
+codes = [(airport(a), airport(b)) for a, b in trips]
+print(airport.cache_info().hits)
+final_answer(codes)
+"""),
+    ("smol_walrus_in_comprehension_tool_calls", "smol", r"""
+names = ["Apple", "Samsung", "Tesla", "Sony", "Nvidia"]
+listed = [sym for n in names if (sym := get_symbol_by_name(name=n)["symbol"]) != "Stock not found"]
+expensive = all(get_stock_info(symbol=s)["price"] > 100 for s in listed)
+some_down = any(get_stock_info(symbol=s)["percent_change"] < 0 for s in listed)
+print(listed, expensive, some_down)
+final_answer({"listed": listed, "all_over_100": expensive, "any_down": some_down})
+"""),
+    ("smol_classmethod_from_api_property_str", "smol", r"""
+class Story:
+    def __init__(self, id, title, score, comments):
+        self.id, self.title, self.score, self.comments = id, title, score, comments
+
+    @classmethod
+    def from_api(cls, data: dict) -> "Story":
+        return cls(data["id"], data["title"], data["score"], data.get("descendants", 0))
+
+    @property
+    def ratio(self) -> float:
+        return self.comments / self.score if self.score else 0.0
+
+    def __str__(self):
+        return f"{self.title[:25]:<25} {self.score:>5} pts {self.ratio:.2f} c/pt"
+
+stories = [Story.from_api(d) for d in getStories(type="best", limit=4)]
+for s in sorted(stories, key=lambda s: s.ratio, reverse=True):
+    print(s)
+final_answer({"most_discussed": max(stories, key=lambda s: s.ratio).id, "n": len(stories)})
+"""),
+    ("smol_recursive_pagination_and_setdefault", "smol", r"""
+def collect(difficulty, skip=0, acc=None):
+    acc = {} if acc is None else acc
+    page = search_problems(difficulty=difficulty, limit=1, skip=skip)
+    for q in page["questions"]:
+        for tag in q["topicTags"]:
+            acc.setdefault(tag["slug"], []).append(q["titleSlug"])
+    if skip + 1 < page["total"]:
+        return collect(difficulty, skip + 1, acc)
+    return acc
+
+tags = collect("MEDIUM")
+print(len(tags), "tags")
+final_answer({k: v for k, v in sorted(tags.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:3]})
+"""),
+    ("smol_str_format_and_format_map", "smol", r"""
+info = get_stock_info(symbol="GOOG")
+row = "{sym:<6}|{price:>{w}.2f}|{chg:+.1%}"
+print(row.format(sym="GOOG", price=info["price"], chg=info["percent_change"] / 100, w=10))
+print("{0} {1} {0}".format("a", "b"), "{:,}".format(1234567), "{!r:>8}".format("x"))
+print("MA5={MA(5)} vol={volume}".replace("MA(5)", "ma5").format_map({"ma5": info["MA(5)"], "volume": info["volume"]}))
+print("%-6s %8.2f %d%%" % ("GOOG", info["price"], 42))
+final_answer(format(info["price"], "_.1f"))
+"""),
+    ("ptc_async_generator_async_for", "async", r"""
+import asyncio
+
+async def stories(ids):
+    for i in ids:
+        try:
+            yield await tools.getStory(id=i)
+        except ToolCallError:
+            continue
+
+titles = []
+async for story in stories([40403, 12, 40405]):
+    titles.append(story["title"])
+lengths = [len(t) async for t in (s["title"] async for s in stories([40401, 40402]))] if False else []
+print(titles)
+{"titles": titles, "n": len(titles)}
+"""),
+    ("ptc_wait_for_gather_timeout", "async", r"""
+import asyncio
+
+symbols = ["AAPL", "TSLA", "NVDA"]
+try:
+    infos = await asyncio.wait_for(asyncio.gather(*(tools.get_stock_info(symbol=s) for s in symbols)), timeout=30)
+except asyncio.TimeoutError:
+    infos = []
+prices = {s: i["price"] for s, i in zip(symbols, infos)}
+orders = await asyncio.gather(*(tools.place_order(order_type="Buy", symbol=s, price=p, amount=2) for s, p in prices.items()))
+print(*[f"{o['order_id']}:{o['status']}" for o in orders])
+{"orders": [o["order_id"] for o in orders], "spent": round(sum(o["price"] * o["amount"] for o in orders), 2)}
+"""),
+    ("smol_exceptions_tuple_and_raise_from", "smol", r"""
+class TradeError(Exception):
+    pass
+
+def buy(symbol, budget):
+    try:
+        info = get_stock_info(symbol=symbol)
+    except (KeyError, Exception) as exc:
+        raise TradeError(f"cannot price {symbol}") from exc
+    shares = int(budget // info["price"])
+    if shares == 0:
+        raise TradeError(f"{symbol} too expensive: {info['price']}")
+    return place_order(order_type="Buy", symbol=symbol, price=info["price"], amount=shares)
+
+log = []
+for sym, budget in [("AAPL", 1000), ("GOOG", 1000), ("NOPE", 50)]:
+    try:
+        o = buy(sym, budget)
+        log.append((sym, o["amount"]))
+    except TradeError as e:
+        log.append((sym, str(e), e.__cause__ is not None))
+print(*log, sep="\n")
+final_answer(log)
+"""),
+    ("smol_pprint_and_global_counter", "smol", r"""
+from pprint import pprint, pformat
+
+CALLS = 0
+
+def ticket(tid):
+    global CALLS
+    CALLS += 1
+    return get_ticket(ticket_id=tid)
+
+board = {}
+for tid in range(1001, 1007):
+    t = ticket(tid)
+    board.setdefault(t["status"], []).append(t["id"])
+pprint(board)
+pprint({"calls": CALLS, "statuses": sorted(board)}, width=30)
+final_answer(pformat(board, width=40).count("\n"))
+"""),
+    ("ptc_items_keys_as_attributes_on_results", "async", r"""
+rates = {}
+for target in ["EUR", "GBP"]:
+    r = await tools.compute_exchange_rate(base_currency="USD", target_currency=target, value=1000)
+    rates[target] = r["exchanged_value"]
+res = await tools.search_wikipedia(query="python", limit=3)
+for key, value in res.items():
+    print(key, type(value).__name__)
+print(list(rates.keys()), max(rates.values()))
+{"rates": rates, "keys": sorted(res.keys())}
+"""),
+    ("smol_math_rounding_and_enumerate_zip", "smol", r"""
+import math
+
+prices = [get_stock_info(symbol=s)["price"] for s in ("AAPL", "MSFT", "NVDA")]
+for i, (sym, p) in enumerate(zip(("AAPL", "MSFT", "NVDA"), prices), 1):
+    print(i, sym, math.floor(p), math.ceil(p), round(p, -1), round(p), f"{p:.0f}")
+lots = [math.ceil(5000 / p) for p in prices]
+print(math.prod(lots), math.gcd(*lots), math.dist((0, 0), (3, 4)), round(2.5), round(3.5))
+final_answer({"lots": lots, "cost": round(math.fsum(l * p for l, p in zip(lots, prices)), 2)})
+"""),
+    ("monty_print_json_default_str", "async", r"""
+import json
+from datetime import datetime, timezone
+
+story = await getStory(id=40404)
+record = {"id": story["id"], "posted": datetime.fromtimestamp(story["time"], timezone.utc), "tags": {"db", "release"}}
+print(json.dumps(record, default=lambda o: sorted(o) if isinstance(o, set) else str(o), indent=1))
+print(json.dumps({"t": story["title"]}, ensure_ascii=False))
+"""),
 ]
 
 
@@ -661,3 +829,39 @@ async def test_a_refused_script_says_the_one_round_fix(mode: cm.CodeMode, name: 
     assert says in refused.error.message, refused.error.message
     assert refused.calls == ()
     await _runs_as_in_cpython(mode, fixed, style)
+
+
+async def test_a_cached_async_def_caches_values_not_coroutines(mode: cm.CodeMode) -> None:
+    """``@lru_cache`` over an ``async def`` (what a smol-style cached helper becomes):
+    a hit is awaitable again and gives the value without a call; a failure is not kept;
+    what the script holds is a coroutine like its own (no frame, nothing to drive)."""
+    run = await mode.run(r"""
+import asyncio, functools
+
+@functools.lru_cache(maxsize=8)
+async def info(sym):
+    return await tools.get_stock_info(symbol=sym)
+
+first = await info("AAPL")
+again = await info("AAPL")
+both = await asyncio.gather(info("AAPL"), info("TSLA"))
+failed = []
+for _ in range(2):
+    try:
+        await info("NOPE")
+    except ToolCallError as e:
+        failed.append(e.message)
+held = info("AAPL")
+try:
+    getattr(held, "cr_frame")
+    frame = "reached"
+except AttributeError:
+    frame = "hidden"
+await held
+print(held, info.cache_info())
+[first == again == both[0], both[1]["price"], len(failed), frame]
+""")
+    assert run.error is None, run.error
+    assert run.value == [True, FUNCTIONS["get_stock_info"]("TSLA")["price"], 2, "hidden"]
+    assert [c.arguments["symbol"] for c in run.calls] == ["AAPL", "TSLA", "NOPE", "NOPE"]
+    assert run.output == "<coroutine info> CacheInfo(hits=3, misses=4, maxsize=8, currsize=2)\n"
