@@ -700,6 +700,183 @@ record = {"id": story["id"], "posted": datetime.fromtimestamp(story["time"], tim
 print(json.dumps(record, default=lambda o: sorted(o) if isinstance(o, set) else str(o), indent=1))
 print(json.dumps({"t": story["title"]}, ensure_ascii=False))
 """),
+    ("smol_tool_calls_inside_fstrings_and_conditionals", "smol", r"""
+sym = "TSLA"
+print(f"{sym}: {get_stock_info(symbol=sym)['price']:.2f} (nearest airport to Tokyo: {get_nearest_airport_by_city(location='Tokyo')['nearest_airport']})")
+note = "up" if get_stock_info(symbol="AAPL")["percent_change"] > 0 else get_symbol_by_name(name="Apple")["symbol"]
+assert get_watchlist()["watchlist"], "empty watchlist"
+if (t := get_ticket(ticket_id=1002))["status"] != "Closed" and t["priority"] > 1:
+    print("open ticket", t["id"], sep=" #")
+ids = {get_symbol_by_name(name=n)["symbol"]: n for n in ("Google", "Nvidia")}
+print(get_stock_info(symbol="GOOG")["price"] < get_stock_info(symbol="MSFT")["price"] * 10 < 5000)
+final_answer({"note": note, "ids": ids})
+"""),
+    ("smol_class_with_methods_calling_tools", "smol", r"""
+class Portfolio:
+    '''A tiny portfolio that prices itself through the trading tools.'''
+
+    def __init__(self, cash: float):
+        self.cash = cash
+        self.positions: dict[str, int] = {}
+
+    def quote(self, symbol: str) -> float:
+        return get_stock_info(symbol=symbol)["price"]
+
+    def buy(self, symbol: str, amount: int) -> dict:
+        price = self.quote(symbol)
+        if price * amount > self.cash:
+            raise ValueError(f"not enough cash for {amount} {symbol}")
+        order = place_order(order_type="Buy", symbol=symbol, price=price, amount=amount)
+        self.cash -= price * amount
+        self.positions[symbol] = self.positions.get(symbol, 0) + amount
+        return order
+
+    def value(self) -> float:
+        return round(self.cash + sum(self.quote(s) * n for s, n in self.positions.items()), 2)
+
+p = Portfolio(cash=5000)
+for sym, n in [("AAPL", 5), ("GOOG", 2), ("NVDA", 3)]:
+    try:
+        print(p.buy(sym, n)["order_id"])
+    except ValueError as e:
+        print("skipped:", e)
+final_answer({"cash": round(p.cash, 2), "positions": p.positions, "value": p.value()})
+"""),
+    ("smol_itertools_tour_on_problems", "smol", r"""
+from itertools import chain, islice, accumulate, pairwise, combinations, product
+
+pages = [search_problems(limit=3, skip=s)["questions"] for s in (0, 3, 6)]
+everything = list(chain.from_iterable(pages))
+first_four = [q["titleSlug"] for q in islice(everything, 4)]
+running = list(accumulate(q["acRate"] for q in everything))
+jumps = [round(b["acRate"] - a["acRate"], 1) for a, b in pairwise(everything)]
+hard = [q["title"] for q in everything if q["difficulty"] == "HARD"]
+pairs = [f"{a[:5]}+{b[:5]}" for a, b in combinations(hard, 2)]
+grid = list(product(["EASY", "HARD"], [1, 2]))
+print(first_four, round(running[-1], 1), jumps[:3], pairs, grid[:2], sep="\n")
+final_answer({"n": len(everything), "max_jump": max(jumps, key=abs)})
+"""),
+    ("smol_dataclass_post_init_replace_validation", "smol", r"""
+from dataclasses import dataclass, field, replace
+
+@dataclass
+class Ticket:
+    title: str
+    priority: int = 1
+    tags: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        if not 1 <= self.priority <= 5:
+            raise ValueError(f"priority {self.priority} out of range")
+        self.title = self.title.strip().capitalize()
+
+drafts = [Ticket("  checkout fails on safari ", 5, ["web"]), Ticket("slow dashboard", 3)]
+try:
+    drafts.append(Ticket("bad", 9))
+except ValueError as e:
+    print("rejected:", e)
+created = [create_ticket(title=t.title, description=", ".join(t.tags) or "untagged", priority=t.priority) for t in drafts]
+bumped = replace(drafts[1], priority=4)
+print(bumped, drafts[1].priority)
+final_answer([(c["id"], c["title"], c["description"]) for c in created])
+"""),
+    ("ptc_gather_return_exceptions_isinstance", "async", r"""
+import asyncio
+
+async def main():
+    ids = [1003, 5, 1010, 77]
+    results = await asyncio.gather(*(tools.get_ticket(ticket_id=i) for i in ids), return_exceptions=True)
+    ok, failed = {}, {}
+    for tid, res in zip(ids, results):
+        if isinstance(res, Exception):
+            failed[tid] = str(res).split(":", 1)[0]
+        else:
+            ok[tid] = res["status"]
+    print(f"{len(ok)} ok, {len(failed)} failed")
+    return {"ok": ok, "failed": failed}
+
+asyncio.run(main())
+"""),
+    ("smol_enum_strenum_and_dict_dispatch", "smol", r"""
+from enum import Enum, StrEnum, auto
+
+class Kind(StrEnum):
+    TOP = auto()
+    BEST = auto()
+    ASK = auto()
+
+class Level(Enum):
+    LOW = 1
+    HIGH = 2
+
+def level(score: int) -> Level:
+    return Level.HIGH if score > 300 else Level.LOW
+
+handlers = {
+    Kind.TOP: lambda rows: [r["title"] for r in rows[:2]],
+    Kind.BEST: lambda rows: [r["descendants"] for r in rows[:2]],
+    Kind.ASK: lambda rows: len(rows),
+}
+out = {}
+for kind in Kind:
+    rows = getStories(type=kind.value, limit=5)
+    out[str(kind)] = handlers[kind](rows)
+    print(kind, kind.name, repr(kind.value), [level(r["score"]).name for r in rows][:3])
+final_answer(out)
+"""),
+    ("smol_regex_split_fullmatch_flags", "smol", r"""
+import re
+
+text = copilot_readFile(filePath="/ws/src/app.py", startLine=1, endLine=14)
+names = re.findall(r"^def (\w+)\(", text, flags=re.M)
+comments = [c.strip() for c in re.split(r"\n\s*#", text)[1:]]
+ok = [bool(re.fullmatch(r"[a-z_]+", n)) for n in names]
+marks = re.findall(r"(?i)(todo|fixme)", text)
+print(names, ok, [c.split("\n")[0] for c in comments], marks)
+print(re.sub(r"\s+", " ", text)[:40], re.escape("a.b*c"), re.search(r"log\.(\w+)", text).span())
+final_answer({"functions": names, "marks": [m.upper() for m in marks]})
+"""),
+    ("ptc_timeout_context_and_sleep_between_calls", "async", r"""
+import asyncio
+import time
+
+start = time.monotonic()
+done = []
+async with asyncio.timeout(30):
+    for city in ["Chicago", "Boston", "Rome"]:
+        code = (await tools.get_nearest_airport_by_city(location=city))["nearest_airport"]
+        done.append((city, code))
+        await asyncio.sleep(0.01)  # be gentle with the API
+elapsed = time.monotonic() - start
+print(len(done), elapsed >= 0.02)
+dict(done)
+"""),
+    ("smol_typing_everywhere_cast_final_annotated", "smol", r"""
+from typing import Annotated, Any, Final, Optional, Union, cast
+
+MAX_RESULTS: Final[int] = 2
+Query = Annotated[str, "a wikipedia query"]
+
+def lookup(q: Query, limit: Optional[int] = None) -> list[dict[str, Any]]:
+    res = cast(dict[str, Any], search_wikipedia(query=q, limit=limit or MAX_RESULTS))
+    return res["results"]
+
+def first_title(rows: list[dict[str, Any]]) -> Union[str, None]:
+    return rows[0]["title"] if rows else None
+
+found: dict[str, Optional[str]] = {q: first_title(lookup(q)) for q in ["rust", "guido", "cobol"]}
+print(found)
+final_answer(found)
+"""),
+    ("monty_chained_awaits_and_nested_comprehensions", "async", r"""
+top = await getStories(type="top", limit=3)
+details = [await getStory(id=s["id"]) for s in top]
+matrix = [[len(w) for w in d["title"].split()[:3]] for d in details]
+flat = [n for row in matrix for n in row if n > 3]
+by_host = {d["url"].split("/")[2]: [x["id"] for x in details if x["url"].split("/")[2] == d["url"].split("/")[2]] for d in details}
+summary = {d["id"]: {"t": d["title"][:15], "ok": d["score"] > 400} for d in details}
+(matrix, flat, by_host, summary)
+"""),
 ]
 
 
