@@ -877,6 +877,76 @@ by_host = {d["url"].split("/")[2]: [x["id"] for x in details if x["url"].split("
 summary = {d["id"]: {"t": d["title"][:15], "ok": d["score"] > 400} for d in details}
 (matrix, flat, by_host, summary)
 """),
+    ("smol_match_class_patterns_dataclass", "smol", r"""
+from dataclasses import dataclass
+from typing import Literal, Optional
+
+@dataclass(frozen=True)
+class Quote:
+    symbol: str
+    price: float = 0.0
+    change: float = 0.0
+
+@dataclass(frozen=True)
+class Missing:
+    symbol: str
+    reason: Optional[str] = None
+
+def load(symbol: str) -> Quote | Missing:
+    try:
+        info = get_stock_info(symbol=symbol)
+    except Exception as e:
+        return Missing(symbol, str(e))
+    return Quote(symbol, info["price"], info["percent_change"])
+
+Signal = Literal["buy", "sell", "hold", "skip"]
+
+def signal(item: Quote | Missing) -> Signal:
+    match item:
+        case Quote(change=c) if c > 0.2:
+            return "buy"
+        case Quote(symbol=s, change=c) if c < 0:
+            print(f"{s} is down {c}")
+            return "sell"
+        case Quote():
+            return "hold"
+        case Missing(symbol=s, reason=r):
+            print(f"skip {s}: {r}")
+            return "skip"
+
+final_answer({s: signal(load(s)) for s in ["NVDA", "TSLA", "AAPL", "ZZZZ"]})
+"""),
+    ("ptc_match_nested_positional_patterns", "async", r"""
+import asyncio
+from dataclasses import dataclass
+from typing import NamedTuple
+
+class Leg(NamedTuple):
+    src: str
+    dst: str
+
+@dataclass
+class Fare:
+    leg: Leg
+    cls: str
+    cost: float
+
+plan = [(Leg("SFO", "JFK"), c) for c in ("economy", "first")] + [(Leg("JFK", "LHR"), "first")]
+quotes = await asyncio.gather(*(tools.get_flight_cost(travel_from=l.src, travel_to=l.dst, travel_date="2024-11-20", travel_class=c)
+                                for l, c in plan))
+fares = [Fare(l, c, min(q["travel_cost_list"])) for (l, c), q in zip(plan, quotes)]
+notes = []
+for fare in fares:
+    match fare:
+        case Fare(Leg("SFO", dst), "economy", cost):
+            notes.append(f"cheap from SFO to {dst}: {cost}")
+        case Fare(Leg(src=s) as leg, "first", cost) if cost > 2000:
+            notes.append(f"{s}-{leg.dst} first is dear ({cost:,.0f})")
+        case Fare(cls=c) as f:
+            notes.append(f"{c}: {f.cost}")
+print(*notes, sep="\n")
+notes
+"""),
 ]
 
 
@@ -890,39 +960,6 @@ async def test_other_host_script_runs_as_in_cpython(mode: cm.CodeMode, name: str
 # rewritten as the message says): refused before any call, and the rewrite runs as in
 # CPython (one round)
 REFUSED: list[tuple[str, str, str, str, str]] = [
-    ("smol_match_class_patterns_dataclass", "smol", r"""
-from dataclasses import dataclass
-
-@dataclass
-class Quote:
-    change: float
-    symbol: str = "?"
-
-def signal(q: Quote) -> str:
-    match q:
-        case Quote(change=c) if c > 0.2:
-            return "buy"
-        case Quote(symbol=s):
-            return "hold " + s
-print(get_watchlist())
-final_answer({s: signal(Quote(symbol=s, change=get_stock_info(symbol=s)["percent_change"])) for s in ["NVDA", "AAPL"]})
-""", "test the type in a guard, `case p if isinstance(p, Point) and p.x == 0:`", r"""
-from dataclasses import dataclass
-
-@dataclass(frozen=True)
-class Quote:
-    symbol: str
-    change: float
-
-def signal(q):
-    match q:
-        case q if isinstance(q, Quote) and q.change > 0.2:
-            return "buy"
-        case q if isinstance(q, Quote):
-            return "hold " + q.symbol
-print(get_watchlist())
-final_answer({s: signal(Quote(s, get_stock_info(symbol=s)["percent_change"])) for s in ["NVDA", "AAPL"]})
-"""),
     ("monty_zoneinfo_meeting_times", "async", r"""
 import json
 from datetime import datetime, timedelta
