@@ -486,6 +486,9 @@ class _Planner(ast.NodeVisitor):
         self.partials: set[str] = set()
         """Names bound once, at the top level, to ``functools.partial(<tool>, ...)``: a
         call of one is a tool call (awaited like one)."""
+        self.partial_targets: dict[str, ast.Name] = {}
+        """The same for ``partial(f, ...)``, ``f`` a name: a call of it is awaited when
+        ``f`` is an ``async def`` (maybe made one), and ``f`` read there is no value use."""
         if not strict:
             self._tool_variables(stores)
         self.aliases = frozenset() if strict else frozenset(
@@ -528,9 +531,11 @@ class _Planner(ast.NodeVisitor):
             value = getattr(stmt, "value", None)
             if name is None or stores.get(name) != 1 or name in params or name in self.def_only:
                 continue
-            if isinstance(value, ast.Call) and _is_partial(value.func) and value.args and (
-                    self._tool_value(value.args[0]) is not None):
-                self.partials.add(name)
+            if isinstance(value, ast.Call) and _is_partial(value.func) and value.args:
+                if self._tool_value(value.args[0]) is not None:
+                    self.partials.add(name)
+                elif isinstance(value.args[0], ast.Name):
+                    self.partial_targets[name] = value.args[0]
                 continue
             if not isinstance(value, ast.Name | ast.Attribute):
                 continue
@@ -636,6 +641,12 @@ class _Planner(ast.NodeVisitor):
         return (names is _CONCURRENT and isinstance(func, ast.Attribute)
                 and func.attr == "create_task" and self.tool_of(func) is None)
 
+    def partial_call(self, name: str) -> bool:
+        """Whether ``name(...)`` calls a partial of a tool or of an ``async def``."""
+        target = self.partial_targets.get(name)
+        return name in self.partials or (target is not None and target.id in self.async_funcs
+                                         and target.id in self.def_only)
+
     def awaitable(self, node: ast.Call) -> bool:
         """A call whose value is an awaitable the script means to use as its result."""
         if id(node) in self.thunk_calls:
@@ -644,7 +655,7 @@ class _Planner(ast.NodeVisitor):
             path = self.tool_of(node.func)
             return path in self.tools
         if isinstance(node.func, ast.Name) and (node.func.id in self.async_funcs
-                                                or node.func.id in self.partials):
+                                                or self.partial_call(node.func.id)):
             return True
         if isinstance(node.func, ast.Attribute) and node.func.attr in self.async_methods:
             root, _ = self.root_of(node.func)
@@ -1149,9 +1160,10 @@ class _Planner(ast.NodeVisitor):
             self.note("plain def calling tools")
 
     def _plan_mapped_functions(self) -> None:
-        """``map(fetch, xs)`` where ``fetch`` is a plain ``def`` made async or a tool → ``[
-        (await fetch(codemode_0)) for codemode_0 in xs]``, as ``map(lambda ...)`` becomes
-        a list comprehension (``_plan_lambdas``): each call awaited, in item order."""
+        """``map(fetch, xs)`` where ``fetch`` is a plain ``def`` made async, a tool or a
+        partial of either → ``[(await fetch(codemode_0)) for codemode_0 in xs]``, as
+        ``map(lambda ...)`` becomes a list comprehension (``_plan_lambdas``): each call
+        awaited, in item order."""
         converted = {f.name for f in self.of(ast.FunctionDef) if id(f) in self.converted
                      and not f.decorator_list
                      and not isinstance(self.parents.get(f), ast.ClassDef)}
@@ -1161,7 +1173,7 @@ class _Planner(ast.NodeVisitor):
                     and len(call.args) >= 2 and not call.keywords
                     and isinstance(first := call.args[0], ast.Name)
                     and ((first.id in converted and first.id in self.def_only)
-                         or self.tool_of(first) in self.tools)
+                         or self.tool_of(first) in self.tools or self.partial_call(first.id))
                     and self._one_line(call) and self._await_scope(call) is not None
                     and self._consumed(call) and (len(call.args) == 2 or "zip" not in self.bound)
                     and not any(isinstance(a, ast.Starred) or self._calls_any_tool(a)
@@ -1519,11 +1531,12 @@ class _Planner(ast.NodeVisitor):
         return self._value_use(name) is not None
 
     def _value_use(self, name: str) -> int | None:
+        partial_of = {id(target) for target in self.partial_targets.values()}
         for node in self.loads:
             if node.id == name:
                 parent = self.parents.get(node)
                 if not (isinstance(parent, ast.Call) and parent.func is node) and (
-                        id(node) not in self.key_functions):
+                        id(node) not in self.key_functions) and id(node) not in partial_of:
                     return node.lineno
         return None
 

@@ -947,6 +947,21 @@ for fare in fares:
 print(*notes, sep="\n")
 notes
 """),
+    ("smol_partials_mapped_and_of_own_helpers", "smol", r"""
+from functools import partial
+
+to_eur = partial(compute_exchange_rate, "USD", "EUR")
+eur = [r["exchanged_value"] for r in map(to_eur, [10, 20, 99.5])]
+apple = partial(get_stock_info, "AAPL")
+
+def convert(base, target, value):
+    '''Convert `value` from `base` to `target` through the travel API.'''
+    return compute_exchange_rate(base_currency=base, target_currency=target, value=value)["exchanged_value"]
+
+from_usd = partial(convert, "USD")
+print(eur, apple()["MA(5)"], to_eur(value=1)["exchanged_value"])
+final_answer({"jpy": from_usd("JPY", 10), "gbp": from_usd(target="GBP", value=10), "eur": eur})
+"""),
 ]
 
 
