@@ -1451,7 +1451,9 @@ class _Planner(ast.NodeVisitor):
                                and call.func is node)), None)
         if where is not None:
             return (f"; `.{name}` is used as a value at line {where}, where it cannot be "
-                    f"awaited: call it in a loop, e.g. `[await obj.{name}(x) for x in xs]`")
+                    f"awaited: call it in a loop, e.g. `[await obj.{name}(x) for x in xs]` "
+                    f"(if `.{name}` there is another object's attribute, give the method a "
+                    "name of its own)")
         return ""
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:

@@ -1094,3 +1094,31 @@ print(held, info.cache_info())
     assert run.value == [True, FUNCTIONS["get_stock_info"]("TSLA")["price"], 2, "hidden"]
     assert [c.arguments["symbol"] for c in run.calls] == ["AAPL", "TSLA", "NOPE", "NOPE"]
     assert run.output == "<coroutine info> CacheInfo(hits=3, misses=4, maxsize=8, currsize=2)\n"
+
+
+async def test_a_method_named_like_a_field_says_to_rename_it(mode: cm.CodeMode) -> None:
+    """A smol-style class whose tool-calling method shares its name with another object's
+    field (``Api.price(s)`` and ``q.price``): the two reads cannot be told apart, so the
+    method is not made async; the message says to rename it, and the renamed script runs
+    as in CPython."""
+    script = r"""
+from dataclasses import dataclass
+
+@dataclass
+class Q:
+    symbol: str
+    price: float
+
+class Api:
+    @staticmethod
+    def {method}(sym):
+        return get_stock_info(symbol=sym)["price"]
+
+qs = [Q(s, Api.{method}(s)) for s in ["AAPL", "TSLA"]]
+final_answer([q.price for q in qs])
+"""
+    refused = await mode.run(script.replace("{method}", "price"))
+    assert refused.error is not None and refused.calls == ()
+    assert ("if `.price` there is another object's attribute, give the method a name of its "
+            "own") in refused.error.message
+    await _runs_as_in_cpython(mode, script.replace("{method}", "quote"), "smol")

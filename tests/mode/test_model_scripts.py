@@ -6163,7 +6163,8 @@ async def test_a_caught_method_type_error_stays_pythons(mode: cm.CodeMode) -> No
      [(2, "load() calls tools, so it must be `async def load(self, ...)` with each tool call "
           "awaited, and each call of it awaited too (`await obj.load(...)`); `.load` is used "
           "as a value at line 5, where it cannot be awaited: call it in a loop, e.g. "
-          "`[await obj.load(x) for x in xs]`")]),
+          "`[await obj.load(x) for x in xs]` (if `.load` there is another object's "
+          "attribute, give the method a name of its own)")]),
     ("class Svc:\n    def load(self, uid):\n        return get_user(uid)\n"
      "s = Svc()\nhandlers = {'user': lambda u: s.load(u)}\nhandlers['user'](1)",
      [(5, "a tool call inside a lambda cannot be awaited: use a loop or an `async def` and "
