@@ -962,6 +962,25 @@ from_usd = partial(convert, "USD")
 print(eur, apple()["MA(5)"], to_eur(value=1)["exchanged_value"])
 final_answer({"jpy": from_usd("JPY", 10), "gbp": from_usd(target="GBP", value=10), "eur": eur})
 """),
+    ("smol_tool_handed_to_retry_helper_seeded_jitter", "smol", r"""
+import random, time
+random.seed(1234)
+
+def with_jitter(fn, *args, retries=3, **kwargs):
+    for attempt in range(retries):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            wait = 0.001 * (2 ** attempt) + random.uniform(0, 0.001)
+            print(f"retry {attempt + 1} after {type(exc).__name__}")
+            time.sleep(wait)
+    return None
+
+a = with_jitter(get_summary, title="Rust (programming language)")
+b = with_jitter(get_summary, title="Nope")
+c = with_jitter(getStory, 40402)
+final_answer({"a": a[:10], "b": b, "c": c["by"], "r": round(random.random(), 6)})
+"""),
 ]
 
 
@@ -1044,6 +1063,42 @@ def convert(base, target, value):
     return compute_exchange_rate(base_currency=base, target_currency=target, value=value)["exchanged_value"]
 
 final_answer({"EUR": convert("USD", "EUR", 100), "JPY": convert("USD", "JPY", 100)})
+"""),
+    ("ptc_except_star_taskgroup", "async", r"""
+import asyncio
+
+try:
+    async with asyncio.TaskGroup() as tg:
+        ok = tg.create_task(tools.get_ticket(ticket_id=1004))
+        tg.create_task(tools.get_ticket(ticket_id=2))
+except* ToolCallError as eg:
+    print(len(eg.exceptions), "ticket lookups failed")
+ok.done()
+""", "`except*` is not available in the sandbox: write `except ExceptionGroup as eg:` and test its members", r"""
+import asyncio
+
+try:
+    async with asyncio.TaskGroup() as tg:
+        ok = tg.create_task(tools.get_ticket(ticket_id=1004))
+        tg.create_task(tools.get_ticket(ticket_id=2))
+except ExceptionGroup as eg:
+    failed = [e for e in eg.exceptions if isinstance(e, ToolCallError)]
+    print(len(failed), "ticket lookups failed")
+ok.done()
+"""),
+    ("smol_thread_pool_map", "smol", r"""
+from concurrent.futures import ThreadPoolExecutor
+
+ids = [40401, 40404, 40406]
+with ThreadPoolExecutor(max_workers=3) as pool:
+    stories = list(pool.map(lambda i: getStory(id=i), ids))
+final_answer({s["id"]: s["score"] for s in stories})
+""", "tool calls run concurrently through asyncio, not threads: `results = await asyncio.gather(*[tools.<name>(...) for x in items])`", r"""
+import asyncio
+
+ids = [40401, 40404, 40406]
+stories = await asyncio.gather(*[tools.getStory(id=i) for i in ids])
+final_answer({s["id"]: s["score"] for s in stories})
 """),
 ]
 
