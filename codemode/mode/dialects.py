@@ -482,6 +482,12 @@ class _Planner(ast.NodeVisitor):
                 continue  # the script's own function of that name
             else:
                 self.bare[name] = target
+        self.partials: set[str] = set()
+        """Names bound once, at the top level, to ``functools.partial(<tool>, ...)``: a
+        call of one is a tool call (awaited like one)."""
+        self.partial_targets: dict[str, ast.Name] = {}
+        """The same for ``partial(f, ...)``, ``f`` a name: a call of it is awaited when
+        ``f`` is an ``async def`` (maybe made one), and ``f`` read there is no value use."""
         if not strict:
             self._tool_variables(stores)
         self.aliases = frozenset() if strict else frozenset(
@@ -522,16 +528,30 @@ class _Planner(ast.NodeVisitor):
         for stmt in self.tree.body:
             name = _assigned_name(stmt)
             value = getattr(stmt, "value", None)
-            if name is None or stores.get(name) != 1 or name in params or (
-                    name in self.def_only) or not isinstance(value, ast.Name | ast.Attribute):
+            if name is None or stores.get(name) != 1 or name in params or name in self.def_only:
                 continue
-            if isinstance(value, ast.Name):
-                path = self.bare.get(value.id)
-            else:
-                root, parts = _root(value)
-                path = ".".join(parts) if root == "tools" and parts else None
-            if path is not None and path in self.tools and name not in self.bound - stores.keys():
+            if isinstance(value, ast.Call) and _is_partial(value.func) and value.args:
+                if self._tool_value(value.args[0]) is not None:
+                    self.partials.add(name)
+                elif isinstance(value.args[0], ast.Name):
+                    self.partial_targets[name] = value.args[0]
+                continue
+            if not isinstance(value, ast.Name | ast.Attribute):
+                continue
+            path = self._tool_value(value)
+            if path is not None and name not in self.bound - stores.keys():
                 self.bare[name] = path
+
+    def _tool_value(self, value: ast.expr) -> str | None:
+        """The tool a bare name or ``tools.x`` read as a value is, if it is one."""
+        if isinstance(value, ast.Name):
+            path = self.bare.get(value.id)
+        elif isinstance(value, ast.Attribute):
+            root, parts = _root(value)
+            path = ".".join(parts) if root == "tools" and parts else None
+        else:
+            return None
+        return path if path is not None and path in self.tools else None
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -620,6 +640,12 @@ class _Planner(ast.NodeVisitor):
         return (names is _CONCURRENT and isinstance(func, ast.Attribute)
                 and func.attr == "create_task" and self.tool_of(func) is None)
 
+    def partial_call(self, name: str) -> bool:
+        """Whether ``name(...)`` calls a partial of a tool or of an ``async def``."""
+        target = self.partial_targets.get(name)
+        return name in self.partials or (target is not None and target.id in self.async_funcs
+                                         and target.id in self.def_only)
+
     def awaitable(self, node: ast.Call) -> bool:
         """A call whose value is an awaitable the script means to use as its result."""
         if id(node) in self.thunk_calls:
@@ -627,7 +653,8 @@ class _Planner(ast.NodeVisitor):
         if self.tool_of(node.func) is not None:
             path = self.tool_of(node.func)
             return path in self.tools
-        if isinstance(node.func, ast.Name) and node.func.id in self.async_funcs:
+        if isinstance(node.func, ast.Name) and (node.func.id in self.async_funcs
+                                                or self.partial_call(node.func.id)):
             return True
         if isinstance(node.func, ast.Attribute) and node.func.attr in self.async_methods:
             root, _ = self.root_of(node.func)
@@ -1132,9 +1159,10 @@ class _Planner(ast.NodeVisitor):
             self.note("plain def calling tools")
 
     def _plan_mapped_functions(self) -> None:
-        """``map(fetch, xs)`` where ``fetch`` is a plain ``def`` made async or a tool → ``[
-        (await fetch(codemode_0)) for codemode_0 in xs]``, as ``map(lambda ...)`` becomes
-        a list comprehension (``_plan_lambdas``): each call awaited, in item order."""
+        """``map(fetch, xs)`` where ``fetch`` is a plain ``def`` made async, a tool or a
+        partial of either → ``[(await fetch(codemode_0)) for codemode_0 in xs]``, as
+        ``map(lambda ...)`` becomes a list comprehension (``_plan_lambdas``): each call
+        awaited, in item order."""
         converted = {f.name for f in self.of(ast.FunctionDef) if id(f) in self.converted
                      and not f.decorator_list
                      and not isinstance(self.parents.get(f), ast.ClassDef)}
@@ -1144,7 +1172,7 @@ class _Planner(ast.NodeVisitor):
                     and len(call.args) >= 2 and not call.keywords
                     and isinstance(first := call.args[0], ast.Name)
                     and ((first.id in converted and first.id in self.def_only)
-                         or self.tool_of(first) in self.tools)
+                         or self.tool_of(first) in self.tools or self.partial_call(first.id))
                     and self._one_line(call) and self._await_scope(call) is not None
                     and self._consumed(call) and (len(call.args) == 2 or "zip" not in self.bound)
                     and not any(isinstance(a, ast.Starred) or self._calls_any_tool(a)
@@ -1390,13 +1418,14 @@ class _Planner(ast.NodeVisitor):
                          f"{node.name}(self, ...)` with each tool call awaited, and each call "
                          f"of it awaited too (`await obj.{node.name}(...)`)"
                          + self._why_not_async(node.name))
+            elif self._cached(node):
+                self.note("cached def calling tools")
+                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
             elif node.decorator_list or self._used_as_value(node.name):
                 where = self._value_use(node.name)
                 self.add(node, f"{node.name}() calls tools, so it must be `async def "
                          f"{node.name}(...)` and each call awaited"
-                         + (f"; it is used as a value at line {where}, where it cannot be "
-                            f"awaited: call it in a loop, e.g. `[await {node.name}(x) for x "
-                            "in xs]`" if where else ""))
+                         + (self._returned_hint(node.name, where) if where else ""))
             elif any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(node)):
                 self.add(node, f"{node.name}() is a generator that calls tools: collect the "
                          "results in a list instead of yielding them")
@@ -1421,7 +1450,9 @@ class _Planner(ast.NodeVisitor):
                                and call.func is node)), None)
         if where is not None:
             return (f"; `.{name}` is used as a value at line {where}, where it cannot be "
-                    f"awaited: call it in a loop, e.g. `[await obj.{name}(x) for x in xs]`")
+                    f"awaited: call it in a loop, e.g. `[await obj.{name}(x) for x in xs]` "
+                    f"(if `.{name}` there is another object's attribute, give the method a "
+                    "name of its own)")
         return ""
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
@@ -1477,17 +1508,53 @@ class _Planner(ast.NodeVisitor):
                 self.edits.items.append((start + 1, start + 1, 1, start - end, b"["))
                 self.edits.items.append((end - 1, end - 1, 0, end - start, b"]"))
 
+    def _cached(self, node: ast.FunctionDef) -> bool:
+        """``@lru_cache``/``@cache`` (maybe ``functools.``, maybe called with options) are
+        its only decorators and it is only called or asked ``.cache_info()`` and
+        ``.cache_clear()``: made async, its cache keeps each call's awaited value (the
+        sandbox's ``lru_cache`` caches a coroutine function's results, not its
+        coroutines)."""
+        if not node.decorator_list or not all(
+                _cache_decorator(d.func if isinstance(d, ast.Call) else d)
+                for d in node.decorator_list):
+            return False
+        for name in self.loads:
+            if name.id != node.name:
+                continue
+            parent = self.parents.get(name)
+            if isinstance(parent, ast.Call) and parent.func is name:
+                continue
+            if not (isinstance(parent, ast.Attribute) and parent.attr in _CACHE_METHODS):
+                return False
+        return True
+
     def _used_as_value(self, name: str) -> bool:
         return self._value_use(name) is not None
 
     def _value_use(self, name: str) -> int | None:
+        partial_of = {id(target) for target in self.partial_targets.values()}
         for node in self.loads:
             if node.id == name:
                 parent = self.parents.get(node)
                 if not (isinstance(parent, ast.Call) and parent.func is node) and (
-                        id(node) not in self.key_functions):
+                        id(node) not in self.key_functions) and id(node) not in partial_of:
                     return node.lineno
         return None
+
+    def _returned_hint(self, name: str, where: int) -> str:
+        """The fix for a function used as a value at line ``where``: a closure handed out
+        by ``return`` (a factory) is called where no one can await it, so the values it
+        closes over become parameters; any other use is a loop over its calls."""
+        for node in self.loads:
+            parent = self.parents.get(node)
+            while isinstance(parent, ast.Tuple | ast.List):
+                parent = self.parents.get(parent)
+            if node.id == name and node.lineno == where and isinstance(parent, ast.Return):
+                return (f"; it is returned at line {where}, so its callers cannot await it: "
+                        f"define `{name}` at the top level with the values it uses from "
+                        "the enclosing function as parameters, and call it directly")
+        return (f"; it is used as a value at line {where}, where it cannot be awaited: call "
+                f"it in a loop, e.g. `[await {name}(x) for x in xs]`")
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if not self.strict and node.value is not None and node.simple and not isinstance(
@@ -1886,6 +1953,24 @@ class _Planner(ast.NodeVisitor):
             wire = self.tools[path]
             out[path] = positional_order(self.specs.get(wire), self.arguments.get(wire, {}))
         return out
+
+
+_CACHE_METHODS: Final = frozenset({"cache_info", "cache_clear"})
+
+
+def _cache_decorator(func: ast.expr) -> bool:
+    """``lru_cache``, ``cache`` or the same under ``functools.``."""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and (
+            func.value.id == "functools"):
+        return func.attr in ("lru_cache", "cache")
+    return isinstance(func, ast.Name) and func.id in ("lru_cache", "cache")
+
+
+def _is_partial(func: ast.expr) -> bool:
+    """``partial`` or ``functools.partial``."""
+    return (isinstance(func, ast.Name) and func.id == "partial") or (
+        isinstance(func, ast.Attribute) and func.attr == "partial"
+        and isinstance(func.value, ast.Name) and func.value.id == "functools")
 
 
 def plan(source: str, tree: ast.Module, *, tools: Mapping[str, str],

@@ -8,7 +8,10 @@ import contextlib
 import io
 import json
 import threading
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class FinalAnswer(Exception):
@@ -54,3 +57,34 @@ def run_in_cpython(script: str, namespace: dict[str, Any]) -> tuple[Any, str]:
     thread.join()
     assert "value" in outcome, "the row failed in CPython"
     return json.loads(json.dumps(outcome["value"])), output.getvalue()
+
+
+class ToolCallError(Exception):
+    """What a failed call raises in CPython (the sandbox's, of the same name)."""
+
+
+def _plain(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return json.loads(json.dumps(fn(*args, **kwargs)))
+        except Exception as exc:
+            raise ToolCallError(f"{type(exc).__name__}: {exc}") from None
+    return call
+
+
+def run_with_tools(script: str, style: str,
+                   functions: dict[str, Callable[..., Any]]) -> tuple[Any, str]:
+    """The row in CPython with ``functions`` as its tools: bare names sync (``smol``) or
+    async (``async``), and ``tools.x`` async either way; results travel as JSON, as
+    they do from a host."""
+    tools = type("Tools", (), {})()
+    namespace: dict[str, Any] = {"__name__": "__main__", "final_answer": final_answer,
+                                 "tools": tools, "ToolCallError": ToolCallError}
+    for name, fn in functions.items():
+        sync = _plain(fn)
+
+        async def call(*a: Any, sync: Callable[..., Any] = sync, **k: Any) -> Any:
+            return sync(*a, **k)
+        setattr(tools, name, call)
+        namespace[name] = call if style == "async" else sync
+    return run_in_cpython(script, namespace)

@@ -20,10 +20,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from tool_corpus import corpus_or_skip
 
 import codemode as cm
-from tests.mode.cpython_side import final_answer, run_in_cpython
+from tests.mode.corpus_tools import listings, registry
+from tests.mode.cpython_side import run_with_tools
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -154,53 +154,18 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {fn.__name__: fn for fn in (
 
 
 def _specs() -> dict[str, dict[str, Any]]:
-    folder = corpus_or_skip()
-    found: dict[str, dict[str, Any]] = {}
-    for file, names in _LISTINGS.items():
-        for item in json.loads((folder / file).read_text(encoding="utf-8")):
-            if item["name"] in names and item["name"] not in found:
-                found[item["name"]] = item
+    found = listings(_LISTINGS)
     assert set(found) == set(FUNCTIONS), sorted(set(FUNCTIONS) - set(found))
     return found
 
 
-class ToolCallError(Exception):
-    """What a failed call raises in CPython (the sandbox's, of the same name)."""
-
-
-def _plain(fn: Callable[..., Any]) -> Callable[..., Any]:
-    def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return json.loads(json.dumps(fn(*args, **kwargs)))
-        except Exception as exc:
-            raise ToolCallError(f"{type(exc).__name__}: {exc}") from None
-    return call
-
-
 def cpython(script: str, style: str) -> tuple[Any, str]:
-    """The row in CPython: bare tool functions sync (``smol``) or async (``async``), and
-    ``tools.x`` async either way."""
-    tools = type("Tools", (), {})()
-    namespace: dict[str, Any] = {"__name__": "__main__", "final_answer": final_answer,
-                                 "tools": tools, "ToolCallError": ToolCallError}
-    for name, fn in FUNCTIONS.items():
-        sync = _plain(fn)
-
-        async def call(*a: Any, sync: Callable[..., Any] = sync, **k: Any) -> Any:
-            return sync(*a, **k)
-        setattr(tools, name, call)
-        namespace[name] = call if style == "async" else sync
-    return run_in_cpython(script, namespace)
+    """The row in CPython with this module's tools."""
+    return run_with_tools(script, style, FUNCTIONS)
 
 
 def _registry() -> cm.ToolRegistry:
-    reg = cm.ToolRegistry()
-    for name, spec in _specs().items():
-        def execute(args: Any, ctx: cm.ExecContext, fn: Callable[..., Any] = FUNCTIONS[name]) -> Any:
-            return fn(**args)
-        reg.register(cm.define_tool(name=name, description=spec["description"],
-                                    parameters=spec["inputSchema"], execute=execute))
-    return reg
+    return registry(_specs(), FUNCTIONS)
 
 
 @pytest.fixture(scope="module")

@@ -5643,7 +5643,7 @@ async def test_new_stand_ins_refuse_what_they_must(mode: cm.CodeMode, script: st
     ("x = 1\nx.__class__", "use type(obj), and type(obj).__name__ for its name"),
     ("t = {'a': 2, 'b': 1}\nsorted(t, key=getattr(t, '__getitem__'))",
      "write `lambda k: x[k]` (or `d.get` for a dict) instead"),
-    ("match 'q':\n    case str(k, n=1):\n        k", "but for a builtin type with at most one positional pattern"),
+    ("match ['q']:\n    case [str(k, n=1)]:\n        k", "a class pattern works as the whole case (or under `as`)"),
 ])
 async def test_a_refusal_says_what_to_write_instead(mode: cm.CodeMode, script: str,
                                                     fragment: str) -> None:
@@ -5942,10 +5942,11 @@ async def test_stringio_keeps_pythons_file_semantics(mode: cm.CodeMode) -> None:
           "and test its members, `[e for e in eg.exceptions if isinstance(e, "
           "ToolCallError)]` (or gather with `return_exceptions=True`)")]),
     ("from dataclasses import dataclass\n@dataclass\nclass P:\n    x: int\n"
-     "u = get_user(1)\nmatch P(1):\n    case P(x=0):\n        pass",
-     [(7, "class patterns (`case Point(x=0):`) are not available in the sandbox, but for a "
-          "builtin type with at most one positional pattern (`case str(s):`, `case "
-          "dict():`): test the type in a guard, `case p if isinstance(p, Point) and p.x == "
+     "u = get_user(1)\nmatch [P(1)]:\n    case [P(x=0)]:\n        pass",
+     [(7, "this class pattern is not available in the sandbox: a class pattern works as the "
+          "whole case (or under `as`), with names, `_`, literals and class patterns as its "
+          "sub-patterns and public keyword names (`case Line(Point(x=0), end=e):`); "
+          "otherwise test the type in a guard, `case p if isinstance(p, Point) and p.x == "
           "0:`, or match on the value itself")]),
     ("from zoneinfo import ZoneInfo\nu = get_user(1)",
      [(1, "module 'zoneinfo' is not available in the sandbox (available: "
@@ -6162,7 +6163,8 @@ async def test_a_caught_method_type_error_stays_pythons(mode: cm.CodeMode) -> No
      [(2, "load() calls tools, so it must be `async def load(self, ...)` with each tool call "
           "awaited, and each call of it awaited too (`await obj.load(...)`); `.load` is used "
           "as a value at line 5, where it cannot be awaited: call it in a loop, e.g. "
-          "`[await obj.load(x) for x in xs]`")]),
+          "`[await obj.load(x) for x in xs]` (if `.load` there is another object's "
+          "attribute, give the method a name of its own)")]),
     ("class Svc:\n    def load(self, uid):\n        return get_user(uid)\n"
      "s = Svc()\nhandlers = {'user': lambda u: s.load(u)}\nhandlers['user'](1)",
      [(5, "a tool call inside a lambda cannot be awaited: use a loop or an `async def` and "

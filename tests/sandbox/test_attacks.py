@@ -424,7 +424,8 @@ REFUSALS: Final[dict[str, Refusal]] = {
         pattern=r'The keyword argument "metaclass" is not allowed'),
     "policy-match-class": Refusal(
         error="SyntaxError", by_policy=True,
-        pattern=r"class patterns \(`case Point\(x=0\):`\) are not available"),
+        pattern=r"this class pattern is not available in the sandbox: a class pattern works "
+                r"as the whole case"),
     "policy-match-value": Refusal(
         error="SyntaxError", by_policy=True, pattern=r"a case value must be a literal"),
     "policy-try-star": Refusal(

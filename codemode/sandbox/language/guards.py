@@ -111,6 +111,7 @@ __all__ = [
     "guarded_write_attribute",
     "guarded_write_item",
     "guarded_write_private",
+    "match_class",
     "object_setattr",
     "refuse",
 ]
@@ -1954,6 +1955,51 @@ def guarded_setattr(obj: Any, name: str, value: Any, /) -> None:
         setattr(target, name, value)
     else:
         namespace[name] = value
+
+
+_MATCH_SELF: Final = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str,
+                      tuple)
+"""The builtin types whose one positional sub-pattern is the subject itself."""
+
+
+def match_class(subject: Any, cls: Any, positional: int,
+                keywords: tuple[str, ...], /) -> list[Any] | None:
+    """A class pattern's test (``case Quote(s, change=c):``, see the policy's
+    ``_class_case``): None when ``subject`` is not a ``cls`` or lacks an attribute, else
+    the attributes' values, the positional ones named by ``cls.__match_args__``. The type
+    is checked as CPython checks it; every attribute is read through the guard, as
+    ``subject.change`` would be."""
+    if not isinstance(cls, type):
+        raise TypeError("called match pattern must be a class")
+    if not isinstance(subject, cls):
+        return None
+    names: tuple[str, ...] = ()
+    values: list[Any] = []
+    if positional:
+        match_args = next((klass.__dict__["__match_args__"] for klass in cls.__mro__
+                           if "__match_args__" in klass.__dict__), None)
+        if match_args is None and issubclass(cls, _MATCH_SELF):
+            values.append(subject)  # ``case int(n, real=r):``: ``n`` is the subject
+            match_args, positional = (), positional - 1
+            allowed = 1
+        else:
+            match_args = () if match_args is None else match_args
+            allowed = len(match_args) if type(match_args) is tuple else 0
+        if type(match_args) is not tuple or not all(type(n) is str for n in match_args):
+            raise TypeError(f"{cls.__name__}.__match_args__ must be a tuple of names")
+        if len(match_args) < positional:
+            raise TypeError(f"{cls.__name__}() accepts {allowed} positional "
+                            f"sub-pattern{'' if allowed == 1 else 's'} "
+                            f"({positional + len(values)} given)")
+        names = match_args[:positional]
+    if len(set(names + keywords)) < len(names) + len(keywords):
+        raise TypeError(f"{cls.__name__}() got multiple sub-patterns for one attribute")
+    for name in names + keywords:
+        try:
+            values.append(guarded_getattr(subject, name))
+        except AttributeError:
+            return None
+    return values
 
 
 def object_setattr(obj: Any, name: Any, value: Any, /) -> None:

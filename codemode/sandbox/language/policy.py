@@ -53,7 +53,7 @@ import RestrictedPython.transformer as _rp_transformer
 from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
 __all__ = [
     "ANNOTATED",
@@ -64,7 +64,9 @@ __all__ = [
     "FUTURE_FEATURES",
     "KW_ONLY_MARK",
     "LOOP_RANGE",
+    "MATCH_CLASS",
     "MATCH_TYPES",
+    "MATCH_VALUES",
     "NAME_OF",
     "OBJECT_SETATTR",
     "POST_INIT",
@@ -144,6 +146,12 @@ MATCH_TYPES: Final = {name: f"_match_{name}_" for name in (
 """Builtin type name → the global holding the real type, for ``case str(s):`` (these types
 match their subject itself, so the pattern reads no attribute; the script's ``str`` is a
 stand-in that Python's class patterns do not accept)."""
+
+MATCH_CLASS: Final = "_match_class_"
+"""Global that a class pattern's test calls: ``guards.match_class`` (the subject's type
+checked in C, its attributes read through the guard)."""
+MATCH_VALUES: Final = "_match_values_"
+"""The name a class pattern's attribute values are bound to inside its guard."""
 
 OBJECT_SETATTR: Final = "_object_setattr_"
 """Global that ``object.__setattr__(obj, name, value)`` calls (a frozen dataclass's
@@ -308,6 +316,37 @@ _LOAD: Final = ast.Load()
 
 def _name(id_: str) -> ast.Name:
     return ast.Name(id_, _LOAD)  # positional: a third of the keyword form's cost
+
+
+def _self_pattern(pattern: ast.MatchClass) -> bool:
+    """``case str(s):``, ``case dict():``: a builtin type matched against the subject
+    itself, which reads no attribute (``visit_MatchClass``)."""
+    return (isinstance(pattern.cls, ast.Name) and pattern.cls.id in MATCH_TYPES
+            and not pattern.kwd_patterns and len(pattern.patterns) <= 1)
+
+
+def _guarded_class_pattern(pattern: ast.MatchClass) -> bool:
+    """A class pattern ``_class_case`` rewrites: a dotted public class, public keyword
+    names, and sub-patterns that are names, ``_``, literals or such class patterns (maybe
+    under ``as``)."""
+    root: ast.expr = pattern.cls
+    while isinstance(root, ast.Attribute):
+        if root.attr.startswith("_"):
+            return False
+        root = root.value
+    if not isinstance(root, ast.Name) or root.id.startswith("_"):
+        return False
+    return all(not name.startswith("_") for name in pattern.kwd_attrs) and all(
+        _flat_sub_pattern(sub) for sub in [*pattern.patterns, *pattern.kwd_patterns])
+
+
+def _flat_sub_pattern(sub: ast.pattern) -> bool:
+    if isinstance(sub, ast.MatchAs):
+        return sub.pattern is None or _flat_sub_pattern(sub.pattern)
+    if isinstance(sub, ast.MatchClass):
+        return _guarded_class_pattern(sub)
+    return isinstance(sub, ast.MatchSingleton) or (
+        isinstance(sub, ast.MatchValue) and _literal_pattern(sub.value))
 
 
 def _call(func: str, *args: ast.expr) -> ast.Call:
@@ -907,8 +946,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """``match`` with literal, capture, wildcard, sequence, mapping and ``|``
         patterns. Patterns compare and unpack in C like ``==`` on a literal and
         unpacking do; class patterns (``case Point(x=0)``) read attributes with a plain
-        ``getattr`` the guard never sees, so they are refused, but for a builtin type's
-        (``case str(s):``, see ``visit_MatchClass``)."""
+        ``getattr`` the guard never sees, so a case that is one becomes a guard that reads
+        them through it (``_class_case``); elsewhere only a builtin type's (``case
+        str(s):``, see ``visit_MatchClass``) is left to Python."""
         return self.node_contents_visit(node)
 
     def visit_match_case(self, node: ast.match_case) -> Any:
@@ -922,6 +962,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
         capture: str | None = None
         if isinstance(node.pattern, ast.MatchAs) and node.pattern.pattern is not None:
             pattern, capture = node.pattern.pattern, node.pattern.name
+        if isinstance(pattern, ast.MatchClass) and not _self_pattern(pattern) and (
+                _guarded_class_pattern(pattern)):
+            return self._class_case(node, pattern, capture)
         options = pattern.patterns if isinstance(pattern, ast.MatchOr) else [pattern]
         if not all(isinstance(p, ast.MatchValue | ast.MatchSingleton) for p in options) or all(
                 not isinstance(p, ast.MatchValue) or _literal_pattern(p.value) for p in options):
@@ -944,6 +987,69 @@ class SandboxPolicy(RestrictingNodeTransformer):
         node.pattern = _located(ast.MatchAs(pattern=None, name=subject), pattern)
         node.guard = _located(test, original if original is not None else pattern)
         return node
+
+    def _class_case(self, node: ast.match_case, pattern: ast.MatchClass,
+                    capture: str | None) -> Any:
+        """``case Quote(s, change=c) if g:`` becomes ``case _case_subject_ if
+        (_match_values_ := _match_class_(_case_subject_, Quote, 1, ('change',))) is not
+        None and ((s := _match_values_[0]) or True) and ... and g:``. CPython's class
+        pattern reads ``__match_args__`` and the attributes with a plain ``getattr`` the
+        guard never sees; ``match_class`` checks the type the same way and reads each
+        attribute through the guard (a missing one fails the case, as in CPython). The
+        sub-patterns are captures, ``_``, literals and class patterns of the same kind,
+        maybe under ``as`` (see ``_guarded_class_pattern``), tested left to right."""
+        self.check_name(node.pattern, capture)
+        for sub in ast.walk(pattern):
+            if isinstance(sub, ast.MatchAs):
+                self.check_name(sub, sub.name)
+        subject = capture or CASE_SUBJECT
+        tests = self._class_tests(pattern, lambda: _name(subject), 0)
+        original = node.guard
+        node.pattern = ast.MatchAs(pattern=None, name=None)  # the walk below skips it
+        node = self.node_contents_visit(node)
+        if node.guard is not None:
+            tests.append(node.guard)
+        node.pattern = _located(ast.MatchAs(pattern=None, name=subject), pattern)
+        test = tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)
+        node.guard = _located(test, original or pattern, force=True)
+        return node
+
+    def _class_tests(self, pattern: ast.MatchClass, subject: Callable[[], ast.expr],
+                     depth: int) -> list[ast.expr]:
+        """The tests of one class pattern matched against ``subject()`` (a fresh node
+        each call); ``depth`` names its values apart from the enclosing pattern's."""
+        cls = pattern.cls
+        if isinstance(cls, ast.Name) and cls.id in MATCH_TYPES:
+            klass: ast.expr = _located(ast.Name(MATCH_TYPES[cls.id], ast.Load()), cls)
+        else:
+            klass = self.visit(_copy(cls))
+        values = MATCH_VALUES if depth == 0 else f"{MATCH_VALUES}{depth}_"
+        found = ast.NamedExpr(ast.Name(values, ast.Store()), _call(
+            MATCH_CLASS, subject(), klass, ast.Constant(len(pattern.patterns)),
+            ast.Tuple([ast.Constant(k) for k in pattern.kwd_attrs], ast.Load())))
+        tests: list[ast.expr] = [ast.Compare(found, [ast.IsNot()], [ast.Constant(None)])]
+        for index, sub in enumerate([*pattern.patterns, *pattern.kwd_patterns]):
+            def value(index: int = index) -> ast.expr:
+                return ast.Subscript(_name(values), ast.Constant(index), ast.Load())
+            tests += self._sub_tests(sub, value, depth)
+        return tests
+
+    def _sub_tests(self, sub: ast.pattern, value: Callable[[], ast.expr],
+                   depth: int) -> list[ast.expr]:
+        tests: list[ast.expr] = []
+        if isinstance(sub, ast.MatchAs):
+            if sub.pattern is not None:
+                tests += self._sub_tests(sub.pattern, value, depth)
+            if sub.name is not None:
+                tests.append(ast.BoolOp(ast.Or(), [ast.NamedExpr(
+                    ast.Name(sub.name, ast.Store()), value()), ast.Constant(True)]))
+        elif isinstance(sub, ast.MatchValue):
+            tests.append(_call("_eq_", value(), self.visit(_copy(sub.value))))
+        elif isinstance(sub, ast.MatchSingleton):
+            tests.append(ast.Compare(value(), [ast.Is()], [ast.Constant(sub.value)]))
+        elif isinstance(sub, ast.MatchClass):
+            tests += self._class_tests(sub, value, depth + 1)
+        return tests
 
     def visit_MatchValue(self, node: ast.MatchValue) -> Any:
         if not _literal_pattern(node.value):
@@ -983,17 +1089,21 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """``case str(s):``, ``case int():``, ``case dict():`` (a builtin type and at most
         one positional pattern, which is matched against the subject itself) check the
         type in C and read nothing. Any other class pattern reads attributes with a plain
-        ``getattr`` the guard never sees (``__match_args__`` and the keywords): refused."""
+        ``getattr`` the guard never sees (``__match_args__`` and the keywords): refused
+        here, where ``visit_match_case`` has not made it a guard (inside a sequence or
+        mapping pattern, with a private keyword or class, a sub-pattern it cannot test)."""
         cls = node.cls
-        if (isinstance(cls, ast.Name) and cls.id in MATCH_TYPES and not node.kwd_patterns
-                and len(node.patterns) <= 1):
+        if _self_pattern(node):
+            assert isinstance(cls, ast.Name)
             node.cls = _located(ast.Name(MATCH_TYPES[cls.id], ast.Load()), cls)
             node.patterns = [self.visit(pattern) for pattern in node.patterns]
             return node
-        self.error(node, "class patterns (`case Point(x=0):`) are not available in the "
-                   "sandbox, but for a builtin type with at most one positional pattern "
-                   "(`case str(s):`, `case dict():`): test the type in a guard, `case p if "
-                   "isinstance(p, Point) and p.x == 0:`, or match on the value itself")
+        self.error(node, "this class pattern is not available in the sandbox: a class "
+                   "pattern works as the whole case (or under `as`), with names, `_`, "
+                   "literals and class patterns as its sub-patterns and public keyword "
+                   "names (`case Line(Point(x=0), end=e):`); otherwise test the type in a "
+                   "guard, `case p if isinstance(p, Point) and p.x == 0:`, or match on the "
+                   "value itself")
         return node
 
     def visit_TryStar(self, node: ast.AST) -> Any:

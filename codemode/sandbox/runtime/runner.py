@@ -81,6 +81,7 @@ from codemode.sandbox.language.guards import (
     guarded_write_attribute,
     guarded_write_item,
     guarded_write_private,
+    match_class,
     object_setattr,
 )
 from codemode.sandbox.language.inplace import augmented_attr, augmented_item, guarded_inplace
@@ -95,6 +96,7 @@ from codemode.sandbox.language.policy import (
     DATA_KEY,
     DATA_SPECIAL,
     LOOP_RANGE,
+    MATCH_CLASS,
     MATCH_TYPES,
     NAME_OF,
     OBJECT_SETATTR,
@@ -347,6 +349,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         STARRED: starred,
         STARRED_ITEMS: starred_items,
         OBJECT_SETATTR: object_setattr,
+        MATCH_CLASS: match_class,
         **{hidden: getattr(builtins, name) for name, hidden in MATCH_TYPES.items()},
         NAME_OF: _name_of,
         DATA_SPECIAL: data_special,

@@ -293,7 +293,7 @@ def _process(cls: Any, *, init: bool = True, repr: bool = True, eq: bool = True,
              order: bool = False, unsafe_hash: bool = False, frozen: bool = False,
              match_args: bool = True, kw_only: bool = False, slots: bool = False,
              weakref_slot: bool = False) -> Any:
-    del match_args, slots, weakref_slot  # class patterns are refused; slots change nothing
+    del slots, weakref_slot  # slots change nothing
     if not isinstance(cls, ScriptMeta) or cls in FACADE_CLASSES:
         raise TypeError("dataclass() decorates the script's own classes only")
     if isinstance(cls, EnumMeta):
@@ -326,6 +326,9 @@ def _process(cls: Any, *, init: bool = True, repr: bool = True, eq: bool = True,
         type.__setattr__(cls, name, class_method(cls, method, name))
     if init and "__init__" not in own:
         install("__init__", _make_init(cls, fields))
+    if match_args and "__match_args__" not in own:  # ``case Quote(s, c):``
+        type.__setattr__(cls, "__match_args__",
+                         tuple(f.name for f in fields if f.init and not f.kw_only))
     if repr and "__repr__" not in own:
         install("__repr__", _make_repr(fields))
     if eq and "__eq__" not in own:

@@ -14,6 +14,7 @@ the next read finds it, as Python's does.
 from __future__ import annotations
 
 import functools
+import inspect
 import types
 from typing import TYPE_CHECKING, Any, Final, final
 
@@ -27,7 +28,12 @@ from codemode.sandbox.language.guards import (
     class_method,
     refuse,
 )
-from codemode.sandbox.language.state import counted, current_run, is_script_function
+from codemode.sandbox.language.state import (
+    counted,
+    current_run,
+    is_script_function,
+    wrap_result,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -180,12 +186,14 @@ class _Cached(SelfGuarded):
     than 65 536) entries, least recently used dropped first; the argument tuple is charged
     like a dict key before it is hashed."""
 
-    __slots__ = ("_entries", "_func", "_hits", "_limit", "_maxsize", "_misses", "_typed")
+    __slots__ = ("_coroutines", "_entries", "_func", "_hits", "_limit", "_maxsize", "_misses",
+                 "_typed")
 
     def __init__(self, func: Any, maxsize: int | None, typed: bool) -> None:
         if not callable(func):
             raise TypeError("the first argument must be callable")
         self._func = func
+        self._coroutines = False
         self._maxsize = maxsize
         self._limit = _MAX_ENTRIES if maxsize is None else max(0, min(maxsize, _MAX_ENTRIES))
         self._typed = bool(typed)
@@ -204,14 +212,35 @@ class _Cached(SelfGuarded):
         if value is not _NOTHING:
             self._hits += 1
             entries[key] = value  # now the most recently used
-            return value
+            return self._script_coroutine(_ready(value)) if self._coroutines else value
         self._misses += 1
         value = self._func(*args, **kwargs)
+        if inspect.isawaitable(value):  # an ``async def`` (the runner wraps it: no flag)
+            self._coroutines = True
+            return self._script_coroutine(self._awaited(key, value))
+        self._store(key, value)
+        return value
+
+    def _store(self, key: _HashedKey, value: Any) -> None:
+        entries = self._entries
         if self._limit:
             entries.pop(key, None)  # the call itself may have cached it (recursion)
             while len(entries) >= self._limit:
                 del entries[next(iter(entries))]
             entries[key] = value
+
+    def _script_coroutine(self, coro: Any) -> Any:
+        """``coro`` as the script's own coroutines are held (awaitable, nothing else,
+        closed if never awaited), named after the cached function."""
+        coro.__qualname__ = getattr(self._func, "__qualname__", "function")
+        return wrap_result(current_run(), coro)
+
+    async def _awaited(self, key: _HashedKey, call: Any) -> Any:
+        """A miss of a cached ``async def``: the call's value once awaited is what the
+        cache keeps (a coroutine can be awaited only once; a failure keeps nothing, as
+        ``lru_cache`` keeps no exception). Calls that miss while one is pending each run."""
+        value = await call
+        self._store(key, value)
         return value
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
@@ -242,6 +271,11 @@ class _Cached(SelfGuarded):
         if name == "cache_clear":
             return self.cache_clear
         raise refuse(self, name)
+
+
+async def _ready(value: Any) -> Any:
+    """A cached ``async def``'s hit: awaited, its value."""
+    return value
 
 
 _Cached.__name__ = "_lru_cache_wrapper"
