@@ -499,6 +499,11 @@ class _Planner(ast.NodeVisitor):
         self.async_methods: set[str] = set()
         """Names of the script's methods made async (``x.name(...)`` calls are awaited)."""
         self.converted: set[int] = set()
+        self.async_gens: set[str] = set()
+        """Names of the script's plain generators that call tools, made async generators:
+        their calls are iterated with ``async for`` (:meth:`_plan_generators`)."""
+        self.gen_comprehensions: set[int] = set()
+        """ids of generator expressions over one of them, already made lists."""
         self.awaited: set[int] = set()
         self.task_names: set[str] = set()
         self.modules: list[str] = []
@@ -759,14 +764,146 @@ class _Planner(ast.NodeVisitor):
                     changed = True
                     if id(func) not in methods:
                         if not isinstance(self.parents.get(func), ast.ClassDef):
-                            self.async_funcs.add(func.name)
+                            if suspends(func.body):
+                                self.async_gens.add(func.name)
+                            else:
+                                self.async_funcs.add(func.name)
                         continue
                     # every method of that name: ``x.name(...)`` is awaited wherever it is
                     self.async_methods.add(func.name)
                     self.converted.update(id(f) for f in functions if f.name == func.name)
+        self._plan_generators()
         self._plan_lambdas()
         self._plan_key_functions()
         self._plan_mapped_functions()
+
+    def _plan_generators(self) -> None:
+        """Plain generators that call tools become async generators, iterated where they
+        are called: ``for`` → ``async for``, a comprehension over one → an async one,
+        ``list(g(...))`` (and the other builtins that read an iterator to its end) → the
+        same over ``[v async for v in g(...)]``, ``yield from x`` → ``for v in x: yield v``
+        (``async for`` when ``x`` is such a generator). Each rewrite reads the generator
+        as lazily as CPython would (the same calls, in the same order); any other use is
+        refused with what to write."""
+        if not self.async_gens:
+            return
+        defs = [f for f in self.of(ast.FunctionDef) if f.name in self.async_gens]
+        taken = self.reads | self.bound
+        item = next(n for n in (f"yielded{i or ''}" for i in range(len(taken) + 1))
+                    if n not in taken)
+        for func in defs:
+            name = func.name
+            if name not in self.def_only or sum(f.name == name for f in defs) != 1:
+                self.add(func, f"{name}() is a generator that calls tools and its name is "
+                         "bound more than once: give it a name of its own")
+                continue
+            self._plan_generator_body(func, item)
+        for load in self.loads:
+            if load.id in self.async_gens:
+                call = self.parents.get(load)
+                if isinstance(call, ast.Call) and call.func is load:
+                    self._plan_generator_use(call, load.id, item)
+
+    def _plan_generator_body(self, func: ast.FunctionDef, item: str) -> None:
+        data = self.edits.data
+        stack: list[ast.AST] = list(func.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda |
+                          ast.ClassDef):
+                continue
+            stack.extend(ast.iter_child_nodes(node))
+            if isinstance(node, ast.Return) and node.value is not None:
+                self.add(node, f"{func.name}() is a generator that calls tools, so it runs "
+                         "as an async generator, which cannot `return` a value: end it with "
+                         "a bare `return` (yield the value first if it is needed)")
+            elif isinstance(node, ast.Try | ast.TryStar | ast.With) and suspends(
+                    [node]) and (not isinstance(node, ast.Try | ast.TryStar)
+                                 or node.finalbody):
+                self.add(node, f"{func.name}() is a generator that calls tools and yields "
+                         "inside a `with` or `try`/`finally`, whose closing would not run "
+                         "when a loop stops early: yield outside the block, or collect the "
+                         "results in a list and return it")
+            elif isinstance(node, ast.YieldFrom):
+                statement = self.parents.get(node)
+                start, end = self.edits.start(node), self.edits.end(node)
+                line_start = data.rfind(b"\n", 0, start) + 1
+                line_end = data.find(b"\n", end)
+                rest = data[end:line_end if line_end >= 0 else len(data)].strip()
+                if not isinstance(statement, ast.Expr) or data[line_start:start].strip() or (
+                        rest and not rest.startswith(b"#")):
+                    self.add(node, f"{func.name}() is a generator that calls tools, so "
+                             "`yield from` becomes a loop: write it on a line of its own "
+                             "as `for x in ...: yield x` (its value is not available)")
+                    continue
+                inner = node.value
+                nested = isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and (
+                    inner.func.id in self.async_gens)
+                loop = "async for" if nested else "for"
+                self.edits.replace(start, self.edits.start(inner), f"{loop} {item} in ")
+                self.edits.replace(end, end, f": yield {item}")
+
+    def _plan_generator_use(self, call: ast.Call, name: str, item: str) -> None:
+        parent = self.parents.get(call)
+        owner = self._owner(call)
+        if isinstance(owner, ast.Lambda):
+            self.add(call, f"{name}() is a generator that calls tools, so it is read with "
+                     "`async for`, which a lambda cannot hold: use a `def`")
+            return
+        if isinstance(parent, ast.For) and parent.iter is call:
+            start = self.edits.start(parent)
+            self.edits.replace(start, start, "async ")
+            return
+        if isinstance(parent, ast.YieldFrom) and parent.value is call:
+            return  # ``async for`` in the generator that yields from it
+        if isinstance(parent, ast.comprehension) and parent.iter is call:
+            comp = self.parents[parent]
+            if isinstance(comp, ast.GeneratorExp) and not self._read_to_end(comp):
+                self.add(call, f"{name}() is a generator that calls tools, so a generator "
+                         "expression over it can only be read to its end here (in `list()`, "
+                         "`sorted()`, `sum()`, `set()`, `dict()`, `min()`, `max()` or "
+                         "`''.join()`): write a `for` loop over it, e.g. `for x in "
+                         f"{name}(...):`")
+                return
+            found = self.edits.data.rfind(b"for", 0, self.edits.start(parent.target))
+            self.edits.replace(found, found, "async ")
+            if isinstance(comp, ast.GeneratorExp):
+                self.gen_comprehensions.add(id(comp))
+                start, end = self.edits.start(comp), self.edits.end(comp)
+                self.edits.replace(start + 1, start + 1, "[")
+                self.edits.replace(end - 1, end - 1, "]")
+            return
+        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is call and (
+                self._reads_to_end(parent)):
+            self.edits.wrap(call, f"[{item} async for {item} in ", "]")
+            return
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and (
+                parent.func.id == "next" and parent.func.id not in self.bound):
+            self.add(call, f"{name}() is a generator that calls tools, so it runs as an "
+                     "async generator, and `next()` cannot read one (the sandbox has no "
+                     f"`anext`): take the first item with a loop, `for first in "
+                     f"{name}(...): break`")
+            return
+        self.add(call, f"{name}() is a generator that calls tools, so it runs as an async "
+                 "generator, read only where it is called: iterate the call itself "
+                 f"(`for x in {name}(...):`, `[x for x in {name}(...)]`, `list({name}(...))`);"
+                 " it cannot be stored, returned, passed to another function or sent "
+                 "values (`.send()`/`.throw()`)")
+
+    def _read_to_end(self, comp: ast.GeneratorExp) -> bool:
+        """A generator expression that is the one iterable of a builtin reading it to its
+        end (made a list in place: the same values, the same calls)."""
+        parent = self.parents.get(comp)
+        return isinstance(parent, ast.Call) and parent.args == [comp] and (
+            self._reads_to_end(parent))
+
+    def _reads_to_end(self, call: ast.Call) -> bool:
+        func = call.func
+        if isinstance(func, ast.Name):
+            return func.id in _READS_TO_END and func.id not in self.bound and (
+                len(call.args) == 1 or func.id == "sum")
+        return isinstance(func, ast.Attribute) and func.attr == "join" and isinstance(
+            func.value, ast.Constant) and isinstance(func.value.value, str)
 
     def _convertible_methods(self) -> set[int]:
         """ids of the methods a plain ``x.name(...)`` call can await when they call tools:
@@ -1393,6 +1530,9 @@ class _Planner(ast.NodeVisitor):
                 return True
             if isinstance(node, ast.Call) and self._asyncio_call(node.func, _RUN):
                 return True
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
+                    node.func.id in self.async_gens):
+                return True  # iterated with ``async for``
             stack.extend(ast.iter_child_nodes(node))
         return False
 
@@ -1426,7 +1566,10 @@ class _Planner(ast.NodeVisitor):
                 self.add(node, f"{node.name}() calls tools, so it must be `async def "
                          f"{node.name}(...)` and each call awaited"
                          + (self._returned_hint(node.name, where) if where else ""))
-            elif any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(node)):
+            elif node.name in self.async_gens:
+                self.note("generator calling tools")
+                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+            elif suspends(node.body):
                 self.add(node, f"{node.name}() is a generator that calls tools: collect the "
                          "results in a list instead of yielding them")
             else:
@@ -1498,7 +1641,8 @@ class _Planner(ast.NodeVisitor):
     def visit_GeneratorExp(self, node: ast.GeneratorExp) -> None:
         before = len(self.edits.items)
         self._comprehension(node)
-        if len(self.edits.items) > before and not self.strict:
+        if len(self.edits.items) > before and not self.strict and (
+                id(node) not in self.gen_comprehensions):
             # An ``await`` inside makes it an async generator, which sum()/list() cannot
             # consume: make it a list (evaluated in place, same values).
             start, end = self.edits.start(node), self.edits.end(node)
@@ -1956,6 +2100,9 @@ class _Planner(ast.NodeVisitor):
 
 
 _CACHE_METHODS: Final = frozenset({"cache_info", "cache_clear"})
+_READS_TO_END: Final = frozenset({"list", "sorted", "sum", "set", "frozenset", "tuple",
+                                 "dict", "min", "max"})
+"""Builtins that read their first argument, an iterable, to its end."""
 
 
 def _cache_decorator(func: ast.expr) -> bool:

@@ -980,6 +980,17 @@ a = with_jitter(get_summary, title="Rust (programming language)")
 b = with_jitter(get_summary, title="Nope")
 c = with_jitter(getStory, 40402)
 final_answer({"a": a[:10], "b": b, "c": c["by"], "r": round(random.random(), 6)})
+"""),    ("smol_generator_pages_yield_from", "smol", r"""
+def paged(tags, page_size=2):
+    skip = 0
+    while True:
+        page = search_problems(tags=tags, limit=page_size, skip=skip)
+        yield from page["questions"]
+        skip += page_size
+        if skip >= page["total"]:
+            return
+
+final_answer([p["titleSlug"] for p in paged("dynamic-programming")][::2])
 """),
 ]
 
@@ -1010,29 +1021,6 @@ now = datetime.fromisoformat(json.loads(await get_current_time(timezone="Asia/To
 meeting = now.replace(hour=9, minute=0) + timedelta(days=1)
 zones = {"UTC": timezone.utc, "Asia/Tokyo": timezone(timedelta(hours=9))}
 {tz: meeting.astimezone(z).isoformat() for tz, z in zones.items()}
-"""),
-    ("smol_generator_pages_yield_from", "smol", r"""
-def paged(tags, page_size=2):
-    skip = 0
-    while True:
-        page = search_problems(tags=tags, limit=page_size, skip=skip)
-        yield from page["questions"]
-        skip += page_size
-        if skip >= page["total"]:
-            return
-
-final_answer([p["titleSlug"] for p in paged("dynamic-programming")][::2])
-""", "paged() is a generator that calls tools: collect the results in a list instead of yielding them", r"""
-def paged(tags, page_size=2):
-    rows, skip = [], 0
-    while True:
-        page = search_problems(tags=tags, limit=page_size, skip=skip)
-        rows.extend(page["questions"])
-        skip += page_size
-        if skip >= page["total"]:
-            return rows
-
-final_answer([p["titleSlug"] for p in paged("dynamic-programming")][::2])
 """),
     ("smol_logging_left_in", "smol", r"""
 import logging

@@ -1,0 +1,167 @@
+"""Sync generators that call tools (smolagents-style pagination), run as in CPython.
+
+The sandbox makes such a generator an async generator and its uses the async forms;
+each row runs on both executors and in CPython with the tool as a plain function: the
+value, the printed output and the tool calls (arguments, in order) must be equal, so
+laziness (``break``, the first item only) makes the same calls. Uses no rewrite can
+follow are refused before any call, with what to write.
+"""
+
+# ruff: noqa: E501 - the rows are scripts as models write them
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+import codemode as cm
+from tests.mode.cpython_side import run_in_cpython
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from codemode.sandbox import Executor
+
+pytestmark = pytest.mark.anyio
+
+
+def search_issues(repo: str, page: int = 1) -> dict[str, Any]:
+    """Issues of a repository, two a page, two pages."""
+    items = [{"title": f"{repo}#{page}.{i}", "number": page * 10 + i} for i in range(2)]
+    return {"items": items if page <= 2 else []}
+
+
+@pytest.fixture
+async def mode(executor: Executor) -> AsyncIterator[cm.CodeMode]:
+    registry = cm.ToolRegistry()
+    registry.register(cm.tool(search_issues))
+    yield cm.CodeMode(registry, executor=executor)
+
+
+def cpython(script: str) -> tuple[Any, str, list[dict[str, Any]]]:
+    calls: list[dict[str, Any]] = []
+
+    def logged(repo: str, page: int = 1) -> dict[str, Any]:
+        calls.append({"repo": repo, "page": page})
+        return search_issues(repo, page)
+    value, output = run_in_cpython(script, {"search_issues": logged})
+    return value, output, calls
+
+
+PAGES = '''
+def all_issues(repo):
+    page = 1
+    while True:
+        batch = search_issues(repo=repo, page=page)
+        if not batch["items"]:
+            return
+        yield from batch["items"]
+        page += 1
+'''
+
+# (name, script): value, output and calls as in CPython
+ROWS: list[tuple[str, str]] = [
+    ("list_comprehension", PAGES + '[i["title"] for i in all_issues("octo/cat")]'),
+    ("for_loop_prints", PAGES + 'for issue in all_issues("octo/dog"):\n'
+                                '    print(issue["number"])\n"done"'),
+    ("break_stops_the_calls", PAGES + 'for first in all_issues("x"):\n    break\nfirst'),
+    ("loop_in_a_function", PAGES + '''
+def count(repo):
+    n = 0
+    for issue in all_issues(repo):
+        n += 1
+        if issue["number"] == 20:
+            return n
+    return -1
+[count("a"), count("b")]'''),
+    ("builtins_read_to_the_end", PAGES + '''
+[list(all_issues("a"))[1]["number"], sum(i["number"] for i in all_issues("b")),
+ "-".join(str(i["number"]) for i in all_issues("c")),
+ sorted(all_issues("d"), key=lambda i: -i["number"])[0]["title"],
+ len(set(i["number"] % 2 for i in all_issues("e"))), len(dict((i["title"], 1) for i in all_issues("f"))),
+ max(i["number"] for i in all_issues("g")), len(tuple(all_issues("h")))]'''),
+    ("set_and_dict_comprehensions", PAGES + '''
+[sorted({i["number"] for i in all_issues("a")}), {i["title"]: i["number"] for i in all_issues("b")}]'''),
+    ("nested_comprehension", PAGES + '''
+[i["number"] for r in ["a", "b"] for i in all_issues(r) if i["number"] > 10]'''),
+    ("yield_from_a_generator_that_calls_tools", PAGES + '''
+def numbers(repo):
+    yield from all_issues(repo)
+    yield {"number": -1}
+
+def evens(repo):
+    for i in numbers(repo):
+        if i["number"] % 2 == 0:
+            yield i["number"]
+
+[n for n in evens("z")]'''),
+    ("yield_from_a_plain_generator", '''
+def digits(n):
+    yield from str(n)
+
+def pages(repo):
+    for page in (1, 2, 3):
+        yield from digits(len(search_issues(repo=repo, page=page)["items"]))  # counts
+
+list(pages("q"))'''),
+    ("take_two_then_stop", PAGES + '''
+got = []
+for i in all_issues("t"):
+    got.append(i["number"])
+    if len(got) == 3:
+        break
+got'''),
+]
+
+
+@pytest.mark.parametrize(("name", "script"), ROWS, ids=[r[0] for r in ROWS])
+async def test_a_tool_calling_generator_runs_as_in_cpython(mode: cm.CodeMode, name: str,
+                                                           script: str) -> None:
+    run = await mode.run(script)
+    assert run.error is None, run.error
+    calls = [dict(c.arguments) for c in run.calls]
+    assert (json.loads(json.dumps(run.value)), run.output, calls) == cpython(script)
+
+
+STORED = ("all_issues() is a generator that calls tools, so it runs as an async generator, "
+          "read only where it is called: iterate the call itself (`for x in "
+          "all_issues(...):`, `[x for x in all_issues(...)]`, `list(all_issues(...))`); it "
+          "cannot be stored, returned, passed to another function or sent values "
+          "(`.send()`/`.throw()`)")
+
+
+@pytest.mark.parametrize(("script", "message"), [
+    (PAGES + 'next(all_issues("x"))',
+     "line 10: all_issues() is a generator that calls tools, so it runs as an async "
+     "generator, and `next()` cannot read one (the sandbox has no `anext`): take the first "
+     "item with a loop, `for first in all_issues(...): break`"),
+    (PAGES + 'g = all_issues("x")\nfor i in g:\n    print(i)', f"line 10: {STORED}"),
+    (PAGES + 'g = all_issues("x")\ng.send(None)', f"line 10: {STORED}"),
+    (PAGES + 'len(list(enumerate(all_issues("x"))))', f"line 10: {STORED}"),
+    (PAGES + 'any(i["number"] > 10 for i in all_issues("x"))',
+     "line 10: all_issues() is a generator that calls tools, so a generator expression "
+     "over it can only be read to its end here (in `list()`, `sorted()`, `sum()`, `set()`, "
+     "`dict()`, `min()`, `max()` or `''.join()`): write a `for` loop over it, e.g. `for x "
+     "in all_issues(...):`"),
+    (PAGES + 'f = lambda r: [i for i in all_issues(r)]\nf("x")',
+     "line 10: all_issues() is a generator that calls tools, so it is read with `async "
+     "for`, which a lambda cannot hold: use a `def`"),
+    ('def total(repo):\n    n = yield from search_issues(repo=repo)["items"]\n'
+     'list(total("x"))',
+     "line 2: total() is a generator that calls tools, so `yield from` becomes a loop: "
+     "write it on a line of its own as `for x in ...: yield x` (its value is not "
+     "available)"),
+    ('def items(repo):\n    yield from search_issues(repo=repo)["items"]\n    return 3\n'
+     'list(items("x"))',
+     "line 3: items() is a generator that calls tools, so it runs as an async generator, "
+     "which cannot `return` a value: end it with a bare `return` (yield the value first if "
+     "it is needed)"),
+])
+async def test_uses_no_rewrite_can_follow_are_refused_before_any_call(
+        mode: cm.CodeMode, script: str, message: str) -> None:
+    run = await mode.run(script)
+    assert run.error is not None
+    assert run.error.message == f"the script was not run:\n{message}"
+    assert not run.calls  # refused before the first tool call
