@@ -20,7 +20,8 @@ preflight's tree) and produces:
   ``map(f, ...)``, ``f`` a plain ``def`` made async or a tool) a list comprehension
   where the iterator is read to its end (``list(...)``, ``*``, a list comprehension),
   ``key=lambda ...`` (or ``key=f``, ``f`` a plain ``def`` made async) keys awaited
-  first; and appended lines for the result);
+  first; a plain generator that calls tools an async generator, read with ``async for``
+  where it is called; and appended lines for the result);
 - a :class:`~codemode.sandbox.runtime.prelude.Prelude`: the bare names, the
   modules and the positional orders the runtime binds (host inputs too);
 - the problems no rewrite can settle, each with its one-line fix.
