@@ -43,9 +43,9 @@ async def mode(executor: Executor) -> AsyncIterator[cm.CodeMode]:
 def cpython(script: str) -> tuple[Any, str, list[dict[str, Any]]]:
     calls: list[dict[str, Any]] = []
 
-    def logged(repo: str, page: int = 1) -> dict[str, Any]:
-        calls.append({"repo": repo, "page": page})
-        return search_issues(repo, page)
+    def logged(**arguments: Any) -> dict[str, Any]:
+        calls.append(arguments)  # as the sandbox's trace: the arguments given
+        return search_issues(**arguments)
     value, output = run_in_cpython(script, {"search_issues": logged})
     return value, output, calls
 
@@ -106,6 +106,51 @@ def pages(repo):
         yield from digits(len(search_issues(repo=repo, page=page)["items"]))  # counts
 
 list(pages("q"))'''),
+    ("recursion_closure_for_else_and_calls_in_arguments", '''
+def all_issues(repo):
+    page = 1
+    while True:
+        try:
+            batch = search_issues(repo=repo, page=page)
+        except Exception:
+            return
+        if not batch["items"]:
+            return
+        for it in batch["items"]:
+            yield it
+        page += 1
+
+def walk(depth):
+    yield depth
+    if depth < 2:
+        n = len(search_issues(repo=f"d{depth}")["items"])
+        for _ in range(n):
+            yield from walk(depth + 1)  # recurse
+
+def outer(prefix):
+    def inner(r):
+        yield from all_issues(prefix + r)
+    return [i["number"] for i in inner("x")]
+
+a = sum(len(search_issues(repo=i["title"])["items"]) for i in all_issues("a"))
+b = [i["number"] for i in all_issues(search_issues(repo="k")["items"][0]["title"])]
+c = list(walk(0))
+d = outer("p/")
+for i in all_issues("e"):
+    if i["number"] > 10:
+        break
+else:
+    i = None
+[a, b, c, d, i]'''),
+    ("used_in_a_method", '''
+def all_issues(repo):
+    yield from search_issues(repo=repo)["items"]
+
+class Report:
+    def titles(self):
+        return [i["title"] for i in all_issues("a")]
+
+Report().titles()'''),
     ("take_two_then_stop", PAGES + '''
 got = []
 for i in all_issues("t"):
