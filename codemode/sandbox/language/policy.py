@@ -349,6 +349,13 @@ def _flat_sub_pattern(sub: ast.pattern) -> bool:
         isinstance(sub, ast.MatchValue) and _literal_pattern(sub.value))
 
 
+def _bind(capture: str, subject: str) -> ast.expr:
+    """``((p := _case_subject_) or True)``: ``as p`` bound only once its pattern matched
+    (``p`` keeps its value when the case fails, as in CPython)."""
+    return ast.BoolOp(ast.Or(), [ast.NamedExpr(ast.Name(capture, ast.Store()), _name(subject)),
+                                 ast.Constant(True)])
+
+
 def _call(func: str, *args: ast.expr) -> ast.Call:
     return ast.Call(ast.Name(func, _LOAD), list(args), [])
 
@@ -970,7 +977,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 not isinstance(p, ast.MatchValue) or _literal_pattern(p.value) for p in options):
             return self.node_contents_visit(node)
         self.check_name(node.pattern, capture)
-        subject = capture or CASE_SUBJECT
+        subject = CASE_SUBJECT
         tests: list[ast.expr] = []
         for option in options:
             if isinstance(option, ast.MatchValue):
@@ -979,6 +986,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 tests.append(ast.Compare(_name(subject), [ast.Is()], [ast.Constant(
                     option.value)]))
         test = tests[0] if len(tests) == 1 else ast.BoolOp(ast.Or(), tests)
+        if capture is not None:
+            test = ast.BoolOp(ast.And(), [test, _bind(capture, subject)])
         original = node.guard
         node.pattern = ast.MatchAs(pattern=None, name=None)  # the walk below skips it
         node = self.node_contents_visit(node)
@@ -1002,8 +1011,10 @@ class SandboxPolicy(RestrictingNodeTransformer):
         for sub in ast.walk(pattern):
             if isinstance(sub, ast.MatchAs):
                 self.check_name(sub, sub.name)
-        subject = capture or CASE_SUBJECT
+        subject = CASE_SUBJECT
         tests = self._class_tests(pattern, lambda: _name(subject), 0)
+        if capture is not None:
+            tests.append(_bind(capture, subject))
         original = node.guard
         node.pattern = ast.MatchAs(pattern=None, name=None)  # the walk below skips it
         node = self.node_contents_visit(node)
