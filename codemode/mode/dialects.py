@@ -531,16 +531,23 @@ class _Planner(ast.NodeVisitor):
             if name is None or stores.get(name) != 1 or name in params or name in self.def_only:
                 continue
             if isinstance(value, ast.Call) and _is_partial(value.func) and value.args:
-                if self._tool_value(value.args[0]) is not None:
-                    self.partials.add(name)
+                if self._tool_value(value.args[0]) is not None or self._partial(value.args[0]):
+                    self.partials.add(name)  # ``partial(partial(tool, a), b)`` too
                 elif isinstance(value.args[0], ast.Name):
                     self.partial_targets[name] = value.args[0]
+                continue
+            if self._partial(value):  # ``q = quote``: the same partial
+                self.partials.add(name)
                 continue
             if not isinstance(value, ast.Name | ast.Attribute):
                 continue
             path = self._tool_value(value)
             if path is not None and name not in self.bound - stores.keys():
                 self.bare[name] = path
+
+    def _partial(self, value: ast.expr | None) -> bool:
+        """Whether ``value`` names a partial of a tool bound before it."""
+        return isinstance(value, ast.Name) and value.id in self.partials
 
     def _tool_value(self, value: ast.expr) -> str | None:
         """The tool a bare name or ``tools.x`` read as a value is, if it is one."""
