@@ -1517,10 +1517,10 @@ class _Planner(ast.NodeVisitor):
 
     def _cached(self, node: ast.FunctionDef) -> bool:
         """``@lru_cache``/``@cache`` (maybe ``functools.``, maybe called with options) are
-        its only decorators and it is only called or asked ``.cache_info()`` and
-        ``.cache_clear()``: made async, its cache keeps each call's awaited value (the
-        sandbox's ``lru_cache`` caches a coroutine function's results, not its
-        coroutines)."""
+        its only decorators and it is only called or asked ``.cache_info()``,
+        ``.cache_clear()`` and ``.cache_parameters()``: made async, its cache keeps each
+        call's awaited value (the sandbox's ``lru_cache`` caches a coroutine function's
+        results, not its coroutines)."""
         if not node.decorator_list or not all(
                 _cache_decorator(d.func if isinstance(d, ast.Call) else d)
                 for d in node.decorator_list):
@@ -1962,7 +1962,7 @@ class _Planner(ast.NodeVisitor):
         return out
 
 
-_CACHE_METHODS: Final = frozenset({"cache_info", "cache_clear"})
+_CACHE_METHODS: Final = frozenset({"cache_info", "cache_clear", "cache_parameters"})
 
 
 def _cache_decorator(func: ast.expr) -> bool:

@@ -194,7 +194,7 @@ class _Cached(SelfGuarded):
             raise TypeError("the first argument must be callable")
         self._func = func
         self._coroutines = False
-        self._maxsize = maxsize
+        self._maxsize = maxsize if maxsize is None else max(0, maxsize)  # as CPython shows it
         self._limit = _MAX_ENTRIES if maxsize is None else max(0, min(maxsize, _MAX_ENTRIES))
         self._typed = bool(typed)
         self._entries: dict[_HashedKey, Any] = {}
@@ -265,11 +265,17 @@ class _Cached(SelfGuarded):
         self._entries.clear()
         self._hits = self._misses = 0
 
+    def cache_parameters(self) -> dict[str, Any]:
+        """``{'maxsize': ..., 'typed': ...}``, a fresh dict each call."""
+        return {"maxsize": self._maxsize, "typed": self._typed}
+
     def sandbox_getattr(self, name: str) -> Any:
         if name == "cache_info":
             return self.cache_info
         if name == "cache_clear":
             return self.cache_clear
+        if name == "cache_parameters":
+            return self.cache_parameters
         raise refuse(self, name)
 
 
