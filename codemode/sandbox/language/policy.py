@@ -77,6 +77,7 @@ __all__ = [
     "SandboxPolicy",
     "child_fields",
     "index_nodes",
+    "match_temporary",
     "private_name_ok",
     "star_spec",
     "suspends",
@@ -227,6 +228,15 @@ _METHOD_HINT: Final = "__init__, __repr__, __str__, __eq__, __hash__, __len__, _
 _RESERVED_PRIVATE: Final = ("_asyncio", "_is_coroutine", "_sandbox")
 """Private-name prefixes host code reads on arbitrary objects (``asyncio.isfuture`` reads
 ``_asyncio_future_blocking``; the guards read ``_sandbox_names_``)."""
+
+
+def match_temporary(name: str) -> bool:
+    """Whether ``name`` is a temporary a rewritten ``case`` binds (``_case_subject_``,
+    ``_match_values_``, ``_match_values_2_``): no name of the script's, so a class body
+    that holds a ``match`` drops them (``ScriptMeta``)."""
+    return name in (CASE_SUBJECT, MATCH_VALUES) or (
+        name.startswith(MATCH_VALUES) and name.endswith("_")
+        and name[len(MATCH_VALUES):-1].isdigit())
 
 
 def private_name_ok(name: str) -> bool:
@@ -1008,9 +1018,13 @@ class SandboxPolicy(RestrictingNodeTransformer):
         sub-patterns are captures, ``_``, literals and class patterns of the same kind,
         maybe under ``as`` (see ``_guarded_class_pattern``), tested left to right."""
         self.check_name(node.pattern, capture)
+        bound: set[str | None] = {capture} - {None}
         for sub in ast.walk(pattern):
-            if isinstance(sub, ast.MatchAs):
+            if isinstance(sub, ast.MatchAs) and sub.name is not None:
                 self.check_name(sub, sub.name)
+                if sub.name in bound:  # CPython's compiler refuses it; the guard would not
+                    self.error(sub, f"multiple assignments to name {sub.name!r} in pattern")
+                bound.add(sub.name)
         subject = CASE_SUBJECT
         tests = self._class_tests(pattern, lambda: _name(subject), 0)
         if capture is not None:
