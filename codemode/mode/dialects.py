@@ -537,16 +537,23 @@ class _Planner(ast.NodeVisitor):
             if name is None or stores.get(name) != 1 or name in params or name in self.def_only:
                 continue
             if isinstance(value, ast.Call) and _is_partial(value.func) and value.args:
-                if self._tool_value(value.args[0]) is not None:
-                    self.partials.add(name)
+                if self._tool_value(value.args[0]) is not None or self._partial(value.args[0]):
+                    self.partials.add(name)  # ``partial(partial(tool, a), b)`` too
                 elif isinstance(value.args[0], ast.Name):
                     self.partial_targets[name] = value.args[0]
+                continue
+            if self._partial(value):  # ``q = quote``: the same partial
+                self.partials.add(name)
                 continue
             if not isinstance(value, ast.Name | ast.Attribute):
                 continue
             path = self._tool_value(value)
             if path is not None and name not in self.bound - stores.keys():
                 self.bare[name] = path
+
+    def _partial(self, value: ast.expr | None) -> bool:
+        """Whether ``value`` names a partial of a tool bound before it."""
+        return isinstance(value, ast.Name) and value.id in self.partials
 
     def _tool_value(self, value: ast.expr) -> str | None:
         """The tool a bare name or ``tools.x`` read as a value is, if it is one."""
@@ -1655,10 +1662,10 @@ class _Planner(ast.NodeVisitor):
 
     def _cached(self, node: ast.FunctionDef) -> bool:
         """``@lru_cache``/``@cache`` (maybe ``functools.``, maybe called with options) are
-        its only decorators and it is only called or asked ``.cache_info()`` and
-        ``.cache_clear()``: made async, its cache keeps each call's awaited value (the
-        sandbox's ``lru_cache`` caches a coroutine function's results, not its
-        coroutines)."""
+        its only decorators and it is only called or asked ``.cache_info()``,
+        ``.cache_clear()`` and ``.cache_parameters()``: made async, its cache keeps each
+        call's awaited value (the sandbox's ``lru_cache`` caches a coroutine function's
+        results, not its coroutines)."""
         if not node.decorator_list or not all(
                 _cache_decorator(d.func if isinstance(d, ast.Call) else d)
                 for d in node.decorator_list):
@@ -2100,7 +2107,7 @@ class _Planner(ast.NodeVisitor):
         return out
 
 
-_CACHE_METHODS: Final = frozenset({"cache_info", "cache_clear"})
+_CACHE_METHODS: Final = frozenset({"cache_info", "cache_clear", "cache_parameters"})
 _READS_TO_END: Final = frozenset({"list", "sorted", "sum", "set", "frozenset", "tuple",
                                  "dict", "min", "max"})
 """Builtins that read their first argument, an iterable, to its end."""

@@ -962,6 +962,31 @@ from_usd = partial(convert, "USD")
 print(eur, apple()["MA(5)"], to_eur(value=1)["exchanged_value"])
 final_answer({"jpy": from_usd("JPY", 10), "gbp": from_usd(target="GBP", value=10), "eur": eur})
 """),
+    ("smol_partial_of_a_partial_and_its_alias", "smol", r"""
+import functools
+
+from_usd = functools.partial(compute_exchange_rate, "USD")
+to_eur = functools.partial(from_usd, "EUR")
+convert = to_eur
+print(to_eur(value=2)["exchanged_value"])
+final_answer([convert(value=1), [r["exchanged_value"] for r in map(convert, [3, 4])]])
+"""),
+    ("smol_cached_tool_helper_parameters_and_negative_maxsize", "smol", r"""
+import functools
+
+@functools.lru_cache(maxsize=2, typed=True)
+def airport(city):
+    return get_nearest_airport_by_city(location=city)["nearest_airport"]
+
+@functools.lru_cache(maxsize=-1)
+def symbol(name):
+    return get_symbol_by_name(name=name)["symbol"]
+
+codes = [airport(c) for c in ["Boston", "London", "Boston"]]
+names = [symbol(n) for n in ["Apple", "Apple"]]
+print(airport.cache_parameters(), symbol.cache_info())
+final_answer([codes, names, airport.cache_info().hits, symbol.cache_parameters()])
+"""),
     ("smol_tool_handed_to_retry_helper_seeded_jitter", "smol", r"""
 import random, time
 random.seed(1234)

@@ -60,6 +60,7 @@ from codemode.sandbox.language.policy import (
     ANNOTATED,
     CHAINED_ERRORS,
     SCRIPT_METHODS,
+    match_temporary,
     private_name_ok,
 )
 from codemode.sandbox.language.render import scrub, scrubbed_args
@@ -208,6 +209,9 @@ class ScriptMeta(type):
         meter = None if run is None else run.meter
         for key in list(namespace):
             if key in _CLASS_BODY_NAMES or not key.startswith("_"):
+                continue
+            if match_temporary(key):  # a ``match`` in the class body
+                del namespace[key]
                 continue
             if key.startswith("__") and key.endswith("__"):
                 if key not in SCRIPT_METHODS:

@@ -77,6 +77,7 @@ __all__ = [
     "SandboxPolicy",
     "child_fields",
     "index_nodes",
+    "match_temporary",
     "private_name_ok",
     "star_spec",
     "suspends",
@@ -229,6 +230,15 @@ _RESERVED_PRIVATE: Final = ("_asyncio", "_is_coroutine", "_sandbox")
 ``_asyncio_future_blocking``; the guards read ``_sandbox_names_``)."""
 
 
+def match_temporary(name: str) -> bool:
+    """Whether ``name`` is a temporary a rewritten ``case`` binds (``_case_subject_``,
+    ``_match_values_``, ``_match_values_2_``): no name of the script's, so a class body
+    that holds a ``match`` drops them (``ScriptMeta``)."""
+    return name in (CASE_SUBJECT, MATCH_VALUES) or (
+        name.startswith(MATCH_VALUES) and name.endswith("_")
+        and name[len(MATCH_VALUES):-1].isdigit())
+
+
 def private_name_ok(name: str) -> bool:
     """True for a private name a script may bind and read on its own objects: ``_x`` or
     ``__x``, never ``_x_``/``__x__`` (the runtime's globals and Python's special names)
@@ -347,6 +357,13 @@ def _flat_sub_pattern(sub: ast.pattern) -> bool:
         return _guarded_class_pattern(sub)
     return isinstance(sub, ast.MatchSingleton) or (
         isinstance(sub, ast.MatchValue) and _literal_pattern(sub.value))
+
+
+def _bind(capture: str, subject: str) -> ast.expr:
+    """``((p := _case_subject_) or True)``: ``as p`` bound only once its pattern matched
+    (``p`` keeps its value when the case fails, as in CPython)."""
+    return ast.BoolOp(ast.Or(), [ast.NamedExpr(ast.Name(capture, ast.Store()), _name(subject)),
+                                 ast.Constant(True)])
 
 
 def _call(func: str, *args: ast.expr) -> ast.Call:
@@ -970,7 +987,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 not isinstance(p, ast.MatchValue) or _literal_pattern(p.value) for p in options):
             return self.node_contents_visit(node)
         self.check_name(node.pattern, capture)
-        subject = capture or CASE_SUBJECT
+        subject = CASE_SUBJECT
         tests: list[ast.expr] = []
         for option in options:
             if isinstance(option, ast.MatchValue):
@@ -979,6 +996,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 tests.append(ast.Compare(_name(subject), [ast.Is()], [ast.Constant(
                     option.value)]))
         test = tests[0] if len(tests) == 1 else ast.BoolOp(ast.Or(), tests)
+        if capture is not None:
+            test = ast.BoolOp(ast.And(), [test, _bind(capture, subject)])
         original = node.guard
         node.pattern = ast.MatchAs(pattern=None, name=None)  # the walk below skips it
         node = self.node_contents_visit(node)
@@ -999,11 +1018,17 @@ class SandboxPolicy(RestrictingNodeTransformer):
         sub-patterns are captures, ``_``, literals and class patterns of the same kind,
         maybe under ``as`` (see ``_guarded_class_pattern``), tested left to right."""
         self.check_name(node.pattern, capture)
+        bound: set[str | None] = {capture} - {None}
         for sub in ast.walk(pattern):
-            if isinstance(sub, ast.MatchAs):
+            if isinstance(sub, ast.MatchAs) and sub.name is not None:
                 self.check_name(sub, sub.name)
-        subject = capture or CASE_SUBJECT
+                if sub.name in bound:  # CPython's compiler refuses it; the guard would not
+                    self.error(sub, f"multiple assignments to name {sub.name!r} in pattern")
+                bound.add(sub.name)
+        subject = CASE_SUBJECT
         tests = self._class_tests(pattern, lambda: _name(subject), 0)
+        if capture is not None:
+            tests.append(_bind(capture, subject))
         original = node.guard
         node.pattern = ast.MatchAs(pattern=None, name=None)  # the walk below skips it
         node = self.node_contents_visit(node)

@@ -28,6 +28,7 @@ from codemode.sandbox.language.guards import (
     class_method,
     refuse,
 )
+from codemode.sandbox.language.sizes import WIDE, charge_operations
 from codemode.sandbox.language.state import (
     counted,
     current_run,
@@ -82,10 +83,12 @@ class Partial(SelfGuarded):
         self._func: Any = func
         self._args: tuple[Any, ...] = args
         self._keywords: dict[str, Any] = keywords
+        _charge_width(args, keywords)
 
     def __call__(self, /, *args: Any, **keywords: Any) -> Any:
         if self._keywords:
             keywords = {**self._keywords, **keywords}
+        _charge_width(self._args, keywords)
         return self._func(*self._args, *args, **keywords)
 
     def __repr__(self) -> str:
@@ -99,6 +102,15 @@ class Partial(SelfGuarded):
         if name == "keywords":
             return dict(self._keywords)
         raise refuse(self, name)
+
+
+def _charge_width(args: tuple[Any, ...], keywords: dict[str, Any]) -> None:
+    """A partial copies its stored arguments in C each time it is made (flattened over
+    another partial) or called: one operation per ``WIDE`` of them, as a wide tuple is
+    charged (``p = partial(p, i)`` in a loop copied i items a step, uncharged)."""
+    width = len(args) + len(keywords)
+    if width >= WIDE:
+        charge_operations(width // WIDE)
 
 
 @final
@@ -194,7 +206,7 @@ class _Cached(SelfGuarded):
             raise TypeError("the first argument must be callable")
         self._func = func
         self._coroutines = False
-        self._maxsize = maxsize
+        self._maxsize = maxsize if maxsize is None else max(0, maxsize)  # as CPython shows it
         self._limit = _MAX_ENTRIES if maxsize is None else max(0, min(maxsize, _MAX_ENTRIES))
         self._typed = bool(typed)
         self._entries: dict[_HashedKey, Any] = {}
@@ -265,11 +277,17 @@ class _Cached(SelfGuarded):
         self._entries.clear()
         self._hits = self._misses = 0
 
+    def cache_parameters(self) -> dict[str, Any]:
+        """``{'maxsize': ..., 'typed': ...}``, a fresh dict each call."""
+        return {"maxsize": self._maxsize, "typed": self._typed}
+
     def sandbox_getattr(self, name: str) -> Any:
         if name == "cache_info":
             return self.cache_info
         if name == "cache_clear":
             return self.cache_clear
+        if name == "cache_parameters":
+            return self.cache_parameters
         raise refuse(self, name)
 
 
