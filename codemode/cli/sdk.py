@@ -1,22 +1,28 @@
-"""``codemode sdk --tools MODULE:OBJECT -o DIR [--check]``: write or verify a generated SDK.
+"""``codemode sdk [--tools MODULE:OBJECT]... [--config FILE] -o DIR [--check]``: write or
+verify a generated SDK.
 
 ``OBJECT`` is a registry (anything with ``.specs()``), a CodeMode (its script-visible
 tools), a tool or a list of tools, ``ToolSpec`` values or MCP-style dicts (or a callable
-returning one of those). ``--check`` writes nothing and exits 1 when ``DIR`` is out of
-date; a ``--tools`` target that cannot be loaded exits 3, like every ``codemode`` command.
+returning one of those). ``--tools`` is repeatable and ``--config`` adds the tools of MCP
+servers (started, listed and stopped), as for ``run``: the SDK is the one their scripts
+see. ``--check`` writes nothing and exits 1 when ``DIR`` is out of date; tools that cannot
+be loaded (a tool given twice, an MCP server that did not start) exit 3, an invalid
+``--config`` 2, like every ``codemode`` command.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
-from codemode.errors import CodemodeError, ToolsLoadError
+import anyio
+
+from codemode.errors import CodemodeError, GatewayConfigError, ToolsLoadError
 from sdk_gen import generate
 
-from .parsing import Parser
+from .parsing import Parser, positive_seconds
 from .targets import call_factory, resolve_target
 
 if TYPE_CHECKING:
@@ -25,6 +31,8 @@ if TYPE_CHECKING:
     from sdk_gen import SpecLike
 
 __all__ = ["load_specs", "main_sdk"]
+
+EXIT_USAGE, EXIT_TOOLS = 2, 3
 
 
 def load_specs(target: str) -> list[SpecLike]:
@@ -51,12 +59,79 @@ def _specs_of(obj: Any, target: str) -> list[SpecLike]:
     return [item.spec if hasattr(item, "spec") else item for item in obj]
 
 
+def _spec_name(spec: SpecLike) -> str:
+    return str(spec["name"] if isinstance(spec, Mapping) else spec.name)
+
+
+def _merged(sources: Sequence[tuple[str, list[SpecLike]]]) -> list[SpecLike]:
+    """The specs of every source as one list; a name in two sources is a load error (the
+    SDK would silently keep one of them)."""
+    origin: dict[str, int] = {}
+    merged: list[SpecLike] = []
+    for number, (where, specs) in enumerate(sources):
+        for spec in specs:
+            name = _spec_name(spec)
+            if origin.setdefault(name, number) != number:
+                raise ToolsLoadError(f"tool {name!r} is in both {sources[origin[name]][0]} "
+                                     f"and {where}: give each tool once")
+            merged.append(spec)
+    return merged
+
+
+class _ConfigInvalid(Exception):
+    """Internal: ``--config`` is not a valid MCP servers file (a usage error, exit 2)."""
+
+
+async def _server_specs(config: str, startup_timeout: float) -> list[SpecLike]:
+    """The script-visible specs of the MCP servers of ``config``: started, listed, stopped.
+    A server that does not start is a load error (an SDK without its tools would look
+    complete)."""
+    from codemode.dispatch.registry import ToolRegistry
+    from codemode.integrations.gateway import Gateway, load_config
+    from codemode.sandbox import InProcessExecutor
+
+    try:
+        servers = load_config(config)
+    except GatewayConfigError as exc:
+        raise _ConfigInvalid(f"invalid config {config}: {exc}") from None
+    gateway = Gateway(servers, registry=ToolRegistry(), executor=InProcessExecutor(),
+                      startup_timeout=startup_timeout)
+    async with gateway:
+        failed = [status for status in gateway.status() if status.state != "up"]
+        if failed:
+            raise ToolsLoadError("MCP server(s) of --config failed to start: " + "; ".join(
+                f"{status.name}: {status.error}" for status in failed))
+        return list(gateway.mode.visible_specs())
+
+
+def _all_specs(args: argparse.Namespace) -> list[SpecLike]:
+    sources: list[tuple[str, list[SpecLike]]] = []
+    for target in args.tools:
+        try:
+            sources.append((target, load_specs(target)))
+        except ValueError as exc:
+            raise ToolsLoadError(f"{target}: {exc}") from None
+    if args.config:
+        specs = anyio.run(_server_specs, args.config, args.startup_timeout)
+        sources.append((args.config, specs))
+    return _merged(sources)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="codemode sdk",
         description="Write the typed tool SDK (module, stub, prompt) for inspection.",
     )
-    parser.add_argument("--tools", required=True, metavar="MODULE:OBJECT")
+    parser.add_argument("--tools", metavar="MODULE:OBJECT", action="append", default=[],
+                        help="the tools: a registry, CodeMode, tool, list of tools or specs, "
+                             "or a zero-argument callable returning one; repeatable")
+    parser.add_argument("--config", metavar="FILE",
+                        help="MCP servers whose tools the SDK types (the file codemode "
+                             "serve reads)")
+    parser.add_argument("--startup-timeout", type=positive_seconds, default=30.0,
+                        metavar="SECONDS",
+                        help="seconds each MCP server of --config may take to start "
+                             "(default 30)")
     parser.add_argument("-o", "--output", required=True, metavar="DIR")
     parser.add_argument(
         "--check", action="store_true", help="exit 1 if DIR is out of date; write nothing"
@@ -90,15 +165,18 @@ class ProgressBar:
 
 def main_sdk(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``codemode sdk``; returns the process exit code."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not args.tools and not args.config:
+        parser.error("no tools: give --tools MODULE:OBJECT and/or --config FILE")
     try:
-        specs = load_specs(args.tools)
+        specs = _all_specs(args)
+    except _ConfigInvalid as exc:
+        print(f"codemode sdk: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except ToolsLoadError as exc:
         print(f"codemode sdk: {exc}", file=sys.stderr)
-        return 3
-    except ValueError as exc:
-        print(f"codemode sdk: {args.tools}: {exc}", file=sys.stderr)
-        return 3
+        return EXIT_TOOLS
     show = sys.stderr.isatty() if args.progress is None else args.progress
     try:
         sdk = generate(specs)

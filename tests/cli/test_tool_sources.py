@@ -153,3 +153,47 @@ def test_a_server_that_does_not_start_is_a_load_error_and_nothing_runs(
     assert "MCP server(s) of --config failed to start: broken:" in err
     assert "Traceback" not in err
     assert not marker.exists()
+
+
+def test_sdk_types_the_tools_of_several_sources_and_a_config(
+        config: str, modules: dict[str, str], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "sdk"
+    code = main(["sdk", "-o", str(out), "--no-progress", "--config", config,
+                 "--tools", f"{modules['cli_src_a']}:TOOLS",
+                 "--tools", f"{modules['cli_src_b']}:TOOLS"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    written = "".join(path.read_text() for path in sorted(out.rglob("*")) if path.is_file())
+    for name in ("alpha", "beta", "get_current_time", "convert_time"):
+        assert f"def {name}(" in written
+    args = ["sdk", "-o", str(out), "--check", "--no-progress", "--config", config,
+            "--tools", f"{modules['cli_src_a']}:TOOLS", "--tools", f"{modules['cli_src_b']}:TOOLS"]
+    assert main(args) == 0
+    assert main(args[:-2]) == 1
+    assert "out of date" in capsys.readouterr().err
+
+
+def test_sdk_refuses_a_tool_given_twice_and_a_server_that_does_not_start(
+        modules: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "sdk"
+    first, second = f"{modules['cli_src_a']}:TOOLS", f"{modules['cli_src_c']}:TOOLS"
+    assert main(["sdk", "-o", str(out), "--tools", first, "--tools", second]) == 3
+    assert f"tool 'alpha' is in both {first} and {second}" in capsys.readouterr().err
+    broken = tmp_path / "servers.json"
+    broken.write_text(json.dumps({"mcpServers": {"broken": {
+        "command": sys.executable, "args": ["-c", "raise SystemExit(7)"]}}}))
+    assert main(["sdk", "-o", str(out), "--config", str(broken),
+                 "--startup-timeout", "10"]) == 3
+    err = capsys.readouterr().err
+    assert "MCP server(s) of --config failed to start: broken:" in err
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
+def test_sdk_without_tools_is_a_usage_error(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["sdk", "-o", str(tmp_path / "sdk")])
+    assert exit_info.value.code == 2
+    assert "no tools: give --tools MODULE:OBJECT and/or --config FILE" in capsys.readouterr().err
