@@ -353,21 +353,31 @@ anyio.run(main)
 """
 """A fresh process asks for the prompt, the model takes its turn, then the first run
 (timed alone): what a host feels of a cold start when a model is in the loop."""
+MONTY_WORK = f"""\
+REPOS = {REPOS!r}
+ANSWERS = {{"get_user": lambda id: {{"id": id, "name": "ada"}},
+           "list_repos": lambda owner: REPOS, "add_note": lambda text: {{"ok": True}}}}
+BARE = {BARE!r}
+"""
+"""The fresh Monty process's work: the same 15-line script and three answers as
+codemode's ``CANONICAL`` (the rows compare the same work)."""
 FRESH_MONTY_PROMPTED = f"""\
 import pydantic_monty
+{MONTY_WORK}
 with pydantic_monty.Monty() as pool:
     time.sleep({MODEL_TURN})
     start = time.perf_counter()
     with pool.checkout() as session:
-        session.feed_run('1 + 2')
+        session.feed_run(BARE, external_lookup=ANSWERS, print_callback=lambda *a: None)
     print((time.perf_counter() - start) * 1e6)
 sys.exit(0)
 """
-FRESH_MONTY = """\
+FRESH_MONTY = f"""\
 import pydantic_monty
+{MONTY_WORK}
 with pydantic_monty.Monty() as pool:
     with pool.checkout() as session:
-        session.feed_run('1 + 2')
+        session.feed_run(BARE, external_lookup=ANSWERS, print_callback=lambda *a: None)
     print((time.perf_counter() - start) * 1e6)
 sys.exit(0)
 """
