@@ -616,8 +616,9 @@ def main(argv: list[str] | None = None) -> None:
     The runtime spec is ``module:function``; the plan says how to confine the worker
     (``confine.apply``). Everything is imported and warmed up first (a spare then waits
     for its plan; a template serves forks, and each forked child goes on as a spare:
-    ``template.serve_forks``), then the worker confines itself on its only thread, then it
-    announces ``["ready", pid, report]`` (what it applied) and starts the script thread.
+    ``template.serve_forks``), then the worker confines itself on its only thread, starts
+    the script thread, blocks every signal on its own, and only then announces
+    ``["ready", pid, report]`` (what it applied).
     """
     args = sys.argv if argv is None else argv
     read_fd, write_fd = os.dup(0), os.dup(1)
@@ -664,7 +665,6 @@ def main(argv: list[str] | None = None) -> None:
     gc.freeze()
     channel = _Channel(read_fd, write_fd)
     channel.control_type = control_type
-    channel.send(["ready", os.getpid(), report])
     failure: list[BaseException] = []
 
     def serve() -> None:
@@ -688,6 +688,10 @@ def main(argv: list[str] | None = None) -> None:
     # thread, which is running, rather than this one, parked in ``join``: the process
     # stops at once instead of after the script thread reported the run done.
     signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    # Ready only now: a run sent earlier could raise a signal at the process (a script's
+    # ``os.kill(getpid, ...)``, SIGXCPU) while this thread still took it, and its default
+    # action ended the worker (SIGRTMIN to a fresh worker under load: status -34).
+    channel.send(["ready", os.getpid(), report])
     thread.join()
     if failure:
         raise failure[0]
