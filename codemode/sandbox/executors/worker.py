@@ -633,7 +633,9 @@ def main(argv: list[str] | None = None) -> None:
     forked = plan.get("mode") == TEMPLATE
     if forked:  # returns in each forked worker: a spare
         confine.remember_read_paths()  # the same for every fork: walked once, here
-        gc.freeze()  # what forked workers share stays shared (no collection writes to it)
+        # What forked workers share stays shared (no collection writes to it). The collector
+        # stays off here: the fork loop makes no cycles, and each fork turns it on once booted.
+        gc.freeze()
         template_out = write_fd
         read_fd, write_fd = serve_forks(read_fd)
         os.close(template_out)
@@ -660,8 +662,10 @@ def main(argv: list[str] | None = None) -> None:
     proc.hard = report["rlimits"][0]
     proc.every_run = plan.get("recycle") == "every_run"
     # Boot's objects go to the permanent generation, so no later collection scans them. No
-    # full collection first: it found some 80 objects of garbage and cost ~6 % of a boot.
+    # full collection first: it finds the boot's ~600 objects of garbage (~130 KB: the
+    # collector was off during the boot, see ``pool._BOOTSTRAP``) and costs 10-30 ms.
     gc.freeze()
+    gc.enable()  # scripts' cycles are collected (the bootstrap turned it off)
     channel = _Channel(read_fd, write_fd)
     channel.control_type = control_type
     channel.send(["ready", os.getpid(), report])
