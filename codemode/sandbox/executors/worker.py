@@ -647,6 +647,7 @@ def main(argv: list[str] | None = None) -> None:
         # a pool taking it waited for after its plan), not in a model's run.
         _warm(runtime, args[-1].partition(":")[0])
     if plan.get("mode") == SPARE:
+        confine.prepare()  # what confinement can do before the plan says how: while idle
         plan = _await_plan(read_fd)
     control_type: Callable[[], Any] | None = None
     code = getattr(runtime, "__code__", None)
