@@ -176,6 +176,19 @@ async def test_a_worker_of_the_host_interpreter_boots_without_site() -> None:
     assert ran.value == "bb"
 
 
+@pytest.mark.parametrize("spare", [True, False], ids=["forked", "booted"])
+async def test_a_worker_collects_cycles_once_booted(spare: bool) -> None:
+    # The bootstrap turns the cyclic collector off for the boot's imports; a worker that
+    # kept it off would never free a script's cycles (its memory grows run after run).
+    probe = ("import gc, weakref\nclass A:\n    pass\na = A()\na.me = a\n"
+             "gone = weakref.ref(a)\ndel a\nmade = [[] for _ in range(5000)]\n"
+             "[gc.isenabled(), gone() is None]")
+    async with WorkerPoolExecutor(size=1, runtime=STANDIN, spare=spare) as made:
+        result = await made.run(probe, call_tool=no_tool)
+    assert result.error is None, result.error
+    assert result.value == [True, True]
+
+
 async def test_spawn_starts_the_workers_without_waiting_for_them() -> None:
     async with WorkerPoolExecutor(size=2, confinement="off") as made:
         made.spawn()

@@ -206,6 +206,31 @@ async def test_a_forked_worker_holds_nothing_of_the_templates() -> None:
         assert kinds == booted_kinds
 
 
+RULESET = "anon_inode:[landlock-ruleset]"
+
+
+@pytest.mark.parametrize(("name", "options", "filesystem"), [
+    ("ruleset_kept", {}, True), ("ruleset_off", {"confinement": "off"}, False),
+    ("ruleset_unavailable", {"unavailable": "filesystem"}, False)])
+async def test_a_spare_builds_its_ruleset_while_idle_and_keeps_none_once_taken(
+        name: str, options: dict[str, Any], filesystem: bool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The ruleset is built before the plan; a plan that confines no files closes it (a
+    # worker keeps no descriptor it would not have had), one that does enforces it.
+    async with _with_spare(name) as (_first, spare, _template):
+        with anyio.fail_after(10):  # built once it warmed up, while it waits for a plan
+            while RULESET not in _descriptors(spare):  # noqa: ASYNC110 (another process)
+                await anyio.sleep(0.005)
+        if "unavailable" in options:
+            monkeypatch.setenv("CODEMODE_CONFINE_UNAVAILABLE", options.pop("unavailable"))
+        async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format(name),
+                                      **options) as taking:
+            assert await _pid(taking) == spare
+            assert RULESET not in _descriptors(spare)
+            assert taking.confinement is not None
+            assert taking.confinement.filesystem.active is filesystem
+
+
 async def test_a_forked_worker_reports_how_it_died() -> None:
     async with _taken_spare("status", confinement="off") as (second, spare, _template):
         died = await second.run("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",

@@ -631,17 +631,24 @@ def main(argv: list[str] | None = None) -> None:
     plan = _plan(args)
     runtime = _load_runtime(args[-1])
     _warm(runtime, args[-1].partition(":")[0])
-    forked = plan.get("mode") == TEMPLATE
-    if forked:  # returns in each forked worker: a spare
+    if plan.get("mode") == TEMPLATE:  # returns in each forked worker: a spare
         confine.remember_read_paths()  # the same for every fork: walked once, here
-        gc.freeze()  # what forked workers share stays shared (no collection writes to it)
+        # What forked workers share stays shared (no collection writes to it). The collector
+        # stays off here: the fork loop makes no cycles, and each fork turns it on once booted.
+        gc.freeze()
         template_out = write_fd
         read_fd, write_fd = serve_forks(read_fd)
         os.close(template_out)
         with contextlib.suppress(OSError):
             os.set_blocking(2, False)  # its own stderr pipe now: as bounded as a booted one's
         plan = {"mode": SPARE}
+        # Again in the fork, while it waits for its plan: a fork shares the template's
+        # memory until it writes to it, and the first run wrote to much of it (reference
+        # counts), page by page; now that is done before a pool takes this spare (4-12 ms
+        # a pool taking it waited for after its plan), not in a model's run.
+        _warm(runtime, args[-1].partition(":")[0])
     if plan.get("mode") == SPARE:
+        confine.prepare()  # what confinement can do before the plan says how: while idle
         plan = _await_plan(read_fd)
     control_type: Callable[[], Any] | None = None
     code = getattr(runtime, "__code__", None)
@@ -653,16 +660,13 @@ def main(argv: list[str] | None = None) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (_OPEN_FILES, _OPEN_FILES))
     proc = _Proc()  # its /proc/self files are opened while the worker may still open them
     report = confine.apply(plan)
-    if forked:
-        # Again in the fork, before it is ready: a fork shares the template's memory until
-        # it writes to it, and the first run wrote to much of it (reference counts), page
-        # by page; now that is done while the pool waits for no one, not in a model's run.
-        _warm(runtime, args[-1].partition(":")[0])
     proc.hard = report["rlimits"][0]
     proc.every_run = plan.get("recycle") == "every_run"
     # Boot's objects go to the permanent generation, so no later collection scans them. No
-    # full collection first: it found some 80 objects of garbage and cost ~6 % of a boot.
+    # full collection first: it finds the boot's ~600 objects of garbage (~130 KB: the
+    # collector was off during the boot, see ``pool._BOOTSTRAP``) and costs 10-30 ms.
     gc.freeze()
+    gc.enable()  # scripts' cycles are collected (the bootstrap turned it off)
     channel = _Channel(read_fd, write_fd)
     channel.control_type = control_type
     failure: list[BaseException] = []
