@@ -43,8 +43,10 @@ generator (an ``async def`` that yields) gives no awaitable: it is never awaited
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import re
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -455,6 +457,11 @@ class _Planner(ast.NodeVisitor):
             else:
                 stored.add(name_node.id)
                 stores[name_node.id] = stores.get(name_node.id, 0) + 1
+        self.loads_of: dict[str, list[ast.Name]] = {}
+        """``loads`` by name, in order (a pass that asks about each function's uses read
+        every load once per function: quadratic in a script of many functions)."""
+        for name_node in self.loads:
+            self.loads_of.setdefault(name_node.id, []).append(name_node)
         self.bound, self.def_only = _bound_names(kinds, stored)
         top, self.namespaces, renamed, dotted = _registry_names(tools)
         self.bare: dict[str, str] = {}
@@ -758,32 +765,53 @@ class _Planner(ast.NodeVisitor):
         # Plain functions that call tools (or other such functions) become async.
         if self.strict:
             return
-        functions = self.of(ast.FunctionDef)
-        methods = self._convertible_methods()
-        changed = True
-        while changed:
-            changed = False
-            for func in functions:
-                if id(func) in self.converted or (
-                        func.name in self.async_funcs and id(func) not in methods):
-                    continue
-                if self._needs_async(func):
-                    self.converted.add(id(func))
-                    changed = True
-                    if id(func) not in methods:
-                        if not isinstance(self.parents.get(func), ast.ClassDef):
-                            if suspends(func.body):
-                                self.async_gens.add(func.name)
-                            else:
-                                self.async_funcs.add(func.name)
-                        continue
-                    # every method of that name: ``x.name(...)`` is awaited wherever it is
-                    self.async_methods.add(func.name)
-                    self.converted.update(id(f) for f in functions if f.name == func.name)
+        self._convert_functions(self.of(ast.FunctionDef), self._convertible_methods())
         self._plan_generators()
         self._plan_lambdas()
         self._plan_key_functions()
         self._plan_mapped_functions()
+
+    def _convert_functions(self, functions: Sequence[ast.FunctionDef],
+                           methods: set[int]) -> None:
+        """Mark the plain functions that call tools (or other such functions) async.
+
+        As if the functions were scanned in order, again and again until a whole scan
+        converts none: each scan converts every function that needs it by then. Each body
+        is read once: a conversion only re-checks the calls of the name it made async (a
+        chain of 800 functions, each calling the next, was 320 000 body walks, 10 s)."""
+        needy: list[int] = []
+        calls: dict[str, list[tuple[int, ast.Call]]] = {}
+        for index, func in enumerate(functions):
+            if self._needs_async(func, calls, index):
+                needy.append(index)
+        queued = set(needy)
+        position = 0
+        while needy:
+            at = bisect.bisect_left(needy, position)
+            index = needy.pop(at if at < len(needy) else 0)
+            queued.discard(index)
+            func = functions[index]
+            position = index + 1
+            if id(func) in self.converted or (
+                    func.name in self.async_funcs and id(func) not in methods):
+                continue
+            self.converted.add(id(func))
+            if id(func) not in methods:
+                if isinstance(self.parents.get(func), ast.ClassDef):
+                    continue
+                if suspends(func.body):
+                    self.async_gens.add(func.name)
+                else:
+                    self.async_funcs.add(func.name)
+            else:
+                # every method of that name: ``x.name(...)`` is awaited wherever it is
+                self.async_methods.add(func.name)
+                self.converted.update(id(f) for f in functions if f.name == func.name)
+            for caller, call in calls.get(func.name, ()):
+                if id(functions[caller]) not in self.converted and (
+                        caller not in queued) and self._awaits_call(call):
+                    bisect.insort(needy, caller)
+                    queued.add(caller)
 
     def _plan_generators(self) -> None:
         """Plain generators that call tools become async generators, iterated where they
@@ -799,9 +827,10 @@ class _Planner(ast.NodeVisitor):
         taken = self.reads | self.bound
         item = next(n for n in (f"yielded{i or ''}" for i in range(len(taken) + 1))
                     if n not in taken)
+        defined = Counter(f.name for f in defs)
         for func in defs:
             name = func.name
-            if name not in self.def_only or sum(f.name == name for f in defs) != 1:
+            if name not in self.def_only or defined[name] != 1:
                 self.add(func, f"{name}() is a generator that calls tools and its name is "
                          "bound more than once: give it a name of its own")
                 continue
@@ -1031,7 +1060,7 @@ class _Planner(ast.NodeVisitor):
                 unbound = root not in self.bound and root not in _KNOWN and (
                     root not in self.inputs and root not in self.bare
                     and root not in FACADE_NAMES and root not in self.refused_bare)
-                uses = sum(1 for n in self.loads if n.id == root)
+                uses = len(self.loads_of.get(root, ()))
                 if not unbound or uses != len(items):
                     continue
                 self.by_name_roots.add(root)
@@ -1400,12 +1429,13 @@ class _Planner(ast.NodeVisitor):
         becomes async, its calls awaited): the call runs inside its ``try``, as in CPython."""
         functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = [*self.of(ast.FunctionDef)]
         functions += self.of(ast.AsyncFunctionDef)
+        defined = Counter(f.name for f in functions)
         for func in functions:
             if (func.decorator_list or func.name not in self.def_only
-                    or sum(f.name == func.name for f in functions) != 1
+                    or defined[func.name] != 1
                     or isinstance(self.parents.get(func), ast.ClassDef)):
                 continue
-            calls = [self.parents.get(n) for n in self.loads if n.id == func.name]
+            calls = [self.parents.get(n) for n in self.loads_of.get(func.name, ())]
             if not calls or not all(isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
                                     and c.func.id == func.name and not any(
                                         isinstance(a, ast.Starred) for a in c.args)
@@ -1524,25 +1554,40 @@ class _Planner(ast.NodeVisitor):
                     return True
         return False
 
-    def _needs_async(self, func: ast.FunctionDef) -> bool:
+    def _needs_async(self, func: ast.FunctionDef,
+                     calls: dict[str, list[tuple[int, ast.Call]]], index: int) -> bool:
+        """Whether ``func``'s own body awaits or calls something awaitable now. Its calls
+        that a later conversion can make awaitable (of a name, a partial's target, a
+        method) go into ``calls`` under that name, with ``index``."""
         stack: list[ast.AST] = list(func.body)
+        found = False
         while stack:
             node = stack.pop()
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda |
                           ast.ClassDef):
                 continue
             if isinstance(node, ast.Await):
-                return True
-            if isinstance(node, ast.Call) and self.awaitable(node) and (
-                    id(node) not in self.awaited) and not self.concurrent(node):
-                return True
-            if isinstance(node, ast.Call) and self._asyncio_call(node.func, _RUN):
-                return True
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
-                    node.func.id in self.async_gens):
-                return True  # iterated with ``async for``
+                found = True
+            elif isinstance(node, ast.Call):
+                if self._awaits_call(node) or self._asyncio_call(node.func, _RUN):
+                    found = True
+                callee = node.func
+                if isinstance(callee, ast.Name):
+                    calls.setdefault(callee.id, []).append((index, node))
+                    target = self.partial_targets.get(callee.id)
+                    if target is not None:
+                        calls.setdefault(target.id, []).append((index, node))
+                elif isinstance(callee, ast.Attribute):
+                    calls.setdefault(callee.attr, []).append((index, node))
             stack.extend(ast.iter_child_nodes(node))
-        return False
+        return found
+
+    def _awaits_call(self, node: ast.Call) -> bool:
+        """Whether the call, in a plain function, makes it async: an awaitable the script
+        uses as a value, or a generator now iterated with ``async for``."""
+        if self.awaitable(node) and id(node) not in self.awaited and not self.concurrent(node):
+            return True
+        return isinstance(node.func, ast.Name) and node.func.id in self.async_gens
 
     # -- the walk -------------------------------------------------------------------------
 
@@ -1670,9 +1715,7 @@ class _Planner(ast.NodeVisitor):
                 _cache_decorator(d.func if isinstance(d, ast.Call) else d)
                 for d in node.decorator_list):
             return False
-        for name in self.loads:
-            if name.id != node.name:
-                continue
+        for name in self.loads_of.get(node.name, ()):
             parent = self.parents.get(name)
             if isinstance(parent, ast.Call) and parent.func is name:
                 continue
@@ -1685,23 +1728,22 @@ class _Planner(ast.NodeVisitor):
 
     def _value_use(self, name: str) -> int | None:
         partial_of = {id(target) for target in self.partial_targets.values()}
-        for node in self.loads:
-            if node.id == name:
-                parent = self.parents.get(node)
-                if not (isinstance(parent, ast.Call) and parent.func is node) and (
-                        id(node) not in self.key_functions) and id(node) not in partial_of:
-                    return node.lineno
+        for node in self.loads_of.get(name, ()):
+            parent = self.parents.get(node)
+            if not (isinstance(parent, ast.Call) and parent.func is node) and (
+                    id(node) not in self.key_functions) and id(node) not in partial_of:
+                return node.lineno
         return None
 
     def _returned_hint(self, name: str, where: int) -> str:
         """The fix for a function used as a value at line ``where``: a closure handed out
         by ``return`` (a factory) is called where no one can await it, so the values it
         closes over become parameters; any other use is a loop over its calls."""
-        for node in self.loads:
+        for node in self.loads_of.get(name, ()):
             parent = self.parents.get(node)
             while isinstance(parent, ast.Tuple | ast.List):
                 parent = self.parents.get(parent)
-            if node.id == name and node.lineno == where and isinstance(parent, ast.Return):
+            if node.lineno == where and isinstance(parent, ast.Return):
                 return (f"; it is returned at line {where}, so its callers cannot await it: "
                         f"define `{name}` at the top level with the values it uses from "
                         "the enclosing function as parameters, and call it directly")
@@ -1966,8 +2008,8 @@ class _Planner(ast.NodeVisitor):
                 self.add(node, "final_answer() is not available: end the script with the "
                          "value as its last expression")
                 continue
-            by_name = next((hint for load in self.loads if load.id == name
-                            and (hint := self.by_name_hint(load)) is not None), None)
+            by_name = next((hint for load in self.loads_of.get(name, ())
+                            if (hint := self.by_name_hint(load)) is not None), None)
             if by_name is not None:
                 self.add(node, f"name '{name}' is not defined: {by_name}")
                 continue

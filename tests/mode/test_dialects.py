@@ -245,6 +245,18 @@ ROWS: list[tuple[str, str, str, dict[str, Any] | None]] = [
      '    out = ["ToolCallError", e.message]\nout',
      'try:\n    get_item(9)\nexcept Exception as e:\n    out = [type(e).__name__, e.message]\nout',
      None),
+    # each function is made async only once the one it calls is: as many rounds as
+    # functions (before r37 every round re-read every body: 800 of them took 10 s)
+    ("a chain of plain functions, the one calling the tool defined last",
+     "".join(f"async def f{i}():\n    return await f{i + 1}()\n" for i in range(60))
+     + "async def f60():\n    return await tools.get_item(id=2)\nawait f0()",
+     "".join(f"def f{i}():\n    return f{i + 1}()\n" for i in range(60))
+     + "def f60():\n    return get_item(2)\nf0()", None),
+    ("a plain function redefined to call a tool: its callers await the new one",
+     "def g():\n    return 1\nasync def h():\n    return await g()\n"
+     "async def g():\n    return await tools.get_item(id=1)\nawait h()",
+     "def g():\n    return 1\ndef h():\n    return g()\n"
+     "def g():\n    return get_item(1)\nh()", None),
 ]
 
 
