@@ -77,6 +77,12 @@ _CONCURRENT: Final = frozenset({"gather", "wait", "wait_for", "create_task", "en
 """``asyncio`` functions that take awaitables: calls handed to them stay un-awaited."""
 _AWAITABLE_ASYNCIO: Final = frozenset({"gather", "sleep", "wait_for"})
 """``asyncio`` functions whose result must be awaited."""
+_SUGGESTIONS: Final = 5
+_SUGGESTION_CHOICES: Final = 750
+_SUGGESTION_LENGTH: Final = 40
+"""``did you mean``: for the first names a script never defined, among at most this many
+names, of at most this length (CPython's own limits): difflib is Python, and a script of
+4 000 undefined names each compared with 4 000 defined ones took 94 s to prepare."""
 _CODE: Final = "no files, processes or code from text: use the tools"
 _SDK: Final = "the SDK in the prompt lists the tools and their arguments"
 _BYTES: Final = "write a literal (`b'...'`) or encode text (`text.encode()`)"
@@ -370,6 +376,14 @@ class _Edits:
 
     def end(self, node: ast.AST) -> int:
         return self.at(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+
+    def segment(self, node: ast.AST) -> str | None:
+        """``ast.get_source_segment(source, node)`` from the line offsets found once (that
+        function splits the whole source into lines at each call: 360 calls in a script of
+        45 000 characters were 35 s)."""
+        if "\r" in self.source:  # a line ends another way: CPython's split, as before
+            return ast.get_source_segment(self.source, node)
+        return self.data[self.start(node):self.end(node)].decode("utf-8", "surrogatepass")
 
     def wrap(self, node: ast.AST, before: str, after: str) -> None:
         start, end = self.start(node), self.end(node)
@@ -1166,8 +1180,7 @@ class _Planner(ast.NodeVisitor):
                     and not parent.keywords and self._one_line(parent)
                     and not isinstance(parent.args[1], ast.Starred)
                     and not self._calls_any_tool(parent.args[1])
-                    and (source := ast.get_source_segment(self.edits.source,
-                                                          parent.args[1])) is not None):
+                    and (source := self.edits.segment(parent.args[1])) is not None):
                 # ``filter(lambda x: B, xs)`` → ``[x for x in xs if B]`` (B awaited in it)
                 param = args.args[0].arg
                 edits.replace(edits.start(parent), edits.start(node.body),
@@ -1179,7 +1192,7 @@ class _Planner(ast.NodeVisitor):
             items = self._key_items(parent, node)
             if items is None or not single:
                 continue
-            text = ast.get_source_segment(self.edits.source, items) or ""
+            text = self.edits.segment(items) or ""
             param = args.args[0].arg
             pairs = self._keyed_pairs(parent, node, text, param)
             if pairs is not None:
@@ -1289,7 +1302,7 @@ class _Planner(ast.NodeVisitor):
         for keyword in call.keywords:
             if keyword.value is key:
                 continue
-            text = ast.get_source_segment(self.edits.source, keyword.value)
+            text = self.edits.segment(keyword.value)
             if text is None:
                 return None
             if keyword.arg == "default" and func.id != "sorted":
@@ -1318,7 +1331,7 @@ class _Planner(ast.NodeVisitor):
             items = self._key_items(call, node)
             if items is None:
                 continue
-            text = ast.get_source_segment(self.edits.source, items) or ""
+            text = self.edits.segment(items) or ""
             pairs = self._keyed_pairs(call, node, text, "codemode_item")
             if pairs is not None:
                 self.edits.replace(self.edits.start(call), self.edits.end(call),
@@ -1352,7 +1365,7 @@ class _Planner(ast.NodeVisitor):
                     and not any(isinstance(a, ast.Starred) or self._calls_any_tool(a)
                                 for a in call.args[1:])):
                 continue
-            sources = [ast.get_source_segment(self.edits.source, a) for a in call.args[1:]]
+            sources = [self.edits.segment(a) for a in call.args[1:]]
             if any(text is None for text in sources):
                 continue
             names = [f"codemode_{i}" for i in range(len(sources))]
@@ -1469,7 +1482,7 @@ class _Planner(ast.NodeVisitor):
         call). A problem at each such call, rather than a tool call silently dropped."""
         for arg in handed:
             if isinstance(arg, ast.Name | ast.Attribute) and self.tool_of(arg) in self.tools:
-                tool = ast.get_source_segment(self.edits.source, arg) or "the tool"
+                tool = self.edits.segment(arg) or "the tool"
                 self.add(arg, f"{name}() is handed the tool `{tool}` for `{param}` here and "
                          f"other values elsewhere, so it cannot await the call: call the tool "
                          f"first and pass its value, or hand {name}() a tool (or `lambda: "
@@ -1970,6 +1983,8 @@ class _Planner(ast.NodeVisitor):
         known = _KNOWN | set(self.inputs) | self.bound
         if not self.strict:
             known |= {"final_answer"} | set(self.bare) | self.aliases
+        choices: list[str] | None = None
+        suggested = 0
         for node in self.loads:
             name = node.id
             if name in _NO_ARGUMENT and name not in self.bound and self._called_bare(node):
@@ -2013,11 +2028,16 @@ class _Planner(ast.NodeVisitor):
             if by_name is not None:
                 self.add(node, f"name '{name}' is not defined: {by_name}")
                 continue
-            choices = sorted(known - set(SAFE_BUILTINS) - {"final_answer"}) + [
-                f"tools.{p}" for p in self.tools]
-            import difflib  # a name the script never defined: the error path only
+            if choices is None:
+                choices = sorted(known - set(SAFE_BUILTINS) - {"final_answer"}) + [
+                    f"tools.{p}" for p in self.tools]
+            close: list[str] = []
+            if suggested < _SUGGESTIONS and len(choices) <= _SUGGESTION_CHOICES and (
+                    len(name) <= _SUGGESTION_LENGTH):
+                import difflib  # a name the script never defined: the error path only
 
-            close = difflib.get_close_matches(name, choices, n=1)
+                suggested += 1
+                close = difflib.get_close_matches(name, choices, n=1)
             if close:
                 hint = f"; did you mean `{close[0]}`?"
             elif self.inputs:

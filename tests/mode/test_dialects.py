@@ -444,6 +444,21 @@ async def test_unbound_name_after_calls_runs_none_of_them(mode: cm.CodeMode) -> 
     assert run.calls == ()
 
 
+async def test_undefined_names_get_suggestions_within_cpythons_limits(
+        mode: cm.CodeMode) -> None:
+    """``did you mean`` for the first 5 undefined names, among at most 750 names (difflib
+    is Python: 4 000 undefined names each compared with 4 000 defined ones took 94 s)."""
+    few = "".join(f"total{i} = {i}\n" for i in range(7)) + "".join(
+        f"totl{i}\n" for i in range(7))
+    hints = [p.message for p in mode.check(few)]
+    assert hints[:5] == [f"name 'totl{i}' is not defined; did you mean `total{i}`?"
+                         for i in range(5)]
+    assert all("did you mean" not in hint for hint in hints[5:]) and len(hints) == 7
+    many = "".join(f"total{i} = {i}\n" for i in range(800)) + "totl1\n"
+    assert [p.message for p in mode.check(many)] == [
+        "name 'totl1' is not defined: assign it before use (this run has no host inputs)"]
+
+
 async def test_inputs_named_in_the_unbound_message_and_prompt(mode: cm.CodeMode) -> None:
     run = await mode.run("get_item(item)", inputs={"item_id": 1})
     assert run.error is not None
