@@ -75,6 +75,8 @@ __all__ = [
     "MAX_VALUES",
     "FrameDecoder",
     "FrameTooLarge",
+    "arguments_message",
+    "arguments_problem",
     "decode_bounded",
     "decode_text_bounded",
     "encode",
@@ -84,7 +86,9 @@ __all__ = [
     "encode_strict",
     "is_small",
     "json_size",
+    "may_break_bounds",
     "new_bounded",
+    "new_call_bounded",
 ]
 
 _HEADER: Final = struct.Struct(">I")
@@ -374,6 +378,47 @@ def _resume_gc() -> None:
 def new_bounded() -> _Bounded:
     """A fresh context for :func:`decode_bounded` (keep it to cancel the decode)."""
     return _Bounded()
+
+
+_CALL_VALUES: Final = 4
+"""Values a ``call`` frame counts besides its arguments' own: its four elements."""
+
+
+def new_call_bounded() -> _Bounded:
+    """A context that counts a call's arguments text, decoded alone, as the ``call`` frame
+    around it would (its four elements, one level deeper): what the host refuses in a
+    frame is what the in-process broker and the worker's own check refuse."""
+    bounded = _Bounded()
+    bounded.values = _CALL_VALUES
+    bounded.depth = 1
+    return bounded
+
+
+def may_break_bounds(arguments: str) -> bool:
+    """Whether a call's arguments text could hold more values or levels than a frame may
+    (checked by decoding); False is sure: each value takes a character, each level a
+    bracket."""
+    return len(arguments) > MAX_VALUES - _CALL_VALUES or (
+        arguments.count("[") + arguments.count("{") >= MAX_DEPTH)
+
+
+def arguments_problem(name: str, text: str, context: _Bounded | None = None) -> str | None:
+    """Why the host would refuse a call's arguments ``text`` (its values, its depth, not
+    JSON), worded for the script; None if it would not. Decodes the text: call it only
+    when :func:`may_break_bounds`, off the host's loop."""
+    try:
+        decode_text_bounded(text, context if context is not None else new_call_bounded())
+    except WorkerProtocolError as exc:
+        return arguments_message(exc.problem)
+    return None
+
+
+def arguments_message(problem: str) -> str:
+    """A frame's decoding problem as the script reads it about its call's arguments."""
+    bad_json = "frame is not JSON"
+    if problem.startswith(bad_json):
+        return f"arguments are not JSON data{problem.removeprefix(bad_json)}"
+    return f"arguments refused: {problem.replace('a frame ', 'the text ')}"
 
 
 def _tagged(message: Any) -> list[Any]:
