@@ -64,6 +64,7 @@ from typing import Any, Final
 
 from codemode.errors import WorkerProtocolError
 from codemode.jsontext import STRING_CHUNK, JsonSteps, TextTooLong, is_small
+from codemode.sandbox.limits import FRAME_DEPTH, FRAME_VALUES
 
 __all__ = [
     "BLOB",
@@ -95,9 +96,9 @@ _HEADER: Final = struct.Struct(">I")
 HEADER_SIZE: Final = _HEADER.size
 MAX_FRAME: Final = 64 * 1024 * 1024
 """Largest frame either side accepts; a longer length prefix is a protocol violation."""
-MAX_VALUES: Final = 500_000
+MAX_VALUES: Final = FRAME_VALUES
 """Most JSON values (containers, scalars, object members) one frame from a worker may hold."""
-MAX_DEPTH: Final = 100
+MAX_DEPTH: Final = FRAME_DEPTH
 """Deepest nesting of arrays and objects one frame from a worker may hold."""
 INLINE_FRAME: Final = 64 * 1024
 """Frames up to this many bytes with at most ``MAX_DEPTH`` brackets are decoded at once
