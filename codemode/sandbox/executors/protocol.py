@@ -397,10 +397,12 @@ def new_call_bounded() -> _Bounded:
 
 def may_break_bounds(arguments: str) -> bool:
     """Whether a call's arguments text could hold more values or levels than a frame may
-    (checked by decoding); False is sure: each value takes a character, each level a
-    bracket."""
-    return len(arguments) > MAX_VALUES - _CALL_VALUES or (
-        arguments.count("[") + arguments.count("{") >= MAX_DEPTH)
+    (then checked by decoding); False is sure: a level takes a bracket, and a value is
+    the first in its container (a bracket) or follows a comma (counted in C, so a big
+    text of few values is not decoded again)."""
+    brackets = arguments.count("[") + arguments.count("{")
+    return brackets >= MAX_DEPTH or (
+        brackets + arguments.count(",") >= MAX_VALUES - _CALL_VALUES)
 
 
 def arguments_problem(name: str, text: str, context: _Bounded | None = None) -> str | None:
