@@ -43,8 +43,10 @@ generator (an ``async def`` that yields) gives no awaitable: it is never awaited
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import re
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -75,6 +77,12 @@ _CONCURRENT: Final = frozenset({"gather", "wait", "wait_for", "create_task", "en
 """``asyncio`` functions that take awaitables: calls handed to them stay un-awaited."""
 _AWAITABLE_ASYNCIO: Final = frozenset({"gather", "sleep", "wait_for"})
 """``asyncio`` functions whose result must be awaited."""
+_SUGGESTIONS: Final = 5
+_SUGGESTION_CHOICES: Final = 750
+_SUGGESTION_LENGTH: Final = 40
+"""``did you mean``: for the first names a script never defined, among at most this many
+names, of at most this length (CPython's own limits): difflib is Python, and a script of
+4 000 undefined names each compared with 4 000 defined ones took 94 s to prepare."""
 _CODE: Final = "no files, processes or code from text: use the tools"
 _SDK: Final = "the SDK in the prompt lists the tools and their arguments"
 _BYTES: Final = "write a literal (`b'...'`) or encode text (`text.encode()`)"
@@ -369,6 +377,14 @@ class _Edits:
     def end(self, node: ast.AST) -> int:
         return self.at(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
 
+    def segment(self, node: ast.AST) -> str | None:
+        """``ast.get_source_segment(source, node)`` from the line offsets found once (that
+        function splits the whole source into lines at each call: 360 calls in a script of
+        45 000 characters were 35 s)."""
+        if "\r" in self.source:  # a line ends another way: CPython's split, as before
+            return ast.get_source_segment(self.source, node)
+        return self.data[self.start(node):self.end(node)].decode("utf-8", "surrogatepass")
+
     def wrap(self, node: ast.AST, before: str, after: str) -> None:
         start, end = self.start(node), self.end(node)
         span = end - start
@@ -455,6 +471,11 @@ class _Planner(ast.NodeVisitor):
             else:
                 stored.add(name_node.id)
                 stores[name_node.id] = stores.get(name_node.id, 0) + 1
+        self.loads_of: dict[str, list[ast.Name]] = {}
+        """``loads`` by name, in order (a pass that asks about each function's uses read
+        every load once per function: quadratic in a script of many functions)."""
+        for name_node in self.loads:
+            self.loads_of.setdefault(name_node.id, []).append(name_node)
         self.bound, self.def_only = _bound_names(kinds, stored)
         top, self.namespaces, renamed, dotted = _registry_names(tools)
         self.bare: dict[str, str] = {}
@@ -758,32 +779,53 @@ class _Planner(ast.NodeVisitor):
         # Plain functions that call tools (or other such functions) become async.
         if self.strict:
             return
-        functions = self.of(ast.FunctionDef)
-        methods = self._convertible_methods()
-        changed = True
-        while changed:
-            changed = False
-            for func in functions:
-                if id(func) in self.converted or (
-                        func.name in self.async_funcs and id(func) not in methods):
-                    continue
-                if self._needs_async(func):
-                    self.converted.add(id(func))
-                    changed = True
-                    if id(func) not in methods:
-                        if not isinstance(self.parents.get(func), ast.ClassDef):
-                            if suspends(func.body):
-                                self.async_gens.add(func.name)
-                            else:
-                                self.async_funcs.add(func.name)
-                        continue
-                    # every method of that name: ``x.name(...)`` is awaited wherever it is
-                    self.async_methods.add(func.name)
-                    self.converted.update(id(f) for f in functions if f.name == func.name)
+        self._convert_functions(self.of(ast.FunctionDef), self._convertible_methods())
         self._plan_generators()
         self._plan_lambdas()
         self._plan_key_functions()
         self._plan_mapped_functions()
+
+    def _convert_functions(self, functions: Sequence[ast.FunctionDef],
+                           methods: set[int]) -> None:
+        """Mark the plain functions that call tools (or other such functions) async.
+
+        As if the functions were scanned in order, again and again until a whole scan
+        converts none: each scan converts every function that needs it by then. Each body
+        is read once: a conversion only re-checks the calls of the name it made async (a
+        chain of 800 functions, each calling the next, was 320 000 body walks, 10 s)."""
+        needy: list[int] = []
+        calls: dict[str, list[tuple[int, ast.Call]]] = {}
+        for index, func in enumerate(functions):
+            if self._needs_async(func, calls, index):
+                needy.append(index)
+        queued = set(needy)
+        position = 0
+        while needy:
+            at = bisect.bisect_left(needy, position)
+            index = needy.pop(at if at < len(needy) else 0)
+            queued.discard(index)
+            func = functions[index]
+            position = index + 1
+            if id(func) in self.converted or (
+                    func.name in self.async_funcs and id(func) not in methods):
+                continue
+            self.converted.add(id(func))
+            if id(func) not in methods:
+                if isinstance(self.parents.get(func), ast.ClassDef):
+                    continue
+                if suspends(func.body):
+                    self.async_gens.add(func.name)
+                else:
+                    self.async_funcs.add(func.name)
+            else:
+                # every method of that name: ``x.name(...)`` is awaited wherever it is
+                self.async_methods.add(func.name)
+                self.converted.update(id(f) for f in functions if f.name == func.name)
+            for caller, call in calls.get(func.name, ()):
+                if id(functions[caller]) not in self.converted and (
+                        caller not in queued) and self._awaits_call(call):
+                    bisect.insort(needy, caller)
+                    queued.add(caller)
 
     def _plan_generators(self) -> None:
         """Plain generators that call tools become async generators, iterated where they
@@ -799,9 +841,10 @@ class _Planner(ast.NodeVisitor):
         taken = self.reads | self.bound
         item = next(n for n in (f"yielded{i or ''}" for i in range(len(taken) + 1))
                     if n not in taken)
+        defined = Counter(f.name for f in defs)
         for func in defs:
             name = func.name
-            if name not in self.def_only or sum(f.name == name for f in defs) != 1:
+            if name not in self.def_only or defined[name] != 1:
                 self.add(func, f"{name}() is a generator that calls tools and its name is "
                          "bound more than once: give it a name of its own")
                 continue
@@ -1031,7 +1074,7 @@ class _Planner(ast.NodeVisitor):
                 unbound = root not in self.bound and root not in _KNOWN and (
                     root not in self.inputs and root not in self.bare
                     and root not in FACADE_NAMES and root not in self.refused_bare)
-                uses = sum(1 for n in self.loads if n.id == root)
+                uses = len(self.loads_of.get(root, ()))
                 if not unbound or uses != len(items):
                     continue
                 self.by_name_roots.add(root)
@@ -1137,8 +1180,7 @@ class _Planner(ast.NodeVisitor):
                     and not parent.keywords and self._one_line(parent)
                     and not isinstance(parent.args[1], ast.Starred)
                     and not self._calls_any_tool(parent.args[1])
-                    and (source := ast.get_source_segment(self.edits.source,
-                                                          parent.args[1])) is not None):
+                    and (source := self.edits.segment(parent.args[1])) is not None):
                 # ``filter(lambda x: B, xs)`` → ``[x for x in xs if B]`` (B awaited in it)
                 param = args.args[0].arg
                 edits.replace(edits.start(parent), edits.start(node.body),
@@ -1150,7 +1192,7 @@ class _Planner(ast.NodeVisitor):
             items = self._key_items(parent, node)
             if items is None or not single:
                 continue
-            text = ast.get_source_segment(self.edits.source, items) or ""
+            text = self.edits.segment(items) or ""
             param = args.args[0].arg
             pairs = self._keyed_pairs(parent, node, text, param)
             if pairs is not None:
@@ -1260,7 +1302,7 @@ class _Planner(ast.NodeVisitor):
         for keyword in call.keywords:
             if keyword.value is key:
                 continue
-            text = ast.get_source_segment(self.edits.source, keyword.value)
+            text = self.edits.segment(keyword.value)
             if text is None:
                 return None
             if keyword.arg == "default" and func.id != "sorted":
@@ -1289,7 +1331,7 @@ class _Planner(ast.NodeVisitor):
             items = self._key_items(call, node)
             if items is None:
                 continue
-            text = ast.get_source_segment(self.edits.source, items) or ""
+            text = self.edits.segment(items) or ""
             pairs = self._keyed_pairs(call, node, text, "codemode_item")
             if pairs is not None:
                 self.edits.replace(self.edits.start(call), self.edits.end(call),
@@ -1323,7 +1365,7 @@ class _Planner(ast.NodeVisitor):
                     and not any(isinstance(a, ast.Starred) or self._calls_any_tool(a)
                                 for a in call.args[1:])):
                 continue
-            sources = [ast.get_source_segment(self.edits.source, a) for a in call.args[1:]]
+            sources = [self.edits.segment(a) for a in call.args[1:]]
             if any(text is None for text in sources):
                 continue
             names = [f"codemode_{i}" for i in range(len(sources))]
@@ -1400,12 +1442,13 @@ class _Planner(ast.NodeVisitor):
         becomes async, its calls awaited): the call runs inside its ``try``, as in CPython."""
         functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = [*self.of(ast.FunctionDef)]
         functions += self.of(ast.AsyncFunctionDef)
+        defined = Counter(f.name for f in functions)
         for func in functions:
             if (func.decorator_list or func.name not in self.def_only
-                    or sum(f.name == func.name for f in functions) != 1
+                    or defined[func.name] != 1
                     or isinstance(self.parents.get(func), ast.ClassDef)):
                 continue
-            calls = [self.parents.get(n) for n in self.loads if n.id == func.name]
+            calls = [self.parents.get(n) for n in self.loads_of.get(func.name, ())]
             if not calls or not all(isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
                                     and c.func.id == func.name and not any(
                                         isinstance(a, ast.Starred) for a in c.args)
@@ -1439,7 +1482,7 @@ class _Planner(ast.NodeVisitor):
         call). A problem at each such call, rather than a tool call silently dropped."""
         for arg in handed:
             if isinstance(arg, ast.Name | ast.Attribute) and self.tool_of(arg) in self.tools:
-                tool = ast.get_source_segment(self.edits.source, arg) or "the tool"
+                tool = self.edits.segment(arg) or "the tool"
                 self.add(arg, f"{name}() is handed the tool `{tool}` for `{param}` here and "
                          f"other values elsewhere, so it cannot await the call: call the tool "
                          f"first and pass its value, or hand {name}() a tool (or `lambda: "
@@ -1524,25 +1567,40 @@ class _Planner(ast.NodeVisitor):
                     return True
         return False
 
-    def _needs_async(self, func: ast.FunctionDef) -> bool:
+    def _needs_async(self, func: ast.FunctionDef,
+                     calls: dict[str, list[tuple[int, ast.Call]]], index: int) -> bool:
+        """Whether ``func``'s own body awaits or calls something awaitable now. Its calls
+        that a later conversion can make awaitable (of a name, a partial's target, a
+        method) go into ``calls`` under that name, with ``index``."""
         stack: list[ast.AST] = list(func.body)
+        found = False
         while stack:
             node = stack.pop()
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda |
                           ast.ClassDef):
                 continue
             if isinstance(node, ast.Await):
-                return True
-            if isinstance(node, ast.Call) and self.awaitable(node) and (
-                    id(node) not in self.awaited) and not self.concurrent(node):
-                return True
-            if isinstance(node, ast.Call) and self._asyncio_call(node.func, _RUN):
-                return True
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
-                    node.func.id in self.async_gens):
-                return True  # iterated with ``async for``
+                found = True
+            elif isinstance(node, ast.Call):
+                if self._awaits_call(node) or self._asyncio_call(node.func, _RUN):
+                    found = True
+                callee = node.func
+                if isinstance(callee, ast.Name):
+                    calls.setdefault(callee.id, []).append((index, node))
+                    target = self.partial_targets.get(callee.id)
+                    if target is not None:
+                        calls.setdefault(target.id, []).append((index, node))
+                elif isinstance(callee, ast.Attribute):
+                    calls.setdefault(callee.attr, []).append((index, node))
             stack.extend(ast.iter_child_nodes(node))
-        return False
+        return found
+
+    def _awaits_call(self, node: ast.Call) -> bool:
+        """Whether the call, in a plain function, makes it async: an awaitable the script
+        uses as a value, or a generator now iterated with ``async for``."""
+        if self.awaitable(node) and id(node) not in self.awaited and not self.concurrent(node):
+            return True
+        return isinstance(node.func, ast.Name) and node.func.id in self.async_gens
 
     # -- the walk -------------------------------------------------------------------------
 
@@ -1670,9 +1728,7 @@ class _Planner(ast.NodeVisitor):
                 _cache_decorator(d.func if isinstance(d, ast.Call) else d)
                 for d in node.decorator_list):
             return False
-        for name in self.loads:
-            if name.id != node.name:
-                continue
+        for name in self.loads_of.get(node.name, ()):
             parent = self.parents.get(name)
             if isinstance(parent, ast.Call) and parent.func is name:
                 continue
@@ -1685,23 +1741,22 @@ class _Planner(ast.NodeVisitor):
 
     def _value_use(self, name: str) -> int | None:
         partial_of = {id(target) for target in self.partial_targets.values()}
-        for node in self.loads:
-            if node.id == name:
-                parent = self.parents.get(node)
-                if not (isinstance(parent, ast.Call) and parent.func is node) and (
-                        id(node) not in self.key_functions) and id(node) not in partial_of:
-                    return node.lineno
+        for node in self.loads_of.get(name, ()):
+            parent = self.parents.get(node)
+            if not (isinstance(parent, ast.Call) and parent.func is node) and (
+                    id(node) not in self.key_functions) and id(node) not in partial_of:
+                return node.lineno
         return None
 
     def _returned_hint(self, name: str, where: int) -> str:
         """The fix for a function used as a value at line ``where``: a closure handed out
         by ``return`` (a factory) is called where no one can await it, so the values it
         closes over become parameters; any other use is a loop over its calls."""
-        for node in self.loads:
+        for node in self.loads_of.get(name, ()):
             parent = self.parents.get(node)
             while isinstance(parent, ast.Tuple | ast.List):
                 parent = self.parents.get(parent)
-            if node.id == name and node.lineno == where and isinstance(parent, ast.Return):
+            if node.lineno == where and isinstance(parent, ast.Return):
                 return (f"; it is returned at line {where}, so its callers cannot await it: "
                         f"define `{name}` at the top level with the values it uses from "
                         "the enclosing function as parameters, and call it directly")
@@ -1928,6 +1983,8 @@ class _Planner(ast.NodeVisitor):
         known = _KNOWN | set(self.inputs) | self.bound
         if not self.strict:
             known |= {"final_answer"} | set(self.bare) | self.aliases
+        choices: list[str] | None = None
+        suggested = 0
         for node in self.loads:
             name = node.id
             if name in _NO_ARGUMENT and name not in self.bound and self._called_bare(node):
@@ -1966,16 +2023,21 @@ class _Planner(ast.NodeVisitor):
                 self.add(node, "final_answer() is not available: end the script with the "
                          "value as its last expression")
                 continue
-            by_name = next((hint for load in self.loads if load.id == name
-                            and (hint := self.by_name_hint(load)) is not None), None)
+            by_name = next((hint for load in self.loads_of.get(name, ())
+                            if (hint := self.by_name_hint(load)) is not None), None)
             if by_name is not None:
                 self.add(node, f"name '{name}' is not defined: {by_name}")
                 continue
-            choices = sorted(known - set(SAFE_BUILTINS) - {"final_answer"}) + [
-                f"tools.{p}" for p in self.tools]
-            import difflib  # a name the script never defined: the error path only
+            if choices is None:
+                choices = sorted(known - set(SAFE_BUILTINS) - {"final_answer"}) + [
+                    f"tools.{p}" for p in self.tools]
+            close: list[str] = []
+            if suggested < _SUGGESTIONS and len(choices) <= _SUGGESTION_CHOICES and (
+                    len(name) <= _SUGGESTION_LENGTH):
+                import difflib  # a name the script never defined: the error path only
 
-            close = difflib.get_close_matches(name, choices, n=1)
+                suggested += 1
+                close = difflib.get_close_matches(name, choices, n=1)
             if close:
                 hint = f"; did you mean `{close[0]}`?"
             elif self.inputs:

@@ -725,6 +725,12 @@ class StaticCall:
 _MAX_STATIC = 200
 """At most this many calls are resolved (a literal loop may be long)."""
 
+MAX_STEPS: Final = 20_000
+"""At most this many statements and loop items are visited while resolving: literal loops
+nested three deep over 200 items each were 8 million visits (18 s on the host's event
+loop, before the run started); past the budget the remaining call sites are unresolved
+and policy decides them at run time."""
+
 
 def call_lines(tree: ast.Module, tools: Mapping[str, str],
                tool_of: ToolOf | None = None) -> dict[str, tuple[int, ...]]:
@@ -782,19 +788,50 @@ class _Static:
         self.calls: list[StaticCall] = []
         self.resolved: set[int] = set()
         """Call sites resolved (``id`` of their node; a site in a loop counts once)."""
+        self.steps = 0
+        """Statements and loop items visited so far (at most :data:`MAX_STEPS`)."""
+        self.literals: dict[int, Any] = {}
+        """``id`` of an expression → its literal value as JSON (``_UNKNOWN``: not a literal),
+        evaluated once however often an outer loop visits it."""
+        self.rebound: dict[int, bool] = {}
+        """``id`` of a loop → whether its body binds its loop variable."""
+
+    def step(self) -> bool:
+        """Count one visit; False once the budget or the calls cap is spent."""
+        self.steps += 1
+        return self.steps <= MAX_STEPS and len(self.calls) < _MAX_STATIC
+
+    def literal(self, node: ast.expr) -> Any:
+        """``node``'s literal value as JSON, or ``_UNKNOWN``."""
+        key = id(node)
+        if key not in self.literals:
+            ok, value = _literal(node)
+            self.literals[key] = _jsonable(value) if ok else _UNKNOWN
+        return self.literals[key]
+
+    def items(self, node: ast.expr) -> list[Any]:
+        """The first items of the literal sequence ``node`` (none if it is not one)."""
+        items = self.literal(node)
+        return items[:_MAX_STATIC] if isinstance(items, list) else []
 
     def statement(self, stmt: ast.stmt, bound: Mapping[str, Any]) -> None:
+        if not self.step():
+            return
         if isinstance(stmt, ast.Expr | ast.Assign | ast.AnnAssign):
             if isinstance(stmt.value, ast.Await):
                 self.awaited(stmt.value.value, bound)
         elif (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name)
-              and not stmt.orelse and not _rebinds(stmt.body, stmt.target.id)):
-            ok, items = _literal(stmt.iter)
-            if not ok or not isinstance(items, list | tuple):
+              and not stmt.orelse):
+            name = stmt.target.id
+            if id(stmt) not in self.rebound:
+                self.rebound[id(stmt)] = _rebinds(stmt.body, name)
+            if self.rebound[id(stmt)]:
                 return
-            for item in items[:_MAX_STATIC]:
+            for item in self.items(stmt.iter):
+                if not self.step():
+                    return
                 for inner in stmt.body:
-                    self.statement(inner, {**bound, stmt.target.id: _jsonable(item)})
+                    self.statement(inner, {**bound, name: item})
 
     def awaited(self, node: ast.expr, bound: Mapping[str, Any]) -> None:
         if not isinstance(node, ast.Call):
@@ -815,12 +852,12 @@ class _Static:
         if len(comp.generators) != 1 or not isinstance(comp.elt, ast.Call):
             return
         gen = comp.generators[0]
-        ok, items = _literal(gen.iter)
-        if gen.ifs or gen.is_async or not isinstance(gen.target, ast.Name) or not ok or (
-                not isinstance(items, list | tuple)):
+        if gen.ifs or gen.is_async or not isinstance(gen.target, ast.Name):
             return
-        for item in items[:_MAX_STATIC]:
-            self.call(comp.elt, {**bound, gen.target.id: _jsonable(item)})
+        for item in self.items(gen.iter):
+            if not self.step():
+                return
+            self.call(comp.elt, {**bound, gen.target.id: item})
 
     def call(self, node: ast.Call, bound: Mapping[str, Any]) -> None:
         path = _tool_path(node.func)
@@ -844,8 +881,7 @@ class _Static:
             if node.id in bound:
                 return bound[node.id]
             return self.constants.get(node.id, _UNKNOWN)
-        ok, value = _literal(node)
-        return _jsonable(value) if ok else _UNKNOWN
+        return self.literal(node)
 
 
 _UNKNOWN: Any = object()

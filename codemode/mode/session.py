@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 from codemode.mode.dialects import SANDBOX_GLOBALS
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
+from codemode.sandbox.language.compile import MAX_SOURCE
 from codemode.sandbox.language.parsing import parse_tree
 
 if TYPE_CHECKING:
@@ -54,6 +55,9 @@ _LINE_BREAK: Final = re.compile(r"\r\n|\r|\n")
 """Python's own line breaks: ``str.splitlines`` also breaks at form feeds, file
 separators, NEL, U+2028 …, which a script may hold in a string or as blank space, and
 its rows would then not be the parser's."""
+
+_CAPTURE_ROOM: Final = 1_000
+"""Characters of the capture besides its (name, reader) pairs (about 500)."""
 
 _PREFIX: Final = "cm_session_"
 """Names of the capture's own globals (a script's names with this prefix are not kept)."""
@@ -94,7 +98,8 @@ class Session:
         capture = _capture(script, self.max_bytes)
         if capture is None:
             return await self.mode.run(script, inputs=self.state, labels=labels, **options)
-        source, names = capture
+        source, assigned = capture
+        names = set(assigned)
         result = await self.mode.run(source, inputs=self.state, labels=labels, **options)
         if result.error is not None or not isinstance(result.value, dict):
             return result
@@ -125,6 +130,7 @@ def _keepable(name: str) -> bool:
 def _assigned(tree: ast.Module) -> list[str]:
     """Top-level names the script binds (assignments, loops, with, imports excluded)."""
     names: list[str] = []
+    seen: set[str] = set()
     for stmt in tree.body:
         targets: list[ast.expr] = []
         if isinstance(stmt, ast.Assign):
@@ -136,7 +142,8 @@ def _assigned(tree: ast.Module) -> list[str]:
         for target in targets:
             for node in ast.walk(target):
                 if (isinstance(node, ast.Name) and _keepable(node.id)
-                        and node.id not in names):
+                        and node.id not in seen):
+                    seen.add(node.id)
                     names.append(node.id)
     return names
 
@@ -154,7 +161,8 @@ def _ends_elsewhere(tree: ast.Module) -> bool:
 
 
 def _capture(script: str, max_bytes: int) -> tuple[str, list[str]] | None:
-    """(the script with the capture appended, the names it may keep), or None to run the
+    """(the script with the capture appended, the names it binds: their earlier state is
+    replaced; those that fit under the length cap are kept), or None to run the
     script as it is."""
     try:
         tree = parse_tree(script)
@@ -176,15 +184,28 @@ def _capture(script: str, max_bytes: int) -> tuple[str, list[str]] | None:
     elif (isinstance(last, ast.Assign) and len(last.targets) == 1
           and isinstance(last.targets[0], ast.Name)):
         value = last.targets[0].id
-    tail = [f"import json as {_PREFIX}json", f"{_PREFIX}state = {{}}",
-            f"{_PREFIX}left = {int(max_bytes)}"]
+    # one loop over (name, reader) pairs: a block of its own per name made a script of
+    # 3 000 assignments (37 000 characters) 750 000, past the length cap; names whose
+    # reader would not fit under it are not kept
+    room = MAX_SOURCE - len(script) - _CAPTURE_ROOM
+    pairs: list[str] = []
     for name in names:
-        tail += ["try:",
-                 f"    {_PREFIX}text = {_PREFIX}json.dumps({name})",
-                 f"    if len({_PREFIX}text) <= {_PREFIX}left:",
-                 f"        {_PREFIX}state[{json.dumps(name)}] = {name}",
-                 f"        {_PREFIX}left = {_PREFIX}left - len({_PREFIX}text)",
-                 "except Exception:",
-                 "    pass"]
+        pair = f"({json.dumps(name)}, lambda: {name})"
+        room -= len(pair) + 2
+        if room < 0:
+            break
+        pairs.append(pair)
+    readers = ", ".join(pairs)
+    tail = [f"import json as {_PREFIX}json", f"{_PREFIX}state = {{}}",
+            f"{_PREFIX}left = {int(max_bytes)}",
+            f"for {_PREFIX}name, {_PREFIX}read in ({readers}{',' if pairs else ''}):",
+            "    try:",
+            f"        {_PREFIX}kept = {_PREFIX}read()",
+            f"        {_PREFIX}text = {_PREFIX}json.dumps({_PREFIX}kept)",
+            f"        if len({_PREFIX}text) <= {_PREFIX}left:",
+            f"            {_PREFIX}state[{_PREFIX}name] = {_PREFIX}kept",
+            f"            {_PREFIX}left = {_PREFIX}left - len({_PREFIX}text)",
+            "    except Exception:",
+            "        pass"]
     tail.append(f'{{"value": {value}, "state": {_PREFIX}state}}')
     return "\n".join(lines + tail) + "\n", names

@@ -11,7 +11,13 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
-__all__ = ["DEFAULT_LIMITS", "LIMIT_NAMES", "Limits"]
+__all__ = ["DEFAULT_LIMITS", "FRAME_DEPTH", "FRAME_VALUES", "LIMIT_NAMES", "Limits"]
+
+FRAME_VALUES: Final = 500_000
+"""Most JSON values (containers, scalars, object members) one frame from a worker may hold:
+the protocol's bound, here so the script side keeps its results and calls inside it."""
+FRAME_DEPTH: Final = 100
+"""Deepest nesting of arrays and objects one frame from a worker may hold."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

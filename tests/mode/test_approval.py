@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, Any
 
 import codemode as cm
+from codemode.mode.preflight import static_calls
 
 if TYPE_CHECKING:
     from codemode.sandbox import Executor
@@ -187,3 +189,47 @@ async def test_an_approval_holds_only_for_the_labels_policy_saw(executor: Execut
     unlabelled = await mode.run('await tools.send_email(to="bob", body="hi")')
     assert unlabelled.error is None and sent == ["hi"]  # as approved: not asked again
     assert asked == ["mail bob?"]
+
+
+NESTED = """\
+for a in {items}:
+    for b in {items}:
+        for c in {items}:
+            await tools.write(path=str(c))
+    await tools.write(path="a")
+await tools.delete(path="b")
+"""
+"""Literal loops three deep: 8 million visits to resolve them all (18 s on the host's loop,
+before the run started, with policy to consult)."""
+
+
+def test_nested_literal_loops_are_resolved_within_a_budget() -> None:
+    script = NESTED.format(items=list(range(200)))
+    calls, unresolved = static_calls(
+        ast.parse(script), tools={"write": "write", "delete": "delete"},
+        arguments={"write": {"path": "path"}, "delete": {"path": "path"}})
+    # the budget ran out inside the first inner loop: every site is left to run time
+    assert (calls, unresolved) == ([], 3)
+
+
+def test_a_loop_within_the_budget_still_resolves_every_item() -> None:
+    script = NESTED.format(items=list(range(3))).replace("str(c)", "c")
+    calls, unresolved = static_calls(
+        ast.parse(script), tools={"write": "write", "delete": "delete"},
+        arguments={"write": {"path": "path"}, "delete": {"path": "path"}})
+    assert unresolved == 0
+    assert [c.arguments["path"] for c in calls] == [*([0, 1, 2] * 3 + ["a"]) * 3, "b"]
+
+
+async def test_a_run_with_deeply_nested_literal_loops_is_refused_by_its_limits() -> None:
+    done: list[str] = []
+    requests: list[cm.ApprovalRequest] = []
+    script = f"for d in {list(range(200))}:\n" + "\n".join(
+        "    " + line for line in NESTED.format(items=list(range(200))).splitlines())
+    async with cm.InProcessExecutor() as executor:
+        mode = cm.CodeMode(files_registry(done, []), executor=executor,
+                           limits=cm.Limits(operations=10_000),
+                           approve=lambda request: requests.append(request) is None)
+        result = await mode.run(script)
+    assert requests == [] or requests[0].calls == ()
+    assert result.error is not None and result.error.limit in ("operations", "calls")

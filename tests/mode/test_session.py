@@ -154,3 +154,29 @@ async def test_the_capture_finds_the_last_line_where_python_does() -> None:
             done = await session.run(script)
             assert done.error is None and done.value == 3, (script, done.error)
             assert len(session.state) == 1
+
+
+async def test_a_script_of_many_assignments_keeps_them(executor: Executor) -> None:
+    """The capture is one loop over the names (a block per name made 1 500 assignments,
+    12 000 characters, a script of 350 000: refused as too long)."""
+    mode = cm.CodeMode(rows_registry(), executor=executor)
+    session = mode.session()
+    script = "".join(f"v{i} = {i}\n" for i in range(1500)) + "'done'\n"
+    result = await session.run(script)
+    assert result.error is None and result.value == "done", result.error
+    assert session.state == {f"v{i}": i for i in range(1500)}
+
+
+async def test_names_past_the_length_cap_are_not_kept(executor: Executor) -> None:
+    """A script near the length cap still runs: the names whose capture would not fit are
+    not kept, and no earlier state stays under a name the script bound."""
+    mode = cm.CodeMode(rows_registry(), executor=executor)
+    session = mode.session()
+    first = await session.run("last_one = 'old'\nfirst_one = 'old'\n1")
+    assert first.error is None and session.state == {"last_one": "old", "first_one": "old"}
+    pad = "#" * 85_000
+    result = await session.run(
+        "first_one = 'new'\n" + "".join(f"x{i} = {i}\n" for i in range(1000))
+        + f"last_one = 'new'\n{pad}\n2")
+    assert result.error is None and result.value == 2, result.error
+    assert session.state["first_one"] == "new" and "last_one" not in session.state

@@ -18,7 +18,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from codemode.sandbox.executors.protocol import MAX_FRAME
+from codemode.sandbox.executors.protocol import MAX_FRAME, encode_call
 from codemode.sandbox.runtime.result import RunOutcome
 
 if TYPE_CHECKING:
@@ -73,6 +73,10 @@ async def run(
     if mode == "deep-args":
         reply = await call("echo", '{"x":' + _deep(n) + "}")
         return RunOutcome(value=sorted(reply))
+    if mode in ("wide-args-raw", "deep-args-raw"):  # past the worker's own check of a call
+        shape = _wide(n) if mode == "wide-args-raw" else _deep(n)
+        _write(call, encode_call(1, "echo", '{"x":' + shape + "}"))
+        await asyncio.sleep(3600)
     if mode == "wide-done":
         _write(call, _frame('["done",{"value":' + _wide(n) + "},null,false]"))
         await asyncio.sleep(3600)

@@ -15,6 +15,7 @@ import contextlib
 import json
 import logging
 import os
+import resource
 import shutil
 import socket
 import tempfile
@@ -187,6 +188,17 @@ def ctypes_buffer() -> Any:
     import ctypes
 
     return ctypes.create_string_buffer(SECRET.encode())
+
+
+HOST_NOFILE = resource.getrlimit(resource.RLIMIT_NOFILE)
+"""The test process's descriptor limit, which no payload may change."""
+SHM_KEY = 0x0C0DE37
+"""The SysV key a payload asks for: no segment with it may exist afterwards."""
+
+
+def _shm_key_exists(key: int) -> bool:
+    rows = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+    return any(row.split()[0] == str(key) for row in rows)
 
 
 def _addr(host: Host) -> str:
@@ -367,6 +379,36 @@ PAYLOADS: list[tuple[str, Callable[[Host], str], dict[str, Any], Callable[[Host]
      {"denied": True, "errno": "EACCES"}, lambda h: not os.path.exists(h.shm_target)),
     ("become root again",
      lambda h: "result = attempt(lambda: os.setuid(0))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    # r37: the host's own process through the calls that name a pid besides kill/ptrace
+    ("tgkill the host's main thread",
+     lambda h: "result = attempt(syscall(234, host, host, 10))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("prlimit64: cut the host's descriptor limit to 1",
+     lambda h: "limit = (ctypes.c_ulong * 2)(1, 1)\n"
+               "result = attempt(syscall(302, host, 7, limit, None))",
+     {"denied": True, "errno": "EPERM"},
+     lambda h: resource.getrlimit(resource.RLIMIT_NOFILE) == HOST_NOFILE),
+    ("get_robust_list of the host (an address in its memory)",
+     lambda h: "head = ctypes.c_void_p(); size = ctypes.c_size_t()\n"
+               "result = attempt(syscall(274, host, ctypes.byref(head), ctypes.byref(size)))\n"
+               "result['head'] = head.value",
+     {"denied": True, "errno": "EPERM", "head": None}, lambda h: True),
+    ("move_pages of the host (where its memory is)",
+     lambda h: "pages = (ctypes.c_void_p * 1)(" + _addr(h) + ")\n"
+               "status = (ctypes.c_int * 1)(12345)\n"
+               "result = attempt(syscall(279, host, 1, pages, None, status, 0))\n"
+               "result['status'] = status[0]",
+     {"denied": True, "errno": "EPERM", "status": 12345}, lambda h: True),
+    # r37: kernel objects that outlive the worker (its memory limit does not cover them)
+    ("SysV shared memory that outlives the worker",
+     lambda h: f"result = attempt(syscall(29, {SHM_KEY}, 1 << 30, 0o1600))",
+     {"denied": True, "errno": "EPERM"}, lambda h: not _shm_key_exists(SHM_KEY)),
+    ("POSIX message queue that outlives the worker",
+     lambda h: "result = attempt(syscall(240, b'codemode-probe', 0o100 | 2, 0o600, None))",
+     {"denied": True, "errno": "EPERM"}, lambda h: True),
+    ("lock all its memory (mlockall)",
+     lambda h: "result = attempt(syscall(151, 3))",
      {"denied": True, "errno": "EPERM"}, lambda h: True),
 ]
 

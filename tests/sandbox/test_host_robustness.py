@@ -153,8 +153,8 @@ async def hostile_with_sibling(pool: WorkerPoolExecutor, source: str, tools: Too
 # 1. What a frame may decode to is bounded (values, depth), off the loop ----------
 
 SHAPES = [
-    ("wide-args:5000000", f"more than {MAX_VALUES} JSON values"),
-    ("deep-args:100000", f"nests deeper than {MAX_DEPTH} levels"),
+    ("wide-args-raw:5000000", f"more than {MAX_VALUES} JSON values"),
+    ("deep-args-raw:100000", f"nests deeper than {MAX_DEPTH} levels"),
     ("wide-done:5000000", f"more than {MAX_VALUES} JSON values"),
     ("deep-done:100000", f"nests deeper than {MAX_DEPTH} levels"),
 ]
@@ -173,6 +173,21 @@ async def test_frame_shape_is_bounded(pool: WorkerPoolExecutor, source: str,
     assert all(args == {"x": 1} for _, args in tools.calls)  # the bad call never ran
     assert took < 5.0 + SLACK
     await assert_one_replaced(pool, before)  # killed and replaced
+
+
+@pytest.mark.parametrize("source", ["wide-args:600000", "deep-args:150"])
+async def test_a_call_past_a_frames_bounds_is_refused_by_its_own_worker(
+        pool: WorkerPoolExecutor, source: str) -> None:
+    """Through the worker's channel (what the runner uses) a call whose frame the host
+    would take for a protocol violation is answered there with the broker's refusal,
+    which the script can catch: no frame, no call, no worker replaced (r37: a script's
+    argument nested 99 deep ended its run as a protocol violation)."""
+    tools = Tools()
+    before = await pids(pool)
+    result = await run(pool, source, tools)
+    assert result.error is None and result.value == ["error"], result.error
+    assert tools.calls == []
+    assert await pids(pool) == before
 
 
 async def test_a_large_well_formed_frame_still_decodes(pool: WorkerPoolExecutor) -> None:

@@ -28,11 +28,13 @@ from codemode.sandbox.executors.protocol import (
     INLINE_FRAME,
     MAX_FRAME,
     FrameTooLarge,
+    arguments_message,
     decode_text_bounded,
     encode_large_strict,
     encode_strict,
     is_small,
-    new_bounded,
+    may_break_bounds,
+    new_call_bounded,
 )
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
 from codemode.sandbox.runtime.memo import PerPaths
@@ -150,16 +152,15 @@ def _json_value(name: str, text: str) -> Any:
 
 
 async def _large_json_value(name: str, text: str) -> Any:
-    context = new_bounded()
+    """The arguments decoded under a frame's bounds, counted as inside their ``call`` frame
+    (so both executors refuse the same arguments: a worker's frame of them would be a
+    protocol violation)."""
+    context = new_call_bounded()
     try:
         return await anyio.to_thread.run_sync(decode_text_bounded, text, context,
                                               abandon_on_cancel=True)
     except WorkerProtocolError as exc:
-        problem, bad_json = exc.problem, "frame is not JSON"
-        message = (f"arguments are not JSON data{problem.removeprefix(bad_json)}"
-                   if problem.startswith(bad_json)
-                   else f"arguments refused: {problem.replace('a frame ', 'the text ')}")
-        raise ToolCallError(name, message) from None
+        raise ToolCallError(name, arguments_message(exc.problem)) from None
     finally:
         context.cancelled = True  # an abandoned decode stops at its next value
 
@@ -266,7 +267,7 @@ class CallBroker:
         ``json.loads`` of 12 MB of 4,000-digit integers held the loop for 0.2 s.
         """
         try:
-            if len(arguments) > INLINE_FRAME:
+            if len(arguments) > INLINE_FRAME or may_break_bounds(arguments):
                 args = await _large_json_value(name, arguments)
             else:
                 args = _json_value(name, arguments)

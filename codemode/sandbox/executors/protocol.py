@@ -64,6 +64,7 @@ from typing import Any, Final
 
 from codemode.errors import WorkerProtocolError
 from codemode.jsontext import STRING_CHUNK, JsonSteps, TextTooLong, is_small
+from codemode.sandbox.limits import FRAME_DEPTH, FRAME_VALUES
 
 __all__ = [
     "BLOB",
@@ -75,6 +76,8 @@ __all__ = [
     "MAX_VALUES",
     "FrameDecoder",
     "FrameTooLarge",
+    "arguments_message",
+    "arguments_problem",
     "decode_bounded",
     "decode_text_bounded",
     "encode",
@@ -84,16 +87,18 @@ __all__ = [
     "encode_strict",
     "is_small",
     "json_size",
+    "may_break_bounds",
     "new_bounded",
+    "new_call_bounded",
 ]
 
 _HEADER: Final = struct.Struct(">I")
 HEADER_SIZE: Final = _HEADER.size
 MAX_FRAME: Final = 64 * 1024 * 1024
 """Largest frame either side accepts; a longer length prefix is a protocol violation."""
-MAX_VALUES: Final = 500_000
+MAX_VALUES: Final = FRAME_VALUES
 """Most JSON values (containers, scalars, object members) one frame from a worker may hold."""
-MAX_DEPTH: Final = 100
+MAX_DEPTH: Final = FRAME_DEPTH
 """Deepest nesting of arrays and objects one frame from a worker may hold."""
 INLINE_FRAME: Final = 64 * 1024
 """Frames up to this many bytes with at most ``MAX_DEPTH`` brackets are decoded at once
@@ -374,6 +379,49 @@ def _resume_gc() -> None:
 def new_bounded() -> _Bounded:
     """A fresh context for :func:`decode_bounded` (keep it to cancel the decode)."""
     return _Bounded()
+
+
+_CALL_VALUES: Final = 4
+"""Values a ``call`` frame counts besides its arguments' own: its four elements."""
+
+
+def new_call_bounded() -> _Bounded:
+    """A context that counts a call's arguments text, decoded alone, as the ``call`` frame
+    around it would (its four elements, one level deeper): what the host refuses in a
+    frame is what the in-process broker and the worker's own check refuse."""
+    bounded = _Bounded()
+    bounded.values = _CALL_VALUES
+    bounded.depth = 1
+    return bounded
+
+
+def may_break_bounds(arguments: str) -> bool:
+    """Whether a call's arguments text could hold more values or levels than a frame may
+    (then checked by decoding); False is sure: a level takes a bracket, and a value is
+    the first in its container (a bracket) or follows a comma (counted in C, so a big
+    text of few values is not decoded again)."""
+    brackets = arguments.count("[") + arguments.count("{")
+    return brackets >= MAX_DEPTH or (
+        brackets + arguments.count(",") >= MAX_VALUES - _CALL_VALUES)
+
+
+def arguments_problem(name: str, text: str, context: _Bounded | None = None) -> str | None:
+    """Why the host would refuse a call's arguments ``text`` (its values, its depth, not
+    JSON), worded for the script; None if it would not. Decodes the text: call it only
+    when :func:`may_break_bounds`, off the host's loop."""
+    try:
+        decode_text_bounded(text, context if context is not None else new_call_bounded())
+    except WorkerProtocolError as exc:
+        return arguments_message(exc.problem)
+    return None
+
+
+def arguments_message(problem: str) -> str:
+    """A frame's decoding problem as the script reads it about its call's arguments."""
+    bad_json = "frame is not JSON"
+    if problem.startswith(bad_json):
+        return f"arguments are not JSON data{problem.removeprefix(bad_json)}"
+    return f"arguments refused: {problem.replace('a frame ', 'the text ')}"
 
 
 def _tagged(message: Any) -> list[Any]:

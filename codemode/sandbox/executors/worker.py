@@ -57,8 +57,10 @@ from codemode.sandbox.executors.protocol import (
     MAX_FRAME,
     FrameDecoder,
     FrameTooLarge,
+    arguments_problem,
     encode,
     encode_call,
+    may_break_bounds,
 )
 from codemode.sandbox.executors.template import TEMPLATE, serve_forks
 from codemode.sandbox.language.compile import CODE_TAG, adopt_code, cached_script
@@ -289,6 +291,13 @@ class _Channel:
             return {"error": {"tool": name, "path": None, "message": (
                 f"the arguments are {exc.size} bytes of JSON, more than a call may carry "
                 f"({MAX_FRAME} bytes)")}}
+        if may_break_bounds(arguments):
+            # the host would take this frame for a protocol violation and end the run:
+            # refused here as the in-process broker refuses it, a ToolCallError the
+            # script can catch (an argument nested 99 deep ended the run before)
+            problem = arguments_problem(name, arguments)
+            if problem is not None:
+                return {"error": {"tool": name, "path": None, "message": problem}}
         self._write(frame)
         loop = asyncio.get_running_loop()
         # ``_ready`` (callbacks due this turn) is private, but asyncio has no public

@@ -125,7 +125,7 @@ from codemode.sandbox.language.state import (
     clean_text,
     wrap_result,
 )
-from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
+from codemode.sandbox.limits import DEFAULT_LIMITS, FRAME_DEPTH, FRAME_VALUES, Limits
 from codemode.sandbox.runtime import unraisable
 from codemode.sandbox.runtime.hints import data_hint
 from codemode.sandbox.runtime.prelude import Prelude, parse, split
@@ -518,7 +518,41 @@ def _result_json(value: Any, limits: Limits) -> Any:
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > limits.result:
         raise LimitExceeded("result", limits.result, f"the result is {size} bytes of JSON")
-    return json.loads(text)
+    out = json.loads(text)
+    if len(text) > RESULT_VALUES or text.count("[") + text.count("{") > RESULT_DEPTH:
+        problem = _past_a_frame(out)
+        if problem is not None:
+            raise LimitExceeded("result", limits.result, f"the result {problem}")
+    return out
+
+
+RESULT_DEPTH: Final = FRAME_DEPTH - 2
+"""Deepest result: a worker's ``done`` frame holds it two levels down (``["done",
+{"value": ...}]``), and a deeper frame is a protocol violation. Both executors refuse a
+deeper result alike (a result nested 99 deep ended a pool run as a violation, and the
+in-process run returned it)."""
+RESULT_VALUES: Final = FRAME_VALUES - 16
+"""Most JSON values in a result: the ``done`` frame's own (about ten) fit beside them."""
+
+
+def _past_a_frame(value: Any) -> str | None:
+    """What of ``value`` a ``done`` frame could not hold (its nesting, its number of
+    values, counted as the frame decoder counts them), or None."""
+    values = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is list or kind is dict:
+            if depth > RESULT_DEPTH:
+                return f"nests deeper than {RESULT_DEPTH} levels"
+            values += len(item)
+            if values > RESULT_VALUES:
+                return f"holds more than {RESULT_VALUES} JSON values"
+            children = item if kind is list else item.values()
+            stack.extend((child, depth + 1) for child in children
+                         if type(child) is list or type(child) is dict)
+    return None
 
 
 async def _finish(state: RunState, namespace: dict[str, Any]) -> None:
