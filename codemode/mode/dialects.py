@@ -641,10 +641,16 @@ class _Planner(ast.NodeVisitor):
         return spelled if spelled in self.tools else None
 
     def _asyncio_call(self, func: ast.expr, names: frozenset[str]) -> bool:
-        root, parts = self.root_of(func)
-        if root == "asyncio" and len(parts) == 1 and parts[0] in names:
-            return True
-        if names is _RUN and isinstance(func, ast.Attribute) and (
+        """Whether ``func`` is ``asyncio.<one of names>`` (or the loop or task group forms
+        below). Only an attribute can be: the plan asks this of every call, most of them
+        plain names, so those are answered before the root is looked up."""
+        if not isinstance(func, ast.Attribute):
+            return False
+        if func.attr in names:
+            root, parts = self.root_of(func)
+            if root == "asyncio" and len(parts) == 1:
+                return True
+        if names is _RUN and (
                 func.attr == "run_until_complete") and isinstance(func.value, ast.Call) and not (
                 func.value.args or func.value.keywords):
             # ``asyncio.get_event_loop().run_until_complete(main())``: ``asyncio.run``
@@ -1280,6 +1286,8 @@ class _Planner(ast.NodeVisitor):
         converted = {f.name for f in self.of(ast.FunctionDef) if id(f) in self.converted
                      and not f.decorator_list
                      and not isinstance(self.parents.get(f), ast.ClassDef)}
+        if not converted:
+            return  # most scripts: no plain def was made async, no name to look for
         for node in self.loads:
             keyword = self.parents.get(node)
             call = self.parents.get(keyword) if isinstance(keyword, ast.keyword) else None

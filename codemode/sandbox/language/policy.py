@@ -50,7 +50,11 @@ import re
 from typing import TYPE_CHECKING, Any, Final
 
 import RestrictedPython.transformer as _rp_transformer
-from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
+from RestrictedPython.transformer import (
+    FORBIDDEN_FUNC_NAMES,
+    IOPERATOR_TO_STR,
+    RestrictingNodeTransformer,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -591,12 +595,6 @@ def index_nodes(tree: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.AST],
     return nodes, parents, kinds
 
 
-_BINDING_KINDS: Final = (ast.For, ast.comprehension, ast.Name, ast.arg, ast.FunctionDef,
-                         ast.AsyncFunctionDef, ast.ClassDef, ast.alias, ast.Global,
-                         ast.Nonlocal, ast.ExceptHandler, ast.MatchAs, ast.MatchStar)
-"""The node types :func:`_binding_sites` reads, loops first (their targets are skipped)."""
-
-
 def _binding_sites(tree: ast.AST, nodes: Iterable[ast.AST] | None = None,
                    kinds: Mapping[type, Sequence[ast.AST]] | None = None,
                    ) -> tuple[set[str], set[str]]:
@@ -604,37 +602,41 @@ def _binding_sites(tree: ast.AST, nodes: Iterable[ast.AST] | None = None,
 
     ``nodes``: every node of ``tree`` but contexts and operators, each after its parent,
     when the caller already listed them (the preflight did): no second walk. ``kinds``
-    (:func:`index_nodes`): only the nodes of the types that bind are read."""
+    (:func:`index_nodes`): only the nodes of the types that bind are read, a type at a
+    time (a long script's thousands of ``Name`` nodes in one set comprehension)."""
+    if kinds is None:
+        grouped: dict[type, list[ast.AST]] = {}
+        for node in _all_nodes(tree) if nodes is None else nodes:
+            same = grouped.get(type(node))
+            if same is None:
+                grouped[type(node)] = [node]
+            else:
+                same.append(node)
+        kinds = grouped
     range_targets: set[str] = set()
-    other: set[str] = set()
     skip: set[int] = set()
-    if kinds is not None:
-        nodes = [node for kind in _BINDING_KINDS for node in kinds.get(kind, ())]
-    for node in _all_nodes(tree) if nodes is None else nodes:
-        kind = type(node)
-        if kind is ast.Name:
-            if type(node.ctx) is not ast.Load and id(node) not in skip:  # type: ignore[attr-defined]
-                other.add(node.id)  # type: ignore[attr-defined]
-            continue
-        if kind is ast.For or kind is ast.comprehension:
+    for loop in (ast.For, ast.comprehension):
+        for node in kinds.get(loop, ()):
             target, source = node.target, node.iter  # type: ignore[attr-defined]
             if (type(target) is ast.Name and type(source) is ast.Call
                     and type(source.func) is ast.Name and source.func.id == "range"
                     and _small_range(source)):
                 range_targets.add(target.id)
                 skip.add(id(target))
-        elif kind is ast.arg:
-            other.add(node.arg)  # type: ignore[attr-defined]
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            other.add(node.name)  # type: ignore[attr-defined]
-        elif kind is ast.alias:
-            other.add((node.asname or node.name).split(".")[0])  # type: ignore[attr-defined]
-        elif kind in (ast.Global, ast.Nonlocal):
+    load = ast.Load
+    other = {node.id for node in kinds.get(ast.Name, ())  # type: ignore[attr-defined]
+             if type(node.ctx) is not load and id(node) not in skip}  # type: ignore[attr-defined]
+    other.update(node.arg for node in kinds.get(ast.arg, ()))  # type: ignore[attr-defined]
+    for named in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        other.update(node.name for node in kinds.get(named, ()))  # type: ignore[attr-defined]
+    other.update((node.asname or node.name).split(".")[0]  # type: ignore[attr-defined]
+                 for node in kinds.get(ast.alias, ()))
+    for scope in (ast.Global, ast.Nonlocal):
+        for node in kinds.get(scope, ()):
             other.update(node.names)  # type: ignore[attr-defined]
-        elif kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
-            name = getattr(node, "name", None)
-            if name:
-                other.add(name)
+    for capture in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+        other.update(name for node in kinds.get(capture, ())
+                     if (name := getattr(node, "name", None)))
     if "range" in other:
         return set(), other | range_targets
     return {t for t in range_targets if t not in other}, other | range_targets
@@ -742,6 +744,9 @@ _INLINE: dict[type, tuple[bool, bool]] = {}
 the class keeps this module's ``visit_Name``, ``check_name`` and ``visit_Constant``;
 whether it may dispatch children without ``visit``: the class keeps this ``visit``)."""
 _Name, _Load, _Constant = ast.Name, ast.Load, ast.Constant
+_NOT_PLAIN: Final = FORBIDDEN_FUNC_NAMES | {"print", "printed"}
+"""Names without a leading underscore that ``visit_Name`` does more with than record a
+read (RestrictedPython's reserved names, ``print``, ``printed``)."""
 
 
 class SandboxPolicy(RestrictingNodeTransformer):
@@ -811,7 +816,15 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return method
 
     def _first_name(self, node: ast.Name) -> Any:
-        """``visit_Name`` for a name not yet found clean."""
+        """``visit_Name`` for a name not yet found clean. A plain name (no leading
+        underscore, not reserved) is clean without the calls: ``check_name`` finds nothing
+        in it, so ``visit_Name`` only records a read."""
+        name = node.id
+        if name[:1] != "_" and name not in _NOT_PLAIN and not name.endswith("__roles__"):
+            self._clean.add(name)
+            if type(node.ctx) is _Load:
+                self.used_names[name] = True
+            return node
         before = len(self.errors)
         new = self.visit_Name(node)
         if len(self.errors) == before and node.id not in ("print", "printed"):
