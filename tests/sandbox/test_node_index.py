@@ -224,3 +224,32 @@ def test_a_plain_functions_prologue_is_the_parsed_template() -> None:
     assert [ast.dump(s) for s in first] == [ast.dump(s) for s in ast.parse(_PROLOGUE).body]
     assert all(a is not b for a, b in zip(ast.walk(first[0]), ast.walk(second[0]), strict=True)
                if type(a) not in _PASSIVE)
+
+
+class _RestrictedPythonReads(_PlainWalk):
+    """The plain walk with attribute and subscript reads rewritten by RestrictedPython's own
+    ``visit_Attribute``/``visit_Subscript``: the policy before its shortcuts for them."""
+
+    def _read_attribute(self, node: ast.Attribute) -> Any:
+        return RestrictingNodeTransformer.visit_Attribute(self, node)
+
+    def _read_item(self, node: ast.Subscript) -> Any:
+        return RestrictingNodeTransformer.visit_Subscript(self, node)
+
+
+EDGES = [
+    "builtins = 1\nbreakpoint()\nx__roles__ = 2\nprint(printed)\n_ = 3\n_",
+    "a.x__roles__\na.__roles__\na._\na.gi_frame\na.f_back.f_globals\na.cr_frame",
+    "a.b = 1\ndel a.c\na.d += 1\na[0] = 1\ndel a[1]\na[1:2]\na[k] += 1\na[::2] = b\na.items",
+    "x = a.b.c[d][e:f].g(h.i)[j]\nf'{a.b[c]!r:>{d.e}}'\n[a.b for a in c if a[0]]",
+]
+
+
+def test_reads_and_plain_names_are_rewritten_as_restrictedpython_rewrites_them() -> None:
+    """The policy's own ``_getattr_``/``_getitem_`` reads and its clean plain names give
+    the tree, errors, positions and names RestrictedPython's methods and ``visit_Name``
+    give, over the corpus and names at the edges of the checks (reserved, ``__roles__``,
+    inspection attributes, ``_``)."""
+    for source in [*CORPUS, *EDGES]:
+        assert _transformed(SandboxPolicy(), source) == _transformed(
+            _RestrictedPythonReads(), source), source

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any, Final
 import RestrictedPython.transformer as _rp_transformer
 from RestrictedPython.transformer import (
     FORBIDDEN_FUNC_NAMES,
+    INSPECT_ATTRIBUTES,
     IOPERATOR_TO_STR,
     RestrictingNodeTransformer,
 )
@@ -1218,12 +1219,28 @@ class SandboxPolicy(RestrictingNodeTransformer):
         if attr in DATA_KEY_NAMES and type(node.ctx) is ast.Load and id(node) not in self.called:
             # ``page.items`` not called: the key, when ``page`` is a dict that has one
             return _located(_call(DATA_KEY, self.visit(node.value), ast.Constant(attr)), node)
+        if type(node.ctx) is ast.Load and attr[:1] != "_" and not attr.endswith("__roles__") and (
+                attr not in INSPECT_ATTRIBUTES):
+            return self._read_attribute(node)
         new = super().visit_Attribute(node)
         call = getattr(new, "value", None) if type(node.ctx) is not ast.Load else None
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and (
                 call.func.id == "_write_"):
             call.func = _located(_name(WRITE_ATTRIBUTE), call.func)  # not the items' guard
         return new
+
+    def _read_attribute(self, node: ast.Attribute) -> Any:
+        """RestrictedPython's rewrite of a read of a public attribute it finds nothing wrong
+        with, ``_getattr_(obj, 'name')``, built without its keyword-argument node
+        constructors (most attributes of a script are such reads)."""
+        node = self.node_contents_visit(node)
+        return _located(_call("_getattr_", node.value, ast.Constant(node.attr)), node)
+
+    def _read_item(self, node: ast.Subscript) -> Any:
+        """RestrictedPython's rewrite of a subscript read, ``_getitem_(obj, key)``, built
+        the same way."""
+        node = self.node_contents_visit(node)
+        return _located(_call("_getitem_", node.value, node.slice), node)
 
     def visit_Constant(self, node: ast.Constant) -> Any:
         """A literal has no child nodes: nothing to walk."""
@@ -1336,7 +1353,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         slicing = isinstance(node.slice, ast.Slice) and isinstance(node.ctx, ast.Load)
         keyed = not isinstance(node.slice, ast.Slice)
-        new = super().visit_Subscript(node)
+        new = self._read_item(node) if type(node.ctx) is ast.Load else super().visit_Subscript(
+            node)
         if keyed and isinstance(new, ast.Call) and len(new.args) == 2:
             new.args[1] = self._key(new.args[1])  # _getitem_(obj, key)
         elif keyed and isinstance(new, ast.Subscript):
