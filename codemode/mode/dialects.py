@@ -132,6 +132,13 @@ TOOL_TEXTS: Final = frozenset({"name", "description"})
 _METHOD_DECORATORS: Final = frozenset({"staticmethod", "classmethod"})
 _ENTRY_NAMES: Final = frozenset({"main", "amain", "async_main", "run", "run_task", "solve"})
 _RUN: Final = frozenset({"run"})
+# Type tuples for the ``isinstance`` checks made per node or per call: ``ast.A | ast.B``
+# builds a new union object each time it is evaluated.
+_NAMED: Final = (ast.Name, ast.Attribute)
+_SCOPES: Final = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_PASSING: Final = (ast.List, ast.Tuple, ast.Set, ast.Starred, ast.keyword)
+_ELEMENT_COMPREHENSIONS: Final = (ast.ListComp, ast.GeneratorExp, ast.SetComp)
+_ASSIGNS: Final = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 _LOOPS: Final = frozenset({"get_event_loop", "new_event_loop"})
 """``asyncio`` functions whose loop's ``run_until_complete(main())`` is ``asyncio.run``."""
 _KNOWN: Final = frozenset(SAFE_BUILTINS) | SANDBOX_GLOBALS
@@ -545,7 +552,7 @@ class _Planner(ast.NodeVisitor):
             if self._partial(value):  # ``q = quote``: the same partial
                 self.partials.add(name)
                 continue
-            if not isinstance(value, ast.Name | ast.Attribute):
+            if not isinstance(value, _NAMED):
                 continue
             path = self._tool_value(value)
             if path is not None and name not in self.bound - stores.keys():
@@ -686,9 +693,9 @@ class _Planner(ast.NodeVisitor):
         child = node
         parent = self.parents.get(child)
         while parent is not None:
-            if isinstance(parent, ast.List | ast.Tuple | ast.Set | ast.Starred | ast.keyword):
+            if isinstance(parent, _PASSING):
                 pass
-            elif isinstance(parent, ast.ListComp | ast.GeneratorExp | ast.SetComp):
+            elif isinstance(parent, _ELEMENT_COMPREHENSIONS):
                 if child is not parent.elt:
                     return False
             elif isinstance(parent, ast.DictComp):
@@ -711,7 +718,7 @@ class _Planner(ast.NodeVisitor):
                     return True
                 root, parts = self.root_of(parent.func)
                 return parts == ["append"] and root in self.task_names
-            elif isinstance(parent, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            elif isinstance(parent, _ASSIGNS):
                 targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
                 for target in targets:
                     root, _ = self.root_of(target) if not isinstance(
@@ -1536,8 +1543,7 @@ class _Planner(ast.NodeVisitor):
         stack: list[ast.AST] = list(func.body)
         while stack:
             node = stack.pop()
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda |
-                          ast.ClassDef):
+            if isinstance(node, _SCOPES):
                 continue
             if isinstance(node, ast.Await):
                 return True
@@ -2104,7 +2110,7 @@ class _Planner(ast.NodeVisitor):
                     continue
             elif kind is not attribute_kind:
                 continue
-            assert isinstance(node, ast.Name | ast.Attribute)
+            assert isinstance(node, _NAMED)
             if not isinstance(node.ctx, ast.Load):
                 continue
             path = self.tool_of(node)

@@ -125,10 +125,22 @@ STARRED_ITEMS: Final = "_starred_items_"
 """The same for each item a loop or comprehension unpacks into such a target."""
 
 
+# Type tuples for the hot ``isinstance`` checks: ``ast.A | ast.B`` builds a new union
+# object each time it is evaluated (~1 µs, for every node these checks see).
+_SEQUENCES: Final = (ast.Tuple, ast.List)
+_YIELDS: Final = (ast.Yield, ast.YieldFrom)
+_SCOPES: Final = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_ADDITIVE: Final = (ast.Add, ast.Sub, ast.BitOr, ast.BitAnd, ast.BitXor)
+_GROWING: Final = (ast.Pow, ast.LShift)
+_INT_UNARY: Final = (ast.USub, ast.UAdd, ast.Invert)
+_HASHED: Final = (ast.Set, ast.Dict)
+_COLLECTIONS: Final = (ast.List, ast.Tuple, ast.Set)
+
+
 def star_spec(target: ast.expr) -> tuple[Any, ...] | None:
     """For a target with a starred name at any depth: the positions (from the end after
     the star) of its nested targets that have one, each with its own spec; else None."""
-    if not isinstance(target, ast.Tuple | ast.List):
+    if not isinstance(target, _SEQUENCES):
         return None
     elts = target.elts
     star = next((i for i, elt in enumerate(elts) if isinstance(elt, ast.Starred)), None)
@@ -501,11 +513,11 @@ def suspends(body: list[ast.stmt]) -> bool:
     stack: list[ast.AST] = list(body)
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.Yield | ast.YieldFrom):
+        if isinstance(node, _YIELDS):
             return True
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+        if isinstance(node, _SCOPES) or not isinstance(node, ast.AST):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        _push_children(node, stack)  # no yield in a scalar, context or operator field
     return False
 
 
@@ -1470,7 +1482,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def _safe_binop(self, op: ast.operator, left: ast.expr, right: ast.expr) -> bool:
         """True when ``left op right`` provably cannot allocate a huge object."""
         ints = self._int_typed
-        if isinstance(op, ast.Add | ast.Sub | ast.BitOr | ast.BitAnd | ast.BitXor):
+        if isinstance(op, _ADDITIVE):
             # int/float + anything is numeric or a TypeError: no concatenation (nor, for
             # the set operators, a dict view hashing an iterable).
             return ints(left) or ints(right) or _is_float_constant(left) or (
@@ -1483,7 +1495,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 return True
             return isinstance(left, ast.Constant) and isinstance(left.value, str | bytes) and (
                 _percent_literal_ok(left.value))
-        if isinstance(op, ast.Pow | ast.LShift):
+        if isinstance(op, _GROWING):
             return _is_small_number(left) and _is_small_number(right) and (
                 isinstance(right, ast.Constant) and isinstance(right.value, int)
                 and 0 <= right.value <= 64)
@@ -1496,7 +1508,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         if isinstance(node, ast.Name):
             return node.id in self.range_ints
         if isinstance(node, ast.UnaryOp):
-            return isinstance(node.op, ast.USub | ast.UAdd | ast.Invert) and (
+            return isinstance(node.op, _INT_UNARY) and (
                 self._int_typed(node.operand))
         if isinstance(node, ast.BinOp):
             return isinstance(node.op, _INT_CLOSED_OPS) and self._int_typed(node.left) and (
@@ -1527,7 +1539,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 short = not (isinstance(left, ast.Constant) and isinstance(
                     left.value, str | bytes) and len(left.value) >= _SHORT_TEXT)
                 if (short and self._small_operand(left)) or (
-                        self._small_operand(right) and not isinstance(right, ast.Set | ast.Dict)):
+                        self._small_operand(right) and not isinstance(right, _HASHED)):
                     return node
                 contains = "_in_" if type(op) is ast.In else "_notin_"
                 return _located(_call(contains, left, right), node)
@@ -1545,7 +1557,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """A literal made of constants (bounded by the source) or a provable int."""
         if isinstance(node, ast.Constant) or self._int_typed(node):
             return True
-        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        if isinstance(node, _COLLECTIONS):
             return all(isinstance(elt, ast.Constant) for elt in node.elts)
         if isinstance(node, ast.Dict):
             return all(isinstance(part, ast.Constant) for part in (*node.keys, *node.values))
