@@ -142,7 +142,43 @@ def test_the_index_is_what_separate_walks_give() -> None:
             by_type.setdefault(type(node), []).append(node)
         assert kinds == by_type
         assert _binding_sites(tree, kinds=kinds) == _binding_sites(tree) == _binding_sites(
-            tree, nodes), source
+            tree, nodes) == _binding_sites_one_by_one(tree), source
+
+
+def _binding_sites_one_by_one(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """``_binding_sites`` as a walk that looks at each node once, parents first: the
+    names only ever bound by ``for NAME in range(...)`` and every name bound anywhere."""
+    range_targets: set[str] = set()
+    other: set[str] = set()
+    loop_targets: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For | ast.comprehension):
+            source = node.iter
+            if (isinstance(node.target, ast.Name) and isinstance(source, ast.Call)
+                    and isinstance(source.func, ast.Name) and source.func.id == "range"
+                    and not source.keywords
+                    and not any(isinstance(a, ast.Starred) for a in source.args)
+                    and (len(source.args) == 1 or all(
+                        isinstance(a, ast.Constant) and type(a.value) is int
+                        and abs(a.value) < 2**16 for a in source.args))):
+                range_targets.add(node.target.id)
+                loop_targets.add(id(node.target))
+        elif isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load) and id(node) not in loop_targets:
+                other.add(node.id)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            other.add(node.name)
+        elif isinstance(node, ast.alias):
+            other.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            other.update(node.names)
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            other.add(node.name)
+    if "range" in other:
+        return set(), other | range_targets
+    return range_targets - other, other | range_targets
 
 
 def test_forwarding_methods_are_told_from_the_checking_ones() -> None:
