@@ -140,6 +140,13 @@ TOOL_TEXTS: Final = frozenset({"name", "description"})
 _METHOD_DECORATORS: Final = frozenset({"staticmethod", "classmethod"})
 _ENTRY_NAMES: Final = frozenset({"main", "amain", "async_main", "run", "run_task", "solve"})
 _RUN: Final = frozenset({"run"})
+# Type tuples for the ``isinstance`` checks made per node or per call: ``ast.A | ast.B``
+# builds a new union object each time it is evaluated.
+_NAMED: Final = (ast.Name, ast.Attribute)
+_SCOPES: Final = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_PASSING: Final = (ast.List, ast.Tuple, ast.Set, ast.Starred, ast.keyword)
+_ELEMENT_COMPREHENSIONS: Final = (ast.ListComp, ast.GeneratorExp, ast.SetComp)
+_ASSIGNS: Final = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 _LOOPS: Final = frozenset({"get_event_loop", "new_event_loop"})
 """``asyncio`` functions whose loop's ``run_until_complete(main())`` is ``asyncio.run``."""
 _KNOWN: Final = frozenset(SAFE_BUILTINS) | SANDBOX_GLOBALS
@@ -566,7 +573,7 @@ class _Planner(ast.NodeVisitor):
             if self._partial(value):  # ``q = quote``: the same partial
                 self.partials.add(name)
                 continue
-            if not isinstance(value, ast.Name | ast.Attribute):
+            if not isinstance(value, _NAMED):
                 continue
             path = self._tool_value(value)
             if path is not None and name not in self.bound - stores.keys():
@@ -662,10 +669,16 @@ class _Planner(ast.NodeVisitor):
         return spelled if spelled in self.tools else None
 
     def _asyncio_call(self, func: ast.expr, names: frozenset[str]) -> bool:
-        root, parts = self.root_of(func)
-        if root == "asyncio" and len(parts) == 1 and parts[0] in names:
-            return True
-        if names is _RUN and isinstance(func, ast.Attribute) and (
+        """Whether ``func`` is ``asyncio.<one of names>`` (or the loop or task group forms
+        below). Only an attribute can be: the plan asks this of every call, most of them
+        plain names, so those are answered before the root is looked up."""
+        if not isinstance(func, ast.Attribute):
+            return False
+        if func.attr in names:
+            root, parts = self.root_of(func)
+            if root == "asyncio" and len(parts) == 1:
+                return True
+        if names is _RUN and (
                 func.attr == "run_until_complete") and isinstance(func.value, ast.Call) and not (
                 func.value.args or func.value.keywords):
             # ``asyncio.get_event_loop().run_until_complete(main())``: ``asyncio.run``
@@ -701,9 +714,9 @@ class _Planner(ast.NodeVisitor):
         child = node
         parent = self.parents.get(child)
         while parent is not None:
-            if isinstance(parent, ast.List | ast.Tuple | ast.Set | ast.Starred | ast.keyword):
+            if isinstance(parent, _PASSING):
                 pass
-            elif isinstance(parent, ast.ListComp | ast.GeneratorExp | ast.SetComp):
+            elif isinstance(parent, _ELEMENT_COMPREHENSIONS):
                 if child is not parent.elt:
                     return False
             elif isinstance(parent, ast.DictComp):
@@ -726,7 +739,7 @@ class _Planner(ast.NodeVisitor):
                     return True
                 root, parts = self.root_of(parent.func)
                 return parts == ["append"] and root in self.task_names
-            elif isinstance(parent, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            elif isinstance(parent, _ASSIGNS):
                 targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
                 for target in targets:
                     root, _ = self.root_of(target) if not isinstance(
@@ -1322,6 +1335,8 @@ class _Planner(ast.NodeVisitor):
         converted = {f.name for f in self.of(ast.FunctionDef) if id(f) in self.converted
                      and not f.decorator_list
                      and not isinstance(self.parents.get(f), ast.ClassDef)}
+        if not converted:
+            return  # most scripts: no plain def was made async, no name to look for
         for node in self.loads:
             keyword = self.parents.get(node)
             call = self.parents.get(keyword) if isinstance(keyword, ast.keyword) else None
@@ -1576,8 +1591,7 @@ class _Planner(ast.NodeVisitor):
         found = False
         while stack:
             node = stack.pop()
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda |
-                          ast.ClassDef):
+            if isinstance(node, _SCOPES):
                 continue
             if isinstance(node, ast.Await):
                 found = True
@@ -2158,7 +2172,7 @@ class _Planner(ast.NodeVisitor):
                     continue
             elif kind is not attribute_kind:
                 continue
-            assert isinstance(node, ast.Name | ast.Attribute)
+            assert isinstance(node, _NAMED)
             if not isinstance(node.ctx, ast.Load):
                 continue
             path = self.tool_of(node)

@@ -148,6 +148,12 @@ def _literal(node: ast.expr) -> tuple[bool, Any]:
         return True, node.value
     if isinstance(node, _NEVER_LITERAL):
         return False, None
+    if type(node) is ast.BinOp and not (type(node.right) is ast.Constant
+                                        and type(node.right.value) is complex):
+        return False, None  # ``literal_eval`` reads a BinOp only as a complex ``1+2j``
+    if type(node) is ast.Call and not (type(node.func) is ast.Name and node.func.id == "set"
+                                       and not node.args and not node.keywords):
+        return False, None  # and a call only as ``set()``
     try:
         return True, ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):

@@ -7,7 +7,7 @@ import ast
 import pytest
 
 from codemode.dispatch.spec import ToolSpec
-from codemode.mode.preflight import check_script
+from codemode.mode.preflight import _literal, check_script
 from codemode.sandbox.language.policy import index_nodes
 
 SPECS = {
@@ -247,3 +247,19 @@ def test_an_import_with_its_own_fallback_is_left_to_the_script(
                 else check_script(source, tools={}, arguments={}, specs={}))
     assert [p.line for p in problems] == lines
     assert all("is not available in the sandbox" in p.message for p in problems)
+
+
+@pytest.mark.parametrize("text", [
+    "1+2j", "-1-2j", "1.5+2j", "2j-1", "True+1j", "1+True", "(1+2j)+3j", "a+b", "'x'+'y'",
+    "1+2", "set()", "set(1)", "set(*a)", "str(x)", "f()", "x.set()", "[1, -2, (3, 4j)]",
+    "{'a': {1, 2}}", "-x", "user['name']",
+])
+def test_an_argument_is_a_literal_exactly_when_literal_eval_reads_it(text: str) -> None:
+    """``_literal`` answers binary operations and calls without ``literal_eval``'s
+    exception, and agrees with it."""
+    node = ast.parse(text, mode="eval").body
+    try:
+        expected = (True, ast.literal_eval(node))
+    except (ValueError, TypeError, SyntaxError):
+        expected = (False, None)
+    assert repr(_literal(node)) == repr(expected)

@@ -142,7 +142,43 @@ def test_the_index_is_what_separate_walks_give() -> None:
             by_type.setdefault(type(node), []).append(node)
         assert kinds == by_type
         assert _binding_sites(tree, kinds=kinds) == _binding_sites(tree) == _binding_sites(
-            tree, nodes), source
+            tree, nodes) == _binding_sites_one_by_one(tree), source
+
+
+def _binding_sites_one_by_one(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """``_binding_sites`` as a walk that looks at each node once, parents first: the
+    names only ever bound by ``for NAME in range(...)`` and every name bound anywhere."""
+    range_targets: set[str] = set()
+    other: set[str] = set()
+    loop_targets: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For | ast.comprehension):
+            source = node.iter
+            if (isinstance(node.target, ast.Name) and isinstance(source, ast.Call)
+                    and isinstance(source.func, ast.Name) and source.func.id == "range"
+                    and not source.keywords
+                    and not any(isinstance(a, ast.Starred) for a in source.args)
+                    and (len(source.args) == 1 or all(
+                        isinstance(a, ast.Constant) and type(a.value) is int
+                        and abs(a.value) < 2**16 for a in source.args))):
+                range_targets.add(node.target.id)
+                loop_targets.add(id(node.target))
+        elif isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load) and id(node) not in loop_targets:
+                other.add(node.id)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            other.add(node.name)
+        elif isinstance(node, ast.alias):
+            other.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            other.update(node.names)
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            other.add(node.name)
+    if "range" in other:
+        return set(), other | range_targets
+    return range_targets - other, other | range_targets
 
 
 def test_forwarding_methods_are_told_from_the_checking_ones() -> None:
@@ -224,3 +260,32 @@ def test_a_plain_functions_prologue_is_the_parsed_template() -> None:
     assert [ast.dump(s) for s in first] == [ast.dump(s) for s in ast.parse(_PROLOGUE).body]
     assert all(a is not b for a, b in zip(ast.walk(first[0]), ast.walk(second[0]), strict=True)
                if type(a) not in _PASSIVE)
+
+
+class _RestrictedPythonReads(_PlainWalk):
+    """The plain walk with attribute and subscript reads rewritten by RestrictedPython's own
+    ``visit_Attribute``/``visit_Subscript``: the policy before its shortcuts for them."""
+
+    def _read_attribute(self, node: ast.Attribute) -> Any:
+        return RestrictingNodeTransformer.visit_Attribute(self, node)
+
+    def _read_item(self, node: ast.Subscript) -> Any:
+        return RestrictingNodeTransformer.visit_Subscript(self, node)
+
+
+EDGES = [
+    "builtins = 1\nbreakpoint()\nx__roles__ = 2\nprint(printed)\n_ = 3\n_",
+    "a.x__roles__\na.__roles__\na._\na.gi_frame\na.f_back.f_globals\na.cr_frame",
+    "a.b = 1\ndel a.c\na.d += 1\na[0] = 1\ndel a[1]\na[1:2]\na[k] += 1\na[::2] = b\na.items",
+    "x = a.b.c[d][e:f].g(h.i)[j]\nf'{a.b[c]!r:>{d.e}}'\n[a.b for a in c if a[0]]",
+]
+
+
+def test_reads_and_plain_names_are_rewritten_as_restrictedpython_rewrites_them() -> None:
+    """The policy's own ``_getattr_``/``_getitem_`` reads and its clean plain names give
+    the tree, errors, positions and names RestrictedPython's methods and ``visit_Name``
+    give, over the corpus and names at the edges of the checks (reserved, ``__roles__``,
+    inspection attributes, ``_``)."""
+    for source in [*CORPUS, *EDGES]:
+        assert _transformed(SandboxPolicy(), source) == _transformed(
+            _RestrictedPythonReads(), source), source

@@ -50,7 +50,12 @@ import re
 from typing import TYPE_CHECKING, Any, Final
 
 import RestrictedPython.transformer as _rp_transformer
-from RestrictedPython.transformer import IOPERATOR_TO_STR, RestrictingNodeTransformer
+from RestrictedPython.transformer import (
+    FORBIDDEN_FUNC_NAMES,
+    INSPECT_ATTRIBUTES,
+    IOPERATOR_TO_STR,
+    RestrictingNodeTransformer,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -120,10 +125,22 @@ STARRED_ITEMS: Final = "_starred_items_"
 """The same for each item a loop or comprehension unpacks into such a target."""
 
 
+# Type tuples for the hot ``isinstance`` checks: ``ast.A | ast.B`` builds a new union
+# object each time it is evaluated (~1 µs, for every node these checks see).
+_SEQUENCES: Final = (ast.Tuple, ast.List)
+_YIELDS: Final = (ast.Yield, ast.YieldFrom)
+_SCOPES: Final = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_ADDITIVE: Final = (ast.Add, ast.Sub, ast.BitOr, ast.BitAnd, ast.BitXor)
+_GROWING: Final = (ast.Pow, ast.LShift)
+_INT_UNARY: Final = (ast.USub, ast.UAdd, ast.Invert)
+_HASHED: Final = (ast.Set, ast.Dict)
+_COLLECTIONS: Final = (ast.List, ast.Tuple, ast.Set)
+
+
 def star_spec(target: ast.expr) -> tuple[Any, ...] | None:
     """For a target with a starred name at any depth: the positions (from the end after
     the star) of its nested targets that have one, each with its own spec; else None."""
-    if not isinstance(target, ast.Tuple | ast.List):
+    if not isinstance(target, _SEQUENCES):
         return None
     elts = target.elts
     star = next((i for i, elt in enumerate(elts) if isinstance(elt, ast.Starred)), None)
@@ -496,11 +513,11 @@ def suspends(body: list[ast.stmt]) -> bool:
     stack: list[ast.AST] = list(body)
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.Yield | ast.YieldFrom):
+        if isinstance(node, _YIELDS):
             return True
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+        if isinstance(node, _SCOPES) or not isinstance(node, ast.AST):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        _push_children(node, stack)  # no yield in a scalar, context or operator field
     return False
 
 
@@ -591,12 +608,6 @@ def index_nodes(tree: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.AST],
     return nodes, parents, kinds
 
 
-_BINDING_KINDS: Final = (ast.For, ast.comprehension, ast.Name, ast.arg, ast.FunctionDef,
-                         ast.AsyncFunctionDef, ast.ClassDef, ast.alias, ast.Global,
-                         ast.Nonlocal, ast.ExceptHandler, ast.MatchAs, ast.MatchStar)
-"""The node types :func:`_binding_sites` reads, loops first (their targets are skipped)."""
-
-
 def _binding_sites(tree: ast.AST, nodes: Iterable[ast.AST] | None = None,
                    kinds: Mapping[type, Sequence[ast.AST]] | None = None,
                    ) -> tuple[set[str], set[str]]:
@@ -604,37 +615,41 @@ def _binding_sites(tree: ast.AST, nodes: Iterable[ast.AST] | None = None,
 
     ``nodes``: every node of ``tree`` but contexts and operators, each after its parent,
     when the caller already listed them (the preflight did): no second walk. ``kinds``
-    (:func:`index_nodes`): only the nodes of the types that bind are read."""
+    (:func:`index_nodes`): only the nodes of the types that bind are read, a type at a
+    time (a long script's thousands of ``Name`` nodes in one set comprehension)."""
+    if kinds is None:
+        grouped: dict[type, list[ast.AST]] = {}
+        for node in _all_nodes(tree) if nodes is None else nodes:
+            same = grouped.get(type(node))
+            if same is None:
+                grouped[type(node)] = [node]
+            else:
+                same.append(node)
+        kinds = grouped
     range_targets: set[str] = set()
-    other: set[str] = set()
     skip: set[int] = set()
-    if kinds is not None:
-        nodes = [node for kind in _BINDING_KINDS for node in kinds.get(kind, ())]
-    for node in _all_nodes(tree) if nodes is None else nodes:
-        kind = type(node)
-        if kind is ast.Name:
-            if type(node.ctx) is not ast.Load and id(node) not in skip:  # type: ignore[attr-defined]
-                other.add(node.id)  # type: ignore[attr-defined]
-            continue
-        if kind is ast.For or kind is ast.comprehension:
+    for loop in (ast.For, ast.comprehension):
+        for node in kinds.get(loop, ()):
             target, source = node.target, node.iter  # type: ignore[attr-defined]
             if (type(target) is ast.Name and type(source) is ast.Call
                     and type(source.func) is ast.Name and source.func.id == "range"
                     and _small_range(source)):
                 range_targets.add(target.id)
                 skip.add(id(target))
-        elif kind is ast.arg:
-            other.add(node.arg)  # type: ignore[attr-defined]
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            other.add(node.name)  # type: ignore[attr-defined]
-        elif kind is ast.alias:
-            other.add((node.asname or node.name).split(".")[0])  # type: ignore[attr-defined]
-        elif kind in (ast.Global, ast.Nonlocal):
+    load = ast.Load
+    other = {node.id for node in kinds.get(ast.Name, ())  # type: ignore[attr-defined]
+             if type(node.ctx) is not load and id(node) not in skip}  # type: ignore[attr-defined]
+    other.update(node.arg for node in kinds.get(ast.arg, ()))  # type: ignore[attr-defined]
+    for named in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        other.update(node.name for node in kinds.get(named, ()))  # type: ignore[attr-defined]
+    other.update((node.asname or node.name).split(".")[0]  # type: ignore[attr-defined]
+                 for node in kinds.get(ast.alias, ()))
+    for scope in (ast.Global, ast.Nonlocal):
+        for node in kinds.get(scope, ()):
             other.update(node.names)  # type: ignore[attr-defined]
-        elif kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
-            name = getattr(node, "name", None)
-            if name:
-                other.add(name)
+    for capture in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+        other.update(name for node in kinds.get(capture, ())
+                     if (name := getattr(node, "name", None)))
     if "range" in other:
         return set(), other | range_targets
     return {t for t in range_targets if t not in other}, other | range_targets
@@ -742,6 +757,9 @@ _INLINE: dict[type, tuple[bool, bool]] = {}
 the class keeps this module's ``visit_Name``, ``check_name`` and ``visit_Constant``;
 whether it may dispatch children without ``visit``: the class keeps this ``visit``)."""
 _Name, _Load, _Constant = ast.Name, ast.Load, ast.Constant
+_NOT_PLAIN: Final = FORBIDDEN_FUNC_NAMES | {"print", "printed"}
+"""Names without a leading underscore that ``visit_Name`` does more with than record a
+read (RestrictedPython's reserved names, ``print``, ``printed``)."""
 
 
 class SandboxPolicy(RestrictingNodeTransformer):
@@ -811,7 +829,15 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return method
 
     def _first_name(self, node: ast.Name) -> Any:
-        """``visit_Name`` for a name not yet found clean."""
+        """``visit_Name`` for a name not yet found clean. A plain name (no leading
+        underscore, not reserved) is clean without the calls: ``check_name`` finds nothing
+        in it, so ``visit_Name`` only records a read."""
+        name = node.id
+        if name[:1] != "_" and name not in _NOT_PLAIN and not name.endswith("__roles__"):
+            self._clean.add(name)
+            if type(node.ctx) is _Load:
+                self.used_names[name] = True
+            return node
         before = len(self.errors)
         new = self.visit_Name(node)
         if len(self.errors) == before and node.id not in ("print", "printed"):
@@ -1205,12 +1231,28 @@ class SandboxPolicy(RestrictingNodeTransformer):
         if attr in DATA_KEY_NAMES and type(node.ctx) is ast.Load and id(node) not in self.called:
             # ``page.items`` not called: the key, when ``page`` is a dict that has one
             return _located(_call(DATA_KEY, self.visit(node.value), ast.Constant(attr)), node)
+        if type(node.ctx) is ast.Load and attr[:1] != "_" and not attr.endswith("__roles__") and (
+                attr not in INSPECT_ATTRIBUTES):
+            return self._read_attribute(node)
         new = super().visit_Attribute(node)
         call = getattr(new, "value", None) if type(node.ctx) is not ast.Load else None
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and (
                 call.func.id == "_write_"):
             call.func = _located(_name(WRITE_ATTRIBUTE), call.func)  # not the items' guard
         return new
+
+    def _read_attribute(self, node: ast.Attribute) -> Any:
+        """RestrictedPython's rewrite of a read of a public attribute it finds nothing wrong
+        with, ``_getattr_(obj, 'name')``, built without its keyword-argument node
+        constructors (most attributes of a script are such reads)."""
+        node = self.node_contents_visit(node)
+        return _located(_call("_getattr_", node.value, ast.Constant(node.attr)), node)
+
+    def _read_item(self, node: ast.Subscript) -> Any:
+        """RestrictedPython's rewrite of a subscript read, ``_getitem_(obj, key)``, built
+        the same way."""
+        node = self.node_contents_visit(node)
+        return _located(_call("_getitem_", node.value, node.slice), node)
 
     def visit_Constant(self, node: ast.Constant) -> Any:
         """A literal has no child nodes: nothing to walk."""
@@ -1323,7 +1365,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         slicing = isinstance(node.slice, ast.Slice) and isinstance(node.ctx, ast.Load)
         keyed = not isinstance(node.slice, ast.Slice)
-        new = super().visit_Subscript(node)
+        new = self._read_item(node) if type(node.ctx) is ast.Load else super().visit_Subscript(
+            node)
         if keyed and isinstance(new, ast.Call) and len(new.args) == 2:
             new.args[1] = self._key(new.args[1])  # _getitem_(obj, key)
         elif keyed and isinstance(new, ast.Subscript):
@@ -1439,7 +1482,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
     def _safe_binop(self, op: ast.operator, left: ast.expr, right: ast.expr) -> bool:
         """True when ``left op right`` provably cannot allocate a huge object."""
         ints = self._int_typed
-        if isinstance(op, ast.Add | ast.Sub | ast.BitOr | ast.BitAnd | ast.BitXor):
+        if isinstance(op, _ADDITIVE):
             # int/float + anything is numeric or a TypeError: no concatenation (nor, for
             # the set operators, a dict view hashing an iterable).
             return ints(left) or ints(right) or _is_float_constant(left) or (
@@ -1452,7 +1495,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 return True
             return isinstance(left, ast.Constant) and isinstance(left.value, str | bytes) and (
                 _percent_literal_ok(left.value))
-        if isinstance(op, ast.Pow | ast.LShift):
+        if isinstance(op, _GROWING):
             return _is_small_number(left) and _is_small_number(right) and (
                 isinstance(right, ast.Constant) and isinstance(right.value, int)
                 and 0 <= right.value <= 64)
@@ -1465,7 +1508,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         if isinstance(node, ast.Name):
             return node.id in self.range_ints
         if isinstance(node, ast.UnaryOp):
-            return isinstance(node.op, ast.USub | ast.UAdd | ast.Invert) and (
+            return isinstance(node.op, _INT_UNARY) and (
                 self._int_typed(node.operand))
         if isinstance(node, ast.BinOp):
             return isinstance(node.op, _INT_CLOSED_OPS) and self._int_typed(node.left) and (
@@ -1496,7 +1539,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 short = not (isinstance(left, ast.Constant) and isinstance(
                     left.value, str | bytes) and len(left.value) >= _SHORT_TEXT)
                 if (short and self._small_operand(left)) or (
-                        self._small_operand(right) and not isinstance(right, ast.Set | ast.Dict)):
+                        self._small_operand(right) and not isinstance(right, _HASHED)):
                     return node
                 contains = "_in_" if type(op) is ast.In else "_notin_"
                 return _located(_call(contains, left, right), node)
@@ -1514,7 +1557,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """A literal made of constants (bounded by the source) or a provable int."""
         if isinstance(node, ast.Constant) or self._int_typed(node):
             return True
-        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        if isinstance(node, _COLLECTIONS):
             return all(isinstance(elt, ast.Constant) for elt in node.elts)
         if isinstance(node, ast.Dict):
             return all(isinstance(part, ast.Constant) for part in (*node.keys, *node.values))

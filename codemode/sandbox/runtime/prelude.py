@@ -83,9 +83,14 @@ class Prelude:
         )
 
 
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
+"""``json.dumps`` with these options builds an encoder per call; one made once encodes
+the same text (every new script's source gets a prelude line)."""
+
+
 def attach(source: str, prelude: Prelude) -> str:
     """``source`` with ``prelude`` as its first line."""
-    text = json.dumps(prelude.to_json(), ensure_ascii=True, separators=(",", ":"))
+    text = _ENCODER.encode(prelude.to_json())
     return f"{PRELUDE_MARK}{text}\n{source}"
 
 
