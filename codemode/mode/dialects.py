@@ -489,8 +489,15 @@ class _Planner(ast.NodeVisitor):
         self.partial_targets: dict[str, ast.Name] = {}
         """The same for ``partial(f, ...)``, ``f`` a name: a call of it is awaited when
         ``f`` is an ``async def`` (maybe made one), and ``f`` read there is no value use."""
+        self.tool_tables: set[str] = set()
+        """Names bound once, at the top level, to a list, tuple or dict literal of tools
+        (``fs = [tools.a, b]``): ``fs[i](...)`` is a tool call (awaited like one)."""
+        self.tool_loops: set[str] = set()
+        """Loop variables bound only over such a table (``for f in fs``, ``for k, f in
+        d.items()``): ``f(...)`` is a tool call."""
         if not strict:
             self._tool_variables(stores)
+            self._tool_tables(stores)
         self.aliases = frozenset() if strict else frozenset(
             name for name in _TOOLS_ALIASES & reads if name not in self.bound
             and name not in inputs and name not in top and name not in self.namespaces
@@ -550,6 +557,62 @@ class _Planner(ast.NodeVisitor):
             path = self._tool_value(value)
             if path is not None and name not in self.bound - stores.keys():
                 self.bare[name] = path
+
+    def _tool_tables(self, stores: Mapping[str, int]) -> None:
+        """Fill :attr:`tool_tables` and :attr:`tool_loops` (see there)."""
+        params = {node.arg for node in self.kinds.get(ast.arg, ())}  # type: ignore[attr-defined]
+
+        def single(name: str, bindings: int = 1) -> bool:
+            return (stores.get(name) == bindings and name not in params
+                    and name not in self.def_only and name not in self.bare)
+        for stmt in self.tree.body:
+            name = _assigned_name(stmt)
+            value = getattr(stmt, "value", None)
+            items = (value.elts if isinstance(value, ast.List | ast.Tuple)
+                     else value.values if isinstance(value, ast.Dict) and None not in value.keys
+                     else [])
+            if (name is not None and items and single(name)
+                    and all(self._tool_value(item) is not None for item in items)):
+                self.tool_tables.add(name)
+        if not self.tool_tables:
+            return
+        loops: dict[str, int] = {}
+        for node in [*self.kinds.get(ast.For, ()), *self.kinds.get(ast.comprehension, ())]:
+            target, source = node.target, node.iter
+            if isinstance(source, ast.Call) and not source.args and isinstance(
+                    source.func, ast.Attribute) and isinstance(source.func.value, ast.Name):
+                table, method = source.func.value.id, source.func.attr
+            elif isinstance(source, ast.Name):
+                table, method = source.id, None
+            else:
+                continue
+            if table not in self.tool_tables:
+                continue
+            if method == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+                target = target.elts[1]
+            elif method not in (None, "values"):
+                continue
+            if isinstance(target, ast.Name):
+                loops[target.id] = loops.get(target.id, 0) + 1
+        self.tool_loops.update(name for name, n in loops.items()  # every binding such a loop
+                               if name not in self.tool_tables and single(name, n))
+
+    def _tool_callee(self, func: ast.expr) -> bool:
+        """Whether calling ``func`` always calls a tool although it names none: an item of
+        a table of tools, its loop variable, ``getattr(tools, name)``, or ``a if c else b``
+        of those (the call is awaited, as a named tool's is)."""
+        if isinstance(func, ast.Subscript):
+            return isinstance(func.value, ast.Name) and func.value.id in self.tool_tables
+        if isinstance(func, ast.Name):
+            return func.id in self.tool_loops
+        if isinstance(func, ast.IfExp):
+            return all(self.tool_of(side) in self.tools or self._tool_callee(side)
+                       for side in (func.body, func.orelse))
+        return (isinstance(func, ast.Call) and isinstance(func.func, ast.Name)
+                and func.func.id == "getattr" and "getattr" not in self.bound
+                and len(func.args) == 2 and not func.keywords
+                and isinstance(func.args[0], ast.Name) and func.args[0].id == "tools"
+                and "tools" not in self.bound)
 
     def _partial(self, value: ast.expr | None) -> bool:
         """Whether ``value`` names a partial of a tool bound before it."""
@@ -666,6 +729,8 @@ class _Planner(ast.NodeVisitor):
         if self.tool_of(node.func) is not None:
             path = self.tool_of(node.func)
             return path in self.tools
+        if not self.strict and self._tool_callee(node.func):
+            return True
         if isinstance(node.func, ast.Name) and (node.func.id in self.async_funcs
                                                 or self.partial_call(node.func.id)):
             return True

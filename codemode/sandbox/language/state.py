@@ -150,6 +150,10 @@ class RunState:
         self.on_stop: Callable[[], None] | None = None
         """Stops the script's main code (the runner's cancel scope) once :attr:`stopped`
         is set; None before and after that code runs."""
+        self.unawaited: dict[int, tuple[Any, int | None]] = {}
+        """Tool calls made and not awaited yet (nor handed to a task), by id, in the order
+        made, each with its script line: one left when the script ends never ran, and the run
+        fails naming it instead of losing it silently."""
 
     @property
     def ended(self) -> bool:
