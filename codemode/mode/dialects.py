@@ -1380,22 +1380,24 @@ class _Planner(ast.NodeVisitor):
             func = call.func
             if not (isinstance(func, ast.Name) and func.id == "map" and "map" not in self.bound
                     and len(call.args) >= 2 and not call.keywords
-                    and isinstance(first := call.args[0], ast.Name)
-                    and ((first.id in converted and first.id in self.def_only)
-                         or self.tool_of(first) in self.tools or self.partial_call(first.id))
+                    and isinstance(first := call.args[0], ast.Name | ast.Attribute)
+                    and (self.tool_of(first) in self.tools or (isinstance(first, ast.Name) and (
+                        (first.id in converted and first.id in self.def_only)
+                        or self.partial_call(first.id))))
                     and self._one_line(call) and self._await_scope(call) is not None
                     and self._consumed(call) and (len(call.args) == 2 or "zip" not in self.bound)
                     and not any(isinstance(a, ast.Starred) or self._calls_any_tool(a)
                                 for a in call.args[1:])):
                 continue
-            sources = [ast.get_source_segment(self.edits.source, a) for a in call.args[1:]]
+            sources = [ast.get_source_segment(self.edits.source, a) for a in call.args]
             if any(text is None for text in sources):
                 continue
+            function, sources = cast("str", sources[0]), sources[1:]
             names = [f"codemode_{i}" for i in range(len(sources))]
             loop = (f"{names[0]} in {sources[0]}" if len(sources) == 1 else
                     f"({', '.join(names)}) in zip({', '.join(cast('list[str]', sources))})")
             self.edits.replace(self.edits.start(call), self.edits.end(call),
-                               f"[(await {first.id}({', '.join(names)})) for {loop}]")
+                               f"[(await {function}({', '.join(names)})) for {loop}]")
             self.key_functions.add(id(first))
             self.note("plain def calling tools")
 
@@ -1928,6 +1930,7 @@ class _Planner(ast.NodeVisitor):
                 elif stmt is last and (target := _assigned_name(tail)) is not None:
                     # ``result = asyncio.run(main())`` under the guard: its value
                     self.edits.tail.append(target)
+        self._module_name()
         if self._has_result():
             return
         entry = self._entry()
@@ -1949,6 +1952,20 @@ class _Planner(ast.NodeVisitor):
             else:
                 self.note("ends in an assignment")
                 self.edits.tail.append(target)
+
+    def _module_name(self) -> None:
+        """``__name__`` read elsewhere (``logging.getLogger(__name__)``): the script is the
+        main module, so it is the text ``'__main__'`` (the sandbox keeps ``_`` names
+        private); a main guard's test is already ``True``."""
+        if self.strict or "__name__" in self.bound:
+            return
+        guards = {id(node) for stmt in self.tree.body if _is_main_guard(stmt)
+                  for node in ast.walk(stmt.test)}  # type: ignore[attr-defined]
+        for node in self.kinds.get(ast.Name, ()):
+            if (node.id == "__name__" and isinstance(node.ctx, ast.Load)  # type: ignore[attr-defined]
+                    and id(node) not in guards):
+                self.note("__name__")
+                self.edits.replace(self.edits.start(node), self.edits.end(node), "'__main__'")
 
     def _has_result(self) -> bool:
         last = self.tree.body[-1]

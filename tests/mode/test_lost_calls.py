@@ -13,6 +13,7 @@ refusal row asserts that the tool was never reached and that the error says so.
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -50,8 +51,9 @@ def cpython(script: str) -> tuple[Any, str, list[tuple[str, dict[str, Any]]]]:
     calls: list[tuple[str, dict[str, Any]]] = []
 
     def logged(name: str, func: Any) -> Any:
-        def call(**arguments: Any) -> Any:
-            calls.append((name, arguments))
+        def call(*args: Any, **kwargs: Any) -> Any:
+            arguments = dict(inspect.signature(func).bind(*args, **kwargs).arguments)
+            calls.append((name, arguments))  # as the sandbox's trace: by parameter name
             return func(**arguments)
         return call
 
@@ -89,6 +91,7 @@ def run(name, key):
     return getattr(tools, name)(key=key)
 
 [run("count", "abcd"), run("lookup", "q")["key"]]'''),
+    ("map_over_a_tool", 'list(map(tools.count, ["a", "bb"])) + list(map(count, ["ccc"]))'),
     ("dict_keys_iterated", 'd = {"a": tools.count, "b": tools.lookup}\nfor k in d:\n    d[k](key=k)\nsorted(d)'),
 ]
 
