@@ -75,6 +75,21 @@ _CONCURRENT: Final = frozenset({"gather", "wait", "wait_for", "create_task", "en
 """``asyncio`` functions that take awaitables: calls handed to them stay un-awaited."""
 _AWAITABLE_ASYNCIO: Final = frozenset({"gather", "sleep", "wait_for"})
 """``asyncio`` functions whose result must be awaited."""
+_WRAPPER_FIX: Final = {
+    "enumerate": "keep the count yourself: `i = 0`, then `for x in {name}(...):` whose "
+                 "body ends with `i += 1`",
+    "zip": "read it into a list first, `zip(list({name}(...)), other)`, or loop over it "
+           "and take the other items with `next(other_iterator)`",
+    "islice": "take the items in a loop that stops: `items = []`, then `for x in "
+              "{name}(...):` with `items.append(x)` and `if len(items) == n: break`",
+}
+"""What to write when a generator that calls tools is handed to one of these."""
+_STOPPING_FIX: Final = {
+    "any": "for any(), the loop that stops as it does: `found = False`, then `for x in "
+           "{name}(...):` with `if <test>:` `found = True` and `break`",
+    "all": "for all(), the loop that stops as it does: `ok = True`, then `for x in "
+           "{name}(...):` with `if not <test>:` `ok = False` and `break`",
+}
 _CODE: Final = "no files, processes or code from text: use the tools"
 _SDK: Final = "the SDK in the prompt lists the tools and their arguments"
 _BYTES: Final = "write a literal (`b'...'`) or encode text (`text.encode()`)"
@@ -932,11 +947,16 @@ class _Planner(ast.NodeVisitor):
         if isinstance(parent, ast.comprehension) and parent.iter is call:
             comp = self.parents[parent]
             if isinstance(comp, ast.GeneratorExp) and not self._read_to_end(comp):
+                reader = self.parents.get(comp)
+                stops = (isinstance(reader, ast.Call) and isinstance(reader.func, ast.Name)
+                         and reader.func.id in ("any", "all"))
                 self.add(call, f"{name}() is a generator that calls tools, so a generator "
                          "expression over it can only be read to its end here (in `list()`, "
                          "`sorted()`, `sum()`, `set()`, `dict()`, `min()`, `max()` or "
-                         "`''.join()`): write a `for` loop over it, e.g. `for x in "
-                         f"{name}(...):`")
+                         "`''.join()`): " + (
+                             _STOPPING_FIX[reader.func.id].format(  # type: ignore[union-attr]
+                                 name=name) if stops else
+                             f"write a `for` loop over it, e.g. `for x in {name}(...):`"))
                 return
             found = self.edits.data.rfind(b"for", 0, self.edits.start(parent.target))
             self.edits.replace(found, found, "async ")
@@ -957,11 +977,27 @@ class _Planner(ast.NodeVisitor):
                      f"`anext`): take the first item with a loop, `for first in "
                      f"{name}(...): break`")
             return
+        wrapper = self._iterator_wrapper(parent)
+        if wrapper is not None:
+            self.add(call, f"{name}() is a generator that calls tools, so it runs as an "
+                     f"async generator, which {wrapper}() cannot read: " + _WRAPPER_FIX[
+                         wrapper].format(name=name))
+            return
         self.add(call, f"{name}() is a generator that calls tools, so it runs as an async "
                  "generator, read only where it is called: iterate the call itself "
                  f"(`for x in {name}(...):`, `[x for x in {name}(...)]`, `list({name}(...))`);"
                  " it cannot be stored, returned, passed to another function or sent "
                  "values (`.send()`/`.throw()`)")
+
+    def _iterator_wrapper(self, parent: ast.AST | None) -> str | None:
+        """``enumerate``, ``zip`` or ``islice`` when ``parent`` is a call of one."""
+        if not isinstance(parent, ast.Call):
+            return None
+        root, parts = self.root_of(parent.func)
+        name = parts[-1] if parts else root
+        if name in _WRAPPER_FIX and (not parts or (root == "itertools" and len(parts) == 1)):
+            return name
+        return None
 
     def _read_to_end(self, comp: ast.GeneratorExp) -> bool:
         """A generator expression that is the one iterable of a builtin reading it to its
