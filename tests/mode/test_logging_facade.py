@@ -155,3 +155,33 @@ async def test_no_run_sees_another_runs_logging(mode: cm.CodeMode) -> None:
                             'logging.getLogger("s").level')
     assert (first.output, first.value) == ("one!\n", 1)
     assert (second.output, second.value) == ("three\n", 0)
+
+
+async def test_a_smolagents_script_with_logging_left_in_runs(executor: Executor) -> None:
+    # the corpus row that used to be refused ("module 'logging' is not available")
+    registry = cm.ToolRegistry()
+
+    @registry.register
+    @cm.tool
+    def get_watchlist() -> dict[str, Any]:
+        """The symbols watched."""
+        return {"watchlist": ["A", "B"]}
+
+    @registry.register
+    @cm.tool
+    def get_stock_info(symbol: str) -> dict[str, Any]:
+        """A symbol's price."""
+        return {"price": {"A": 1.25, "B": 2.5}[symbol]}
+
+    run = await cm.CodeMode(registry, executor=executor).run('''
+import logging
+
+logging.basicConfig(level=logging.INFO)
+log = logging.getLogger(__name__)
+watch = get_watchlist()["watchlist"]
+log.info("watchlist has %d symbols", len(watch))
+final_answer(round(sum(get_stock_info(symbol=s)["price"] for s in watch), 2))
+''')
+    assert run.error is None, run.error
+    assert (run.value, run.output) == (3.75, "INFO:__main__:watchlist has 2 symbols\n")
+    assert [c.name for c in run.calls] == ["get_watchlist", "get_stock_info", "get_stock_info"]
