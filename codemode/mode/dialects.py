@@ -505,7 +505,7 @@ class _Planner(ast.NodeVisitor):
         """The same for ``partial(f, ...)``, ``f`` a name: a call of it is awaited when
         ``f`` is an ``async def`` (maybe made one), and ``f`` read there is no value use."""
         self.tool_tables: set[str] = set()
-        """Names bound once, at the top level, to a list, tuple or dict literal of tools
+        """Names bound once (in the whole script) to a list, tuple or dict literal of tools
         (``fs = [tools.a, b]``): ``fs[i](...)`` is a tool call (awaited like one)."""
         self.tool_loops: set[str] = set()
         """Loop variables bound only over such a table (``for f in fs``, ``for k, f in
@@ -580,7 +580,7 @@ class _Planner(ast.NodeVisitor):
         def single(name: str, bindings: int = 1) -> bool:
             return (stores.get(name) == bindings and name not in params
                     and name not in self.def_only and name not in self.bare)
-        for stmt in self.tree.body:
+        for stmt in [*self.kinds.get(ast.Assign, ()), *self.kinds.get(ast.AnnAssign, ())]:
             name = _assigned_name(stmt)
             value = getattr(stmt, "value", None)
             items = (value.elts if isinstance(value, ast.List | ast.Tuple)

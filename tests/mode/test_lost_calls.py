@@ -92,6 +92,13 @@ def run(name, key):
 
 [run("count", "abcd"), run("lookup", "q")["key"]]'''),
     ("map_over_a_tool", 'list(map(tools.count, ["a", "bb"])) + list(map(count, ["ccc"]))'),
+    ("table_inside_a_function", '''
+import asyncio
+async def main():
+    steps = {"n": tools.count, "r": lookup}
+    steps["n"](key="abc")
+    return [steps[k](key=k) for k in sorted(steps)]
+asyncio.run(main())'''),
     ("dict_keys_iterated", 'd = {"a": tools.count, "b": tools.lookup}\nfor k in d:\n    d[k](key=k)\nsorted(d)'),
 ]
 
@@ -113,6 +120,8 @@ LOST: list[tuple[str, str, str, int]] = [
      "tools.lookup(key=...) (line 3: `fs[0](key=\"a\")`) was never awaited, so the tool was not called.", 3),
     ("value_never_used", 'pick = {}\npick["x"] = tools.count\ny = pick["x"](key="b")\n"done"',
      "tools.count(key=...) (line 3: `y = pick[\"x\"](key=\"b\")`) was never awaited", 3),
+    ("own_async_def_never_awaited", 'async def fetch(k):\n    return await tools.lookup(key=k)\nops = {"f": fetch}\nops["f"]("a")\n"done"',
+     "fetch() (line 4: `ops[\"f\"](\"a\")`) was never awaited, so its code never ran.", 4),
     ("many_lost", 'fs = []\nfs.append(tools.count)\nfor i in range(5):\n    fs[0](key=str(i))\n1',
      "tools.count(key=...) (line 4: `fs[0](key=str(i))`) was never awaited, so the tool was not called; 4 more call(s) were never awaited either.", 4),
 ]

@@ -26,7 +26,7 @@ from codemode.sandbox.language.meter import SCRIPT_FILENAME, Meter, ScriptStop, 
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator
-    from types import TracebackType
+    from types import FrameType, TracebackType
 
     from codemode.sandbox.limits import Limits
 
@@ -37,11 +37,13 @@ __all__ = [
     "RunState",
     "ScriptCoroutine",
     "clean_text",
+    "coroutine_name",
     "counted",
     "current_run",
     "host_raised",
     "install_asyncgen_hooks",
     "is_script_function",
+    "script_line",
     "tracked",
     "wrap_result",
 ]
@@ -357,6 +359,9 @@ class ScriptCoroutine:
 
     def __await__(self) -> Generator[Any, None, Any]:
         self._handed_out = True
+        run = CURRENT_RUN.get(None)
+        if run is not None:
+            run.unawaited.pop(id(self), None)
         return self._coro.__await__()
 
     def close(self) -> None:
@@ -372,10 +377,28 @@ class ScriptCoroutine:
 
 
 def wrap_result(run: RunState, obj: Any) -> Any:
-    """What a script gets from calling one of its async/generator functions."""
+    """What a script gets from calling one of its async/generator functions (a coroutine
+    is one of the run's :attr:`RunState.unawaited` until awaited or made a task)."""
     if inspect.iscoroutine(obj):
-        return ScriptCoroutine(obj)
+        coroutine = ScriptCoroutine(obj)
+        run.unawaited[id(coroutine)] = (coroutine, script_line())
+        return coroutine
     return run.track(obj)
+
+
+def coroutine_name(coroutine: ScriptCoroutine) -> str:
+    """The qualified name of the script function whose call made ``coroutine``."""
+    name = getattr(coroutine._coro, "__qualname__", "?")
+    return name if type(name) is str else "?"
+
+
+def script_line() -> int | None:
+    """The line of the innermost script frame calling (where a call never awaited was
+    made)."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename != SCRIPT_FILENAME:
+        frame = frame.f_back
+    return None if frame is None else frame.f_lineno
 
 
 SCRIPT_FUNCTION_WRAPPERS: Final[set[Any]] = set()

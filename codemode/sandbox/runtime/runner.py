@@ -709,6 +709,10 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
                                     line=len(compiled.lines) or None)
         if error is None and meter.tripped is None:
             error = _lost_call(state, compiled.lines)
+        for lost, _ in state.unawaited.values():
+            if isinstance(lost, ScriptCoroutine):
+                lost.close()  # never started: no script code runs
+        state.unawaited.clear()
         if meter.tripped is not None:
             error = _limit_error(meter.tripped, None, compiled.lines, meter.location)
         return RunOutcome(value=value if error is None else None,
@@ -730,9 +734,10 @@ def _lost_call(state: RunState, lines: tuple[str, ...]) -> ScriptError | None:
         text = lines[line - 1].strip()
         where = f" (line {line}: `{text if len(text) <= 80 else text[:77] + '...'}`)"
     more = f"; {count - 1} more call(s) were never awaited either" if count > 1 else ""
-    message = (f"{call}{where} was never awaited, so the tool was not called{more}. A tool "
-               "call runs when it is awaited: write `await` before the call (`value = await "
-               "f(...)`), or run several with `await asyncio.gather(...)`")
+    what = "the tool was not called" if call.startswith("tools.") else "its code never ran"
+    message = (f"{call}{where} was never awaited, so {what}{more}. A tool call (or an "
+               "`async def`'s) runs when it is awaited: write `await` before the call "
+               "(`value = await f(...)`), or run several with `await asyncio.gather(...)`")
     return ScriptError(type="RuntimeError", message=message, line=line,
                        traceback=f"RuntimeError: {message}")
 

@@ -12,17 +12,22 @@ import difflib
 import json
 import keyword
 import re
-import sys
 from collections.abc import Awaitable, Callable, Collection, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from codemode.errors import LimitExceeded, ToolCallError
 from codemode.jsontext import JsonSteps, TextTooLong, is_small
 from codemode.sandbox.language.guards import SelfGuarded, refuse
-from codemode.sandbox.language.meter import SCRIPT_FILENAME
 from codemode.sandbox.language.render import charge_render
 from codemode.sandbox.language.sizes import render_size
-from codemode.sandbox.language.state import CURRENT_RUN, clean_text, host_raised
+from codemode.sandbox.language.state import (
+    CURRENT_RUN,
+    ScriptCoroutine,
+    clean_text,
+    coroutine_name,
+    host_raised,
+    script_line,
+)
 from codemode.sandbox.runtime.memo import PerPaths
 
 if TYPE_CHECKING:
@@ -191,7 +196,7 @@ class PendingCall(SelfGuarded):
         run = CURRENT_RUN.get(None)
         self._open = None if run is None else run.unawaited  # the run's, for __await__
         if self._open is not None:
-            self._open[id(self)] = (self, _script_line())
+            self._open[id(self)] = (self, script_line())
 
     def __await__(self) -> Generator[Any, None, Any]:
         if self._awaited:
@@ -215,23 +220,18 @@ class PendingCall(SelfGuarded):
         raise _not_awaited(self._path)
 
 
-def _script_line() -> int | None:
-    """The line of the innermost script frame calling (where a lost call was made)."""
-    frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename != SCRIPT_FILENAME:
-        frame = frame.f_back  # type: ignore[assignment]
-    return None if frame is None else frame.f_lineno
-
-
 def never_awaited(open_calls: Mapping[int, tuple[Any, int | None]],
                   ) -> tuple[str, int | None, int] | None:
     """The first of a run's ``RunState.unawaited`` calls (made, never awaited: the tool
-    never ran) as (``tools.x(a=...)``, its line, how many such calls), or None.
+    never ran) as (``tools.x(a=...)``, its line, how many such calls), or None; a call of
+    the script's own ``async def`` never awaited (its code never ran) as ``f()``.
 
     Only the argument names are shown: rendering a value could run the script's code."""
     if not open_calls:
         return None
     first, line = next(iter(open_calls.values()))
+    if isinstance(first, ScriptCoroutine):
+        return f"{coroutine_name(first)}()", line, len(open_calls)
     assert isinstance(first, PendingCall)
     names = ", ".join([f"{name}=..." for name in list(first._args)[:4]]
                       + (["..."] if len(first._args) > 4 else []))
