@@ -40,6 +40,7 @@ __all__ = [
     "coroutine_name",
     "counted",
     "current_run",
+    "hold_unawaited",
     "host_raised",
     "install_asyncgen_hooks",
     "is_script_function",
@@ -381,9 +382,24 @@ def wrap_result(run: RunState, obj: Any) -> Any:
     is one of the run's :attr:`RunState.unawaited` until awaited or made a task)."""
     if inspect.iscoroutine(obj):
         coroutine = ScriptCoroutine(obj)
-        run.unawaited[id(coroutine)] = (coroutine, script_line())
+        hold_unawaited(run, coroutine)
         return coroutine
     return run.track(obj)
+
+
+MAX_WAITING: Final = 4096
+"""Calls a run holds made and not awaited yet (at least twice ``Limits.calls``): each is
+kept until awaited, to name it if it never is. Held without a bound, 30 MB of them took a
+worker to its address limit, where it hung instead of reporting the operations limit;
+past the bound a call is not held (a gather of 40 000 coroutines still runs, and is
+sized by ``asyncio.gather`` itself), so one lost there is not reported."""
+
+
+def hold_unawaited(run: RunState, call: Any) -> None:
+    """Keep ``call`` (a tool call or a script coroutine) in :attr:`RunState.unawaited`
+    until it is awaited or made a task (while fewer than ``MAX_WAITING`` are held)."""
+    if len(run.unawaited) < max(MAX_WAITING, 2 * run.limits.calls):
+        run.unawaited[id(call)] = (call, script_line())
 
 
 def coroutine_name(coroutine: ScriptCoroutine) -> str:

@@ -25,8 +25,8 @@ from codemode.sandbox.language.state import (
     ScriptCoroutine,
     clean_text,
     coroutine_name,
+    hold_unawaited,
     host_raised,
-    script_line,
 )
 from codemode.sandbox.runtime.memo import PerPaths
 
@@ -195,8 +195,8 @@ class PendingCall(SelfGuarded):
         self._awaited = False
         run = CURRENT_RUN.get(None)
         self._open = None if run is None else run.unawaited  # the run's, for __await__
-        if self._open is not None:
-            self._open[id(self)] = (self, script_line())
+        if run is not None:
+            hold_unawaited(run, self)
 
     def __await__(self) -> Generator[Any, None, Any]:
         if self._awaited:
