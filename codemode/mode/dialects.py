@@ -83,6 +83,21 @@ _SUGGESTION_LENGTH: Final = 40
 """``did you mean``: for the first names a script never defined, among at most this many
 names, of at most this length (CPython's own limits): difflib is Python, and a script of
 4 000 undefined names each compared with 4 000 defined ones took 94 s to prepare."""
+_WRAPPER_FIX: Final = {
+    "enumerate": "keep the count yourself: `i = 0`, then `for x in {name}(...):` whose "
+                 "body ends with `i += 1`",
+    "zip": "read it into a list first, `zip(list({name}(...)), other)`, or loop over it "
+           "and take the other items with `next(other_iterator)`",
+    "islice": "take the items in a loop that stops: `items = []`, then `for x in "
+              "{name}(...):` with `items.append(x)` and `if len(items) == n: break`",
+}
+"""What to write when a generator that calls tools is handed to one of these."""
+_STOPPING_FIX: Final = {
+    "any": "for any(), the loop that stops as it does: `found = False`, then `for x in "
+           "{name}(...):` with `if <test>:` `found = True` and `break`",
+    "all": "for all(), the loop that stops as it does: `ok = True`, then `for x in "
+           "{name}(...):` with `if not <test>:` `ok = False` and `break`",
+}
 _CODE: Final = "no files, processes or code from text: use the tools"
 _SDK: Final = "the SDK in the prompt lists the tools and their arguments"
 _BYTES: Final = "write a literal (`b'...'`) or encode text (`text.encode()`)"
@@ -517,8 +532,15 @@ class _Planner(ast.NodeVisitor):
         self.partial_targets: dict[str, ast.Name] = {}
         """The same for ``partial(f, ...)``, ``f`` a name: a call of it is awaited when
         ``f`` is an ``async def`` (maybe made one), and ``f`` read there is no value use."""
+        self.tool_tables: set[str] = set()
+        """Names bound once (in the whole script) to a list, tuple or dict literal of tools
+        (``fs = [tools.a, b]``): ``fs[i](...)`` is a tool call (awaited like one)."""
+        self.tool_loops: set[str] = set()
+        """Loop variables bound only over such a table (``for f in fs``, ``for k, f in
+        d.items()``): ``f(...)`` is a tool call."""
         if not strict:
             self._tool_variables(stores)
+            self._tool_tables(stores)
         self.aliases = frozenset() if strict else frozenset(
             name for name in _TOOLS_ALIASES & reads if name not in self.bound
             and name not in inputs and name not in top and name not in self.namespaces
@@ -578,6 +600,62 @@ class _Planner(ast.NodeVisitor):
             path = self._tool_value(value)
             if path is not None and name not in self.bound - stores.keys():
                 self.bare[name] = path
+
+    def _tool_tables(self, stores: Mapping[str, int]) -> None:
+        """Fill :attr:`tool_tables` and :attr:`tool_loops` (see there)."""
+        params = {node.arg for node in self.kinds.get(ast.arg, ())}  # type: ignore[attr-defined]
+
+        def single(name: str, bindings: int = 1) -> bool:
+            return (stores.get(name) == bindings and name not in params
+                    and name not in self.def_only and name not in self.bare)
+        for stmt in [*self.kinds.get(ast.Assign, ()), *self.kinds.get(ast.AnnAssign, ())]:
+            name = _assigned_name(stmt)
+            value = getattr(stmt, "value", None)
+            items = (value.elts if isinstance(value, ast.List | ast.Tuple)
+                     else value.values if isinstance(value, ast.Dict) and None not in value.keys
+                     else [])
+            if (name is not None and items and single(name)
+                    and all(self._tool_value(item) is not None for item in items)):
+                self.tool_tables.add(name)
+        if not self.tool_tables:
+            return
+        loops: dict[str, int] = {}
+        for node in [*self.kinds.get(ast.For, ()), *self.kinds.get(ast.comprehension, ())]:
+            target, source = node.target, node.iter
+            if isinstance(source, ast.Call) and not source.args and isinstance(
+                    source.func, ast.Attribute) and isinstance(source.func.value, ast.Name):
+                table, method = source.func.value.id, source.func.attr
+            elif isinstance(source, ast.Name):
+                table, method = source.id, None
+            else:
+                continue
+            if table not in self.tool_tables:
+                continue
+            if method == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+                target = target.elts[1]
+            elif method not in (None, "values"):
+                continue
+            if isinstance(target, ast.Name):
+                loops[target.id] = loops.get(target.id, 0) + 1
+        self.tool_loops.update(name for name, n in loops.items()  # every binding such a loop
+                               if name not in self.tool_tables and single(name, n))
+
+    def _tool_callee(self, func: ast.expr) -> bool:
+        """Whether calling ``func`` always calls a tool although it names none: an item of
+        a table of tools, its loop variable, ``getattr(tools, name)``, or ``a if c else b``
+        of those (the call is awaited, as a named tool's is)."""
+        if isinstance(func, ast.Subscript):
+            return isinstance(func.value, ast.Name) and func.value.id in self.tool_tables
+        if isinstance(func, ast.Name):
+            return func.id in self.tool_loops
+        if isinstance(func, ast.IfExp):
+            return all(self.tool_of(side) in self.tools or self._tool_callee(side)
+                       for side in (func.body, func.orelse))
+        return (isinstance(func, ast.Call) and isinstance(func.func, ast.Name)
+                and func.func.id == "getattr" and "getattr" not in self.bound
+                and len(func.args) == 2 and not func.keywords
+                and isinstance(func.args[0], ast.Name) and func.args[0].id == "tools"
+                and "tools" not in self.bound)
 
     def _partial(self, value: ast.expr | None) -> bool:
         """Whether ``value`` names a partial of a tool bound before it."""
@@ -700,6 +778,8 @@ class _Planner(ast.NodeVisitor):
         if self.tool_of(node.func) is not None:
             path = self.tool_of(node.func)
             return path in self.tools
+        if not self.strict and self._tool_callee(node.func):
+            return True
         if isinstance(node.func, ast.Name) and (node.func.id in self.async_funcs
                                                 or self.partial_call(node.func.id)):
             return True
@@ -923,11 +1003,16 @@ class _Planner(ast.NodeVisitor):
         if isinstance(parent, ast.comprehension) and parent.iter is call:
             comp = self.parents[parent]
             if isinstance(comp, ast.GeneratorExp) and not self._read_to_end(comp):
+                reader = self.parents.get(comp)
+                stops = (isinstance(reader, ast.Call) and isinstance(reader.func, ast.Name)
+                         and reader.func.id in ("any", "all"))
                 self.add(call, f"{name}() is a generator that calls tools, so a generator "
                          "expression over it can only be read to its end here (in `list()`, "
                          "`sorted()`, `sum()`, `set()`, `dict()`, `min()`, `max()` or "
-                         "`''.join()`): write a `for` loop over it, e.g. `for x in "
-                         f"{name}(...):`")
+                         "`''.join()`): " + (
+                             _STOPPING_FIX[reader.func.id].format(  # type: ignore[union-attr]
+                                 name=name) if stops else
+                             f"write a `for` loop over it, e.g. `for x in {name}(...):`"))
                 return
             found = self.edits.data.rfind(b"for", 0, self.edits.start(parent.target))
             self.edits.replace(found, found, "async ")
@@ -948,11 +1033,27 @@ class _Planner(ast.NodeVisitor):
                      f"`anext`): take the first item with a loop, `for first in "
                      f"{name}(...): break`")
             return
+        wrapper = self._iterator_wrapper(parent)
+        if wrapper is not None:
+            self.add(call, f"{name}() is a generator that calls tools, so it runs as an "
+                     f"async generator, which {wrapper}() cannot read: " + _WRAPPER_FIX[
+                         wrapper].format(name=name))
+            return
         self.add(call, f"{name}() is a generator that calls tools, so it runs as an async "
                  "generator, read only where it is called: iterate the call itself "
                  f"(`for x in {name}(...):`, `[x for x in {name}(...)]`, `list({name}(...))`);"
                  " it cannot be stored, returned, passed to another function or sent "
                  "values (`.send()`/`.throw()`)")
+
+    def _iterator_wrapper(self, parent: ast.AST | None) -> str | None:
+        """``enumerate``, ``zip`` or ``islice`` when ``parent`` is a call of one."""
+        if not isinstance(parent, ast.Call):
+            return None
+        root, parts = self.root_of(parent.func)
+        name = parts[-1] if parts else root
+        if name in _WRAPPER_FIX and (not parts or (root == "itertools" and len(parts) == 1)):
+            return name
+        return None
 
     def _read_to_end(self, comp: ast.GeneratorExp) -> bool:
         """A generator expression that is the one iterable of a builtin reading it to its
@@ -1372,22 +1473,24 @@ class _Planner(ast.NodeVisitor):
             func = call.func
             if not (isinstance(func, ast.Name) and func.id == "map" and "map" not in self.bound
                     and len(call.args) >= 2 and not call.keywords
-                    and isinstance(first := call.args[0], ast.Name)
-                    and ((first.id in converted and first.id in self.def_only)
-                         or self.tool_of(first) in self.tools or self.partial_call(first.id))
+                    and isinstance(first := call.args[0], ast.Name | ast.Attribute)
+                    and (self.tool_of(first) in self.tools or (isinstance(first, ast.Name) and (
+                        (first.id in converted and first.id in self.def_only)
+                        or self.partial_call(first.id))))
                     and self._one_line(call) and self._await_scope(call) is not None
                     and self._consumed(call) and (len(call.args) == 2 or "zip" not in self.bound)
                     and not any(isinstance(a, ast.Starred) or self._calls_any_tool(a)
                                 for a in call.args[1:])):
                 continue
-            sources = [self.edits.segment(a) for a in call.args[1:]]
+            sources = [self.edits.segment(a) for a in call.args]
             if any(text is None for text in sources):
                 continue
+            function, sources = cast("str", sources[0]), sources[1:]
             names = [f"codemode_{i}" for i in range(len(sources))]
             loop = (f"{names[0]} in {sources[0]}" if len(sources) == 1 else
                     f"({', '.join(names)}) in zip({', '.join(cast('list[str]', sources))})")
             self.edits.replace(self.edits.start(call), self.edits.end(call),
-                               f"[(await {first.id}({', '.join(names)})) for {loop}]")
+                               f"[(await {function}({', '.join(names)})) for {loop}]")
             self.key_functions.add(id(first))
             self.note("plain def calling tools")
 
@@ -1932,6 +2035,7 @@ class _Planner(ast.NodeVisitor):
                 elif stmt is last and (target := _assigned_name(tail)) is not None:
                     # ``result = asyncio.run(main())`` under the guard: its value
                     self.edits.tail.append(target)
+        self._module_name()
         if self._has_result():
             return
         entry = self._entry()
@@ -1953,6 +2057,20 @@ class _Planner(ast.NodeVisitor):
             else:
                 self.note("ends in an assignment")
                 self.edits.tail.append(target)
+
+    def _module_name(self) -> None:
+        """``__name__`` read elsewhere (``logging.getLogger(__name__)``): the script is the
+        main module, so it is the text ``'__main__'`` (the sandbox keeps ``_`` names
+        private); a main guard's test is already ``True``."""
+        if self.strict or "__name__" in self.bound:
+            return
+        guards = {id(node) for stmt in self.tree.body if _is_main_guard(stmt)
+                  for node in ast.walk(stmt.test)}  # type: ignore[attr-defined]
+        for node in self.kinds.get(ast.Name, ()):
+            if (node.id == "__name__" and isinstance(node.ctx, ast.Load)  # type: ignore[attr-defined]
+                    and id(node) not in guards):
+                self.note("__name__")
+                self.edits.replace(self.edits.start(node), self.edits.end(node), "'__main__'")
 
     def _has_result(self) -> bool:
         last = self.tree.body[-1]

@@ -1047,19 +1047,6 @@ meeting = now.replace(hour=9, minute=0) + timedelta(days=1)
 zones = {"UTC": timezone.utc, "Asia/Tokyo": timezone(timedelta(hours=9))}
 {tz: meeting.astimezone(z).isoformat() for tz, z in zones.items()}
 """),
-    ("smol_logging_left_in", "smol", r"""
-import logging
-
-logging.basicConfig(level=logging.INFO)
-log = logging.getLogger(__name__)
-watch = get_watchlist()["watchlist"]
-log.info("watchlist has %d symbols", len(watch))
-final_answer(round(sum(get_stock_info(symbol=s)["price"] for s in watch), 2))
-""", "module 'logging' is not available in the sandbox", r"""
-watch = get_watchlist()["watchlist"]
-print("watchlist has %d symbols" % len(watch))
-final_answer(round(sum(get_stock_info(symbol=s)["price"] for s in watch), 2))
-"""),
     ("smol_closure_factory_returned", "smol", r"""
 def make_converter(base):
     calls = 0

@@ -5643,7 +5643,7 @@ async def test_new_stand_ins_refuse_what_they_must(mode: cm.CodeMode, script: st
     ("x = 1\nx.__class__", "use type(obj), and type(obj).__name__ for its name"),
     ("t = {'a': 2, 'b': 1}\nsorted(t, key=getattr(t, '__getitem__'))",
      "write `lambda k: x[k]` (or `d.get` for a dict) instead"),
-    ("match ['q']:\n    case [str(k, n=1)]:\n        k", "a class pattern works as the whole case (or under `as`)"),
+    ("match ['q']:\n    case [int(real=k) | str(real=k)]:\n        k", "a class pattern works as the whole case or inside a sequence or mapping pattern (not under `|`)"),
 ])
 async def test_a_refusal_says_what_to_write_instead(mode: cm.CodeMode, script: str,
                                                     fragment: str) -> None:
@@ -5942,12 +5942,13 @@ async def test_stringio_keeps_pythons_file_semantics(mode: cm.CodeMode) -> None:
           "and test its members, `[e for e in eg.exceptions if isinstance(e, "
           "ToolCallError)]` (or gather with `return_exceptions=True`)")]),
     ("from dataclasses import dataclass\n@dataclass\nclass P:\n    x: int\n"
-     "u = get_user(1)\nmatch [P(1)]:\n    case [P(x=0)]:\n        pass",
+     "u = get_user(1)\nmatch [P(1)]:\n    case [P(x=0) | 1]:\n        pass",
      [(7, "this class pattern is not available in the sandbox: a class pattern works as the "
-          "whole case (or under `as`), with names, `_`, literals and class patterns as its "
-          "sub-patterns and public keyword names (`case Line(Point(x=0), end=e):`); "
-          "otherwise test the type in a guard, `case p if isinstance(p, Point) and p.x == "
-          "0:`, or match on the value itself")]),
+          "whole case or inside a sequence or mapping pattern (not under `|`), with names, "
+          "`_`, literals and class patterns as its sub-patterns and public keyword names "
+          "(`case Line(Point(x=0), end=e):`, `case [Point(x=0), *rest]:`); otherwise test "
+          "the type in a guard, `case p if isinstance(p, Point) and p.x == 0:`, or match on "
+          "the value itself")]),
     ("from zoneinfo import ZoneInfo\nu = get_user(1)",
      [(1, "module 'zoneinfo' is not available in the sandbox (available: "
           + ", ".join(sorted(FACADE_NAMES))

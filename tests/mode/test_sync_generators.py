@@ -64,6 +64,28 @@ def all_issues(repo):
 # (name, script): value, output and calls as in CPython
 ROWS: list[tuple[str, str]] = [
     ("list_comprehension", PAGES + '[i["title"] for i in all_issues("octo/cat")]'),
+    ("refusal_fixes_run_enumerate_zip_islice_any_all", PAGES + '''
+i = 0
+for x in all_issues("e"):
+    print(i, x["number"])
+    i += 1
+pairs = list(zip(list(all_issues("z")), "ab"))
+items = []
+for x in all_issues("s"):
+    items.append(x["number"])
+    if len(items) == 3:
+        break
+found = False
+for x in all_issues("a"):
+    if x["number"] > 10:
+        found = True
+        break
+ok = True
+for x in all_issues("l"):
+    if not x["number"] < 12:
+        ok = False
+        break
+[len(pairs), items, found, ok]'''),
     ("for_loop_prints", PAGES + 'for issue in all_issues("octo/dog"):\n'
                                 '    print(issue["number"])\n"done"'),
     ("break_stops_the_calls", PAGES + 'for first in all_issues("x"):\n    break\nfirst'),
@@ -184,12 +206,32 @@ STORED = ("all_issues() is a generator that calls tools, so it runs as an async 
      "item with a loop, `for first in all_issues(...): break`"),
     (PAGES + 'g = all_issues("x")\nfor i in g:\n    print(i)', f"line 10: {STORED}"),
     (PAGES + 'g = all_issues("x")\ng.send(None)', f"line 10: {STORED}"),
-    (PAGES + 'len(list(enumerate(all_issues("x"))))', f"line 10: {STORED}"),
+    (PAGES + 'len(list(enumerate(all_issues("x"))))',
+     "line 10: all_issues() is a generator that calls tools, so it runs as an async "
+     "generator, which enumerate() cannot read: keep the count yourself: `i = 0`, then "
+     "`for x in all_issues(...):` whose body ends with `i += 1`"),
+    (PAGES + 'for n, (i, s) in enumerate(zip(all_issues("x"), "ab")):\n    print(n)',
+     "line 10: all_issues() is a generator that calls tools, so it runs as an async "
+     "generator, which zip() cannot read: read it into a list first, "
+     "`zip(list(all_issues(...)), other)`, or loop over it and take the other items with "
+     "`next(other_iterator)`"),
+    (PAGES + 'import itertools\nlist(itertools.islice(all_issues("x"), 3))',
+     "line 11: all_issues() is a generator that calls tools, so it runs as an async "
+     "generator, which islice() cannot read: take the items in a loop that stops: "
+     "`items = []`, then `for x in all_issues(...):` with `items.append(x)` and "
+     "`if len(items) == n: break`"),
     (PAGES + 'any(i["number"] > 10 for i in all_issues("x"))',
      "line 10: all_issues() is a generator that calls tools, so a generator expression "
      "over it can only be read to its end here (in `list()`, `sorted()`, `sum()`, `set()`, "
-     "`dict()`, `min()`, `max()` or `''.join()`): write a `for` loop over it, e.g. `for x "
-     "in all_issues(...):`"),
+     "`dict()`, `min()`, `max()` or `''.join()`): for any(), the loop that stops as it "
+     "does: `found = False`, then `for x in all_issues(...):` with `if <test>:` "
+     "`found = True` and `break`"),
+    (PAGES + 'all(i["number"] < 12 for i in all_issues("x"))',
+     "line 10: all_issues() is a generator that calls tools, so a generator expression "
+     "over it can only be read to its end here (in `list()`, `sorted()`, `sum()`, `set()`, "
+     "`dict()`, `min()`, `max()` or `''.join()`): for all(), the loop that stops as it "
+     "does: `ok = True`, then `for x in all_issues(...):` with `if not <test>:` "
+     "`ok = False` and `break`"),
     (PAGES + 'f = lambda r: [i for i in all_issues(r)]\nf("x")',
      "line 10: all_issues() is a generator that calls tools, so it is read with `async "
      "for`, which a lambda cannot hold: use a `def`"),

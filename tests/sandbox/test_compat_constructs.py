@@ -137,6 +137,33 @@ nothing, still = await asyncio.wait(pending, timeout=0.01)
 t2.cancel()
 [[t.result() for t in done], len(pending), len(nothing), len(still)]
 """,
+    "match_class_patterns_inside_sequences_and_mappings": """
+from dataclasses import dataclass
+@dataclass
+class Point:
+    x: int
+    y: int
+@dataclass
+class Line:
+    start: Point
+    end: Point
+user = await tools.get_user(user_id=3)
+out = []
+for subject in [[Point(0, 1), 5, 6], [Point(1, 1)], {"p": Point(3, 4), "n": user["name"]},
+                [Line(Point(0, 0), Point(2, 2)), Point(0, 7)], {"p": 1}, "text", [Point(0, 1)]]:
+    match subject:
+        case [Point(x=0, y=1), *rest] if rest:
+            out.append(["zero", rest])
+        case [Point(x=a) as p]:
+            out.append(["one", a, p.y])
+        case {"p": Point(x=x, y=y), "n": str(name)}:
+            out.append(["map", x, y, name])
+        case [Line(Point(x=0), end=Point(y=ey)), Point(0, y=py)]:
+            out.append(["line", ey, py])
+        case _:
+            out.append("other")
+out
+""",
     "task_group": """
 import asyncio
 async def main():

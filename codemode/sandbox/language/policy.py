@@ -46,6 +46,7 @@ names and attributes, frame/code/generator attributes, ``exec``/``eval``,
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from typing import TYPE_CHECKING, Any, Final
 
@@ -249,11 +250,11 @@ _RESERVED_PRIVATE: Final = ("_asyncio", "_is_coroutine", "_sandbox")
 
 def match_temporary(name: str) -> bool:
     """Whether ``name`` is a temporary a rewritten ``case`` binds (``_case_subject_``,
-    ``_match_values_``, ``_match_values_2_``): no name of the script's, so a class body
-    that holds a ``match`` drops them (``ScriptMeta``)."""
-    return name in (CASE_SUBJECT, MATCH_VALUES) or (
-        name.startswith(MATCH_VALUES) and name.endswith("_")
-        and name[len(MATCH_VALUES):-1].isdigit())
+    ``_case_subject_1_``, ``_match_values_``, ``_match_values_2_``): no name of the
+    script's, so a class body that holds a ``match`` drops them (``ScriptMeta``)."""
+    return name in (CASE_SUBJECT, MATCH_VALUES) or any(
+        name.startswith(base) and name.endswith("_") and name[len(base):-1].isdigit()
+        for base in (MATCH_VALUES, CASE_SUBJECT))
 
 
 def private_name_ok(name: str) -> bool:
@@ -374,6 +375,41 @@ def _flat_sub_pattern(sub: ast.pattern) -> bool:
         return _guarded_class_pattern(sub)
     return isinstance(sub, ast.MatchSingleton) or (
         isinstance(sub, ast.MatchValue) and _literal_pattern(sub.value))
+
+
+def _nested_class_patterns(pattern: ast.pattern,
+                           ) -> list[tuple[ast.AST, ast.MatchClass, str | None]]:
+    """The class patterns ``_nested_class_case`` tests in a guard: each (its parent, the
+    pattern, the name of an ``as`` around it), in the pattern's order, when the case's
+    pattern is a sequence or mapping pattern (maybe under ``as``) holding such patterns
+    through sequence, mapping and ``as`` patterns only (not under ``|``, where the guard
+    could not tell which option matched); else none."""
+    if isinstance(pattern, ast.MatchAs) and pattern.pattern is not None:
+        pattern = pattern.pattern
+    if not isinstance(pattern, ast.MatchSequence | ast.MatchMapping):
+        return []
+    found: list[tuple[ast.AST, ast.MatchClass, str | None]] = []
+    stack: list[ast.pattern] = [pattern]
+    while stack:
+        node = stack.pop()
+        children = node.patterns if isinstance(node, ast.MatchSequence | ast.MatchMapping) else []
+        for child in children:
+            target, capture = child, None
+            if isinstance(child, ast.MatchAs) and child.pattern is not None:
+                target, capture = child.pattern, child.name
+            if isinstance(target, ast.MatchClass) and not _self_pattern(target):
+                if not _guarded_class_pattern(target):
+                    return []  # refused where it stands (``visit_MatchClass``)
+                found.append((node if capture is None else child, target, capture))
+            elif isinstance(target, ast.MatchOr):
+                if any(isinstance(sub, ast.MatchClass) and not _self_pattern(sub)
+                       for sub in ast.walk(target)):
+                    return []
+            else:
+                stack.append(target)
+    order = {id(p): getattr(p, "lineno", 0) * 10**6 + getattr(p, "col_offset", 0)
+             for _, p, _ in found}
+    return sorted(found, key=lambda item: order[id(item[1])])
 
 
 def _bind(capture: str, subject: str) -> ast.expr:
@@ -1008,6 +1044,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
         if isinstance(pattern, ast.MatchClass) and not _self_pattern(pattern) and (
                 _guarded_class_pattern(pattern)):
             return self._class_case(node, pattern, capture)
+        nested = _nested_class_patterns(node.pattern)
+        if nested:
+            return self._nested_class_case(node, nested)
         options = pattern.patterns if isinstance(pattern, ast.MatchOr) else [pattern]
         if not all(isinstance(p, ast.MatchValue | ast.MatchSingleton) for p in options) or all(
                 not isinstance(p, ast.MatchValue) or _literal_pattern(p.value) for p in options):
@@ -1063,6 +1102,56 @@ class SandboxPolicy(RestrictingNodeTransformer):
         node.pattern = _located(ast.MatchAs(pattern=None, name=subject), pattern)
         test = tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)
         node.guard = _located(test, original or pattern, force=True)
+        return node
+
+    def _nested_class_case(self, node: ast.match_case,
+                           nested: list[tuple[ast.AST, ast.MatchClass, str | None]]) -> Any:
+        """``case [Point(x=0) as p, *rest]:`` (class patterns inside a sequence or mapping
+        pattern) becomes ``case [_case_subject_1_, *rest] if <the class pattern's tests on
+        _case_subject_1_> and ((p := _case_subject_1_) or True):``, the tests those of a
+        whole-case class pattern (``_class_case``), in the pattern's order. The structure
+        matches first: a capture of it (``rest``) stays bound when a class test then fails,
+        as a name bound before a failing guard does."""
+        names: list[str] = []
+        for sub in ast.walk(node.pattern):
+            name = (sub.name if isinstance(sub, ast.MatchAs | ast.MatchStar)
+                    else sub.rest if isinstance(sub, ast.MatchMapping) else None)
+            if name is not None:
+                if name in names:  # CPython's compiler refuses it; the guard would not
+                    self.error(sub, f"multiple assignments to name {name!r} in pattern")
+                names.append(name)
+        holes: list[tuple[ast.MatchAs, ast.MatchClass, str | None]] = []
+        for parent, pattern, capture in nested:
+            if isinstance(parent, ast.MatchAs):  # ``Point() as p``: the ``as`` is the hole
+                parent.pattern = parent.name = None
+                hole = parent
+            else:
+                assert isinstance(parent, ast.MatchSequence | ast.MatchMapping)
+                hole = _located(ast.MatchAs(pattern=None, name=None), pattern)
+                parent.patterns = [hole if child is pattern else child
+                                   for child in parent.patterns]
+            holes.append((hole, pattern, capture))
+        for sub in ast.walk(node.pattern):
+            if isinstance(sub, ast.MatchAs) and sub.name is not None:
+                self.check_name(sub, sub.name)
+        tests: list[ast.expr] = []
+        for index, (hole, pattern, capture) in enumerate(holes, 1):
+            for sub in ast.walk(pattern):
+                if isinstance(sub, ast.MatchAs) and sub.name is not None:
+                    self.check_name(sub, sub.name)
+            self.check_name(hole, capture)
+            subject = f"{CASE_SUBJECT}{index}_"
+            tests += self._class_tests(pattern, functools.partial(_name, subject), 0)
+            if capture is not None:
+                tests.append(_bind(capture, subject))
+        original = node.guard
+        node = self.node_contents_visit(node)
+        for index, (hole, _, _) in enumerate(holes, 1):
+            hole.name = f"{CASE_SUBJECT}{index}_"
+        if node.guard is not None:
+            tests.append(node.guard)
+        test = tests[0] if len(tests) == 1 else ast.BoolOp(ast.And(), tests)
+        node.guard = _located(test, original or node.pattern, force=True)
         return node
 
     def _class_tests(self, pattern: ast.MatchClass, subject: Callable[[], ast.expr],
@@ -1141,8 +1230,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
         one positional pattern, which is matched against the subject itself) check the
         type in C and read nothing. Any other class pattern reads attributes with a plain
         ``getattr`` the guard never sees (``__match_args__`` and the keywords): refused
-        here, where ``visit_match_case`` has not made it a guard (inside a sequence or
-        mapping pattern, with a private keyword or class, a sub-pattern it cannot test)."""
+        here, where ``visit_match_case`` has not made it a guard (under ``|``, with a
+        private keyword or class, a sub-pattern it cannot test)."""
         cls = node.cls
         if _self_pattern(node):
             assert isinstance(cls, ast.Name)
@@ -1150,11 +1239,12 @@ class SandboxPolicy(RestrictingNodeTransformer):
             node.patterns = [self.visit(pattern) for pattern in node.patterns]
             return node
         self.error(node, "this class pattern is not available in the sandbox: a class "
-                   "pattern works as the whole case (or under `as`), with names, `_`, "
-                   "literals and class patterns as its sub-patterns and public keyword "
-                   "names (`case Line(Point(x=0), end=e):`); otherwise test the type in a "
-                   "guard, `case p if isinstance(p, Point) and p.x == 0:`, or match on the "
-                   "value itself")
+                   "pattern works as the whole case or inside a sequence or mapping pattern "
+                   "(not under `|`), with names, `_`, literals and class patterns as its "
+                   "sub-patterns and public keyword names (`case Line(Point(x=0), end=e):`, "
+                   "`case [Point(x=0), *rest]:`); otherwise test the type in a guard, "
+                   "`case p if isinstance(p, Point) and p.x == 0:`, or match on the value "
+                   "itself")
         return node
 
     def visit_TryStar(self, node: ast.AST) -> Any:

@@ -26,7 +26,7 @@ from codemode.sandbox.language.meter import SCRIPT_FILENAME, Meter, ScriptStop, 
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator
-    from types import TracebackType
+    from types import FrameType, TracebackType
 
     from codemode.sandbox.limits import Limits
 
@@ -37,11 +37,14 @@ __all__ = [
     "RunState",
     "ScriptCoroutine",
     "clean_text",
+    "coroutine_name",
     "counted",
     "current_run",
+    "hold_unawaited",
     "host_raised",
     "install_asyncgen_hooks",
     "is_script_function",
+    "script_line",
     "tracked",
     "wrap_result",
 ]
@@ -150,6 +153,10 @@ class RunState:
         self.on_stop: Callable[[], None] | None = None
         """Stops the script's main code (the runner's cancel scope) once :attr:`stopped`
         is set; None before and after that code runs."""
+        self.unawaited: dict[int, tuple[Any, int | None]] = {}
+        """Tool calls made and not awaited yet (nor handed to a task), by id, in the order
+        made, each with its script line: one left when the script ends never ran, and the run
+        fails naming it instead of losing it silently."""
 
     @property
     def ended(self) -> bool:
@@ -353,6 +360,9 @@ class ScriptCoroutine:
 
     def __await__(self) -> Generator[Any, None, Any]:
         self._handed_out = True
+        run = CURRENT_RUN.get(None)
+        if run is not None:
+            run.unawaited.pop(id(self), None)
         return self._coro.__await__()
 
     def close(self) -> None:
@@ -368,10 +378,43 @@ class ScriptCoroutine:
 
 
 def wrap_result(run: RunState, obj: Any) -> Any:
-    """What a script gets from calling one of its async/generator functions."""
+    """What a script gets from calling one of its async/generator functions (a coroutine
+    is one of the run's :attr:`RunState.unawaited` until awaited or made a task)."""
     if inspect.iscoroutine(obj):
-        return ScriptCoroutine(obj)
+        coroutine = ScriptCoroutine(obj)
+        hold_unawaited(run, coroutine)
+        return coroutine
     return run.track(obj)
+
+
+MAX_WAITING: Final = 4096
+"""Calls a run holds made and not awaited yet (at least twice ``Limits.calls``): each is
+kept until awaited, to name it if it never is. Held without a bound, 30 MB of them took a
+worker to its address limit, where it hung instead of reporting the operations limit;
+past the bound a call is not held (a gather of 40 000 coroutines still runs, and is
+sized by ``asyncio.gather`` itself), so one lost there is not reported."""
+
+
+def hold_unawaited(run: RunState, call: Any) -> None:
+    """Keep ``call`` (a tool call or a script coroutine) in :attr:`RunState.unawaited`
+    until it is awaited or made a task (while fewer than ``MAX_WAITING`` are held)."""
+    if len(run.unawaited) < max(MAX_WAITING, 2 * run.limits.calls):
+        run.unawaited[id(call)] = (call, script_line())
+
+
+def coroutine_name(coroutine: ScriptCoroutine) -> str:
+    """The qualified name of the script function whose call made ``coroutine``."""
+    name = getattr(coroutine._coro, "__qualname__", "?")
+    return name if type(name) is str else "?"
+
+
+def script_line() -> int | None:
+    """The line of the innermost script frame calling (where a call never awaited was
+    made)."""
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename != SCRIPT_FILENAME:
+        frame = frame.f_back
+    return None if frame is None else frame.f_lineno
 
 
 SCRIPT_FUNCTION_WRAPPERS: Final[set[Any]] = set()

@@ -136,6 +136,7 @@ from codemode.sandbox.runtime.toolproxy import (
     ToolNamespace,
     build_tools,
     key_problem,
+    never_awaited,
     resolve,
 )
 
@@ -740,6 +741,12 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
             except (TypeError, ValueError, RecursionError) as exc:
                 error = ScriptError(type=type(exc).__name__, message=_clip(str(exc)),
                                     line=len(compiled.lines) or None)
+        if error is None and meter.tripped is None:
+            error = _lost_call(state, compiled.lines)
+        for lost, _ in state.unawaited.values():
+            if isinstance(lost, ScriptCoroutine):
+                lost.close()  # never started: no script code runs
+        state.unawaited.clear()
         if meter.tripped is not None:
             error = _limit_error(meter.tripped, None, compiled.lines, meter.location)
         return RunOutcome(value=value if error is None else None,
@@ -747,6 +754,26 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
                           error=error, operations=meter.used)
     finally:
         CURRENT_RUN.reset(token)
+
+
+def _lost_call(state: RunState, lines: tuple[str, ...]) -> ScriptError | None:
+    """The run's error when a tool call was made and never awaited: its tool never ran,
+    which must not pass silently (CPython with plain functions for tools makes it)."""
+    lost = never_awaited(state.unawaited)
+    if lost is None:
+        return None
+    call, line, count = lost
+    where = ""
+    if line is not None and 0 < line <= len(lines):
+        text = lines[line - 1].strip()
+        where = f" (line {line}: `{text if len(text) <= 80 else text[:77] + '...'}`)"
+    more = f"; {count - 1} more call(s) were never awaited either" if count > 1 else ""
+    what = "the tool was not called" if call.startswith("tools.") else "its code never ran"
+    message = (f"{call}{where} was never awaited, so {what}{more}. A tool call (or an "
+               "`async def`'s) runs when it is awaited: write `await` before the call "
+               "(`value = await f(...)`), or run several with `await asyncio.gather(...)`")
+    return ScriptError(type="RuntimeError", message=message, line=line,
+                       traceback=f"RuntimeError: {message}")
 
 
 def _cancelling() -> bool:

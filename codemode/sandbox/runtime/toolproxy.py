@@ -20,14 +20,21 @@ from codemode.jsontext import JsonSteps, TextTooLong, is_small
 from codemode.sandbox.language.guards import SelfGuarded, refuse
 from codemode.sandbox.language.render import charge_render
 from codemode.sandbox.language.sizes import render_size
-from codemode.sandbox.language.state import clean_text, host_raised
+from codemode.sandbox.language.state import (
+    CURRENT_RUN,
+    ScriptCoroutine,
+    clean_text,
+    coroutine_name,
+    hold_unawaited,
+    host_raised,
+)
 from codemode.sandbox.runtime.memo import PerPaths
 
 if TYPE_CHECKING:
     from codemode.sandbox.language.meter import Meter
 
 __all__ = ["KEYWORDS_ONLY", "PendingCall", "ToolFunction", "ToolNamespace", "build_tools",
-           "key_problem", "resolve"]
+           "key_problem", "never_awaited", "resolve"]
 
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 """Argument values whose JSON is about their own size (only containers can repeat a text)."""
@@ -179,19 +186,25 @@ def _not_awaited(path: str) -> TypeError:
 class PendingCall(SelfGuarded):
     """An un-awaited tool call; awaiting it (once) performs the call."""
 
-    __slots__ = ("_args", "_awaited", "_caller", "_path")
+    __slots__ = ("_args", "_awaited", "_caller", "_open", "_path")
 
     def __init__(self, caller: _Caller, path: str, args: dict[str, Any]) -> None:
         self._caller = caller
         self._path = path
         self._args = args
         self._awaited = False
+        run = CURRENT_RUN.get(None)
+        self._open = None if run is None else run.unawaited  # the run's, for __await__
+        if run is not None:
+            hold_unawaited(run, self)
 
     def __await__(self) -> Generator[Any, None, Any]:
         if self._awaited:
             raise RuntimeError(f"tools.{self._path}(...) was already awaited; call it again "
                                "to make a new call")
         self._awaited = True
+        if self._open is not None:
+            self._open.pop(id(self), None)
         return self._caller.call(self._path, self._args).__await__()
 
     def sandbox_getattr(self, name: str) -> NoReturn:
@@ -205,6 +218,24 @@ class PendingCall(SelfGuarded):
 
     def __reduce__(self) -> NoReturn:
         raise _not_awaited(self._path)
+
+
+def never_awaited(open_calls: Mapping[int, tuple[Any, int | None]],
+                  ) -> tuple[str, int | None, int] | None:
+    """The first of a run's ``RunState.unawaited`` calls (made, never awaited: the tool
+    never ran) as (``tools.x(a=...)``, its line, how many such calls), or None; a call of
+    the script's own ``async def`` never awaited (its code never ran) as ``f()``.
+
+    Only the argument names are shown: rendering a value could run the script's code."""
+    if not open_calls:
+        return None
+    first, line = next(iter(open_calls.values()))
+    if isinstance(first, ScriptCoroutine):
+        return f"{coroutine_name(first)}()", line, len(open_calls)
+    assert isinstance(first, PendingCall)
+    names = ", ".join([f"{name}=..." for name in list(first._args)[:4]]
+                      + (["..."] if len(first._args) > 4 else []))
+    return f"tools.{first._path}({names})", line, len(open_calls)
 
 
 KEYWORDS_ONLY: Final = ("keywords only",)

@@ -105,6 +105,7 @@ _MODULES: Final = {
     "io": "io_facade",
     "itertools": "itertools_facade",
     "json": "json_facade",
+    "logging": "logging_facade",
     "math": "math_facade",
     "operator": "operator_facade",
     "pprint": "pprint_facade",
@@ -177,7 +178,6 @@ _CONCURRENT: Final = ("tool calls run concurrently through asyncio, not threads:
 _MODULE_HINTS: Final = {
     **dict.fromkeys(("os", "pathlib", "shutil", "subprocess", "socket", "requests",
                      "httpx", "aiohttp", "urllib.request", "glob", "tempfile"), _NO_HOST),
-    "logging": "use print(): its output is returned with the result",
     **dict.fromkeys(("concurrent.futures", "concurrent", "threading", "multiprocessing",
                      "queue"), _CONCURRENT),
     "unicodedata": "compare text with `.casefold()`; to drop accents, map the characters "

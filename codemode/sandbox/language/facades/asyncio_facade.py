@@ -242,6 +242,7 @@ def _own(aws: list[Any], what: str) -> list[asyncio.Task[Any]]:
     loop = asyncio.get_running_loop()
     started = []
     for aw in counted(aws):
+        run.unawaited.pop(id(aw), None)  # a tool call: the task owns it (cancel() is the script's)
         task = loop.create_task(_await(aw, level))
         task.add_done_callback(_retrieve)
         run.tasks.append(task)
@@ -413,6 +414,7 @@ class TaskGroup(SelfGuarded):
             raise TypeError(f"TaskGroup.create_task() needs an awaitable, got "
                             f"{type(aw).__name__}")
         run = current_run()
+        run.unawaited.pop(id(aw), None)  # a tool call: the group owns it, or refuses it here
         level = _admit((aw,), "TaskGroup.create_task()")
         coro = _await(aw, level)
         try:
