@@ -228,6 +228,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _drop_stdout()
         return EXIT_PIPE
+    except KeyboardInterrupt:  # every subcommand: typing tools, starting servers, a run
+        print("codemode: interrupted", file=sys.stderr)
+        return 130
     return code
 
 
@@ -267,9 +270,6 @@ def _main(argv: list[str]) -> int:
     except (_ScriptUnreadable, _ConfigInvalid) as exc:
         print(f"codemode: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("codemode: interrupted", file=sys.stderr)
-        return 130
 
 
 if __name__ == "__main__":

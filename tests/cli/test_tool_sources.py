@@ -197,3 +197,19 @@ def test_sdk_without_tools_is_a_usage_error(tmp_path: Path,
         main(["sdk", "-o", str(tmp_path / "sdk")])
     assert exit_info.value.code == 2
     assert "no tools: give --tools MODULE:OBJECT and/or --config FILE" in capsys.readouterr().err
+
+
+def test_ctrl_c_while_sdk_loads_its_tools_ends_quietly(
+        modules: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import codemode.cli.sdk as sdk
+
+    def interrupted(target: str) -> list[object]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sdk, "load_specs", interrupted)
+    out = tmp_path / "sdk"
+    assert main(["sdk", "-o", str(out), "--tools", f"{modules['cli_src_a']}:TOOLS"]) == 130
+    err = capsys.readouterr().err
+    assert err == "codemode: interrupted\n"
+    assert not out.exists()
