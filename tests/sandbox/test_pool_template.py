@@ -126,6 +126,37 @@ async def test_workers_spawned_while_the_template_boots_are_forked_once_it_is_re
         assert {worker.process.pid for worker in pool._idle} <= forked
 
 
+async def test_spawn_makes_the_spare_once_its_workers_are_ready_without_a_run() -> None:
+    # The pool's first fill takes the process's spare (when there is one); the next is
+    # forked once the pool's workers are ready, while the host waits for a model, not in
+    # the first run's check-in (where the fork held the loop before the caller resumed).
+    spares, templates = set(spare_workers()), set(worker_templates())
+    async with WorkerPoolExecutor(size=2, runtime=RUNTIME.format("spawned_spare"),
+                                  confinement="off") as pool:
+        pool.spawn()
+        (template,) = set(worker_templates()) - templates
+        with anyio.fail_after(30):
+            while not set(spare_workers()) - spares:  # noqa: ASYNC110 (no run to wait on)
+                await anyio.sleep(0.005)
+        (spare,) = set(spare_workers()) - spares
+        assert len(pool._idle) == 2 and all(worker.ready for worker in pool._idle)
+        assert spare not in {worker.process.pid for worker in pool._idle}
+        assert _parent(spare) == template
+
+
+async def test_a_pool_spawned_with_spares_off_makes_no_spare() -> None:
+    spares, templates = set(spare_workers()), set(worker_templates())
+    async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("spawned_no_spare"),
+                                  confinement="off", spare=False) as pool:
+        pool.spawn()
+        with anyio.fail_after(30):
+            while not pool._idle or not pool._idle[0].poll_ready():  # noqa: ASYNC110
+                await anyio.sleep(0.005)
+        await anyio.sleep(0.05)  # several of the spare check's timer periods
+        assert set(spare_workers()) <= spares
+        assert set(worker_templates()) <= templates
+
+
 async def test_a_forked_worker_is_confined_by_the_taking_pools_plan() -> None:
     # (test_pool_spares.py checks the spare is unconfined while it waits)
     async with _taken_spare("forked", confinement="strict") as (second, spare, template):

@@ -1130,6 +1130,8 @@ class WorkerPoolExecutor:
         self._confinement_mode: ConfinementMode = confinement
         self._recycle = recycle
         self._spare = spare
+        self._spare_planned = False
+        """Set once :meth:`_spare_when_booted` was scheduled."""
         self._confinement: Confinement | None = None
         self._warned: set[tuple[str, ...]] = set()
         self._size = size
@@ -1183,6 +1185,10 @@ class WorkerPoolExecutor:
             self._fill()
             if len(self._idle) + self._running < self._size:
                 self._fill_when_ready()
+            elif not self._spare_planned:
+                loop = _asyncio_loop()
+                if loop is not None:
+                    self._spare_when_booted(loop)
 
     def _fill_when_ready(self) -> None:
         """While the template boots, ``spawn`` defers the workers to it: on an asyncio loop
@@ -1212,6 +1218,32 @@ class WorkerPoolExecutor:
                 except Exception as exc:  # a loop callback must not raise: the first run
                     _LOG.info("sandbox workers not started ahead of the first run: %s",  # boots
                               exc)  # them again and reports what stops it
+                else:
+                    self._spare_when_booted(loop)
+
+        loop.call_later(_TEMPLATE_POLL, check)
+
+    def _spare_when_booted(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Once the workers ``spawn`` started are ready, make the process's spare (it took
+        the last one): while the host waits for a model, not when the first run checks its
+        worker in, where the fork held the loop (~2 ms) before that run's caller resumed.
+        Not while a run is on: its check-in makes the spare. Once per pool."""
+        if self._spare_planned or not self._spare:
+            return
+        self._spare_planned = True
+        started = time.monotonic()
+
+        def check() -> None:
+            if self._closed or self._running:
+                return
+            booting = any(worker.alive and not worker.poll_ready() for worker in self._idle)
+            if booting and time.monotonic() - started < _BOOT_TIMEOUT:
+                loop.call_later(_TEMPLATE_POLL, check)
+                return
+            try:
+                self._keep_spare()
+            except Exception as exc:  # a loop callback must not raise: a run's check-in
+                _LOG.info("no spare sandbox worker ahead of the first run: %s", exc)  # tries
 
         loop.call_later(_TEMPLATE_POLL, check)
 
