@@ -638,8 +638,11 @@ def main(argv: list[str] | None = None) -> None:
     with contextlib.suppress(OSError):
         os.set_blocking(2, False)  # the host reads it bounded; a full pipe drops, never blocks
     plan = _plan(args)
+    # The boot's imports write their bytecode only when the host's would (``pool._boot_plan``).
+    sys.dont_write_bytecode = plan.get("bytecode") is not True
     runtime = _load_runtime(args[-1])
     _warm(runtime, args[-1].partition(":")[0])
+    sys.dont_write_bytecode = True
     if plan.get("mode") == TEMPLATE:  # returns in each forked worker: a spare
         confine.remember_read_paths()  # the same for every fork: walked once, here
         # What forked workers share stays shared (no collection writes to it). The collector
