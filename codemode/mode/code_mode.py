@@ -536,7 +536,7 @@ class CodeMode:
                 result = await unless_stuck(self.executor.run(
                     source, call_tool=bridge, tool_paths=self._tool_paths(sdk),
                     limits=limits
-                ), bridge, limits.timeout)
+                ), bridge, limits.timeout, self.executor)
             else:
                 from codemode.mode.stream import OutputEvent
 
@@ -544,7 +544,7 @@ class CodeMode:
                 result = await unless_stuck(self.executor.run(
                     source, call_tool=bridge, tool_paths=self._tool_paths(sdk),
                     limits=limits, on_output=lambda text: emit(OutputEvent(text=text)),
-                ), bridge, limits.timeout)
+                ), bridge, limits.timeout, self.executor)
         except BaseException:
             ledger.finish(None)
             raise
@@ -625,7 +625,7 @@ class CodeMode:
                     limits=limits,
                     on_output=None if report is None
                     else lambda text: report({"output": text}),
-                ), bridge, limits.timeout)
+                ), bridge, limits.timeout, mode.executor)
             except BaseException:
                 ledger.finish(None)
                 raise

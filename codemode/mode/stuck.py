@@ -1,26 +1,26 @@
-"""A run ends at its limit even when a tool call in it never does.
+"""A run ends at its limit even when a tool call in it never does, on any executor.
 
 Every way a run ends (its timeout, its caller cancelling it, the script finishing with
 calls in flight) goes through ``Bridge.stop_calls``: the calls' signals fire, ``grace``
 seconds pass, the executor cancels what is left. A handler that catches every
-cancellation (``except CancelledError: continue``) survived all of it, and the executor,
-which joins the calls it started, waited for it: ``CodeMode.run`` never returned, on
-either executor. :func:`unless_stuck` runs the executor's run in a task of its own and
-stops waiting for it ``STUCK`` seconds after the calls' grace is over: the run ends as
-timed out (its caller's cancellation, if that ended it), the call is left running, and
-the error says so and is logged. Only on asyncio: elsewhere the run is awaited as before.
+cancellation (``except CancelledError: continue``) survived all of it, and an executor
+that joins the calls it started waited for it. codemode's own executors bound that wait
+themselves (``sandbox/executors/stuck.py``); for any other, :func:`unless_stuck` runs the
+executor's run in a task of its own and stops waiting for it ``STUCK`` seconds after the
+calls' grace is over: the run ends as timed out (its caller's cancellation, if that
+ended it), the call is left running, and the error says so and is logged. Only on
+asyncio: elsewhere the run is awaited as before.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import anyio
 
-from codemode.errors import LimitExceeded
-from codemode.sandbox.runtime.result import ScriptError, ScriptResult
+from codemode.sandbox.executors.stuck import STUCK, log_abandoned, stuck_error
+from codemode.sandbox.runtime.result import ScriptResult
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -29,16 +29,15 @@ if TYPE_CHECKING:
 
 __all__ = ["STUCK", "unless_stuck"]
 
-STUCK: Final = 1.0
-"""Seconds a run waits, after its calls' grace, for calls its executor cancelled to end."""
-
-_LOG: Final = logging.getLogger("codemode.mode")
-
 
 async def unless_stuck(run: Awaitable[ScriptResult], bridge: Bridge,
-                       timeout: float) -> ScriptResult:  # noqa: ASYNC109
-    """``await run`` (the executor's run with ``bridge`` as its tools), but no longer than
-    ``STUCK`` seconds after the run's calls were stopped and their grace passed."""
+                       timeout: float, executor: object) -> ScriptResult:  # noqa: ASYNC109
+    """``await run`` (``executor``'s run with ``bridge`` as its tools), but no longer than
+    ``STUCK`` seconds after the run's calls were stopped and their grace passed. An
+    executor that ends such runs itself (``ends_stuck_calls``: both of codemode's, which
+    also retire the run's worker) is awaited as it is."""
+    if getattr(executor, "ends_stuck_calls", False) is True:
+        return await run
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # another library's loop (sniffio may be absent: not asked)
@@ -60,20 +59,11 @@ async def unless_stuck(run: Awaitable[ScriptResult], bridge: Bridge,
     if task.done():
         return task.result()
     _abandon(bridge)
-    return ScriptResult(error=ScriptError.for_limit(LimitExceeded(
-        "timeout", timeout, f"the run was stopped but {_calls(bridge)} did not end when "
-        "cancelled (its handler catches the cancellation); left running")))
-
-
-def _calls(bridge: Bridge) -> str:
-    names = sorted(set(bridge.in_flight_tools()))
-    shown = ", ".join(f"tools.{name}" for name in names[:5]) or "a tool call"
-    return shown if len(names) <= 5 else f"{shown} and {len(names) - 5} more"
+    return ScriptResult(error=stuck_error(timeout, bridge.in_flight_tools()))
 
 
 def _abandon(bridge: Bridge) -> None:
-    _LOG.error("run %s: %s ignored its cancellation; the run ended without it",
-               bridge.run.outer_id, _calls(bridge))
+    log_abandoned(bridge.run.outer_id, bridge.in_flight_tools())
 
 
 def _retrieve(task: asyncio.Task[ScriptResult]) -> None:

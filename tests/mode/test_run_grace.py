@@ -9,6 +9,7 @@ normally leaving nothing behind.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -167,3 +168,57 @@ async def test_a_call_that_ignores_its_cancellation_does_not_hold_the_run(
         with anyio.fail_after(30):
             await returned.wait()
         assert (await mode.run("1 + 1")).value == 2
+
+
+class _Joining:
+    """A third-party executor that joins the calls it started (no ``ends_stuck_calls``):
+    CodeMode's own guard (``mode/stuck.py``) is what ends its run."""
+
+    async def run(self, source: str, *, call_tool: Any, tool_paths: Any = (),
+                  limits: cm.Limits | None = None, on_output: Any = None) -> cm.ScriptResult:
+        assert limits is not None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call_tool, "stubborn", {})
+            await anyio.sleep(limits.timeout)
+            await call_tool.stop_calls()  # signals first, as codemode's executors do
+            tg.cancel_scope.cancel()
+        return cm.ScriptResult(value="joined")
+
+    async def aclose(self) -> None:
+        return None
+
+    async def __aenter__(self) -> _Joining:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+async def test_codemode_ends_a_stuck_run_of_an_executor_that_does_not(
+        caplog: pytest.LogCaptureFixture) -> None:
+    release, returned = anyio.Event(), anyio.Event()
+
+    async def stubborn(args: Any, ctx: cm.ExecContext) -> str:
+        give_up = time.monotonic() + 20
+        while not release.is_set() and time.monotonic() < give_up:
+            with contextlib.suppress(anyio.get_cancelled_exc_class()):
+                await anyio.sleep(0.05)
+        returned.set()
+        return "late"
+
+    reg = cm.ToolRegistry()
+    reg.register(cm.define_tool(name="stubborn", parameters={}, execute=stubborn))
+    executor = _Joining()
+    assert not hasattr(executor, "ends_stuck_calls")
+    mode = cm.CodeMode(reg, executor=executor, limits=cm.Limits(timeout=0.3))
+    mode.cancel_grace = 0.1
+    with anyio.fail_after(20):
+        result = await mode.run("await tools.stubborn()")
+    assert result.error is not None and result.error.limit == "timeout"
+    assert "tools.stubborn did not end when cancelled" in result.error.message
+    assert not returned.is_set()
+    assert any("tools.stubborn ignored its cancellation" in record.getMessage()
+               for record in caplog.records)
+    release.set()
+    with anyio.fail_after(10):
+        await returned.wait()

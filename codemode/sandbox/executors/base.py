@@ -37,9 +37,12 @@ class Executor(Protocol):
         """Run ``source``; tool calls go to ``call_tool``; never raises for script failures.
 
         Cancelling the awaiting task stops the script and its in-flight calls, and
-        no ``call_tool`` invocation starts after this returns. ``on_output`` (on the
-        host's loop, must not block) receives printed text while the run is going, in
-        order with the calls; the pieces add up to at most ``limits.output`` bytes.
+        no ``call_tool`` invocation starts after this returns. An executor whose runs
+        end even when a call ignores its cancellation (``stuck.py``) says so with a
+        class attribute ``ends_stuck_calls = True``; ``CodeMode`` guards the others.
+        ``on_output`` (on the host's loop, must not block) receives printed text while
+        the run is going, in order with the calls; the pieces add up to at most
+        ``limits.output`` bytes.
         """
         ...
 

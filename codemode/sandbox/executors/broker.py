@@ -183,6 +183,8 @@ class CallBroker:
         """How a result is detached for the script side (see ``CallTool``)."""
         self._active = 0
         """Calls handed to ``call_tool`` that have not returned."""
+        self._flying: dict[int, str] = {}
+        """Their tools, by call index (:meth:`in_flight_tools`)."""
         self.paused = 0.0
         """Seconds the run's clock has been held so far (calls waiting for an approver)."""
         self._holds = 0
@@ -242,6 +244,10 @@ class CallBroker:
             self.paused += time.perf_counter() - self._held_at
             if self.on_clock is not None and not self._closed:
                 self.on_clock(self.paused)
+
+    def in_flight_tools(self) -> tuple[str, ...]:
+        """The tools of the calls handed to ``call_tool`` that have not returned."""
+        return tuple(self._flying.values())
 
     async def stop_calls(self, key: int | None = None) -> None:
         """Before the executor cancels calls in flight (all, or the one ``key`` names: the
@@ -345,12 +351,14 @@ class CallBroker:
                 raise ToolCallError(name, RUN_ENDED)
             started = time.perf_counter()
             self._active += 1
+            self._flying[index] = name
             current = _CURRENT.set((self, index if key is None else key))
             try:
                 try:
                     answer = await self._call_tool(name, args)
                 finally:
                     self._active -= 1
+                    del self._flying[index]
                     _CURRENT.reset(current)
                 if afinish is None:
                     value = finish(answer)

@@ -42,6 +42,7 @@ from anyio.from_thread import BlockingPortal
 from codemode.errors import LimitExceeded, SandboxError
 from codemode.sandbox.executors.affinity import CpuShare, join_cpu
 from codemode.sandbox.executors.broker import CallBroker, CallTool
+from codemode.sandbox.executors.stuck import STUCK, log_abandoned, stuck_error
 from codemode.sandbox.language.meter import script_thread_stack
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError, ScriptResult
@@ -201,15 +202,17 @@ class _Reply:
         return await self.future
 
 
-async def _cancel_all(tasks: set[asyncio.Task[None]]) -> None:
+async def _cancel_all(tasks: set[asyncio.Task[None]]) -> bool:
     """Cancel the host tasks of a run that is over and wait until they have stopped
-    (nothing of the run goes on after it returns)."""
-    with anyio.CancelScope(shield=True):
+    (nothing of the run goes on after it returns), but no longer than ``STUCK``
+    seconds: False when some ignored the cancel and are left running (``stuck.py``)."""
+    with anyio.CancelScope(shield=True), anyio.move_on_after(STUCK):
         while tasks:
             pending = list(tasks)
             for task in pending:
                 task.cancel()
             await asyncio.wait(pending)
+    return not tasks
 
 
 @final
@@ -243,6 +246,9 @@ def _host_asyncio_loop() -> asyncio.AbstractEventLoop | None:
 @final
 class InProcessExecutor:
     """Runs scripts in this process on a private script thread (see module docstring)."""
+
+    ends_stuck_calls: Final = True
+    """A call that ignores its cancellation does not hold a run (``stuck.py``)."""
 
     def __init__(self, *, stop_grace: float = STOP_GRACE, share_cpu: bool = True) -> None:
         self._stop_grace = stop_grace
@@ -326,6 +332,8 @@ class InProcessExecutor:
         host_context = contextvars.copy_context()
         """Host tasks started for the script run in the host's context, not the script's."""
         tasks: set[asyncio.Task[None]] = set()
+        stuck: tuple[str, ...] = ()
+        """Tools of calls that ignored their cancellation and were left running."""
         # asyncio hosts need no portal (an anyio portal is a task group and a task per run)
         async with (BlockingPortal() if host_loop is None else _NO_PORTAL) as portal:
 
@@ -440,8 +448,9 @@ class InProcessExecutor:
                         if "outcome" not in box:
                             thread.retired = True
                     await broker.stop_calls()  # signals first, then the hard cancel
-                    if tasks:
-                        await _cancel_all(tasks)
+                    if tasks and not await _cancel_all(tasks):
+                        stuck = broker.in_flight_tools()
+                        log_abandoned("in-process", stuck)
                     if portal is not None:
                         await portal.stop(cancel_remaining=True)
                 finally:
@@ -449,6 +458,9 @@ class InProcessExecutor:
                         share.leave()
         elapsed = time.perf_counter() - started
         outcome: RunOutcome | None = box.get("outcome")
+        if stuck:
+            return RunOutcome(error=stuck_error(limits.timeout, stuck)).to_result(
+                calls=broker.records, time=elapsed, limits=limits)
         if outcome is None:
             failure = box.get("failure")
             if failure is not None:

@@ -75,6 +75,7 @@ from codemode.sandbox.executors.protocol import (
     new_bounded,
 )
 from codemode.sandbox.executors.resident import WATCH_SECONDS, Resident, budget
+from codemode.sandbox.executors.stuck import STUCK, log_abandoned, stuck_error
 from codemode.sandbox.executors.template import (
     TEMPLATE,
     ForkedProcess,
@@ -579,6 +580,12 @@ def _wake(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+def _retrieve(task: asyncio.Task[None]) -> None:
+    """Mark the failure of a serving task nobody waits for any more as seen."""
+    if not task.cancelled():
+        task.exception()
+
+
 def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
     """The running asyncio loop, or None under another anyio backend."""
     try:
@@ -709,6 +716,10 @@ class _Session:
         self.over_memory: int | None = None
         """The worker's resident bytes when the host found it past ``memory_budget``."""
         self._watch: asyncio.TimerHandle | None = None
+        self.stuck: tuple[str, ...] = ()
+        """Tools of calls that ignored their cancellation; the run ended without them."""
+        self._on_cut: Callable[[], object] | None = None
+        """Starts the ``STUCK`` wait once calls in flight were cut (asyncio: :meth:`run`)."""
         self.on_output: Callable[[str], None] | None = None
         """Receives the run's ``output`` frames (live streaming; the run asked for them)."""
         self._output_left = limits.output
@@ -716,10 +727,47 @@ class _Session:
         ``limits.output`` bytes, so more is a protocol violation."""
 
     async def run(self) -> None:
-        """Serve the run until the worker reports ``done``, dies or misbehaves."""
+        """Serve the run until the worker reports ``done``, dies or misbehaves.
+
+        On asyncio the serving is a task of its own, so that a call which ignores its
+        cancellation (``stuck.py``) holds that task, not the run: ``STUCK`` seconds after
+        the run's calls were cut, the run goes on without it (:attr:`stuck`)."""
         loop = self._loop
-        with _on_asyncio(loop is not None):
+        if loop is None:
+            await self._serve(None)
+            return
+        scope = anyio.CancelScope()
+        task = loop.create_task(self._serve_on(loop, scope))
+        over = anyio.Event()
+        task.add_done_callback(lambda _: over.set())
+        self._on_cut = lambda: loop.call_later(STUCK, over.set)
+        try:
+            await over.wait()
+        except anyio.get_cancelled_exc_class():
+            scope.cancel()  # not ``task.cancel()``: the serving's shielded steps stay so
+            with anyio.CancelScope(shield=True):
+                await over.wait()
+            self._left(task)
+            raise
+        self._left(task)
+        if task.done():
+            task.result()
+
+    async def _serve_on(self, loop: asyncio.AbstractEventLoop,
+                        scope: anyio.CancelScope) -> None:
+        with _on_asyncio(True), scope:
             await self._serve(loop)
+
+    def _left(self, task: asyncio.Task[None]) -> None:
+        """After the wait for the serving task: if calls still hold it, say which and let
+        it finish in its own time (the run's worker is retired: :attr:`stuck`)."""
+        if task.done():
+            if not task.cancelled():
+                task.exception()  # retrieved: ``run`` raises it, or a cancel went first
+            return
+        self.stuck = self._broker.in_flight_tools() or ("?",)
+        task.add_done_callback(_retrieve)
+        log_abandoned(f"on sandbox worker {self._worker.process.pid}", self.stuck)
 
     async def _serve(self, loop: asyncio.AbstractEventLoop | None) -> None:
         async with anyio.create_task_group() as tg:
@@ -750,6 +798,8 @@ class _Session:
                 self._ended = True
                 await self._broker.stop_calls()
                 self._stop_handlers()
+                if self._busy and self._on_cut is not None:  # cut now: ``STUCK`` from here
+                    self._on_cut()
                 if loop is None:
                     tg.cancel_scope.cancel()
 
@@ -1122,6 +1172,10 @@ class WorkerPoolExecutor:
     fork, not a boot. ``False``: every worker boots when it is needed.
     """
 
+    ends_stuck_calls: Final = True
+    """A call that ignores its cancellation does not hold a run: ``STUCK`` seconds after
+    it was cut the run ends as timed out and its worker is retired (``stuck.py``)."""
+
     def __init__(
         self,
         *,
@@ -1408,7 +1462,9 @@ class WorkerPoolExecutor:
         elapsed = time.perf_counter() - started
         done = session.outcome
         error: ScriptError | None = None
-        if session.violation is not None:
+        if session.stuck:
+            error = stuck_error(limits.timeout, session.stuck)
+        elif session.violation is not None:
             error = ScriptError(type="SandboxError", message=str(session.violation))
         elif session.overflow is not None:
             error = ScriptError.for_limit(session.overflow)
