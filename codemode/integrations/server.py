@@ -59,6 +59,7 @@ import anyio
 from codemode.dispatch.content import text
 from codemode.dispatch.context import ToolCall
 from codemode.dispatch.frozen import FrozenDict, thaw
+from codemode.integrations.request_params import named_params_errors, progress_token_check
 from codemode.integrations.wrapped_result import wire_schema, wire_structured, wraps
 
 if TYPE_CHECKING:
@@ -177,7 +178,7 @@ class GatewayServer:
         # request); registered as a handler, the SDK also declares the capability.
         self.server.add_request_handler(
             "logging/setLevel", types.SetLevelRequestParams, self._set_level)
-        self.server.middleware.append(_named_params_errors(self.server))
+        self.server.middleware += [named_params_errors(self.server), progress_token_check]
         gateway.on_change(lambda: self._pending_change.set())
         gateway.on_log(self._upstream_log)
         gateway.registry.subscribe(self._event)
@@ -518,47 +519,6 @@ class _LogRecords(logging.Handler):
         except Exception:  # a record whose arguments do not format
             return
         _offer(self._send, (level, "codemode", text))
-
-
-def _named_params_errors(server: Any) -> Any:
-    """A middleware for ``server``: the SDK answers a request whose params its model
-    refuses with only "Invalid request parameters" (``data`` empty), so a client that sent
-    ``"arguments": [1]``, no tool name, or ``logging/setLevel`` ``"loud"`` could not tell
-    what was wrong. The params are the client's own: what is wrong is said (field,
-    problem). A request before ``initialize`` got the same bare text: it says so."""
-    from mcp import types
-    from mcp.shared.exceptions import MCPError
-    from pydantic import ValidationError
-
-    # what the SDK answers a request sent before ``initialize`` (kept so for compat)
-    uninitialized = types.ErrorData(
-        code=types.INVALID_PARAMS, message="Invalid request parameters", data="")
-
-    async def said(ctx: Any, call_next: Any) -> Any:
-        try:
-            return await call_next(ctx)
-        except MCPError as exc:
-            if exc.error != uninitialized:
-                raise
-            # the SDK's answer before the handshake: the same code, saying what to send
-            raise MCPError(code=types.INVALID_PARAMS, message=(
-                f"{ctx.method} before initialize: the connection starts with an initialize"
-                " request")) from None
-        except ValidationError as exc:
-            problems = exc.errors(include_url=False)
-            loc = list(problems[0]["loc"]) if problems else []
-            entry = server.get_request_handler(ctx.method)
-            if exc.title.endswith("Request") and loc[:1] == ["params"]:
-                loc = loc[1:]  # the check of a request MCP defines, by its request model
-            elif entry is None or exc.title != entry.params_type.__name__ or not problems:
-                raise  # not the params' check: the SDK's answer
-            first = problems[0]
-            where = ".".join(str(step) for step in loc)
-            raise MCPError(code=types.INVALID_PARAMS, message=(
-                f"Invalid params: {where + ': ' if where else ''}{first['msg']}"[:300]
-            )) from None
-
-    return said
 
 
 def _notification_params() -> Any:

@@ -1,0 +1,172 @@
+"""``codemode serve`` against the official ``mcp`` client where MCP's rules are exact: a
+progress token that is no string or integer, a client's ``notifications/cancelled`` for a
+direct upstream call and for an id not in flight, isolation of concurrent HTTP sessions.
+The server is a real ``codemode serve`` process (stdio, or streamable HTTP on loopback)
+with real upstream processes; odd params go through the client's own ``send_request``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from tests.integrations.checkout import ENV
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+HERE = Path(__file__).resolve().parent
+PY = sys.executable
+TOOLS = f"{HERE / 'serve_tools.py'}:registry"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _args(tmp_path: Path, *extra: str) -> list[str]:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"raw": {
+        "command": PY, "args": [str(HERE / "raw_server.py"), str(tmp_path / "raw.log")]}}}),
+        encoding="utf-8")
+    return ["-m", "codemode.cli", "serve", "--executor", "inprocess", "--tools", TOOLS,
+            "--config", str(config), "--expose-upstream", *extra]
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {**ENV, "CODEMODE_TEST_LOG": str(tmp_path / "tool.log")}
+
+
+@asynccontextmanager
+async def _stdio(tmp_path: Path, mode: str) -> AsyncIterator[Client]:
+    params = StdioServerParameters(command=PY, args=_args(tmp_path), env=_env(tmp_path),
+                                   cwd=str(tmp_path))
+    with (tmp_path / "serve.stderr").open("w", encoding="utf-8") as err:
+        async with Client(stdio_client(params, errlog=err), mode=mode) as client:  # type: ignore[arg-type]
+            yield client
+    assert "Traceback" not in (tmp_path / "serve.stderr").read_text(encoding="utf-8")
+
+
+@asynccontextmanager
+async def _http(tmp_path: Path) -> AsyncIterator[str]:
+    """``codemode serve --transport http``; yields its URL."""
+    errlog = tmp_path / "serve.stderr"
+    with errlog.open("w", encoding="utf-8") as err:
+        proc = await anyio.open_process(
+            [PY, *_args(tmp_path, "--transport", "http", "--port", "0")],
+            stderr=err, cwd=tmp_path, env={**os.environ, **_env(tmp_path)})
+    try:
+        said = (await _lines(errlog, "serving MCP on http"))[-1]
+        yield said.split("serving MCP on ")[1].split()[0]
+        assert proc.returncode is None, errlog.read_text(encoding="utf-8")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        await proc.wait()
+    assert "Traceback" not in errlog.read_text(encoding="utf-8")
+
+
+def _text(result: types.CallToolResult) -> str:
+    return "\n".join(b.text for b in result.content if isinstance(b, types.TextContent))
+
+
+async def _lines(path: Path, word: str) -> list[str]:
+    """The lines of a log a tool or upstream process writes, once one holds ``word``."""
+    with anyio.fail_after(60):
+        while True:
+            log = anyio.Path(path)
+            text = await log.read_text(encoding="utf-8") if await log.exists() else ""
+            lines = text.splitlines()
+            if any(word in line for line in lines):
+                return lines
+            await anyio.sleep(0.05)
+
+
+BAD_TOKENS = [(True, "true"), (False, "false"), (2.0, "2.0"), (1.5, "1.5"), (None, "null"),
+              ({"a": 1}, '{"a": 1}'), ([1], "[1]")]
+
+
+async def _refuses_bad_tokens(client: Client) -> None:
+    """Every token MCP does not allow gets -32602 naming it; no run starts. A string and
+    an integer token get progress."""
+    for token, shown in BAD_TOKENS:
+        request = types.Request[dict[str, Any], str](method="tools/call", params={
+            "name": "run_code", "arguments": {"code": "await tools.shout(text='x')"},
+            "_meta": {"progressToken": token}})
+        with pytest.raises(MCPError) as refused:
+            await client.session.send_request(request, types.CallToolResult)
+        assert refused.value.error.code == types.INVALID_PARAMS
+        assert refused.value.error.message == (
+            "Invalid params: _meta.progressToken: must be a string or an integer (MCP's"
+            f" ProgressToken), not {shown}")
+    steps: list[str | None] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        steps.append(message)
+
+    run = await client.call_tool("run_code", {"code": "await tools.shout(text='x')"},
+                                 progress_callback=on_progress)
+    assert _text(run).startswith('value: "X"')
+    assert steps == ["call 1: shout started", steps[1]]
+    assert str(steps[1]).startswith("call 1: shout ok in ")
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_progress_token_no_string_or_integer_is_refused_over_stdio(
+        tmp_path: Path, mode: str) -> None:
+    """Before: ``true`` and ``false`` (the SDK's model read them as 1 and 0, its dispatcher
+    as no token) ran the request and sent no progress, and ``2.0`` alike; ``1.5``, ``null``
+    and objects got ``_meta.progressToken.str: Input should be a valid string``."""
+    async with _stdio(tmp_path, mode) as client:
+        await _refuses_bad_tokens(client)
+    assert not (tmp_path / "tool.log").exists()  # shout logs nothing; slow never ran
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_progress_token_no_string_or_integer_is_refused_over_http(
+        tmp_path: Path, mode: str) -> None:
+    async with _http(tmp_path) as url, httpx2.AsyncClient(timeout=30) as http, Client(
+            streamable_http_client(url, http_client=http), mode=mode) as client:  # type: ignore[arg-type]
+        await _refuses_bad_tokens(client)
+
+
+async def test_a_cancelled_direct_upstream_call_is_cancelled_upstream_and_serving_goes_on(
+        tmp_path: Path) -> None:
+    """A client cancels a direct call of an upstream tool (``--expose-upstream``) that
+    never answers: the upstream gets ``notifications/cancelled`` for its request, and a
+    cancellation of an id that is not in flight (never sent, or already answered) changes
+    nothing: the connection serves on and nothing more reaches the upstream."""
+    raw_log = tmp_path / "raw.log"
+    async with _stdio(tmp_path, "legacy") as client:
+        async with anyio.create_task_group() as group:
+            async def hang() -> None:
+                await client.call_tool("hang", {})
+
+            group.start_soon(hang)
+            await _lines(raw_log, "call hang")
+            group.cancel_scope.cancel()  # the client sends notifications/cancelled
+        await _lines(raw_log, "cancelled")
+        for request_id in (99_999, "no-such-request", 0):  # 0: answered long ago
+            await client.session.send_notification(types.CancelledNotification(
+                params=types.CancelledNotificationParams(request_id=request_id)))
+        direct = await client.call_tool("ok", {})
+        run = await client.call_tool("run_code", {"code": "await tools.raw.ok()"})
+    assert _text(direct) == "ok: fine"
+    assert _text(run).startswith('value: "ok: fine"')
+    calls = [line for line in raw_log.read_text(encoding="utf-8").splitlines()
+             if line.startswith(("call", "cancelled"))]
+    # the upstream's own request id for the hang (its first tools/call) is the one cancelled
+    assert calls[:2] == ["call hang", calls[1]] and calls[1].startswith("cancelled ")
+    assert calls[2:] == ["call ok", "call ok"]
