@@ -16,11 +16,11 @@ import sys
 LOG = sys.argv[1]
 
 TOOLS = ["ok", "fail", "die", "garbage", "not_a_list", "video", "progress", "long-running",
-         "hang", "log", "refused", "data", "typed_text"]
-_OUTPUT = {"typed_text": {"outputSchema": {"type": "object",
-                                           "properties": {"n": {"type": "integer"}}}}}
+         "hang", "log", "refused", "data", "typed_text", "mute_error", "off_schema"]
+_N = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+_OUTPUT = {"typed_text": {"outputSchema": _N}, "off_schema": {"outputSchema": _N}}
 """Tools listed with an output schema (``typed_text`` answers text only, which MCP does
-not allow)."""
+not allow; ``off_schema`` structured content its schema refuses)."""
 
 
 def _log(line: str) -> None:
@@ -78,6 +78,11 @@ def _call(request_id: object, params: dict[str, object]) -> None:
         _result(request_id, {"isError": True, "structuredContent": {"code": 429, "retryAfter": 30},
                              "content": [{"type": "text", "text": "quota exceeded"},
                                          {"type": "text", "text": "retry after 30 s"}]})
+    elif name == "mute_error":  # an error result with no content at all
+        _result(request_id, {"isError": True, "content": []})
+    elif name == "off_schema":
+        _result(request_id, {"structuredContent": {"n": "many"},
+                             "content": [{"type": "text", "text": "{\"n\": \"many\"}"}]})
     elif name == "data":  # structured content without an output schema (MCP allows it)
         _result(request_id, {"structuredContent": {"n": 1},
                              "content": [{"type": "text", "text": "n is 1"}]})

@@ -170,3 +170,32 @@ async def test_a_cancelled_direct_upstream_call_is_cancelled_upstream_and_servin
     # the upstream's own request id for the hang (its first tools/call) is the one cancelled
     assert calls[:2] == ["call hang", calls[1]] and calls[1].startswith("cancelled ")
     assert calls[2:] == ["call ok", "call ok"]
+
+
+async def test_structured_results_follow_the_output_schema_and_errors_have_content(
+        tmp_path: Path) -> None:
+    """What a client gets validates as MCP says: structured content against the tool's
+    ``outputSchema`` (the official client checks it in ``call_tool`` and raises where it
+    does not), an ``isError`` result has content that says something. Before, an
+    upstream's error result with ``"content": []`` reached the client as one empty text and
+    a script as ``raw.mute_error: `` (nothing after the colon)."""
+    async with _stdio(tmp_path, "legacy") as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        found = await client.call_tool("search_tools", {"query": "time", "limit": 2})
+        off = await client.call_tool("off_schema", {})
+        mute = await client.call_tool("mute_error", {})
+        run_mute = await client.call_tool("run_code", {"code": "await tools.raw.mute_error()"})
+        run_off = await client.call_tool("run_code", {"code": "await tools.raw.off_schema()"})
+    assert listed["run_code"].output_schema is None
+    assert listed["off_schema"].output_schema == {
+        "type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    assert not found.is_error and isinstance(found.structured_content, dict)
+    assert set(found.structured_content) == {"matches"}
+    refused = ("'off_schema' returned data that does not match its output schema: $.n: 'many'"
+               " is not of type 'integer'")
+    assert off.is_error and off.structured_content is None and _text(off) == refused
+    assert run_off.is_error and refused in _text(run_off)
+    said = ("'mute_error' answered an error result with no content (the server said nothing"
+            " about what went wrong)")
+    assert mute.is_error and _text(mute) == said
+    assert run_mute.is_error and f"raw.mute_error: {said}" in _text(run_mute)
