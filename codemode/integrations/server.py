@@ -30,6 +30,9 @@ Protocol behaviour:
   messages to clients, the logger naming the upstream (``raw.raw-logger``): handshake-era
   connections at the level their ``logging/setLevel`` asked (the lowest level asked is
   passed on to the upstreams), 2026-07-28 requests on their own stream as they opted in.
+  A message an HTTP upstream sent on the stream of one of its requests goes only to the
+  client whose request made that call (``_CAUSE``); the rest (a stdio upstream's, which
+  name no request) to every client.
 
 The SDK's lifespan runs the loop that sends those notifications while it serves.
 
@@ -52,6 +55,8 @@ import os
 import signal
 import sys
 import threading
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, final
 
 import anyio
@@ -363,7 +368,7 @@ class GatewayServer:
         """Run while serving (the SDK's lifespan runs it): tell clients when the tool list
         changed, and forward log messages, the upstreams' and the gateway's own."""
         async with self._running:
-            send, receive = anyio.create_memory_object_stream[tuple[Any, str, Any]](
+            send, receive = anyio.create_memory_object_stream[tuple[Any, str, Any, Any]](
                 _LOG_BACKLOG)
             handler = _LogRecords(send)
             gateway_log = logging.getLogger("codemode.gateway")
@@ -417,38 +422,42 @@ class GatewayServer:
     def _upstream_log(self, upstream: str, params: Any) -> None:
         if self._log_in is not None:
             logger = f"{upstream}.{params.logger}" if params.logger else upstream
-            _offer(self._log_in, (params.level, logger, params.data))
+            _offer(self._log_in, (params.level, logger, params.data, _CAUSE.get()))
 
     @contextlib.contextmanager
     def _logs_for(self, ctx: Any) -> Iterator[None]:
-        """A 2026-07-28 request gets the log messages sent while it runs, on its own stream
-        (as far as its ``_meta`` opted in: the SDK's session filters them)."""
-        if self._peer(ctx) is not None:
-            yield
-            return
+        """While a ``tools/call`` runs: the log messages an upstream sends in the context
+        of its calls (an HTTP upstream's, on that call's stream) go to this request only;
+        a 2026-07-28 request also gets the messages that name no request (as far as its
+        ``_meta`` opted in: the SDK's session filters them)."""
         from mcp.server.connection import allowed_log_levels
 
-        allowed = allowed_log_levels(ctx.protocol_version, ctx.meta)
-        if not allowed:
-            yield
-            return
+        peer = self._peer(ctx)
+        allowed = (frozenset(_LEVELS) if peer is not None
+                   else frozenset(allowed_log_levels(ctx.protocol_version, ctx.meta)))
+        cause = _CAUSE.set(_Cause(ctx.session, ctx.request_id, peer, allowed))
         key = id(ctx.session)
-        self._log_requests[key] = (ctx.session, allowed, ctx.request_id)
+        if peer is None and allowed:
+            self._log_requests[key] = (ctx.session, allowed, ctx.request_id)
         try:
             yield
         finally:
             self._log_requests.pop(key, None)
+            _CAUSE.reset(cause)
 
     async def _forward_logs(self, receive: Any) -> None:
         from mcp import types
 
         # ``notifications/message`` sent as such: the SDK's ``send_log_message`` is
         # deprecated (the 2026-07-28 revision keeps only the per-request opt-in)
-        async for level, logger, data in receive:
+        async for level, logger, data, cause in receive:
             note = types.LoggingMessageNotification(params=types.LoggingMessageNotificationParams(
                 level=level, data=data, logger=logger))
+            if cause is not None:
+                await self._send_log_to(cause, level, note)
+                continue
             for key, peer in list(self._peers.items()):
-                if peer.level is not None and _LEVELS.index(level) < _LEVELS.index(peer.level):
+                if not _at_level(level, peer.level):
                     continue
                 try:
                     await peer.session.send_notification(note)
@@ -458,6 +467,45 @@ class GatewayServer:
                 if level in allowed:
                     with contextlib.suppress(Exception):  # the request ended meanwhile
                         await session.send_notification(note, related_request_id=request_id)
+
+    async def _send_log_to(self, cause: _Cause, level: LoggingLevel, note: Any) -> None:
+        """A message one request caused, to that request's client only: on the request's
+        stream, or (a handshake-era request that ended meanwhile) its connection."""
+        peer = cause.peer
+        if level not in cause.allowed or (peer is not None and not _at_level(level, peer.level)):
+            return
+        try:
+            await cause.session.send_notification(note, related_request_id=cause.request_id)
+            return
+        except Exception:  # the request ended: its stream is closed
+            if peer is None or self._peers.get(id(peer.connection)) is not peer:
+                return
+        with contextlib.suppress(Exception):  # the connection closed too
+            await peer.session.send_notification(note)
+
+
+def _at_level(level: LoggingLevel, asked: LoggingLevel | None) -> bool:
+    return asked is None or _LEVELS.index(level) >= _LEVELS.index(asked)
+
+
+@final
+@dataclass(frozen=True)
+class _Cause:
+    """The client request an upstream call is made for. The MCP SDK's HTTP client hands an
+    upstream's message that came on a request's own stream to its handler in the context
+    of the code that sent the request, so ``_CAUSE`` there names the client request it is
+    for; a stdio upstream's messages, and an HTTP upstream's on its standalone stream,
+    name none."""
+
+    session: Any
+    request_id: Any
+    peer: _Peer | None
+    """The handshake-era connection (None: a 2026-07-28 request)."""
+    allowed: frozenset[str]
+    """The levels the request may get (a 2026-07-28 one: those its ``_meta`` opted in)."""
+
+
+_CAUSE: ContextVar[_Cause | None] = ContextVar("codemode_serve_cause", default=None)
 
 
 _READ_ONLY = FrozenDict(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
@@ -518,7 +566,7 @@ class _LogRecords(logging.Handler):
             text = " ".join(line.strip() for line in record.getMessage().splitlines())
         except Exception:  # a record whose arguments do not format
             return
-        _offer(self._send, (level, "codemode", text))
+        _offer(self._send, (level, "codemode", text, None))
 
 
 def _notification_params() -> Any:

@@ -6,9 +6,12 @@ with real upstream processes; odd params go through the client's own ``send_requ
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import socket
+import subprocess
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -37,11 +40,12 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _args(tmp_path: Path, *extra: str) -> list[str]:
+def _args(tmp_path: Path, *extra: str, servers: dict[str, Any] | None = None) -> list[str]:
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {"raw": {
-        "command": PY, "args": [str(HERE / "raw_server.py"), str(tmp_path / "raw.log")]}}}),
-        encoding="utf-8")
+    if servers is None:
+        servers = {"raw": {"command": PY,
+                           "args": [str(HERE / "raw_server.py"), str(tmp_path / "raw.log")]}}
+    config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
     return ["-m", "codemode.cli", "serve", "--executor", "inprocess", "--tools", TOOLS,
             "--config", str(config), "--expose-upstream", *extra]
 
@@ -61,12 +65,14 @@ async def _stdio(tmp_path: Path, mode: str) -> AsyncIterator[Client]:
 
 
 @asynccontextmanager
-async def _http(tmp_path: Path) -> AsyncIterator[str]:
+async def _http(tmp_path: Path, *extra: str,
+                servers: dict[str, Any] | None = None) -> AsyncIterator[str]:
     """``codemode serve --transport http``; yields its URL."""
     errlog = tmp_path / "serve.stderr"
     with errlog.open("w", encoding="utf-8") as err:
         proc = await anyio.open_process(
-            [PY, *_args(tmp_path, "--transport", "http", "--port", "0")],
+            [PY, *_args(tmp_path, "--transport", "http", "--port", "0", *extra,
+                        servers=servers)],
             stderr=err, cwd=tmp_path, env={**os.environ, **_env(tmp_path)})
     try:
         said = (await _lines(errlog, "serving MCP on http"))[-1]
@@ -199,3 +205,70 @@ async def test_structured_results_follow_the_output_schema_and_errors_have_conte
             " about what went wrong)")
     assert mute.is_error and _text(mute) == said
     assert run_mute.is_error and f"raw.mute_error: {said}" in _text(run_mute)
+
+
+@asynccontextmanager
+async def _talker_over_http() -> AsyncIterator[str]:
+    """``logging_server.py`` over streamable HTTP; yields its URL once it answers."""
+    with socket.socket() as probe:  # a free port for it
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
+    async with await anyio.open_process(
+            [PY, str(HERE / "logging_server.py"), "http", str(port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
+        try:
+            async with httpx2.AsyncClient() as http:
+                with anyio.fail_after(60):
+                    while True:
+                        with contextlib.suppress(httpx2.TransportError):
+                            await http.get(url)
+                            break
+                        await anyio.sleep(0.1)
+            yield url
+        finally:
+            proc.terminate()
+
+
+@pytest.mark.parametrize("executor", ["inprocess", "pool"])
+async def test_an_http_upstreams_log_of_a_call_reaches_only_the_client_that_caused_it(
+        tmp_path: Path, executor: str) -> None:
+    """Two clients at once over HTTP (handshake-era and 2026-07-28), each calling an HTTP
+    upstream that logs while it runs, directly and from a script: each gets the messages
+    of its own calls, on its request's stream, and none of the other's. Before, every
+    upstream message went to every connected client. (A stdio upstream's messages name no
+    request: they still go to every client; see docs/serve.md.)"""
+    heard: dict[str, list[str]] = {"old": [], "new": []}
+
+    def listener(who: str) -> Any:
+        async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+            heard[who].append(f"{params.logger}: {params.data}")
+        return on_log
+
+    async def talk(client: Client, who: str) -> None:
+        for n in range(3):
+            direct = await client.call_tool("talk", {"word": f"{who}{n}"})
+            assert _text(direct) == f"{who}{n}"
+            run = await client.call_tool("run_code", {
+                "code": f"await tools.talk.talk(word='{who}-run{n}')"})
+            assert _text(run).startswith(f'value: "{who}-run{n}"')
+
+    async with contextlib.AsyncExitStack() as stack:
+        upstream = await stack.enter_async_context(_talker_over_http())
+        url = await stack.enter_async_context(_http(
+            tmp_path, "--executor", executor, servers={"talk": {"url": upstream}}))
+        http = await stack.enter_async_context(httpx2.AsyncClient(timeout=30))
+        old = await stack.enter_async_context(Client(
+            streamable_http_client(url, http_client=http), mode="legacy",
+            logging_callback=listener("old")))
+        new = await stack.enter_async_context(Client(
+            streamable_http_client(url, http_client=http), log_level="debug",
+            logging_callback=listener("new")))
+        assert old.session.protocol_version != new.session.protocol_version
+        async with anyio.create_task_group() as group:
+            group.start_soon(talk, old, "old")
+            group.start_soon(talk, new, "new")
+    for who in ("old", "new"):
+        assert sorted(heard[who]) == sorted(
+            [f"talk: {who}{n} said" for n in range(3)]
+            + [f"talk: {who}-run{n} said" for n in range(3)])
