@@ -56,10 +56,18 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 @asynccontextmanager
 async def _stdio(tmp_path: Path, mode: str) -> AsyncIterator[Client]:
-    params = StdioServerParameters(command=PY, args=_args(tmp_path), env=_env(tmp_path),
-                                   cwd=str(tmp_path))
+    async with _stdio_with(tmp_path, mode=mode) as client:
+        yield client
+
+
+@asynccontextmanager
+async def _stdio_with(tmp_path: Path, *, mode: str = "legacy",
+                      servers: dict[str, Any] | None = None, **options: Any,
+                      ) -> AsyncIterator[Client]:
+    params = StdioServerParameters(command=PY, args=_args(tmp_path, servers=servers),
+                                   env=_env(tmp_path), cwd=str(tmp_path))
     with (tmp_path / "serve.stderr").open("w", encoding="utf-8") as err:
-        async with Client(stdio_client(params, errlog=err), mode=mode) as client:  # type: ignore[arg-type]
+        async with Client(stdio_client(params, errlog=err), mode=mode, **options) as client:
             yield client
     assert "Traceback" not in (tmp_path / "serve.stderr").read_text(encoding="utf-8")
 
@@ -207,15 +215,20 @@ async def test_structured_results_follow_the_output_schema_and_errors_have_conte
     assert run_mute.is_error and f"raw.mute_error: {said}" in _text(run_mute)
 
 
-@asynccontextmanager
-async def _talker_over_http() -> AsyncIterator[str]:
-    """``logging_server.py`` over streamable HTTP; yields its URL once it answers."""
-    with socket.socket() as probe:  # a free port for it
+def _free_port() -> int:
+    with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    url = f"http://127.0.0.1:{port}/mcp"
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@asynccontextmanager
+async def _talker_over_http(port: int | None = None) -> AsyncIterator[tuple[str, Any]]:
+    """``logging_server.py`` over streamable HTTP; yields its URL, once it answers, and
+    its process."""
+    url = f"http://127.0.0.1:{port or _free_port()}/mcp"
     async with await anyio.open_process(
-            [PY, str(HERE / "logging_server.py"), "http", str(port)],
+            [PY, str(HERE / "logging_server.py"), "http", url.split(":")[2].split("/")[0]],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
         try:
             async with httpx2.AsyncClient() as http:
@@ -225,9 +238,10 @@ async def _talker_over_http() -> AsyncIterator[str]:
                             await http.get(url)
                             break
                         await anyio.sleep(0.1)
-            yield url
+            yield url, proc
         finally:
-            proc.terminate()
+            if proc.returncode is None:
+                proc.terminate()
 
 
 @pytest.mark.parametrize("executor", ["inprocess", "pool"])
@@ -254,7 +268,7 @@ async def test_an_http_upstreams_log_of_a_call_reaches_only_the_client_that_caus
             assert _text(run).startswith(f'value: "{who}-run{n}"')
 
     async with contextlib.AsyncExitStack() as stack:
-        upstream = await stack.enter_async_context(_talker_over_http())
+        upstream, _ = await stack.enter_async_context(_talker_over_http())
         url = await stack.enter_async_context(_http(
             tmp_path, "--executor", executor, servers={"talk": {"url": upstream}}))
         http = await stack.enter_async_context(httpx2.AsyncClient(timeout=30))
@@ -272,3 +286,122 @@ async def test_an_http_upstreams_log_of_a_call_reaches_only_the_client_that_caus
         assert sorted(heard[who]) == sorted(
             [f"talk: {who}{n} said" for n in range(3)]
             + [f"talk: {who}-run{n} said" for n in range(3)])
+
+
+async def test_concurrent_http_sessions_keep_their_runs_output_and_globals_apart(
+        tmp_path: Path) -> None:
+    """Two clients run scripts at once over HTTP: each one's progress holds its own
+    script's output and calls only, and what a script defines is gone for the next run,
+    the other client's included (serve keeps no state between runs)."""
+    progress: dict[str, list[str]] = {"a": [], "b": []}
+
+    async def runs(client: Client, who: str) -> None:
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            progress[who].append(str(message))
+
+        for n in range(4):
+            run = await client.call_tool("run_code", {"code": (
+                f"secret_{who} = '{who}{n}'\nprint(secret_{who})\n"
+                f"await tools.shout(text=secret_{who})")}, progress_callback=on_progress)
+            assert _text(run).startswith(f'value: "{who.upper()}{n}"')
+
+    async with _http(tmp_path) as url, httpx2.AsyncClient(timeout=30) as http, Client(
+            streamable_http_client(url, http_client=http), mode="legacy") as a, Client(
+                streamable_http_client(url, http_client=http), mode="legacy") as b:
+        async with anyio.create_task_group() as group:
+            group.start_soon(runs, a, "a")
+            group.start_soon(runs, b, "b")
+        peek = await b.call_tool("run_code", {"code": "secret_a"})
+    assert peek.is_error and "name 'secret_a' is not defined" in _text(peek)
+    for who in ("a", "b"):
+        outputs = [m for m in progress[who] if m.startswith("output: ")]
+        assert outputs == [f"output: {who}{n}\n" for n in range(4)]
+        assert sum(m.startswith("call 1: shout started") for m in progress[who]) == 4
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_client_process_killed_mid_run_has_its_run_stopped(
+        tmp_path: Path, mode: str) -> None:
+    """The official client in a process of its own starts a long run over HTTP and is
+    killed (SIGKILL: it sends nothing more, its TCP connection just closes): the run's
+    nested call is cancelled, serve writes no traceback, and serves the next client."""
+    async with _http(tmp_path) as url:
+        async with await anyio.open_process(
+                [PY, str(HERE / "slow_client.py"), url, mode], env={**os.environ, **ENV},
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as client_process:
+            await _lines(tmp_path / "tool.log", "started")
+            client_process.kill()
+        assert await _lines(tmp_path / "tool.log", "cancelled") == ["started", "cancelled"]
+        async with httpx2.AsyncClient(timeout=30) as http, Client(
+                streamable_http_client(url, http_client=http), mode=mode) as client:  # type: ignore[arg-type]
+            after = await client.call_tool("run_code", {"code": "await tools.shout(text='on')"})
+    assert _text(after).startswith('value: "ON"')
+
+
+@pytest.mark.parametrize("asked", ["2025-06-18", "2024-11-05", "2099-01-01", "garbage"])
+async def test_initialize_with_an_older_or_unknown_revision(tmp_path: Path, asked: str) -> None:
+    """A revision serve supports is answered as asked; one it does not know (newer, or no
+    date) gets the latest handshake revision it has, as MCP says, and the session works."""
+    from mcp import ClientSession
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    params = StdioServerParameters(command=PY, args=_args(tmp_path), env=_env(tmp_path),
+                                   cwd=str(tmp_path))
+    with (tmp_path / "serve.stderr").open("w", encoding="utf-8") as err:
+        async with stdio_client(params, errlog=err) as (read, write), ClientSession(
+                read, write) as session:
+            hello = await session.send_request(types.InitializeRequest(
+                params=types.InitializeRequestParams(
+                    protocol_version=asked, capabilities=types.ClientCapabilities(),
+                    client_info=types.Implementation(name="probe", version="1"))),
+                types.InitializeResult)
+            session.adopt(hello)
+            await session.send_notification(types.InitializedNotification())
+            listed = await session.send_request(types.ListToolsRequest(), types.ListToolsResult)
+    if asked in HANDSHAKE_PROTOCOL_VERSIONS:
+        assert hello.protocol_version == asked
+    else:
+        assert hello.protocol_version == max(HANDSHAKE_PROTOCOL_VERSIONS)
+    assert hello.capabilities.tools is not None and hello.capabilities.logging is not None
+    assert "run_code" in {t.name for t in listed.tools}
+
+
+async def test_an_http_upstream_that_dies_mid_call_is_named_and_reconnected(
+        tmp_path: Path) -> None:
+    """An HTTP upstream's process is killed while a direct call of its tool is in flight:
+    the client gets an error result naming the upstream at once (before: ``MCPError: SSE
+    stream ended without a response``), a script's call of it fails as a ToolCallError
+    while it is down, serve serves on, and once the upstream listens again (same port) the
+    gateway reconnects and the tool answers."""
+    port = _free_port()
+    waiting = anyio.Event()
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        if params.data == "waiting":
+            waiting.set()
+
+    async with contextlib.AsyncExitStack() as stack:
+        upstream, proc = await stack.enter_async_context(_talker_over_http(port))
+        client = await stack.enter_async_context(_stdio_with(
+            tmp_path, servers={"talk": {"url": upstream}}, logging_callback=on_log))
+        async with anyio.create_task_group() as group:
+            async def kill_when_waiting() -> None:
+                await waiting.wait()  # the call reached the upstream's tool
+                proc.kill()
+
+            group.start_soon(kill_when_waiting)
+            died = await client.call_tool("wait", {"seconds": 600})
+        await proc.wait()
+        down = await client.call_tool("run_code", {"code": "await tools.talk.wait(seconds=0)"})
+        async with _talker_over_http(port):
+            with anyio.fail_after(60):
+                while (back := await client.call_tool("wait", {"seconds": 0})).is_error:
+                    assert "upstream MCP server 'talk'" in _text(back)
+                    await anyio.sleep(0.2)
+    assert died.is_error
+    assert _text(died) == (
+        "ConnectionError: upstream MCP server 'talk' ended the call's stream without an answer"
+        " (SSE stream ended without a response); the gateway checks the connection and"
+        " reconnects if it is lost")
+    assert down.is_error and "ToolCallError" in _text(down) and "'talk'" in _text(down)
+    assert _text(back) == "waited"
