@@ -659,8 +659,15 @@ def _progress_of(update: Any) -> _Progress | None:
 
 
 async def _relay(session: Any, receive: Any) -> None:
+    """An upstream's progress as it sent it, less a notification whose progress does not
+    exceed the last one's: MCP says the value increases with each (an upstream sending
+    1, 3, 2 broke that rule for serve's client)."""
+    last: float | None = None
     async with receive:
         async for done, total, message in receive:
+            if last is not None and done <= last:
+                continue
+            last = done
             await session.report_progress(done, total, message)
 
 

@@ -16,7 +16,8 @@ import sys
 LOG = sys.argv[1]
 
 TOOLS = ["ok", "fail", "die", "garbage", "not_a_list", "video", "progress", "long-running",
-         "hang", "log", "refused", "data", "typed_text", "mute_error", "off_schema"]
+         "hang", "log", "refused", "data", "typed_text", "mute_error", "off_schema",
+         "regress"]
 _N = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 _OUTPUT = {"typed_text": {"outputSchema": _N}, "off_schema": {"outputSchema": _N}}
 """Tools listed with an output schema (``typed_text`` answers text only, which MCP does
@@ -67,6 +68,14 @@ def _call(request_id: object, params: dict[str, object]) -> None:
                     note["message"] = message
                 _send({"jsonrpc": "2.0", "method": "notifications/progress", "params": note})
         _result(request_id, _text("progressed"))
+    elif name == "regress":  # progress that goes back (MCP: it increases with each)
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        for done in (1, 3, 2, 3, 5):
+            if token is not None:
+                _send({"jsonrpc": "2.0", "method": "notifications/progress",
+                       "params": {"progressToken": token, "progress": done, "total": 5}})
+        _result(request_id, _text("regressed"))
     elif name == "hang":  # never answers (a notifications/cancelled is logged)
         pass
     elif name == "log":

@@ -405,3 +405,24 @@ async def test_an_http_upstream_that_dies_mid_call_is_named_and_reconnected(
         " reconnects if it is lost")
     assert down.is_error and "ToolCallError" in _text(down) and "'talk'" in _text(down)
     assert _text(back) == "waited"
+
+
+async def test_relayed_upstream_progress_only_increases(tmp_path: Path) -> None:
+    """A direct call's upstream sends progress 1, 3, 2, 3, 5: the client gets 1, 3, 5 (MCP:
+    the value increases with each notification; before, all five went as sent)."""
+    steps: list[float] = []
+    last = anyio.Event()
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        steps.append(done)
+        if done == 5:
+            last.set()
+
+    async with _stdio(tmp_path, "legacy") as client:
+        done = await client.call_tool("regress", {}, progress_callback=on_progress)
+        # the client hands each notification to a task of its own, started in the order
+        # they came: once the last (5) is in, any before it are too
+        with anyio.fail_after(30):
+            await last.wait()
+    assert _text(done) == "regressed"
+    assert steps == [1, 3, 5]
