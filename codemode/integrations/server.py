@@ -118,6 +118,8 @@ _LEVELS: tuple[LoggingLevel, ...] = (
 _PY_LEVELS: tuple[tuple[int, LoggingLevel], ...] = (
     (logging.CRITICAL, "critical"), (logging.ERROR, "error"), (logging.WARNING, "warning"),
     (logging.INFO, "info"))
+_LOG_FLUSH = 2.0
+"""Seconds a 2026-07-28 request's answer waits for the log messages queued before it."""
 _LOG_BACKLOG = 1_000
 """Log messages waiting to be forwarded; past this, new ones are dropped (an upstream
 that floods its log never holds up the server)."""
@@ -153,6 +155,10 @@ class GatewayServer:
         self._log_in: Any = None
         """Where log messages go to be forwarded, while the serving loop runs."""
         self._log_requests: dict[int, tuple[Any, frozenset[str], Any]] = {}
+        self._logs_taken = 0
+        """Log messages the forwarding loop took from its queue (``_logs_done``: and sent)."""
+        self._logs_done = 0
+        self._log_sent = anyio.Event()
         self._script_names: tuple[int, dict[str, str]] = (-1, {})
 
         class _Server(Server[Any]):
@@ -254,7 +260,7 @@ class GatewayServer:
             )
         call_id = f"mcp-{next(self._calls)}"
         call = ToolCall(call_id=call_id, name=name, arguments=dict(params.arguments or {}))
-        with self._logs_for(ctx):
+        async with self._logs_for(ctx):
             if name != "run_code":
                 return await self._direct(call, specs, ctx.session, ctx.protocol_version)
             send, receive = anyio.create_memory_object_stream[tuple[str, int]](math.inf)
@@ -424,12 +430,14 @@ class GatewayServer:
             logger = f"{upstream}.{params.logger}" if params.logger else upstream
             _offer(self._log_in, (params.level, logger, params.data, _CAUSE.get()))
 
-    @contextlib.contextmanager
-    def _logs_for(self, ctx: Any) -> Iterator[None]:
+    @contextlib.asynccontextmanager
+    async def _logs_for(self, ctx: Any) -> AsyncIterator[None]:
         """While a ``tools/call`` runs: the log messages an upstream sends in the context
         of its calls (an HTTP upstream's, on that call's stream) go to this request only;
         a 2026-07-28 request also gets the messages that name no request (as far as its
-        ``_meta`` opted in: the SDK's session filters them)."""
+        ``_meta`` opted in: the SDK's session filters them). Such a request's answer waits
+        (up to ``_LOG_FLUSH`` s) for the messages queued before it: its stream closes with
+        the answer, and they were lost (24 of 40 of a stdio upstream's, 4 per call)."""
         from mcp.server.connection import allowed_log_levels
 
         peer = self._peer(ctx)
@@ -441,32 +449,59 @@ class GatewayServer:
             self._log_requests[key] = (ctx.session, allowed, ctx.request_id)
         try:
             yield
+            if peer is None and allowed:
+                await self._logs_flushed()
         finally:
             self._log_requests.pop(key, None)
             _CAUSE.reset(cause)
 
+    async def _logs_flushed(self) -> None:
+        """Until the log messages queued now have been sent (or ``_LOG_FLUSH`` s)."""
+        queue = self._log_in
+        if queue is None:
+            return
+        target = self._logs_taken + queue.statistics().current_buffer_used
+        with anyio.move_on_after(_LOG_FLUSH):
+            while self._logs_done < target:
+                await self._log_sent.wait()
+
     async def _forward_logs(self, receive: Any) -> None:
+        async for level, logger, data, cause in receive:
+            self._logs_taken += 1
+            try:
+                await self._forward_log(level, logger, data, cause)
+            finally:
+                self._logs_done += 1
+                self._log_sent.set()
+                self._log_sent = anyio.Event()
+
+    async def _forward_log(self, level: LoggingLevel, logger: str, data: Any,
+                           cause: _Cause | None) -> None:
         from mcp import types
 
         # ``notifications/message`` sent as such: the SDK's ``send_log_message`` is
         # deprecated (the 2026-07-28 revision keeps only the per-request opt-in)
-        async for level, logger, data, cause in receive:
-            note = types.LoggingMessageNotification(params=types.LoggingMessageNotificationParams(
-                level=level, data=data, logger=logger))
-            if cause is not None:
-                await self._send_log_to(cause, level, note)
+        note = types.LoggingMessageNotification(params=types.LoggingMessageNotificationParams(
+            level=level, data=data, logger=logger))
+        if cause is not None:
+            await self._send_log_to(cause, level, note)
+        else:
+            await self._broadcast_log(level, note)
+
+    async def _broadcast_log(self, level: LoggingLevel, note: Any) -> None:
+        """A message that names no request: to every handshake-era connection at its
+        level, and every 2026-07-28 request in flight that opted in to it."""
+        for key, peer in list(self._peers.items()):
+            if not _at_level(level, peer.level):
                 continue
-            for key, peer in list(self._peers.items()):
-                if not _at_level(level, peer.level):
-                    continue
-                try:
-                    await peer.session.send_notification(note)
-                except Exception:  # a closed connection: forget it
-                    self._peers.pop(key, None)
-            for session, allowed, request_id in list(self._log_requests.values()):
-                if level in allowed:
-                    with contextlib.suppress(Exception):  # the request ended meanwhile
-                        await session.send_notification(note, related_request_id=request_id)
+            try:
+                await peer.session.send_notification(note)
+            except Exception:  # a closed connection: forget it
+                self._peers.pop(key, None)
+        for session, allowed, request_id in list(self._log_requests.values()):
+            if level in allowed:
+                with contextlib.suppress(Exception):  # the request ended meanwhile
+                    await session.send_notification(note, related_request_id=request_id)
 
     async def _send_log_to(self, cause: _Cause, level: LoggingLevel, note: Any) -> None:
         """A message one request caused, to that request's client only: on the request's

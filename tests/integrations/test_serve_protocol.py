@@ -426,3 +426,34 @@ async def test_relayed_upstream_progress_only_increases(tmp_path: Path) -> None:
             await last.wait()
     assert _text(done) == "regressed"
     assert steps == [1, 3, 5]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_2026_request_gets_every_message_logged_before_its_answer(
+        tmp_path: Path, transport: str) -> None:
+    """A 2026-07-28 client gets log messages on each request's own stream, which closes
+    with the answer: the upstream's four messages of each call (sent before its result)
+    all arrive. Before, the answer went out while they still waited to be forwarded: 24
+    of 40 arrived over stdio."""
+    heard: list[str] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        heard.append(str(params.data))
+
+    async with contextlib.AsyncExitStack() as stack:
+        if transport == "stdio":
+            client = await stack.enter_async_context(_stdio_with(
+                tmp_path, mode="auto", log_level="debug", logging_callback=on_log))
+        else:
+            url = await stack.enter_async_context(_http(tmp_path))
+            http = await stack.enter_async_context(httpx2.AsyncClient(timeout=30))
+            client = await stack.enter_async_context(Client(
+                streamable_http_client(url, http_client=http), log_level="debug",
+                logging_callback=on_log))
+        assert client.session.protocol_version == "2026-07-28"
+        for _ in range(5):
+            direct = await client.call_tool("log", {})
+            run = await client.call_tool("run_code", {"code": "await tools.raw.log()"})
+            assert _text(direct) == "logged" and _text(run).startswith('value: "logged"')
+    levels = ["debug", "info", "warning", "error"]
+    assert heard == [f"{level} from raw" for level in levels] * 10
