@@ -457,3 +457,59 @@ async def test_a_2026_request_gets_every_message_logged_before_its_answer(
             assert _text(direct) == "logged" and _text(run).startswith('value: "logged"')
     levels = ["debug", "info", "warning", "error"]
     assert heard == [f"{level} from raw" for level in levels] * 10
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_cancelled_direct_upstream_call_over_http(tmp_path: Path, mode: str) -> None:
+    """Over HTTP too, a client's cancel of a direct upstream call reaches the upstream as
+    ``notifications/cancelled``, and the session serves on."""
+    raw_log = tmp_path / "raw.log"
+    async with _http(tmp_path) as url, httpx2.AsyncClient(timeout=30) as http, Client(
+            streamable_http_client(url, http_client=http), mode=mode) as client:  # type: ignore[arg-type]
+        async with anyio.create_task_group() as group:
+            async def hang() -> None:
+                await client.call_tool("hang", {})
+
+            group.start_soon(hang)
+            await _lines(raw_log, "call hang")
+            group.cancel_scope.cancel()
+        lines = await _lines(raw_log, "cancelled")
+        after = await client.call_tool("ok", {})
+    assert _text(after) == "ok: fine"
+    assert [line.split()[0] for line in lines if line.startswith(("call", "cancelled"))] == [
+        "call", "cancelled"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_listing_ping_unknown_methods_and_bad_params(tmp_path: Path, mode: str) -> None:
+    """Through the official client: the tools come in one page (no ``nextCursor``) and a
+    cursor serve never gave gets -32602; ``ping`` is answered where the revision has it
+    (2026-07-28 dropped it: -32601 there, as from the SDK's own servers); a method serve
+    does not offer gets -32601; params MCP's schema refuses get -32602 naming the field."""
+    async with _stdio(tmp_path, mode) as client:
+        session = client.session
+        listed = await session.list_tools()
+        with pytest.raises(MCPError) as cursor:
+            await session.list_tools(params=types.PaginatedRequestParams(cursor="page-2"))
+        with pytest.raises(MCPError) as unknown:
+            await session.send_request(types.Request[dict[str, Any], str](
+                method="tools/frobnicate", params={}), types.EmptyResult)
+        with pytest.raises(MCPError) as bad:
+            await session.send_request(types.Request[dict[str, Any], str](
+                method="tools/call", params={"name": "run_code", "arguments": [1]}),
+                types.CallToolResult)
+        if mode == "legacy":
+            assert isinstance(await session.send_ping(), types.EmptyResult)
+        else:
+            with pytest.raises(MCPError) as no_ping:
+                await session.send_ping()
+            assert no_ping.value.error.code == types.METHOD_NOT_FOUND
+        after = await client.call_tool("run_code", {"code": "await tools.shout(text='on')"})
+    assert listed.next_cursor is None and "run_code" in {t.name for t in listed.tools}
+    assert cursor.value.error.code == types.INVALID_PARAMS
+    assert cursor.value.error.message == (
+        "unknown cursor 'page-2': this server lists its tools in one page")
+    assert unknown.value.error.code == types.METHOD_NOT_FOUND
+    assert bad.value.error.code == types.INVALID_PARAMS
+    assert bad.value.error.message.startswith("Invalid params: arguments: ")
+    assert _text(after).startswith('value: "ON"')
