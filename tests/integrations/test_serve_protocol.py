@@ -288,8 +288,9 @@ async def test_an_http_upstreams_log_of_a_call_reaches_only_the_client_that_caus
             + [f"talk: {who}-run{n} said" for n in range(3)])
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_concurrent_http_sessions_keep_their_runs_output_and_globals_apart(
-        tmp_path: Path) -> None:
+        tmp_path: Path, mode: str) -> None:
     """Two clients run scripts at once over HTTP: each one's progress holds its own
     script's output and calls only, and what a script defines is gone for the next run,
     the other client's included (serve keeps no state between runs)."""
@@ -306,8 +307,8 @@ async def test_concurrent_http_sessions_keep_their_runs_output_and_globals_apart
             assert _text(run).startswith(f'value: "{who.upper()}{n}"')
 
     async with _http(tmp_path) as url, httpx2.AsyncClient(timeout=30) as http, Client(
-            streamable_http_client(url, http_client=http), mode="legacy") as a, Client(
-                streamable_http_client(url, http_client=http), mode="legacy") as b:
+            streamable_http_client(url, http_client=http), mode=mode) as a, Client(  # type: ignore[arg-type]
+                streamable_http_client(url, http_client=http), mode=mode) as b:  # type: ignore[arg-type]
         async with anyio.create_task_group() as group:
             group.start_soon(runs, a, "a")
             group.start_soon(runs, b, "b")
