@@ -209,6 +209,10 @@ class UpstreamStatus:
 
 _SDK_CLOSED = "Connection closed"
 """The message of the SDK's own ``CONNECTION_CLOSED`` error (a peer may send the code too)."""
+_SDK_STREAM_ENDED = "SSE stream ended "
+"""How the SDK's HTTP client's ``CONNECTION_CLOSED`` errors begin when a request's event
+stream ended before its answer (``without a response``, ``and reconnection attempts were
+exhausted``)."""
 
 
 class _Down(Exception):
@@ -262,6 +266,13 @@ class _Session:
             # use for their own errors: the supervisor pings to tell which it was, and
             # only a lost connection is reconnected (a live upstream keeps its calls).
             self._upstream.suspect()
+            if exc.message.startswith(_SDK_STREAM_ENDED):
+                # an HTTP upstream whose answer stream ended (its process died, a proxy cut
+                # it): the SDK's text named neither the upstream nor what it means
+                raise ConnectionError(
+                    f"upstream MCP server {self._upstream.config.name!r} ended the call's"
+                    f" stream without an answer ({exc.message}); the gateway checks the"
+                    " connection and reconnects if it is lost") from None
             if exc.message != _SDK_CLOSED:
                 raise
             raise ConnectionError(

@@ -181,6 +181,11 @@ def _handler(session: McpSession, remote: str, *, wrapped: bool) -> Any:
         result = _dump(answer)
         is_error = bool(result.get("isError"))
         content = result.get("content") or ""
+        if is_error and not _says_anything(content):
+            # an error with no content (``[]``, or empty texts): its caller, a model, would
+            # read an empty message (``raw.fail: ``) and MCP gives error results content
+            content = (f"{remote!r} answered an error result with no content"
+                       " (the server said nothing about what went wrong)")
         structured = result.get("structuredContent")
         # an error's structured content is its details as data: kept (the script reads
         # it in the error's message, a direct call relays it), never unwrapped
@@ -198,6 +203,13 @@ def _handler(session: McpSession, remote: str, *, wrapped: bool) -> Any:
         )
 
     return call
+
+
+def _says_anything(content: Any) -> bool:
+    """Whether an MCP result's content has a block that is not an empty text."""
+    return any(not (isinstance(block, dict) and block.get("type") == "text"
+                    and not str(block.get("text") or "").strip())
+               for block in (content or ()))
 
 
 def _meta(result: dict[str, Any]) -> dict[str, Any] | None:

@@ -30,6 +30,9 @@ Protocol behaviour:
   messages to clients, the logger naming the upstream (``raw.raw-logger``): handshake-era
   connections at the level their ``logging/setLevel`` asked (the lowest level asked is
   passed on to the upstreams), 2026-07-28 requests on their own stream as they opted in.
+  A message an HTTP upstream sent on the stream of one of its requests goes only to the
+  client whose request made that call (``_CAUSE``); the rest (a stdio upstream's, which
+  name no request) to every client.
 
 The SDK's lifespan runs the loop that sends those notifications while it serves.
 
@@ -52,6 +55,8 @@ import os
 import signal
 import sys
 import threading
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, final
 
 import anyio
@@ -59,6 +64,7 @@ import anyio
 from codemode.dispatch.content import text
 from codemode.dispatch.context import ToolCall
 from codemode.dispatch.frozen import FrozenDict, thaw
+from codemode.integrations.request_params import named_params_errors, progress_token_check
 from codemode.integrations.wrapped_result import wire_schema, wire_structured, wraps
 
 if TYPE_CHECKING:
@@ -112,6 +118,8 @@ _LEVELS: tuple[LoggingLevel, ...] = (
 _PY_LEVELS: tuple[tuple[int, LoggingLevel], ...] = (
     (logging.CRITICAL, "critical"), (logging.ERROR, "error"), (logging.WARNING, "warning"),
     (logging.INFO, "info"))
+_LOG_FLUSH = 2.0
+"""Seconds a 2026-07-28 request's answer waits for the log messages queued before it."""
 _LOG_BACKLOG = 1_000
 """Log messages waiting to be forwarded; past this, new ones are dropped (an upstream
 that floods its log never holds up the server)."""
@@ -147,6 +155,10 @@ class GatewayServer:
         self._log_in: Any = None
         """Where log messages go to be forwarded, while the serving loop runs."""
         self._log_requests: dict[int, tuple[Any, frozenset[str], Any]] = {}
+        self._logs_taken = 0
+        """Log messages the forwarding loop took from its queue (``_logs_done``: and sent)."""
+        self._logs_done = 0
+        self._log_sent = anyio.Event()
         self._script_names: tuple[int, dict[str, str]] = (-1, {})
 
         class _Server(Server[Any]):
@@ -177,7 +189,7 @@ class GatewayServer:
         # request); registered as a handler, the SDK also declares the capability.
         self.server.add_request_handler(
             "logging/setLevel", types.SetLevelRequestParams, self._set_level)
-        self.server.middleware.append(_named_params_errors(self.server))
+        self.server.middleware += [named_params_errors(self.server), progress_token_check]
         gateway.on_change(lambda: self._pending_change.set())
         gateway.on_log(self._upstream_log)
         gateway.registry.subscribe(self._event)
@@ -248,7 +260,7 @@ class GatewayServer:
             )
         call_id = f"mcp-{next(self._calls)}"
         call = ToolCall(call_id=call_id, name=name, arguments=dict(params.arguments or {}))
-        with self._logs_for(ctx):
+        async with self._logs_for(ctx):
             if name != "run_code":
                 return await self._direct(call, specs, ctx.session, ctx.protocol_version)
             send, receive = anyio.create_memory_object_stream[tuple[str, int]](math.inf)
@@ -362,7 +374,7 @@ class GatewayServer:
         """Run while serving (the SDK's lifespan runs it): tell clients when the tool list
         changed, and forward log messages, the upstreams' and the gateway's own."""
         async with self._running:
-            send, receive = anyio.create_memory_object_stream[tuple[Any, str, Any]](
+            send, receive = anyio.create_memory_object_stream[tuple[Any, str, Any, Any]](
                 _LOG_BACKLOG)
             handler = _LogRecords(send)
             gateway_log = logging.getLogger("codemode.gateway")
@@ -416,47 +428,119 @@ class GatewayServer:
     def _upstream_log(self, upstream: str, params: Any) -> None:
         if self._log_in is not None:
             logger = f"{upstream}.{params.logger}" if params.logger else upstream
-            _offer(self._log_in, (params.level, logger, params.data))
+            _offer(self._log_in, (params.level, logger, params.data, _CAUSE.get()))
 
-    @contextlib.contextmanager
-    def _logs_for(self, ctx: Any) -> Iterator[None]:
-        """A 2026-07-28 request gets the log messages sent while it runs, on its own stream
-        (as far as its ``_meta`` opted in: the SDK's session filters them)."""
-        if self._peer(ctx) is not None:
-            yield
-            return
+    @contextlib.asynccontextmanager
+    async def _logs_for(self, ctx: Any) -> AsyncIterator[None]:
+        """While a ``tools/call`` runs: the log messages an upstream sends in the context
+        of its calls (an HTTP upstream's, on that call's stream) go to this request only;
+        a 2026-07-28 request also gets the messages that name no request (as far as its
+        ``_meta`` opted in: the SDK's session filters them). Such a request's answer waits
+        (up to ``_LOG_FLUSH`` s) for the messages queued before it: its stream closes with
+        the answer, and they were lost (24 of 40 of a stdio upstream's, 4 per call)."""
         from mcp.server.connection import allowed_log_levels
 
-        allowed = allowed_log_levels(ctx.protocol_version, ctx.meta)
-        if not allowed:
-            yield
-            return
+        peer = self._peer(ctx)
+        allowed = (frozenset(_LEVELS) if peer is not None
+                   else frozenset(allowed_log_levels(ctx.protocol_version, ctx.meta)))
+        cause = _CAUSE.set(_Cause(ctx.session, ctx.request_id, peer, allowed))
         key = id(ctx.session)
-        self._log_requests[key] = (ctx.session, allowed, ctx.request_id)
+        if peer is None and allowed:
+            self._log_requests[key] = (ctx.session, allowed, ctx.request_id)
         try:
             yield
+            if peer is None and allowed:
+                await self._logs_flushed()
         finally:
             self._log_requests.pop(key, None)
+            _CAUSE.reset(cause)
+
+    async def _logs_flushed(self) -> None:
+        """Until the log messages queued now have been sent (or ``_LOG_FLUSH`` s)."""
+        queue = self._log_in
+        if queue is None:
+            return
+        target = self._logs_taken + queue.statistics().current_buffer_used
+        with anyio.move_on_after(_LOG_FLUSH):
+            while self._logs_done < target:
+                await self._log_sent.wait()
 
     async def _forward_logs(self, receive: Any) -> None:
+        async for level, logger, data, cause in receive:
+            self._logs_taken += 1
+            try:
+                await self._forward_log(level, logger, data, cause)
+            finally:
+                self._logs_done += 1
+                self._log_sent.set()
+                self._log_sent = anyio.Event()
+
+    async def _forward_log(self, level: LoggingLevel, logger: str, data: Any,
+                           cause: _Cause | None) -> None:
         from mcp import types
 
         # ``notifications/message`` sent as such: the SDK's ``send_log_message`` is
         # deprecated (the 2026-07-28 revision keeps only the per-request opt-in)
-        async for level, logger, data in receive:
-            note = types.LoggingMessageNotification(params=types.LoggingMessageNotificationParams(
-                level=level, data=data, logger=logger))
-            for key, peer in list(self._peers.items()):
-                if peer.level is not None and _LEVELS.index(level) < _LEVELS.index(peer.level):
-                    continue
-                try:
-                    await peer.session.send_notification(note)
-                except Exception:  # a closed connection: forget it
-                    self._peers.pop(key, None)
-            for session, allowed, request_id in list(self._log_requests.values()):
-                if level in allowed:
-                    with contextlib.suppress(Exception):  # the request ended meanwhile
-                        await session.send_notification(note, related_request_id=request_id)
+        note = types.LoggingMessageNotification(params=types.LoggingMessageNotificationParams(
+            level=level, data=data, logger=logger))
+        if cause is not None:
+            await self._send_log_to(cause, level, note)
+        else:
+            await self._broadcast_log(level, note)
+
+    async def _broadcast_log(self, level: LoggingLevel, note: Any) -> None:
+        """A message that names no request: to every handshake-era connection at its
+        level, and every 2026-07-28 request in flight that opted in to it."""
+        for key, peer in list(self._peers.items()):
+            if not _at_level(level, peer.level):
+                continue
+            try:
+                await peer.session.send_notification(note)
+            except Exception:  # a closed connection: forget it
+                self._peers.pop(key, None)
+        for session, allowed, request_id in list(self._log_requests.values()):
+            if level in allowed:
+                with contextlib.suppress(Exception):  # the request ended meanwhile
+                    await session.send_notification(note, related_request_id=request_id)
+
+    async def _send_log_to(self, cause: _Cause, level: LoggingLevel, note: Any) -> None:
+        """A message one request caused, to that request's client only: on the request's
+        stream, or (a handshake-era request that ended meanwhile) its connection."""
+        peer = cause.peer
+        if level not in cause.allowed or (peer is not None and not _at_level(level, peer.level)):
+            return
+        try:
+            await cause.session.send_notification(note, related_request_id=cause.request_id)
+            return
+        except Exception:  # the request ended: its stream is closed
+            if peer is None or self._peers.get(id(peer.connection)) is not peer:
+                return
+        with contextlib.suppress(Exception):  # the connection closed too
+            await peer.session.send_notification(note)
+
+
+def _at_level(level: LoggingLevel, asked: LoggingLevel | None) -> bool:
+    return asked is None or _LEVELS.index(level) >= _LEVELS.index(asked)
+
+
+@final
+@dataclass(frozen=True)
+class _Cause:
+    """The client request an upstream call is made for. The MCP SDK's HTTP client hands an
+    upstream's message that came on a request's own stream to its handler in the context
+    of the code that sent the request, so ``_CAUSE`` there names the client request it is
+    for; a stdio upstream's messages, and an HTTP upstream's on its standalone stream,
+    name none."""
+
+    session: Any
+    request_id: Any
+    peer: _Peer | None
+    """The handshake-era connection (None: a 2026-07-28 request)."""
+    allowed: frozenset[str]
+    """The levels the request may get (a 2026-07-28 one: those its ``_meta`` opted in)."""
+
+
+_CAUSE: ContextVar[_Cause | None] = ContextVar("codemode_serve_cause", default=None)
 
 
 _READ_ONLY = FrozenDict(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
@@ -517,48 +601,7 @@ class _LogRecords(logging.Handler):
             text = " ".join(line.strip() for line in record.getMessage().splitlines())
         except Exception:  # a record whose arguments do not format
             return
-        _offer(self._send, (level, "codemode", text))
-
-
-def _named_params_errors(server: Any) -> Any:
-    """A middleware for ``server``: the SDK answers a request whose params its model
-    refuses with only "Invalid request parameters" (``data`` empty), so a client that sent
-    ``"arguments": [1]``, no tool name, or ``logging/setLevel`` ``"loud"`` could not tell
-    what was wrong. The params are the client's own: what is wrong is said (field,
-    problem). A request before ``initialize`` got the same bare text: it says so."""
-    from mcp import types
-    from mcp.shared.exceptions import MCPError
-    from pydantic import ValidationError
-
-    # what the SDK answers a request sent before ``initialize`` (kept so for compat)
-    uninitialized = types.ErrorData(
-        code=types.INVALID_PARAMS, message="Invalid request parameters", data="")
-
-    async def said(ctx: Any, call_next: Any) -> Any:
-        try:
-            return await call_next(ctx)
-        except MCPError as exc:
-            if exc.error != uninitialized:
-                raise
-            # the SDK's answer before the handshake: the same code, saying what to send
-            raise MCPError(code=types.INVALID_PARAMS, message=(
-                f"{ctx.method} before initialize: the connection starts with an initialize"
-                " request")) from None
-        except ValidationError as exc:
-            problems = exc.errors(include_url=False)
-            loc = list(problems[0]["loc"]) if problems else []
-            entry = server.get_request_handler(ctx.method)
-            if exc.title.endswith("Request") and loc[:1] == ["params"]:
-                loc = loc[1:]  # the check of a request MCP defines, by its request model
-            elif entry is None or exc.title != entry.params_type.__name__ or not problems:
-                raise  # not the params' check: the SDK's answer
-            first = problems[0]
-            where = ".".join(str(step) for step in loc)
-            raise MCPError(code=types.INVALID_PARAMS, message=(
-                f"Invalid params: {where + ': ' if where else ''}{first['msg']}"[:300]
-            )) from None
-
-    return said
+        _offer(self._send, (level, "codemode", text, None))
 
 
 def _notification_params() -> Any:
@@ -651,8 +694,15 @@ def _progress_of(update: Any) -> _Progress | None:
 
 
 async def _relay(session: Any, receive: Any) -> None:
+    """An upstream's progress as it sent it, less a notification whose progress does not
+    exceed the last one's: MCP says the value increases with each (an upstream sending
+    1, 3, 2 broke that rule for serve's client)."""
+    last: float | None = None
     async with receive:
         async for done, total, message in receive:
+            if last is not None and done <= last:
+                continue
+            last = done
             await session.report_progress(done, total, message)
 
 

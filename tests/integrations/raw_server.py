@@ -16,11 +16,12 @@ import sys
 LOG = sys.argv[1]
 
 TOOLS = ["ok", "fail", "die", "garbage", "not_a_list", "video", "progress", "long-running",
-         "hang", "log", "refused", "data", "typed_text"]
-_OUTPUT = {"typed_text": {"outputSchema": {"type": "object",
-                                           "properties": {"n": {"type": "integer"}}}}}
+         "hang", "log", "refused", "data", "typed_text", "mute_error", "off_schema",
+         "regress"]
+_N = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+_OUTPUT = {"typed_text": {"outputSchema": _N}, "off_schema": {"outputSchema": _N}}
 """Tools listed with an output schema (``typed_text`` answers text only, which MCP does
-not allow)."""
+not allow; ``off_schema`` structured content its schema refuses)."""
 
 
 def _log(line: str) -> None:
@@ -67,6 +68,14 @@ def _call(request_id: object, params: dict[str, object]) -> None:
                     note["message"] = message
                 _send({"jsonrpc": "2.0", "method": "notifications/progress", "params": note})
         _result(request_id, _text("progressed"))
+    elif name == "regress":  # progress that goes back (MCP: it increases with each)
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        for done in (1, 3, 2, 3, 5):
+            if token is not None:
+                _send({"jsonrpc": "2.0", "method": "notifications/progress",
+                       "params": {"progressToken": token, "progress": done, "total": 5}})
+        _result(request_id, _text("regressed"))
     elif name == "hang":  # never answers (a notifications/cancelled is logged)
         pass
     elif name == "log":
@@ -78,6 +87,11 @@ def _call(request_id: object, params: dict[str, object]) -> None:
         _result(request_id, {"isError": True, "structuredContent": {"code": 429, "retryAfter": 30},
                              "content": [{"type": "text", "text": "quota exceeded"},
                                          {"type": "text", "text": "retry after 30 s"}]})
+    elif name == "mute_error":  # an error result with no content at all
+        _result(request_id, {"isError": True, "content": []})
+    elif name == "off_schema":
+        _result(request_id, {"structuredContent": {"n": "many"},
+                             "content": [{"type": "text", "text": "{\"n\": \"many\"}"}]})
     elif name == "data":  # structured content without an output schema (MCP allows it)
         _result(request_id, {"structuredContent": {"n": 1},
                              "content": [{"type": "text", "text": "n is 1"}]})
