@@ -21,7 +21,8 @@ preflight's tree) and produces:
   where the iterator is read to its end (``list(...)``, ``*``, a list comprehension),
   ``key=lambda ...`` (or ``key=f``, ``f`` a plain ``def`` made async) keys awaited
   first; a plain generator that calls tools an async generator, read with ``async for``
-  where it is called; and appended lines for the result);
+  where it is called (``next``/``any``/``all`` with ``anext``, ``enumerate``/``zip`` as
+  an async generator expression); and appended lines for the result);
 - a :class:`~codemode.sandbox.runtime.prelude.Prelude`: the bare names, the
   modules and the positional orders the runtime binds (host inputs too);
 - the problems no rewrite can settle, each with its one-line fix.
@@ -499,6 +500,8 @@ class _Planner(ast.NodeVisitor):
         for name_node in self.loads:
             self.loads_of.setdefault(name_node.id, []).append(name_node)
         self.bound, self.def_only = _bound_names(kinds, stored)
+        self.stores = stores
+        """Name → how many times the script binds it (a plain name target)."""
         top, self.namespaces, renamed, dotted = _registry_names(tools)
         self.bare: dict[str, str] = {}
         """Bare global → tool path / namespace, for the names this script reads."""
@@ -946,7 +949,12 @@ class _Planner(ast.NodeVisitor):
             if load.id in self.async_gens:
                 call = self.parents.get(load)
                 if isinstance(call, ast.Call) and call.func is load:
-                    self._plan_generator_use(call, load.id, item)
+                    held = self._held_generator(call)
+                    if held is None:
+                        self._plan_generator_use(call, load.id, item)
+                        continue
+                    for use in self.loads_of.get(held, ()):
+                        self._plan_generator_use(use, load.id, item)
 
     def _plan_generator_body(self, func: ast.FunctionDef, item: str) -> None:
         data = self.edits.data
@@ -987,7 +995,154 @@ class _Planner(ast.NodeVisitor):
                 self.edits.replace(start, self.edits.start(inner), f"{loop} {item} in ")
                 self.edits.replace(end, end, f": yield {item}")
 
-    def _plan_generator_use(self, call: ast.Call, name: str, item: str) -> None:
+    def _held_generator(self, call: ast.Call) -> str | None:
+        """``g = pages(...)`` at the top level, the script's one binding of ``g``, every
+        read of ``g`` at the top level too: ``g`` holds the async generator, and each
+        read is planned as the call would be (``next(g)``, ``for x in g``)."""
+        parent = self.parents.get(call)
+        if not (isinstance(parent, ast.Assign) and parent.value is call
+                and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)
+                and self.parents.get(parent) is self.tree):
+            return None
+        name = parent.targets[0].id
+        if self.stores.get(name) != 1 or name in self.def_only or name in self.async_gens:
+            return None
+        uses = self.loads_of.get(name, [])
+        if not uses or any(self._owner(use) is not None for use in uses):
+            return None
+        return name
+
+    def _fresh(self, item: str, count: int) -> list[str] | None:
+        """``count`` names for a rewrite's own variables (None if the script has one)."""
+        names = [f"{item}_{k}" for k in range(count)]
+        return None if set(names) & (self.reads | self.bound) else names
+
+    def _builtin(self, node: ast.AST | None, *names: str) -> str | None:
+        """The name of the builtin ``node`` calls, if it is one of ``names`` (and the
+        script binds none of the names the rewrites of it use)."""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in names):
+            return None
+        used = {node.func.id, "anext", "iter", "int", "next", "enumerate"}
+        return None if used & self.bound else node.func.id
+
+    def _stopping(self, reader: ast.Call, read: ast.expr, test: ast.expr | None,
+                  item: str) -> bool:
+        """``any(G)``, ``all(G)``, ``any(T for x in G)``: the first item that decides it
+        taken with ``anext`` from an async generator expression, as lazily as ``any`` and
+        ``all`` read (the calls after it are not made). ``read`` is the generator's call
+        (or the generator expression over it, ``test`` its element)."""
+        kind = self._builtin(reader, "any", "all")
+        if kind is None or reader.args != [read] or reader.keywords:
+            return False
+        found, default = ("True", "False") if kind == "any" else ("False", "True")
+        negate = "" if kind == "any" else "not "
+        func = reader.func
+        self.edits.replace(self.edits.start(func), self.edits.end(func), "(await anext")
+        if test is None:
+            self.edits.wrap(read, f"({found} async for {item} in ",
+                            f" if {negate}{item}), {default}")
+            self.edits.wrap(reader, "", ")")
+        else:  # the generator expression's parentheses are the call's
+            self.edits.wrap(read, f"(({found} async for {item} in ",
+                            f" if {negate}{item}), {default})")
+            self.edits.wrap(reader, "", ")")
+        self.note("generator calling tools")
+        return True
+
+    def _wrapped(self, node: ast.expr, wrapper: ast.Call, item: str) -> bool:
+        """``enumerate(G, start)`` and ``zip(xs, G)`` iterated by a ``for`` or a
+        comprehension: an async generator expression that reads ``G`` as they would
+        (``zip`` reads ``xs`` first and stops at its end without another call of ``G``;
+        ``xs`` makes no calls and may be read on after ``G`` ends, as a list is)."""
+        kind = self._builtin(wrapper, "enumerate", "zip")
+        holder = self.parents.get(wrapper)
+        if kind is None or (wrapper.keywords and kind == "zip") or not (
+                isinstance(holder, ast.For | ast.comprehension) and holder.iter is wrapper
+        ) or isinstance(self.parents.get(holder), ast.GeneratorExp):
+            return False
+        names = self._fresh(item, 4)
+        if names is None:
+            return False
+        c, v, s, g = names
+        edits = self.edits
+        if kind == "enumerate":
+            start = [k.value for k in wrapper.keywords if k.arg == "start"]
+            rest = wrapper.args[1:] + start
+            if wrapper.args[0] is not node or len(rest) > 1 or len(
+                    wrapper.keywords) > len(start) or (rest and not self._plain(rest[0])):
+                return False
+            first = edits.segment(rest[0]) if rest else "0"
+            edits.replace(edits.start(wrapper), edits.start(node),
+                          f"((next({c})[0], {v}) for {c} in [enumerate(iter(int, 1), "
+                          f"{first})] async for {v} in ")
+            edits.replace(edits.end(node), edits.end(wrapper), ")")
+        else:
+            moved = [] if not isinstance(node, ast.Call) else [
+                *node.args, *(k.value for k in node.keywords)]
+            if len(wrapper.args) != 2 or wrapper.args[1] is not node or not all(
+                    self._plain(part) for part in [wrapper.args[0], *moved]):
+                return False
+            items, gen = edits.segment(wrapper.args[0]), edits.segment(node)
+            edits.replace(edits.start(wrapper), edits.end(wrapper),
+                          f"(({c}, {v}) for {g} in [{gen}] for {s} in [[]] for {c} in "
+                          f"{items} for {v} in [await anext({g}, {s})] if {v} is not {s})")
+        self._iterate_async(holder)
+        self.note("generator calling tools")
+        return True
+
+    def _plain(self, node: ast.expr) -> bool:
+        """An expression a rewrite may move or read again: names, literals, attributes,
+        subscripts and operators of them, calls of ``range`` or a dict's views."""
+        for part in ast.walk(node):
+            if isinstance(part, ast.Call):
+                func = part.func
+                if not ((isinstance(func, ast.Name) and func.id == "range"
+                         and "range" not in self.bound) or (
+                        isinstance(func, ast.Attribute) and not part.args
+                        and func.attr in ("items", "keys", "values"))):
+                    return False
+            elif not isinstance(part, ast.Name | ast.Constant | ast.List | ast.Tuple |
+                                ast.Attribute | ast.Subscript | ast.BinOp | ast.UnaryOp |
+                                ast.Slice | ast.expr_context | ast.operator |
+                                ast.unaryop | ast.keyword):
+                return False
+        return True
+
+    def _iterate_async(self, holder: ast.For | ast.comprehension) -> None:
+        """``async`` before the ``for`` of ``holder``."""
+        if isinstance(holder, ast.For):
+            start = self.edits.start(holder)
+        else:
+            start = self.edits.data.rfind(b"for", 0, self.edits.start(holder.target))
+        self.edits.replace(start, start, "async ")
+
+    def _next_call(self, call: ast.expr, name: str) -> bool:
+        """``next(G)``/``next(G, default)`` → ``(await anext(G, ...))``. Without a default
+        the end is StopAsyncIteration, not StopIteration: refused where the script
+        catches StopIteration."""
+        parent = self.parents.get(call)
+        if not (self._builtin(parent, "next") and parent.args  # type: ignore[union-attr]
+                and parent.args[0] is call and len(parent.args) <= 2  # type: ignore[union-attr]
+                and not parent.keywords):  # type: ignore[union-attr]
+            return False
+        assert isinstance(parent, ast.Call)
+        if len(parent.args) == 1 and any(
+                isinstance(n, ast.Name) and n.id == "StopIteration"
+                for h in self.of(ast.ExceptHandler) if h.type is not None
+                for n in ast.walk(h.type)):
+            self.add(call, f"{name}() is a generator that calls tools, so it runs as an "
+                     "async generator, which `next()` reads as `await anext(...)`: its end "
+                     "raises StopAsyncIteration, not the StopIteration this script "
+                     f"catches: give next() a default, `next({name}(...), None)`")
+            return True
+        self.edits.replace(self.edits.start(parent.func), self.edits.end(parent.func),
+                           "(await anext")
+        self.edits.wrap(parent, "", ")")
+        self.note("generator calling tools")
+        return True
+
+    def _plan_generator_use(self, call: ast.expr, name: str, item: str) -> None:
         parent = self.parents.get(call)
         owner = self._owner(call)
         if isinstance(owner, ast.Lambda):
@@ -1004,6 +1159,11 @@ class _Planner(ast.NodeVisitor):
             comp = self.parents[parent]
             if isinstance(comp, ast.GeneratorExp) and not self._read_to_end(comp):
                 reader = self.parents.get(comp)
+                if isinstance(reader, ast.Call) and self._stopping(reader, comp, comp.elt,
+                                                                    item):
+                    self.gen_comprehensions.add(id(comp))
+                    self._iterate_async(parent)
+                    return
                 stops = (isinstance(reader, ast.Call) and isinstance(reader.func, ast.Name)
                          and reader.func.id in ("any", "all"))
                 self.add(call, f"{name}() is a generator that calls tools, so a generator "
@@ -1025,6 +1185,11 @@ class _Planner(ast.NodeVisitor):
         if isinstance(parent, ast.Call) and parent.args and parent.args[0] is call and (
                 self._reads_to_end(parent)):
             self.edits.wrap(call, f"[{item} async for {item} in ", "]")
+            return
+        if self._next_call(call, name):
+            return
+        if isinstance(parent, ast.Call) and (self._stopping(parent, call, None, item)
+                                             or self._wrapped(call, parent, item)):
             return
         if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and (
                 parent.func.id == "next" and parent.func.id not in self.bound):

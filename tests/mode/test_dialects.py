@@ -330,8 +330,8 @@ REFUSED: list[tuple[str, str]] = [
      "line 1: name() calls tools, so it must be `async def name(...)` and each call "
      "awaited; it is used as a value at line 3, where it cannot be awaited: call it in "
      "a loop, e.g. `[await name(x) for x in xs]`"),
-    ('def names():\n    for i in (1, 2):\n        yield get_item(i)\ng = names()\nlist(g)',
-     "line 4: names() is a generator that calls tools, so it runs as an async generator, "
+    ('def names():\n    for i in (1, 2):\n        yield get_item(i)\ng = names()\nh = g\nlist(h)',
+     "line 5: names() is a generator that calls tools, so it runs as an async generator, "
      "read only where it is called: iterate the call itself (`for x in names(...):`, "
      "`[x for x in names(...)]`, `list(names(...))`); it cannot be stored, returned, "
      "passed to another function or sent values (`.send()`/`.throw()`)"),
