@@ -540,7 +540,12 @@ class _Planner(ast.NodeVisitor):
         (``fs = [tools.a, b]``): ``fs[i](...)`` is a tool call (awaited like one)."""
         self.tool_loops: set[str] = set()
         """Loop variables bound only over such a table (``for f in fs``, ``for k, f in
-        d.items()``): ``f(...)`` is a tool call."""
+        d.items()``), and names bound once to an item of one (``fn = {"a": a}[k]``):
+        ``f(...)`` is a tool call."""
+        self.table_lambdas: set[int] = set()
+        """ids of the lambdas that call tools in such a table (``{"price": lambda s:
+        get_stock_info(symbol=s)["price"]}``): each returns an awaitable of its value,
+        ``lambda s: anext(((await ...)["price"] for once in [None]))``."""
         if not strict:
             self._tool_variables(stores)
             self._tool_tables(stores)
@@ -611,15 +616,20 @@ class _Planner(ast.NodeVisitor):
         def single(name: str, bindings: int = 1) -> bool:
             return (stores.get(name) == bindings and name not in params
                     and name not in self.def_only and name not in self.bare)
+        picked: list[tuple[str, ast.expr]] = []
         for stmt in [*self.kinds.get(ast.Assign, ()), *self.kinds.get(ast.AnnAssign, ())]:
             name = _assigned_name(stmt)
             value = getattr(stmt, "value", None)
-            items = (value.elts if isinstance(value, ast.List | ast.Tuple)
-                     else value.values if isinstance(value, ast.Dict) and None not in value.keys
-                     else [])
-            if (name is not None and items and single(name)
-                    and all(self._tool_value(item) is not None for item in items)):
+            if name is None or not single(name) or value is None:
+                continue
+            if isinstance(value, ast.Subscript):  # ``fn = {"a": a, "b": b}[k]``
+                picked.append((name, value.value))
+            elif self._table_literal(value):
                 self.tool_tables.add(name)
+        for name, literal in picked:
+            if (isinstance(literal, ast.Name) and literal.id in self.tool_tables) or (
+                    self._table_literal(literal)):
+                self.tool_loops.add(name)
         if not self.tool_tables:
             return
         loops: dict[str, int] = {}
@@ -642,6 +652,32 @@ class _Planner(ast.NodeVisitor):
                 loops[target.id] = loops.get(target.id, 0) + 1
         self.tool_loops.update(name for name, n in loops.items()  # every binding such a loop
                                if name not in self.tool_tables and single(name, n))
+
+    def _table_literal(self, value: ast.expr) -> bool:
+        """A list, tuple or dict literal of tools and of lambdas that call tools (those
+        lambdas noted in :attr:`table_lambdas`)."""
+        items = (value.elts if isinstance(value, ast.List | ast.Tuple)
+                 else value.values if isinstance(value, ast.Dict) and None not in value.keys
+                 else [])
+        lambdas = [item for item in items if isinstance(item, ast.Lambda)
+                   and self._lambda_calls_a_tool(item)]
+        if not items or not all(self._tool_value(item) is not None or item in lambdas
+                                for item in items):
+            return False
+        self.table_lambdas.update(id(item) for item in lambdas)
+        return True
+
+    def _lambda_calls_a_tool(self, node: ast.Lambda) -> bool:
+        """A tool call in the lambda's body (not in a function or lambda inside it)."""
+        stack: list[ast.AST] = [node.body]
+        while stack:
+            child = stack.pop()
+            if isinstance(child, ast.Lambda | ast.comprehension):
+                return False  # its own scope: the rewrite would not reach it
+            if isinstance(child, ast.Call) and self._tool_value(child.func) is not None:
+                return True
+            stack.extend(ast.iter_child_nodes(child))
+        return False
 
     def _tool_callee(self, func: ast.expr) -> bool:
         """Whether calling ``func`` always calls a tool although it names none: an item of
@@ -1404,6 +1440,20 @@ class _Planner(ast.NodeVisitor):
         other one stays a problem: ``_check_await_allowed``)."""
         edits = self.edits
         for node in self.of(ast.Lambda):
+            if id(node) in self.table_lambdas:
+                # ``lambda s: B`` → ``lambda s: anext((B for once in [None]))``: an async
+                # generator expression (B's calls awaited in it) whose one item is B's
+                # value, computed when the call of the lambda is awaited
+                colon = edits.data.rindex(b":", edits.start(node), edits.start(node.body))
+                taken = self.reads | self.bound
+                once = next(n for n in (f"once{i or ''}" for i in range(len(taken) + 1))
+                            if n not in taken)
+                edits.replace(colon, colon + 1, ": anext((")
+                edits.replace(edits.end(node.body), edits.end(node.body),
+                              f" for {once} in [None]))")
+                self.lambdas[id(node)] = "table"
+                self.note("lambda calling tools")
+                continue
             if not self._calls_tools(node) or node.args.vararg or node.args.kwarg:
                 continue
             parent = self.parents.get(node)
@@ -1959,6 +2009,8 @@ class _Planner(ast.NodeVisitor):
         kind = self.lambdas.get(id(node), "lambda")
         if kind in ("map", "filter", "key"):
             kind = "comprehension"
+        elif kind == "table":  # its body is in an async generator expression now
+            kind = "async"
         elif kind == "async":
             name = self.parents[node].targets[0].id  # type: ignore[attr-defined]
             if self._used_as_value(name):

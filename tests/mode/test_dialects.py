@@ -315,7 +315,7 @@ REFUSED: list[tuple[str, str]] = [
     ('filter(query="a")',
      "line 1: `filter` here is the builtin, not the tool: call the tool as "
      "`await tools.filter_(query=...)`"),
-    ('fs = {"name": lambda i: get_item(i)["name"]}\nfs["name"](1)',
+    ('fs = {"name": lambda i: get_item(i)["name"], "same": lambda i: i}\nfs["name"](1)',
      "line 1: a tool call inside a lambda cannot be awaited: use a loop or an `async def` "
      "and `await` the call"),
     ('r = await tools.get_item(id=1)\nreuslt = r["name"]\nresult',
