@@ -1163,10 +1163,7 @@ class _Planner(ast.NodeVisitor):
                 and not parent.keywords):  # type: ignore[union-attr]
             return False
         assert isinstance(parent, ast.Call)
-        if len(parent.args) == 1 and any(
-                isinstance(n, ast.Name) and n.id == "StopIteration"
-                for h in self.of(ast.ExceptHandler) if h.type is not None
-                for n in ast.walk(h.type)):
+        if len(parent.args) == 1 and self._catches_stop_iteration():
             self.add(call, f"{name}() is a generator that calls tools, so it runs as an "
                      "async generator, which `next()` reads as `await anext(...)`: its end "
                      "raises StopAsyncIteration, not the StopIteration this script "
@@ -1445,9 +1442,7 @@ class _Planner(ast.NodeVisitor):
                 # generator expression (B's calls awaited in it) whose one item is B's
                 # value, computed when the call of the lambda is awaited
                 colon = edits.data.rindex(b":", edits.start(node), edits.start(node.body))
-                taken = self.reads | self.bound
-                once = next(n for n in (f"once{i or ''}" for i in range(len(taken) + 1))
-                            if n not in taken)
+                once = self._free_name("once")
                 edits.replace(colon, colon + 1, ": anext((")
                 edits.replace(edits.end(node.body), edits.end(node.body),
                               f" for {once} in [None]))")
@@ -2044,13 +2039,54 @@ class _Planner(ast.NodeVisitor):
         if len(self.edits.items) > before and not self.strict and (
                 id(node) not in self.gen_comprehensions):
             # An ``await`` inside makes it an async generator, which sum()/list() cannot
-            # consume: make it a list (evaluated in place, same values).
+            # consume: make it a list (evaluated in place, same values). Where it is read
+            # lazily (a ``for``, ``any``/``all``, ``next``) it stays one, read as lazily
+            # (the calls after a ``break`` or the deciding item are not made).
             start, end = self.edits.start(node), self.edits.end(node)
             if any(s > start and s < end and t.startswith(b"(await") for s, _, _, _, t
-                   in self.edits.items[before:]):
+                   in self.edits.items[before:]) and not self._read_lazily(node):
                 # The outermost opener and closer inside the parentheses.
                 self.edits.items.append((start + 1, start + 1, 1, start - end, b"["))
                 self.edits.items.append((end - 1, end - 1, 0, end - start, b"]"))
+
+    def _read_lazily(self, node: ast.GeneratorExp) -> bool:
+        """A generator expression made async by its calls, read where the async forms
+        read it item by item: ``for x in (...)`` → ``async for``, ``any``/``all`` (the
+        first deciding item) and ``next`` → ``anext``."""
+        parent = self.parents.get(node)
+        if isinstance(parent, ast.For) and parent.iter is node:
+            start = self.edits.start(parent)
+            self.edits.replace(start, start, "async ")
+            return True
+        if not isinstance(parent, ast.Call):
+            return False
+        item = self._free_name("decided")
+        if self._stopping(parent, node, node.elt, item):
+            return True
+        if not (self._builtin(parent, "next") and parent.args[0] is node
+                and len(parent.args) <= 2 and not parent.keywords):
+            return False
+        if len(parent.args) == 1 and self._catches_stop_iteration():
+            self.add(node, "a generator expression that calls tools runs as an async "
+                     "one, which `next()` reads as `await anext(...)`: its end raises "
+                     "StopAsyncIteration, not the StopIteration this script catches: give "
+                     "next() a default, `next((...), None)`")
+            return True
+        self.edits.replace(self.edits.start(parent.func), self.edits.end(parent.func),
+                           "(await anext")
+        self.edits.wrap(parent, "", ")")
+        return True
+
+    def _catches_stop_iteration(self) -> bool:
+        return any(isinstance(n, ast.Name) and n.id == "StopIteration"
+                   for h in self.of(ast.ExceptHandler) if h.type is not None
+                   for n in ast.walk(h.type))
+
+    def _free_name(self, base: str) -> str:
+        """``base`` (or ``base1``, ...): a name the script neither reads nor binds."""
+        taken = self.reads | self.bound
+        return next(n for n in (f"{base}{i or ''}" for i in range(len(taken) + 1))
+                    if n not in taken)
 
     def _cached(self, node: ast.FunctionDef) -> bool:
         """``@lru_cache``/``@cache`` (maybe ``functools.``, maybe called with options) are

@@ -196,6 +196,17 @@ print("head", head["number"])
 rest = [i["number"] for i in g]
 tail = next(g, None)
 [head["title"], rest, tail]'''),
+    ("generator_expression_of_calls_read_lazily", '''
+repos = ["a", "b", "c", "d"]
+hit = any(search_issues(repo=r)["items"][0]["number"] > 9 for r in repos)
+every = all(search_issues(repo=r, page=3)["items"] for r in repos)
+first = next(r for r in repos if search_issues(repo=r)["items"][1]["title"].startswith("c"))
+none = next((r for r in repos if not search_issues(repo=r)["items"]), None)
+for page in (search_issues(repo=r, page=2) for r in repos):
+    print(page["items"][0]["title"])
+    if page["items"][0]["title"].startswith("b"):
+        break
+[hit, every, first, none]'''),
     ("enumerate_and_zip_in_loops", PAGES + '''
 for n, i in enumerate(all_issues("e"), start=1):
     print(n, i["number"])
