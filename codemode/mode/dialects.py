@@ -624,6 +624,8 @@ class _Planner(ast.NodeVisitor):
                 continue
             if isinstance(value, ast.Subscript):  # ``fn = {"a": a, "b": b}[k]``
                 picked.append((name, value.value))
+            elif self._table_get(value) is not None:  # ``fn = table.get(k)``
+                picked.append((name, cast("ast.Attribute", cast("ast.Call", value).func).value))
             elif self._table_literal(value):
                 self.tool_tables.add(name)
         for name, literal in picked:
@@ -679,12 +681,23 @@ class _Planner(ast.NodeVisitor):
             stack.extend(ast.iter_child_nodes(child))
         return False
 
+    @staticmethod
+    def _table_get(value: ast.expr) -> str | None:
+        """``d.get(k)`` (one argument: no default that may be no tool) → ``d``."""
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and value.func.attr == "get" and isinstance(value.func.value, ast.Name)
+                and len(value.args) == 1 and not value.keywords):
+            return value.func.value.id
+        return None
+
     def _tool_callee(self, func: ast.expr) -> bool:
         """Whether calling ``func`` always calls a tool although it names none: an item of
         a table of tools, its loop variable, ``getattr(tools, name)``, or ``a if c else b``
         of those (the call is awaited, as a named tool's is)."""
         if isinstance(func, ast.Subscript):
             return isinstance(func.value, ast.Name) and func.value.id in self.tool_tables
+        if self._table_get(func) in self.tool_tables:
+            return True
         if isinstance(func, ast.Name):
             return func.id in self.tool_loops
         if isinstance(func, ast.IfExp):
@@ -1597,6 +1610,8 @@ class _Planner(ast.NodeVisitor):
         list, set or dict comprehension. Elsewhere (``next(...)``, ``any(...)``, a ``for``
         that may ``break``, a name read later) Python calls the tools lazily, some never."""
         parent = self.parents.get(call)
+        if isinstance(parent, ast.Call) and self._passed_on_whole(call, parent):
+            return self._consumed(parent)
         if isinstance(parent, ast.Call) and call in parent.args:
             func = parent.func
             return ((isinstance(func, ast.Name) and func.id in _CONSUMERS
@@ -1608,6 +1623,29 @@ class _Planner(ast.NodeVisitor):
         if isinstance(parent, ast.comprehension) and parent.iter is call:
             return isinstance(self.parents.get(parent), ast.ListComp | ast.SetComp | ast.DictComp)
         return False
+
+    def _passed_on_whole(self, call: ast.Call, parent: ast.Call) -> bool:
+        """``filter(p, call)``, ``enumerate(call)``, ``zip(xs, map(f, xs))`` (``xs`` a
+        name bound once to a list or tuple display): read to the end of ``call`` when
+        they are read to theirs."""
+        func = parent.func
+        if not isinstance(func, ast.Name) or func.id in self.bound or parent.keywords:
+            return False
+        if func.id == "filter":
+            return len(parent.args) == 2 and parent.args[1] is call and not (
+                self._calls_any_tool(parent.args[0]))
+        if func.id == "enumerate":
+            return parent.args == [call]
+        if func.id != "zip" or call not in parent.args or not (
+                isinstance(call.func, ast.Name) and call.func.id == "map"
+                and len(call.args) == 2 and isinstance(source := call.args[1], ast.Name)):
+            return False
+        bound = [node for node in self.of(ast.Assign) if len(node.targets) == 1
+                 and isinstance(node.targets[0], ast.Name) and node.targets[0].id == source.id]
+        return (self.stores.get(source.id) == 1 and len(bound) == 1
+                and isinstance(bound[0].value, ast.List | ast.Tuple)
+                and all(arg is call or (isinstance(arg, ast.Name) and arg.id == source.id)
+                        for arg in parent.args))
 
     def _keyed_pairs(self, call: ast.Call, key: ast.expr, items: str,
                      param: str) -> tuple[str, str] | None:
