@@ -21,7 +21,8 @@ preflight's tree) and produces:
   where the iterator is read to its end (``list(...)``, ``*``, a list comprehension),
   ``key=lambda ...`` (or ``key=f``, ``f`` a plain ``def`` made async) keys awaited
   first; a plain generator that calls tools an async generator, read with ``async for``
-  where it is called; and appended lines for the result);
+  where it is called (``next``/``any``/``all`` with ``anext``, ``enumerate``/``zip`` as
+  an async generator expression); and appended lines for the result);
 - a :class:`~codemode.sandbox.runtime.prelude.Prelude`: the bare names, the
   modules and the positional orders the runtime binds (host inputs too);
 - the problems no rewrite can settle, each with its one-line fix.
@@ -499,6 +500,8 @@ class _Planner(ast.NodeVisitor):
         for name_node in self.loads:
             self.loads_of.setdefault(name_node.id, []).append(name_node)
         self.bound, self.def_only = _bound_names(kinds, stored)
+        self.stores = stores
+        """Name → how many times the script binds it (a plain name target)."""
         top, self.namespaces, renamed, dotted = _registry_names(tools)
         self.bare: dict[str, str] = {}
         """Bare global → tool path / namespace, for the names this script reads."""
@@ -537,7 +540,12 @@ class _Planner(ast.NodeVisitor):
         (``fs = [tools.a, b]``): ``fs[i](...)`` is a tool call (awaited like one)."""
         self.tool_loops: set[str] = set()
         """Loop variables bound only over such a table (``for f in fs``, ``for k, f in
-        d.items()``): ``f(...)`` is a tool call."""
+        d.items()``), and names bound once to an item of one (``fn = {"a": a}[k]``):
+        ``f(...)`` is a tool call."""
+        self.table_lambdas: set[int] = set()
+        """ids of the lambdas that call tools in such a table (``{"price": lambda s:
+        get_stock_info(symbol=s)["price"]}``): each returns an awaitable of its value,
+        ``lambda s: anext(((await ...)["price"] for once in [None]))``."""
         if not strict:
             self._tool_variables(stores)
             self._tool_tables(stores)
@@ -608,15 +616,22 @@ class _Planner(ast.NodeVisitor):
         def single(name: str, bindings: int = 1) -> bool:
             return (stores.get(name) == bindings and name not in params
                     and name not in self.def_only and name not in self.bare)
+        picked: list[tuple[str, ast.expr]] = []
         for stmt in [*self.kinds.get(ast.Assign, ()), *self.kinds.get(ast.AnnAssign, ())]:
             name = _assigned_name(stmt)
             value = getattr(stmt, "value", None)
-            items = (value.elts if isinstance(value, ast.List | ast.Tuple)
-                     else value.values if isinstance(value, ast.Dict) and None not in value.keys
-                     else [])
-            if (name is not None and items and single(name)
-                    and all(self._tool_value(item) is not None for item in items)):
+            if name is None or not single(name) or value is None:
+                continue
+            if isinstance(value, ast.Subscript):  # ``fn = {"a": a, "b": b}[k]``
+                picked.append((name, value.value))
+            elif self._table_get(value) is not None:  # ``fn = table.get(k)``
+                picked.append((name, cast("ast.Attribute", cast("ast.Call", value).func).value))
+            elif self._table_literal(value):
                 self.tool_tables.add(name)
+        for name, literal in picked:
+            if (isinstance(literal, ast.Name) and literal.id in self.tool_tables) or (
+                    self._table_literal(literal)):
+                self.tool_loops.add(name)
         if not self.tool_tables:
             return
         loops: dict[str, int] = {}
@@ -640,12 +655,49 @@ class _Planner(ast.NodeVisitor):
         self.tool_loops.update(name for name, n in loops.items()  # every binding such a loop
                                if name not in self.tool_tables and single(name, n))
 
+    def _table_literal(self, value: ast.expr) -> bool:
+        """A list, tuple or dict literal of tools and of lambdas that call tools (those
+        lambdas noted in :attr:`table_lambdas`)."""
+        items = (value.elts if isinstance(value, ast.List | ast.Tuple)
+                 else value.values if isinstance(value, ast.Dict) and None not in value.keys
+                 else [])
+        lambdas = [item for item in items if isinstance(item, ast.Lambda)
+                   and self._lambda_calls_a_tool(item)]
+        if not items or not all(self._tool_value(item) is not None or item in lambdas
+                                for item in items):
+            return False
+        self.table_lambdas.update(id(item) for item in lambdas)
+        return True
+
+    def _lambda_calls_a_tool(self, node: ast.Lambda) -> bool:
+        """A tool call in the lambda's body (not in a function or lambda inside it)."""
+        stack: list[ast.AST] = [node.body]
+        while stack:
+            child = stack.pop()
+            if isinstance(child, ast.Lambda | ast.comprehension):
+                return False  # its own scope: the rewrite would not reach it
+            if isinstance(child, ast.Call) and self._tool_value(child.func) is not None:
+                return True
+            stack.extend(ast.iter_child_nodes(child))
+        return False
+
+    @staticmethod
+    def _table_get(value: ast.expr) -> str | None:
+        """``d.get(k)`` (one argument: no default that may be no tool) → ``d``."""
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and value.func.attr == "get" and isinstance(value.func.value, ast.Name)
+                and len(value.args) == 1 and not value.keywords):
+            return value.func.value.id
+        return None
+
     def _tool_callee(self, func: ast.expr) -> bool:
         """Whether calling ``func`` always calls a tool although it names none: an item of
         a table of tools, its loop variable, ``getattr(tools, name)``, or ``a if c else b``
         of those (the call is awaited, as a named tool's is)."""
         if isinstance(func, ast.Subscript):
             return isinstance(func.value, ast.Name) and func.value.id in self.tool_tables
+        if self._table_get(func) in self.tool_tables:
+            return True
         if isinstance(func, ast.Name):
             return func.id in self.tool_loops
         if isinstance(func, ast.IfExp):
@@ -946,7 +998,12 @@ class _Planner(ast.NodeVisitor):
             if load.id in self.async_gens:
                 call = self.parents.get(load)
                 if isinstance(call, ast.Call) and call.func is load:
-                    self._plan_generator_use(call, load.id, item)
+                    held = self._held_generator(call)
+                    if held is None:
+                        self._plan_generator_use(call, load.id, item)
+                        continue
+                    for use in self.loads_of.get(held, ()):
+                        self._plan_generator_use(use, load.id, item)
 
     def _plan_generator_body(self, func: ast.FunctionDef, item: str) -> None:
         data = self.edits.data
@@ -987,7 +1044,151 @@ class _Planner(ast.NodeVisitor):
                 self.edits.replace(start, self.edits.start(inner), f"{loop} {item} in ")
                 self.edits.replace(end, end, f": yield {item}")
 
-    def _plan_generator_use(self, call: ast.Call, name: str, item: str) -> None:
+    def _held_generator(self, call: ast.Call) -> str | None:
+        """``g = pages(...)`` at the top level, the script's one binding of ``g``, every
+        read of ``g`` at the top level too: ``g`` holds the async generator, and each
+        read is planned as the call would be (``next(g)``, ``for x in g``)."""
+        parent = self.parents.get(call)
+        if not (isinstance(parent, ast.Assign) and parent.value is call
+                and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)
+                and self.parents.get(parent) is self.tree):
+            return None
+        name = parent.targets[0].id
+        if self.stores.get(name) != 1 or name in self.def_only or name in self.async_gens:
+            return None
+        uses = self.loads_of.get(name, [])
+        if not uses or any(self._owner(use) is not None for use in uses):
+            return None
+        return name
+
+    def _fresh(self, item: str, count: int) -> list[str] | None:
+        """``count`` names for a rewrite's own variables (None if the script has one)."""
+        names = [f"{item}_{k}" for k in range(count)]
+        return None if set(names) & (self.reads | self.bound) else names
+
+    def _builtin(self, node: ast.AST | None, *names: str) -> str | None:
+        """The name of the builtin ``node`` calls, if it is one of ``names`` (and the
+        script binds none of the names the rewrites of it use)."""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in names):
+            return None
+        used = {node.func.id, "anext", "iter", "int", "next", "enumerate"}
+        return None if used & self.bound else node.func.id
+
+    def _stopping(self, reader: ast.Call, read: ast.expr, test: ast.expr | None,
+                  item: str) -> bool:
+        """``any(G)``, ``all(G)``, ``any(T for x in G)``: the first item that decides it
+        taken with ``anext`` from an async generator expression, as lazily as ``any`` and
+        ``all`` read (the calls after it are not made). ``read`` is the generator's call
+        (or the generator expression over it, ``test`` its element)."""
+        kind = self._builtin(reader, "any", "all")
+        if kind is None or reader.args != [read] or reader.keywords:
+            return False
+        found, default = ("True", "False") if kind == "any" else ("False", "True")
+        negate = "" if kind == "any" else "not "
+        func = reader.func
+        self.edits.replace(self.edits.start(func), self.edits.end(func), "(await anext")
+        if test is None:
+            self.edits.wrap(read, f"({found} async for {item} in ",
+                            f" if {negate}{item}), {default}")
+            self.edits.wrap(reader, "", ")")
+        else:  # the generator expression's parentheses are the call's
+            self.edits.wrap(read, f"(({found} async for {item} in ",
+                            f" if {negate}{item}), {default})")
+            self.edits.wrap(reader, "", ")")
+        self.note("generator calling tools")
+        return True
+
+    def _wrapped(self, node: ast.expr, wrapper: ast.Call, item: str) -> bool:
+        """``enumerate(G, start)`` and ``zip(xs, G)`` iterated by a ``for`` or a
+        comprehension: an async generator expression that reads ``G`` as they would
+        (``zip`` reads ``xs`` first and stops at its end without another call of ``G``;
+        ``xs`` makes no calls and may be read on after ``G`` ends, as a list is)."""
+        kind = self._builtin(wrapper, "enumerate", "zip")
+        holder = self.parents.get(wrapper)
+        if kind is None or (wrapper.keywords and kind == "zip") or not (
+                isinstance(holder, ast.For | ast.comprehension) and holder.iter is wrapper
+        ) or isinstance(self.parents.get(holder), ast.GeneratorExp):
+            return False
+        names = self._fresh(item, 4)
+        if names is None:
+            return False
+        c, v, s, g = names
+        edits = self.edits
+        if kind == "enumerate":
+            start = [k.value for k in wrapper.keywords if k.arg == "start"]
+            rest = wrapper.args[1:] + start
+            if wrapper.args[0] is not node or len(rest) > 1 or len(
+                    wrapper.keywords) > len(start) or (rest and not self._plain(rest[0])):
+                return False
+            first = edits.segment(rest[0]) if rest else "0"
+            edits.replace(edits.start(wrapper), edits.start(node),
+                          f"((next({c})[0], {v}) for {c} in [enumerate(iter(int, 1), "
+                          f"{first})] async for {v} in ")
+            edits.replace(edits.end(node), edits.end(wrapper), ")")
+        else:
+            moved = [] if not isinstance(node, ast.Call) else [
+                *node.args, *(k.value for k in node.keywords)]
+            if len(wrapper.args) != 2 or wrapper.args[1] is not node or not all(
+                    self._plain(part) for part in [wrapper.args[0], *moved]):
+                return False
+            items, gen = edits.segment(wrapper.args[0]), edits.segment(node)
+            edits.replace(edits.start(wrapper), edits.end(wrapper),
+                          f"(({c}, {v}) for {g} in [{gen}] for {s} in [[]] for {c} in "
+                          f"{items} for {v} in [await anext({g}, {s})] if {v} is not {s})")
+        self._iterate_async(holder)
+        self.note("generator calling tools")
+        return True
+
+    def _plain(self, node: ast.expr) -> bool:
+        """An expression a rewrite may move or read again: names, literals, attributes,
+        subscripts and operators of them, calls of ``range`` or a dict's views."""
+        for part in ast.walk(node):
+            if isinstance(part, ast.Call):
+                func = part.func
+                if not ((isinstance(func, ast.Name) and func.id == "range"
+                         and "range" not in self.bound) or (
+                        isinstance(func, ast.Attribute) and not part.args
+                        and func.attr in ("items", "keys", "values"))):
+                    return False
+            elif not isinstance(part, ast.Name | ast.Constant | ast.List | ast.Tuple |
+                                ast.Attribute | ast.Subscript | ast.BinOp | ast.UnaryOp |
+                                ast.Slice | ast.expr_context | ast.operator |
+                                ast.unaryop | ast.keyword):
+                return False
+        return True
+
+    def _iterate_async(self, holder: ast.For | ast.comprehension) -> None:
+        """``async`` before the ``for`` of ``holder``."""
+        if isinstance(holder, ast.For):
+            start = self.edits.start(holder)
+        else:
+            start = self.edits.data.rfind(b"for", 0, self.edits.start(holder.target))
+        self.edits.replace(start, start, "async ")
+
+    def _next_call(self, call: ast.expr, name: str) -> bool:
+        """``next(G)``/``next(G, default)`` → ``(await anext(G, ...))``. Without a default
+        the end is StopAsyncIteration, not StopIteration: refused where the script
+        catches StopIteration."""
+        parent = self.parents.get(call)
+        if not (self._builtin(parent, "next") and parent.args  # type: ignore[union-attr]
+                and parent.args[0] is call and len(parent.args) <= 2  # type: ignore[union-attr]
+                and not parent.keywords):  # type: ignore[union-attr]
+            return False
+        assert isinstance(parent, ast.Call)
+        if len(parent.args) == 1 and self._catches_stop_iteration():
+            self.add(call, f"{name}() is a generator that calls tools, so it runs as an "
+                     "async generator, which `next()` reads as `await anext(...)`: its end "
+                     "raises StopAsyncIteration, not the StopIteration this script "
+                     f"catches: give next() a default, `next({name}(...), None)`")
+            return True
+        self.edits.replace(self.edits.start(parent.func), self.edits.end(parent.func),
+                           "(await anext")
+        self.edits.wrap(parent, "", ")")
+        self.note("generator calling tools")
+        return True
+
+    def _plan_generator_use(self, call: ast.expr, name: str, item: str) -> None:
         parent = self.parents.get(call)
         owner = self._owner(call)
         if isinstance(owner, ast.Lambda):
@@ -1004,6 +1205,11 @@ class _Planner(ast.NodeVisitor):
             comp = self.parents[parent]
             if isinstance(comp, ast.GeneratorExp) and not self._read_to_end(comp):
                 reader = self.parents.get(comp)
+                if isinstance(reader, ast.Call) and self._stopping(reader, comp, comp.elt,
+                                                                    item):
+                    self.gen_comprehensions.add(id(comp))
+                    self._iterate_async(parent)
+                    return
                 stops = (isinstance(reader, ast.Call) and isinstance(reader.func, ast.Name)
                          and reader.func.id in ("any", "all"))
                 self.add(call, f"{name}() is a generator that calls tools, so a generator "
@@ -1025,6 +1231,11 @@ class _Planner(ast.NodeVisitor):
         if isinstance(parent, ast.Call) and parent.args and parent.args[0] is call and (
                 self._reads_to_end(parent)):
             self.edits.wrap(call, f"[{item} async for {item} in ", "]")
+            return
+        if self._next_call(call, name):
+            return
+        if isinstance(parent, ast.Call) and (self._stopping(parent, call, None, item)
+                                             or self._wrapped(call, parent, item)):
             return
         if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and (
                 parent.func.id == "next" and parent.func.id not in self.bound):
@@ -1239,6 +1450,18 @@ class _Planner(ast.NodeVisitor):
         other one stays a problem: ``_check_await_allowed``)."""
         edits = self.edits
         for node in self.of(ast.Lambda):
+            if id(node) in self.table_lambdas:
+                # ``lambda s: B`` → ``lambda s: anext((B for once in [None]))``: an async
+                # generator expression (B's calls awaited in it) whose one item is B's
+                # value, computed when the call of the lambda is awaited
+                colon = edits.data.rindex(b":", edits.start(node), edits.start(node.body))
+                once = self._free_name("once")
+                edits.replace(colon, colon + 1, ": anext((")
+                edits.replace(edits.end(node.body), edits.end(node.body),
+                              f" for {once} in [None]))")
+                self.lambdas[id(node)] = "table"
+                self.note("lambda calling tools")
+                continue
             if not self._calls_tools(node) or node.args.vararg or node.args.kwarg:
                 continue
             parent = self.parents.get(node)
@@ -1387,6 +1610,8 @@ class _Planner(ast.NodeVisitor):
         list, set or dict comprehension. Elsewhere (``next(...)``, ``any(...)``, a ``for``
         that may ``break``, a name read later) Python calls the tools lazily, some never."""
         parent = self.parents.get(call)
+        if isinstance(parent, ast.Call) and self._passed_on_whole(call, parent):
+            return self._consumed(parent)
         if isinstance(parent, ast.Call) and call in parent.args:
             func = parent.func
             return ((isinstance(func, ast.Name) and func.id in _CONSUMERS
@@ -1398,6 +1623,29 @@ class _Planner(ast.NodeVisitor):
         if isinstance(parent, ast.comprehension) and parent.iter is call:
             return isinstance(self.parents.get(parent), ast.ListComp | ast.SetComp | ast.DictComp)
         return False
+
+    def _passed_on_whole(self, call: ast.Call, parent: ast.Call) -> bool:
+        """``filter(p, call)``, ``enumerate(call)``, ``zip(xs, map(f, xs))`` (``xs`` a
+        name bound once to a list or tuple display): read to the end of ``call`` when
+        they are read to theirs."""
+        func = parent.func
+        if not isinstance(func, ast.Name) or func.id in self.bound or parent.keywords:
+            return False
+        if func.id == "filter":
+            return len(parent.args) == 2 and parent.args[1] is call and not (
+                self._calls_any_tool(parent.args[0]))
+        if func.id == "enumerate":
+            return parent.args == [call]
+        if func.id != "zip" or call not in parent.args or not (
+                isinstance(call.func, ast.Name) and call.func.id == "map"
+                and len(call.args) == 2 and isinstance(source := call.args[1], ast.Name)):
+            return False
+        bound = [node for node in self.of(ast.Assign) if len(node.targets) == 1
+                 and isinstance(node.targets[0], ast.Name) and node.targets[0].id == source.id]
+        return (self.stores.get(source.id) == 1 and len(bound) == 1
+                and isinstance(bound[0].value, ast.List | ast.Tuple)
+                and all(arg is call or (isinstance(arg, ast.Name) and arg.id == source.id)
+                        for arg in parent.args))
 
     def _keyed_pairs(self, call: ast.Call, key: ast.expr, items: str,
                      param: str) -> tuple[str, str] | None:
@@ -1794,6 +2042,8 @@ class _Planner(ast.NodeVisitor):
         kind = self.lambdas.get(id(node), "lambda")
         if kind in ("map", "filter", "key"):
             kind = "comprehension"
+        elif kind == "table":  # its body is in an async generator expression now
+            kind = "async"
         elif kind == "async":
             name = self.parents[node].targets[0].id  # type: ignore[attr-defined]
             if self._used_as_value(name):
@@ -1827,13 +2077,54 @@ class _Planner(ast.NodeVisitor):
         if len(self.edits.items) > before and not self.strict and (
                 id(node) not in self.gen_comprehensions):
             # An ``await`` inside makes it an async generator, which sum()/list() cannot
-            # consume: make it a list (evaluated in place, same values).
+            # consume: make it a list (evaluated in place, same values). Where it is read
+            # lazily (a ``for``, ``any``/``all``, ``next``) it stays one, read as lazily
+            # (the calls after a ``break`` or the deciding item are not made).
             start, end = self.edits.start(node), self.edits.end(node)
             if any(s > start and s < end and t.startswith(b"(await") for s, _, _, _, t
-                   in self.edits.items[before:]):
+                   in self.edits.items[before:]) and not self._read_lazily(node):
                 # The outermost opener and closer inside the parentheses.
                 self.edits.items.append((start + 1, start + 1, 1, start - end, b"["))
                 self.edits.items.append((end - 1, end - 1, 0, end - start, b"]"))
+
+    def _read_lazily(self, node: ast.GeneratorExp) -> bool:
+        """A generator expression made async by its calls, read where the async forms
+        read it item by item: ``for x in (...)`` → ``async for``, ``any``/``all`` (the
+        first deciding item) and ``next`` → ``anext``."""
+        parent = self.parents.get(node)
+        if isinstance(parent, ast.For) and parent.iter is node:
+            start = self.edits.start(parent)
+            self.edits.replace(start, start, "async ")
+            return True
+        if not isinstance(parent, ast.Call):
+            return False
+        item = self._free_name("decided")
+        if self._stopping(parent, node, node.elt, item):
+            return True
+        if not (self._builtin(parent, "next") and parent.args[0] is node
+                and len(parent.args) <= 2 and not parent.keywords):
+            return False
+        if len(parent.args) == 1 and self._catches_stop_iteration():
+            self.add(node, "a generator expression that calls tools runs as an async "
+                     "one, which `next()` reads as `await anext(...)`: its end raises "
+                     "StopAsyncIteration, not the StopIteration this script catches: give "
+                     "next() a default, `next((...), None)`")
+            return True
+        self.edits.replace(self.edits.start(parent.func), self.edits.end(parent.func),
+                           "(await anext")
+        self.edits.wrap(parent, "", ")")
+        return True
+
+    def _catches_stop_iteration(self) -> bool:
+        return any(isinstance(n, ast.Name) and n.id == "StopIteration"
+                   for h in self.of(ast.ExceptHandler) if h.type is not None
+                   for n in ast.walk(h.type))
+
+    def _free_name(self, base: str) -> str:
+        """``base`` (or ``base1``, ...): a name the script neither reads nor binds."""
+        taken = self.reads | self.bound
+        return next(n for n in (f"{base}{i or ''}" for i in range(len(taken) + 1))
+                    if n not in taken)
 
     def _cached(self, node: ast.FunctionDef) -> bool:
         """``@lru_cache``/``@cache`` (maybe ``functools.``, maybe called with options) are

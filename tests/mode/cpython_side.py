@@ -7,6 +7,9 @@ import asyncio
 import contextlib
 import io
 import json
+import os
+import subprocess
+import sys
 import threading
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -26,10 +29,12 @@ def final_answer(value: Any) -> NoReturn:
     raise FinalAnswer(value)
 
 
-def run_in_cpython(script: str, namespace: dict[str, Any]) -> tuple[Any, str]:
+def run_in_cpython(script: str, namespace: dict[str, Any], *,
+                   stderr: bool = False) -> tuple[Any, str]:
     """(the result, the printed output) of ``script`` in CPython: its last expression,
     its ``result`` variable or its ``final_answer``; in a thread with no running loop, so
-    ``asyncio.run(main())`` runs as it does for the model's own host."""
+    ``asyncio.run(main())`` runs as it does for the model's own host. ``stderr``: what
+    the script writes there is output too (the sandbox's run output holds both)."""
     tree = ast.parse(script)
     last = tree.body[-1]
     if isinstance(last, ast.Expr):
@@ -44,7 +49,8 @@ def run_in_cpython(script: str, namespace: dict[str, Any]) -> tuple[Any, str]:
     outcome: dict[str, Any] = {}
 
     def run() -> None:
-        with contextlib.redirect_stdout(output):
+        errors = contextlib.redirect_stderr(output) if stderr else contextlib.nullcontext()
+        with contextlib.redirect_stdout(output), errors:
             try:
                 pending = eval(code, namespace)  # the tests' own rows
                 if asyncio.iscoroutine(pending):
@@ -72,8 +78,8 @@ def _plain(fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def run_with_tools(script: str, style: str,
-                   functions: dict[str, Callable[..., Any]]) -> tuple[Any, str]:
+def run_with_tools(script: str, style: str, functions: dict[str, Callable[..., Any]], *,
+                   stderr: bool = False) -> tuple[Any, str]:
     """The row in CPython with ``functions`` as its tools: bare names sync (``smol``) or
     async (``async``), and ``tools.x`` async either way; results travel as JSON, as
     they do from a host."""
@@ -87,4 +93,23 @@ def run_with_tools(script: str, style: str,
             return sync(*a, **k)
         setattr(tools, name, call)
         namespace[name] = call if style == "async" else sync
-    return run_in_cpython(script, namespace)
+    return run_in_cpython(script, namespace, stderr=stderr)
+
+
+_FRESH = """
+import importlib, json, sys
+from tests.mode.cpython_side import run_with_tools
+functions = getattr(importlib.import_module(sys.argv[3]), "FUNCTIONS")
+print("\\0" + json.dumps(run_with_tools(sys.argv[1], sys.argv[2], functions, stderr=True)))
+"""
+
+
+def run_in_fresh_cpython(script: str, style: str, module: str) -> tuple[Any, str]:
+    """:func:`run_with_tools` with stderr as output, in a new CPython process with
+    ``module``'s ``FUNCTIONS`` as the tools: ``logging`` state is per process (pytest's
+    own handlers on the root would make ``basicConfig`` do nothing)."""
+    done = subprocess.run([sys.executable, "-c", _FRESH, script, style, module], check=True,
+                          stdout=subprocess.PIPE, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    value, output = json.loads(done.stdout.rpartition("\0")[2])
+    return value, output

@@ -315,7 +315,7 @@ REFUSED: list[tuple[str, str]] = [
     ('filter(query="a")',
      "line 1: `filter` here is the builtin, not the tool: call the tool as "
      "`await tools.filter_(query=...)`"),
-    ('fs = {"name": lambda i: get_item(i)["name"]}\nfs["name"](1)',
+    ('fs = {"name": lambda i: get_item(i)["name"], "same": lambda i: i}\nfs["name"](1)',
      "line 1: a tool call inside a lambda cannot be awaited: use a loop or an `async def` "
      "and `await` the call"),
     ('r = await tools.get_item(id=1)\nreuslt = r["name"]\nresult',
@@ -330,8 +330,8 @@ REFUSED: list[tuple[str, str]] = [
      "line 1: name() calls tools, so it must be `async def name(...)` and each call "
      "awaited; it is used as a value at line 3, where it cannot be awaited: call it in "
      "a loop, e.g. `[await name(x) for x in xs]`"),
-    ('def names():\n    for i in (1, 2):\n        yield get_item(i)\ng = names()\nlist(g)',
-     "line 4: names() is a generator that calls tools, so it runs as an async generator, "
+    ('def names():\n    for i in (1, 2):\n        yield get_item(i)\ng = names()\nh = g\nlist(h)',
+     "line 5: names() is a generator that calls tools, so it runs as an async generator, "
      "read only where it is called: iterate the call itself (`for x in names(...):`, "
      "`[x for x in names(...)]`, `list(names(...))`); it cannot be stored, returned, "
      "passed to another function or sent values (`.send()`/`.throw()`)"),

@@ -3,8 +3,7 @@
 Each row runs through ``CodeMode`` on both executors and in a fresh CPython process (the
 logging state is per process: one row's ``basicConfig`` must not reach the next) with
 stderr merged into stdout, as the run's output holds both: value and output must be
-equal. ``exception()`` writes the exception's own line instead of CPython's traceback
-frames (the script's frames are not rebuilt): its row asserts that form.
+equal (``exception()``'s traceback names the script's file ``<script>``).
 """
 
 from __future__ import annotations
@@ -110,22 +109,32 @@ async def test_logging_as_cpython(mode: cm.CodeMode, name: str, script: str) -> 
     assert (run.value, run.output) == cpython(script)
 
 
-async def test_exception_adds_the_exception_line(mode: cm.CodeMode) -> None:
-    run = await mode.run('''
+async def test_exception_prints_the_script_frames(mode: cm.CodeMode) -> None:
+    """``exception()`` and ``exc_info=`` print CPython's traceback: the script's frames
+    (a function's too, innermost last) and the exception's line; CPython names the file
+    ``<cpython>`` here, the sandbox ``<script>``."""
+    script = '''
 import logging
 log = logging.getLogger("jobs")
+
+def lookup(key):
+    return {}[key]
+
 try:
-    {}["missing"]
+    lookup("missing")
 except KeyError:
     log.exception("lookup failed for %s", "missing")
 try:
     1 / 0
 except ZeroDivisionError as e:
     logging.error("bad", exc_info=e)
-"done"''')
+logging.exception("outside a handler")
+"done"'''
+    run = await mode.run(script)
     assert run.error is None, run.error
-    assert run.output == ("lookup failed for missing\nKeyError: 'missing'\n"
-                          "ERROR:root:bad\nZeroDivisionError: division by zero\n")
+    value, output = cpython(script)
+    assert (run.value, run.output) == (value, output.replace("<cpython>", "<script>"))
+    assert run.output.count('File "<script>"') == 3
 
 
 @pytest.mark.parametrize(("script", "error", "message"), [

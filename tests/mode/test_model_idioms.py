@@ -688,7 +688,8 @@ _IN_A_LAMBDA: Final = ("a tool call inside a lambda cannot be awaited: use a loo
 @pytest.mark.parametrize(("script", "message"), [
     ('(lambda i: tools.get_user(user_id=i))(3)', _IN_A_LAMBDA),
     ('(lambda: (u := tools.get_user(user_id=3)))()', _IN_A_LAMBDA),  # u is the lambda's
-    ('d = {"get": lambda i: tools.get_user(user_id=i)}\nd["get"](1)', _IN_A_LAMBDA),
+    ('d = {"get": lambda i: tools.get_user(user_id=i), "id": lambda i: i}\nd["get"](1)',
+     _IN_A_LAMBDA),  # not every value calls a tool: d[k](...) may be no awaitable
     ('sorted([await tools.get_user(user_id=1)], key=lambda u: tools.get_user(user_id=u["id"]))',
      _IN_A_LAMBDA),  # the items are no plain name: computing the keys first would call twice
     ('import asyncio\nf = lambda i: tools.get_user(user_id=i)\n'

@@ -3,7 +3,8 @@
 The sandbox makes such a generator an async generator and its uses the async forms;
 each row runs on both executors and in CPython with the tool as a plain function: the
 value, the printed output and the tool calls (arguments, in order) must be equal, so
-laziness (``break``, the first item only) makes the same calls. Uses no rewrite can
+laziness (``break``, the first item only, ``next``, ``any``/``all`` stopping early,
+``zip`` stopping at its shorter input) makes the same calls. Uses no rewrite can
 follow are refused before any call, with what to write.
 """
 
@@ -180,6 +181,41 @@ for i in all_issues("t"):
     if len(got) == 3:
         break
 got'''),
+    ("next_any_all_stop_early", PAGES + '''
+first = next(all_issues("n"))
+none = next(all_issues("d"), "dflt")
+hit = any(i["number"] > 10 for i in all_issues("a"))
+every = all(i["number"] < 12 for i in all_issues("b"))
+some = any(all_issues("c"))
+print(first["title"], none["number"], hit, every, some)
+[first["number"], hit, every, some]'''),
+    ("held_generator_read_in_steps", PAGES + '''
+g = all_issues("h")
+head = next(g)
+print("head", head["number"])
+rest = [i["number"] for i in g]
+tail = next(g, None)
+[head["title"], rest, tail]'''),
+    ("generator_expression_of_calls_read_lazily", '''
+repos = ["a", "b", "c", "d"]
+hit = any(search_issues(repo=r)["items"][0]["number"] > 9 for r in repos)
+every = all(search_issues(repo=r, page=3)["items"] for r in repos)
+first = next(r for r in repos if search_issues(repo=r)["items"][1]["title"].startswith("c"))
+none = next((r for r in repos if not search_issues(repo=r)["items"]), None)
+for page in (search_issues(repo=r, page=2) for r in repos):
+    print(page["items"][0]["title"])
+    if page["items"][0]["title"].startswith("b"):
+        break
+[hit, every, first, none]'''),
+    ("enumerate_and_zip_in_loops", PAGES + '''
+for n, i in enumerate(all_issues("e"), start=1):
+    print(n, i["number"])
+    if n == 3:
+        break
+pairs = [f"{label}={i['number']}" for label, i in zip("ab", all_issues("z"))]
+labels = {k: i["title"] for k, i in zip(range(10), all_issues("y"))}
+counted = {n: i["number"] for n, i in enumerate(all_issues("c"))}
+[n, pairs, labels, counted]'''),
 ]
 
 
@@ -200,12 +236,13 @@ STORED = ("all_issues() is a generator that calls tools, so it runs as an async 
 
 
 @pytest.mark.parametrize(("script", "message"), [
-    (PAGES + 'next(all_issues("x"))',
-     "line 10: all_issues() is a generator that calls tools, so it runs as an async "
-     "generator, and `next()` cannot read one (the sandbox has no `anext`): take the first "
-     "item with a loop, `for first in all_issues(...): break`"),
-    (PAGES + 'g = all_issues("x")\nfor i in g:\n    print(i)', f"line 10: {STORED}"),
-    (PAGES + 'g = all_issues("x")\ng.send(None)', f"line 10: {STORED}"),
+    (PAGES + 'try:\n    next(all_issues("x"))\nexcept StopIteration:\n    pass',
+     "line 11: all_issues() is a generator that calls tools, so it runs as an async "
+     "generator, which `next()` reads as `await anext(...)`: its end raises "
+     "StopAsyncIteration, not the StopIteration this script catches: give next() a "
+     "default, `next(all_issues(...), None)`"),
+    (PAGES + 'def f():\n    g = all_issues("x")\n    return next(g)\nf()', f"line 11: {STORED}"),
+    (PAGES + 'g = all_issues("x")\ng.send(None)', f"line 11: {STORED}"),
     (PAGES + 'len(list(enumerate(all_issues("x"))))',
      "line 10: all_issues() is a generator that calls tools, so it runs as an async "
      "generator, which enumerate() cannot read: keep the count yourself: `i = 0`, then "
@@ -220,18 +257,7 @@ STORED = ("all_issues() is a generator that calls tools, so it runs as an async 
      "generator, which islice() cannot read: take the items in a loop that stops: "
      "`items = []`, then `for x in all_issues(...):` with `items.append(x)` and "
      "`if len(items) == n: break`"),
-    (PAGES + 'any(i["number"] > 10 for i in all_issues("x"))',
-     "line 10: all_issues() is a generator that calls tools, so a generator expression "
-     "over it can only be read to its end here (in `list()`, `sorted()`, `sum()`, `set()`, "
-     "`dict()`, `min()`, `max()` or `''.join()`): for any(), the loop that stops as it "
-     "does: `found = False`, then `for x in all_issues(...):` with `if <test>:` "
-     "`found = True` and `break`"),
-    (PAGES + 'all(i["number"] < 12 for i in all_issues("x"))',
-     "line 10: all_issues() is a generator that calls tools, so a generator expression "
-     "over it can only be read to its end here (in `list()`, `sorted()`, `sum()`, `set()`, "
-     "`dict()`, `min()`, `max()` or `''.join()`): for all(), the loop that stops as it "
-     "does: `ok = True`, then `for x in all_issues(...):` with `if not <test>:` "
-     "`ok = False` and `break`"),
+    (PAGES + 'any(map(bool, all_issues("y")))', f"line 10: {STORED}"),
     (PAGES + 'f = lambda r: [i for i in all_issues(r)]\nf("x")',
      "line 10: all_issues() is a generator that calls tools, so it is read with `async "
      "for`, which a lambda cannot hold: use a `def`"),

@@ -290,6 +290,17 @@ def compat3_exit_output(result: Any, host: Host) -> None:
 
 
 @check
+def compat18_logging_script_frames_only(result: Any, host: Host) -> None:
+    """``logging.exception`` printed the script's frames as CPython does, and no host
+    frame (no file of the host, none of its functions)."""
+    assert result.error is None, result.error
+    assert result.output == (
+        'ERROR:root:failed\nTraceback (most recent call last):\n'
+        '  File "<script>", line 7, in <module>\n  File "<script>", line 5, in inner\n'
+        'Odd: x\n'), result.output
+
+
+@check
 def strings_only(result: Any, host: Host) -> None:
     """The value is made of strings (and None) only: no host object came through."""
     assert result.error is None, result.error

@@ -190,7 +190,9 @@ BUILTINS: Final[dict[str, str]] = {
     "issubclass": "issubclass(bool, int)", "iter": "next(iter([5])) == 5",
     "len": "len([1, 2]) == 2", "list": "list('ab') == ['a', 'b']",
     "map": "list(map(str, [1])) == ['1']", "max": "max([1, 3, 2]) == 3",
-    "min": "min(3, 1) == 1", "next": "next(iter('a')) == 'a'", "oct": "oct(8) == '0o10'",
+    "min": "min(3, 1) == 1", "next": "next(iter('a')) == 'a'",
+    "anext": "(await anext((await asyncio.sleep(0, x) for x in [7]))) == 7",
+    "oct": "oct(8) == '0o10'",
     "object": "isinstance(object(), object) and object() is not object()",
     "super": "callable(super)",  # used in classes: tests/sandbox/test_script_classes.py
     "property": "isinstance(property(len), property)",

@@ -15,6 +15,7 @@ from collections import Counter, OrderedDict, deque
 from functools import partial
 from operator import length_hint
 from types import (
+    AsyncGeneratorType,
     BuiltinFunctionType,
     EllipsisType,
     FunctionType,
@@ -51,7 +52,7 @@ from codemode.sandbox.language.guards import (
     guarded_vars,
     refuse,
 )
-from codemode.sandbox.language.meter import MAIN_MODULE, SCRIPT_MODULE, ScriptStop
+from codemode.sandbox.language.meter import MAIN_MODULE, SCRIPT_FILENAME, SCRIPT_MODULE, ScriptStop
 from codemode.sandbox.language.policy import private_name_ok
 from codemode.sandbox.language.render import charge_render, scrub
 from codemode.sandbox.language.sizes import (
@@ -65,10 +66,10 @@ from codemode.sandbox.language.sizes import (
     items_size,
     spec_number,
 )
-from codemode.sandbox.language.state import counted, current_run
+from codemode.sandbox.language.state import counted, current_run, wrap_result
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import AsyncGenerator, Iterable
 
 __all__ = ["PLAIN", "PRINT_FILES", "SAFE_BUILTINS", "STAND_INS", "STDERR", "STDOUT", "OutputStream",
            "ScriptExit", "counted_mapping", "exit_", "sized_sequence", "starred",
@@ -339,6 +340,35 @@ def reversed_(seq: Any) -> Any:
 def iter_(obj: Any, *sentinel: Any) -> Any:
     """``iter``; the result is counted (``iter(callable, sentinel)`` can be endless)."""
     return counted(iter(obj, *sentinel))
+
+
+_NO_DEFAULT: Final = object()
+
+
+def anext_(iterator: Any, /, *default: Any) -> Any:
+    """CPython's ``anext(it[, default])``, an awaitable of ``it``'s next item, for the
+    script's own async generators: what ``async for`` over one reads anyway (a host
+    object's ``__anext__`` is not called). The dialects read a generator that calls
+    tools with it (``next(pages())`` → ``await anext(pages())``)."""
+    if len(default) > 1:
+        raise TypeError(f"anext expected at most 2 arguments, got {1 + len(default)}")
+    if type(iterator) is not AsyncGeneratorType or (
+            iterator.ag_code.co_filename != SCRIPT_FILENAME):
+        raise TypeError(f"'{_shown_kind(iterator).__name__}' object is not an async "
+                        "iterator (anext() reads the script's async generators in the "
+                        "sandbox: read other async iterators with `async for`)")
+    step = _next_item(iterator, default[0] if default else _NO_DEFAULT)
+    step.__qualname__ = "anext"  # type: ignore[attr-defined]
+    return wrap_result(current_run(), step)
+
+
+async def _next_item(iterator: AsyncGenerator[Any, Any], default: Any) -> Any:
+    try:
+        return await iterator.__anext__()
+    except StopAsyncIteration:
+        if default is _NO_DEFAULT:
+            raise
+        return default
 
 
 def format_(value: Any, spec: str = "") -> str:
@@ -832,7 +862,7 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     "abs": abs, "ascii": ascii_, "bin": bin, "callable": callable, "chr": chr, "divmod": divmod,
     "hash": guarded_hash, "hex": hex, "isinstance": isinstance_, "issubclass": issubclass_,
     "len": len,
-    "next": next, "oct": oct, "ord": ord, "repr": repr_, "round": round_,
+    "next": next, "anext": anext_, "oct": oct, "ord": ord, "repr": repr_, "round": round_,
     "print": print_, "range": RangeType, "sum": sum_, "sorted": sorted_, "min": min_,
     "max": max_, "any": any_, "all": all_, "iter": iter_, "format": format_,
     "type": type_, "getattr": getattr_, "hasattr": guarded_hasattr, "pow": guarded_pow,

@@ -7,8 +7,9 @@ else its dotted parents', else the root's (WARNING); with nothing configured a r
 at that level prints its message alone (``logging.lastResort``); the module functions
 (``logging.info(...)``) first call ``basicConfig()``, which gives the root the format
 ``LEVEL:name:message``; ``basicConfig(level=, format=, datefmt=)`` does nothing once the
-root is configured unless ``force=True``. ``exception()`` (``exc_info=True``) adds the
-exception's own line, ``Type: message``, not CPython's traceback frames.
+root is configured unless ``force=True``. ``exception()`` (``exc_info=True``) adds CPython's
+traceback: the script's frames (``File "<script>", line 8, in <module>``, no source
+lines, as for code run from a string) and the exception's line, ``Type: message``.
 
 No handlers, filters or files, and never the real module: the state (levels, the
 format) belongs to the run (``RunState.extras``), so no run sees another's.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import re
 import sys
 import time
+from types import TracebackType
 from typing import Any, Final, final
 
 from codemode.sandbox.language.builtins import PLAIN, STDERR, STDOUT, print_
@@ -43,6 +45,10 @@ _FIELDS: Final = frozenset({"name", "levelname", "levelno", "message", "asctime"
                             "filename", "funcName", "lineno", "created", "msecs"})
 _MAX_FORMAT: Final = 1000
 """Characters a ``format``/``datefmt`` may have (each field's width is three digits)."""
+_MAX_FRAMES: Final = 20
+"""Script frames an ``exception()`` record shows (the innermost; deep recursion has
+hundreds)."""
+_TRACEBACK: Final[Any] = vars(BaseException)["__traceback__"]
 _KEY: Final = "logging"
 """The run's logging state in ``RunState.extras``."""
 
@@ -101,6 +107,7 @@ class _Logs:
             error = exc_info if isinstance(exc_info, BaseException) else sys.exc_info()[1]
             if error is not None:
                 detail = _text(error)
+                line += _traceback(error)
                 line += f"\n{_name(type(error))}: {detail}" if detail else (
                     f"\n{_name(type(error))}")
             elif exc_info is True:
@@ -154,6 +161,23 @@ def _caller() -> tuple[str, int]:
     while frame is not None and frame.f_code.co_filename != SCRIPT_FILENAME:
         frame = frame.f_back  # type: ignore[assignment]
     return ("<module>", 0) if frame is None else (frame.f_code.co_name, frame.f_lineno or 0)
+
+
+def _traceback(error: BaseException) -> str:
+    """CPython's ``Traceback (most recent call last):`` and the error's frames in the
+    script, as CPython prints them for code whose source it cannot show (``exec`` of a
+    string): the host's own frames (the tool proxy, facades) are left out."""
+    frames = []
+    trace = _TRACEBACK.__get__(error)  # the slot itself, whatever a class defines
+    while type(trace) is TracebackType:
+        code = trace.tb_frame.f_code
+        if code.co_filename == SCRIPT_FILENAME:
+            frames.append(f'\n  File "{SCRIPT_FILENAME}", line {trace.tb_lineno}, '
+                          f"in {code.co_name}")
+        trace = trace.tb_next
+    if not frames:
+        return ""
+    return "\nTraceback (most recent call last):" + "".join(frames[-_MAX_FRAMES:])
 
 
 def _name(cls: type) -> str:
