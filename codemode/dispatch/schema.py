@@ -302,18 +302,88 @@ def _pattern_keyword(validator: Any, patrn: str, instance: Any, schema: Any) -> 
         yield _jsonschema().exceptions.ValidationError(f"{instance!r} does not match {patrn!r}")
 
 
+def _key_matches(pattern: str, key: str) -> bool:
+    """``re.search(pattern, key)``, bounded as ``pattern`` is; a search that runs out of
+    time raises :class:`_SlowPattern`."""
+    return _pattern_search(pattern)(key)
+
+
+def _slow_key(key: str, pattern: str) -> Any:
+    return _jsonschema().exceptions.ValidationError(
+        f"{key!r} took more than {PATTERN_TIMEOUT} s to match {pattern!r}")
+
+
+def _pattern_properties_keyword(validator: Any, patterns: Any, instance: Any,
+                                schema: Any) -> Any:
+    """jsonschema's ``patternProperties`` keyword, its key searches bounded in time: it
+    searched a script's keys with Python's ``re``, on the host (a tool's ``^(a+)+$`` on
+    24 ``a`` and a ``b`` held the loop for 1.4 s; 30, for over a minute)."""
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            try:
+                found = _key_matches(pattern, key)
+            except _SlowPattern:
+                yield _slow_key(key, pattern)
+                continue
+            if found:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties_keyword(validator: Any, additional: Any, instance: Any,
+                                   schema: Any) -> Any:
+    """jsonschema's ``additionalProperties`` keyword (same messages), its searches of the
+    sibling ``patternProperties`` bounded in time as in
+    :func:`_pattern_properties_keyword`."""
+    if not validator.is_type(instance, "object"):
+        return
+    properties = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    extras: set[str] = set()
+    for key in instance:
+        if key in properties:
+            continue
+        try:
+            if any(_key_matches(pattern, key) for pattern in patterns):
+                continue
+        except _SlowPattern:
+            yield _slow_key(key, "|".join(patterns))
+            return
+        extras.add(key)
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif not additional and extras:
+        error = _jsonschema().exceptions.ValidationError
+        if patterns:
+            verb = "does" if len(extras) == 1 else "do"
+            joined = ", ".join(repr(each) for each in sorted(extras))
+            listed = ", ".join(repr(each) for each in sorted(patterns))
+            yield error(f"{joined} {verb} not match any of the regexes: {listed}")
+        else:
+            unexpected = sorted(extras, key=str)
+            listed = ", ".join(repr(extra) for extra in unexpected)
+            verb = "was" if len(unexpected) == 1 else "were"
+            yield error(f"Additional properties are not allowed ({listed} {verb} unexpected)")
+
+
 _TIMED: dict[type[Any], type[Any]] = {}
 
 
 def _timed_class(cls: type[Reference]) -> type[Reference]:
-    """``cls`` with its ``pattern`` keyword bounded in time (:data:`PATTERN_TIMEOUT`), and
-    its ``multipleOf`` and ``uniqueItems`` made safe for any value (:func:`_is_multiple`,
-    :func:`_unique_items_keyword`)."""
+    """``cls`` with its ``pattern`` keyword and its searches of ``patternProperties`` bounded
+    in time (:data:`PATTERN_TIMEOUT`), and its ``multipleOf`` and ``uniqueItems`` made safe
+    for any value (:func:`_is_multiple`, :func:`_unique_items_keyword`). jsonschema's
+    ``unevaluatedProperties`` still searches ``patternProperties`` with Python's ``re``
+    (its evaluated keys are found by an internal walk no keyword replaces)."""
     timed = _TIMED.get(cls)
     if timed is None:
         timed = _jsonschema().validators.extend(cls, {
             "pattern": _pattern_keyword, "multipleOf": _multiple_of_keyword,
-            "uniqueItems": _unique_items_keyword})
+            "uniqueItems": _unique_items_keyword,
+            "patternProperties": _pattern_properties_keyword,
+            "additionalProperties": _additional_properties_keyword})
         _TIMED[cls] = timed
     return timed
 
@@ -406,6 +476,12 @@ def _unique_items_keyword(validator: Any, unique: Any, instance: Any, schema: An
 
 
 _RS_KEYWORDS = {"pattern": _PythonPattern, "multipleOf": _PythonMultipleOf}
+
+
+def _timed_keys(schema: Any) -> bool:
+    """Whether checking a value searches with the schema's regexes (then it runs on a
+    worker thread, within ``PATTERN_BUDGET``)."""
+    return _uses_key(schema, "pattern") or _uses_key(schema, "patternProperties")
 
 
 def _uses_key(schema: Any, key: str) -> bool:
@@ -601,7 +677,7 @@ def compile_schema(
             is_valid=_budgeted(lambda instance: bool(reference_old.is_valid(thaw(instance)))),
             make_reference=lambda: reference_old,
             backend=f"jsonschema ({older.__name__.removesuffix('Validator')})",
-            timed=_uses_key(schema, "pattern"),
+            timed=_timed_keys(schema),
         )
     make = _Lazy(cls, schema)
     _check_refs(tool, what, schema, make)
@@ -610,7 +686,7 @@ def compile_schema(
     def reference_is_valid(instance: Any) -> bool:
         return bool(holder[0].reference.is_valid(thaw(instance)))
 
-    timed = _uses_key(schema, "pattern")
+    timed = _timed_keys(schema)
     bounded = _budgeted if timed else _unbounded
     fallback = CompiledSchema(schema=schema, is_valid=bounded(reference_is_valid),
                               make_reference=make,

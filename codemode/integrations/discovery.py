@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DISCOVERY_NAMES",
+    "MAX_NAME",
+    "MAX_QUERY",
     "Hit",
     "ToolIndex",
     "discovery_tools",
@@ -41,6 +43,14 @@ __all__ = [
 
 DISCOVERY_NAMES = ("search", "describe", "search_tools", "describe_tools")
 """Wire names of the discovery tools (never indexed themselves)."""
+
+MAX_QUERY = 1000
+"""Longest ``search`` query (characters). Ranking runs on the host's loop, in time the
+query's distinct words times the tools: a script's query of 300,000 distinct words held
+the loop of a 200-tool host for 28 s, and 40 MB of text for over a minute."""
+
+MAX_NAME = 300
+"""Longest tool name ``describe`` takes (unknown names are quoted back in its error)."""
 
 _WORD = re.compile(r"[a-z0-9]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -220,6 +230,7 @@ def discovery_tools(mode: CodeMode) -> tuple[Discovery, list[Tool]]:
             "query": {
                 "type": "string",
                 "minLength": 1,
+                "maxLength": MAX_QUERY,
                 "description": "What the tool should do, in words.",
             },
             "limit": {
@@ -238,7 +249,7 @@ def discovery_tools(mode: CodeMode) -> tuple[Discovery, list[Tool]]:
         "properties": {
             "names": {
                 "type": "array",
-                "items": {"type": "string"},
+                "items": {"type": "string", "maxLength": MAX_NAME},
                 "minItems": 1,
                 "maxItems": 50,
                 "description": "Tools by SDK path (`ns.name`), as search returns them.",

@@ -72,3 +72,63 @@ async def test_a_scripts_string_against_a_slow_pattern_fails_its_call() -> None:
     assert run.error is not None and "took more than" in run.error.message
     assert fine.error is None and fine.value == "ok"
     assert seen == [{"s": "aaa"}]
+
+
+def _keyed(pattern: str, *, additional: Any = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object",
+                              "patternProperties": {pattern: {"type": "integer"}}}
+    if additional is not None:
+        schema["additionalProperties"] = additional
+    return schema
+
+
+@pytest.mark.parametrize("additional", [None, False, {"type": "string"}])
+@pytest.mark.parametrize(("pattern", "key", "value"), [
+    ("^x_", "x_a", 1), ("^x_", "x_a", "one"), ("^x_", "y", 1), ("^x_", "y", "one"),
+    ("^(a+)+$", "a" * 30 + "b", 1), ("^(a+)+$", "aaa", "one"), (r"^\w+$", "héllo", 1),
+])
+def test_pattern_properties_match_as_re_does(pattern: str, key: str, value: Any,
+                                             additional: Any) -> None:
+    """r38: ``patternProperties`` (and ``additionalProperties`` beside it) searched a
+    script's keys with Python's ``re``: ``^(a+)+$`` on 24 ``a`` and a ``b`` held the host's
+    loop for 1.4 s. Now the same answers, by the bounded search."""
+    compiled = compile_schema("t", _keyed(pattern, additional=additional))
+    # re itself takes minutes on the 31-character key, which cannot match (it ends in b)
+    matched = re.search(pattern, key) is not None if len(key) < 20 else False
+    if matched:
+        expected = isinstance(value, int)
+    elif additional is None:
+        expected = True
+    elif additional is False:
+        expected = False
+    else:
+        expected = isinstance(value, str)
+    assert compiled.is_valid({key: value}) is expected
+    assert (compiled.problems({key: value}) == []) is expected
+
+
+@pytest.mark.parametrize("additional", [None, False])
+def test_a_catastrophic_pattern_property_refuses_the_key_and_says_why(additional: Any) -> None:
+    compiled = compile_schema("t", _keyed(SLOW, additional=additional))
+    assert compiled.is_valid({"aaaa": 1})
+    assert not compiled.is_valid({SLOW_TEXT: 1})
+    problems = compiled.problems({SLOW_TEXT: 1})
+    assert problems and all("took more than" in p.message for p in problems), problems
+
+
+async def test_a_scripts_key_against_a_slow_pattern_property_fails_its_call() -> None:
+    seen: list[Any] = []
+
+    async def take(args: Any, ctx: cm.ExecContext) -> Any:
+        seen.append(args)
+        return "ok"
+
+    registry = cm.ToolRegistry()
+    registry.register(cm.define_tool(name="take", execute=take, parameters=_keyed(SLOW)))
+    async with cm.InProcessExecutor() as executor:
+        mode = cm.CodeMode(registry, executor=executor)
+        run = await mode.run("k = 'a' * 40 + 'b'\nawait tools.take(**{k: 1})\n")
+        fine = await mode.run("await tools.take(**{'aaa': 1})\n")
+    assert run.error is not None and "took more than" in run.error.message, run.error
+    assert fine.error is None and fine.value == "ok", fine.error
+    assert seen == [{"aaa": 1}]

@@ -658,3 +658,32 @@ async def test_a_call_by_name_reaches_what_tools_x_reaches(
     assert run.error is not None and run.error.type == error, run.error
     assert fragment in run.error.message
     assert [c.name for c in run.calls] == called
+
+
+def test_a_long_attribute_chain_is_not_walked_at_every_link(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """r38: the plan read every link of ``a.a.a….b`` down to its base (quadratic: 990
+    links, a 2,000-character script, held the host's loop 0.5 s; 2,900 links, 5 s); a link
+    deeper than any tool path is now passed over, and the answer is the same (a tool read
+    inside a chain, ``tools.x.name.split``: tests/mode/test_host_dialects.py)."""
+    from codemode.mode import dialects
+
+    walked: list[int] = []
+    original = dialects._root
+
+    def counting(node: Any) -> Any:
+        walked.append(1)
+        return original(node)
+
+    monkeypatch.setattr(dialects, "_root", counting)
+    registry = cm.ToolRegistry()
+
+    async def execute(args: Any, ctx: cm.ExecContext) -> Any:
+        return "T"
+
+    registry.register(cm.define_tool(name="gdrive.get_sheet", execute=execute,
+                                     parameters={"type": "object"}))
+    mode = cm.CodeMode(registry, executor=cm.InProcessExecutor())
+    problems = mode.check("a = 1\nx = " + "a." * 990 + "b")
+    assert [p.message for p in problems] == ["the script is nested too deeply to compile"]
+    assert len(walked) < 10, len(walked)

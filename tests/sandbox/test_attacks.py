@@ -921,6 +921,21 @@ HOST_STREAM_LEAKS = [
         "it = g()\nnext(it)\n'done'",
         id="generator-finalizer",
     ),
+    # r38: what asyncio, logging and warnings print to stderr when nobody handles it
+    pytest.param("import asyncio\nasync def f():\n    raise ValueError('LEAK')\n"
+                 "t = asyncio.create_task(f())\nt = None\nawait asyncio.sleep(0.01)\n'done'",
+                 id="task-exception-never-retrieved"),
+    pytest.param("import asyncio\nasync def f():\n    while True:\n        try:\n"
+                 "            await asyncio.sleep(100)\n        except asyncio.CancelledError:\n"
+                 "            print('LEAK')\nt = asyncio.create_task(f())\n"
+                 "await asyncio.sleep(0)\n'done'", id="task-swallowing-its-cancellation"),
+    pytest.param("import logging\nlogging.error('LEAK')\nlogging.warn('LEAK')\n"
+                 "logging.getLogger('asyncio').critical('LEAK')\n'done'", id="logging"),
+    pytest.param("import datetime\ndatetime.datetime.utcnow().year > 0", id="deprecation-warning"),
+    pytest.param("async def f():\n    print('LEAK')\nf()\n'done'", id="coroutine-never-awaited"),
+    pytest.param("import asyncio\nasync def f():\n    raise KeyError('LEAK')\n"
+                 "async with asyncio.TaskGroup() as tg:\n    tg.create_task(f())",
+                 id="task-group-failure"),
 ]
 
 

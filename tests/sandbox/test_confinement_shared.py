@@ -65,6 +65,11 @@ def _refused_or_absent(path: str) -> str:
     return "EACCES" if os.path.exists(path) else "ENOENT"
 
 
+def _tracer_of(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(status.split("TracerPid:")[1].split()[0])
+
+
 def _live(h: Host) -> bool:
     return h.scheduling_untouched() and socket.gethostname() == HOSTNAME
 
@@ -303,6 +308,68 @@ ROWS: list[tuple[str, Callable[[Host], str], dict[str, Any], Callable[[Host], bo
           "own cwd", "own root", **{name: _refused_or_absent(path) for name, path in
                                      (("mem", "/dev/mem"), ("kcore", "/proc/kcore"))}),
      lambda h: h.files_untouched()),
+    # r38: the syscalls past the allowlist no row named yet (all refused before r38)
+    ("new mount API, descriptors of others, timers, io_uring, nested Landlock, LSM, splice",
+     lambda h: "buf = ctypes.create_string_buffer(128)\n"
+               "root = ctypes.c_char_p(b'/')\n"
+               "result = each({'fsopen': syscall(430, ctypes.c_char_p(b'tmpfs'), 0),\n"
+               "  'open_tree': syscall(428, -100, root, 1),\n"
+               "  'move_mount': syscall(429, -100, root, -100, ctypes.c_char_p(b'/tmp'), 0),\n"
+               "  'fsmount': syscall(432, 0, 0, 0), 'fspick': syscall(433, -100, root, 0),\n"
+               "  'mount_setattr': syscall(442, -100, root, 0, None, 0),\n"
+               "  'pidfd_getfd': syscall(438, 0, 0, 0), 'process_mrelease': syscall(448, 0, 0),\n"
+               "  'memfd_secret': syscall(447, 0),\n"
+               "  'io_uring_enter': syscall(426, 0, 1, 0, 0, None, 0),\n"
+               "  'io_uring_register': syscall(427, 0, 0, None, 0),\n"
+               "  'timer_create': syscall(222, 1, None, buf),\n"
+               "  'timerfd_create': syscall(283, 1, 0),\n"
+               "  'setitimer': syscall(38, 0, buf, None), 'alarm': syscall(37, 1000),\n"
+               "  'eventfd2': syscall(290, 0, 0), 'signalfd4': syscall(289, -1, buf, 8, 0),\n"
+               "  'landlock_create_ruleset': syscall(444, None, 0, 1),\n"
+               "  'ptrace SEIZE host': syscall(101, 0x4206, host, 0, 0),\n"
+               "  'lsm_get_self_attr': syscall(459, 0, None, None, 0),\n"
+               "  'lsm_set_self_attr': syscall(460, 0, None, 0, 0),\n"
+               "  'splice': syscall(275, 0, None, 1, None, 1, 0),\n"
+               "  'vmsplice': syscall(278, 1, None, 0, 0), 'tee': syscall(276, 0, 1, 1, 0),\n"
+               "  'sendfile': syscall(40, 1, 0, None, 1),\n"
+               "  'copy_file_range': syscall(326, 0, None, 1, None, 1, 0),\n"
+               "  'bind': syscall(49, 0, None, 0), 'connect': syscall(42, 0, None, 0),\n"
+               "  'listen': syscall(50, 0, 1), 'accept4': syscall(288, 0, None, None, 0),\n"
+               "  'setsid': syscall(112), 'setpgid': syscall(109, 0, 0),\n"
+               "  'chdir': syscall(80, root), 'umask': syscall(95, 0),\n"
+               "  'flock': syscall(73, 0, 2), 'sync': syscall(162),\n"
+               "  'fchmod': syscall(91, 0, 0o777), 'fchown': syscall(93, 0, 0, 0),\n"
+               "  'ftruncate': syscall(77, 1, 0), 'fallocate': syscall(285, 1, 0, 0, 1 << 30),\n"
+               "  'getpriority host': syscall(140, 0, host),\n"
+               "  'sched_getattr host': syscall(315, host, buf, 64, 0),\n"
+               "  'kill own process group': syscall(62, 0, 0)})",
+     _all("EPERM", "fsopen", "open_tree", "move_mount", "fsmount", "fspick", "mount_setattr",
+          "pidfd_getfd", "process_mrelease", "memfd_secret", "io_uring_enter",
+          "io_uring_register", "timer_create", "timerfd_create", "setitimer", "alarm",
+          "eventfd2", "signalfd4", "landlock_create_ruleset", "ptrace SEIZE host",
+          "lsm_get_self_attr", "lsm_set_self_attr", "splice", "vmsplice", "tee", "sendfile",
+          "copy_file_range", "bind", "connect", "listen", "accept4", "setsid", "setpgid",
+          "chdir", "umask", "flock", "sync", "fchmod", "fchown", "ftruncate", "fallocate",
+          "getpriority host", "sched_getattr host", "kill own process group"),
+     lambda h: _live(h) and h.files_untouched() and _tracer_of(os.getpid()) == 0),
+    ("a sibling worker's memory, environment and tracing",
+     lambda h: f"sibling = {h.sibling_pid}\n"
+               "class iovec(ctypes.Structure):\n"
+               "    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]\n"
+               "out = ctypes.create_string_buffer(64)\n"
+               "local = iovec(ctypes.addressof(out), 64)\n"
+               "remote = iovec(0x400000, 64)\n"
+               "result = each({'environ': lambda: open(f'/proc/{sibling}/environ', 'rb').read(),\n"
+               "  'mem': lambda: open(f'/proc/{sibling}/mem', 'rb'),\n"
+               "  'maps': lambda: open(f'/proc/{sibling}/maps', 'rb').read(),\n"
+               "  'ptrace ATTACH': syscall(101, 16, sibling, 0, 0),\n"
+               "  'ptrace SEIZE': syscall(101, 0x4206, sibling, 0, 0),\n"
+               "  'process_vm_readv': syscall(310, sibling, ctypes.byref(local), 1,"
+               " ctypes.byref(remote), 1, 0),\n"
+               "  'pidfd_open': syscall(434, sibling, 0)})",
+     _all("EACCES", "environ", "mem", "maps", **dict.fromkeys(
+         ("ptrace ATTACH", "ptrace SEIZE", "process_vm_readv", "pidfd_open"), "EPERM")),
+     lambda h: _live(h) and _tracer_of(h.sibling_pid) == 0),
 ]
 
 

@@ -38,6 +38,12 @@ __all__ = ["CODE_TAG", "CompiledScript", "adopt_code", "cached_script", "compile
            "compile_tree", "export_code"]
 
 _CACHE_SIZE = 512
+_CACHE_CHARS: Final = 1_000_000
+"""Most characters of source the cache holds in all (the oldest entries go first). A
+compiled script keeps 30-40 bytes per character of its source (its code object's line and
+column tables, constants, the source lines): 512 distinct scripts of ``MAX_SOURCE``
+characters, each a valid script a model may send, held about 2 GB of the host (and of a
+worker, which caches the code it adopts); within this budget, about 40 MB."""
 
 MAX_SOURCE: Final = 100_000
 """Longest script accepted (characters); compiling costs hundreds of times the source size."""
@@ -60,6 +66,8 @@ class CompiledScript:
 
 
 _cache: OrderedDict[str, CompiledScript] = OrderedDict()
+_cache_chars = 0
+"""Characters of source held in ``_cache``."""
 _cache_lock = threading.Lock()  # the in-process executor compiles on its script thread
 
 
@@ -126,10 +134,14 @@ def _cached(source: str) -> CompiledScript | None:
 
 
 def _remember(source: str, compiled: CompiledScript) -> CompiledScript:
+    global _cache_chars
     with _cache_lock:
+        if source not in _cache:
+            _cache_chars += len(source)
         _cache[source] = compiled
-        if len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
+        _cache.move_to_end(source)
+        while len(_cache) > _CACHE_SIZE or (_cache_chars > _CACHE_CHARS and len(_cache) > 1):
+            _cache_chars -= len(_cache.popitem(last=False)[0])
     return compiled
 
 

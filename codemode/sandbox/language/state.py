@@ -219,12 +219,18 @@ class RunState:
             for task in pending:
                 task.cancel()
             left = max(0.0, self.meter.deadline - time.monotonic())
-            with anyio.CancelScope(shield=True), anyio.move_on_after(left):
+            with anyio.CancelScope(shield=True), anyio.move_on_after(left) as waited:
                 await asyncio.wait(pending)
             # Kept: a task that caught its cancellation is still pending (it was dropped
             # here, and stayed on the loop after the run); ``close_tracked`` cancels it
             # again once the run has ended.
             self.tasks = [task for task in pending if not task.done()] + self.tasks
+            if self.tasks and waited.cancelled_caught and self.meter.tripped is None:
+                # A task that caught its cancellation held the run (and its worker) for the
+                # whole timeout: that is the timeout, not a success, on both executors (the
+                # in-process watcher tripped it at the task's next tick; a worker has none).
+                self.meter.tripped = LimitExceeded("timeout", self.limits.timeout,
+                                                   "the run took too long")
             if left <= 0:  # out of time: the last round, once creating a task stops
                 for task in self.tasks:
                     task.cancel()
