@@ -56,24 +56,6 @@ def test_one_validation_shares_one_budget() -> None:
     assert compiled.problems({"s": ["aa", "a"]}) == []  # the next validation has its own
 
 
-async def test_a_scripts_string_against_a_slow_pattern_fails_its_call() -> None:
-    seen: list[Any] = []
-
-    async def take(args: Any, ctx: cm.ExecContext) -> Any:
-        seen.append(args)
-        return "ok"
-
-    registry = cm.ToolRegistry()
-    registry.register(cm.define_tool(name="take", execute=take, parameters=_schema(SLOW)))
-    async with cm.InProcessExecutor() as executor:
-        mode = cm.CodeMode(registry, executor=executor)
-        run = await mode.run("s = 'a' * 40 + 'b'\nawait tools.take(s=s)\n")
-        fine = await mode.run("await tools.take(s='aaa')\n")
-    assert run.error is not None and "took more than" in run.error.message
-    assert fine.error is None and fine.value == "ok"
-    assert seen == [{"s": "aaa"}]
-
-
 def _keyed(pattern: str, *, additional: Any = None) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "object",
                               "patternProperties": {pattern: {"type": "integer"}}}
@@ -116,7 +98,16 @@ def test_a_catastrophic_pattern_property_refuses_the_key_and_says_why(additional
     assert problems and all("took more than" in p.message for p in problems), problems
 
 
-async def test_a_scripts_key_against_a_slow_pattern_property_fails_its_call() -> None:
+@pytest.mark.parametrize(("parameters", "slow", "fine", "taken"), [
+    # a string value against ``pattern``
+    (_schema(SLOW), "s = 'a' * 40 + 'b'\nawait tools.take(s=s)\n",
+     "await tools.take(s='aaa')\n", {"s": "aaa"}),
+    # a key against ``patternProperties``
+    (_keyed(SLOW), "k = 'a' * 40 + 'b'\nawait tools.take(**{k: 1})\n",
+     "await tools.take(**{'aaa': 1})\n", {"aaa": 1}),
+])
+async def test_a_scripts_argument_against_a_slow_pattern_fails_its_call(
+        parameters: dict[str, Any], slow: str, fine: str, taken: dict[str, Any]) -> None:
     seen: list[Any] = []
 
     async def take(args: Any, ctx: cm.ExecContext) -> Any:
@@ -124,11 +115,12 @@ async def test_a_scripts_key_against_a_slow_pattern_property_fails_its_call() ->
         return "ok"
 
     registry = cm.ToolRegistry()
-    registry.register(cm.define_tool(name="take", execute=take, parameters=_keyed(SLOW)))
+    registry.register(cm.define_tool(name="take", execute=take, parameters=parameters))
     async with cm.InProcessExecutor() as executor:
         mode = cm.CodeMode(registry, executor=executor)
-        run = await mode.run("k = 'a' * 40 + 'b'\nawait tools.take(**{k: 1})\n")
-        fine = await mode.run("await tools.take(**{'aaa': 1})\n")
-    assert run.error is not None and "took more than" in run.error.message, run.error
-    assert fine.error is None and fine.value == "ok", fine.error
-    assert seen == [{"aaa": 1}]
+        refused = await mode.run(slow)
+        answered = await mode.run(fine)
+    assert refused.error is not None and "took more than" in refused.error.message, \
+        refused.error
+    assert answered.error is None and answered.value == "ok", answered.error
+    assert seen == [taken]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,6 +17,8 @@ import pytest
 from mcp import Client, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning
+
+from tests.integrations.served_http import served_http
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -34,26 +35,12 @@ def anyio_backend() -> str:
 @asynccontextmanager
 async def _served(tmp_path: Path) -> AsyncIterator[str]:
     """``codemode serve`` over HTTP (local tools, in-process executor); yields its URL."""
-    errlog = tmp_path / "serve.stderr"
-    with errlog.open("w", encoding="utf-8") as err:
-        proc = await anyio.open_process(
+    async with served_http(
             [sys.executable, "-m", "codemode.cli", "serve", "--executor", "inprocess",
              "--tools", TOOLS, "--transport", "http", "--port", "0"],
-            stderr=err, cwd=tmp_path,
-            env={**os.environ, "CODEMODE_TEST_LOG": str(tmp_path / "tool.log")})
-    try:
-        with anyio.fail_after(60):
-            while True:
-                said = errlog.read_text(encoding="utf-8")
-                if "serving MCP on http" in said:
-                    break
-                await anyio.sleep(0.05)
-        yield said.split("serving MCP on ")[1].split()[0]
-        assert proc.returncode is None, errlog.read_text(encoding="utf-8")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        await proc.wait()
-    assert "Traceback" not in errlog.read_text(encoding="utf-8")
+            cwd=tmp_path, env={**os.environ, "CODEMODE_TEST_LOG": str(tmp_path / "tool.log")},
+            errlog=tmp_path / "serve.stderr") as url:
+        yield url
 
 
 async def _logged(tmp_path: Path, word: str) -> list[str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from tests.integrations.checkout import ENV
+from tests.integrations.served_http import served_http
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -76,20 +76,12 @@ async def _stdio_with(tmp_path: Path, *, mode: str = "legacy",
 async def _http(tmp_path: Path, *extra: str,
                 servers: dict[str, Any] | None = None) -> AsyncIterator[str]:
     """``codemode serve --transport http``; yields its URL."""
-    errlog = tmp_path / "serve.stderr"
-    with errlog.open("w", encoding="utf-8") as err:
-        proc = await anyio.open_process(
+    async with served_http(
             [PY, *_args(tmp_path, "--transport", "http", "--port", "0", *extra,
                         servers=servers)],
-            stderr=err, cwd=tmp_path, env={**os.environ, **_env(tmp_path)})
-    try:
-        said = (await _lines(errlog, "serving MCP on http"))[-1]
-        yield said.split("serving MCP on ")[1].split()[0]
-        assert proc.returncode is None, errlog.read_text(encoding="utf-8")
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        await proc.wait()
-    assert "Traceback" not in errlog.read_text(encoding="utf-8")
+            cwd=tmp_path, env={**os.environ, **_env(tmp_path)},
+            errlog=tmp_path / "serve.stderr") as url:
+        yield url
 
 
 def _text(result: types.CallToolResult) -> str:
