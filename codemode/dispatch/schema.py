@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import jsonschema_rs
 
 from codemode.dispatch.alternatives import explain
+from codemode.dispatch.evaluated_keys import evaluated_keys
 from codemode.dispatch.frozen import thaw
 from codemode.errors import ToolDefinitionError
 
@@ -368,6 +369,55 @@ def _additional_properties_keyword(validator: Any, additional: Any, instance: An
             yield error(f"Additional properties are not allowed ({listed} {verb} unexpected)")
 
 
+class _SlowKey(ValueError):
+    """A key's search of ``pattern`` ran out of time while evaluated keys were found."""
+
+    def __init__(self, key: str, pattern: str) -> None:
+        super().__init__(key, pattern)
+        self.key, self.pattern = key, pattern
+
+
+def _bounded_key_matches(pattern: str, key: str) -> bool:
+    try:
+        return _key_matches(pattern, key)
+    except _SlowPattern:
+        raise _SlowKey(key, pattern) from None
+
+
+def _unevaluated_keyword(legacy: bool) -> Any:
+    """jsonschema's ``unevaluatedProperties`` keyword (same messages; ``legacy``: draft
+    2019-09's), its evaluated keys found by :func:`evaluated_keys` with bounded searches."""
+
+    def keyword(validator: Any, unevaluated: Any, instance: Any, schema: Any) -> Any:
+        if not validator.is_type(instance, "object"):
+            return
+        try:
+            evaluated = evaluated_keys(validator, instance, schema,
+                                       matches=_bounded_key_matches, legacy=legacy)
+        except _SlowKey as exc:
+            yield _slow_key(exc.key, exc.pattern)
+            return
+        left = [key for key in instance if key not in evaluated and not _is_valid_under(
+            validator.descend(instance[key], unevaluated, path=key, schema_path=key))]
+        if not left:
+            return
+        listed = sorted(left, key=str) if unevaluated is False else left
+        joined = ", ".join(repr(key) for key in listed)
+        verb = "was" if len(listed) == 1 else "were"
+        error = _jsonschema().exceptions.ValidationError
+        if unevaluated is False:
+            yield error(f"Unevaluated properties are not allowed ({joined} {verb} unexpected)")
+        else:
+            yield error("Unevaluated properties are not valid under the given schema "
+                        f"({joined} {verb} unevaluated and invalid)")
+
+    return keyword
+
+
+def _is_valid_under(errors: Any) -> bool:
+    return next(errors, None) is None
+
+
 _TIMED: dict[type[Any], type[Any]] = {}
 
 
@@ -375,15 +425,19 @@ def _timed_class(cls: type[Reference]) -> type[Reference]:
     """``cls`` with its ``pattern`` keyword and its searches of ``patternProperties`` bounded
     in time (:data:`PATTERN_TIMEOUT`), and its ``multipleOf`` and ``uniqueItems`` made safe
     for any value (:func:`_is_multiple`, :func:`_unique_items_keyword`). jsonschema's
-    ``unevaluatedProperties`` still searches ``patternProperties`` with Python's ``re``
-    (its evaluated keys are found by an internal walk no keyword replaces)."""
+    ``unevaluatedProperties``, where the draft has it, finds its evaluated keys with the
+    same bounded searches (:func:`_unevaluated_keyword`)."""
     timed = _TIMED.get(cls)
     if timed is None:
-        timed = _jsonschema().validators.extend(cls, {
+        keywords = {
             "pattern": _pattern_keyword, "multipleOf": _multiple_of_keyword,
             "uniqueItems": _unique_items_keyword,
             "patternProperties": _pattern_properties_keyword,
-            "additionalProperties": _additional_properties_keyword})
+            "additionalProperties": _additional_properties_keyword}
+        if "unevaluatedProperties" in cls.VALIDATORS:
+            legacy = "$recursiveRef" in cls.VALIDATORS
+            keywords["unevaluatedProperties"] = _unevaluated_keyword(legacy)
+        timed = _jsonschema().validators.extend(cls, keywords)
         _TIMED[cls] = timed
     return timed
 

@@ -7,6 +7,7 @@ for at most ``PATTERN_BUDGET``; a string past that is refused, and the message s
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -105,6 +106,10 @@ def test_a_catastrophic_pattern_property_refuses_the_key_and_says_why(additional
     # a key against ``patternProperties``
     (_keyed(SLOW), "k = 'a' * 40 + 'b'\nawait tools.take(**{k: 1})\n",
      "await tools.take(**{'aaa': 1})\n", {"aaa": 1}),
+    # and the keys unevaluatedProperties skips (r40)
+    ({**_keyed(SLOW), "unevaluatedProperties": False},
+     "k = 'a' * 40 + 'b'\nawait tools.take(**{k: 1})\n",
+     "await tools.take(**{'aaa': 1})\n", {"aaa": 1}),
 ])
 async def test_a_scripts_argument_against_a_slow_pattern_fails_its_call(
         parameters: dict[str, Any], slow: str, fine: str, taken: dict[str, Any]) -> None:
@@ -124,3 +129,74 @@ async def test_a_scripts_argument_against_a_slow_pattern_fails_its_call(
         refused.error
     assert answered.error is None and answered.value == "ok", answered.error
     assert seen == [taken]
+
+
+_DRAFT_2019 = "https://json-schema.org/draft/2019-09/schema"
+_INT = {"type": "integer"}
+_UNEVALUATED: list[Any] = [
+    pytest.param({"patternProperties": {"^x_": _INT}, "unevaluatedProperties": False},
+                 id="beside"),
+    pytest.param({"allOf": [{"patternProperties": {"^x_": _INT}}],
+                  "unevaluatedProperties": False}, id="in-allOf"),
+    pytest.param({"anyOf": [{"patternProperties": {"^x_": _INT}}, {"required": ["z"]}],
+                  "unevaluatedProperties": {"type": "string"}}, id="in-anyOf-typed"),
+    pytest.param({"$defs": {"p": {"patternProperties": {"^x_": _INT}}}, "$ref": "#/$defs/p",
+                  "unevaluatedProperties": False}, id="through-ref"),
+    pytest.param({"if": {"required": ["k"]}, "then": {"patternProperties": {"^x_": _INT}},
+                  "else": {"properties": {"y": {}}}, "unevaluatedProperties": False},
+                 id="if-then-else"),
+    pytest.param({"dependentSchemas": {"k": {"patternProperties": {"^x_": {}}}},
+                  "properties": {"k": {}}, "unevaluatedProperties": False},
+                 id="dependent"),
+    pytest.param({"properties": {"y": {}}, "additionalProperties": _INT,
+                  "unevaluatedProperties": False}, id="additional"),
+    pytest.param({"$schema": _DRAFT_2019, "allOf": [{"patternProperties": {"^x_": _INT}}],
+                  "properties": {"y": True}, "unevaluatedProperties": False},
+                 id="draft-2019-09"),
+]
+
+
+@pytest.mark.parametrize("instance", [
+    {}, {"x_a": 1}, {"x_a": "one"}, {"y": 1}, {"k": 1, "x_a": 1}, {"k": 1, "y": 2, "z": "s"},
+    {"x_a": 1, "z": "s"}, {"héllo": "s", "x_é": 2},
+])
+@pytest.mark.parametrize("schema", _UNEVALUATED)
+def test_unevaluated_properties_answer_as_jsonschema_does(schema: dict[str, Any],
+                                                          instance: dict[str, Any]) -> None:
+    """The bounded walk for ``unevaluatedProperties`` finds the keys jsonschema's own walk
+    finds, in both drafts that have the keyword."""
+    import jsonschema
+
+    full = {"type": "object", **schema}
+    reference = jsonschema.validators.validator_for(full)(full)
+    expected = reference.is_valid(instance)
+    compiled = compile_schema("t", full)
+    assert compiled.is_valid(instance) is expected
+    problems = compiled.problems(instance)
+    assert (problems == []) is expected
+    # (the pipeline words anyOf failures its own way; the keyword's messages are jsonschema's)
+    ours = [p.message for p in problems if p.message.startswith("Unevaluated")]
+    theirs = [e.message for e in reference.iter_errors(instance)
+              if e.validator == "unevaluatedProperties"]
+    assert sorted(ours) == sorted(theirs)
+
+
+@pytest.mark.parametrize(("pattern", "key", "said"), [
+    # re backtracks for minutes on this key (it cannot match: it ends in b); regex does not
+    ("^(a+)+$", "a" * 30 + "b", "Unevaluated properties are not allowed"),
+    # slow for both: the key is refused as too slow to search
+    (SLOW, SLOW_TEXT, "took more than"),
+])
+@pytest.mark.parametrize("schema", _UNEVALUATED[:2] + _UNEVALUATED[-1:])
+def test_a_catastrophic_pattern_under_unevaluated_properties_is_searched_bounded(
+        schema: dict[str, Any], pattern: str, key: str, said: str) -> None:
+    """jsonschema finds the keys ``unevaluatedProperties`` may skip with Python's ``re``:
+    ``^(a+)+$`` on a script's 27-character key held the host's loop for 2.75 s (31, for
+    minutes: this test then ran into its timeout). The same walk with the bounded search
+    answers at once."""
+    slow = json.loads(json.dumps({"type": "object", **schema}).replace("^x_", pattern))
+    compiled = compile_schema("t", slow)
+    assert compiled.is_valid({"aaaa": 1})
+    assert not compiled.is_valid({key: 1})
+    problems = compiled.problems({key: 1})
+    assert any(said in p.message for p in problems), problems
