@@ -301,6 +301,16 @@ def compat18_logging_script_frames_only(result: Any, host: Host) -> None:
 
 
 @check
+def logged_script_frames_only(result: Any, host: Host) -> None:
+    """A logged traceback names script frames only: every ``File`` line is the script's
+    (the tool proxy, anext's own coroutine and the facades between them are left out)."""
+    assert result.error is None, result.error
+    files = [line for line in result.output.splitlines() if line.lstrip().startswith("File ")]
+    assert files and all(line.startswith('  File "<script>", line ') for line in files), (
+        result.output)
+
+
+@check
 def strings_only(result: Any, host: Host) -> None:
     """The value is made of strings (and None) only: no host object came through."""
     assert result.error is None, result.error
