@@ -1355,6 +1355,16 @@ async def test_host_bounds_a_workers_error_report(compromised_pool: Any) -> None
     assert len(error.traceback) <= 8192, len(error.traceback)
 
 
+async def test_host_bounds_the_violation_of_an_unknown_message(compromised_pool: Any) -> None:
+    """A frame of an unknown kind is a protocol violation whose message shows the kind
+    clipped: a 10-million-character kind came back whole (a 40 MB error message)."""
+    result, _ = await run_attack(compromised_pool, "huge-unknown-message", ESC)
+    error = result.error
+    assert error is not None and error.type == "SandboxError", error
+    assert "unexpected message" in error.message and len(error.message) <= 300, (
+        len(error.message), error.message[:100])
+
+
 @pytest.mark.parametrize("mode", ["hang", "spin"])
 async def test_host_stops_a_worker_that_never_answers(compromised_pool: Any, mode: str) -> None:
     """A worker that never reports is killed on the wall clock and reported as a timeout."""

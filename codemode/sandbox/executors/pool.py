@@ -997,7 +997,7 @@ class _Session:
                     return
                 self.on_output(message[2])
             else:
-                self._violate(f"unexpected message {kind!r} during a run")
+                self._violate(f"unexpected message {_shown_kind(kind)} during a run")
                 return
 
     def _decode_later(self, body: bytes) -> None:
@@ -1787,6 +1787,20 @@ async def _crash_error(worker: _Worker, limits: Limits) -> ScriptError:
                            message="the worker closed its pipe mid-run (it is killed)")
     return ScriptError(type="SandboxError",
                        message=f"the worker process died unexpectedly (status {status})")
+
+
+_SHOWN_KIND: Final = 40
+"""Characters of an unknown message kind a protocol violation shows."""
+
+
+def _shown_kind(kind: Any) -> str:
+    """An unexpected message's kind as the violation names it: a string's first characters,
+    else only its JSON type. A worker may send any value there: a 10-million-character
+    kind was rendered whole (a 40 MB ``repr`` built on the host's loop, 0.2 s, and returned
+    as the run's error message)."""
+    if type(kind) is str:
+        return repr(kind[:_SHOWN_KIND]) + ("..." if len(kind) > _SHOWN_KIND else "")
+    return f"of kind {type(kind).__name__}"
 
 
 def _log_failure(worker: _Worker, session: _Session, error: ScriptError | None) -> None:
