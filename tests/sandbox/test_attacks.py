@@ -301,6 +301,16 @@ def compat18_logging_script_frames_only(result: Any, host: Host) -> None:
 
 
 @check
+def logged_script_frames_only(result: Any, host: Host) -> None:
+    """A logged traceback names script frames only: every ``File`` line is the script's
+    (the tool proxy, anext's own coroutine and the facades between them are left out)."""
+    assert result.error is None, result.error
+    files = [line for line in result.output.splitlines() if line.lstrip().startswith("File ")]
+    assert files and all(line.startswith('  File "<script>", line ') for line in files), (
+        result.output)
+
+
+@check
 def strings_only(result: Any, host: Host) -> None:
     """The value is made of strings (and None) only: no host object came through."""
     assert result.error is None, result.error
@@ -1343,6 +1353,16 @@ async def test_host_bounds_a_workers_error_report(compromised_pool: Any) -> None
         len(error.message),
     )
     assert len(error.traceback) <= 8192, len(error.traceback)
+
+
+async def test_host_bounds_the_violation_of_an_unknown_message(compromised_pool: Any) -> None:
+    """A frame of an unknown kind is a protocol violation whose message shows the kind
+    clipped: a 10-million-character kind came back whole (a 40 MB error message)."""
+    result, _ = await run_attack(compromised_pool, "huge-unknown-message", ESC)
+    error = result.error
+    assert error is not None and error.type == "SandboxError", error
+    assert "unexpected message" in error.message and len(error.message) <= 300, (
+        len(error.message), error.message[:100])
 
 
 @pytest.mark.parametrize("mode", ["hang", "spin"])

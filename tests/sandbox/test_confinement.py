@@ -590,6 +590,22 @@ async def test_worker_stderr_goes_to_logging(caplog: pytest.LogCaptureFixture,
     assert "payload says" not in capfd.readouterr().err
 
 
+async def test_worker_stderr_is_logged_without_terminal_controls(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A compromised worker's ESC/CSI sequences reach the host's log handlers (``codemode
+    serve`` prints warnings on its stderr) as ``\\xNN`` text, not as controls a terminal
+    acts on (erase the line, write a status line of its own, retitle the window)."""
+    forged = "\x1b[2K\x1b[1Gcodemode serve: upstream x: up\r\x1b]0;pwned\x07\u009b31m"
+    payload = f"import os\nos.write(2, {forged.encode()!r} + b'\\n')\nresult = 1"
+    with caplog.at_level(logging.WARNING, logger="codemode.worker"):
+        async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
+            assert (await pool.run(payload, call_tool=no_tool, limits=LIMITS)).value == 1
+    logged = [r.getMessage() for r in caplog.records if "upstream x: up" in r.getMessage()]
+    assert logged, [r.getMessage() for r in caplog.records]
+    assert not any(ch in text for text in logged for ch in "\x1b\r\x07\u009b"), logged
+    assert "\\x1b[2K\\x1b[1Gcodemode serve: upstream x: up\\x0d" in logged[0], logged
+
+
 async def test_stderr_flood_is_bounded(caplog: pytest.LogCaptureFixture) -> None:
     payload = ("import sys\nwritten = 0\nfor _ in range(400):\n"
                "    try:\n        written += sys.stderr.write('e' * 4096)\n"

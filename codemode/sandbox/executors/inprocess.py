@@ -34,6 +34,16 @@ would also stop or delay the collection of the host's own cycles for as long as 
 lasts (the worker pool's frame decoder pauses it only around one decode, which makes no
 cycles). Scripts that may build millions of objects belong in the worker pool, where a
 collection pauses only the worker.
+
+CPython 3.11 only (3.12 changed it): closing a generator that never started sets
+``GeneratorExit``, and setting an exception walks the exception state of every generator
+running on the thread, so unstarted generators freed at once in one C call (a list of
+them cleared, or the rest of a chain ``it = (x for x in it)`` when its ``next()`` hits the
+recursion limit) cost their count times the generators running meanwhile, up to the
+interpreter's recursion limit, holding the GIL. Measured here: 400,000 chained
+generator expressions read with ``next()`` held the host loop 4.9 s under the default
+limits, 400,000 ``(x for x in ())`` cleared under 900 running ones 0.77 s; 3.12 and 3.13,
+60 ms. The worker pool pauses only the worker.
 """
 
 from __future__ import annotations

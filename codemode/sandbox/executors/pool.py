@@ -165,6 +165,13 @@ _run_ids = itertools.count(1)
 
 _STDERR_TAIL: Final = 64 * 1024
 """Bytes of a worker's stderr the host keeps (the last ones) and logs."""
+_TERMINAL_CONTROLS: Final = {code: f"\\x{code:02x}" for code in (
+    *range(0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))}
+"""Control characters a terminal acts on (all but tab and newline) -> a ``\\xNN`` escape:
+what a worker writes to its stderr reaches the host's log handlers (``codemode serve``
+writes warnings to its own stderr), where a compromised worker's ESC sequences erased the
+line and wrote a status line of their own (``\\x1b[2K\\x1b[1Gcodemode serve: upstream
+x: up``) and retitled the terminal."""
 _WORKER_LOG: Final = logging.getLogger("codemode.worker")
 _WORKER_LOG.addHandler(logging.NullHandler())
 """Records reach the handlers an application configured, never ``logging.lastResort``:
@@ -448,12 +455,13 @@ class _Worker:
         self._stderr_tail += text
         del self._stderr_tail[:-_STDERR_TAIL]
         _WORKER_LOG.warning("sandbox worker %d wrote to stderr:\n%s", self.process.pid,
-                            text[-_STDERR_TAIL:].decode("utf-8", "replace").rstrip("\n"))
+                            text[-_STDERR_TAIL:].decode("utf-8", "replace")
+                            .translate(_TERMINAL_CONTROLS).rstrip("\n"))
 
     @property
     def stderr_tail(self) -> str:
         """The last ``_STDERR_TAIL`` bytes the worker wrote to stderr."""
-        return self._stderr_tail.decode("utf-8", "replace")
+        return self._stderr_tail.decode("utf-8", "replace").translate(_TERMINAL_CONTROLS)
 
     def read(self, limit: int | None = None) -> list[list[Any]] | None:
         """Messages completed by what the pipe holds now (at most ``limit``, buffered
@@ -989,7 +997,7 @@ class _Session:
                     return
                 self.on_output(message[2])
             else:
-                self._violate(f"unexpected message {kind!r} during a run")
+                self._violate(f"unexpected message {_shown_kind(kind)} during a run")
                 return
 
     def _decode_later(self, body: bytes) -> None:
@@ -1779,6 +1787,20 @@ async def _crash_error(worker: _Worker, limits: Limits) -> ScriptError:
                            message="the worker closed its pipe mid-run (it is killed)")
     return ScriptError(type="SandboxError",
                        message=f"the worker process died unexpectedly (status {status})")
+
+
+_SHOWN_KIND: Final = 40
+"""Characters of an unknown message kind a protocol violation shows."""
+
+
+def _shown_kind(kind: Any) -> str:
+    """An unexpected message's kind as the violation names it: a string's first characters,
+    else only its JSON type. A worker may send any value there: a 10-million-character
+    kind was rendered whole (a 40 MB ``repr`` built on the host's loop, 0.2 s, and returned
+    as the run's error message)."""
+    if type(kind) is str:
+        return repr(kind[:_SHOWN_KIND]) + ("..." if len(kind) > _SHOWN_KIND else "")
+    return f"of kind {type(kind).__name__}"
 
 
 def _log_failure(worker: _Worker, session: _Session, error: ScriptError | None) -> None:

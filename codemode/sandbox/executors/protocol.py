@@ -64,6 +64,7 @@ from typing import Any, Final
 
 from codemode.errors import WorkerProtocolError
 from codemode.jsontext import STRING_CHUNK, JsonSteps, TextTooLong, is_small
+from codemode.sandbox.executors.jsonstrings import scan_string
 from codemode.sandbox.limits import FRAME_DEPTH, FRAME_VALUES
 
 __all__ = [
@@ -188,7 +189,6 @@ def encode_large_strict(message: list[Any]) -> bytes:
     return _HEADER.pack(len(body)) + body
 
 
-_c_scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009 (untyped in typeshed)
 _JSONArray: Any = getattr(json.decoder, "JSONArray")  # noqa: B009
 _JSONObject: Any = getattr(json.decoder, "JSONObject")  # noqa: B009
 _WHITESPACE: Any = getattr(json.decoder, "WHITESPACE")  # noqa: B009
@@ -206,7 +206,7 @@ class _Bounded:
         self.parse_float = float
         self.parse_int = int
         self.parse_constant = _CONSTANTS.__getitem__
-        self.parse_string = _c_scanstring
+        self.parse_string = scan_string
         self.memo: dict[str, str] = {}
         self.values = 0
         self.depth = 0

@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import fcntl
 import inspect
+import os
+import stat
 from typing import TYPE_CHECKING, Any
 
+from codemode.sandbox.executors.protocol import encode
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError
 
 if TYPE_CHECKING:
@@ -52,12 +56,32 @@ async def run(
             type="E" * 10**5, message="m" * 10**6, traceback="t" * 10**6, line=-5, column=10**9
         )
         return RunOutcome(error=huge)
+    if source == "huge-unknown-message":
+        _write_frame(encode(["\x00" * 10**7]))  # a 60 MB frame of an unknown kind
+        await asyncio.sleep(3600)
     if source == "hang":
         await asyncio.sleep(3600)
     if source == "spin":
         while True:
             pass
     return RunOutcome(value="unknown mode")
+
+
+def _write_frame(frame: bytes) -> None:
+    """Write ``frame`` on the worker's protocol pipe: its one write-only pipe past fd 2."""
+    pipes = [fd for fd in range(3, 64) if _is_write_pipe(fd)]
+    os.set_blocking(pipes[-1], True)
+    view = memoryview(frame)
+    while view:
+        view = view[os.write(pipes[-1], view):]
+
+
+def _is_write_pipe(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY
 
 
 async def raw(

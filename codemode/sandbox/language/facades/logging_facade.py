@@ -25,10 +25,16 @@ from typing import Any, Final, final
 
 from codemode.sandbox.language.builtins import PLAIN, STDERR, STDOUT, print_
 from codemode.sandbox.language.facades import Facade
-from codemode.sandbox.language.guards import SelfGuarded, refuse
+from codemode.sandbox.language.guards import SelfGuarded, check_strftime, refuse
 from codemode.sandbox.language.meter import SCRIPT_FILENAME
 from codemode.sandbox.language.render import charge_render, scrub
-from codemode.sandbox.language.sizes import check_render, guarded_mod
+from codemode.sandbox.language.sizes import (
+    charge_operations,
+    check_render,
+    ensure_size,
+    guarded_mod,
+    repr_text_size,
+)
 from codemode.sandbox.language.state import current_run
 
 __all__ = ["FACADE", "Logger"]
@@ -130,11 +136,21 @@ class _Logs:
         if "%(funcName)" in self.format or "%(lineno)" in self.format:
             values["funcName"], values["lineno"] = _caller()
 
+        size = 0
+
         def field(match: re.Match[str]) -> str:
+            # sized as it goes: a format repeats the message as often as it has fields
+            # (90 copies of a 4 MB message grew the host by 380 MB and held its loop)
+            nonlocal size
             if match.group(1) is None:
                 return "%"
             value = values[match.group(1)]
-            return str(f"%{match.group(2)}{match.group(3)}" % (value,))
+            if match.group(3) == "r" and type(value) is str:
+                ensure_size(size + repr_text_size(value), "a logging record")
+            piece = str(f"%{match.group(2)}{match.group(3)}" % (value,))
+            size += len(piece)
+            ensure_size(size, "a logging record")
+            return piece
         return _FIELD.sub(field, self.format)
 
     def configure(self, level: Any, fmt: Any, datefmt: Any, force: bool) -> None:
@@ -149,7 +165,9 @@ class _Logs:
         if unknown:
             raise ValueError(f"Formatting field not found in record: {sorted(unknown)[0]!r} "
                              f"(the sandbox's records have {', '.join(sorted(_FIELDS))})")
-        self.datefmt = None if datefmt is None else _format_ok(datefmt, "datefmt")
+        if datefmt is not None:
+            check_strftime(_format_ok(datefmt, "datefmt"))
+        self.datefmt = datefmt
         self.format = fmt
         if level is not None:
             self.loggers["root"].level = _level(level)
@@ -168,6 +186,7 @@ def _traceback(error: BaseException) -> str:
     script, as CPython prints them for code whose source it cannot show (``exec`` of a
     string): the host's own frames (the tool proxy, facades) are left out."""
     frames = []
+    walked = 0
     trace = _TRACEBACK.__get__(error)  # the slot itself, whatever a class defines
     while type(trace) is TracebackType:
         code = trace.tb_frame.f_code
@@ -175,6 +194,10 @@ def _traceback(error: BaseException) -> str:
             frames.append(f'\n  File "{SCRIPT_FILENAME}", line {trace.tb_lineno}, '
                           f"in {code.co_name}")
         trace = trace.tb_next
+        walked += 1
+    # an exception raised again and again in a loop keeps every raise in its traceback
+    # (150,000 entries: each record walked them all uncharged)
+    charge_operations(walked)
     if not frames:
         return ""
     return "\nTraceback (most recent call last):" + "".join(frames[-_MAX_FRAMES:])
