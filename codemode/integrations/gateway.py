@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -245,44 +245,51 @@ class _Session:
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
                         read_timeout_seconds: float | None = None,
                         progress_callback: Any = None) -> Any:
-        return await self._guard(self._live().call_tool(
+        return await self._guard(lambda session: session.call_tool(
             name, arguments, progress_callback=progress_callback))
 
     async def send_request(self, request: Any, result_type: Any, progress_callback: Any = None,
                            ) -> Any:
-        return await self._guard(self._live().send_request(
+        return await self._guard(lambda session: session.send_request(
             request, result_type, progress_callback=progress_callback))
 
-    async def _guard(self, pending: Any) -> Any:
+    async def _guard(self, send: Callable[[Any], Awaitable[Any]]) -> Any:
         from mcp import types
         from mcp.shared.exceptions import MCPError
 
+        upstream = self._upstream
+        session = self._live()
+        refusals = upstream.refusals
         try:
-            return await pending
+            return await send(session)
         except MCPError as exc:
+            if upstream.refusals != refusals and await upstream.renewed(session):
+                # the server refused the session at the HTTP level (ended, or unknown after
+                # a restart): the request was not handled, so it goes once to the new one
+                return await send(self._live())
             if exc.code != types.CONNECTION_CLOSED:
                 raise
             # -32000 is the SDK's "connection closed" and also the JSON-RPC code servers
             # use for their own errors: the supervisor pings to tell which it was, and
             # only a lost connection is reconnected (a live upstream keeps its calls).
-            self._upstream.suspect()
+            upstream.suspect()
             if exc.message.startswith(_SDK_STREAM_ENDED):
                 # an HTTP upstream whose answer stream ended (its process died, a proxy cut
                 # it): the SDK's text named neither the upstream nor what it means
                 raise ConnectionError(
-                    f"upstream MCP server {self._upstream.config.name!r} ended the call's"
+                    f"upstream MCP server {upstream.config.name!r} ended the call's"
                     f" stream without an answer ({exc.message}); the gateway checks the"
                     " connection and reconnects if it is lost") from None
             if exc.message != _SDK_CLOSED:
                 raise
             raise ConnectionError(
-                f"upstream MCP server {self._upstream.config.name!r} closed the connection"
-                f" during the call{self._upstream.exit_said()}; the gateway is reconnecting"
+                f"upstream MCP server {upstream.config.name!r} closed the connection"
+                f" during the call{upstream.exit_said()}; the gateway is reconnecting"
             ) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._upstream.lost("connection closed")
+            upstream.lost("connection closed")
             raise ConnectionError(
-                f"upstream MCP server {self._upstream.config.name!r} is gone;"
+                f"upstream MCP server {upstream.config.name!r} is gone;"
                 " the gateway is reconnecting"
             ) from None
 
@@ -342,11 +349,16 @@ class _Upstream:
         self._wake = anyio.Event()
         self._changed = False
         self._level_due = False
+        self._suspected = False
         self._listing: list[Any] | None = None
         self._dropped: list[str] = []
         """Listing entries the wire left out (see ``upstream_wire.mended``)."""
         self.exit_code: int | None = None
         """How the process of the current connection (a stdio one) exited, once it did."""
+        self.refusals = 0
+        """HTTP answers 400/404 to a request of a session (see ``upstream_http``)."""
+        self._checked = anyio.Event()
+        """Set (and replaced) when the supervisor found the connection alive or made one."""
 
     def _exited(self, code: int) -> None:
         self.exit_code = code
@@ -373,7 +385,27 @@ class _Upstream:
 
     def suspect(self) -> None:
         """A call ended as if the connection closed: ping now instead of at the interval."""
+        self._suspected = True
         self._wake.set()
+
+    def refused(self) -> None:
+        self.refusals += 1
+
+    def _check_done(self) -> None:
+        done, self._checked = self._checked, anyio.Event()
+        done.set()
+
+    async def renewed(self, old: Any) -> bool:
+        """Have the supervisor check the connection of session ``old`` now: True once a
+        new session is up (``old`` was lost), False if ``old`` still answers or the
+        upstream is not restarted. The caller's own deadline bounds the wait."""
+        self.suspect()
+        while True:
+            await self._checked.wait()
+            if self.session is not None:
+                return self.session is not old
+            if not self.gateway.restart:
+                return False
 
     def lost(self, why: str) -> None:
         if self.session is not None:
@@ -435,7 +467,8 @@ class _Upstream:
 
                 # a JSON answer's bytes, and the values of each answer or SSE event, are
                 # bounded as a stdio line's (see upstream_http)
-                http = await stack.enter_async_context(bounded_client(config.headers))
+                http = await stack.enter_async_context(
+                    bounded_client(config.headers, refused=self.refused))
                 assert config.url is not None
                 # one SSE event carries one message: as large as a stdio line may be (the
                 # SDK's 1 MiB default failed a 2 MB tool result)
@@ -497,6 +530,7 @@ class _Upstream:
             self.first_attempt.set()
             if not self.gateway.restart:
                 _LOG.warning("upstream %s is down: %.300s", self.config.name, self.error)
+                self._check_done()
                 return
             if self.connections > before:
                 delay = self.gateway.backoff[0]
@@ -521,6 +555,7 @@ class _Upstream:
                           self.connections)
                 self.gateway.changed()
                 self.first_attempt.set()
+                self._check_done()
                 await self._watch(session)
         if startup.cancelled_caught:
             self.error = f"did not start within {timeout:g} s (connect, initialize, tools/list)"
@@ -537,13 +572,15 @@ class _Upstream:
             wait = self.gateway.ping_interval + 5
             try:
                 with anyio.fail_after(wait):
-                    if not (self._changed or self._level_due):
+                    if self._suspected or not (self._changed or self._level_due):
+                        self._suspected = False
                         await _ping(session)
                     if self._changed:
                         self._changed = False
                         await self._register(session)
                     if self._level_due:
                         await self._apply_level(session)
+                self._check_done()
             except (MCPError, TimeoutError, anyio.ClosedResourceError,
                     anyio.BrokenResourceError) as exc:
                 why = (f"no answer within {wait:g} s" if isinstance(exc, TimeoutError)

@@ -1,0 +1,98 @@
+// A client written with the official TypeScript MCP SDK, run against `codemode serve` by
+// tests/integrations/test_node_client.py. argv[2] is a JSON object: `nodeModules` (where
+// @modelcontextprotocol/sdk is installed), `transport` ("stdio" or "http"), then `command`,
+// `args`, `env` (stdio) or `url`, `token` (http). It initializes, lists tools, asks for
+// debug logs, runs scripts (one that succeeds with progress and a log message, one that
+// fails, one it cancels) and prints what it saw as one JSON object on stdout.
+"use strict";
+const path = require("node:path");
+const { createRequire } = require("node:module");
+
+const spec = JSON.parse(process.argv[2]);
+const sdk = createRequire(path.join(spec.nodeModules, "..", "package.json"));
+const { Client } = sdk("@modelcontextprotocol/sdk/client/index.js");
+const types = sdk("@modelcontextprotocol/sdk/types.js");
+
+function transport() {
+  if (spec.transport === "stdio") {
+    const { StdioClientTransport } = sdk("@modelcontextprotocol/sdk/client/stdio.js");
+    return new StdioClientTransport({
+      command: spec.command, args: spec.args, env: spec.env, stderr: "inherit",
+    });
+  }
+  const { StreamableHTTPClientTransport } = sdk("@modelcontextprotocol/sdk/client/streamableHttp.js");
+  return new StreamableHTTPClientTransport(new URL(spec.url), {
+    requestInit: { headers: { Authorization: `Bearer ${spec.token}` } },
+  });
+}
+
+// every message the server sends, as the transport hands it to the client
+function tap(target, seen) {
+  let handler;
+  Object.defineProperty(target, "onmessage", {
+    configurable: true,
+    get() { return handler && ((message, extra) => { seen.push(message); handler(message, extra); }); },
+    set(h) { handler = h; },
+  });
+}
+
+const text = (result) => result.content.filter((b) => b.type === "text").map((b) => b.text).join("\n");
+
+async function runCode(client, code, options = {}) {
+  const progress = [];
+  const result = await client.callTool({ name: "run_code", arguments: { code } }, undefined, {
+    onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true, timeout: 60000, ...options,
+  });
+  return { isError: result.isError === true, text: text(result), structured: result.structuredContent ?? null,
+           kinds: result.content.map((b) => b.type), progress };
+}
+
+async function main() {
+  const seen = [];
+  const logs = [];
+  const out = {};
+  const t = transport();
+  tap(t, seen);
+  const client = new Client({ name: "ts-interop", version: "1.0.0" }, { capabilities: {} });
+  client.setNotificationHandler(types.LoggingMessageNotificationSchema, (n) => { logs.push(n.params); });
+  await client.connect(t);
+  const init = seen.find((m) => m.result && m.result.protocolVersion);
+  out.protocolVersion = init.result.protocolVersion;
+  out.server = client.getServerVersion();
+  out.capabilities = client.getServerCapabilities();
+  const listed = await client.listTools();
+  out.tools = listed.tools.map((tool) => tool.name).sort();
+  out.runCodeSchema = listed.tools.find((tool) => tool.name === "run_code").inputSchema;
+  await client.setLoggingLevel("debug");
+
+  out.run = await runCode(client, spec.script);
+  out.logs = logs.slice();
+
+  out.failing = await runCode(client, spec.failing);
+
+  // cancel a run once its first progress arrives (the nested call has started)
+  const controller = new AbortController();
+  const started = [];
+  const cancelled = client.callTool({ name: "run_code", arguments: { code: spec.cancelled } }, undefined, {
+    signal: controller.signal, timeout: 60000,
+    onprogress: (p) => { started.push(p); controller.abort("the user pressed stop"); },
+  });
+  try {
+    await cancelled;
+    out.cancelled = { rejected: false };
+  } catch (error) {
+    out.cancelled = { rejected: true, error: String(error), progress: started };
+  }
+  out.after = await runCode(client, spec.after);
+  const cancelId = seen.length; // requests are numbered from 0: find the cancelled one's answer
+  out.answersToCancelled = seen.filter((m) => m.id !== undefined && ("result" in m || "error" in m)
+    && m.result && m.result.content && text(m.result).includes(spec.cancelledMarker)).length;
+  out.seenCount = cancelId;
+  await client.close();
+  process.stdout.write(JSON.stringify(out) + "\n");
+}
+
+main().catch((error) => {
+  process.stdout.write(JSON.stringify({ crashed: String(error && error.stack || error) }) + "\n");
+  process.exitCode = 1;
+});
