@@ -26,8 +26,11 @@ function transport() {
   });
 }
 
-// every message the server sends, as the transport hands it to the client
-function tap(target, seen) {
+// every message the server sends, as the transport hands it to the client, and every one
+// the client sends
+function tap(target, seen, sent) {
+  const send = target.send.bind(target);
+  target.send = (message, options) => { sent.push(message); return send(message, options); };
   let handler;
   Object.defineProperty(target, "onmessage", {
     configurable: true,
@@ -49,10 +52,11 @@ async function runCode(client, code, options = {}) {
 
 async function main() {
   const seen = [];
+  const sent = [];
   const logs = [];
   const out = {};
   const t = transport();
-  tap(t, seen);
+  tap(t, seen, sent);
   const client = new Client({ name: "ts-interop", version: "1.0.0" }, { capabilities: {} });
   client.setNotificationHandler(types.LoggingMessageNotificationSchema, (n) => { logs.push(n.params); });
   await client.connect(t);
@@ -84,10 +88,10 @@ async function main() {
     out.cancelled = { rejected: true, error: String(error), progress: started };
   }
   out.after = await runCode(client, spec.after);
-  const cancelId = seen.length; // requests are numbered from 0: find the cancelled one's answer
-  out.answersToCancelled = seen.filter((m) => m.id !== undefined && ("result" in m || "error" in m)
-    && m.result && m.result.content && text(m.result).includes(spec.cancelledMarker)).length;
-  out.seenCount = cancelId;
+  const request = sent.find((m) => m.method === "tools/call" && m.params.arguments.code === spec.cancelled);
+  out.cancelNotices = sent.filter((m) => m.method === "notifications/cancelled")
+    .map((m) => ({ sameId: m.params.requestId === request.id, reason: m.params.reason }));
+  out.answersToCancelled = seen.filter((m) => m.id === request.id);
   await client.close();
   process.stdout.write(JSON.stringify(out) + "\n");
 }
