@@ -14,13 +14,11 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx2
 import pytest
 
 import codemode as cm
 import sdk_gen
 from codemode.integrations.gateway import connect
-from codemode.integrations.upstream_http import bounded_client
 from sdk_gen._audit import audit_prompt
 from tests.integrations.node_peers import everything_http, node_or_skip, peer
 
@@ -225,19 +223,3 @@ async def test_an_http_upstream_that_restarted_gets_a_new_session() -> None:
     assert again.error is None, again.error
     assert again.value == "Echo: two"
     assert (status.state, status.restarts) == ("up", 1)
-
-
-@pytest.mark.parametrize(("status", "session", "refused"), [
-    (404, True, True), (400, True, True), (404, False, False), (400, False, False),
-    (200, True, False), (500, True, False),
-])
-async def test_the_http_client_reports_a_refused_session(
-        status: int, session: bool, refused: bool) -> None:
-    """What ``refused`` is told: a 400/404 answer to a request that carried a session id."""
-    seen: list[None] = []
-    transport = httpx2.MockTransport(lambda request: httpx2.Response(status, json={}))
-    headers = {"Mcp-Session-Id": "s1"} if session else {}
-    async with bounded_client(headers, transport=transport,
-                              refused=lambda: seen.append(None)) as client:
-        await client.post("http://upstream/mcp", json={})
-    assert len(seen) == refused

@@ -9,6 +9,7 @@ ended grew its memory without bound (1.5 GB in 15 s). The upstream here is
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,8 @@ import codemode as cm
 from codemode.integrations.gateway import connect
 from codemode.integrations.upstream_http import MessageTooLarge, bounded_client
 from codemode.integrations.upstream_stdio import MAX_VALUES
+from tests.integrations.ports import free_port
+from tests.integrations.talker_http import talker_over_http
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -135,3 +138,40 @@ async def test_the_client_asks_for_identity_unless_told_otherwise() -> None:
         async with bounded_client(headers, transport=httpx2.MockTransport(answer)) as client:
             await client.get("http://upstream/mcp")
     assert seen == ["identity", "br"]
+
+
+@pytest.mark.parametrize(("status", "session", "refused"), [
+    (404, True, True), (400, True, True), (404, False, False), (400, False, False),
+    (200, True, False), (500, True, False),
+])
+async def test_the_http_client_reports_a_refused_session(
+        status: int, session: bool, refused: bool) -> None:
+    """What ``refused`` is told: a 400/404 answer to a request that carried a session id."""
+    seen: list[None] = []
+    transport = httpx2.MockTransport(lambda request: httpx2.Response(status, json={}))
+    headers = {"Mcp-Session-Id": "s1"} if session else {}
+    async with bounded_client(headers, transport=transport,
+                              refused=lambda: seen.append(None)) as client:
+        await client.post("http://upstream/mcp", json={})
+    assert len(seen) == refused
+
+
+async def test_a_session_the_upstream_ended_is_started_again() -> None:
+    """An HTTP upstream restarted on its port answers the old session's requests 404
+    (MCP: the session ended, and the client MUST start a new one). Before, each call
+    failed (``MCPError: Session not found``) until the next ping, up to 5 s later, found
+    it; the gateway checks at once, starts a new session and sends the call again."""
+    port = free_port()
+    async with contextlib.AsyncExitStack() as first:
+        url, _ = await first.enter_async_context(talker_over_http(port))
+        async with cm.InProcessExecutor() as executor, connect(
+                {"mcpServers": {"talk": {"url": url}}}, executor=executor) as gateway:
+            before = await gateway.mode.run('await tools.talk.talk(word="one")')
+            await first.aclose()
+            async with talker_over_http(port):
+                after = await gateway.mode.run('await tools.talk.talk(word="two")')
+                status = gateway.status()[0]
+    assert before.value == "one"
+    assert after.error is None, after.error
+    assert after.value == "two"
+    assert (status.state, status.restarts) == ("up", 1)
