@@ -32,6 +32,7 @@ import anyio
 from codemode.dispatch.registry import ToolRegistry
 from codemode.errors import GatewayConfigError
 from codemode.integrations.discovery import DISCOVERY_NAMES, discovery_tools, estimate_tokens
+from codemode.integrations.identity import NAME, installed_version
 from codemode.integrations.mcp import McpTools, list_tool_entries, register_mcp_listing
 from codemode.integrations.upstream_stdio import MAX_LINE, stdio_transport
 from codemode.integrations.upstream_wire import mended
@@ -474,9 +475,10 @@ class _Upstream:
                 # SDK's 1 MiB default failed a 2 MB tool result)
                 target = streamable_http_client(config.url, http_client=http,
                                                 max_sse_event_size=MAX_LINE)
+            # clientInfo names codemode (the SDK's default said "mcp" 0.1.0 to every upstream)
             client = await stack.enter_async_context(
                 Client(mended(target, self._dropped), mode="legacy",
-                       message_handler=self._message, cache=None)
+                       message_handler=self._message, cache=None, client_info=_client_info())
             )
             yield client.session
 
@@ -588,6 +590,13 @@ class _Upstream:
                 # down from now: calls fail fast while the old connection is torn down
                 self.lost(f"lost: {why}{self.exit_said()}")
                 raise _Down from exc
+
+
+def _client_info() -> Any:
+    """What the gateway says it is in ``initialize`` (MCP's ``clientInfo``)."""
+    from mcp import types
+
+    return types.Implementation(name=NAME, version=installed_version())
 
 
 async def _ping(session: Any) -> None:
