@@ -3,9 +3,8 @@ hand-written servers do: ``-32000`` for its own errors, ``-32601`` for ``ping`` 
 it does not implement), results the MCP schema refuses, non-JSON lines on stdout.
 
 Run: ``python raw_server.py LOG``; it appends ``initialize`` / ``ping`` / ``call NAME`` to
-LOG, one line each (``initialize`` with the process id and the client's name and
-version; also ``setLevel LEVEL`` and ``cancelled ID``), so a test can see how often the
-gateway connected and pinged.
+LOG, one line each (``initialize`` with the process id; also ``setLevel LEVEL`` and
+``cancelled ID``), so a test can see how often the gateway connected and pinged.
 """
 
 from __future__ import annotations
@@ -110,8 +109,7 @@ def main() -> None:
         if request_id is None or method is None:
             continue  # a notification, or a response to nothing we asked
         if method == "initialize":
-            client = message["params"].get("clientInfo", {})
-            _log(f"initialize {os.getpid()} {client.get('name')} {client.get('version')}")
+            _log(f"initialize {os.getpid()}")
             _result(request_id, {
                 "protocolVersion": message["params"]["protocolVersion"],
                 "capabilities": {"tools": {}, "logging": {}},

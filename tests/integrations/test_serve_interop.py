@@ -82,19 +82,6 @@ async def test_a_server_error_and_an_unimplemented_ping_keep_the_connection(
     assert sum(line.startswith("initialize") for line in lines) == 1
 
 
-async def test_the_gateway_names_itself_to_its_upstreams(tmp_path: Path) -> None:
-    """MCP's ``clientInfo`` describes the client implementation: the gateway sent the MCP
-    SDK's placeholder (``mcp`` 0.1.0) to every upstream; it says ``codemode`` and its
-    version."""
-    log = tmp_path / "raw.log"
-    async with cm.InProcessExecutor() as executor, Gateway(
-            load_config(_raw(log)), executor=executor):
-        pass
-    (initialize,) = [line for line in log.read_text(encoding="utf-8").splitlines()
-                     if line.startswith("initialize ")]
-    assert initialize.split()[2:] == ["codemode", cm.__version__]
-
-
 async def test_results_the_mcp_schema_refuses_fail_with_one_clear_line(tmp_path: Path) -> None:
     """The SDK's pydantic error (a dozen lines for an unknown content block type) was the
     script's error message."""

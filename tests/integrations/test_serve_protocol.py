@@ -26,7 +26,6 @@ from mcp.shared.exceptions import MCPError
 from tests.integrations.checkout import ENV
 from tests.integrations.ports import free_port
 from tests.integrations.served_http import served_http
-from tests.integrations.talker_http import talker_over_http
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -208,6 +207,28 @@ async def test_structured_results_follow_the_output_schema_and_errors_have_conte
     assert run_mute.is_error and f"raw.mute_error: {said}" in _text(run_mute)
 
 
+@asynccontextmanager
+async def _talker_over_http(port: int | None = None) -> AsyncIterator[tuple[str, Any]]:
+    """``logging_server.py`` over streamable HTTP; yields its URL, once it answers, and
+    its process."""
+    url = f"http://127.0.0.1:{port or free_port()}/mcp"
+    async with await anyio.open_process(
+            [PY, str(HERE / "logging_server.py"), "http", url.split(":")[2].split("/")[0]],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
+        try:
+            async with httpx2.AsyncClient() as http:
+                with anyio.fail_after(60):
+                    while True:
+                        with contextlib.suppress(httpx2.TransportError):
+                            await http.get(url)
+                            break
+                        await anyio.sleep(0.1)
+            yield url, proc
+        finally:
+            if proc.returncode is None:
+                proc.terminate()
+
+
 @pytest.mark.parametrize("executor", ["inprocess", "pool"])
 async def test_an_http_upstreams_log_of_a_call_reaches_only_the_client_that_caused_it(
         tmp_path: Path, executor: str) -> None:
@@ -232,7 +253,7 @@ async def test_an_http_upstreams_log_of_a_call_reaches_only_the_client_that_caus
             assert _text(run).startswith(f'value: "{who}-run{n}"')
 
     async with contextlib.AsyncExitStack() as stack:
-        upstream, _ = await stack.enter_async_context(talker_over_http())
+        upstream, _ = await stack.enter_async_context(_talker_over_http())
         url = await stack.enter_async_context(_http(
             tmp_path, "--executor", executor, servers={"talk": {"url": upstream}}))
         http = await stack.enter_async_context(httpx2.AsyncClient(timeout=30))
@@ -346,7 +367,7 @@ async def test_an_http_upstream_that_dies_mid_call_is_named_and_reconnected(
             waiting.set()
 
     async with contextlib.AsyncExitStack() as stack:
-        upstream, proc = await stack.enter_async_context(talker_over_http(port))
+        upstream, proc = await stack.enter_async_context(_talker_over_http(port))
         client = await stack.enter_async_context(_stdio_with(
             tmp_path, servers={"talk": {"url": upstream}}, logging_callback=on_log))
         async with anyio.create_task_group() as group:
@@ -358,7 +379,7 @@ async def test_an_http_upstream_that_dies_mid_call_is_named_and_reconnected(
             died = await client.call_tool("wait", {"seconds": 600})
         await proc.wait()
         down = await client.call_tool("run_code", {"code": "await tools.talk.wait(seconds=0)"})
-        async with talker_over_http(port):
+        async with _talker_over_http(port):
             with anyio.fail_after(60):
                 while (back := await client.call_tool("wait", {"seconds": 0})).is_error:
                     assert "upstream MCP server 'talk'" in _text(back)

@@ -9,7 +9,7 @@ ended grew its memory without bound (1.5 GB in 15 s). The upstream here is
 
 from __future__ import annotations
 
-import contextlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -23,8 +23,6 @@ import codemode as cm
 from codemode.integrations.gateway import connect
 from codemode.integrations.upstream_http import MessageTooLarge, bounded_client
 from codemode.integrations.upstream_stdio import MAX_VALUES
-from tests.integrations.ports import free_port
-from tests.integrations.talker_http import talker_over_http
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -156,22 +154,22 @@ async def test_the_http_client_reports_a_refused_session(
     assert len(seen) == refused
 
 
-async def test_a_session_the_upstream_ended_is_started_again() -> None:
-    """An HTTP upstream restarted on its port answers the old session's requests 404
-    (MCP: the session ended, and the client MUST start a new one). Before, each call
-    failed (``MCPError: Session not found``) until the next ping, up to 5 s later, found
-    it; the gateway checks at once, starts a new session and sends the call again."""
-    port = free_port()
-    async with contextlib.AsyncExitStack() as first:
-        url, _ = await first.enter_async_context(talker_over_http(port))
-        async with cm.InProcessExecutor() as executor, connect(
-                {"mcpServers": {"talk": {"url": url}}}, executor=executor) as gateway:
-            before = await gateway.mode.run('await tools.talk.talk(word="one")')
-            await first.aclose()
-            async with talker_over_http(port):
-                after = await gateway.mode.run('await tools.talk.talk(word="two")')
-                status = gateway.status()[0]
-    assert before.value == "one"
-    assert after.error is None, after.error
-    assert after.value == "two"
+async def test_a_session_the_upstream_ended_is_started_again(gateway: Gateway) -> None:
+    """The upstream ended the session (``end_session``): it answers the session's next
+    request 404, and MCP says the client MUST start a new session. Before, each call failed
+    (``MCPError: Session terminated``) until the next ping found the connection dead, up to
+    5 s later; the gateway checks at once, starts a new session and sends the call again."""
+    ended = await _call(gateway, "end_session")
+    assert (ended.is_error, ended.text) == (False, "ok")
+    fine = await _call(gateway, "fine")
+    assert (fine.is_error, fine.text) == (False, "ok")
+    (status,) = gateway.status()
     assert (status.state, status.restarts) == ("up", 1)
+
+
+async def test_the_gateway_names_itself_to_its_upstreams(gateway: Gateway) -> None:
+    """MCP's ``clientInfo`` describes the client implementation: the gateway sent the MCP
+    SDK's placeholder (``mcp`` 0.1.0) to every upstream; it says ``codemode`` and its
+    version."""
+    said = await _call(gateway, "client_info")
+    assert json.loads(said.text) == {"name": "codemode", "version": cm.__version__}
