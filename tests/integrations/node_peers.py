@@ -23,13 +23,16 @@ from tests.integrations.ports import free_port
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["CLIENT", "NODE_MODULES", "REQUIRE_ENV", "everything_http", "node_or_skip", "peer"]
+__all__ = ["CHANGING", "CLIENT", "NODE_MODULES", "REQUIRE_ENV", "everything_http",
+           "node_or_skip", "peer"]
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_MODULES = ROOT / ".ci" / "node" / "node_modules"
 """Where ``npm ci --prefix .ci/node`` installs the pinned peers."""
 CLIENT = str(Path(__file__).resolve().parent / "node" / "ts_client.cjs")
 """The TypeScript SDK client script run against ``codemode serve``."""
+CHANGING = str(Path(__file__).resolve().parent / "node" / "changing_server.cjs")
+"""A TypeScript SDK server whose tool set changes (argument: ``NODE_MODULES``)."""
 REQUIRE_ENV = "CODEMODE_REQUIRE_NODE"
 _BINS = ("mcp-server-everything", "mcp-server-memory", "mcp-server-filesystem")
 

@@ -5,7 +5,8 @@ initializes, lists the tools, asks for debug logs, runs a script that calls upst
 (progress and a log message on the way), one that fails, and one it cancels at its first
 progress, then prints what it saw as JSON. The upstreams are ``server-everything`` (stdio;
 its streamable HTTP mode behind the HTTP serve) and ``server-memory``, so the cancelled
-run's last call would leave a trace there.
+run's last call would leave a trace there, and ``node/changing_server.cjs`` (the SDK's
+``McpServer``), whose ``grow`` tool adds a tool.
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ import anyio
 import pytest
 
 from tests.integrations.checkout import ENV
-from tests.integrations.node_peers import CLIENT, NODE_MODULES, everything_http, node_or_skip, peer
+from tests.integrations.node_peers import (
+    CHANGING,
+    CLIENT,
+    NODE_MODULES,
+    everything_http,
+    node_or_skip,
+    peer,
+)
 from tests.integrations.served_http import served_http
 
 if TYPE_CHECKING:
@@ -51,6 +59,7 @@ def _config(tmp_path: Path, everything: dict[str, Any]) -> str:
     config = tmp_path / "upstreams.json"
     config.write_text(json.dumps({"mcpServers": {
         "everything": everything,
+        "changing": {"command": node_or_skip(), "args": [CHANGING, str(NODE_MODULES)]},
         "memory": {"command": peer("mcp-server-memory"),
                    "env": {"MEMORY_FILE_PATH": str(tmp_path / "graph.jsonl")}},
     }}), encoding="utf-8")
@@ -59,7 +68,7 @@ def _config(tmp_path: Path, everything: dict[str, Any]) -> str:
 
 def _client(node: str, spec: dict[str, Any], stderr: Path) -> dict[str, Any]:
     spec = {"nodeModules": str(NODE_MODULES), "script": SCRIPT, "failing": FAILING,
-            "cancelled": CANCELLED, "after": AFTER, **spec}
+            "cancelled": CANCELLED, "after": AFTER, "grow": "await tools.changing.grow()", **spec}
     with stderr.open("w", encoding="utf-8") as err:
         done = subprocess.run([node, CLIENT, json.dumps(spec)], stdout=subprocess.PIPE,
                               stderr=err, text=True, timeout=90, check=False)
@@ -88,20 +97,23 @@ async def _http(tmp_path: Path, node: str) -> dict[str, Any]:
             return _client(node, spec, tmp_path / "client.stderr")
 
 
-@pytest.fixture(scope="module", params=["stdio", "http"])
-def seen(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-               ) -> dict[str, Any]:
-    """What the client saw: one session per transport serves the module."""
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_the_typescript_client_against_serve(transport: str, tmp_path: Path) -> None:
+    """One session per transport (a ``serve`` and its upstreams cost ~2 s of CPU to start),
+    then what the client saw, checked aspect by aspect below."""
     node = node_or_skip()
-    tmp_path = tmp_path_factory.mktemp(request.param)
-    seen = (_stdio(tmp_path, node) if request.param == "stdio"
-            else anyio.run(_http, tmp_path, node))
-    seen["transport"] = request.param
+    seen = _stdio(tmp_path, node) if transport == "stdio" else anyio.run(_http, tmp_path, node)
+    seen["transport"] = transport
     seen["stderr"] = "".join(p.read_text(encoding="utf-8") for p in tmp_path.glob("*.stderr"))
-    return seen
+    _it_initializes_and_lists_the_code_tools(seen)
+    _a_run_answers_with_its_value_output_and_progress(seen)
+    _an_upstream_log_message_reaches_the_client(seen)
+    _a_failed_nested_call_is_an_error_result(seen)
+    _a_cancelled_run_stops_and_the_session_serves_on(seen)
+    _an_upstreams_new_tool_is_announced_to_the_client(seen)
 
 
-def test_it_initializes_and_lists_the_code_tools(seen: dict[str, Any]) -> None:
+def _it_initializes_and_lists_the_code_tools(seen: dict[str, Any]) -> None:
     assert seen["protocolVersion"] == "2025-11-25"  # the TypeScript SDK's newest
     assert seen["server"]["name"] == "codemode"
     assert seen["capabilities"] == {"logging": {}, "tools": {"listChanged": True}}
@@ -110,7 +122,7 @@ def test_it_initializes_and_lists_the_code_tools(seen: dict[str, Any]) -> None:
     assert "Traceback" not in seen["stderr"]
 
 
-def test_a_run_answers_with_its_value_output_and_progress(seen: dict[str, Any]) -> None:
+def _a_run_answers_with_its_value_output_and_progress(seen: dict[str, Any]) -> None:
     run = seen["run"]
     assert not run["isError"] and run["kinds"] == ["text"]
     value = run["text"].split("\n")[0].removeprefix("value: ")
@@ -136,7 +148,7 @@ def test_a_run_answers_with_its_value_output_and_progress(seen: dict[str, Any]) 
     ]
 
 
-def test_an_upstream_log_message_reaches_the_client(seen: dict[str, Any]) -> None:
+def _an_upstream_log_message_reaches_the_client(seen: dict[str, Any]) -> None:
     """``logging/setLevel debug`` went through to server-everything, whose message (a
     random level, the level in its text) came back with the upstream as logger."""
     [log] = seen["logs"]
@@ -144,14 +156,14 @@ def test_an_upstream_log_message_reaches_the_client(seen: dict[str, Any]) -> Non
     assert log["data"].lower().startswith(log["level"])
 
 
-def test_a_failed_nested_call_is_an_error_result(seen: dict[str, Any]) -> None:
+def _a_failed_nested_call_is_an_error_result(seen: dict[str, Any]) -> None:
     failing = seen["failing"]
     assert failing["isError"]
     assert failing["text"].startswith("error: ToolCallError at line 1: memory.add_observations:"
                                       " Entity with name Nobody not found\n")
 
 
-def test_a_cancelled_run_stops_and_the_session_serves_on(seen: dict[str, Any]) -> None:
+def _a_cancelled_run_stops_and_the_session_serves_on(seen: dict[str, Any]) -> None:
     """The client aborted at the first progress: the run stopped before its second call
     (no ``late`` entity in the graph), and the next run on the same session worked. Over
     stdio a cancelled request gets no answer, as MCP says; over HTTP serve answers it
@@ -169,3 +181,13 @@ def test_a_cancelled_run_stops_and_the_session_serves_on(seen: dict[str, Any]) -
         assert answers == []
     else:
         assert [a["error"]["code"] for a in answers] == [-32800]
+
+
+def _an_upstreams_new_tool_is_announced_to_the_client(seen: dict[str, Any]) -> None:
+    """The TypeScript upstream added a tool and said ``tools/list_changed``; the gateway
+    re-listed it and told the client, whose next ``tools/list`` has the tool in the
+    ``run_code`` SDK."""
+    assert seen["grow"]["text"].startswith('value: "extra_1"')
+    changed = seen["listChanged"]
+    assert changed["count"] >= 1
+    assert (changed["before"], changed["after"]) == ([], ["extra_1: Added tool extra_1."])

@@ -2,8 +2,9 @@
 
 The peers are the official reference servers, pinned in ``.ci/node`` (``node_peers``):
 ``server-everything`` (stdio, and its streamable HTTP mode), ``server-memory`` and
-``server-filesystem`` confined to a temporary folder. One gateway over the three serves the
-module: its SDK is generated from their real schemas, and model-style scripts call their
+``server-filesystem`` confined to a temporary folder; with them ``node/changing_server.cjs``
+(the SDK's ``McpServer``, whose tools add and remove tools). One gateway over the four
+serves the module: its SDK is generated from their real schemas, and model-style scripts call their
 tools (structured, annotated, image and resource results, progress, errors, logging).
 """
 
@@ -20,7 +21,13 @@ import codemode as cm
 import sdk_gen
 from codemode.integrations.gateway import connect
 from sdk_gen._audit import audit_prompt
-from tests.integrations.node_peers import everything_http, node_or_skip, peer
+from tests.integrations.node_peers import (
+    CHANGING,
+    NODE_MODULES,
+    everything_http,
+    node_or_skip,
+    peer,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -50,13 +57,14 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 async def gateway(root: Path, tmp_path_factory: pytest.TempPathFactory,
                   ) -> AsyncIterator[Gateway]:
-    node_or_skip()
+    node = node_or_skip()
     memory = tmp_path_factory.mktemp("memory") / "graph.jsonl"
     config = {"mcpServers": {
         "everything": {"command": peer("mcp-server-everything"), "args": ["stdio"]},
         "memory": {"command": peer("mcp-server-memory"),
                    "env": {"MEMORY_FILE_PATH": str(memory)}},
         "fs": {"command": peer("mcp-server-filesystem"), "args": [str(root)]},
+        "changing": {"command": node, "args": [CHANGING, str(NODE_MODULES)]},
     }}
     async with cm.InProcessExecutor() as executor, connect(
             config, executor=executor, limits=cm.Limits(timeout=60)) as gateway:
@@ -68,7 +76,8 @@ async def test_their_real_schemas_make_a_typed_sdk(gateway: Gateway) -> None:
     so), and the SDK, stub and prompt generated from the schemas lose nothing."""
     status = {s.name: s for s in gateway.status()}
     assert {n: (s.state, s.tools) for n, s in status.items()} == {
-        "everything": ("up", 12), "memory": ("up", 9), "fs": ("up", 14)}
+        "everything": ("up", 12), "memory": ("up", 9), "fs": ("up", 14),
+        "changing": ("up", 2)}
     assert status["everything"].skipped == (
         "simulate-research-query: only callable as a task (execution.taskSupport 'required')",)
     specs = gateway.upstream_specs()
@@ -201,6 +210,36 @@ async def test_their_log_messages_reach_the_gateway(gateway: Gateway) -> None:
     assert upstream == "everything"
     # "Debug-level message", ..., "Alert level-message": the level it was sent at
     assert params.data.lower().startswith(params.level)
+
+
+async def _until_listed(gateway: Gateway, script: str, *, present: bool) -> cm.RunResult:
+    """Run ``script``, then wait for the gateway to (un)register ``changing.extra_1``."""
+    changed = anyio.Event()
+    stop = gateway.on_change(changed.set)
+    try:
+        result = await _run(gateway, script)
+        with anyio.fail_after(30):
+            while ("extra_1" in gateway.registry) != present:
+                await changed.wait()
+                changed = anyio.Event()
+    finally:
+        stop()
+    return result
+
+
+async def test_a_tool_an_upstream_adds_or_removes_follows_its_list_changed(
+        gateway: Gateway) -> None:
+    """The TypeScript SDK sends ``tools/list_changed`` when a tool is registered or removed
+    at run time: the gateway re-lists, so the next script (and the SDK) has the new tool,
+    and a removed one is gone."""
+    grown = await _until_listed(gateway, "await tools.changing.grow()", present=True)
+    assert grown.value == "extra_1"
+    assert "extra_1: Added tool extra_1." in gateway.run_code_description().splitlines()
+    used = await _run(gateway, "await tools.changing.extra_1()")
+    assert used.error is None and used.value == "extra_1 answers"
+    shrunk = await _until_listed(gateway, "await tools.changing.shrink()", present=False)
+    assert shrunk.value == "removed extra_1"
+    assert "extra_1" not in gateway.run_code_description()
 
 
 async def test_an_http_upstream_that_restarted_gets_a_new_session() -> None:

@@ -3,7 +3,9 @@
 // @modelcontextprotocol/sdk is installed), `transport` ("stdio" or "http"), then `command`,
 // `args`, `env` (stdio) or `url`, `token` (http). It initializes, lists tools, asks for
 // debug logs, runs scripts (one that succeeds with progress and a log message, one that
-// fails, one it cancels) and prints what it saw as one JSON object on stdout.
+// fails, one it cancels, one that makes an upstream add a tool: then it waits for
+// notifications/tools/list_changed and lists again) and prints what it saw as one JSON
+// object on stdout.
 "use strict";
 const path = require("node:path");
 const { createRequire } = require("node:module");
@@ -59,6 +61,10 @@ async function main() {
   tap(t, seen, sent);
   const client = new Client({ name: "ts-interop", version: "1.0.0" }, { capabilities: {} });
   client.setNotificationHandler(types.LoggingMessageNotificationSchema, (n) => { logs.push(n.params); });
+  let changed = 0;
+  let announce = () => {};
+  const announced = new Promise((resolve) => { announce = resolve; });
+  client.setNotificationHandler(types.ToolListChangedNotificationSchema, () => { changed += 1; announce(); });
   await client.connect(t);
   const init = seen.find((m) => m.result && m.result.protocolVersion);
   out.protocolVersion = init.result.protocolVersion;
@@ -92,6 +98,13 @@ async function main() {
   out.cancelNotices = sent.filter((m) => m.method === "notifications/cancelled")
     .map((m) => ({ sameId: m.params.requestId === request.id, reason: m.params.reason }));
   out.answersToCancelled = seen.filter((m) => m.id === request.id);
+
+  const before = (await client.listTools()).tools.find((tool) => tool.name === "run_code");
+  out.grow = await runCode(client, spec.grow);
+  await announced; // the test's timeout bounds the wait
+  const after = (await client.listTools()).tools.find((tool) => tool.name === "run_code");
+  out.listChanged = { count: changed, before: before.description.split("\n").filter((l) => l.startsWith("extra_")),
+                      after: after.description.split("\n").filter((l) => l.startsWith("extra_")) };
   await client.close();
   process.stdout.write(JSON.stringify(out) + "\n");
 }
