@@ -398,15 +398,19 @@ class _Upstream:
 
     async def renewed(self, old: Any) -> bool:
         """Have the supervisor check the connection of session ``old`` now: True once a
-        new session is up (``old`` was lost), False if ``old`` still answers or the
-        upstream is not restarted. The caller's own deadline bounds the wait."""
+        new session is up (``old`` was lost), False if ``old`` still answers, the upstream
+        is not restarted, or no new session came within one check and one reconnection."""
+        gateway = self.gateway
         self.suspect()
-        while True:
-            await self._checked.wait()
-            if self.session is not None:
-                return self.session is not old
-            if not self.gateway.restart:
-                return False
+        with anyio.move_on_after(gateway.ping_interval + 5 + gateway.backoff[0]
+                                 + gateway.startup_timeout):
+            while True:
+                await self._checked.wait()
+                if self.session is not None:
+                    return self.session is not old
+                if not gateway.restart:
+                    return False
+        return False
 
     def lost(self, why: str) -> None:
         if self.session is not None:
