@@ -130,7 +130,8 @@ def _a_run_answers_with_its_value_output_and_progress(seen: dict[str, Any]) -> N
         "op": "Long running operation completed. Duration: 0.4 seconds, Steps: 2.",
         "sum": "The sum of 1 and 2 is 3."}
     assert "\noutput:\nbefore\nafter\n" in run["text"]
-    progress = run["progress"]
+    progress = run["progress"]  # as serve sent them, all before its answer (MCP)
+    assert run["afterAnswer"] == 0
     assert [p["progress"] for p in progress] == list(range(1, len(progress) + 1))
     assert [p["message"].split(" ok in ")[0] for p in progress] == [
         "output: before\n",

@@ -43,13 +43,24 @@ function tap(target, seen, sent) {
 
 const text = (result) => result.content.filter((b) => b.type === "text").map((b) => b.text).join("\n");
 
-async function runCode(client, code, options = {}) {
-  const progress = [];
+// The run's progress as the server sent it, from the transport: the SDK's client hands a
+// notification to its handler a microtask later but settles a response at once, so
+// progress that comes in the same read as the response is dropped before it reaches
+// `onprogress` (typescript-sdk#2580). `afterAnswer` counts any sent after the response.
+async function runCode(client, io, code) {
+  const from = io.seen.length;
   const result = await client.callTool({ name: "run_code", arguments: { code } }, undefined, {
-    onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true, timeout: 60000, ...options,
+    onprogress: () => {}, resetTimeoutOnProgress: true, timeout: 60000,
   });
+  const request = io.sent.findLast((m) => m.method === "tools/call" && m.params.arguments.code === code);
+  const token = request.params._meta.progressToken;
+  const later = io.seen.slice(from);
+  const answer = later.findIndex((m) => m.id === request.id);
+  const progress = later.filter((m) => m.method === "notifications/progress" && m.params.progressToken === token);
   return { isError: result.isError === true, text: text(result), structured: result.structuredContent ?? null,
-           kinds: result.content.map((b) => b.type), progress };
+           kinds: result.content.map((b) => b.type),
+           progress: progress.map((m) => ({ progress: m.params.progress, message: m.params.message })),
+           afterAnswer: later.slice(answer).filter((m) => progress.includes(m)).length };
 }
 
 async function main() {
@@ -59,8 +70,11 @@ async function main() {
   const out = {};
   const t = transport();
   tap(t, seen, sent);
+  const io = { seen, sent };
   const client = new Client({ name: "ts-interop", version: "1.0.0" }, { capabilities: {} });
-  client.setNotificationHandler(types.LoggingMessageNotificationSchema, (n) => { logs.push(n.params); });
+  let logged = () => {};
+  const firstLog = new Promise((resolve) => { logged = resolve; });
+  client.setNotificationHandler(types.LoggingMessageNotificationSchema, (n) => { logs.push(n.params); logged(); });
   let changed = 0;
   let announce = () => {};
   const announced = new Promise((resolve) => { announce = resolve; });
@@ -75,10 +89,9 @@ async function main() {
   out.runCodeSchema = listed.tools.find((tool) => tool.name === "run_code").inputSchema;
   await client.setLoggingLevel("debug");
 
-  out.run = await runCode(client, spec.script);
-  out.logs = logs.slice();
+  out.run = await runCode(client, io, spec.script);
 
-  out.failing = await runCode(client, spec.failing);
+  out.failing = await runCode(client, io, spec.failing);
 
   // cancel a run once its first progress arrives (the nested call has started)
   const controller = new AbortController();
@@ -93,18 +106,21 @@ async function main() {
   } catch (error) {
     out.cancelled = { rejected: true, error: String(error), progress: started };
   }
-  out.after = await runCode(client, spec.after);
+  out.after = await runCode(client, io, spec.after);
   const request = sent.find((m) => m.method === "tools/call" && m.params.arguments.code === spec.cancelled);
   out.cancelNotices = sent.filter((m) => m.method === "notifications/cancelled")
     .map((m) => ({ sameId: m.params.requestId === request.id, reason: m.params.reason }));
   out.answersToCancelled = seen.filter((m) => m.id === request.id);
 
   const before = (await client.listTools()).tools.find((tool) => tool.name === "run_code");
-  out.grow = await runCode(client, spec.grow);
+  out.grow = await runCode(client, io, spec.grow);
   await announced; // the test's timeout bounds the wait
   const after = (await client.listTools()).tools.find((tool) => tool.name === "run_code");
   out.listChanged = { count: changed, before: before.description.split("\n").filter((l) => l.startsWith("extra_")),
                       after: after.description.split("\n").filter((l) => l.startsWith("extra_")) };
+  // over HTTP a log message comes on the GET stream, not the run's: it may come after
+  await firstLog; // the test's timeout bounds the wait
+  out.logs = logs;
   await client.close();
   process.stdout.write(JSON.stringify(out) + "\n");
 }
