@@ -13,7 +13,10 @@ or streamable HTTP), registers the tools, re-registers them on the upstream's
 ``notifications/tools/list_changed``, pings it, and when the connection is lost (the process
 died, the server went away) makes calls fail with a message naming the upstream and
 reconnects with exponential backoff. An upstream that fails to start is reported
-(``Gateway.status()``) and retried; the others are served meanwhile.
+(``Gateway.status()``) and retried; the others are served meanwhile. An HTTP upstream that
+refuses a call's session (404: MCP's "the session ended"; 400 from servers that forgot it
+in a restart) has its connection checked at once, and once a new session is up the call
+is sent again.
 """
 
 from __future__ import annotations
@@ -390,6 +393,7 @@ class _Upstream:
         self._wake.set()
 
     def refused(self) -> None:
+        """The HTTP client saw a 400/404 answer to a request of a session."""
         self.refusals += 1
 
     def _check_done(self) -> None:
