@@ -13,7 +13,10 @@ or streamable HTTP), registers the tools, re-registers them on the upstream's
 ``notifications/tools/list_changed``, pings it, and when the connection is lost (the process
 died, the server went away) makes calls fail with a message naming the upstream and
 reconnects with exponential backoff. An upstream that fails to start is reported
-(``Gateway.status()``) and retried; the others are served meanwhile.
+(``Gateway.status()``) and retried; the others are served meanwhile. An HTTP upstream that
+refuses a call's session (404: MCP's "the session ended"; 400 from servers that forgot it
+in a restart) has its connection checked at once, and once a new session is up the call
+is sent again.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +35,7 @@ import anyio
 from codemode.dispatch.registry import ToolRegistry
 from codemode.errors import GatewayConfigError
 from codemode.integrations.discovery import DISCOVERY_NAMES, discovery_tools, estimate_tokens
+from codemode.integrations.identity import NAME, installed_version
 from codemode.integrations.mcp import McpTools, list_tool_entries, register_mcp_listing
 from codemode.integrations.upstream_stdio import MAX_LINE, stdio_transport
 from codemode.integrations.upstream_wire import mended
@@ -245,44 +249,51 @@ class _Session:
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None,
                         read_timeout_seconds: float | None = None,
                         progress_callback: Any = None) -> Any:
-        return await self._guard(self._live().call_tool(
+        return await self._guard(lambda session: session.call_tool(
             name, arguments, progress_callback=progress_callback))
 
     async def send_request(self, request: Any, result_type: Any, progress_callback: Any = None,
                            ) -> Any:
-        return await self._guard(self._live().send_request(
+        return await self._guard(lambda session: session.send_request(
             request, result_type, progress_callback=progress_callback))
 
-    async def _guard(self, pending: Any) -> Any:
+    async def _guard(self, send: Callable[[Any], Awaitable[Any]]) -> Any:
         from mcp import types
         from mcp.shared.exceptions import MCPError
 
+        upstream = self._upstream
+        session = self._live()
+        refusals = upstream.refusals
         try:
-            return await pending
+            return await send(session)
         except MCPError as exc:
+            if upstream.refusals != refusals and await upstream.renewed(session):
+                # the server refused the session at the HTTP level (ended, or unknown after
+                # a restart): the request was not handled, so it goes once to the new one
+                return await send(self._live())
             if exc.code != types.CONNECTION_CLOSED:
                 raise
             # -32000 is the SDK's "connection closed" and also the JSON-RPC code servers
             # use for their own errors: the supervisor pings to tell which it was, and
             # only a lost connection is reconnected (a live upstream keeps its calls).
-            self._upstream.suspect()
+            upstream.suspect()
             if exc.message.startswith(_SDK_STREAM_ENDED):
                 # an HTTP upstream whose answer stream ended (its process died, a proxy cut
                 # it): the SDK's text named neither the upstream nor what it means
                 raise ConnectionError(
-                    f"upstream MCP server {self._upstream.config.name!r} ended the call's"
+                    f"upstream MCP server {upstream.config.name!r} ended the call's"
                     f" stream without an answer ({exc.message}); the gateway checks the"
                     " connection and reconnects if it is lost") from None
             if exc.message != _SDK_CLOSED:
                 raise
             raise ConnectionError(
-                f"upstream MCP server {self._upstream.config.name!r} closed the connection"
-                f" during the call{self._upstream.exit_said()}; the gateway is reconnecting"
+                f"upstream MCP server {upstream.config.name!r} closed the connection"
+                f" during the call{upstream.exit_said()}; the gateway is reconnecting"
             ) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            self._upstream.lost("connection closed")
+            upstream.lost("connection closed")
             raise ConnectionError(
-                f"upstream MCP server {self._upstream.config.name!r} is gone;"
+                f"upstream MCP server {upstream.config.name!r} is gone;"
                 " the gateway is reconnecting"
             ) from None
 
@@ -342,11 +353,16 @@ class _Upstream:
         self._wake = anyio.Event()
         self._changed = False
         self._level_due = False
+        self._suspected = False
         self._listing: list[Any] | None = None
         self._dropped: list[str] = []
         """Listing entries the wire left out (see ``upstream_wire.mended``)."""
         self.exit_code: int | None = None
         """How the process of the current connection (a stdio one) exited, once it did."""
+        self.refusals = 0
+        """HTTP answers 400/404 to a request of a session (see ``upstream_http``)."""
+        self._checked = anyio.Event()
+        """Set (and replaced) when the supervisor found the connection alive or made one."""
 
     def _exited(self, code: int) -> None:
         self.exit_code = code
@@ -373,7 +389,32 @@ class _Upstream:
 
     def suspect(self) -> None:
         """A call ended as if the connection closed: ping now instead of at the interval."""
+        self._suspected = True
         self._wake.set()
+
+    def refused(self) -> None:
+        """The HTTP client saw a 400/404 answer to a request of a session."""
+        self.refusals += 1
+
+    def _check_done(self) -> None:
+        done, self._checked = self._checked, anyio.Event()
+        done.set()
+
+    async def renewed(self, old: Any) -> bool:
+        """Have the supervisor check the connection of session ``old`` now: True once a
+        new session is up (``old`` was lost), False if ``old`` still answers, the upstream
+        is not restarted, or no new session came within one check and one reconnection."""
+        gateway = self.gateway
+        self.suspect()
+        with anyio.move_on_after(gateway.ping_interval + 5 + gateway.backoff[0]
+                                 + gateway.startup_timeout):
+            while True:
+                await self._checked.wait()
+                if self.session is not None:
+                    return self.session is not old
+                if not gateway.restart:
+                    return False
+        return False
 
     def lost(self, why: str) -> None:
         if self.session is not None:
@@ -435,15 +476,17 @@ class _Upstream:
 
                 # a JSON answer's bytes, and the values of each answer or SSE event, are
                 # bounded as a stdio line's (see upstream_http)
-                http = await stack.enter_async_context(bounded_client(config.headers))
+                http = await stack.enter_async_context(
+                    bounded_client(config.headers, refused=self.refused))
                 assert config.url is not None
                 # one SSE event carries one message: as large as a stdio line may be (the
                 # SDK's 1 MiB default failed a 2 MB tool result)
                 target = streamable_http_client(config.url, http_client=http,
                                                 max_sse_event_size=MAX_LINE)
+            # clientInfo names codemode (the SDK's default said "mcp" 0.1.0 to every upstream)
             client = await stack.enter_async_context(
                 Client(mended(target, self._dropped), mode="legacy",
-                       message_handler=self._message, cache=None)
+                       message_handler=self._message, cache=None, client_info=_client_info())
             )
             yield client.session
 
@@ -497,6 +540,7 @@ class _Upstream:
             self.first_attempt.set()
             if not self.gateway.restart:
                 _LOG.warning("upstream %s is down: %.300s", self.config.name, self.error)
+                self._check_done()
                 return
             if self.connections > before:
                 delay = self.gateway.backoff[0]
@@ -521,6 +565,7 @@ class _Upstream:
                           self.connections)
                 self.gateway.changed()
                 self.first_attempt.set()
+                self._check_done()
                 await self._watch(session)
         if startup.cancelled_caught:
             self.error = f"did not start within {timeout:g} s (connect, initialize, tools/list)"
@@ -537,13 +582,15 @@ class _Upstream:
             wait = self.gateway.ping_interval + 5
             try:
                 with anyio.fail_after(wait):
-                    if not (self._changed or self._level_due):
+                    if self._suspected or not (self._changed or self._level_due):
+                        self._suspected = False
                         await _ping(session)
                     if self._changed:
                         self._changed = False
                         await self._register(session)
                     if self._level_due:
                         await self._apply_level(session)
+                self._check_done()
             except (MCPError, TimeoutError, anyio.ClosedResourceError,
                     anyio.BrokenResourceError) as exc:
                 why = (f"no answer within {wait:g} s" if isinstance(exc, TimeoutError)
@@ -551,6 +598,13 @@ class _Upstream:
                 # down from now: calls fail fast while the old connection is torn down
                 self.lost(f"lost: {why}{self.exit_said()}")
                 raise _Down from exc
+
+
+def _client_info() -> Any:
+    """What the gateway says it is in ``initialize`` (MCP's ``clientInfo``)."""
+    from mcp import types
+
+    return types.Implementation(name=NAME, version=installed_version())
 
 
 async def _ping(session: Any) -> None:

@@ -64,6 +64,7 @@ import anyio
 from codemode.dispatch.content import text
 from codemode.dispatch.context import ToolCall
 from codemode.dispatch.frozen import FrozenDict, thaw
+from codemode.integrations.identity import NAME, installed_version
 from codemode.integrations.request_params import named_params_errors, progress_token_check
 from codemode.integrations.wrapped_result import wire_schema, wire_structured, wraps
 
@@ -97,16 +98,6 @@ class _Peer:
         """The level it set with ``logging/setLevel`` (None: every message)."""
 
 
-def _installed_version() -> str:
-    """codemode's version, for ``serverInfo`` (clients show it; MCP requires one)."""
-    from importlib import metadata
-
-    try:
-        return metadata.version("codemode")
-    except metadata.PackageNotFoundError:  # a checkout used without installing it
-        return "0+unknown"
-
-
 def _connection(session: Any) -> Any:
     """What identifies a client's connection: the SDK builds a ``ServerSession`` per
     request, all of them over the connection's one ``Connection``."""
@@ -135,7 +126,7 @@ class GatewayServer:
     """
 
     def __init__(self, gateway: Gateway, *, expose_upstream: bool = False,
-                 name: str = "codemode", call_timeout: float | None = None,
+                 name: str = NAME, call_timeout: float | None = None,
                  version: str | None = None) -> None:
         from mcp import types
         from mcp.server.lowlevel.server import NotificationOptions, Server
@@ -172,7 +163,7 @@ class GatewayServer:
 
         self.server = _Server(
             name,
-            version=version if version is not None else _installed_version(),
+            version=version if version is not None else installed_version(),
             instructions=(
                 "Code Mode over many tools: write one Python script for `run_code`;"
                 " `search_tools`/`describe_tools` find the tools it can call."

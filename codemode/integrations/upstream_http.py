@@ -9,6 +9,13 @@ to ``MAX_LINE`` bytes, a JSON body or one SSE event to ``upstream_stdio``'s coun
 values, and a compressed body (which those counts could not see; ``Accept-Encoding:
 identity`` is asked for) is refused. The SDK then fails that one request at once (a parse
 error, or "SSE stream failed") instead of parsing it: the connection serves on.
+
+A 400 or 404 answer to a request that carried an ``Mcp-Session-Id`` is reported to the
+``refused`` callback: 404 is how MCP (2025-06-18, Session Management) says the server ended
+the session, and servers built on the TypeScript SDK's examples (``server-everything``)
+answer 400 for a session they no longer know (after a restart). The SDK's client turns
+either into an error of that one request and keeps the dead session; the gateway checks
+the connection instead, and starts a new session when it is gone.
 """
 
 from __future__ import annotations
@@ -21,13 +28,15 @@ import httpx2
 from codemode.integrations.upstream_stdio import MAX_LINE, MAX_VALUES, too_many_values
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Mapping
+    from collections.abc import AsyncIterator, Callable, Mapping
 
 __all__ = ["MessageTooLarge", "bounded_client"]
 
 _EVENT_END: Final = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 """A blank line: where an SSE event ends (``\\r\\n`` is what the SDK's server sends)."""
 _IDENTITY: Final = frozenset({"", "identity"})
+_SESSION_REFUSED: Final = frozenset({400, 404})
+"""Statuses a server answers a request of a session it ended (404) or does not know (400)."""
 
 
 class MessageTooLarge(httpx2.SSEError, httpx2.StreamError):
@@ -93,11 +102,16 @@ class _Bounded(httpx2.AsyncByteStream):
 
 def bounded_client(headers: Mapping[str, str], *, max_bytes: int = MAX_LINE,
                    max_values: int = MAX_VALUES,
-                   transport: httpx2.AsyncBaseTransport | None = None) -> httpx2.AsyncClient:
+                   transport: httpx2.AsyncBaseTransport | None = None,
+                   refused: Callable[[], None] | None = None) -> httpx2.AsyncClient:
     """An ``httpx2.AsyncClient`` (``headers`` sent with every request) whose responses are
-    bounded as the module says; ``transport``: httpx's, for a fake server."""
+    bounded as the module says; ``transport``: httpx's, for a fake server; ``refused`` is
+    called for each 400 or 404 answer to a request of a session (see the module)."""
 
     async def bound(response: httpx2.Response) -> None:
+        if (refused is not None and response.status_code in _SESSION_REFUSED
+                and "mcp-session-id" in response.request.headers):
+            refused()
         kind = response.headers.get("content-type", "").lower()
         response.stream = _Bounded(
             response.stream, events=kind.startswith("text/event-stream"),

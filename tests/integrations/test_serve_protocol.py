@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 from contextlib import asynccontextmanager
@@ -25,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from tests.integrations.checkout import ENV
+from tests.integrations.ports import free_port
 from tests.integrations.served_http import served_http
 
 if TYPE_CHECKING:
@@ -207,18 +207,11 @@ async def test_structured_results_follow_the_output_schema_and_errors_have_conte
     assert run_mute.is_error and f"raw.mute_error: {said}" in _text(run_mute)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @asynccontextmanager
 async def _talker_over_http(port: int | None = None) -> AsyncIterator[tuple[str, Any]]:
     """``logging_server.py`` over streamable HTTP; yields its URL, once it answers, and
     its process."""
-    url = f"http://127.0.0.1:{port or _free_port()}/mcp"
+    url = f"http://127.0.0.1:{port or free_port()}/mcp"
     async with await anyio.open_process(
             [PY, str(HERE / "logging_server.py"), "http", url.split(":")[2].split("/")[0]],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
@@ -366,7 +359,7 @@ async def test_an_http_upstream_that_dies_mid_call_is_named_and_reconnected(
     stream ended without a response``), a script's call of it fails as a ToolCallError
     while it is down, serve serves on, and once the upstream listens again (same port) the
     gateway reconnects and the tool answers."""
-    port = _free_port()
+    port = free_port()
     waiting = anyio.Event()
 
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:

@@ -9,6 +9,7 @@ ended grew its memory without bound (1.5 GB in 15 s). The upstream here is
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -135,3 +136,40 @@ async def test_the_client_asks_for_identity_unless_told_otherwise() -> None:
         async with bounded_client(headers, transport=httpx2.MockTransport(answer)) as client:
             await client.get("http://upstream/mcp")
     assert seen == ["identity", "br"]
+
+
+@pytest.mark.parametrize(("status", "session", "refused"), [
+    (404, True, True), (400, True, True), (404, False, False), (400, False, False),
+    (200, True, False), (500, True, False),
+])
+async def test_the_http_client_reports_a_refused_session(
+        status: int, session: bool, refused: bool) -> None:
+    """What ``refused`` is told: a 400/404 answer to a request that carried a session id."""
+    seen: list[None] = []
+    transport = httpx2.MockTransport(lambda request: httpx2.Response(status, json={}))
+    headers = {"Mcp-Session-Id": "s1"} if session else {}
+    async with bounded_client(headers, transport=transport,
+                              refused=lambda: seen.append(None)) as client:
+        await client.post("http://upstream/mcp", json={})
+    assert len(seen) == refused
+
+
+async def test_a_session_the_upstream_ended_is_started_again(gateway: Gateway) -> None:
+    """The upstream ended the session (``end_session``): it answers the session's next
+    request 404, and MCP says the client MUST start a new session. Before, each call failed
+    (``MCPError: Session terminated``) until the next ping found the connection dead, up to
+    5 s later; the gateway checks at once, starts a new session and sends the call again."""
+    ended = await _call(gateway, "end_session")
+    assert (ended.is_error, ended.text) == (False, "ok")
+    fine = await _call(gateway, "fine")
+    assert (fine.is_error, fine.text) == (False, "ok")
+    (status,) = gateway.status()
+    assert (status.state, status.restarts) == ("up", 1)
+
+
+async def test_the_gateway_names_itself_to_its_upstreams(gateway: Gateway) -> None:
+    """MCP's ``clientInfo`` describes the client implementation: the gateway sent the MCP
+    SDK's placeholder (``mcp`` 0.1.0) to every upstream; it says ``codemode`` and its
+    version."""
+    said = await _call(gateway, "client_info")
+    assert json.loads(said.text) == {"name": "codemode", "version": cm.__version__}
