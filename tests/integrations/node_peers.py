@@ -2,13 +2,17 @@
 
 They are pinned in ``.ci/node/package.json`` (``package-lock.json`` beside it) and installed
 into ``.ci/node/node_modules`` by ``npm ci --prefix .ci/node`` (``.ci/run`` does it once).
-Without node or the install the tests that need them skip, unless
-``CODEMODE_REQUIRE_NODE=1`` (set by ``.ci/run``): then they fail, so CI never passes by
-testing less. No test here reaches the network: the servers run from that folder.
+The first test that needs them runs that install itself when node and npm are there and
+the folder is not (so the README's one test command sets everything up). Without node,
+npm or the install the tests that need them skip, unless ``CODEMODE_REQUIRE_NODE=1`` (set
+by ``.ci/run``): then they fail, so CI never passes by testing less. No test here reaches
+the network once installed: the servers run from that folder.
 """
 
 from __future__ import annotations
 
+import fcntl
+import functools
 import os
 import shutil
 import subprocess
@@ -37,15 +41,38 @@ REQUIRE_ENV = "CODEMODE_REQUIRE_NODE"
 _BINS = ("mcp-server-everything", "mcp-server-memory", "mcp-server-filesystem")
 
 
+def _installed() -> bool:
+    return all((NODE_MODULES / ".bin" / b).exists() for b in _BINS) and (
+        NODE_MODULES / "@modelcontextprotocol" / "sdk").is_dir()
+
+
+@functools.cache
+def _install() -> str | None:
+    """``npm ci --prefix .ci/node`` once per process, unless installed (a lock keeps the
+    suite's other worker processes from installing at the same time); why it failed."""
+    npm = shutil.which("npm")
+    if npm is None:
+        return "npm is not on PATH"
+    with (NODE_MODULES.parent / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _installed():
+            return None
+        done = subprocess.run(
+            [npm, "ci", "--prefix", str(NODE_MODULES.parent), "--no-audit", "--no-fund",
+             "--loglevel=error"], capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0 or not _installed():
+        return f"npm ci --prefix .ci/node failed: {done.stderr.strip()[-400:]}"
+    return None
+
+
 def node_or_skip() -> str:
-    """The ``node`` program; skips the test when node or the pinned peers are missing,
-    fails it when they are required (CI)."""
+    """The ``node`` program; installs the pinned peers if they are missing, skips the test
+    when node or the install is not there, fails it when they are required (CI)."""
     node = shutil.which("node")
-    missing = [b for b in _BINS if not (NODE_MODULES / ".bin" / b).exists()]
-    if node is None or missing or not (NODE_MODULES / "@modelcontextprotocol" / "sdk").is_dir():
-        why = ("node is not on PATH" if node is None else
-               f"the pinned MCP peers are not installed in {NODE_MODULES.parent}"
-               " (run: npm ci --prefix .ci/node)")
+    failed = None if node is None or _installed() else _install()
+    if node is None or failed is not None:
+        why = "node is not on PATH" if node is None else (
+            f"the pinned MCP peers are not installed in {NODE_MODULES.parent}: {failed}")
         if os.environ.get(REQUIRE_ENV, "") not in ("", "0"):
             pytest.fail(f"{why}; {REQUIRE_ENV} is set", pytrace=False)
         pytest.skip(why)
