@@ -573,6 +573,14 @@ class _Planner(ast.NodeVisitor):
         their calls are iterated with ``async for`` (:meth:`_plan_generators`)."""
         self.gen_comprehensions: set[int] = set()
         """ids of generator expressions over one of them, already made lists."""
+        self.async_readers: set[int] = set()
+        """ids of ``zip``/``islice``/``chain`` calls over one of them, made async readers
+        (:meth:`_async_reader`)."""
+        self.itertools_names = frozenset(
+            alias.name for node in cast("list[ast.ImportFrom]", kinds.get(ast.ImportFrom, []))
+            if node.module == "itertools" and node.level == 0
+            for alias in node.names if alias.asname is None)
+        """``islice``, ``chain`` … imported by their own name from ``itertools``."""
         self.awaited: set[int] = set()
         self.task_names: set[str] = set()
         self.modules: list[str] = []
@@ -1150,6 +1158,58 @@ class _Planner(ast.NodeVisitor):
         self.note("generator calling tools")
         return True
 
+    def _reader_kind(self, call: ast.Call) -> str | None:
+        """``zip``, ``islice`` or ``chain`` when ``call`` calls the builtin or the
+        ``itertools`` function (``itertools.islice``, or its name from ``from itertools
+        import islice``) with positional arguments only."""
+        if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        func = call.func
+        if isinstance(func, ast.Name):
+            if func.id == "zip":
+                return None if "zip" in self.bound else "zip"
+            if func.id in ("islice", "chain") and self.stores.get(func.id) is None and (
+                    func.id in self.itertools_names):
+                return func.id
+            return None
+        root, parts = self.root_of(func)
+        if root == "itertools" and parts in (["islice"], ["chain"]) and (
+                "itertools" not in self.stores):
+            return parts[0]
+        return None
+
+    def _async_reader(self, node: ast.expr, reader: ast.Call, item: str) -> bool:
+        """``zip(G, xs)``, ``islice(G, n)``, ``chain(G, xs)`` (``G`` a generator that
+        calls tools, among the arguments; the first of ``islice``'s) iterated by a ``for``
+        or a comprehension, or read to its end (``list(...)``): the sandbox's reader of
+        that name reads the async generator in CPython's order, and is iterated with
+        ``async for``."""
+        kind = self._reader_kind(reader)
+        if kind is None or node not in reader.args or (
+                kind == "islice" and reader.args[0] is not node):
+            return False
+        if id(reader) in self.async_readers:
+            return True  # another generator of the same reader planned it
+        holder = self.parents.get(reader)
+        if isinstance(holder, ast.For | ast.comprehension) and holder.iter is reader:
+            comp = self.parents.get(holder)
+            if isinstance(comp, ast.GeneratorExp):
+                if not self._read_to_end(comp):
+                    return False
+                self.gen_comprehensions.add(id(comp))
+                start, end = self.edits.start(comp), self.edits.end(comp)
+                self.edits.replace(start + 1, start + 1, "[")
+                self.edits.replace(end - 1, end - 1, "]")
+            self._iterate_async(holder)
+        elif isinstance(holder, ast.Call) and holder.args and holder.args[0] is reader and (
+                self._reads_to_end(holder)):
+            self.edits.wrap(reader, f"[{item} async for {item} in ", "]")
+        else:
+            return False
+        self.async_readers.add(id(reader))
+        self.note("generator calling tools")
+        return True
+
     def _plain(self, node: ast.expr) -> bool:
         """An expression a rewrite may move or read again: names, literals, attributes,
         subscripts and operators of them, calls of ``range`` or a dict's views."""
@@ -1245,7 +1305,8 @@ class _Planner(ast.NodeVisitor):
         if self._next_call(call, name):
             return
         if isinstance(parent, ast.Call) and (self._stopping(parent, call, None, item)
-                                             or self._wrapped(call, parent, item)):
+                                             or self._wrapped(call, parent, item)
+                                             or self._async_reader(call, parent, item)):
             return
         if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and (
                 parent.func.id == "next" and parent.func.id not in self.bound):

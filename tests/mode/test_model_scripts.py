@@ -5712,8 +5712,6 @@ _NO_HOST = "a script reaches files, processes and the network only through the t
     ("import calendar\ncalendar.monthrange(2024, 2)", "calendar",
      "compute with datetime: `d.strftime('%A')` names a day, and a month's last day is the "
      "day before the next month's first (`date(y, m + 1, 1) - timedelta(days=1)`)"),
-    ("from types import SimpleNamespace\nSimpleNamespace(a=1)", "types",
-     "use a dict, or a small class or @dataclass, instead of SimpleNamespace"),
     ("import difflib\ndifflib.get_close_matches('a', ['b'])", "difflib",
      "score the candidates yourself (e.g. shared words, `len(set(a.split()) & "
      "set(b.split()))`) and take `max(candidates, key=...)`"),

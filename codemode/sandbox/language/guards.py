@@ -93,6 +93,7 @@ __all__ = [
     "WRITABLE_TYPES",
     "ScriptMeta",
     "SelfGuarded",
+    "SelfListed",
     "SelfWritable",
     "build_class",
     "check_codec",
@@ -184,6 +185,17 @@ class SelfWritable(SelfGuarded):
     object's own ``__setattr__`` (``decimal.getcontext().prec = 50``)."""
 
     __slots__ = ()
+
+
+class SelfListed(SelfWritable):
+    """A sandbox object whose attributes are the script's own values, which
+    ``vars(obj)`` copies (``types.SimpleNamespace``)."""
+
+    __slots__ = ()
+
+    def sandbox_vars(self) -> dict[str, Any]:
+        """A copy of the attributes."""
+        raise NotImplementedError
 
 
 class ScriptMeta(type):
@@ -2081,6 +2093,8 @@ def guarded_vars(*args: Any) -> dict[str, Any]:
                         "would list the script's variables): keep shared values in a dict"
                         if not args else f"vars expected at most 1 argument, got {len(args)}")
     obj = args[0]
+    if isinstance(obj, SelfListed):
+        return obj.sandbox_vars()
     if not isinstance(type(obj), ScriptMeta):
         what = obj.__name__ if isinstance(obj, type) else type(obj).__name__
         raise TypeError(f"vars() takes an instance of the script's own classes in the "
