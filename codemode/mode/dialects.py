@@ -565,6 +565,12 @@ class _Planner(ast.NodeVisitor):
             and name not in FACADE_NAMES)
         """Unbound names that stand for ``tools`` (:data:`_TOOLS_ALIASES`)."""
         self.async_funcs: set[str] = set()
+        self.async_classes: set[str] = set()
+        """Names of the script's classes whose ``__init__``/``__post_init__`` calls tools,
+        made ``async def``: each ``Cls(...)`` is awaited (:meth:`_async_construction`)."""
+        self.async_properties: set[str] = set()
+        """Names of the script's ``@property`` getters that call tools, made ``async def``:
+        each ``x.name`` read is awaited (:meth:`_async_property`)."""
         self.async_methods: set[str] = set()
         """Names of the script's methods made async (``x.name(...)`` calls are awaited)."""
         self.converted: set[int] = set()
@@ -957,7 +963,7 @@ class _Planner(ast.NodeVisitor):
         is read once: a conversion only re-checks the calls of the name it made async (a
         chain of 800 functions, each calling the next, was 320 000 body walks, 10 s)."""
         needy: list[int] = []
-        calls: dict[str, list[tuple[int, ast.Call]]] = {}
+        calls: dict[str, list[tuple[int, ast.expr]]] = {}
         for index, func in enumerate(functions):
             if self._needs_async(func, calls, index):
                 needy.append(index)
@@ -973,10 +979,20 @@ class _Planner(ast.NodeVisitor):
                     func.name in self.async_funcs and id(func) not in methods):
                 continue
             self.converted.add(id(func))
+            name = func.name
             if id(func) not in methods:
-                if isinstance(self.parents.get(func), ast.ClassDef):
-                    continue
-                if suspends(func.body):
+                owner = self.parents.get(func)
+                if isinstance(owner, ast.ClassDef):
+                    if self._async_property(func):
+                        self.async_properties.add(name)  # each ``x.name`` read awaited
+                    elif self._async_construction(owner, func):
+                        # ``Cls(...)`` is awaited as an ``async def``'s call is
+                        name = owner.name
+                        self.async_classes.add(name)
+                        self.async_funcs.add(name)
+                    else:
+                        continue
+                elif suspends(func.body):
                     self.async_gens.add(func.name)
                 else:
                     self.async_funcs.add(func.name)
@@ -984,11 +1000,90 @@ class _Planner(ast.NodeVisitor):
                 # every method of that name: ``x.name(...)`` is awaited wherever it is
                 self.async_methods.add(func.name)
                 self.converted.update(id(f) for f in functions if f.name == func.name)
-            for caller, call in calls.get(func.name, ()):
+            for caller, call in calls.get(name, ()):
                 if id(functions[caller]) not in self.converted and (
-                        caller not in queued) and self._awaits_call(call):
+                        caller not in queued) and self._makes_async(call):
                     bisect.insort(needy, caller)
                     queued.add(caller)
+
+    def _async_construction(self, cls: ast.ClassDef, func: ast.FunctionDef) -> bool:
+        """Whether ``cls``'s ``__init__`` (or a dataclass's ``__post_init__``) that calls
+        tools, ``func``, can be an ``async def`` with each ``Cls(...)`` awaited (the
+        sandbox's class then makes its instances awaitably, ``AsyncInitMeta``): a class at
+        the top level, its name's one binding, no base of another class, constructed by
+        its name only (not by ``cls(...)`` in its methods) and otherwise only read for its
+        attributes, ``isinstance`` or a comparison."""
+        name = cls.name
+        if func.name == "__post_init__":
+            if not any(_decorator_name(d) == "dataclass" for d in cls.decorator_list) or any(
+                    isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
+                    and stmt.name == "__init__" for stmt in cls.body) or (
+                    "replace" in self.loads_of or any(
+                        node.attr == "replace" and self.root_of(node)[0] == "dataclasses"
+                        for node in self.of(ast.Attribute))):
+                return False  # ``replace(obj, ...)`` would build one without an await
+        elif func.name != "__init__" or suspends(func.body):
+            return False
+        if self.parents.get(cls) is not self.tree or name not in self.def_only or (
+                self._definitions(name) != 1):
+            return False
+        if any(isinstance(base, ast.Name) and base.id == name
+               for other in self.of(ast.ClassDef) for base in other.bases):
+            return False
+        if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+               and node.func.id == "cls" for node in ast.walk(cls)):
+            return False
+        for load in self.loads_of.get(name, ()):
+            parent = self.parents.get(load)
+            if isinstance(parent, ast.Call) and (parent.func is load or (
+                    self._builtin(parent, "isinstance", "issubclass") and load in parent.args)):
+                continue
+            if not isinstance(parent, ast.Attribute | ast.Compare | ast.Tuple):
+                return False
+            if isinstance(parent, ast.Tuple) and not (
+                    (call := self.parents.get(parent)) is not None
+                    and self._builtin(call, "isinstance", "issubclass")):
+                return False
+        return True
+
+    def _async_property(self, func: ast.FunctionDef) -> bool:
+        """Whether ``func``, a ``@property`` getter that calls tools, can be an ``async
+        def`` with each ``x.name`` read awaited: a name of its own (no other definition,
+        no library method's name, never stored, deleted or called as ``x.name(...)``)."""
+        name = func.name
+        if name.startswith("_") or name in _library_methods() or suspends(func.body) or [
+                _decorator_name(d) for d in func.decorator_list] != ["property"]:
+            return False
+        if self._definitions(name) != 1:
+            return False
+        if name not in self.def_only or any(
+                isinstance(node, ast.Constant) and node.value == name
+                for node in self.of(ast.Constant)) or any(  # ``getattr(x, "name")``
+                node.arg == name for node in self.of(ast.keyword)) or any(
+                name in node.kwd_attrs for node in self.of(ast.MatchClass)):
+            return False  # ``SimpleNamespace(name=...)``, ``case Cls(name=v)``: not it
+        for node in self.of(ast.Attribute):
+            if node.attr == name and (type(node.ctx) is not ast.Load or (
+                    isinstance(call := self.parents.get(node), ast.Call)
+                    and call.func is node)):
+                return False
+        return True
+
+    def _property_read(self, node: ast.expr) -> bool:
+        """``x.name`` read, ``name`` a property made async."""
+        return isinstance(node, ast.Attribute) and node.attr in self.async_properties and (
+            type(node.ctx) is ast.Load)
+
+    def _makes_async(self, node: ast.expr) -> bool:
+        """Whether a call or read :meth:`_needs_async` noted makes its function async."""
+        return self._awaits_call(node) if isinstance(node, ast.Call) else (
+            self._property_read(node))
+
+    def _definitions(self, name: str) -> int:
+        """How many ``def``/``class`` statements bind ``name``."""
+        defined: list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef] = [
+            *self.of(ast.ClassDef), *self.of(ast.FunctionDef), *self.of(ast.AsyncFunctionDef)]
+        return sum(node.name == name for node in defined)
 
     def _plan_generators(self) -> None:
         """Plain generators that call tools become async generators, iterated where they
@@ -2005,10 +2100,11 @@ class _Planner(ast.NodeVisitor):
         return False
 
     def _needs_async(self, func: ast.FunctionDef,
-                     calls: dict[str, list[tuple[int, ast.Call]]], index: int) -> bool:
+                     calls: dict[str, list[tuple[int, ast.expr]]], index: int) -> bool:
         """Whether ``func``'s own body awaits or calls something awaitable now. Its calls
         that a later conversion can make awaitable (of a name, a partial's target, a
-        method) go into ``calls`` under that name, with ``index``."""
+        method) and its attribute reads (a property) go into ``calls`` under that name,
+        with ``index``."""
         stack: list[ast.AST] = list(func.body)
         found = False
         while stack:
@@ -2028,6 +2124,10 @@ class _Planner(ast.NodeVisitor):
                         calls.setdefault(target.id, []).append((index, node))
                 elif isinstance(callee, ast.Attribute):
                     calls.setdefault(callee.attr, []).append((index, node))
+            elif isinstance(node, ast.Attribute) and type(node.ctx) is ast.Load:
+                if self._property_read(node):
+                    found = True
+                calls.setdefault(node.attr, []).append((index, node))
             stack.extend(ast.iter_child_nodes(node))
         return found
 
@@ -2049,6 +2149,13 @@ class _Planner(ast.NodeVisitor):
             implicit = _implicit_call(node) if in_class else None
             if in_class and node.name in self.async_methods:
                 self.note("method calling tools")
+                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+            elif in_class and node.name in self.async_properties:
+                self.note("property calling tools")
+                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+            elif in_class and node.name in ("__init__", "__post_init__") and (
+                    self.scopes[-1].node.name in self.async_classes):  # type: ignore[union-attr]
+                self.note("constructor calling tools")
                 self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
             elif implicit is not None:
                 self.add(node, f"{node.name}() calls tools, but {implicit}, where a call "
@@ -2306,6 +2413,11 @@ class _Planner(ast.NodeVisitor):
         if (not self.strict and self.awaitable(node) and id(node) not in self.awaited
                 and not self.concurrent(node) and self._check_await_allowed(node)):
             self.note("calls without await")
+            self.edits.wrap(node, "(await ", ")")
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if self._property_read(node) and self._check_await_allowed(node):
             self.edits.wrap(node, "(await ", ")")
         self.generic_visit(node)
 
@@ -2671,6 +2783,15 @@ _CACHE_METHODS: Final = frozenset({"cache_info", "cache_clear", "cache_parameter
 _READS_TO_END: Final = frozenset({"list", "sorted", "sum", "set", "frozenset", "tuple",
                                  "dict", "min", "max"})
 """Builtins that read their first argument, an iterable, to its end."""
+
+
+def _decorator_name(node: ast.expr) -> str | None:
+    """``dataclass`` for ``@dataclass``, ``@dataclasses.dataclass(frozen=True)`` …"""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _cache_decorator(func: ast.expr) -> bool:

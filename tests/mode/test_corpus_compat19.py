@@ -8,7 +8,8 @@ whose ``__init__``, ``__post_init__`` or property calls tools, class protocols, 
 
 The rows live in ``data/compat19_scripts.toml``; each runs in the sandbox on both
 executors and in CPython with the same handlers (:mod:`tests.mode.compat_harness`):
-value, printed output and calls per tool equal.
+value, printed output and calls per tool equal. The ``refused`` rows are forms no
+rewrite can place an ``await`` in: refused before any call, saying why.
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.anyio
 
-ROWS: list[dict[str, str]] = tomllib.loads(
-    (Path(__file__).parent / "data" / "compat19_scripts.toml").read_text(encoding="utf-8"))["row"]
+_DATA = tomllib.loads((Path(__file__).parent / "data" / "compat19_scripts.toml")
+                     .read_text(encoding="utf-8"))
+ROWS: list[dict[str, str]] = _DATA["row"]
+REFUSED: list[dict[str, str]] = _DATA["refused"]
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r["name"] for r in ROWS])
@@ -35,3 +38,12 @@ async def test_compat19_script_runs_as_in_cpython(executor: Executor,
                                                   row: dict[str, str]) -> None:
     """On both executors (conftest's ``executor``)."""
     await runs_as_in_cpython(other_hosts_mode(executor), row["script"], row)
+
+
+@pytest.mark.parametrize("row", REFUSED, ids=[r["name"] for r in REFUSED])
+async def test_compat19_form_no_rewrite_can_await_is_refused_first(
+        executor: Executor, row: dict[str, str]) -> None:
+    run = await other_hosts_mode(executor).run(row["script"])
+    assert run.error is not None and run.error.type == "PreflightError"
+    assert row["says"] in run.error.message, run.error.message
+    assert run.calls == ()

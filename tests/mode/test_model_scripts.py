@@ -5754,7 +5754,8 @@ async def test_a_missing_module_models_reach_for_names_its_fix(
           "in a dict of your own; `vars(obj)` copies an object of the script's own)")]),
     ("class Account:\n    def __init__(self, uid):\n        self.user = get_user(uid)\n"
      "    @property\n    def tier(self):\n        return get_user(1)['tier']\n"
-     "    def __len__(self):\n        return len(list_orders(1)['orders'])\nAccount(1)",
+     "    def __len__(self):\n        return len(list_orders(1)['orders'])\n"
+     "accounts = list(map(Account, [1, 2]))",
      [(2, "__init__() calls tools, but Python calls it for you in `Cls(...)`, where a call "
           "cannot be awaited: make the calls in an `async def` method (e.g. `async def "
           "load(self)`, awaited before use) and keep the results on the object"),

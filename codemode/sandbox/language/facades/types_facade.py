@@ -95,6 +95,9 @@ class SimpleNamespace(SelfListed):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SimpleNamespace):
+            # C compares the dicts, calling this again for nested namespaces: charged per
+            # call (two namespaces built alike 40 deep compare 2**40 times)
+            charge_operations(1 + len(self._values))
             return self._values == other._values
         return NotImplemented
 
