@@ -568,6 +568,12 @@ class _Planner(ast.NodeVisitor):
         self.async_classes: set[str] = set()
         """Names of the script's classes whose ``__init__``/``__post_init__`` calls tools,
         made ``async def``: each ``Cls(...)`` is awaited (:meth:`_async_construction`)."""
+        self.factories: dict[int, list[str]] = {}
+        """id of a ``def`` a top-level factory returns → the names bound to the factory's
+        calls (:meth:`_plan_factories`)."""
+        self.factory_returns: set[int] = set()
+        """ids of the names those factories return (no value use: their calls are
+        awaited through the bound names)."""
         self.async_properties: set[str] = set()
         """Names of the script's ``@property`` getters that call tools, made ``async def``:
         each ``x.name`` read is awaited (:meth:`_async_property`)."""
@@ -948,6 +954,7 @@ class _Planner(ast.NodeVisitor):
         # Plain functions that call tools (or other such functions) become async.
         if self.strict:
             return
+        self._plan_factories()
         self._convert_functions(self.of(ast.FunctionDef), self._convertible_methods())
         self._plan_generators()
         self._plan_lambdas()
@@ -996,15 +1003,69 @@ class _Planner(ast.NodeVisitor):
                     self.async_gens.add(func.name)
                 else:
                     self.async_funcs.add(func.name)
+                    made = self.factories.get(id(func))
+                    if made is not None:  # ``get = make_fetcher()``: ``get(...)`` awaited
+                        self.async_funcs.update(made)
+                        for bound in made:
+                            self._requeue(calls.get(bound, ()), functions, needy, queued)
             else:
                 # every method of that name: ``x.name(...)`` is awaited wherever it is
                 self.async_methods.add(func.name)
                 self.converted.update(id(f) for f in functions if f.name == func.name)
-            for caller, call in calls.get(name, ()):
-                if id(functions[caller]) not in self.converted and (
-                        caller not in queued) and self._makes_async(call):
-                    bisect.insort(needy, caller)
-                    queued.add(caller)
+            self._requeue(calls.get(name, ()), functions, needy, queued)
+
+    def _requeue(self, calls: Sequence[tuple[int, ast.expr]],
+                 functions: Sequence[ast.FunctionDef], needy: list[int],
+                 queued: set[int]) -> None:
+        """Queue the functions making ``calls`` that a conversion made async."""
+        for caller, call in calls:
+            if id(functions[caller]) not in self.converted and (
+                    caller not in queued) and self._makes_async(call):
+                bisect.insort(needy, caller)
+                queued.add(caller)
+
+    def _plan_factories(self) -> None:
+        """``def make_fetcher(): ... def fetch(sym): ... return fetch`` (a top-level
+        function ending by returning a ``def`` of its own body) whose every call is a
+        top-level ``get = make_fetcher(...)``, ``get`` bound only there and only called:
+        when ``fetch`` calls tools it becomes async, and so each ``get(...)`` is awaited
+        (:attr:`factories`)."""
+        for factory in self.of(ast.FunctionDef):
+            last = factory.body[-1]
+            if self.parents.get(factory) is not self.tree or not (
+                    isinstance(last, ast.Return) and isinstance(last.value, ast.Name)) or (
+                    factory.name not in self.def_only or self._definitions(factory.name) != 1):
+                continue
+            returned = last.value
+            inner = next((stmt for stmt in factory.body if isinstance(stmt, ast.FunctionDef)
+                          and stmt.name == returned.id), None)
+            if inner is None or inner.decorator_list or suspends(inner.body) or any(
+                    isinstance(node, ast.Name) and node.id == inner.name and node is not returned
+                    for node in ast.walk(factory)):
+                continue
+            bound = [self._factory_binding(load, returned)
+                     for load in self.loads_of.get(factory.name, ())]
+            if bound and all(bound):
+                self.factories[id(inner)] = cast("list[str]", bound)
+                self.factory_returns.add(id(returned))
+
+    def _factory_binding(self, load: ast.Name, returned: ast.Name) -> str | None:
+        """``g`` for ``g = make(...)`` at the top level, ``g`` bound only there and only
+        ever called (``returned``, the factory's ``return g``, aside); None for any other
+        use of ``make``."""
+        call = self.parents.get(load)
+        assign = self.parents.get(call) if isinstance(call, ast.Call) else None
+        if not (isinstance(call, ast.Call) and call.func is load and isinstance(assign, ast.Assign)
+                and self.parents.get(assign) is self.tree and len(assign.targets) == 1
+                and isinstance(assign.targets[0], ast.Name)):
+            return None
+        name = assign.targets[0].id
+        uses = [use for use in self.loads_of.get(name, []) if use is not returned]
+        if self.stores.get(name) != 1 or name in self.def_only or not uses or not all(
+                isinstance(p := self.parents.get(use), ast.Call) and p.func is use
+                for use in uses):
+            return None
+        return name
 
     def _async_construction(self, cls: ast.ClassDef, func: ast.FunctionDef) -> bool:
         """Whether ``cls``'s ``__init__`` (or a dataclass's ``__post_init__``) that calls
@@ -2330,7 +2391,8 @@ class _Planner(ast.NodeVisitor):
         for node in self.loads_of.get(name, ()):
             parent = self.parents.get(node)
             if not (isinstance(parent, ast.Call) and parent.func is node) and (
-                    id(node) not in self.key_functions) and id(node) not in partial_of:
+                    id(node) not in self.key_functions) and id(node) not in partial_of and (
+                    id(node) not in self.factory_returns):
                 return node.lineno
         return None
 
