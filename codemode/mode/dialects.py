@@ -574,6 +574,9 @@ class _Planner(ast.NodeVisitor):
         self.factory_returns: set[int] = set()
         """ids of the names those factories return (no value use: their calls are
         awaited through the bound names)."""
+        self.async_gen_methods: set[str] = set()
+        """Names of the script's generator methods that call tools, made async generators:
+        each ``x.name(...)`` is read as a generator function's call is."""
         self.async_properties: set[str] = set()
         """Names of the script's ``@property`` getters that call tools, made ``async def``:
         each ``x.name`` read is awaited (:meth:`_async_property`)."""
@@ -990,7 +993,11 @@ class _Planner(ast.NodeVisitor):
             if id(func) not in methods:
                 owner = self.parents.get(func)
                 if isinstance(owner, ast.ClassDef):
-                    if self._async_property(func):
+                    if suspends(func.body):
+                        if not self._async_gen_method(func):
+                            continue
+                        self.async_gen_methods.add(name)  # ``x.name(...)`` read async
+                    elif self._async_property(func):
                         self.async_properties.add(name)  # each ``x.name`` read awaited
                     elif self._async_construction(owner, func):
                         # ``Cls(...)`` is awaited as an ``async def``'s call is
@@ -1130,6 +1137,18 @@ class _Planner(ast.NodeVisitor):
                 return False
         return True
 
+    def _async_gen_method(self, func: ast.FunctionDef) -> bool:
+        """Whether ``func``, a generator method that calls tools, can be an async generator
+        read where it is called: a plain method, a name of its own (no other definition,
+        no library method's name), every ``x.name`` read a call (planned as a generator
+        function's call is)."""
+        name = func.name
+        if name.startswith("_") or name in _library_methods() or func.decorator_list or (
+                self._definitions(name) != 1) or name in self.bound - self.def_only:
+            return False
+        return all(isinstance(call := self.parents.get(node), ast.Call) and call.func is node
+                   for node in self.of(ast.Attribute) if node.attr == name)
+
     def _property_read(self, node: ast.expr) -> bool:
         """``x.name`` read, ``name`` a property made async."""
         return isinstance(node, ast.Attribute) and node.attr in self.async_properties and (
@@ -1154,7 +1173,7 @@ class _Planner(ast.NodeVisitor):
         (``async for`` when ``x`` is such a generator). Each rewrite reads the generator
         as lazily as CPython would (the same calls, in the same order); any other use is
         refused with what to write."""
-        if not self.async_gens:
+        if not self.async_gens and not self.async_gen_methods:
             return
         defs = [f for f in self.of(ast.FunctionDef) if f.name in self.async_gens]
         taken = self.reads | self.bound
@@ -1168,6 +1187,13 @@ class _Planner(ast.NodeVisitor):
                          "bound more than once: give it a name of its own")
                 continue
             self._plan_generator_body(func, item)
+        for method in self.of(ast.FunctionDef):
+            if method.name in self.async_gen_methods:
+                self._plan_generator_body(method, item)
+        for attribute in self.of(ast.Attribute):
+            if attribute.attr in self.async_gen_methods:
+                self._plan_generator_use(self.parents[attribute], attribute.attr,  # type: ignore[arg-type]
+                                         item)
         for load in self.loads:
             if load.id in self.async_gens:
                 call = self.parents.get(load)
@@ -1270,6 +1296,22 @@ class _Planner(ast.NodeVisitor):
             self.edits.wrap(read, f"(({found} async for {item} in ",
                             f" if {negate}{item}), {default})")
             self.edits.wrap(reader, "", ")")
+        self.note("generator calling tools")
+        return True
+
+    def _next_of_expression(self, reader: ast.Call, comp: ast.GeneratorExp) -> bool:
+        """``next(T for x in G if C, default)``: ``(await anext(<the same, async>,
+        default))``, reading ``G`` as far as ``next`` does. Without a default the end is
+        StopAsyncIteration: only where the script catches no StopIteration."""
+        if not (self._builtin(reader, "next") and reader.args and reader.args[0] is comp
+                and len(reader.args) <= 2 and not reader.keywords) or (
+                len(reader.args) == 1 and self._catches_stop_iteration()):
+            return False
+        self.edits.replace(self.edits.start(reader.func), self.edits.end(reader.func),
+                           "(await anext")
+        self.edits.wrap(reader, "", ")")
+        if len(reader.args) == 1:  # the generator expression's parentheses are the call's
+            self.edits.wrap(comp, "(", ")")
         self.note("generator calling tools")
         return True
 
@@ -1431,8 +1473,9 @@ class _Planner(ast.NodeVisitor):
             comp = self.parents[parent]
             if isinstance(comp, ast.GeneratorExp) and not self._read_to_end(comp):
                 reader = self.parents.get(comp)
-                if isinstance(reader, ast.Call) and self._stopping(reader, comp, comp.elt,
-                                                                    item):
+                if isinstance(reader, ast.Call) and (
+                        self._stopping(reader, comp, comp.elt, item)
+                        or self._next_of_expression(reader, comp)):
                     self.gen_comprehensions.add(id(comp))
                     self._iterate_async(parent)
                     return
@@ -2197,7 +2240,8 @@ class _Planner(ast.NodeVisitor):
         uses as a value, or a generator now iterated with ``async for``."""
         if self.awaitable(node) and id(node) not in self.awaited and not self.concurrent(node):
             return True
-        return isinstance(node.func, ast.Name) and node.func.id in self.async_gens
+        return (isinstance(node.func, ast.Name) and node.func.id in self.async_gens) or (
+            isinstance(node.func, ast.Attribute) and node.func.attr in self.async_gen_methods)
 
     # -- the walk -------------------------------------------------------------------------
 
@@ -2210,6 +2254,9 @@ class _Planner(ast.NodeVisitor):
             implicit = _implicit_call(node) if in_class else None
             if in_class and node.name in self.async_methods:
                 self.note("method calling tools")
+                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+            elif in_class and node.name in self.async_gen_methods:
+                self.note("generator method calling tools")
                 self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
             elif in_class and node.name in self.async_properties:
                 self.note("property calling tools")

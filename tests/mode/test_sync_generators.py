@@ -230,6 +230,19 @@ stepped = [i["number"] for i in islice(all_issues("s"), 1, None, 2)]
 joined = [i["number"] for i in chain(all_issues("a"), [{"number": 0}], all_issues("b"))]
 print(sorted(x["number"] for x in itertools.chain(all_issues("c"), [])))
 [first, both, three, none, stepped, joined]'''),
+    ("next_of_a_generator_expression_over_one", PAGES + '''
+found = next(i["number"] for i in all_issues("n") if i["number"] > 10)
+missing = next((i for i in all_issues("m") if i["number"] > 99), "none")
+class Board:
+    def __init__(self, repo):
+        self.repo = repo
+    def issues(self):
+        for page in (1, 2, 3):
+            yield from search_issues(repo=self.repo, page=page)["items"]
+board = Board("b")
+titles = [i["title"] for i in board.issues()]
+late = next((i["title"] for i in board.issues() if i["number"] >= 20), None)
+[found, missing, titles, late]'''),
 ]
 
 

@@ -1800,7 +1800,7 @@ def data_special(obj: Any, name: str) -> Any:
     return call
 
 
-def _chained(obj: BaseException, name: str) -> BaseException | None:
+def _chained(obj: BaseException, name: str) -> BaseException | bool | None:
     """``e.__cause__``/``e.__context__`` as a script sees them: an ``Exception`` it may hold,
     else ``None``. Never handed out: the run's own signals (cancellation, a tripped limit,
     ``GeneratorExit``), codemode's host-side errors (``LimitExceeded`` …), an exception whose
@@ -1809,6 +1809,8 @@ def _chained(obj: BaseException, name: str) -> BaseException | None:
     ``raise ... from None`` (host code raising into the script does; a script's own
     ``raise X from e`` keeps ``e``, its cause, readable as the context too)."""
     error = getattr(obj, name)
+    if name == "__suppress_context__":
+        return error is True
     if name == "__context__" and obj.__suppress_context__ and error is not obj.__cause__:
         return None
     return error if _holdable(error, 0, [0]) else None
