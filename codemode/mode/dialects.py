@@ -1149,7 +1149,7 @@ class _Planner(ast.NodeVisitor):
         return all(isinstance(call := self.parents.get(node), ast.Call) and call.func is node
                    for node in self.of(ast.Attribute) if node.attr == name)
 
-    def _property_read(self, node: ast.expr) -> bool:
+    def _property_read(self, node: ast.AST) -> bool:
         """``x.name`` read, ``name`` a property made async."""
         return isinstance(node, ast.Attribute) and node.attr in self.async_properties and (
             type(node.ctx) is ast.Load)
@@ -1694,8 +1694,8 @@ class _Planner(ast.NodeVisitor):
             child = stack.pop()
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
                 continue
-            if isinstance(child, ast.Call) and self.awaitable(child) and (
-                    id(child) not in self.awaited):
+            if (isinstance(child, ast.Call) and self.awaitable(child) and (
+                    id(child) not in self.awaited)) or self._property_read(child):
                 return True
             stack.extend(ast.iter_child_nodes(child))
         return False
@@ -1864,7 +1864,8 @@ class _Planner(ast.NodeVisitor):
                         isinstance(item, ast.Constant) for item in items.elts)))
 
     def _calls_any_tool(self, node: ast.AST) -> bool:
-        return any(isinstance(n, ast.Call) and self.awaitable(n) for n in ast.walk(node))
+        return any((isinstance(n, ast.Call) and self.awaitable(n)) or self._property_read(n)
+                   for n in ast.walk(node))
 
     def _movable(self, call: ast.Call, key: ast.expr) -> bool:
         """Whether ``call``'s keywords but ``key`` can be read after the keys are computed
