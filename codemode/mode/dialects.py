@@ -574,6 +574,9 @@ class _Planner(ast.NodeVisitor):
         self.factory_returns: set[int] = set()
         """ids of the names those factories return (no value use: their calls are
         awaited through the bound names)."""
+        self.async_contexts: set[str] = set()
+        """Names of the script's classes whose ``__enter__``/``__exit__`` calls tools: made
+        ``__aenter__``/``__aexit__``, each ``with Cls(...)`` an ``async with``."""
         self.async_gen_methods: set[str] = set()
         """Names of the script's generator methods that call tools, made async generators:
         each ``x.name(...)`` is read as a generator function's call is."""
@@ -997,6 +1000,9 @@ class _Planner(ast.NodeVisitor):
                         if not self._async_gen_method(func):
                             continue
                         self.async_gen_methods.add(name)  # ``x.name(...)`` read async
+                    elif self._async_context(owner, func):
+                        name = owner.name  # ``with Cls(...)`` becomes ``async with``
+                        self.async_contexts.add(name)
                     elif self._async_property(func):
                         self.async_properties.add(name)  # each ``x.name`` read awaited
                     elif self._async_construction(owner, func):
@@ -1134,6 +1140,30 @@ class _Planner(ast.NodeVisitor):
             if node.attr == name and (type(node.ctx) is not ast.Load or (
                     isinstance(call := self.parents.get(node), ast.Call)
                     and call.func is node)):
+                return False
+        return True
+
+    def _async_context(self, cls: ast.ClassDef, func: ast.FunctionDef) -> bool:
+        """Whether ``cls``'s ``__enter__``/``__exit__`` that calls tools, ``func``, can be
+        ``async def __aenter__``/``__aexit__`` with each ``with Cls(...)`` an ``async
+        with``: a class at the top level defining both, its name's one binding, no base of
+        another class, and only ever constructed as a ``with`` statement's one item."""
+        name = cls.name
+        methods = {stmt.name for stmt in cls.body if isinstance(stmt, ast.FunctionDef)}
+        if func.name not in ("__enter__", "__exit__") or not {
+                "__enter__", "__exit__"} <= methods or {"__aenter__", "__aexit__"} & methods:
+            return False
+        if self.parents.get(cls) is not self.tree or name not in self.def_only or (
+                self._definitions(name) != 1) or any(
+                isinstance(base, ast.Name) and base.id == name
+                for other in self.of(ast.ClassDef) for base in other.bases):
+            return False
+        for load in self.loads_of.get(name, ()):
+            call = self.parents.get(load)
+            item = self.parents.get(call) if isinstance(call, ast.Call) else None
+            statement = self.parents.get(item) if isinstance(item, ast.withitem) else None
+            if not (isinstance(call, ast.Call) and call.func is load
+                    and isinstance(statement, ast.With) and len(statement.items) == 1):
                 return False
         return True
 
@@ -2241,7 +2271,8 @@ class _Planner(ast.NodeVisitor):
         uses as a value, or a generator now iterated with ``async for``."""
         if self.awaitable(node) and id(node) not in self.awaited and not self.concurrent(node):
             return True
-        return (isinstance(node.func, ast.Name) and node.func.id in self.async_gens) or (
+        return (isinstance(node.func, ast.Name) and (
+            node.func.id in self.async_gens or node.func.id in self.async_contexts)) or (
             isinstance(node.func, ast.Attribute) and node.func.attr in self.async_gen_methods)
 
     # -- the walk -------------------------------------------------------------------------
@@ -2256,6 +2287,9 @@ class _Planner(ast.NodeVisitor):
             if in_class and node.name in self.async_methods:
                 self.note("method calling tools")
                 self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+            elif in_class and node.name in ("__enter__", "__exit__") and (
+                    self.scopes[-1].node.name in self.async_contexts):  # type: ignore[union-attr]
+                pass  # made __aenter__/__aexit__ with the class (visit_ClassDef)
             elif in_class and node.name in self.async_gen_methods:
                 self.note("generator method calling tools")
                 self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
@@ -2346,6 +2380,15 @@ class _Planner(ast.NodeVisitor):
         self.scopes.pop()
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if node.name in self.async_contexts:
+            self.note("context manager calling tools")
+            for stmt in node.body:
+                if isinstance(stmt, ast.FunctionDef) and stmt.name in ("__enter__", "__exit__"):
+                    start = self.edits.start(stmt)
+                    found = self.edits.data.find(stmt.name.encode(), start)
+                    self.edits.replace(start, start, "async ")
+                    self.edits.replace(found, found + len(stmt.name),
+                                       stmt.name.replace("__", "__a", 1))
         self.scopes.append(_Scope("class", node))
         self.generic_visit(node)
         self.scopes.pop()
@@ -2524,6 +2567,15 @@ class _Planner(ast.NodeVisitor):
                 and not self.concurrent(node) and self._check_await_allowed(node)):
             self.note("calls without await")
             self.edits.wrap(node, "(await ", ")")
+        self.generic_visit(node)
+
+    def visit_With(self, node: ast.With) -> None:
+        call = node.items[0].context_expr
+        if len(node.items) == 1 and isinstance(call, ast.Call) and isinstance(
+                call.func, ast.Name) and call.func.id in self.async_contexts and (
+                self._check_await_allowed(node)):
+            start = self.edits.start(node)
+            self.edits.replace(start, start, "async ")
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
