@@ -565,6 +565,24 @@ class _Planner(ast.NodeVisitor):
             and name not in FACADE_NAMES)
         """Unbound names that stand for ``tools`` (:data:`_TOOLS_ALIASES`)."""
         self.async_funcs: set[str] = set()
+        self.async_classes: set[str] = set()
+        """Names of the script's classes whose ``__init__``/``__post_init__`` calls tools,
+        made ``async def``: each ``Cls(...)`` is awaited (:meth:`_async_construction`)."""
+        self.factories: dict[int, list[str]] = {}
+        """id of a ``def`` a top-level factory returns → the names bound to the factory's
+        calls (:meth:`_plan_factories`)."""
+        self.factory_returns: set[int] = set()
+        """ids of the names those factories return (no value use: their calls are
+        awaited through the bound names)."""
+        self.async_contexts: set[str] = set()
+        """Names of the script's classes whose ``__enter__``/``__exit__`` calls tools: made
+        ``__aenter__``/``__aexit__``, each ``with Cls(...)`` an ``async with``."""
+        self.async_gen_methods: set[str] = set()
+        """Names of the script's generator methods that call tools, made async generators:
+        each ``x.name(...)`` is read as a generator function's call is."""
+        self.async_properties: set[str] = set()
+        """Names of the script's ``@property`` getters that call tools, made ``async def``:
+        each ``x.name`` read is awaited (:meth:`_async_property`)."""
         self.async_methods: set[str] = set()
         """Names of the script's methods made async (``x.name(...)`` calls are awaited)."""
         self.converted: set[int] = set()
@@ -573,6 +591,14 @@ class _Planner(ast.NodeVisitor):
         their calls are iterated with ``async for`` (:meth:`_plan_generators`)."""
         self.gen_comprehensions: set[int] = set()
         """ids of generator expressions over one of them, already made lists."""
+        self.async_readers: set[int] = set()
+        """ids of ``zip``/``islice``/``chain`` calls over one of them, made async readers
+        (:meth:`_async_reader`)."""
+        self.itertools_names = frozenset(
+            alias.name for node in cast("list[ast.ImportFrom]", kinds.get(ast.ImportFrom, []))
+            if node.module == "itertools" and node.level == 0
+            for alias in node.names if alias.asname is None)
+        """``islice``, ``chain`` … imported by their own name from ``itertools``."""
         self.awaited: set[int] = set()
         self.task_names: set[str] = set()
         self.modules: list[str] = []
@@ -934,6 +960,7 @@ class _Planner(ast.NodeVisitor):
         # Plain functions that call tools (or other such functions) become async.
         if self.strict:
             return
+        self._plan_factories()
         self._convert_functions(self.of(ast.FunctionDef), self._convertible_methods())
         self._plan_generators()
         self._plan_lambdas()
@@ -949,7 +976,7 @@ class _Planner(ast.NodeVisitor):
         is read once: a conversion only re-checks the calls of the name it made async (a
         chain of 800 functions, each calling the next, was 320 000 body walks, 10 s)."""
         needy: list[int] = []
-        calls: dict[str, list[tuple[int, ast.Call]]] = {}
+        calls: dict[str, list[tuple[int, ast.expr]]] = {}
         for index, func in enumerate(functions):
             if self._needs_async(func, calls, index):
                 needy.append(index)
@@ -965,22 +992,208 @@ class _Planner(ast.NodeVisitor):
                     func.name in self.async_funcs and id(func) not in methods):
                 continue
             self.converted.add(id(func))
+            name = func.name
             if id(func) not in methods:
-                if isinstance(self.parents.get(func), ast.ClassDef):
-                    continue
-                if suspends(func.body):
+                owner = self.parents.get(func)
+                if isinstance(owner, ast.ClassDef):
+                    if suspends(func.body):
+                        if not self._async_gen_method(func):
+                            continue
+                        self.async_gen_methods.add(name)  # ``x.name(...)`` read async
+                    elif self._async_context(owner, func):
+                        name = owner.name  # ``with Cls(...)`` becomes ``async with``
+                        self.async_contexts.add(name)
+                    elif self._async_property(func):
+                        self.async_properties.add(name)  # each ``x.name`` read awaited
+                    elif self._async_construction(owner, func):
+                        # ``Cls(...)`` is awaited as an ``async def``'s call is
+                        name = owner.name
+                        self.async_classes.add(name)
+                        self.async_funcs.add(name)
+                    else:
+                        continue
+                elif suspends(func.body):
                     self.async_gens.add(func.name)
                 else:
                     self.async_funcs.add(func.name)
+                    made = self.factories.get(id(func))
+                    if made is not None:  # ``get = make_fetcher()``: ``get(...)`` awaited
+                        self.async_funcs.update(made)
+                        for bound in made:
+                            self._requeue(calls.get(bound, ()), functions, needy, queued)
             else:
                 # every method of that name: ``x.name(...)`` is awaited wherever it is
                 self.async_methods.add(func.name)
                 self.converted.update(id(f) for f in functions if f.name == func.name)
-            for caller, call in calls.get(func.name, ()):
-                if id(functions[caller]) not in self.converted and (
-                        caller not in queued) and self._awaits_call(call):
-                    bisect.insort(needy, caller)
-                    queued.add(caller)
+            self._requeue(calls.get(name, ()), functions, needy, queued)
+
+    def _requeue(self, calls: Sequence[tuple[int, ast.expr]],
+                 functions: Sequence[ast.FunctionDef], needy: list[int],
+                 queued: set[int]) -> None:
+        """Queue the functions making ``calls`` that a conversion made async."""
+        for caller, call in calls:
+            if id(functions[caller]) not in self.converted and (
+                    caller not in queued) and self._makes_async(call):
+                bisect.insort(needy, caller)
+                queued.add(caller)
+
+    def _plan_factories(self) -> None:
+        """``def make_fetcher(): ... def fetch(sym): ... return fetch`` (a top-level
+        function ending by returning a ``def`` of its own body) whose every call is a
+        top-level ``get = make_fetcher(...)``, ``get`` bound only there and only called:
+        when ``fetch`` calls tools it becomes async, and so each ``get(...)`` is awaited
+        (:attr:`factories`)."""
+        for factory in self.of(ast.FunctionDef):
+            last = factory.body[-1]
+            if self.parents.get(factory) is not self.tree or not (
+                    isinstance(last, ast.Return) and isinstance(last.value, ast.Name)) or (
+                    factory.name not in self.def_only or self._definitions(factory.name) != 1):
+                continue
+            returned = last.value
+            inner = next((stmt for stmt in factory.body if isinstance(stmt, ast.FunctionDef)
+                          and stmt.name == returned.id), None)
+            if inner is None or inner.decorator_list or suspends(inner.body) or any(
+                    isinstance(node, ast.Name) and node.id == inner.name and node is not returned
+                    for node in ast.walk(factory)):
+                continue
+            bound = [self._factory_binding(load, returned)
+                     for load in self.loads_of.get(factory.name, ())]
+            if bound and all(bound):
+                self.factories[id(inner)] = cast("list[str]", bound)
+                self.factory_returns.add(id(returned))
+
+    def _factory_binding(self, load: ast.Name, returned: ast.Name) -> str | None:
+        """``g`` for ``g = make(...)`` at the top level, ``g`` bound only there and only
+        ever called (``returned``, the factory's ``return g``, aside); None for any other
+        use of ``make``."""
+        call = self.parents.get(load)
+        assign = self.parents.get(call) if isinstance(call, ast.Call) else None
+        if not (isinstance(call, ast.Call) and call.func is load and isinstance(assign, ast.Assign)
+                and self.parents.get(assign) is self.tree and len(assign.targets) == 1
+                and isinstance(assign.targets[0], ast.Name)):
+            return None
+        name = assign.targets[0].id
+        uses = [use for use in self.loads_of.get(name, []) if use is not returned]
+        if self.stores.get(name) != 1 or name in self.def_only or not uses or not all(
+                isinstance(p := self.parents.get(use), ast.Call) and p.func is use
+                for use in uses):
+            return None
+        return name
+
+    def _async_construction(self, cls: ast.ClassDef, func: ast.FunctionDef) -> bool:
+        """Whether ``cls``'s ``__init__`` (or a dataclass's ``__post_init__``) that calls
+        tools, ``func``, can be an ``async def`` with each ``Cls(...)`` awaited (the
+        sandbox's class then makes its instances awaitably, ``AsyncInitMeta``): a class at
+        the top level, its name's one binding, no base of another class, constructed by
+        its name only (not by ``cls(...)`` in its methods) and otherwise only read for its
+        attributes, ``isinstance`` or a comparison."""
+        name = cls.name
+        if func.name == "__post_init__":
+            if not any(_decorator_name(d) == "dataclass" for d in cls.decorator_list) or any(
+                    isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
+                    and stmt.name == "__init__" for stmt in cls.body) or (
+                    "replace" in self.loads_of or any(
+                        node.attr == "replace" and self.root_of(node)[0] == "dataclasses"
+                        for node in self.of(ast.Attribute))):
+                return False  # ``replace(obj, ...)`` would build one without an await
+        elif func.name != "__init__" or suspends(func.body):
+            return False
+        if self.parents.get(cls) is not self.tree or name not in self.def_only or (
+                self._definitions(name) != 1):
+            return False
+        if any(isinstance(base, ast.Name) and base.id == name
+               for other in self.of(ast.ClassDef) for base in other.bases):
+            return False
+        if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+               and node.func.id == "cls" for node in ast.walk(cls)):
+            return False
+        for load in self.loads_of.get(name, ()):
+            parent = self.parents.get(load)
+            if isinstance(parent, ast.Call) and (parent.func is load or (
+                    self._builtin(parent, "isinstance", "issubclass") and load in parent.args)):
+                continue
+            if not isinstance(parent, ast.Attribute | ast.Compare | ast.Tuple):
+                return False
+            if isinstance(parent, ast.Tuple) and not (
+                    (call := self.parents.get(parent)) is not None
+                    and self._builtin(call, "isinstance", "issubclass")):
+                return False
+        return True
+
+    def _async_property(self, func: ast.FunctionDef) -> bool:
+        """Whether ``func``, a ``@property`` getter that calls tools, can be an ``async
+        def`` with each ``x.name`` read awaited: a name of its own (no other definition,
+        no library method's name, never stored, deleted or called as ``x.name(...)``)."""
+        name = func.name
+        if name.startswith("_") or name in _library_methods() or suspends(func.body) or [
+                _decorator_name(d) for d in func.decorator_list] != ["property"]:
+            return False
+        if self._definitions(name) != 1:
+            return False
+        if name not in self.def_only or any(
+                isinstance(node, ast.Constant) and node.value == name
+                for node in self.of(ast.Constant)) or any(  # ``getattr(x, "name")``
+                node.arg == name for node in self.of(ast.keyword)) or any(
+                name in node.kwd_attrs for node in self.of(ast.MatchClass)):
+            return False  # ``SimpleNamespace(name=...)``, ``case Cls(name=v)``: not it
+        for node in self.of(ast.Attribute):
+            if node.attr == name and (type(node.ctx) is not ast.Load or (
+                    isinstance(call := self.parents.get(node), ast.Call)
+                    and call.func is node)):
+                return False
+        return True
+
+    def _async_context(self, cls: ast.ClassDef, func: ast.FunctionDef) -> bool:
+        """Whether ``cls``'s ``__enter__``/``__exit__`` that calls tools, ``func``, can be
+        ``async def __aenter__``/``__aexit__`` with each ``with Cls(...)`` an ``async
+        with``: a class at the top level defining both, its name's one binding, no base of
+        another class, and only ever constructed as a ``with`` statement's one item."""
+        name = cls.name
+        methods = {stmt.name for stmt in cls.body if isinstance(stmt, ast.FunctionDef)}
+        if func.name not in ("__enter__", "__exit__") or not {
+                "__enter__", "__exit__"} <= methods or {"__aenter__", "__aexit__"} & methods:
+            return False
+        if self.parents.get(cls) is not self.tree or name not in self.def_only or (
+                self._definitions(name) != 1) or any(
+                isinstance(base, ast.Name) and base.id == name
+                for other in self.of(ast.ClassDef) for base in other.bases):
+            return False
+        for load in self.loads_of.get(name, ()):
+            call = self.parents.get(load)
+            item = self.parents.get(call) if isinstance(call, ast.Call) else None
+            statement = self.parents.get(item) if isinstance(item, ast.withitem) else None
+            if not (isinstance(call, ast.Call) and call.func is load
+                    and isinstance(statement, ast.With) and len(statement.items) == 1):
+                return False
+        return True
+
+    def _async_gen_method(self, func: ast.FunctionDef) -> bool:
+        """Whether ``func``, a generator method that calls tools, can be an async generator
+        read where it is called: a plain method, a name of its own (no other definition,
+        no library method's name), every ``x.name`` read a call (planned as a generator
+        function's call is)."""
+        name = func.name
+        if name.startswith("_") or name in _library_methods() or func.decorator_list or (
+                self._definitions(name) != 1) or name in self.bound - self.def_only:
+            return False
+        return all(isinstance(call := self.parents.get(node), ast.Call) and call.func is node
+                   for node in self.of(ast.Attribute) if node.attr == name)
+
+    def _property_read(self, node: ast.AST) -> bool:
+        """``x.name`` read, ``name`` a property made async."""
+        return isinstance(node, ast.Attribute) and node.attr in self.async_properties and (
+            type(node.ctx) is ast.Load)
+
+    def _makes_async(self, node: ast.expr) -> bool:
+        """Whether a call or read :meth:`_needs_async` noted makes its function async."""
+        return self._awaits_call(node) if isinstance(node, ast.Call) else (
+            self._property_read(node))
+
+    def _definitions(self, name: str) -> int:
+        """How many ``def``/``class`` statements bind ``name``."""
+        defined: list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef] = [
+            *self.of(ast.ClassDef), *self.of(ast.FunctionDef), *self.of(ast.AsyncFunctionDef)]
+        return sum(node.name == name for node in defined)
 
     def _plan_generators(self) -> None:
         """Plain generators that call tools become async generators, iterated where they
@@ -990,7 +1203,7 @@ class _Planner(ast.NodeVisitor):
         (``async for`` when ``x`` is such a generator). Each rewrite reads the generator
         as lazily as CPython would (the same calls, in the same order); any other use is
         refused with what to write."""
-        if not self.async_gens:
+        if not self.async_gens and not self.async_gen_methods:
             return
         defs = [f for f in self.of(ast.FunctionDef) if f.name in self.async_gens]
         taken = self.reads | self.bound
@@ -1004,6 +1217,13 @@ class _Planner(ast.NodeVisitor):
                          "bound more than once: give it a name of its own")
                 continue
             self._plan_generator_body(func, item)
+        for method in self.of(ast.FunctionDef):
+            if method.name in self.async_gen_methods:
+                self._plan_generator_body(method, item)
+        for attribute in self.of(ast.Attribute):
+            if attribute.attr in self.async_gen_methods:
+                self._plan_generator_use(self.parents[attribute], attribute.attr,  # type: ignore[arg-type]
+                                         item)
         for load in self.loads:
             if load.id in self.async_gens:
                 call = self.parents.get(load)
@@ -1109,6 +1329,22 @@ class _Planner(ast.NodeVisitor):
         self.note("generator calling tools")
         return True
 
+    def _next_of_expression(self, reader: ast.Call, comp: ast.GeneratorExp) -> bool:
+        """``next(T for x in G if C, default)``: ``(await anext(<the same, async>,
+        default))``, reading ``G`` as far as ``next`` does. Without a default the end is
+        StopAsyncIteration: only where the script catches no StopIteration."""
+        if not (self._builtin(reader, "next") and reader.args and reader.args[0] is comp
+                and len(reader.args) <= 2 and not reader.keywords) or (
+                len(reader.args) == 1 and self._catches_stop_iteration()):
+            return False
+        self.edits.replace(self.edits.start(reader.func), self.edits.end(reader.func),
+                           "(await anext")
+        self.edits.wrap(reader, "", ")")
+        if len(reader.args) == 1:  # the generator expression's parentheses are the call's
+            self.edits.wrap(comp, "(", ")")
+        self.note("generator calling tools")
+        return True
+
     def _wrapped(self, node: ast.expr, wrapper: ast.Call, item: str) -> bool:
         """``enumerate(G, start)`` and ``zip(xs, G)`` iterated by a ``for`` or a
         comprehension: an async generator expression that reads ``G`` as they would
@@ -1147,6 +1383,58 @@ class _Planner(ast.NodeVisitor):
                           f"(({c}, {v}) for {g} in [{gen}] for {s} in [[]] for {c} in "
                           f"{items} for {v} in [await anext({g}, {s})] if {v} is not {s})")
         self._iterate_async(holder)
+        self.note("generator calling tools")
+        return True
+
+    def _reader_kind(self, call: ast.Call) -> str | None:
+        """``zip``, ``islice`` or ``chain`` when ``call`` calls the builtin or the
+        ``itertools`` function (``itertools.islice``, or its name from ``from itertools
+        import islice``) with positional arguments only."""
+        if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        func = call.func
+        if isinstance(func, ast.Name):
+            if func.id == "zip":
+                return None if "zip" in self.bound else "zip"
+            if func.id in ("islice", "chain") and self.stores.get(func.id) is None and (
+                    func.id in self.itertools_names):
+                return func.id
+            return None
+        root, parts = self.root_of(func)
+        if root == "itertools" and parts in (["islice"], ["chain"]) and (
+                "itertools" not in self.stores):
+            return parts[0]
+        return None
+
+    def _async_reader(self, node: ast.expr, reader: ast.Call, item: str) -> bool:
+        """``zip(G, xs)``, ``islice(G, n)``, ``chain(G, xs)`` (``G`` a generator that
+        calls tools, among the arguments; the first of ``islice``'s) iterated by a ``for``
+        or a comprehension, or read to its end (``list(...)``): the sandbox's reader of
+        that name reads the async generator in CPython's order, and is iterated with
+        ``async for``."""
+        kind = self._reader_kind(reader)
+        if kind is None or node not in reader.args or (
+                kind == "islice" and reader.args[0] is not node):
+            return False
+        if id(reader) in self.async_readers:
+            return True  # another generator of the same reader planned it
+        holder = self.parents.get(reader)
+        if isinstance(holder, ast.For | ast.comprehension) and holder.iter is reader:
+            comp = self.parents.get(holder)
+            if isinstance(comp, ast.GeneratorExp):
+                if not self._read_to_end(comp):
+                    return False
+                self.gen_comprehensions.add(id(comp))
+                start, end = self.edits.start(comp), self.edits.end(comp)
+                self.edits.replace(start + 1, start + 1, "[")
+                self.edits.replace(end - 1, end - 1, "]")
+            self._iterate_async(holder)
+        elif isinstance(holder, ast.Call) and holder.args and holder.args[0] is reader and (
+                self._reads_to_end(holder)):
+            self.edits.wrap(reader, f"[{item} async for {item} in ", "]")
+        else:
+            return False
+        self.async_readers.add(id(reader))
         self.note("generator calling tools")
         return True
 
@@ -1215,8 +1503,9 @@ class _Planner(ast.NodeVisitor):
             comp = self.parents[parent]
             if isinstance(comp, ast.GeneratorExp) and not self._read_to_end(comp):
                 reader = self.parents.get(comp)
-                if isinstance(reader, ast.Call) and self._stopping(reader, comp, comp.elt,
-                                                                    item):
+                if isinstance(reader, ast.Call) and (
+                        self._stopping(reader, comp, comp.elt, item)
+                        or self._next_of_expression(reader, comp)):
                     self.gen_comprehensions.add(id(comp))
                     self._iterate_async(parent)
                     return
@@ -1245,7 +1534,8 @@ class _Planner(ast.NodeVisitor):
         if self._next_call(call, name):
             return
         if isinstance(parent, ast.Call) and (self._stopping(parent, call, None, item)
-                                             or self._wrapped(call, parent, item)):
+                                             or self._wrapped(call, parent, item)
+                                             or self._async_reader(call, parent, item)):
             return
         if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and (
                 parent.func.id == "next" and parent.func.id not in self.bound):
@@ -1434,8 +1724,8 @@ class _Planner(ast.NodeVisitor):
             child = stack.pop()
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
                 continue
-            if isinstance(child, ast.Call) and self.awaitable(child) and (
-                    id(child) not in self.awaited):
+            if (isinstance(child, ast.Call) and self.awaitable(child) and (
+                    id(child) not in self.awaited)) or self._property_read(child):
                 return True
             stack.extend(ast.iter_child_nodes(child))
         return False
@@ -1604,7 +1894,8 @@ class _Planner(ast.NodeVisitor):
                         isinstance(item, ast.Constant) for item in items.elts)))
 
     def _calls_any_tool(self, node: ast.AST) -> bool:
-        return any(isinstance(n, ast.Call) and self.awaitable(n) for n in ast.walk(node))
+        return any((isinstance(n, ast.Call) and self.awaitable(n)) or self._property_read(n)
+                   for n in ast.walk(node))
 
     def _movable(self, call: ast.Call, key: ast.expr) -> bool:
         """Whether ``call``'s keywords but ``key`` can be read after the keys are computed
@@ -1944,10 +2235,11 @@ class _Planner(ast.NodeVisitor):
         return False
 
     def _needs_async(self, func: ast.FunctionDef,
-                     calls: dict[str, list[tuple[int, ast.Call]]], index: int) -> bool:
+                     calls: dict[str, list[tuple[int, ast.expr]]], index: int) -> bool:
         """Whether ``func``'s own body awaits or calls something awaitable now. Its calls
         that a later conversion can make awaitable (of a name, a partial's target, a
-        method) go into ``calls`` under that name, with ``index``."""
+        method) and its attribute reads (a property) go into ``calls`` under that name,
+        with ``index``."""
         stack: list[ast.AST] = list(func.body)
         found = False
         while stack:
@@ -1967,6 +2259,10 @@ class _Planner(ast.NodeVisitor):
                         calls.setdefault(target.id, []).append((index, node))
                 elif isinstance(callee, ast.Attribute):
                     calls.setdefault(callee.attr, []).append((index, node))
+            elif isinstance(node, ast.Attribute) and type(node.ctx) is ast.Load:
+                if self._property_read(node):
+                    found = True
+                calls.setdefault(node.attr, []).append((index, node))
             stack.extend(ast.iter_child_nodes(node))
         return found
 
@@ -1975,7 +2271,9 @@ class _Planner(ast.NodeVisitor):
         uses as a value, or a generator now iterated with ``async for``."""
         if self.awaitable(node) and id(node) not in self.awaited and not self.concurrent(node):
             return True
-        return isinstance(node.func, ast.Name) and node.func.id in self.async_gens
+        return (isinstance(node.func, ast.Name) and (
+            node.func.id in self.async_gens or node.func.id in self.async_contexts)) or (
+            isinstance(node.func, ast.Attribute) and node.func.attr in self.async_gen_methods)
 
     # -- the walk -------------------------------------------------------------------------
 
@@ -1988,6 +2286,19 @@ class _Planner(ast.NodeVisitor):
             implicit = _implicit_call(node) if in_class else None
             if in_class and node.name in self.async_methods:
                 self.note("method calling tools")
+                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+            elif in_class and node.name in ("__enter__", "__exit__") and (
+                    self.scopes[-1].node.name in self.async_contexts):  # type: ignore[union-attr]
+                pass  # made __aenter__/__aexit__ with the class (visit_ClassDef)
+            elif in_class and node.name in self.async_gen_methods:
+                self.note("generator method calling tools")
+                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+            elif in_class and node.name in self.async_properties:
+                self.note("property calling tools")
+                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+            elif in_class and node.name in ("__init__", "__post_init__") and (
+                    self.scopes[-1].node.name in self.async_classes):  # type: ignore[union-attr]
+                self.note("constructor calling tools")
                 self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
             elif implicit is not None:
                 self.add(node, f"{node.name}() calls tools, but {implicit}, where a call "
@@ -2069,6 +2380,15 @@ class _Planner(ast.NodeVisitor):
         self.scopes.pop()
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if node.name in self.async_contexts:
+            self.note("context manager calling tools")
+            for stmt in node.body:
+                if isinstance(stmt, ast.FunctionDef) and stmt.name in ("__enter__", "__exit__"):
+                    start = self.edits.start(stmt)
+                    found = self.edits.data.find(stmt.name.encode(), start)
+                    self.edits.replace(start, start, "async ")
+                    self.edits.replace(found, found + len(stmt.name),
+                                       stmt.name.replace("__", "__a", 1))
         self.scopes.append(_Scope("class", node))
         self.generic_visit(node)
         self.scopes.pop()
@@ -2162,7 +2482,8 @@ class _Planner(ast.NodeVisitor):
         for node in self.loads_of.get(name, ()):
             parent = self.parents.get(node)
             if not (isinstance(parent, ast.Call) and parent.func is node) and (
-                    id(node) not in self.key_functions) and id(node) not in partial_of:
+                    id(node) not in self.key_functions) and id(node) not in partial_of and (
+                    id(node) not in self.factory_returns):
                 return node.lineno
         return None
 
@@ -2245,6 +2566,20 @@ class _Planner(ast.NodeVisitor):
         if (not self.strict and self.awaitable(node) and id(node) not in self.awaited
                 and not self.concurrent(node) and self._check_await_allowed(node)):
             self.note("calls without await")
+            self.edits.wrap(node, "(await ", ")")
+        self.generic_visit(node)
+
+    def visit_With(self, node: ast.With) -> None:
+        call = node.items[0].context_expr
+        if len(node.items) == 1 and isinstance(call, ast.Call) and isinstance(
+                call.func, ast.Name) and call.func.id in self.async_contexts and (
+                self._check_await_allowed(node)):
+            start = self.edits.start(node)
+            self.edits.replace(start, start, "async ")
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if self._property_read(node) and self._check_await_allowed(node):
             self.edits.wrap(node, "(await ", ")")
         self.generic_visit(node)
 
@@ -2610,6 +2945,15 @@ _CACHE_METHODS: Final = frozenset({"cache_info", "cache_clear", "cache_parameter
 _READS_TO_END: Final = frozenset({"list", "sorted", "sum", "set", "frozenset", "tuple",
                                  "dict", "min", "max"})
 """Builtins that read their first argument, an iterable, to its end."""
+
+
+def _decorator_name(node: ast.expr) -> str | None:
+    """``dataclass`` for ``@dataclass``, ``@dataclasses.dataclass(frozen=True)`` …"""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _cache_decorator(func: ast.expr) -> bool:

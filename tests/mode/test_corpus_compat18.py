@@ -16,23 +16,18 @@ the script rewritten as it says runs as in CPython.
 
 from __future__ import annotations
 
-import json
-import re
 import tomllib
-from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 import codemode as cm
+from tests.mode.compat_harness import runs_as_in_cpython
 from tests.mode.corpus_tools import registry
-from tests.mode.cpython_side import run_in_fresh_cpython, run_with_tools
 from tests.mode.other_host_tools import FUNCTIONS, specs
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from codemode.sandbox import Executor
 
 pytestmark = pytest.mark.anyio
@@ -43,15 +38,6 @@ ROWS: list[dict[str, str]] = _DATA["row"]
 REFUSED: list[dict[str, str]] = _DATA["refused"]
 
 
-_HOST_FRAME = re.compile(r'  File "(?!<cpython>)[^"]*", line \d+, in \w+\n(?:    .*\n)*')
-
-
-def _as_the_sandbox_prints(output: str) -> str:
-    """CPython's traceback with the CPython side's own frames (the stubs) left out."""
-    output = _HOST_FRAME.sub("", output).replace('"<cpython>"', '"<script>"')
-    return output.replace("tests.mode.cpython_side.", "")
-
-
 @pytest.fixture
 def mode(executor: Executor) -> cm.CodeMode:
     """Both executors (conftest's ``executor``)."""
@@ -60,7 +46,7 @@ def mode(executor: Executor) -> cm.CodeMode:
 
 @pytest.mark.parametrize("row", ROWS, ids=[r["name"] for r in ROWS])
 async def test_compat18_script_runs_as_in_cpython(mode: cm.CodeMode, row: dict[str, str]) -> None:
-    await _runs_as_in_cpython(mode, row["script"], row)
+    await runs_as_in_cpython(mode, row["script"], row)
 
 
 @pytest.mark.parametrize("row", REFUSED, ids=[r["name"] for r in REFUSED])
@@ -70,31 +56,4 @@ async def test_compat18_refusal_says_the_one_round_fix(mode: cm.CodeMode,
     assert refused.error is not None and refused.error.type == "PreflightError"
     assert row["says"] in refused.error.message, refused.error.message
     assert refused.calls == ()
-    await _runs_as_in_cpython(mode, row["fixed"], row)
-
-
-async def _runs_as_in_cpython(mode: cm.CodeMode, script: str, row: dict[str, str]) -> None:
-    run = await mode.run(script)
-    assert run.error is None, run.error
-    assert run.calls
-    if row.get("stderr"):
-        value, output = run_in_fresh_cpython(script, row["style"],
-                                             "tests.mode.other_host_tools")
-        expected = (value, _as_the_sandbox_prints(output))
-    else:
-        made: list[str] = []
-        expected = run_with_tools(script, row["style"], _logged(made))
-        # the same calls (concurrent ones may finish in another order): a lazy read
-        # (``any``, ``next``, ``break``) makes no call CPython would not
-        assert Counter(c.name.replace("-", "_") for c in run.calls) == Counter(made)
-    assert (json.loads(json.dumps(run.value)), run.output) == expected
-
-
-def _logged(made: list[str]) -> dict[str, Callable[..., Any]]:
-    """:data:`FUNCTIONS`, each noting its name in ``made`` when called."""
-    def note(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        def call(*args: Any, **kwargs: Any) -> Any:
-            made.append(name)
-            return fn(*args, **kwargs)
-        return call
-    return {name: note(name, fn) for name, fn in FUNCTIONS.items()}
+    await runs_as_in_cpython(mode, row["fixed"], row)

@@ -1017,6 +1017,18 @@ def paged(tags, page_size=2):
 
 final_answer([p["titleSlug"] for p in paged("dynamic-programming")][::2])
 """),
+    ("smol_closure_factory_returned", "smol", r"""
+def make_converter(base):
+    calls = 0
+    def convert(target, value):
+        nonlocal calls
+        calls += 1
+        return compute_exchange_rate(base_currency=base, target_currency=target, value=value)["exchanged_value"]
+    return convert
+
+usd = make_converter("USD")
+final_answer({"EUR": usd("EUR", 100), "JPY": usd("JPY", 100)})
+"""),
 ]
 
 
@@ -1046,23 +1058,6 @@ now = datetime.fromisoformat(json.loads(await get_current_time(timezone="Asia/To
 meeting = now.replace(hour=9, minute=0) + timedelta(days=1)
 zones = {"UTC": timezone.utc, "Asia/Tokyo": timezone(timedelta(hours=9))}
 {tz: meeting.astimezone(z).isoformat() for tz, z in zones.items()}
-"""),
-    ("smol_closure_factory_returned", "smol", r"""
-def make_converter(base):
-    calls = 0
-    def convert(target, value):
-        nonlocal calls
-        calls += 1
-        return compute_exchange_rate(base_currency=base, target_currency=target, value=value)["exchanged_value"]
-    return convert
-
-usd = make_converter("USD")
-final_answer({"EUR": usd("EUR", 100), "JPY": usd("JPY", 100)})
-""", "it is returned at line 8, so its callers cannot await it: define `convert` at the top level with the values it uses from the enclosing function as parameters", r"""
-def convert(base, target, value):
-    return compute_exchange_rate(base_currency=base, target_currency=target, value=value)["exchanged_value"]
-
-final_answer({"EUR": convert("USD", "EUR", 100), "JPY": convert("USD", "JPY", 100)})
 """),
     ("ptc_except_star_taskgroup", "async", r"""
 import asyncio

@@ -5712,8 +5712,6 @@ _NO_HOST = "a script reaches files, processes and the network only through the t
     ("import calendar\ncalendar.monthrange(2024, 2)", "calendar",
      "compute with datetime: `d.strftime('%A')` names a day, and a month's last day is the "
      "day before the next month's first (`date(y, m + 1, 1) - timedelta(days=1)`)"),
-    ("from types import SimpleNamespace\nSimpleNamespace(a=1)", "types",
-     "use a dict, or a small class or @dataclass, instead of SimpleNamespace"),
     ("import difflib\ndifflib.get_close_matches('a', ['b'])", "difflib",
      "score the candidates yourself (e.g. shared words, `len(set(a.split()) & "
      "set(b.split()))`) and take `max(candidates, key=...)`"),
@@ -5756,7 +5754,8 @@ async def test_a_missing_module_models_reach_for_names_its_fix(
           "in a dict of your own; `vars(obj)` copies an object of the script's own)")]),
     ("class Account:\n    def __init__(self, uid):\n        self.user = get_user(uid)\n"
      "    @property\n    def tier(self):\n        return get_user(1)['tier']\n"
-     "    def __len__(self):\n        return len(list_orders(1)['orders'])\nAccount(1)",
+     "    def __len__(self):\n        return len(list_orders(1)['orders'])\n"
+     "accounts = list(map(Account, [1, 2]))",
      [(2, "__init__() calls tools, but Python calls it for you in `Cls(...)`, where a call "
           "cannot be awaited: make the calls in an `async def` method (e.g. `async def "
           "load(self)`, awaited before use) and keep the results on the object"),

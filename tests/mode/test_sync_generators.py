@@ -4,7 +4,8 @@ The sandbox makes such a generator an async generator and its uses the async for
 each row runs on both executors and in CPython with the tool as a plain function: the
 value, the printed output and the tool calls (arguments, in order) must be equal, so
 laziness (``break``, the first item only, ``next``, ``any``/``all`` stopping early,
-``zip`` stopping at its shorter input) makes the same calls. Uses no rewrite can
+``zip`` stopping at its shorter input, ``islice`` at its stop, ``chain`` reading one
+iterable after the other) makes the same calls. Uses no rewrite can
 follow are refused before any call, with what to write.
 """
 
@@ -216,6 +217,32 @@ pairs = [f"{label}={i['number']}" for label, i in zip("ab", all_issues("z"))]
 labels = {k: i["title"] for k, i in zip(range(10), all_issues("y"))}
 counted = {n: i["number"] for n, i in enumerate(all_issues("c"))}
 [n, pairs, labels, counted]'''),
+    ("zip_islice_chain_read_in_cpython_order", PAGES + '''
+import itertools
+from itertools import chain, islice
+first = [(i["number"], k) for i, k in zip(all_issues("z"), "ab")]
+both = {a["number"]: b["title"] for a, b in zip(all_issues("p"), all_issues("q"))}
+for i, label in zip(all_issues("f"), ["only"]):
+    print(label, i["title"])
+three = list(itertools.islice(all_issues("i"), 3))
+none = list(islice(all_issues("n"), 0))
+stepped = [i["number"] for i in islice(all_issues("s"), 1, None, 2)]
+joined = [i["number"] for i in chain(all_issues("a"), [{"number": 0}], all_issues("b"))]
+print(sorted(x["number"] for x in itertools.chain(all_issues("c"), [])))
+[first, both, three, none, stepped, joined]'''),
+    ("next_of_a_generator_expression_over_one", PAGES + '''
+found = next(i["number"] for i in all_issues("n") if i["number"] > 10)
+missing = next((i for i in all_issues("m") if i["number"] > 99), "none")
+class Board:
+    def __init__(self, repo):
+        self.repo = repo
+    def issues(self):
+        for page in (1, 2, 3):
+            yield from search_issues(repo=self.repo, page=page)["items"]
+board = Board("b")
+titles = [i["title"] for i in board.issues()]
+late = next((i["title"] for i in board.issues() if i["number"] >= 20), None)
+[found, missing, titles, late]'''),
 ]
 
 
@@ -252,7 +279,7 @@ STORED = ("all_issues() is a generator that calls tools, so it runs as an async 
      "generator, which zip() cannot read: read it into a list first, "
      "`zip(list(all_issues(...)), other)`, or loop over it and take the other items with "
      "`next(other_iterator)`"),
-    (PAGES + 'import itertools\nlist(itertools.islice(all_issues("x"), 3))',
+    (PAGES + 'import itertools\nfew = itertools.islice(all_issues("x"), 3)\nlist(few)',
      "line 11: all_issues() is a generator that calls tools, so it runs as an async "
      "generator, which islice() cannot read: take the items in a loop that stops: "
      "`items = []`, then `for x in all_issues(...):` with `items.append(x)` and "

@@ -372,6 +372,7 @@ FACADES: Final[dict[str, str]] = {
     "time.ctime": "time.ctime(0) == 'Thu Jan  1 00:00:00 1970'",
     "html.escape": "html.escape('<a \"b\">') == '&lt;a &quot;b&quot;&gt;'",
     "html.unescape": "html.unescape('&lt;&#62;&amp;') == '<>&'",
+    "types.SimpleNamespace": "repr(types.SimpleNamespace(a=1, b='x')) == \"namespace(a=1, b='x')\"",
     "uuid.UUID": "uuid.UUID(int=255).hex == '0' * 30 + 'ff'",
     "uuid.uuid4": "uuid.uuid4().version == 4",
     "uuid.uuid5": "str(uuid.uuid5(uuid.NAMESPACE_DNS, 'a.b'))[14] == '5'",

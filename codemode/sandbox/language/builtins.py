@@ -25,6 +25,7 @@ from types import (
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from codemode.errors import LimitExceeded
+from codemode.sandbox.language.async_readers import async_zip, script_async_gen
 from codemode.sandbox.language.compare import (
     charge_collisions,
     charge_each,
@@ -322,7 +323,10 @@ def filter_(func: Any, iterable: Any) -> Any:
 def zip_(*iterables: Any, strict: bool = False) -> Any:
     """``zip``, counted: ``x.extend(zip(x, ...))`` feeds itself inside C; each item is a
     tuple as wide as the iterables are many (``zip(*[range(10**4)] * 10**5)``: one item a
-    100,000-tuple, and list() of it held the host loop 2.8 s)."""
+    100,000-tuple, and list() of it held the host loop 2.8 s). Over a script async
+    generator (a generator that calls tools), an async iterator reading in the same order."""
+    if not strict and any(script_async_gen(i) for i in iterables):
+        return async_zip(*iterables)
     return charged_by_width(zip(*iterables, strict=strict), len(iterables))
 
 

@@ -59,6 +59,7 @@ from codemode.sandbox.language.meter import MAIN_MODULE, SCRIPT_FILENAME, SCRIPT
 from codemode.sandbox.language.policy import (
     ANNOTATED,
     CHAINED_ERRORS,
+    POST_INIT,
     SCRIPT_METHODS,
     match_temporary,
     private_name_ok,
@@ -75,7 +76,14 @@ from codemode.sandbox.language.sizes import (
     poll_memory,
 )
 from codemode.sandbox.language.sizes import check_render as _check_render
-from codemode.sandbox.language.state import CURRENT_RUN, counted, current_run
+from codemode.sandbox.language.state import (
+    CURRENT_RUN,
+    ScriptCoroutine,
+    counted,
+    current_run,
+    is_async_script_function,
+    wrap_result,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -91,8 +99,10 @@ __all__ = [
     "SANDBOX_BASES",
     "SPECIAL_METHODS",
     "WRITABLE_TYPES",
+    "AsyncInitMeta",
     "ScriptMeta",
     "SelfGuarded",
+    "SelfListed",
     "SelfWritable",
     "build_class",
     "check_codec",
@@ -186,6 +196,17 @@ class SelfWritable(SelfGuarded):
     __slots__ = ()
 
 
+class SelfListed(SelfWritable):
+    """A sandbox object whose attributes are the script's own values, which
+    ``vars(obj)`` copies (``types.SimpleNamespace``)."""
+
+    __slots__ = ()
+
+    def sandbox_vars(self) -> dict[str, Any]:
+        """A copy of the attributes."""
+        raise NotImplementedError
+
+
 class ScriptMeta(type):
     """Metaclass of every class a script defines (``__metaclass__`` in the script).
 
@@ -207,6 +228,7 @@ class ScriptMeta(type):
             namespace["__module__"] = MAIN_MODULE
         run = CURRENT_RUN.get(None)
         meter = None if run is None else run.meter
+        init = namespace.get("__init__")
         for key in list(namespace):
             if key in _CLASS_BODY_NAMES or not key.startswith("_"):
                 continue
@@ -225,12 +247,44 @@ class ScriptMeta(type):
                 namespace[key] = _within_run(method, meter, key)
             elif not private_name_ok(key):
                 raise TypeError(f"class {name} cannot define {key} in the sandbox")
+        if mcs is ScriptMeta and (is_async_script_function(init) or
+                                  is_async_script_function(namespace.get(POST_INIT))):
+            mcs = AsyncInitMeta
         cls = super().__new__(mcs, name, bases, namespace)
         if issubclass(cls, tuple):
             _check_tuple_protocol(cls)
         if type(annotated) is tuple and annotated:
             CLASS_ANNOTATIONS[cls] = tuple(n for n in annotated if type(n) is str)
         return cls
+
+
+class AsyncInitMeta(ScriptMeta):
+    """Metaclass of a script class whose ``__init__`` (or dataclass ``__post_init__``) is
+    an ``async def``: the dialects make it one when it calls tools (``def __init__(self):
+    self.items = get_items()``) and await each ``Cls(...)``. A call of the class is an
+    awaitable of the instance, made as ``type.__call__`` makes it, the initializers
+    awaited in its place. (In CPython such a class cannot be called: nothing that ran
+    before runs otherwise.)"""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        made: Any = _constructed(cls, args, kwargs)
+        made.__qualname__ = cls.__qualname__  # what a "never awaited" error names
+        return wrap_result(current_run(), made)
+
+
+async def _constructed(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    obj = cls.__new__(cls, *args, **kwargs)
+    if isinstance(obj, cls):
+        initialized = cls.__init__(obj, *args, **kwargs)
+        if type(initialized) is ScriptCoroutine:
+            initialized = await initialized
+        if initialized is not None:
+            raise TypeError(f"__init__() should return None, not "
+                            f"'{type(initialized).__name__}'")
+        post: Any = getattr(cls, POST_INIT, None)
+        if is_async_script_function(post):
+            await post(obj)
+    return obj
 
 
 CLASS_ANNOTATIONS: Final[weakref.WeakKeyDictionary[type, tuple[str, ...]]] = (
@@ -1746,7 +1800,7 @@ def data_special(obj: Any, name: str) -> Any:
     return call
 
 
-def _chained(obj: BaseException, name: str) -> BaseException | None:
+def _chained(obj: BaseException, name: str) -> BaseException | bool | None:
     """``e.__cause__``/``e.__context__`` as a script sees them: an ``Exception`` it may hold,
     else ``None``. Never handed out: the run's own signals (cancellation, a tripped limit,
     ``GeneratorExit``), codemode's host-side errors (``LimitExceeded`` …), an exception whose
@@ -1755,6 +1809,8 @@ def _chained(obj: BaseException, name: str) -> BaseException | None:
     ``raise ... from None`` (host code raising into the script does; a script's own
     ``raise X from e`` keeps ``e``, its cause, readable as the context too)."""
     error = getattr(obj, name)
+    if name == "__suppress_context__":
+        return error is True
     if name == "__context__" and obj.__suppress_context__ and error is not obj.__cause__:
         return None
     return error if _holdable(error, 0, [0]) else None
@@ -2081,6 +2137,8 @@ def guarded_vars(*args: Any) -> dict[str, Any]:
                         "would list the script's variables): keep shared values in a dict"
                         if not args else f"vars expected at most 1 argument, got {len(args)}")
     obj = args[0]
+    if isinstance(obj, SelfListed):
+        return obj.sandbox_vars()
     if not isinstance(type(obj), ScriptMeta):
         what = obj.__name__ if isinstance(obj, type) else type(obj).__name__
         raise TypeError(f"vars() takes an instance of the script's own classes in the "

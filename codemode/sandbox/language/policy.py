@@ -226,9 +226,10 @@ POST_INIT: Final = "dataclass_post_init"
 """What ``__post_init__`` is called in a script (a special method a script may not define
 under its own name; only ``dataclasses`` calls it, and the facade calls this one)."""
 
-CHAINED_ERRORS: Final = frozenset({"__cause__", "__context__"})
+CHAINED_ERRORS: Final = frozenset({"__cause__", "__context__", "__suppress_context__"})
 """Dunder attributes a script may read (never set) on an exception: the guards answer them
-with the chained exception if it is an ``Exception`` a script may hold, else ``None``."""
+with the chained exception if it is an ``Exception`` a script may hold, else ``None``
+(``__suppress_context__``: whether ``raise ... from`` set a cause, a bool)."""
 
 _ATTRIBUTE_HINTS: Final = {
     "__dict__": "use vars(obj) (a copy of a script object's attributes)",

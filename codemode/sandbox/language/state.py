@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from codemode.sandbox.limits import Limits
 
 __all__ = [
+    "ASYNC_SCRIPT_FUNCTIONS",
     "CURRENT_RUN",
     "SCRIPT_FUNCTION_WRAPPERS",
     "OutputBuffer",
@@ -43,6 +44,7 @@ __all__ = [
     "hold_unawaited",
     "host_raised",
     "install_asyncgen_hooks",
+    "is_async_script_function",
     "is_script_function",
     "script_line",
     "tracked",
@@ -426,6 +428,19 @@ def script_line() -> int | None:
 SCRIPT_FUNCTION_WRAPPERS: Final[set[Any]] = set()
 """Code of the host closures a script's own generator/async ``def`` becomes (the runner's
 ``_track_`` wrapper): one closure per definition, so as much the script's as a plain def."""
+
+
+ASYNC_SCRIPT_FUNCTIONS: Final[weakref.WeakSet[Any]] = weakref.WeakSet()
+"""The ``_track_`` wrappers of the script's ``async def``s (a wrapper is a plain function:
+``inspect.iscoroutinefunction`` cannot tell)."""
+
+
+def is_async_script_function(obj: Any) -> bool:
+    """Whether ``obj`` is one of the script's ``async def``s (not an async generator)."""
+    try:
+        return obj in ASYNC_SCRIPT_FUNCTIONS
+    except TypeError:  # unhashable
+        return False
 
 
 def is_script_function(obj: Any) -> bool:

@@ -118,6 +118,7 @@ from codemode.sandbox.language.sizes import (
     render_size,
 )
 from codemode.sandbox.language.state import (
+    ASYNC_SCRIPT_FUNCTIONS,
     CURRENT_RUN,
     SCRIPT_FUNCTION_WRAPPERS,
     RunState,
@@ -317,6 +318,8 @@ def _tracker(state: RunState, deep: Callable[[], None]) -> Callable[..., Any]:
         call.__qualname__ = func.__qualname__
         call.__module__ = func.__module__  # ``type(f)`` is ``function``, as the script's
         SCRIPT_FUNCTION_WRAPPERS.add(call.__code__)
+        if inspect.iscoroutinefunction(func):
+            ASYNC_SCRIPT_FUNCTIONS.add(call)
         return call
     return track_function
 

@@ -116,6 +116,7 @@ _MODULES: Final = {
     "sys": "sys_facade",
     "textwrap": "textwrap_facade",
     "time": "time_facade",
+    "types": "types_facade",
     "typing": "typing_facade",
     "urllib": "urllib_facade",
     "urllib.parse": "urllib_parse_facade",
@@ -197,7 +198,6 @@ _MODULE_HINTS: Final = {
     "secrets": "use `random` (a script has no secret to keep)",
     "difflib": "score the candidates yourself (e.g. shared words, `len(set(a.split()) & "
                "set(b.split()))`) and take `max(candidates, key=...)`",
-    "types": "use a dict, or a small class or @dataclass, instead of SimpleNamespace",
     "warnings": "use print(): its output is returned with the result",
     "fnmatch": "match with `re` (`*` is `.*`, `?` is `.`) or str.startswith/endswith",
     "pandas": "use lists of dicts, sorted(), collections.Counter and statistics",

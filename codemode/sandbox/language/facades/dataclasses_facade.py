@@ -39,6 +39,7 @@ from codemode.sandbox.language.guards import (
 )
 from codemode.sandbox.language.policy import KW_ONLY_MARK, POST_INIT, private_name_ok
 from codemode.sandbox.language.sizes import charge_operations
+from codemode.sandbox.language.state import is_async_script_function
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -237,8 +238,8 @@ def _make_init(cls: type, fields: tuple[Field, ...]) -> Callable[..., None]:
                 continue
             object.__setattr__(self, name, value)
         post = getattr(type(self), POST_INIT, None)
-        if post is not None:
-            post(self)
+        if post is not None and not is_async_script_function(post):
+            post(self)  # an async one (it calls tools) is awaited by AsyncInitMeta
     return __init__
 
 

@@ -40,6 +40,7 @@ from codemode.sandbox.language.guards import (
     ScriptMeta,
     SelfGuarded,
 )
+from codemode.sandbox.language.meter import MAIN_MODULE
 from codemode.sandbox.language.policy import ANNOTATED
 from codemode.sandbox.language.sizes import charge_operations
 from codemode.sandbox.language.state import counted
@@ -47,6 +48,9 @@ from codemode.sandbox.language.state import counted
 __all__ = ["FACADE", "EnumMeta"]
 
 _MAX_MEMBERS: Final = 4096
+_NAME_TEXT: Final = 256
+"""Characters a member name takes at most in ``Enum("E", "A B C")``'s text, on average:
+the text is split on the host, sized first."""
 
 
 @final
@@ -196,6 +200,8 @@ class EnumMeta(ScriptMeta):
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         info = _INFO.get(cls)
+        if info is not None and not info.members and (len(args) == 2 or kwargs):
+            return _functional(cls, *args, **kwargs)
         if info is None or not info.members or kwargs or len(args) != 1:
             raise TypeError(f"{cls.__name__}() takes one value (a member's value) in the "
                             "sandbox")
@@ -610,6 +616,48 @@ def _build(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
         except TypeError:
             info.unhashable.append((value, member))
     return cls
+
+
+def _functional(base: Any, value: Any = None, names: Any = None, **options: Any) -> Any:
+    """``Enum("Color", "RED GREEN")``, ``Enum("Level", ["LOW", "HIGH"])``, ``IntEnum("P",
+    [("LOW", 1), ("HIGH", 5)])``, ``Enum("E", {"A": "a"})``: the class the ``class``
+    statement would build (names alone take ``auto()`` values; ``start`` the first)."""
+    start = options.pop("start", None)
+    if options:
+        raise TypeError(f"{base.__name__}() takes only `start=` besides the names in the "
+                        f"sandbox, not {', '.join(f'{k}=' for k in options)}")
+    if start is not None and type(start) is not int:
+        raise TypeError(f"{base.__name__}(): start= is an int")
+    if type(value) is not str or not value.isidentifier() or value.startswith("_"):
+        raise TypeError(f"{base.__name__}() takes a class name (an identifier not "
+                        "starting with `_`) and the member names in the sandbox")
+    if isinstance(names, str):
+        if len(names) > _MAX_MEMBERS * _NAME_TEXT:
+            raise ValueError(f"an enum has at most {_MAX_MEMBERS} members in the sandbox")
+        names = names.replace(",", " ").split()
+    pairs: list[tuple[Any, Any]] = []
+    items = names.items() if isinstance(names, dict) else names
+    if items is None:
+        raise TypeError(f"{base.__name__}() needs the member names")
+    for index, item in enumerate(counted(items)):
+        if len(pairs) >= _MAX_MEMBERS:
+            raise ValueError(f"an enum has at most {_MAX_MEMBERS} members in the sandbox")
+        if isinstance(item, str):
+            auto_value = auto() if start is None or issubclass(base, Flag) else start + index
+            pairs.append((item, auto_value))
+        elif isinstance(item, tuple | list) and len(item) == 2:
+            pairs.append((item[0], item[1]))
+        else:
+            raise TypeError(f"{base.__name__}(): a member is a name or a (name, value) pair, "
+                            f"not {repr_(item)}")
+    namespace: dict[str, Any] = {"__module__": MAIN_MODULE, "__qualname__": value}
+    for key, member in pairs:
+        if type(key) is not str or not key.isidentifier() or key.startswith("_") or (
+                key in namespace):
+            raise ValueError(f"{base.__name__}(): {repr_(key)} cannot be a member name in "
+                             "the sandbox")
+        namespace[key] = member
+    return _build(value, (base,), namespace)
 
 
 CLASS_BUILDERS[EnumMeta] = _build

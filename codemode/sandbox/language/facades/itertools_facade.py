@@ -10,6 +10,7 @@ import collections
 import itertools
 from typing import TYPE_CHECKING, Any, Final, final
 
+from codemode.sandbox.language.async_readers import async_chain, async_islice, script_async_gen
 from codemode.sandbox.language.compare import charge_each
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import SelfGuarded
@@ -133,7 +134,9 @@ def _tuples_of(make: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any
     return wrapped
 
 
-def _chain(*iterables: Iterable[Any]) -> Iterator[Any]:
+def _chain(*iterables: Iterable[Any]) -> Any:
+    if any(script_async_gen(i) for i in iterables):
+        return async_chain(*iterables)
     return counted(itertools.chain(*iterables))
 
 
@@ -282,7 +285,18 @@ _WRAPPED: Final = {
         "cycle", "compress", "dropwhile", "filterfalse", "islice", "starmap", "takewhile",
     )
 }
-_WRAPPED.update({"count": _Count, "repeat": _counted(itertools.repeat)})
+_PLAIN_ISLICE: Final = _WRAPPED["islice"]
+
+
+def islice(iterable: Any, *args: Any) -> Any:
+    """``islice``; of a script async generator (one that calls tools), an async iterator
+    that reads as far as CPython's does."""
+    if script_async_gen(iterable):
+        return async_islice(iterable, *args)
+    return _PLAIN_ISLICE(iterable, *args)
+
+
+_WRAPPED.update({"islice": islice, "count": _Count, "repeat": _counted(itertools.repeat)})
 _WRAPPED.update({name: _tuples_of(getattr(itertools, name)) for name in (
     "permutations", "combinations", "combinations_with_replacement")})
 FACADE: Final = Facade("itertools", {**_WRAPPED, "product": product, "chain": chain,

@@ -1,0 +1,67 @@
+"""The compat rounds' comparison: a row run in the sandbox and in CPython with the same
+handlers (:data:`other_host_tools.FUNCTIONS`), value, output and calls per tool equal.
+
+A row with ``stderr = true`` logs: its CPython side runs in a fresh process with stderr
+as output too (the run's output holds both), and a traceback there is compared as the
+sandbox prints it: the script's frames (its file ``<script>``), not the CPython side's
+own (the tool stubs), the exception's class by its name.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import codemode as cm
+from tests.mode.corpus_tools import registry
+from tests.mode.cpython_side import run_in_fresh_cpython, run_with_tools
+from tests.mode.other_host_tools import FUNCTIONS, specs
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from codemode.sandbox import Executor
+
+
+_HOST_FRAME = re.compile(r'  File "(?!<cpython>)[^"]*", line \d+, in \w+\n(?:    .*\n)*')
+
+
+def _as_the_sandbox_prints(output: str) -> str:
+    """CPython's traceback with the CPython side's own frames (the stubs) left out."""
+    output = _HOST_FRAME.sub("", output).replace('"<cpython>"', '"<script>"')
+    return output.replace("tests.mode.cpython_side.", "")
+
+
+def other_hosts_mode(executor: Executor) -> cm.CodeMode:
+    """CodeMode over the corpus tools of :mod:`tests.mode.other_host_tools`."""
+    return cm.CodeMode(registry(specs(), FUNCTIONS), executor=executor)
+
+
+async def runs_as_in_cpython(mode: cm.CodeMode, script: str, row: Mapping[str, Any]) -> None:
+    """``script`` (a row's, or its fix) runs in the sandbox as in CPython."""
+    run = await mode.run(script)
+    assert run.error is None, run.error
+    assert run.calls
+    if row.get("stderr"):
+        value, output = run_in_fresh_cpython(script, row["style"],
+                                             "tests.mode.other_host_tools")
+        expected = (value, _as_the_sandbox_prints(output))
+    else:
+        made: list[str] = []
+        expected = run_with_tools(script, row["style"], _logged(made))
+        # the same calls (concurrent ones may finish in another order): a lazy read
+        # (``any``, ``next``, ``break``) makes no call CPython would not
+        assert Counter(c.name.replace("-", "_") for c in run.calls) == Counter(made)
+    assert (json.loads(json.dumps(run.value)), run.output) == expected
+
+
+def _logged(made: list[str]) -> dict[str, Callable[..., Any]]:
+    """:data:`FUNCTIONS`, each noting its name in ``made`` when called."""
+    def note(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            made.append(name)
+            return fn(*args, **kwargs)
+        return call
+    return {name: note(name, fn) for name, fn in FUNCTIONS.items()}
