@@ -428,3 +428,26 @@ def test_watch_before_a_run_attached_does_nothing() -> None:
     control.abort("later")
     control.watch()
     assert control._reason == "later"
+
+
+@pytest.mark.parametrize("failure", [GeneratorExit(), RuntimeError("walker bug"),
+                                     AttributeError("no such slot")])
+async def test_a_result_check_that_fails_is_the_runs_error_not_the_runners(
+        failure: BaseException, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The result is sized after the run ended: a size walker that reads a script object
+    through a charged path meets the ended run (``GeneratorExit``), and that ended the
+    worker process (r41, a ``SimpleNamespace`` in the result). Whatever a walker raises is
+    now the run's error; the next run is unaffected."""
+    import codemode.sandbox.runtime.runner as runner
+
+    def broken(value: Any, limit: int) -> int:
+        raise failure
+
+    with monkeypatch.context() as patch:
+        patch.setattr(runner, "render_cost", broken)
+        outcome = await run("x = {'a': [1, 2]}\nx")
+    assert outcome.value is None and outcome.error is not None
+    assert outcome.error.type == "TypeError"
+    assert "could not be checked as JSON data" in outcome.error.message
+    assert type(failure).__name__ in outcome.error.message
+    assert (await run("x = {'a': [1, 2]}\nx")).value == {"a": [1, 2]}

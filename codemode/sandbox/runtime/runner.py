@@ -744,6 +744,14 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
             except (TypeError, ValueError, RecursionError) as exc:
                 error = ScriptError(type=type(exc).__name__, message=_clip(str(exc)),
                                     line=len(compiled.lines) or None)
+            except (GeneratorExit, Exception) as exc:
+                # A size walker that reads a script object through a charged path meets
+                # the ended run (GeneratorExit) or fails in its own way: the run reports
+                # it instead of ending the worker (r41: a SimpleNamespace result did).
+                error = ScriptError(
+                    type="TypeError", line=len(compiled.lines) or None,
+                    message=_clip(f"the result could not be checked as JSON data "
+                                  f"({type(exc).__name__}: {exc})"))
         if error is None and meter.tripped is None:
             error = _lost_call(state, compiled.lines)
         for lost, _ in state.unawaited.values():
