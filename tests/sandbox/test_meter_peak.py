@@ -3,6 +3,7 @@ forked child never writes through its parent's (issue #18)."""
 
 from __future__ import annotations
 
+import mmap
 import os
 import sys
 
@@ -34,8 +35,11 @@ def test_a_reset_lowers_the_peak_and_reuses_its_descriptor() -> None:
     reset_peak_memory()
     kept = meter_module._clear_refs
     assert kept is not None and kept[0] == os.getpid()
-    block = bytearray(64 << 20)  # touched: resident until freed
-    del block
+    # its own mapping, written: resident until unmapped (a bytearray may reuse memory the
+    # process freed earlier and is already resident, which left the peak where it was)
+    block = mmap.mmap(-1, 64 << 20)
+    block.write(b"\x01" * (64 << 20))
+    block.close()
     assert _peak() > _resident() + (32 << 10)
     reset_peak_memory()
     assert _peak() < _resident() + (32 << 10)
