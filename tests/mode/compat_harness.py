@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import codemode as cm
@@ -32,6 +34,13 @@ def _as_the_sandbox_prints(output: str) -> str:
     """CPython's traceback with the CPython side's own frames (the stubs) left out."""
     output = _HOST_FRAME.sub("", output).replace('"<cpython>"', '"<script>"')
     return output.replace("tests.mode.cpython_side.", "")
+
+
+def corpus_rows(name: str) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """(the rows that run, the ``refused`` rows) of ``data/<name>_scripts.toml``."""
+    data = tomllib.loads((Path(__file__).parent / "data" / f"{name}_scripts.toml")
+                         .read_text(encoding="utf-8"))
+    return data["row"], data["refused"]
 
 
 def other_hosts_mode(executor: Executor) -> cm.CodeMode:

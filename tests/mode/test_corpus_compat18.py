@@ -16,14 +16,12 @@ the script rewritten as it says runs as in CPython.
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 import codemode as cm
-from tests.mode.compat_harness import runs_as_in_cpython
+from tests.mode.compat_harness import corpus_rows, runs_as_in_cpython
 from tests.mode.corpus_tools import registry
 from tests.mode.other_host_tools import FUNCTIONS, specs
 
@@ -32,10 +30,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.anyio
 
-_DATA = tomllib.loads((Path(__file__).parent / "data" / "compat18_scripts.toml")
-                     .read_text(encoding="utf-8"))
-ROWS: list[dict[str, str]] = _DATA["row"]
-REFUSED: list[dict[str, str]] = _DATA["refused"]
+ROWS, REFUSED = corpus_rows("compat18")
 
 
 @pytest.fixture

@@ -14,23 +14,18 @@ rewrite can place an ``await`` in: refused before any call, saying why.
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.mode.compat_harness import other_hosts_mode, runs_as_in_cpython
+from tests.mode.compat_harness import corpus_rows, other_hosts_mode, runs_as_in_cpython
 
 if TYPE_CHECKING:
     from codemode.sandbox import Executor
 
 pytestmark = pytest.mark.anyio
 
-_DATA = tomllib.loads((Path(__file__).parent / "data" / "compat19_scripts.toml")
-                     .read_text(encoding="utf-8"))
-ROWS: list[dict[str, str]] = _DATA["row"]
-REFUSED: list[dict[str, str]] = _DATA["refused"]
+ROWS, REFUSED = corpus_rows("compat19")
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[r["name"] for r in ROWS])
