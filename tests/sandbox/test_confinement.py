@@ -37,6 +37,8 @@ pytestmark = pytest.mark.anyio
 
 RAW = "tests.sandbox.attacks.compromised_worker:raw"
 SECRET = "codemode-host-secret-7f3a9c"
+VISIBLE_SIZE = 4321
+"""The size of ``Host.visible_file``, which only a ``stat`` that reached it could tell."""
 LIMITS = Limits(memory=256 * 1024 * 1024, timeout=10)
 
 PRELUDE = """\
@@ -109,6 +111,11 @@ class Host:
         self.abstract_name = f"\0codemode-host-{os.getpid()}-{id(self)}"
         self.abstract = _unix_listener(self.abstract_name)
         self.shm_target = f"/dev/shm/codemode-confinement-probe-{os.getpid()}"
+        # a file any uid may stat (tmp_path's parents are the test uid's alone)
+        self.visible_dir = tempfile.mkdtemp(prefix="cm-visible-")
+        os.chmod(self.visible_dir, 0o755)
+        self.visible_file = os.path.join(self.visible_dir, "sized.bin")
+        Path(self.visible_file).write_bytes(b"v" * VISIBLE_SIZE)
 
     def close(self) -> None:
         self.tcp.close()
@@ -116,6 +123,7 @@ class Host:
         self.unix.close()
         self.abstract.close()
         shutil.rmtree(self.unix_dir, ignore_errors=True)
+        shutil.rmtree(self.visible_dir, ignore_errors=True)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.shm_target)
 
@@ -210,13 +218,39 @@ def _addr(host: Host) -> str:
 PAYLOADS: list[tuple[str, Callable[[Host], str], dict[str, Any], Callable[[Host], bool]]] = [
     ("read /etc/passwd",
      lambda h: "result = attempt(lambda: open('/etc/passwd').read())",
-     {"denied": True, "errno": "EACCES"}, lambda h: True),
+     {"denied": True, "errno": "ENOENT"}, lambda h: True),
     ("read a host file outside the allowlist",
      lambda h: f"result = attempt(lambda: open({str(h.secret_file)!r}).read())",
-     {"denied": True, "errno": "EACCES"}, lambda h: True),
+     {"denied": True, "errno": "ENOENT"}, lambda h: True),
     ("list the host's temp dir",
      lambda h: f"result = attempt(lambda: os.listdir({str(h.tmp_path)!r}))",
+     {"denied": True, "errno": "ENOENT"}, lambda h: True),
+    # r42: the worker's own root; a host path is absent (ENOENT), its size and times untold
+    ("stat, lstat, readlink of host paths (size, owner, times) and other /proc entries",
+     lambda h: f"visible = {h.visible_file!r}\n"
+               "result = each({'stat': lambda: os.stat(visible).st_size,\n"
+               "  'lstat': lambda: os.lstat(visible).st_size,\n"
+               "  'host /proc': lambda: os.stat(f'/proc/{host}').st_uid,\n"
+               f"  'sibling /proc': lambda: os.stat('/proc/{h.sibling_pid}').st_uid,\n"
+               "  'readlink': lambda: os.readlink('/proc/1/exe')})",
+     dict.fromkeys(("stat", "lstat", "host /proc", "sibling /proc", "readlink"), "ENOENT"),
+     lambda h: h.files_untouched()),
+    ("list the worker's own root (no Landlock rule for it)",
+     lambda h: "result = attempt(lambda: os.listdir('/'))",
      {"denied": True, "errno": "EACCES"}, lambda h: True),
+    ("undo the root: detach, pivot, chroot, new or host mount namespace, mount API, rw",
+     lambda h: "attr = ctypes.create_string_buffer(32)\n"
+               "result = each({'umount2': syscall(166, b'/', 2),\n"
+               "  'pivot_root': syscall(155, b'/proc', b'/proc'),\n"
+               "  'chroot': syscall(161, b'/proc'),\n"
+               "  'unshare': lambda: checked(libc.unshare(0x20000)),\n"
+               "  'setns': syscall(308, 0, 0x20000),\n"
+               "  'open_tree': syscall(428, -100, b'/', 1),\n"
+               "  'fsopen': syscall(430, b'tmpfs', 0),\n"
+               "  'move_mount': syscall(429, -100, b'/proc', -100, b'/', 0),\n"
+               "  'mount_setattr': syscall(442, -100, b'/', 0x8000, attr, 32)})",
+     dict.fromkeys(("umount2", "pivot_root", "chroot", "unshare", "setns", "open_tree",
+                    "fsopen", "move_mount", "mount_setattr"), "EPERM"), lambda h: True),
     ("write a file",
      lambda h: f"result = attempt(lambda: open({str(h.target)!r}, 'w').write('x'))",
      {"denied": True, "errno": "EACCES"}, lambda h: not h.target.exists()),
@@ -239,10 +273,10 @@ PAYLOADS: list[tuple[str, Callable[[Host], str], dict[str, Any], Callable[[Host]
      {"denied": True, "errno": "EPERM"}, lambda h: h.tcp_accepted_nothing()),
     ("read /proc/<host>/environ",
      lambda h: "result = attempt(lambda: open(f'/proc/{host}/environ', 'rb').read())",
-     {"denied": True, "errno": "EACCES"}, lambda h: True),
+     {"denied": True, "errno": "ENOENT"}, lambda h: True),
     ("read /proc/<host>/mem",
      lambda h: "result = attempt(lambda: open(f'/proc/{host}/mem', 'rb'))",
-     {"denied": True, "errno": "EACCES"}, lambda h: True),
+     {"denied": True, "errno": "ENOENT"}, lambda h: True),
     ("ptrace(PTRACE_ATTACH) the host",
      lambda h: "result = attempt(lambda: checked(libc.ptrace(16, host, 0, 0)))",
      {"denied": True, "errno": "EPERM"}, lambda h: _tracer_pid() == 0),
@@ -293,7 +327,7 @@ PAYLOADS: list[tuple[str, Callable[[Host], str], dict[str, Any], Callable[[Host]
      {"denied": True, "errno": "EACCES"}, lambda h: True),
     ("list a sibling worker's descriptors",
      lambda h: f"result = attempt(lambda: os.listdir('/proc/{h.sibling_pid}/fd'))",
-     {"denied": True, "errno": "EACCES"}, lambda h: True),
+     {"denied": True, "errno": "ENOENT"}, lambda h: True),
     ("signal a sibling worker",
      lambda h: f"result = attempt(lambda: os.kill({h.sibling_pid}, 9))",
      {"denied": True, "errno": "EPERM"}, lambda h: True),
@@ -369,7 +403,7 @@ PAYLOADS: list[tuple[str, Callable[[Host], str], dict[str, Any], Callable[[Host]
      {"denied": True, "errno": "EPERM", "dumpable": 0}, lambda h: True),
     ("read /proc/1/environ",
      lambda h: "result = attempt(lambda: open('/proc/1/environ', 'rb').read())",
-     {"denied": True, "errno": "EACCES"}, lambda h: True),
+     {"denied": True, "errno": "ENOENT"}, lambda h: True),
     ("the host's environment is not the worker's",
      lambda h: "result = {'named': 'CODEMODE_CONFINEMENT_TEST_SECRET' in os.environ,\n"
                "          'environ': dict(os.environ)}",
@@ -628,7 +662,7 @@ async def test_auto_names_a_missing_layer(monkeypatch: pytest.MonkeyPatch,
             await pool.start()
             confinement = pool.confinement
             value = (await pool.run(PRELUDE + "result = attempt(lambda: "
-                                    "open('/etc/hostname').read() and 'read')",
+                                    "os.listdir('/') and 'listed')",
                                     call_tool=no_tool, limits=LIMITS)).value
     assert confinement is not None
     assert confinement.missing == ("filesystem",)
@@ -637,8 +671,65 @@ async def test_auto_names_a_missing_layer(monkeypatch: pytest.MonkeyPatch,
     assert confinement.syscalls.active and confinement.network.active
     warnings = [r.getMessage() for r in caplog.records if r.name == "codemode.sandbox"]
     assert len(warnings) == 1 and "filesystem" in warnings[0]
-    # really missing: without Landlock the file is readable (seccomp still holds)
-    assert value == {"denied": False, "value": "'read'"}
+    # really missing: without Landlock its own root is listable (seccomp still holds)
+    assert value == {"denied": False, "value": "'listed'"}
+
+
+OWN_ROOT = PRELUDE + """\
+import sys
+imported = {m.__file__.split('/')[1] for m in list(sys.modules.values())
+            if isinstance(getattr(m, '__file__', None), str) and m.__file__.startswith('/')}
+result = {'root': sorted(os.listdir('/')), 'imported': sorted(imported),
+          'proc': sorted(os.listdir('/proc')), 'pid': os.getpid(),
+          'stat': attempt(lambda: os.stat(SECRET_FILE).st_size),
+          'host': attempt(lambda: os.stat(f'/proc/{host}').st_uid),
+          'passwd': attempt(lambda: open('/etc/passwd').read())}
+"""
+
+
+async def test_own_root_holds_only_what_it_imported(monkeypatch: pytest.MonkeyPatch,
+                                                    tmp_path: Path) -> None:
+    """Landlock off (so the root can be listed): the root holds the top directories of
+    what the worker imported and ``/proc`` with only its own entry; the host's file is
+    absent (its size untold), as are the host's ``/proc`` entry and ``/etc``. A file it
+    could have read is now not there to read, though Landlock is missing."""
+    monkeypatch.setenv("CODEMODE_CONFINE_UNAVAILABLE", "filesystem")
+    host = Host(tmp_path)
+    try:
+        async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
+            await pool.start()
+            assert pool.confinement is not None and pool.confinement.mounts.active
+            source = OWN_ROOT.replace("SECRET_FILE", repr(host.visible_file))
+            value = (await pool.run(source, call_tool=no_tool, limits=LIMITS)).value
+        assert host.files_untouched()
+    finally:
+        host.close()
+    assert value["root"] == sorted({*value["imported"], "proc"}), value
+    assert "etc" not in value["root"] and "home" not in value["root"]
+    assert value["proc"] == sorted([str(value["pid"]), "self"])
+    assert value["stat"] == {"denied": True, "errno": "ENOENT", "type": "OSError"}
+    assert value["host"] == {"denied": True, "errno": "ENOENT", "type": "OSError"}
+    assert value["passwd"]["errno"] == "ENOENT"
+
+
+async def test_without_mounts_a_host_file_is_there_to_stat(monkeypatch: pytest.MonkeyPatch,
+                                                           tmp_path: Path) -> None:
+    """The mounts layer is what hides it: missing (the test seam), the report says so and
+    ``stat`` tells the size of the very file the full worker cannot see."""
+    monkeypatch.setenv("CODEMODE_CONFINE_UNAVAILABLE", "mounts")
+    host = Host(tmp_path)
+    try:
+        async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
+            await pool.start()
+            confinement = pool.confinement
+            value = (await pool.run(PRELUDE + "result = attempt(lambda: os.stat("
+                                    f"{host.visible_file!r}).st_size)",
+                                    call_tool=no_tool, limits=LIMITS)).value
+    finally:
+        host.close()
+    assert confinement is not None and confinement.missing == ("mounts",)
+    assert "simulated" in confinement.mounts.detail
+    assert value == {"denied": False, "value": repr(VISIBLE_SIZE)}
 
 
 async def test_auto_with_every_layer_warns_nothing(caplog: pytest.LogCaptureFixture) -> None:
@@ -735,6 +826,7 @@ async def test_restricted_scripts_run_confined() -> None:
 
     source = ("import json, re, math, asyncio\n"
               "replies = await asyncio.gather(*[tools.echo(i=i) for i in range(5)])\n"
+              "print('printed', len(replies))\n"
               "'x'.encode('latin-1')\n"
               "{'n': len(replies), 'pi': round(math.pi, 2), 'm': re.findall('a+', 'caaab'),\n"
               " 'j': json.dumps(replies[0])}")
@@ -743,6 +835,7 @@ async def test_restricted_scripts_run_confined() -> None:
         failing = await pool.run("def f():\n    return 1 / 0\nf()", call_tool=call_tool)
     assert result.error is None, result.error
     assert result.value["n"] == 5 and result.value["m"] == ["aaa"]
+    assert result.output == "printed 5\n"
     assert failing.error is not None and failing.error.type == "ZeroDivisionError"
     assert failing.error.line == 2
 
