@@ -687,16 +687,19 @@ result = {'root': sorted(os.listdir('/')), 'imported': sorted(imported),
 """
 
 
+@pytest.mark.parametrize("spare", [True, False], ids=["adopted from the template", "booted"])
 async def test_own_root_holds_only_what_it_imported(monkeypatch: pytest.MonkeyPatch,
-                                                    tmp_path: Path) -> None:
+                                                    tmp_path: Path, spare: bool) -> None:
     """Landlock off (so the root can be listed): the root holds the top directories of
     what the worker imported and ``/proc`` with only its own entry; the host's file is
     absent (its size untold), as are the host's ``/proc`` entry and ``/etc``. A file it
-    could have read is now not there to read, though Landlock is missing."""
+    could have read is now not there to read, though Landlock is missing. Both ways a
+    worker gets its root: a fork adopting its template's, a booted worker building its
+    own."""
     monkeypatch.setenv("CODEMODE_CONFINE_UNAVAILABLE", "filesystem")
     host = Host(tmp_path)
     try:
-        async with WorkerPoolExecutor(size=1, runtime=RAW) as pool:
+        async with WorkerPoolExecutor(size=1, runtime=RAW, spare=spare) as pool:
             await pool.start()
             assert pool.confinement is not None and pool.confinement.mounts.active
             source = OWN_ROOT.replace("SECRET_FILE", repr(host.visible_file))

@@ -20,10 +20,18 @@ escaped the language layer, runs inside these layers:
                   site-packages it loaded, the ``codemode`` package) and its own
                   ``/proc/<pid>``; no write, create, remove or truncate anywhere; with
                   ABI 6 no signal or abstract-socket connection outside its domain.
+``mounts``        its own root (``rootfs.py``): a mount namespace of its own (not root: in
+                  the user namespace of ``network``), a ``tmpfs`` with read-only binds of
+                  exactly the ``filesystem`` paths at their host paths and ``/proc`` with
+                  only its ``/proc/<pid>``, ``pivot_root``, the host's tree detached: any
+                  other host path is absent (``stat`` says ``ENOENT``, not its size and
+                  times; Landlock does not govern ``stat``). A root template stages it
+                  once (:func:`remember_read_paths`); a spare adopts it (:func:`prepare`).
 ``syscalls``      a default-deny seccomp filter (x86-64): no ptrace,
                   ``process_vm_readv/writev``, exec, fork (``clone`` only with
                   ``CLONE_THREAD`` and no namespace flag; ``clone3`` says ENOSYS so glibc
-                  falls back), signals only to itself, no mount, unshare, setns, bpf,
+                  falls back), signals only to itself, no mount, umount, pivot_root,
+                  chroot, unshare, setns, new mount API, bpf,
                   perf events, keyrings, io_uring, ``socket()`` (``socketpair(AF_UNIX)``
                   stays: asyncio's self-pipe), ``prlimit64`` only on itself, ``open``
                   and ``openat`` for reading only (Landlock's read-only rule holds

@@ -45,9 +45,10 @@ _MOUNT_ATTR_RDONLY, _MOUNT_ATTR_NOSUID, _MOUNT_ATTR_NODEV = 1, 2, 4
 _NR_PIVOT_ROOT: Final = {"x86_64": 155, "aarch64": 41}
 _NR_MOUNT_SETATTR: Final = 442
 
-_STAGES: Final = ("/mnt", "/media", "/srv", "/dev", "/tmp", "/var/tmp")
-"""Where the new root's ``tmpfs`` may be built: the first with no source beneath it (it
-is covered only in the worker's namespace, and only until ``pivot_root``)."""
+_STAGES: Final = ("/mnt", "/media", "/srv", "/opt", "/var/tmp", "/tmp", "/home")
+"""Where the new root's ``tmpfs`` may be built: the first with no source beneath it
+(covered only in the namespace that builds it; a template's forks start in it). Not
+``/dev`` or ``/proc``: a process there still opens ``/dev/null`` and ``/proc/self``."""
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long

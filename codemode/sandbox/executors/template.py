@@ -20,12 +20,15 @@ on a Unix ``SOCK_SEQPACKET`` socket (its stdin) and nothing else:
 - the template sends ``R`` once, when it is ready, and exits when the socket closes.
 
 The template runs no script, holds no pipe to any worker and is never confined (as a
-spare is not). What a worker could reach of it, it could reach of the host: the same
-uid, the same ``/proc`` and signal rules (tests/sandbox/test_pool_template.py). Forked
-workers share the template's address layout and hash seed; that matters only with a
-channel between workers, and a worker's only descriptors lead to its host. Each run
-gets a fresh ``random.Random`` (``os.urandom`` seeded), so the shared memory image
-gives two workers no common random stream.
+spare is not). As root it stages its workers' root (``confine.remember_read_paths``,
+``rootfs.build``) in a mount namespace of its own that differs from the host's only in
+its staging directory (``/mnt``), which each fork adopts in a copy of that namespace.
+What a worker could reach of it, it could reach of the host: the same uid, the same
+``/proc`` and signal rules (tests/sandbox/test_pool_template.py). Forked workers share
+the template's address layout and hash seed; that matters only with a channel between
+workers, and a worker's only descriptors lead to its host. Each run gets a fresh
+``random.Random`` (``os.urandom`` seeded), so the shared memory image gives two workers
+no common random stream.
 """
 
 from __future__ import annotations
