@@ -1,11 +1,13 @@
-"""A worker template's mount namespace does not pin the host's filesystems.
+"""A worker template's (or an idle spare's) mount namespace does not pin the host's
+filesystems.
 
 A root template stages its workers' root (``rootfs.build`` with ``pid`` 0) in a mount
-namespace that lives as long as its host. Where the host's mounts are shared (a systemd
-machine), that namespace is the host's slave: a filesystem the host unmounts afterwards
-is gone from it too, instead of staying mounted there (device busy) until the host
-exits. The child below plays that machine in a mount namespace of its own (nothing of
-the test machine's changes): ``/`` shared, a ``tmpfs`` mounted, a template staged, the
+namespace that lives as long as its host, and a spare that adopted it may wait as long
+for its plan. Where the host's mounts are shared (a systemd machine), those namespaces
+are the host's slaves: a filesystem the host unmounts afterwards is gone from them too,
+instead of staying mounted there (device busy) until the host exits. The child below
+plays that machine in a mount namespace of its own (nothing of the test machine's
+changes): ``/`` shared, a ``tmpfs`` mounted, a template staged and adopted, the
 ``tmpfs`` unmounted again.
 """
 
@@ -35,8 +37,9 @@ CHILD = textwrap.dedent("""\
     assert libc.mount(b"tmpfs", probe, b"tmpfs", 0, None) == 0
     staged, unmounted = os.pipe(), os.pipe()
     pid = os.fork()
-    if pid == 0:  # the template
-        rootfs.build([os.path.dirname(os.__file__)], 0)
+    if pid == 0:  # the template, and a spare that adopted its root (in-process: a copy)
+        root = rootfs.build([os.path.dirname(os.__file__)], 0)
+        rootfs.adopt(root, os.getpid())
         os.write(staged[1], b"s")
         os.read(unmounted[0], 1)
         print("pinned" if os.path.ismount(sys.argv[2]) else "released", flush=True)

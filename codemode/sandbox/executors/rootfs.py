@@ -11,13 +11,14 @@ then ``pivot_root`` into it and the host's tree detached. Every other host path 
 absent (``ENOENT``), not just unreadable. The directories leading to the binds copy the
 host's mode (and, as root, owner) and hold nothing else.
 
-Steps: :func:`build` (``unshare(CLONE_NEWNS)``, the ``tmpfs`` on a staging directory
-no source lies beneath, ``/mnt`` first, covered in that namespace only; the binds), then
-:func:`enter` (``pivot_root``, detach). A root worker template builds it once for its
-forks (``pid`` 0: no ``/proc`` entry yet) and each fork adopts it (:func:`adopt`): its own
-copy of the namespace with its ``/proc/<pid>`` on a ``tmpfs`` of its own (~0.4 ms CPU
-instead of ~4 ms for ~100 binds). The caller makes the namespace possible: root, or
-inside the user namespace the worker already created (``confine._network``).
+Steps: :func:`build` (``unshare(CLONE_NEWNS)``, every mount the host's slave, the
+``tmpfs`` on a staging directory no source lies beneath, ``/mnt`` first, covered in that
+namespace only; the binds), then :func:`enter` (every mount private, ``pivot_root``,
+detach). A root worker template builds it once for its forks (``pid`` 0: no ``/proc``
+entry yet) and each fork adopts it (:func:`adopt`): its own copy of the namespace with
+its ``/proc/<pid>`` on a ``tmpfs`` of its own (~0.4 ms CPU instead of ~4 ms for ~100
+binds). The caller makes the namespace possible: root, or inside the user namespace the
+worker already created (``confine._network``).
 """
 
 from __future__ import annotations
@@ -156,9 +157,10 @@ def build(paths: Sequence[str], pid: int) -> Staged:
     if stage is None:
         raise OSError(errno.ENOENT, f"no directory to build a root on ({', '.join(_STAGES)})")
     _check(_libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
-    # A template's namespace lives as long as its host: as a slave, the host's unmounts
-    # reach it (no filesystem of the host's stays pinned by it) and nothing flows back.
-    _mount(None, "/", None, _MS_REC | (_MS_PRIVATE if pid else _MS_SLAVE))
+    # Until :func:`enter`, a slave of the host's: a template's namespace (and an idle
+    # spare's copy) lives as long as its host, and the host's unmounts must reach it (no
+    # filesystem of the host's stays pinned by it); nothing flows back.
+    _mount(None, "/", None, _MS_REC | _MS_SLAVE)
     _mount("tmpfs", stage, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
            "mode=0755,size=256k,nr_inodes=4096")
     staged = Staged(stage=stage, binds=0, pid=0)
@@ -192,7 +194,6 @@ def adopt(staged: Staged, pid: int) -> Staged:
     ``/proc/<pid>`` added; ~0.5 ms instead of ~4 ms for :func:`build`."""
     _check(_libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
     try:
-        _mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # from the template's slave copy
         return _add_proc(staged, pid)
     except BaseException:
         abandon(staged)
@@ -209,6 +210,7 @@ def enter(staged: Staged) -> str:
             raise OSError(errno.EINVAL, "a template's root, not adopted")
         if number is None:
             raise OSError(errno.ENOSYS, f"no pivot_root number for {os.uname().machine}")
+        _mount(None, "/", None, _MS_REC | _MS_PRIVATE)  # its binds: no host event either
         read_only = _read_only(staged.stage)
         os.chdir(staged.stage)
         _check(_libc.syscall(ctypes.c_long(number), b".", b"."), "pivot_root")
