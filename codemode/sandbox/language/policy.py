@@ -503,6 +503,53 @@ def _located(new: Any, old: ast.AST, *, force: bool = False) -> Any:
     return new
 
 
+def _call_at(where: ast.AST, func: str, *args: ast.expr) -> ast.Call:
+    """``_call_at(where, func, *args)`` without its walk (most nodes the policy
+    makes are such calls): the call and its function's name are made with ``where``'s
+    location; an argument that has one (a subtree of the script's) keeps it, and one that
+    has none (a node made here) gets it as ``_located`` would give it."""
+    lineno: Any = getattr(where, "lineno", None)
+    col_offset: Any = getattr(where, "col_offset", None)
+    end_lineno: Any = getattr(where, "end_lineno", None)
+    end_col_offset: Any = getattr(where, "end_col_offset", None)
+    name = ast.Name(func, _LOAD)
+    name.lineno = lineno
+    name.col_offset = col_offset
+    name.end_lineno = end_lineno
+    name.end_col_offset = end_col_offset
+    call = ast.Call(name, list(args), [])
+    call.lineno = lineno
+    call.col_offset = col_offset
+    call.end_lineno = end_lineno
+    call.end_col_offset = end_col_offset
+    for arg in args:
+        kind = type(arg)
+        fields = _CHILDREN.get(kind)
+        if fields is None:
+            fields = child_fields(kind)
+        if kind not in _LOCATED:
+            _located(arg, where)
+        elif not hasattr(arg, "lineno"):
+            if fields:
+                _located(arg, where)
+            else:  # a name or a constant: nothing below it to locate
+                arg.lineno = lineno
+                arg.col_offset = col_offset
+                arg.end_lineno = end_lineno
+                arg.end_col_offset = end_col_offset
+    return call
+
+
+def _name_at(where: ast.AST, id_: str) -> ast.Name:
+    """``_name_at(where, id_)``, made located."""
+    name: Any = ast.Name(id_, _LOAD)
+    name.lineno = getattr(where, "lineno", None)
+    name.col_offset = getattr(where, "col_offset", None)
+    name.end_lineno = getattr(where, "end_lineno", None)
+    name.end_col_offset = getattr(where, "end_col_offset", None)
+    return name  # type: ignore[no-any-return]
+
+
 def _push_children(node: ast.AST, stack: list[Any]) -> None:
     """Push ``node``'s child nodes (and stray non-node items, which callers skip) but
     contexts and operators.
@@ -793,7 +840,8 @@ _INLINE: dict[type, tuple[bool, bool]] = {}
 """Policy class -> (whether its walk may check ``Name`` and ``Constant`` children itself:
 the class keeps this module's ``visit_Name``, ``check_name`` and ``visit_Constant``;
 whether it may dispatch children without ``visit``: the class keeps this ``visit``)."""
-_Name, _Load, _Constant = ast.Name, ast.Load, ast.Constant
+_Name, _Load, _Constant, _Attribute = ast.Name, ast.Load, ast.Constant, ast.Attribute
+_IDENTITY: Final = (ast.Is, ast.IsNot)
 _NOT_PLAIN: Final = FORBIDDEN_FUNC_NAMES | {"print", "printed"}
 """Names without a leading underscore that ``visit_Name`` does more with than record a
 read (RestrictedPython's reserved names, ``print``, ``printed``)."""
@@ -896,6 +944,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
         for field in child_fields(kind) if fields is None else fields:
             value = getattr(node, field, None)
             if type(value) is list:
+                if not value:  # ``keywords``, ``orelse`` … are most often empty
+                    continue
                 changed = False
                 items: list[Any] = []
                 for item in value:
@@ -969,15 +1019,17 @@ class SandboxPolicy(RestrictingNodeTransformer):
         ``_apply_`` was a plain call, and CPython's own errors then named it
         (``codemode…guarded_apply() argument after ** must be a mapping``) instead of the
         function the script called. Starred arguments are counted by ``visit_Starred``."""
-        if isinstance(node.func, ast.Name):
-            if node.func.id == "exec":
-                self.error(node, "Exec calls are not allowed.")
-            elif node.func.id == "eval":
-                self.error(node, "Eval calls are not allowed.")
         func = node.func
-        if isinstance(func, ast.Attribute):
-            self.called.add(id(func))
-        if (isinstance(func, ast.Attribute) and func.attr == "__setattr__"
+        if isinstance(func, _Name):
+            if func.id == "exec":
+                self.error(node, "Exec calls are not allowed.")
+            elif func.id == "eval":
+                self.error(node, "Eval calls are not allowed.")
+            return self.node_contents_visit(node)
+        if not isinstance(func, _Attribute):
+            return self.node_contents_visit(node)
+        self.called.add(id(func))
+        if (func.attr == "__setattr__"
                 and isinstance(func.value, ast.Name) and func.value.id == "object"
                 and len(node.args) == 3 and not node.keywords
                 and not any(isinstance(arg, ast.Starred) for arg in node.args)):
@@ -1300,9 +1352,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
             node.attr = _mangled(attr, self.classes[-1] if self.classes else None)
             node.value = self.visit(node.value)
             if type(node.ctx) is ast.Load:
-                return _located(_call("_getattr_", node.value, ast.Constant(node.attr)), node)
+                return _call_at(node, "_getattr_", node.value, ast.Constant(node.attr))
             guard = WRITE_PRIVATE if private_name_ok(attr) else "_write_"
-            node.value = _located(_call(guard, node.value), node.value)
+            node.value = _call_at(node.value, guard, node.value)
             return node
         if attr in CHAINED_ERRORS and type(node.ctx) is ast.Load:
             return _located(_call("_getattr_", self.visit(node.value), ast.Constant(attr)),
@@ -1311,17 +1363,17 @@ class SandboxPolicy(RestrictingNodeTransformer):
             value = node.value
             if isinstance(value, ast.Attribute) and value.attr == "__class__":
                 # ``x.__class__.__name__``: the name only, never the class object
-                return _located(_call(NAME_OF, self.visit(value.value),
-                                      ast.Constant(value=True), ast.Constant(attr)), node)
-            return _located(_call(NAME_OF, self.visit(value), ast.Constant(value=False),
-                                  ast.Constant(attr)), node)
+                return _call_at(node, NAME_OF, self.visit(value.value),
+                                ast.Constant(value=True), ast.Constant(attr))
+            return _call_at(node, NAME_OF, self.visit(value), ast.Constant(value=False),
+                            ast.Constant(attr))
         if attr in _ATTRIBUTE_HINTS:
             self.error(node, f'"{attr}" is an invalid attribute name because it starts with '
                        f'"_": {_ATTRIBUTE_HINTS[attr]}')
             return self.node_contents_visit(node)
         if attr in DATA_KEY_NAMES and type(node.ctx) is ast.Load and id(node) not in self.called:
             # ``page.items`` not called: the key, when ``page`` is a dict that has one
-            return _located(_call(DATA_KEY, self.visit(node.value), ast.Constant(attr)), node)
+            return _call_at(node, DATA_KEY, self.visit(node.value), ast.Constant(attr))
         if type(node.ctx) is ast.Load and attr[:1] != "_" and not attr.endswith("__roles__") and (
                 attr not in INSPECT_ATTRIBUTES):
             return self._read_attribute(node)
@@ -1329,7 +1381,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         call = getattr(new, "value", None) if type(node.ctx) is not ast.Load else None
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and (
                 call.func.id == "_write_"):
-            call.func = _located(_name(WRITE_ATTRIBUTE), call.func)  # not the items' guard
+            call.func = _name_at(call.func, WRITE_ATTRIBUTE)  # not the items' guard
         return new
 
     def _read_attribute(self, node: ast.Attribute) -> Any:
@@ -1337,13 +1389,13 @@ class SandboxPolicy(RestrictingNodeTransformer):
         with, ``_getattr_(obj, 'name')``, built without its keyword-argument node
         constructors (most attributes of a script are such reads)."""
         node = self.node_contents_visit(node)
-        return _located(_call("_getattr_", node.value, ast.Constant(node.attr)), node)
+        return _call_at(node, "_getattr_", node.value, ast.Constant(node.attr))
 
     def _read_item(self, node: ast.Subscript) -> Any:
         """RestrictedPython's rewrite of a subscript read, ``_getitem_(obj, key)``, built
         the same way."""
         node = self.node_contents_visit(node)
-        return _located(_call("_getitem_", node.value, node.slice), node)
+        return _call_at(node, "_getitem_", node.value, node.slice)
 
     def visit_Constant(self, node: ast.Constant) -> Any:
         """A literal has no child nodes: nothing to walk."""
@@ -1357,7 +1409,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         _drop_annotations(node)
         node = self.node_contents_visit(node)
         node.body.insert(0, _located(_tick(), node))
-        node.decorator_list.append(_located(_name("_track_"), node))
+        node.decorator_list.append(_name_at(node, "_track_"))
         return node
 
     def visit_Await(self, node: ast.Await) -> Any:
@@ -1450,7 +1502,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         node = self.node_contents_visit(node)
         if isinstance(node.ctx, ast.Load):
             # ``{*x}`` / ``[*x]`` build in C: draw the items through the budget.
-            node.value = _located(_call("_compress_", node.value, _name("_T_")), node.value)
+            node.value = _call_at(node.value, "_compress_", node.value, _name("_T_"))
         return node
 
     def visit_Subscript(self, node: ast.Subscript) -> Any:
@@ -1476,14 +1528,14 @@ class SandboxPolicy(RestrictingNodeTransformer):
         call = node.value
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and (
                 call.func.id == "_write_"):
-            call.func = _located(_name(WRITE_ITEM), call.func)
+            call.func = _name_at(call.func, WRITE_ITEM)
 
     def _key(self, node: ast.expr) -> ast.expr:
         """A dict/set key (or an index): through ``_key_`` unless it is provably flat."""
         if self._small_operand(node) or isinstance(node, ast.Slice) or (
                 isinstance(node, ast.Tuple) and any(isinstance(e, ast.Slice) for e in node.elts)):
             return node
-        return _located(_call("_key_", node), node)  # type: ignore[no-any-return]
+        return _call_at(node, "_key_", node)
 
     def visit_Set(self, node: ast.Set) -> Any:
         node = self.node_contents_visit(node)
@@ -1492,13 +1544,13 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return node
 
     def _starred_keys(self, node: ast.Starred) -> ast.Starred:
-        node.value = _located(_call("_keys_", node.value), node.value)
+        node.value = _call_at(node.value, "_keys_", node.value)
         return node
 
     def visit_Dict(self, node: ast.Dict) -> Any:
         node = self.node_contents_visit(node)
         # ``{**d, **e}`` merges in C: a mapping's keys sharing a hash are charged first.
-        node.values = [_located(_call("_merged_", value), value) if key is None else value
+        node.values = [_call_at(value, "_merged_", value) if key is None else value
                        for key, value in zip(node.keys, node.values, strict=True)]
         node.keys = [None if key is None else self._key(key) for key in node.keys]
         return node
@@ -1524,11 +1576,11 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 and source.func.id == "range" and "range" not in self.bound_names):
             # ``for i in range(10**8): ... break``: the loop draws every item through the
             # budget, so its range need not be refused up front for its length.
-            source.func = _located(_name(LOOP_RANGE), source.func)
-        node.iter = _located(_call("_compress_", source, _name("_T_")), source)
+            source.func = _name_at(source.func, LOOP_RANGE)
+        node.iter = _call_at(source, "_compress_", source, _name("_T_"))
         spec = star_spec(node.target)
         if spec is not None:
-            node.iter = _located(_call(STARRED_ITEMS, node.iter, _spec_node(spec)), source)
+            node.iter = _call_at(source, STARRED_ITEMS, node.iter, _spec_node(spec))
         return node
 
     def visit_While(self, node: ast.While) -> Any:
@@ -1543,7 +1595,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         node = self.node_contents_visit(node)
         if suspends(node.body):
             node.body.insert(0, _located(_tick(), node))
-            node.decorator_list.append(_located(_name("_track_"), node))
+            node.decorator_list.append(_name_at(node, "_track_"))
             return node
         prologue = [_located(_copy(stmt), node, force=True) for stmt in _PROLOGUE_BODY]
         guard = prologue[-1]
@@ -1568,7 +1620,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         guard = _GUARDED_BINOPS.get(type(node.op))
         if guard is None or self._safe_binop(node.op, node.left, node.right):
             return node
-        return _located(_call(guard, node.left, node.right), node)
+        return _call_at(node, guard, node.left, node.right)
 
     def _safe_binop(self, op: ast.operator, left: ast.expr, right: ast.expr) -> bool:
         """True when ``left op right`` provably cannot allocate a huge object."""
@@ -1619,7 +1671,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """
         node = self.node_contents_visit(node)
         ops = node.ops
-        if all(type(op) in (ast.Is, ast.IsNot) for op in ops):
+        if type(ops[0]) in _IDENTITY if len(ops) == 1 else all(
+                type(op) in _IDENTITY for op in ops):
             return node
         if len(ops) == 1:
             op, left, right = ops[0], node.left, node.comparators[0]
@@ -1633,14 +1686,14 @@ class SandboxPolicy(RestrictingNodeTransformer):
                         self._small_operand(right) and not isinstance(right, _HASHED)):
                     return node
                 contains = "_in_" if type(op) is ast.In else "_notin_"
-                return _located(_call(contains, left, right), node)
+                return _call_at(node, contains, left, right)
             guard = _COMPARE_GUARDS.get(type(op))
             if guard is None or self._small_operand(left) or self._small_operand(right):
                 return node
-            return _located(_call(guard, left, right), node)
+            return _call_at(node, guard, left, right)
         operands = [node.left, *node.comparators]
         wrapped = [operand if self._small_operand(operand)
-                   else _located(_call("_cmparg_", operand), operand) for operand in operands]
+                   else _call_at(operand, "_cmparg_", operand) for operand in operands]
         node.left, node.comparators = wrapped[0], wrapped[1:]
         return node
 
@@ -1662,17 +1715,18 @@ class SandboxPolicy(RestrictingNodeTransformer):
         op = ast.Constant(IOPERATOR_TO_STR[type(node.op)])
         target = node.target
         if isinstance(target, ast.Name):
-            value = _call("_inplacevar_", op, _name(target.id), node.value)
+            value = _call_at(node, "_inplacevar_", op, _name(target.id), node.value)
             return _located(ast.Assign([target], value), node)
         if isinstance(target, ast.Subscript):
             obj = target.value
             if isinstance(obj, ast.Call) and isinstance(obj.func, ast.Name) and (
                     obj.func.id == WRITE_ITEM):
                 obj.func.id = "_write_"  # ``_augitem_`` draws a slice's items itself
-            call = _call("_augitem_", obj, target.slice, op, node.value)
+            call = _call_at(node, "_augitem_", obj, target.slice, op, node.value)
         else:
             assert isinstance(target, ast.Attribute)
-            call = _call("_augattr_", target.value, ast.Constant(target.attr), op, node.value)
+            call = _call_at(node, "_augattr_", target.value, ast.Constant(target.attr), op,
+                            node.value)
         return _located(ast.Expr(call), node)
 
     def visit_Assign(self, node: ast.Assign) -> Any:
@@ -1680,7 +1734,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         for target in node.targets:
             spec = star_spec(target)
             if spec is not None:
-                node.value = _located(_call(STARRED, node.value, _spec_node(spec)), node.value)
+                node.value = _call_at(node.value, STARRED, node.value, _spec_node(spec))
         return node
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:
