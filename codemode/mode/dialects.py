@@ -113,7 +113,8 @@ _REMOVED: Final[Mapping[str, str]] = MappingProxyType({
     "id": "compare objects with `is`, or key them by a value of their own",
     "bytearray": _BYTES, "memoryview": _BYTES,
     "BaseException": "catch `Exception`, which every error a script or a tool raises is; "
-                     "the run's own stop signals are not for a script to catch",
+                     "the run's own stop signals are not for a script to catch; "
+                     "`isinstance(x, BaseException)` works",
 })
 """Python builtins a script does not have (a NameError at run time) → what to do instead."""
 _NO_ARGUMENT: Final[Mapping[str, str]] = MappingProxyType({
@@ -2746,6 +2747,16 @@ class _Planner(ast.NodeVisitor):
         return isinstance(call, ast.Call) and call.func is node and not (
             call.args or call.keywords)
 
+    def _class_checked(self, node: ast.Name) -> bool:
+        """``isinstance(x, node)``, ``issubclass(c, (E, node))``: the class tested against."""
+        parent = self.parents.get(node)
+        tested: ast.expr = node
+        if isinstance(parent, ast.Tuple):
+            tested, parent = parent, self.parents.get(parent)
+        return (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
+                and parent.func.id in ("isinstance", "issubclass") and len(parent.args) == 2
+                and parent.args[1] is tested)
+
     def _unbound(self) -> None:
         seen: set[str] = set()
         known = _KNOWN | set(self.inputs) | self.bound
@@ -2758,6 +2769,11 @@ class _Planner(ast.NodeVisitor):
             if name in _NO_ARGUMENT and name not in self.bound and self._called_bare(node):
                 self.add(node, f"{name}() without an argument is not available in the "
                          f"sandbox ({_NO_ARGUMENT[name]})")
+                continue
+            if (name == "BaseException" and name not in self.bound and name not in seen
+                    and not self._class_checked(node)):
+                seen.add(name)
+                self.add(node, f"`{name}` is not available in the sandbox ({_REMOVED[name]})")
                 continue
             if name in known or name in seen or name.startswith("_"):
                 continue

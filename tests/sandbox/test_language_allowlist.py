@@ -23,12 +23,14 @@ from codemode.sandbox.runtime.runner import run_script, warm_up
 warm_up()
 
 PRELUDE: Final = """\
-import collections, datetime, decimal, enum, fractions, json, re, sys
+import collections, datetime, decimal, enum, fractions, json, re, sys, typing
 class O:
     def __init__(self):
         self.z = 3
 class E(enum.Enum):
     A = 1
+class HasZ(typing.Protocol):
+    z: int
 def lc(block):
     with block:
         return decimal.Decimal(1) / 3
@@ -213,6 +215,8 @@ BUILTINS: Final[dict[str, str]] = {
     "vars": "vars(O()) == {'z': 3}",
     "dir": "'z' in dir(O()) and '_z' not in dir(O())",
     "bytes": "bytes('ab', 'ascii') == b'ab' and isinstance(b'', bytes)",
+    "BaseException": "isinstance(ValueError(), BaseException) and not isinstance(1, "
+                     "BaseException) and issubclass(SystemExit, BaseException)",
     "exit": "callable(exit)",  # ends the run: tests/mode/test_model_scripts.py
     "quit": "callable(quit)",
 }
@@ -262,7 +266,9 @@ FACADES: Final[dict[str, str]] = {
     "typing.NamedTuple": "typing.NamedTuple('P', [('a', int)])(1).a == 1",
     "typing.TypedDict": "typing.TypedDict('M', {'a': int})(a=1) == {'a': 1}",
     **{f"typing.{name}": f"typing.{name}(E) is E and typing.{name}(len) is len" for name in (
-        "overload", "final", "runtime_checkable", "no_type_check")},
+        "overload", "final", "no_type_check")},
+    "typing.runtime_checkable": "isinstance(O(), typing.runtime_checkable(HasZ)) and "
+                                "not isinstance(E.A, HasZ)",
     "collections.Counter": "collections.Counter('aab')['a'] == 2",
     "collections.OrderedDict": "list(collections.OrderedDict(a=1)) == ['a']",
     "collections.defaultdict": "collections.defaultdict(list)['x'] == []",
