@@ -239,6 +239,8 @@ FACADES: Final[dict[str, str]] = {
     "asyncio.ensure_future": "await asyncio.ensure_future(asyncio.sleep(0, 5)) == 5",
     "asyncio.Semaphore": "not asyncio.Semaphore(1).locked()",
     "asyncio.Lock": "not asyncio.Lock().locked()",
+    "asyncio.Event": "(lambda e: (e.is_set(), e.set(), e.is_set()))(asyncio.Event()) == "
+                     "(False, None, True)",
     "asyncio.Queue": "asyncio.Queue(2).maxsize == 2 and asyncio.Queue().empty()",
     "asyncio.QueueEmpty": "issubclass(asyncio.QueueEmpty, Exception)",
     "asyncio.QueueFull": "issubclass(asyncio.QueueFull, Exception)",
