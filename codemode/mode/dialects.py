@@ -167,6 +167,13 @@ _ASSIGNS: Final = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 _LOOPS: Final = frozenset({"get_event_loop", "new_event_loop"})
 """``asyncio`` functions whose loop's ``run_until_complete(main())`` is ``asyncio.run``."""
 _KNOWN: Final = frozenset(SAFE_BUILTINS) | SANDBOX_GLOBALS
+_DECORATED_HINT: Final = (
+    "; its decorator's wrapper calls it where no call can be awaited: leave it undecorated "
+    "and do what the decorator does (retry, log, time) in a loop or a try around its calls")
+"""Why a decorated function that calls tools is refused (``@functools.cache`` is not)."""
+_FUNCTION_NAMES: Final = frozenset({"__name__", "__qualname__"})
+"""What a script reads of a function (``f.__name__`` in a log line) without calling it:
+the ``async def`` the dialects make of it has the same."""
 _BY_NAME: Final = frozenset({"call_tool", "call"})
 """Methods an MCP client (``session.call_tool("name", {...})``) calls a tool by name with."""
 _DATA_ITSELF: Final = ("; it returns the tool's data itself (a dict, list or text), not an "
@@ -2318,7 +2325,8 @@ class _Planner(ast.NodeVisitor):
                 where = self._value_use(node.name)
                 self.add(node, f"{node.name}() calls tools, so it must be `async def "
                          f"{node.name}(...)` and each call awaited"
-                         + (self._returned_hint(node.name, where) if where else ""))
+                         + (self._returned_hint(node.name, where) if where else
+                            _DECORATED_HINT))
             elif node.name in self.async_gens:
                 self.note("generator calling tools")
                 self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
@@ -2484,7 +2492,8 @@ class _Planner(ast.NodeVisitor):
             parent = self.parents.get(node)
             if not (isinstance(parent, ast.Call) and parent.func is node) and (
                     id(node) not in self.key_functions) and id(node) not in partial_of and (
-                    id(node) not in self.factory_returns):
+                    id(node) not in self.factory_returns) and not (
+                    isinstance(parent, ast.Attribute) and parent.attr in _FUNCTION_NAMES):
                 return node.lineno
         return None
 
