@@ -372,6 +372,24 @@ def _is_main_guard(node: ast.stmt) -> bool:
             and test.comparators[0].value == "__main__")
 
 
+def _record_places(value: ast.expr | None, tool_of: Callable[[ast.expr], str | None]
+                   ) -> tuple[int, frozenset[int]]:
+    """A list or tuple literal of tuples of one width whose items at some places are all
+    tools (``[(get_price, {"symbol": "A"}), (get_news, {})]``) → (the width, those places;
+    none for any other value): a loop unpacking it (``for fn, args in ...``) binds tools
+    there."""
+    if not isinstance(value, ast.List | ast.Tuple) or not value.elts or not all(
+            isinstance(row, ast.Tuple) for row in value.elts):
+        return 0, frozenset()
+    rows = cast("list[ast.Tuple]", value.elts)
+    width = len(rows[0].elts)
+    if any(len(row.elts) != width or any(isinstance(item, ast.Starred) for item in row.elts)
+           for row in rows):
+        return 0, frozenset()
+    return width, frozenset(place for place in range(width)
+                            if all(tool_of(row.elts[place]) is not None for row in rows))
+
+
 def _assigned_name(node: ast.stmt) -> str | None:
     """``name = value`` (or ``name: T = value``) → ``name``; anything else → None."""
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
@@ -661,6 +679,7 @@ class _Planner(ast.NodeVisitor):
             return (stores.get(name) == bindings and name not in params
                     and name not in self.def_only and name not in self.bare)
         picked: list[tuple[str, ast.expr]] = []
+        records: dict[str, tuple[int, frozenset[int]]] = {}
         for stmt in [*self.kinds.get(ast.Assign, ()), *self.kinds.get(ast.AnnAssign, ())]:
             name = _assigned_name(stmt)
             value = getattr(stmt, "value", None)
@@ -672,15 +691,24 @@ class _Planner(ast.NodeVisitor):
                 picked.append((name, cast("ast.Attribute", cast("ast.Call", value).func).value))
             elif self._table_literal(value):
                 self.tool_tables.add(name)
+            elif (record := _record_places(value, self._tool_value))[1]:
+                records[name] = record
         for name, literal in picked:
             if (isinstance(literal, ast.Name) and literal.id in self.tool_tables) or (
                     self._table_literal(literal)):
                 self.tool_loops.add(name)
-        if not self.tool_tables:
+        if not (self.tool_tables or records):
             return
         loops: dict[str, int] = {}
         for node in [*self.kinds.get(ast.For, ()), *self.kinds.get(ast.comprehension, ())]:
             target, source = node.target, node.iter
+            if isinstance(source, ast.Name) and source.id in records:
+                width, places = records[source.id]  # ``for fn, args in [(tool, {}), ...]``
+                if isinstance(target, ast.Tuple) and len(target.elts) == width:
+                    for place in places:
+                        if isinstance(bound := target.elts[place], ast.Name):
+                            loops[bound.id] = loops.get(bound.id, 0) + 1
+                continue
             if isinstance(source, ast.Call) and not source.args and isinstance(
                     source.func, ast.Attribute) and isinstance(source.func.value, ast.Name):
                 table, method = source.func.value.id, source.func.attr

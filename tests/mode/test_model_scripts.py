@@ -5559,7 +5559,7 @@ async def test_a_failed_call_is_a_tool_call_error_with_its_tool(mode: cm.CodeMod
 
 # -- what the sandbox refuses, found before any tool runs -------------------------------------
 
-_ASYNCIO = ("ALL_COMPLETED, CancelledError, FIRST_COMPLETED, FIRST_EXCEPTION, Lock, "
+_ASYNCIO = ("ALL_COMPLETED, CancelledError, Event, FIRST_COMPLETED, FIRST_EXCEPTION, Lock, "
             "Queue, QueueEmpty, QueueFull, Semaphore, TaskGroup, TimeoutError, as_completed, "
             "create_task, ensure_future, "
             "gather, sleep, timeout, wait, wait_for")
