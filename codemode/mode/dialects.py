@@ -1048,7 +1048,7 @@ class _Planner(ast.NodeVisitor):
                         self.async_funcs.add(name)
                     else:
                         continue
-                elif suspends(func.body):
+                elif suspends(func.body) and not _context_decorated(func):
                     self.async_gens.add(func.name)
                 else:
                     self.async_funcs.add(func.name)
@@ -2349,6 +2349,11 @@ class _Planner(ast.NodeVisitor):
             elif self._cached(node):
                 self.note("cached def calling tools")
                 self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+            elif _context_decorated(node):
+                self.add(node, f"{node.name}() calls tools in a @contextmanager generator, "
+                         "whose entry and exit a `with` block runs for you, where a call "
+                         "cannot be awaited: call the tools before the `with` block and after "
+                         "it (in a `try`/`finally` to close what it opened)")
             elif node.decorator_list or self._used_as_value(node.name):
                 where = self._value_use(node.name)
                 self.add(node, f"{node.name}() calls tools, so it must be `async def "
@@ -3015,6 +3020,14 @@ def _cache_decorator(func: ast.expr) -> bool:
             func.value.id == "functools"):
         return func.attr in ("lru_cache", "cache")
     return isinstance(func, ast.Name) and func.id in ("lru_cache", "cache")
+
+
+def _context_decorated(func: ast.FunctionDef) -> bool:
+    """``@contextmanager`` or ``@contextlib.contextmanager`` over ``func``."""
+    return any((isinstance(d, ast.Name) and d.id == "contextmanager") or (
+        isinstance(d, ast.Attribute) and d.attr == "contextmanager"
+        and isinstance(d.value, ast.Name) and d.value.id == "contextlib")
+        for d in func.decorator_list)
 
 
 def _is_partial(func: ast.expr) -> bool:

@@ -238,8 +238,21 @@ _ATTRIBUTE_HINTS: Final = {
                "your own",
     "__setattr__": "use setattr(obj, name, value) (a frozen dataclass's __post_init__ may "
                    "call `object.__setattr__(self, 'name', value)`)",
+    "__members__": "iterate the enum instead (`list(Color)`, `{m.name: m for m in Color}`)",
 }
 """What to write instead of the refused underscore attributes models reach for most."""
+
+_NAME_HINTS: Final = {
+    "__match_args__": "a class pattern matches a plain class by keyword (`case Point(kind=k, "
+                      "value=v)`); a @dataclass sets __match_args__ itself",
+    "_missing_": "look the value up yourself, e.g. `next((m for m in Color if m.value == "
+                 "v.lower()), None)`",
+    "__init_subclass__": "register each class after its `class` statement "
+                         "(`registry['name'] = Cls`), or with a decorator of your own that "
+                         "adds it to a dict",
+}
+"""What to write instead of the refused underscore names models bind most (in a class
+body)."""
 
 _METHOD_HINT: Final = "__init__, __repr__, __str__, __eq__, __hash__, __len__, __iter__, " \
     "__getitem__, __call__, __enter__/__exit__, the operators …; see docs/writing-scripts.md"
@@ -1011,6 +1024,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
         if name is not None and (private_name_ok(name) or (
                 allow_magic_methods and name in SCRIPT_METHODS and id(node) in self.methods)
                 or (name == "__hash__" and id(node) in self.methods)):
+            return
+        if name in _NAME_HINTS:
+            self.error(node, f'"{name}" cannot be defined in the sandbox: {_NAME_HINTS[name]}')
             return
         if allow_magic_methods and name is not None and name.startswith("__") and (
                 name.endswith("__")):

@@ -212,6 +212,9 @@ _NAME_HINTS: Final = {
     ("dataclasses", "InitVar"): "make it a field, `field(default=..., repr=False)`, and read "
                                 "it in __post_init__",
     ("functools", "singledispatch"): "dispatch with `if isinstance(x, ...)` or `match`",
+    **dict.fromkeys((("json", "JSONEncoder"), ("json", "JSONDecoder")),
+                    "pass `default=` to json.dumps (a function that turns a value it cannot "
+                    "write into one it can), `object_hook=` to json.loads"),
     **dict.fromkeys((("asyncio", "PriorityQueue"), ("asyncio", "LifoQueue")),
                     "use asyncio.Queue (first in, first out), or gather the calls "
                     "(`asyncio.Semaphore` bounds how many run at once)"),
