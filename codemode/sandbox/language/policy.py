@@ -1025,14 +1025,16 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 allow_magic_methods and name in SCRIPT_METHODS and id(node) in self.methods)
                 or (name == "__hash__" and id(node) in self.methods)):
             return
-        if name in _NAME_HINTS:
-            self.error(node, f'"{name}" cannot be defined in the sandbox: {_NAME_HINTS[name]}')
-            return
+        hint = _NAME_HINTS.get(name or "")
         if allow_magic_methods and name is not None and name.startswith("__") and (
                 name.endswith("__")):
             where = "in a class body" if id(node) in self.methods else "outside a class"
-            self.error(node, f'"{name}" cannot be defined {where} in the sandbox (a class may '
-                       "define " + _METHOD_HINT + ")")
+            self.error(node, f'"{name}" cannot be defined {where} in the sandbox ('
+                       + (hint or "a class may define " + _METHOD_HINT) + ")")
+            return
+        if hint is not None:
+            self.error(node, f'"{name}" is an invalid variable name because it starts with '
+                       f'"_": {hint}')
             return
         super().check_name(node, name)
 
