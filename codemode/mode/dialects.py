@@ -154,7 +154,9 @@ def _library_methods() -> frozenset[str]:
 
 TOOL_TEXTS: Final = frozenset({"name", "description"})
 """A LangChain tool's attributes a script reads (``search.description``)."""
-_METHOD_DECORATORS: Final = frozenset({"staticmethod", "classmethod"})
+_METHOD_DECORATORS: Final = frozenset({"staticmethod", "classmethod", "abstractmethod"})
+"""Decorators a method made async may have (``abc.abstractmethod`` too): each hands the
+function on, an ``async def`` as a ``def``."""
 _ENTRY_NAMES: Final = frozenset({"main", "amain", "async_main", "run", "run_task", "solve"})
 _RUN: Final = frozenset({"run"})
 # Type tuples for the ``isinstance`` checks made per node or per call: ``ast.A | ast.B``
@@ -1637,7 +1639,9 @@ class _Planner(ast.NodeVisitor):
         for name, funcs in methods.items():
             if name in values or name in _library_methods() or any(
                     _implicit_call(f) is not None  # type: ignore[arg-type]
-                    or any(not (isinstance(d, ast.Name) and d.id in _METHOD_DECORATORS)
+                    or any(not ((isinstance(d, ast.Name) and d.id in _METHOD_DECORATORS)
+                                or (isinstance(d, ast.Attribute) and d.attr == "abstractmethod"
+                                    and isinstance(d.value, ast.Name) and d.value.id == "abc"))
                            for d in f.decorator_list)
                     or any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(f))
                     for f in funcs):

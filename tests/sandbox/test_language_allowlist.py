@@ -23,7 +23,7 @@ from codemode.sandbox.runtime.runner import run_script, warm_up
 warm_up()
 
 PRELUDE: Final = """\
-import collections, datetime, decimal, enum, fractions, json, re, sys, typing
+import abc, collections, datetime, decimal, enum, fractions, json, re, sys, typing
 class O:
     def __init__(self):
         self.z = 3
@@ -31,6 +31,12 @@ class E(enum.Enum):
     A = 1
 class HasZ(typing.Protocol):
     z: int
+class Sh(abc.ABC):
+    @abc.abstractmethod
+    def area(self): ...
+class Sq(Sh):
+    def area(self):
+        return 1
 def lc(block):
     with block:
         return decimal.Decimal(1) / 3
@@ -265,6 +271,8 @@ FACADES: Final[dict[str, str]] = {
     "enum.Flag": "(FL(3) is FL.RW, str(FL.R | FL.W), list(~FL.R) == [FL.W]) == "
                  "(True, 'FL.RW', True)",
     "enum.IntFlag": "(lambda f: (f, repr(f), f | 8))(IF.A | IF.B) == (3, '<IF.A|B: 3>', 11)",
+    "abc.ABC": "isinstance(Sq(), Sh) and caught(Sh) is not None",
+    "abc.abstractmethod": "abc.abstractmethod(lc) is lc",
     "typing.NamedTuple": "typing.NamedTuple('P', [('a', int)])(1).a == 1",
     "typing.TypedDict": "typing.TypedDict('M', {'a': int})(a=1) == {'a': 1}",
     **{f"typing.{name}": f"typing.{name}(E) is E and typing.{name}(len) is len" for name in (

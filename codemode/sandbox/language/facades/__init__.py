@@ -85,6 +85,7 @@ _CPYTHON_MODULES: Final = {
 """Where CPython's class of a facade's export lives, when not in the module itself."""
 
 _MODULES: Final = {
+    "abc": "abc_facade",
     "asyncio": "asyncio_facade",
     "base64": "base64_facade",
     "bisect": "bisect_facade",
@@ -186,7 +187,6 @@ _MODULE_HINTS: Final = {
     "sqlite3": "filter, group and join lists of dicts with comprehensions, sorted(), "
                "itertools.groupby and collections.Counter",
     "traceback": "report `f'{type(e).__name__}: {e}'` in the except block",
-    "abc": "drop the ABC base and @abstractmethod: a plain base class works",
     "numpy": "use lists, math and statistics",
     "os.path": "use str methods on path text (`p.rsplit('/', 1)[-1]` is the file name); "
                + _NO_HOST,
