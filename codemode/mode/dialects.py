@@ -113,7 +113,8 @@ _REMOVED: Final[Mapping[str, str]] = MappingProxyType({
     "id": "compare objects with `is`, or key them by a value of their own",
     "bytearray": _BYTES, "memoryview": _BYTES,
     "BaseException": "catch `Exception`, which every error a script or a tool raises is; "
-                     "the run's own stop signals are not for a script to catch",
+                     "the run's own stop signals are not for a script to catch; "
+                     "`isinstance(x, BaseException)` works",
 })
 """Python builtins a script does not have (a NameError at run time) → what to do instead."""
 _NO_ARGUMENT: Final[Mapping[str, str]] = MappingProxyType({
@@ -153,7 +154,9 @@ def _library_methods() -> frozenset[str]:
 
 TOOL_TEXTS: Final = frozenset({"name", "description"})
 """A LangChain tool's attributes a script reads (``search.description``)."""
-_METHOD_DECORATORS: Final = frozenset({"staticmethod", "classmethod"})
+_METHOD_DECORATORS: Final = frozenset({"staticmethod", "classmethod", "abstractmethod"})
+"""Decorators a method made async may have (``abc.abstractmethod`` too): each hands the
+function on, an ``async def`` as a ``def``."""
 _ENTRY_NAMES: Final = frozenset({"main", "amain", "async_main", "run", "run_task", "solve"})
 _RUN: Final = frozenset({"run"})
 # Type tuples for the ``isinstance`` checks made per node or per call: ``ast.A | ast.B``
@@ -166,6 +169,13 @@ _ASSIGNS: Final = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 _LOOPS: Final = frozenset({"get_event_loop", "new_event_loop"})
 """``asyncio`` functions whose loop's ``run_until_complete(main())`` is ``asyncio.run``."""
 _KNOWN: Final = frozenset(SAFE_BUILTINS) | SANDBOX_GLOBALS
+_DECORATED_HINT: Final = (
+    "; its decorator's wrapper calls it where no call can be awaited: leave it undecorated "
+    "and do what the decorator does (retry, log, time) in a loop or a try around its calls")
+"""Why a decorated function that calls tools is refused (``@functools.cache`` is not)."""
+_FUNCTION_NAMES: Final = frozenset({"__name__", "__qualname__"})
+"""What a script reads of a function (``f.__name__`` in a log line) without calling it:
+the ``async def`` the dialects make of it has the same."""
 _BY_NAME: Final = frozenset({"call_tool", "call"})
 """Methods an MCP client (``session.call_tool("name", {...})``) calls a tool by name with."""
 _DATA_ITSELF: Final = ("; it returns the tool's data itself (a dict, list or text), not an "
@@ -362,6 +372,24 @@ def _is_main_guard(node: ast.stmt) -> bool:
             and isinstance(test.ops[0], ast.Eq) and isinstance(test.left, ast.Name)
             and test.left.id == "__name__" and isinstance(test.comparators[0], ast.Constant)
             and test.comparators[0].value == "__main__")
+
+
+def _record_places(value: ast.expr | None, tool_of: Callable[[ast.expr], str | None]
+                   ) -> tuple[int, frozenset[int]]:
+    """A list or tuple literal of tuples of one width whose items at some places are all
+    tools (``[(get_price, {"symbol": "A"}), (get_news, {})]``) → (the width, those places;
+    none for any other value): a loop unpacking it (``for fn, args in ...``) binds tools
+    there."""
+    if not isinstance(value, ast.List | ast.Tuple) or not value.elts or not all(
+            isinstance(row, ast.Tuple) for row in value.elts):
+        return 0, frozenset()
+    rows = cast("list[ast.Tuple]", value.elts)
+    width = len(rows[0].elts)
+    if any(len(row.elts) != width or any(isinstance(item, ast.Starred) for item in row.elts)
+           for row in rows):
+        return 0, frozenset()
+    return width, frozenset(place for place in range(width)
+                            if all(tool_of(row.elts[place]) is not None for row in rows))
 
 
 def _assigned_name(node: ast.stmt) -> str | None:
@@ -653,6 +681,7 @@ class _Planner(ast.NodeVisitor):
             return (stores.get(name) == bindings and name not in params
                     and name not in self.def_only and name not in self.bare)
         picked: list[tuple[str, ast.expr]] = []
+        records: dict[str, tuple[int, frozenset[int]]] = {}
         for stmt in [*self.kinds.get(ast.Assign, ()), *self.kinds.get(ast.AnnAssign, ())]:
             name = _assigned_name(stmt)
             value = getattr(stmt, "value", None)
@@ -664,15 +693,24 @@ class _Planner(ast.NodeVisitor):
                 picked.append((name, cast("ast.Attribute", cast("ast.Call", value).func).value))
             elif self._table_literal(value):
                 self.tool_tables.add(name)
+            elif (record := _record_places(value, self._tool_value))[1]:
+                records[name] = record
         for name, literal in picked:
             if (isinstance(literal, ast.Name) and literal.id in self.tool_tables) or (
                     self._table_literal(literal)):
                 self.tool_loops.add(name)
-        if not self.tool_tables:
+        if not (self.tool_tables or records):
             return
         loops: dict[str, int] = {}
         for node in [*self.kinds.get(ast.For, ()), *self.kinds.get(ast.comprehension, ())]:
             target, source = node.target, node.iter
+            if isinstance(source, ast.Name) and source.id in records:
+                width, places = records[source.id]  # ``for fn, args in [(tool, {}), ...]``
+                if isinstance(target, ast.Tuple) and len(target.elts) == width:
+                    for place in places:
+                        if isinstance(bound := target.elts[place], ast.Name):
+                            loops[bound.id] = loops.get(bound.id, 0) + 1
+                continue
             if isinstance(source, ast.Call) and not source.args and isinstance(
                     source.func, ast.Attribute) and isinstance(source.func.value, ast.Name):
                 table, method = source.func.value.id, source.func.attr
@@ -1012,7 +1050,7 @@ class _Planner(ast.NodeVisitor):
                         self.async_funcs.add(name)
                     else:
                         continue
-                elif suspends(func.body):
+                elif suspends(func.body) and not _context_decorated(func):
                     self.async_gens.add(func.name)
                 else:
                     self.async_funcs.add(func.name)
@@ -1601,7 +1639,9 @@ class _Planner(ast.NodeVisitor):
         for name, funcs in methods.items():
             if name in values or name in _library_methods() or any(
                     _implicit_call(f) is not None  # type: ignore[arg-type]
-                    or any(not (isinstance(d, ast.Name) and d.id in _METHOD_DECORATORS)
+                    or any(not ((isinstance(d, ast.Name) and d.id in _METHOD_DECORATORS)
+                                or (isinstance(d, ast.Attribute) and d.attr == "abstractmethod"
+                                    and isinstance(d.value, ast.Name) and d.value.id == "abc"))
                            for d in f.decorator_list)
                     or any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(f))
                     for f in funcs):
@@ -2313,11 +2353,17 @@ class _Planner(ast.NodeVisitor):
             elif self._cached(node):
                 self.note("cached def calling tools")
                 self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+            elif _context_decorated(node):
+                self.add(node, f"{node.name}() calls tools in a @contextmanager generator, "
+                         "whose entry and exit a `with` block runs for you, where a call "
+                         "cannot be awaited: call the tools before the `with` block and after "
+                         "it (in a `try`/`finally` to close what it opened)")
             elif node.decorator_list or self._used_as_value(node.name):
                 where = self._value_use(node.name)
                 self.add(node, f"{node.name}() calls tools, so it must be `async def "
                          f"{node.name}(...)` and each call awaited"
-                         + (self._returned_hint(node.name, where) if where else ""))
+                         + (self._returned_hint(node.name, where) if where else
+                            _DECORATED_HINT))
             elif node.name in self.async_gens:
                 self.note("generator calling tools")
                 self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
@@ -2483,7 +2529,8 @@ class _Planner(ast.NodeVisitor):
             parent = self.parents.get(node)
             if not (isinstance(parent, ast.Call) and parent.func is node) and (
                     id(node) not in self.key_functions) and id(node) not in partial_of and (
-                    id(node) not in self.factory_returns):
+                    id(node) not in self.factory_returns) and not (
+                    isinstance(parent, ast.Attribute) and parent.attr in _FUNCTION_NAMES):
                 return node.lineno
         return None
 
@@ -2746,6 +2793,16 @@ class _Planner(ast.NodeVisitor):
         return isinstance(call, ast.Call) and call.func is node and not (
             call.args or call.keywords)
 
+    def _class_checked(self, node: ast.Name) -> bool:
+        """``isinstance(x, node)``, ``issubclass(c, (E, node))``: the class tested against."""
+        parent = self.parents.get(node)
+        tested: ast.expr = node
+        if isinstance(parent, ast.Tuple):
+            tested, parent = parent, self.parents.get(parent)
+        return (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name)
+                and parent.func.id in ("isinstance", "issubclass") and len(parent.args) == 2
+                and parent.args[1] is tested)
+
     def _unbound(self) -> None:
         seen: set[str] = set()
         known = _KNOWN | set(self.inputs) | self.bound
@@ -2758,6 +2815,11 @@ class _Planner(ast.NodeVisitor):
             if name in _NO_ARGUMENT and name not in self.bound and self._called_bare(node):
                 self.add(node, f"{name}() without an argument is not available in the "
                          f"sandbox ({_NO_ARGUMENT[name]})")
+                continue
+            if (name == "BaseException" and name not in self.bound and name not in seen
+                    and not self._class_checked(node)):
+                seen.add(name)
+                self.add(node, f"`{name}` is not available in the sandbox ({_REMOVED[name]})")
                 continue
             if name in known or name in seen or name.startswith("_"):
                 continue
@@ -2962,6 +3024,14 @@ def _cache_decorator(func: ast.expr) -> bool:
             func.value.id == "functools"):
         return func.attr in ("lru_cache", "cache")
     return isinstance(func, ast.Name) and func.id in ("lru_cache", "cache")
+
+
+def _context_decorated(func: ast.FunctionDef) -> bool:
+    """``@contextmanager`` or ``@contextlib.contextmanager`` over ``func``."""
+    return any((isinstance(d, ast.Name) and d.id == "contextmanager") or (
+        isinstance(d, ast.Attribute) and d.attr == "contextmanager"
+        and isinstance(d.value, ast.Name) and d.value.id == "contextlib")
+        for d in func.decorator_list)
 
 
 def _is_partial(func: ast.expr) -> bool:

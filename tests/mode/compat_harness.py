@@ -74,3 +74,11 @@ def _logged(made: list[str]) -> dict[str, Callable[..., Any]]:
             return fn(*args, **kwargs)
         return call
     return {name: note(name, fn) for name, fn in FUNCTIONS.items()}
+
+
+async def refused_before_any_call(mode: cm.CodeMode, row: Mapping[str, Any]) -> None:
+    """A ``refused`` row: a PreflightError saying ``row["says"]``, no call made."""
+    run = await mode.run(row["script"])
+    assert run.error is not None and run.error.type == "PreflightError"
+    assert row["says"] in run.error.message, run.error.message
+    assert run.calls == ()

@@ -446,7 +446,8 @@ async def test_added_builtins_work_as_in_cpython(mode: cm.CodeMode, name: str,
     ("bytearray", "write a literal (`b'...'`) or encode text (`text.encode()`)"),
     ("open", "no files, processes or code from text: use the tools"),
     ("BaseException", "catch `Exception`, which every error a script or a tool raises is; "
-                      "the run's own stop signals are not for a script to catch"),
+                      "the run's own stop signals are not for a script to catch; "
+                      "`isinstance(x, BaseException)` works"),
 ])
 async def test_missing_builtins_say_what_to_write_instead(mode: cm.CodeMode, name: str,
                                                           reason: str) -> None:

@@ -23,12 +23,20 @@ from codemode.sandbox.runtime.runner import run_script, warm_up
 warm_up()
 
 PRELUDE: Final = """\
-import collections, datetime, decimal, enum, fractions, json, re, sys
+import abc, collections, datetime, decimal, enum, fractions, json, re, sys, typing
 class O:
     def __init__(self):
         self.z = 3
 class E(enum.Enum):
     A = 1
+class HasZ(typing.Protocol):
+    z: int
+class Sh(abc.ABC):
+    @abc.abstractmethod
+    def area(self): ...
+class Sq(Sh):
+    def area(self):
+        return 1
 def lc(block):
     with block:
         return decimal.Decimal(1) / 3
@@ -213,6 +221,8 @@ BUILTINS: Final[dict[str, str]] = {
     "vars": "vars(O()) == {'z': 3}",
     "dir": "'z' in dir(O()) and '_z' not in dir(O())",
     "bytes": "bytes('ab', 'ascii') == b'ab' and isinstance(b'', bytes)",
+    "BaseException": "isinstance(ValueError(), BaseException) and not isinstance(1, "
+                     "BaseException) and issubclass(SystemExit, BaseException)",
     "exit": "callable(exit)",  # ends the run: tests/mode/test_model_scripts.py
     "quit": "callable(quit)",
 }
@@ -235,6 +245,8 @@ FACADES: Final[dict[str, str]] = {
     "asyncio.ensure_future": "await asyncio.ensure_future(asyncio.sleep(0, 5)) == 5",
     "asyncio.Semaphore": "not asyncio.Semaphore(1).locked()",
     "asyncio.Lock": "not asyncio.Lock().locked()",
+    "asyncio.Event": "(lambda e: (e.is_set(), e.set(), e.is_set()))(asyncio.Event()) == "
+                     "(False, None, True)",
     "asyncio.Queue": "asyncio.Queue(2).maxsize == 2 and asyncio.Queue().empty()",
     "asyncio.QueueEmpty": "issubclass(asyncio.QueueEmpty, Exception)",
     "asyncio.QueueFull": "issubclass(asyncio.QueueFull, Exception)",
@@ -259,10 +271,14 @@ FACADES: Final[dict[str, str]] = {
     "enum.Flag": "(FL(3) is FL.RW, str(FL.R | FL.W), list(~FL.R) == [FL.W]) == "
                  "(True, 'FL.RW', True)",
     "enum.IntFlag": "(lambda f: (f, repr(f), f | 8))(IF.A | IF.B) == (3, '<IF.A|B: 3>', 11)",
+    "abc.ABC": "isinstance(Sq(), Sh) and caught(Sh) is not None",
+    "abc.abstractmethod": "abc.abstractmethod(lc) is lc",
     "typing.NamedTuple": "typing.NamedTuple('P', [('a', int)])(1).a == 1",
     "typing.TypedDict": "typing.TypedDict('M', {'a': int})(a=1) == {'a': 1}",
     **{f"typing.{name}": f"typing.{name}(E) is E and typing.{name}(len) is len" for name in (
-        "overload", "final", "runtime_checkable", "no_type_check")},
+        "overload", "final", "no_type_check")},
+    "typing.runtime_checkable": "isinstance(O(), typing.runtime_checkable(HasZ)) and "
+                                "not isinstance(E.A, HasZ)",
     "collections.Counter": "collections.Counter('aab')['a'] == 2",
     "collections.OrderedDict": "list(collections.OrderedDict(a=1)) == ['a']",
     "collections.defaultdict": "collections.defaultdict(list)['x'] == []",

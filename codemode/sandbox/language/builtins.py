@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins as _py
 import re
+from asyncio import CancelledError
 from collections import Counter, OrderedDict, deque
 from functools import partial
 from operator import length_hint
@@ -774,6 +775,30 @@ def isinstance_(obj: Any, classinfo: Any, /) -> bool:
     return isinstance(obj, guarded_key(classinfo))
 
 
+@final
+class BaseExceptionCheck(SelfGuarded):
+    """``BaseException`` as a script names it: ``isinstance(r, BaseException)`` (a
+    ``gather(..., return_exceptions=True)`` result) and ``issubclass`` answer as CPython's
+    for every exception a script can hold (``Exception``, ``SystemExit``, a cancellation
+    ``gather`` returned). Not a class, so ``except BaseException`` (which would hand the
+    script the run's own stop signals) catches nothing and ``class E(BaseException)`` is
+    refused; the dialects refuse both before the run."""
+
+    __slots__ = ()
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        return isinstance(obj, _HELD_EXCEPTIONS)
+
+    def __subclasscheck__(self, cls: Any) -> bool:
+        return issubclass(cls, _HELD_EXCEPTIONS)
+
+    def __repr__(self) -> str:
+        return "<class 'BaseException'>"
+
+
+_HELD_EXCEPTIONS: Final = (Exception, ScriptExit, CancelledError)
+
+
 def issubclass_(cls: Any, classinfo: Any, /) -> bool:
     """``issubclass``; nested tuples charged like ``isinstance``. A stand-in (the script's
     ``dict``) is tested as its real type: ``issubclass(dict, collections.abc.Mapping)``."""
@@ -872,12 +897,14 @@ SAFE_BUILTINS: Final[dict[str, Any]] = {
     "type": type_, "getattr": getattr_, "hasattr": guarded_hasattr, "pow": guarded_pow,
     "setattr": guarded_setattr, "delattr": guarded_delattr, "vars": guarded_vars,
     "dir": dir_, "exit": exit_, "quit": quit_, "SystemExit": ScriptExit,
+    "BaseException": BaseExceptionCheck(),
     # Exceptions (ToolCallError included).
     **{exc.__name__: exc for exc in EXCEPTIONS},
     # More that scripts name in ``except`` clauses (all ``Exception`` subclasses: catching
-    # one catches nothing ``except Exception`` would not). ``BaseException`` is left out:
-    # ``except BaseException as e`` would hand the script the run's own stop signals
-    # (a cancellation, a tripped limit, ``final_answer``) as values it could keep.
+    # one catches nothing ``except Exception`` would not). ``BaseException`` is a check
+    # only (:class:`BaseExceptionCheck`): ``except BaseException as e`` would hand the
+    # script the run's own stop signals (a cancellation, a tripped limit, ``final_answer``)
+    # as values it could keep.
     **{exc.__name__: exc for exc in (ConnectionError, OSError, ImportError,
                                      UnboundLocalError, ExceptionGroup, FileNotFoundError,
                                      FileExistsError, PermissionError, IsADirectoryError,

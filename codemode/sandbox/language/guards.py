@@ -257,6 +257,10 @@ class ScriptMeta(type):
             CLASS_ANNOTATIONS[cls] = tuple(n for n in annotated if type(n) is str)
         return cls
 
+    def __instancecheck__(cls, obj: Any) -> bool:
+        check = INSTANCE_CHECKS.get(cls)
+        return (check is not None and check(obj)) or type.__instancecheck__(cls, obj)
+
 
 class AsyncInitMeta(ScriptMeta):
     """Metaclass of a script class whose ``__init__`` (or dataclass ``__post_init__``) is
@@ -291,6 +295,12 @@ CLASS_ANNOTATIONS: Final[weakref.WeakKeyDictionary[type, tuple[str, ...]]] = (
     weakref.WeakKeyDictionary())
 """A script class's annotated names, in order (the policy's ``ANNOTATED``): what
 ``@dataclass`` makes fields of (annotations themselves are dropped unevaluated)."""
+
+
+INSTANCE_CHECKS: Final[weakref.WeakKeyDictionary[type, Callable[[Any], bool]]] = (
+    weakref.WeakKeyDictionary())
+"""A script class → what else ``isinstance`` accepts as its instance (a typing
+``Protocol``: an object with the protocol's members); the facades register these."""
 
 
 _TUPLE_STORAGE: Final = frozenset({"__iter__", "__len__", "__getitem__", "__contains__",

@@ -238,8 +238,21 @@ _ATTRIBUTE_HINTS: Final = {
                "your own",
     "__setattr__": "use setattr(obj, name, value) (a frozen dataclass's __post_init__ may "
                    "call `object.__setattr__(self, 'name', value)`)",
+    "__members__": "iterate the enum instead (`list(Color)`, `{m.name: m for m in Color}`)",
 }
 """What to write instead of the refused underscore attributes models reach for most."""
+
+_NAME_HINTS: Final = {
+    "__match_args__": "a class pattern matches a plain class by keyword (`case Point(kind=k, "
+                      "value=v)`); a @dataclass sets __match_args__ itself",
+    "_missing_": "look the value up yourself, e.g. `next((m for m in Color if m.value == "
+                 "v.lower()), None)`",
+    "__init_subclass__": "register each class after its `class` statement "
+                         "(`registry['name'] = Cls`), or with a decorator of your own that "
+                         "adds it to a dict",
+}
+"""What to write instead of the refused underscore names models bind most (in a class
+body)."""
 
 _METHOD_HINT: Final = "__init__, __repr__, __str__, __eq__, __hash__, __len__, __iter__, " \
     "__getitem__, __call__, __enter__/__exit__, the operators …; see docs/writing-scripts.md"
@@ -1064,11 +1077,16 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 allow_magic_methods and name in SCRIPT_METHODS and id(node) in self.methods)
                 or (name == "__hash__" and id(node) in self.methods)):
             return
+        hint = _NAME_HINTS.get(name or "")
         if allow_magic_methods and name is not None and name.startswith("__") and (
                 name.endswith("__")):
             where = "in a class body" if id(node) in self.methods else "outside a class"
-            self.error(node, f'"{name}" cannot be defined {where} in the sandbox (a class may '
-                       "define " + _METHOD_HINT + ")")
+            self.error(node, f'"{name}" cannot be defined {where} in the sandbox ('
+                       + (hint or "a class may define " + _METHOD_HINT) + ")")
+            return
+        if hint is not None:
+            self.error(node, f'"{name}" is an invalid variable name because it starts with '
+                       f'"_": {hint}')
             return
         super().check_name(node, name)
 

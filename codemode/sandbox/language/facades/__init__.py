@@ -85,6 +85,7 @@ _CPYTHON_MODULES: Final = {
 """Where CPython's class of a facade's export lives, when not in the module itself."""
 
 _MODULES: Final = {
+    "abc": "abc_facade",
     "asyncio": "asyncio_facade",
     "base64": "base64_facade",
     "bisect": "bisect_facade",
@@ -186,7 +187,6 @@ _MODULE_HINTS: Final = {
     "sqlite3": "filter, group and join lists of dicts with comprehensions, sorted(), "
                "itertools.groupby and collections.Counter",
     "traceback": "report `f'{type(e).__name__}: {e}'` in the except block",
-    "abc": "drop the ABC base and @abstractmethod: a plain base class works",
     "numpy": "use lists, math and statistics",
     "os.path": "use str methods on path text (`p.rsplit('/', 1)[-1]` is the file name); "
                + _NO_HOST,
@@ -212,6 +212,9 @@ _NAME_HINTS: Final = {
     ("dataclasses", "InitVar"): "make it a field, `field(default=..., repr=False)`, and read "
                                 "it in __post_init__",
     ("functools", "singledispatch"): "dispatch with `if isinstance(x, ...)` or `match`",
+    **dict.fromkeys((("json", "JSONEncoder"), ("json", "JSONDecoder")),
+                    "pass `default=` to json.dumps (a function that turns a value it cannot "
+                    "write into one it can), `object_hook=` to json.loads"),
     **dict.fromkeys((("asyncio", "PriorityQueue"), ("asyncio", "LifoQueue")),
                     "use asyncio.Queue (first in, first out), or gather the calls "
                     "(`asyncio.Semaphore` bounds how many run at once)"),

@@ -1,14 +1,16 @@
 """``asyncio`` for scripts: ``gather``, ``sleep``, ``wait_for``, ``create_task``,
-``Semaphore``, ``Lock`` and ``Queue`` (and ``TimeoutError``, ``CancelledError``: catching the latter
-is no more than a bare ``except:``, which the runner already survives).
+``Semaphore``, ``Lock``, ``Event`` and ``Queue`` (and ``TimeoutError``,
+``CancelledError``: catching the latter is no more than a bare ``except:``, which the
+runner already survives).
 
 ``gather`` is implemented on anyio task groups (so the library keeps one async idiom),
 with asyncio's observable behaviour: it returns a list in argument order and raises the
 first failure (not an ExceptionGroup) after cancelling the rest, or returns exceptions
 in place with ``return_exceptions=True``. ``create_task`` is asyncio's own (a script's
 side always runs on an asyncio loop) and the task belongs to the run: the script holds a
-:class:`Task` handle that answers only ``done``/``cancel``/``cancelled``/``result``, and
-a task still running when the script ends is cancelled with it (``RunState.tasks``).
+:class:`Task` handle that answers only ``done``/``cancel``/``cancelled``/``result`` and
+its name, and a task still running when the script ends is cancelled with it
+(``RunState.tasks``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import contextlib
 import inspect
 import math
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import anyio
 
@@ -197,14 +199,26 @@ def _retrieve(task: asyncio.Task[Any]) -> None:
 
 class Task(SelfGuarded):
     """What ``asyncio.create_task`` gives a script: await it for the result (or its
-    exception); ``done()``, ``cancelled()``, ``cancel()`` and ``result()`` as asyncio's."""
+    exception); ``done()``, ``cancelled()``, ``cancel()`` and ``result()`` as asyncio's;
+    ``get_name()``/``set_name()`` the name the script gave it (or ``Task-N``, N counting
+    the run's own tasks: asyncio's counts every run's)."""
 
-    __slots__ = ("_task",)
+    __slots__ = ("_name", "_task")
 
-    _NAMES: Final = frozenset({"done", "cancelled", "cancel", "result", "exception"})
+    _NAMES: Final = frozenset({"done", "cancelled", "cancel", "result", "exception",
+                               "get_name", "set_name"})
 
-    def __init__(self, task: asyncio.Task[Any]) -> None:
+    def __init__(self, task: asyncio.Task[Any], name: str | None = None) -> None:
         self._task = task
+        self._name = f"Task-{len(current_run().tasks)}" if name is None else _task_name(name)
+
+    def get_name(self) -> str:
+        """The task's name."""
+        return self._name
+
+    def set_name(self, value: object) -> None:
+        """Rename the task."""
+        self._name = _task_name(value)
 
     @property
     def task(self) -> asyncio.Task[Any]:
@@ -226,7 +240,16 @@ class Task(SelfGuarded):
     def sandbox_getattr(self, name: str) -> Any:
         if name not in self._NAMES:
             raise refuse(self, name)
+        if name in ("get_name", "set_name"):
+            return getattr(self, name)
         return getattr(self._task, name)
+
+
+def _task_name(name: object) -> str:
+    """A task name as asyncio keeps it: text (a number as its digits)."""
+    if isinstance(name, bool) or not isinstance(name, str | int):
+        raise TypeError("a task name is text in the sandbox")
+    return str(name)
 
 
 def _own(aws: list[Any], what: str) -> list[asyncio.Task[Any]]:
@@ -263,7 +286,7 @@ def create_task(aw: Awaitable[Any], *, name: str | None = None) -> Task:
     """Start ``aw`` now, concurrently with the script; the run owns the task."""
     if not inspect.isawaitable(aw):
         raise TypeError(f"asyncio.create_task() needs an awaitable, got {type(aw).__name__}")
-    return Task(_own([aw], "asyncio.create_task()")[0])
+    return Task(_own([aw], "asyncio.create_task()")[0], name)
 
 
 FIRST_COMPLETED: Final = asyncio.FIRST_COMPLETED
@@ -428,7 +451,7 @@ class TaskGroup(SelfGuarded):
             raise
         task.add_done_callback(_retrieve)
         run.tasks.append(task)
-        return Task(task)
+        return Task(task, name)
 
 
 def _first_stop(group: BaseExceptionGroup[Any]) -> BaseException | None:
@@ -539,32 +562,78 @@ class Lock(Semaphore):
         super().__init__(1)
 
 
-class Queue(SelfGuarded):
-    """``asyncio.Queue(maxsize=0)``: a producer/consumer queue of the script's values
-    (workers ``await q.get()`` … ``q.task_done()``, ``await q.join()``), asyncio's own
-    underneath; each instance belongs to the run that made it."""
+class _RunOwned(SelfGuarded):
+    """An asyncio object of the script's that belongs to the run that made it: its
+    ``_NAMES`` answer in that run only, those of ``_WAITS`` awaited under the run."""
 
-    __slots__ = ("_queue", "_run")
+    __slots__ = ("_run",)
 
-    _NAMES: Final = frozenset({"put", "get", "put_nowait", "get_nowait", "empty", "full",
-                               "qsize", "task_done", "join", "maxsize"})
+    _NAMES: ClassVar[frozenset[str]]
+    _WAITS: ClassVar[frozenset[str]]
 
-    def __init__(self, maxsize: int = 0) -> None:
-        if type(maxsize) is not int:
-            raise TypeError("Queue maxsize must be an int")
+    def __init__(self) -> None:
         self._run = current_run()
-        self._queue: asyncio.Queue[Any] = asyncio.Queue(maxsize)
-
-    def __repr__(self) -> str:
-        return f"<Queue maxsize={self._queue.maxsize} qsize={self._queue.qsize()}>"
 
     def sandbox_getattr(self, name: str) -> Any:
         if name not in self._NAMES:
             raise refuse(self, name)
         if current_run() is not self._run:
-            raise TypeError("this asyncio.Queue belongs to another run")
-        if name in ("put", "get", "join"):
-            return tracked(getattr(self._queue, name))
+            raise TypeError(f"this asyncio.{type(self).__name__} belongs to another run")
+        member = self.member(name)
+        return tracked(member) if name in self._WAITS else member
+
+    def member(self, name: str) -> Any:
+        """The asyncio object's own ``name`` (one of ``_NAMES``)."""
+        raise NotImplementedError
+
+
+class Event(_RunOwned):
+    """``asyncio.Event``: ``await ev.wait()`` until another task calls ``ev.set()``
+    (``is_set()``, ``clear()``), anyio's underneath (a cleared event is a new one: its
+    waiters were all released when it was set)."""
+
+    __slots__ = ("_event",)
+
+    _NAMES: ClassVar[frozenset[str]] = frozenset({"set", "clear", "is_set", "wait"})
+    _WAITS: ClassVar[frozenset[str]] = frozenset({"wait"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._event = anyio.Event()
+
+    def __repr__(self) -> str:
+        return f"<Event {'set' if self._event.is_set() else 'unset'}>"
+
+    def member(self, name: str) -> Any:
+        return self._clear if name == "clear" else getattr(self._event, name)
+
+    def _clear(self) -> None:
+        if self._event.is_set():
+            self._event = anyio.Event()
+
+
+class Queue(_RunOwned):
+    """``asyncio.Queue(maxsize=0)``: a producer/consumer queue of the script's values
+    (workers ``await q.get()`` … ``q.task_done()``, ``await q.join()``), asyncio's own
+    underneath; each instance belongs to the run that made it."""
+
+    __slots__ = ("_queue",)
+
+    _NAMES: ClassVar[frozenset[str]] = frozenset({
+        "put", "get", "put_nowait", "get_nowait", "empty", "full", "qsize", "task_done",
+        "join", "maxsize"})
+    _WAITS: ClassVar[frozenset[str]] = frozenset({"put", "get", "join"})
+
+    def __init__(self, maxsize: int = 0) -> None:
+        if type(maxsize) is not int:
+            raise TypeError("Queue maxsize must be an int")
+        super().__init__()
+        self._queue: asyncio.Queue[Any] = asyncio.Queue(maxsize)
+
+    def __repr__(self) -> str:
+        return f"<Queue maxsize={self._queue.maxsize} qsize={self._queue.qsize()}>"
+
+    def member(self, name: str) -> Any:
         return getattr(self._queue, name)
 
 
@@ -576,6 +645,7 @@ FACADE: Final = Facade("asyncio", {"gather": tracked(gather), "sleep": tracked(s
                                    "ALL_COMPLETED": ALL_COMPLETED,
                                    "create_task": create_task, "ensure_future": create_task,
                                    "Semaphore": Semaphore, "Lock": Lock, "Queue": Queue,
+                                   "Event": Event,
                                    "QueueEmpty": asyncio.QueueEmpty,
                                    "QueueFull": asyncio.QueueFull,
                                    "TimeoutError": TimeoutError,

@@ -8,27 +8,35 @@ is a :class:`Placeholder`: subscriptable, combinable with ``|``, shown as
 object). ``List``, ``Dict``, ``Set``, ``FrozenSet``, ``Tuple`` and ``Type`` also answer
 ``isinstance`` like the builtin they stand for, as in Python.
 
-As a base, ``Protocol`` and ``Generic[T]`` change nothing (the class is a plain script
-class); ``class P(NamedTuple)`` is a ``collections.namedtuple`` class of the fields
-annotated in its body (the policy records their names: annotations are never evaluated),
-and ``class M(TypedDict)`` a callable that makes plain dicts, as in Python. Each is built
-by :data:`~codemode.sandbox.language.guards.CLASS_BUILDERS`, through ``ScriptMeta``.
+As a base, ``Protocol`` and ``Generic[T]`` leave a plain script class, but ``isinstance``
+against a protocol answers as CPython's: a ``TypeError`` unless it is
+``@runtime_checkable``, then whether the object has the protocol's members (read as the
+script reads attributes, so a host object's private ones stay unseen); ``class
+P(NamedTuple)`` is a ``collections.namedtuple`` class of the fields annotated in its body
+(the policy records their names: annotations are never evaluated), and ``class
+M(TypedDict)`` a callable that makes plain dicts, as in Python. Each is built by
+:data:`~codemode.sandbox.language.guards.CLASS_BUILDERS`, through ``ScriptMeta``.
 """
 
 from __future__ import annotations
 
+import weakref
+from functools import partial
 from typing import Any, Final, final
 
 from codemode.sandbox.language.builtins import DictType
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.facades.collections_facade import namedtuple
 from codemode.sandbox.language.guards import (
+    CLASS_ANNOTATIONS,
     CLASS_BUILDERS,
+    INSTANCE_CHECKS,
     ScriptMeta,
     SelfGuarded,
     build_class,
+    guarded_hasattr,
 )
-from codemode.sandbox.language.policy import ANNOTATED
+from codemode.sandbox.language.policy import ANNOTATED, SCRIPT_METHODS
 
 __all__ = ["FACADE", "NamedTuple", "Placeholder", "TypedDict"]
 
@@ -93,7 +101,7 @@ def cast(typ: Any, val: Any) -> Any:
 
 def _as_is(obj: Any) -> Any:
     """A decorator that informs a type checker only: ``@overload`` (the last ``def`` of the
-    name is the one that runs, as in Python), ``@final``, ``@runtime_checkable``."""
+    name is the one that runs, as in Python), ``@final``."""
     return obj
 
 
@@ -122,7 +130,62 @@ def _plain_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
                 raise TypeError(f"class {name} cannot subclass {base!r} in the sandbox")
             continue
         kept.append(base)
-    return build_class(name, tuple(kept) or (object,), namespace, **kwargs)
+    cls = build_class(name, tuple(kept) or (object,), namespace, **kwargs)
+    if any(isinstance(b, Placeholder) and b.base_name() == "Protocol" for b in bases):
+        _PROTOCOLS[cls] = _members(cls)
+        INSTANCE_CHECKS[cls] = _refuse_check
+        if any(base in _RUNTIME for base in cls.__mro__[1:]):
+            runtime_checkable(cls)  # as CPython, which inherits the mark
+    return cls
+
+
+_PROTOCOLS: Final[weakref.WeakKeyDictionary[type, frozenset[str]]] = (
+    weakref.WeakKeyDictionary())
+"""A ``class P(Protocol)`` → its members (its own and its protocol bases')."""
+
+_RUNTIME: Final[weakref.WeakSet[type]] = weakref.WeakSet()
+"""The ``@runtime_checkable`` protocols."""
+
+_NOT_MEMBERS: Final = frozenset({"__init__", "__module__", "__qualname__", "__doc__",
+                                 "__dict__", "__weakref__", "__slots__", "__annotations__",
+                                 "__match_args__", "__firstlineno__", "__static_attributes__"})
+
+
+def _members(cls: type) -> frozenset[str]:
+    """What an instance of the protocol ``cls`` has, as CPython lists them: the names its
+    body defines or annotates, and its protocol bases' members."""
+    own = {key for key in vars(cls) if key not in _NOT_MEMBERS}
+    own.update(CLASS_ANNOTATIONS.get(cls, ()))
+    for base in cls.__mro__[1:]:
+        own.update(_PROTOCOLS.get(base, ()))
+    return frozenset(own)
+
+
+def _refuse_check(obj: Any) -> bool:
+    raise TypeError("Instance and class checks can only be used with @runtime_checkable "
+                    "protocols")
+
+
+def _has_members(members: frozenset[str], obj: Any) -> bool:
+    """``isinstance(obj, P)`` of a ``@runtime_checkable`` protocol: ``obj`` has each member,
+    read as the script reads attributes (a special method: on its class)."""
+    for member in members:
+        if member.startswith("__") and member.endswith("__"):
+            if member not in SCRIPT_METHODS or not hasattr(type(obj), member):
+                return False
+        elif not guarded_hasattr(obj, member):
+            return False
+    return True
+
+
+def runtime_checkable(cls: Any) -> Any:
+    """``@runtime_checkable``: ``isinstance`` against the protocol checks the members."""
+    members = _PROTOCOLS.get(cls) if isinstance(cls, type) else None
+    if members is None:
+        raise TypeError(f"@runtime_checkable can be only applied to protocol classes, got {cls!r}")
+    INSTANCE_CHECKS[cls] = partial(_has_members, members)
+    _RUNTIME.add(cls)
+    return cls
 
 
 def _fields(name: str, namespace: dict[str, Any]) -> tuple[list[str], list[Any]]:
@@ -252,5 +315,6 @@ FACADE: Final = Facade("typing", {
     "TYPE_CHECKING": False,
     "TypeVar": TypeVar,
     "cast": cast,
-    **dict.fromkeys(("overload", "final", "runtime_checkable", "no_type_check"), _as_is),
+    **dict.fromkeys(("overload", "final", "no_type_check"), _as_is),
+    "runtime_checkable": runtime_checkable,
 })
