@@ -658,16 +658,10 @@ def prepare_inplace(op: str, x: Any, y: Any) -> Any:
     return y
 
 
-def _merged(mapping: Any) -> Any:
-    """``_merged_``: a ``**mapping`` of a dict display (``{**d, **e}``), merged in C."""
-    charge_collisions(mapping)
-    return mapping
-
-
 GUARDS: Final[dict[str, Callable[..., Any]]] = {
     "_eq_": _eq, "_ne_": _ne, "_lt_": _lt, "_le_": _le, "_gt_": _gt, "_ge_": _ge,
     "_in_": guarded_contains, "_notin_": guarded_not_contains, "_cmparg_": guarded_operand,
-    "_key_": guarded_key, "_keys_": _keys_display, "_merged_": _merged,
+    "_key_": guarded_key, "_keys_": _keys_display,
     "_sub_": _set_operator(operator.sub), "_or_": _set_operator(operator.or_),
     "_and_": _set_operator(operator.and_), "_xor_": _set_operator(operator.xor),
 }
