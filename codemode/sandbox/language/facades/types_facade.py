@@ -58,7 +58,7 @@ class SimpleNamespace(SelfListed):
                                 f"{len(args)}")
             # the script's ``dict``: pairs are drawn through the budget (a plain ``dict()``
             # read a million of them for one operation)
-            given: dict[Any, Any] = DictType(args[0])  # type: ignore[assignment]
+            given: dict[Any, Any] = DictType(args[0])  # type: ignore[call-arg, assignment]
             charge_operations(len(given))
             for key in given:
                 if type(key) is not str:
