@@ -620,6 +620,10 @@ def _set_operator(operator_: Callable[[Any, Any], Any]) -> Callable[[Any, Any], 
             charge_counters(a, b)
         elif isinstance(a, _BULK) and isinstance(b, _BULK):
             charge_operations(len(a) + len(b))  # like ``union()`` & co., item by item
+        elif ta in _KEY_VIEWS or tb in _KEY_VIEWS:
+            # a dict view's keys go into a new set in C (``d.keys() & e.keys()``)
+            charge_operations((len(a) if ta in _KEY_VIEWS else 0) + (
+                len(b) if tb in _KEY_VIEWS else 0))
         # Keys sharing a hash make each of the C loop's lookups linear.
         charge_collisions(a, b)
         if ta is OrderedDict or tb is OrderedDict:  # ``od | d``, ``d | od``: an OrderedDict

@@ -21,7 +21,10 @@ from codemode.sandbox.language.state import current_run
 __all__ = ["charge_render", "check_unicode_error", "render_cost", "scrub", "scrubbed_args"]
 
 _LEAVES: Final = (str, bytes, int, float, bool, type(None), complex)
-_CONTAINERS: Final = (list, tuple, dict, set, frozenset, deque)
+_CONTAINERS: Final[tuple[Any, ...]] = (list, tuple, dict, set, frozenset, deque,
+                                       type({}.keys()), type({}.values()), type({}.items()))
+"""What renders its items (a dict view too: 2,000 reprs of a 20,000-item view took 8.6 s
+for 2,000 operations as leaves)."""
 _MAX_DEPTH: Final = 400
 _FLAT_SMALL: Final = 64
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
