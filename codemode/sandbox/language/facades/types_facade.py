@@ -20,9 +20,7 @@ from codemode.sandbox.language.builtins import DictType
 from codemode.sandbox.language.compare import GUARDS
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import SelfListed
-from codemode.sandbox.language.render import charge_render
 from codemode.sandbox.language.sizes import RENDER_CHILDREN, charge_operations
-from codemode.sandbox.language.state import CURRENT_RUN
 
 __all__ = ["FACADE", "SimpleNamespace"]
 
@@ -116,14 +114,6 @@ class SimpleNamespace(SelfListed):
             return "namespace(...)"
         _RENDERING.ids.add(key)
         try:
-            run = CURRENT_RUN.get(None)
-            if run is not None and not run.meter.ended:
-                # each value is rendered in C (``repr`` charged the namespace as one leaf:
-                # 2,000 reprs of 20,000 values took 11 s for 2,000 operations); after
-                # the run (a host rendering an error) nothing is charged
-                charge_operations(len(self._values))
-                for value in self._values.values():
-                    charge_render(value)
             return "namespace(" + ", ".join(
                 f"{k}={v!r}" for k, v in self._values.items()) + ")"
         finally:
