@@ -620,6 +620,10 @@ def _set_operator(operator_: Callable[[Any, Any], Any]) -> Callable[[Any, Any], 
             charge_counters(a, b)
         elif isinstance(a, _BULK) and isinstance(b, _BULK):
             charge_operations(len(a) + len(b))  # like ``union()`` & co., item by item
+        elif ta in _KEY_VIEWS or tb in _KEY_VIEWS:
+            # a dict view's keys go into a new set in C (``d.keys() & e.keys()``)
+            charge_operations((len(a) if ta in _KEY_VIEWS else 0) + (
+                len(b) if tb in _KEY_VIEWS else 0))
         # Keys sharing a hash make each of the C loop's lookups linear.
         charge_collisions(a, b)
         if ta is OrderedDict or tb is OrderedDict:  # ``od | d``, ``d | od``: an OrderedDict
@@ -658,16 +662,10 @@ def prepare_inplace(op: str, x: Any, y: Any) -> Any:
     return y
 
 
-def _merged(mapping: Any) -> Any:
-    """``_merged_``: a ``**mapping`` of a dict display (``{**d, **e}``), merged in C."""
-    charge_collisions(mapping)
-    return mapping
-
-
 GUARDS: Final[dict[str, Callable[..., Any]]] = {
     "_eq_": _eq, "_ne_": _ne, "_lt_": _lt, "_le_": _le, "_gt_": _gt, "_ge_": _ge,
     "_in_": guarded_contains, "_notin_": guarded_not_contains, "_cmparg_": guarded_operand,
-    "_key_": guarded_key, "_keys_": _keys_display, "_merged_": _merged,
+    "_key_": guarded_key, "_keys_": _keys_display,
     "_sub_": _set_operator(operator.sub), "_or_": _set_operator(operator.or_),
     "_and_": _set_operator(operator.and_), "_xor_": _set_operator(operator.xor),
 }

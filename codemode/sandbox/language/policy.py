@@ -14,6 +14,7 @@ names and attributes, frame/code/generator attributes, ``exec``/``eval``,
 - counts the depth of plain (non-generator, non-async) functions against the
   recursion limit, and decorates generator and async functions with
   ``_track_`` (the run closes what they return and checks the stack depth);
+- charges the keys of ``f(**d)`` and ``{**d}`` (``_kwargs_``, ``_merged_``);
 - rewrites ``*``, ``**``, ``<<``, ``+`` and ``%`` (and their augmented forms)
   into size guards, unless a small static proof shows the operands are small
   ints (a ``for i in range(n)`` variable, an int literal, ``len(...)``): the
@@ -67,6 +68,7 @@ __all__ = [
     "DATA_KEY",
     "DATA_KEY_NAMES",
     "DATA_SPECIAL",
+    "FREE_KEYS",
     "FUTURE_FEATURES",
     "KW_ONLY_MARK",
     "LOOP_RANGE",
@@ -439,6 +441,22 @@ def _call(func: str, *args: ast.expr) -> ast.Call:
 
 def _tick() -> ast.Expr:
     return ast.Expr(_call("_next_", _name("_T_")))
+
+
+FREE_KEYS: Final = 8
+"""Keys a ``**`` copy may have without a charge of its own (``expansion``): the call or the
+display it feeds costs about that much already."""
+
+
+def _charge_keyword_mappings(keywords: list[ast.keyword]) -> None:
+    """``f(**d)``: ``f(**_kwargs_(d))``, C copies ``d`` key by key (see ``expansion``);
+    a small dict display (``f(**{"from": x})``) is left as it is."""
+    for keyword in keywords:
+        value = keyword.value
+        if keyword.arg is None and not (
+                isinstance(value, ast.Dict) and len(value.keys) <= FREE_KEYS
+                and None not in value.keys):
+            keyword.value = _located(_call("_kwargs_", value), value)
 
 
 _LOCATION: Final = ("lineno", "col_offset", "end_lineno", "end_col_offset")
@@ -1051,7 +1069,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
             node.func = _located(ast.Name(OBJECT_SETATTR, ast.Load()), func, force=True)
             node.args = [self.visit(arg) for arg in node.args]
             return node
-        return self.node_contents_visit(node)
+        node = self.node_contents_visit(node)
+        _charge_keyword_mappings(node.keywords)
+        return node
 
     def visit_Name(self, node: ast.Name) -> Any:
         """RestrictedPython's ``visit_Name`` (pinned 9.0) minus its ``print``/``printed``

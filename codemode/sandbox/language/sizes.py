@@ -19,7 +19,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, Final
 
 from codemode.errors import LimitExceeded
-from codemode.sandbox.language.render import charge_render, scrub
+from codemode.sandbox.language.render import RENDER_CHILDREN, charge_render, scrub
 from codemode.sandbox.language.state import counted, current_run
 
 if TYPE_CHECKING:
@@ -146,10 +146,6 @@ _RENDER_LEAVES: Final = (str, bytes, bytearray, int, float, complex, bool, type(
 RENDER_SIZERS: dict[type, Callable[[Any], int]] = {}
 """Type -> bytes of its ``repr`` for objects whose repr shows data (a regex match shows the
 matched text); facades register here."""
-
-RENDER_CHILDREN: dict[type, Callable[[Any], Any]] = {}
-"""Type -> the values its ``repr`` shows, each in full (``ChainMap({...}, {...})``): sized
-as a container's items, the object visited once (in itself it renders as ``...``)."""
 
 
 _PLAIN_CONTAINERS: Final = frozenset(_RENDER_CONTAINERS)

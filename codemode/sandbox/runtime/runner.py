@@ -67,6 +67,7 @@ from codemode.sandbox.language.builtins import (
 from codemode.sandbox.language.compare import GUARDS as COMPARE_GUARDS
 from codemode.sandbox.language.compile import CompiledScript, compile_script
 from codemode.sandbox.language.datakeys import data_key, data_key_strict
+from codemode.sandbox.language.expansion import GUARDS as EXPANSION_GUARDS
 from codemode.sandbox.language.facades import C_INTERNAL, FACADE_NAMES, facade
 from codemode.sandbox.language.formatting import install as install_str_format
 from codemode.sandbox.language.formatting import render_field
@@ -370,6 +371,7 @@ def _namespace(state: RunState, tools: Any) -> dict[str, Any]:
         "_track_": _tracker(state, deep),
         "_format_": render_field,
         **COMPARE_GUARDS,
+        **EXPANSION_GUARDS,
         "_depth_": 0,
         "_maxdepth_": recursion,
         "_deep_": deep,

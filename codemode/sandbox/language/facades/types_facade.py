@@ -16,6 +16,7 @@ import sys
 import threading
 from typing import Any, Final, final
 
+from codemode.sandbox.language.builtins import DictType
 from codemode.sandbox.language.compare import GUARDS
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import SelfListed
@@ -55,7 +56,9 @@ class SimpleNamespace(SelfListed):
             if len(args) > 1:
                 raise TypeError(f"SimpleNamespace expected at most 1 argument, got "
                                 f"{len(args)}")
-            given = dict(args[0])
+            # the script's ``dict``: pairs are drawn through the budget (a plain ``dict()``
+            # read a million of them for one operation)
+            given: dict[Any, Any] = DictType(args[0])  # type: ignore[call-arg, assignment]
             charge_operations(len(given))
             for key in given:
                 if type(key) is not str:
