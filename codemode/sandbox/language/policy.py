@@ -1056,11 +1056,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 self.error(node, "Exec calls are not allowed.")
             elif func.id == "eval":
                 self.error(node, "Eval calls are not allowed.")
-            return self.node_contents_visit(node)
-        if not isinstance(func, _Attribute):
-            return self.node_contents_visit(node)
-        self.called.add(id(func))
-        if (func.attr == "__setattr__"
+        elif isinstance(func, _Attribute):
+            self.called.add(id(func))
+        if (isinstance(func, _Attribute) and func.attr == "__setattr__"
                 and isinstance(func.value, ast.Name) and func.value.id == "object"
                 and len(node.args) == 3 and not node.keywords
                 and not any(isinstance(arg, ast.Starred) for arg in node.args)):
