@@ -1285,11 +1285,13 @@ class _Planner(ast.NodeVisitor):
         return changed
 
     def _wrappable(self, target: ast.FunctionDef, methods: set[int]) -> bool:
-        """Whether ``target``, under a wrapping decorator, can be made async with it."""
+        """Whether ``target``, under a wrapping decorator, can be made async with it (a
+        generator cannot: the wrapper would await the generator it returns)."""
         if id(target) in methods:
             return True
         return not isinstance(self.parents.get(target), ast.ClassDef) and all(
-            self._wrapping(d) is not None for d in target.decorator_list) and (
+            self._wrapping(d) is not None for d in target.decorator_list) and not (
+            suspends(target.body)) and (
             target.name in self.def_only and self._definitions(target.name) == 1
             and not self._used_as_value(target.name))
 
@@ -2490,7 +2492,7 @@ class _Planner(ast.NodeVisitor):
                 self.add(node, f"{node.name}() calls tools, so it must be `async def "
                          f"{node.name}(...)` and each call awaited" + _DECORATED_HINT
                          + " (its decorator also decorates a function that cannot be async: "
-                         "one used as a value, or under another decorator)")
+                         "one used as a value, a generator, or under another decorator)")
             elif in_class and node.name in self.async_methods:
                 self.note("method calling tools")
                 self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
