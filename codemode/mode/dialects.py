@@ -172,7 +172,10 @@ _LOOPS: Final = frozenset({"get_event_loop", "new_event_loop"})
 _KNOWN: Final = frozenset(SAFE_BUILTINS) | SANDBOX_GLOBALS
 _DECORATED_HINT: Final = (
     "; its decorator's wrapper calls it where no call can be awaited: leave it undecorated "
-    "and do what the decorator does (retry, log, time) in a loop or a try around its calls")
+    "and do what the decorator does (retry, log, time) in a loop or a try around its calls "
+    "(a top-level decorator of the script's own is made async with it when it is only ever "
+    "applied as `@name` or `@name(...)` to plain functions, its wrapper only returned and "
+    "calling the function in the wrapper's own body)")
 """Why a decorated function that calls tools is refused (``@functools.cache`` is not)."""
 _FUNCTION_NAMES: Final = frozenset({"__name__", "__qualname__"})
 """What a script reads of a function (``f.__name__`` in a log line) without calling it:
@@ -2531,8 +2534,12 @@ class _Planner(ast.NodeVisitor):
             elif _context_decorated(node):
                 self.add(node, f"{node.name}() calls tools in a @contextmanager generator, "
                          "whose entry and exit a `with` block runs for you, where a call "
-                         "cannot be awaited: call the tools before the `with` block and after "
-                         "it (in a `try`/`finally` to close what it opened)")
+                         "cannot be awaited: it runs as an async context manager only when "
+                         "`contextmanager` is contextlib's and its one decorator, every use is "
+                         f"`with {node.name}(...)` itself (not a value held first) and it has "
+                         "no `yield from` or `return value`; else call the tools before the "
+                         "`with` block and after it (in a `try`/`finally` to close what it "
+                         "opened)")
             elif node.decorator_list or self._used_as_value(node.name):
                 where = self._value_use(node.name)
                 self.add(node, f"{node.name}() calls tools, so it must be `async def "
