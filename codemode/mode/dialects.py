@@ -2491,11 +2491,14 @@ class _Planner(ast.NodeVisitor):
         if id(node) in self.converted:
             implicit = _implicit_call(node) if in_class else None
             wrapped = [self._wrapping(d) for d in node.decorator_list]
-            if any(name in self.refused_wrappers for name in wrapped):
+            refused = next((name for name in wrapped if name in self.refused_wrappers), None)
+            if refused is not None:
                 self.add(node, f"{node.name}() calls tools, so it must be `async def "
-                         f"{node.name}(...)` and each call awaited" + _DECORATED_HINT
-                         + " (its decorator also decorates a function that cannot be async: "
-                         "one used as a value, a generator, or under another decorator)")
+                         f"{node.name}(...)` and each call awaited; its decorator @{refused} "
+                         "is made async with it only when every function it decorates can be, "
+                         "and one cannot: used as a value (`key=`, `map`, passed on), a "
+                         "generator, or under another decorator; call it where it is used "
+                         "as a value in a loop, or leave that one undecorated")
             elif in_class and node.name in self.async_methods:
                 self.note("method calling tools")
                 self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
