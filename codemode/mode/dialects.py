@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
+from codemode.mode.decorators import WrappingDecorator, wrapping_decorators
 from codemode.mode.preflight import (
     RUNNABLE,
     Problem,
@@ -171,7 +172,10 @@ _LOOPS: Final = frozenset({"get_event_loop", "new_event_loop"})
 _KNOWN: Final = frozenset(SAFE_BUILTINS) | SANDBOX_GLOBALS
 _DECORATED_HINT: Final = (
     "; its decorator's wrapper calls it where no call can be awaited: leave it undecorated "
-    "and do what the decorator does (retry, log, time) in a loop or a try around its calls")
+    "and do what the decorator does (retry, log, time) in a loop or a try around its calls "
+    "(a top-level decorator of the script's own is made async with it when it is only ever "
+    "applied as `@name` or `@name(...)` to plain functions, its wrapper only returned and "
+    "calling the function in the wrapper's own body)")
 """Why a decorated function that calls tools is refused (``@functools.cache`` is not)."""
 _FUNCTION_NAMES: Final = frozenset({"__name__", "__qualname__"})
 """What a script reads of a function (``f.__name__`` in a log line) without calling it:
@@ -605,6 +609,19 @@ class _Planner(ast.NodeVisitor):
         self.async_contexts: set[str] = set()
         """Names of the script's classes whose ``__enter__``/``__exit__`` calls tools: made
         ``__aenter__``/``__aexit__``, each ``with Cls(...)`` an ``async with``."""
+        self.generator_contexts: set[int] = set()
+        """ids of the script's ``@contextmanager`` generators made ``@asynccontextmanager``
+        async generators (calling tools, or in a ``with`` beside one that does): their
+        names are in :attr:`async_contexts` (:meth:`_generator_context`)."""
+        self.wrappers: dict[str, WrappingDecorator] = {}
+        """The script's decorators whose wrapper calls the function they decorate
+        (:mod:`codemode.mode.decorators`), by name."""
+        self.async_wrappers: set[str] = set()
+        """Those whose wrapper is made ``async def``, awaiting the function it calls."""
+        self.refused_wrappers: set[str] = set()
+        """Those whose wrapper cannot be made async (a function they decorate cannot be)."""
+        self.wrapper_calls: set[int] = set()
+        """ids of the async wrappers' calls of the function they decorate: awaited."""
         self.async_gen_methods: set[str] = set()
         """Names of the script's generator methods that call tools, made async generators:
         each ``x.name(...)`` is read as a generator function's call is."""
@@ -899,7 +916,7 @@ class _Planner(ast.NodeVisitor):
 
     def awaitable(self, node: ast.Call) -> bool:
         """A call whose value is an awaitable the script means to use as its result."""
-        if id(node) in self.thunk_calls:
+        if id(node) in self.thunk_calls or id(node) in self.wrapper_calls:
             return True
         if self.tool_of(node.func) is not None:
             path = self.tool_of(node.func)
@@ -999,7 +1016,13 @@ class _Planner(ast.NodeVisitor):
         if self.strict:
             return
         self._plan_factories()
-        self._convert_functions(self.of(ast.FunctionDef), self._convertible_methods())
+        functions = self.of(ast.FunctionDef)
+        if any(f.decorator_list for f in functions):
+            self.wrappers = wrapping_decorators(self.tree, self.parents, self.loads_of)
+        methods = self._convertible_methods()
+        self._convert_functions(functions, methods)
+        while self._plan_wrappers(functions, methods) | self._plan_context_partners():
+            self._convert_functions(functions, methods)  # their callers, made async too
         self._plan_generators()
         self._plan_lambdas()
         self._plan_key_functions()
@@ -1050,6 +1073,9 @@ class _Planner(ast.NodeVisitor):
                         self.async_funcs.add(name)
                     else:
                         continue
+                elif _context_decorated(func) and self._generator_context(func):
+                    self.generator_contexts.add(id(func))
+                    self.async_contexts.add(name)  # each ``with f(...)`` an ``async with``
                 elif suspends(func.body) and not _context_decorated(func):
                     self.async_gens.add(func.name)
                 else:
@@ -1216,6 +1242,145 @@ class _Planner(ast.NodeVisitor):
             return False
         return all(isinstance(call := self.parents.get(node), ast.Call) and call.func is node
                    for node in self.of(ast.Attribute) if node.attr == name)
+
+    def _wrapping(self, decorator: ast.expr) -> str | None:
+        """The name of the wrapping decorator ``decorator`` applies (``@timed``,
+        ``@retry(3)``), or None."""
+        found = self.wrappers.get(_decorator_name(decorator) or "")
+        if found is None or found.factory != isinstance(decorator, ast.Call) or not (
+                isinstance(decorator.func if isinstance(decorator, ast.Call) else decorator,
+                           ast.Name)):
+            return None
+        return found.name
+
+    def _plan_wrappers(self, functions: Sequence[ast.FunctionDef], methods: set[int]) -> bool:
+        """Make async the wrapping decorators (:mod:`codemode.mode.decorators`) over a
+        function made async, or whose wrapper calls tools itself: the wrapper an ``async
+        def`` awaiting its call of the function, and every function the decorator
+        decorates async (its calls awaited), when each can be: a plain ``def`` under
+        wrapping decorators only, never used as a value, or a method made async. Whether
+        any was made async (their callers are then looked at again)."""
+        changed = False
+        for decorator in self.wrappers.values():
+            name = decorator.name
+            if name in self.async_wrappers or name in self.refused_wrappers or not (
+                    id(decorator.wrapper) in self.converted
+                    or any(id(t) in self.converted for t in decorator.targets)
+                    or self._needs_async(decorator.wrapper, {}, 0)):
+                continue
+            if not all(self._wrappable(target, methods) for target in decorator.targets):
+                self.refused_wrappers.add(name)
+                continue
+            self.note("decorator calling tools")
+            self.async_wrappers.add(name)
+            self.wrapper_calls.update(id(call) for call in decorator.calls)
+            self.converted.add(id(decorator.wrapper))
+            for target in decorator.targets:
+                if id(target) in self.converted:
+                    continue
+                if id(target) in methods:
+                    self.async_methods.add(target.name)
+                    self.converted.update(id(f) for f in functions if f.name == target.name)
+                else:
+                    self.async_funcs.add(target.name)
+                    self.converted.add(id(target))
+            changed = True
+        return changed
+
+    def _wrappable(self, target: ast.FunctionDef, methods: set[int]) -> bool:
+        """Whether ``target``, under a wrapping decorator, can be made async with it (a
+        generator cannot: the wrapper would await the generator it returns)."""
+        if id(target) in methods:
+            return True
+        return not isinstance(self.parents.get(target), ast.ClassDef) and all(
+            self._wrapping(d) is not None for d in target.decorator_list) and not (
+            suspends(target.body)) and (
+            target.name in self.def_only and self._definitions(target.name) == 1
+            and not self._used_as_value(target.name))
+
+    def _generator_context(self, func: ast.FunctionDef) -> bool:
+        """Whether ``func``, a ``@contextmanager`` generator, can be an
+        ``@asynccontextmanager`` async generator with each ``with func(...)`` an ``async
+        with``: its one decorator contextlib's, ``asynccontextmanager`` not a name of the
+        script's own, not a method, its name's one binding, no ``yield from`` or ``return
+        <value>`` (an async generator has neither), and every read of it a call that is a
+        ``with`` statement's item."""
+        name = func.name
+        if len(func.decorator_list) != 1 or not self._contextlib_decorator(
+                func.decorator_list[0]) or isinstance(self.parents.get(func), ast.ClassDef) or (
+                name not in self.def_only or self._definitions(name) != 1) or not (
+                self._from_contextlib("asynccontextmanager")):
+            return False
+        stack: list[ast.AST] = list(func.body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.YieldFrom) or (
+                    isinstance(node, ast.Return) and node.value is not None):
+                return False
+            if not isinstance(node, _SCOPES):
+                stack.extend(ast.iter_child_nodes(node))
+        for load in self.loads_of.get(name, ()):
+            call = self.parents.get(load)
+            item = self.parents.get(call) if isinstance(call, ast.Call) else None
+            if not (isinstance(call, ast.Call) and call.func is load
+                    and isinstance(item, ast.withitem) and item.context_expr is call
+                    and isinstance(self.parents.get(item), ast.With)):
+                return False
+        return True
+
+    def _contextlib_decorator(self, decorator: ast.expr) -> bool:
+        """``@contextlib.contextmanager`` (``contextlib`` imported, or no name of the
+        script's) or ``@contextmanager`` imported by that name from ``contextlib``."""
+        if isinstance(decorator, ast.Attribute):
+            return isinstance(decorator.value, ast.Name) and (
+                decorator.value.id == "contextlib") and decorator.attr == "contextmanager" and (
+                "contextlib" not in self.stores and "contextlib" not in self.def_only
+                and all(alias.name == "contextlib" for alias in self._imports("contextlib")))
+        return isinstance(decorator, ast.Name) and decorator.id == "contextmanager" and (
+            self._imports("contextmanager") != [] and self._from_contextlib("contextmanager"))
+
+    def _from_contextlib(self, name: str) -> bool:
+        """Whether ``name`` is bound, if at all, only by ``from contextlib import name``."""
+        return name not in self.stores and name not in self.def_only and all(
+            isinstance(importer := self.parents.get(alias), ast.ImportFrom)
+            and importer.module == "contextlib" and alias.name == name
+            for alias in self._imports(name))
+
+    def _imports(self, name: str) -> list[ast.alias]:
+        """The imports that bind ``name``."""
+        return [alias for alias in self.of(ast.alias)
+                if (alias.asname or alias.name).split(".")[0] == name]
+
+    def _plan_context_partners(self) -> bool:
+        """A ``with a(), b():`` where ``a`` is a generator context made async: ``b``, a
+        ``@contextmanager`` generator that calls no tools, is made one too (the statement
+        is an ``async with``), when it can be. Whether any was."""
+        if not self.generator_contexts:
+            return False
+        generators = {func.name: func for func in self.of(ast.FunctionDef)
+                      if _context_decorated(func) and id(func) not in self.converted}
+        changed = False
+        for statement in self.of(ast.With):
+            if len(statement.items) < 2 or not any(
+                    self._async_item(item) for item in statement.items):
+                continue
+            for item in statement.items:
+                call = item.context_expr
+                func = generators.get(call.func.id) if isinstance(call, ast.Call) and (
+                    isinstance(call.func, ast.Name)) else None
+                if func is not None and id(func) not in self.converted and (
+                        self._generator_context(func)):
+                    self.converted.add(id(func))
+                    self.generator_contexts.add(id(func))
+                    self.async_contexts.add(func.name)
+                    changed = True
+        return changed
+
+    def _async_item(self, item: ast.withitem) -> bool:
+        """A ``with`` item that calls a context made async (``async with`` it)."""
+        call = item.context_expr
+        return isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and (
+            call.func.id in self.async_contexts)
 
     def _property_read(self, node: ast.AST) -> bool:
         """``x.name`` read, ``name`` a property made async."""
@@ -1641,7 +1806,8 @@ class _Planner(ast.NodeVisitor):
                     _implicit_call(f) is not None  # type: ignore[arg-type]
                     or any(not ((isinstance(d, ast.Name) and d.id in _METHOD_DECORATORS)
                                 or (isinstance(d, ast.Attribute) and d.attr == "abstractmethod"
-                                    and isinstance(d.value, ast.Name) and d.value.id == "abc"))
+                                    and isinstance(d.value, ast.Name) and d.value.id == "abc")
+                                or self._wrapping(d) is not None)
                            for d in f.decorator_list)
                     or any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(f))
                     for f in funcs):
@@ -2324,7 +2490,16 @@ class _Planner(ast.NodeVisitor):
         in_class = self.scopes[-1].kind == "class"
         if id(node) in self.converted:
             implicit = _implicit_call(node) if in_class else None
-            if in_class and node.name in self.async_methods:
+            wrapped = [self._wrapping(d) for d in node.decorator_list]
+            refused = next((name for name in wrapped if name in self.refused_wrappers), None)
+            if refused is not None:
+                self.add(node, f"{node.name}() calls tools, so it must be `async def "
+                         f"{node.name}(...)` and each call awaited; its decorator @{refused} "
+                         "is made async with it only when every function it decorates can be, "
+                         "and one cannot: used as a value (`key=`, `map`, passed on), a "
+                         "generator, or under another decorator; call it where it is used "
+                         "as a value in a loop, or leave that one undecorated")
+            elif in_class and node.name in self.async_methods:
                 self.note("method calling tools")
                 self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
             elif in_class and node.name in ("__enter__", "__exit__") and (
@@ -2353,11 +2528,21 @@ class _Planner(ast.NodeVisitor):
             elif self._cached(node):
                 self.note("cached def calling tools")
                 self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+            elif id(node) in self.generator_contexts:
+                self.note("contextmanager calling tools")
+                self._to_async_context(node)
+            elif self._async_wrapped(node, wrapped):
+                self.note("decorator calling tools")
+                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
             elif _context_decorated(node):
                 self.add(node, f"{node.name}() calls tools in a @contextmanager generator, "
                          "whose entry and exit a `with` block runs for you, where a call "
-                         "cannot be awaited: call the tools before the `with` block and after "
-                         "it (in a `try`/`finally` to close what it opened)")
+                         "cannot be awaited: it runs as an async context manager only when "
+                         "`contextmanager` is contextlib's and its one decorator, every use is "
+                         f"`with {node.name}(...)` itself (not a value held first) and it has "
+                         "no `yield from` or `return value`; else call the tools before the "
+                         "`with` block and after it (in a `try`/`finally` to close what it "
+                         "opened)")
             elif node.decorator_list or self._used_as_value(node.name):
                 where = self._value_use(node.name)
                 self.add(node, f"{node.name}() calls tools, so it must be `async def "
@@ -2380,6 +2565,28 @@ class _Planner(ast.NodeVisitor):
         for stmt in node.body:
             self.visit(stmt)
         self.scopes.pop()
+
+    def _async_wrapped(self, node: ast.FunctionDef, wrapped: list[str | None]) -> bool:
+        """``node`` is an async wrapper, or every decorator over it (``wrapped``, their
+        names) is a wrapping decorator made async."""
+        return any(d.wrapper is node and d.name in self.async_wrappers
+                   for d in self.wrappers.values()) or (
+            bool(wrapped) and all(name in self.async_wrappers for name in wrapped))
+
+    def _to_async_context(self, node: ast.FunctionDef) -> None:
+        """``@contextmanager def f`` → ``@asynccontextmanager async def f`` (imported
+        beside ``contextmanager``, or ``contextlib.asynccontextmanager``)."""
+        edits = self.edits
+        decorator = node.decorator_list[0]
+        if isinstance(decorator, ast.Attribute):
+            end = edits.end(decorator)
+            edits.replace(end - len("contextmanager"), end, "asynccontextmanager")
+        else:
+            edits.replace(edits.start(decorator), edits.end(decorator), "asynccontextmanager")
+            for alias in self._imports("contextmanager"):
+                end = edits.end(alias)
+                edits.replace(end, end, ", asynccontextmanager")
+        edits.replace(edits.start(node), edits.start(node), "async ")
 
     def _why_not_async(self, name: str) -> str:
         """Why a method that calls tools was not made async for the script."""
@@ -2617,12 +2824,17 @@ class _Planner(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_With(self, node: ast.With) -> None:
-        call = node.items[0].context_expr
-        if len(node.items) == 1 and isinstance(call, ast.Call) and isinstance(
-                call.func, ast.Name) and call.func.id in self.async_contexts and (
-                self._check_await_allowed(node)):
+        made = [self._async_item(item) for item in node.items]
+        if all(made) and self._check_await_allowed(node):
             start = self.edits.start(node)
             self.edits.replace(start, start, "async ")
+        elif any(made):
+            shown = ", ".join(self.edits.segment(item.context_expr) or "..."
+                              for item, is_async in zip(node.items, made, strict=True)
+                              if is_async)
+            self.add(node, f"this `with` holds {shown}, whose entry and exit call tools (an "
+                     "`async with`), beside a context manager that is not one: write them "
+                     "as nested `with` statements, one item each")
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:

@@ -16,6 +16,8 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 import codemode as cm
 from tests.mode.corpus_tools import registry
 from tests.mode.cpython_side import run_in_fresh_cpython, run_with_tools
@@ -41,6 +43,22 @@ def corpus_rows(name: str) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     data = tomllib.loads((Path(__file__).parent / "data" / f"{name}_scripts.toml")
                          .read_text(encoding="utf-8"))
     return data["row"], data["refused"]
+
+
+def corpus_cases(name: str) -> list[Any]:
+    """``data/<name>_scripts.toml`` as ``(row, refused)`` parameters, one per row."""
+    rows, refused = corpus_rows(name)
+    return ([pytest.param(row, False, id=row["name"]) for row in rows]
+            + [pytest.param(row, True, id=f"refused-{row['name']}") for row in refused])
+
+
+async def check_corpus_row(executor: Executor, row: Mapping[str, Any], refused: bool) -> None:
+    """A row runs as in CPython, a refused row is refused before any call, saying why."""
+    mode = other_hosts_mode(executor)
+    if refused:
+        await refused_before_any_call(mode, row)
+    else:
+        await runs_as_in_cpython(mode, row["script"], row)
 
 
 def other_hosts_mode(executor: Executor) -> cm.CodeMode:

@@ -5635,7 +5635,7 @@ async def test_new_stand_ins_refuse_what_they_must(mode: cm.CodeMode, script: st
     ("import csv\nw = csv.writer(open('out.csv', 'w'))",
      "no files, processes or code from text: use the tools"),
     ("import traceback\ntraceback.print_exc()", "report `f'{type(e).__name__}: {e}'`"),
-    ("from contextlib import asynccontextmanager\n1", "write a class with __enter__ and __exit__"),
+    ("from contextlib import ExitStack\n1", "write a class with __enter__ and __exit__"),
     ("import json\nclass U:\n    pass\njson.dumps(U(), default=lambda o: o.__dict__)",
      '"__dict__" is an invalid attribute name because it starts with "_": use vars(obj)'),
     ("x = 1\nx.__class__", "use type(obj), and type(obj).__name__ for its name"),

@@ -496,6 +496,9 @@ FACADES: Final[dict[str, str]] = {
     "contextlib.suppress": "repr(contextlib.suppress(KeyError)) == '<suppress KeyError>'",
     "contextlib.contextmanager": "repr(contextlib.contextmanager(lambda: (i for i in [4]))()) "
                                  "== '<contextmanager>'",
+    "contextlib.asynccontextmanager": "async def one():\n    yield 4\n"
+                                      "async with contextlib.asynccontextmanager(one)() as v:\n"
+                                      "    pass\nv == 4",
     "contextlib.nullcontext": "repr(contextlib.nullcontext(1)) == '<nullcontext>'",
     **{f"hashlib.{name}": f"len(hashlib.{name}(b'x').hexdigest()) > 8" for name in (
         "md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha3_256", "sha3_512",

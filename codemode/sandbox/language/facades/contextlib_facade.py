@@ -1,17 +1,20 @@
-"""``contextlib`` for scripts: ``suppress``, ``contextmanager`` and ``nullcontext``.
+"""``contextlib`` for scripts: ``suppress``, ``contextmanager``, ``asynccontextmanager`` and
+``nullcontext``.
 
 ``with suppress(E):`` swallows an ``Exception`` of the given types, as in CPython, but
 never one of the host's stops, which are not ``Exception`` (a tripped limit, a
 cancellation, ``GeneratorExit``, ``final_answer``): ``suppress(BaseException)`` keeps
 catching errors and cannot outlive a timeout. ``@contextmanager`` drives the script's own
-generator as CPython's does; a host stop reaches it as a ``RuntimeError`` it cannot
+generator as CPython's does, ``@asynccontextmanager`` the script's own async generator
+(the dialects make a ``@contextmanager`` generator that calls tools one, its ``with``
+statements ``async with``); a host stop reaches either as a ``RuntimeError`` it cannot
 swallow, as it reaches a script class's ``__exit__``.
 """
 
 from __future__ import annotations
 
 import functools
-from types import GeneratorType
+from types import AsyncGeneratorType, GeneratorType
 from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 from codemode.sandbox.language.builtins import shown_type
@@ -21,7 +24,7 @@ from codemode.sandbox.language.meter import SCRIPT_FILENAME
 from codemode.sandbox.language.state import CURRENT_RUN, current_run
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Generator
+    from collections.abc import Callable
 
 __all__ = ["FACADE"]
 
@@ -62,24 +65,55 @@ def suppress(*exceptions: Any) -> Suppress:
     return Suppress(tuple(kinds))
 
 
-@final
-class GeneratorContext(SelfGuarded):
-    """What a ``@contextmanager`` function returns: ``with`` runs the generator to its
-    ``yield``, then on past it, or throws the block's error in (no attribute for scripts)."""
+class _ScriptContext(SelfGuarded):
+    """A context over the script's own generator, usable in its own run only."""
 
     __slots__ = ("_generator", "_meter")
 
-    def __init__(self, generator: Generator[Any, None, None]) -> None:
+    def __init__(self, generator: Any) -> None:
         self._generator = generator
         self._meter = current_run().meter
-
-    def __repr__(self) -> str:
-        return "<contextmanager>"
 
     def _check(self) -> None:
         run = CURRENT_RUN.get(None)
         if run is None or run.meter is not self._meter or self._meter.ended:
-            raise TypeError("script code cannot run after the script ended (a @contextmanager)")
+            raise TypeError("script code cannot run after the script ended "
+                            f"({self!r})")
+
+
+def _thrown(error: BaseException) -> tuple[bool, BaseException]:
+    """(whether ``error`` is the script's own, what to throw in): the host's own stops
+    never reach script code, a RuntimeError stands in for them."""
+    own = isinstance(error, Exception)
+    return own, error if own else RuntimeError(
+        f"the with block was stopped ({type(error).__name__})")
+
+
+def _settle(own: bool, thrown: BaseException, raised: BaseException | None,
+            stop: type[BaseException]) -> bool:
+    """What ``__exit__`` answers once ``thrown`` was thrown in and the generator raised
+    ``raised`` (None: it yielded again); ``stop``: its end (StopIteration or
+    StopAsyncIteration)."""
+    if raised is None:
+        if not own:
+            return False
+        raise RuntimeError("generator didn't stop after throw()")
+    if isinstance(raised, stop):
+        return own and raised is not thrown
+    if raised is thrown or not own:
+        return False
+    raise raised
+
+
+@final
+class GeneratorContext(_ScriptContext):
+    """What a ``@contextmanager`` function returns: ``with`` runs the generator to its
+    ``yield``, then on past it, or throws the block's error in (no attribute for scripts)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<contextmanager>"
 
     def __enter__(self) -> Any:
         self._check()
@@ -96,39 +130,79 @@ class GeneratorContext(SelfGuarded):
             except StopIteration:
                 return False
             raise RuntimeError("generator didn't stop")
-        # The host's own stops never reach script code: a RuntimeError stands in for them.
-        own = isinstance(error, Exception)
-        thrown = error if own else RuntimeError(
-            f"the with block was stopped ({type(error).__name__})")
+        own, thrown = _thrown(error)
         try:
             self._generator.throw(thrown)
-        except StopIteration as stop:
-            return own and stop is not thrown
         except BaseException as raised:
-            if raised is thrown or not own:
-                return False
-            raise
-        if not own:
-            return False
-        raise RuntimeError("generator didn't stop after throw()")
+            return _settle(own, thrown, raised, StopIteration)
+        return _settle(own, thrown, None, StopIteration)
 
 
-def contextmanager(function: Callable[..., Any]) -> Callable[..., GeneratorContext]:
-    """``@contextmanager``: ``function`` (a script generator function yielding once) becomes
-    a context manager factory."""
+def _factory(function: Any, name: str, context: type[_ScriptContext],
+             script_generator: Callable[[Any], bool], kind: str) -> Callable[..., Any]:
+    """``@<name>`` over ``function``: each call gives a ``context`` over the generator it
+    returns, which must be the script's own (``script_generator``): a facade's would run
+    host code when the block's error is thrown in."""
     if not callable(function):
-        raise TypeError("contextlib.contextmanager() takes a function")
+        raise TypeError(f"contextlib.{name}() takes a function")
 
     @functools.wraps(function, assigned=("__name__", "__qualname__", "__doc__"), updated=())
-    def helper(*args: Any, **kwargs: Any) -> GeneratorContext:
+    def helper(*args: Any, **kwargs: Any) -> _ScriptContext:
         generator = function(*args, **kwargs)
-        # The script's own generator only: a facade's would run host code on `throw`.
-        if not (isinstance(generator, GeneratorType)
-                and generator.gi_code.co_filename == SCRIPT_FILENAME):
-            raise TypeError(f"a @contextmanager function must be a generator (yield once), "
+        if not script_generator(generator):
+            raise TypeError(f"a @{name} function must be {kind} (yield once), "
                             f"not return {type(generator).__name__!r}")
-        return GeneratorContext(generator)
+        return context(generator)
     return helper
+
+
+def contextmanager(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``@contextmanager``: ``function`` (a script generator function yielding once) becomes
+    a context manager factory."""
+    return _factory(function, "contextmanager", GeneratorContext, lambda g: isinstance(
+        g, GeneratorType) and g.gi_code.co_filename == SCRIPT_FILENAME, "a generator")
+
+
+@final
+class AsyncGeneratorContext(_ScriptContext):
+    """What an ``@asynccontextmanager`` function returns: ``async with`` runs the async
+    generator to its ``yield``, then on past it, or throws the block's error in (no
+    attribute for scripts)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<asynccontextmanager>"
+
+    async def __aenter__(self) -> Any:
+        self._check()
+        try:
+            return await anext(self._generator)
+        except StopAsyncIteration:
+            raise RuntimeError("generator didn't yield") from None
+
+    async def __aexit__(self, kind: Any, error: Any, traceback: Any) -> bool:
+        self._check()
+        if error is None:
+            try:
+                await anext(self._generator)
+            except StopAsyncIteration:
+                return False
+            raise RuntimeError("generator didn't stop")
+        own, thrown = _thrown(error)
+        try:
+            await self._generator.athrow(thrown)
+        except BaseException as raised:
+            return _settle(own, thrown, raised, StopAsyncIteration)
+        return _settle(own, thrown, None, StopAsyncIteration)
+
+
+def asynccontextmanager(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``@asynccontextmanager``: ``function`` (a script async generator function yielding
+    once) becomes an async context manager factory."""
+    return _factory(function, "asynccontextmanager", AsyncGeneratorContext, lambda g: isinstance(
+        g, AsyncGeneratorType) and g.ag_code.co_filename == SCRIPT_FILENAME,
+        "an async generator")
 
 
 @final
@@ -159,4 +233,5 @@ shown_type(Suppress, "contextlib", "suppress")
 shown_type(NullContext, "contextlib", "nullcontext")
 
 FACADE: Final = Facade("contextlib", {"suppress": suppress, "contextmanager": contextmanager,
+                                      "asynccontextmanager": asynccontextmanager,
                                       "nullcontext": nullcontext})
