@@ -48,6 +48,7 @@ from codemode.sandbox.language.compare import (
     charge_sort,
     charge_text,
     check_ordered_key,
+    drawn_mapping,
     guarded_contains,
     guarded_key,
     key_probes,
@@ -1142,14 +1143,16 @@ def _bind_exception_field(name: str) -> Callable[[Any], Any]:
 def _counted_arg(arg: Any, mappings: str) -> Any:
     if isinstance(arg, str | bytes):
         return arg
+    if mappings == "items" and not isinstance(arg, dict) and hasattr(arg, "keys"):
+        # dict.update reads a mapping-like object through keys() and then its __getitem__
+        # per key (set methods and Counter iterate it, whatever its keys()): read so here
+        arg = drawn_mapping(arg)
     if isinstance(arg, dict):
         if mappings == "keep":
             return arg
+        if mappings == "items":
+            charge_collisions(arg)  # each insert compares the keys sharing its hash
         return counted(arg.items() if mappings == "items" else arg)
-    if mappings == "items" and hasattr(arg, "keys"):
-        # dict.update reads a mapping-like object through keys() and then its own (script)
-        # __getitem__ per key; set methods and Counter iterate it, whatever its keys().
-        return arg
     # New keys are hashed (nested tuples are charged; a set's or dict's are already known).
     return counted(keyed(arg, pairs=mappings == "items"))
 
