@@ -198,7 +198,13 @@ def drawn_mapping(mapping: Any) -> dict[Any, Any]:
     inserted: C's own merge of such an object (``{**m}``, ``dict(m)``, ``d.update(m)``)
     compared them uncharged (20,000 ints sharing a hash: 3 s a ``{**m}`` for the 20,000
     lookups' operations)."""
-    keys = list(counted(mapping.keys()))
+    listed = mapping.keys()
+    try:
+        drawn = iter(listed)
+    except TypeError:
+        raise TypeError(f"{type(mapping).__name__}.keys() returned a non-iterable (type "
+                        f"{type(listed).__name__})") from None
+    keys = list(counted(drawn))
     charge_probes(key_probes(keys))
     return {key: mapping[key] for key in keys}
 
