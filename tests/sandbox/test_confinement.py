@@ -235,6 +235,27 @@ PAYLOADS: list[tuple[str, Callable[[Host], str], dict[str, Any], Callable[[Host]
                "  'readlink': lambda: os.readlink('/proc/1/exe')})",
      dict.fromkeys(("stat", "lstat", "host /proc", "sibling /proc", "readlink"), "ENOENT"),
      lambda h: h.files_untouched()),
+    # r43: what was open before pivot_root and the links to the old root lead nowhere
+    ("climb out of the own root: descriptors from before the pivot, /proc/self/root, "
+     "cwd, map_files",
+     lambda h: f"secret = {str(h.secret_file)!r}\n"
+               "climbs = set()\n"
+               "for fd in os.listdir('/proc/self/fd'):\n"
+               "    got = attempt(lambda: os.open('..', os.O_RDONLY, dir_fd=int(fd)))\n"
+               "    climbs.add(got.get('errno') or got.get('type') or 'opened')\n"
+               "    got = attempt(lambda: os.fchdir(int(fd)))\n"
+               "    climbs.add(got.get('errno') or got.get('type') or 'entered')\n"
+               "maps = os.listdir('/proc/self/map_files')\n"
+               "result = each({'root': lambda: os.listdir('/proc/self/root'),\n"
+               "  'root secret': lambda: open('/proc/self/root' + secret).read(),\n"
+               "  'cwd up': lambda: os.listdir(os.getcwd() + '/..'),\n"
+               "  'map_files': lambda: open('/proc/self/map_files/' + maps[0], 'rb'),\n"
+               "  'handle': syscall(303, -100, secret.encode(), ctypes.create_string_buffer(136),\n"
+               "                    ctypes.byref(ctypes.c_int()), 0)})\n"
+               "result['climbs'] = sorted(climbs)",
+     {"root": "EACCES", "root secret": "ENOENT", "cwd up": "EACCES", "map_files": "EPERM",
+      "handle": "EPERM", "climbs": ["EBADF", "ENOTDIR", "EPERM"]},
+     lambda h: h.files_untouched()),
     ("list the worker's own root (no Landlock rule for it)",
      lambda h: "result = attempt(lambda: os.listdir('/'))",
      {"denied": True, "errno": "EACCES"}, lambda h: True),

@@ -31,6 +31,7 @@ from codemode.sandbox.language.compare import (
     charge_collisions,
     charge_each,
     charge_sort,
+    drawn_mapping,
     guarded_hash,
     guarded_key,
     keyed,
@@ -633,6 +634,9 @@ class _CountedMapping(_GuardedType):
             pace_inserts(items=args[at])
             args = (*args[:at], counted(items), *args[at + 1:])
         elif len(args) > at:
+            if not isinstance(args[at], dict | str) and not issubclass(cls.real, Counter):
+                # read as C reads it, its colliding keys charged (``compare.drawn_mapping``)
+                args = (*args[:at], drawn_mapping(args[at]), *args[at + 1:])
             charge_collisions(args[at])  # a dict's keys are inserted in one C call
             if isinstance(args[at], dict):  # a copy: ~30 ns a key, as ``**`` and ``copy()``
                 charge_operations(len(args[at]))

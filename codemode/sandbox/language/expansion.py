@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from codemode.sandbox.language.compare import charge_collisions
+from codemode.sandbox.language.compare import charge_collisions, drawn_mapping
 from codemode.sandbox.language.policy import FREE_KEYS
 from codemode.sandbox.language.sizes import charge_operations
 
@@ -38,7 +38,10 @@ def keyword_mapping(mapping: Any) -> Any:
 
 def merged_mapping(mapping: Any) -> Any:
     """``_merged_``: a ``**mapping`` of a dict display (``{**d, **e}``); keys sharing a hash
-    are charged too (each insert compares the key with the others)."""
+    are charged too (each insert compares the key with the others), and a mapping that is
+    not a dict is read into one first (:func:`~compare.drawn_mapping`)."""
+    if not isinstance(mapping, dict) and hasattr(mapping, "keys"):
+        mapping = drawn_mapping(mapping)
     _charge_table(mapping)
     charge_collisions(mapping)
     return mapping

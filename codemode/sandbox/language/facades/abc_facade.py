@@ -65,15 +65,14 @@ def _is_abstract(value: Any) -> bool:
 
 
 def _missing(cls: type) -> list[str]:
-    """The abstract methods ``cls`` has not overridden, sorted as CPython lists them."""
-    names = {name for klass in cls.__mro__ for name, value in counted(vars(klass).items())
-             if _is_abstract(value)}  # charged: each instance walks its class's attributes
-    missing = []
-    for name in names:
-        owner = next(klass for klass in cls.__mro__ if name in vars(klass))
-        if _is_abstract(vars(owner)[name]):
-            missing.append(name)
-    return sorted(missing)
+    """The abstract methods ``cls`` has not overridden, sorted as CPython lists them: each
+    name as the MRO resolves it (its first owner's value), in one walk charged an
+    operation an attribute (each instance walks its class's attributes)."""
+    resolved: dict[str, Any] = {}
+    for klass in cls.__mro__:
+        for name, value in counted(vars(klass).items()):
+            resolved.setdefault(name, value)
+    return sorted(name for name, value in resolved.items() if _is_abstract(value))
 
 
 def _refusal(cls: type, missing: list[str]) -> str:

@@ -37,6 +37,7 @@ from codemode.sandbox.language.guards import (
     guarded_hasattr,
 )
 from codemode.sandbox.language.policy import ANNOTATED, SCRIPT_METHODS
+from codemode.sandbox.language.state import counted
 
 __all__ = ["FACADE", "NamedTuple", "Placeholder", "TypedDict"]
 
@@ -168,8 +169,9 @@ def _refuse_check(obj: Any) -> bool:
 
 def _has_members(members: frozenset[str], obj: Any) -> bool:
     """``isinstance(obj, P)`` of a ``@runtime_checkable`` protocol: ``obj`` has each member,
-    read as the script reads attributes (a special method: on its class)."""
-    for member in members:
+    read as the script reads attributes (a special method: on its class), a member an
+    operation (a protocol of 11,000 members was read for one: 35 ms an isinstance)."""
+    for member in counted(members):
         if member.startswith("__") and member.endswith("__"):
             if member not in SCRIPT_METHODS or not hasattr(type(obj), member):
                 return False
