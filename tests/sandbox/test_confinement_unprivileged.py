@@ -6,8 +6,10 @@ together with the network namespace. To run that path for real here, a child pro
 becomes an unprivileged uid first, with no capability left. A real unprivileged host
 reads its own Python; here the interpreter may sit under ``/root`` (mode 700), so the
 child, while still root, lays a ``tmpfs`` (mode 755) over each directory on the way it
-could not search, in a mount namespace of its own, holding only the entry that leads to
-the interpreter (bound back at its path); the host's own directories are not changed.
+could not search (to the interpreter, and to the virtual environment whose
+``site-packages`` a ``.pth`` file imported from while the child was still root: CI's
+sits in a ``mktemp -d``, mode 700), in a mount namespace of its own, holding only the
+entry that leads on (bound back at its path); the host's own directories are not changed.
 The child confines itself exactly as a worker does, then tries each payload as raw
 Python; the parent checks the targets.
 """
@@ -58,6 +60,7 @@ CHILD = textwrap.dedent("""\
                                   4096 | 16384, None) == 0  # MS_BIND|MS_REC
                 os.close(fd)
     searchable(os.path.realpath(sys.base_prefix))
+    searchable(os.path.realpath(sys.prefix))
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)  # every capability gone
