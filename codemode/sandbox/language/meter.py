@@ -30,7 +30,6 @@ swallowed the exception.
 
 from __future__ import annotations
 
-import ctypes
 import math
 import os
 import sys
@@ -164,47 +163,6 @@ Landlock would refuse the open). A child made by ``fork`` opens its own."""
 _clear_refs_lock = threading.Lock()
 
 
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in (
-        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
-        "fordblks", "keepcost")]
-
-
-def _libc_function(name: str, restype: Any, *argtypes: Any) -> Any:
-    try:
-        function = getattr(ctypes.CDLL(None), name)
-    except (OSError, AttributeError):  # not glibc (mallinfo2: glibc >= 2.33)
-        return None
-    function.restype = restype
-    function.argtypes = list(argtypes)
-    return function
-
-
-_MALLOC_TRIM: Final = _libc_function("malloc_trim", ctypes.c_int, ctypes.c_size_t)
-_MALLINFO2: Final = _libc_function("mallinfo2", _MallInfo2)
-
-UNSEEN_SHARE: Final = 8
-"""A run with a memory limit may reuse at most ``limit / UNSEEN_SHARE`` of memory the
-process freed earlier and the allocator kept resident (see :func:`give_back_freed`)."""
-
-
-def give_back_freed(limit: int) -> None:
-    """Hand the kernel the free pages the allocator holds, when they could hide a run.
-
-    In-process a run's memory is the process's resident growth, and memory the process
-    freed earlier but glibc kept resident (a fragmented heap; blocks under the ``mmap``
-    threshold glibc raises by itself once a large block is freed) grows nothing when
-    reused: 300 MB in a run under a 64 MiB limit went unseen. ``malloc_trim`` gives those
-    pages back, but walks every free block (~30 µs in a fragmented heap, every run), so it
-    runs only when the free memory held (``mallinfo2``, <1 µs) exceeds the share a run may
-    reuse unseen. Without ``mallinfo2`` it always runs; without glibc there is nothing to do.
-    """
-    if _MALLOC_TRIM is None:
-        return
-    if _MALLINFO2 is None or _MALLINFO2().fordblks > limit // UNSEEN_SHARE:
-        _MALLOC_TRIM(0)
-
-
 def _reopen_clear_refs() -> None:
     """In a forked child: drop the parent's descriptor and open the child's own (a
     worker forked from its template does so before it confines itself; confined, it
@@ -286,7 +244,6 @@ class Meter:
         self.operations = operations
         self.memory = memory
         if memory is not None:
-            give_back_freed(memory)
             reset_peak_memory()
         self._memory_base = resident_bytes() if memory is not None else None
         self._memory_checked = time.monotonic()
