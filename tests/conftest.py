@@ -27,6 +27,9 @@ LONG_TESTS_FIRST = (
     "tests/sdk_gen/test_determinism.py",
     "tests/test_docs.py",
     "tests/test_packaging.py",
+    "tests/dispatch/test_schema_metaschema.py",  # jsonschema's own check of 4,600 schemas
+    "tests/dispatch/test_schema_differential.py",
+    "tests/integrations/test_corpus_end_to_end.py",
 )
 """Modules holding single tests of 5-30 s (mypy, live servers, doc programs) that would
 otherwise come last in the collection order. xdist hands the last tests out in small chunks,

@@ -27,7 +27,7 @@ from codemode.sandbox.executors.protocol import MAX_DEPTH, MAX_VALUES
 from codemode.sandbox.limits import Limits
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
 
 HOSTILE = "tests.sandbox.hostile_runtime:run"
 TOOLS = ("echo", "big")
@@ -198,17 +198,20 @@ async def test_a_large_well_formed_frame_still_decodes(pool: WorkerPoolExecutor)
     assert len(tools.calls[0][1]["x"]) == 100_000
 
 
-BIG_RESULTS = [
-    ("a 100 MB string", "x" * 100_000_000, ["error"]),
-    ("two million empty lists", [[]] * 2_000_000, ["ok"]),
+BIG_RESULTS: list[tuple[str, Callable[[], Any], list[str]]] = [
+    ("a 100 MB string", lambda: "x" * 100_000_000, ["error"]),
+    ("two million empty lists", lambda: [[]] * 2_000_000, ["ok"]),
 ]
+"""Built in the test: a parameter lives in every xdist worker for the whole run (two
+million references there slowed each full garbage collection of the worker)."""
 
 
-@pytest.mark.parametrize(("label", "big", "reply"), BIG_RESULTS,
+@pytest.mark.parametrize(("label", "make", "reply"), BIG_RESULTS,
                          ids=[label for label, _, _ in BIG_RESULTS])
 async def test_big_results_are_encoded_off_the_loop(pool: WorkerPoolExecutor, label: str,
-                                                    big: Any, reply: list[str]) -> None:
-    tools = Tools(big)
+                                                    make: Callable[[], Any],
+                                                    reply: list[str]) -> None:
+    tools = Tools(make())
     async with heartbeat(f"result: {label}"):
         result, took = await hostile_with_sibling(pool, "big-result", tools, seconds=20)
     assert result.error is None
