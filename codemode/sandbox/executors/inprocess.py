@@ -498,7 +498,7 @@ class InProcessExecutor:
                         await portal.stop(cancel_remaining=True)
                 finally:
                     if share is not None:
-                        share.leave()
+                        share.leave(host_loop)
         elapsed = time.perf_counter() - started
         outcome: RunOutcome | None = box.get("outcome")
         if stuck:
