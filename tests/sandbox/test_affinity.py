@@ -185,3 +185,21 @@ async def test_runs_one_after_another_keep_the_hold_until_the_loop_turns(
     # thread was on the same CPU for the first run as for the one before)
     assert len(calls) - calls.count(threading.get_ident()) <= (1 if MANY_CPUS else 0)
     assert len({frozenset(cpus) for cpus in seen.loop}) == 1
+
+
+def test_a_run_that_ends_after_its_loop_closed_gives_the_cpus_back_at_once() -> None:
+    """A run unwound once its loop stopped for good (its coroutine closed) has no next
+    turn to give the loop thread its CPUs back at: it does so at once, and raises nothing
+    out of the run's ``finally``."""
+    import asyncio
+
+    before = os.sched_getaffinity(0)
+    share = affinity.CpuShare()
+    loop = asyncio.new_event_loop()
+    loop.close()
+    try:
+        share.enter()
+        share.leave(loop)
+        assert os.sched_getaffinity(0) == before
+    finally:
+        os.sched_setaffinity(0, before)

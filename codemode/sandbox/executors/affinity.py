@@ -112,13 +112,17 @@ class CpuShare:
     def leave(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         """A run ended: the last one gives the loop thread its own affinity back, at the
         next turn of ``loop`` (this thread's running loop) when given, unless a run
-        started before that."""
+        started before that; at once when the loop takes no callback (closed: a run
+        unwound after its loop stopped for good)."""
         self._runs -= 1
         if self._runs == 0 and self._saved is not None:
             if loop is None:
                 self._give_back()
-            else:
+                return
+            try:
                 self._pending = loop.call_soon(self._give_back)
+            except RuntimeError:
+                self._give_back()
 
     def _give_back(self) -> None:
         self._pending = None
