@@ -11,9 +11,12 @@ import pytest
 
 from codemode.errors import LimitExceeded, ToolCallError
 from codemode.sandbox.executors.broker import CallBroker
+from codemode.sandbox.language.render import render_cost
+from codemode.sandbox.language.sizes import plain_size, render_size
 from codemode.sandbox.limits import Limits
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError
 from codemode.sandbox.runtime.runner import RunControl, run_script
+from codemode.sandbox.runtime.toolproxy import key_problem
 
 SMALL = Limits(timeout=2.0, operations=20_000, memory=8 * 1024 * 1024, recursion=30,
                output=200, result=1000, calls=5, concurrency=2)
@@ -437,7 +440,8 @@ async def test_a_result_check_that_fails_is_the_runs_error_not_the_runners(
     """The result is sized after the run ended: a size walker that reads a script object
     through a charged path meets the ended run (``GeneratorExit``), and that ended the
     worker process (r41, a ``SimpleNamespace`` in the result). Whatever a walker raises is
-    now the run's error; the next run is unaffected."""
+    now the run's error; the next run is unaffected. (A tuple: a plain JSON value is sized
+    by ``plain_size`` alone, the walkers are for the rest.)"""
     import codemode.sandbox.runtime.runner as runner
 
     def broken(value: Any, limit: int) -> int:
@@ -445,9 +449,47 @@ async def test_a_result_check_that_fails_is_the_runs_error_not_the_runners(
 
     with monkeypatch.context() as patch:
         patch.setattr(runner, "render_cost", broken)
-        outcome = await run("x = {'a': [1, 2]}\nx")
+        outcome = await run("x = {'a': (1, 2)}\nx")
     assert outcome.value is None and outcome.error is not None
     assert outcome.error.type == "TypeError"
     assert "could not be checked as JSON data" in outcome.error.message
     assert type(failure).__name__ in outcome.error.message
     assert (await run("x = {'a': [1, 2]}\nx")).value == {"a": [1, 2]}
+
+
+PLAIN = [None, True, 1.5, 0, -(1 << 1023), (1 << 1024) - 1, "", "é\u2028\x00" * 50,
+         "\U000e0001" * 100, [], {}, {"k": "v" * 1000}, [[[]]] * 3, {"a": [1, "x", None]},
+         list(range(255)), {str(i): [i, str(i)] for i in range(100)}]
+
+
+@pytest.mark.parametrize("value", PLAIN)
+def test_plain_size_is_at_least_what_the_walkers_count(value: Any) -> None:
+    """A run's result that ``plain_size`` sizes skips ``render_cost``, ``render_size`` and
+    ``key_problem``: its bound must be over what they count, or a result they refuse
+    would pass."""
+    big = 1 << 40
+    found = plain_size(value)
+    assert found is not None
+    nodes, size = found
+    assert nodes >= render_cost(value, big)
+    assert size >= render_size(value, big)
+    assert key_problem(value, strict=False) is None
+
+
+def _cycle() -> list[Any]:
+    loop: list[Any] = []
+    loop.append(loop)
+    return loop
+
+
+class _Dict(dict[str, Any]):
+    pass
+
+
+@pytest.mark.parametrize("value", [
+    (1, 2), {1: "a"}, {"a": {True: 1}}, 1 << 1024, -(1 << 1024), _Dict(a=1), _cycle(),
+    list(range(600)), "x" * 40_000, [{"k": "x" * 20_000}] * 3, b"bytes", {1.5},
+    [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],
+])
+def test_plain_size_leaves_everything_else_to_the_walkers(value: Any) -> None:
+    assert plain_size(value) is None

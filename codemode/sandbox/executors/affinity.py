@@ -9,7 +9,11 @@ Measured on a 2-vCPU VM (``benchmarks/hop_floor.py``): a bare hand-over and back
 81-92 µs across CPUs and 10-11 µs on one; pinning only the script thread does not help
 (the kernel moves the loop thread away). So while a run is on, both are held to the CPU
 the loop thread was on when the first run started, and the loop thread's own affinity is
-given back when the last one ends.
+given back when the last one ends: on an asyncio host at the loop's next turn, so that a
+run started before it (runs one after another in one task, with no wait between them)
+finds both threads held already and makes no ``sched_setaffinity`` call (each such call
+took 7-9 µs, and under load it is where the kernel preempts the thread: in a profile of
+back-to-back runs on a loaded machine, half the loop thread's time with the GIL held).
 
 What this costs: work a script thread does with the GIL released (few things a script
 can reach do) no longer overlaps the loop thread, and while runs are on, the loop thread
@@ -27,6 +31,7 @@ import threading
 from typing import TYPE_CHECKING, Final, final
 
 if TYPE_CHECKING:
+    import asyncio
     from collections.abc import Callable
 
 __all__ = ["CpuShare", "current_cpu", "join_cpu", "thread_cpus"]
@@ -60,7 +65,7 @@ class CpuShare:
     """The loop thread's hold on one CPU, shared by the runs it has on (one per thread
     that hosts runs; :meth:`enter`/:meth:`leave` on that thread only)."""
 
-    __slots__ = ("_runs", "_saved", "cpu")
+    __slots__ = ("_pending", "_runs", "_saved", "cpu")
 
     _by_thread: Final[dict[int, CpuShare]] = {}
     _lock: Final = threading.Lock()
@@ -70,6 +75,8 @@ class CpuShare:
         self._saved: set[int] | None = None
         self.cpu: int | None = None
         """The CPU the loop thread is held to while runs are on (None: not pinned)."""
+        self._pending: asyncio.Handle | None = None
+        """The give-back the last run to end scheduled, until the loop's next turn."""
 
     @classmethod
     def of_this_thread(cls) -> CpuShare:
@@ -87,7 +94,10 @@ class CpuShare:
     def enter(self) -> int | None:
         """A run starts on this (the loop) thread: the CPU its script thread should join."""
         self._runs += 1
-        if self._runs == 1:
+        if self._runs == 1 and self._pending is not None:
+            self._pending.cancel()  # the last run's hold was not given back yet: kept
+            self._pending = None
+        elif self._runs == 1:
             cpu = current_cpu()
             if cpu is not None:
                 try:
@@ -99,15 +109,30 @@ class CpuShare:
                     self._saved = self.cpu = None
         return self.cpu
 
-    def leave(self) -> None:
-        """A run ended: the last one gives the loop thread its own affinity back."""
+    def leave(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """A run ended: the last one gives the loop thread its own affinity back, at the
+        next turn of ``loop`` (this thread's running loop) when given, unless a run
+        started before that; at once when the loop takes no callback (closed: a run
+        unwound after its loop stopped for good)."""
         self._runs -= 1
         if self._runs == 0 and self._saved is not None:
-            saved, self._saved, self.cpu = self._saved, None, None
-            try:
-                os.sched_setaffinity(0, saved)
-            except OSError:
+            if loop is None:
+                self._give_back()
                 return
+            try:
+                self._pending = loop.call_soon(self._give_back)
+            except RuntimeError:
+                self._give_back()
+
+    def _give_back(self) -> None:
+        self._pending = None
+        if self._runs or self._saved is None:
+            return
+        saved, self._saved, self.cpu = self._saved, None, None
+        try:
+            os.sched_setaffinity(0, saved)
+        except OSError:
+            return
 
 
 def join_cpu(cpu: int | None, free: set[int] | None) -> None:

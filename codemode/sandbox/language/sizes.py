@@ -50,6 +50,7 @@ __all__ = [
     "json_text_size",
     "json_unicode_size",
     "percent_format_ok",
+    "plain_size",
     "poll_memory",
     "render_size",
     "repeat_ok",
@@ -353,6 +354,56 @@ def render_size(obj: Any, limit: int, text: Callable[[Any], int] = repr_text_siz
     except _RenderTooBig:
         return limit + 1
     return total
+
+
+_PLAIN_NODES: Final = 512
+_PLAIN_CHARS: Final = 32 * 1024
+_PLAIN_DEPTH: Final = 32
+_PLAIN_INT: Final = 1 << 1024
+_PLAIN_LEAF: Final = 350
+"""At least the text ``render_size`` counts for a leaf of a plain value that is not a
+string (an integer under ``_PLAIN_INT`` is at most 343 characters) and for a container's
+brackets and separators."""
+
+
+def plain_size(value: Any) -> tuple[int, int] | None:
+    """For a small value made only of exact JSON types (dicts with string keys, lists,
+    short strings, integers of at most 308 digits, floats, booleans, None), read without
+    running any script code: (its nodes, at least what ``render_cost`` and
+    :func:`render_size` count for it); None for anything else, which those walks decide
+    (a run's result is checked with this first: most are such values, walked once).
+
+    ``render_size`` counts at most 12 characters a string character plus 3, 343 for an
+    integer under ``_PLAIN_INT``, and less for a float, a boolean, None or a container's
+    brackets; each also adds at most 4 of separators. ``render_cost`` counts 1 a node."""
+    nodes = chars = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        nodes += 1
+        kind = type(item)
+        if kind is str:
+            chars += len(item)
+        elif kind is int:
+            if not -_PLAIN_INT < item < _PLAIN_INT:
+                return None
+        elif kind is dict or kind is list:
+            if depth >= _PLAIN_DEPTH or len(item) > _PLAIN_NODES:
+                return None
+            if kind is dict:
+                for key, member in item.items():
+                    if type(key) is not str:
+                        return None
+                    nodes += 1
+                    chars += len(key)
+                    stack.append((member, depth + 1))
+            else:
+                stack.extend([(member, depth + 1) for member in item])
+        elif kind is not float and kind is not bool and item is not None:
+            return None
+        if nodes > _PLAIN_NODES or chars > _PLAIN_CHARS:
+            return None
+    return nodes, 12 * chars + _PLAIN_LEAF * nodes
 
 
 def check_render(obj: Any, what: str, text: Callable[[Any], int] | None = None) -> None:
