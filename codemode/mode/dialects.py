@@ -716,26 +716,27 @@ class _Planner(ast.NodeVisitor):
             if (isinstance(literal, ast.Name) and literal.id in self.tool_tables) or (
                     self._table_literal(literal)):
                 self.tool_loops.add(name)
-        if not (self.tool_tables or records):
-            return
         loops: dict[str, int] = {}
         for node in [*self.kinds.get(ast.For, ()), *self.kinds.get(ast.comprehension, ())]:
             target, source = node.target, node.iter
-            if isinstance(source, ast.Name) and source.id in records:
-                width, places = records[source.id]  # ``for fn, args in [(tool, {}), ...]``
+            # ``for fn, args in calls`` or over the literal itself (``in [(tool, {}), ...]``)
+            width, places = (records.get(source.id, (0, frozenset()))
+                             if isinstance(source, ast.Name)
+                             else _record_places(source, self._tool_value))
+            if places:
                 if isinstance(target, ast.Tuple) and len(target.elts) == width:
                     for place in places:
                         if isinstance(bound := target.elts[place], ast.Name):
                             loops[bound.id] = loops.get(bound.id, 0) + 1
                 continue
             if isinstance(source, ast.Call) and not source.args and isinstance(
-                    source.func, ast.Attribute) and isinstance(source.func.value, ast.Name):
-                table, method = source.func.value.id, source.func.attr
-            elif isinstance(source, ast.Name):
-                table, method = source.id, None
+                    source.func, ast.Attribute):
+                table, method = source.func.value, source.func.attr
             else:
-                continue
-            if table not in self.tool_tables:
+                table, method = source, None
+            # a table by its name, or the literal itself (``for f in [tools.a, b]``)
+            if not (self.tool_tables and isinstance(table, ast.Name)
+                    and table.id in self.tool_tables) and not self._table_literal(table):
                 continue
             if method == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
                 target = target.elts[1]
@@ -1292,11 +1293,16 @@ class _Planner(ast.NodeVisitor):
         generator cannot: the wrapper would await the generator it returns)."""
         if id(target) in methods:
             return True
+        wrapping = [self._wrapping(d) for d in target.decorator_list]
+        # under a class decorator the name is its instance: any attribute but the one
+        # holding the function may be read (``status.calls``)
+        held = {self.wrappers[name].held for name in wrapping if name is not None}
         return not isinstance(self.parents.get(target), ast.ClassDef) and all(
-            self._wrapping(d) is not None for d in target.decorator_list) and not (
+            name is not None for name in wrapping) and not (
             suspends(target.body)) and (
             target.name in self.def_only and self._definitions(target.name) == 1
-            and not self._used_as_value(target.name))
+            and self._value_use(target.name, frozenset(held - {None})  # type: ignore[arg-type]
+                                if held - {None} else None) is None)
 
     def _generator_context(self, func: ast.FunctionDef) -> bool:
         """Whether ``func``, a ``@contextmanager`` generator, can be an
@@ -2515,6 +2521,9 @@ class _Planner(ast.NodeVisitor):
                     self.scopes[-1].node.name in self.async_classes):  # type: ignore[union-attr]
                 self.note("constructor calling tools")
                 self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+            elif in_class and self._async_wrapped(node, []):
+                self.note("decorator calling tools")  # a class decorator's ``__call__``
+                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
             elif implicit is not None:
                 self.add(node, f"{node.name}() calls tools, but {implicit}, where a call "
                          "cannot be awaited: make the calls in an `async def` method (e.g. "
@@ -2730,14 +2739,18 @@ class _Planner(ast.NodeVisitor):
     def _used_as_value(self, name: str) -> bool:
         return self._value_use(name) is not None
 
-    def _value_use(self, name: str) -> int | None:
+    def _value_use(self, name: str, held: frozenset[str] | None = None) -> int | None:
+        """The line of a read of ``name`` other than a call of it (or ``None``); ``held``:
+        it is a class decorator's instance, any attribute read but those."""
         partial_of = {id(target) for target in self.partial_targets.values()}
         for node in self.loads_of.get(name, ()):
             parent = self.parents.get(node)
             if not (isinstance(parent, ast.Call) and parent.func is node) and (
                     id(node) not in self.key_functions) and id(node) not in partial_of and (
                     id(node) not in self.factory_returns) and not (
-                    isinstance(parent, ast.Attribute) and parent.attr in _FUNCTION_NAMES):
+                    isinstance(parent, ast.Attribute) and parent.attr in _FUNCTION_NAMES) and (
+                    held is None or not isinstance(parent, ast.Attribute)
+                    or parent.attr in held):
                 return node.lineno
         return None
 

@@ -205,9 +205,6 @@ _MODULE_HINTS: Final = {
 """What to write instead of a module the sandbox lacks (by full, then top-level, name)."""
 
 _NAME_HINTS: Final = {
-    **dict.fromkeys((("contextlib", "ExitStack"), ("contextlib", "AsyncExitStack")),
-                    "write a class with __enter__ and __exit__ (or __aenter__ and __aexit__), or "
-                    "try/finally"),
     ("dataclasses", "InitVar"): "make it a field, `field(default=..., repr=False)`, and read "
                                 "it in __post_init__",
     ("functools", "singledispatch"): "dispatch with `if isinstance(x, ...)` or `match`",

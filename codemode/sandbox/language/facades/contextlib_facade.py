@@ -1,5 +1,5 @@
-"""``contextlib`` for scripts: ``suppress``, ``contextmanager``, ``asynccontextmanager`` and
-``nullcontext``.
+"""``contextlib`` for scripts: ``suppress``, ``contextmanager``, ``asynccontextmanager``,
+``nullcontext`` and the exit stacks (:mod:`.exitstack`).
 
 ``with suppress(E):`` swallows an ``Exception`` of the given types, as in CPython, but
 never one of the host's stops, which are not ``Exception`` (a tripped limit, a
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 from codemode.sandbox.language.builtins import shown_type
 from codemode.sandbox.language.facades import Facade
+from codemode.sandbox.language.facades.exitstack import AsyncExitStack, ExitStack
 from codemode.sandbox.language.guards import SelfGuarded
 from codemode.sandbox.language.meter import SCRIPT_FILENAME
 from codemode.sandbox.language.state import CURRENT_RUN, current_run
@@ -234,4 +235,5 @@ shown_type(NullContext, "contextlib", "nullcontext")
 
 FACADE: Final = Facade("contextlib", {"suppress": suppress, "contextmanager": contextmanager,
                                       "asynccontextmanager": asynccontextmanager,
-                                      "nullcontext": nullcontext})
+                                      "nullcontext": nullcontext, "ExitStack": ExitStack,
+                                      "AsyncExitStack": AsyncExitStack})
