@@ -504,6 +504,9 @@ FACADES: Final[dict[str, str]] = {
                                       "async with contextlib.asynccontextmanager(one)() as v:\n"
                                       "    pass\nv == 4",
     "contextlib.nullcontext": "repr(contextlib.nullcontext(1)) == '<nullcontext>'",
+    "contextlib.closing": "class Cl:\n    done = False\n    def close(self):\n"
+                          "        self.done = True\nwith contextlib.closing(Cl()) as cl:\n"
+                          "    pass\ncl.done",
     "contextlib.ExitStack": "seen = []\nwith contextlib.ExitStack() as st:\n"
                             "    st.callback(seen.append, 1)\n"
                             "    st.enter_context(contextlib.nullcontext())\nseen == [1]",
