@@ -606,6 +606,8 @@ class _Planner(ast.NodeVisitor):
         self.factory_returns: set[int] = set()
         """ids of the names those factories return (no value use: their calls are
         awaited through the bound names)."""
+        self.async_stack_imported = False
+        """Whether ``AsyncExitStack`` was added beside the import of ``ExitStack``."""
         self.async_contexts: set[str] = set()
         """Names of the script's classes whose ``__enter__``/``__exit__`` calls tools: made
         ``__aenter__``/``__aexit__``, each ``with Cls(...)`` an ``async with``."""
@@ -1227,8 +1229,9 @@ class _Planner(ast.NodeVisitor):
             call = self.parents.get(load)
             item = self.parents.get(call) if isinstance(call, ast.Call) else None
             statement = self.parents.get(item) if isinstance(item, ast.withitem) else None
-            if not (isinstance(call, ast.Call) and call.func is load
-                    and isinstance(statement, ast.With) and len(statement.items) == 1):
+            if not (isinstance(call, ast.Call) and call.func is load and (
+                    (isinstance(statement, ast.With) and len(statement.items) == 1)
+                    or self._stack_entry(call) is not None)):
                 return False
         return True
 
@@ -1328,22 +1331,104 @@ class _Planner(ast.NodeVisitor):
         for load in self.loads_of.get(name, ()):
             call = self.parents.get(load)
             item = self.parents.get(call) if isinstance(call, ast.Call) else None
-            if not (isinstance(call, ast.Call) and call.func is load
-                    and isinstance(item, ast.withitem) and item.context_expr is call
-                    and isinstance(self.parents.get(item), ast.With)):
+            if not (isinstance(call, ast.Call) and call.func is load and (
+                    (isinstance(item, ast.withitem) and item.context_expr is call
+                     and isinstance(self.parents.get(item), ast.With))
+                    or self._stack_entry(call) is not None)):
                 return False
         return True
 
     def _contextlib_decorator(self, decorator: ast.expr) -> bool:
         """``@contextlib.contextmanager`` (``contextlib`` imported, or no name of the
         script's) or ``@contextmanager`` imported by that name from ``contextlib``."""
-        if isinstance(decorator, ast.Attribute):
-            return isinstance(decorator.value, ast.Name) and (
-                decorator.value.id == "contextlib") and decorator.attr == "contextmanager" and (
+        return self._contextlib_name(decorator, "contextmanager")
+
+    def _contextlib_name(self, node: ast.expr, name: str) -> bool:
+        """``contextlib.<name>`` (``contextlib`` imported, or no name of the script's) or
+        ``<name>`` imported by that name from ``contextlib``."""
+        if isinstance(node, ast.Attribute):
+            return isinstance(node.value, ast.Name) and (
+                node.value.id == "contextlib") and node.attr == name and (
                 "contextlib" not in self.stores and "contextlib" not in self.def_only
                 and all(alias.name == "contextlib" for alias in self._imports("contextlib")))
-        return isinstance(decorator, ast.Name) and decorator.id == "contextmanager" and (
-            self._imports("contextmanager") != [] and self._from_contextlib("contextmanager"))
+        return isinstance(node, ast.Name) and node.id == name and (
+            self._imports(name) != [] and self._from_contextlib(name))
+
+    def _stack_entry(self, call: ast.AST | None) -> ast.Call | None:
+        """``stack.enter_context(call)`` (its one argument) on an exit stack
+        (:meth:`_exit_stack`) in the same function as its ``with``: the entry an
+        ``AsyncExitStack`` awaits (``await stack.enter_async_context(call)``)."""
+        entry = self.parents.get(call) if call is not None else None
+        if not (isinstance(entry, ast.Call) and entry.args == [call] and not entry.keywords
+                and isinstance(entry.func, ast.Attribute)
+                and entry.func.attr == "enter_context"
+                and isinstance(entry.func.value, ast.Name)):
+            return None
+        statement = self._exit_stack(entry.func.value.id)
+        if statement is None or self._owner(entry) is not self._owner(statement):
+            return None
+        return entry
+
+    def _exit_stack(self, name: str) -> ast.With | None:
+        """The ``with ExitStack() as name:`` statement (contextlib's, its one item, the
+        name's one binding) when every read of ``name`` is a call of its
+        ``enter_context``, ``callback`` or ``push``: it can be an ``async with
+        AsyncExitStack()``, which has those too."""
+        if self.stores.get(name) != 1 or name in self.def_only:
+            return None
+        found = [stmt for stmt in self.of(ast.With) if len(stmt.items) == 1
+                 and isinstance(target := stmt.items[0].optional_vars, ast.Name)
+                 and target.id == name]
+        if len(found) != 1:
+            return None
+        made = found[0].items[0].context_expr
+        if not (isinstance(made, ast.Call) and not made.args and not made.keywords
+                and self._contextlib_name(made.func, "ExitStack")):
+            return None
+        for load in self.loads_of.get(name, ()):
+            attr = self.parents.get(load)
+            if not (isinstance(attr, ast.Attribute)
+                    and attr.attr in ("enter_context", "callback", "push")
+                    and isinstance(call := self.parents.get(attr), ast.Call)
+                    and call.func is attr):
+                return None
+        return found[0]
+
+    def _async_stack_entries(self, node: ast.With) -> list[ast.Call]:
+        """The ``enter_context`` calls of the exit stack ``node`` binds that enter a
+        context made async."""
+        target = node.items[0].optional_vars if len(node.items) == 1 else None
+        if not isinstance(target, ast.Name) or self._exit_stack(target.id) is not node:
+            return []
+        entries = []
+        for load in self.loads_of.get(target.id, ()):
+            call = self.parents.get(self.parents.get(load))  # type: ignore[arg-type]
+            if isinstance(call, ast.Call) and self._stack_entry(call.args[0] if len(
+                    call.args) == 1 else None) is call and self._async_item(
+                    ast.withitem(call.args[0])):
+                entries.append(call)
+        return entries
+
+    def _to_async_stack(self, node: ast.With, entries: list[ast.Call]) -> None:
+        """``with ExitStack() as s:`` → ``async with AsyncExitStack() as s:`` (imported
+        beside ``ExitStack``, or ``contextlib.AsyncExitStack``), each of ``entries``
+        ``(await s.enter_async_context(...))``."""
+        edits = self.edits
+        made = cast("ast.Call", node.items[0].context_expr).func
+        edits.replace(edits.start(made), edits.end(made),
+                      "contextlib.AsyncExitStack" if isinstance(made, ast.Attribute)
+                      else "AsyncExitStack")
+        if isinstance(made, ast.Name) and not self.async_stack_imported:
+            self.async_stack_imported = True
+            for alias in self._imports("ExitStack"):
+                end = edits.end(alias)
+                edits.replace(end, end, ", AsyncExitStack")
+        start = edits.start(node)
+        edits.replace(start, start, "async ")
+        for entry in entries:
+            end = edits.end(entry.func)
+            edits.replace(end - len("enter_context"), end, "enter_async_context")
+            edits.wrap(entry, "(await ", ")")
 
     def _from_contextlib(self, name: str) -> bool:
         """Whether ``name`` is bound, if at all, only by ``from contextlib import name``."""
@@ -2837,6 +2922,15 @@ class _Planner(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_With(self, node: ast.With) -> None:
+        entries = self._async_stack_entries(node)
+        if entries:
+            if self._check_await_allowed(node):
+                self.note("exit stack of contexts calling tools")
+                self._to_async_stack(node, entries)
+            else:
+                self.add(node, "this exit stack enters contexts whose entry and exit call "
+                         "tools, so it must be `async with AsyncExitStack()` with each "
+                         "`await stack.enter_async_context(...)`, in an `async def`")
         made = [self._async_item(item) for item in node.items]
         if all(made) and self._check_await_allowed(node):
             start = self.edits.start(node)
