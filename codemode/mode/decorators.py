@@ -4,7 +4,8 @@
 factory form ``def retry(n): def deco(fn): @functools.wraps(fn) def wrapper(*a, **k): ...
 return fn(*a, **k) ... return wrapper return deco``, and a class used as one (``def
 __init__(self, fn): self.fn = fn`` … ``def __call__(self, *a): return self.fn(*a)``, its
-``__call__`` the wrapper): when a function they decorate calls
+``__call__`` the wrapper; or ``def __call__(self, fn): def wrapper(...)`` … ``return
+wrapper``, a factory ``@retry(3)``): when a function they decorate calls
 tools, the dialects make the wrapper an ``async def`` that awaits ``fn(...)`` (and every
 function the decorator decorates async, its calls awaited). That is sound only for the
 shapes read here: the decorator is used as a decorator only, the wrapper only returned,
@@ -67,6 +68,11 @@ def wrapping_decorators(tree: ast.Module, parents: Mapping[ast.AST, ast.AST],
                 wrapper, calls, held = class_shape
                 found[stmt.name] = WrappingDecorator(stmt.name, False, wrapper, calls,
                                                      targets, held)
+                continue
+            shape = _class_factory(stmt, parents)
+            targets = None if shape is None else _targets(stmt.name, True, parents, loads)
+            if shape is not None and targets is not None:
+                found[stmt.name] = WrappingDecorator(stmt.name, True, *shape, targets)
             continue
         if not isinstance(stmt, ast.FunctionDef) or stmt.decorator_list or (
                 defined[stmt.name] != 1):
@@ -127,6 +133,28 @@ def _class_wrapper(cls: ast.ClassDef, parents: Mapping[ast.AST, ast.AST]
         elif not (isinstance(parent, ast.Attribute) and parent.attr in _NAMES):
             return None
     return (call, tuple(calls), held) if calls else None
+
+
+def _class_factory(cls: ast.ClassDef, parents: Mapping[ast.AST, ast.AST]
+                   ) -> tuple[ast.FunctionDef, tuple[ast.Call, ...]] | None:
+    """(the wrapper, its calls) for a class used as a decorator factory (``@retry(3)``): no
+    base, keyword or decorator, a plain ``def __call__(self, fn)`` that returns a ``def``
+    of its own body calling ``fn`` (as a function decorator's body does), the instance never
+    called from inside (``self(...)``)."""
+    if cls.bases or cls.keywords or cls.decorator_list:
+        return None
+    call = next((stmt for stmt in cls.body if isinstance(stmt, ast.FunctionDef)
+                 and stmt.name == "__call__"), None)
+    if call is None or call.decorator_list or sum(
+            isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
+            and stmt.name == "__call__" for stmt in cls.body) != 1:
+        return None
+    this = (*call.args.posonlyargs, *call.args.args)[0].arg if (
+        call.args.posonlyargs or call.args.args) else None
+    if this is None or any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                           and node.func.id == this for node in ast.walk(cls)):
+        return None
+    return _wrapper_of(call, parents, method=True)
 
 
 def _held_attribute(init: ast.FunctionDef, this: str, param: str,
@@ -207,24 +235,25 @@ def _bound(node: ast.arg | ast.alias | ast.Global | ast.Nonlocal) -> list[str]:
     return node.names
 
 
-def _wrapper_of(holder: ast.FunctionDef, parents: Mapping[ast.AST, ast.AST]
-                ) -> tuple[ast.FunctionDef, tuple[ast.Call, ...]] | None:
+def _wrapper_of(holder: ast.FunctionDef, parents: Mapping[ast.AST, ast.AST], *,
+                method: bool = False) -> tuple[ast.FunctionDef, tuple[ast.Call, ...]] | None:
     """(the wrapper, its calls of the decorated function) when ``holder`` takes one
-    parameter, the function, and returns a ``def`` of its own body that calls it."""
+    parameter (after ``self`` for a ``method``), the function, and returns a ``def`` of its
+    own body that calls it."""
     args = holder.args
-    if len(args.posonlyargs) + len(args.args) != 1 or args.vararg or args.kwarg or (
-            args.kwonlyargs):
+    params = (*args.posonlyargs, *args.args)
+    if len(params) != 1 + method or args.vararg or args.kwarg or args.kwonlyargs:
         return None
     wrapper = _returned_def(holder)
     if wrapper is None or suspends(wrapper.body):
         return None
-    param = (*args.posonlyargs, *args.args)[0].arg
+    own = params[-1]
+    param = own.arg
     calls: list[ast.Call] = []
     for node in ast.walk(holder):
         if isinstance(node, ast.Global | ast.Nonlocal) and param in node.names:
             return None
-        if isinstance(node, ast.arg) and node.arg == param and node is not (
-                *args.posonlyargs, *args.args)[0]:
+        if isinstance(node, ast.arg) and node.arg == param and node is not own:
             return None  # a parameter of a nested function shadows it
         if not (isinstance(node, ast.Name) and node.id == param):
             continue
