@@ -606,6 +606,8 @@ class _Planner(ast.NodeVisitor):
         self.factory_returns: set[int] = set()
         """ids of the names those factories return (no value use: their calls are
         awaited through the bound names)."""
+        self.async_stack_imported = False
+        """Whether ``AsyncExitStack`` was added beside the import of ``ExitStack``."""
         self.async_contexts: set[str] = set()
         """Names of the script's classes whose ``__enter__``/``__exit__`` calls tools: made
         ``__aenter__``/``__aexit__``, each ``with Cls(...)`` an ``async with``."""
@@ -716,26 +718,27 @@ class _Planner(ast.NodeVisitor):
             if (isinstance(literal, ast.Name) and literal.id in self.tool_tables) or (
                     self._table_literal(literal)):
                 self.tool_loops.add(name)
-        if not (self.tool_tables or records):
-            return
         loops: dict[str, int] = {}
         for node in [*self.kinds.get(ast.For, ()), *self.kinds.get(ast.comprehension, ())]:
             target, source = node.target, node.iter
-            if isinstance(source, ast.Name) and source.id in records:
-                width, places = records[source.id]  # ``for fn, args in [(tool, {}), ...]``
+            # ``for fn, args in calls`` or over the literal itself (``in [(tool, {}), ...]``)
+            width, places = (records.get(source.id, (0, frozenset()))
+                             if isinstance(source, ast.Name)
+                             else _record_places(source, self._tool_value))
+            if places:
                 if isinstance(target, ast.Tuple) and len(target.elts) == width:
                     for place in places:
                         if isinstance(bound := target.elts[place], ast.Name):
                             loops[bound.id] = loops.get(bound.id, 0) + 1
                 continue
             if isinstance(source, ast.Call) and not source.args and isinstance(
-                    source.func, ast.Attribute) and isinstance(source.func.value, ast.Name):
-                table, method = source.func.value.id, source.func.attr
-            elif isinstance(source, ast.Name):
-                table, method = source.id, None
+                    source.func, ast.Attribute):
+                table, method = source.func.value, source.func.attr
             else:
-                continue
-            if table not in self.tool_tables:
+                table, method = source, None
+            # a table by its name, or the literal itself (``for f in [tools.a, b]``)
+            if not (self.tool_tables and isinstance(table, ast.Name)
+                    and table.id in self.tool_tables) and not self._table_literal(table):
                 continue
             if method == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
                 target = target.elts[1]
@@ -1226,8 +1229,9 @@ class _Planner(ast.NodeVisitor):
             call = self.parents.get(load)
             item = self.parents.get(call) if isinstance(call, ast.Call) else None
             statement = self.parents.get(item) if isinstance(item, ast.withitem) else None
-            if not (isinstance(call, ast.Call) and call.func is load
-                    and isinstance(statement, ast.With) and len(statement.items) == 1):
+            if not (isinstance(call, ast.Call) and call.func is load and (
+                    (isinstance(statement, ast.With) and len(statement.items) == 1)
+                    or self._stack_entry(call) is not None)):
                 return False
         return True
 
@@ -1292,11 +1296,16 @@ class _Planner(ast.NodeVisitor):
         generator cannot: the wrapper would await the generator it returns)."""
         if id(target) in methods:
             return True
+        wrapping = [self._wrapping(d) for d in target.decorator_list]
+        # under a class decorator the name is its instance: any attribute but the one
+        # holding the function may be read (``status.calls``)
+        held = {self.wrappers[name].held for name in wrapping if name is not None}
         return not isinstance(self.parents.get(target), ast.ClassDef) and all(
-            self._wrapping(d) is not None for d in target.decorator_list) and not (
+            name is not None for name in wrapping) and not (
             suspends(target.body)) and (
             target.name in self.def_only and self._definitions(target.name) == 1
-            and not self._used_as_value(target.name))
+            and self._value_use(target.name, frozenset(held - {None})  # type: ignore[arg-type]
+                                if held - {None} else None) is None)
 
     def _generator_context(self, func: ast.FunctionDef) -> bool:
         """Whether ``func``, a ``@contextmanager`` generator, can be an
@@ -1322,22 +1331,104 @@ class _Planner(ast.NodeVisitor):
         for load in self.loads_of.get(name, ()):
             call = self.parents.get(load)
             item = self.parents.get(call) if isinstance(call, ast.Call) else None
-            if not (isinstance(call, ast.Call) and call.func is load
-                    and isinstance(item, ast.withitem) and item.context_expr is call
-                    and isinstance(self.parents.get(item), ast.With)):
+            if not (isinstance(call, ast.Call) and call.func is load and (
+                    (isinstance(item, ast.withitem) and item.context_expr is call
+                     and isinstance(self.parents.get(item), ast.With))
+                    or self._stack_entry(call) is not None)):
                 return False
         return True
 
     def _contextlib_decorator(self, decorator: ast.expr) -> bool:
         """``@contextlib.contextmanager`` (``contextlib`` imported, or no name of the
         script's) or ``@contextmanager`` imported by that name from ``contextlib``."""
-        if isinstance(decorator, ast.Attribute):
-            return isinstance(decorator.value, ast.Name) and (
-                decorator.value.id == "contextlib") and decorator.attr == "contextmanager" and (
+        return self._contextlib_name(decorator, "contextmanager")
+
+    def _contextlib_name(self, node: ast.expr, name: str) -> bool:
+        """``contextlib.<name>`` (``contextlib`` imported, or no name of the script's) or
+        ``<name>`` imported by that name from ``contextlib``."""
+        if isinstance(node, ast.Attribute):
+            return isinstance(node.value, ast.Name) and (
+                node.value.id == "contextlib") and node.attr == name and (
                 "contextlib" not in self.stores and "contextlib" not in self.def_only
                 and all(alias.name == "contextlib" for alias in self._imports("contextlib")))
-        return isinstance(decorator, ast.Name) and decorator.id == "contextmanager" and (
-            self._imports("contextmanager") != [] and self._from_contextlib("contextmanager"))
+        return isinstance(node, ast.Name) and node.id == name and (
+            self._imports(name) != [] and self._from_contextlib(name))
+
+    def _stack_entry(self, call: ast.AST | None) -> ast.Call | None:
+        """``stack.enter_context(call)`` (its one argument) on an exit stack
+        (:meth:`_exit_stack`) in the same function as its ``with``: the entry an
+        ``AsyncExitStack`` awaits (``await stack.enter_async_context(call)``)."""
+        entry = self.parents.get(call) if call is not None else None
+        if not (isinstance(entry, ast.Call) and entry.args == [call] and not entry.keywords
+                and isinstance(entry.func, ast.Attribute)
+                and entry.func.attr == "enter_context"
+                and isinstance(entry.func.value, ast.Name)):
+            return None
+        statement = self._exit_stack(entry.func.value.id)
+        if statement is None or self._owner(entry) is not self._owner(statement):
+            return None
+        return entry
+
+    def _exit_stack(self, name: str) -> ast.With | None:
+        """The ``with ExitStack() as name:`` statement (contextlib's, its one item, the
+        name's one binding) when every read of ``name`` is a call of its
+        ``enter_context``, ``callback`` or ``push``: it can be an ``async with
+        AsyncExitStack()``, which has those too."""
+        if self.stores.get(name) != 1 or name in self.def_only:
+            return None
+        found = [stmt for stmt in self.of(ast.With) if len(stmt.items) == 1
+                 and isinstance(target := stmt.items[0].optional_vars, ast.Name)
+                 and target.id == name]
+        if len(found) != 1:
+            return None
+        made = found[0].items[0].context_expr
+        if not (isinstance(made, ast.Call) and not made.args and not made.keywords
+                and self._contextlib_name(made.func, "ExitStack")):
+            return None
+        for load in self.loads_of.get(name, ()):
+            attr = self.parents.get(load)
+            if not (isinstance(attr, ast.Attribute)
+                    and attr.attr in ("enter_context", "callback", "push")
+                    and isinstance(call := self.parents.get(attr), ast.Call)
+                    and call.func is attr):
+                return None
+        return found[0]
+
+    def _async_stack_entries(self, node: ast.With) -> list[ast.Call]:
+        """The ``enter_context`` calls of the exit stack ``node`` binds that enter a
+        context made async."""
+        target = node.items[0].optional_vars if len(node.items) == 1 else None
+        if not isinstance(target, ast.Name) or self._exit_stack(target.id) is not node:
+            return []
+        entries = []
+        for load in self.loads_of.get(target.id, ()):
+            call = self.parents.get(self.parents.get(load))  # type: ignore[arg-type]
+            if isinstance(call, ast.Call) and self._stack_entry(call.args[0] if len(
+                    call.args) == 1 else None) is call and self._async_item(
+                    ast.withitem(call.args[0])):
+                entries.append(call)
+        return entries
+
+    def _to_async_stack(self, node: ast.With, entries: list[ast.Call]) -> None:
+        """``with ExitStack() as s:`` → ``async with AsyncExitStack() as s:`` (imported
+        beside ``ExitStack``, or ``contextlib.AsyncExitStack``), each of ``entries``
+        ``(await s.enter_async_context(...))``."""
+        edits = self.edits
+        made = cast("ast.Call", node.items[0].context_expr).func
+        edits.replace(edits.start(made), edits.end(made),
+                      "contextlib.AsyncExitStack" if isinstance(made, ast.Attribute)
+                      else "AsyncExitStack")
+        if isinstance(made, ast.Name) and not self.async_stack_imported:
+            self.async_stack_imported = True
+            for alias in self._imports("ExitStack"):
+                end = edits.end(alias)
+                edits.replace(end, end, ", AsyncExitStack")
+        start = edits.start(node)
+        edits.replace(start, start, "async ")
+        for entry in entries:
+            end = edits.end(entry.func)
+            edits.replace(end - len("enter_context"), end, "enter_async_context")
+            edits.wrap(entry, "(await ", ")")
 
     def _from_contextlib(self, name: str) -> bool:
         """Whether ``name`` is bound, if at all, only by ``from contextlib import name``."""
@@ -2515,6 +2606,9 @@ class _Planner(ast.NodeVisitor):
                     self.scopes[-1].node.name in self.async_classes):  # type: ignore[union-attr]
                 self.note("constructor calling tools")
                 self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+            elif in_class and self._async_wrapped(node, []):
+                self.note("decorator calling tools")  # a class decorator's ``__call__``
+                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
             elif implicit is not None:
                 self.add(node, f"{node.name}() calls tools, but {implicit}, where a call "
                          "cannot be awaited: make the calls in an `async def` method (e.g. "
@@ -2730,14 +2824,18 @@ class _Planner(ast.NodeVisitor):
     def _used_as_value(self, name: str) -> bool:
         return self._value_use(name) is not None
 
-    def _value_use(self, name: str) -> int | None:
+    def _value_use(self, name: str, held: frozenset[str] | None = None) -> int | None:
+        """The line of a read of ``name`` other than a call of it (or ``None``); ``held``:
+        it is a class decorator's instance, any attribute read but those."""
         partial_of = {id(target) for target in self.partial_targets.values()}
         for node in self.loads_of.get(name, ()):
             parent = self.parents.get(node)
             if not (isinstance(parent, ast.Call) and parent.func is node) and (
                     id(node) not in self.key_functions) and id(node) not in partial_of and (
                     id(node) not in self.factory_returns) and not (
-                    isinstance(parent, ast.Attribute) and parent.attr in _FUNCTION_NAMES):
+                    isinstance(parent, ast.Attribute) and parent.attr in _FUNCTION_NAMES) and (
+                    held is None or not isinstance(parent, ast.Attribute)
+                    or parent.attr in held):
                 return node.lineno
         return None
 
@@ -2824,6 +2922,15 @@ class _Planner(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_With(self, node: ast.With) -> None:
+        entries = self._async_stack_entries(node)
+        if entries:
+            if self._check_await_allowed(node):
+                self.note("exit stack of contexts calling tools")
+                self._to_async_stack(node, entries)
+            else:
+                self.add(node, "this exit stack enters contexts whose entry and exit call "
+                         "tools, so it must be `async with AsyncExitStack()` with each "
+                         "`await stack.enter_async_context(...)`, in an `async def`")
         made = [self._async_item(item) for item in node.items]
         if all(made) and self._check_await_allowed(node):
             start = self.edits.start(node)

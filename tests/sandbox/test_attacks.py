@@ -290,6 +290,15 @@ def compat3_exit_output(result: Any, host: Host) -> None:
 
 
 @check
+def compat22_exit_stack_left_open(result: Any, host: Host) -> None:
+    """An exit stack never closed runs none of its callbacks after the run (no print, no
+    tool call)."""
+    assert result.error is None, result.error
+    assert (result.value, result.output) == ("left open", "")
+    assert host.calls == []
+
+
+@check
 def compat18_logging_script_frames_only(result: Any, host: Host) -> None:
     """``logging.exception`` printed the script's frames as CPython does, and no host
     frame (no file of the host, none of its functions)."""
@@ -442,7 +451,10 @@ REFUSALS: Final[dict[str, Refusal]] = {
         error="SyntaxError", by_policy=True, pattern=r"Eval calls are not allowed"),
     "policy-metaclass-keyword": Refusal(
         error="SyntaxError", by_policy=True,
-        pattern=r'The keyword argument "metaclass" is not allowed'),
+        pattern=r"a class cannot choose its metaclass in the sandbox"),
+    "policy-class-keyword-mapping": Refusal(
+        error="SyntaxError", by_policy=True,
+        pattern=r"class keywords are written out one by one in the sandbox"),
     "policy-match-class": Refusal(
         error="SyntaxError", by_policy=True,
         pattern=r"this class pattern is not available in the sandbox: a class pattern works "

@@ -273,6 +273,8 @@ FACADES: Final[dict[str, str]] = {
     "enum.IntFlag": "(lambda f: (f, repr(f), f | 8))(IF.A | IF.B) == (3, '<IF.A|B: 3>', 11)",
     "abc.ABC": "isinstance(Sq(), Sh) and caught(Sh) is not None",
     "abc.abstractmethod": "abc.abstractmethod(lc) is lc",
+    "abc.ABCMeta": "class AM(metaclass=abc.ABCMeta):\n    pass\n"
+                   "repr(abc.ABCMeta) == \"<class 'abc.ABCMeta'>\" and type(AM()) is AM",
     "typing.NamedTuple": "typing.NamedTuple('P', [('a', int)])(1).a == 1",
     "typing.TypedDict": "typing.TypedDict('M', {'a': int})(a=1) == {'a': 1}",
     **{f"typing.{name}": f"typing.{name}(E) is E and typing.{name}(len) is len" for name in (
@@ -423,6 +425,8 @@ FACADES: Final[dict[str, str]] = {
                                  "c = CP()\nc.v is c.v and CP.v.attrname == 'v'",
     "functools.wraps": "def f():\n    pass\ng = functools.wraps(f)(lambda: 1)\n"
                        "g.__name__ == 'f' and g() == 1",
+    "functools.update_wrapper": "def f():\n    pass\ng = lambda: 1\n"
+                                "functools.update_wrapper(g, f) is g and g.__name__ == 'f'",
     "functools.total_ordering": "@functools.total_ordering\nclass V:\n"
                                 "    def __init__(self, v):\n        self.v = v\n"
                                 "    def __eq__(self, o):\n        return self.v == o.v\n"
@@ -500,6 +504,15 @@ FACADES: Final[dict[str, str]] = {
                                       "async with contextlib.asynccontextmanager(one)() as v:\n"
                                       "    pass\nv == 4",
     "contextlib.nullcontext": "repr(contextlib.nullcontext(1)) == '<nullcontext>'",
+    "contextlib.closing": "class Cl:\n    done = False\n    def close(self):\n"
+                          "        self.done = True\nwith contextlib.closing(Cl()) as cl:\n"
+                          "    pass\ncl.done",
+    "contextlib.ExitStack": "seen = []\nwith contextlib.ExitStack() as st:\n"
+                            "    st.callback(seen.append, 1)\n"
+                            "    st.enter_context(contextlib.nullcontext())\nseen == [1]",
+    "contextlib.AsyncExitStack": "seen = []\nasync with contextlib.AsyncExitStack() as st:\n"
+                                 "    await st.enter_async_context(asyncio.Semaphore(1))\n"
+                                 "    st.callback(seen.append, 1)\nseen == [1]",
     **{f"hashlib.{name}": f"len(hashlib.{name}(b'x').hexdigest()) > 8" for name in (
         "md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha3_256", "sha3_512",
         "blake2b", "blake2s")},

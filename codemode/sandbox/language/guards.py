@@ -60,6 +60,7 @@ from codemode.sandbox.language.meter import MAIN_MODULE, SCRIPT_FILENAME, SCRIPT
 from codemode.sandbox.language.policy import (
     ANNOTATED,
     CHAINED_ERRORS,
+    CLASS_METACLASS,
     POST_INIT,
     SCRIPT_METHODS,
     match_temporary,
@@ -222,8 +223,8 @@ class ScriptMeta(type):
 
     def __new__(mcs, name: str, bases: tuple[type, ...],
                 namespace: dict[str, Any], **kwargs: Any) -> ScriptMeta:
-        if kwargs:
-            raise TypeError("class keyword arguments are not supported in the sandbox")
+        if kwargs:  # no script class defines __init_subclass__: object's takes none
+            raise TypeError(f"{name}.__init_subclass__() takes no keyword arguments")
         _check_bases(name, bases)
         annotated = namespace.pop(ANNOTATED, ())
         if namespace.get("__module__") == SCRIPT_MODULE:
@@ -439,7 +440,11 @@ def class_method(cls: type, method: Callable[..., Any], name: str) -> Callable[.
 
 async def _never_suppress(outcome: Any) -> bool:
     """``__aexit__`` of a block the host is stopping: the script's method runs, its answer
-    does not keep the stop from going on."""
+    does not keep the stop from going on. A plain ``def __aexit__`` gave no awaitable:
+    CPython's TypeError, as ``async with`` raises it for any exit."""
+    if not hasattr(type(outcome), "__await__"):
+        raise TypeError("'async with' received an object from __aexit__ that does not "
+                        f"implement __await__: {type(outcome).__name__}")
     await outcome
     return False
 
@@ -480,12 +485,24 @@ def build_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
     a stand-in with its own metaclass). A base of a facade's form (``Enum``,
     ``NamedTuple`` …) hands the class to that facade's builder.
     """
+    if CLASS_METACLASS in kwargs:
+        meta = kwargs.pop(CLASS_METACLASS)
+        base = next((b for marker, b in METACLASS_BASES.items() if marker is meta), None)
+        if base is None:
+            raise TypeError(f"class {name} cannot choose its metaclass in the sandbox "
+                            "(every script class has the sandbox's own)")
+        bases = (*bases, base)
     for base in bases:
         builder = CLASS_BUILDERS.get(type(base))
         if builder is not None:
             return builder(name, bases, namespace, **kwargs)
     _check_bases(name, bases)
     return ScriptMeta(name, bases, namespace, **kwargs)
+
+
+METACLASS_BASES: Final[dict[Any, Any]] = {}
+"""A facade's metaclass marker → the base it stands for (``metaclass=ABCMeta``: ``ABC``),
+looked up by identity: a script's ``metaclass=`` names nothing else."""
 
 
 _STR: Final = frozenset({

@@ -224,6 +224,10 @@ from it."""
 KW_ONLY_MARK: Final = "*"
 """Stands for ``_: KW_ONLY`` among a class's annotated names (the fields after it are
 keyword-only)."""
+CLASS_METACLASS: Final = "_sandbox_metaclass_"
+"""The class keyword ``metaclass=`` becomes (``build_class`` answers it): every script
+class has the sandbox's own metaclass, and a facade's marker (``abc.ABCMeta``) stands for
+the base it means."""
 POST_INIT: Final = "dataclass_post_init"
 """What ``__post_init__`` is called in a script (a special method a script may not define
 under its own name; only ``dataclasses`` calls it, and the facade calls this one)."""
@@ -1826,12 +1830,17 @@ class SandboxPolicy(RestrictingNodeTransformer):
                             and isinstance(stmt.targets[0], ast.Name)
                             and stmt.targets[0].id == "__hash__"
                             and isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
+        keywords = self._class_keywords(node)
         self.classes.append(node.name)
         try:
             new = super().visit_ClassDef(node)
         finally:
             self.classes.pop()
         assert isinstance(new, ast.ClassDef)
+        # RestrictedPython keeps only its own ``metaclass=``: the others reach
+        # ``build_class`` (``class Row(TypedDict, total=False)``; a plain class raises
+        # CPython's TypeError), none silently dropped
+        new.keywords.extend(keywords)
         if annotated:
             record = ast.Assign(targets=[ast.Name(id=ANNOTATED, ctx=ast.Store())],
                                 value=ast.Constant(
@@ -1841,6 +1850,36 @@ class SandboxPolicy(RestrictingNodeTransformer):
         for keyword in new.keywords:
             _located(keyword, node)
         return new
+
+    def _class_keywords(self, node: ast.ClassDef) -> list[ast.keyword]:
+        """The class's keywords, visited and taken off ``node``: ``metaclass=`` as
+        :data:`CLASS_METACLASS` (refused here unless it names ``ABCMeta``), a keyword of
+        an ``_`` name or ``**mapping`` refused."""
+        kept = []
+        for keyword in node.keywords:
+            if keyword.arg == "metaclass":
+                value = keyword.value
+                named = value.attr if isinstance(value, ast.Attribute) else getattr(
+                    value, "id", None)
+                if named != "ABCMeta":
+                    self.error(node, "a class cannot choose its metaclass in the sandbox "
+                                     "(every script class has the sandbox's own): for an "
+                                     "abstract base, subclass abc.ABC; to register classes, "
+                                     "use a decorator of your own that adds each to a dict")
+                    continue
+                keyword = ast.keyword(CLASS_METACLASS, value)
+            elif keyword.arg is None:
+                self.error(node, "class keywords are written out one by one in the sandbox "
+                                 "(`class Row(TypedDict, total=False)`), not as `**mapping`")
+                continue
+            elif keyword.arg.startswith("_"):
+                self.error(node, f'"{keyword.arg}" is an invalid class keyword because it '
+                                 'starts with "_".')
+                continue
+            keyword.value = self.visit(keyword.value)
+            kept.append(_located(keyword, node))
+        node.keywords = []
+        return kept
 
     def visit_Module(self, node: ast.Module) -> Any:
         self.range_ints, self.bound_names = _binding_sites(node, self.nodes, self.kinds)

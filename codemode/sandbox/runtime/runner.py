@@ -597,11 +597,17 @@ async def _finish(state: RunState, namespace: dict[str, Any]) -> None:
 
 def _name_of(obj: Any, of_class: bool = False, attr: str = "__name__") -> str:
     """``x.__name__`` (``attr``: or ``__qualname__``, ``__module__``) for a class or a
-    function (``type(e).__name__``); nothing else. ``of_class``: ``x.__class__.__name__``,
-    the name of ``x``'s class. A module path of the host reads as ``builtins``, the
-    script's own as ``__main__``."""
+    function (``type(e).__name__``), or the text a script object holds under that name
+    (``functools.update_wrapper(self, fn)`` in a class-based decorator); nothing else.
+    ``of_class``: ``x.__class__.__name__``, the name of ``x``'s class. A module path of
+    the host reads as ``builtins``, the script's own as ``__main__``."""
     if of_class:
         obj = type(obj)
+    elif isinstance(type(obj), ScriptMeta):
+        own = getattr(obj, "__dict__", None)
+        held = own.get(attr) if type(own) is dict else None
+        if type(held) is str:
+            return held
     if attr in _NAMES and isinstance(
             obj, type | types.FunctionType | types.BuiltinFunctionType):
         name = getattr(obj, attr, None)

@@ -205,9 +205,13 @@ _MODULE_HINTS: Final = {
 """What to write instead of a module the sandbox lacks (by full, then top-level, name)."""
 
 _NAME_HINTS: Final = {
-    **dict.fromkeys((("contextlib", "ExitStack"), ("contextlib", "AsyncExitStack")),
-                    "write a class with __enter__ and __exit__ (or __aenter__ and __aexit__), or "
-                    "try/finally"),
+    **dict.fromkeys((("contextlib", "redirect_stdout"), ("contextlib", "redirect_stderr")),
+                    "print into a buffer yourself, `print(..., file=buf)` with `buf = "
+                    "io.StringIO()`, or collect the lines in a list"),
+    ("contextlib", "aclosing"): "iterate the async generator with `async for` (the run "
+                                "closes what it leaves open when it ends)",
+    ("contextlib", "ContextDecorator"): "write the `with` block inside the function, or "
+                                        "a decorator of your own (`def traced(fn): ...`)",
     ("dataclasses", "InitVar"): "make it a field, `field(default=..., repr=False)`, and read "
                                 "it in __post_init__",
     ("functools", "singledispatch"): "dispatch with `if isinstance(x, ...)` or `match`",

@@ -5,9 +5,9 @@ class hierarchy.
 ``typing.Protocol`` is) that cannot be instantiated while a method marked
 ``@abstractmethod`` (directly, or under ``@property``, ``@classmethod`` or
 ``@staticmethod``) has no override: ``Fetcher()`` raises CPython's ``TypeError``, a
-subclass that overrides every such method is made as any class is. No ``ABCMeta``
-(class keyword arguments are not available) and no ``register``: the checks are the
-class's own methods, found in its namespace.
+subclass that overrides every such method is made as any class is; ``metaclass=ABCMeta``
+stands for the ``ABC`` base. No ``register``: the checks are the class's own methods,
+found in its namespace.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any, Final, final
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import (
     CLASS_BUILDERS,
+    METACLASS_BASES,
     AsyncInitMeta,
     ScriptMeta,
     SelfGuarded,
@@ -44,6 +45,20 @@ class AbstractBase(SelfGuarded):
 
 
 ABC: Final = AbstractBase()
+
+
+@final
+class AbstractMeta(SelfGuarded):
+    """``abc.ABCMeta`` as a script holds it: ``metaclass=ABCMeta`` only (the class gets the
+    ``ABC`` base), no attribute for scripts."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<class 'abc.ABCMeta'>"
+
+
+ABCMeta: Final = AbstractMeta()
 
 
 def abstractmethod(func: Any) -> Any:
@@ -109,5 +124,7 @@ def _abc_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
 
 
 CLASS_BUILDERS[AbstractBase] = _abc_class
+METACLASS_BASES[ABCMeta] = ABC
 
-FACADE: Final = Facade("abc", {"ABC": ABC, "abstractmethod": abstractmethod})
+FACADE: Final = Facade("abc", {"ABC": ABC, "ABCMeta": ABCMeta,
+                               "abstractmethod": abstractmethod})

@@ -1,5 +1,5 @@
-"""``contextlib`` for scripts: ``suppress``, ``contextmanager``, ``asynccontextmanager`` and
-``nullcontext``.
+"""``contextlib`` for scripts: ``suppress``, ``contextmanager``, ``asynccontextmanager``,
+``nullcontext``, ``closing`` and the exit stacks (:mod:`.exitstack`).
 
 ``with suppress(E):`` swallows an ``Exception`` of the given types, as in CPython, but
 never one of the host's stops, which are not ``Exception`` (a tripped limit, a
@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal, final
 
 from codemode.sandbox.language.builtins import shown_type
 from codemode.sandbox.language.facades import Facade
-from codemode.sandbox.language.guards import SelfGuarded
+from codemode.sandbox.language.facades.exitstack import AsyncExitStack, ExitStack
+from codemode.sandbox.language.guards import SelfGuarded, guarded_getattr
 from codemode.sandbox.language.meter import SCRIPT_FILENAME
 from codemode.sandbox.language.state import CURRENT_RUN, current_run
 
@@ -205,20 +206,26 @@ def asynccontextmanager(function: Callable[..., Any]) -> Callable[..., Any]:
         "an async generator")
 
 
-@final
-class NullContext(SelfGuarded):
-    """``nullcontext(value)``: ``with`` gives ``value`` and does nothing else."""
+class _Holding(SelfGuarded):
+    """A context whose ``with`` gives the value it holds."""
 
     __slots__ = ("_value",)
 
     def __init__(self, value: Any) -> None:
         self._value = value
 
-    def __repr__(self) -> str:
-        return "<nullcontext>"
-
     def __enter__(self) -> Any:
         return self._value
+
+
+@final
+class NullContext(_Holding):
+    """``nullcontext(value)``: ``with`` gives ``value`` and does nothing else."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<nullcontext>"
 
     def __exit__(self, kind: Any, error: Any, traceback: Any) -> Literal[False]:
         return False
@@ -229,9 +236,36 @@ def nullcontext(enter_result: Any = None) -> NullContext:
     return NullContext(enter_result)
 
 
+@final
+class Closing(_Holding):
+    """``closing(thing)``: ``with`` gives ``thing`` and calls its ``close()`` at the end,
+    read as the script would read it (no attribute for scripts). During a host stop what
+    ``close`` raises does not replace the stop."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<closing>"
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> Literal[False]:
+        try:
+            guarded_getattr(self._value, "close")()
+        except Exception:
+            if error is None or isinstance(error, Exception):
+                raise
+        return False
+
+
+def closing(thing: Any) -> Closing:
+    """``with closing(thing) as t:`` calls ``thing.close()`` when the block ends."""
+    return Closing(thing)
+
+
 shown_type(Suppress, "contextlib", "suppress")
 shown_type(NullContext, "contextlib", "nullcontext")
 
 FACADE: Final = Facade("contextlib", {"suppress": suppress, "contextmanager": contextmanager,
                                       "asynccontextmanager": asynccontextmanager,
-                                      "nullcontext": nullcontext})
+                                      "nullcontext": nullcontext, "closing": closing,
+                                      "ExitStack": ExitStack,
+                                      "AsyncExitStack": AsyncExitStack})

@@ -538,7 +538,7 @@ def _build(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
            **kwargs: Any) -> Any:
     """``class name(bases): ...`` over an enum base: the class, then its members."""
     if kwargs:
-        raise TypeError("class keyword arguments are not supported in the sandbox")
+        raise TypeError(f"{name}.__init_subclass__() takes no keyword arguments")
     for base in bases:
         if not isinstance(base, EnumMeta):
             raise TypeError(f"class {name} cannot mix an enum with {base!r} in the sandbox "

@@ -373,18 +373,27 @@ def wraps(wrapped: Any, /, assigned: Any = None, updated: Any = None) -> Callabl
     """A decorator giving a script function the ``__name__``, ``__qualname__`` and
     ``__doc__`` of ``wrapped`` (text only: ``__wrapped__`` and ``__dict__`` are never
     copied, a script could not read them)."""
+    def decorate(wrapper: Any) -> Any:
+        return update_wrapper(wrapper, wrapped)
+    return decorate
+
+
+def update_wrapper(wrapper: Any, wrapped: Any, assigned: Any = None,
+                   updated: Any = None) -> Any:
+    """``wraps(wrapped)(wrapper)``; ``wrapper`` may also be an instance of a script class
+    (a class-based decorator's ``functools.update_wrapper(self, fn)``), given the same
+    texts as attributes."""
     del assigned, updated  # the same three names whatever is asked
     names = {key: value for key in ("__name__", "__qualname__", "__doc__")
              if isinstance(value := getattr(wrapped, key, None), str)}
-
-    def decorate(wrapper: Any) -> Any:
-        # Only the script's own functions: a facade's or builtin's function is the host's,
-        # shared by every run (in-process, by the host itself), and must keep its name.
-        if is_script_function(wrapper):
-            for key, value in names.items():
-                setattr(wrapper, key, value)
-        return wrapper
-    return decorate
+    # Only the script's own functions and objects: a facade's or builtin's function is
+    # the host's, shared by every run (in-process, by the host itself), and must keep its
+    # name.
+    if is_script_function(wrapper) or (isinstance(type(wrapper), ScriptMeta)
+                                       and type(wrapper) not in FACADE_CLASSES):
+        for key, value in names.items():
+            setattr(wrapper, key, value)
+    return wrapper
 
 
 _ORDERINGS: Final = ("__lt__", "__le__", "__gt__", "__ge__")
@@ -415,6 +424,7 @@ FACADE: Final = Facade("functools", {
     "lru_cache": lru_cache,
     "cache": cache,
     "wraps": wraps,
+    "update_wrapper": update_wrapper,
     "total_ordering": total_ordering,
     "cached_property": CachedProperty,
 })

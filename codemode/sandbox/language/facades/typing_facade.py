@@ -238,7 +238,8 @@ class NamedTuple(metaclass=_FormMeta):
 def _named_tuple_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
                        **kwargs: Any) -> Any:
     if kwargs:
-        raise TypeError("class keyword arguments are not supported in the sandbox")
+        raise TypeError("NamedTupleMeta.__new__() got an unexpected keyword argument "
+                        f"'{next(iter(kwargs))}'")
     if any(base is not NamedTuple for base in bases):
         raise TypeError("can only inherit from a NamedTuple type and Generic")
     names, defaults = _fields(name, namespace)
