@@ -1120,6 +1120,12 @@ STALLERS = [
                  id="translate-long-text-by-dict"),
     pytest.param("for i in range(5):\n    str.maketrans('a' * 6 * 10**7, 'b' * 6 * 10**7)",
                  id="maketrans-of-long-texts"),
+    # r44: expandtabs walked a text in one C call (~25 ns a tab: 0.6 s of GIL held for 30
+    # million); a complex number's precision was sized once for its two parts (0.43 s)
+    pytest.param("x = '\\t' * 30_000_000\nfor i in range(20):\n    x.expandtabs(1)",
+                 id="expandtabs-of-tabs"),
+    pytest.param("for i in range(20):\n    format(1.5 + 2j, '.40000000f')",
+                 id="complex-format-precision"),
 ]
 
 

@@ -47,3 +47,32 @@ async def test_chunked_case_mappings_make_the_text_of_one_call() -> None:
     assert outcome.value == [
         [hashlib.sha256(getattr("x" * n + unit, m)().encode()).hexdigest() for m in METHODS]
         for n in range(7)]
+
+
+
+TAB_UNITS = ("a\tbc\t\n\r\t\t\txyz\t", "ab\tcde\t\tf")
+"""Repeated past two chunks, with a prefix of 0-2 characters: tabs straddle the chunk
+boundaries at several columns, after a line end (the first) or with none in the text."""
+
+
+@pytest.mark.parametrize("tabsize", [-1, 0, 1, 3, 8])
+async def test_chunked_expandtabs_makes_the_text_of_one_call(tabsize: int) -> None:
+    """``expandtabs`` of a long text goes a chunk at a time (``guards._expand_in_chunks``:
+    30 million tabs held the GIL 0.6 s in one call); a chunk carries the column on, so the
+    tabs that straddle a boundary fill as one call fills them."""
+    limits = Limits(timeout=30, operations=10**8)
+
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    source = (f"import hashlib\n"
+              f"[hashlib.sha256(('x' * n + u * ({2 * _CASE_CHUNK} // len(u) + 9))"
+              f".expandtabs({tabsize}).encode()).hexdigest() "
+              f"for u in {TAB_UNITS!r} for n in range(3)]")
+    outcome = await run_script(source, call=CallBroker(host, limits).answer_json,
+                               tool_paths=[], limits=limits)
+    assert outcome.error is None, outcome.error
+    assert outcome.value == [
+        hashlib.sha256(("x" * n + u * (2 * _CASE_CHUNK // len(u) + 9))
+                       .expandtabs(tabsize).encode()).hexdigest()
+        for u in TAB_UNITS for n in range(3)]
