@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from codemode.sandbox.executors.broker import CallBroker
-from codemode.sandbox.language.guards import _CASE_CHUNK
+from codemode.sandbox.language.guards import _CASE_CHUNK, _REPLACE_CHUNK
 from codemode.sandbox.limits import Limits
 from codemode.sandbox.runtime.runner import run_script
 
@@ -76,3 +76,28 @@ async def test_chunked_expandtabs_makes_the_text_of_one_call(tabsize: int) -> No
         hashlib.sha256(("x" * n + u * (2 * _CASE_CHUNK // len(u) + 9))
                        .expandtabs(tabsize).encode()).hexdigest()
         for u in TAB_UNITS for n in range(3)]
+
+
+REPLACES = (("aa", "c", -1), ("ab", "", -1), ("a", "xyz", 250_000), ("aaa", "Q", 7),
+            ("b", "bb", 0), ("ba", "x", -5))
+"""Matches that straddle a chunk boundary, overlapping candidates (``aa`` in ``aaa``), a
+count that runs out in a later chunk, none, and a negative one (all)."""
+
+
+async def test_chunked_replace_makes_the_text_of_one_call() -> None:
+    """``str.replace`` of a long text goes a chunk at a time (``guards._replace_in_chunks``:
+    a growing replace of 30 million characters held the GIL 0.63 s in one call)."""
+    limits = Limits(timeout=30, operations=10**8)
+
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    text = "aab" * (_REPLACE_CHUNK // 2) + "a" * (_REPLACE_CHUNK + 1)
+    source = (f"import hashlib\nx = 'aab' * {_REPLACE_CHUNK // 2} + 'a' * {_REPLACE_CHUNK + 1}\n"
+              f"[hashlib.sha256(x.replace(*r).encode()).hexdigest() for r in {REPLACES!r}]")
+    outcome = await run_script(source, call=CallBroker(host, limits).answer_json,
+                               tool_paths=[], limits=limits)
+    assert len(text) > 2 * _REPLACE_CHUNK
+    assert outcome.error is None, outcome.error
+    assert outcome.value == [hashlib.sha256(text.replace(*r).encode()).hexdigest()
+                             for r in REPLACES]
