@@ -7,11 +7,13 @@ split across chunks included; the host-loop side is in test_attacks' STALLERS
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 import pytest
 
 from codemode.sandbox.executors.broker import CallBroker
+from codemode.sandbox.language.facades.re_facade import _ESCAPE_CHUNK
 from codemode.sandbox.language.guards import _CASE_CHUNK, _REPLACE_CHUNK
 from codemode.sandbox.limits import Limits
 from codemode.sandbox.runtime.runner import run_script
@@ -101,3 +103,24 @@ async def test_chunked_replace_makes_the_text_of_one_call() -> None:
     assert outcome.error is None, outcome.error
     assert outcome.value == [hashlib.sha256(text.replace(*r).encode()).hexdigest()
                              for r in REPLACES]
+
+
+async def test_chunked_re_escape_makes_the_text_of_one_call() -> None:
+    """``re.escape`` of a long text or bytes goes a chunk at a time (``re_facade.escape``:
+    20 million characters held the GIL 0.84 s in one call)."""
+    limits = Limits(timeout=30, operations=10**8)
+
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    unit = "a.b*c\\\u20ac \n"
+    text = unit * 30_000
+    source = (f"import hashlib, re\nx = {unit!r} * 30_000\n"
+              "[hashlib.sha256(re.escape(x).encode()).hexdigest(),\n"
+              " hashlib.sha256(re.escape(x.encode())).hexdigest()]")
+    outcome = await run_script(source, call=CallBroker(host, limits).answer_json,
+                               tool_paths=[], limits=limits)
+    assert len(text) > 4 * _ESCAPE_CHUNK
+    assert outcome.error is None, outcome.error
+    assert outcome.value == [hashlib.sha256(re.escape(text).encode()).hexdigest(),
+                             hashlib.sha256(re.escape(text.encode())).hexdigest()]
