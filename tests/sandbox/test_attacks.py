@@ -1133,6 +1133,12 @@ STALLERS = [
     # million)
     pytest.param("import re\nx = '.' * 20_000_000\nfor i in range(20):\n    re.escape(x)",
                  id="re-escape-of-a-long-text"),
+    # r44: textwrap.dedent ran the stdlib's two regular expressions over the whole text,
+    # each backtracking over every line's leading spaces (2 s of GIL held for 40 million)
+    pytest.param("import textwrap\nx = ' ' * 40_000_000 + 'a'\nfor i in range(20):\n"
+                 "    textwrap.dedent(x)", id="dedent-of-a-long-margin"),
+    pytest.param("import textwrap\nx = (' ' * 100 + '\\n') * 400_000\nfor i in range(20):\n"
+                 "    textwrap.dedent(x)", id="dedent-of-many-blank-lines"),
 ]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import textwrap
 from typing import Any
 
 import pytest
@@ -124,3 +125,30 @@ async def test_chunked_re_escape_makes_the_text_of_one_call() -> None:
     assert outcome.error is None, outcome.error
     assert outcome.value == [hashlib.sha256(re.escape(text).encode()).hexdigest(),
                              hashlib.sha256(re.escape(text.encode())).hexdigest()]
+
+
+DEDENT_LINES = ((" ", 70_000, "a"), (" ", 70_000, "\tb"), ("", 0, ""), (" \t ", 30_000, ""),
+                (" ", 65_536, "\x0bc"), (" ", 69_999, "d"), (" ", 65_535, " e"))
+"""Lines (blank, how many, text) with margins longer than ``textwrap_facade._WINDOW`` (a
+window ending inside them, on their last character, one past it), lines of blanks only,
+whitespace past the spaces and tabs."""
+
+
+async def test_windowed_dedent_makes_the_text_of_textwrap() -> None:
+    """``textwrap.dedent`` reads each line's margin a window at a time (one stdlib call
+    held the GIL 2 s on a 40-million-character margin): the text is textwrap's."""
+    limits = Limits(timeout=30, operations=10**8)
+
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    lines = [blank * n + text for blank, n, text in DEDENT_LINES]
+    texts = ["\n".join(lines[i:] + lines[:i]) for i in range(len(lines))]
+    source = (f"import hashlib, textwrap\nlines = [b * n + t for b, n, t in {DEDENT_LINES!r}]\n"
+              "[hashlib.sha256(textwrap.dedent('\\n'.join(lines[i:] + lines[:i])).encode())"
+              ".hexdigest() for i in range(len(lines))]")
+    outcome = await run_script(source, call=CallBroker(host, limits).answer_json,
+                               tool_paths=[], limits=limits)
+    assert outcome.error is None, outcome.error
+    assert outcome.value == [hashlib.sha256(textwrap.dedent(t).encode()).hexdigest()
+                             for t in texts]
