@@ -1139,6 +1139,10 @@ STALLERS = [
                  "    textwrap.dedent(x)", id="dedent-of-a-long-margin"),
     pytest.param("import textwrap\nx = (' ' * 100 + '\\n') * 400_000\nfor i in range(20):\n"
                  "    textwrap.dedent(x)", id="dedent-of-many-blank-lines"),
+    # r44: the host-name scrub of a rendered text tried a qualname at every letter of a word
+    # (quadratic: 7-14 s of GIL held for one 60,000-letter word)
+    pytest.param("x = ['a' * 60_000 + ' regex']\nwhile True:\n    str(x)",
+                 id="scrub-of-a-long-word"),
 ]
 
 

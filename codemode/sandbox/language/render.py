@@ -165,12 +165,16 @@ def charge_render(obj: Any) -> None:
 
 _HOST_TEXT: Final = re.compile(
     r"(?P<address> at 0x[0-9a-fA-F]{4,16}(?=>))"
-    r"|(?P<locals>(?:[A-Za-z_]\w*\.<locals>\.)+)"
+    r"|(?P<locals>(?:\b[A-Za-z_]\w*\.<locals>\.)+)"
     r"|(?P<host>\bcodemode\.(?:sandbox|errors|mode|dispatch)(?:\.\w+)*\.(?=\w))"
     r"|(?P<regex>\b(?:regex\._regex_core|_regex|regex)\.(?=\w))")
 """What a repr or an error message shows of the host: memory addresses (``<function f at
 0x7f…>``), host qualnames (``bind.<locals>.split``), host module paths
-(``codemode.sandbox.language.guards.``) and the regex engine's internal modules."""
+(``codemode.sandbox.language.guards.``) and the regex engine's internal modules.
+
+A qualname starts at a word boundary: without the ``\b`` the engine tried it at every
+character of a word, each try reading the rest of the word, so one word of 60,000 letters
+in a printed list (with ``regex`` anywhere in it) held the GIL 7-14 s (quadratic)."""
 
 _HOST_MARKS: Final = (" at 0x", "<locals>", "codemode.", "regex")
 
