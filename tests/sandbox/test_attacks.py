@@ -1132,6 +1132,29 @@ STALLERS = [
                  id="translate-long-text-by-dict"),
     pytest.param("for i in range(5):\n    str.maketrans('a' * 6 * 10**7, 'b' * 6 * 10**7)",
                  id="maketrans-of-long-texts"),
+    # r44: expandtabs walked a text in one C call (~25 ns a tab: 0.6 s of GIL held for 30
+    # million); a complex number's precision was sized once for its two parts (0.43 s)
+    pytest.param("x = '\\t' * 30_000_000\nfor i in range(20):\n    x.expandtabs(1)",
+                 id="expandtabs-of-tabs"),
+    pytest.param("for i in range(20):\n    format(1.5 + 2j, '.40000000f')",
+                 id="complex-format-precision"),
+    # r44: a replace that grows the text writes ~15 ns a character (0.63 s for 30 million)
+    pytest.param("x = 'a' * 30_000_000\nfor i in range(20):\n    x.replace('a', 'bb')",
+                 id="replace-growing-a-long-text"),
+    # r44: re.escape is one str.translate through a dict (~40 ns a character: 0.84 s for 20
+    # million)
+    pytest.param("import re\nx = '.' * 20_000_000\nfor i in range(20):\n    re.escape(x)",
+                 id="re-escape-of-a-long-text"),
+    # r44: textwrap.dedent ran the stdlib's two regular expressions over the whole text,
+    # each backtracking over every line's leading spaces (2 s of GIL held for 40 million)
+    pytest.param("import textwrap\nx = ' ' * 40_000_000 + 'a'\nfor i in range(20):\n"
+                 "    textwrap.dedent(x)", id="dedent-of-a-long-margin"),
+    pytest.param("import textwrap\nx = (' ' * 100 + '\\n') * 400_000\nfor i in range(20):\n"
+                 "    textwrap.dedent(x)", id="dedent-of-many-blank-lines"),
+    # r44: the host-name scrub of a rendered text tried a qualname at every letter of a word
+    # (quadratic: 7-14 s of GIL held for one 60,000-letter word)
+    pytest.param("x = ['a' * 60_000 + ' regex']\nwhile True:\n    str(x)",
+                 id="scrub-of-a-long-word"),
 ]
 
 

@@ -7,12 +7,16 @@ split across chunks included; the host-loop side is in test_attacks' STALLERS
 from __future__ import annotations
 
 import hashlib
+import re
+import textwrap
 from typing import Any
 
 import pytest
 
 from codemode.sandbox.executors.broker import CallBroker
-from codemode.sandbox.language.guards import _CASE_CHUNK
+from codemode.sandbox.language.facades.re_facade import _ESCAPE_CHUNK
+from codemode.sandbox.language.guards import _CASE_CHUNK, _REPLACE_CHUNK
+from codemode.sandbox.language.render import _HOST_TEXT, _SCRUB_CHUNK, scrub
 from codemode.sandbox.limits import Limits
 from codemode.sandbox.runtime.runner import run_script
 
@@ -47,3 +51,115 @@ async def test_chunked_case_mappings_make_the_text_of_one_call() -> None:
     assert outcome.value == [
         [hashlib.sha256(getattr("x" * n + unit, m)().encode()).hexdigest() for m in METHODS]
         for n in range(7)]
+
+
+
+TAB_UNITS = ("a\tbc\t\n\r\t\t\txyz\t", "ab\tcde\t\tf")
+"""Repeated past two chunks, with a prefix of 0-2 characters: tabs straddle the chunk
+boundaries at several columns, after a line end (the first) or with none in the text."""
+
+
+@pytest.mark.parametrize("tabsize", [-1, 0, 1, 3, 8])
+async def test_chunked_expandtabs_makes_the_text_of_one_call(tabsize: int) -> None:
+    """``expandtabs`` of a long text goes a chunk at a time (``guards._expand_in_chunks``:
+    30 million tabs held the GIL 0.6 s in one call); a chunk carries the column on, so the
+    tabs that straddle a boundary fill as one call fills them."""
+    limits = Limits(timeout=30, operations=10**8)
+
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    source = (f"import hashlib\n"
+              f"[hashlib.sha256(('x' * n + u * ({2 * _CASE_CHUNK} // len(u) + 9))"
+              f".expandtabs({tabsize}).encode()).hexdigest() "
+              f"for u in {TAB_UNITS!r} for n in range(3)]")
+    outcome = await run_script(source, call=CallBroker(host, limits).answer_json,
+                               tool_paths=[], limits=limits)
+    assert outcome.error is None, outcome.error
+    assert outcome.value == [
+        hashlib.sha256(("x" * n + u * (2 * _CASE_CHUNK // len(u) + 9))
+                       .expandtabs(tabsize).encode()).hexdigest()
+        for u in TAB_UNITS for n in range(3)]
+
+
+REPLACES = (("aa", "c", -1), ("ab", "", -1), ("a", "xyz", 250_000), ("aaa", "Q", 7),
+            ("b", "bb", 0), ("ba", "x", -5))
+"""Matches that straddle a chunk boundary, overlapping candidates (``aa`` in ``aaa``), a
+count that runs out in a later chunk, none, and a negative one (all)."""
+
+
+async def test_chunked_replace_makes_the_text_of_one_call() -> None:
+    """``str.replace`` of a long text goes a chunk at a time (``guards._replace_in_chunks``:
+    a growing replace of 30 million characters held the GIL 0.63 s in one call)."""
+    limits = Limits(timeout=30, operations=10**8)
+
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    text = "aab" * (_REPLACE_CHUNK // 2) + "a" * (_REPLACE_CHUNK + 1)
+    source = (f"import hashlib\nx = 'aab' * {_REPLACE_CHUNK // 2} + 'a' * {_REPLACE_CHUNK + 1}\n"
+              f"[hashlib.sha256(x.replace(*r).encode()).hexdigest() for r in {REPLACES!r}]")
+    outcome = await run_script(source, call=CallBroker(host, limits).answer_json,
+                               tool_paths=[], limits=limits)
+    assert len(text) > 2 * _REPLACE_CHUNK
+    assert outcome.error is None, outcome.error
+    assert outcome.value == [hashlib.sha256(text.replace(*r).encode()).hexdigest()
+                             for r in REPLACES]
+
+
+async def test_chunked_re_escape_makes_the_text_of_one_call() -> None:
+    """``re.escape`` of a long text or bytes goes a chunk at a time (``re_facade.escape``:
+    20 million characters held the GIL 0.84 s in one call)."""
+    limits = Limits(timeout=30, operations=10**8)
+
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    unit = "a.b*c\\\u20ac \n"
+    text = unit * 30_000
+    source = (f"import hashlib, re\nx = {unit!r} * 30_000\n"
+              "[hashlib.sha256(re.escape(x).encode()).hexdigest(),\n"
+              " hashlib.sha256(re.escape(x.encode())).hexdigest()]")
+    outcome = await run_script(source, call=CallBroker(host, limits).answer_json,
+                               tool_paths=[], limits=limits)
+    assert len(text) > 4 * _ESCAPE_CHUNK
+    assert outcome.error is None, outcome.error
+    assert outcome.value == [hashlib.sha256(re.escape(text).encode()).hexdigest(),
+                             hashlib.sha256(re.escape(text.encode())).hexdigest()]
+
+
+DEDENT_LINES = ((" ", 70_000, "a"), (" ", 70_000, "\tb"), ("", 0, ""), (" \t ", 30_000, ""),
+                (" ", 65_536, "\x0bc"), (" ", 69_999, "d"), (" ", 65_535, " e"))
+"""Lines (blank, how many, text) with margins longer than ``textwrap_facade._WINDOW`` (a
+window ending inside them, on their last character, one past it), lines of blanks only,
+whitespace past the spaces and tabs."""
+
+
+async def test_windowed_dedent_makes_the_text_of_textwrap() -> None:
+    """``textwrap.dedent`` reads each line's margin a window at a time (one stdlib call
+    held the GIL 2 s on a 40-million-character margin): the text is textwrap's."""
+    limits = Limits(timeout=30, operations=10**8)
+
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    lines = [blank * n + text for blank, n, text in DEDENT_LINES]
+    texts = ["\n".join(lines[i:] + lines[:i]) for i in range(len(lines))]
+    source = (f"import hashlib, textwrap\nlines = [b * n + t for b, n, t in {DEDENT_LINES!r}]\n"
+              "[hashlib.sha256(textwrap.dedent('\\n'.join(lines[i:] + lines[:i])).encode())"
+              ".hexdigest() for i in range(len(lines))]")
+    outcome = await run_script(source, call=CallBroker(host, limits).answer_json,
+                               tool_paths=[], limits=limits)
+    assert outcome.error is None, outcome.error
+    assert outcome.value == [hashlib.sha256(textwrap.dedent(t).encode()).hexdigest()
+                             for t in texts]
+
+
+@pytest.mark.parametrize("shift", range(0, 40, 3))
+def test_chunked_scrub_takes_out_what_one_pass_takes_out(shift: int) -> None:
+    """``render.scrub`` of a long text goes a chunk at a time (one pass held the GIL 1.5-2.4 s
+    on 10 million characters): host names straddling a chunk boundary go as in one pass."""
+    names = " <function f at 0x7f00aabbccdd> bind.<locals>.split codemode.sandbox.guards.g regex.x"
+    text = ("y" * (_SCRUB_CHUNK - shift) + names) * 3
+    assert scrub(text) == _HOST_TEXT.sub(lambda m: "re." if m.lastgroup == "regex" else "", text)
+    assert "0x7f" not in scrub(text) and "<locals>" not in scrub(text)

@@ -756,7 +756,8 @@ def check_format_spec(spec: Any, value: Any = None) -> None:
     if isinstance(spec, str) and (len(spec) > 4 or "%Z" in spec):
         # A date's spec is a strftime format (``f"{d:%c%c…}"``), sized like strftime.
         check_strftime(spec, value)
-        ensure_size(format_spec_size(spec), "format spec")
+        ensure_size(format_spec_size(spec, parts=2 if isinstance(value, complex) else 1),
+                    "format spec")
 
 
 _FORMAT_SPEC: Final = re.compile(
@@ -766,14 +767,19 @@ _FORMAT_SPEC: Final = re.compile(
 [type]``."""
 
 
-def format_spec_size(spec: str) -> int:
+def format_spec_size(spec: str, parts: int = 1) -> int:
     """Characters the width and precision of ``spec`` can produce, read as CPython reads
     them (leading zeros included: ``'>0000000000001000000000'`` is a width of 10**9). A spec
     outside the mini-language (a date's strftime format, a script class's own) counts every
-    run of digits in it."""
+    run of digits in it.
+
+    ``parts``: numbers the precision applies to (a complex number renders its real and its
+    imaginary part to it, each in a buffer of its own before the result: counted once,
+    ``format(1.5+2j, '.40000000f')`` built 80 million characters and held the host loop
+    0.43 s under a 64 MB share)."""
     match = _FORMAT_SPEC.fullmatch(spec)
     if match is not None:
-        return spec_number(match["width"]) + spec_number(match["precision"] or "")
+        return spec_number(match["width"]) + parts * spec_number(match["precision"] or "")
     return sum(spec_number(run) for run in _DIGIT_RUN.findall(spec))
 
 

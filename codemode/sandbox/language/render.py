@@ -16,7 +16,7 @@ from collections import deque
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Final
 
-from codemode.sandbox.language.state import current_run
+from codemode.sandbox.language.state import CURRENT_RUN, current_run
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -165,12 +165,16 @@ def charge_render(obj: Any) -> None:
 
 _HOST_TEXT: Final = re.compile(
     r"(?P<address> at 0x[0-9a-fA-F]{4,16}(?=>))"
-    r"|(?P<locals>(?:[A-Za-z_]\w*\.<locals>\.)+)"
+    r"|(?P<locals>(?:\b[A-Za-z_]\w*\.<locals>\.)+)"
     r"|(?P<host>\bcodemode\.(?:sandbox|errors|mode|dispatch)(?:\.\w+)*\.(?=\w))"
     r"|(?P<regex>\b(?:regex\._regex_core|_regex|regex)\.(?=\w))")
 """What a repr or an error message shows of the host: memory addresses (``<function f at
 0x7f…>``), host qualnames (``bind.<locals>.split``), host module paths
-(``codemode.sandbox.language.guards.``) and the regex engine's internal modules."""
+(``codemode.sandbox.language.guards.``) and the regex engine's internal modules.
+
+A qualname starts at a word boundary: without the ``\b`` the engine tried it at every
+character of a word, each try reading the rest of the word, so one word of 60,000 letters
+in a printed list (with ``regex`` anywhere in it) held the GIL 7-14 s (quadratic)."""
 
 _HOST_MARKS: Final = (" at 0x", "<locals>", "codemode.", "regex")
 
@@ -179,13 +183,44 @@ def _host_replacement(match: re.Match[str]) -> str:
     return "re." if match.lastgroup == "regex" else ""
 
 
+_SCRUB_CHUNK: Final = 1 << 16
+"""Characters of a text the pattern scans in one C call (~0.1 µs a character: it tries
+four alternatives at each; a 10-million-character text held the GIL 1.5-2.4 s)."""
+
+_SCRUB_UNIT: Final = 64
+"""Characters of a chunk scanned per operation charged."""
+
+_SCRUB_REACH: Final = 1 << 12
+"""Characters a match starting in a chunk may extend past it: far more than any host name,
+address or module path (a longer one is the script's own text)."""
+
+
 def scrub(text: str) -> str:
     """``text`` (a repr, ``str()`` of an object, an error message) with what it would show
     of the host taken out: scripts see stable, address-free names (``<function f>``,
-    ``<class 're.Match'>``, ``sorted() argument after ** …``)."""
-    if any(mark in text for mark in _HOST_MARKS):
+    ``<class 're.Match'>``, ``sorted() argument after ** …``). A long text goes a chunk at
+    a time (each search bounded, ``\b`` still reading the character before it)."""
+    if not any(mark in text for mark in _HOST_MARKS):
+        return text
+    if len(text) <= _SCRUB_CHUNK:
         return _HOST_TEXT.sub(_host_replacement, text)
-    return text
+    run = CURRENT_RUN.get(None)
+    meter = None if run is None or run.meter.ended else run.meter
+    parts: list[str] = []
+    pos = 0
+    while pos < len(text):
+        if meter is not None:  # in a run: charged, and its deadline checked between chunks
+            deque(islice(meter.ticker, _SCRUB_CHUNK // _SCRUB_UNIT), maxlen=0)
+        end = pos + _SCRUB_CHUNK
+        for match in _HOST_TEXT.finditer(text, pos, end + _SCRUB_REACH):
+            if match.start() >= end:
+                break
+            parts += (text[pos:match.start()], _host_replacement(match))
+            pos = match.end()
+        if pos < end:
+            parts.append(text[pos:end])
+            pos = end
+    return "".join(parts)
 
 
 def scrubbed_args(args: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -524,8 +524,25 @@ def guarded_add(a: Any, b: Any) -> Any:
     if ta is Counter or type(b) is Counter:
         charge_counters(a, b)
     if isinstance(a, CONCAT_TYPES) and isinstance(b, CONCAT_TYPES):
-        ensure_size((len(a) + len(b)) * item_size(a), "concatenating sequences")
+        size = len(a) + len(b)
+        ensure_size(size * item_size(a), "concatenating sequences")
+        if isinstance(a, _TEXT):
+            if size > _CONCAT_TEXT_FREE:
+                charge_operations(size // _CONCAT_TEXT_UNIT)
+        elif size > _CONCAT_ITEMS_FREE:
+            charge_operations(size // WIDE)
     return a + b
+
+
+_CONCAT_TEXT_FREE: Final = 1 << 16
+_CONCAT_TEXT_UNIT: Final = 1 << 12
+_CONCAT_ITEMS_FREE: Final = 1 << 12
+"""A concatenation copies both operands in C, an operation charged per ``WIDE`` items of a
+list or tuple (a copy and a reference each) and per 4,096 characters of a text, past these
+sizes: ``sum(lists, [])``, ``functools.reduce(operator.add, …)``, ``itertools.accumulate``
+of texts or ``x = x + y`` in a loop copy the growing total once per item, quadratic, for an
+operation each (2,000 lists of 1,000 items summed ran 10 s into the clock on a 100,000
+operation budget; 5,000 texts of 1,000 characters accumulated, 8.7 s, and succeeded)."""
 
 
 def percent_format_ok(fmt: Any, args: Any) -> None:

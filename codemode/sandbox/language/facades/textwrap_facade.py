@@ -116,20 +116,48 @@ def shorten(text: str, width: int, **kwargs: Any) -> str:
     return textwrap.shorten(collapsed, width, **options)
 
 
-_WHITESPACE_ONLY: Final = re.compile("^[ \t]+$", re.MULTILINE)
-_LEADING_WHITESPACE: Final = re.compile("(^[ \t]*)(?:[^ \t\n])", re.MULTILINE)
+_WINDOW: Final = 1 << 16
+"""Characters one ``lstrip(" \t")`` is given: it looks each character up in its argument
+(~20 ns a character: 40 million spaces held the GIL 0.8 s in one call)."""
+
+
+def _indent_size(line: str) -> int:
+    """Characters of spaces and tabs that start ``line``, a window at a time, each charged
+    (a long margin is stopped at the deadline or the budget, not after it)."""
+    if len(line) == len(line.lstrip()):  # no leading whitespace (memory speed)
+        return 0
+    start = 0
+    while start < len(line):
+        piece = line[start:start + _WINDOW]
+        charge_operations(len(piece) // _STEP)  # the deadline is checked between windows
+        kept = len(piece.lstrip(" \t"))
+        start += len(piece) - kept
+        if kept:
+            break
+    return start
 
 
 def dedent(text: str) -> str:
     """``text`` with the whitespace common to the start of every line removed (as
-    ``textwrap.dedent``)."""
+    ``textwrap.dedent``).
+
+    A line at a time with C string methods, where the stdlib runs two regular expressions
+    over the whole text: each backtracks over every line's leading spaces in one C call
+    (~25-35 ns a character: a 20-million-character text held the GIL 0.7 s, one line of 40
+    million spaces 2 s). A line of spaces and tabs only becomes empty and sets no margin,
+    as there."""
     text = _text(text, "dedent")
     lines = text.count("\n") + 1
     ensure_size(len(text) + lines * _OBJECT, f"textwrap.dedent() of {lines} lines")
-    charge_operations(lines * 4 + len(text) // 4)  # a step per line, per margin character
+    charge_operations(lines * _STEP + len(text) // 4)  # a Python step per line (~1-2 µs)
+    rows = text.split("\n")
     margin: str | None = None
-    text = _WHITESPACE_ONLY.sub("", text)
-    for indent in _LEADING_WHITESPACE.findall(text):
+    for number, line in enumerate(rows):
+        size = _indent_size(line)
+        if size == len(line):
+            rows[number] = ""
+            continue
+        indent = line[:size]
         if margin is None:
             margin = indent
         elif indent.startswith(margin):
@@ -143,9 +171,8 @@ def dedent(text: str) -> str:
                     break
     if margin:
         cut = len(margin)
-        text = "\n".join([line[cut:] if line.startswith(margin) else line
-                          for line in text.split("\n")])
-    return text
+        rows = [line[cut:] if line.startswith(margin) else line for line in rows]
+    return "\n".join(rows)
 
 
 def indent(text: str, prefix: str, predicate: Any = None) -> str:
