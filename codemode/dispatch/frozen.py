@@ -7,13 +7,12 @@ accident, and the caller's own dict stays detached from it.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Callable, Mapping
 from typing import Any, Final, NoReturn, TypeVar
 
 from codemode.dispatch.failure import failure_text
-from codemode.jsontext import int_cost
+from codemode.jsontext import compact_encoder, int_cost
 
 __all__ = ["HEAVY_VALUES", "FrozenDict", "NotJSONError", "constructor", "freeze", "heavy",
            "thaw"]
@@ -228,13 +227,9 @@ def thaw(value: Any) -> Any:
     return value
 
 
-_COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-"""Made once: ``json.dumps`` with non-default options builds an encoder on every call."""
-
-
-def dumps(value: Any) -> str:
-    """Serialise JSON data compactly; frozen values serialise like plain ones."""
-    return _COMPACT.encode(value)
+dumps: Final = compact_encoder(ascii=False, allow_nan=False)
+"""Serialise JSON data compactly; frozen values serialise like plain ones. Made once:
+``json.dumps`` with non-default options builds an encoder on every call."""
 
 
 def constructor(cls: type[_T]) -> Callable[..., _T]:
