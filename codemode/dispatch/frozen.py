@@ -184,6 +184,25 @@ def heavy(value: Any, limit: int) -> bool:
     digits take (``jsontext.int_cost``: 3,000 integers of 4,000 digits were 0.6 s of one
     C call). Reads at most about ``limit`` of them: a container's length is counted
     before its items are, so ``[{}] * 10**6`` answers at once."""
+    kind = type(value)
+    if kind is dict or kind is FrozenDict:
+        if len(value) <= limit:
+            # the common call's arguments or result: a few small scalars, read at once
+            for item in value.values():
+                leaf = type(item)
+                if leaf is str:
+                    if len(item) > _LONG_TEXT:
+                        break
+                elif leaf is int:
+                    if not -_BIG_INT < item < _BIG_INT:
+                        break
+                elif leaf is not float and leaf is not bool and item is not None:
+                    break
+            else:
+                return False
+    elif ((kind is int and -_BIG_INT < value < _BIG_INT) or kind is float or kind is bool
+          or value is None or (kind is str and len(value) <= _LONG_TEXT)):
+        return False
     seen = 0
     stack = [value]
     while stack:
@@ -220,6 +239,9 @@ def heavy(value: Any, limit: int) -> bool:
 
 def thaw(value: Any) -> Any:
     """Return a plain mutable JSON copy (dicts and lists) of a frozen value."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value  # a leaf, told without the two isinstance checks
     if isinstance(value, dict):
         return {key: thaw(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
