@@ -18,10 +18,10 @@ import json.encoder
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
 __all__ = ["STRING_CHUNK", "JsonSteps", "TextTooLong", "compact_encoder", "dumps_in_steps",
-           "int_cost", "is_small"]
+           "int_cost", "is_small", "small_scalars"]
 
 STRING_CHUNK: Final = 1 << 20
 """Characters of a string escaped per step."""
@@ -230,3 +230,20 @@ def compact_encoder(*, ascii: bool, allow_nan: bool) -> Callable[[Any], str]:
             return encoder.encode(value)
 
     return encode
+
+
+def small_scalars(values: Iterable[Any], text: int, integer: int) -> bool:
+    """Whether every one of ``values`` is a string of at most ``text`` characters, an
+    integer strictly between ``-integer`` and ``integer``, a float, a bool or None (exact
+    types): a call's usual arguments and result, told without a walk."""
+    for item in values:
+        kind = type(item)
+        if kind is str:
+            if len(item) > text:
+                return False
+        elif kind is int:
+            if not -integer < item < integer:
+                return False
+        elif kind is not float and kind is not bool and item is not None:
+            return False
+    return True

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, NoReturn, TypeVar
 
 from codemode.dispatch.failure import failure_text
-from codemode.jsontext import compact_encoder, int_cost
+from codemode.jsontext import compact_encoder, int_cost, small_scalars
 
 __all__ = ["HEAVY_VALUES", "FrozenDict", "NotJSONError", "constructor", "freeze", "heavy",
            "thaw"]
@@ -186,20 +186,9 @@ def heavy(value: Any, limit: int) -> bool:
     before its items are, so ``[{}] * 10**6`` answers at once."""
     kind = type(value)
     if kind is dict or kind is FrozenDict:
-        if len(value) <= limit:
-            # the common call's arguments or result: a few small scalars, read at once
-            for item in value.values():
-                leaf = type(item)
-                if leaf is str:
-                    if len(item) > _LONG_TEXT:
-                        break
-                elif leaf is int:
-                    if not -_BIG_INT < item < _BIG_INT:
-                        break
-                elif leaf is not float and leaf is not bool and item is not None:
-                    break
-            else:
-                return False
+        # the common call's arguments or result: a few small scalars, read at once
+        if len(value) <= limit and small_scalars(value.values(), _LONG_TEXT, _BIG_INT):
+            return False
     elif ((kind is int and -_BIG_INT < value < _BIG_INT) or kind is float or kind is bool
           or value is None or (kind is str and len(value) <= _LONG_TEXT)):
         return False
