@@ -18,9 +18,10 @@ import json.encoder
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
-__all__ = ["STRING_CHUNK", "JsonSteps", "TextTooLong", "dumps_in_steps", "int_cost", "is_small"]
+__all__ = ["STRING_CHUNK", "JsonSteps", "TextTooLong", "compact_encoder", "dumps_in_steps",
+           "int_cost", "is_small", "small_scalars"]
 
 STRING_CHUNK: Final = 1 << 20
 """Characters of a string escaped per step."""
@@ -202,3 +203,47 @@ def dumps_in_steps(value: Any) -> str:
     steps = JsonSteps(ascii=False, compact=True)
     steps.value(value)
     return steps.text()
+
+
+def compact_encoder(*, ascii: bool, allow_nan: bool) -> Callable[[Any], str]:
+    """``json.JSONEncoder(separators=(",", ":"), ensure_ascii=ascii,
+    allow_nan=allow_nan).encode``, with the same text and errors, for the per-call path.
+
+    ``encode`` builds a C encoder, a circularity table and a closure on every call (0.7 µs
+    of 0.9 for a small integer). Here the C encoder is built once, without the table: its
+    recursion guard stops a value that holds itself, and only then is the value encoded
+    again the usual way, which raises what ``encode`` raises (``Circular reference
+    detected``, or the same ``RecursionError`` for one merely nested too deep)."""
+    encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=ascii, allow_nan=allow_nan)
+    make: Any = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator: the usual way
+        return encoder.encode
+    spell = _c_ascii if ascii else _c_text
+    chunks = make(None, encoder.default, spell, None, ":", ",", False, False, allow_nan)
+
+    def encode(value: Any) -> str:
+        if type(value) is str:
+            return str(spell(value))
+        try:
+            return "".join(chunks(value, 0))
+        except RecursionError:
+            return encoder.encode(value)
+
+    return encode
+
+
+def small_scalars(values: Iterable[Any], text: int, integer: int) -> bool:
+    """Whether every one of ``values`` is a string of at most ``text`` characters, an
+    integer strictly between ``-integer`` and ``integer``, a float, a bool or None (exact
+    types): a call's usual arguments and result, told without a walk."""
+    for item in values:
+        kind = type(item)
+        if kind is str:
+            if len(item) > text:
+                return False
+        elif kind is int:
+            if not -integer < item < integer:
+                return False
+        elif kind is not float and kind is not bool and item is not None:
+            return False
+    return True

@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from codemode.dispatch.content import content_of
-from codemode.jsontext import STRING_CHUNK, JsonSteps, TextTooLong, dumps_in_steps, is_small
+from codemode.jsontext import (
+    STRING_CHUNK,
+    JsonSteps,
+    TextTooLong,
+    compact_encoder,
+    dumps_in_steps,
+    is_small,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -143,3 +150,41 @@ def test_a_cycle_is_refused_as_json_dumps_refuses_it() -> None:
     shared = ["y" * 50_000]
     assert dumps_in_steps([shared, shared]) == json.dumps([shared, shared],
                                                            separators=(",", ":"))
+
+
+class _Text(str):
+    __slots__ = ()
+
+
+def _cycle() -> list[Any]:
+    held: list[Any] = [1]
+    held.append({"again": held})
+    return held
+
+
+def _deep(levels: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+ODD_VALUES: list[Any] = [7, -3, True, None, 1.5, "plain", _Text("a str subclass é"), "é\n\"",
+                         math.nan, [1, math.inf], _cycle(), _deep(100_000), {"x": object()},
+                         ("tuple", 1)]
+
+
+def _outcome(encode: Callable[[Any], str], value: Any) -> tuple[str, str]:
+    try:
+        return "text", encode(value)
+    except (ValueError, TypeError, RecursionError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+@pytest.mark.parametrize(("ascii", "allow_nan"), [(True, True), (True, False), (False, False)])
+@pytest.mark.parametrize("value", VALUES + ODD_VALUES, ids=range(len(VALUES) + len(ODD_VALUES)))
+def test_the_compact_encoder_writes_and_raises_what_json_encode_does(
+        value: Any, ascii: bool, allow_nan: bool) -> None:
+    usual = json.JSONEncoder(separators=(",", ":"), ensure_ascii=ascii, allow_nan=allow_nan)
+    assert _outcome(compact_encoder(ascii=ascii, allow_nan=allow_nan), value) == _outcome(
+        usual.encode, value)

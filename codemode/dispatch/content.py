@@ -201,10 +201,12 @@ def content_of(value: Any, *, steps: bool = False) -> tuple[tuple[FrozenDict, ..
     """
     if isinstance(value, str):
         return (text(str.__str__(value)),), None  # a StrEnum member as its plain text
-    if _is_block(value):
+    plain = type(value) is dict  # the usual data: no ABC checks (a dict is no Sequence)
+    if value.get("type") in BLOCK_TYPES if plain else _is_block(value):
         return (_block(value),), None
     if (
-        isinstance(value, Sequence)
+        not plain
+        and isinstance(value, Sequence)
         and not isinstance(value, (str, bytes, bytearray))
         and value
         and all(_is_block(v) for v in value)

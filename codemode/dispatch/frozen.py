@@ -7,13 +7,12 @@ accident, and the caller's own dict stays detached from it.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Callable, Mapping
 from typing import Any, Final, NoReturn, TypeVar
 
 from codemode.dispatch.failure import failure_text
-from codemode.jsontext import int_cost
+from codemode.jsontext import compact_encoder, int_cost, small_scalars
 
 __all__ = ["HEAVY_VALUES", "FrozenDict", "NotJSONError", "constructor", "freeze", "heavy",
            "thaw"]
@@ -185,6 +184,14 @@ def heavy(value: Any, limit: int) -> bool:
     digits take (``jsontext.int_cost``: 3,000 integers of 4,000 digits were 0.6 s of one
     C call). Reads at most about ``limit`` of them: a container's length is counted
     before its items are, so ``[{}] * 10**6`` answers at once."""
+    kind = type(value)
+    if kind is dict or kind is FrozenDict:
+        # the common call's arguments or result: a few small scalars, read at once
+        if len(value) <= limit and small_scalars(value.values(), _LONG_TEXT, _BIG_INT):
+            return False
+    elif ((kind is int and -_BIG_INT < value < _BIG_INT) or kind is float or kind is bool
+          or value is None or (kind is str and len(value) <= _LONG_TEXT)):
+        return False
     seen = 0
     stack = [value]
     while stack:
@@ -221,6 +228,9 @@ def heavy(value: Any, limit: int) -> bool:
 
 def thaw(value: Any) -> Any:
     """Return a plain mutable JSON copy (dicts and lists) of a frozen value."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value  # a leaf, told without the two isinstance checks
     if isinstance(value, dict):
         return {key: thaw(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
@@ -228,13 +238,9 @@ def thaw(value: Any) -> Any:
     return value
 
 
-_COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-"""Made once: ``json.dumps`` with non-default options builds an encoder on every call."""
-
-
-def dumps(value: Any) -> str:
-    """Serialise JSON data compactly; frozen values serialise like plain ones."""
-    return _COMPACT.encode(value)
+dumps: Final = compact_encoder(ascii=False, allow_nan=False)
+"""Serialise JSON data compactly; frozen values serialise like plain ones. Made once:
+``json.dumps`` with non-default options builds an encoder on every call."""
 
 
 def constructor(cls: type[_T]) -> Callable[..., _T]:

@@ -120,7 +120,7 @@ class Bridge:
             raise ToolCallError(path, f"unknown tool tools.{path}")
         argmap = self.sdk.names.arguments.get(wire, _NO_RENAMES)
         arguments = {argmap.get(key, key): value for key, value in kwargs.items()}
-        if self.aliases and not all(key in argmap for key in kwargs):
+        if self.aliases and not kwargs.keys() <= argmap.keys():
             arguments = _respelled(kwargs, argmap, arguments)
         run = self.run
         call = _new_call(call_id=f"{run.outer_id}:code:{next(self.counter)}", name=wire,

@@ -92,6 +92,20 @@ async def test_statistics_results_under_the_cap_are_exact() -> None:
     ({"a": [2**1000] * 30}, 40, False),  # an integer of up to 1,024 bits is one value
     ({"a": [10**4000] * 30}, 2000, True),  # ~4,000 digits weigh ~170 each (their spelling)
     ({"a": [10**4000] * 5}, 2000, False),
+    # a flat dict and a lone scalar are read without the walk: the same answers
+    ({"a": 1}, 0, True),
+    ({"a": 1, "b": "x", "c": None}, 2, True),
+    ({"a": 1, "b": 2.5, "c": None, "d": True}, 4, False),
+    ({"a": "y" * 10**6}, 40, True),
+    ({"a": 10**4000}, 100, True),
+    ({"a": 10**4000}, 2000, False),
+    ("y" * 10**6, 40, True),
+    ("y" * 10**6, 2000, False),
+    (10**4000, 100, True),
+    (2**1000, 0, False),
+    (True, 0, False),
+    (None, 0, False),
+    (1.5, 0, False),
 ])
 def test_heavy_counts_values(value: Any, limit: int, expected: bool) -> None:
     assert heavy(value() if callable(value) else value, limit) is expected

@@ -24,6 +24,7 @@ import anyio
 import anyio.to_thread
 
 from codemode.errors import LimitExceeded, ToolCallError, WorkerProtocolError
+from codemode.jsontext import small_scalars
 from codemode.sandbox.executors.protocol import (
     INLINE_FRAME,
     MAX_FRAME,
@@ -103,21 +104,9 @@ _FLAT_INT: Final = 1 << 60
 def _traced(args: dict[str, Any]) -> dict[str, Any]:
     """``args`` as the trace keeps them (see ``TRACE_ARGUMENTS``). Reads at most about
     that many bytes' worth of them: a container's length counts before its items."""
-    if len(args) <= _FLAT_KEYS:  # the common call: a few short scalars, kept at once
-        for key, value in args.items():
-            kind = type(value)
-            if len(key) > _FLAT_TEXT:
-                break
-            if kind is str:
-                if len(value) > _FLAT_TEXT:
-                    break
-            elif kind is int:
-                if not -_FLAT_INT < value < _FLAT_INT:
-                    break
-            elif kind is not float and kind is not bool and value is not None:
-                break
-        else:
-            return args
+    if (len(args) <= _FLAT_KEYS and small_scalars(args.values(), _FLAT_TEXT, _FLAT_INT)
+            and max(map(len, args), default=0) <= _FLAT_TEXT):
+        return args  # the common call: a few short scalars, kept at once
     size = 0
     stack: list[Any] = [args]
     while stack:

@@ -63,7 +63,7 @@ import threading
 from typing import Any, Final
 
 from codemode.errors import WorkerProtocolError
-from codemode.jsontext import STRING_CHUNK, JsonSteps, TextTooLong, is_small
+from codemode.jsontext import STRING_CHUNK, JsonSteps, TextTooLong, compact_encoder, is_small
 from codemode.sandbox.executors.jsonstrings import scan_string
 from codemode.sandbox.limits import FRAME_DEPTH, FRAME_VALUES
 
@@ -121,8 +121,8 @@ class FrameTooLarge(WorkerProtocolError):
         what = f"{size} bytes" if size is not None else f"more than {MAX_FRAME} bytes"
         super().__init__(f"a message of {what} exceeds the frame cap")
 
-_dumps = json.JSONEncoder(separators=(",", ":")).encode
-_dumps_strict = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
+_dumps = compact_encoder(ascii=True, allow_nan=True)
+_dumps_strict = compact_encoder(ascii=True, allow_nan=False)
 _decode = json.JSONDecoder().decode
 
 
