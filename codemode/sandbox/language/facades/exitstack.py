@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any, Final, final
 
-from codemode.sandbox.language.guards import SelfGuarded, refuse
+from codemode.sandbox.language.guards import ScriptMeta, SelfGuarded, refuse
 from codemode.sandbox.language.state import CURRENT_RUN, current_run
 
 if TYPE_CHECKING:
@@ -38,6 +38,19 @@ def _protocol(cm: Any, enter: str, exit_: str, what: str) -> tuple[Any, Any]:
     except AttributeError:
         raise TypeError(f"'{cls.__module__}.{cls.__qualname__}' object does not support the "
                         f"{what} protocol") from None
+
+
+def _unentered_exit(exit_: Any, name: str, push: str, enter: str) -> Any:
+    """The ``name`` method of ``exit_``'s class, called without its enter: a script
+    class's, or a stack's. A facade's context (``asyncio.timeout()``, a task group …) is
+    only ever exited after its enter, as ``with`` does: its host code never runs in a
+    state it was not written for."""
+    cls = type(exit_)
+    method = getattr(cls, name, None)
+    if method is None or isinstance(cls, ScriptMeta) or isinstance(exit_, _Stack):
+        return method
+    raise TypeError(f"{push}() takes a script's own context or exit function in the "
+                    f"sandbox; enter {exit_!r} with {enter}() instead")
 
 
 class _Stack(SelfGuarded):
@@ -80,7 +93,7 @@ class _Stack(SelfGuarded):
 
     def push(self, exit_: Any) -> Any:
         """A context's ``__exit__`` (not entered here), or a function called as one."""
-        method = getattr(type(exit_), "__exit__", None)
+        method = _unentered_exit(exit_, "__exit__", "push", "enter_context")
         self._push(True, exit_ if method is None else functools.partial(method, exit_))
         return exit_
 
@@ -243,7 +256,8 @@ class AsyncExitStack(_Stack):
     def push_async_exit(self, exit_: Any) -> Any:
         """A context's ``__aexit__`` (not entered here), or an async function called as
         one."""
-        method = getattr(type(exit_), "__aexit__", None)
+        method = _unentered_exit(exit_, "__aexit__", "push_async_exit",
+                                 "enter_async_context")
         self._push(False, exit_ if method is None else functools.partial(method, exit_))
         return exit_
 
