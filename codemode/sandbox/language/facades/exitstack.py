@@ -13,11 +13,12 @@ globals).
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import TYPE_CHECKING, Any, Final, final
 
 from codemode.sandbox.language.guards import ScriptMeta, SelfGuarded, refuse
 from codemode.sandbox.language.sizes import charge_operations
-from codemode.sandbox.language.state import CURRENT_RUN, current_run
+from codemode.sandbox.language.state import CURRENT_RUN, current_run, tracked
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -71,7 +72,9 @@ class _Stack(SelfGuarded):
     def sandbox_getattr(self, name: str) -> Any:
         if name not in self._NAMES:
             raise refuse(self, name)
-        return getattr(self, name)
+        method = getattr(self, name)
+        # a coroutine the script drops is the run's to report, never a host warning
+        return tracked(method) if inspect.iscoroutinefunction(method) else method
 
     def _check(self) -> None:
         run = CURRENT_RUN.get(None)
