@@ -81,16 +81,21 @@ class _Stack(SelfGuarded):
         if run is None or run.meter is not self._meter or self._meter.ended:
             raise TypeError(f"script code cannot run after the script ended ({self!r})")
 
-    def _push(self, plain: bool, exit_: Callable[..., Any]) -> None:
+    def _room(self) -> None:
+        """Refuse before a context is entered, not after: entered with no room for its
+        exit, it would never be exited (a timeout left armed, a lock left held)."""
         self._check()
         if len(self._exits) >= MAX_EXITS:
             raise ValueError(f"an exit stack holds at most {MAX_EXITS} exits in the sandbox")
+
+    def _push(self, plain: bool, exit_: Callable[..., Any]) -> None:
+        self._room()
         self._exits.append((plain, exit_))
 
     def enter_context(self, cm: Any) -> Any:
         """Enter ``cm`` as ``with`` does; its ``__exit__`` joins the stack."""
         enter, exit_ = _protocol(cm, "__enter__", "__exit__", "context manager")
-        self._check()
+        self._room()
         entered = enter(cm)
         self._push(True, functools.partial(exit_, cm))
         return entered
@@ -264,7 +269,7 @@ class AsyncExitStack(_Stack):
         """Enter ``cm`` as ``async with`` does; its ``__aexit__`` joins the stack."""
         enter, exit_ = _protocol(cm, "__aenter__", "__aexit__",
                                  "asynchronous context manager")
-        self._check()
+        self._room()
         entered = await enter(cm)
         self._push(False, functools.partial(exit_, cm))
         return entered
