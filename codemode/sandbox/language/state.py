@@ -136,6 +136,11 @@ class RunState:
         self.tasks: list[asyncio.Task[Any]] = []
         """Tasks the script started (``asyncio.create_task``); those still running when
         the script ends are cancelled with it (:meth:`close_owned`)."""
+        self.cancellers: dict[int, Any] = {}
+        """``asyncio.timeout()`` blocks and task groups entered and not exited yet, by id:
+        each cancels the task that entered it (expired; a task of its failed), and only
+        its own exit takes that back. One left open (suspended in a generator, entered on
+        an exit stack never closed) is the script's: see :meth:`cancelled_by_script`."""
         self.gathered = 0
         """Tasks of the ``asyncio.gather`` calls going on now, all nesting levels: with
         :attr:`tasks` what the run's next task is sized against (``TASK_BYTES`` each)."""
@@ -173,6 +178,11 @@ class RunState:
         self.stopped_at = stop.__traceback__
         self.meter.stopping = stop
         self.on_stop()
+
+    def cancelled_by_script(self) -> bool:
+        """Whether a block the script left open cancelled the run's task (its
+        ``cancelled_its_task()``)."""
+        return any(block.cancelled_its_task() for block in self.cancellers.values())
 
     def track(self, obj: Any) -> Any:
         """Remember a script generator/coroutine so the run can close it when it ends."""

@@ -871,6 +871,17 @@ async def _run(compiled: CompiledScript, namespace: dict[str, Any], state: RunSt
                 if frames:
                     meter.location = (frames[-1][0], frames[-1][1])
         except anyio.get_cancelled_exc_class() as exc:
+            if not (scope.cancel_called or anyio.current_effective_deadline() == -math.inf) and (
+                    state.cancelled_by_script()):
+                # An asyncio.timeout() or task group the script left open (suspended in a
+                # generator, on an exit stack never closed) cancelled the run's own task:
+                # as under asyncio.run, the script ends with it; passed on, it failed the
+                # host's run or killed the worker.
+                left = RuntimeError("the run's task was cancelled by an asyncio.timeout() "
+                                    "or TaskGroup block left open (suspended in a generator "
+                                    "or on an exit stack never closed)")
+                return _error_from(left.with_traceback(exc.__traceback__), compiled.lines,
+                                   limits, state.host_errors)
             if not (scope.cancel_called or _cancelling()
                     or anyio.current_effective_deadline() == -math.inf):
                 # Nobody is cancelling the run: the script raised a cancellation it caught

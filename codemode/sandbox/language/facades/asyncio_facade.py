@@ -399,19 +399,30 @@ class TaskGroup(SelfGuarded):
     group (the block waits for every task; the first failure cancels the others and
     the block raises an ``ExceptionGroup`` of the failures), whose tasks the run owns."""
 
-    __slots__ = ("_group",)
+    __slots__ = ("_failed", "_group")
 
     _NAMES: Final = frozenset({"create_task"})
 
     def __init__(self) -> None:
         self._group = asyncio.TaskGroup()
+        self._failed = False
 
     async def __aenter__(self) -> TaskGroup:
-        current_run()
+        run = current_run()
         await self._group.__aenter__()
+        run.cancellers[id(self)] = self
         return self
 
+    def cancelled_its_task(self) -> bool:
+        """A task of the group failed while it was open: asyncio cancelled its enterer."""
+        return self._failed
+
+    def _note_failure(self, task: asyncio.Task[Any]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self._failed = True
+
     async def __aexit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        current_run().cancellers.pop(id(self), None)
         try:
             await self._group.__aexit__(kind, error, traceback)
         except BaseExceptionGroup as group:
@@ -450,6 +461,7 @@ class TaskGroup(SelfGuarded):
                 aw.close()
             raise
         task.add_done_callback(_retrieve)
+        task.add_done_callback(self._note_failure)
         run.tasks.append(task)
         return Task(task, name)
 
@@ -482,11 +494,17 @@ class Timeout(SelfGuarded):
             None if self._seconds is None else loop.time() + self._seconds)
 
     async def __aenter__(self) -> Timeout:
-        current_run()
+        run = current_run()
         await self._timeout.__aenter__()
+        run.cancellers[id(self)] = self
         return self
 
+    def cancelled_its_task(self) -> bool:
+        """The time is up: asyncio cancelled the task that entered the block."""
+        return self._timeout.expired()
+
     async def __aexit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        current_run().cancellers.pop(id(self), None)
         try:
             await self._timeout.__aexit__(kind, error, traceback)
         except TimeoutError:

@@ -13,10 +13,12 @@ globals).
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import TYPE_CHECKING, Any, Final, final
 
-from codemode.sandbox.language.guards import SelfGuarded, refuse
-from codemode.sandbox.language.state import CURRENT_RUN, current_run
+from codemode.sandbox.language.guards import ScriptMeta, SelfGuarded, refuse
+from codemode.sandbox.language.sizes import charge_operations
+from codemode.sandbox.language.state import CURRENT_RUN, current_run, tracked
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -40,6 +42,19 @@ def _protocol(cm: Any, enter: str, exit_: str, what: str) -> tuple[Any, Any]:
                         f"{what} protocol") from None
 
 
+def _unentered_exit(exit_: Any, name: str, push: str, enter: str) -> Any:
+    """The ``name`` method of ``exit_``'s class, called without its enter: a script
+    class's, or a stack's. A facade's context (``asyncio.timeout()``, a task group …) is
+    only ever exited after its enter, as ``with`` does: its host code never runs in a
+    state it was not written for."""
+    cls = type(exit_)
+    method = getattr(cls, name, None)
+    if method is None or isinstance(cls, ScriptMeta) or isinstance(exit_, _Stack):
+        return method
+    raise TypeError(f"{push}() takes a script's own context or exit function in the "
+                    f"sandbox; enter {exit_!r} with {enter}() instead")
+
+
 class _Stack(SelfGuarded):
     """What both stacks share: the exits, the run they belong to, their pushes."""
 
@@ -57,30 +72,37 @@ class _Stack(SelfGuarded):
     def sandbox_getattr(self, name: str) -> Any:
         if name not in self._NAMES:
             raise refuse(self, name)
-        return getattr(self, name)
+        method = getattr(self, name)
+        # a coroutine the script drops is the run's to report, never a host warning
+        return tracked(method) if inspect.iscoroutinefunction(method) else method
 
     def _check(self) -> None:
         run = CURRENT_RUN.get(None)
         if run is None or run.meter is not self._meter or self._meter.ended:
             raise TypeError(f"script code cannot run after the script ended ({self!r})")
 
-    def _push(self, plain: bool, exit_: Callable[..., Any]) -> None:
+    def _room(self) -> None:
+        """Refuse before a context is entered, not after: entered with no room for its
+        exit, it would never be exited (a timeout left armed, a lock left held)."""
         self._check()
         if len(self._exits) >= MAX_EXITS:
             raise ValueError(f"an exit stack holds at most {MAX_EXITS} exits in the sandbox")
+
+    def _push(self, plain: bool, exit_: Callable[..., Any]) -> None:
+        self._room()
         self._exits.append((plain, exit_))
 
     def enter_context(self, cm: Any) -> Any:
         """Enter ``cm`` as ``with`` does; its ``__exit__`` joins the stack."""
         enter, exit_ = _protocol(cm, "__enter__", "__exit__", "context manager")
-        self._check()
+        self._room()
         entered = enter(cm)
         self._push(True, functools.partial(exit_, cm))
         return entered
 
     def push(self, exit_: Any) -> Any:
         """A context's ``__exit__`` (not entered here), or a function called as one."""
-        method = getattr(type(exit_), "__exit__", None)
+        method = _unentered_exit(exit_, "__exit__", "push", "enter_context")
         self._push(True, exit_ if method is None else functools.partial(method, exit_))
         return exit_
 
@@ -104,6 +126,11 @@ class _Stack(SelfGuarded):
 
 _CHAIN_WALK: Final = 1000
 """Contexts followed back to find where a new error's chain meets the block's."""
+
+_CHAIN_UNIT: Final = 8
+"""Contexts followed for one charged operation: an exit re-raising one error whose chain
+the script made long (no exception being handled: ``close()``) cost a 1,000-step walk of
+host code for one call, ten million for a stack of 10,000 such exits."""
 
 
 def _stand_in(stop: BaseException) -> RuntimeError:
@@ -144,21 +171,28 @@ class _Unwinding:
         if not isinstance(error, Exception):  # a stop while unwinding
             self.stop, self.stop_raised, self.error = error, True, _stand_in(error)
             return
-        self._chain(error)
+        steps = self._chain(error)
         self.pending, self.error = True, error
+        try:
+            charge_operations(steps // _CHAIN_UNIT)
+        except BaseException as stop:  # the operations limit: a stop as any other
+            self.raised(stop)
 
-    def _chain(self, error: BaseException) -> None:
+    def _chain(self, error: BaseException) -> int:
         """CPython's ``_fix_exception_context``: the new error's context is the one it
-        replaced, not the block's."""
+        replaced, not the block's. Answers the contexts followed."""
         old = self.error
-        for _ in range(_CHAIN_WALK):
+        for step in range(_CHAIN_WALK):
             context = error.__context__
             if context is None or context is old:
-                return
+                return step
             if context is self.block_error:
                 break
             error = context
+        else:
+            step = _CHAIN_WALK
         error.__context__ = old
+        return step
 
     def outcome(self) -> bool:
         if self.stop is not None:
@@ -235,7 +269,7 @@ class AsyncExitStack(_Stack):
         """Enter ``cm`` as ``async with`` does; its ``__aexit__`` joins the stack."""
         enter, exit_ = _protocol(cm, "__aenter__", "__aexit__",
                                  "asynchronous context manager")
-        self._check()
+        self._room()
         entered = await enter(cm)
         self._push(False, functools.partial(exit_, cm))
         return entered
@@ -243,7 +277,8 @@ class AsyncExitStack(_Stack):
     def push_async_exit(self, exit_: Any) -> Any:
         """A context's ``__aexit__`` (not entered here), or an async function called as
         one."""
-        method = getattr(type(exit_), "__aexit__", None)
+        method = _unentered_exit(exit_, "__aexit__", "push_async_exit",
+                                 "enter_async_context")
         self._push(False, exit_ if method is None else functools.partial(method, exit_))
         return exit_
 

@@ -28,6 +28,7 @@ from codemode.sandbox.language.guards import (
     class_method,
     refuse,
 )
+from codemode.sandbox.language.render import scrub
 from codemode.sandbox.language.sizes import WIDE, charge_operations
 from codemode.sandbox.language.state import (
     counted,
@@ -384,7 +385,13 @@ def update_wrapper(wrapper: Any, wrapped: Any, assigned: Any = None,
     (a class-based decorator's ``functools.update_wrapper(self, fn)``), given the same
     texts as attributes."""
     del assigned, updated  # the same three names whatever is asked
-    names = {key: value for key in ("__name__", "__qualname__", "__doc__")
+    # A host function's texts as the script reads them (``x.__qualname__`` of a host
+    # closure is scrubbed: ``decorate``, not ``wraps.<locals>.decorate``); no host docstring
+    mine = is_script_function(wrapped) or isinstance(type(wrapped), ScriptMeta) or isinstance(
+        wrapped, ScriptMeta)
+    names = {key: value if mine else scrub(value)
+             for key in (("__name__", "__qualname__", "__doc__") if mine
+                         else ("__name__", "__qualname__"))
              if isinstance(value := getattr(wrapped, key, None), str)}
     # Only the script's own functions and objects: a facade's or builtin's function is
     # the host's, shared by every run (in-process, by the host itself), and must keep its
