@@ -3,6 +3,7 @@ helper modules next to this file are importable, and the longest tests run first
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -16,6 +17,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: three workers for every two CPUs. Many tests wait on other processes
+    (servers, CLIs, pool workers), so one worker per CPU left ~18 % of the CPUs idle: the
+    whole suite on 3.12, 2 idle CPUs, 6m09 with two workers and 5m48 with three (all
+    passed in both)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, (cpus or 1) * 3 // 2)
 
 
 LONG_TESTS_FIRST = (
