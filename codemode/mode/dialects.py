@@ -153,6 +153,13 @@ def _library_methods() -> frozenset[str]:
     return frozenset(name for kind in kinds for name in dir(kind)) | _NUMBER_METHODS
 
 
+_AWAITED_IF_COROUTINE: Final = (
+    "[(await codemode_v) if asyncio.iscoroutine(codemode_v) else codemode_v for codemode_v in [",
+    "]][0]")
+"""Around ``x.get(...)`` when the script's own ``get`` was made async: awaited when it made
+a coroutine (the script's method), else as it is (a dict's ``get``)."""
+
+
 TOOL_TEXTS: Final = frozenset({"name", "description"})
 """A LangChain tool's attributes a script reads (``search.description``)."""
 _METHOD_DECORATORS: Final = frozenset({"staticmethod", "classmethod", "abstractmethod"})
@@ -632,6 +639,10 @@ class _Planner(ast.NodeVisitor):
         each ``x.name`` read is awaited (:meth:`_async_property`)."""
         self.async_methods: set[str] = set()
         """Names of the script's methods made async (``x.name(...)`` calls are awaited)."""
+        self.shared_names: set[str] = set()
+        """Those also named like a library method (``get``, ``update``): ``x.name(...)``
+        may be a dict's, so each call is awaited only if it made a coroutine
+        (:data:`_AWAITED_IF_COROUTINE`)."""
         self.converted: set[int] = set()
         self.async_gens: set[str] = set()
         """Names of the script's plain generators that call tools, made async generators:
@@ -1893,7 +1904,7 @@ class _Planner(ast.NodeVisitor):
                           and call.func is node)}
         found: set[int] = set()
         for name, funcs in methods.items():
-            if name in values or name in _library_methods() or any(
+            if name in values or any(
                     _implicit_call(f) is not None  # type: ignore[arg-type]
                     or any(not ((isinstance(d, ast.Name) and d.id in _METHOD_DECORATORS)
                                 or (isinstance(d, ast.Attribute) and d.attr == "abstractmethod"
@@ -1903,8 +1914,29 @@ class _Planner(ast.NodeVisitor):
                     or any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ast.walk(f))
                     for f in funcs):
                 continue
+            if name in _library_methods():
+                if self._asyncio_rebound():
+                    continue  # the check of each call reads the preloaded ``asyncio``
+                self.shared_names.add(name)
             found.update(id(f) for f in funcs if isinstance(f, ast.FunctionDef))
         return found
+
+    def _asyncio_rebound(self) -> bool:
+        """Whether the script binds ``asyncio`` to anything but the module."""
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.alias):
+                bound = node.asname or node.name
+                if bound == "asyncio" and node.name != "asyncio":
+                    return True
+            elif isinstance(node, ast.Name):
+                if node.id == "asyncio" and not isinstance(node.ctx, ast.Load):
+                    return True
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                if node.name == "asyncio":
+                    return True
+            elif isinstance(node, ast.arg) and node.arg == "asyncio":
+                return True
+        return False
 
     def _plan_aliases(self) -> None:
         """``codemode.x({...})`` → ``tools.x({...})``; ``search.invoke({...})``,
@@ -2684,9 +2716,6 @@ class _Planner(ast.NodeVisitor):
 
     def _why_not_async(self, name: str) -> str:
         """Why a method that calls tools was not made async for the script."""
-        if name in _library_methods():
-            return (f": `.{name}(...)` is also a method of dicts, lists or text, so its calls "
-                    "cannot be told apart (or give it a name of its own)")
         where = next((node.lineno for node in self.of(ast.Attribute) if node.attr == name
                       and not (isinstance(call := self.parents.get(node), ast.Call)
                                and call.func is node)), None)
@@ -2695,6 +2724,10 @@ class _Planner(ast.NodeVisitor):
                     f"awaited: call it in a loop, e.g. `[await obj.{name}(x) for x in xs]` "
                     f"(if `.{name}` there is another object's attribute, give the method a "
                     "name of its own)")
+        if name in _library_methods() and self._asyncio_rebound():
+            return (f": `.{name}(...)` is also a method of dicts, lists or text, told apart "
+                    "as the script runs with `asyncio`, which this script binds to something "
+                    "else (leave `asyncio` the module, or give the method a name of its own)")
         return ""
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
@@ -2808,14 +2841,15 @@ class _Planner(ast.NodeVisitor):
         its only decorators and it is only called or asked ``.cache_info()``,
         ``.cache_clear()`` and ``.cache_parameters()``: made async, its cache keeps each
         call's awaited value (the sandbox's ``lru_cache`` caches a coroutine function's
-        results, not its coroutines)."""
+        results, not its coroutines); a ``partial`` of it is awaited as its calls are."""
         if not node.decorator_list or not all(
                 _cache_decorator(d.func if isinstance(d, ast.Call) else d)
                 for d in node.decorator_list):
             return False
+        partial_of = {id(target) for target in self.partial_targets.values()}
         for name in self.loads_of.get(node.name, ()):
             parent = self.parents.get(name)
-            if isinstance(parent, ast.Call) and parent.func is name:
+            if (isinstance(parent, ast.Call) and parent.func is name) or id(name) in partial_of:
                 continue
             if not (isinstance(parent, ast.Attribute) and parent.attr in _CACHE_METHODS):
                 return False
@@ -2918,7 +2952,10 @@ class _Planner(ast.NodeVisitor):
         if (not self.strict and self.awaitable(node) and id(node) not in self.awaited
                 and not self.concurrent(node) and self._check_await_allowed(node)):
             self.note("calls without await")
-            self.edits.wrap(node, "(await ", ")")
+            if self._shared_method_call(node):
+                self.edits.wrap(node, *_AWAITED_IF_COROUTINE)
+            else:
+                self.edits.wrap(node, "(await ", ")")
         self.generic_visit(node)
 
     def visit_With(self, node: ast.With) -> None:
@@ -2948,6 +2985,13 @@ class _Planner(ast.NodeVisitor):
         if self._property_read(node) and self._check_await_allowed(node):
             self.edits.wrap(node, "(await ", ")")
         self.generic_visit(node)
+
+    def _shared_method_call(self, node: ast.Call) -> bool:
+        """``x.get(...)`` of a method made async named like a library method: only the
+        run knows whether ``x`` is the script's object or a dict."""
+        return isinstance(node.func, ast.Attribute) and (
+            node.func.attr in self.shared_names) and self.tool_of(node.func) is None and not (
+            self._tool_callee(node.func)) and id(node) not in self.wrapper_calls
 
     def _looks_like_tool_call(self, node: ast.Call, path: str) -> bool:
         if path not in self.tools:

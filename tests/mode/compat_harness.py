@@ -42,7 +42,7 @@ def corpus_rows(name: str) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     """(the rows that run, the ``refused`` rows) of ``data/<name>_scripts.toml``."""
     data = tomllib.loads((Path(__file__).parent / "data" / f"{name}_scripts.toml")
                          .read_text(encoding="utf-8"))
-    return data["row"], data["refused"]
+    return data["row"], data.get("refused", [])
 
 
 def corpus_cases(name: str) -> list[Any]:

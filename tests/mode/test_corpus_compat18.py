@@ -10,8 +10,7 @@ call CPython would not). A row with ``stderr = true`` logs: its CPython side run
 fresh process with stderr as output too (the run's output holds both), and a traceback
 there is compared as the sandbox prints it: the script's frames (its file
 ``<script>``), not the CPython side's own (the tool stubs), the exception's class by
-its name. The ``refused`` rows are refused before any call with a one-round fix, and
-the script rewritten as it says runs as in CPython.
+its name.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.anyio
 
-ROWS, REFUSED = corpus_rows("compat18")
+ROWS, _ = corpus_rows("compat18")
 
 
 @pytest.fixture
@@ -42,13 +41,3 @@ def mode(executor: Executor) -> cm.CodeMode:
 @pytest.mark.parametrize("row", ROWS, ids=[r["name"] for r in ROWS])
 async def test_compat18_script_runs_as_in_cpython(mode: cm.CodeMode, row: dict[str, str]) -> None:
     await runs_as_in_cpython(mode, row["script"], row)
-
-
-@pytest.mark.parametrize("row", REFUSED, ids=[r["name"] for r in REFUSED])
-async def test_compat18_refusal_says_the_one_round_fix(mode: cm.CodeMode,
-                                                     row: dict[str, str]) -> None:
-    refused = await mode.run(row["script"])
-    assert refused.error is not None and refused.error.type == "PreflightError"
-    assert row["says"] in refused.error.message, refused.error.message
-    assert refused.calls == ()
-    await runs_as_in_cpython(mode, row["fixed"], row)

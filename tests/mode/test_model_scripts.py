@@ -5562,7 +5562,7 @@ async def test_a_failed_call_is_a_tool_call_error_with_its_tool(mode: cm.CodeMod
 _ASYNCIO = ("ALL_COMPLETED, CancelledError, Event, FIRST_COMPLETED, FIRST_EXCEPTION, Lock, "
             "Queue, QueueEmpty, QueueFull, Semaphore, TaskGroup, TimeoutError, as_completed, "
             "create_task, ensure_future, "
-            "gather, sleep, timeout, wait, wait_for")
+            "gather, iscoroutine, sleep, timeout, wait, wait_for")
 
 
 @pytest.mark.parametrize(("script", "problems"), [
@@ -6150,11 +6150,20 @@ async def test_a_caught_method_type_error_stays_pythons(mode: cm.CodeMode) -> No
 
 
 @pytest.mark.parametrize(("script", "problems"), [
-    ("class Svc:\n    def get(self, uid):\n        return get_user(uid)\nSvc().get(1)",
-     [(2, "get() calls tools, so it must be `async def get(self, ...)` with each tool call "
+    ("asyncio = None\nclass Svc:\n    def get(self, uid):\n        return get_user(uid)\n"
+     "Svc().get(1)",
+     [(3, "get() calls tools, so it must be `async def get(self, ...)` with each tool call "
           "awaited, and each call of it awaited too (`await obj.get(...)`): `.get(...)` is also "
-          "a method of dicts, lists or text, so its calls cannot be told apart (or give it a "
-          "name of its own)")]),
+          "a method of dicts, lists or text, told apart as the script runs with `asyncio`, "
+          "which this script binds to something else (leave `asyncio` the module, or give the "
+          "method a name of its own)")]),
+    ("class Svc:\n    def get(self, uid):\n        return get_user(uid)\n"
+     "s = Svc()\nusers = max([1, 2], key=s.get)",
+     [(2, "get() calls tools, so it must be `async def get(self, ...)` with each tool call "
+          "awaited, and each call of it awaited too (`await obj.get(...)`); `.get` is used "
+          "as a value at line 5, where it cannot be awaited: call it in a loop, e.g. "
+          "`[await obj.get(x) for x in xs]` (if `.get` there is another object's "
+          "attribute, give the method a name of its own)")]),
     ("class Svc:\n    def load(self, uid):\n        return get_user(uid)\n"
      "s = Svc()\nusers = list(map(s.load, [1, 2]))",
      [(2, "load() calls tools, so it must be `async def load(self, ...)` with each tool call "

@@ -238,6 +238,8 @@ _DATACLASS: Final = ("@dataclasses.dataclass\nclass P:\n    x = dataclasses.fiel
 FACADES: Final[dict[str, str]] = {
     "asyncio.gather": "await asyncio.gather(asyncio.sleep(0, 1)) == [1]",
     "asyncio.sleep": "await asyncio.sleep(0, 'x') == 'x'",
+    "asyncio.iscoroutine": "[await c for c in [asyncio.sleep(0, 1)] if asyncio.iscoroutine(c)]"
+                           " == [1] and not asyncio.iscoroutine(asyncio.sleep)",
     "asyncio.wait_for": "await asyncio.wait_for(asyncio.sleep(0, 2), 1) == 2",
     "asyncio.TimeoutError": "issubclass(asyncio.TimeoutError, Exception)",
     "asyncio.CancelledError": "not issubclass(asyncio.CancelledError, Exception)",
@@ -271,6 +273,10 @@ FACADES: Final[dict[str, str]] = {
     "enum.Flag": "(FL(3) is FL.RW, str(FL.R | FL.W), list(~FL.R) == [FL.W]) == "
                  "(True, 'FL.RW', True)",
     "enum.IntFlag": "(lambda f: (f, repr(f), f | 8))(IF.A | IF.B) == (3, '<IF.A|B: 3>', 11)",
+    "enum.FlagBoundary": "[m.value for m in enum.FlagBoundary] == "
+                         "['strict', 'conform', 'eject', 'keep']",
+    **{f"enum.{name}": f"enum.{name} is enum.FlagBoundary.{name} == {name.lower()!r}"
+       for name in ("STRICT", "CONFORM", "EJECT", "KEEP")},
     "abc.ABC": "isinstance(Sq(), Sh) and caught(Sh) is not None",
     "abc.abstractmethod": "abc.abstractmethod(lc) is lc",
     "abc.ABCMeta": "class AM(metaclass=abc.ABCMeta):\n    pass\n"

@@ -2207,6 +2207,23 @@ def match_class(subject: Any, cls: Any, positional: int,
     return values
 
 
+def match_sequence(subject: Any, before: int, after: int, star: bool, /) -> list[Any] | None:
+    """A sequence pattern's test inside a class pattern (``case Page(items=[first,
+    *rest]):``, see the policy's ``_sub_tests``): None when ``subject`` is not a list,
+    tuple or deque of a length the pattern takes, else its items, the starred part a list
+    in its place. CPython's sequence pattern reads the same items (in C, as here); a
+    ``range`` is not matched (its starred part would be made here, of any length)."""
+    if not isinstance(subject, list | tuple | deque):
+        return None
+    size = len(subject)
+    if size < before + after or (not star and size != before + after):
+        return None
+    items = list(subject) if isinstance(subject, deque) else subject
+    head = list(items[:before])
+    tail = list(items[size - after:]) if after else []
+    return [*head, list(items[before:size - after]), *tail] if star else head
+
+
 def object_setattr(obj: Any, name: Any, value: Any, /) -> None:
     """``object.__setattr__(obj, name, value)`` in a script: set an attribute of the
     script's own plain instance past its class's own hook (a frozen dataclass's

@@ -73,6 +73,7 @@ __all__ = [
     "KW_ONLY_MARK",
     "LOOP_RANGE",
     "MATCH_CLASS",
+    "MATCH_SEQUENCE",
     "MATCH_TYPES",
     "MATCH_VALUES",
     "NAME_OF",
@@ -171,6 +172,9 @@ stand-in that Python's class patterns do not accept)."""
 MATCH_CLASS: Final = "_match_class_"
 """Global that a class pattern's test calls: ``guards.match_class`` (the subject's type
 checked in C, its attributes read through the guard)."""
+MATCH_SEQUENCE: Final = "_match_sequence_"
+"""Global that a sequence pattern inside a class pattern calls: ``guards.match_sequence``
+(the subject's items, or None)."""
 MATCH_VALUES: Final = "_match_values_"
 """The name a class pattern's attribute values are bound to inside its guard."""
 
@@ -255,7 +259,9 @@ _NAME_HINTS: Final = {
                  "v.lower()), None)`",
     "__init_subclass__": "register each class after its `class` statement "
                          "(`registry['name'] = Cls`), or with a decorator of your own that "
-                         "adds it to a dict",
+                         "adds it to a dict; class keywords (`class Sub(Base, tag='x')`) "
+                         "become that decorator's arguments (`@register(tag='x')` over "
+                         "`class Sub(Base)`)",
 }
 """What to write instead of the refused underscore names models bind most (in a class
 body)."""
@@ -393,8 +399,32 @@ def _flat_sub_pattern(sub: ast.pattern) -> bool:
         return sub.pattern is None or _flat_sub_pattern(sub.pattern)
     if isinstance(sub, ast.MatchClass):
         return _guarded_class_pattern(sub)
+    if isinstance(sub, ast.MatchMapping):  # ``case Ok(value={"status": st}):``
+        return sub.rest is None and all(_literal_pattern(key) for key in sub.keys) and all(
+            _flat_sub_pattern(child) for child in sub.patterns)
+    if isinstance(sub, ast.MatchSequence):  # ``case Page(items=[first, *_]):``
+        return all(isinstance(child, ast.MatchStar) or _flat_sub_pattern(child)
+                   for child in sub.patterns)
+    if isinstance(sub, ast.MatchOr):  # ``case Ok(status="Closed" | "Resolved"):``
+        return all(_flat_sub_pattern(option) for option in sub.patterns)
     return isinstance(sub, ast.MatchSingleton) or (
         isinstance(sub, ast.MatchValue) and _literal_pattern(sub.value))
+
+
+def _pattern_names(pattern: ast.pattern) -> list[tuple[ast.pattern, str]]:
+    """The names a pattern binds, each with the pattern binding it (an ``|``'s first
+    option's: every option binds the same)."""
+    if isinstance(pattern, ast.MatchOr):
+        return _pattern_names(pattern.patterns[0]) if pattern.patterns else []
+    found: list[tuple[ast.pattern, str]] = []
+    name = (pattern.name if isinstance(pattern, ast.MatchAs | ast.MatchStar)
+            else pattern.rest if isinstance(pattern, ast.MatchMapping) else None)
+    if name is not None:
+        found.append((pattern, name))
+    for child in ast.iter_child_nodes(pattern):
+        if isinstance(child, ast.pattern):
+            found += _pattern_names(child)
+    return found
 
 
 def _nested_class_patterns(pattern: ast.pattern,
@@ -909,6 +939,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """ids of the attributes that are a call's function (``x.items()``)."""
         self.blocks = 0
         """Blocks around the node being visited, in its code object (:data:`MAX_BLOCKS`)."""
+        self.sequences = 0
+        """Sequence patterns inside class patterns so far (each binds its own items)."""
         cls = type(self)
         methods = _METHODS.get(cls)
         if methods is None:
@@ -1178,11 +1210,12 @@ class SandboxPolicy(RestrictingNodeTransformer):
         self.check_name(node.pattern, capture)
         bound: set[str | None] = {capture} - {None}
         for sub in ast.walk(pattern):
-            if isinstance(sub, ast.MatchAs) and sub.name is not None:
+            if isinstance(sub, ast.MatchAs | ast.MatchStar) and sub.name is not None:
                 self.check_name(sub, sub.name)
-                if sub.name in bound:  # CPython's compiler refuses it; the guard would not
-                    self.error(sub, f"multiple assignments to name {sub.name!r} in pattern")
-                bound.add(sub.name)
+        for sub, name in _pattern_names(pattern):
+            if name in bound:  # CPython's compiler refuses it; the guard would not
+                self.error(sub, f"multiple assignments to name {name!r} in pattern")
+            bound.add(name)
         subject = CASE_SUBJECT
         tests = self._class_tests(pattern, lambda: _name(subject), 0)
         if capture is not None:
@@ -1282,6 +1315,55 @@ class SandboxPolicy(RestrictingNodeTransformer):
             tests.append(ast.Compare(value(), [ast.Is()], [ast.Constant(sub.value)]))
         elif isinstance(sub, ast.MatchClass):
             tests += self._class_tests(sub, value, depth + 1)
+        elif isinstance(sub, ast.MatchMapping):
+            # a dict's keys and items, read in C as CPython's mapping pattern reads them
+            tests.append(ast.Compare(_call(
+                MATCH_CLASS, value(), ast.Name(MATCH_TYPES["dict"], ast.Load()),
+                ast.Constant(0), ast.Tuple([], ast.Load())), [ast.IsNot()], [ast.Constant(None)]))
+            for key, child in zip(sub.keys, sub.patterns, strict=True):
+                tests.append(ast.Compare(_copy(key), [ast.In()], [value()]))
+
+                def item(key: ast.expr = key) -> ast.expr:
+                    return ast.Subscript(value(), _copy(key), ast.Load())
+                tests += self._sub_tests(child, item, depth)
+        elif isinstance(sub, ast.MatchSequence):
+            tests += self._sequence_tests(sub, value, depth)
+        elif isinstance(sub, ast.MatchOr):
+            names = {frozenset(name for _, name in _pattern_names(option))
+                     for option in sub.patterns}
+            if len(names) > 1:
+                self.error(sub, "alternative patterns bind different names")
+            options: list[ast.expr] = []
+            for option in sub.patterns:
+                found = self._sub_tests(option, value, depth)
+                options.append(ast.BoolOp(ast.And(), found) if len(found) > 1
+                               else found[0] if found else ast.Constant(True))
+            tests.append(ast.BoolOp(ast.Or(), options))
+        return tests
+
+    def _sequence_tests(self, sub: ast.MatchSequence, value: Callable[[], ast.expr],
+                        depth: int) -> list[ast.expr]:
+        """A sequence pattern's tests inside a class pattern: its items (``match_sequence``)
+        bound to a name of its own, each tested as a sub-pattern; the starred one is
+        captured as a list."""
+        self.sequences += 1
+        items = f"{MATCH_VALUES}s{self.sequences}_"
+        star = next((i for i, child in enumerate(sub.patterns)
+                     if isinstance(child, ast.MatchStar)), None)
+        before = len(sub.patterns) if star is None else star
+        after = 0 if star is None else len(sub.patterns) - star - 1
+        tests: list[ast.expr] = [ast.Compare(ast.NamedExpr(ast.Name(items, ast.Store()), _call(
+            MATCH_SEQUENCE, value(), ast.Constant(before), ast.Constant(after),
+            ast.Constant(star is not None))), [ast.IsNot()], [ast.Constant(None)])]
+        for index, child in enumerate(sub.patterns):
+            def item(index: int = index) -> ast.expr:
+                return ast.Subscript(_name(items), ast.Constant(index), ast.Load())
+            if isinstance(child, ast.MatchStar):
+                if child.name is not None:
+                    tests.append(ast.BoolOp(ast.Or(), [ast.NamedExpr(
+                        ast.Name(child.name, ast.Store()), item()), ast.Constant(True)]))
+            else:
+                tests += self._sub_tests(child, item, depth)
         return tests
 
     def visit_MatchValue(self, node: ast.MatchValue) -> Any:

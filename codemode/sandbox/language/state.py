@@ -360,8 +360,15 @@ def counted(iterable: Iterable[Any]) -> Iterator[Any]:
     return compress(iterable, current_run().meter.ticker)
 
 
+class CoroutineLike:
+    """What CPython would give the script as a coroutine object (``asyncio.iscoroutine``):
+    its own coroutines and its un-awaited tool calls."""
+
+    __slots__ = ()
+
+
 @final
-class ScriptCoroutine:
+class ScriptCoroutine(CoroutineLike):
     """A script's coroutine as the script holds it: awaitable, nothing else.
 
     Hides ``send``/``throw``/``cr_frame`` (driving a coroutine by hand leaks

@@ -84,6 +84,7 @@ from codemode.sandbox.language.guards import (
     guarded_write_item,
     guarded_write_private,
     match_class,
+    match_sequence,
     object_setattr,
 )
 from codemode.sandbox.language.inplace import augmented_attr, augmented_item, guarded_inplace
@@ -99,6 +100,7 @@ from codemode.sandbox.language.policy import (
     DATA_SPECIAL,
     LOOP_RANGE,
     MATCH_CLASS,
+    MATCH_SEQUENCE,
     MATCH_TYPES,
     NAME_OF,
     OBJECT_SETATTR,
@@ -354,6 +356,7 @@ def _shared_globals() -> dict[str, Any]:
         STARRED_ITEMS: starred_items,
         OBJECT_SETATTR: object_setattr,
         MATCH_CLASS: match_class,
+        MATCH_SEQUENCE: match_sequence,
         **{hidden: getattr(builtins, name) for name, hidden in MATCH_TYPES.items()},
         NAME_OF: _name_of,
         DATA_SPECIAL: data_special,

@@ -22,6 +22,7 @@ from codemode.sandbox.language.render import charge_render
 from codemode.sandbox.language.sizes import render_size
 from codemode.sandbox.language.state import (
     CURRENT_RUN,
+    CoroutineLike,
     ScriptCoroutine,
     clean_text,
     coroutine_name,
@@ -183,7 +184,7 @@ def _not_awaited(path: str) -> TypeError:
 
 
 @final
-class PendingCall(SelfGuarded):
+class PendingCall(SelfGuarded, CoroutineLike):
     """An un-awaited tool call; awaiting it (once) performs the call."""
 
     __slots__ = ("_args", "_awaited", "_caller", "_open", "_path")

@@ -30,6 +30,7 @@ from codemode.sandbox.language.guards import SelfGuarded, refuse
 from codemode.sandbox.language.meter import ScriptStop, Tripped
 from codemode.sandbox.language.sizes import ensure_size
 from codemode.sandbox.language.state import (
+    CoroutineLike,
     ScriptCoroutine,
     counted,
     current_run,
@@ -280,6 +281,13 @@ async def _await(aw: Awaitable[Any], level: int) -> Any:
     except ScriptStop as stop:  # exit()/final_answer() in a task: the run ends there
         current_run().stop(stop)
         raise
+
+
+def iscoroutine(obj: Any) -> bool:
+    """``asyncio.iscoroutine``: the script's coroutines and un-awaited tool calls (CPython's
+    coroutines both); also what the awaiting rewrite asks of ``x.get(...)`` when the
+    script's own ``get`` was made async."""
+    return isinstance(obj, CoroutineLike)
 
 
 def create_task(aw: Awaitable[Any], *, name: str | None = None) -> Task:
@@ -662,6 +670,7 @@ FACADE: Final = Facade("asyncio", {"gather": tracked(gather), "sleep": tracked(s
                                    "FIRST_EXCEPTION": FIRST_EXCEPTION,
                                    "ALL_COMPLETED": ALL_COMPLETED,
                                    "create_task": create_task, "ensure_future": create_task,
+                                   "iscoroutine": iscoroutine,
                                    "Semaphore": Semaphore, "Lock": Lock, "Queue": Queue,
                                    "Event": Event,
                                    "QueueEmpty": asyncio.QueueEmpty,

@@ -133,8 +133,8 @@ def auto() -> _Auto:
 class _Info:
     """One enum class's members (host side)."""
 
-    __slots__ = ("bit_cost", "bits", "by_name", "by_value", "composites", "mask", "members",
-                 "unhashable")
+    __slots__ = ("bit_cost", "bits", "boundary", "by_name", "by_value", "composites", "mask",
+                 "members", "unhashable")
 
     def __init__(self) -> None:
         self.members: list[Any] = []
@@ -150,6 +150,9 @@ class _Info:
         self.bit_cost = 0
         """Operations a walk over ``bits`` is charged: one per member and per
         ``_BITS_PER_OPERATION`` bits of its value."""
+        self.boundary: Any = None
+        """A flag class's ``boundary=`` (its own or its base's): None for the default,
+        ``STRICT`` for a ``Flag``, ``KEEP`` for an ``IntFlag``."""
 
     def find(self, value: Any) -> Any:
         """The member of ``value``: hashed and compared as a script's dict lookup and ``==``
@@ -321,7 +324,15 @@ def _enum_hash(self: Any) -> int:
     return hash(self.name)
 
 
+def _shared_member(self: Any) -> None:
+    """A member of the facade's own enum (``enum.STRICT``) is shared by every run."""
+    if type(self) in FACADE_CLASSES:
+        raise TypeError(f"{self!r} is shared by every script and cannot be modified in the "
+                        "sandbox")
+
+
 def _enum_setattr(self: Any, name: str, value: Any) -> None:
+    _shared_member(self)
     if name in ("name", "value"):
         raise AttributeError(f"<enum 'Enum'> cannot set attribute {name!r}")
     data = _data_type(type(self))
@@ -332,6 +343,7 @@ def _enum_setattr(self: Any, name: str, value: Any) -> None:
 
 
 def _enum_delattr(self: Any, name: str) -> None:
+    _shared_member(self)
     if name in ("name", "value"):
         raise AttributeError(f"<enum 'Enum'> cannot delete attribute {name!r}")
     object.__delattr__(self, name)
@@ -405,22 +417,70 @@ def _flag_only(self: Any, what: str) -> Any:
     return type(self)
 
 
+def _boundary(cls: Any, info: _Info) -> Any:
+    """The class's flag boundary: its own, or the default of its kind."""
+    if info.boundary is not None:
+        return info.boundary
+    return KEEP if _data_type(cls) is int else STRICT
+
+
+def _enum_bin(value: int, width: int) -> str:
+    """``enum.bin``: the sign bit, a space, the bits padded with it to ``width``."""
+    ceiling = 2 ** value.bit_length()
+    text = bin(value + ceiling).replace("1", "0", 1) if value >= 0 else bin(
+        ~value ^ (ceiling - 1) + ceiling)
+    sign, digits = text[:3], text[3:]
+    return f"{sign} {(sign[-1] * width + digits)[-width:] if len(digits) < width else digits}"
+
+
+_SHOWN_BITS: Final = 256
+"""Widest value whose bits a flag's ``ValueError`` shows (as CPython does)."""
+
+
+def _invalid(cls: Any, info: _Info, value: int) -> ValueError:
+    """CPython's error for a value outside a ``STRICT`` flag's bits."""
+    width = max(value.bit_length(), info.mask.bit_length())
+    if width > _SHOWN_BITS:
+        return ValueError(f"{cls!r} invalid value {value}")
+    return ValueError(f"{cls!r} invalid value {value}\n    given {_enum_bin(value, width)}"
+                      f"\n  allowed {_enum_bin(info.mask, width)}")
+
+
 def _composite(cls: Any, info: _Info, value: int) -> Any:
-    """The member of ``value`` (bits of ``cls``'s members, or any bits for an ``IntFlag``):
-    ``R|W``, ``A|C|8``, or a nameless member for 0."""
+    """The member of ``value`` as CPython's ``Flag._missing_`` makes it, by the class's
+    boundary: ``R|W``; outside its bits a ``ValueError`` (``STRICT``), the bits it has
+    (``CONFORM``), the int itself (``EJECT``) or the bits kept (``KEEP``: ``A|C|8``); a
+    nameless member for 0 or unknown bits alone."""
+    found = info.composites.get(value)
+    if found is not None:
+        return found
+    boundary = _boundary(cls, info)
+    charge_operations(1 + value.bit_length() // _BITS_PER_OPERATION)
+    all_bits = 2 ** info.mask.bit_length() - 1
+    if not ~all_bits <= value <= all_bits or value & (all_bits ^ info.mask):
+        if boundary is STRICT:
+            raise _invalid(cls, info, value)
+        if boundary is CONFORM:
+            value &= info.mask
+        elif boundary is EJECT:
+            return value
+        elif boundary is KEEP:
+            if value < 0:
+                value += max(all_bits + 1, 2 ** value.bit_length())
+        else:
+            raise ValueError(f"{cls!r} unknown flag boundary {repr_(boundary)}")
+    if value < 0:
+        value += all_bits + 1
     found = info.composites.get(value)
     if found is not None:
         return found
     data = _data_type(cls)
-    extra = value & ~info.mask
-    if value < 0 or (extra and data is None):
-        raise ValueError(f"<flag {cls.__name__!r}> invalid value {value}")
     known = _bit_members(info, value)
     names = [member.name for member in known]
     rest = value
     for member in known:
         rest &= ~member.value
-    if rest:
+    if rest and names:
         names.append(str(rest))
     member = int.__new__(cls, value) if data is int else object.__new__(cls)
     object.__setattr__(member, "name", "|".join(names) if names else None)
@@ -452,8 +512,12 @@ def _flag_operator(name: str, apply: Any) -> Any:
 
 
 def _flag_invert(self: Any) -> Any:
+    """CPython's: the bits complemented (``KEEP``, ``EJECT``), or the class's other bits."""
     cls = _flag_only(self, "__invert__")
-    return cls(_INFO[cls].mask & ~self.value)
+    info = _INFO[cls]
+    if _boundary(cls, info) in (EJECT, KEEP):
+        return cls(~self.value)
+    return cls(info.mask & ~self.value)
 
 
 def _flag_contains(self: Any, other: Any) -> bool:
@@ -536,7 +600,9 @@ _INHERITED_OK: Final = _CLASS_BODY | {"__dict__", "__weakref__"}
 
 def _build(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
            **kwargs: Any) -> Any:
-    """``class name(bases): ...`` over an enum base: the class, then its members."""
+    """``class name(bases): ...`` over an enum base: the class, then its members.
+    ``boundary=`` (a flag's: ``class F(Flag, boundary=KEEP)``) is kept, or inherited."""
+    boundary = kwargs.pop("boundary", None)
     if kwargs:
         raise TypeError(f"{name}.__init_subclass__() takes no keyword arguments")
     for base in bases:
@@ -573,6 +639,9 @@ def _build(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
         del namespace[key]
     cls = ScriptMeta.__new__(EnumMeta, name, bases, namespace)
     info = _INFO[cls] = _Info()
+    info.boundary = boundary if boundary is not None else next(
+        (found.boundary for base in bases if (found := _INFO.get(base)) is not None
+         and found.boundary is not None), None)
     flag = issubclass(cls, Flag)
     init = None if data is not None else getattr(cls, "__init__", None)
     last: Any = 0
@@ -675,6 +744,30 @@ def unique(enumeration: Any) -> Any:
     return enumeration
 
 
+def _facade_str_enum(name: str, values: dict[str, str]) -> Any:
+    """A ``StrEnum`` of the facade's own (shared by every run, so built outside any)."""
+    cls = _base(name, (StrEnum,), {})
+    info = _INFO[cls]
+    for key, value in values.items():
+        member: Any = str.__new__(cls, value)
+        object.__setattr__(member, "name", key)
+        object.__setattr__(member, "value", value)
+        type.__setattr__(cls, key, member)
+        info.members.append(member)
+        info.by_name[key] = member
+        info.by_value[value] = member
+    return cls
+
+
+FlagBoundary: Final = _facade_str_enum("FlagBoundary", {
+    "STRICT": "strict", "CONFORM": "conform", "EJECT": "eject", "KEEP": "keep"})
+STRICT: Final = FlagBoundary.STRICT
+CONFORM: Final = FlagBoundary.CONFORM
+EJECT: Final = FlagBoundary.EJECT
+KEEP: Final = FlagBoundary.KEEP
+
 FACADE: Final = Facade("enum", {"Enum": Enum, "IntEnum": IntEnum, "StrEnum": StrEnum,
                                 "Flag": Flag, "IntFlag": IntFlag, "auto": auto,
-                                "unique": unique})
+                                "unique": unique, "FlagBoundary": FlagBoundary,
+                                "STRICT": STRICT, "CONFORM": CONFORM, "EJECT": EJECT,
+                                "KEEP": KEEP})

@@ -131,13 +131,41 @@ def _plain_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
                 raise TypeError(f"class {name} cannot subclass {base!r} in the sandbox")
             continue
         kept.append(base)
+    protocol = any(isinstance(b, Placeholder) and b.base_name() == "Protocol" for b in bases)
+    if protocol:
+        _check_protocol_bases(kept)
     cls = build_class(name, tuple(kept) or (object,), namespace, **kwargs)
-    if any(isinstance(b, Placeholder) and b.base_name() == "Protocol" for b in bases):
+    if protocol:
         _PROTOCOLS[cls] = _members(cls)
         INSTANCE_CHECKS[cls] = _refuse_check
         if any(base in _RUNTIME for base in cls.__mro__[1:]):
             runtime_checkable(cls)  # as CPython, which inherits the mark
     return cls
+
+
+_CONFLICT: Final = ("metaclass conflict: the metaclass of a derived class must be a "
+                    "(non-strict) subclass of the metaclasses of all its bases")
+
+
+def _check_protocol_bases(bases: list[Any]) -> None:
+    """CPython's TypeError for a protocol over a base that is not one: a metaclass
+    conflict for a base with a metaclass of its own (an enum, a ``TypedDict``), else its
+    refusal of a plain base (``class P(Protocol, Exception)``)."""
+    for base in bases:
+        if base is object or base in _PROTOCOLS:
+            continue
+        if isinstance(base, TypedDictType) or (
+                type(base) in CLASS_BUILDERS and isinstance(base, type)
+                and issubclass(type(base), type)):
+            raise TypeError(_CONFLICT)
+        raise TypeError(f"Protocols can only inherit from other protocols, got {base!r}")
+
+
+def _no_protocol_base(bases: tuple[Any, ...]) -> None:
+    """``class M(TypedDict, Protocol)``, ``class P(NamedTuple, Protocol)``: CPython's
+    metaclass conflict (their metaclasses and the protocols' are unrelated)."""
+    if any(isinstance(b, Placeholder) and b.base_name() == "Protocol" for b in bases):
+        raise TypeError(_CONFLICT)
 
 
 _PROTOCOLS: Final[weakref.WeakKeyDictionary[type, frozenset[str]]] = (
@@ -237,6 +265,7 @@ class NamedTuple(metaclass=_FormMeta):
 
 def _named_tuple_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
                        **kwargs: Any) -> Any:
+    _no_protocol_base(bases)
     if kwargs:
         raise TypeError("NamedTupleMeta.__new__() got an unexpected keyword argument "
                         f"'{next(iter(kwargs))}'")
@@ -283,6 +312,7 @@ class TypedDict(metaclass=_FormMeta):
 
 def _typed_dict_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
                       *, total: bool = True, **kwargs: Any) -> Any:
+    _no_protocol_base(bases)
     if kwargs:
         raise TypeError(f"TypedDict takes only the keyword total, not "
                         f"{', '.join(sorted(kwargs))}")
