@@ -69,6 +69,7 @@ from codemode.sandbox.language.policy import (
 from codemode.sandbox.language.render import scrub, scrubbed_args
 from codemode.sandbox.language.sizes import (
     MAX_INT_BITS,
+    WIDE,
     capped_int,
     charge_counters,
     charge_operations,
@@ -2218,6 +2219,10 @@ def match_sequence(subject: Any, before: int, after: int, star: bool, /) -> list
     size = len(subject)
     if size < before + after or (not star and size != before + after):
         return None
+    items: list[Any] | tuple[Any, ...]
+    copied = isinstance(subject, deque)
+    if star:  # the starred part copied in C (and a deque's items first)
+        charge_operations(size // WIDE * (2 if copied else 1))
     items = list(subject) if isinstance(subject, deque) else subject
     head = list(items[:before])
     tail = list(items[size - after:]) if after else []
