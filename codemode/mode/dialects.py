@@ -2791,7 +2791,13 @@ class _Planner(ast.NodeVisitor):
             # lazily (a ``for``, ``any``/``all``, ``next``) it stays one, read as lazily
             # (the calls after a ``break`` or the deciding item are not made).
             start, end = self.edits.start(node), self.edits.end(node)
-            if any(s > start and s < end and t.startswith(b"(await") for s, _, _, _, t
+            # the first iterable is read where the expression stands, not inside it: an
+            # ``await`` there leaves it a plain generator (``next((s for s in tool() if
+            # c), None)``)
+            first = node.generators[0].iter
+            outside = self.edits.start(first), self.edits.end(first)
+            if any(start < s < end and not outside[0] <= s <= outside[1]
+                   and t.startswith(b"(await") for s, _, _, _, t
                    in self.edits.items[before:]) and not self._read_lazily(node):
                 # The outermost opener and closer inside the parentheses.
                 self.edits.items.append((start + 1, start + 1, 1, start - end, b"["))
