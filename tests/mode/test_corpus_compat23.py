@@ -7,7 +7,9 @@ printed tables), and the forms found missing: ``class P(Protocol, TypedDict)`` (
 TypeError), ``class F(Flag, boundary=KEEP)`` (and ``STRICT``/``CONFORM``/``EJECT``), a
 method named like a library method (``get``) that calls tools, a ``partial`` of an
 ``@lru_cache`` function that calls tools, mapping, sequence and ``|`` sub-patterns in a
-class pattern (``case Resp(status=200, body={"items": [first, *_]}):``).
+class pattern (``case Resp(status=200, body={"items": [first, *_]}):``), a generator
+expression whose only tool call is its first iterable (``next((s for s in tool() if c),
+None)``: a plain generator, that iterable read where the expression stands).
 
 The rows live in ``data/compat23_scripts.toml``; each runs in the sandbox on both
 executors and in CPython with the same handlers (:mod:`tests.mode.compat_harness`):
