@@ -1903,6 +1903,7 @@ class _Planner(ast.NodeVisitor):
                   if not (isinstance(call := self.parents.get(node), ast.Call)
                           and call.func is node)}
         found: set[int] = set()
+        rebound: bool | None = None  # the walk made once, for the first such name
         for name, funcs in methods.items():
             if name in values or any(
                     _implicit_call(f) is not None  # type: ignore[arg-type]
@@ -1915,7 +1916,9 @@ class _Planner(ast.NodeVisitor):
                     for f in funcs):
                 continue
             if name in _library_methods():
-                if self._asyncio_rebound():
+                if rebound is None:
+                    rebound = self._asyncio_rebound()
+                if rebound:
                     continue  # the check of each call reads the preloaded ``asyncio``
                 self.shared_names.add(name)
             found.update(id(f) for f in funcs if isinstance(f, ast.FunctionDef))
