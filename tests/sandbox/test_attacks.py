@@ -1141,6 +1141,13 @@ STALLERS = [
     # r44: a replace that grows the text writes ~15 ns a character (0.63 s for 30 million)
     pytest.param("x = 'a' * 30_000_000\nfor i in range(20):\n    x.replace('a', 'bb')",
                  id="replace-growing-a-long-text"),
+    # r46: a bool or IntEnum tab size, a StrEnum member as old or new text went around the
+    # chunking (one C call: 0.4-0.9 s of GIL held for 30 million characters)
+    pytest.param("x = '\\t' * 60_000_000\nfor i in range(20):\n    x.expandtabs(True)",
+                 id="expandtabs-of-tabs-by-a-bool"),
+    pytest.param("from enum import StrEnum\nclass C(StrEnum):\n    A = 'a'\n    B = 'bb'\n"
+                 "x = 'a' * 30_000_000\nfor i in range(20):\n    x.replace(C.A, C.B)",
+                 id="replace-by-str-enum-members"),
     # r44: re.escape is one str.translate through a dict (~40 ns a character: 0.84 s for 20
     # million)
     pytest.param("import re\nx = '.' * 20_000_000\nfor i in range(20):\n    re.escape(x)",

@@ -629,6 +629,7 @@ def _width_guard(method: str) -> Callable[[Any], Callable[..., Any]]:
 
 def _bind_replace(s: str) -> Callable[..., str]:
     def replace(old: str, new: str, count: int = -1) -> str:
+        old, new, count = _exact(old), _exact(new), _exact(count)
         if isinstance(old, str) and isinstance(new, str) and len(new) > len(old):
             hits = s.count(old) if old else len(s) + 1
             if count >= 0:
@@ -641,6 +642,21 @@ def _bind_replace(s: str) -> Callable[..., str]:
             charge_operations(len(s) // TEXT_UNIT)
         return s.replace(old, new, count)
     return replace
+
+
+def _exact(arg: Any) -> Any:
+    """A str or int argument as its exact type (C reads a subclass's value, never its
+    methods), so a ``StrEnum``/``IntEnum`` member or a bool goes the chunked way: as such,
+    ``x.replace(C.A, 'bb')`` and ``x.expandtabs(True)`` were one C call over the whole text
+    (0.9 s and 0.4 s of GIL held for 30 million characters)."""
+    kind = type(arg)
+    if kind is str or kind is int:
+        return arg
+    if isinstance(arg, str):
+        return str.__str__(arg)
+    if isinstance(arg, int):
+        return int.__int__(arg)
+    return arg
 
 
 _REPLACE_CHUNK: Final = 1 << 18
@@ -682,6 +698,7 @@ def _replace_in_chunks(text: str, old: str, new: str, count: int) -> str:
 
 def _bind_expandtabs(s: str) -> Callable[..., str]:
     def expandtabs(tabsize: int = 8) -> str:
+        tabsize = _exact(tabsize)
         if isinstance(tabsize, int) and tabsize > 1:
             ensure_size(len(s) + s.count("\t") * int(tabsize), "str.expandtabs")
         if type(tabsize) is int and len(s) > _CASE_CHUNK:
