@@ -1148,6 +1148,11 @@ STALLERS = [
     pytest.param("from enum import StrEnum\nclass C(StrEnum):\n    A = 'a'\n    B = 'bb'\n"
                  "x = 'a' * 30_000_000\nfor i in range(20):\n    x.replace(C.A, C.B)",
                  id="replace-by-str-enum-members"),
+    # r46: a text predicate read the whole text in one C call (~4-8 ns a character:
+    # istitle of 60 million held the GIL 1.2 s, isalpha 0.5 s)
+    *(pytest.param(f"x = {text} * 60_000_000\nfor i in range(20):\n    x.{name}()",
+                   id=f"predicate-{name}")
+      for name, text in (("isupper", "'A'"), ("isalpha", "'a'"), ("istitle", "'A' + 'a'"))),
     # r44: re.escape is one str.translate through a dict (~40 ns a character: 0.84 s for 20
     # million)
     pytest.param("import re\nx = '.' * 20_000_000\nfor i in range(20):\n    re.escape(x)",

@@ -15,7 +15,7 @@ import pytest
 
 from codemode.sandbox.executors.broker import CallBroker
 from codemode.sandbox.language.facades.re_facade import _ESCAPE_CHUNK
-from codemode.sandbox.language.guards import _CASE_CHUNK, _REPLACE_CHUNK
+from codemode.sandbox.language.guards import _CASE_CHUNK, _CHUNKED_PREDICATES, _REPLACE_CHUNK
 from codemode.sandbox.language.render import _HOST_TEXT, _SCRUB_CHUNK, scrub
 from codemode.sandbox.limits import Limits
 from codemode.sandbox.runtime.runner import run_script
@@ -153,6 +153,38 @@ async def test_windowed_dedent_makes_the_text_of_textwrap() -> None:
     assert outcome.error is None, outcome.error
     assert outcome.value == [hashlib.sha256(textwrap.dedent(t).encode()).hexdigest()
                              for t in texts]
+
+
+PREDICATE_TEXTS = (
+    "'a' * C + 'a' * C", "'a' * C + 'A'", "'A' + 'a' * (C - 1) + 'b' + 'a' * C",
+    "'A' + 'a' * (C - 1) + 'B' + 'a' * C", "'Ab ' * C + 'Cd'", "'Ab' + ' ' * (2 * C)",
+    "'1' * (2 * C) + 'a'", "'1' * (2 * C)", "'1' * (2 * C) + 'A'", "'A' * (C + 1) + '1'",
+    "'A' * (C - 1) + 'a' + 'A' * C", "'a' * C + '1' + 'a' * C", "'_' + '1' * (2 * C)",
+    "'1' + 'a' * (2 * C)", "'a' * (C - 1) + '\\u01c5' + 'a' * C", "' ' * (2 * C) + '\\t'",
+    "'\\u0661' * (2 * C)", "'x' * C + '\\x00' + 'x' * C", "'\\u01c5' + '\\u01c5' * C")
+"""Texts past a chunk (``C``) whose answers turn on a chunk boundary: a capital, a title
+case letter, a digit or a NUL right at it, cased letters only past it, a title word
+straddling it."""
+
+
+async def test_chunked_predicates_answer_as_one_call() -> None:
+    """``isalpha``/``islower``/``istitle``/``isidentifier`` … of a long text go a chunk at a
+    time (``guards._predicate_in_chunks``: ``islower`` of 120 million characters held the GIL
+    0.9 s in one call); the answers are one call's."""
+    limits = Limits(timeout=30, operations=10**8)
+
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    methods = sorted(_CHUNKED_PREDICATES)
+    source = (f"C = {_CASE_CHUNK}\n"
+              f"[[getattr(x, m)() for m in {methods!r}] for x in [{', '.join(PREDICATE_TEXTS)}]]")
+    outcome = await run_script(source, call=CallBroker(host, limits).answer_json,
+                               tool_paths=[], limits=limits)
+    texts = [eval(text, {"C": _CASE_CHUNK}) for text in PREDICATE_TEXTS]
+    assert outcome.error is None, outcome.error
+    assert outcome.value == [[getattr(x, m)() for m in methods] for x in texts]
+    assert {value for row in outcome.value for value in row} == {True, False}
 
 
 @pytest.mark.parametrize("shift", range(0, 40, 3))
