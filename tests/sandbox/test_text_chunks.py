@@ -17,6 +17,7 @@ from codemode.sandbox.executors.broker import CallBroker
 from codemode.sandbox.language.facades.re_facade import _ESCAPE_CHUNK
 from codemode.sandbox.language.guards import _CASE_CHUNK, _CHUNKED_PREDICATES, _REPLACE_CHUNK
 from codemode.sandbox.language.render import _HOST_TEXT, _SCRUB_CHUNK, scrub
+from codemode.sandbox.language.textsearch import SEARCH_CHUNK
 from codemode.sandbox.limits import Limits
 from codemode.sandbox.runtime.runner import run_script
 
@@ -185,6 +186,52 @@ async def test_chunked_predicates_answer_as_one_call() -> None:
     assert outcome.error is None, outcome.error
     assert outcome.value == [[getattr(x, m)() for m in methods] for x in texts]
     assert {value for row in outcome.value for value in row} == {True, False}
+
+
+SEARCHES = ("'ab'", "'ba'", "'aab'", "'abab'", "'b' * 3", "'aa'", "'a' * (2 * C)",
+            "'ab', 5", "'ab', -C - 3", "'ab', 3, -3", "'ab', None, C + 1", "'ab', C - 1, C + 1",
+            "'aa', 1", "'ab', 2 * C, 5")
+"""Needles and bounds: matches across a window's boundary (``C``), overlapping candidates
+(``aa`` in ``aaa``), a needle longer than a window, negative and None bounds, a span of
+about one window, an empty one."""
+SEARCH_TEXTS = ("'a' * (C - 1) + 'b' + 'a' * C + 'bb'", "'ab' * C + 'aab'",
+                "'a' * (3 * C) + 'b'", "'bbb' + 'a' * (2 * C)")
+
+
+async def test_chunked_searches_answer_as_one_call() -> None:
+    """``find``/``rfind``/``index``/``rindex``/``count``/``in`` of a needle of two or more
+    characters in a long text go a window at a time (``textsearch``: ``find`` of 120 million
+    characters held the GIL 0.7 s in one call); the answers are one call's."""
+    limits = Limits(timeout=30, operations=10**8)
+
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    def answers(x: str, *args: Any) -> list[Any]:
+        out: list[Any] = [args[0] in x]
+        for method in ("find", "rfind", "count", "index", "rindex"):
+            try:
+                out.append(getattr(x, method)(*args))
+            except ValueError as exc:
+                out.append(str(exc))
+        return out
+
+    source = (f"C = {SEARCH_CHUNK}\n"
+              "def answers(x, *args):\n    out = [args[0] in x]\n"
+              "    for method in ('find', 'rfind', 'count', 'index', 'rindex'):\n"
+              "        try:\n            out.append(getattr(x, method)(*args))\n"
+              "        except ValueError as exc:\n            out.append(str(exc))\n"
+              "    return out\n"
+              f"[[answers(x, {'), answers(x, '.join(SEARCHES)})] "
+              f"for x in [{', '.join(SEARCH_TEXTS)}]]")
+    outcome = await run_script(source, call=CallBroker(host, limits).answer_json,
+                               tool_paths=[], limits=limits)
+    scope = {"C": SEARCH_CHUNK, "answers": answers}
+    expected = [[eval(f"answers(x, {search})", {**scope, "x": eval(text, scope)})
+                 for search in SEARCHES] for text in SEARCH_TEXTS]
+    assert outcome.error is None, outcome.error
+    assert outcome.value == expected
+    assert {row[1] for rows in expected for row in rows} > {-1}
 
 
 @pytest.mark.parametrize("shift", range(0, 40, 3))

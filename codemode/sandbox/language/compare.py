@@ -29,6 +29,7 @@ from codemode.errors import LimitExceeded
 from codemode.sandbox.language.meter import SLOW_START
 from codemode.sandbox.language.sizes import charge_counters, charge_operations
 from codemode.sandbox.language.state import counted, current_run
+from codemode.sandbox.language.textsearch import chunked_span, find_in_chunks
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable
@@ -449,6 +450,9 @@ def guarded_contains(item: Any, container: Any) -> bool:
         if type(item) in _SHALLOW:
             return item in container
     elif kind in _TEXT:
+        span = chunked_span(container, item, ())
+        if span is not None:  # a long text: a window at a time
+            return find_in_chunks(container, item, *span) >= 0
         return item in container
     elif (kind is list or kind is tuple) and len(container) < VISITS_PER_OPERATION and (
             type(item) in _SCALARS or (type(item) is str and len(item) < TEXT_UNIT)):

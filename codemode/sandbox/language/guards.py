@@ -87,6 +87,7 @@ from codemode.sandbox.language.state import (
     is_script_function,
     wrap_result,
 )
+from codemode.sandbox.language.textsearch import bind_search, chunked_span, count_in_chunks
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -981,6 +982,10 @@ def _bind_scan(method: str) -> Callable[[Any], Callable[..., Any]]:
         def scan(*args: Any) -> Any:
             if chunked and not args and type(text) is str and len(text) > _CASE_CHUNK:
                 return _predicate_in_chunks(text, method)
+            if method == "count" and args:
+                window = chunked_span(text, args[0], args[1:])
+                if window is not None:
+                    return count_in_chunks(text, args[0], *window)
             span = len(text)
             if len(args) > 1:
                 span = len(range(*slice(*args[1:3]).indices(span)))
@@ -1581,6 +1586,7 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     (str, "replace"): _bind_replace,
     (str, "expandtabs"): _bind_expandtabs,
     (str, "join"): _bind_join,
+    **{(str, name): bind_search(name) for name in ("find", "rfind", "index", "rindex")},
     (str, "translate"): _bind_translate,
     **{(kind, name): _bind_strip(name) for kind in (str, bytes)
        for name in ("strip", "lstrip", "rstrip") if name in ATTRIBUTES[kind]},

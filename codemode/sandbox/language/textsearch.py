@@ -1,0 +1,115 @@
+"""Substring searches of a long text, a chunk at a time.
+
+``find``/``rfind``/``index``/``rindex``/``count`` and ``sub in text`` of a needle of two or
+more characters are one C call over the whole text (CPython's two-way search, ~5 ns a
+character at worst: ``('a' * 120_000_000).find('aaaaaaab')`` held the GIL 0.7 s, and ``in``
+was not charged at all). Here a text past :data:`SEARCH_CHUNK` characters is searched a
+window at a time, an operation charged per ``SEARCH_UNIT`` characters, so the host loop runs
+between windows and the deadline is checked. A one-character needle is a ``memchr`` at
+memory speed and stays one call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+from codemode.sandbox.language.sizes import charge_operations
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["SEARCH_CHUNK", "bind_search", "chunked_span", "count_in_chunks", "find_in_chunks"]
+
+SEARCH_CHUNK: Final = 1 << 18
+"""Characters of a text one C search call is given (~1 ms at worst)."""
+
+SEARCH_UNIT: Final = 64
+"""Characters searched per operation charged (a comparison's ``SEARCH_UNIT``)."""
+
+
+def bind_search(method: str) -> Callable[[str], Callable[..., Any]]:
+    """``find``/``rfind``/``index``/``rindex`` of a text: a long one's a window at a time."""
+    last = method.startswith("r")
+    raises = method.endswith("index")
+
+    def bind(text: str) -> Callable[..., Any]:
+        real: Callable[..., Any] = getattr(text, method)
+
+        def search(*args: Any) -> Any:
+            span = chunked_span(text, args[0], args[1:]) if args else None
+            if span is None:
+                return real(*args)
+            found = find_in_chunks(text, args[0], *span, last=last)
+            if found < 0 and raises:
+                raise ValueError("substring not found")
+            return found
+        return search
+    return bind
+
+
+def chunked_span(text: Any, sub: Any, args: tuple[Any, ...]) -> tuple[int, int] | None:
+    """The ``(start, end)`` a search of ``sub`` in ``text`` with the optional ``start, end``
+    ``args`` reads, when it is worth chunking: exact ``str`` text and needle (a subclass or
+    another type goes to the C method, which decides), a needle of two or more characters,
+    plain integer or None bounds, a span past a chunk. None otherwise."""
+    if type(text) is not str or type(sub) is not str or len(sub) < 2 or len(args) > 2:
+        return None
+    if len(text) <= SEARCH_CHUNK or not all(a is None or type(a) is int for a in args):
+        return None
+    bounds = (*args, None, None)
+    start, end, _ = slice(bounds[0], bounds[1]).indices(len(text))
+    if end - start <= SEARCH_CHUNK:
+        return None
+    return start, end
+
+
+def find_in_chunks(text: str, sub: str, start: int, end: int, *, last: bool = False) -> int:
+    """``text.find(sub, start, end)`` (``last``: ``rfind``) a window at a time. Windows
+    overlap by ``len(sub) - 1`` characters, so a match across a boundary is found whole;
+    the first window (the last, for ``rfind``) that holds a match holds the answer."""
+    reach = len(sub) - 1
+    step = _step(sub)
+    if not last:
+        pos = start
+        while pos < end:
+            charge_operations(step // SEARCH_UNIT)
+            found = text.find(sub, pos, min(pos + step + reach, end))
+            if found >= 0:
+                return found
+            pos += step
+        return -1
+    stop = end
+    while stop > start:
+        charge_operations(step // SEARCH_UNIT)
+        found = text.rfind(sub, max(stop - step - reach, start), stop)
+        if found >= 0:
+            return found
+        stop -= step
+    return -1
+
+
+def _step(sub: str) -> int:
+    """Characters a window moves on: a chunk, or twice a long needle (each search reads its
+    needle first: windows of a chunk would read a long one once a chunk)."""
+    return max(SEARCH_CHUNK, 2 * len(sub))
+
+
+def count_in_chunks(text: str, sub: str, start: int, end: int) -> int:
+    """``text.count(sub, start, end)`` a window at a time. Counting goes left to right over
+    non-overlapping matches (``split`` finds the same ones), so the matches the call counts
+    inside a window that starts where its previous match ended are the window's own; the
+    window's ``split`` tells where its last match ended. The next window starts there, or
+    ``len(sub) - 1`` characters before the window's end if that is later (a match starting
+    before that would have been inside the window): a match across a boundary is counted
+    whole in the next window."""
+    total = 0
+    pos = start
+    step = _step(sub)
+    while True:
+        charge_operations(step // SEARCH_UNIT)
+        stop = pos + step
+        if stop >= end:
+            return total + text.count(sub, pos, end)
+        pieces = text[pos:stop].split(sub)
+        total += len(pieces) - 1
+        pos = max(stop - len(pieces[-1]), stop - len(sub) + 1)
