@@ -196,6 +196,7 @@ SEARCHES = ("'ab'", "'ba'", "'aab'", "'abab'", "'b' * 3", "'aa'", "'a' * (2 * C)
 about one window, an empty one."""
 SEARCH_TEXTS = ("'a' * (C - 1) + 'b' + 'a' * C + 'bb'", "'ab' * C + 'aab'",
                 "'a' * (3 * C) + 'b'", "'bbb' + 'a' * (2 * C)")
+BYTES_SEARCHES = ("b'ab'", "b'aab', 3", "b'ba', -C - 3", "b'a' * (2 * C)")
 
 
 async def test_chunked_searches_answer_as_one_call() -> None:
@@ -232,6 +233,28 @@ async def test_chunked_searches_answer_as_one_call() -> None:
     assert outcome.error is None, outcome.error
     assert outcome.value == expected
     assert {row[1] for rows in expected for row in rows} > {-1}
+
+
+async def test_chunked_bytes_searches_answer_as_one_call() -> None:
+    """``find``, ``count`` and ``in`` of bytes go a window at a time as text does."""
+    limits = Limits(timeout=30, operations=10**8)
+
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    searches = ", ".join(f"({search},)" for search in BYTES_SEARCHES)
+    source = (f"C = {SEARCH_CHUNK}\nx = b'a' * (C - 1) + b'b' + b'a' * C + b'bb'\n"
+              f"[[x.find(*s), x.count(*s), s[0] in x] for s in [{searches}]]")
+    outcome = await run_script(source, call=CallBroker(host, limits).answer_json,
+                               tool_paths=[], limits=limits)
+    scope: dict[str, Any] = {"C": SEARCH_CHUNK}
+    x = b"a" * (SEARCH_CHUNK - 1) + b"b" + b"a" * SEARCH_CHUNK + b"bb"
+    expected = []
+    for search in BYTES_SEARCHES:
+        args = eval(f"({search},)", scope)
+        expected.append([x.find(*args), x.count(*args), args[0] in x])
+    assert outcome.error is None, outcome.error
+    assert outcome.value == expected
 
 
 @pytest.mark.parametrize("shift", range(0, 40, 3))

@@ -1587,6 +1587,7 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     (str, "expandtabs"): _bind_expandtabs,
     (str, "join"): _bind_join,
     **{(str, name): bind_search(name) for name in ("find", "rfind", "index", "rindex")},
+    (bytes, "find"): bind_search("find"),
     (str, "translate"): _bind_translate,
     **{(kind, name): _bind_strip(name) for kind in (str, bytes)
        for name in ("strip", "lstrip", "rstrip") if name in ATTRIBUTES[kind]},

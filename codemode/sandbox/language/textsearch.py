@@ -27,12 +27,13 @@ SEARCH_UNIT: Final = 64
 """Characters searched per operation charged (a comparison's ``SEARCH_UNIT``)."""
 
 
-def bind_search(method: str) -> Callable[[str], Callable[..., Any]]:
-    """``find``/``rfind``/``index``/``rindex`` of a text: a long one's a window at a time."""
+def bind_search(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """``find``/``rfind``/``index``/``rindex`` of a text (``find`` of bytes): a long one's
+    a window at a time."""
     last = method.startswith("r")
     raises = method.endswith("index")
 
-    def bind(text: str) -> Callable[..., Any]:
+    def bind(text: Any) -> Callable[..., Any]:
         real: Callable[..., Any] = getattr(text, method)
 
         def search(*args: Any) -> Any:
@@ -49,12 +50,16 @@ def bind_search(method: str) -> Callable[[str], Callable[..., Any]]:
 
 def chunked_span(text: Any, sub: Any, args: tuple[Any, ...]) -> tuple[int, int] | None:
     """The ``(start, end)`` a search of ``sub`` in ``text`` with the optional ``start, end``
-    ``args`` reads, when it is worth chunking: exact ``str`` text and needle (a subclass or
-    another type goes to the C method, which decides), a needle of two or more characters,
-    plain integer or None bounds, a span past a chunk. None otherwise."""
-    if type(text) is not str or type(sub) is not str or len(sub) < 2 or len(args) > 2:
+    ``args`` reads, when it is worth chunking: text and needle both exact ``str`` or both
+    ``bytes`` (a subclass or another type goes to the C method, which decides), a needle of
+    two or more characters, plain integer or None bounds, a span past a chunk. None
+    otherwise."""
+    kind = type(text)
+    if (kind is not str and kind is not bytes) or type(sub) is not kind:
         return None
-    if len(text) <= SEARCH_CHUNK or not all(a is None or type(a) is int for a in args):
+    if len(sub) < 2 or len(args) > 2 or len(text) <= SEARCH_CHUNK:
+        return None
+    if not all(a is None or type(a) is int for a in args):
         return None
     bounds = (*args, None, None)
     start, end, _ = slice(bounds[0], bounds[1]).indices(len(text))
@@ -63,7 +68,7 @@ def chunked_span(text: Any, sub: Any, args: tuple[Any, ...]) -> tuple[int, int] 
     return start, end
 
 
-def find_in_chunks(text: str, sub: str, start: int, end: int, *, last: bool = False) -> int:
+def find_in_chunks(text: Any, sub: Any, start: int, end: int, *, last: bool = False) -> int:
     """``text.find(sub, start, end)`` (``last``: ``rfind``) a window at a time. Windows
     overlap by ``len(sub) - 1`` characters, so a match across a boundary is found whole;
     the first window (the last, for ``rfind``) that holds a match holds the answer."""
@@ -73,7 +78,7 @@ def find_in_chunks(text: str, sub: str, start: int, end: int, *, last: bool = Fa
         pos = start
         while pos < end:
             charge_operations(step // SEARCH_UNIT)
-            found = text.find(sub, pos, min(pos + step + reach, end))
+            found: int = text.find(sub, pos, min(pos + step + reach, end))
             if found >= 0:
                 return found
             pos += step
@@ -88,13 +93,13 @@ def find_in_chunks(text: str, sub: str, start: int, end: int, *, last: bool = Fa
     return -1
 
 
-def _step(sub: str) -> int:
+def _step(sub: Any) -> int:
     """Characters a window moves on: a chunk, or twice a long needle (each search reads its
     needle first: windows of a chunk would read a long one once a chunk)."""
     return max(SEARCH_CHUNK, 2 * len(sub))
 
 
-def count_in_chunks(text: str, sub: str, start: int, end: int) -> int:
+def count_in_chunks(text: Any, sub: Any, start: int, end: int) -> int:
     """``text.count(sub, start, end)`` a window at a time. Counting goes left to right over
     non-overlapping matches (``split`` finds the same ones), so the matches the call counts
     inside a window that starts where its previous match ended are the window's own; the
@@ -109,7 +114,8 @@ def count_in_chunks(text: str, sub: str, start: int, end: int) -> int:
         charge_operations(step // SEARCH_UNIT)
         stop = pos + step
         if stop >= end:
-            return total + text.count(sub, pos, end)
+            counted: int = text.count(sub, pos, end)
+            return total + counted
         pieces = text[pos:stop].split(sub)
         total += len(pieces) - 1
         pos = max(stop - len(pieces[-1]), stop - len(sub) + 1)
