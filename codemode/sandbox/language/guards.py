@@ -87,7 +87,14 @@ from codemode.sandbox.language.state import (
     is_script_function,
     wrap_result,
 )
-from codemode.sandbox.language.textsearch import bind_search, chunked_span, count_in_chunks
+from codemode.sandbox.language.textsearch import (
+    bind_partition,
+    bind_search,
+    chunked_span,
+    count_in_chunks,
+    count_of,
+    split_in_chunks,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -632,7 +639,7 @@ def _bind_replace(s: str) -> Callable[..., str]:
     def replace(old: str, new: str, count: int = -1) -> str:
         old, new, count = _exact(old), _exact(new), _exact(count)
         if isinstance(old, str) and isinstance(new, str) and len(new) > len(old):
-            hits = s.count(old) if old else len(s) + 1
+            hits = count_of(s, old) if old else len(s) + 1
             if count >= 0:
                 hits = min(hits, count)
             ensure_size(len(s) + hits * (len(new) - len(old)), "str.replace")
@@ -1070,7 +1077,7 @@ def _separators(text: Any, sep: Any, lines: bool) -> int:
     if lines:
         marks: tuple[Any, ...] = _BYTES_LINES if isinstance(text, bytes) else _STR_LINES
     elif sep is not None:
-        return text.count(sep) if sep else 0
+        return count_of(text, sep) if sep else 0
     elif isinstance(text, bytes):
         marks = _BYTES_SPACE
     else:
@@ -1090,9 +1097,12 @@ def _bind_split(method: str) -> Callable[[Any], Callable[..., Any]]:
             if lines:
                 check_split(text, None, -1, f"{type(text).__name__}.{method}", lines=True)
             else:
-                check_split(text, args[0] if args else kwargs.get("sep"),
-                            args[1] if len(args) > 1 else kwargs.get("maxsplit", -1),
-                            f"{type(text).__name__}.{method}")
+                sep = args[0] if args else kwargs.get("sep")
+                maxsplit = args[1] if len(args) > 1 else kwargs.get("maxsplit", -1)
+                check_split(text, sep, maxsplit, f"{type(text).__name__}.{method}")
+                if (method == "split" and type(maxsplit) is int and len(args) + len(kwargs) <= 2
+                        and chunked_span(text, sep, ()) is not None):
+                    return split_in_chunks(text, sep, maxsplit)  # a search a window at a time
             return real(*args, **kwargs)
         return split
     return bind
@@ -1588,6 +1598,7 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     (str, "join"): _bind_join,
     **{(str, name): bind_search(name) for name in ("find", "rfind", "index", "rindex")},
     (bytes, "find"): bind_search("find"),
+    **{(str, name): bind_partition(name) for name in ("partition", "rpartition")},
     (str, "translate"): _bind_translate,
     **{(kind, name): _bind_strip(name) for kind in (str, bytes)
        for name in ("strip", "lstrip", "rstrip") if name in ATTRIBUTES[kind]},

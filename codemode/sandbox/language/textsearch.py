@@ -18,7 +18,8 @@ from codemode.sandbox.language.sizes import charge_operations
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["SEARCH_CHUNK", "bind_search", "chunked_span", "count_in_chunks", "find_in_chunks"]
+__all__ = ["SEARCH_CHUNK", "bind_partition", "bind_search", "chunked_span", "count_in_chunks",
+           "count_of", "find_in_chunks", "split_in_chunks"]
 
 SEARCH_CHUNK: Final = 1 << 18
 """Characters of a text one C search call is given (~1 ms at worst)."""
@@ -119,3 +120,62 @@ def count_in_chunks(text: Any, sub: Any, start: int, end: int) -> int:
         pieces = text[pos:stop].split(sub)
         total += len(pieces) - 1
         pos = max(stop - len(pieces[-1]), stop - len(sub) + 1)
+
+
+def count_of(text: Any, sub: Any) -> int:
+    """``text.count(sub)``, a window at a time when :func:`chunked_span` says so (for the
+    guards that size a result before making it: ``replace``, ``split``)."""
+    window = chunked_span(text, sub, ())
+    if window is None:
+        counted: int = text.count(sub)
+        return counted
+    return count_in_chunks(text, sub, *window)
+
+
+def split_in_chunks(text: Any, sep: Any, maxsplit: int) -> list[Any]:
+    """``text.split(sep, maxsplit)`` of a long text a window at a time (the windows as in
+    :func:`count_in_chunks`: each starts where the previous one's last match ended or
+    ``len(sep) - 1`` before its end). A window's first piece continues the piece the
+    earlier windows left open."""
+    parts: list[Any] = []
+    left = maxsplit
+    pos = opened = 0
+    step = _step(sep)
+    while True:
+        charge_operations(step // SEARCH_UNIT)
+        stop = pos + step
+        if stop >= len(text) or not left:
+            pieces = text[pos:].split(sep, left) if left else [text[pos:]]
+            pieces[0] = text[opened:pos] + pieces[0]
+            return parts + pieces
+        pieces = text[pos:stop].split(sep, left)
+        matched = len(pieces) - 1
+        done = stop - len(pieces[-1])
+        if matched:
+            pieces[0] = text[opened:pos] + pieces[0]
+            parts += pieces[:-1]
+            opened = done
+            if left > 0:
+                left -= matched
+        pos = max(done, stop - len(sep) + 1)
+
+
+def bind_partition(method: str) -> Callable[[Any], Callable[..., Any]]:
+    """``partition``/``rpartition`` of a text: a long one's separator found a window at a
+    time."""
+    last = method == "rpartition"
+
+    def bind(text: Any) -> Callable[..., Any]:
+        real: Callable[..., Any] = getattr(text, method)
+
+        def partition(sep: Any) -> Any:
+            window = chunked_span(text, sep, ())
+            if window is None:
+                return real(sep)
+            found = find_in_chunks(text, sep, *window, last=last)
+            if found < 0:
+                empty = text[:0]
+                return (empty, empty, text) if last else (text, empty, empty)
+            return text[:found], sep, text[found + len(sep):]
+        return partition
+    return bind
