@@ -201,8 +201,9 @@ BYTES_SEARCHES = ("b'ab'", "b'aab', 3", "b'ba', -C - 3", "b'a' * (2 * C)")
 
 async def test_chunked_searches_answer_as_one_call() -> None:
     """``find``/``rfind``/``index``/``rindex``/``count``/``in``/``partition``/``split`` of a
-    needle of two or more characters in a long text go a window at a time (``textsearch``: ``find`` of 120 million
-    characters held the GIL 0.7 s in one call); the answers are one call's."""
+    needle of two or more characters in a long text go a window at a time (``textsearch``:
+    ``find`` of 120 million characters held the GIL 0.7 s in one call); the answers are one
+    call's."""
     limits = Limits(timeout=30, operations=10**8)
 
     async def host(name: str, args: dict[str, Any]) -> Any:
