@@ -1098,7 +1098,7 @@ def _bind_split(method: str) -> Callable[[Any], Callable[..., Any]]:
                 check_split(text, None, -1, f"{type(text).__name__}.{method}", lines=True)
             else:
                 sep = args[0] if args else kwargs.get("sep")
-                maxsplit = args[1] if len(args) > 1 else kwargs.get("maxsplit", -1)
+                maxsplit = _exact(args[1] if len(args) > 1 else kwargs.get("maxsplit", -1))
                 check_split(text, sep, maxsplit, f"{type(text).__name__}.{method}")
                 if (method == "split" and type(maxsplit) is int and len(args) + len(kwargs) <= 2
                         and chunked_span(text, sep, ()) is not None):

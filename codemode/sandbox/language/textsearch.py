@@ -51,16 +51,16 @@ def bind_search(method: str) -> Callable[[Any], Callable[..., Any]]:
 
 def chunked_span(text: Any, sub: Any, args: tuple[Any, ...]) -> tuple[int, int] | None:
     """The ``(start, end)`` a search of ``sub`` in ``text`` with the optional ``start, end``
-    ``args`` reads, when it is worth chunking: text and needle both exact ``str`` or both
-    ``bytes`` (a subclass or another type goes to the C method, which decides), a needle of
-    two or more characters, plain integer or None bounds, a span past a chunk. None
-    otherwise."""
+    ``args`` reads, when it is worth chunking: an exact ``str`` or ``bytes`` text and a
+    needle of its type (a ``StrEnum`` member too: C reads its value, as here), of two or
+    more characters; integer (a bool, an ``IntEnum`` member) or None bounds; a span past a
+    chunk. None otherwise (another type goes to the C method, which decides)."""
     kind = type(text)
-    if (kind is not str and kind is not bytes) or type(sub) is not kind:
+    if (kind is not str and kind is not bytes) or not isinstance(sub, kind):
         return None
     if len(sub) < 2 or len(args) > 2 or len(text) <= SEARCH_CHUNK:
         return None
-    if not all(a is None or type(a) is int for a in args):
+    if not all(a is None or isinstance(a, int) for a in args):
         return None
     bounds = (*args, None, None)
     start, end, _ = slice(bounds[0], bounds[1]).indices(len(text))
