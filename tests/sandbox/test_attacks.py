@@ -1122,6 +1122,10 @@ STALLERS = [
                  "    x.encode('utf-16', 'ignore')", id="lone-surrogates-encoded"),
     pytest.param("x = b'\\x00\\xd8' * 10_000_000\nfor i in range(20):\n"
                  "    x.decode('utf-16-le', 'replace')", id="lone-surrogates-decoded"),
+    # r46: UTF-8 and ASCII decoding of bad bytes with 'replace'/'ignore' were one C call
+    # (~60 ns a byte: 30 MB held the GIL 2.2 s)
+    pytest.param("x = b'\\xff' * 15_000_000\nfor i in range(20):\n"
+                 "    x.decode('utf-8', 'replace')", id="invalid-utf8-decoded"),
     # one C call whose cost is the product of two sizes, or ~30 ns a character of a text
     # at its size cap (r26: 27 s, minutes, 3 s and 2.6 s of GIL held before the fixes)
     pytest.param("s = 'a' * 10**6\np = 'a' * (10**6 - 2) + 'ba'\ns.startswith((p,) * 10**6)",
