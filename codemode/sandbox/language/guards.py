@@ -93,6 +93,7 @@ from codemode.sandbox.language.textsearch import (
     chunked_span,
     count_in_chunks,
     count_of,
+    rsplit_in_chunks,
     split_in_chunks,
 )
 
@@ -1100,9 +1101,10 @@ def _bind_split(method: str) -> Callable[[Any], Callable[..., Any]]:
                 sep = args[0] if args else kwargs.get("sep")
                 maxsplit = _exact(args[1] if len(args) > 1 else kwargs.get("maxsplit", -1))
                 check_split(text, sep, maxsplit, f"{type(text).__name__}.{method}")
-                if (method == "split" and type(maxsplit) is int and len(args) + len(kwargs) <= 2
-                        and chunked_span(text, sep, ()) is not None):
-                    return split_in_chunks(text, sep, maxsplit)  # a search a window at a time
+                if (type(maxsplit) is int and len(args) + len(kwargs) <= 2
+                        and chunked_span(text, sep, ()) is not None):  # a window at a time
+                    chunked = split_in_chunks if method == "split" else rsplit_in_chunks
+                    return chunked(text, sep, maxsplit)
             return real(*args, **kwargs)
         return split
     return bind

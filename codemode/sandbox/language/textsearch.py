@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 __all__ = ["SEARCH_CHUNK", "bind_partition", "bind_search", "chunked_span", "count_in_chunks",
-           "count_of", "find_in_chunks", "split_in_chunks"]
+           "count_of", "find_in_chunks", "rsplit_in_chunks", "split_in_chunks"]
 
 SEARCH_CHUNK: Final = 1 << 18
 """Characters of a text one C search call is given (~1 ms at worst)."""
@@ -179,3 +179,30 @@ def bind_partition(method: str) -> Callable[[Any], Callable[..., Any]]:
             return text[:found], sep, text[found + len(sep):]
         return partition
     return bind
+
+
+def rsplit_in_chunks(text: Any, sep: Any, maxsplit: int) -> list[Any]:
+    """``text.rsplit(sep, maxsplit)`` of a long text a window at a time, from the end:
+    :func:`split_in_chunks` mirrored (``rsplit`` takes its matches right to left, so
+    ``'aaa'.rsplit('aa')`` is ``['a', '']`` where ``split`` gives ``['', 'a']``)."""
+    found: list[list[Any]] = []
+    left = maxsplit
+    stop = closed = len(text)
+    step = _step(sep)
+    while True:
+        charge_operations(step // SEARCH_UNIT)
+        start = stop - step
+        if start <= 0 or not left:
+            pieces = text[:stop].rsplit(sep, left) if left else [text[:stop]]
+            pieces[-1] = pieces[-1] + text[stop:closed]
+            return [*pieces, *(piece for window in reversed(found) for piece in window)]
+        pieces = text[start:stop].rsplit(sep, left)
+        matched = len(pieces) - 1
+        done = start + len(pieces[0])
+        if matched:
+            pieces[-1] = pieces[-1] + text[stop:closed]
+            found.append(pieces[1:])
+            closed = done
+            if left > 0:
+                left -= matched
+        stop = min(done, start + len(sep) - 1)
