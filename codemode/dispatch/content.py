@@ -172,8 +172,15 @@ class InvalidResult(Exception):
     """Internal: handler output that cannot be normalised; becomes an error result."""
 
 
+def _block_type(kind: Any) -> bool:
+    """Whether a ``"type"`` value names a content block: a JSON schema's ``"type":
+    ["string", "null"]`` (a list) or an object there is data, not an unhashable-type
+    TypeError out of the pipeline."""
+    return isinstance(kind, str) and kind in BLOCK_TYPES
+
+
 def _is_block(value: Any) -> bool:
-    return isinstance(value, Mapping) and value.get("type") in BLOCK_TYPES
+    return isinstance(value, Mapping) and _block_type(value.get("type"))
 
 
 def _block(value: Mapping[str, Any]) -> FrozenDict:
@@ -202,7 +209,7 @@ def content_of(value: Any, *, steps: bool = False) -> tuple[tuple[FrozenDict, ..
     if isinstance(value, str):
         return (text(str.__str__(value)),), None  # a StrEnum member as its plain text
     plain = type(value) is dict  # the usual data: no ABC checks (a dict is no Sequence)
-    if value.get("type") in BLOCK_TYPES if plain else _is_block(value):
+    if _block_type(value.get("type")) if plain else _is_block(value):
         return (_block(value),), None
     if (
         not plain

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 import pytest
 
 import codemode as cm
-from codemode.dispatch.frozen import HEAVY_VALUES, heavy, thaw
+from codemode.dispatch.frozen import HEAVY_VALUES, freeze, heavy, thaw
 
 from .support import call
 
@@ -70,6 +70,16 @@ async def run(registry: cm.ToolRegistry, value: Any, **options: Any) -> cm.ToolR
             {"content": "body"},
             id="dict-with-content-key-is-data",
         ),
+        *(pytest.param(  # r46: a JSON schema's "type" (a list, an object) is data: it raised
+            value,         # TypeError (unhashable type) out of registry.execute
+            ({"type": "text", "text": json.dumps(value, separators=(",", ":"))},),
+            freeze(value),
+            id=name,
+        ) for name, value in (
+            ("dict-with-a-list-type-is-data", {"type": ["string", "null"], "title": "x"}),
+            ("dict-with-an-object-type-is-data", {"type": {"text": 1}}),
+            ("list-of-dicts-with-list-types-is-data", [{"type": ["text"]}, IMAGE]),
+        )),
         pytest.param(
             cm.Envelope([IMAGE], structured={"n": 1}),
             (IMAGE,),

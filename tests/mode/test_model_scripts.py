@@ -6129,6 +6129,11 @@ async def test_a_failed_call_uncaught_names_its_tool(mode: cm.CodeMode) -> None:
      ("TypeError", 2, "argument of type 'builtin_function_or_method' is not iterable; "
                       "`w.values` without a call is the dict method itself: call it, "
                       "`w.values()`")),
+    # r46: a needle in a name (the `in` goes through the _in_ guard, the innermost frame)
+    ('w = get_weather("Oslo")\nsky = "sunny"\nsky in w.values',
+     ("TypeError", 3, "argument of type 'builtin_function_or_method' is not iterable; "
+                      "`w.values` without a call is the dict method itself: call it, "
+                      "`w.values()`")),
     ('def names(rows):\n    return sorted(r for r in rows.keys)\nnames(get_user(1))',
      ("TypeError", 2, "'builtin_function_or_method' object is not iterable; `rows.keys` "
                       "without a call is the dict method itself: call it, `rows.keys()`")),

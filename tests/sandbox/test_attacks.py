@@ -1141,6 +1141,20 @@ STALLERS = [
     # r44: a replace that grows the text writes ~15 ns a character (0.63 s for 30 million)
     pytest.param("x = 'a' * 30_000_000\nfor i in range(20):\n    x.replace('a', 'bb')",
                  id="replace-growing-a-long-text"),
+    # r46: a StrEnum member as old or new text went around the chunking (one C call: 0.9 s
+    # of GIL held for 30 million characters; a bool tab size: doses/93-r46.toml)
+    pytest.param("from enum import StrEnum\nclass C(StrEnum):\n    A = 'a'\n    B = 'bb'\n"
+                 "x = 'a' * 30_000_000\nfor i in range(20):\n    x.replace(C.A, C.B)",
+                 id="replace-by-str-enum-members"),
+    # r46: a text predicate read the whole text in one C call (~4-8 ns a character:
+    # istitle of 60 million held the GIL 1.2 s, isalpha 0.5 s)
+    *(pytest.param(f"x = {text} * 60_000_000\nfor i in range(20):\n    x.{name}()",
+                   id=f"predicate-{name}")
+      for name, text in (("isalpha", "'a'"), ("istitle", "'A' + 'a'"))),
+    # r46: a search for a needle of two or more characters is one two-way search over the
+    # text (~5 ns a character; `in` with a literal needle was not even charged)
+    pytest.param("x = 'a' * 60_000_000\nfor i in range(20):\n    'aaaaaaab' in x",
+                 id="search-of-a-long-text"),
     # r44: re.escape is one str.translate through a dict (~40 ns a character: 0.84 s for 20
     # million)
     pytest.param("import re\nx = '.' * 20_000_000\nfor i in range(20):\n    re.escape(x)",

@@ -15,8 +15,9 @@ import pytest
 
 from codemode.sandbox.executors.broker import CallBroker
 from codemode.sandbox.language.facades.re_facade import _ESCAPE_CHUNK
-from codemode.sandbox.language.guards import _CASE_CHUNK, _REPLACE_CHUNK
+from codemode.sandbox.language.guards import _CASE_CHUNK, _CHUNKED_PREDICATES, _REPLACE_CHUNK
 from codemode.sandbox.language.render import _HOST_TEXT, _SCRUB_CHUNK, scrub
+from codemode.sandbox.language.textsearch import SEARCH_CHUNK
 from codemode.sandbox.limits import Limits
 from codemode.sandbox.runtime.runner import run_script
 
@@ -153,6 +154,115 @@ async def test_windowed_dedent_makes_the_text_of_textwrap() -> None:
     assert outcome.error is None, outcome.error
     assert outcome.value == [hashlib.sha256(textwrap.dedent(t).encode()).hexdigest()
                              for t in texts]
+
+
+PREDICATE_TEXTS = (
+    "'a' * C + 'a' * C", "'a' * C + 'A'", "'A' + 'a' * (C - 1) + 'b' + 'a' * C",
+    "'A' + 'a' * (C - 1) + 'B' + 'a' * C", "'Ab ' * C + 'Cd'", "'Ab' + ' ' * (2 * C)",
+    "'1' * (2 * C) + 'a'", "'1' * (2 * C)", "'1' * (2 * C) + 'A'", "'A' * (C + 1) + '1'",
+    "'A' * (C - 1) + 'a' + 'A' * C", "'a' * C + '1' + 'a' * C", "'_' + '1' * (2 * C)",
+    "'1' + 'a' * (2 * C)", "'a' * (C - 1) + '\\u01c5' + 'a' * C", "' ' * (2 * C) + '\\t'",
+    "'\\u0661' * (2 * C)", "'x' * C + '\\x00' + 'x' * C", "'\\u01c5' + '\\u01c5' * C")
+"""Texts past a chunk (``C``) whose answers turn on a chunk boundary: a capital, a title
+case letter, a digit or a NUL right at it, cased letters only past it, a title word
+straddling it."""
+
+
+async def test_chunked_predicates_answer_as_one_call() -> None:
+    """``isalpha``/``islower``/``istitle``/``isidentifier`` … of a long text go a chunk at a
+    time (``guards._predicate_in_chunks``: ``islower`` of 120 million characters held the GIL
+    0.9 s in one call); the answers are one call's."""
+    limits = Limits(timeout=30, operations=10**8)
+
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    methods = sorted(_CHUNKED_PREDICATES)
+    source = (f"C = {_CASE_CHUNK}\n"
+              f"[[getattr(x, m)() for m in {methods!r}] for x in [{', '.join(PREDICATE_TEXTS)}]]")
+    outcome = await run_script(source, call=CallBroker(host, limits).answer_json,
+                               tool_paths=[], limits=limits)
+    texts = [eval(text, {"C": _CASE_CHUNK}) for text in PREDICATE_TEXTS]
+    assert outcome.error is None, outcome.error
+    assert outcome.value == [[getattr(x, m)() for m in methods] for x in texts]
+    assert {value for row in outcome.value for value in row} == {True, False}
+
+
+SEARCHES = ("'ab'", "'ba'", "'aab'", "'abab'", "'b' * 3", "'aa'", "'a' * (2 * C)",
+            "'ab', 5", "'ab', -C - 3", "'ab', 3, -3", "'ab', None, C + 1", "'ab', C - 1, C + 1",
+            "'aa', 1", "'ab', 2 * C, 5")
+"""Needles and bounds: matches across a window's boundary (``C``), overlapping candidates
+(``aa`` in ``aaa``), a needle longer than a window, negative and None bounds, a span of
+about one window, an empty one."""
+SEARCH_TEXTS = ("'a' * (C - 1) + 'b' + 'a' * C + 'bb'", "'ab' * C + 'aab'",
+                "'a' * (3 * C) + 'b'", "'bbb' + 'a' * (2 * C)")
+BYTES_SEARCHES = ("b'ab'", "b'aab', 3", "b'ba', -C - 3", "b'a' * (2 * C)")
+
+
+async def test_chunked_searches_answer_as_one_call() -> None:
+    """``find``/``rfind``/``index``/``rindex``/``count``/``in``/``partition``/``split``/
+    ``rsplit`` of a needle of two or more characters in a long text go a window at a time
+    (``textsearch``: ``find`` of 120 million characters held the GIL 0.7 s in one call); the
+    answers are one call's."""
+    limits = Limits(timeout=30, operations=10**8)
+
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    def answers(x: str, *args: Any) -> list[Any]:
+        out: list[Any] = [args[0] in x, *(list(map(len, p(args[0])))
+                                          for p in (x.partition, x.rpartition)),
+                          *(hashlib.sha256("|".join(split(args[0], n)).encode()).hexdigest()
+                            for split in (x.split, x.rsplit) for n in (-1, 2))]
+        for method in ("find", "rfind", "count", "index", "rindex"):
+            try:
+                out.append(getattr(x, method)(*args))
+            except ValueError as exc:
+                out.append(str(exc))
+        return out
+
+    source = (f"import hashlib\nC = {SEARCH_CHUNK}\n"
+              "def answers(x, *args):\n"
+              "    out = [args[0] in x, *(list(map(len, p(args[0])))\n"
+              "                           for p in (x.partition, x.rpartition)),\n"
+              "           *(hashlib.sha256('|'.join(split(args[0], n)).encode()).hexdigest()\n"
+              "             for split in (x.split, x.rsplit) for n in (-1, 2))]\n"
+              "    for method in ('find', 'rfind', 'count', 'index', 'rindex'):\n"
+              "        try:\n            out.append(getattr(x, method)(*args))\n"
+              "        except ValueError as exc:\n            out.append(str(exc))\n"
+              "    return out\n"
+              f"[[answers(x, {'), answers(x, '.join(SEARCHES)})] "
+              f"for x in [{', '.join(SEARCH_TEXTS)}]]")
+    outcome = await run_script(source, call=CallBroker(host, limits).answer_json,
+                               tool_paths=[], limits=limits)
+    scope = {"C": SEARCH_CHUNK, "answers": answers}
+    expected = [[eval(f"answers(x, {search})", {**scope, "x": eval(text, scope)})
+                 for search in SEARCHES] for text in SEARCH_TEXTS]
+    assert outcome.error is None, outcome.error
+    assert outcome.value == expected
+    assert {row[7] for rows in expected for row in rows} > {-1}
+
+
+async def test_chunked_bytes_searches_answer_as_one_call() -> None:
+    """``find``, ``count`` and ``in`` of bytes go a window at a time as text does."""
+    limits = Limits(timeout=30, operations=10**8)
+
+    async def host(name: str, args: dict[str, Any]) -> Any:
+        return args
+
+    searches = ", ".join(f"({search},)" for search in BYTES_SEARCHES)
+    source = (f"C = {SEARCH_CHUNK}\nx = b'a' * (C - 1) + b'b' + b'a' * C + b'bb'\n"
+              f"[[x.find(*s), x.count(*s), s[0] in x] for s in [{searches}]]")
+    outcome = await run_script(source, call=CallBroker(host, limits).answer_json,
+                               tool_paths=[], limits=limits)
+    scope: dict[str, Any] = {"C": SEARCH_CHUNK}
+    x = b"a" * (SEARCH_CHUNK - 1) + b"b" + b"a" * SEARCH_CHUNK + b"bb"
+    expected = []
+    for search in BYTES_SEARCHES:
+        args = eval(f"({search},)", scope)
+        expected.append([x.find(*args), x.count(*args), args[0] in x])
+    assert outcome.error is None, outcome.error
+    assert outcome.value == expected
 
 
 @pytest.mark.parametrize("shift", range(0, 40, 3))

@@ -29,6 +29,7 @@ from codemode.errors import LimitExceeded
 from codemode.sandbox.language.meter import SLOW_START
 from codemode.sandbox.language.sizes import charge_counters, charge_operations
 from codemode.sandbox.language.state import counted, current_run
+from codemode.sandbox.language.textsearch import SEARCH_CHUNK, chunked_span, find_in_chunks
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable
@@ -445,10 +446,15 @@ _FAST_HASHED: Final = frozenset({set, frozenset, dict})
 def guarded_contains(item: Any, container: Any) -> bool:
     """``item in container`` (``_in_``) with the comparisons charged first."""
     kind = type(container)
+    if kind is str and len(container) <= SEARCH_CHUNK:  # the common case first
+        return item in container
     if kind in _FAST_HASHED:
         if type(item) in _SHALLOW:
             return item in container
     elif kind in _TEXT:
+        span = chunked_span(container, item, ())
+        if span is not None:  # a long text: a window at a time
+            return find_in_chunks(container, item, *span) >= 0
         return item in container
     elif (kind is list or kind is tuple) and len(container) < VISITS_PER_OPERATION and (
             type(item) in _SCALARS or (type(item) is str and len(item) < TEXT_UNIT)):
@@ -463,6 +469,8 @@ def guarded_contains(item: Any, container: Any) -> bool:
 
 def guarded_not_contains(item: Any, container: Any) -> bool:
     """``item not in container`` (``_notin_``)."""
+    if type(container) is str and len(container) <= SEARCH_CHUNK:
+        return item not in container
     return not guarded_contains(item, container)
 
 

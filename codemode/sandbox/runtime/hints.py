@@ -125,14 +125,14 @@ def _method_hint(trace: TracebackType | None, lines: tuple[str, ...]) -> str:
 
 
 def _script_line(trace: TracebackType | None) -> int | None:
-    """The line of the innermost frame of ``trace`` when it is the script's."""
-    last = None
+    """The line of the innermost script frame of ``trace``: the error may come from a guard
+    the line called (``'x' in page.values`` is the ``_in_`` guard's ``in``)."""
+    line = None
     while trace is not None:
-        last = trace
+        if trace.tb_frame.f_code.co_filename == SCRIPT_FILENAME:
+            line = trace.tb_lineno
         trace = trace.tb_next
-    if last is None or last.tb_frame.f_code.co_filename != SCRIPT_FILENAME:
-        return None
-    return last.tb_lineno
+    return line
 
 
 def _key_text(key: Any) -> str:
