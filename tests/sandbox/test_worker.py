@@ -375,16 +375,25 @@ async def test_cancel_run_cancels_host_call_and_no_call_after(pool: WorkerPoolEx
 
 
 async def test_script_abandoning_a_call_cancels_it_on_host(pool: WorkerPoolExecutor) -> None:
+    """The script's wait_for gives the call up once the host runs it (``tools.one`` returns
+    then): a 0.05 s wait_for alone could end before the call frame reached a loaded host,
+    which then never started the call, so there was nothing to cancel."""
+    host_started = anyio.Event()
     host_cancelled = anyio.Event()
 
     async def blocking(name: str, arguments: dict[str, Any]) -> Any:
+        if name == "one":
+            await host_started.wait()
+            return None
+        host_started.set()
         try:
             await anyio.sleep_forever()
         finally:
             host_cancelled.set()
 
     source = (
-        "import asyncio\ntry:\n    await asyncio.wait_for(tools.slow(), 0.05)\n"
+        "import asyncio\nslow = asyncio.ensure_future(tools.slow())\nawait tools.one()\n"
+        "try:\n    await asyncio.wait_for(slow, 0.05)\n"
         "except asyncio.TimeoutError:\n    r = 'timed out'\nr"
     )
     result = await pool.run(source, call_tool=blocking, tool_paths=PATHS)
