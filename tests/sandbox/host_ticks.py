@@ -9,7 +9,9 @@ threads waited 5-10 s summed). What a stall is made of does not change with the 
 time this process spends while its loop cannot tick. So each gap between two ticks counts
 as the larger of the process's CPU time in it and its wall time less the run-queue wait of
 the process's threads (``/proc/self/task/*/schedstat``; a stall that blocks without
-computing). Unloaded, that is the wall time, as before.
+computing). Unloaded, that is the wall time, as before. The CPU time counts up to the
+gap's wall time: one thread holding the GIL cannot spend more, and threads computing
+beside it without the GIL do not stop the loop.
 """
 
 from __future__ import annotations
@@ -25,45 +27,48 @@ import anyio
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-__all__ = ["PER_TICK", "Ticks", "host_ticks", "run_queue_wait"]
+__all__ = ["PER_TICK", "Ticks", "host_ticks", "run_queue_waits"]
 
 PER_TICK: Final = 0.2
 """Seconds of stall a loop may spend per tick: an unstarved 10 ms ticker ticks every
 10-15 ms, and GIL sharing with an in-process script thread can cut that to a fifth."""
 
 
-def run_queue_wait() -> float:
-    """Seconds the threads of this process have waited, runnable, for a CPU (0.0 where the
-    kernel keeps no schedstat). Threads that ended take their wait with them: a gap's wait
-    is then undercounted, which only makes the check stricter."""
-    total = 0
+def run_queue_waits() -> dict[int, int]:
+    """Nanoseconds each thread of this process has waited, runnable, for a CPU (none where
+    the kernel keeps no schedstat)."""
+    waits: dict[int, int] = {}
     try:
         tids = os.listdir("/proc/self/task")
     except OSError:
-        return 0.0
+        return waits
     for tid in tids:
         try:
             with open(f"/proc/self/task/{tid}/schedstat", "rb") as f:
-                total += int(f.read().split()[1])
+                waits[int(tid)] = int(f.read().split()[1])
         except (OSError, IndexError, ValueError):
             continue
-    return total / 1e9
+    return waits
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class _Mark:
     wall: float
     cpu: float
-    waited: float
+    waits: dict[int, int]
 
     @classmethod
     def now(cls) -> _Mark:
-        return cls(wall=time.perf_counter(), cpu=time.process_time(), waited=run_queue_wait())
+        return cls(wall=time.perf_counter(), cpu=time.process_time(), waits=run_queue_waits())
 
     def since(self, before: _Mark) -> float:
-        """The stall this gap can stand for (see the module docstring)."""
-        return max(self.cpu - before.cpu,
-                   self.wall - before.wall - (self.waited - before.waited))
+        """The stall this gap can stand for (see the module docstring). A thread that ended
+        in the gap takes its wait with it (a sum over the threads fell by seconds, and the
+        gap came out longer than it was): only the threads still here count, which only
+        makes the check stricter."""
+        wall = self.wall - before.wall
+        waited = sum(max(0, w - before.waits.get(tid, 0)) for tid, w in self.waits.items())
+        return max(min(self.cpu - before.cpu, wall), wall - waited / 1e9)
 
 
 @final
