@@ -19,7 +19,7 @@ import pytest
 
 import codemode as cm
 import sdk_gen
-from codemode.integrations.gateway import connect
+from codemode.integrations.gateway import Gateway, connect, load_config
 from sdk_gen._audit import audit_prompt
 from tests.integrations.node_peers import (
     CHANGING,
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
 
-    from codemode.integrations.gateway import Gateway
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
@@ -247,12 +246,19 @@ async def test_an_http_upstream_that_restarted_gets_a_new_session() -> None:
     session's requests with 400 (MCP says 404: the session ended). The SDK's client failed
     each call with "Server returned an error response" until the next ping (5 s) found the
     connection dead; the gateway checks the connection at once, starts a new session and
-    sends the refused request again, so the script does not see the restart."""
+    sends the refused request again, so the script does not see the restart.
+
+    The call must be what meets the restart: the loop stands still while the new server
+    starts (``everything_http``), and on a loaded machine its first ping (5 s after the
+    session began) was then due; it found the old session refused and took the upstream
+    down for a reconnection, and a call in that window fails at once ("not connected (the
+    gateway is reconnecting)"). So this gateway does not ping during the test."""
     with ExitStack() as first_server:
         url = first_server.enter_context(everything_http())
         port = int(url.rsplit(":", 1)[1].split("/")[0])
-        async with cm.InProcessExecutor() as executor, connect(
-                {"mcpServers": {"everything": {"url": url}}}, executor=executor) as gateway:
+        servers = load_config({"mcpServers": {"everything": {"url": url}}})
+        async with cm.InProcessExecutor() as executor, Gateway(
+                servers, executor=executor, ping_interval=3600) as gateway:
             first = await _run(gateway, 'await tools.everything.echo(message="one")')
             assert first.value == "Echo: one"
             first_server.close()

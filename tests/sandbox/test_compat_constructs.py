@@ -550,8 +550,13 @@ def test_enum_classes_are_script_classes_of_a_host_metaclass() -> None:
 async def test_new_constructs_stay_inside_the_limits(executor: Any, script: str,
                                                      limit: str) -> None:
     # the clock is the answer of one row only: the others get time to spare, so a loaded
-    # machine cannot reach it first (enum iteration took 2 s at a load of 7 on 2 cores)
-    limits = cm.Limits(operations=2_000_000, timeout=2.0 if limit == "timeout" else 10.0,
+    # machine cannot reach it first (enum iteration took 2 s at a load of 7 on 2 cores; the
+    # TaskGroup row, 0.3 s of CPU, passed 10 s at a load of 15-20 in-process).
+    # The operation rows get 500,000, not 2 million: an uncharged loop reaches neither, and
+    # the enum row took 0.9 s of CPU on 3.12 for 2 million (over 10 s of wall time at a
+    # load of 15), 0.16 s for 500,000; a memory row (tee) needs more to fill its memory
+    operations = 500_000 if limit == "operations" else 2_000_000
+    limits = cm.Limits(operations=operations, timeout=2.0 if limit == "timeout" else 30.0,
                        memory=128 * 1024 * 1024)
     run = await _mode(executor, limits).run(script)
     assert run.error is not None and run.error.limit == limit, run.error

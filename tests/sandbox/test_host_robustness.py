@@ -165,13 +165,15 @@ async def test_frame_shape_is_bounded(pool: WorkerPoolExecutor, source: str,
                                       message: str) -> None:
     tools = Tools()
     before = await pids(pool)
+    # 30 s, not 5: the refusal is the answer, and the worker building and writing five
+    # million values took past 5 s at a load of 15 (LimitExceeded timeout, not the refusal)
     async with heartbeat(source):
-        result, took = await hostile_with_sibling(pool, source, tools)
+        result, took = await hostile_with_sibling(pool, source, tools, seconds=30.0)
     assert result.error is not None
-    assert result.error.type == "SandboxError"
+    assert result.error.type == "SandboxError", result.error
     assert message in result.error.message
     assert all(args == {"x": 1} for _, args in tools.calls)  # the bad call never ran
-    assert took < 5.0 + SLACK
+    assert took < 30.0 + SLACK
     await assert_one_replaced(pool, before)  # killed and replaced
 
 

@@ -26,6 +26,7 @@ from codemode.sandbox.executors import pool as pool_module
 from codemode.sandbox.executors.pool import WorkerPoolExecutor
 from codemode.sandbox.executors.protocol import MAX_FRAME, FrameDecoder, encode, encode_call
 from codemode.sandbox.limits import Limits
+from tests.sandbox.host_ticks import host_ticks
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -274,28 +275,16 @@ async def test_host_keeps_ticking_during_hostile_cpu_script(
 ) -> None:
     executor = restricted if runtime == "restricted" else pool
     pid_before = executor._idle[0].process.pid
-    ticks = 0
-    finished = False
-
-    async def tick() -> None:
-        nonlocal ticks
-        while not finished:
-            await anyio.sleep(0.01)
-            if not finished:
-                ticks += 1
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(tick)
-        # 1 s, not 0.5: a fresh-clone CI once counted 0 ticks in 0.5 s on 3.11 (never seen
-        # in 30 runs alone: a whole-process pause late in the suite, not a blocked loop)
-        limits = Limits(timeout=1.0, operations=10**12)
+    # 1 s, not 0.5: a fresh-clone CI once counted 0 ticks in 0.5 s on 3.11 (never seen
+    # in 30 runs alone: a whole-process pause late in the suite, not a blocked loop)
+    limits = Limits(timeout=1.0, operations=10**12)
+    async with host_ticks() as ticks:
         result = await executor.run(hostile, call_tool=echo, tool_paths=PATHS, limits=limits)
-        finished = True
     assert result.error is not None
     assert (result.error.type, result.error.limit) == ("LimitExceeded", "timeout")
     # The loop woke while the worker spun: a blocked host would count 0. How often it
     # wakes (the stall bound) is a benchmark number, not a test.
-    assert ticks >= 2
+    assert not ticks.starved, ticks
     if runtime == "restricted":
         await assert_sentinel(executor)
     else:
@@ -386,16 +375,25 @@ async def test_cancel_run_cancels_host_call_and_no_call_after(pool: WorkerPoolEx
 
 
 async def test_script_abandoning_a_call_cancels_it_on_host(pool: WorkerPoolExecutor) -> None:
+    """The script's wait_for gives the call up once the host runs it (``tools.one`` returns
+    then): a 0.05 s wait_for alone could end before the call frame reached a loaded host,
+    which then never started the call, so there was nothing to cancel."""
+    host_started = anyio.Event()
     host_cancelled = anyio.Event()
 
     async def blocking(name: str, arguments: dict[str, Any]) -> Any:
+        if name == "one":
+            await host_started.wait()
+            return None
+        host_started.set()
         try:
             await anyio.sleep_forever()
         finally:
             host_cancelled.set()
 
     source = (
-        "import asyncio\ntry:\n    await asyncio.wait_for(tools.slow(), 0.05)\n"
+        "import asyncio\nslow = asyncio.ensure_future(tools.slow())\nawait tools.one()\n"
+        "try:\n    await asyncio.wait_for(slow, 0.05)\n"
         "except asyncio.TimeoutError:\n    r = 'timed out'\nr"
     )
     result = await pool.run(source, call_tool=blocking, tool_paths=PATHS)
