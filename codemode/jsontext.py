@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 import json.encoder
+import json.scanner
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
 __all__ = ["STRING_CHUNK", "JsonSteps", "TextTooLong", "compact_encoder", "dumps_in_steps",
-           "int_cost", "is_small", "small_scalars"]
+           "int_cost", "is_small", "loads", "small_scalars"]
 
 STRING_CHUNK: Final = 1 << 20
 """Characters of a string escaped per step."""
@@ -205,21 +206,24 @@ def dumps_in_steps(value: Any) -> str:
     return steps.text()
 
 
-def compact_encoder(*, ascii: bool, allow_nan: bool) -> Callable[[Any], str]:
-    """``json.JSONEncoder(separators=(",", ":"), ensure_ascii=ascii,
-    allow_nan=allow_nan).encode``, with the same text and errors, for the per-call path.
+def compact_encoder(*, ascii: bool, allow_nan: bool,
+                    separators: tuple[str, str] = (",", ":")) -> Callable[[Any], str]:
+    """``json.JSONEncoder(separators=separators, ensure_ascii=ascii,
+    allow_nan=allow_nan).encode``, with the same text and errors, for the per-call path
+    (compact unless told otherwise: a script's tool arguments keep ``json.dumps``' spacing).
 
     ``encode`` builds a C encoder, a circularity table and a closure on every call (0.7 µs
     of 0.9 for a small integer). Here the C encoder is built once, without the table: its
     recursion guard stops a value that holds itself, and only then is the value encoded
     again the usual way, which raises what ``encode`` raises (``Circular reference
     detected``, or the same ``RecursionError`` for one merely nested too deep)."""
-    encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=ascii, allow_nan=allow_nan)
+    encoder = json.JSONEncoder(separators=separators, ensure_ascii=ascii, allow_nan=allow_nan)
     make: Any = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # no C accelerator: the usual way
         return encoder.encode
     spell = _c_ascii if ascii else _c_text
-    chunks = make(None, encoder.default, spell, None, ":", ",", False, False, allow_nan)
+    comma, colon = separators
+    chunks = make(None, encoder.default, spell, None, colon, comma, False, False, allow_nan)
 
     def encode(value: Any) -> str:
         if type(value) is str:
@@ -230,6 +234,29 @@ def compact_encoder(*, ascii: bool, allow_nan: bool) -> Callable[[Any], str]:
             return encoder.encode(value)
 
     return encode
+
+
+_DECODER: Final = json.JSONDecoder()
+_SCAN: Final[Any] = getattr(json.scanner, "c_make_scanner", None)
+_scan_once: Final[Any] = None if _SCAN is None else _SCAN(_DECODER)
+
+
+def loads(text: str) -> Any:
+    """``json.loads(text)``, with the same values and errors, for the per-call path: a text
+    that is exactly one value goes straight to the C scanner (``loads`` adds a Python
+    layer, two regular-expression matches for the whitespace around the value and a
+    re-check: half of its cost for a small object). Anything else (whitespace around
+    the value, no value, more after it) is decoded again the usual way, which raises what
+    ``loads`` raises."""
+    if _scan_once is not None and type(text) is str:
+        try:
+            value, end = _scan_once(text, 0)
+        except StopIteration:
+            pass
+        else:
+            if end == len(text):
+                return value
+    return json.loads(text)
 
 
 def small_scalars(values: Iterable[Any], text: int, integer: int) -> bool:

@@ -22,6 +22,7 @@ from codemode.jsontext import (
     compact_encoder,
     dumps_in_steps,
     is_small,
+    loads,
 )
 
 if TYPE_CHECKING:
@@ -188,3 +189,27 @@ def test_the_compact_encoder_writes_and_raises_what_json_encode_does(
     usual = json.JSONEncoder(separators=(",", ":"), ensure_ascii=ascii, allow_nan=allow_nan)
     assert _outcome(compact_encoder(ascii=ascii, allow_nan=allow_nan), value) == _outcome(
         usual.encode, value)
+
+
+@pytest.mark.parametrize("value", VALUES[:1] + ODD_VALUES[:8] + [{"a": [1, {"b": "é"}]}],
+                         ids=range(10))
+def test_the_spaced_encoder_writes_what_json_dumps_does(value: Any) -> None:
+    usual = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+    spaced = compact_encoder(ascii=False, allow_nan=False, separators=(", ", ": "))
+    assert _outcome(spaced, value) == _outcome(usual.encode, value)
+
+
+def _decoded(decode: Callable[[str], Any], text: str) -> tuple[str, str]:
+    try:
+        return "value", repr(decode(text))
+    except (ValueError, TypeError, RecursionError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+@pytest.mark.parametrize("text", [
+    '{"i": 1}', '{"a":[1,2.5,null,true,"\\u00e9"]}', "7", '"x"', " {}", "{} ", "\n[]\t",
+    "", "   ", "[1] x", "[1][2]", "{", '{"a" 1}', "NaN", "-Infinity", "1e400", '"\\ud800"',
+    "[" * 100_000 + "]" * 100_000,
+])
+def test_loads_returns_and_raises_what_json_loads_does(text: str) -> None:
+    assert _decoded(loads, text) == _decoded(json.loads, text)

@@ -63,12 +63,20 @@ import threading
 from typing import Any, Final
 
 from codemode.errors import WorkerProtocolError
-from codemode.jsontext import STRING_CHUNK, JsonSteps, TextTooLong, compact_encoder, is_small
+from codemode.jsontext import (
+    STRING_CHUNK,
+    JsonSteps,
+    TextTooLong,
+    compact_encoder,
+    is_small,
+    loads,
+)
 from codemode.sandbox.executors.jsonstrings import scan_string
 from codemode.sandbox.limits import FRAME_DEPTH, FRAME_VALUES
 
 __all__ = [
     "BLOB",
+    "BOUNDS_TEXT",
     "HEADER_SIZE",
     "INLINE_FRAME",
     "LARGE",
@@ -123,7 +131,7 @@ class FrameTooLarge(WorkerProtocolError):
 
 _dumps = compact_encoder(ascii=True, allow_nan=True)
 _dumps_strict = compact_encoder(ascii=True, allow_nan=False)
-_decode = json.JSONDecoder().decode
+_decode = loads
 
 
 def encode(message: list[Any]) -> bytes:
@@ -393,6 +401,12 @@ def new_call_bounded() -> _Bounded:
     bounded.values = _CALL_VALUES
     bounded.depth = 1
     return bounded
+
+
+BOUNDS_TEXT: Final = MAX_DEPTH
+"""Arguments texts shorter than this are never :func:`may_break_bounds` (too few
+characters for its brackets or commas): callers skip the call, which costs more than the
+counting (most calls' arguments are a few dozen characters)."""
 
 
 def may_break_bounds(arguments: str) -> bool:
