@@ -444,11 +444,6 @@ def _tagged(message: Any) -> list[Any]:
     return message
 
 
-def _inline(body: bytes | bytearray) -> bool:
-    """A frame small and flat enough to decode on the spot (see ``INLINE_FRAME``)."""
-    return len(body) <= INLINE_FRAME and body.count(b"[") + body.count(b"{") <= MAX_DEPTH
-
-
 class FrameDecoder:
     """Accumulates bytes from a stream and yields whole messages, many per ``feed``.
 
@@ -494,7 +489,11 @@ class FrameDecoder:
                 break
             body = buffer[position + HEADER_SIZE : end]
             position = end
-            if self._bounded and not _inline(body):
+            # not small and flat enough to decode on the spot (``INLINE_FRAME``); the
+            # length is at most that here, and a frame shorter than ``MAX_DEPTH`` cannot
+            # hold more brackets (most calls: the counts are skipped)
+            if self._bounded and length > MAX_DEPTH \
+                    and body.count(b"[") + body.count(b"{") > MAX_DEPTH:
                 messages.append([LARGE, bytes(body)])
                 break
             try:
