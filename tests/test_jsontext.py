@@ -23,6 +23,7 @@ from codemode.jsontext import (
     dumps_in_steps,
     is_small,
     loads,
+    small_flat,
 )
 
 if TYPE_CHECKING:
@@ -213,3 +214,20 @@ def _decoded(decode: Callable[[str], Any], text: str) -> tuple[str, str]:
 ])
 def test_loads_returns_and_raises_what_json_loads_does(text: str) -> None:
     assert _decoded(loads, text) == _decoded(json.loads, text)
+
+
+class _Key(str):
+    pass
+
+
+@pytest.mark.parametrize("mapping", [
+    {}, {"i": 1}, {"a": 1.5, "b": None, "c": True, "d": "x"},
+    {f"k{i}": i for i in range(255)}, {f"k{i}": i for i in range(256)},
+    {"a": "x" * (32 * 1024 - 1)}, {"a": "x" * (32 * 1024)}, {"ab": "x" * (32 * 1024 - 1)},
+    {"a": 10 ** 400}, {"a": 10 ** 4000}, {f"k{i}": 10 ** 3000 for i in range(4)},
+    {"a": 10 ** 30_000}, {"a": [1]}, {"a": {}}, {_Key("a"): 1}, {1: "x"},
+], ids=range(16))
+def test_small_flat_is_is_small_for_flat_mappings(mapping: dict[Any, Any]) -> None:
+    flat = all(type(key) is str for key in mapping) and all(
+        type(value) in (str, int, float, bool, type(None)) for value in mapping.values())
+    assert small_flat(mapping) == (is_small(mapping) if flat else None)

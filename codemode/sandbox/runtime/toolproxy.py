@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Collection, Generator, Mapping,
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from codemode.errors import LimitExceeded, ToolCallError
-from codemode.jsontext import JsonSteps, TextTooLong, compact_encoder, is_small
+from codemode.jsontext import JsonSteps, TextTooLong, compact_encoder, is_small, small_flat
 from codemode.sandbox.language.guards import SelfGuarded, refuse
 from codemode.sandbox.language.render import FLAT_SMALL, charge_render
 from codemode.sandbox.language.sizes import render_size
@@ -74,7 +74,8 @@ class _Caller:
 
     async def call(self, path: str, kwargs: dict[str, Any]) -> Any:
         self._meter.check()
-        flat = all(type(value) in _SCALARS for value in kwargs.values())
+        small = small_flat(kwargs)  # None: not all exact scalars (or keys not all text)
+        flat = small is not None or all(type(value) in _SCALARS for value in kwargs.values())
         if not flat or len(kwargs) > FLAT_SMALL or type(kwargs) is not dict:  # else free
             charge_render(kwargs)  # (its own first check, not made twice)
         cap = self._meter_limits_memory // ARGUMENT_SHARE
@@ -86,7 +87,9 @@ class _Caller:
             if problem is not None:
                 raise TypeError(f"tools.{path}(): {problem}")
         try:
-            text = _ENCODE(kwargs) if is_small(kwargs) else _in_steps(kwargs, cap)
+            if small is None:
+                small = is_small(kwargs)
+            text = _ENCODE(kwargs) if small else _in_steps(kwargs, cap)
         except TextTooLong:
             self._too_big(path, f"more than {cap}", cap)
         except (TypeError, ValueError) as exc:
