@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 import json.encoder
+import json.scanner
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
 __all__ = ["STRING_CHUNK", "JsonSteps", "TextTooLong", "compact_encoder", "dumps_in_steps",
-           "int_cost", "is_small", "small_scalars"]
+           "int_cost", "is_small", "loads", "small_flat", "small_scalars"]
 
 STRING_CHUNK: Final = 1 << 20
 """Characters of a string escaped per step."""
@@ -34,6 +35,10 @@ _SCALARS: Final = frozenset({float, bool, type(None)})
 _EMPTY_OK: Final = frozenset({list, tuple, dict})
 _SMALL_INT: Final = 1 << 1024
 """Integers below this magnitude (about 308 digits) take well under a microsecond to spell."""
+_NODES: Final = 512
+_CHARS: Final = 32 * 1024
+""":func:`is_small`'s budgets: values and characters."""
+_EXACT_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
 
 def int_cost(value: int) -> int:
@@ -46,7 +51,7 @@ class TextTooLong(Exception):
     """The text passed the ``cap`` it was built under."""
 
 
-def is_small(value: Any, nodes: int = 512, chars: int = 32 * 1024) -> bool:
+def is_small(value: Any, nodes: int = _NODES, chars: int = _CHARS) -> bool:
     """True when ``value`` surely encodes quickly (few nodes, short strings, no huge
     integers): encode it at once; otherwise in steps. Stops at the budget."""
     stack = [value]
@@ -75,6 +80,27 @@ def is_small(value: Any, nodes: int = 512, chars: int = 32 * 1024) -> bool:
                 return False
             stack.extend(item)
     return True
+
+
+def small_flat(mapping: dict[str, Any]) -> bool | None:
+    """None when one of ``mapping``'s values is not an exact JSON scalar (str, int, float,
+    bool, None) or a key is not exactly a string; else ``is_small(mapping)``, told in one pass over
+    the items (a tool call's keyword arguments, on every call: a third of
+    :func:`is_small`'s cost there)."""
+    nodes = _NODES - 1 - 2 * len(mapping)
+    chars = _CHARS
+    for key, value in mapping.items():
+        kind = type(value)
+        if kind not in _EXACT_SCALARS:
+            return None
+        if type(key) is not str:
+            return None
+        chars -= len(key)
+        if kind is str:
+            chars -= len(value)
+        elif kind is int and not -_SMALL_INT < value < _SMALL_INT:
+            nodes -= int_cost(value)
+    return nodes >= 0 and chars >= 0
 
 
 def _flat(items: list[Any] | tuple[Any, ...]) -> bool:
@@ -205,21 +231,24 @@ def dumps_in_steps(value: Any) -> str:
     return steps.text()
 
 
-def compact_encoder(*, ascii: bool, allow_nan: bool) -> Callable[[Any], str]:
-    """``json.JSONEncoder(separators=(",", ":"), ensure_ascii=ascii,
-    allow_nan=allow_nan).encode``, with the same text and errors, for the per-call path.
+def compact_encoder(*, ascii: bool, allow_nan: bool,
+                    separators: tuple[str, str] = (",", ":")) -> Callable[[Any], str]:
+    """``json.JSONEncoder(separators=separators, ensure_ascii=ascii,
+    allow_nan=allow_nan).encode``, with the same text and errors, for the per-call path
+    (compact unless told otherwise: a script's tool arguments keep ``json.dumps``' spacing).
 
     ``encode`` builds a C encoder, a circularity table and a closure on every call (0.7 µs
     of 0.9 for a small integer). Here the C encoder is built once, without the table: its
     recursion guard stops a value that holds itself, and only then is the value encoded
     again the usual way, which raises what ``encode`` raises (``Circular reference
     detected``, or the same ``RecursionError`` for one merely nested too deep)."""
-    encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=ascii, allow_nan=allow_nan)
+    encoder = json.JSONEncoder(separators=separators, ensure_ascii=ascii, allow_nan=allow_nan)
     make: Any = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # no C accelerator: the usual way
         return encoder.encode
     spell = _c_ascii if ascii else _c_text
-    chunks = make(None, encoder.default, spell, None, ":", ",", False, False, allow_nan)
+    comma, colon = separators
+    chunks = make(None, encoder.default, spell, None, colon, comma, False, False, allow_nan)
 
     def encode(value: Any) -> str:
         if type(value) is str:
@@ -230,6 +259,29 @@ def compact_encoder(*, ascii: bool, allow_nan: bool) -> Callable[[Any], str]:
             return encoder.encode(value)
 
     return encode
+
+
+_DECODER: Final = json.JSONDecoder()
+_SCAN: Final[Any] = getattr(json.scanner, "c_make_scanner", None)
+_scan_once: Final[Any] = None if _SCAN is None else _SCAN(_DECODER)
+
+
+def loads(text: str) -> Any:
+    """``json.loads(text)``, with the same values and errors, for the per-call path: a text
+    that is exactly one value goes straight to the C scanner (``loads`` adds a Python
+    layer, two regular-expression matches for the whitespace around the value and a
+    re-check: half of its cost for a small object). Anything else (whitespace around
+    the value, no value, more after it) is decoded again the usual way, which raises what
+    ``loads`` raises."""
+    if _scan_once is not None and type(text) is str:
+        try:
+            value, end = _scan_once(text, 0)
+        except StopIteration:
+            pass
+        else:
+            if end == len(text):
+                return value
+    return json.loads(text)
 
 
 def small_scalars(values: Iterable[Any], text: int, integer: int) -> bool:

@@ -22,6 +22,8 @@ from codemode.jsontext import (
     compact_encoder,
     dumps_in_steps,
     is_small,
+    loads,
+    small_flat,
 )
 
 if TYPE_CHECKING:
@@ -188,3 +190,44 @@ def test_the_compact_encoder_writes_and_raises_what_json_encode_does(
     usual = json.JSONEncoder(separators=(",", ":"), ensure_ascii=ascii, allow_nan=allow_nan)
     assert _outcome(compact_encoder(ascii=ascii, allow_nan=allow_nan), value) == _outcome(
         usual.encode, value)
+
+
+@pytest.mark.parametrize("value", VALUES[:1] + ODD_VALUES[:8] + [{"a": [1, {"b": "é"}]}],
+                         ids=range(10))
+def test_the_spaced_encoder_writes_what_json_dumps_does(value: Any) -> None:
+    usual = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+    spaced = compact_encoder(ascii=False, allow_nan=False, separators=(", ", ": "))
+    assert _outcome(spaced, value) == _outcome(usual.encode, value)
+
+
+def _decoded(decode: Callable[[str], Any], text: str) -> tuple[str, str]:
+    try:
+        return "value", repr(decode(text))
+    except (ValueError, TypeError, RecursionError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+@pytest.mark.parametrize("text", [
+    '{"i": 1}', '{"a":[1,2.5,null,true,"\\u00e9"]}', "7", '"x"', " {}", "{} ", "\n[]\t",
+    "", "   ", "[1] x", "[1][2]", "{", '{"a" 1}', "NaN", "-Infinity", "1e400", '"\\ud800"',
+    "[" * 100_000 + "]" * 100_000,
+])
+def test_loads_returns_and_raises_what_json_loads_does(text: str) -> None:
+    assert _decoded(loads, text) == _decoded(json.loads, text)
+
+
+class _Key(str):
+    pass
+
+
+@pytest.mark.parametrize("mapping", [
+    {}, {"i": 1}, {"a": 1.5, "b": None, "c": True, "d": "x"},
+    {f"k{i}": i for i in range(255)}, {f"k{i}": i for i in range(256)},
+    {"a": "x" * (32 * 1024 - 1)}, {"a": "x" * (32 * 1024)}, {"ab": "x" * (32 * 1024 - 1)},
+    {"a": 10 ** 400}, {"a": 10 ** 4000}, {f"k{i}": 10 ** 3000 for i in range(4)},
+    {"a": 10 ** 30_000}, {"a": [1]}, {"a": {}}, {_Key("a"): 1}, {1: "x"},
+], ids=range(16))
+def test_small_flat_is_is_small_for_flat_mappings(mapping: dict[Any, Any]) -> None:
+    flat = all(type(key) is str for key in mapping) and all(
+        type(value) in (str, int, float, bool, type(None)) for value in mapping.values())
+    assert small_flat(mapping) == (is_small(mapping) if flat else None)

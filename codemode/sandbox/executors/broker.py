@@ -24,8 +24,9 @@ import anyio
 import anyio.to_thread
 
 from codemode.errors import LimitExceeded, ToolCallError, WorkerProtocolError
-from codemode.jsontext import small_scalars
+from codemode.jsontext import loads, small_scalars
 from codemode.sandbox.executors.protocol import (
+    BOUNDS_TEXT,
     INLINE_FRAME,
     MAX_FRAME,
     FrameTooLarge,
@@ -40,7 +41,7 @@ from codemode.sandbox.executors.protocol import (
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
 from codemode.sandbox.runtime.memo import PerPaths
 from codemode.sandbox.runtime.replies import RUN_ENDED, failure_reply
-from codemode.sandbox.runtime.result import CallRecord
+from codemode.sandbox.runtime.result import CallRecord, call_record
 
 __all__ = ["NOT_KEPT", "TRACE_ARGUMENTS", "CallBroker", "CallTool", "current_call"]
 
@@ -101,6 +102,12 @@ _FLAT_INT: Final = 1 << 60
 ``TRACE_ARGUMENTS``: kept without the walk."""
 
 
+_KEPT_TEXT: Final = TRACE_ARGUMENTS // 8
+"""Arguments whose JSON text is at most this long are kept by :func:`_traced` whatever they
+hold: its estimate of a value's JSON is at most 4.5 times the value's text (``1,``: 2
+characters, counted 9)."""
+
+
 def _traced(args: dict[str, Any]) -> dict[str, Any]:
     """``args`` as the trace keeps them (see ``TRACE_ARGUMENTS``). Reads at most about
     that many bytes' worth of them: a container's length counts before its items."""
@@ -135,7 +142,7 @@ def _traced(args: dict[str, Any]) -> dict[str, Any]:
 def _json_value(name: str, text: str) -> Any:
     """Decode a call's argument text; a fresh value nothing else holds."""
     try:
-        return json.loads(text)
+        return loads(text)
     except (TypeError, ValueError) as exc:
         raise ToolCallError(name, f"arguments are not JSON data: {exc}") from None
 
@@ -203,8 +210,7 @@ class CallBroker:
         """The call trace so far, in start order (calls still in flight are left out)."""
         t0 = self._t0
         return tuple(
-            CallRecord(index=i, name=raw[0], arguments=raw[1], started=raw[2] - t0,
-                       duration=raw[3] - raw[2], ok=raw[4] is None, error=raw[4])
+            call_record(i, raw[0], raw[1], raw[2] - t0, raw[3] - raw[2], raw[4])
             for i, raw in enumerate(self._records) if raw is not None
         )
 
@@ -262,11 +268,13 @@ class CallBroker:
         ``json.loads`` of 12 MB of 4,000-digit integers held the loop for 0.2 s.
         """
         try:
-            if len(arguments) > INLINE_FRAME or may_break_bounds(arguments):
+            size = len(arguments)
+            if size > INLINE_FRAME or (size >= BOUNDS_TEXT and may_break_bounds(arguments)):
                 args = await _large_json_value(name, arguments)
             else:
                 args = _json_value(name, arguments)
-            return {"ok": await self._call(name, args, detached=True, finish=self._finish)}
+            return {"ok": await self._call(name, args, detached=True, finish=self._finish,
+                                           kept=size <= _KEPT_TEXT)}
         except (LimitExceeded, ToolCallError) as exc:
             return failure_reply(exc)
 
@@ -302,14 +310,15 @@ class CallBroker:
     async def _call(self, name: str, arguments: Any, *, detached: bool,
                     finish: Callable[[Any], _T],
                     afinish: Callable[[Any], Awaitable[_T]] | None = None,
-                    key: int | None = None) -> _T:
+                    key: int | None = None, kept: bool = False) -> _T:
         """The gate: limits, trace, host callback; ``finish`` (or the awaitable ``afinish``)
         detaches the result. ``key`` (default: the call's index) is :func:`current_call`
         inside the callback.
 
         ``detached`` says ``arguments`` is already a private JSON value (decoded
         from a frame); otherwise it is copied so the host never shares an object
-        with the script side.
+        with the script side. ``kept``: they came from a JSON text so short that the
+        trace keeps them whole (see ``_KEPT_TEXT``), without :func:`_traced`'s look.
         """
         if self._closed:
             raise ToolCallError(name, RUN_ENDED)
@@ -336,7 +345,7 @@ class CallBroker:
         try:
             if self._closed:
                 self._records[index] = self._record(name, args, time.perf_counter(),
-                                                    RUN_ENDED)
+                                                    RUN_ENDED, kept)
                 raise ToolCallError(name, RUN_ENDED)
             started = time.perf_counter()
             self._active += 1
@@ -355,23 +364,23 @@ class CallBroker:
                     value = await afinish(answer)
             except FrameTooLarge:
                 message = f"the result is larger than the {MAX_FRAME} byte frame cap"
-                self._records[index] = self._record(name, args, started, message)
+                self._records[index] = self._record(name, args, started, message, kept)
                 raise ToolCallError(name, message) from None
             except ToolCallError as exc:
                 message, path = str(exc.message), exc.path
-                self._records[index] = self._record(name, args, started, message)
+                self._records[index] = self._record(name, args, started, message, kept)
                 raise ToolCallError(name, message, None if path is None else str(path)) from None
             except anyio.get_cancelled_exc_class():
-                self._records[index] = self._record(name, args, started, "cancelled")
+                self._records[index] = self._record(name, args, started, "cancelled", kept)
                 raise
             except BaseException:  # SystemExit or KeyboardInterrupt too: never the host's exit
-                self._records[index] = self._record(name, args, started, INTERNAL_ERROR)
+                self._records[index] = self._record(name, args, started, INTERNAL_ERROR, kept)
                 raise ToolCallError(name, INTERNAL_ERROR) from None
-            self._records[index] = self._record(name, args, started, None)
+            self._records[index] = self._record(name, args, started, None, kept)
             return value
         finally:
             self._semaphore.release()
 
     def _record(self, name: str, args: dict[str, Any], started: float,
-                error: str | None) -> _Raw:
-        return (name, _traced(args), started, time.perf_counter(), error)
+                error: str | None, kept: bool) -> _Raw:
+        return (name, args if kept else _traced(args), started, time.perf_counter(), error)

@@ -63,12 +63,20 @@ import threading
 from typing import Any, Final
 
 from codemode.errors import WorkerProtocolError
-from codemode.jsontext import STRING_CHUNK, JsonSteps, TextTooLong, compact_encoder, is_small
+from codemode.jsontext import (
+    STRING_CHUNK,
+    JsonSteps,
+    TextTooLong,
+    compact_encoder,
+    is_small,
+    loads,
+)
 from codemode.sandbox.executors.jsonstrings import scan_string
 from codemode.sandbox.limits import FRAME_DEPTH, FRAME_VALUES
 
 __all__ = [
     "BLOB",
+    "BOUNDS_TEXT",
     "HEADER_SIZE",
     "INLINE_FRAME",
     "LARGE",
@@ -123,7 +131,7 @@ class FrameTooLarge(WorkerProtocolError):
 
 _dumps = compact_encoder(ascii=True, allow_nan=True)
 _dumps_strict = compact_encoder(ascii=True, allow_nan=False)
-_decode = json.JSONDecoder().decode
+_decode = loads
 
 
 def encode(message: list[Any]) -> bytes:
@@ -395,6 +403,12 @@ def new_call_bounded() -> _Bounded:
     return bounded
 
 
+BOUNDS_TEXT: Final = MAX_DEPTH
+"""Arguments texts shorter than this are never :func:`may_break_bounds` (too few
+characters for its brackets or commas): callers skip the call, which costs more than the
+counting (most calls' arguments are a few dozen characters)."""
+
+
 def may_break_bounds(arguments: str) -> bool:
     """Whether a call's arguments text could hold more values or levels than a frame may
     (then checked by decoding); False is sure: a level takes a bracket, and a value is
@@ -428,11 +442,6 @@ def _tagged(message: Any) -> list[Any]:
     if type(message) is not list or not message or type(message[0]) is not str:
         raise WorkerProtocolError("frame is not a tagged JSON array")
     return message
-
-
-def _inline(body: bytes | bytearray) -> bool:
-    """A frame small and flat enough to decode on the spot (see ``INLINE_FRAME``)."""
-    return len(body) <= INLINE_FRAME and body.count(b"[") + body.count(b"{") <= MAX_DEPTH
 
 
 class FrameDecoder:
@@ -480,7 +489,11 @@ class FrameDecoder:
                 break
             body = buffer[position + HEADER_SIZE : end]
             position = end
-            if self._bounded and not _inline(body):
+            # not small and flat enough to decode on the spot (``INLINE_FRAME``); the
+            # length is at most that here, and a frame shorter than ``MAX_DEPTH`` cannot
+            # hold more brackets (most calls: the counts are skipped)
+            if self._bounded and length > MAX_DEPTH \
+                    and body.count(b"[") + body.count(b"{") > MAX_DEPTH:
                 messages.append([LARGE, bytes(body)])
                 break
             try:

@@ -53,6 +53,7 @@ from codemode.errors import LimitExceeded, WorkerProtocolError
 from codemode.sandbox.executors import confine
 from codemode.sandbox.executors.protocol import (
     BLOB,
+    BOUNDS_TEXT,
     HEADER_SIZE,
     MAX_FRAME,
     FrameDecoder,
@@ -291,7 +292,7 @@ class _Channel:
             return {"error": {"tool": name, "path": None, "message": (
                 f"the arguments are {exc.size} bytes of JSON, more than a call may carry "
                 f"({MAX_FRAME} bytes)")}}
-        if may_break_bounds(arguments):
+        if len(arguments) >= BOUNDS_TEXT and may_break_bounds(arguments):
             # the host would take this frame for a protocol violation and end the run:
             # refused here as the in-process broker refuses it, a ToolCallError the
             # script can catch (an argument nested 99 deep ended the run before)

@@ -21,8 +21,8 @@ from codemode.sandbox.language.state import CURRENT_RUN, current_run
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["RENDER_CHILDREN", "charge_render", "check_unicode_error", "render_cost", "scrub",
-           "scrubbed_args"]
+__all__ = ["FLAT_SMALL", "RENDER_CHILDREN", "charge_render", "check_unicode_error",
+           "render_cost", "scrub", "scrubbed_args"]
 
 _LEAVES: Final = (str, bytes, int, float, bool, type(None), complex)
 _CONTAINERS: Final[tuple[Any, ...]] = (list, tuple, dict, set, frozenset, deque,
@@ -36,7 +36,9 @@ renders as ``...``); facades register here. Charged as one leaf, 2,000 reprs of 
 namespace of 20,000 values (a ChainMap of a 20,000-key dict) took 11-12 s for 2,000
 operations."""
 _MAX_DEPTH: Final = 400
-_FLAT_SMALL: Final = 64
+FLAT_SMALL: Final = 64
+"""A dict of at most this many keys whose values are all exact scalars costs nothing to
+render (a tool call's keyword arguments, usually): :func:`charge_render` returns at once."""
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
 
@@ -153,7 +155,7 @@ def charge_render(obj: Any) -> None:
         elif type(obj) in _UNICODE_ERRORS:
             check_unicode_error(obj)
         return
-    if type(obj) is dict and len(obj) <= _FLAT_SMALL and all(
+    if type(obj) is dict and len(obj) <= FLAT_SMALL and all(
             type(value) in _SCALARS for value in obj.values()):
         return  # e.g. a tool call's keyword arguments: nothing to amplify
     run = current_run()

@@ -16,18 +16,20 @@ from collections.abc import Awaitable, Callable, Collection, Generator, Mapping,
 from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 
 from codemode.errors import LimitExceeded, ToolCallError
-from codemode.jsontext import JsonSteps, TextTooLong, is_small
+from codemode.jsontext import JsonSteps, TextTooLong, compact_encoder, is_small, small_flat
 from codemode.sandbox.language.guards import SelfGuarded, refuse
-from codemode.sandbox.language.render import charge_render
+from codemode.sandbox.language.render import FLAT_SMALL, charge_render
 from codemode.sandbox.language.sizes import render_size
 from codemode.sandbox.language.state import (
     CURRENT_RUN,
     CoroutineLike,
+    Place,
     ScriptCoroutine,
     clean_text,
     coroutine_name,
     hold_unawaited,
     host_raised,
+    line_at,
 )
 from codemode.sandbox.runtime.memo import PerPaths
 
@@ -43,8 +45,10 @@ _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 ARGUMENT_SHARE: Final = 16
 """One call's JSON arguments may take at most ``Limits.memory // ARGUMENT_SHARE`` bytes."""
 
-_ENCODE: Final = json.JSONEncoder(allow_nan=False, ensure_ascii=False).encode
-"""``json.dumps(..., allow_nan=False, ensure_ascii=False)`` without a new encoder per call."""
+_ENCODE: Final = compact_encoder(ascii=False, allow_nan=False, separators=(", ", ": "))
+"""``json.dumps(..., allow_nan=False, ensure_ascii=False)`` without a new C encoder per call
+(``JSONEncoder.encode`` builds one each time: 12k of the script thread's ~128k instructions
+a call, callgrind)."""
 
 def _in_steps(kwargs: dict[str, Any], cap: int) -> str:
     """``_ENCODE(kwargs)`` in short steps that stop past ``cap``: in-process, one C call
@@ -71,10 +75,12 @@ class _Caller:
 
     async def call(self, path: str, kwargs: dict[str, Any]) -> Any:
         self._meter.check()
-        charge_render(kwargs)
+        small = small_flat(kwargs)  # None: not all exact scalars (or keys not all text)
+        flat = small is not None or all(type(value) in _SCALARS for value in kwargs.values())
+        if not flat or len(kwargs) > FLAT_SMALL or type(kwargs) is not dict:  # else free
+            charge_render(kwargs)  # (its own first check, not made twice)
         cap = self._meter_limits_memory // ARGUMENT_SHARE
         slack = 2 * cap + 1024  # the estimate is a little over the JSON size
-        flat = all(type(value) in _SCALARS for value in kwargs.values())
         if not flat:
             if render_size(kwargs, slack) > slack:  # before ``x=[s] * 1000`` is text
                 self._too_big(path, f"more than {cap}", cap)
@@ -82,7 +88,9 @@ class _Caller:
             if problem is not None:
                 raise TypeError(f"tools.{path}(): {problem}")
         try:
-            text = _ENCODE(kwargs) if is_small(kwargs) else _in_steps(kwargs, cap)
+            if small is None:
+                small = is_small(kwargs)
+            text = _ENCODE(kwargs) if small else _in_steps(kwargs, cap)
         except TextTooLong:
             self._too_big(path, f"more than {cap}", cap)
         except (TypeError, ValueError) as exc:
@@ -221,7 +229,7 @@ class PendingCall(SelfGuarded, CoroutineLike):
         raise _not_awaited(self._path)
 
 
-def never_awaited(open_calls: Mapping[int, tuple[Any, int | None]],
+def never_awaited(open_calls: Mapping[int, tuple[Any, Place | None]],
                   ) -> tuple[str, int | None, int] | None:
     """The first of a run's ``RunState.unawaited`` calls (made, never awaited: the tool
     never ran) as (``tools.x(a=...)``, its line, how many such calls), or None; a call of
@@ -230,7 +238,8 @@ def never_awaited(open_calls: Mapping[int, tuple[Any, int | None]],
     Only the argument names are shown: rendering a value could run the script's code."""
     if not open_calls:
         return None
-    first, line = next(iter(open_calls.values()))
+    first, place = next(iter(open_calls.values()))
+    line = line_at(place)
     if isinstance(first, ScriptCoroutine):
         return f"{coroutine_name(first)}()", line, len(open_calls)
     assert isinstance(first, PendingCall)
