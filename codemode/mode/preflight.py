@@ -683,11 +683,15 @@ _BINDERS: Final = ((ast.FunctionDef, "name"), (ast.AsyncFunctionDef, "name"),
                    (ast.MatchAs, "name"), (ast.MatchStar, "name"), (ast.MatchMapping, "rest"))
 
 
+_OWN_NAMES: Final[dict[str, str]] = {name: name for name in FACADE_NAMES}
+"""Each sandbox module's name → itself (never changed: copied per script)."""
+
+
 def _module_names(kinds: Mapping[type, Sequence[ast.AST]]) -> dict[str, str]:
     """Script name → the sandbox module it names wherever it is read: ``import re as r``
     binds ``r``, and a module's own name is bound by the runtime when the script never
     imports it (a dialect). A name the script also binds any other way is left out."""
-    found: dict[str, str] = {name: name for name in FACADE_NAMES}
+    found = _OWN_NAMES.copy()
     other: set[str] = set()
     for node in kinds.get(ast.Import, ()):
         for alias in node.names:  # type: ignore[attr-defined]
@@ -707,7 +711,9 @@ def _module_names(kinds: Mapping[type, Sequence[ast.AST]]) -> dict[str, str]:
             other.add(node.id)  # type: ignore[attr-defined]
     for kind, attr in _BINDERS:
         other.update(name for node in kinds.get(kind, ()) if (name := getattr(node, attr)))
-    return {name: module for name, module in found.items() if name not in other}
+    for name in other:
+        found.pop(name, None)
+    return found
 
 
 def _unparsable(exc: BaseException) -> str:

@@ -24,6 +24,8 @@ import keyword
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from codemode.jsontext import compact_encoder
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
@@ -83,14 +85,14 @@ class Prelude:
         )
 
 
-_ENCODER: Final = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
-"""``json.dumps`` with these options builds an encoder per call; one made once encodes
-the same text (every new script's source gets a prelude line)."""
+_ENCODE: Final = compact_encoder(ascii=True, allow_nan=True)
+"""``json.dumps(..., separators=(",", ":"))``'s text with its C encoder built once (every
+new script's source gets a prelude line)."""
 
 
 def attach(source: str, prelude: Prelude) -> str:
     """``source`` with ``prelude`` as its first line."""
-    text = _ENCODER.encode(prelude.to_json())
+    text = _ENCODE(prelude.to_json())
     return f"{PRELUDE_MARK}{text}\n{source}"
 
 
