@@ -52,13 +52,16 @@ def corpus_cases(name: str) -> list[Any]:
             + [pytest.param(row, True, id=f"refused-{row['name']}") for row in refused])
 
 
-async def check_corpus_row(executor: Executor, row: Mapping[str, Any], refused: bool) -> None:
-    """A row runs as in CPython, a refused row is refused before any call, saying why."""
+async def check_corpus_row(executor: Executor, row: Mapping[str, Any], refused: bool, *,
+                           reference: str | None = None) -> None:
+    """A row runs as in CPython, a refused row is refused before any call, saying why;
+    ``reference`` is what CPython runs instead of the row's script (see
+    :func:`runs_as_in_cpython`)."""
     mode = other_hosts_mode(executor)
     if refused:
         await refused_before_any_call(mode, row)
     else:
-        await runs_as_in_cpython(mode, row["script"], row)
+        await runs_as_in_cpython(mode, row["script"], row, reference=reference)
 
 
 def other_hosts_mode(executor: Executor) -> cm.CodeMode:
@@ -66,9 +69,13 @@ def other_hosts_mode(executor: Executor) -> cm.CodeMode:
     return cm.CodeMode(registry(specs(), FUNCTIONS), executor=executor)
 
 
-async def runs_as_in_cpython(mode: cm.CodeMode, script: str, row: Mapping[str, Any]) -> None:
-    """``script`` (a row's, or its fix) runs in the sandbox as in CPython."""
+async def runs_as_in_cpython(mode: cm.CodeMode, script: str, row: Mapping[str, Any], *,
+                             reference: str | None = None) -> None:
+    """``script`` (a row's, or its fix) runs in the sandbox as in CPython; CPython runs
+    ``reference`` instead when given: the same script written for an older CPython than
+    the sandbox's facades follow (``itertools.batched`` as the docs' recipe on 3.11)."""
     run = await mode.run(script)
+    script = script if reference is None else reference
     assert run.error is None, run.error
     assert run.calls
     if row.get("stderr"):
