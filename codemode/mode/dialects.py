@@ -153,11 +153,12 @@ def _library_methods() -> frozenset[str]:
     return frozenset(name for kind in kinds for name in dir(kind)) | _NUMBER_METHODS
 
 
-_AWAITED_IF_COROUTINE: Final = (
-    "[(await codemode_v) if asyncio.iscoroutine(codemode_v) else codemode_v for codemode_v in [",
-    "]][0]")
+_AWAITED_IF_COROUTINE: Final = ("(await codemode_awaited(", "))")
 """Around ``x.get(...)`` when the script's own ``get`` was made async: awaited when it made
-a coroutine (the script's method), else as it is (a dict's ``get``)."""
+a coroutine (the script's method), else as it is (a dict's ``get``). A call of the run's
+``codemode_awaited``, not a comprehension around the call: a walrus among the arguments
+stays legal, a generator expression holding it is told by its ``(await`` (made a list, or
+read with the async forms), and no name the script may bind (``asyncio``) is read."""
 
 
 TOOL_TEXTS: Final = frozenset({"name", "description"})
@@ -1903,7 +1904,6 @@ class _Planner(ast.NodeVisitor):
                   if not (isinstance(call := self.parents.get(node), ast.Call)
                           and call.func is node)}
         found: set[int] = set()
-        rebound: bool | None = None  # the walk made once, for the first such name
         for name, funcs in methods.items():
             if name in values or any(
                     _implicit_call(f) is not None  # type: ignore[arg-type]
@@ -1916,30 +1916,9 @@ class _Planner(ast.NodeVisitor):
                     for f in funcs):
                 continue
             if name in _library_methods():
-                if rebound is None:
-                    rebound = self._asyncio_rebound()
-                if rebound:
-                    continue  # the check of each call reads the preloaded ``asyncio``
                 self.shared_names.add(name)
             found.update(id(f) for f in funcs if isinstance(f, ast.FunctionDef))
         return found
-
-    def _asyncio_rebound(self) -> bool:
-        """Whether the script binds ``asyncio`` to anything but the module."""
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.alias):
-                bound = node.asname or node.name
-                if bound == "asyncio" and node.name != "asyncio":
-                    return True
-            elif isinstance(node, ast.Name):
-                if node.id == "asyncio" and not isinstance(node.ctx, ast.Load):
-                    return True
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                if node.name == "asyncio":
-                    return True
-            elif isinstance(node, ast.arg) and node.arg == "asyncio":
-                return True
-        return False
 
     def _plan_aliases(self) -> None:
         """``codemode.x({...})`` → ``tools.x({...})``; ``search.invoke({...})``,
@@ -2727,10 +2706,6 @@ class _Planner(ast.NodeVisitor):
                     f"awaited: call it in a loop, e.g. `[await obj.{name}(x) for x in xs]` "
                     f"(if `.{name}` there is another object's attribute, give the method a "
                     "name of its own)")
-        if name in _library_methods() and self._asyncio_rebound():
-            return (f": `.{name}(...)` is also a method of dicts, lists or text, told apart "
-                    "as the script runs with `asyncio`, which this script binds to something "
-                    "else (leave `asyncio` the module, or give the method a name of its own)")
         return ""
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
@@ -2959,11 +2934,14 @@ class _Planner(ast.NodeVisitor):
             if node.args:
                 self.note("positional arguments")
         if (not self.strict and self.awaitable(node) and id(node) not in self.awaited
-                and not self.concurrent(node) and self._check_await_allowed(node)):
-            self.note("calls without await")
+                and not self.concurrent(node)):
             if self._shared_method_call(node):
-                self.edits.wrap(node, *_AWAITED_IF_COROUTINE)
-            else:
+                # may be a dict's: where no await can stand (a class body), left as it is
+                if self._await_possible():
+                    self.note("calls without await")
+                    self.edits.wrap(node, *_AWAITED_IF_COROUTINE)
+            elif self._check_await_allowed(node):
+                self.note("calls without await")
                 self.edits.wrap(node, "(await ", ")")
         self.generic_visit(node)
 
@@ -3008,12 +2986,16 @@ class _Planner(ast.NodeVisitor):
         argmap = self.arguments.get(self.tools[path], {})
         return any(k.arg in argmap for k in node.keywords if k.arg is not None)
 
-    def _check_await_allowed(self, node: ast.AST) -> bool:
+    def _await_possible(self) -> bool:
+        """Whether an ``await`` can stand where the walk is."""
         scope = self.scope_of_await()
-        if scope.kind in {"module", "async"}:
+        return scope.kind in {"module", "async"} or (
+            scope.kind == "sync" and scope.node is not None and id(scope.node) in self.converted)
+
+    def _check_await_allowed(self, node: ast.AST) -> bool:
+        if self._await_possible():
             return True
-        if scope.kind == "sync" and scope.node is not None and id(scope.node) in self.converted:
-            return True
+        scope = self.scope_of_await()
         if scope.kind == "lambda":
             self.add(node, "a tool call inside a lambda cannot be awaited: "
                      + self._lambda_fix(scope.node))

@@ -6155,13 +6155,6 @@ async def test_a_caught_method_type_error_stays_pythons(mode: cm.CodeMode) -> No
 
 
 @pytest.mark.parametrize(("script", "problems"), [
-    ("asyncio = None\nclass Svc:\n    def get(self, uid):\n        return get_user(uid)\n"
-     "Svc().get(1)",
-     [(3, "get() calls tools, so it must be `async def get(self, ...)` with each tool call "
-          "awaited, and each call of it awaited too (`await obj.get(...)`): `.get(...)` is also "
-          "a method of dicts, lists or text, told apart as the script runs with `asyncio`, "
-          "which this script binds to something else (leave `asyncio` the module, or give the "
-          "method a name of its own)")]),
     ("class Svc:\n    def get(self, uid):\n        return get_user(uid)\n"
      "s = Svc()\nusers = max([1, 2], key=s.get)",
      [(2, "get() calls tools, so it must be `async def get(self, ...)` with each tool call "

@@ -52,7 +52,7 @@ import traceback as tb
 import types
 from collections.abc import Awaitable, Callable, Collection
 from itertools import compress
-from typing import Any, Final, NoReturn, final
+from typing import Any, Final, NoReturn, cast, final
 
 import anyio
 
@@ -126,9 +126,11 @@ from codemode.sandbox.language.state import (
     ASYNC_SCRIPT_FUNCTIONS,
     CURRENT_RUN,
     SCRIPT_FUNCTION_WRAPPERS,
+    CoroutineLike,
     RunState,
     ScriptCoroutine,
     clean_text,
+    tracked,
     wrap_result,
 )
 from codemode.sandbox.limits import DEFAULT_LIMITS, FRAME_DEPTH, FRAME_VALUES, Limits
@@ -154,7 +156,7 @@ PRELOADED: Final = ("asyncio", "json")
 
 install_str_format()  # str.format and format_map, through the guards
 
-DIALECT_GLOBALS: Final = frozenset({"final_answer"})
+DIALECT_GLOBALS: Final = frozenset({"final_answer", "codemode_awaited"})
 """Globals a run with a prelude (the dialects) has besides ``tools`` and ``asyncio``."""
 
 ScriptCallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]
@@ -647,10 +649,26 @@ def _final_answer(answer: Any = None) -> NoReturn:
 _final_answer.__name__ = _final_answer.__qualname__ = "final_answer"
 
 
+async def _awaited(value: Any) -> Any:
+    """``(await codemode_awaited(x.get(...)))``: the dialects' form of a call of a method
+    the script made async that is named like a library method (``get``, ``update``): the
+    call's value awaited when it is a coroutine (the script's method), else as it is (a
+    dict's ``get``). A call, so it stands wherever the call did (a walrus among its
+    arguments, a generator expression made a list) and reads no name the script binds."""
+    if isinstance(value, CoroutineLike):
+        return await cast("Awaitable[Any]", value)
+    return value
+
+
+_awaited.__name__ = _awaited.__qualname__ = "codemode_awaited"
+_AWAITED: Final = tracked(_awaited)
+
+
 def _bind_prelude(namespace: dict[str, Any], prelude: Prelude, tools: ToolNamespace) -> None:
     """The dialects' globals: host inputs, ``final_answer``, modules, bare tool names."""
     if prelude.dialects:
         namespace["final_answer"] = _final_answer
+        namespace["codemode_awaited"] = _AWAITED
         namespace[DATA_KEY] = data_key
     for module in prelude.modules:
         if module in FACADE_NAMES:
