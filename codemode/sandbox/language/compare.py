@@ -451,7 +451,7 @@ def guarded_contains(item: Any, container: Any) -> bool:
     if kind in _FAST_HASHED:
         if type(item) in _SHALLOW:
             return item in container
-    elif kind in _TEXT:
+    elif kind in _TEXT or isinstance(container, str):  # a StrEnum member too
         span = chunked_span(container, item, ())
         if span is not None:  # a long text: a window at a time
             return find_in_chunks(container, item, *span) >= 0

@@ -989,7 +989,7 @@ def _bind_scan(method: str) -> Callable[[Any], Callable[..., Any]]:
             return real
 
         def scan(*args: Any) -> Any:
-            if chunked and not args and type(text) is str and len(text) > _CASE_CHUNK:
+            if chunked and not args and isinstance(text, str) and len(text) > _CASE_CHUNK:
                 return _predicate_in_chunks(text, method)
             if method == "count" and args:
                 window = chunked_span(text, args[0], args[1:])

@@ -51,12 +51,14 @@ def bind_search(method: str) -> Callable[[Any], Callable[..., Any]]:
 
 def chunked_span(text: Any, sub: Any, args: tuple[Any, ...]) -> tuple[int, int] | None:
     """The ``(start, end)`` a search of ``sub`` in ``text`` with the optional ``start, end``
-    ``args`` reads, when it is worth chunking: an exact ``str`` or ``bytes`` text and a
-    needle of its type (a ``StrEnum`` member too: C reads its value, as here), of two or
-    more characters; integer (a bool, an ``IntEnum`` member) or None bounds; a span past a
-    chunk. None otherwise (another type goes to the C method, which decides)."""
-    kind = type(text)
-    if (kind is not str and kind is not bytes) or not isinstance(sub, kind):
+    ``args`` reads, when it is worth chunking: a ``str`` or ``bytes`` text and a needle of
+    its type (a ``StrEnum`` member as either: C reads its value, as here, and the enum
+    cannot redefine a ``str`` method, so the windows' ``find``/``count``/``split`` are
+    ``str``'s), of two or more characters; integer (a bool, an ``IntEnum`` member) or None
+    bounds; a span past a chunk. None otherwise (another type goes to the C method, which
+    decides)."""
+    kind = str if isinstance(text, str) else bytes if isinstance(text, bytes) else None
+    if kind is None or not isinstance(sub, kind):
         return None
     if len(sub) < 2 or len(args) > 2 or len(text) <= SEARCH_CHUNK:
         return None
