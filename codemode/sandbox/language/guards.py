@@ -804,7 +804,7 @@ def _class_maketrans(cls: Any) -> Callable[..., Any]:
     chunks that tick, an operation a character (the same dict: each character's entry in
     order, later ones win)."""
     def maketrans(*args: Any) -> Any:
-        if not (2 <= len(args) <= 3 and all(type(arg) is str for arg in args)
+        if not (2 <= len(args) <= 3 and all(isinstance(arg, str) for arg in args)
                 and len(args[0]) == len(args[1])
                 and sum(map(len, args)) > _CHUNK_FREE):
             return str.maketrans(*args)
@@ -839,8 +839,12 @@ def _bind_strip(method: str) -> Callable[[Any], Callable[..., Any]]:
     def bind(text: Any) -> Callable[..., Any]:
         real = getattr(text, method)
 
+        kind = str if isinstance(text, str) else bytes if isinstance(text, bytes) else None
+
         def strip(chars: Any = None) -> Any:
-            if type(chars) is not type(text) or type(text) not in (str, bytes):
+            # a StrEnum member as text or chars is its text (the enum cannot redefine a
+            # str method): one C call of a member of 10**7 chars held the GIL 3 s
+            if kind is None or not isinstance(chars, kind):
                 return real(chars)
             if len(chars) > _CHARS_FREE:
                 chars = _distinct(chars)
