@@ -503,7 +503,7 @@ def sized_source(source: Any, what: str) -> Any:
     one C call building 10**8 ints), a text becomes one item per character. Copies of
     containers, counted iterators (``map``) and generators (they tick) pass as they are."""
     kind = type(source)
-    if kind is str or kind is bytes or kind is bytearray:
+    if isinstance(source, str | bytes | bytearray):  # a StrEnum member is its text
         ensure_size(items_size(source), what)
     elif not (kind is map or kind is GeneratorType or isinstance(source, _COPIED)):
         ensure_size(length_hint(source) * 8, what)

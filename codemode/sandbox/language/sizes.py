@@ -452,7 +452,7 @@ def items_size(source: Any) -> int:
     each, and a text splits into one string per character, a new object each past Latin-1
     (``deque(s)`` of six million CJK characters took 520 MB where 48 MB were checked)."""
     size = len(source) * 8
-    if type(source) is str and not source.isascii() and max(source) > "\xff":
+    if isinstance(source, str) and not source.isascii() and max(source) > "\xff":
         size += len(source) * _CHAR_OBJECT
     return size
 
