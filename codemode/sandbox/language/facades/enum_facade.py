@@ -610,7 +610,7 @@ def _build(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
             raise TypeError(f"class {name} cannot mix an enum with {base!r} in the sandbox "
                             "(use IntEnum or StrEnum for int or str members)")
         if len(base):
-            raise TypeError(f"{name!r} cannot extend {base!r}")
+            raise TypeError(f"<enum {name!r}> cannot extend {base!r}")
     namespace.pop(ANNOTATED, None)
     data = next((kind for kind in map(_data_type, bases) if kind is not None), None)
     if data is not None:
@@ -690,11 +690,13 @@ def _build(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
 def _functional(base: Any, value: Any = None, names: Any = None, **options: Any) -> Any:
     """``Enum("Color", "RED GREEN")``, ``Enum("Level", ["LOW", "HIGH"])``, ``IntEnum("P",
     [("LOW", 1), ("HIGH", 5)])``, ``Enum("E", {"A": "a"})``: the class the ``class``
-    statement would build (names alone take ``auto()`` values; ``start`` the first)."""
+    statement would build (names alone take ``auto()`` values; ``start`` the first;
+    ``boundary`` a flag's, as the class keyword: ``Flag("F", "A B", boundary=KEEP)``)."""
     start = options.pop("start", None)
+    boundary = options.pop("boundary", None)
     if options:
-        raise TypeError(f"{base.__name__}() takes only `start=` besides the names in the "
-                        f"sandbox, not {', '.join(f'{k}=' for k in options)}")
+        raise TypeError(f"{base.__name__}() takes only `start=` and `boundary=` besides the "
+                        f"names in the sandbox, not {', '.join(f'{k}=' for k in options)}")
     if start is not None and type(start) is not int:
         raise TypeError(f"{base.__name__}(): start= is an int")
     if type(value) is not str or not value.isidentifier() or value.startswith("_"):
@@ -726,7 +728,7 @@ def _functional(base: Any, value: Any = None, names: Any = None, **options: Any)
             raise ValueError(f"{base.__name__}(): {repr_(key)} cannot be a member name in "
                              "the sandbox")
         namespace[key] = member
-    return _build(value, (base,), namespace)
+    return _build(value, (base,), namespace, boundary=boundary)
 
 
 CLASS_BUILDERS[EnumMeta] = _build
