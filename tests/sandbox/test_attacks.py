@@ -1123,6 +1123,10 @@ STALLERS = [
                  "    x.encode('utf-16', 'ignore')", id="lone-surrogates-encoded"),
     pytest.param("x = b'\\x00\\xd8' * 10_000_000\nfor i in range(20):\n"
                  "    x.decode('utf-16-le', 'replace')", id="lone-surrogates-decoded"),
+    # r47: r46 let all-ASCII bytes skip the chunks, but read as UTF-32 every four of them
+    # are a bad unit (2.05-2.25 s of GIL held for 40 million bytes)
+    pytest.param("x = b'a' * 40_000_000\nfor i in range(20):\n"
+                 "    x.decode('utf-32', 'replace')", id="ascii-bytes-decoded-as-utf32"),
     # one C call whose cost is the product of two sizes, or ~30 ns a character of a text
     # at its size cap (r26: 27 s, minutes, 3 s and 2.6 s of GIL held before the fixes)
     pytest.param("s = 'a' * 10**6\np = 'a' * (10**6 - 2) + 'ba'\ns.startswith((p,) * 10**6)",

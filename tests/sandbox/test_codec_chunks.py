@@ -128,3 +128,21 @@ async def test_a_chunked_utf8_decode_makes_the_text_of_one_call(
         encoding=encoding, errors=errors)
     expected = data.decode(encoding, errors).encode("utf-8", "replace")
     assert digest == hashlib.sha256(expected).hexdigest()
+
+
+@pytest.mark.parametrize("encoding", ["utf-32", "utf-32-le", "UTF_32_BE"])
+@pytest.mark.parametrize("errors", ["ignore", "replace"])
+async def test_ascii_bytes_read_as_utf32_in_chunks_make_the_text_of_one_call(
+        encoding: str, errors: str) -> None:
+    """All-ASCII bytes read as UTF-32 meet the error handler (four ASCII bytes are a unit
+    past U+10FFFF unless two are NULs), so they go in chunks too: the same text, valid
+    units (``ab\\0\\0``, ``\\0\\0ba``) and bad ones alike."""
+    pattern = b"ab\x00\x00\x00\x00bacdefg"
+    data = b"=" + pattern * (2 * _CODEC_CHUNK // len(pattern) + 3)
+    assert data.isascii()
+    digest = await _value(
+        SCRIPT_BYTES + "import hashlib\n"
+        "hashlib.sha256(data.decode(encoding, errors).encode('utf-8', 'replace')).hexdigest()",
+        pattern=pattern, CHUNK=_CODEC_CHUNK, encoding=encoding, errors=errors)
+    expected = data.decode(encoding, errors).encode("utf-8", "replace")
+    assert digest == hashlib.sha256(expected).hexdigest()

@@ -1376,11 +1376,20 @@ def _bind_codec(method: str) -> Callable[[Any], Callable[..., Any]]:
             check_codec(encoding, errors)
             if len(value) > _CODEC_FREE:
                 ensure_size(_coded_size(value, encoding), f"{type(value).__name__}.{method}()")
-                if len(value) > _CODEC_CHUNK and errors != "strict" and not value.isascii():
+                if len(value) > _CODEC_CHUNK and errors != "strict" and (
+                        not value.isascii() or _units_past_ascii(value, encoding)):
                     return _in_chunks(value, encoding, errors)
             return real(encoding, errors)
         return convert
     return bind
+
+
+def _units_past_ascii(value: str | bytes, encoding: str) -> bool:
+    """Whether ASCII ``value`` still meets the error handler: bytes read as UTF-32 (four
+    ASCII bytes are a unit past U+10FFFF unless two of them are NULs, so ``(b'a' *
+    40_000_000).decode('utf-32', 'replace')`` replaced ten million units in one call: 2 s
+    of GIL held)."""
+    return isinstance(value, bytes) and "32" in encoding
 
 
 _CODEC_FREE: Final = 1 << 12
@@ -1390,7 +1399,8 @@ codec calls the handler once per lone surrogate or bad unit (~0.3 µs each), so 
 over a text of 10 million of them held the GIL 3 s, and UTF-8 or ASCII decoding replaces
 or drops each bad byte at ~50-70 ns (``(b'\\xff' * 30_000_000).decode('utf-8',
 'replace')`` held it 2.2 s, ``'ignore'`` 1.4 s); chunks tick between them. Text that is all
-ASCII codes at memory speed whatever the handler, and stays one call."""
+ASCII codes at memory speed whatever the handler, and stays one call (but as UTF-32:
+``_units_past_ascii``)."""
 
 
 _BOMS: Final = {"utf-16": (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE),
