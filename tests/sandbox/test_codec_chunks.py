@@ -60,15 +60,24 @@ async def test_a_chunked_encode_makes_the_bytes_of_one_call(encoding: str, error
     assert digest == hashlib.sha256(text.encode(encoding, errors)).hexdigest()
 
 
-@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32",
-                                      "utf-32-be"])
+ASCII_UNITS = b"ab\x00\x00\x00\x00bacdefg"
+"""All-ASCII bytes that UTF-32 reads as valid units (``ab\\0\\0``, ``\\0\\0ba``) and bad ones
+(four ASCII bytes are a unit past U+10FFFF unless two are NULs): they meet the error
+handler, so they go in chunks too."""
+
+
+@pytest.mark.parametrize(("encoding", "pattern"), [
+    *((encoding, BYTES) for encoding in ("utf-16", "utf-16-le", "utf-16-be", "utf-32",
+                                         "utf-32-be")),
+    *((encoding, ASCII_UNITS) for encoding in ("utf-32", "utf-32-le", "UTF_32_BE"))])
 @pytest.mark.parametrize("errors", ["ignore", "replace"])
-async def test_a_chunked_decode_makes_the_text_of_one_call(encoding: str, errors: str) -> None:
-    data = b"=" + BYTES * (2 * _CODEC_CHUNK // len(BYTES) + 3)
+async def test_a_chunked_decode_makes_the_text_of_one_call(encoding: str, pattern: bytes,
+                                                            errors: str) -> None:
+    data = b"=" + pattern * (2 * _CODEC_CHUNK // len(pattern) + 3)
     digest = await _value(
         SCRIPT_BYTES + "import hashlib\n"
         "hashlib.sha256(data.decode(encoding, errors).encode('utf-8', 'replace')).hexdigest()",
-        pattern=BYTES, CHUNK=_CODEC_CHUNK, encoding=encoding, errors=errors)
+        pattern=pattern, CHUNK=_CODEC_CHUNK, encoding=encoding, errors=errors)
     expected = data.decode(encoding, errors).encode("utf-8", "replace")
     assert digest == hashlib.sha256(expected).hexdigest()
 
@@ -129,20 +138,3 @@ async def test_a_chunked_utf8_decode_makes_the_text_of_one_call(
     expected = data.decode(encoding, errors).encode("utf-8", "replace")
     assert digest == hashlib.sha256(expected).hexdigest()
 
-
-@pytest.mark.parametrize("encoding", ["utf-32", "utf-32-le", "UTF_32_BE"])
-@pytest.mark.parametrize("errors", ["ignore", "replace"])
-async def test_ascii_bytes_read_as_utf32_in_chunks_make_the_text_of_one_call(
-        encoding: str, errors: str) -> None:
-    """All-ASCII bytes read as UTF-32 meet the error handler (four ASCII bytes are a unit
-    past U+10FFFF unless two are NULs), so they go in chunks too: the same text, valid
-    units (``ab\\0\\0``, ``\\0\\0ba``) and bad ones alike."""
-    pattern = b"ab\x00\x00\x00\x00bacdefg"
-    data = b"=" + pattern * (2 * _CODEC_CHUNK // len(pattern) + 3)
-    assert data.isascii()
-    digest = await _value(
-        SCRIPT_BYTES + "import hashlib\n"
-        "hashlib.sha256(data.decode(encoding, errors).encode('utf-8', 'replace')).hexdigest()",
-        pattern=pattern, CHUNK=_CODEC_CHUNK, encoding=encoding, errors=errors)
-    expected = data.decode(encoding, errors).encode("utf-8", "replace")
-    assert digest == hashlib.sha256(expected).hexdigest()
