@@ -559,14 +559,14 @@ def _flag_repr(self: Any) -> str:
     cls = _flag_only(self, "__repr__")
     if self.name is None:
         return f"<{cls.__name__}: {self.value}>"
-    return f"<{cls.__name__}.{self.name}: {self.value}>"
+    return f"<{cls.__name__}.{_shown_name(self, 'repr()')}: {self.value}>"
 
 
 def _flag_str(self: Any) -> str:
     cls = _flag_only(self, "__str__")
     if self.name is None:
         return f"{cls.__name__}({self.value})"
-    return f"{cls.__name__}.{self.name}"
+    return f"{cls.__name__}.{_shown_name(self, 'str()')}"
 
 
 def _flag_eq(self: Any, other: Any) -> Any:
