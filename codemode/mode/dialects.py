@@ -279,6 +279,9 @@ class ScriptPlan:
     kinds: dict[type, list[ast.AST]] = field(default_factory=dict)
     """Node type → the nodes of exactly that type, in ``nodes`` order (the policy reads
     its binding sites from them)."""
+    appended: int | None = None
+    """Where ``source`` goes on past the script when appending lines was the plan's only
+    edit (:mod:`codemode.mode.rewritten`); else None."""
 
 
 def _root(node: ast.expr) -> tuple[str | None, list[str]]:
@@ -424,6 +427,9 @@ class _Edits:
         self.items: list[tuple[int, int, int, int, bytes]] = []
         """(start, end, order, span, text): replace data[start:end] with text."""
         self.tail: list[str] = []
+        self.appended: int | None = None
+        """Where :meth:`apply`'s text goes on past the source when its only edit is the
+        appended ``tail``."""
 
     @property
     def data(self) -> bytes:
@@ -472,6 +478,7 @@ class _Edits:
             if self.tail:
                 if out and not out.endswith("\n"):
                     out += "\n"
+                self.appended = len(out)
                 out += "\n".join(self.tail) + "\n"
             return out
         data = self.data
@@ -3435,4 +3442,5 @@ def plan(source: str, tree: ast.Module, *, tools: Mapping[str, str],
                       orders=orders, texts=planner.texts(orders))
     return ScriptPlan(source=rewritten, prelude=prelude, problems=planner.problems,
                       dialects=tuple(planner.used), tool_of=planner.plan_tool_of,
-                      nodes=planner.nodes, parents=planner.parents, kinds=planner.kinds)
+                      nodes=planner.nodes, parents=planner.parents, kinds=planner.kinds,
+                      appended=edits.appended)
