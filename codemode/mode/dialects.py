@@ -906,6 +906,8 @@ class _Planner(ast.NodeVisitor):
 
     def tool_of(self, func: ast.expr) -> str | None:
         """The tool path a call's function names (``tools.x``, a bare name, an alias)."""
+        if type(func) is ast.Name and func.id not in self.bare and self.skips:
+            return None  # what ``_tool_of`` finds for a name that is no bare tool
         paths = self.paths
         if func in paths:
             return paths[func]

@@ -1,7 +1,7 @@
 """The dialect plan's shortcuts (issue #18) change nothing: passes skipped when the node-type
 index shows they can find nothing, and positional orders remembered per tool spec, give
-the plan every pass and a fresh order give, over the dialect, preflight and model-script
-tests' scripts and the compat corpora, strict or not."""
+the plan and preflight findings every pass and a fresh order give, over the dialect,
+preflight and model-script tests' scripts and the compat corpora, strict or not."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from script_literals import script_literals
 import codemode as cm
 from codemode.mode import dialects
 from codemode.mode.dialects import plan, positional_order
+from codemode.mode.preflight import check_script
 from codemode.sandbox import InProcessExecutor
 from tests.mode.compat_harness import corpus_rows, other_hosts_mode
 
@@ -70,14 +71,18 @@ def _plans(mode: cm.CodeMode, scripts: list[str], strict: bool) -> list[Any]:
     sdk, specs = mode.sdk(), {spec.name: spec for spec in mode.visible_specs()}
     out: list[Any] = []
     for source in scripts:
+        tree = ast.parse(source)
         try:
-            found = plan(source, ast.parse(source), tools=sdk.names.tools,
-                         arguments=sdk.names.arguments, specs=specs, strict=strict,
-                         inputs={"limit": 3})
+            found = plan(source, tree, tools=sdk.names.tools, arguments=sdk.names.arguments,
+                         specs=specs, strict=strict, inputs={"limit": 3})
         except RecursionError:
             continue
+        checked = check_script(source, tools=sdk.names.tools, arguments=sdk.names.arguments,
+                               specs=specs, tree=tree, tool_of=found.tool_of,
+                               orders=None if strict else found.prelude.orders,
+                               nodes=found.nodes, parents=found.parents, kinds=found.kinds)
         out.append((source, found.source, found.prelude, found.problems, found.dialects,
-                    found.appended))
+                    found.appended, checked))
     return out
 
 
