@@ -3205,13 +3205,9 @@ class _Planner(ast.NodeVisitor):
         last = self.tree.body[-1]
         if isinstance(last, ast.Expr) or _is_main_guard(last):
             return True
-        for node in self.nodes:
-            if isinstance(node, ast.Return) and self.edits_has_return(node):
-                return True
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
-                    node.func.id == "final_answer"):
-                return True
-        return False
+        return any(self.edits_has_return(node) for node in self.of(ast.Return)) or any(
+            isinstance(node.func, ast.Name) and node.func.id == "final_answer"
+            for node in self.of(ast.Call))
 
     def edits_has_return(self, node: ast.Return) -> bool:
         parent = self.parents.get(node)
