@@ -3,15 +3,20 @@
     python benchmarks/cold_instructions.py [--quick]
 
 Wall times on a loaded machine drift by 2x from one run to the next; instruction counts
-(``valgrind --tool=callgrind``) do not. Each step is measured as the difference between
-a child process that prepares ``k`` unique scripts and one that prepares none (imports,
-SDK and warm-up cancel out), for the 15-line, 3-call script and the 303-line script of
-``vs_monty.py``: ``parse`` (``ast.parse``), then the dialect ``plan``, the
-``preflight``, the sandbox ``policy`` and CPython's ``compile`` of the rewritten tree,
-each row adding one step; ``check()`` is the whole of ``CodeMode.check``; ``CPython``
-compiles the source and runs it (the 303-line script) or compiles it (the 15-line one,
-whose calls need the host), the anchor of the 3x target. Skipped with a line when
-valgrind is not installed.
+(``valgrind --tool=callgrind``) do not. One child process per script warms up (imports,
+SDK, a few scripts), then prepares ``k`` unique copies of the script one step at a time,
+each step of all ``k`` inside ``sys.call_tracing`` (a C function nothing else calls):
+callgrind collects only inside it and dumps its count as it returns
+(``--toggle-collect``, ``--dump-after``), so each step is counted alone, in one process
+(the first version ran two children per step, each spending 2.2G instructions importing).
+Scripts: the 15-line, 3-call script of ``vs_monty.py``, the same ending in ``result =
+{...}`` (a dialect appends ``result``), and the 303-line script. Steps: ``parse``
+(``ast.parse``), the dialect ``plan``, the ``preflight``, ``rewrite`` (the tree of the
+rewritten text, :func:`~codemode.mode.rewritten.rewritten_tree` or a parse of it), the
+sandbox ``policy``, CPython's ``compile`` of the result; then ``check()``, the whole of
+``CodeMode.check``, and ``CPython``, which compiles the source and runs it (the 303-line
+script) or compiles it (the others, whose calls need the host), the anchor of the 3x
+target. Skipped with a line when valgrind is not installed.
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
@@ -35,60 +42,83 @@ import vs_monty  # noqa: E402
 
 from codemode.mode.dialects import plan  # noqa: E402
 from codemode.mode.preflight import check_script  # noqa: E402
+from codemode.mode.rewritten import rewritten_tree  # noqa: E402
 from codemode.sandbox.language.meter import SCRIPT_FILENAME  # noqa: E402
 from codemode.sandbox.language.policy import SandboxPolicy  # noqa: E402
 
-SCRIPTS = {"15 lines": vs_monty.CANONICAL, "303 lines": vs_monty.LONG}
-STEPS = ("parse", "plan", "preflight", "policy", "compile")
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+RESULT = vs_monty.CANONICAL.replace("\n{'names'", "\nresult = {'names'")
+assert RESULT != vs_monty.CANONICAL
+SCRIPTS = {"15 lines": vs_monty.CANONICAL, "15 lines, result =": RESULT,
+           "303 lines": vs_monty.LONG}
+STEPS = ("parse", "plan", "preflight", "rewrite", "policy", "compile")
 WARM = 3
 
 
-def child(script: str, step: str, k: int) -> None:
-    """Prepare ``WARM + k`` unique copies of ``script`` up to ``step`` (the cyclic
-    collector off: where a full collection falls differs between the two children, and
-    one is tens of millions of instructions)."""
+def counted(work: Callable[[], Any]) -> Any:
+    """``work()`` inside the region callgrind counts (see the module docstring)."""
+    return sys.call_tracing(work, ())
+
+
+def child(script: str, k: int) -> None:
+    """Warm up, then count each step of ``k`` unique copies of ``script`` (the cyclic
+    collector off: where a full collection falls would move counts by tens of millions)."""
     gc.collect()
     gc.disable()
     source = SCRIPTS[script]
-    sources = [f"{source}# {i}\n" for i in range(WARM + k)]
+    fresh = iter(range(10**9))
+
+    def sources() -> list[str]:
+        return [f"{source}# {next(fresh)}\n" for _ in range(k)]
+
     mode = cm.CodeMode(vs_monty.registry(), executor=cm.InProcessExecutor())
-    if step == "check()":
-        for text in sources:
-            mode.check(text)
-        return
-    if step == "CPython":
-        for text in sources:
+    for text in [f"{source}# warm {i}\n" for i in range(WARM)]:
+        mode.check(text)
+    sdk, specs = mode.sdk(), {spec.name: spec for spec in mode.visible_specs()}
+    tools, arguments = sdk.names.tools, sdk.names.arguments
+    texts = sources()
+    trees: list[Any] = counted(lambda: [ast.parse(text) for text in texts])
+    founds = counted(lambda: [plan(text, tree, tools=tools, arguments=arguments, specs=specs)
+                              for text, tree in zip(texts, trees, strict=True)])
+    counted(lambda: [check_script(
+        text, tools=tools, arguments=arguments, specs=specs, tree=tree, tool_of=found.tool_of,
+        orders=found.prelude.orders, nodes=found.nodes, parents=found.parents,
+        kinds=found.kinds) for text, tree, found in zip(texts, trees, founds, strict=True)])
+    rewritten = counted(lambda: [
+        rewritten_tree(text, tree, found) or (ast.parse(found.source), None)
+        for text, tree, found in zip(texts, trees, founds, strict=True)])
+    counted(lambda: [SandboxPolicy(kinds=kinds).visit(tree) for tree, kinds in rewritten])
+    counted(lambda: [compile(tree, SCRIPT_FILENAME, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
+                             dont_inherit=True) for tree, _ in rewritten])
+    checks = sources()
+    counted(lambda: [mode.check(text) for text in checks])
+    plain = sources()
+
+    def cpython() -> None:
+        for text in plain:
             code = compile(text, "<s>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
             if script == "303 lines":
                 exec(code, {})  # the benchmark's own fixed script
-        return
-    sdk, specs = mode.sdk(), {spec.name: spec for spec in mode.visible_specs()}
-    tools, arguments = sdk.names.tools, sdk.names.arguments
-    last = STEPS.index(step)
-    for text in sources:
-        tree = ast.parse(text)
-        if last < 1:
-            continue
-        found = plan(text, tree, tools=tools, arguments=arguments, specs=specs)
-        if last >= 2:
-            check_script(text, tools=tools, arguments=arguments, specs=specs, tree=tree,
-                         tool_of=found.tool_of, orders=found.prelude.orders,
-                         nodes=found.nodes, parents=found.parents, kinds=found.kinds)
-        if last >= 3:
-            SandboxPolicy(kinds=found.kinds).visit(tree)
-        if last >= 4:
-            compile(tree, SCRIPT_FILENAME, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
-                    dont_inherit=True)
+
+    counted(cpython)
 
 
-def instructions(valgrind: str, script: str, step: str, k: int) -> int:
-    done = subprocess.run(
-        [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-         __file__, "--child", script, step, str(k)],
-        capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"})
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    assert found is not None, done.stderr[-2000:]
-    return int(found.group(1))
+def counts(valgrind: str, script: str, k: int) -> list[int]:
+    """Instructions of each counted region of ``script``'s child, in order."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "cg"
+        subprocess.run(
+            [valgrind, "--tool=callgrind", "--collect-atstart=no",
+             "--toggle-collect=sys_call_tracing", "--dump-after=sys_call_tracing",
+             f"--callgrind-out-file={out}", sys.executable, __file__, "--child", script,
+             str(k)],
+            capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+        dumps = sorted(Path(folder).glob("cg.*"), key=lambda p: int(p.suffix[1:]))
+        found = [re.search(r"^totals: (\d+)", p.read_text(), re.MULTILINE) for p in dumps]
+        assert all(found) and len(found) == len(STEPS) + 2, [p.name for p in dumps]
+        return [int(m.group(1)) for m in found if m is not None]
 
 
 def main() -> None:
@@ -100,22 +130,14 @@ def main() -> None:
     print(f"instructions per new script (python {sys.version.split()[0]}, callgrind)")
     for script in SCRIPTS:
         k = (2 if quick else 5) if script == "303 lines" else (5 if quick else 20)
-        base: dict[str, int] = {}
-        shown: list[str] = []
-        previous = 0
-        for step in (*STEPS, "check()", "CPython"):
-            per = (instructions(valgrind, script, step, k)
-                   - base.setdefault(step, instructions(valgrind, script, step, 0))) // k
-            if step in STEPS:
-                shown.append(f"{step} {(per - previous) / 1e6:.2f}M")
-                previous = per
-            else:
-                shown.append(f"{step} {per / 1e6:.2f}M")
-        print(f"  {script}: " + ", ".join(shown))
+        per = [n / k / 1e6 for n in counts(valgrind, script, k)]
+        shown = [f"{step} {n:.2f}M" for step, n in zip((*STEPS, "check()", "CPython"), per,
+                                                       strict=True)]
+        print(f"  {script}: " + ", ".join(shown) + f" (steps {sum(per[:len(STEPS)]):.2f}M)")
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
-        child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        child(sys.argv[2], int(sys.argv[3]))
     else:
         main()

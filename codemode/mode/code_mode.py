@@ -35,6 +35,7 @@ from codemode.mode.bridge import Bridge, RunSummary
 from codemode.mode.dialects import SANDBOX_GLOBALS, plan
 from codemode.mode.ledger import RunLedger, RunResult, open_ledger
 from codemode.mode.preflight import Problem, check_script
+from codemode.mode.rewritten import rewritten_tree
 from codemode.mode.stuck import unless_stuck
 from codemode.sandbox import Executor, Limits, ScriptError, ScriptResult
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
@@ -369,9 +370,8 @@ class CodeMode:
             nodes=found.nodes, parents=found.parents, kinds=found.kinds)
         problems.sort(key=lambda p: (p.line, p.column))
         if not problems:
-            # the tree is the script's when no dialect rewrote it: compiled, not parsed again
-            problems = self._compile_problems(
-                found.source, (tree, found.kinds) if found.source is script else None)
+            # the script's tree (with the lines a dialect appended): compiled, not parsed again
+            problems = self._compile_problems(found.source, rewritten_tree(script, tree, found))
         source = found.source
         if not self.strict or merged or source.startswith(PRELUDE_MARK):
             # (a script's own first line that looks like a prelude stays its comment)

@@ -208,6 +208,8 @@ _QUIET: Final = (ast.Constant, ast.Name, ast.Load, ast.UnaryOp, ast.unaryop, ast
 reading it runs no code, so when it is read does not matter."""
 """What other hosts call their tools object (Cloudflare's ``codemode.x({...})``): a name
 the script never binds is ``tools``."""
+_PARTIAL_NAMES: Final = frozenset({"partial", "functools"})
+"""The names a call of ``functools.partial`` reads."""
 _N = TypeVar("_N", bound=ast.AST)
 _NOT_IDENTIFIER: Final = re.compile(r"\W")
 
@@ -259,6 +261,29 @@ def positional_order(spec: ToolSpec | None, argmap: Mapping[str, str]) -> Sequen
     return None
 
 
+_ORDERS_SIZE: Final = 4096
+_orders: dict[int, tuple[ToolSpec, Mapping[str, str], Sequence[str] | None]] = {}
+""":func:`positional_order` answers by ``id(spec)`` (see :func:`_order_of`)."""
+
+
+def _order_of(spec: ToolSpec | None, argmap: Mapping[str, str]) -> Sequence[str] | None:
+    """:func:`positional_order`, remembered per spec: specs are frozen and a registry hands
+    out the same objects until a tool changes (the SDK's cache rests on that too), and an
+    SDK's argument names are a read-only mapping per tool; a changed tool is a new spec
+    and a new SDK new mappings, so an answer is only ever reused for the same pair."""
+    if spec is None:
+        return None
+    found = _orders.get(id(spec))
+    if found is not None and found[0] is spec and found[1] is argmap:
+        return found[2]
+    order = positional_order(spec, argmap)
+    if isinstance(argmap, MappingProxyType):
+        if len(_orders) >= _ORDERS_SIZE:
+            _orders.clear()
+        _orders[id(spec)] = (spec, argmap, order)
+    return order
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ScriptPlan:
     """What :func:`plan` found: the source to run, its prelude, its problems."""
@@ -280,6 +305,9 @@ class ScriptPlan:
     kinds: dict[type, list[ast.AST]] = field(default_factory=dict)
     """Node type → the nodes of exactly that type, in ``nodes`` order (the policy reads
     its binding sites from them)."""
+    appended: int | None = None
+    """Where ``source`` goes on past the script when appending lines was the plan's only
+    edit (:mod:`codemode.mode.rewritten`); else None."""
 
 
 def _root(node: ast.expr) -> tuple[str | None, list[str]]:
@@ -425,6 +453,9 @@ class _Edits:
         self.items: list[tuple[int, int, int, int, bytes]] = []
         """(start, end, order, span, text): replace data[start:end] with text."""
         self.tail: list[str] = []
+        self.appended: int | None = None
+        """Where :meth:`apply`'s text goes on past the source when its only edit is the
+        appended ``tail``."""
 
     @property
     def data(self) -> bytes:
@@ -473,6 +504,7 @@ class _Edits:
             if self.tail:
                 if out and not out.endswith("\n"):
                     out += "\n"
+                self.appended = len(out)
                 out += "\n".join(self.tail) + "\n"
             return out
         data = self.data
@@ -509,6 +541,10 @@ class _Scope:
 
 
 class _Planner(ast.NodeVisitor):
+    skips = True
+    """Whether a pass the node-type index shows can find nothing is skipped (tests set it
+    False and compare: the plan is the same either way)."""
+
     def __init__(self, tree: ast.Module, *, tools: Mapping[str, str],
                  arguments: Mapping[str, Mapping[str, str]], specs: Mapping[str, ToolSpec],
                  inputs: Mapping[str, Any], strict: bool, edits: _Edits) -> None:
@@ -597,8 +633,11 @@ class _Planner(ast.NodeVisitor):
         get_stock_info(symbol=s)["price"]}``): each returns an awaitable of its value,
         ``lambda s: anext(((await ...)["price"] for once in [None]))``."""
         if not strict:
-            self._tool_variables(stores)
-            self._tool_tables(stores)
+            values = not self.skips or self._tools_as_values()
+            if values or not _PARTIAL_NAMES.isdisjoint(reads):
+                self._tool_variables(stores)
+            if values or self.bare or ast.Lambda in kinds:
+                self._tool_tables(stores)
         self.aliases = frozenset() if strict else frozenset(
             name for name in _TOOLS_ALIASES & reads if name not in self.bound
             and name not in inputs and name not in top and name not in self.namespaces
@@ -678,6 +717,22 @@ class _Planner(ast.NodeVisitor):
         x: ...`` became an ``async def``), ``map``/``filter`` (``map(lambda ...)``, a list
         comprehension) or ``key`` (``key=lambda ...``, keys computed first); the last two
         run their calls in the enclosing scope."""
+
+    def _tools_as_values(self) -> bool:
+        """Whether the script may read a tool as a value (a bare tool name, or a ``tools.x``
+        chain that is not a call's function): without one, and without ``partial`` and
+        lambdas, no name or table can hold a tool and the two passes below find nothing."""
+        if self.bare:
+            return True
+        parents = self.parents
+        for load in self.loads_of.get("tools", ()):
+            node: ast.AST = load
+            parent = parents.get(node)
+            while type(parent) is ast.Attribute:
+                node, parent = parent, parents.get(parent)
+            if type(parent) is not ast.Call or parent.func is not node:
+                return True
+        return False
 
     def _tool_variables(self, stores: Mapping[str, int]) -> None:
         """``x = search`` or ``x = tools.search`` (a script's one binding of ``x``, at the
@@ -852,6 +907,8 @@ class _Planner(ast.NodeVisitor):
 
     def tool_of(self, func: ast.expr) -> str | None:
         """The tool path a call's function names (``tools.x``, a bare name, an alias)."""
+        if type(func) is ast.Name and func.id not in self.bare and self.skips:
+            return None  # what ``_tool_of`` finds for a name that is no bare tool
         paths = self.paths
         if func in paths:
             return paths[func]
@@ -1924,7 +1981,7 @@ class _Planner(ast.NodeVisitor):
         """``codemode.x({...})`` → ``tools.x({...})``; ``search.invoke({...})``,
         ``tools.search.run("x")`` → ``search({...})``, ``tools.search("x")`` (the method
         on the tool's line: the edit keeps every line where it was)."""
-        for name in self.loads:
+        for name in self.loads if self.aliases else ():
             if name.id in self.aliases:
                 self.note("tools under another name")
                 self.edits.replace(self.edits.start(name), self.edits.end(name), "tools")
@@ -2420,11 +2477,20 @@ class _Planner(ast.NodeVisitor):
         becomes async, its calls awaited): the call runs inside its ``try``, as in CPython."""
         functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = [*self.of(ast.FunctionDef)]
         functions += self.of(ast.AsyncFunctionDef)
+        if not functions:
+            return
         defined = Counter(f.name for f in functions)
         for func in functions:
             if (func.decorator_list or func.name not in self.def_only
                     or defined[func.name] != 1
                     or isinstance(self.parents.get(func), ast.ClassDef)):
+                continue
+            args = func.args
+            positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+            params = [*positional, *(a.arg for a in args.kwonlyargs)]
+            if self.skips and not any(  # no parameter it calls: ``_calls_of`` finds none
+                    type(node) is ast.Call and type(node.func) is ast.Name
+                    and node.func.id in params for node in ast.walk(func)):
                 continue
             calls = [self.parents.get(n) for n in self.loads_of.get(func.name, ())]
             if not calls or not all(isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
@@ -2433,10 +2499,10 @@ class _Planner(ast.NodeVisitor):
                                     and all(k.arg is not None for k in c.keywords)
                                     for c in calls):
                 continue
-            args = func.args
-            positional = [a.arg for a in (*args.posonlyargs, *args.args)]
-            for param in [*positional, *(a.arg for a in args.kwonlyargs)]:
+            for param in params:
                 uses = self._calls_of(func, param)
+                if not uses:
+                    continue  # a parameter it never calls: nothing handed for it matters
                 handed = [self._handed(cast("ast.Call", c), positional, param) for c in calls]
                 if uses and isinstance(func, ast.FunctionDef) and not all(
                         self._thunk(a) for a in handed):
@@ -2529,8 +2595,16 @@ class _Planner(ast.NodeVisitor):
         if self.converted or ast.AnnAssign in self.kinds or any(
                 self.edits_has_return(node) for node in self.of(ast.Return)):
             return True  # a function's own ``return`` needs nothing: only a top-level one
+        # a call of a plain name none of these holds is answered False below, by each test
+        telling = self.refused_bare.keys() | self.bare.keys() | self.tool_loops | (
+            self.async_funcs) | self.partials | self.partial_targets.keys() | self.aliases | {
+            "tools"} if self.skips else None
+        marked = self.thunk_calls | self.wrapper_calls
         for node in self.of(ast.Call):
             func = node.func
+            if telling is not None and type(func) is ast.Name and func.id not in telling and (
+                    id(node) not in marked):
+                continue
             if type(func) is ast.Name and func.id in self.refused_bare:
                 return True
             if self._asyncio_call(func, _RUN):
@@ -3099,13 +3173,13 @@ class _Planner(ast.NodeVisitor):
         """``__name__`` read elsewhere (``logging.getLogger(__name__)``): the script is the
         main module, so it is the text ``'__main__'`` (the sandbox keeps ``_`` names
         private); a main guard's test is already ``True``."""
-        if self.strict or "__name__" in self.bound:
+        names = self.loads_of.get("__name__")  # not in annotations: those are dropped
+        if self.strict or "__name__" in self.bound or not names:
             return
         guards = {id(node) for stmt in self.tree.body if _is_main_guard(stmt)
                   for node in ast.walk(stmt.test)}  # type: ignore[attr-defined]
-        for node in self.kinds.get(ast.Name, ()):
-            if (node.id == "__name__" and isinstance(node.ctx, ast.Load)  # type: ignore[attr-defined]
-                    and id(node) not in guards):
+        for node in names:
+            if id(node) not in guards:
                 self.note("__name__")
                 self.edits.replace(self.edits.start(node), self.edits.end(node), "'__main__'")
 
@@ -3113,13 +3187,9 @@ class _Planner(ast.NodeVisitor):
         last = self.tree.body[-1]
         if isinstance(last, ast.Expr) or _is_main_guard(last):
             return True
-        for node in self.nodes:
-            if isinstance(node, ast.Return) and self.edits_has_return(node):
-                return True
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (
-                    node.func.id == "final_answer"):
-                return True
-        return False
+        return any(self.edits_has_return(node) for node in self.of(ast.Return)) or any(
+            isinstance(node.func, ast.Name) and node.func.id == "final_answer"
+            for node in self.of(ast.Call))
 
     def edits_has_return(self, node: ast.Return) -> bool:
         parent = self.parents.get(node)
@@ -3159,9 +3229,8 @@ class _Planner(ast.NodeVisitor):
 
     def _unbound(self) -> None:
         seen: set[str] = set()
-        known = _KNOWN | set(self.inputs) | self.bound
-        if not self.strict:
-            known |= {"final_answer"} | set(self.bare) | self.aliases
+        inputs, bound, bare, aliases = self.inputs, self.bound, self.bare, self.aliases
+        strict = self.strict
         choices: list[str] | None = None
         suggested = 0
         for node in self.loads:
@@ -3175,7 +3244,9 @@ class _Planner(ast.NodeVisitor):
                 seen.add(name)
                 self.add(node, f"`{name}` is not available in the sandbox ({_REMOVED[name]})")
                 continue
-            if name in known or name in seen or name.startswith("_"):
+            if name in _KNOWN or name in inputs or name in bound or name in seen or (
+                    name.startswith("_")) or (not strict and (
+                    name == "final_answer" or name in bare or name in aliases)):
                 continue
             if name in self.refused_bare or name in self.by_name_roots:
                 continue
@@ -3213,6 +3284,9 @@ class _Planner(ast.NodeVisitor):
                 self.add(node, f"name '{name}' is not defined: {by_name}")
                 continue
             if choices is None:
+                known = _KNOWN | set(inputs) | bound
+                if not strict:
+                    known |= {"final_answer"} | set(bare) | aliases
                 choices = sorted(known - set(SAFE_BUILTINS) - {"final_answer"}) + [
                     f"tools.{p}" for p in self.tools]
             close: list[str] = []
@@ -3353,7 +3427,7 @@ class _Planner(ast.NodeVisitor):
             if path is None or path not in self.tools or path in out:
                 continue
             wire = self.tools[path]
-            out[path] = positional_order(self.specs.get(wire), self.arguments.get(wire, {}))
+            out[path] = _order_of(self.specs.get(wire), self.arguments.get(wire, {}))
         return out
 
 
@@ -3417,4 +3491,5 @@ def plan(source: str, tree: ast.Module, *, tools: Mapping[str, str],
                       orders=orders, texts=planner.texts(orders))
     return ScriptPlan(source=rewritten, prelude=prelude, problems=planner.problems,
                       dialects=tuple(planner.used), tool_of=planner.plan_tool_of,
-                      nodes=planner.nodes, parents=planner.parents, kinds=planner.kinds)
+                      nodes=planner.nodes, parents=planner.parents, kinds=planner.kinds,
+                      appended=edits.appended)

@@ -1,7 +1,8 @@
-"""Fixtures: a registry of small real tools and CodeMode over each executor."""
+"""Fixtures: a registry of small real tools, CodeMode over each executor, the parses made."""
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -42,6 +43,20 @@ class Recorder:
         while len([entry for entry in self.log if entry[0] == event]) < count:
             self._changed = anyio.Event()
             await self._changed.wait()
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sources ``ast.parse`` is called with from now on."""
+    seen: list[str] = []
+    parse = ast.parse
+
+    def counting(source: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(source)
+        return parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", counting)
+    return seen
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import threading
 from typing import Any
 
 import anyio
-import pytest
 from script_literals import script_literals
 
 import codemode as cm
@@ -31,20 +30,6 @@ def _registry() -> cm.ToolRegistry:
         "type": "object", "properties": {"i": {"type": "integer"}}, "required": ["i"],
         "additionalProperties": False}))
     return registry
-
-
-@pytest.fixture
-def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The sources ``ast.parse`` is called with from now on."""
-    seen: list[str] = []
-    parse = ast.parse
-
-    def counting(source: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(source)
-        return parse(source, *args, **kwargs)
-
-    monkeypatch.setattr(ast, "parse", counting)
-    return seen
 
 
 def test_check_parses_a_canonical_script_once(parses: list[str]) -> None:

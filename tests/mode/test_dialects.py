@@ -257,6 +257,9 @@ ROWS: list[tuple[str, str, str, dict[str, Any] | None]] = [
      "async def g():\n    return await tools.get_item(id=1)\nawait h()",
      "def g():\n    return 1\ndef h():\n    return g()\n"
      "def g():\n    return get_item(1)\nh()", None),
+    # before: the annotation became '__main__' too, and dropped with it: ``name = = 1``
+    ("__name__ read, and in an annotation (never evaluated)",
+     'name = 1\n[name, "__main__"]', 'name: __name__ = 1\n[name, __name__]', None),
 ]
 
 
