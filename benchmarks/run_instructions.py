@@ -1,6 +1,6 @@
 """Instructions per cache-hit run, layer by layer, under callgrind (issue #18).
 
-    python benchmarks/run_instructions.py [--quick] [--rows in,pool,worker]
+    python benchmarks/run_instructions.py [--quick] [--rows in-process/executor.run,pool host]
 
 What a run of an already compiled script costs, outside compiling: ``vs_monty``'s "same
 script again" row. Each row is the difference between a child process that makes ``k``
@@ -14,10 +14,13 @@ making 0, 1 and 3 tool calls (the 3-call one is ``vs_monty.CANONICAL``):
   on the host's own loop: no thread, calls answered by a ``CallBroker`` at once);
   callgrind counts every thread;
 - ``pool host``: the same two outer layers of a ``WorkerPoolExecutor``, the host process
-  only (its worker runs natively, unmeasured);
-- ``pool worker``: the worker's side of a ``CodeMode.run`` (its process under callgrind:
-  the pool is given an interpreter that is valgrind running Python, confinement off, no
-  spare, one worker).
+  only (its worker runs natively, unmeasured: a worker started as valgrind running Python
+  does not boot, exit status 1 before it is ready).
+
+At dfb20af -> 2aad14a (3.11, k=20), 0 / 1 / 3 calls: in-process ``CodeMode.run`` 0.90 /
+1.17 / 2.25M -> 0.66 / 0.98 / 2.07M, ``executor.run`` 0.79 / 0.92 / 1.54M -> 0.55 / 0.73 /
+1.35M, ``run_script`` 0.35 / 0.41 / 0.83M -> 0.30 / 0.37 / 0.79M; pool host ``CodeMode.run``
+at 2aad14a (k=5) 1.08 / 1.36 / 2.37M.
 
 Instruction counts leave out what the kernel does (context switches, wake-ups), which a
 wall time holds: ``benchmarks/hop_floor.py`` measures those floors. Skipped with a line
@@ -27,13 +30,11 @@ when valgrind is not installed.
 from __future__ import annotations
 
 import gc
-import glob
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -69,9 +70,9 @@ async def _answer(name: str, args: dict[str, Any]) -> Any:
 _answer.fresh_results = True  # type: ignore[attr-defined]  # what CodeMode's bridge says
 
 
-async def _child(executor_kind: str, layer: str, calls: int, k: int, python: str) -> None:
-    executor: cm.Executor = (InProcessExecutor() if executor_kind == "in" else WorkerPoolExecutor(
-        size=1, spare=False, confinement="off", python=python or sys.executable))
+async def _child(executor_kind: str, layer: str, calls: int, k: int) -> None:
+    executor: cm.Executor = (InProcessExecutor() if executor_kind == "in"
+                             else WorkerPoolExecutor(size=1))
     async with executor:
         mode = cm.CodeMode(vs_monty.registry(), executor=executor, limits=LIMITS)
         paths = tuple(mode.sdk().names.tools)
@@ -109,31 +110,14 @@ async def _child(executor_kind: str, layer: str, calls: int, k: int, python: str
         await mode.aclose()
 
 
-def _count(valgrind: str, args: list[str], *, worker: bool) -> int:
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    if not worker:
-        done = subprocess.run(
-            [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-             __file__, "--child", *args, ""], capture_output=True, text=True, check=True, env=env)
-        found = re.search(r"Collected : (\d+)", done.stderr)
-        assert found is not None, done.stderr[-2000:]
-        return int(found.group(1))
-    with tempfile.TemporaryDirectory() as folder:
-        python = os.path.join(folder, "python")
-        with open(python, "w") as out:
-            out.write(f"#!/bin/sh\nexec {valgrind} --tool=callgrind -q "
-                      f"--callgrind-out-file={folder}/worker.%p {sys.executable} \"$@\"\n")
-        os.chmod(python, 0o755)
-        subprocess.run([sys.executable, __file__, "--child", *args, python],
-                       capture_output=True, text=True, check=True, env=env)
-        totals = []
-        for path in glob.glob(f"{folder}/worker.*"):
-            text = Path(path).read_text()
-            found = re.search(r"^(?:summary|totals): (\d+)", text, re.M)
-            assert found is not None, path
-            totals.append(int(found.group(1)))
-        assert len(totals) == 1, totals
-        return totals[0]
+def _count(valgrind: str, args: list[str]) -> int:
+    done = subprocess.run(
+        [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+         __file__, "--child", *args], capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"})
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    assert found is not None, done.stderr[-2000:]
+    return int(found.group(1))
 
 
 def main() -> None:
@@ -142,33 +126,29 @@ def main() -> None:
     if valgrind is None:
         print("run instructions: valgrind is not installed (skipped)")
         return
-    rows = [("in-process", "in", layer, False)
-            for layer in ("CodeMode.run", "executor.run", "run_script")]
-    rows += [("pool host", "pool", layer, False) for layer in ("CodeMode.run", "executor.run")]
-    rows += [("pool worker", "pool", "CodeMode.run", True)]
-    if "--rows" in sys.argv:  # e.g. ``--rows in-process/executor.run,pool worker``
+    rows = [("in-process", "in", layer) for layer in ("CodeMode.run", "executor.run", "run_script")]
+    rows += [("pool host", "pool", layer) for layer in ("CodeMode.run", "executor.run")]
+    if "--rows" in sys.argv:  # e.g. ``--rows in-process/executor.run,pool host``
         wanted = sys.argv[sys.argv.index("--rows") + 1].split(",")
         rows = [row for row in rows if row[0] in wanted or f"{row[0]}/{row[2]}" in wanted]
     jobs = {}
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as threads:
-        for _, kind, layer, worker in rows:
+        for _, kind, layer in rows:
             for calls in (None, *SCRIPTS):
                 args = [kind, layer, str(calls or 0), "0" if calls is None else str(k)]
-                jobs[(kind, layer, worker, calls)] = threads.submit(_count, valgrind, args,
-                                                                    worker=worker)
+                jobs[(kind, layer, calls)] = threads.submit(_count, valgrind, args)
     print(f"instructions per cache-hit run (python {sys.version.split()[0]}, callgrind, "
           f"k={k})")
-    for label, kind, layer, worker in rows:
-        base = jobs[(kind, layer, worker, None)].result()
-        per = {calls: (jobs[(kind, layer, worker, calls)].result() - base) / k
-               for calls in SCRIPTS}
+    for label, kind, layer in rows:
+        base = jobs[(kind, layer, None)].result()
+        per = {calls: (jobs[(kind, layer, calls)].result() - base) / k for calls in SCRIPTS}
         cells = [f"{calls} calls {count / 1e6:.3f}M" for calls, count in per.items()]
         print(f"  {label:12} {layer:13} " + ", ".join(cells))
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
-        kind, layer, calls, k, python = sys.argv[2:7]
-        anyio.run(_child, kind, layer, int(calls), int(k), python)
+        kind, layer, calls, k = sys.argv[2:6]
+        anyio.run(_child, kind, layer, int(calls), int(k))
     else:
         main()
