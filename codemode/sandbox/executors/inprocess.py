@@ -73,7 +73,6 @@ from codemode.sandbox.runtime.runner import RunControl, preload, run_script
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Coroutine
-    from concurrent.futures import Future
     from types import TracebackType
 
 __all__ = ["InProcessExecutor"]
@@ -129,12 +128,23 @@ class _LoopThread:
             join_cpu(cpu, self.free)
             self.joined = cpu
 
-    def submit(self, coro: Coroutine[Any, Any, None]) -> Future[None]:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+    def submit(self, coro: Coroutine[Any, Any, None], box: dict[str, Any]) -> None:
+        """Start ``coro`` as a task of the script loop, its first step in the loop turn
+        that takes it (a run that makes no call ends there), the task kept in ``box``.
+        Not ``run_coroutine_threadsafe``: its ``concurrent.futures.Future`` (a condition
+        variable, two chained callbacks) only told the host what ``done`` tells it."""
+        self.loop.call_soon_threadsafe(_start_job, self.loop, coro, box)
 
     def stop(self) -> None:
         if not self.loop.is_closed():
             self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+def _start_job(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, None],
+               box: dict[str, Any]) -> None:
+    """On the script loop: the run's task, held in ``box`` (the loop keeps only a weak
+    reference to a task)."""
+    box["task"] = _eager_task(loop, coro)
 
 
 def _preload() -> None:
@@ -265,22 +275,45 @@ async def _cancel_all(tasks: set[asyncio.Task[None]]) -> bool:
 
 @final
 class _Watcher:
-    """On an asyncio host: ``control.watch()`` every ``WATCH_INTERVAL`` from a timer while
-    the host waits for the run, instead of a cancel scope per interval (never raises)."""
+    """On an asyncio host, while the host waits for the run (``waiter``): ``control.watch()``
+    every ``WATCH_INTERVAL`` from a timer, and at ``ends`` (loop time; held approvals move
+    it, :meth:`move`) the wait's end, the run not finished: the wall-clock kill. One timer,
+    instead of a cancel scope for the deadline (``move_on_after``: ~18 µs a run) and one per
+    interval (never raises)."""
 
-    __slots__ = ("_control", "_handle", "_loop")
+    __slots__ = ("_control", "_ends", "_handle", "_loop", "_waiter")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, control: RunControl) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, control: RunControl,
+                 waiter: asyncio.Future[None], ends: float) -> None:
         self._loop = loop
         self._control = control
-        self._handle = loop.call_later(WATCH_INTERVAL, self._tick)
+        self._waiter = waiter
+        self._ends = ends
+        self._handle = loop.call_at(min(loop.time() + WATCH_INTERVAL, ends), self._tick)
 
     def _tick(self) -> None:
+        now = self._loop.time()
+        if now >= self._ends:
+            _finished(self._waiter)
+            return
         self._control.watch()
-        self._handle = self._loop.call_later(WATCH_INTERVAL, self._tick)
+        self._handle = self._loop.call_at(min(now + WATCH_INTERVAL, self._ends), self._tick)
+
+    def move(self, ends: float) -> None:
+        """The run's end is now ``ends`` (``math.inf``: not while a call waits)."""
+        self._ends = ends
+        self._handle.cancel()
+        now = self._loop.time()
+        self._handle = self._loop.call_at(min(now + WATCH_INTERVAL, ends), self._tick)
 
     def stop(self) -> None:
         self._handle.cancel()
+
+
+def _finished(waiter: asyncio.Future[None]) -> None:
+    """On the host loop: end the host's wait for the run (it ended, or its time is up)."""
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _eager_task(loop: asyncio.AbstractEventLoop,
@@ -381,6 +414,25 @@ class InProcessExecutor:
         if stop:
             thread.stop()
 
+    async def _wait_portal(self, done: anyio.Event, control: RunControl, broker: CallBroker,
+                           limits: Limits) -> None:
+        """Off asyncio: wait for ``done`` until the run's wall-clock end, watching the run
+        every ``WATCH_INTERVAL``."""
+        with anyio.move_on_after(limits.timeout + self._stop_grace) as clock:
+            ends = clock.deadline
+
+            def on_clock(paused: float | None) -> None:
+                # a call waits for its approver (None), or answered: the run's clock
+                # stands still meanwhile, here and in the script's thread
+                clock.deadline = math.inf if paused is None else ends + paused
+                control.hold(paused)
+
+            broker.on_clock = on_clock
+            while not done.is_set():
+                with anyio.move_on_after(WATCH_INTERVAL):
+                    await done.wait()
+                control.watch()
+
     async def run(self, source: str, *, call_tool: CallTool, tool_paths: Collection[str] = (),
                   limits: Limits | None = None,
                   on_output: Callable[[str], None] | None = None) -> ScriptResult:
@@ -390,11 +442,13 @@ class InProcessExecutor:
             raise SandboxError("the executor is closed")
         broker = CallBroker(call_tool, limits, tool_paths)
         control = RunControl()
-        done = anyio.Event()
         box: dict[str, Any] = {}
         broker.start()
         started = time.perf_counter()
         host_loop = _host_asyncio_loop()
+        # on asyncio the host waits for a future (``_Watcher``), else for an anyio event
+        waiter = host_loop.create_future() if host_loop is not None else None
+        done = anyio.Event() if host_loop is None else None
         host_context = contextvars.copy_context()
         """Host tasks started for the script run in the host's context, not the script's."""
         tasks: set[asyncio.Task[None]] = set()
@@ -463,47 +517,51 @@ class InProcessExecutor:
                     box["failure"] = exc
                 finally:
                     self._release(thread)
+                    box["ended"] = True
                     with contextlib.suppress(RuntimeError):  # the host already returned
                         if portal is not None:
+                            assert done is not None
                             portal.start_task_soon(_set, done)
-                        elif host_loop is not None:
-                            host_loop.call_soon_threadsafe(done.set, context=host_context)
+                        elif host_loop is not None and waiter is not None:
+                            host_loop.call_soon_threadsafe(_finished, waiter,
+                                                           context=host_context)
 
             held = CpuShare.of_this_thread()
             share = held if self._share_cpu else None
             cpu = share.enter() if share is not None else None
             try:
                 thread = self._script_thread(held)
-                future = thread.submit(job())
+                thread.submit(job(), box)
             except BaseException:
                 if share is not None:
                     share.leave()
                 raise
             try:
-                with anyio.move_on_after(limits.timeout + self._stop_grace) as clock:
-                    ends = clock.deadline
+                if host_loop is not None:
+                    assert waiter is not None
+                    ends = host_loop.time() + limits.timeout + self._stop_grace
+                    watcher = _Watcher(host_loop, control, waiter, ends)
 
                     def on_clock(paused: float | None) -> None:
                         # a call waits for its approver (None), or answered: the run's
                         # clock stands still meanwhile, here and in the script's thread
-                        clock.deadline = math.inf if paused is None else ends + paused
+                        watcher.move(math.inf if paused is None else ends + paused)
                         control.hold(paused)
 
                     broker.on_clock = on_clock
-                    if host_loop is not None:
-                        watcher = _Watcher(host_loop, control)
-                        try:
-                            await done.wait()
-                        finally:
-                            watcher.stop()
-                    while not done.is_set():
-                        with anyio.move_on_after(WATCH_INTERVAL):
-                            await done.wait()
-                        control.watch()
+                    try:
+                        await waiter
+                    finally:
+                        watcher.stop()
+                else:
+                    assert done is not None
+                    await self._wait_portal(done, control, broker, limits)
             finally:
                 try:
                     broker.close()
-                    if not future.done():
+                    # a run that ended by itself gets no abort (its hop to the script loop
+                    # would wake that thread for nothing)
+                    if not box.get("ended"):
                         control.abort("the run was stopped by the host")
                         if "outcome" not in box:
                             thread.retired = True

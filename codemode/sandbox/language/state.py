@@ -188,6 +188,14 @@ class RunState:
         ``cancelled_its_task()``)."""
         return any(block.cancelled_its_task() for block in self.cancellers.values())
 
+    def left_open(self) -> bool:
+        """Whether the script left anything for the run's end to close (a task still
+        running, an async generator it iterated, a generator or coroutine it made): without
+        any, :meth:`close_owned` and :meth:`close_tracked` run no script code and never
+        suspend."""
+        return bool(self._tracked or self._owned
+                    or any(not task.done() for task in self.tasks))
+
     def track(self, obj: Any) -> Any:
         """Remember a script generator/coroutine so the run can close it when it ends."""
         tracked = self._tracked
