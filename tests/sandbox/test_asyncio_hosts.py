@@ -76,3 +76,69 @@ def test_plain_asyncio_run_host(executor: str, sniffio: str) -> None:
     report = json.loads(done.stdout)
     assert report["answers"] == [["timed out", None], [3_000_000, None]]
     assert report["sniffio"] is (sniffio == "with-sniffio")
+
+
+TRIO_HOST = textwrap.dedent('''
+    import sys, json
+    import anyio
+    import codemode as cm
+    from codemode.sandbox import InProcessExecutor, WorkerPoolExecutor
+
+    @cm.tool
+    async def slow(s: float) -> str:
+        """Sleep."""
+        await anyio.sleep(s)
+        return "slept"
+
+    @cm.tool
+    async def size(text: str) -> int:
+        """Length."""
+        return len(text)
+
+    SCRIPTS = [
+        "await tools.size(text='abc') + await tools.size(text='de')",
+        """
+    import asyncio
+    try:
+        await asyncio.wait_for(tools.slow(s=10), 0.05)
+        r = 'not cancelled'
+    except asyncio.TimeoutError:
+        r = 'timed out'
+    r
+    """,
+        "await tools.size(text='x' * 3_000_000)",
+        "import asyncio\\nawait asyncio.sleep(30)",
+    ]
+
+    async def main():
+        registry = cm.ToolRegistry()
+        registry.register(slow)
+        registry.register(size)
+        executor = (WorkerPoolExecutor(size=1) if sys.argv[1] == "pool"
+                    else InProcessExecutor())
+        answers = []
+        async with cm.CodeMode(registry, executor=executor,
+                               limits=cm.Limits(timeout=3)) as mode:
+            for script in SCRIPTS:
+                result = await mode.run(script)
+                answers.append([result.value, None if result.error is None
+                                else result.error.type])
+                if result.error is not None and "timeout" not in result.error.message:
+                    answers.append(result.error.message)
+        print(json.dumps(answers))
+
+    anyio.run(main, backend="trio")
+''')
+
+
+@pytest.mark.parametrize("executor", ["pool", "inprocess"])
+def test_trio_host(executor: str) -> None:
+    """Under a trio host the in-process executor's script loop is still asyncio to anyio:
+    the callback that starts a run inherits the host's context, where sniffio names trio
+    (``anyio.current_time`` there raised, and every in-process run failed)."""
+    done = subprocess.run([sys.executable, "-c", TRIO_HOST, executor],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr == "", done.stderr[-2000:]
+    assert json.loads(done.stdout) == [[5, None], ["timed out", None], [3_000_000, None],
+                                       [None, "LimitExceeded"]]

@@ -65,6 +65,7 @@ from anyio.from_thread import BlockingPortal
 from codemode.errors import LimitExceeded, SandboxError
 from codemode.sandbox.executors.affinity import CpuShare, join_cpu
 from codemode.sandbox.executors.broker import CallBroker, CallTool
+from codemode.sandbox.executors.sniff import library_var
 from codemode.sandbox.executors.stuck import STUCK, log_abandoned, stuck_error
 from codemode.sandbox.language.meter import script_thread_stack
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
@@ -143,7 +144,12 @@ class _LoopThread:
 def _start_job(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, None],
                box: dict[str, Any]) -> None:
     """On the script loop: the run's task, held in ``box`` (the loop keeps only a weak
-    reference to a task)."""
+    reference to a task). The callback runs in a copy of the host's context: sniffio's
+    library is set to asyncio there, or under a trio host anyio would take the script's
+    loop for trio (``anyio.current_time`` raised and the run failed)."""
+    library = library_var()
+    if library is not None:
+        library.set("asyncio")
     box["task"] = _eager_task(loop, coro)
 
 

@@ -75,6 +75,7 @@ from codemode.sandbox.executors.protocol import (
     new_bounded,
 )
 from codemode.sandbox.executors.resident import WATCH_SECONDS, Resident, budget
+from codemode.sandbox.executors.sniff import library_var
 from codemode.sandbox.executors.stuck import STUCK, log_abandoned, stuck_error
 from codemode.sandbox.executors.template import (
     TEMPLATE,
@@ -91,7 +92,6 @@ from codemode.sandbox.runtime.result import RunOutcome, ScriptError, ScriptResul
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator
-    from contextvars import ContextVar
     from types import TracebackType
 
     from anyio.abc import TaskGroup
@@ -602,15 +602,6 @@ def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-def _library_var() -> ContextVar[str | None] | None:
-    """sniffio's current-library variable, when sniffio is installed."""
-    try:
-        from sniffio import current_async_library_cvar
-    except ImportError:
-        return None
-    return current_async_library_cvar
-
-
 @contextlib.contextmanager
 def _on_asyncio(active: bool) -> Iterator[None]:
     """Tell anyio the session's loop callbacks run on asyncio.
@@ -623,7 +614,7 @@ def _on_asyncio(active: bool) -> Iterator[None]:
     frame then left the run to time out. Callbacks and tasks capture the context they
     are made in, so the library set here for the session's lifetime reaches all of them.
     """
-    library = _library_var()
+    library = library_var()
     if not active or library is None:  # no sniffio: anyio takes a running loop as asyncio
         yield
         return
