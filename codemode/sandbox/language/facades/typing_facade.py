@@ -24,12 +24,13 @@ import weakref
 from functools import partial
 from typing import Any, Final, final
 
-from codemode.sandbox.language.builtins import DictType
+from codemode.sandbox.language.builtins import DictType, repr_
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.facades.collections_facade import namedtuple
 from codemode.sandbox.language.guards import (
     CLASS_ANNOTATIONS,
     CLASS_BUILDERS,
+    GENERIC_CLASSES,
     INSTANCE_CHECKS,
     ScriptMeta,
     SelfGuarded,
@@ -71,6 +72,10 @@ class Placeholder(SelfGuarded):
         """The typing name this placeholder stands for (``Generic`` of ``Generic[T]``)."""
         return self._name.split("[", 1)[0]
 
+    def subscripted(self) -> bool:
+        """Whether it was given parameters (``Generic[T]``, ``Protocol[T]``)."""
+        return self._name.endswith("[...]")
+
     def __instancecheck__(self, obj: Any) -> bool:
         if self._origin is None:
             raise TypeError(f"{self!r} cannot be used with isinstance() in the sandbox: "
@@ -98,6 +103,48 @@ _NAMES: Final = (
 def cast(typ: Any, val: Any) -> Any:
     """``val`` itself: a cast only informs a type checker."""
     return val
+
+
+def assert_type(val: Any, typ: Any, /) -> Any:
+    """``val`` itself: ``assert_type`` only informs a type checker."""
+    return val
+
+
+_NEVER_SHOWN: Final = 100
+"""CPython's ``_ASSERT_NEVER_REPR_MAX_LENGTH``: how much of the value the error shows."""
+
+
+def assert_never(arg: Any, /) -> Any:
+    """CPython's ``AssertionError`` for a case a type checker proved unreachable, naming
+    the value (its repr as the script's ``repr`` makes it, cut as CPython cuts it)."""
+    value = repr_(arg)
+    if len(value) > _NEVER_SHOWN:
+        value = value[:_NEVER_SHOWN] + "..."
+    raise AssertionError(f"Expected code to be unreachable, but got: {value}")
+
+
+@final
+class NewType(SelfGuarded):
+    """``UserId = NewType("UserId", int)``: calling it hands its argument back, as in
+    CPython (the type is for a type checker only)."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str, tp: Any, /) -> None:
+        if not isinstance(name, str):
+            raise TypeError("NewType name must be a string")
+        self._name = name[:_MAX_NAME]
+
+    def __call__(self, value: Any, /) -> Any:
+        return value
+
+    def __repr__(self) -> str:
+        return f"__main__.{self._name}"
+
+    def __or__(self, other: Any) -> Placeholder:
+        return Placeholder("Union[...]")
+
+    __ror__ = __or__
 
 
 def _as_is(obj: Any) -> Any:
@@ -135,6 +182,9 @@ def _plain_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
     if protocol:
         _check_protocol_bases(kept)
     cls = build_class(name, tuple(kept) or (object,), namespace, **kwargs)
+    if isinstance(cls, ScriptMeta) and any(
+            isinstance(b, Placeholder) and b.subscripted() for b in bases):
+        GENERIC_CLASSES.add(cls)  # ``class Box(Generic[T])``: ``Box[int]`` is ``Box``
     if protocol:
         _PROTOCOLS[cls] = _members(cls)
         INSTANCE_CHECKS[cls] = _refuse_check
@@ -348,6 +398,9 @@ FACADE: Final = Facade("typing", {
     "TYPE_CHECKING": False,
     "TypeVar": TypeVar,
     "cast": cast,
+    "NewType": NewType,
+    "assert_never": assert_never,
+    "assert_type": assert_type,
     **dict.fromkeys(("overload", "final", "no_type_check"), _as_is),
     "runtime_checkable": runtime_checkable,
 })
