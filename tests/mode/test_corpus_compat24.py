@@ -9,7 +9,10 @@ value, printed output and calls per tool equal. The ``refused`` rows are refused
 any call, saying what to write. Found missing or wrong here: ``deque.extendleft``
 (appended on the right), ``typing.assert_never``/``NewType``/``assert_type``,
 ``Box[int]`` of a ``class Box(Generic[T])``, ``ExceptionGroup.split``/``subgroup``,
-``__radd__ = __add__`` in a class body.
+``__radd__ = __add__`` in a class body, ``dataclass(slots=True)`` (took any attribute),
+a protocol's bases checked for CPython's MRO (``class P(Protocol, Impl)`` on 3.11,
+``class P(Protocol, P0)`` everywhere), and ``jobs.get(k)`` beside the script's own
+tool-calling ``get`` (awaited the coroutine the dict held).
 """
 
 from __future__ import annotations
