@@ -153,9 +153,11 @@ def _library_methods() -> frozenset[str]:
     return frozenset(name for kind in kinds for name in dir(kind)) | _NUMBER_METHODS
 
 
-_AWAITED_IF_COROUTINE: Final = ("(await codemode_awaited(", "))")
-"""Around ``x.get(...)`` when the script's own ``get`` was made async: awaited when it made
-a coroutine (the script's method), else as it is (a dict's ``get``). A call of the run's
+_AWAITED_IF_ASYNC: Final = (("(await codemode_awaited(", ")"), ("", ")"))
+"""Around ``x.get`` and the end of the call ``x.get(...)`` when the script's own ``get`` was
+made async: ``(await codemode_awaited(x.get)(...))``, the call awaited when ``x.get`` is an
+async function of the script's (its method), else its value as it is (a dict's ``get``,
+even when that value is a coroutine the script keeps to gather). A call of the run's
 ``codemode_awaited``, not a comprehension around the call: a walrus among the arguments
 stays legal, a generator expression holding it is told by its ``(await`` (made a list, or
 read with the async forms), and no name the script may bind (``asyncio``) is read."""
@@ -681,8 +683,8 @@ class _Planner(ast.NodeVisitor):
         """Names of the script's methods made async (``x.name(...)`` calls are awaited)."""
         self.shared_names: set[str] = set()
         """Those also named like a library method (``get``, ``update``): ``x.name(...)``
-        may be a dict's, so each call is awaited only if it made a coroutine
-        (:data:`_AWAITED_IF_COROUTINE`)."""
+        may be a dict's, so each call is awaited only if ``x.name`` is the script's async function
+        (:data:`_AWAITED_IF_ASYNC`)."""
         self.converted: set[int] = set()
         self.async_gens: set[str] = set()
         """Names of the script's plain generators that call tools, made async generators:
@@ -3013,7 +3015,9 @@ class _Planner(ast.NodeVisitor):
                 # may be a dict's: where no await can stand (a class body), left as it is
                 if self._await_possible():
                     self.note("calls without await")
-                    self.edits.wrap(node, *_AWAITED_IF_COROUTINE)
+                    (before, after), (opened, closed) = _AWAITED_IF_ASYNC
+                    self.edits.wrap(node.func, before, after)
+                    self.edits.wrap(node, opened, closed)
             elif self._check_await_allowed(node):
                 self.note("calls without await")
                 self.edits.wrap(node, "(await ", ")")

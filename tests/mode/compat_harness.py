@@ -52,6 +52,16 @@ def corpus_cases(name: str) -> list[Any]:
             + [pytest.param(row, True, id=f"refused-{row['name']}") for row in refused])
 
 
+def corpus_test(name: str) -> Callable[..., Any]:
+    """The test of a round whose rows all run as written: ``data/<name>_scripts.toml``, each
+    row on both executors (conftest's ``executor``) as in CPython, each refused row
+    refused before any call, saying why."""
+    @pytest.mark.parametrize(("row", "refused"), corpus_cases(name))
+    async def test(executor: Executor, row: dict[str, Any], refused: bool) -> None:
+        await check_corpus_row(executor, row, refused)
+    return test
+
+
 async def check_corpus_row(executor: Executor, row: Mapping[str, Any], refused: bool, *,
                            reference: str | None = None) -> None:
     """A row runs as in CPython, a refused row is refused before any call, saying why;

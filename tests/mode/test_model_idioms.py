@@ -253,9 +253,10 @@ async def test_annotations_are_never_evaluated(mode: cm.CodeMode, strict: cm.Cod
      "Callable, ClassVar, Collection, Container, Coroutine, Counter, DefaultDict, Deque, "
      "Dict, Final, FrozenSet, Generator, Generic, Hashable, Iterable, Iterator, List, "
      "Literal, Mapping, MutableMapping, MutableSequence, MutableSet, NamedTuple, Never, "
-     "NoReturn, NotRequired, Optional, OrderedDict, ParamSpec, Protocol, Required, "
+     "NewType, NoReturn, NotRequired, Optional, OrderedDict, ParamSpec, Protocol, Required, "
      "Reversible, Self, Sequence, Set, Sized, TYPE_CHECKING, Tuple, Type, TypeAlias, "
-     "TypeVar, TypedDict, Union, cast, final, no_type_check, overload, "
+     "TypeVar, TypedDict, Union, assert_never, assert_type, cast, final, no_type_check, "
+     "overload, "
          "runtime_checkable)"),
 ])
 async def test_unavailable_typing_forms_are_refused_before_running(

@@ -5562,7 +5562,7 @@ async def test_a_failed_call_is_a_tool_call_error_with_its_tool(mode: cm.CodeMod
 _ASYNCIO = ("ALL_COMPLETED, CancelledError, Event, FIRST_COMPLETED, FIRST_EXCEPTION, Lock, "
             "Queue, QueueEmpty, QueueFull, Semaphore, TaskGroup, TimeoutError, as_completed, "
             "create_task, ensure_future, "
-            "gather, iscoroutine, sleep, timeout, wait, wait_for")
+            "gather, iscoroutine, iscoroutinefunction, sleep, timeout, wait, wait_for")
 
 
 @pytest.mark.parametrize(("script", "problems"), [

@@ -136,6 +136,7 @@ ARGS: Final[dict[str, str]] = {
 """Method name -> the arguments of a typical call (no arguments when absent)."""
 
 TYPE_ARGS: Final[dict[tuple[str, str], str]] = {
+    ("ExceptionGroup", "split"): "ValueError", ("ExceptionGroup", "subgroup"): "ValueError",
     ("str", "count"): "'b'", ("str", "index"): "'b'", ("bytes", "count"): "b'b'",
     ("bytes", "split"): "", ("bytes", "find"): "b'b'", ("bytes", "startswith"): "b'a'",
     ("property", "getter"): "len", ("property", "setter"): "len", ("property", "deleter"): "len",
@@ -241,6 +242,8 @@ FACADES: Final[dict[str, str]] = {
     "asyncio.iscoroutine": "[await c for c in [asyncio.sleep(0, 1)] if asyncio.iscoroutine(c)]"
                            " == [1] and not asyncio.iscoroutine(asyncio.sleep)",
     "asyncio.wait_for": "await asyncio.wait_for(asyncio.sleep(0, 2), 1) == 2",
+    "asyncio.iscoroutinefunction": "asyncio.iscoroutinefunction(asyncio.sleep) and "
+                                   "not asyncio.iscoroutinefunction(len)",
     "asyncio.TimeoutError": "issubclass(asyncio.TimeoutError, Exception)",
     "asyncio.CancelledError": "not issubclass(asyncio.CancelledError, Exception)",
     "asyncio.create_task": "await asyncio.create_task(asyncio.sleep(0, 4)) == 4",
@@ -285,6 +288,9 @@ FACADES: Final[dict[str, str]] = {
     "typing.TypedDict": "typing.TypedDict('M', {'a': int})(a=1) == {'a': 1}",
     **{f"typing.{name}": f"typing.{name}(E) is E and typing.{name}(len) is len" for name in (
         "overload", "final", "no_type_check")},
+    "typing.NewType": "typing.NewType('Id', int)(E) is E",
+    "typing.assert_type": "typing.assert_type(E, int) is E",
+    "typing.assert_never": "'but got: 3' in str(caught(lambda: typing.assert_never(3)))",
     "typing.runtime_checkable": "isinstance(O(), typing.runtime_checkable(HasZ)) and "
                                 "not isinstance(E.A, HasZ)",
     "collections.Counter": "collections.Counter('aab')['a'] == 2",

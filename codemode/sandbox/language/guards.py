@@ -108,6 +108,7 @@ __all__ = [
     "CLASS_METHODS",
     "EXPORTED_CLASSES",
     "FACADE_CLASSES",
+    "GENERIC_CLASSES",
     "NAMED_TUPLES",
     "SANDBOX_BASES",
     "SPECIAL_METHODS",
@@ -281,6 +282,15 @@ class ScriptMeta(type):
         check = INSTANCE_CHECKS.get(cls)
         return (check is not None and check(obj)) or type.__instancecheck__(cls, obj)
 
+    def __getitem__(cls, params: Any) -> Any:
+        """``Box[int]`` of a ``class Box(Generic[T])``: the class itself (CPython's alias
+        makes and subclasses the same class); any other class is not subscriptable."""
+        if cls in GENERIC_CLASSES:
+            return cls
+        if any(base in GENERIC_CLASSES for base in cls.__mro__):
+            raise TypeError(f"{cls!r} is not a generic class")
+        raise TypeError(f"type '{cls.__name__}' is not subscriptable")
+
 
 class AsyncInitMeta(ScriptMeta):
     """Metaclass of a script class whose ``__init__`` (or dataclass ``__post_init__``) is
@@ -319,6 +329,9 @@ CLASS_ANNOTATIONS: Final[weakref.WeakKeyDictionary[type, tuple[str, ...]]] = (
 
 INSTANCE_CHECKS: Final[weakref.WeakKeyDictionary[type, Callable[[Any], bool]]] = (
     weakref.WeakKeyDictionary())
+GENERIC_CLASSES: Final[weakref.WeakSet[type]] = weakref.WeakSet()
+"""The script's classes over ``Generic[T]`` (or ``Protocol[T]``): ``Box[int]`` is ``Box``
+(the typing facade registers them)."""
 """A script class → what else ``isinstance`` accepts as its instance (a typing
 ``Protocol``: an object with the protocol's members); the facades register these."""
 
@@ -594,7 +607,7 @@ ATTRIBUTES: Final[dict[type, frozenset[str]]] = {
     OSError: _EXC | {"errno", "strerror", "filename", "filename2"},
     GeneratorType: frozenset({"send", "throw", "close"}),
     StopIteration: _EXC | {"value"},
-    ExceptionGroup: _EXC | {"exceptions", "message"},
+    ExceptionGroup: _EXC | {"exceptions", "message", "split", "subgroup"},
     ToolCallError: _EXC | {"tool", "message", "path"},
     json.JSONDecodeError: _EXC | {"msg", "doc", "pos", "lineno", "colno"},
     UnicodeDecodeError: _EXC | {"encoding", "reason", "start", "end"},
@@ -1057,12 +1070,13 @@ def _predicate_in_chunks(text: str, method: str) -> bool:
     return method in _EACH_CHARACTER or method == "isidentifier" or cased
 
 
-def _bind_extend(seq: Any) -> Callable[..., None]:
+def _bind_extend(seq: Any, method: str = "extend") -> Callable[..., None]:
+    """``seq.extend`` (or ``deque.extendleft``: ``method``) with the size checked first."""
     def extend(items: Any) -> None:
         if hasattr(items, "__len__"):
             ensure_size(len(seq) * 8 + (items_size(items) if isinstance(items, str | bytes)
-                                        else len(items) * 8), f"{type(seq).__name__}.extend")
-        seq.extend(items)
+                                        else len(items) * 8), f"{type(seq).__name__}.{method}")
+        getattr(seq, method)(items)
     return extend
 
 
@@ -1579,6 +1593,21 @@ def _bind_to_bytes(value: Any) -> Callable[..., bytes]:
     return to_bytes
 
 
+def _bind_group_walk(name: str) -> Callable[[Any], Callable[..., Any]]:
+    """``ExceptionGroup.split``/``subgroup``: CPython walks every leaf of the nested groups
+    in C (a group may hold one big group a thousand times: a billion leaves), so the walk
+    is charged first, an operation a member, with no recursion of the host's own."""
+    def bind(group: BaseExceptionGroup[Any]) -> Callable[..., Any]:
+        def walk(condition: Any) -> Any:
+            waiting = [group]
+            while waiting:
+                waiting.extend(member for member in counted(waiting.pop().exceptions)
+                               if isinstance(member, BaseExceptionGroup))
+            return getattr(group, name)(condition)
+        return walk
+    return bind
+
+
 def _bind_args(exc: BaseException) -> tuple[Any, ...]:
     """An exception's ``args`` with no host address in its texts (see ``scrubbed_args``)."""
     return scrubbed_args(exc.args)
@@ -1664,10 +1693,12 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     **{(OSError, name): _bind_exception_field(name) for name in ("strerror", "filename",
                                                                   "filename2")},
     (ExceptionGroup, "message"): _bind_exception_field("message"),
+    (ExceptionGroup, "split"): _bind_group_walk("split"),
+    (ExceptionGroup, "subgroup"): _bind_group_walk("subgroup"),
     **{(view, "isdisjoint"): _bind_counted("isdisjoint") for view in _KEY_VIEWS},
     (list, "extend"): _bind_extend,
     (deque, "extend"): _bind_extend,
-    (deque, "extendleft"): _bind_extend,
+    (deque, "extendleft"): partial(_bind_extend, method="extendleft"),
     **{(kind, "args"): _bind_args for kind in (BaseException, OSError, StopIteration, ToolCallError,
                                                json.JSONDecodeError, UnicodeDecodeError,
                                                UnicodeEncodeError)},

@@ -314,6 +314,26 @@ def _binds_slots(stmt: ast.stmt) -> bool:
             and isinstance(stmt.target, ast.Name) and stmt.target.id == "__slots__")
 
 
+def _method_aliases(body: list[ast.stmt]) -> list[int]:
+    """ids of the two names of each ``__radd__ = __add__`` (``__str__ = __repr__``) directly
+    in a class body: both special methods, the one read a ``def`` above it in that body, so
+    the class namespace holds it (else the read fails as CPython's does: no global or
+    builtin has such a name)."""
+    defined: set[str] = set()
+    found: list[int] = []
+    for stmt in body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            defined.add(stmt.name)
+        elif (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+              and isinstance(target := stmt.targets[0], ast.Name)
+              and isinstance(value := stmt.value, ast.Name)
+              and target.id in SCRIPT_METHODS and value.id in SCRIPT_METHODS
+              and value.id in defined):
+            found += (id(target), id(value))
+            defined.add(target.id)
+    return found
+
+
 def _mangled(name: str, cls: str | None) -> str:
     """``name`` as CPython mangles it inside class ``cls`` (``__x`` -> ``_Cls__x``)."""
     if cls is None or not name.startswith("__") or name.endswith("__"):
@@ -943,6 +963,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
         """Names of the class bodies being visited, innermost last (name mangling)."""
         self.methods: set[int] = set()
         """ids of the ``def`` nodes directly in a class body (may be special methods)."""
+        self.method_aliases: set[int] = set()
+        """ids of both names of ``__radd__ = __add__`` in a class body (a special method
+        another one defined above it names: :func:`_method_aliases`)."""
         self.called: set[int] = set()
         """ids of the attributes that are a call's function (``x.items()``)."""
         self.blocks = 0
@@ -1137,7 +1160,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
         for a ``def`` directly in a class body, the names in :data:`SCRIPT_METHODS`."""
         if name is not None and (private_name_ok(name) or (
                 allow_magic_methods and name in SCRIPT_METHODS and id(node) in self.methods)
-                or (name == "__hash__" and id(node) in self.methods)):
+                or (name == "__hash__" and id(node) in self.methods)
+                or (name in SCRIPT_METHODS and id(node) in self.method_aliases)):
             return
         hint = _NAME_HINTS.get(name or "")
         if allow_magic_methods and name is not None and name.startswith("__") and (
@@ -1923,6 +1947,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
                             and isinstance(stmt.targets[0], ast.Name)
                             and stmt.targets[0].id == "__hash__"
                             and isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
+        self.method_aliases.update(_method_aliases(node.body))
         keywords = self._class_keywords(node)
         self.classes.append(node.name)
         try:

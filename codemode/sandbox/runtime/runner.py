@@ -52,7 +52,7 @@ import traceback as tb
 import types
 from collections.abc import Awaitable, Callable, Collection
 from itertools import compress
-from typing import Any, Final, NoReturn, cast, final
+from typing import Any, Final, NoReturn, final
 
 import anyio
 
@@ -70,6 +70,7 @@ from codemode.sandbox.language.compile import CompiledScript, compile_script
 from codemode.sandbox.language.datakeys import data_key, data_key_strict
 from codemode.sandbox.language.expansion import GUARDS as EXPANSION_GUARDS
 from codemode.sandbox.language.facades import C_INTERNAL, FACADE_NAMES, facade
+from codemode.sandbox.language.facades.asyncio_facade import iscoroutinefunction
 from codemode.sandbox.language.formatting import install as install_str_format
 from codemode.sandbox.language.formatting import render_field
 from codemode.sandbox.language.guards import (
@@ -649,19 +650,34 @@ def _final_answer(answer: Any = None) -> NoReturn:
 _final_answer.__name__ = _final_answer.__qualname__ = "final_answer"
 
 
-async def _awaited(value: Any) -> Any:
-    """``(await codemode_awaited(x.get(...)))``: the dialects' form of a call of a method
-    the script made async that is named like a library method (``get``, ``update``): the
-    call's value awaited when it is a coroutine (the script's method), else as it is (a
-    dict's ``get``). A call, so it stands wherever the call did (a walrus among its
-    arguments, a generator expression made a list) and reads no name the script binds."""
-    if isinstance(value, CoroutineLike):
-        return await cast("Awaitable[Any]", value)
+async def _handed_back(value: Any) -> Any:
     return value
 
 
+_handed_back.__name__ = _handed_back.__qualname__ = "codemode_awaited"
+_HANDED_BACK: Final = tracked(_handed_back)
+
+
+def _awaited(func: Any) -> Callable[..., Any]:
+    """``(await codemode_awaited(x.get)(...))``: the dialects' form of a call of a method
+    the script made async that is named like a library method (``get``, ``update``): made
+    as written, then awaited when ``x.get`` is an async function of the script's (its
+    method: ``asyncio.iscoroutinefunction``), else its value handed back as it is (a
+    dict's ``get``, even when that value is a coroutine the script keeps to gather). Calls,
+    so it stands wherever the call did (a walrus among its arguments, a generator
+    expression made a list) and reads no name the script binds."""
+    awaited = iscoroutinefunction(func)
+
+    def codemode_awaited(*args: Any, **kwargs: Any) -> Any:
+        value = func(*args, **kwargs)
+        if awaited and isinstance(value, CoroutineLike):
+            return value
+        return _HANDED_BACK(value)
+    return codemode_awaited
+
+
 _awaited.__name__ = _awaited.__qualname__ = "codemode_awaited"
-_AWAITED: Final = tracked(_awaited)
+_AWAITED: Final = _awaited
 
 
 def _bind_prelude(namespace: dict[str, Any], prelude: Prelude, tools: ToolNamespace) -> None:

@@ -20,12 +20,14 @@ import contextlib
 import inspect
 import math
 from contextvars import ContextVar
+from types import MethodType
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import anyio
 
 from codemode.errors import LimitExceeded
 from codemode.sandbox.language.facades import Facade
+from codemode.sandbox.language.facades.functools_facade import Partial
 from codemode.sandbox.language.guards import SelfGuarded, refuse
 from codemode.sandbox.language.meter import ScriptStop, Tripped
 from codemode.sandbox.language.sizes import ensure_size
@@ -35,6 +37,7 @@ from codemode.sandbox.language.state import (
     counted,
     current_run,
     host_raised,
+    is_async_script_function,
     tracked,
 )
 
@@ -288,6 +291,20 @@ def iscoroutine(obj: Any) -> bool:
     coroutines both); also what the awaiting rewrite asks of ``x.get(...)`` when the
     script's own ``get`` was made async."""
     return isinstance(obj, CoroutineLike)
+
+
+def iscoroutinefunction(func: Any) -> bool:
+    """``asyncio.iscoroutinefunction``: the script's ``async def``s (and the methods and
+    partials made of them; a function the dialects made async is one) and this module's
+    ``sleep``, ``wait_for`` and ``wait``; a tool is not one (a bare tool name is a plain
+    function for a smolagents script). Also what the awaiting rewrite asks of ``x.get``
+    when the script's own ``get`` was made async: a dict's ``get`` is not one, so a
+    coroutine it hands back is left as it is."""
+    if type(func) is Partial:  # partials of partials are flattened
+        func = func.sandbox_getattr("func")
+    if isinstance(func, MethodType):
+        func = func.__func__
+    return is_async_script_function(func) or any(func is f for f in _COROUTINE_FUNCTIONS)
 
 
 def create_task(aw: Awaitable[Any], *, name: str | None = None) -> Task:
@@ -663,14 +680,19 @@ class Queue(_RunOwned):
         return getattr(self._queue, name)
 
 
-FACADE: Final = Facade("asyncio", {"gather": tracked(gather), "sleep": tracked(sleep),
-                                   "wait_for": tracked(wait_for), "wait": tracked(wait),
+_COROUTINE_FUNCTIONS: Final = (tracked(sleep), tracked(wait_for), tracked(wait))
+"""This module's coroutine functions as scripts hold them."""
+
+FACADE: Final = Facade("asyncio", {"gather": tracked(gather), "sleep": _COROUTINE_FUNCTIONS[0],
+                                   "wait_for": _COROUTINE_FUNCTIONS[1],
+                                   "wait": _COROUTINE_FUNCTIONS[2],
                                    "as_completed": as_completed, "TaskGroup": TaskGroup,
                                    "timeout": timeout, "FIRST_COMPLETED": FIRST_COMPLETED,
                                    "FIRST_EXCEPTION": FIRST_EXCEPTION,
                                    "ALL_COMPLETED": ALL_COMPLETED,
                                    "create_task": create_task, "ensure_future": create_task,
                                    "iscoroutine": iscoroutine,
+                                   "iscoroutinefunction": iscoroutinefunction,
                                    "Semaphore": Semaphore, "Lock": Lock, "Queue": Queue,
                                    "Event": Event,
                                    "QueueEmpty": asyncio.QueueEmpty,

@@ -120,6 +120,12 @@ _FROZEN_KEY: Final = "_sandbox_frozen_"
 """Whether a dataclass is frozen (its subclasses must agree, as in CPython)."""
 
 
+_SLOTS_KEY: Final = "_sandbox_slots_"
+"""Set on a ``dataclass(slots=True)``: its instances take no attribute but its fields
+(when every class of their MRO has it: another base gives CPython's instance a
+``__dict__``)."""
+
+
 def _own_field_table(cls: Any) -> tuple[Field, ...] | None:
     """The fields ``dataclass()`` gave ``cls`` itself (not a base), or None.
 
@@ -284,6 +290,31 @@ def _make_frozen(cls: type, names: frozenset[str]) -> tuple[Any, Any]:
     return __setattr__, __delattr__
 
 
+_NO_DICT: Final = (" and no __dict__ for setting new attributes" if sys.version_info >= (3, 13)
+                   else "")
+"""What CPython 3.13 adds to its error for a new attribute of a slotted instance."""
+
+
+def _make_slotted(names: frozenset[str]) -> Callable[[Any, str, Any], None]:
+    """``dataclass(slots=True)``'s ``__setattr__``: a field, or a data descriptor of the
+    class (a property's setter), as usual; any other name is CPython's AttributeError (a
+    class attribute's: read-only), unless a base without slots gave a ``__dict__``."""
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        kind = type(self)
+        if name in names or not all(c.__dict__.get(_SLOTS_KEY) for c in kind.__mro__[:-1]):
+            object.__setattr__(self, name, value)
+            return
+        found = next((c.__dict__[name] for c in kind.__mro__ if name in c.__dict__), MISSING)
+        if found is not MISSING and hasattr(type(found), "__set__"):
+            object.__setattr__(self, name, value)
+        elif found is not MISSING:
+            raise AttributeError(f"'{kind.__name__}' object attribute '{name}' is read-only")
+        else:
+            raise AttributeError(f"'{kind.__name__}' object has no attribute '{name}'"
+                                 + _NO_DICT)
+    return __setattr__
+
+
 _FOLLOWS: Final = " {!r}" if sys.version_info >= (3, 13) else ""
 """CPython 3.13 names the default argument in the message too."""
 
@@ -294,7 +325,7 @@ def _process(cls: Any, *, init: bool = True, repr: bool = True, eq: bool = True,
              order: bool = False, unsafe_hash: bool = False, frozen: bool = False,
              match_args: bool = True, kw_only: bool = False, slots: bool = False,
              weakref_slot: bool = False) -> Any:
-    del slots, weakref_slot  # slots change nothing
+    del weakref_slot  # the instances can be weakly referenced either way
     if not isinstance(cls, ScriptMeta) or cls in FACADE_CLASSES:
         raise TypeError("dataclass() decorates the script's own classes only")
     if isinstance(cls, EnumMeta):
@@ -353,6 +384,9 @@ def _process(cls: Any, *, init: bool = True, repr: bool = True, eq: bool = True,
         setter, deleter = _make_frozen(cls, frozenset(f.name or "" for f in fields))
         install("__setattr__", setter)
         install("__delattr__", deleter)
+    elif slots:
+        type.__setattr__(cls, _SLOTS_KEY, True)
+        install("__setattr__", _make_slotted(frozenset(f.name or "" for f in fields)))
     return cls
 
 

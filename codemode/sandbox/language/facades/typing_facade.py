@@ -20,16 +20,18 @@ M(TypedDict)`` a callable that makes plain dicts, as in Python. Each is built by
 
 from __future__ import annotations
 
+import sys
 import weakref
 from functools import partial
 from typing import Any, Final, final
 
-from codemode.sandbox.language.builtins import DictType
+from codemode.sandbox.language.builtins import DictType, repr_
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.facades.collections_facade import namedtuple
 from codemode.sandbox.language.guards import (
     CLASS_ANNOTATIONS,
     CLASS_BUILDERS,
+    GENERIC_CLASSES,
     INSTANCE_CHECKS,
     ScriptMeta,
     SelfGuarded,
@@ -37,6 +39,7 @@ from codemode.sandbox.language.guards import (
     guarded_hasattr,
 )
 from codemode.sandbox.language.policy import ANNOTATED, SCRIPT_METHODS
+from codemode.sandbox.language.sizes import charge_operations
 from codemode.sandbox.language.state import counted
 
 __all__ = ["FACADE", "NamedTuple", "Placeholder", "TypedDict"]
@@ -71,6 +74,10 @@ class Placeholder(SelfGuarded):
         """The typing name this placeholder stands for (``Generic`` of ``Generic[T]``)."""
         return self._name.split("[", 1)[0]
 
+    def subscripted(self) -> bool:
+        """Whether it was given parameters (``Generic[T]``, ``Protocol[T]``)."""
+        return self._name.endswith("[...]")
+
     def __instancecheck__(self, obj: Any) -> bool:
         if self._origin is None:
             raise TypeError(f"{self!r} cannot be used with isinstance() in the sandbox: "
@@ -98,6 +105,48 @@ _NAMES: Final = (
 def cast(typ: Any, val: Any) -> Any:
     """``val`` itself: a cast only informs a type checker."""
     return val
+
+
+def assert_type(val: Any, typ: Any, /) -> Any:
+    """``val`` itself: ``assert_type`` only informs a type checker."""
+    return val
+
+
+_NEVER_SHOWN: Final = 100
+"""CPython's ``_ASSERT_NEVER_REPR_MAX_LENGTH``: how much of the value the error shows."""
+
+
+def assert_never(arg: Any, /) -> Any:
+    """CPython's ``AssertionError`` for a case a type checker proved unreachable, naming
+    the value (its repr as the script's ``repr`` makes it, cut as CPython cuts it)."""
+    value = repr_(arg)
+    if len(value) > _NEVER_SHOWN:
+        value = value[:_NEVER_SHOWN] + "..."
+    raise AssertionError(f"Expected code to be unreachable, but got: {value}")
+
+
+@final
+class NewType(SelfGuarded):
+    """``UserId = NewType("UserId", int)``: calling it hands its argument back, as in
+    CPython (the type is for a type checker only)."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str, tp: Any, /) -> None:
+        if not isinstance(name, str):
+            raise TypeError("NewType name must be a string")
+        self._name = name[:_MAX_NAME]
+
+    def __call__(self, value: Any, /) -> Any:
+        return value
+
+    def __repr__(self) -> str:
+        return f"__main__.{self._name}"
+
+    def __or__(self, other: Any) -> Placeholder:
+        return Placeholder("Union[...]")
+
+    __ror__ = __or__
 
 
 def _as_is(obj: Any) -> Any:
@@ -133,8 +182,11 @@ def _plain_class(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
         kept.append(base)
     protocol = any(isinstance(b, Placeholder) and b.base_name() == "Protocol" for b in bases)
     if protocol:
-        _check_protocol_bases(kept)
+        _check_protocol_bases(kept, bases)
     cls = build_class(name, tuple(kept) or (object,), namespace, **kwargs)
+    if isinstance(cls, ScriptMeta) and any(
+            isinstance(b, Placeholder) and b.subscripted() for b in bases):
+        GENERIC_CLASSES.add(cls)  # ``class Box(Generic[T])``: ``Box[int]`` is ``Box``
     if protocol:
         _PROTOCOLS[cls] = _members(cls)
         INSTANCE_CHECKS[cls] = _refuse_check
@@ -147,18 +199,83 @@ _CONFLICT: Final = ("metaclass conflict: the metaclass of a derived class must b
                     "(non-strict) subclass of the metaclasses of all its bases")
 
 
-def _check_protocol_bases(bases: list[Any]) -> None:
-    """CPython's TypeError for a protocol over a base that is not one: a metaclass
-    conflict for a base with a metaclass of its own (an enum, a ``TypedDict``), else its
-    refusal of a plain base (``class P(Protocol, Exception)``)."""
-    for base in bases:
-        if base is object or base in _PROTOCOLS:
-            continue
+def _check_protocol_bases(bases: list[Any], written: tuple[Any, ...]) -> None:
+    """CPython's TypeError for a protocol's bases: a metaclass conflict for a base with a
+    metaclass of its own (an enum, a ``TypedDict``), its refusal of a base that is not a
+    protocol (``class P(Protocol, Exception)``) and an inconsistent MRO (``class
+    P(Protocol, P0)``), the last two in the order of the running CPython (3.11 makes the
+    class before it checks the bases). ``written``: the bases as the class statement
+    names them, ``Protocol`` among them."""
+    others = [base for base in bases if not (base is object or base in _PROTOCOLS)]
+    for base in others:
         if isinstance(base, TypedDictType) or (
                 type(base) in CLASS_BUILDERS and isinstance(base, type)
                 and issubclass(type(base), type)):
             raise TypeError(_CONFLICT)
-        raise TypeError(f"Protocols can only inherit from other protocols, got {base!r}")
+    refusal = others and TypeError(
+        f"Protocols can only inherit from other protocols, got {others[0]!r}")
+    if refusal and sys.version_info >= (3, 12):
+        raise refusal
+    _check_mro(written)
+    if refusal:
+        raise refusal
+
+
+_MRO_BREAK: Final = "\n" if sys.version_info < (3, 13) else " "
+"""What CPython's MRO error has between its words "resolution" and "order"."""
+_PROTOCOL_BASE: Final = "Protocol"
+_GENERIC_BASE: Final = "Generic"
+
+
+def _typing_mro(base: Any) -> list[Any]:
+    """``base``'s MRO as CPython has it: with ``Protocol`` and ``Generic`` (which the
+    sandbox drops from a script class's bases) before ``object`` when a class of it is a
+    protocol or generic."""
+    if isinstance(base, Placeholder):  # Protocol or Generic: the others are refused
+        return ([_PROTOCOL_BASE, _GENERIC_BASE, object] if base.base_name() == _PROTOCOL_BASE
+                else [_GENERIC_BASE, object])
+    mro = list(base.__mro__)
+    if any(cls in _PROTOCOLS for cls in mro):
+        mro[-1:-1] = [_PROTOCOL_BASE, _GENERIC_BASE]
+    elif any(cls in GENERIC_CLASSES for cls in mro):
+        mro[-1:-1] = [_GENERIC_BASE]
+    return mro
+
+
+def _check_mro(written: tuple[Any, ...]) -> None:
+    """CPython's TypeError when no C3 linearization of ``written`` exists (``class
+    P(Protocol, Impl)``, ``Impl`` a class over a protocol): the heads left, named.
+    ``Generic[T]`` beside ``Protocol`` is no base (its ``__mro_entries__`` drops it)."""
+    written = tuple(b for b in written
+                    if not (isinstance(b, Placeholder) and b.base_name() == _GENERIC_BASE))
+    if len({id(b) for b in written}) < len(written) or not all(
+            isinstance(b, Placeholder | type) for b in written):
+        return  # CPython's "duplicate base class" (or its error for a base that is no
+        # class) comes first: the class builder's
+    sequences = [*(_typing_mro(base) for base in written),
+                 [_PROTOCOL_BASE if isinstance(b, Placeholder) else b for b in written]]
+    # each step looks at every sequence's head: C3's own cost, charged first
+    charge_operations(sum(map(len, sequences)) * len(sequences))
+    at = [0] * len(sequences)
+    in_tails: dict[int, int] = {}
+    for sequence in sequences:
+        for item in sequence[1:]:
+            in_tails[id(item)] = in_tails.get(id(item), 0) + 1
+    while True:
+        heads = [sequence[i] for sequence, i in zip(sequences, at, strict=True)
+                 if i < len(sequence)]
+        if not heads:
+            return
+        head = next((h for h in heads if not in_tails.get(id(h))), None)
+        if head is None:
+            names = dict.fromkeys(h if isinstance(h, str) else h.__name__ for h in heads)
+            raise TypeError(f"Cannot create a consistent method resolution{_MRO_BREAK}order "
+                            f"(MRO) for bases {', '.join(names)}")
+        for n, sequence in enumerate(sequences):
+            if at[n] < len(sequence) and sequence[at[n]] is head:
+                at[n] += 1
+                if at[n] < len(sequence):
+                    in_tails[id(sequence[at[n]])] -= 1
 
 
 def _no_protocol_base(bases: tuple[Any, ...]) -> None:
@@ -348,6 +465,9 @@ FACADE: Final = Facade("typing", {
     "TYPE_CHECKING": False,
     "TypeVar": TypeVar,
     "cast": cast,
+    "NewType": NewType,
+    "assert_never": assert_never,
+    "assert_type": assert_type,
     **dict.fromkeys(("overload", "final", "no_type_check"), _as_is),
     "runtime_checkable": runtime_checkable,
 })
