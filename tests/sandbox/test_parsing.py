@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
+import textwrap
 from typing import Any
 
 import pytest
@@ -51,3 +55,41 @@ def test_another_system_error_is_raised_at_once() -> None:
 
 def test_parse_tree_is_ast_parse() -> None:
     assert ast.dump(parse_tree("a[1]", mode="eval")) == ast.dump(ast.parse("a[1]", mode="eval"))
+
+
+FACADE_IMPORT = textwrap.dedent('''
+    import importlib, json
+    real = importlib.import_module
+    seen = []
+
+    def flaky(name, *args):
+        seen.append(name)
+        if name.endswith(".uuid_facade") and seen.count(name) <= FAILURES:
+            raise SystemError(ERROR)
+        return real(name, *args)
+
+    importlib.import_module = flaky
+    from codemode.sandbox.language.facades import facade
+    try:
+        answer = sorted(facade("uuid").exports())[:1]
+    except SystemError as exc:
+        answer = str(exc)
+    print(json.dumps([answer, seen.count("codemode.sandbox.language.facades.uuid_facade")]))
+''')
+
+
+@pytest.mark.parametrize(("failures", "error", "expected"), [
+    (1, "AST constructor recursion depth mismatch (before=99, after=170)", [["NAMESPACE_DNS"], 2]),
+    (2, "AST constructor recursion depth mismatch (before=99, after=170)", [["NAMESPACE_DNS"], 3]),
+    (1, "some other SystemError", ["some other SystemError", 1]),
+])
+def test_a_facade_import_spoiled_by_another_thread_is_made_again(
+        failures: int, error: str, expected: list[Any]) -> None:
+    """A facade's first import on a script thread while the host parses: under pytest (and
+    any import hook that parses) the import converts the module's source, and the race
+    failed the script's ``import contextlib`` with a SystemError."""
+    source = f"FAILURES = {failures}\nERROR = {error!r}\n" + FACADE_IMPORT
+    done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == expected

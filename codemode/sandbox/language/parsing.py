@@ -6,7 +6,9 @@ collection running a finaliser switches threads) while that thread converts too 
 count off, and the first to finish raises ``SystemError: AST constructor recursion depth
 mismatch`` (gh-106905), whatever its source. A host parses on its loop thread and, for
 long scripts, off it; the in-process executor compiles on its script threads; other
-libraries (pytest rewriting an assertion) convert on theirs. A lock would not do: a long
+libraries (pytest rewriting an assertion, or every module of a package that ships a
+pytest plugin, as it imports them: a facade first imported on a script thread) convert
+on theirs. A lock would not do: a long
 script's parse off the loop would hold the loop's next parse for its whole length. The
 conversion is pure, so one that failed so is made again.
 

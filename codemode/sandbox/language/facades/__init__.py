@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from codemode.sandbox.language import script_warnings
 from codemode.sandbox.language.guards import EXPORTED_CLASSES, SelfGuarded, refuse
+from codemode.sandbox.language.parsing import converted
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -135,10 +136,13 @@ _LOADED: dict[str, Facade] = {}
 
 
 def facade(name: str) -> Facade:
-    """The facade for module ``name`` (built on first use)."""
+    """The facade for module ``name`` (built on first use). The import is made again when
+    another thread's AST conversion spoiled it (:func:`converted`): a facade is first
+    imported on a script thread while the host parses, and an import hook may parse the
+    module's source (pytest rewrites every module of a package that ships a plugin)."""
     found = _LOADED.get(name)
     if found is None:
-        module = importlib.import_module(f"{__name__}.{_MODULES[name]}")
+        module = converted(importlib.import_module, f"{__name__}.{_MODULES[name]}")
         found = _LOADED[name] = module.FACADE
     return found
 
