@@ -16,24 +16,40 @@ import textwrap
 
 import pytest
 
-HOST = textwrap.dedent('''
+TOOLS = textwrap.dedent('''
     import sys
-    if sys.argv[2] == "without-sniffio":
-        sys.modules["sniffio"] = None  # an import of sniffio now fails, as when absent
-    import asyncio, json
+    import anyio
     import codemode as cm
     from codemode.sandbox import InProcessExecutor, WorkerPoolExecutor
 
     @cm.tool
     async def slow(s: float) -> str:
         """Sleep."""
-        await asyncio.sleep(s)
+        await anyio.sleep(s)
         return "slept"
 
     @cm.tool
     async def size(text: str) -> int:
         """Length."""
         return len(text)
+
+    def new_mode(timeout):
+        registry = cm.ToolRegistry()
+        registry.register(slow)
+        registry.register(size)
+        executor = (WorkerPoolExecutor(size=1) if sys.argv[1] == "pool"
+                    else InProcessExecutor())
+        return cm.CodeMode(registry, executor=executor, limits=cm.Limits(timeout=timeout))
+''')
+"""The tools both hosts register (``anyio.sleep`` runs under either library), and their
+``CodeMode`` on the executor ``argv[1]`` names."""
+
+HOST = textwrap.dedent('''
+    import sys
+    if sys.argv[2] == "without-sniffio":
+        sys.modules["sniffio"] = None  # an import of sniffio now fails, as when absent
+    import asyncio, json
+''') + TOOLS + textwrap.dedent('''
 
     CANCELLED = """
     import asyncio
@@ -47,14 +63,8 @@ HOST = textwrap.dedent('''
     LARGE = "await tools.size(text='x' * 3_000_000)"
 
     async def main():
-        registry = cm.ToolRegistry()
-        registry.register(slow)
-        registry.register(size)
-        executor = (WorkerPoolExecutor(size=1) if sys.argv[1] == "pool"
-                    else InProcessExecutor())
         answers = []
-        async with cm.CodeMode(registry, executor=executor,
-                               limits=cm.Limits(timeout=10)) as mode:
+        async with new_mode(10) as mode:
             for script in (CANCELLED, LARGE):
                 result = await mode.run(script)
                 answers.append([result.value, None if result.error is None
@@ -80,20 +90,7 @@ def test_plain_asyncio_run_host(executor: str, sniffio: str) -> None:
 
 TRIO_HOST = textwrap.dedent('''
     import sys, json
-    import anyio
-    import codemode as cm
-    from codemode.sandbox import InProcessExecutor, WorkerPoolExecutor
-
-    @cm.tool
-    async def slow(s: float) -> str:
-        """Sleep."""
-        await anyio.sleep(s)
-        return "slept"
-
-    @cm.tool
-    async def size(text: str) -> int:
-        """Length."""
-        return len(text)
+''') + TOOLS + textwrap.dedent('''
 
     SCRIPTS = [
         "await tools.size(text='abc') + await tools.size(text='de')",
@@ -111,14 +108,8 @@ TRIO_HOST = textwrap.dedent('''
     ]
 
     async def main():
-        registry = cm.ToolRegistry()
-        registry.register(slow)
-        registry.register(size)
-        executor = (WorkerPoolExecutor(size=1) if sys.argv[1] == "pool"
-                    else InProcessExecutor())
         answers = []
-        async with cm.CodeMode(registry, executor=executor,
-                               limits=cm.Limits(timeout=3)) as mode:
+        async with new_mode(3) as mode:
             for script in SCRIPTS:
                 result = await mode.run(script)
                 answers.append([result.value, None if result.error is None
