@@ -70,7 +70,6 @@ from codemode.sandbox.language.compile import CompiledScript, compile_script
 from codemode.sandbox.language.datakeys import data_key, data_key_strict
 from codemode.sandbox.language.expansion import GUARDS as EXPANSION_GUARDS
 from codemode.sandbox.language.facades import C_INTERNAL, FACADE_NAMES, facade
-from codemode.sandbox.language.facades.asyncio_facade import iscoroutinefunction
 from codemode.sandbox.language.formatting import install as install_str_format
 from codemode.sandbox.language.formatting import render_field
 from codemode.sandbox.language.guards import (
@@ -665,7 +664,11 @@ def _awaited(func: Any) -> Callable[..., Any]:
     method: ``asyncio.iscoroutinefunction``), else its value handed back as it is (a
     dict's ``get``, even when that value is a coroutine the script keeps to gather). Calls,
     so it stands wherever the call did (a walrus among its arguments, a generator
-    expression made a list) and reads no name the script binds."""
+    expression made a list) and reads no name the script binds. The facade is imported
+    here: at the runner's import it loaded ahead of the script thread's preload (~20 ms of
+    every host's import)."""
+    from codemode.sandbox.language.facades.asyncio_facade import iscoroutinefunction
+
     awaited = iscoroutinefunction(func)
 
     def codemode_awaited(*args: Any, **kwargs: Any) -> Any:
