@@ -48,7 +48,7 @@ import bisect
 import functools
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
@@ -161,6 +161,11 @@ even when that value is a coroutine the script keeps to gather). A call of the r
 ``codemode_awaited``, not a comprehension around the call: a walrus among the arguments
 stays legal, a generator expression holding it is told by its ``(await`` (made a list, or
 read with the async forms), and no name the script may bind (``asyncio``) is read."""
+
+_CALLED_IF_PLAIN: Final = ("codemode_called(", ")")
+"""Around ``x.get`` where no ``await`` can stand (a plain function Python calls, a class
+body): ``codemode_called(x.get)(...)`` calls a dict's ``get`` as written and refuses, with
+the fix, the script's own ``get`` made async (its coroutine is no value)."""
 
 
 TOOL_TEXTS: Final = frozenset({"name", "description"})
@@ -1152,6 +1157,11 @@ class _Planner(ast.NodeVisitor):
                     self.async_contexts.add(name)  # each ``with f(...)`` an ``async with``
                 elif suspends(func.body) and not _context_decorated(func):
                     self.async_gens.add(func.name)
+                elif self._used_as_value(name) and self._only_shared_calls(func):
+                    # ``def norm(r): return r.get("x")`` in ``{"n": norm}``: a dict's
+                    # ``get`` as likely as the script's; its call is checked when made
+                    self.converted.discard(id(func))
+                    continue
                 else:
                     self.async_funcs.add(func.name)
                     made = self.factories.get(id(func))
@@ -1164,6 +1174,21 @@ class _Planner(ast.NodeVisitor):
                 self.async_methods.add(func.name)
                 self.converted.update(id(f) for f in functions if f.name == func.name)
             self._requeue(calls.get(name, ()), functions, needy, queued)
+
+    def _only_shared_calls(self, func: ast.FunctionDef) -> bool:
+        """Whether the only calls that would make ``func`` async are ``x.get(...)`` of a
+        method made async named like a library method (``x`` may as well be a dict)."""
+        shared = False
+        for node in _own_nodes(func):
+            if isinstance(node, ast.Await) or (
+                    isinstance(node, ast.Attribute) and self._property_read(node)):
+                return False
+            if isinstance(node, ast.Call):
+                if self._shared_method_call(node):
+                    shared = True
+                elif self._awaits_call(node) or self._asyncio_call(node.func, _RUN):
+                    return False
+        return shared
 
     def _requeue(self, calls: Sequence[tuple[int, ast.expr]],
                  functions: Sequence[ast.FunctionDef], needy: list[int],
@@ -1962,6 +1987,7 @@ class _Planner(ast.NodeVisitor):
         values = {node.attr for node in self.of(ast.Attribute)
                   if not (isinstance(call := self.parents.get(node), ast.Call)
                           and call.func is node)}
+        values.update(name for name in methods if self._class_body_value(name) is not None)
         found: set[int] = set()
         for name, funcs in methods.items():
             if name in values or any(
@@ -2627,12 +2653,8 @@ class _Planner(ast.NodeVisitor):
         that a later conversion can make awaitable (of a name, a partial's target, a
         method) and its attribute reads (a property) go into ``calls`` under that name,
         with ``index``."""
-        stack: list[ast.AST] = list(func.body)
         found = False
-        while stack:
-            node = stack.pop()
-            if isinstance(node, _SCOPES):
-                continue
+        for node in _own_nodes(func):
             if isinstance(node, ast.Await):
                 found = True
             elif isinstance(node, ast.Call):
@@ -2650,7 +2672,6 @@ class _Planner(ast.NodeVisitor):
                 if self._property_read(node):
                     found = True
                 calls.setdefault(node.attr, []).append((index, node))
-            stack.extend(ast.iter_child_nodes(node))
         return found
 
     def _awaits_call(self, node: ast.Call) -> bool:
@@ -2772,8 +2793,26 @@ class _Planner(ast.NodeVisitor):
                 edits.replace(end, end, ", asynccontextmanager")
         edits.replace(edits.start(node), edits.start(node), "async ")
 
+    def _class_body_value(self, name: str) -> int | None:
+        """The line where a class body reads ``name`` other than by calling it
+        (``buy = partialmethod(place, "Buy")``, ``run = place``), or ``None``."""
+        for node in self.loads_of.get(name, ()):
+            parent = self.parents.get(node)
+            if isinstance(parent, ast.Call) and parent.func is node:
+                continue
+            while parent is not None and not isinstance(parent, _SCOPES):
+                parent = self.parents.get(parent)
+            if isinstance(parent, ast.ClassDef):
+                return node.lineno
+        return None
+
     def _why_not_async(self, name: str) -> str:
         """Why a method that calls tools was not made async for the script."""
+        held = self._class_body_value(name)
+        if held is not None:
+            return (f"; its class body uses `{name}` as a value at line {held} (a "
+                    "`partialmethod`, an alias), where its calls cannot be awaited: define "
+                    "each variant as an `async def` that awaits it")
         where = next((node.lineno for node in self.of(ast.Attribute) if node.attr == name
                       and not (isinstance(call := self.parents.get(node), ast.Call)
                                and call.func is node)), None)
@@ -3018,6 +3057,8 @@ class _Planner(ast.NodeVisitor):
                     (before, after), (opened, closed) = _AWAITED_IF_ASYNC
                     self.edits.wrap(node.func, before, after)
                     self.edits.wrap(node, opened, closed)
+                else:
+                    self.edits.wrap(node.func, *_CALLED_IF_PLAIN)
             elif self._check_await_allowed(node):
                 self.note("calls without await")
                 self.edits.wrap(node, "(await ", ")")
@@ -3439,6 +3480,18 @@ _CACHE_METHODS: Final = frozenset({"cache_info", "cache_clear", "cache_parameter
 _READS_TO_END: Final = frozenset({"list", "sorted", "sum", "set", "frozenset", "tuple",
                                  "dict", "min", "max"})
 """Builtins that read their first argument, an iterable, to its end."""
+
+
+def _own_nodes(func: ast.FunctionDef) -> Iterator[ast.AST]:
+    """The nodes of ``func``'s body, not those of the functions, lambdas and classes it
+    defines (their own scopes)."""
+    stack: list[ast.AST] = list(func.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
 
 
 def _decorator_name(node: ast.expr) -> str | None:

@@ -256,8 +256,9 @@ async def test_annotations_are_never_evaluated(mode: cm.CodeMode, strict: cm.Cod
      "NewType, NoReturn, NotRequired, Optional, OrderedDict, ParamSpec, Protocol, Required, "
      "Reversible, Self, Sequence, Set, Sized, TYPE_CHECKING, Tuple, Type, TypeAlias, "
      "TypeVar, TypedDict, Union, assert_never, assert_type, cast, final, no_type_check, "
-     "overload, "
-         "runtime_checkable)"),
+     "overload, runtime_checkable); annotations are not evaluated in the sandbox (typing "
+     "names are placeholders): keep the types you check in a dict of your own (`{'age': "
+     "int}`) and test values with isinstance()"),
 ])
 async def test_unavailable_typing_forms_are_refused_before_running(
         mode: cm.CodeMode, script: str, message: str) -> None:

@@ -5575,8 +5575,8 @@ _ASYNCIO = ("ALL_COMPLETED, CancelledError, Event, FIRST_COMPLETED, FIRST_EXCEPT
           f"{_ASYNCIO}); write `await main()`, and `time.monotonic()` for the time")]),
     ('u = await tools.get_user(user_id=1)\n@functools.singledispatch\ndef f(x):\n    return x',
      [(2, "module 'functools' has no attribute 'singledispatch' in the sandbox (available: "
-          "cache, cached_property, cmp_to_key, lru_cache, partial, reduce, total_ordering, "
-          "update_wrapper, wraps); dispatch "
+          "cache, cached_property, cmp_to_key, lru_cache, partial, partialmethod, reduce, "
+          "total_ordering, update_wrapper, wraps); dispatch "
           "with `if isinstance(x, ...)` or `match`")]),
 ])
 async def test_a_module_name_the_sandbox_lacks_is_refused_before_any_call(

@@ -63,6 +63,7 @@ from codemode.sandbox.language.policy import (
     CLASS_METACLASS,
     POST_INIT,
     SCRIPT_METHODS,
+    SLOTS_NAME,
     match_temporary,
     private_name_ok,
 )
@@ -79,6 +80,7 @@ from codemode.sandbox.language.sizes import (
     poll_memory,
 )
 from codemode.sandbox.language.sizes import check_render as _check_render
+from codemode.sandbox.language.slots import SLOTS_KEY, slot_names, slotted_setattr
 from codemode.sandbox.language.state import (
     CURRENT_RUN,
     ScriptCoroutine,
@@ -174,7 +176,9 @@ def refuse(obj: Any, name: str) -> AttributeError:
         missing = not any(name in vars(kind) for kind in kinds)
         return AttributeError(f"type object {what!r} has no "
                               f"{'' if missing else 'accessible '}attribute {name!r}{hint}")
-    if type(obj) in _BUILTIN_DATA and not hasattr(type(obj), name):
+    if (type(obj) in _BUILTIN_DATA and not hasattr(type(obj), name)) or (
+            isinstance(type(obj), ScriptMeta) and name not in getattr(obj, "__dict__", ())
+            and not any(name in vars(kind) for kind in type(obj).__mro__)):
         # none in CPython either: its message (``except AttributeError as e: print(e)``)
         return AttributeError(f"{what!r} object has no attribute {name!r}{hint}")
     return AttributeError(f"{what!r} object has no accessible attribute {name!r}{hint}")
@@ -238,6 +242,9 @@ class ScriptMeta(type):
             raise TypeError(f"{name}.__init_subclass__() takes no keyword arguments")
         _check_bases(name, bases)
         annotated = namespace.pop(ANNOTATED, ())
+        slots = namespace.pop(SLOTS_NAME, _NO_SLOTS)
+        if slots is not _NO_SLOTS:
+            slots = slot_names(name, slots, namespace)
         if namespace.get("__module__") == SCRIPT_MODULE:
             namespace["__module__"] = MAIN_MODULE
         run = CURRENT_RUN.get(None)
@@ -276,6 +283,10 @@ class ScriptMeta(type):
             _check_tuple_protocol(cls)
         if type(annotated) is tuple and annotated:
             CLASS_ANNOTATIONS[cls] = tuple(n for n in annotated if type(n) is str)
+        if slots is not _NO_SLOTS:
+            type.__setattr__(cls, SLOTS_KEY, slots)
+            type.__setattr__(cls, "__setattr__",
+                             class_method(cls, slotted_setattr, "__setattr__"))
         return cls
 
     def __instancecheck__(cls, obj: Any) -> bool:
@@ -352,6 +363,8 @@ def _check_tuple_protocol(cls: type) -> None:
                                 "sandbox: it is a named tuple, whose items C code reads "
                                 "directly")
 
+
+_NO_SLOTS: Final = object()
 
 _CLASS_BODY_NAMES: Final = frozenset({"__module__", "__qualname__", "__doc__",
                                       "__classcell__", "__static_attributes__",

@@ -81,6 +81,7 @@ __all__ = [
     "POST_INIT",
     "RESULT_NAME",
     "SCRIPT_METHODS",
+    "SLOTS_NAME",
     "STARRED",
     "STARRED_ITEMS",
     "SandboxPolicy",
@@ -235,6 +236,10 @@ the base it means."""
 POST_INIT: Final = "dataclass_post_init"
 """What ``__post_init__`` is called in a script (a special method a script may not define
 under its own name; only ``dataclasses`` calls it, and the facade calls this one)."""
+
+SLOTS_NAME: Final = "_sandbox_slots_value_"
+"""What a class body's ``__slots__ = ...`` is bound to (``ScriptMeta`` takes it out of the
+namespace and makes the class slotted: ``slots.slotted_setattr``)."""
 
 CHAINED_ERRORS: Final = frozenset({"__cause__", "__context__", "__suppress_context__"})
 """Dunder attributes a script may read (never set) on an exception: the guards answer them
@@ -1927,10 +1932,13 @@ class SandboxPolicy(RestrictingNodeTransformer):
     # Classes and module --------------------------------------------------------------------
 
     def visit_ClassDef(self, node: ast.ClassDef) -> Any:
-        # ``__slots__ = (...)`` only saves memory in CPython: its value is evaluated (on its
-        # own line) and not bound; instances keep a ``__dict__``.
-        node.body = [_located(ast.Expr(stmt.value), stmt)  # type: ignore[attr-defined]
-                     if _binds_slots(stmt) else stmt for stmt in node.body]
+        # ``__slots__ = (...)``: its value is evaluated (on its own line) and bound, after
+        # the visit, to ``SLOTS_NAME`` (``ScriptMeta`` makes the slotted ``__setattr__``);
+        # instances keep a ``__dict__``.
+        slotted = {id(stmt): _located(ast.Expr(stmt.value), stmt)  # type: ignore[attr-defined]
+                   for stmt in node.body if _binds_slots(stmt)}
+        node.body = [slotted.get(id(stmt), stmt) for stmt in node.body]
+        slot_values = {id(expr) for expr in slotted.values()}
         annotated = list(dict.fromkeys(
             _annotated_name(stmt) for stmt in node.body
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)
@@ -1959,6 +1967,10 @@ class SandboxPolicy(RestrictingNodeTransformer):
         # ``build_class`` (``class Row(TypedDict, total=False)``; a plain class raises
         # CPython's TypeError), none silently dropped
         new.keywords.extend(keywords)
+        new.body = [_located(ast.Assign(targets=[ast.Name(id=SLOTS_NAME, ctx=ast.Store())],
+                                        value=stmt.value), stmt)
+                    if id(stmt) in slot_values and isinstance(stmt, ast.Expr) else stmt
+                    for stmt in new.body]
         if annotated:
             record = ast.Assign(targets=[ast.Name(id=ANNOTATED, ctx=ast.Store())],
                                 value=ast.Constant(

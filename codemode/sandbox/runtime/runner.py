@@ -156,7 +156,7 @@ PRELOADED: Final = ("asyncio", "json")
 
 install_str_format()  # str.format and format_map, through the guards
 
-DIALECT_GLOBALS: Final = frozenset({"final_answer", "codemode_awaited"})
+DIALECT_GLOBALS: Final = frozenset({"final_answer", "codemode_awaited", "codemode_called"})
 """Globals a run with a prelude (the dialects) has besides ``tools`` and ``asyncio``."""
 
 ScriptCallTool = Callable[[str, dict[str, Any]], Awaitable[Any]]
@@ -683,11 +683,35 @@ _awaited.__name__ = _awaited.__qualname__ = "codemode_awaited"
 _AWAITED: Final = _awaited
 
 
+def _called(func: Any) -> Callable[..., Any]:
+    """``codemode_called(x.get)(...)``: the dialects' form of such a call where no
+    ``await`` can stand (a function kept plain because Python calls it for the script: a
+    dict's value, a ``key=``): made as written when ``x.get`` is a dict's, refused when it
+    is the script's method made async (its coroutine would stand in for the value)."""
+    from codemode.sandbox.language.facades.asyncio_facade import iscoroutinefunction
+
+    if not iscoroutinefunction(func):
+        return func  # type: ignore[no-any-return]
+    name = getattr(func, "__name__", "method")
+
+    def codemode_called(*args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f".{name}() here is the script's own method, which calls tools, in "
+                        "a function Python calls for you (a value in a dict or list, a "
+                        "`key=`), where its call cannot be awaited: call the method where "
+                        f"its result is used, e.g. `[await obj.{name}(x) for x in xs]`, and "
+                        "pass the results on")
+    return codemode_called
+
+
+_called.__name__ = _called.__qualname__ = "codemode_called"
+
+
 def _bind_prelude(namespace: dict[str, Any], prelude: Prelude, tools: ToolNamespace) -> None:
     """The dialects' globals: host inputs, ``final_answer``, modules, bare tool names."""
     if prelude.dialects:
         namespace["final_answer"] = _final_answer
         namespace["codemode_awaited"] = _AWAITED
+        namespace["codemode_called"] = _called
         namespace[DATA_KEY] = data_key
     for module in prelude.modules:
         if module in FACADE_NAMES:

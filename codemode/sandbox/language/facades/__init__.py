@@ -219,6 +219,11 @@ _NAME_HINTS: Final = {
     ("dataclasses", "InitVar"): "make it a field, `field(default=..., repr=False)`, and read "
                                 "it in __post_init__",
     ("functools", "singledispatch"): "dispatch with `if isinstance(x, ...)` or `match`",
+    **dict.fromkeys((("typing", "get_type_hints"), ("typing", "get_args"),
+                     ("typing", "get_origin")),
+                    "annotations are not evaluated in the sandbox (typing names are "
+                    "placeholders): keep the types you check in a dict of your own "
+                    "(`{'age': int}`) and test values with isinstance()"),
     **dict.fromkeys((("json", "JSONEncoder"), ("json", "JSONDecoder")),
                     "pass `default=` to json.dumps (a function that turns a value it cannot "
                     "write into one it can), `object_hook=` to json.loads"),

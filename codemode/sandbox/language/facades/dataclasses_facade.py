@@ -39,6 +39,7 @@ from codemode.sandbox.language.guards import (
 )
 from codemode.sandbox.language.policy import KW_ONLY_MARK, POST_INIT, private_name_ok
 from codemode.sandbox.language.sizes import charge_operations
+from codemode.sandbox.language.slots import SLOTS_KEY, slotted_setattr
 from codemode.sandbox.language.state import is_async_script_function
 
 if TYPE_CHECKING:
@@ -118,12 +119,6 @@ _FIELDS_KEY: Final = "_sandbox_fields_"
 
 _FROZEN_KEY: Final = "_sandbox_frozen_"
 """Whether a dataclass is frozen (its subclasses must agree, as in CPython)."""
-
-
-_SLOTS_KEY: Final = "_sandbox_slots_"
-"""Set on a ``dataclass(slots=True)``: its instances take no attribute but its fields
-(when every class of their MRO has it: another base gives CPython's instance a
-``__dict__``)."""
 
 
 def _own_field_table(cls: Any) -> tuple[Field, ...] | None:
@@ -277,42 +272,32 @@ def _make_hash(fields: tuple[Field, ...]) -> Callable[[Any], int]:
     return __hash__
 
 
-def _make_frozen(cls: type, names: frozenset[str]) -> tuple[Any, Any]:
+def _make_frozen(cls: type, names: frozenset[str], slots: bool) -> tuple[Any, Any]:
+    """``frozen=True``'s ``__setattr__``/``__delattr__``; with ``slots=True`` CPython's
+    methods call ``super(cls, self)`` with the class ``slots`` replaced, so a name that is
+    no field raises that call's TypeError (a subclass's instance too)."""
     def __setattr__(self: Any, name: str, value: Any) -> None:
-        if type(self) is cls or name in names:
+        if name in names or (type(self) is cls and not slots):
             raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        if slots:
+            raise TypeError(_not_a_subtype(self, cls))
         object.__setattr__(self, name, value)
 
     def __delattr__(self: Any, name: str) -> None:
-        if type(self) is cls or name in names:
+        if name in names or (type(self) is cls and not slots):
             raise FrozenInstanceError(f"cannot delete field {name!r}")
+        if slots:
+            raise TypeError(_not_a_subtype(self, cls))
         object.__delattr__(self, name)
     return __setattr__, __delattr__
 
 
-_NO_DICT: Final = (" and no __dict__ for setting new attributes" if sys.version_info >= (3, 13)
-                   else "")
-"""What CPython 3.13 adds to its error for a new attribute of a slotted instance."""
-
-
-def _make_slotted(names: frozenset[str]) -> Callable[[Any, str, Any], None]:
-    """``dataclass(slots=True)``'s ``__setattr__``: a field, or a data descriptor of the
-    class (a property's setter), as usual; any other name is CPython's AttributeError (a
-    class attribute's: read-only), unless a base without slots gave a ``__dict__``."""
-    def __setattr__(self: Any, name: str, value: Any) -> None:
-        kind = type(self)
-        if name in names or not all(c.__dict__.get(_SLOTS_KEY) for c in kind.__mro__[:-1]):
-            object.__setattr__(self, name, value)
-            return
-        found = next((c.__dict__[name] for c in kind.__mro__ if name in c.__dict__), MISSING)
-        if found is not MISSING and hasattr(type(found), "__set__"):
-            object.__setattr__(self, name, value)
-        elif found is not MISSING:
-            raise AttributeError(f"'{kind.__name__}' object attribute '{name}' is read-only")
-        else:
-            raise AttributeError(f"'{kind.__name__}' object has no attribute '{name}'"
-                                 + _NO_DICT)
-    return __setattr__
+def _not_a_subtype(obj: Any, cls: type) -> str:
+    """CPython's message for ``super(cls, obj)`` with ``obj`` no instance of ``cls``."""
+    if sys.version_info >= (3, 13):
+        return (f"super(type, obj): obj (instance of {type(obj).__name__}) is not an "
+                f"instance or subtype of type ({cls.__name__}).")
+    return "super(type, obj): obj must be an instance or subtype of type"
 
 
 _FOLLOWS: Final = " {!r}" if sys.version_info >= (3, 13) else ""
@@ -381,12 +366,12 @@ def _process(cls: Any, *, init: bool = True, repr: bool = True, eq: bool = True,
     elif eq and not explicit_hash:
         type.__setattr__(cls, "__hash__", None)
     if frozen:
-        setter, deleter = _make_frozen(cls, frozenset(f.name or "" for f in fields))
+        setter, deleter = _make_frozen(cls, frozenset(f.name or "" for f in fields), slots)
         install("__setattr__", setter)
         install("__delattr__", deleter)
     elif slots:
-        type.__setattr__(cls, _SLOTS_KEY, True)
-        install("__setattr__", _make_slotted(frozenset(f.name or "" for f in fields)))
+        type.__setattr__(cls, SLOTS_KEY, frozenset(f.name or "" for f in fields))
+        install("__setattr__", slotted_setattr)
     return cls
 
 

@@ -6,9 +6,10 @@ The real ``partial`` renders its arguments in its repr (unsized) and the real
 ``maxsize=None``: each name here is a sandbox object instead. ``reduce`` runs over the
 counted iterable; a ``cmp_to_key`` comparison costs one operation (a host-side
 comparator such as ``operator.sub`` would otherwise make a sort's n·log n calls free).
-``cached_property`` is a sandbox descriptor (the real one holds a lock and reads any
-object's ``__dict__``): it stores the value in the script instance's own attributes, where
-the next read finds it, as Python's does.
+``partialmethod`` binds the script's own functions only. ``cached_property`` is a
+sandbox descriptor (the real one holds a lock and reads any object's ``__dict__``): it
+stores the value in the script instance's own attributes, where the next read finds it,
+as Python's does.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from codemode.sandbox.language.state import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-__all__ = ["FACADE", "CachedProperty", "Partial"]
+__all__ = ["FACADE", "CachedProperty", "Partial", "PartialMethod"]
 
 _MAX_ENTRIES: Final = 1 << 16
 """Most entries one cache keeps (``maxsize=None`` and ``cache`` included): past it, the
@@ -67,17 +68,15 @@ def reduce(function: Callable[[Any, Any], Any], iterable: Iterable[Any],
     return functools.reduce(function, counted(iterable), initial)
 
 
-@final
-class Partial(SelfGuarded):
-    """``functools.partial``: ``func``, ``args`` and ``keywords`` are readable; the repr
-    names the function only."""
+class _Preset(SelfGuarded):
+    """A function with arguments given ahead (``partial``, ``partialmethod``): ``func``,
+    ``args`` and ``keywords`` are readable; a partial given as the function is flattened,
+    as functools does."""
 
     __slots__ = ("_args", "_func", "_keywords")
 
     def __init__(self, func: Any, /, *args: Any, **keywords: Any) -> None:
-        if not callable(func):
-            raise TypeError("the first argument must be callable")
-        if type(func) is Partial:  # flattened, as functools does
+        if type(func) is Partial:
             args = func._args + args
             keywords = {**func._keywords, **keywords}
             func = func._func
@@ -85,15 +84,6 @@ class Partial(SelfGuarded):
         self._args: tuple[Any, ...] = args
         self._keywords: dict[str, Any] = keywords
         _charge_width(args, keywords)
-
-    def __call__(self, /, *args: Any, **keywords: Any) -> Any:
-        if self._keywords:
-            keywords = {**self._keywords, **keywords}
-        _charge_width(self._args, keywords)
-        return self._func(*self._args, *args, **keywords)
-
-    def __repr__(self) -> str:
-        return f"functools.partial({_describe(self._func)}, ...)"
 
     def sandbox_getattr(self, name: str) -> Any:
         if name == "func":
@@ -103,6 +93,27 @@ class Partial(SelfGuarded):
         if name == "keywords":
             return dict(self._keywords)
         raise refuse(self, name)
+
+
+@final
+class Partial(_Preset):
+    """``functools.partial``: the repr names the function only."""
+
+    __slots__ = ()
+
+    def __init__(self, func: Any, /, *args: Any, **keywords: Any) -> None:
+        if not callable(func):
+            raise TypeError("the first argument must be callable")
+        super().__init__(func, *args, **keywords)
+
+    def __call__(self, /, *args: Any, **keywords: Any) -> Any:
+        if self._keywords:
+            keywords = {**self._keywords, **keywords}
+        _charge_width(self._args, keywords)
+        return self._func(*self._args, *args, **keywords)
+
+    def __repr__(self) -> str:
+        return f"functools.partial({_describe(self._func)}, ...)"
 
 
 def _charge_width(args: tuple[Any, ...], keywords: dict[str, Any]) -> None:
@@ -370,6 +381,54 @@ CachedProperty.__name__ = "cached_property"
 CachedProperty.__qualname__ = "functools.cached_property"
 
 
+@final
+class PartialMethod(_Preset):
+    """``name = partialmethod(method, *args, **keywords)`` in a script class body: read on
+    an instance, a :class:`Partial` of the bound method; on the class, a caller putting
+    the object first. Only the script's own functions (or partials of them): a host
+    callable has no binding the script may rely on."""
+
+    __slots__ = ()
+
+    def __init__(self, func: Any, /, *args: Any, **keywords: Any) -> None:
+        super().__init__(func, *args, **keywords)
+        if not is_script_function(self._func):
+            raise TypeError("partialmethod() takes a function of the script's own in the "
+                            "sandbox")
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return _Unbound(self._func, self._args, self._keywords)
+        return Partial(types.MethodType(self._func, instance), *self._args, **self._keywords)
+
+    def __repr__(self) -> str:
+        return f"functools.partialmethod({_describe(self._func)}, ...)"
+
+
+@final
+class _Unbound(SelfGuarded):
+    """A partialmethod read on the class: ``Cls.name(obj, ...)`` calls the function with
+    ``obj`` first, then the stored arguments."""
+
+    __slots__ = ("_args", "_func", "_keywords")
+
+    def __init__(self, func: Any, args: tuple[Any, ...], keywords: dict[str, Any]) -> None:
+        self._func, self._args, self._keywords = func, args, keywords
+
+    def __call__(self, first: Any, /, *args: Any, **keywords: Any) -> Any:
+        if self._keywords:
+            keywords = {**self._keywords, **keywords}
+        _charge_width(self._args, keywords)
+        return self._func(first, *self._args, *args, **keywords)
+
+    def __repr__(self) -> str:
+        return f"<function {_describe(self._func)}>"
+
+
+PartialMethod.__name__ = "partialmethod"
+PartialMethod.__qualname__ = "functools.partialmethod"
+
+
 def wraps(wrapped: Any, /, assigned: Any = None, updated: Any = None) -> Callable[[Any], Any]:
     """A decorator giving a script function the ``__name__``, ``__qualname__`` and
     ``__doc__`` of ``wrapped`` (text only: ``__wrapped__`` and ``__dict__`` are never
@@ -427,6 +486,7 @@ def total_ordering(cls: Any, /) -> Any:
 FACADE: Final = Facade("functools", {
     "reduce": reduce,
     "partial": Partial,
+    "partialmethod": PartialMethod,
     "cmp_to_key": cmp_to_key,
     "lru_cache": lru_cache,
     "cache": cache,
