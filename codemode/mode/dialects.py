@@ -533,7 +533,8 @@ def _implicit_call(node: ast.FunctionDef) -> str | None:
     name = node.name
     if name.startswith("__") and name.endswith("__"):
         return ("Python calls it for you (`for`, `len()`, `print()` …)"
-                if name != "__init__" else "Python calls it for you in `Cls(...)`")
+                if name not in ("__init__", "__post_init__")
+                else "Python calls it for you in `Cls(...)`")
     if any((isinstance(d, ast.Name) and d.id in ("property", "cached_property")) or (
             isinstance(d, ast.Attribute) and d.attr == "setter") for d in node.decorator_list):
         return "a property is read without a call"

@@ -577,7 +577,7 @@ _TIME: Final = frozenset({"hour", "minute", "second", "microsecond", "tzinfo", "
 _DATETIME: Final = _DATE | _TIME | frozenset({
     "date", "time", "timetz", "timestamp", "astimezone", "combine", "now", "utcnow",
     "strptime", "utcfromtimestamp", "utctimetuple"})
-_EXC: Final = frozenset({"args"})
+_EXC: Final = frozenset({"args", "add_note"})
 _ISO_CALENDAR: Final[type] = type(_dt.date(2020, 1, 1).isocalendar())
 _STRUCT_TIME: Final[type] = type(_dt.date(2020, 1, 1).timetuple())
 
@@ -2005,7 +2005,12 @@ def guarded_getattr(obj: Any, name: str, default: Any = _MISSING) -> Any:
             return default
     if name in CHAINED_ERRORS:
         if isinstance(obj, BaseException):
-            return _chained(obj, name)
+            try:
+                return _chained(obj, name)
+            except AttributeError:  # no notes
+                if default is _MISSING:
+                    raise
+                return default
         if default is not _MISSING:
             return default
         raise refuse(obj, name)
@@ -2097,7 +2102,7 @@ def data_special(obj: Any, name: str) -> Any:
     return call
 
 
-def _chained(obj: BaseException, name: str) -> BaseException | bool | None:
+def _chained(obj: BaseException, name: str) -> BaseException | bool | list[str] | None:
     """``e.__cause__``/``e.__context__`` as a script sees them: an ``Exception`` it may hold,
     else ``None``. Never handed out: the run's own signals (cancellation, a tripped limit,
     ``GeneratorExit``), codemode's host-side errors (``LimitExceeded`` …), an exception whose
@@ -2105,6 +2110,8 @@ def _chained(obj: BaseException, name: str) -> BaseException | bool | None:
     error's ``args`` can hold host objects), and a context the raiser suppressed with
     ``raise ... from None`` (host code raising into the script does; a script's own
     ``raise X from e`` keeps ``e``, its cause, readable as the context too)."""
+    if name == "__notes__":
+        return _notes(obj)
     error = getattr(obj, name)
     if name == "__suppress_context__":
         return error is True
@@ -2115,6 +2122,16 @@ def _chained(obj: BaseException, name: str) -> BaseException | bool | None:
 
 _HOLDABLE_ITEMS: Final = 256
 """Values walked to decide whether a chained exception may be handed out."""
+
+
+def _notes(obj: BaseException) -> list[str]:
+    """``e.__notes__``: a copy of the notes ``add_note`` gave (it takes text only), each
+    scrubbed as an error message is; CPython's AttributeError when there are none."""
+    notes = obj.__dict__.get("__notes__") if hasattr(obj, "__dict__") else None
+    if type(notes) is not list:
+        raise AttributeError(f"{type(obj).__name__!r} object has no attribute '__notes__'")
+    charge_operations(len(notes) // WIDE)
+    return [scrub(note) for note in notes if type(note) is str]
 
 
 def _holdable(value: Any, depth: int, seen: list[int]) -> bool:

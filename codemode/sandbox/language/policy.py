@@ -241,10 +241,12 @@ SLOTS_NAME: Final = "_sandbox_slots_value_"
 """What a class body's ``__slots__ = ...`` is bound to (``ScriptMeta`` takes it out of the
 namespace and makes the class slotted: ``slots.slotted_setattr``)."""
 
-CHAINED_ERRORS: Final = frozenset({"__cause__", "__context__", "__suppress_context__"})
+CHAINED_ERRORS: Final = frozenset({"__cause__", "__context__", "__suppress_context__",
+                                   "__notes__"})
 """Dunder attributes a script may read (never set) on an exception: the guards answer them
 with the chained exception if it is an ``Exception`` a script may hold, else ``None``
-(``__suppress_context__``: whether ``raise ... from`` set a cause, a bool)."""
+(``__suppress_context__``: whether ``raise ... from`` set a cause, a bool; ``__notes__``:
+a copy of what ``add_note`` gave, its texts scrubbed)."""
 
 _ATTRIBUTE_HINTS: Final = {
     "__dict__": "use vars(obj) (a copy of a script object's attributes)",

@@ -31,7 +31,7 @@ from __future__ import annotations
 from types import FunctionType
 from typing import Any, Final, final
 
-from codemode.sandbox.language.builtins import check_format_spec, format_, repr_
+from codemode.sandbox.language.builtins import STAND_INS, check_format_spec, format_, repr_
 from codemode.sandbox.language.compare import GUARDS, guarded_key
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import (
@@ -390,6 +390,23 @@ IntEnum: Final = _base("IntEnum", (int, Enum), {
 StrEnum: Final = _base("StrEnum", (str, Enum), {
     "__repr__": _enum_repr, "__str__": str.__str__, "__format__": _data_format})
 
+_MIXED: Final = {data: _base("Enum", (data, Enum), {
+    "__repr__": _enum_repr, "__str__": _enum_str, "__format__": _enum_format})
+    for data in (int, str)}
+"""The base ``class S(str, Enum)`` (``int``) is built on: members are real ``str``s, as a
+``StrEnum``'s, shown (``str()``, f-strings) as an ``Enum``'s are, ``S.A``."""
+
+
+def _mixed_bases(bases: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``(str, Enum)``, ``(int, Enum)`` (the builtins as the script names them: their
+    stand-ins) as the enum bases standing for them; any other base as it is."""
+    if not any(isinstance(base, EnumMeta) for base in bases):
+        return bases
+    found = {base: mixed for data, mixed in _MIXED.items()
+             for base in (data, STAND_INS.get(data)) if base is not None}
+    return tuple(found.get(base, base) if isinstance(base, type) else base for base in bases)
+
+
 _MAX_COMPOSITES: Final = 4096
 """Composite members a flag class keeps (Python keeps every one)."""
 
@@ -616,6 +633,7 @@ def _build(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
     boundary = kwargs.pop("boundary", None)
     if kwargs:
         raise TypeError(f"{name}.__init_subclass__() takes no keyword arguments")
+    bases = _mixed_bases(bases)
     for base in bases:
         if not isinstance(base, EnumMeta):
             raise TypeError(f"class {name} cannot mix an enum with {base!r} in the sandbox "
