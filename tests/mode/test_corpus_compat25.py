@@ -9,8 +9,11 @@ value, printed output and calls per tool equal. The ``refused`` rows are refused
 any call, saying what to write. Found missing or wrong here: a helper reading a dict's
 ``.get`` held as a dict's value beside the script's own tool-calling ``get`` method (refused
 as a tool caller), ``dataclass(frozen=True, slots=True)`` (a new attribute is CPython's
-``super()`` TypeError, not FrozenInstanceError), ``functools.partialmethod``, and
-``typing.get_type_hints``/``get_args``/``get_origin`` refused without saying why.
+``super()`` TypeError, not FrozenInstanceError), ``functools.partialmethod``, a plain
+class's ``__slots__`` (any attribute was taken), "no accessible attribute" for a missing
+attribute of the script's own object (CPython: "no attribute"), ``class S(str, Enum)``,
+``add_note``/``__notes__``, and ``typing.get_type_hints``/``get_args``/``get_origin`` or a
+``partialmethod`` of a method calling tools refused without saying why.
 """
 
 from __future__ import annotations
