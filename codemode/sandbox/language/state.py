@@ -389,14 +389,27 @@ class ScriptCoroutine(CoroutineLike):
     later from a finalizer.
     """
 
-    __slots__ = ("_coro", "_handed_out")
+    __slots__ = ("__weakref__", "_closer", "_coro", "_handed_out")
 
     def __init__(self, coro: Coroutine[Any, Any, Any]) -> None:
         self._coro = coro
         self._handed_out = False
+        self._closer: weakref.finalize[Any, Any] | None = None
+
+    def close_when_dropped(self) -> None:
+        """Close the coroutine the moment this wrapper is dropped, even in a reference
+        cycle, where ``__del__`` comes too late: the collector finalizes the coroutine
+        (made first) before its wrapper, and CPython warned 'coroutine ... was never
+        awaited' on the host's stderr. A weak reference's callback runs before any
+        finalizer of the garbage, and holds the coroutine out of it."""
+        closer = weakref.finalize(self, self._coro.close)
+        closer.atexit = False
+        self._closer = closer
 
     def __await__(self) -> Generator[Any, None, Any]:
         self._handed_out = True
+        if self._closer is not None:
+            self._closer.detach()
         run = CURRENT_RUN.get(None)
         if run is not None:
             run.unawaited.pop(id(self), None)
@@ -437,6 +450,8 @@ def hold_unawaited(run: RunState, call: Any) -> None:
     until it is awaited or made a task (while fewer than ``MAX_WAITING`` are held)."""
     if len(run.unawaited) < max(MAX_WAITING, 2 * run.limits.calls):
         run.unawaited[id(call)] = (call, script_place())
+    elif isinstance(call, ScriptCoroutine):
+        call.close_when_dropped()  # not closed with the run's held ones
 
 
 def coroutine_name(coroutine: ScriptCoroutine) -> str:

@@ -20,6 +20,7 @@ import contextlib
 import inspect
 import math
 from contextvars import ContextVar
+from functools import partial
 from types import MethodType
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
@@ -194,6 +195,15 @@ async def wait_for(aw: Awaitable[Any], timeout: float | None) -> Any:  # noqa: A
         _NESTING.reset(token)
 
 
+def _close_unstarted(aw: ScriptCoroutine, task: asyncio.Task[Any]) -> None:
+    """A task cancelled before its first step never awaited ``aw``: the coroutine is closed
+    now (it never ran: no script code runs). Left to the collector, it warned 'coroutine
+    ... was never awaited' on the host's stderr when a reference cycle held it (the
+    wrapper's own close raced the coroutine's finalizer)."""
+    if task.cancelled():
+        aw.close()
+
+
 def _retrieve(task: asyncio.Task[Any]) -> None:
     """Mark a finished task's failure as seen: one the script never awaited is not
     logged by asyncio later, outside the run."""
@@ -272,6 +282,8 @@ def _own(aws: list[Any], what: str) -> list[asyncio.Task[Any]]:
         run.unawaited.pop(id(aw), None)  # a tool call: the task owns it (cancel() is the script's)
         task = loop.create_task(_await(aw, level))
         task.add_done_callback(_retrieve)
+        if isinstance(aw, ScriptCoroutine):
+            task.add_done_callback(partial(_close_unstarted, aw))
         run.tasks.append(task)
         started.append(task)
     return started
@@ -486,19 +498,27 @@ class TaskGroup(SelfGuarded):
                 aw.close()
             raise
         task.add_done_callback(_retrieve)
+        if isinstance(aw, ScriptCoroutine):
+            task.add_done_callback(partial(_close_unstarted, aw))
         task.add_done_callback(self._note_failure)
         run.tasks.append(task)
         return Task(task, name)
 
 
 def _first_stop(group: BaseExceptionGroup[Any]) -> BaseException | None:
+    """The first error of ``group`` that is no Exception (a limit, a stop), never looking
+    inside an ``ExceptionGroup``: it holds Exceptions only, and a script's may hold one big
+    group a thousand times (100 million leaves: seconds of the script thread after the run
+    ended as too long)."""
     error: BaseException
     for error in group.exceptions:
+        if isinstance(error, Exception):
+            continue
         if isinstance(error, BaseExceptionGroup):
             found = _first_stop(error)
             if found is not None:
                 return found
-        elif not isinstance(error, Exception):
+        else:
             stop: BaseException = error
             return stop
     return None
