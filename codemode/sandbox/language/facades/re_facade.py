@@ -118,6 +118,11 @@ def _timed(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 MAX_PATTERN_EXPANSION: Final = 100_000
 """Largest pattern size after expanding counted repeats (``(?:a{50}){50}`` is 2500)."""
 
+MAX_PATTERN_LENGTH: Final = 20_000
+"""Longest pattern text. The engine parses a pattern in Python, uncharged and deaf to the
+run's clock: up to ~7.5 µs a character (classes under ``re.I``, groups), so 100,000
+characters held a run ~0.75 s past its deadline, beyond the executor's stop grace."""
+
 _GROUP_REF: Final = regex.compile(r"\\(?:g<[^>]*>|\d{1,2})")
 _NUMBER: Final = regex.compile(r"\d+")
 _SPACE: Final = regex.compile(r"\s+")
@@ -232,10 +237,12 @@ def _compiled(pattern: Any, flags: int) -> Any:
         return pattern.compiled
     if not isinstance(pattern, str | bytes):
         raise TypeError("pattern must be a string")
-    # Every character counts at least once, so a long pattern is refused before the
-    # (Python, untimed) expansion scan and the compile.
-    if len(pattern) > MAX_PATTERN_EXPANSION:
-        _too_big(len(pattern))
+    # Refused before the (Python, untimed) expansion scan and the compile.
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        run = current_run()
+        run.meter.trip(LimitExceeded("memory", run.limits.memory, (
+            f"a regular expression of {len(pattern)} characters"
+            f" (at most {MAX_PATTERN_LENGTH} are parsed)")))
     cache = current_run().extras.setdefault("re.patterns", {})
     key = (type(pattern), pattern, flags)
     found = cache.get(key)
