@@ -23,6 +23,7 @@ import pytest
 
 import codemode.sandbox as sandbox
 from codemode.sandbox import Limits
+from codemode.sandbox.language.meter import SCRIPT_FILENAME
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -188,3 +189,71 @@ async def test_no_script_code_after_the_run(
         assert result.value == expected
     if name == "asyncgen-finally-prints":  # the finally ran inside the run, into its output
         assert f"{MARK} from finally" in result.output
+
+
+SURVIVES_ITS_CLOSE: Final = {
+    "async-generator": """
+async def g():
+    try:
+        yield 1
+    finally:
+        while True:
+            try:
+                await tools.echo(fin=1)
+                yield 2
+            except BaseException:
+                pass
+kept = [g()]
+kept.append(kept)
+async for x in kept[0]:
+    break
+'done'
+""",
+    "generator": """
+def g():
+    try:
+        yield 1
+    finally:
+        try:
+            yield 2
+        except BaseException:
+            pass
+        yield 3
+kept = [g()]
+kept.append(kept)
+next(kept[0])
+'done'
+""",
+}
+"""Generators whose ``finally`` yields again, so the run's close leaves them suspended;
+kept in a reference cycle, so only a later collection drops them."""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", sorted(SURVIVES_ITS_CLOSE))
+async def test_a_generator_that_survives_its_close_never_resumes(name: str) -> None:
+    """Dropped after the run, CPython closed such a generator once more: its ``except`` and
+    ``finally`` ran in the host's thread at the host's next collection (in-process). The
+    host traces its own thread while it collects: no script frame may run there."""
+    ran: list[str] = []
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename == SCRIPT_FILENAME:
+            ran.append(f"{frame.f_code.co_name} {event} line {frame.f_lineno}")
+        return trace
+
+    async with sandbox.InProcessExecutor() as ex:
+        gc.collect()
+        gc.disable()  # the cycle stays until the host's own collection below
+        try:
+            result = await ex.run(SURVIVES_ITS_CLOSE[name], call_tool=_host, limits=LIMITS,
+                                  tool_paths=("echo",))
+        finally:
+            gc.enable()
+        sys.settrace(trace)
+        try:
+            gc.collect()
+        finally:
+            sys.settrace(None)
+    assert result.error is None and result.value == "done", result.error
+    assert ran == []

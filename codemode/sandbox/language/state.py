@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 import anyio
 
 from codemode.errors import LimitExceeded
+from codemode.sandbox.language.leftovers import hold_if_suspended
 from codemode.sandbox.language.meter import SCRIPT_FILENAME, Meter, ScriptStop, Tripped
 
 if TYPE_CHECKING:
@@ -209,7 +210,6 @@ class RunState:
         if self.meter.ended:
             raise GeneratorExit  # script code iterating after the run: it stops here
         self._owned.append(agen)
-        _OWNED.add(agen)
 
     async def close_owned(self) -> None:
         """Close the async generators the script iterated, while the run is still live: a
@@ -226,6 +226,8 @@ class RunState:
                     await agen.aclose()
             except (Exception, GeneratorExit, Tripped, ScriptStop):
                 continue
+            finally:
+                hold_if_suspended(agen)
             if scope.cancelled_caught and self.meter.tripped is None:
                 self.meter.tripped = LimitExceeded(
                     "timeout", self.limits.timeout,
@@ -273,10 +275,12 @@ class RunState:
                     obj.close()
             except (Exception, GeneratorExit, Tripped, ScriptStop):
                 pass
+            hold_if_suspended(obj)
         self._tracked.clear()
         for agen in self._owned:  # iterated again by a finally: closed without it running
             with contextlib.suppress(Exception, GeneratorExit, Tripped, ScriptStop):
                 await agen.aclose()
+            hold_if_suspended(agen)
         self._owned.clear()
         # Tasks an async generator's ``finally`` started while it was closed, and tasks
         # that caught every cancellation until the run's time was up (``while True: try:
@@ -307,8 +311,11 @@ _AFTER_END_GRACE: Final = 0.1
 
 CURRENT_RUN: Final[ContextVar[RunState]] = ContextVar("codemode_sandbox_run")
 
-_OWNED: Final[weakref.WeakSet[Any]] = weakref.WeakSet()
-"""Every async generator a run owned: the finalizer hook never hands one to asyncio."""
+
+def _of_script(agen: Any) -> bool:
+    """Whether ``agen`` is an async generator of script code."""
+    code = getattr(agen, "ag_code", None)
+    return code is not None and code.co_filename == SCRIPT_FILENAME
 
 
 def install_asyncgen_hooks() -> None:
@@ -330,16 +337,18 @@ def install_asyncgen_hooks() -> None:
 
     def firstiter(agen: Any) -> None:
         run = CURRENT_RUN.get(None)
-        if run is not None and getattr(agen, "ag_code", None) is not None and (
-                agen.ag_code.co_filename == SCRIPT_FILENAME):
+        if run is not None and _of_script(agen):
             run.own_async_generator(agen)
             return
         if outer_firstiter is not None:
             outer_firstiter(agen)
 
     def finalizer(agen: Any) -> None:
-        if agen in _OWNED:
-            return  # its run closed it (or it is being dropped with no code left to run)
+        # A script's generator is dropped with its frame unresumed: its run closed it (one
+        # the close left suspended is held, see ``leftovers``) or it never ran. A weak set
+        # of them could not tell: weak references are cleared before finalizers run.
+        if _of_script(agen):
+            return
         if outer_finalizer is not None:
             outer_finalizer(agen)
 
