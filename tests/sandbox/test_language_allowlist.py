@@ -113,7 +113,7 @@ SAMPLES: Final[dict[str, str]] = {
 ARGS: Final[dict[str, str]] = {
     "count": "1", "index": "1", "remove": "1", "extend": "[4]", "extendleft": "[4]",
     "append": "4", "appendleft": "4", "insert": "0, 4", "rotate": "1",
-    "format": "1", "format_map": "{}",
+    "format": "1", "format_map": "{}", "add_note": "'n'",
     "center": "9", "ljust": "9", "rjust": "9", "zfill": "9", "encode": "'utf-8'",
     "decode": "'ascii'", "expandtabs": "4", "join": "['x', 'y']", "replace": "'b', 'BB'",
     "translate": "{98: 'XY'}", "maketrans": "'a', 'b'", "partition": "' '",
@@ -428,6 +428,8 @@ FACADES: Final[dict[str, str]] = {
                     "MutableSequence", "ParamSpec")},
     "functools.reduce": "functools.reduce(lambda a, b: a * b, [2, 3], 1) == 6",
     "functools.partial": "functools.partial(max, 3)(1) == 3",
+    "functools.partialmethod": "class PM:\n    def f(self, a, b):\n        return a - b\n"
+                               "    g = functools.partialmethod(f, 5)\nPM().g(2) == 3",
     "functools.cmp_to_key": "sorted([1, 2], key=functools.cmp_to_key(lambda a, b: b - a)) "
                             "== [2, 1]",
     "functools.lru_cache": "functools.lru_cache(maxsize=2)(abs)(-1) == 1",
