@@ -531,7 +531,9 @@ def _not_json(value: Any) -> Any:
     raise TypeError(f"the result must be JSON data; got a {type(value).__name__} object")
 
 
-def _result_json(value: Any, limits: Limits) -> Any:
+def _result_json(value: Any, limits: Limits) -> tuple[Any, int]:
+    """``value`` as a fresh JSON copy and its size in bytes of JSON (what
+    ``RunOutcome.to_result`` would measure: the same encoder's text)."""
     # Estimates first, so neither many items nor one big text referenced many times
     # (``[s] * 1000``) is serialised before it is refused; the estimate is only ever a
     # little over the JSON size, hence the slack, and the exact size decides below. A small
@@ -554,7 +556,7 @@ def _result_json(value: Any, limits: Limits) -> Any:
         problem = _past_a_frame(out)
         if problem is not None:
             raise LimitExceeded("result", limits.result, f"the result {problem}")
-    return out
+    return out, size
 
 
 RESULT_DEPTH: Final = FRAME_DEPTH - 2
@@ -807,9 +809,10 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
             if pump is not None:
                 pump.flush()
         value = None
+        size: int | None = None
         if error is None and meter.tripped is None:
             try:
-                value = _result_json(result, limits)
+                value, size = _result_json(result, limits)
             except LimitExceeded as exc:
                 error = _limit_error(exc, None, compiled.lines, (len(compiled.lines), None))
             except (TypeError, ValueError, RecursionError) as exc:
@@ -833,7 +836,8 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
             error = _limit_error(meter.tripped, None, compiled.lines, meter.location)
         return RunOutcome(value=value if error is None else None,
                           output=state.output.getvalue(), output_bytes=state.output.total,
-                          error=error, operations=meter.used)
+                          error=error, operations=meter.used,
+                          result_size=size if error is None else None)
     finally:
         CURRENT_RUN.reset(token)
 
