@@ -37,6 +37,7 @@ import asyncio
 import builtins
 import codecs
 import contextlib
+import dataclasses
 import dis
 import functools
 import importlib
@@ -703,6 +704,40 @@ def _bind_prelude(namespace: dict[str, Any], prelude: Prelude, tools: ToolNamesp
         namespace[name] = value
 
 
+_PRELUDES: dict[str, Prelude] = {}
+_PRELUDES_LOCK: Final = threading.Lock()
+_PRELUDE_SLOTS: Final = 32
+_PRELUDE_TEXT: Final = 16 * 1024
+"""Prelude lines remembered (at most this many, each at most this long: a worker keeps
+them across runs)."""
+
+
+def _prelude(head: str) -> Prelude | None:
+    """The run's prelude from its line (``prelude.parse`` with the run's sized
+    ``json.loads``). A line that ``loads`` reads uncharged (``UNCHARGED_TEXT``) and that
+    holds no inputs is remembered by its text: its parse depends on the text alone, and
+    the run only reads the frozen value (inputs would be bound as the script's own
+    mutable globals: parsed afresh every run). CodeMode sends the same line with every
+    script of one SDK. (The facade is imported here, not with the runner: see
+    :func:`_awaited`.)"""
+    hit = _PRELUDES.get(head)
+    if hit is not None:
+        return hit
+    from codemode.sandbox.language.facades.json_facade import UNCHARGED_TEXT
+
+    prelude = parse(head, loads=facade("json").sandbox_getattr("loads"))
+    if prelude is not None and not prelude.inputs and len(head) <= min(_PRELUDE_TEXT,
+                                                                        UNCHARGED_TEXT):
+        prelude = dataclasses.replace(prelude, names=types.MappingProxyType(dict(prelude.names)),
+                                      orders=types.MappingProxyType(dict(prelude.orders)),
+                                      texts=types.MappingProxyType(dict(prelude.texts)))
+        with _PRELUDES_LOCK:
+            if len(_PRELUDES) >= _PRELUDE_SLOTS:
+                _PRELUDES.pop(next(iter(_PRELUDES)), None)
+            _PRELUDES[head] = prelude
+    return prelude
+
+
 @final
 class SystemExitError(Exception):
     """The run's error for ``exit(status)``/``sys.exit(status)`` with a failing status."""
@@ -784,8 +819,7 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
     try:
         try:
             # sized like the script's own json.loads: the line may be the script's
-            prelude = None if head is None else parse(
-                head, loads=facade("json").sandbox_getattr("loads"))
+            prelude = None if head is None else _prelude(head)
         except Tripped as exc:
             return RunOutcome(error=_limit_error(exc.error, None, compiled.lines),
                               operations=meter.used)
