@@ -17,8 +17,8 @@ reader callback, the one direct use of asyncio here): anyio's ``wait_readable``
 registers and unregisters the descriptor on every wait, about 10 µs per tool call,
 a third of the per-call budget. Other backends use ``wait_readable`` in the run's task.
 The host does not poll the pipe: it sleeps in the selector until the worker writes
-(polling for 1 ms after each send saved an idle selector's wake-up but spent a core
-while it lasted, ~0.5M of a run's 1.08M host instructions).
+(polling it from the loop for 1 ms after each send saved an idle selector's wake-up
+but spent the host's CPU while it lasted: see :class:`_Session`).
 
 A worker that hit a limit, crashed, broke the protocol, was killed on the
 wall-clock deadline or was abandoned by a cancelled run is killed and replaced
@@ -602,10 +602,12 @@ class _Session:
     for the whole run, routes what the worker sends; handlers are plain tasks started
     when calls arrive (at most ``Limits.concurrency``; a run without calls starts none).
     Nothing else is made per run: no task group, no events, no shielded scope unless
-    tasks are left to wind down, no polling (the 1 ms poll of the pipe after each send
-    was ~0.5M of a run's 1.08M host instructions, and a core's worth of CPU on a busy
-    host). Other backends read in the run's task with ``wait_readable`` and keep their
-    handlers in a task group.
+    tasks are left to wind down, no polling of the pipe. (With a serving task, its task
+    group, three events, a shielded scope and a handler started per run, and the pipe
+    polled from the loop for 1 ms after each send, a cache-hit ``CodeMode.run`` cost the
+    host 1.06M instructions without calls and 2.32M with three; now 0.57M and 1.88M,
+    callgrind, 3.11.) Other backends read in the run's task with ``wait_readable`` and
+    keep their handlers in a task group.
     """
 
     def __init__(self, worker: _Worker, broker: CallBroker, limits: Limits, run_id: int,
