@@ -595,7 +595,8 @@ class InProcessExecutor:
                                                         "the run did not stop in time"))
             return RunOutcome(error=error).to_result(calls=broker.records, time=elapsed,
                                                      limits=limits)
-        result = outcome.to_result(calls=broker.records, time=elapsed, limits=limits)
+        result = outcome.to_result(calls=broker.records, time=elapsed, limits=limits,
+                                   result_size=outcome.result_size)
         if result.error is not None and result.error.limit is not None:
             _LOG.info("a run hit its %s limit: %.300s", result.error.limit, result.error.message)
         return result

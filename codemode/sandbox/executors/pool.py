@@ -13,14 +13,12 @@ calls concurrently on the host; ``done`` ends the run and cancels whatever the
 script left in flight.
 
 On asyncio the read end stays registered with the loop for the whole run (a
-reader callback, the one direct use of asyncio here): anyio's
-``wait_readable`` registers and unregisters the descriptor on every wait,
-about 10 µs per tool call, a third of the per-call budget. Other backends use
-``wait_readable`` in a reader task. For ``HOST_POLL_SECONDS`` after each message
-it sends (a run, a reply) the session also polls the pipe from the loop, between
-other tasks, so the worker's quick answer does not wait for a selector wake-up. (Yielding
-the CPU on each poll helped a worker on the host's own CPU, 106 -> 65 µs a call, but cost
-5-10 % on an idle machine, where the worker has a CPU of its own: left out.)
+reader callback, the one direct use of asyncio here): anyio's ``wait_readable``
+registers and unregisters the descriptor on every wait, about 10 µs per tool call,
+a third of the per-call budget. Other backends use ``wait_readable`` in the run's task.
+The host does not poll the pipe: it sleeps in the selector until the worker writes
+(polling it from the loop for 1 ms after each send saved an idle selector's wake-up
+but spent the host's CPU while it lasted: see :class:`_Session`).
 
 A worker that hit a limit, crashed, broke the protocol, was killed on the
 wall-clock deadline or was abandoned by a cancelled run is killed and replaced
@@ -84,14 +82,14 @@ from codemode.sandbox.executors.template import (
     TemplateGone,
     supported,
 )
-from codemode.sandbox.executors.worker import EXIT_MEMORY, SPARE, Spin
+from codemode.sandbox.executors.worker import EXIT_MEMORY, SPARE
 from codemode.sandbox.language.compile import CODE_TAG, cached_script, export_code
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
 from codemode.sandbox.runtime.prelude import split
 from codemode.sandbox.runtime.result import RunOutcome, ScriptError, ScriptResult, Usage
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterator
+    from collections.abc import Callable, Collection, Coroutine
     from types import TracebackType
 
     from anyio.abc import TaskGroup
@@ -133,13 +131,6 @@ _WORKER_ENV: Final = {"LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "MALL
 """All the environment a worker gets: no host variables (tokens, keys) leak into it.
 One malloc arena: scripts run on a thread of their own, whose arena glibc would trim less
 eagerly than the main one, so a heavy run's memory would linger into the next run's peak."""
-
-HOST_POLL_SECONDS: Final = 0.001
-"""After the host sends a worker a run or a reply, its event loop polls the worker's pipe
-between its other tasks for this long before leaving the wait to the selector: the next
-message usually comes within it, and a wake-up from an idle selector costs about 100 µs
-on small VMs (three of them made a cold three-call run miss 1 ms). asyncio only, and only
-while polling pays (``worker.Spin``: polls that miss make the next sends skip it)."""
 
 _BOOT_TIMEOUT: Final = 30.0
 """Seconds a new worker may take to import the runtime and announce itself."""
@@ -356,8 +347,6 @@ class _Worker:
         self.memory_cap: int | None = None
         """``Limits.memory`` of the first run: a confined worker's address-space cap is a
         hard limit that cannot go back up, so a run asking for more gets another worker."""
-        self.spin = Spin()
-        """Whether the host's next send should poll for the answer (see ``poll_soon``)."""
         self.shipped: dict[str, None] = {}
         """Sources whose compiled code this worker was sent (newest last, at most
         ``_SHIPPED_SIZE``): it caches what it adopts, so a source it has seen runs without
@@ -588,53 +577,12 @@ def _wake(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-def _retrieve(task: asyncio.Task[None]) -> None:
-    """Mark the failure of a serving task nobody waits for any more as seen."""
-    if not task.cancelled():
-        task.exception()
-
-
 def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
     """The running asyncio loop, or None under another anyio backend."""
     try:
         return asyncio.get_running_loop()
     except RuntimeError:
         return None
-
-
-@contextlib.contextmanager
-def _on_asyncio(active: bool) -> Iterator[None]:
-    """Tell anyio the session's loop callbacks run on asyncio.
-
-    The session reads the worker's pipe in loop callbacks (``add_reader``,
-    ``call_soon``), which start tasks and make events. In a callback there is no
-    current task, so sniffio (when it is installed) cannot tell the library, and anyio
-    raised ``NoEventLoopError`` from every such callback of a host started with plain
-    ``asyncio.run`` (``anyio.run`` sets the library itself): a cancelled call or a large
-    frame then left the run to time out. Callbacks and tasks capture the context they
-    are made in, so the library set here for the session's lifetime reaches all of them.
-    """
-    library = library_var()
-    if not active or library is None:  # no sniffio: anyio takes a running loop as asyncio
-        yield
-        return
-    token = library.set("asyncio")
-    try:
-        yield
-    finally:
-        library.reset(token)
-
-
-@contextlib.contextmanager
-def _reader_callback(
-    loop: asyncio.AbstractEventLoop, fd: int, callback: Callable[[], None]
-) -> Iterator[None]:
-    """Keep ``fd`` registered with ``loop`` while the block runs."""
-    loop.add_reader(fd, callback)
-    try:
-        yield
-    finally:
-        loop.remove_reader(fd)
 
 
 @final
@@ -649,6 +597,17 @@ class _Session:
     (``protocol.decode_bounded``) while the pipe is left unread, and at most
     ``calls + concurrency`` calls may wait for replies. Frames must be this run's (see
     ``protocol``); anything else ends the run and the worker.
+
+    On asyncio the run's own task waits on one future while a reader callback, registered
+    for the whole run, routes what the worker sends; handlers are plain tasks started
+    when calls arrive (at most ``Limits.concurrency``; a run without calls starts none).
+    Nothing else is made per run: no task group, no events, no shielded scope unless
+    tasks are left to wind down, no polling of the pipe. (With a serving task, its task
+    group, three events, a shielded scope and a handler started per run, and the pipe
+    polled from the loop for 1 ms after each send, a cache-hit ``CodeMode.run`` cost the
+    host 1.06M instructions without calls and 2.32M with three; now 0.57M and 1.88M,
+    callgrind, 3.11.) Other backends read in the run's task with ``wait_readable`` and
+    keep their handlers in a task group.
     """
 
     def __init__(self, worker: _Worker, broker: CallBroker, limits: Limits, run_id: int,
@@ -663,20 +622,27 @@ class _Session:
         self._idle: list[Callable[[], None]] = []
         """How to wake each parked handler (a handler parks when the inbox is empty)."""
         self._handlers = 0
-        self._unclaimed = 0
         self._in_flight: dict[int, anyio.CancelScope] = {}
         self._busy: set[anyio.CancelScope] = set()
         """Scopes of handlers answering a call, up to writing its reply (a worker that
         stops reading could hold a reply's write); cancelled when the run ends."""
-        self._wake_spawner = anyio.Event()
-        self._finished = anyio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+        """asyncio: the run's handler and helper tasks still running."""
+        self._helpers = 0
+        """asyncio: helper tasks (a large frame's decode, a call's cancel, a clock frame)
+        still running: the run's end waits for them."""
+        self._failure: BaseException | None = None
+        """What a task of the run raised (a bug): the run raises it."""
+        self._waiter: asyncio.Future[None] | None = None
+        """asyncio: what the run's task waits on; set when the run is finished."""
+        self._read_scope: anyio.CancelScope | None = None
+        """Other backends: the scope of the run's read loop, cancelled when it is finished."""
+        self._tg: TaskGroup | None = None
+        self._serving = False
+        self._finished = False
         self._stopping = False
-        self._poll_until = 0.0
-        self._polling = False
-        self._routed = 0
-        """Batches of frames routed so far (a poll that saw none routed missed)."""
-        self._poll_mark = 0
         self._ended = False
+        self._reading = False
         self._run_id = run_id
         self._base = run_id * _RUN_SPAN
         self._last_id = self._base
@@ -691,12 +657,11 @@ class _Session:
         broker.on_clock = self._on_clock
         self._calls = limits.calls
         self._max_pending = limits.calls + limits.concurrency
-        self._tg: TaskGroup | None = None
         self._decoding = False
         self._draining = False
         self._turn_marked = False
         self._turn_started = 0.0
-        self._decoded = anyio.Event()
+        self._decoded: anyio.Event | None = None
         self._decode_scope: anyio.CancelScope | None = None
         self.outcome: list[Any] | None = None
         """The worker's ``done`` message, once it arrived."""
@@ -717,8 +682,6 @@ class _Session:
         self._watch: asyncio.TimerHandle | None = None
         self.stuck: tuple[str, ...] = ()
         """Tools of calls that ignored their cancellation; the run ended without them."""
-        self._on_cut: Callable[[], object] | None = None
-        """Starts the ``STUCK`` wait once calls in flight were cut (asyncio: :meth:`run`)."""
         self.on_output: Callable[[str], None] | None = None
         """Receives the run's ``output`` frames (live streaming; the run asked for them)."""
         self._output_left = limits.output
@@ -726,112 +689,121 @@ class _Session:
         ``limits.output`` bytes, so more is a protocol violation."""
 
     async def run(self) -> None:
-        """Serve the run until the worker reports ``done``, dies or misbehaves.
+        """Serve the run until the worker reports ``done``, dies or misbehaves, or the
+        caller (the executor's deadline scope) cancels it.
 
-        On asyncio the serving is a task of its own, so that a call which ignores its
-        cancellation (``stuck.py``) holds that task, not the run: ``STUCK`` seconds after
-        the run's calls were cut, the run goes on without it (:attr:`stuck`)."""
+        On asyncio a call which ignores its cancellation (``stuck.py``) holds its own
+        task, not the run: ``STUCK`` seconds after the run's calls were cut, the run goes
+        on without it (:attr:`stuck`)."""
+        self._serving = True
         loop = self._loop
         if loop is None:
-            await self._serve(None)
-            return
-        scope = anyio.CancelScope()
-        task = loop.create_task(self._serve_on(loop, scope))
-        over = anyio.Event()
-        task.add_done_callback(lambda _: over.set())
-        self._on_cut = lambda: loop.call_later(STUCK, over.set)
+            await self._serve_elsewhere()
+        else:
+            library = library_var()
+            token = None if library is None else library.set("asyncio")
+            try:
+                await self._serve_asyncio(loop)
+            finally:
+                if token is not None:
+                    assert library is not None
+                    library.reset(token)
+        if self._failure is not None:
+            raise self._failure
+
+    async def _serve_asyncio(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The reader callback and the tasks it starts run in a copy of this context,
+        with anyio's library set to asyncio: in a loop callback there is no current
+        task, so sniffio (when installed) could not tell it, and anyio raised
+        ``NoEventLoopError`` there for a host started with plain ``asyncio.run``."""
+        fd = self._worker.read_fd
+        waiter = self._waiter = loop.create_future()
+        loop.add_reader(fd, self._on_readable)
+        self._reading = True
+        if self.memory_budget is not None:
+            self._watch = loop.call_later(WATCH_SECONDS, self._watch_memory)
         try:
-            await over.wait()
-        except anyio.get_cancelled_exc_class():
-            scope.cancel()  # not ``task.cancel()``: the serving's shielded steps stay so
-            with anyio.CancelScope(shield=True):
-                await over.wait()
-            self._left(task)
-            raise
-        self._left(task)
-        if task.done():
-            task.result()
+            if self._worker.decoder.backlog:
+                self._on_readable()
+            if not self._finished:
+                await waiter
+        finally:
+            self._ended = True
+            if self._reading:
+                self._reading = False
+                loop.remove_reader(fd)
+            if self._watch is not None:
+                self._watch.cancel()
+            if self._tasks:
+                await self._wind_down()
 
-    async def _serve_on(self, loop: asyncio.AbstractEventLoop,
-                        scope: anyio.CancelScope) -> None:
-        with _on_asyncio(True), scope:
-            await self._serve(loop)
+    async def _wind_down(self) -> None:
+        """The run ended with tasks of its own (asyncio): calls in flight are asked to
+        stop (their signals), then cut; parked handlers return. The run waits for calls
+        and helpers at most ``STUCK`` seconds after the cut (shielded: it also runs when
+        the run was cancelled), then leaves what is left running (:attr:`stuck`)."""
+        with anyio.CancelScope(shield=True):
+            await self._broker.stop_calls()
+            cut = bool(self._busy)
+            self._stop_handlers()
+            pending = [task for task in self._tasks if not task.done()]
+            if pending and (cut or self._helpers):
+                await asyncio.wait(pending, timeout=STUCK)
+                if any(not task.done() for task in pending):
+                    self.stuck = self._broker.in_flight_tools() or ("?",)
+                    log_abandoned(f"on sandbox worker {self._worker.process.pid}",
+                                  self.stuck)
 
-    def _left(self, task: asyncio.Task[None]) -> None:
-        """After the wait for the serving task: if calls still hold it, say which and let
-        it finish in its own time (the run's worker is retired: :attr:`stuck`)."""
-        if task.done():
-            if not task.cancelled():
-                task.exception()  # retrieved: ``run`` raises it, or a cancel went first
-            return
-        self.stuck = self._broker.in_flight_tools() or ("?",)
-        task.add_done_callback(_retrieve)
-        log_abandoned(f"on sandbox worker {self._worker.process.pid}", self.stuck)
-
-    async def _serve(self, loop: asyncio.AbstractEventLoop | None) -> None:
+    async def _serve_elsewhere(self) -> None:
+        """Other backends: read in this task, handlers in a task group."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            if self.memory_budget is not None:
+                tg.start_soon(self._memory_loop)
             try:
-                if loop is not None:
-                    with _reader_callback(loop, self._worker.read_fd, self._on_readable):
-                        try:
-                            if self._worker.decoder.backlog:
-                                self._on_readable()
-                            self.poll_soon()
-                            if self.memory_budget is not None:
-                                self._watch = loop.call_later(WATCH_SECONDS,
-                                                              self._watch_memory)
-                            await self._spawn_handlers(tg)
-                        finally:
-                            self._ended = True
-                            if self._watch is not None:
-                                self._watch.cancel()
-                else:
-                    tg.start_soon(self._read_loop)
-                    if self.memory_budget is not None:
-                        tg.start_soon(self._memory_loop)
-                    await self._spawn_handlers(tg)
+                with anyio.CancelScope() as self._read_scope:
+                    await self._read_loop()
             finally:
                 # Handlers are shielded (see ``_handle``): however the run ended, calls in
                 # flight are asked to stop (their signals) first, then cut.
                 self._ended = True
                 await self._broker.stop_calls()
                 self._stop_handlers()
-                if self._busy and self._on_cut is not None:  # cut now: ``STUCK`` from here
-                    self._on_cut()
-                if loop is None:
-                    tg.cancel_scope.cancel()
+                tg.cancel_scope.cancel()
 
-    def poll_soon(self) -> None:
-        """Poll the pipe from the loop for ``HOST_POLL_SECONDS`` (see there)."""
+    def _spawn(self, func: Callable[..., Coroutine[Any, Any, None]], *args: Any,
+               helper: bool = True) -> None:
+        """Start a task of the run: a plain task on asyncio (see :meth:`_wind_down`),
+        else one of the task group's."""
         loop = self._loop
-        if loop is None or self._ended or self._decoding:
+        if loop is None:
+            assert self._tg is not None
+            self._tg.start_soon(func, *args)
             return
-        if not self._polling:
-            if not self._worker.spin.due():
-                return
-            self._polling = True
-            loop.call_soon(self._poll)
-        self._poll_mark = self._routed
-        self._poll_until = time.perf_counter() + HOST_POLL_SECONDS
+        task = loop.create_task(func(*args))
+        self._tasks.add(task)
+        if helper:
+            self._helpers += 1
+            task.add_done_callback(self._helper_done)
+        else:
+            task.add_done_callback(self._task_done)
 
-    def _poll(self) -> None:
-        over = self._ended or self._finished.is_set()
-        if over or time.perf_counter() > self._poll_until:
-            self._polling = False
-            if self._routed != self._poll_mark:  # something came within the window
-                self._worker.spin.hit()
-            elif not over:
-                self._worker.spin.miss()
-            return
-        self._on_readable()
-        assert self._loop is not None
-        self._loop.call_soon(self._poll)
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled():
+            failure = task.exception()
+            if failure is not None and self._failure is None:
+                self._failure = failure
+                self._finish()
+
+    def _helper_done(self, task: asyncio.Task[None]) -> None:
+        self._helpers -= 1
+        self._task_done(task)
 
     def _stop_handlers(self) -> None:
         """Let every handler task return: parked ones are woken, busy ones cancelled.
 
-        Cheaper than cancelling the task group (anyio formats the cancelling task's
+        Cheaper than cancelling a task group (anyio formats the cancelling task's
         repr on every ``cancel()``, ~20 µs), and most runs end with all handlers parked.
         """
         self._stopping = True
@@ -843,26 +815,8 @@ class _Session:
         for wake in idle:
             wake()
 
-    async def _spawn_handlers(self, tg: TaskGroup) -> None:
-        """Start handler tasks on demand until the run finishes.
-
-        One handler starts at once and parks, so the run's first call (most runs
-        make one or a few, in sequence) wakes it directly instead of waiting for
-        a task to be created; its start overlaps the worker compiling the script.
-        """
-        self._handlers += 1
-        tg.start_soon(self._handle)
-        while not self._finished.is_set():
-            await self._wake_spawner.wait()
-            self._wake_spawner = anyio.Event()
-            self._unclaimed = min(self._unclaimed, len(self._inbox))
-            while self._unclaimed and self._handlers < self._capacity:
-                self._unclaimed -= 1
-                self._handlers += 1
-                tg.start_soon(self._handle)
-
     def _on_readable(self) -> None:
-        if self._decoding or self._finished.is_set():
+        if self._decoding or self._finished or self._ended:  # a drain left for after the end
             return
         if time.perf_counter() > self._deadline:
             self.timed_out = True
@@ -879,7 +833,7 @@ class _Session:
         if messages:
             self._route(messages)
         if self._loop is not None and self._worker.decoder.backlog and not self._decoding \
-                and not self._draining and not self._finished.is_set():
+                and not self._draining and not self._finished:
             self._draining = True  # one drain chain at most, however many wake-ups
             self._loop.call_soon(self._drain)
 
@@ -889,8 +843,11 @@ class _Session:
         self._on_readable()
 
     async def _read_loop(self) -> None:
-        while not self._finished.is_set():
+        if self._worker.decoder.backlog:
+            self._on_readable()
+        while not self._finished:
             if self._decoding:
+                assert self._decoded is not None
                 await self._decoded.wait()
                 continue
             if self._worker.decoder.backlog:
@@ -901,12 +858,12 @@ class _Session:
 
     def _watch_memory(self) -> None:
         self._watch = None
-        if not self._ended and not self._finished.is_set() and not self._over_budget():
+        if not self._ended and not self._finished and not self._over_budget():
             assert self._loop is not None
             self._watch = self._loop.call_later(WATCH_SECONDS, self._watch_memory)
 
     async def _memory_loop(self) -> None:
-        while not self._finished.is_set():
+        while not self._finished:
             await anyio.sleep(WATCH_SECONDS)
             if self._over_budget():
                 return
@@ -923,8 +880,11 @@ class _Session:
 
     def _finish(self, *, gone: bool = False) -> None:
         self.gone = self.gone or gone
-        self._finished.set()
-        self._wake_spawner.set()
+        self._finished = True
+        if self._waiter is not None:
+            _wake(self._waiter)
+        elif self._read_scope is not None:
+            self._read_scope.cancel()
 
     def _violate(self, problem: WorkerProtocolError | str) -> None:
         if self.violation is None and self.outcome is None:
@@ -933,7 +893,6 @@ class _Session:
         self._finish()
 
     def _route(self, messages: list[list[Any]]) -> None:
-        self._routed += 1
         last = len(messages) - 1
         for index, message in enumerate(messages):
             kind = message[0]
@@ -954,17 +913,16 @@ class _Session:
                 self._queued.add(call_id)
                 if self._idle:
                     self._idle.pop()()
-                else:
-                    self._unclaimed += 1
-                    self._wake_spawner.set()
+                elif self._handlers < self._capacity:
+                    self._handlers += 1
+                    self._spawn(self._handle, helper=False)
             elif kind == "cancel" and len(message) == 2 and type(message[1]) is int:
                 if not self._base < message[1] <= self._last_id:
                     self._violate(f"cancel of call {message[1]}, not one of this run's")
                     return
                 scope = self._in_flight.get(message[1])
                 if scope is not None:
-                    assert self._tg is not None
-                    self._tg.start_soon(self._cancel_call, message[1], scope)
+                    self._spawn(self._cancel_call, message[1], scope)
                 else:
                     self._queued.discard(message[1])  # its handler skips it (or it was answered)
             elif kind == "done":
@@ -995,11 +953,12 @@ class _Session:
         """Decode a large frame on a thread; the pipe is not read meanwhile (frames keep
         their order, and the worker waits on a full pipe)."""
         self._decoding = True
-        self._decoded = anyio.Event()
-        if self._loop is not None:
+        if self._loop is None:
+            self._decoded = anyio.Event()
+        elif self._reading:
+            self._reading = False
             self._loop.remove_reader(self._worker.read_fd)
-        assert self._tg is not None
-        self._tg.start_soon(self._decode, body)
+        self._spawn(self._decode, body)
 
     async def _decode(self, body: bytes) -> None:
         context = new_bounded()
@@ -1015,14 +974,16 @@ class _Session:
                 context.cancelled = True  # an abandoned decode stops at its next value
                 self._decode_scope = None
                 self._decoding = False
-                self._decoded.set()
-            if self._finished.is_set():
+                if self._decoded is not None:
+                    self._decoded.set()
+            if self._finished or self._ended:
                 return
             if message[0] == "done":
                 self.large_outcome = True
             self._route([message])
             loop = self._loop
-            if loop is not None and not self._ended and not self._finished.is_set():
+            if loop is not None and not self._ended and not self._finished:
+                self._reading = True
                 loop.add_reader(self._worker.read_fd, self._on_readable)
                 self._on_readable()
 
@@ -1097,7 +1058,7 @@ class _Session:
         """The broker's clock (``None``: a call waits for its approver; else the seconds
         held so far): the session's deadline, the executor's scope and, through a
         ``clock`` frame, the worker's own deadlines stand still, then move by that much."""
-        if self._ended or self._tg is None:
+        if self._ended or not self._serving:
             return
         clock = self.clock
         if clock is not None and self._clock_ends == math.inf:
@@ -1105,7 +1066,7 @@ class _Session:
         self._deadline = math.inf if paused is None else self._ends + paused
         if clock is not None:
             clock.deadline = math.inf if paused is None else self._clock_ends + paused
-        self._tg.start_soon(self._send_clock, encode(["clock", self._run_id, paused]))
+        self._spawn(self._send_clock, encode(["clock", self._run_id, paused]))
 
     async def _send_clock(self, frame: bytes) -> None:
         if self._ended:
@@ -1136,8 +1097,6 @@ class _Session:
             await self._worker.send(frame)
         except _WorkerGone:
             self._finish(gone=True)
-        else:
-            self.poll_soon()
 
 
 @final

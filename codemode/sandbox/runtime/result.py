@@ -211,6 +211,12 @@ class RunOutcome:
     """Why the script failed, or None."""
     operations: int = 0
     """Operations counted."""
+    result_size: int | None = None
+    """Bytes of ``value``'s JSON as the runner measured them (what :meth:`to_result`
+    measures: the same encoder's text), or None. The in-process executor, whose runner is
+    the host's own code, passes it on instead of encoding the value again; it never
+    crosses the worker protocol (:meth:`to_json` leaves it out): a worker's word on a
+    size is not taken."""
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON object (for the worker protocol)."""

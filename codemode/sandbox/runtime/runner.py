@@ -37,6 +37,7 @@ import asyncio
 import builtins
 import codecs
 import contextlib
+import dataclasses
 import dis
 import functools
 import importlib
@@ -547,7 +548,9 @@ def _not_json(value: Any) -> Any:
     raise TypeError(f"the result must be JSON data; got a {type(value).__name__} object")
 
 
-def _result_json(value: Any, limits: Limits) -> Any:
+def _result_json(value: Any, limits: Limits) -> tuple[Any, int]:
+    """``value`` as a fresh JSON copy and its size in bytes of JSON (what
+    ``RunOutcome.to_result`` would measure: the same encoder's text)."""
     # Estimates first, so neither many items nor one big text referenced many times
     # (``[s] * 1000``) is serialised before it is refused; the estimate is only ever a
     # little over the JSON size, hence the slack, and the exact size decides below. A small
@@ -570,7 +573,7 @@ def _result_json(value: Any, limits: Limits) -> Any:
         problem = _past_a_frame(out)
         if problem is not None:
             raise LimitExceeded("result", limits.result, f"the result {problem}")
-    return out
+    return out, size
 
 
 RESULT_DEPTH: Final = FRAME_DEPTH - 2
@@ -741,6 +744,40 @@ def _bind_prelude(namespace: dict[str, Any], prelude: Prelude, tools: ToolNamesp
         namespace[name] = value
 
 
+_PRELUDES: dict[str, Prelude] = {}
+_PRELUDES_LOCK: Final = threading.Lock()
+_PRELUDE_SLOTS: Final = 32
+_PRELUDE_TEXT: Final = 16 * 1024
+"""Prelude lines remembered (at most this many, each at most this long: a worker keeps
+them across runs)."""
+
+
+def _prelude(head: str) -> Prelude | None:
+    """The run's prelude from its line (``prelude.parse`` with the run's sized
+    ``json.loads``). A line that ``loads`` reads uncharged (``UNCHARGED_TEXT``) and that
+    holds no inputs is remembered by its text: its parse depends on the text alone, and
+    the run only reads the frozen value (inputs would be bound as the script's own
+    mutable globals: parsed afresh every run). CodeMode sends the same line with every
+    script of one SDK. (The facade is imported here, not with the runner: see
+    :func:`_awaited`.)"""
+    hit = _PRELUDES.get(head)
+    if hit is not None:
+        return hit
+    from codemode.sandbox.language.facades.json_facade import UNCHARGED_TEXT
+
+    prelude = parse(head, loads=facade("json").sandbox_getattr("loads"))
+    if prelude is not None and not prelude.inputs and len(head) <= min(_PRELUDE_TEXT,
+                                                                        UNCHARGED_TEXT):
+        prelude = dataclasses.replace(prelude, names=types.MappingProxyType(dict(prelude.names)),
+                                      orders=types.MappingProxyType(dict(prelude.orders)),
+                                      texts=types.MappingProxyType(dict(prelude.texts)))
+        with _PRELUDES_LOCK:
+            if len(_PRELUDES) >= _PRELUDE_SLOTS:
+                _PRELUDES.pop(next(iter(_PRELUDES)), None)
+            _PRELUDES[head] = prelude
+    return prelude
+
+
 @final
 class SystemExitError(Exception):
     """The run's error for ``exit(status)``/``sys.exit(status)`` with a failing status."""
@@ -834,8 +871,7 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
     try:
         try:
             # sized like the script's own json.loads: the line may be the script's
-            prelude = None if head is None else parse(
-                head, loads=facade("json").sandbox_getattr("loads"))
+            prelude = None if head is None else _prelude(head)
         except Tripped as exc:
             return RunOutcome(error=_limit_error(exc.error, None, compiled.lines),
                               operations=meter.used)
@@ -859,9 +895,10 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
             if pump is not None:
                 pump.flush()
         value = None
+        size: int | None = None
         if error is None and meter.tripped is None:
             try:
-                value = _result_json(result, limits)
+                value, size = _result_json(result, limits)
             except LimitExceeded as exc:
                 error = _limit_error(exc, None, compiled.lines, (len(compiled.lines), None))
             except (TypeError, ValueError, RecursionError) as exc:
@@ -885,7 +922,8 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
             error = _limit_error(meter.tripped, None, compiled.lines, meter.location)
         return RunOutcome(value=value if error is None else None,
                           output=state.output.getvalue(), output_bytes=state.output.total,
-                          error=error, operations=meter.used)
+                          error=error, operations=meter.used,
+                          result_size=size if error is None else None)
     finally:
         CURRENT_RUN.reset(token)
 

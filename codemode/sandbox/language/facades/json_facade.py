@@ -20,10 +20,13 @@ from codemode.sandbox.language.state import current_run
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["FACADE"]
+__all__ = ["FACADE", "UNCHARGED_TEXT"]
 
 _MAX_INDENT: Final = 16
 _CHECK_EVERY: Final = 1 << 16
+UNCHARGED_TEXT: Final = _CHECK_EVERY
+"""Characters of text the facade's ``loads`` parses as plain ``json.loads`` does: nothing
+charged, nothing size-checked (its result depends on the text alone)."""
 _NODE_BYTES: Final = 64
 _PARSED: Final = frozenset({dict, list, int, float, bool, type(None)})
 """What a tool's JSON data is in a script: ``json.loads`` hands it back unchanged."""
