@@ -16,9 +16,8 @@ On asyncio the read end stays registered with the loop for the whole run (a
 reader callback, the one direct use of asyncio here): anyio's ``wait_readable``
 registers and unregisters the descriptor on every wait, about 10 µs per tool call,
 a third of the per-call budget. Other backends use ``wait_readable`` in the run's task.
-The host does not poll the pipe: it sleeps in the selector until the worker writes
-(polling it from the loop for 1 ms after each send saved an idle selector's wake-up
-but spent the host's CPU while it lasted: see :class:`_Session`).
+For ``HOST_POLL_SECONDS`` after each message it sends, the host also polls the pipe
+from the loop between its other tasks, while polling pays.
 
 A worker that hit a limit, crashed, broke the protocol, was killed on the
 wall-clock deadline or was abandoned by a cancelled run is killed and replaced
@@ -82,7 +81,7 @@ from codemode.sandbox.executors.template import (
     TemplateGone,
     supported,
 )
-from codemode.sandbox.executors.worker import EXIT_MEMORY, SPARE
+from codemode.sandbox.executors.worker import EXIT_MEMORY, SPARE, Spin
 from codemode.sandbox.language.compile import CODE_TAG, cached_script, export_code
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
 from codemode.sandbox.runtime.prelude import split
@@ -131,6 +130,15 @@ _WORKER_ENV: Final = {"LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "MALL
 """All the environment a worker gets: no host variables (tokens, keys) leak into it.
 One malloc arena: scripts run on a thread of their own, whose arena glibc would trim less
 eagerly than the main one, so a heavy run's memory would linger into the next run's peak."""
+
+HOST_POLL_SECONDS: Final = 0.001
+"""After the host sends a worker a run or a reply, its event loop polls the worker's pipe
+between its other tasks for this long before leaving the wait to the selector: the next
+message usually comes within it, and a wake-up from an idle selector costs about 100 µs
+on small VMs. asyncio only, and only while polling pays (``worker.Spin``: polls that miss
+make the next sends skip it). Without it (perf26) a cache-hit run cost the host 0.57M
+instructions instead of 1.06M, but a pool call took 52-68 µs instead of 27-32 µs
+(``benchmarks/sandbox.py --quick``, 4 alternating pairs at load ~1.3)."""
 
 _BOOT_TIMEOUT: Final = 30.0
 """Seconds a new worker may take to import the runtime and announce itself."""
@@ -344,6 +352,8 @@ class _Worker:
         self.tool_paths: tuple[str, ...] | None = None
         """The tool paths the worker was last sent (it keeps them: a run sends its paths only
         when they changed, so a run's frame does not grow with the registry)."""
+        self.spin = Spin()
+        """Whether the host's next send should poll for the answer (see ``poll_soon``)."""
         self.memory_cap: int | None = None
         """``Limits.memory`` of the first run: a confined worker's address-space cap is a
         hard limit that cannot go back up, so a run asking for more gets another worker."""
@@ -602,12 +612,12 @@ class _Session:
     for the whole run, routes what the worker sends; handlers are plain tasks started
     when calls arrive (at most ``Limits.concurrency``; a run without calls starts none).
     Nothing else is made per run: no task group, no events, no shielded scope unless
-    tasks are left to wind down, no polling of the pipe. (With a serving task, its task
-    group, three events, a shielded scope and a handler started per run, and the pipe
-    polled from the loop for 1 ms after each send, a cache-hit ``CodeMode.run`` cost the
-    host 1.06M instructions without calls and 2.32M with three; now 0.57M and 1.88M,
-    callgrind, 3.11.) Other backends read in the run's task with ``wait_readable`` and
-    keep their handlers in a task group.
+    tasks are left to wind down. (With a serving task, its task group, three events, a
+    shielded scope and a handler started per run, and no poll, a cache-hit
+    ``CodeMode.run`` cost the host 1.06M instructions without calls and 2.32M with
+    three; without them 0.57M and 1.88M, callgrind, 3.11; the poll, see
+    ``HOST_POLL_SECONDS``, adds what it spins.) Other backends read in the run's task with
+    ``wait_readable`` and keep their handlers in a task group.
     """
 
     def __init__(self, worker: _Worker, broker: CallBroker, limits: Limits, run_id: int,
@@ -659,6 +669,10 @@ class _Session:
         self._max_pending = limits.calls + limits.concurrency
         self._decoding = False
         self._draining = False
+        self._routed = 0
+        self._polling = False
+        self._poll_mark = 0
+        self._poll_until = 0.0
         self._turn_marked = False
         self._turn_started = 0.0
         self._decoded: anyio.Event | None = None
@@ -725,6 +739,7 @@ class _Session:
         try:
             if self._worker.decoder.backlog:
                 self._on_readable()
+            self.poll_soon()
             if not self._finished:
                 await waiter
         finally:
@@ -842,6 +857,32 @@ class _Session:
         self._draining = False
         self._on_readable()
 
+    def poll_soon(self) -> None:
+        """Poll the pipe from the loop for ``HOST_POLL_SECONDS`` (see there)."""
+        loop = self._loop
+        if loop is None or self._ended or self._finished or self._decoding:
+            return
+        if not self._polling:
+            if not self._worker.spin.due():
+                return
+            self._polling = True
+            loop.call_soon(self._poll)
+        self._poll_mark = self._routed
+        self._poll_until = time.perf_counter() + HOST_POLL_SECONDS
+
+    def _poll(self) -> None:
+        over = self._ended or self._finished
+        if over or self._decoding or time.perf_counter() > self._poll_until:
+            self._polling = False
+            if self._routed != self._poll_mark:  # something came within the window
+                self._worker.spin.hit()
+            elif not over:
+                self._worker.spin.miss()
+            return
+        self._on_readable()
+        assert self._loop is not None
+        self._loop.call_soon(self._poll)
+
     async def _read_loop(self) -> None:
         if self._worker.decoder.backlog:
             self._on_readable()
@@ -893,6 +934,7 @@ class _Session:
         self._finish()
 
     def _route(self, messages: list[list[Any]]) -> None:
+        self._routed += 1
         last = len(messages) - 1
         for index, message in enumerate(messages):
             kind = message[0]
@@ -1097,6 +1139,8 @@ class _Session:
             await self._worker.send(frame)
         except _WorkerGone:
             self._finish(gone=True)
+        else:
+            self.poll_soon()
 
 
 @final
