@@ -21,8 +21,9 @@ At dfb20af -> 2aad14a (3.11, k=20), 0 / 1 / 3 calls: in-process ``CodeMode.run``
 1.17 / 2.25M -> 0.66 / 0.98 / 2.07M, ``executor.run`` 0.79 / 0.92 / 1.54M -> 0.55 / 0.73 /
 1.35M, ``run_script`` 0.35 / 0.41 / 0.83M -> 0.30 / 0.37 / 0.79M; pool host ``CodeMode.run``
 at 2aad14a (k=5) 1.08 / 1.36 / 2.37M. At a1ad2b4 -> perf26 (3.11, k=100, one child per
-count): pool host ``CodeMode.run`` 0 / 3 calls 1.055 / 2.316M -> 0.569 / 1.879M (no pipe
-poll, no task group or events per run), in-process ``executor.run`` 0 calls 0.549 ->
+count): pool host ``CodeMode.run`` 0 / 3 calls 1.055 / 2.316M -> 0.569 / 1.879M (no task
+group or events per run; measured without the pipe poll, which came back: it adds what it
+spins while the worker works), in-process ``executor.run`` 0 calls 0.549 ->
 0.488M and ``run_script`` 0.293 -> 0.245M (the prelude line remembered, the result
 measured once). At ``--quick`` (k=5) the pool host's rows drift by ~0.4M between
 children on a loaded machine (its start-up waits on workers): use k=100 for them.
