@@ -28,10 +28,17 @@ or ``StrEnum`` (or of an enum class under one) may define no special method and 
 
 from __future__ import annotations
 
+import sys
 from types import FunctionType
 from typing import Any, Final, final
 
-from codemode.sandbox.language.builtins import STAND_INS, check_format_spec, format_, repr_
+from codemode.sandbox.language.builtins import (
+    STAND_INS,
+    StrType,
+    check_format_spec,
+    format_,
+    repr_,
+)
 from codemode.sandbox.language.compare import GUARDS, guarded_key
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import (
@@ -124,9 +131,32 @@ def _operand(part: Any, resolved: dict[int, Any], depth: int) -> Any:
 
 
 def auto() -> _Auto:
-    """The next value: the last int value + 1 (from 1), a ``StrEnum`` member's lower-cased
-    name."""
+    """The next value: CPython's for the values so far (:func:`_next_number`), a
+    ``StrEnum`` member's lower-cased name, a flag's next bit."""
     return _Auto()
+
+
+_NUMBERS: Final = (int, float, bool)
+
+
+def _next_number(values: list[Any]) -> Any:
+    """``Enum._generate_next_value_`` (start 1) over the values written or generated so far
+    (before a mixin's ``str()``), numbers only: from 3.13 the largest + 1, else an error;
+    before, the last + 1 when it is the largest, else the last number going back from the
+    largest, + 1 (a value that is no number counts as one ``+ 1`` fails on)."""
+    if not values:
+        return 1
+    numbers = all(type(value) in _NUMBERS for value in values)
+    if sys.version_info >= (3, 13):
+        if numbers:
+            return max(values) + 1
+        if all(type(value) is str for value in values):
+            raise TypeError(f"unable to increment {max(values)!r}")
+        raise TypeError("unable to sort non-numeric values")
+    ordered = sorted(values) if numbers else values
+    if numbers and values[-1] == ordered[-1]:
+        return values[-1] + 1
+    return next((value + 1 for value in reversed(ordered) if type(value) in _NUMBERS), 1)
 
 
 @final
@@ -673,19 +703,23 @@ def _build(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
          and found.boundary is not None), None)
     flag = issubclass(cls, Flag)
     init = None if data is not None else getattr(cls, "__init__", None)
-    last: Any = 0
+    written: list[Any] = []
+    str_enum = issubclass(cls, StrEnum)
     resolved: dict[int, Any] = {}
     for key, value in counted(values):
         if isinstance(value, _Auto):
             auto_value = value
             value = value.combined(resolved)
             if value is None:
-                value = (key.lower() if data is str
+                value = (key.lower() if str_enum
                          else 2 ** info.mask.bit_length() if flag
-                         else last + 1 if isinstance(last, int) else 1)
+                         else _next_number(written))
                 resolved[id(auto_value)] = value
+        written.append(value)
         if data is int:
             value = int(value)
+        elif data is str and not str_enum:
+            value = StrType(value)  # type: ignore[call-arg]  # CPython: ``str(value)``; charged
         if flag:
             if type(value) is not int or value < 0:
                 raise TypeError(f"{name}.{key}: a flag's value is an int of 0 or more in the "
@@ -693,7 +727,6 @@ def _build(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
             info.mask |= value
         elif data is str and type(value) is not str:
             raise TypeError(f"{value!r} is not a string")
-        last = value
         alias = info.find(value)
         if alias is not None:
             type.__setattr__(cls, key, alias)
