@@ -80,7 +80,13 @@ from codemode.sandbox.language.sizes import (
     poll_memory,
 )
 from codemode.sandbox.language.sizes import check_render as _check_render
-from codemode.sandbox.language.slots import SLOTS_KEY, slot_names, slotted_setattr
+from codemode.sandbox.language.slots import (
+    SLOTS_KEY,
+    has_dict,
+    slot_names,
+    slots_of,
+    slotted_setattr,
+)
 from codemode.sandbox.language.state import (
     CURRENT_RUN,
     ScriptCoroutine,
@@ -2483,11 +2489,13 @@ def guarded_vars(*args: Any) -> dict[str, Any]:
         raise TypeError(f"vars() takes an instance of the script's own classes in the "
                         f"sandbox, not {what!r}")
     namespace = getattr(obj, "__dict__", None)
-    if namespace is None:
+    if namespace is None or not has_dict(type(obj)):
         raise TypeError("vars() argument must have __dict__ attribute")
     charge_operations(len(namespace))
+    slotted = slots_of(type(obj))
     return {key: value for key, value in namespace.items()
-            if type(key) is str and (not key.startswith("_") or private_name_ok(key))}
+            if type(key) is str and (not key.startswith("_") or private_name_ok(key))
+            and key not in slotted}
 
 
 def guarded_apply(func: Any, *args: Any, **kwargs: Any) -> Any:

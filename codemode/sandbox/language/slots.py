@@ -16,7 +16,7 @@ from typing import Any, Final
 from codemode.sandbox.language.sizes import charge_operations
 from codemode.sandbox.language.state import counted
 
-__all__ = ["SLOTS_KEY", "slot_names", "slotted_setattr"]
+__all__ = ["SLOTS_KEY", "has_dict", "slot_names", "slots_of", "slotted_setattr"]
 
 SLOTS_KEY: Final = "_sandbox_slots_"
 """A slotted class's own slot names (a frozenset), in its ``__dict__`` (a name no script
@@ -46,6 +46,22 @@ def slot_names(name: str, value: Any, namespace: dict[str, Any]) -> frozenset[st
         names.append(item)
     del name
     return frozenset(names)
+
+
+def has_dict(kind: type) -> bool:
+    """Whether CPython would give ``kind``'s instances a ``__dict__``: unless every class of
+    its MRO but ``object`` is slotted (``vars()`` of such an instance is a TypeError)."""
+    if len(kind.__mro__) > _DEEP:
+        charge_operations(len(kind.__mro__) // _DEEP)
+    return any(SLOTS_KEY not in cls.__dict__ for cls in kind.__mro__[:-1])
+
+
+def slots_of(kind: type) -> frozenset[str]:
+    """Every slot name of ``kind``'s MRO: in CPython their values live in the slots, so
+    ``vars()`` of an instance that also has a ``__dict__`` does not list them."""
+    if len(kind.__mro__) > _DEEP:
+        charge_operations(len(kind.__mro__) // _DEEP)
+    return frozenset().union(*(cls.__dict__.get(SLOTS_KEY, ()) for cls in kind.__mro__))
 
 
 def slotted_setattr(self: Any, name: str, value: Any) -> None:
