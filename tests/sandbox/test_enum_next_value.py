@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from codemode.sandbox.language.facades.enum_facade import _next_number
+from codemode.sandbox.language.facades import enum_facade
+from codemode.sandbox.language.facades.enum_facade import _NextValue
 
 VALUES: list[list[Any]] = [
     [], [1], [1, 2], [5, 1], [1, 5, 3], [2.5], [True], [1, 2.5, 2],
@@ -29,11 +30,19 @@ def _cpython(values: list[Any]) -> tuple[str, Any]:
 
 
 @pytest.mark.parametrize("values", VALUES, ids=repr)
-def test_the_next_value_is_cpythons(values: list[Any]) -> None:
+def test_the_next_value_is_cpythons(values: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    charged: list[int] = []
+    monkeypatch.setattr(enum_facade, "charge_operations", charged.append)
+    kept = _NextValue()
+    for value in values:
+        kept.add(value)
     try:
-        got: tuple[str, Any] = ("value", _next_number(list(values)))
+        got: tuple[str, Any] = ("value", kept.next())
     except TypeError as exc:
         got = ("TypeError", str(exc))
     assert got == _cpython(values)
+    # only the rare walk back (a last value that is not the largest) is charged, by the
+    # values it sorts and walks; the usual count up is one step
+    assert charged in ([], [len(values)])
     if got[0] == "value":
         assert type(got[1]) is type(_cpython(values)[1])

@@ -131,7 +131,7 @@ def _operand(part: Any, resolved: dict[int, Any], depth: int) -> Any:
 
 
 def auto() -> _Auto:
-    """The next value: CPython's for the values so far (:func:`_next_number`), a
+    """The next value: CPython's for the values so far (:class:`_NextValue`), a
     ``StrEnum`` member's lower-cased name, a flag's next bit."""
     return _Auto()
 
@@ -139,24 +139,45 @@ def auto() -> _Auto:
 _NUMBERS: Final = (int, float, bool)
 
 
-def _next_number(values: list[Any]) -> Any:
+@final
+class _NextValue:
     """``Enum._generate_next_value_`` (start 1) over the values written or generated so far
-    (before a mixin's ``str()``), numbers only: from 3.13 the largest + 1, else an error;
-    before, the last + 1 when it is the largest, else the last number going back from the
-    largest, + 1 (a value that is no number counts as one ``+ 1`` fails on)."""
-    if not values:
-        return 1
-    numbers = all(type(value) in _NUMBERS for value in values)
-    if sys.version_info >= (3, 13):
-        if numbers:
-            return max(values) + 1
-        if all(type(value) is str for value in values):
-            raise TypeError(f"unable to increment {max(values)!r}")
-        raise TypeError("unable to sort non-numeric values")
-    ordered = sorted(values) if numbers else values
-    if numbers and values[-1] == ordered[-1]:
-        return values[-1] + 1
-    return next((value + 1 for value in reversed(ordered) if type(value) in _NUMBERS), 1)
+    (before a mixin's ``str()``), kept as they come (a class has up to ``_MAX_MEMBERS``, so
+    a scan of them all per ``auto()`` would be quadratic): from 3.13 the largest number
+    + 1, else an error; before, the last + 1 when it is the largest, else the last number
+    going back from the largest, + 1 (a value that is no number is one ``+ 1`` fails on)."""
+
+    __slots__ = ("largest", "numbers", "texts", "values")
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+        self.numbers = True
+        self.texts = True
+        self.largest: Any = None
+
+    def add(self, value: Any) -> None:
+        self.values.append(value)
+        kind = type(value)
+        self.numbers = self.numbers and kind in _NUMBERS
+        self.texts = self.texts and kind is str
+        if (self.numbers or self.texts) and (self.largest is None or value > self.largest):
+            self.largest = value  # compared only within exact ints/floats/bools, or strs
+
+    def next(self) -> Any:
+        values = self.values
+        if not values:
+            return 1
+        if sys.version_info >= (3, 13):
+            if self.numbers:
+                return self.largest + 1
+            if self.texts:
+                raise TypeError(f"unable to increment {self.largest!r}")
+            raise TypeError("unable to sort non-numeric values")
+        if self.numbers and values[-1] == self.largest:
+            return values[-1] + 1
+        charge_operations(len(values))
+        ordered = sorted(values) if self.numbers else values
+        return next((value + 1 for value in reversed(ordered) if type(value) in _NUMBERS), 1)
 
 
 @final
@@ -703,7 +724,7 @@ def _build(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
          and found.boundary is not None), None)
     flag = issubclass(cls, Flag)
     init = None if data is not None else getattr(cls, "__init__", None)
-    written: list[Any] = []
+    written = _NextValue()
     str_enum = issubclass(cls, StrEnum)
     resolved: dict[int, Any] = {}
     for key, value in counted(values):
@@ -713,9 +734,9 @@ def _build(name: str, bases: tuple[Any, ...], namespace: dict[str, Any],
             if value is None:
                 value = (key.lower() if str_enum
                          else 2 ** info.mask.bit_length() if flag
-                         else _next_number(written))
+                         else written.next())
                 resolved[id(auto_value)] = value
-        written.append(value)
+        written.add(value)
         if data is int:
             value = int(value)
         elif data is str and not str_enum:
