@@ -195,6 +195,16 @@ CASES = [
          import asyncio
          await asyncio.gather(*[tools.meet(value=i, n=4) for i in range(4)])
          """, value=[0, 1, 2, 3], check=_peak(4)),
+    Case(id="replies-seen-in-the-order-answered", source="""
+         import asyncio
+         order = []
+         async def one(name):
+             await tools.echo(x=name)
+             order.append(name)
+         for i in range(20):
+             await asyncio.gather(one('a'), one('b'))
+         order == ['a', 'b'] * 20
+         """, value=True),
     Case(id="gather-with-failure", source="""
          import asyncio
          try:

@@ -257,7 +257,16 @@ class _Reply:
                     if self.done:
                         break
                 if self.lock.acquire(timeout=wait):
-                    return self.result()
+                    if not loop._ready:  # type: ignore[attr-defined]
+                        return self.result()
+                    # Meanwhile another reply came through the loop (an earlier call's, as
+                    # a ``_resolve`` callback): this one goes after it, in the order the
+                    # host answered, as the worker pool delivers them. Taken directly, it
+                    # would let this task finish first, and a TaskGroup would cancel the
+                    # task whose reply (an error too, say) had already arrived.
+                    self.future = loop.create_future()
+                    loop.call_soon(_resolve, self.future, self.reply, self.failure)
+                    return await self.future
         with _HANDOVER:
             if not self.done:
                 self.future = loop.create_future()

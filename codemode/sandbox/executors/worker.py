@@ -311,9 +311,18 @@ class _Channel:
                 return call_id in self._early
 
             self._spin.poll(answered, lambda: bool(loop._ready))  # type: ignore[attr-defined]
-        if call_id in self._early:
-            return self._early.pop(call_id)
         future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        if call_id in self._early:
+            reply = self._early.pop(call_id)
+            if not loop._ready:  # type: ignore[attr-defined]
+                return reply
+            # The same read may have answered an earlier call, whose task now waits in
+            # the loop to resume: this reply goes after it, in the order the host
+            # answered (taken at once, it let this task finish first, and a TaskGroup
+            # cancelled the task whose reply had already arrived). Nothing to cancel
+            # on the host: the reply is here.
+            loop.call_soon(_arrived, future, reply)
+            return await future
         self._waiting[call_id] = future
         try:
             return await future
@@ -361,6 +370,12 @@ class _Channel:
             loop.remove_reader(self._read_fd)
             self._waiting.clear()
             self._early.clear()
+
+
+def _arrived(future: asyncio.Future[dict[str, Any]], reply: dict[str, Any]) -> None:
+    """Resolve ``future`` with a reply that is already here, unless it was cancelled."""
+    if not future.done():
+        future.set_result(reply)
 
 
 def _adopt(source: str, code: bytes) -> None:
