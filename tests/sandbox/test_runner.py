@@ -127,6 +127,16 @@ async def test_traceback_lists_script_frames_only() -> None:
     ]
 
 
+async def test_traceback_ends_with_the_errors_notes_as_cpythons() -> None:
+    outcome = await run("e = ValueError('bad')\ne.add_note('while pricing AAPL')\n"
+                        "e.add_note('two\\nlines')\ne.add_note('x' * 5000)\nraise e")
+    assert outcome.error is not None
+    assert outcome.error.message == "bad"  # str(e), as in CPython
+    # the notes read up to the message's own bound (2,000 characters)
+    assert outcome.error.traceback.splitlines()[-5:] == [
+        "ValueError: bad", "while pricing AAPL", "two", "lines", "x" * (2000 - 18 - 9) + "…"]
+
+
 async def test_host_exception_is_hidden_behind_internal_error() -> None:
     outcome = await run("""
         try:

@@ -67,7 +67,7 @@ from codemode.sandbox.language.policy import (
     match_temporary,
     private_name_ok,
 )
-from codemode.sandbox.language.render import scrub, scrubbed_args
+from codemode.sandbox.language.render import notes_of, scrub, scrubbed_args
 from codemode.sandbox.language.sizes import (
     MAX_INT_BITS,
     WIDE,
@@ -2137,7 +2137,7 @@ def _notes(obj: BaseException) -> list[str]:
     if type(notes) is not list:
         raise AttributeError(f"{type(obj).__name__!r} object has no attribute '__notes__'")
     charge_operations(len(notes) // WIDE)
-    return [scrub(note) for note in notes if type(note) is str]
+    return notes_of(obj) or []
 
 
 def _holdable(value: Any, depth: int, seen: list[int]) -> bool:
@@ -2180,11 +2180,13 @@ def _fromkeys(cls: Any, keys: Any, value: Any = None) -> Any:
 
 
 def guarded_hasattr(obj: Any, name: str) -> bool:
-    """``hasattr`` through the same allowlist."""
+    """``hasattr`` through the same allowlist; a slot name of a script class is there too
+    (in CPython a member descriptor, which the sandbox's slotted classes do not keep: see
+    :mod:`slots`)."""
     try:
         guarded_getattr(obj, name)
     except AttributeError:
-        return False
+        return isinstance(obj, ScriptMeta) and name in slots_of(obj)
     return True
 
 

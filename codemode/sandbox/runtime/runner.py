@@ -113,7 +113,7 @@ from codemode.sandbox.language.policy import (
     WRITE_ITEM,
     WRITE_PRIVATE,
 )
-from codemode.sandbox.language.render import check_unicode_error, render_cost, scrub
+from codemode.sandbox.language.render import check_unicode_error, notes_of, render_cost, scrub
 from codemode.sandbox.language.sizes import (
     guarded_add,
     guarded_lshift,
@@ -521,9 +521,10 @@ def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits,
             message += data_hint(exc, lines)
     line, column = (frames[-1][0], frames[-1][1]) if frames else (None, None)
     message = clean_text(scrub(message))
+    notes = "".join(f"\n{note}" for note in notes_of(exc, _MAX_MESSAGE) or ())
     return ScriptError(type=clean_text(name), message=message, line=line, column=column,
                        traceback=clean_text(_format_traceback(frames, more, lines,
-                                                              f"{name}: {message}")))
+                                                              f"{name}: {message}{notes}")))
 
 
 def _limit_error(error: LimitExceeded, exc: BaseException | None, lines: tuple[str, ...],

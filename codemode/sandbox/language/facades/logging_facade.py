@@ -27,7 +27,7 @@ from codemode.sandbox.language.builtins import PLAIN, STDERR, STDOUT, print_
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import SelfGuarded, check_strftime, refuse
 from codemode.sandbox.language.meter import SCRIPT_FILENAME
-from codemode.sandbox.language.render import charge_render, scrub
+from codemode.sandbox.language.render import charge_render, notes_of, scrub
 from codemode.sandbox.language.sizes import (
     charge_operations,
     check_render,
@@ -116,6 +116,9 @@ class _Logs:
                 line += _traceback(error)
                 line += f"\n{_name(type(error))}: {detail}" if detail else (
                     f"\n{_name(type(error))}")
+                notes = notes_of(error) or []
+                charge_operations(len(notes))
+                line += "".join(f"\n{note}" for note in notes)
             elif exc_info is True:
                 line += "\nNoneType: None"
         print_(line, file=STDERR)
