@@ -2186,7 +2186,8 @@ def guarded_hasattr(obj: Any, name: str) -> bool:
     try:
         guarded_getattr(obj, name)
     except AttributeError:
-        return isinstance(obj, ScriptMeta) and name in slots_of(obj)
+        # type(), not isinstance(): that reads a host object's __class__
+        return issubclass(type(obj), ScriptMeta) and name in slots_of(obj)
     return True
 
 
