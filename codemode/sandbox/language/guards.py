@@ -57,6 +57,7 @@ from codemode.sandbox.language.compare import (
     pace_inserts,
 )
 from codemode.sandbox.language.meter import MAIN_MODULE, SCRIPT_FILENAME, SCRIPT_MODULE
+from codemode.sandbox.language.notes import notes_of
 from codemode.sandbox.language.policy import (
     ANNOTATED,
     CHAINED_ERRORS,
@@ -67,7 +68,7 @@ from codemode.sandbox.language.policy import (
     match_temporary,
     private_name_ok,
 )
-from codemode.sandbox.language.render import notes_of, scrub, scrubbed_args
+from codemode.sandbox.language.render import scrub, scrubbed_args
 from codemode.sandbox.language.sizes import (
     MAX_INT_BITS,
     WIDE,
@@ -2133,11 +2134,10 @@ _HOLDABLE_ITEMS: Final = 256
 def _notes(obj: BaseException) -> list[str]:
     """``e.__notes__``: a copy of the notes ``add_note`` gave (it takes text only), each
     scrubbed as an error message is; CPython's AttributeError when there are none."""
-    notes = obj.__dict__.get("__notes__") if hasattr(obj, "__dict__") else None
-    if type(notes) is not list:
+    notes = notes_of(obj)
+    if notes is None:
         raise AttributeError(f"{type(obj).__name__!r} object has no attribute '__notes__'")
-    charge_operations(len(notes) // WIDE)
-    return notes_of(obj) or []
+    return notes
 
 
 def _holdable(value: Any, depth: int, seen: list[int]) -> bool:

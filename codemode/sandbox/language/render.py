@@ -21,7 +21,7 @@ from codemode.sandbox.language.state import CURRENT_RUN, current_run
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["FLAT_SMALL", "RENDER_CHILDREN", "charge_render", "check_unicode_error", "notes_of",
+__all__ = ["FLAT_SMALL", "RENDER_CHILDREN", "charge_render", "check_unicode_error",
            "render_cost", "scrub", "scrubbed_args"]
 
 _LEAVES: Final = (str, bytes, int, float, bool, type(None), complex)
@@ -232,23 +232,3 @@ def scrubbed_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(scrub(arg) if type(arg) is str else arg for arg in args)
     return args
 
-
-def notes_of(error: BaseException, limit: int | None = None) -> list[str] | None:
-    """The notes ``add_note`` gave ``error`` (it takes text only), each scrubbed as an
-    error message is; None when it has none. ``limit``: read only until that many
-    characters (a traceback shows them after the host has stopped charging; an error
-    raised again and again in a loop can gather a million notes)."""
-    notes = error.__dict__.get("__notes__") if hasattr(error, "__dict__") else None
-    if type(notes) is not list:
-        return None
-    found: list[str] = []
-    size = 0
-    for note in notes:
-        if type(note) is not str:
-            continue
-        if limit is not None and size + len(note) > limit:
-            found.append(scrub(note[:max(limit - size, 0)]) + "…")
-            break
-        size += len(note)
-        found.append(scrub(note))
-    return found

@@ -97,6 +97,7 @@ from codemode.sandbox.language.meter import (
     ScriptStop,
     Tripped,
 )
+from codemode.sandbox.language.notes import notes_of
 from codemode.sandbox.language.policy import (
     DATA_KEY,
     DATA_SPECIAL,
@@ -113,7 +114,7 @@ from codemode.sandbox.language.policy import (
     WRITE_ITEM,
     WRITE_PRIVATE,
 )
-from codemode.sandbox.language.render import check_unicode_error, notes_of, render_cost, scrub
+from codemode.sandbox.language.render import check_unicode_error, render_cost, scrub
 from codemode.sandbox.language.sizes import (
     guarded_add,
     guarded_lshift,
