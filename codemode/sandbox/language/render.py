@@ -231,4 +231,3 @@ def scrubbed_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
     if any(type(arg) is str for arg in args):
         return tuple(scrub(arg) if type(arg) is str else arg for arg in args)
     return args
-
