@@ -5568,7 +5568,9 @@ _ASYNCIO = ("ALL_COMPLETED, CancelledError, Event, FIRST_COMPLETED, FIRST_EXCEPT
 @pytest.mark.parametrize(("script", "problems"), [
     ('import asyncio\nw = await tools.get_weather(city="a")\n'
      'r = await asyncio.shield(tools.get_user(user_id=1))',
-     [(3, f"module 'asyncio' has no attribute 'shield' in the sandbox (available: {_ASYNCIO})")]),
+     [(3, f"module 'asyncio' has no attribute 'shield' in the sandbox (available: {_ASYNCIO}); "
+          "await the call itself, outside asyncio.timeout()/wait_for() when it must finish "
+          "(they cancel what they wait for)")]),
     ('import asyncio as aio\nasync def main():\n    loop = aio.get_running_loop()\n'
      '    return loop.time()\nawait main()',
      [(3, "module 'asyncio' has no attribute 'get_running_loop' in the sandbox (available: "
