@@ -12,8 +12,10 @@ value, printed output and calls per tool equal. The ``refused`` rows are refused
 any call, saying what to write. Found missing or wrong here: ``hasattr(Cls, slot)`` of a
 class with ``__slots__`` (False; CPython's member descriptor), a logged exception's
 ``add_note`` notes (not printed), a name read only where a constant test never goes
-(``x if False else y``, ``if False:``; refused as unbound) and ``dataclasses.fields(Cls)``
-of a class whose ``__post_init__`` calls tools (refused as if it built one).
+(``x if False else y``, ``if False:``; refused as unbound), ``dataclasses.fields(Cls)``
+of a class whose ``__post_init__`` calls tools (refused as if it built one), and refusals
+of ``cls.__mro__``, ``asyncio.shield`` and ``string.Formatter`` that did not say what to
+write instead.
 """
 
 from __future__ import annotations
