@@ -1274,7 +1274,8 @@ class _Planner(ast.NodeVisitor):
         for load in self.loads_of.get(name, ()):
             parent = self.parents.get(load)
             if isinstance(parent, ast.Call) and (parent.func is load or (
-                    self._builtin(parent, "isinstance", "issubclass") and load in parent.args)):
+                    self._builtin(parent, "isinstance", "issubclass") and load in parent.args)
+                    or self._dataclass_query(parent, load)):
                 continue
             if not isinstance(parent, ast.Attribute | ast.Compare | ast.Tuple):
                 return False
@@ -1283,6 +1284,37 @@ class _Planner(ast.NodeVisitor):
                     and self._builtin(call, "isinstance", "issubclass")):
                 return False
         return True
+
+    def _dataclass_query(self, call: ast.Call, load: ast.Name) -> bool:
+        """Whether ``call`` reads the class ``load`` names without making one:
+        ``fields(Cls)``, ``is_dataclass(Cls)`` or the same under ``dataclasses.``, each
+        name bound by its import alone."""
+        func = call.func
+        if call.args != [load] or call.keywords:
+            return False
+        if isinstance(func, ast.Attribute):
+            imported = self._imported_only(func.value.id) if isinstance(
+                func.value, ast.Name) else None
+            return func.attr in _DATACLASS_QUERIES and imported == ("dataclasses", None)
+        return isinstance(func, ast.Name) and self._imported_only(func.id) in {
+            ("dataclasses", query) for query in _DATACLASS_QUERIES}
+
+    def _imported_only(self, name: str) -> tuple[str, str | None] | None:
+        """(module, the name imported from it; None for ``import module``) when one import
+        statement binds ``name`` and nothing else does; else None."""
+        sites = [a for a in self.of(ast.alias) if (a.asname or a.name).split(".")[0] == name]
+        if len(sites) != 1 or self.stores.get(name, 0) or self._definitions(name) or any(
+                a.arg == name for a in self.of(ast.arg)) or any(
+                getattr(node, "name", None) == name or getattr(node, "rest", None) == name
+                for kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping)
+                for node in self.of(kind)):
+            return None
+        alias, statement = sites[0], self.parents.get(sites[0])
+        if isinstance(statement, ast.Import):
+            return (alias.name if alias.asname else alias.name.partition(".")[0]), None
+        if isinstance(statement, ast.ImportFrom) and not statement.level and statement.module:
+            return statement.module, alias.name
+        return None
 
     def _async_property(self, func: ast.FunctionDef) -> bool:
         """Whether ``func``, a ``@property`` getter that calls tools, can be an ``async
@@ -3273,6 +3305,29 @@ class _Planner(ast.NodeVisitor):
                 and parent.func.id in ("isinstance", "issubclass") and len(parent.args) == 2
                 and parent.args[1] is tested)
 
+    def _never_runs(self, node: ast.AST) -> bool:
+        """Whether ``node`` sits where a constant test never lets Python go: the branch a
+        literal's truth rules out (``x if False else y``, ``if 0:``, ``while False:``, the
+        ``else`` of ``while True:``, ``True or x``). Only a literal: a flag the script set
+        may change before the test."""
+        child, parent = node, self.parents.get(node)
+        while parent is not None:
+            if isinstance(parent, ast.If | ast.IfExp | ast.While) and isinstance(
+                    parent.test, ast.Constant):
+                live = bool(parent.test.value)
+                if (_holds(parent.body, child) and not live) or (
+                        _holds(parent.orelse, child) and live):
+                    return True
+            elif isinstance(parent, ast.BoolOp):
+                short = isinstance(parent.op, ast.Or)  # a true value ends ``or``
+                for value in parent.values:
+                    if value is child:
+                        break
+                    if isinstance(value, ast.Constant) and bool(value.value) is short:
+                        return True
+            child, parent = parent, self.parents.get(parent)
+        return False
+
     def _unbound(self) -> None:
         seen: set[str] = set()
         inputs, bound, bare, aliases = self.inputs, self.bound, self.bare, self.aliases
@@ -3296,6 +3351,8 @@ class _Planner(ast.NodeVisitor):
                 continue
             if name in self.refused_bare or name in self.by_name_roots:
                 continue
+            if self._never_runs(node):
+                continue  # CPython never reads it either
             seen.add(name)
             if name in FACADE_NAMES:
                 if self.strict:
@@ -3493,6 +3550,15 @@ def _own_nodes(func: ast.FunctionDef) -> Iterator[ast.AST]:
             continue
         yield node
         stack.extend(ast.iter_child_nodes(node))
+
+
+_DATACLASS_QUERIES: Final = frozenset({"fields", "is_dataclass"})
+"""dataclasses' functions that read a class without making an instance of it."""
+
+
+def _holds(branch: ast.expr | list[ast.stmt], node: ast.AST) -> bool:
+    """Whether ``node`` is a branch's expression or one of its statements."""
+    return node is branch or (type(branch) is list and any(s is node for s in branch))
 
 
 def _decorator_name(node: ast.expr) -> str | None:

@@ -462,6 +462,25 @@ async def test_undefined_names_get_suggestions_within_cpythons_limits(
         "name 'totl1' is not defined: assign it before use (this run has no host inputs)"]
 
 
+@pytest.mark.parametrize(("script", "unbound"), [
+    ("x = gone if False else 1", []),
+    ("x = 1 if 0 else gone", ["gone"]),
+    ("x = 1 if True else gone", []),
+    ("if False:\n    gone()\nelse:\n    late()", ["late"]),
+    ("if '':\n    gone()\nelif 1:\n    x = 2\nelse:\n    never()", []),
+    ("while 0:\n    gone()\nelse:\n    late()", ["late"]),
+    ("while True:\n    break\nelse:\n    gone()", []),
+    ("x = True or gone\ny = 0 and gone\nz = None or late", ["late"]),
+    ("x = gone and False", ["gone"]),
+    ("flag = False\nx = late if flag else 1", ["late"]),  # a flag may change: no literal
+    ("if not True:\n    late()", ["late"]),
+])
+async def test_a_name_only_where_a_literal_test_never_goes_is_not_unbound(
+        mode: cm.CodeMode, script: str, unbound: list[str]) -> None:
+    """CPython never reads a name a constant test rules out; any other place still counts."""
+    assert [p.message.split("'")[1] for p in mode.check(script)] == unbound
+
+
 async def test_inputs_named_in_the_unbound_message_and_prompt(mode: cm.CodeMode) -> None:
     run = await mode.run("get_item(item)", inputs={"item_id": 1})
     assert run.error is not None

@@ -5568,7 +5568,9 @@ _ASYNCIO = ("ALL_COMPLETED, CancelledError, Event, FIRST_COMPLETED, FIRST_EXCEPT
 @pytest.mark.parametrize(("script", "problems"), [
     ('import asyncio\nw = await tools.get_weather(city="a")\n'
      'r = await asyncio.shield(tools.get_user(user_id=1))',
-     [(3, f"module 'asyncio' has no attribute 'shield' in the sandbox (available: {_ASYNCIO})")]),
+     [(3, f"module 'asyncio' has no attribute 'shield' in the sandbox (available: {_ASYNCIO}); "
+          "await the call itself, outside asyncio.timeout()/wait_for() when it must finish "
+          "(they cancel what they wait for)")]),
     ('import asyncio as aio\nasync def main():\n    loop = aio.get_running_loop()\n'
      '    return loop.time()\nawait main()',
      [(3, "module 'asyncio' has no attribute 'get_running_loop' in the sandbox (available: "
@@ -5726,6 +5728,42 @@ async def test_a_missing_module_models_reach_for_names_its_fix(
     assert problem.message.startswith(f"module {module!r} is not available in the sandbox "
                                       "(available: abc, asyncio, ")
     assert problem.message.endswith(f"); {fix}")
+
+
+_FETCHED = ("from dataclasses import dataclass, field\nimport dataclasses\n"
+                   "@dataclass\nclass User:\n    uid: int\n    tier: str = field(init=False)\n"
+                   "    def __post_init__(self):\n        self.tier = get_user(self.uid)['tier']\n")
+
+
+@pytest.mark.parametrize(("tail", "refused"), [
+    ("from dataclasses import fields\n[f.name for f in fields(User)]", False),
+    ("from dataclasses import fields as fs, is_dataclass\n[fs(User), is_dataclass(User)]",
+     False),
+    ("import dataclasses as dc\ndc.fields(User)", False),
+    ("dataclasses.fields(User)", False),
+    ("def fields(c):\n    return c(1)\nfields(User)", True),  # the script's own: it calls
+    ("from dataclasses import fields\nfields = lambda c: c(1)\nfields(User)", True),
+    ("from dataclasses import fields\ndef g(fields):\n    return fields(User)\n"
+     "g(lambda c: c(1))", True),
+    ("from dataclasses import fields\nfrom dataclasses import is_dataclass as fields\n"
+     "fields(User)", True),
+    ("from dataclasses import astuple\nastuple(User)", True),
+    ("from dataclasses import fields\nfields(User, 1)", True),
+    ("dataclasses = None\ndataclasses.fields(User)", True),
+])
+async def test_a_class_whose_post_init_calls_tools_may_be_read_by_fields(
+        mode: cm.CodeMode, tail: str, refused: bool) -> None:
+    """``fields(Cls)``/``is_dataclass(Cls)`` read the class without making one, so ``Cls``
+    stays awaited where it is called; any other use of the class as a value is refused."""
+    problems = [p.message for p in mode.check(_FETCHED + tail)]
+    assert bool(problems) is refused, problems
+    if refused:
+        assert problems[0].startswith("__post_init__() calls tools, but Python calls it for "
+                                      "you in `Cls(...)`")
+    else:
+        run = await mode.run(_FETCHED + tail + "\nUser(1).tier")
+        assert run.error is None, run.error
+        assert [c.name for c in run.calls] == ["get_user"]
 
 
 @pytest.mark.parametrize(("script", "problems"), [

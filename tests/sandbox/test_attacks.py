@@ -284,6 +284,15 @@ def output_truncated(result: Any, host: Host) -> None:
 
 
 @check
+def compat26_logged_notes_scrubbed(result: Any, host: Host) -> None:
+    """The logged traceback ends with the notes, their host text taken out."""
+    assert result.error is None, result.error
+    assert result.output.endswith("ValueError: bad\nwhile <function f>\nin SelfGuarded\n"), (
+        result.output)
+    assert " at 0x" not in result.output and "codemode." not in result.output
+
+
+@check
 def compat3_exit_output(result: Any, host: Host) -> None:
     """``exit()`` ended the run there, as a success with no value."""
     assert result.error is None, result.error

@@ -127,6 +127,25 @@ async def test_traceback_lists_script_frames_only() -> None:
     ]
 
 
+async def test_traceback_ends_with_the_errors_notes_as_cpythons() -> None:
+    outcome = await run("e = ValueError('bad')\ne.add_note('while pricing AAPL')\n"
+                        "e.add_note('two\\nlines')\ne.add_note('x' * 5000)\nraise e")
+    assert outcome.error is not None
+    assert outcome.error.message == "bad"  # str(e), as in CPython
+    # the notes read up to the message's own bound (2,000 characters, a line break each)
+    assert outcome.error.traceback.splitlines()[-5:] == [
+        "ValueError: bad", "while pricing AAPL", "two", "lines", "x" * (2000 - 19 - 10 - 1) + "…"]
+
+
+async def test_a_million_empty_notes_print_a_bounded_traceback() -> None:
+    roomy = Limits(timeout=10.0, operations=5_000_000, memory=64 * 1024 * 1024)
+    outcome = await run("e = ValueError('bad')\nlist(map(e.add_note, [''] * 10**6))\nraise e",
+                        limits=roomy)
+    assert outcome.error is not None and outcome.error.type == "ValueError"
+    # 2,000 notes of a line break each, then the cut
+    assert outcome.error.traceback.endswith("ValueError: bad" + "\n" * 2001 + "…")
+
+
 async def test_host_exception_is_hidden_behind_internal_error() -> None:
     outcome = await run("""
         try:

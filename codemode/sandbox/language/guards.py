@@ -57,6 +57,7 @@ from codemode.sandbox.language.compare import (
     pace_inserts,
 )
 from codemode.sandbox.language.meter import MAIN_MODULE, SCRIPT_FILENAME, SCRIPT_MODULE
+from codemode.sandbox.language.notes import notes_of
 from codemode.sandbox.language.policy import (
     ANNOTATED,
     CHAINED_ERRORS,
@@ -2133,11 +2134,10 @@ _HOLDABLE_ITEMS: Final = 256
 def _notes(obj: BaseException) -> list[str]:
     """``e.__notes__``: a copy of the notes ``add_note`` gave (it takes text only), each
     scrubbed as an error message is; CPython's AttributeError when there are none."""
-    notes = obj.__dict__.get("__notes__") if hasattr(obj, "__dict__") else None
-    if type(notes) is not list:
+    notes = notes_of(obj)
+    if notes is None:
         raise AttributeError(f"{type(obj).__name__!r} object has no attribute '__notes__'")
-    charge_operations(len(notes) // WIDE)
-    return [scrub(note) for note in notes if type(note) is str]
+    return notes
 
 
 def _holdable(value: Any, depth: int, seen: list[int]) -> bool:
@@ -2180,11 +2180,14 @@ def _fromkeys(cls: Any, keys: Any, value: Any = None) -> Any:
 
 
 def guarded_hasattr(obj: Any, name: str) -> bool:
-    """``hasattr`` through the same allowlist."""
+    """``hasattr`` through the same allowlist; a slot name of a script class is there too
+    (in CPython a member descriptor, which the sandbox's slotted classes do not keep: see
+    :mod:`slots`)."""
     try:
         guarded_getattr(obj, name)
     except AttributeError:
-        return False
+        # type(), not isinstance(): that reads a host object's __class__
+        return issubclass(type(obj), ScriptMeta) and name in slots_of(obj)
     return True
 
 

@@ -256,6 +256,10 @@ _ATTRIBUTE_HINTS: Final = {
     "__setattr__": "use setattr(obj, name, value) (a frozen dataclass's __post_init__ may "
                    "call `object.__setattr__(self, 'name', value)`)",
     "__members__": "iterate the enum instead (`list(Color)`, `{m.name: m for m in Color}`)",
+    "__mro__": "a class's bases are not readable in the sandbox: test them with "
+               "issubclass(Cls, Base) or isinstance(obj, Base)",
+    "__bases__": "a class's bases are not readable in the sandbox: test them with "
+                 "issubclass(Cls, Base) or isinstance(obj, Base)",
 }
 """What to write instead of the refused underscore attributes models reach for most."""
 

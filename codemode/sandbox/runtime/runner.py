@@ -97,6 +97,7 @@ from codemode.sandbox.language.meter import (
     ScriptStop,
     Tripped,
 )
+from codemode.sandbox.language.notes import notes_of
 from codemode.sandbox.language.policy import (
     DATA_KEY,
     DATA_SPECIAL,
@@ -521,9 +522,10 @@ def _error_from(exc: BaseException, lines: tuple[str, ...], limits: Limits,
             message += data_hint(exc, lines)
     line, column = (frames[-1][0], frames[-1][1]) if frames else (None, None)
     message = clean_text(scrub(message))
+    notes = "".join(f"\n{note}" for note in notes_of(exc, _MAX_MESSAGE) or ())
     return ScriptError(type=clean_text(name), message=message, line=line, column=column,
                        traceback=clean_text(_format_traceback(frames, more, lines,
-                                                              f"{name}: {message}")))
+                                                              f"{name}: {message}{notes}")))
 
 
 def _limit_error(error: LimitExceeded, exc: BaseException | None, lines: tuple[str, ...],

@@ -219,6 +219,11 @@ _NAME_HINTS: Final = {
     ("dataclasses", "InitVar"): "make it a field, `field(default=..., repr=False)`, and read "
                                 "it in __post_init__",
     ("functools", "singledispatch"): "dispatch with `if isinstance(x, ...)` or `match`",
+    ("string", "Formatter"): "find a template's fields with `re.findall(r'{(\\w+)', text)` "
+                             "and fill it with `text.format(**values)` or "
+                             "`text.format_map(values)`",
+    ("asyncio", "shield"): "await the call itself, outside asyncio.timeout()/wait_for() "
+                           "when it must finish (they cancel what they wait for)",
     **dict.fromkeys((("typing", "get_type_hints"), ("typing", "get_args"),
                      ("typing", "get_origin")),
                     "annotations are not evaluated in the sandbox (typing names are "

@@ -27,6 +27,7 @@ from codemode.sandbox.language.builtins import PLAIN, STDERR, STDOUT, print_
 from codemode.sandbox.language.facades import Facade
 from codemode.sandbox.language.guards import SelfGuarded, check_strftime, refuse
 from codemode.sandbox.language.meter import SCRIPT_FILENAME
+from codemode.sandbox.language.notes import notes_of
 from codemode.sandbox.language.render import charge_render, scrub
 from codemode.sandbox.language.sizes import (
     charge_operations,
@@ -116,6 +117,7 @@ class _Logs:
                 line += _traceback(error)
                 line += f"\n{_name(type(error))}: {detail}" if detail else (
                     f"\n{_name(type(error))}")
+                line += "".join(f"\n{note}" for note in notes_of(error) or ())
             elif exc_info is True:
                 line += "\nNoneType: None"
         print_(line, file=STDERR)
