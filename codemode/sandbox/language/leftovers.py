@@ -21,7 +21,7 @@ import ctypes
 import inspect
 from typing import Any, Final
 
-__all__ = ["hold_if_suspended"]
+__all__ = ["close_async_generator", "hold_if_suspended"]
 
 _HELD: Final[list[Any]] = []
 ctypes.pythonapi.Py_IncRef(ctypes.py_object(_HELD))
@@ -39,3 +39,17 @@ def hold_if_suspended(obj: Any) -> None:
     if frame is not None:
         _HELD.append(obj)
 
+
+
+async def close_async_generator(agen: Any) -> None:
+    """Close ``agen`` while the run is live, throwing ``GeneratorExit`` in again each time
+    its handler yields. Not ``aclose()``: it marks the generator closed, and a closed async
+    generator can never be closed again (``aclose``/``athrow`` are no-ops on it), so one
+    whose ``finally`` yielded once stayed suspended and was held for the process's life
+    with all it referenced. Each round costs the run's operations (a handler ticks) and
+    time; after the run's end, a handler's first tick ends the generator."""
+    while agen.ag_frame is not None:
+        try:
+            await agen.athrow(GeneratorExit)
+        except (StopAsyncIteration, GeneratorExit):
+            return

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 import anyio
 
 from codemode.errors import LimitExceeded
-from codemode.sandbox.language.leftovers import hold_if_suspended
+from codemode.sandbox.language.leftovers import close_async_generator, hold_if_suspended
 from codemode.sandbox.language.meter import SCRIPT_FILENAME, Meter, ScriptStop, Tripped
 
 if TYPE_CHECKING:
@@ -223,11 +223,12 @@ class RunState:
             left = max(0.0, self.meter.deadline - time.monotonic())
             try:
                 with anyio.move_on_after(left) as scope:
-                    await agen.aclose()
+                    await close_async_generator(agen)
             except (Exception, GeneratorExit, Tripped, ScriptStop):
                 continue
             finally:
-                hold_if_suspended(agen)
+                if agen.ag_frame is not None:  # it yielded again: closed once more at the end
+                    self._owned.append(agen)
             if scope.cancelled_caught and self.meter.tripped is None:
                 self.meter.tripped = LimitExceeded(
                     "timeout", self.limits.timeout,
