@@ -17,6 +17,7 @@ limit recycles a worker that piles them up); a generator its close finished is n
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import inspect
 from typing import Any, Final
@@ -40,16 +41,12 @@ def hold_if_suspended(obj: Any) -> None:
         _HELD.append(obj)
 
 
-
 async def close_async_generator(agen: Any) -> None:
-    """Close ``agen`` while the run is live, throwing ``GeneratorExit`` in again each time
-    its handler yields. Not ``aclose()``: it marks the generator closed, and a closed async
-    generator can never be closed again (``aclose``/``athrow`` are no-ops on it), so one
-    whose ``finally`` yielded once stayed suspended and was held for the process's life
-    with all it referenced. Each round costs the run's operations (a handler ticks) and
-    time; after the run's end, a handler's first tick ends the generator."""
-    while agen.ag_frame is not None:
-        try:
-            await agen.athrow(GeneratorExit)
-        except (StopAsyncIteration, GeneratorExit):
-            return
+    """Close ``agen`` while the run is live as ``aclose()`` does (``GeneratorExit`` thrown
+    in), but without marking it closed: ``aclose()`` does, and a closed async generator can
+    never be closed again (``aclose``/``athrow`` are no-ops on it), so one whose handler
+    yielded once stayed suspended, held for the process's life with all it referenced.
+    One that yields here is closed again after the run's end, where a handler's first
+    tick ends it."""
+    with contextlib.suppress(StopAsyncIteration, GeneratorExit):
+        await agen.athrow(GeneratorExit)
