@@ -67,7 +67,7 @@ from codemode.sandbox.language.policy import (
     match_temporary,
     private_name_ok,
 )
-from codemode.sandbox.language.render import scrub, scrubbed_args
+from codemode.sandbox.language.render import scrub, scrub_each, scrubbed_args
 from codemode.sandbox.language.sizes import (
     MAX_INT_BITS,
     WIDE,
@@ -2136,8 +2136,7 @@ def _notes(obj: BaseException) -> list[str]:
     notes = obj.__dict__.get("__notes__") if hasattr(obj, "__dict__") else None
     if type(notes) is not list:
         raise AttributeError(f"{type(obj).__name__!r} object has no attribute '__notes__'")
-    charge_operations(len(notes) // WIDE)
-    return [scrub(note) for note in notes if type(note) is str]
+    return [note for note in scrub_each(notes) if type(note) is str]
 
 
 def _holdable(value: Any, depth: int, seen: list[int]) -> bool:
