@@ -16,6 +16,7 @@ import gc
 import logging
 import sys
 import time
+import types
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -257,3 +258,46 @@ async def test_a_generator_that_survives_its_close_never_resumes(name: str) -> N
             sys.settrace(None)
     assert result.error is None and result.value == "done", result.error
     assert ran == []
+
+
+def _script_generators() -> int:
+    """Script generators, coroutines and async generators alive in this process."""
+    codes = {types.GeneratorType: "gi_code", types.AsyncGeneratorType: "ag_code",
+             types.CoroutineType: "cr_code"}
+    return sum(1 for obj in gc.get_objects() if type(obj) in codes
+               and getattr(obj, codes[type(obj)]).co_filename == SCRIPT_FILENAME)
+
+
+LEFT_BEHIND: Final = {
+    **SURVIVES_ITS_CLOSE,
+    "async-generator-never-iterated": """
+async def g(text):
+    yield text
+kept = [g("x" * 1000) for _ in range(3)]
+'done'
+""",
+}
+"""Generators a run leaves for its end to close: those above, and async generators never
+iterated (their ``aclose()`` after the run's end first iterated them, which the run
+refused as script code iterating after the run)."""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", sorted(LEFT_BEHIND))
+async def test_no_generator_outlives_its_run(name: str) -> None:
+    """A handler in a generator that caught the run's close could yield again: the
+    generator stayed suspended, held for the life of the process with all it referenced,
+    so an in-process host grew by what each run left (40 generators holding a megabyte
+    string each: +40 MiB per run, run after run, each run within its memory limit). Every
+    ``except``/``finally`` of a generator now begins with a tick, which raises once the
+    run has ended: the close finishes the generator. An async generator never iterated was
+    held too, with its arguments (40 of a megabyte each: +40 MiB per run)."""
+    async with sandbox.InProcessExecutor() as ex:
+        gc.collect()
+        before = _script_generators()
+        for _ in range(2):
+            result = await ex.run(LEFT_BEHIND[name], call_tool=_host, limits=LIMITS,
+                                  tool_paths=("echo",))
+            assert result.error is None and result.value == "done", result.error
+        gc.collect()
+        assert _script_generators() == before

@@ -17,11 +17,12 @@ limit recycles a worker that piles them up); a generator its close finished is n
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import inspect
 from typing import Any, Final
 
-__all__ = ["hold_if_suspended"]
+__all__ = ["close_async_generator", "hold_if_suspended"]
 
 _HELD: Final[list[Any]] = []
 ctypes.pythonapi.Py_IncRef(ctypes.py_object(_HELD))
@@ -39,3 +40,13 @@ def hold_if_suspended(obj: Any) -> None:
     if frame is not None:
         _HELD.append(obj)
 
+
+async def close_async_generator(agen: Any) -> None:
+    """Close ``agen`` while the run is live as ``aclose()`` does (``GeneratorExit`` thrown
+    in), but without marking it closed: ``aclose()`` does, and a closed async generator can
+    never be closed again (``aclose``/``athrow`` are no-ops on it), so one whose handler
+    yielded once stayed suspended, held for the process's life with all it referenced.
+    One that yields here is closed again after the run's end, where a handler's first
+    tick ends it."""
+    with contextlib.suppress(StopAsyncIteration, GeneratorExit):
+        await agen.athrow(GeneratorExit)

@@ -704,6 +704,24 @@ def suspends(body: list[ast.stmt]) -> bool:
     return False
 
 
+def _tick_handlers(body: list[ast.stmt]) -> None:
+    """Start each ``except`` and ``finally`` body of a generator's or coroutine's own code
+    with a tick. Once the run has ended a tick raises ``GeneratorExit``, so no handler can
+    catch the run's close and yield again: such a generator survived its close, suspended,
+    and was held for the process's life with all it referenced (an in-process host grew
+    by ~40 MiB per run of 40 generators each holding a megabyte string, run after run)."""
+    stack: list[Any] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES) or not isinstance(node, ast.AST):
+            continue
+        if isinstance(node, ast.ExceptHandler):
+            node.body.insert(0, _located(_tick(), node))
+        elif isinstance(node, ast.Try) and node.finalbody:
+            node.finalbody.insert(0, _located(_tick(), node.finalbody[0]))
+        _push_children(node, stack)
+
+
 def _drop_annotations(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
     """Drop ``node``'s argument and return annotations, unchecked and never evaluated, as
     for ``x: T = v``: Python would evaluate them when the ``def`` runs, and ``list[dict]``
@@ -1573,6 +1591,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         self.check_function_argument_names(node)
         _drop_annotations(node)
         node = self.node_contents_visit(node)
+        _tick_handlers(node.body)
         node.body.insert(0, _located(_tick(), node))
         node.decorator_list.append(_name_at(node, "_track_"))
         return node
@@ -1759,6 +1778,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
         _drop_annotations(node)
         node = self.node_contents_visit(node)
         if suspends(node.body):
+            _tick_handlers(node.body)
             node.body.insert(0, _located(_tick(), node))
             node.decorator_list.append(_name_at(node, "_track_"))
             return node

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 __all__ = ["FLAT_SMALL", "RENDER_CHILDREN", "charge_render", "check_unicode_error",
-           "render_cost", "scrub", "scrubbed_args"]
+           "render_cost", "scrub", "scrub_each", "scrubbed_args"]
 
 _LEAVES: Final = (str, bytes, int, float, bool, type(None), complex)
 _CONTAINERS: Final[tuple[Any, ...]] = (list, tuple, dict, set, frozenset, deque,
@@ -228,6 +228,28 @@ def scrub(text: str) -> str:
 def scrubbed_args(args: tuple[Any, ...]) -> tuple[Any, ...]:
     """An exception's ``args`` as a script reads them (C code puts reprs in messages:
     ``"<function f at 0x…> is not in list"``)."""
-    if any(type(arg) is str for arg in args):
-        return tuple(scrub(arg) if type(arg) is str else arg for arg in args)
-    return args
+    return tuple(scrub_each(args)) if len(args) != 1 or type(args[0]) is str else args
+
+
+def scrub_each(items: tuple[Any, ...] | list[Any]) -> list[Any]:
+    """``items`` with each text scrubbed, as one read of an exception's ``args`` or
+    ``__notes__``: in a run, one operation per ``WIDE_ITEMS`` items and per text, and one
+    per ``_SCRUB_UNIT`` characters of a text, so the run's clock is checked between texts.
+    Uncharged, 2,000 texts of 60,000 characters took 7.6 s of CPU for one read of
+    ``e.args`` (a pool's worker and an in-process run 'did not stop in time')."""
+    run = CURRENT_RUN.get(None)
+    meter = None if run is None or run.meter.ended else run.meter
+    if meter is not None:
+        deque(islice(meter.ticker, len(items) // WIDE_ITEMS), maxlen=0)
+    out: list[Any] = []
+    for item in items:
+        if type(item) is str:
+            if meter is not None:
+                deque(islice(meter.ticker, 1 + len(item) // _SCRUB_UNIT), maxlen=0)
+            item = scrub(item)
+        out.append(item)
+    return out
+
+
+WIDE_ITEMS: Final = 64
+"""Items of :func:`scrub_each` that cost one operation to walk."""

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn, final
 import anyio
 
 from codemode.errors import LimitExceeded
-from codemode.sandbox.language.leftovers import hold_if_suspended
+from codemode.sandbox.language.leftovers import close_async_generator, hold_if_suspended
 from codemode.sandbox.language.meter import SCRIPT_FILENAME, Meter, ScriptStop, Tripped
 
 if TYPE_CHECKING:
@@ -136,6 +136,8 @@ class RunState:
         self._owned: list[Any] = []
         """Async generators the script iterated, held until the run closes them (see
         ``install_asyncgen_hooks``)."""
+        self._closing: Any = None
+        """The async generator :meth:`close_tracked` is closing after the run's end."""
         install_asyncgen_hooks()
         self.tasks: list[asyncio.Task[Any]] = []
         """Tasks the script started (``asyncio.create_task``); those still running when
@@ -208,6 +210,11 @@ class RunState:
     def own_async_generator(self, agen: Any) -> None:
         """Hold ``agen`` (first iterated by this run's script) until the run closes it."""
         if self.meter.ended:
+            if agen is self._closing:
+                # the run's own aclose() of one never iterated: it runs no script code
+                # (refused, the generator stayed unstarted, held for the process's life
+                # with its arguments: an in-process host grew by each run's leftovers)
+                return
             raise GeneratorExit  # script code iterating after the run: it stops here
         self._owned.append(agen)
 
@@ -223,11 +230,12 @@ class RunState:
             left = max(0.0, self.meter.deadline - time.monotonic())
             try:
                 with anyio.move_on_after(left) as scope:
-                    await agen.aclose()
+                    await close_async_generator(agen)
             except (Exception, GeneratorExit, Tripped, ScriptStop):
                 continue
             finally:
-                hold_if_suspended(agen)
+                if agen.ag_frame is not None:  # it yielded again: closed once more at the end
+                    self._owned.append(agen)
             if scope.cancelled_caught and self.meter.tripped is None:
                 self.meter.tripped = LimitExceeded(
                     "timeout", self.limits.timeout,
@@ -270,11 +278,13 @@ class RunState:
                 continue
             try:
                 if inspect.isasyncgen(obj):
+                    self._closing = obj
                     await obj.aclose()
                 else:
                     obj.close()
             except (Exception, GeneratorExit, Tripped, ScriptStop):
                 pass
+            self._closing = None
             hold_if_suspended(obj)
         self._tracked.clear()
         for agen in self._owned:  # iterated again by a finally: closed without it running

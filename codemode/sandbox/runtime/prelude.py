@@ -68,7 +68,10 @@ class Prelude:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Prelude:
-        """The prelude from its JSON; names a script could not spell are dropped."""
+        """The prelude from its JSON; names a script could not spell are dropped, and so is
+        an entry of the wrong type (not turned into text: a forged line's order given as
+        one text of 16 million characters took seconds to split into a tuple, uncharged,
+        and its run 'did not stop in time')."""
         inputs = data.get("inputs") or {}
         names = data.get("names") or {}
         orders = data.get("orders") or {}
@@ -76,12 +79,12 @@ class Prelude:
         return cls(
             inputs={k: v for k, v in inputs.items() if _script_name(k)},
             modules=tuple(m for m in data.get("modules") or () if _script_name(m)),
-            names={k: str(v) for k, v in names.items() if _script_name(k)},
-            orders={str(k): None if v is None else tuple(str(n) for n in v)
-                    for k, v in orders.items()},
+            names={k: v for k, v in names.items() if _script_name(k) and type(v) is str},
+            orders={k: None if v is None else tuple(v) for k, v in orders.items()
+                    if v is None or (type(v) is list and all(type(n) is str for n in v))},
             dialects=data.get("dialects", True) is not False,
-            texts={str(k): (str(v[0]), str(v[1])) for k, v in texts.items()
-                   if isinstance(v, list) and len(v) == 2},
+            texts={k: (v[0], v[1]) for k, v in texts.items() if type(v) is list
+                   and len(v) == 2 and type(v[0]) is str and type(v[1]) is str},
         )
 
 

@@ -133,6 +133,7 @@ from codemode.sandbox.language.state import (
     RunState,
     ScriptCoroutine,
     clean_text,
+    counted,
     tracked,
     wrap_result,
 )
@@ -737,7 +738,9 @@ def _bind_prelude(namespace: dict[str, Any], prelude: Prelude, tools: ToolNamesp
     for module in prelude.modules:
         if module in FACADE_NAMES:
             namespace[module] = facade(module)
-    for name, path in prelude.names.items():
+    # one operation a name, its clock checked: a forged line of 300,000 names bound them
+    # uncharged, seconds of work ('the run did not stop in time' at a 3 s limit)
+    for name, path in counted(prelude.names.items()):
         try:
             namespace[name] = resolve(tools, path)
         except AttributeError:
@@ -883,7 +886,11 @@ async def run_script(source: str, *, call_tool: ScriptCallTool | None = None,
                             dialects.texts if dialects is not None else None)
         namespace = _namespace(state, tools)
         if prelude is not None:
-            _bind_prelude(namespace, prelude, tools)
+            try:
+                _bind_prelude(namespace, prelude, tools)
+            except Tripped as exc:
+                return RunOutcome(error=_limit_error(exc.error, None, compiled.lines),
+                                  operations=meter.used)
         result: Any = None
         try:
             error = await _run(compiled, namespace, state, control)
