@@ -89,8 +89,12 @@ def test_importing_codemode_loads_only_its_errors() -> None:
 
 def test_a_code_mode_host_does_not_load_the_decorator_or_the_mcp_client() -> None:
     loaded = _loaded_after("import codemode\ncodemode.CodeMode\ncodemode.define_tool")
-    assert {"jsonschema_rs", "anyio", "RestrictedPython", "sdk_gen"} <= loaded
+    assert {"jsonschema_rs", "anyio"} <= loaded
     assert "codemode.mode.code_mode" in loaded
+    # the SDK generator, compiler and preflight load with the first prompt, check or run:
+    # a first run starts its pool's template before them (CodeMode._boot_soon)
+    assert not loaded & {"RestrictedPython", "sdk_gen", "codemode.mode.preflight",
+                         "codemode.mode.bridge", "codemode.sandbox.executors.pool"}
     # jsonschema (~45 ms) loads when a schema or a failure needs it (dispatch.schema)
     assert not loaded & {"pydantic", "codemode.dispatch.decorator", "mcp", "jsonschema"}
     # the decorator imports pydantic only for a signature that is no plain JSON
@@ -188,3 +192,53 @@ def test_a_submodule_read_as_an_attribute_is_imported() -> None:
     assert {"codemode.sandbox", "codemode.mode.preflight"} <= loaded
     with pytest.raises(AttributeError, match="no_such_module"):
         importlib.import_module("codemode.sandbox").no_such_module  # noqa: B018
+
+
+@pytest.mark.parametrize("first", ["run", "prompt"])
+def test_a_fresh_hosts_first_run_starts_the_template_before_its_heavy_imports(
+        first: str) -> None:
+    """The default pool's template (~150 ms of boot) is started before the pool module,
+    the SDK generator, the preflight, the facades and the compiler load (~45 ms a fresh
+    host's first run or prompt imports), so its boot overlaps them instead of following
+    them."""
+    probe = (
+        "import logging, sys\n"
+        "seen = []\n"
+        "class Probe(logging.Handler):\n"
+        "    def emit(self, record):\n"
+        "        if 'template' in record.getMessage() and not seen:\n"
+        "            seen.append(sorted(m for m in sys.modules if m in HEAVY))\n"
+        "HEAVY = {'codemode.sandbox.executors.pool', 'sdk_gen', 'RestrictedPython',\n"
+        "         'codemode.mode.preflight', 'codemode.sandbox.language.compile',\n"
+        "         'codemode.sandbox.language.facades'}\n"
+        "log = logging.getLogger('codemode.sandbox')\n"
+        "log.setLevel(logging.DEBUG)\n"
+        "log.addHandler(Probe())\n"
+        + FRESH_HOST.replace("{executor}", "").replace(
+            "        result = await mode.run(",
+            "        mode.prompt()\n        result = await mode.run(" if first == "prompt"
+            else "        result = await mode.run(")
+        + "print(seen)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, cwd=ROOT, timeout=60).stdout
+    assert out.split("\n")[-2] == "[[]]"
+
+
+@pytest.mark.parametrize("executor", ["inprocess", "pool"])
+def test_a_first_run_after_a_prompt_on_the_loop_imports_nothing(executor: str) -> None:
+    """What a first run needs loads during the model's turn (the prompt's warm-up), not
+    in the run: the modules a CodeMode loads lazily are all in by then."""
+    probe = FRESH_HOST.replace("{executor}", ", executor=cm.InProcessExecutor()"
+                               if executor == "inprocess" else "").replace(
+        "        result = await mode.run(",
+        "        mode.prompt()\n"
+        "        await anyio.sleep(0.5)\n"
+        "        import sys\n"
+        "        before = set(sys.modules)\n"
+        "        result = await mode.run(").replace(
+        "        assert result.value ==",
+        "        print(sorted(set(sys.modules) - before))\n"
+        "        assert result.value ==")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, cwd=ROOT, timeout=60).stdout
+    assert out.split("\n")[-2] == "[]"

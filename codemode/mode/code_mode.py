@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 import anyio
 
-import sdk_gen
 from codemode.dispatch.content import Envelope
 from codemode.dispatch.content import text as text_block
 from codemode.dispatch.context import CancelSignal, ExecContext, Token
@@ -31,31 +30,30 @@ from codemode.dispatch.frozen import thaw
 from codemode.dispatch.registry import ToolRegistry
 from codemode.dispatch.tool import Tool, define_tool
 from codemode.errors import ScriptCompileError
-from codemode.mode.bridge import Bridge, RunSummary
-from codemode.mode.dialects import SANDBOX_GLOBALS, plan
-from codemode.mode.ledger import RunLedger, RunResult, open_ledger
-from codemode.mode.preflight import Problem, check_script
-from codemode.mode.rewritten import rewritten_tree
 from codemode.mode.stuck import unless_stuck
 from codemode.sandbox import Executor, Limits, ScriptError, ScriptResult
-from codemode.sandbox.language.builtins import SAFE_BUILTINS
-from codemode.sandbox.language.compile import MAX_SOURCE, compile_script, compile_tree
-from codemode.sandbox.language.facades import LISTED_NAMES
-from codemode.sandbox.language.parsing import parse_tree
-from codemode.sandbox.runtime.prelude import PRELUDE_MARK, Prelude, attach
 
 if TYPE_CHECKING:
     import ast
     from collections.abc import AsyncIterator, Callable, Mapping
 
+    import sdk_gen
     from codemode.dispatch.agent import AgentSession
     from codemode.dispatch.spec import ToolSpec
     from codemode.mode.approval import Approve
+    from codemode.mode.bridge import RunSummary
     from codemode.mode.journal import Journal
+    from codemode.mode.ledger import RunLedger, RunResult
+    from codemode.mode.preflight import Problem
     from codemode.mode.session import Session
     from codemode.mode.stream import RunEvent, RunStream
 
 __all__ = ["CodeMode"]
+
+# The SDK generator, the preflight, the dialects, the compiler and the run's bridge and
+# ledger load with the first prompt, check or run (below, where each is used), not with
+# this module: a new CodeMode's first run starts its pool's template before them
+# (``_boot_soon``), and the template's boot then overlaps their ~45 ms of imports.
 
 _LOG: Final = logging.getLogger("codemode.mode")
 
@@ -161,7 +159,7 @@ class CodeMode:
         self.approve = approve
         """Answers the one up-front approval request of a script whose calls policy asks
         about; approved calls do not ask again."""
-        self._sdk_cache = sdk_gen.SdkCache()
+        self._sdk_cache: sdk_gen.SdkCache | None = None
         self._sdk: tuple[int, sdk_gen.GeneratedSDK, dict[str, ToolSpec]] | None = None
         self._sdk_lock = threading.Lock()  # prompt() may run on a worker thread (aprompt)
         self._runs = itertools.count(1)
@@ -191,7 +189,12 @@ class CodeMode:
     def _boot_soon(self) -> None:
         """Let a worker pool start its missing workers now: a new CodeMode's first run
         builds its SDK and preflight while they boot, instead of before. An in-process
-        executor starts its script thread."""
+        executor starts its script thread. The default pool's template is started before
+        the pool's module loads (``launch.prestart``)."""
+        if self._executor is None:
+            from codemode.sandbox.executors.launch import prestart
+
+            prestart()
         executor = self.executor
         # Not loaded: no such executor exists, and a host never pays for the other's import.
         pool = sys.modules.get("codemode.sandbox.executors.pool")
@@ -221,10 +224,15 @@ class CodeMode:
                 asyncio.get_running_loop().call_later(_WARM_DELAY, self._warm_up)
 
     def _warm_up(self) -> None:
-        """Prepare :data:`_WARM_SCRIPT` once (its problems, if any, are nobody's)."""
+        """Prepare :data:`_WARM_SCRIPT` once (its problems, if any, are nobody's), and load
+        the modules a run adds to a check's (its bridge and ledger): during the model's
+        turn, not in its first run."""
         if self._closed:
             return
         try:
+            import codemode.mode.bridge
+            import codemode.mode.ledger  # noqa: F401
+
             self.check(_WARM_SCRIPT)
         except Exception:  # a registry that cannot make its SDK: the first run says why
             _LOG.debug("the warm-up preparation failed", exc_info=True)
@@ -258,6 +266,10 @@ class CodeMode:
         with self._sdk_lock:
             version = self.registry.version
             if self._sdk is None or self._sdk[0] != version:
+                import sdk_gen
+
+                if self._sdk_cache is None:
+                    self._sdk_cache = sdk_gen.SdkCache()
                 specs = self.visible_specs()
                 sdk = sdk_gen.generate(specs, cache=self._sdk_cache)
                 self._sdk = (version, sdk, {spec.name: spec for spec in specs})
@@ -274,7 +286,9 @@ class CodeMode:
         Asked on an event loop, it also lets a worker pool start its missing workers: they
         boot while the model writes the script, not when its first run arrives.
         """
-        self._boot_on_loop()
+        self._boot_on_loop()  # first: the pool's template boots while the facades load
+        from codemode.sandbox.language.facades import LISTED_NAMES
+
         intro = _INTRO.format(modules=", ".join(sorted(LISTED_NAMES)))
         if self._describer is not None and self._describer in self.registry:
             intro = intro.replace("\nAvailable tools:", _DESCRIBE.format(self._describer), 1)
@@ -348,6 +362,13 @@ class CodeMode:
 
     def _prepare_new(self, script: str, sdk: sdk_gen.GeneratedSDK, specs: dict[str, ToolSpec],
                      merged: dict[str, Any]) -> tuple[list[Problem], str]:
+        from codemode.mode.dialects import plan
+        from codemode.mode.preflight import check_script
+        from codemode.mode.rewritten import rewritten_tree
+        from codemode.sandbox.language.compile import MAX_SOURCE
+        from codemode.sandbox.language.parsing import parse_tree
+        from codemode.sandbox.runtime.prelude import PRELUDE_MARK, Prelude, attach
+
         tools, arguments = sdk.names.tools, sdk.names.arguments
         tree: ast.Module | None = None
         if isinstance(script, str) and len(script) <= MAX_SOURCE:
@@ -382,6 +403,9 @@ class CodeMode:
     def _compile_problems(self, script: str,
                           parsed: tuple[ast.Module, dict[type, list[ast.AST]]] | None = None
                           ) -> list[Problem]:
+        from codemode.mode.preflight import Problem
+        from codemode.sandbox.language.compile import compile_script, compile_tree
+
         try:
             if parsed is None:
                 compile_script(script)
@@ -442,6 +466,8 @@ class CodeMode:
                                  limits=limits, inputs=inputs, deliver=deliver,
                                  journal=journal, resume=resume, labels=labels,
                                  session=session, signal=signal, on_update=on_update)
+        from codemode.mode.ledger import RunResult
+
         if not isinstance(result, RunResult):  # refused before it started (preflight)
             result = RunResult.of(result)
         if deliver is not None:
@@ -506,7 +532,10 @@ class CodeMode:
         signal: CancelSignal | None = None,
         on_update: Callable[[Any], None] | None = None,
     ) -> ScriptResult:
-        self._boot_soon()
+        self._boot_soon()  # first: the pool's template boots while the modules below load
+        from codemode.mode.bridge import Bridge, RunSummary
+        from codemode.mode.ledger import RunLedger
+
         sdk, specs = self._current()
         limits = limits or self.limits
         problems, source = await self._aprepare(script, inputs)
@@ -556,6 +585,8 @@ class CodeMode:
                       journal: Journal | None, resume: bool | None,
                       labels: Mapping[str, str] | None = None) -> RunLedger | RunResult:
         """The run's ledger (journal, labels, approvals), or the result refusing the run."""
+        from codemode.mode.ledger import open_ledger
+
         return await open_ledger(
             self.registry, script, tools=sdk.names.tools, arguments=sdk.names.arguments,
             token=run.token, agent=run.agent, call_id=run.outer_id, journal=journal,
@@ -592,6 +623,9 @@ class CodeMode:
                                          resume=args.get("resume"))
                 return _tool_result(done, list(done.attachments), limits)
             mode._boot_soon()
+            from codemode.mode.bridge import Bridge, RunSummary
+            from codemode.mode.ledger import RunLedger
+
             sdk, specs = mode._current()
             problems, source = mode._prepare(args["code"], None)
             if problems and mode.preflight:
@@ -710,6 +744,11 @@ class CodeMode:
 def _checked_inputs(inputs: Mapping[str, Any]) -> dict[str, Any]:
     """Host inputs as JSON values under names a script can read; ValueError otherwise."""
     out: dict[str, Any] = {}
+    if not inputs:
+        return out
+    from codemode.mode.dialects import SANDBOX_GLOBALS
+    from codemode.sandbox.language.builtins import SAFE_BUILTINS
+
     for name, value in inputs.items():
         if not (isinstance(name, str) and name.isidentifier()) or name.startswith("_") or (
                 keyword.iskeyword(name) or name in SANDBOX_GLOBALS or name in SAFE_BUILTINS):
@@ -802,6 +841,8 @@ def _tool_result(
         "error": None if result.error is None else result.error.to_json(),
         "limits": limits.to_json(),
     }
+    from codemode.mode.ledger import RunResult
+
     if isinstance(result, RunResult):
         if result.replayed:
             meta["replayed"] = list(result.replayed)

@@ -47,12 +47,16 @@ class Recorder:
 
 @pytest.fixture
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The sources ``ast.parse`` is called with from now on."""
+    """The text sources ``ast.parse`` is called with from now on. Not bytes: pytest's
+    assertion rewriting parses the bytes of each codemode module as it loads (the
+    package's pytest plugin makes it rewrite the whole distribution), and a CodeMode's
+    first check, prompt or run loads the modules that prepare scripts."""
     seen: list[str] = []
     parse = ast.parse
 
     def counting(source: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(source)
+        if not isinstance(source, bytes):
+            seen.append(source)
         return parse(source, *args, **kwargs)
 
     monkeypatch.setattr(ast, "parse", counting)

@@ -18,6 +18,7 @@ import anyio.lowlevel
 import pytest
 
 from codemode.sandbox import Limits, WorkerPoolExecutor, spare_workers, worker_templates
+from codemode.sandbox.executors import launch
 from codemode.sandbox.executors import pool as pool_module
 
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ async def test_a_spare_that_cannot_be_started_leaves_the_pool_working(
         raise OSError(errno.EAGAIN, "fork refused")
 
     monkeypatch.setattr(pool_module, "_Worker", no_spare)
-    monkeypatch.setattr(pool_module, "Template", no_template)
+    monkeypatch.setattr(launch, "Template", no_template)
     before = set(spare_workers())
     with caplog.at_level(logging.INFO, logger="codemode.sandbox"):
         async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("broken")) as pool:

@@ -25,6 +25,7 @@ import pytest
 
 from codemode.errors import SandboxError
 from codemode.sandbox import Limits, WorkerPoolExecutor, spare_workers, worker_templates
+from codemode.sandbox.executors import launch
 from codemode.sandbox.executors import pool as pool_module
 
 if TYPE_CHECKING:
@@ -362,7 +363,7 @@ async def test_a_template_that_cannot_start_falls_back_to_a_booted_spare(
     def refused(*args: Any, **kwargs: Any) -> Any:
         raise OSError(errno.EAGAIN, "fork refused")
 
-    monkeypatch.setattr(pool_module, "Template", refused)
+    monkeypatch.setattr(launch, "Template", refused)
     spares, templates = set(spare_workers()), set(worker_templates())
     with caplog.at_level(logging.INFO, logger="codemode.sandbox"):
         async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("plain")) as pool:

@@ -1,5 +1,5 @@
 """A worker's boot writes the bytecode of the modules it imports exactly when the host's
-own imports would (``pool._boot_plan``): in a source checkout nobody else compiles the
+own imports would (``launch.boot_plan``): in a source checkout nobody else compiles the
 modules only workers import, and every boot compiled them again. After the boot nothing
 in a worker writes bytecode: a template's forks and a worker that takes a plan run
 with ``sys.dont_write_bytecode`` set (and confined workers cannot write the tree)."""

@@ -42,7 +42,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import weakref
 from collections import deque
@@ -62,6 +61,15 @@ from codemode.sandbox.executors.confine import (
     ConfinementMode,
 )
 from codemode.sandbox.executors.identity import LEASE_DIR, UidLease, UidLeases
+from codemode.sandbox.executors.launch import (
+    DEFAULT_RUNTIME,
+    LOCK,
+    TEMPLATES,
+    WORKER_ENV,
+    boot_plan,
+    start_template,
+    worker_command,
+)
 from codemode.sandbox.executors.protocol import (
     LARGE,
     FrameDecoder,
@@ -74,13 +82,7 @@ from codemode.sandbox.executors.protocol import (
 from codemode.sandbox.executors.resident import WATCH_SECONDS, Resident, budget
 from codemode.sandbox.executors.sniff import library_var
 from codemode.sandbox.executors.stuck import STUCK, log_abandoned, stuck_error
-from codemode.sandbox.executors.template import (
-    TEMPLATE,
-    ForkedProcess,
-    Template,
-    TemplateGone,
-    supported,
-)
+from codemode.sandbox.executors.template import ForkedProcess, TemplateGone, supported
 from codemode.sandbox.executors.worker import EXIT_MEMORY, SPARE, Spin
 from codemode.sandbox.language.compile import CODE_TAG, cached_script, export_code
 from codemode.sandbox.limits import DEFAULT_LIMITS, Limits
@@ -96,40 +98,6 @@ if TYPE_CHECKING:
     from codemode.sandbox.executors.broker import CallTool
 
 __all__ = ["DEFAULT_RUNTIME", "WorkerPoolExecutor"]
-
-DEFAULT_RUNTIME: Final = "codemode.sandbox.runtime.runner:run_script"
-"""``module:function`` of the script runtime each worker pre-imports."""
-
-_PACKAGE_ROOT: Final = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.realpath(__file__)))))
-"""The directory holding ``codemode`` (``pathlib`` is not imported for it: ~3 ms a host
-would pay at start-up)."""
-_BOOTSTRAP: Final = """\
-import gc, os, sys, types
-gc.disable()
-root, *extra = sys.argv[1].split(os.pathsep)
-sys.path.insert(0, root)
-sys.path.extend(extra)
-for name in ("codemode", "codemode.sandbox"):
-    package = types.ModuleType(name)
-    package.__path__ = [root + "/" + name.replace(".", "/")]
-    sys.modules[name] = package
-from codemode.sandbox.executors.worker import main
-main()
-"""
-"""Worker entry: the two parent packages are stubbed so their ``__init__`` (the
-whole host API: registry, dispatch, SDK generator, executors) never loads in a
-worker; it imports only the sandbox modules the runner needs. The cyclic collector is off
-until the worker is booted (``worker.main`` turns it on): the boot's ~300 imports and
-warm-up set off some 75 collections that found ~600 objects of garbage and cost ~8 % of
-a boot (~14 ms of ~170). Its first argument is the
-package root, then (``os.pathsep``-separated) the import directories of the host's own
-interpreter when the worker runs that interpreter without ``site`` (see
-:func:`_worker_command`)."""
-_WORKER_ENV: Final = {"LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "MALLOC_ARENA_MAX": "1"}
-"""All the environment a worker gets: no host variables (tokens, keys) leak into it.
-One malloc arena: scripts run on a thread of their own, whose arena glibc would trim less
-eagerly than the main one, so a heavy run's memory would linger into the next run's peak."""
 
 HOST_POLL_SECONDS: Final = 0.001
 """After the host sends a worker a run or a reply, its event loop polls the worker's pipe
@@ -195,15 +163,7 @@ _LIVE: weakref.WeakSet[_Worker] = weakref.WeakSet()
 
 _SPARES: dict[tuple[str, str], _Worker] = {}
 """One warmed-up worker without a plan per (interpreter, runtime): see
-:func:`spare_workers`."""
-_SPARES_LOCK: Final = threading.Lock()
-"""Pools on event loops in other threads take and keep spares too (and templates)."""
-
-_TEMPLATES: dict[tuple[str, str], Template] = {}
-"""One worker template per (interpreter, runtime): it forks spares (see
-:func:`worker_templates`)."""
-
-
+:func:`spare_workers` (guarded by ``launch.LOCK``, with the templates)."""
 def spare_workers() -> tuple[int, ...]:
     """Process ids of the spare workers this process keeps.
 
@@ -229,21 +189,19 @@ def worker_templates() -> tuple[int, ...]:
     ready in milliseconds, each confining itself like any worker when a pool takes it
     (``template.py`` says how). A template that dies or cannot fork is replaced;
     meanwhile workers boot from scratch. Templates live until the process exits."""
-    with _SPARES_LOCK:
-        return tuple(template.pid for template in _TEMPLATES.values() if not template.gone)
+    with LOCK:
+        return tuple(template.pid for template in TEMPLATES.values() if not template.gone)
 
 
 def _forget_in_child() -> None:
     """A process forked from the host (``os.fork``, multiprocessing's fork) must not
-    talk to the host's workers, spares or templates: it would read their replies or kill
-    them when it exits. It forgets them (their descriptors closed in the child only)."""
+    talk to the host's workers or spares: it would read their replies or kill them when it
+    exits. It forgets them (their descriptors closed in the child only; ``launch`` forgets
+    the templates)."""
     for worker in list(_LIVE):
         worker.forget()
     _LIVE.clear()
     _SPARES.clear()
-    for template in _TEMPLATES.values():
-        template.forget()
-    _TEMPLATES.clear()
 
 
 os.register_at_fork(after_in_child=_forget_in_child)
@@ -253,7 +211,8 @@ os.register_at_fork(after_in_child=_forget_in_child)
 def _end_at_exit() -> None:
     """End the workers of pools nobody closed (a CodeMode the caller forgot) before the
     interpreter goes: killed, reaped and their pipes closed, so exiting prints nothing
-    (no ``ResourceWarning`` under ``-X dev``, no worker writing into a closed pipe)."""
+    (no ``ResourceWarning`` under ``-X dev``, no worker writing into a closed pipe). The
+    templates are stopped after this (``launch``)."""
     workers = list(_LIVE)
     for worker in workers:
         worker.kill()
@@ -264,43 +223,6 @@ def _end_at_exit() -> None:
         if stream is not None and not stream.closed:
             with contextlib.suppress(OSError):
                 stream.close()
-    for template in list(_TEMPLATES.values()):
-        template.close()
-
-
-@functools.cache
-def _worker_command(python: str) -> tuple[str, ...]:
-    """The worker's command line up to its plan.
-
-    The host's own interpreter starts with ``-S``: no ``site``, so none of the
-    environment's ``.pth`` files (editable-install finders, coverage hooks, certificate
-    patches …) runs in a worker, and it boots in about half the time (they imported
-    ``pathlib``, ``zipfile``, ``tempfile``, ``certifi`` … into every worker, which its
-    Landlock rules then had to allow). The directories ``site`` gave the host are passed
-    instead, so the worker finds the same packages. Another interpreter keeps its ``site``
-    (the host cannot know its paths).
-    """
-    if python != sys.executable:
-        return (python, "-I", "-B", "-c", _BOOTSTRAP, _PACKAGE_ROOT)
-    stdlib = os.path.dirname(os.__file__)
-    standard = {stdlib, os.path.join(stdlib, "lib-dynload")}  # there without ``site`` too
-    extra = [entry for entry in dict.fromkeys(sys.path)
-             if os.path.isabs(entry) and os.path.isdir(entry) and entry != _PACKAGE_ROOT
-             and entry not in standard and os.pathsep not in entry]
-    return (python, "-I", "-S", "-B", "-c", _BOOTSTRAP, os.pathsep.join([_PACKAGE_ROOT, *extra]))
-
-
-def _boot_plan(plan: dict[str, Any], python: str) -> dict[str, Any]:
-    """``plan`` for a worker's command line: with ``"bytecode"`` when the host writes
-    bytecode (no ``-B``, no ``PYTHONDONTWRITEBYTECODE``) and the worker runs its
-    interpreter. The worker then writes the ``.pyc`` of the modules its boot imports, as
-    the host's own imports would: the runtime's ~45 modules that only workers import had
-    none in a source checkout (``pip install -e``), so every boot compiled them again
-    (~120 ms of a ~220 ms boot). Only the boot writes: the flag is off again before the
-    worker forks, takes a plan or confines itself, and no script has run by then."""
-    if sys.dont_write_bytecode or python != sys.executable:
-        return plan
-    return {**plan, "bytecode": True}
 
 
 @final
@@ -320,11 +242,11 @@ class _Worker:
         plan = {"mode": SPARE} if plan is None else plan
         self._lease = lease
         self.process: subprocess.Popen[bytes] | ForkedProcess = forked or subprocess.Popen(
-            [*_worker_command(python), json.dumps(_boot_plan(plan, python)), runtime],
+            [*worker_command(python), json.dumps(boot_plan(plan, python)), runtime],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=_WORKER_ENV,
+            env=WORKER_ENV,
             cwd="/",
             close_fds=True,
             start_new_session=True,
@@ -1273,8 +1195,8 @@ class WorkerPoolExecutor:
         key = (self._python, self._runtime)
 
         def check() -> None:
-            with _SPARES_LOCK:
-                template = _TEMPLATES.get(key)
+            with LOCK:
+                template = TEMPLATES.get(key)
             if self._closed or len(self._idle) + self._running >= self._size:
                 self._filling = False
             elif (template is not None and not template.usable() and not template.gone
@@ -1583,10 +1505,10 @@ class WorkerPoolExecutor:
         if not self._spare or not supported():
             return False
         key = (self._python, self._runtime)
-        with _SPARES_LOCK:
-            template = _TEMPLATES.get(key)
+        with LOCK:
+            template = TEMPLATES.get(key)
             if template is None:
-                template = _start_template(key)
+                template = start_template(key)
             return template is not None and not template.gone and not template.ready
 
     async def _await_template(self) -> None:
@@ -1595,8 +1517,8 @@ class WorkerPoolExecutor:
         if len(self._idle) + self._running >= self._size or not self._template_booting():
             return
         key = (self._python, self._runtime)
-        with _SPARES_LOCK:
-            template = _TEMPLATES.get(key)
+        with LOCK:
+            template = TEMPLATES.get(key)
         if template is None:
             return
         with anyio.move_on_after(_BOOT_TIMEOUT):
@@ -1608,14 +1530,14 @@ class WorkerPoolExecutor:
         if not self._spare:
             return None
         key = (self._python, self._runtime)
-        with _SPARES_LOCK:
+        with LOCK:
             worker = _SPARES.pop(key, None)
             if worker is None:
                 return _fork(key)
         if worker.alive and not worker.ended():
             return worker
         self._discard(worker)  # it died while it waited: reaped with this pool's workers
-        with _SPARES_LOCK:
+        with LOCK:
             return _fork(key)
 
     def _keep_spare(self) -> None:
@@ -1628,7 +1550,7 @@ class WorkerPoolExecutor:
         if not self._spare:
             return
         key = (self._python, self._runtime)
-        with _SPARES_LOCK:
+        with LOCK:
             kept = _SPARES.get(key)
             if kept is not None and kept.alive and not kept.ended():
                 return
@@ -1641,13 +1563,13 @@ class WorkerPoolExecutor:
             if forked is not None:
                 _SPARES[key] = forked
                 return
-            template = _TEMPLATES.pop(key, None)
+            template = TEMPLATES.pop(key, None)
             if template is not None and not template.gone:
-                _TEMPLATES[key] = template
+                TEMPLATES[key] = template
                 return  # still booting: the next refill forks the spare
             if template is not None:
                 template.close()
-            if supported() and _start_template(key) is not None:
+            if supported() and start_template(key) is not None:
                 return
             try:
                 _SPARES[key] = _Worker(self._python, self._runtime)
@@ -1707,24 +1629,11 @@ _SHIPPED_SIZE: Final = 16
 new scripts), and a script evicted here is still compiled by the worker."""
 
 
-def _start_template(key: tuple[str, str]) -> Template | None:
-    """Start the template for ``key`` (holds ``_SPARES_LOCK``; None if it cannot start)."""
-    python, runtime = key
-    command = [*_worker_command(python), json.dumps(_boot_plan({"mode": TEMPLATE}, python)),
-               runtime]
-    try:
-        template = _TEMPLATES[key] = Template(command, _WORKER_ENV)
-    except (OSError, subprocess.SubprocessError) as exc:
-        _LOG.info("no sandbox worker template: %s", exc)
-        return None
-    return template
-
-
 def _fork(key: tuple[str, str]) -> _Worker | None:
     """A spare forked from the template for ``key``, if it has one ready (never blocks
-    longer than the fork; holds ``_SPARES_LOCK``). A template that fails is dropped and
+    longer than the fork; holds ``LOCK``). A template that fails is dropped and
     logged, and the caller boots a worker instead."""
-    template = _TEMPLATES.get(key)
+    template = TEMPLATES.get(key)
     if template is None or not template.usable():
         return None
     try:

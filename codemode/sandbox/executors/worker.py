@@ -654,7 +654,7 @@ def main(argv: list[str] | None = None) -> None:
     with contextlib.suppress(OSError):
         os.set_blocking(2, False)  # the host reads it bounded; a full pipe drops, never blocks
     plan = _plan(args)
-    # The boot's imports write their bytecode only when the host's would (``pool._boot_plan``).
+    # The boot's imports write their bytecode only when the host's would (``launch.boot_plan``).
     sys.dont_write_bytecode = plan.get("bytecode") is not True
     runtime = _load_runtime(args[-1])
     _warm(runtime, args[-1].partition(":")[0])
@@ -692,7 +692,7 @@ def main(argv: list[str] | None = None) -> None:
     proc.every_run = plan.get("recycle") == "every_run"
     # Boot's objects go to the permanent generation, so no later collection scans them. No
     # full collection first: it finds the boot's ~600 objects of garbage (~130 KB: the
-    # collector was off during the boot, see ``pool._BOOTSTRAP``) and costs 10-30 ms.
+    # collector was off during the boot, see the bootstrap in ``launch``) and costs 10-30 ms.
     gc.freeze()
     gc.enable()  # scripts' cycles are collected (the bootstrap turned it off)
     channel = _Channel(read_fd, write_fd)
