@@ -9,6 +9,7 @@ import ast
 import marshal
 from typing import TYPE_CHECKING, Any
 
+import anyio.lowlevel
 import pytest
 
 from codemode.errors import ScriptCompileError
@@ -190,8 +191,14 @@ async def test_a_worker_collects_cycles_once_booted(spare: bool) -> None:
 
 
 async def test_spawn_starts_the_workers_without_waiting_for_them() -> None:
+    # one before spawn returns (the first run's), the other from the loop's next turn:
+    # its fork does not hold the caller (the first run's SDK and preflight)
+    async with WorkerPoolExecutor(size=1, confinement="off") as first:
+        await first.start()  # the process's template is up and its spare made
     async with WorkerPoolExecutor(size=2, confinement="off") as made:
         made.spawn()
+        assert len(made._idle) == 1
+        await anyio.lowlevel.checkpoint()
         started = list(made._idle)
         assert len(started) == 2 and all(w.process.poll() is None for w in started)
         made.spawn()  # nothing missing: no more processes

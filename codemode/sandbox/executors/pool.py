@@ -1135,6 +1135,8 @@ class WorkerPoolExecutor:
         self._running = 0
         self._closed = False
         self._filling = False
+        self._fill_due = False
+        """Set while :meth:`_fill_soon` has a fill waiting for the loop."""
 
     @property
     def size(self) -> int:
@@ -1171,9 +1173,10 @@ class WorkerPoolExecutor:
         """Start the missing workers' processes now without waiting for them (:meth:`start`
         waits): they boot while the caller does other work (a first run's SDK and
         preflight, or waiting for a model's script). Call it from the pool's event loop
-        thread."""
+        thread. One worker (the spare, if this pool takes it) starts before it returns,
+        the others from the loop right after (:meth:`_fill_soon`)."""
         if not self._closed:
-            self._fill()
+            self._fill(now=1)
             if len(self._idle) + self._running < self._size:
                 self._fill_when_ready()
             elif not self._spare_planned:
@@ -1205,7 +1208,7 @@ class WorkerPoolExecutor:
             else:
                 self._filling = False
                 try:
-                    self._fill()
+                    self._fill(now=1)
                 except Exception as exc:  # a loop callback must not raise: the first run
                     _LOG.info("sandbox workers not started ahead of the first run: %s",  # boots
                               exc)  # them again and reports what stops it
@@ -1438,7 +1441,7 @@ class WorkerPoolExecutor:
             if not worker.alive or worker.exit_status() is not None:
                 self._idle.remove(worker)
                 self._discard(worker)
-        self._fill(defer=False)
+        self._fill(defer=False, now=0 if self._idle else 1)
         chosen = next((w for w in self._idle if w.ready), self._idle[0])
         self._idle.remove(chosen)
         self._running += 1
@@ -1462,14 +1465,21 @@ class WorkerPoolExecutor:
         else:  # after the run has returned: starting a process takes the loop for ms
             loop.call_soon(self._keep_spare)
 
-    def _fill(self, *, defer: bool = True) -> None:
+    def _fill(self, *, defer: bool = True, now: int | None = None) -> None:
         """Start workers until the pool holds ``size`` (idle plus running): the spare
         first, if this pool takes it and it is still alive, then forks of the template.
         While the template boots (this call starts it if the process has none),
         ``defer`` leaves the rest to :meth:`_await_template`: a boot of each worker
-        beside it would take the cores it needs, for the same wait."""
+        beside it would take the cores it needs, for the same wait. ``now``: start at
+        most that many before returning, the rest from the loop's next turn
+        (:meth:`_fill_soon`): a fork holds the loop ~2.5 ms (a boot's ``Popen`` more),
+        which a run that already has its worker need not wait for."""
         refused = False
+        added = 0
         while len(self._idle) + self._running < self._size:
+            if now is not None and added >= now:
+                self._fill_soon(defer=defer)
+                return
             worker = None if refused else self._take_spare()
             if worker is None and defer and self._template_booting():
                 return
@@ -1498,6 +1508,27 @@ class WorkerPoolExecutor:
                     refused = True
                     continue
             self._idle.append(worker)
+            added += 1
+
+    def _fill_soon(self, *, defer: bool) -> None:
+        """:meth:`_fill` from the loop's next turn, once (at once without an asyncio
+        loop). A run that took its worker meanwhile waits for it there, so the forks
+        overlap the worker's confinement instead of preceding the run."""
+        loop = _asyncio_loop()
+        if loop is None:
+            self._fill(defer=defer)
+        elif not self._fill_due:
+            self._fill_due = True
+            loop.call_soon(self._fill_later, defer)
+
+    def _fill_later(self, defer: bool) -> None:
+        self._fill_due = False
+        if self._closed:
+            return
+        try:
+            self._fill(defer=defer)
+        except Exception as exc:  # a loop callback must not raise: the next run fills
+            _LOG.info("sandbox workers not started: %s", exc)  # again and says what stops it
 
     def _template_booting(self) -> bool:
         """True while this pool's template boots (started now if the process has none
