@@ -11,4 +11,4 @@ from tests.sandbox.attacks.compromised_worker import raw
 adopt = broken = closing = dead = every = refuse = raw
 forked = parent = leak = status = lost = plain = exits = stopped = raw
 late = paths = leased = dying = ahead = spawned_spare = spawned_no_spare = raw
-ruleset_kept = ruleset_off = ruleset_unavailable = raw
+ruleset_kept = ruleset_off = ruleset_unavailable = unplanned = raw

@@ -551,3 +551,24 @@ async def test_a_dead_spare_whose_status_is_not_reported_yet_is_not_taken() -> N
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(template, signal.SIGCONT)
+
+
+async def test_a_spare_whose_pipe_takes_no_plan_is_replaced() -> None:
+    """The spare is stopped with its pipe full: the plan cannot be written, so the taking
+    pool kills it and starts another worker in its place (it kept the dead one, and its
+    ``start()`` failed: 'a sandbox worker failed to start')."""
+    async with _with_spare("unplanned") as (_first, spare, _template):
+        (taken,) = [w for w in pool_module._SPARES.values() if w.process.pid == spare]
+        os.kill(spare, signal.SIGSTOP)
+        try:
+            with contextlib.suppress(BlockingIOError):
+                while True:
+                    os.write(taken._write_fd, bytes(65536))
+            async with WorkerPoolExecutor(size=1, runtime=RUNTIME.format("unplanned"),
+                                          confinement="off") as second:
+                await second.start()
+                assert await _pid(second) != spare
+                assert not taken.alive
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(spare, signal.SIGCONT)

@@ -1503,10 +1503,10 @@ class WorkerPoolExecutor:
                 if isinstance(exc, OSError):
                     raise SandboxError(f"could not start a sandbox worker: {exc}") from exc
                 raise
-                if not worker.alive:  # it died since (its pipe took no plan): a boot
-                    self._discard(worker)  # takes its place
-                    refused = True
-                    continue
+            if not worker.alive:  # a spare that died since (its pipe took no plan): a
+                self._discard(worker)  # fork or a boot takes its place
+                refused = True
+                continue
             self._idle.append(worker)
             added += 1
 
