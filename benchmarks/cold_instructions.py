@@ -10,7 +10,9 @@ callgrind collects only inside it and dumps its count as it returns
 (``--toggle-collect``, ``--dump-after``), so each step is counted alone, in one process
 (the first version ran two children per step, each spending 2.2G instructions importing).
 Scripts: the 15-line, 3-call script of ``vs_monty.py``, the same ending in ``result =
-{...}`` (a dialect appends ``result``), and the 303-line script. Steps: ``parse``
+{...}`` (a dialect appends ``result``), the same with bare tool names and no ``await``
+(the plan's rewriting walk; the rewritten text is parsed again), and the 303-line script.
+Steps: ``parse``
 (``ast.parse``), the dialect ``plan``, the ``preflight``, ``rewrite`` (the tree of the
 rewritten text, :func:`~codemode.mode.rewritten.rewritten_tree` or a parse of it), the
 sandbox ``policy``, CPython's ``compile`` of the result; then ``check()``, the whole of
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
 RESULT = vs_monty.CANONICAL.replace("\n{'names'", "\nresult = {'names'")
 assert RESULT != vs_monty.CANONICAL
 SCRIPTS = {"15 lines": vs_monty.CANONICAL, "15 lines, result =": RESULT,
-           "303 lines": vs_monty.LONG}
+           "15 lines, bare": vs_monty.BARE, "303 lines": vs_monty.LONG}
 STEPS = ("parse", "plan", "preflight", "rewrite", "policy", "compile")
 WARM = 3
 

@@ -63,7 +63,7 @@ from codemode.mode.preflight import (
 )
 from codemode.sandbox.language.builtins import SAFE_BUILTINS
 from codemode.sandbox.language.facades import FACADE_NAMES
-from codemode.sandbox.language.policy import POST_INIT, index_nodes, suspends
+from codemode.sandbox.language.policy import POST_INIT, child_fields, index_nodes, suspends
 from codemode.sandbox.runtime.prelude import Prelude
 
 if TYPE_CHECKING:
@@ -220,27 +220,49 @@ _PARTIAL_NAMES: Final = frozenset({"partial", "functools"})
 _N = TypeVar("_N", bound=ast.AST)
 _NOT_IDENTIFIER: Final = re.compile(r"\W")
 
-_Names = tuple[frozenset[str], frozenset[str], dict[str, str], frozenset[str]]
-_names_cache: list[tuple[Mapping[str, str], _Names]] = []
-"""The last registry's names (see :func:`_registry_names`)."""
+_Names = tuple[frozenset[str], frozenset[str], dict[str, str], frozenset[str], int]
+_T = TypeVar("_T")
+_registry_cache: list[tuple[Mapping[str, str], dict[Callable[..., Any], Any]]] = []
+"""The last registry's read-only tool mapping and what was derived from it, by the function
+that derives it (see :func:`_per_registry`)."""
+
+
+def _per_registry(tools: Mapping[str, str], make: Callable[[Mapping[str, str]], _T]) -> _T:
+    """``make(tools)``; for an SDK's read-only mapping made once, not at every run: a run's
+    cost does not grow with the registry."""
+    if not isinstance(tools, MappingProxyType):
+        return make(tools)
+    cached = _registry_cache[0] if _registry_cache else None
+    if cached is None or cached[0] is not tools:
+        cached = (tools, {})
+        _registry_cache[:] = [cached]  # immutable: safe to keep
+    found: _T | None = cached[1].get(make)
+    if found is None:
+        found = cached[1][make] = make(tools)
+    return found
 
 
 def _registry_names(tools: Mapping[str, str]) -> _Names:
     """(first parts of the tool paths, namespaces that are not tools, wire name → path of
     top-level tools, first parts of the dotted wire names of top-level tools: ``weather``
-    of ``weather.get_by_city`` spelled ``weather_get_by_city``). An SDK's read-only mapping
-    is read once, not at every run: a run's cost does not grow with the registry."""
-    cached = _names_cache[0] if _names_cache else None
-    if cached is not None and cached[0] is tools:
-        return cached[1]
+    of ``weather.get_by_city`` spelled ``weather_get_by_city``, the most parts of a tool
+    path plus one); see :func:`_per_registry` (the most parts, counted at every run, cost
+    a check 0.64M instructions with 500 tools)."""
+    return _per_registry(tools, _names_of)
+
+
+def _names_of(tools: Mapping[str, str]) -> _Names:
     top = frozenset(path.split(".")[0] for path in tools)
     namespaces = frozenset(path.split(".")[0] for path in tools if "." in path) - set(tools)
     renamed = {wire: path for path, wire in tools.items() if "." not in path}
     dotted = frozenset(wire.split(".")[0] for wire in renamed if "." in wire) - top
-    found = (top, namespaces, renamed, dotted)
-    if isinstance(tools, MappingProxyType):  # immutable: safe to keep
-        _names_cache[:] = [(tools, found)]
-    return found
+    return (top, namespaces, renamed, dotted,
+            max((path.count(".") for path in tools), default=0) + 1)
+
+
+def _wire_paths(tools: Mapping[str, str]) -> dict[str, str]:
+    """Wire name → tool path (:meth:`_Planner.named`)."""
+    return {wire: path for path, wire in tools.items()}
 
 
 def positional_order(spec: ToolSpec | None, argmap: Mapping[str, str]) -> Sequence[str] | None:
@@ -548,6 +570,10 @@ class _Scope:
     node: ast.AST | None = None
 
 
+_PLANNER_VISITS: dict[type, Callable[[_Planner, Any], Any]] = {}
+"""Node type -> the ``_Planner`` method that visits it (filled on use)."""
+
+
 class _Planner(ast.NodeVisitor):
     skips = True
     """Whether a pass the node-type index shows can find nothing is skipped (tests set it
@@ -562,7 +588,7 @@ class _Planner(ast.NodeVisitor):
         self.specs = specs
         self.inputs = inputs
         self.strict = strict
-        self.wires: dict[str, str] | None = None
+        self.wires: Mapping[str, str] | None = None
         """Wire name → tool path, made when a script names a tool by text."""
         self.edits = edits
         self.problems: list[Problem] = []
@@ -596,7 +622,8 @@ class _Planner(ast.NodeVisitor):
         self.bound, self.def_only = _bound_names(kinds, stored)
         self.stores = stores
         """Name → how many times the script binds it (a plain name target)."""
-        top, self.namespaces, renamed, dotted = _registry_names(tools)
+        top, self.namespaces, renamed, dotted, self.most_parts = _registry_names(tools)
+        """``most_parts``: the most parts (``a.b`` two) a tool path has, plus one."""
         self.bare: dict[str, str] = {}
         """Bare global → tool path / namespace, for the names this script reads."""
         self.refused_bare: dict[str, tuple[str, str]] = {}
@@ -963,7 +990,8 @@ class _Planner(ast.NodeVisitor):
             return name
         wires = self.wires
         if wires is None:
-            wires = self.wires = {wire: path for path, wire in self.tools.items()}
+            # made per registry: a script naming a namespace (``tools.ns.x``) asks here
+            wires = self.wires = _per_registry(self.tools, _wire_paths)
         if name in wires:
             return wires[name]
         spelled = _NOT_IDENTIFIER.sub("_", name)
@@ -2718,6 +2746,35 @@ class _Planner(ast.NodeVisitor):
 
     # -- the walk -------------------------------------------------------------------------
 
+    def visit(self, node: ast.AST) -> Any:
+        """``NodeVisitor.visit`` with the method found once per node type: a script that
+        needs the walk (bare tool names, calls without ``await``) has all its nodes
+        visited, and the lookup by name cost a fifth of its ``check()``."""
+        kind = type(node)
+        method = _PLANNER_VISITS.get(kind)
+        if method is None:
+            method = _PLANNER_VISITS[kind] = getattr(
+                _Planner, "visit_" + kind.__name__, _Planner.generic_visit)
+        return method(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        """``NodeVisitor.generic_visit`` over the fields that may hold a node
+        (:func:`child_fields`, in ``_fields`` order): no ``visit_`` method here reads a
+        context, an operator or a scalar."""
+        visit = self.visit
+        for name in child_fields(type(node)):
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        visit(item)
+            elif isinstance(value, ast.AST):
+                visit(value)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        """Nothing below a constant (``NodeVisitor``'s looks for the removed
+        ``visit_Num``/``visit_Str`` … methods first)."""
+
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         for item in [*node.decorator_list, *node.args.defaults, *node.args.kw_defaults]:
             if item is not None:
@@ -3513,7 +3570,7 @@ class _Planner(ast.NodeVisitor):
         # a link more attributes from its base than any tool path has parts names no tool:
         # walking every link of ``a.a.a….b`` to its base was quadratic (990 links, 2,000
         # characters: 0.5 s of the host's loop; 2,900 links: 5 s)
-        most = max((path.count(".") for path in self.tools), default=0) + 1
+        most = self.most_parts
         # without bare names only attribute chains name tools (in ``nodes`` order either way)
         for node in self.nodes if bare else self.of(ast.Attribute):
             kind = type(node)

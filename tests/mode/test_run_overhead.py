@@ -3,17 +3,20 @@ paths is made once per SDK and found again by identity (no time is asserted)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import ast
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import codemode as cm
+from codemode.mode.dialects import plan
 from codemode.sandbox import InProcessExecutor
 from codemode.sandbox.executors import broker
 from codemode.sandbox.runtime import toolproxy
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 pytestmark = pytest.mark.anyio
 
@@ -56,3 +59,30 @@ async def test_a_run_with_a_thousand_tools_calls_the_right_one() -> None:
             result = await mode.run("[await tools.t0(), await tools.t999()]")
             assert result.error is None, result.error
             assert result.value == [0, 999]
+
+
+class _CountedPaths(dict[str, str]):
+    """Tool paths that count how often they are iterated."""
+
+    reads = 0
+
+    def __iter__(self) -> Iterator[str]:
+        type(self).reads += 1
+        return super().__iter__()
+
+    def items(self) -> Any:
+        type(self).reads += 1
+        return super().items()
+
+
+def test_the_dialect_plan_reads_the_registry_once_per_sdk() -> None:
+    tools = MappingProxyType(_CountedPaths({f"ns.t{i}": f"ns.t{i}" for i in range(1000)}))
+    script = "a = await tools.ns.t0()\nb = await tools.ns.t999(x=a)\n[a, b]\n"
+    first = plan(script, ast.parse(script), tools=tools, arguments={}, specs={})
+    assert first.problems == []
+    before = _CountedPaths.reads
+    for i in range(3):
+        text = f"{script}# {i}\n"
+        again = plan(text, ast.parse(text), tools=tools, arguments={}, specs={})
+        assert again.problems == [] and again.prelude.orders == first.prelude.orders
+    assert _CountedPaths.reads == before

@@ -768,18 +768,6 @@ def _small_range(call: ast.Call) -> bool:
                and abs(arg.value) < _SMALL_CONSTANT for arg in call.args)
 
 
-def _all_nodes(tree: ast.AST) -> list[ast.AST]:
-    """Every node of ``tree`` but contexts and operators, each after its parent."""
-    nodes: list[ast.AST] = []
-    stack: list[Any] = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.AST):
-            nodes.append(node)
-            _push_children(node, stack)
-    return nodes
-
-
 def index_nodes(tree: ast.AST) -> tuple[list[ast.AST], dict[ast.AST, ast.AST],
                                         dict[type, list[ast.AST]]]:
     """One walk of ``tree``: (every node but contexts and operators, breadth first, so each
@@ -823,9 +811,11 @@ def _binding_sites(tree: ast.AST, nodes: Iterable[ast.AST] | None = None,
     when the caller already listed them (the preflight did): no second walk. ``kinds``
     (:func:`index_nodes`): only the nodes of the types that bind are read, a type at a
     time (a long script's thousands of ``Name`` nodes in one set comprehension)."""
+    if kinds is None and nodes is None:
+        kinds = index_nodes(tree)[2]  # a fifth fewer instructions than listing, then grouping
     if kinds is None:
         grouped: dict[type, list[ast.AST]] = {}
-        for node in _all_nodes(tree) if nodes is None else nodes:
+        for node in nodes or ():
             same = grouped.get(type(node))
             if same is None:
                 grouped[type(node)] = [node]
