@@ -7,12 +7,15 @@ none starts once the run is over.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import sys
 from typing import Any
 
 import anyio
 
 from codemode.sandbox import InProcessExecutor, Limits
+from codemode.sandbox.executors import inprocess as inprocess_module
 from codemode.sandbox.language.state import CURRENT_RUN
 
 REQUEST: contextvars.ContextVar[str] = contextvars.ContextVar("request", default="unset")
@@ -83,3 +86,40 @@ async def test_a_call_cut_off_by_the_timeout_is_stopped_on_the_host() -> None:
     assert entered.is_set()
     assert result.error is not None and result.error.limit == "timeout"
     assert left == ["stopped"]  # the host task was cancelled before run() returned
+
+
+async def test_a_call_starts_at_once_though_the_next_is_queued_meanwhile() -> None:
+    # The script thread may queue its next call's start on the host loop while the host
+    # creates the task of the one before (here: queued by create_task itself, before the
+    # step). That call's first step still runs at once, before the queued one: 3.11 ran
+    # it a turn later, after the next call's eager start, and the calls were answered
+    # out of the order the script sent them (seen once in CI, a gather's replies reversed).
+    loop = asyncio.get_running_loop()
+    order: list[str] = []
+    started: list[asyncio.Task[None]] = []
+
+    async def call() -> None:
+        order.append("first call's step")
+
+    create_task = loop.create_task
+
+    def racing(coro: Any) -> asyncio.Task[None]:
+        loop.call_soon(order.append, "next call's start")
+        return create_task(coro)
+
+    def start() -> None:  # on the host loop, as InProcessExecutor's start callback
+        loop.create_task = racing  # type: ignore[method-assign]
+        try:
+            started.append(inprocess_module._eager_task(loop, call()))
+        finally:
+            del loop.create_task
+        order.append("returned")
+
+    loop.call_soon(start)
+    while "returned" not in order:  # noqa: ASYNC110 (a loop callback appends)
+        await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    # (3.12+ starts the task eagerly without create_task: nothing races, nothing queued)
+    assert order[:2] == ["first call's step", "returned"]
+    assert order[2:] == ([] if sys.version_info >= (3, 12) else ["next call's start"])
+    assert started[0].done()

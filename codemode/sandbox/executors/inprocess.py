@@ -341,11 +341,18 @@ def _eager_task(loop: asyncio.AbstractEventLoop,
     if sys.version_info >= (3, 12):
         return asyncio.Task(coro, loop=loop, eager_start=True)
     # ``_ready`` and ``Handle._callback`` are private: asyncio 3.11 has no eager start
+    # The script thread may append its next call's ``start`` meanwhile (before or after
+    # the step): the step is looked for among what came after ``before`` (only this thread
+    # takes from the left), so the calls still start in the order the script sent them.
     ready = loop._ready  # type: ignore[attr-defined]
     before = len(ready)
     task = loop.create_task(coro)
-    if len(ready) == before + 1 and getattr(ready[-1]._callback, "__self__", None) is task:
-        ready.pop()._run()
+    for index in range(len(ready) - 1, before - 1, -1):
+        handle = ready[index]
+        if getattr(handle._callback, "__self__", None) is task:
+            del ready[index]
+            handle._run()
+            break
     return task
 
 
