@@ -10,6 +10,7 @@ import pytest
 
 import codemode as cm
 from codemode.sandbox import Executor, InProcessExecutor, WorkerPoolExecutor
+from codemode.sandbox.language.meter import SCRIPT_FILENAME
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -47,15 +48,21 @@ class Recorder:
 
 @pytest.fixture
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The text sources ``ast.parse`` is called with from now on. Not bytes: pytest's
-    assertion rewriting parses the bytes of each codemode module as it loads (the
-    package's pytest plugin makes it rewrite the whole distribution), and a CodeMode's
-    first check, prompt or run loads the modules that prepare scripts."""
+    """The scripts codemode parses from now on: ``ast.parse`` calls named
+    ``SCRIPT_FILENAME``, as every parse of a script's text is (``parse_tree``). Not the
+    other parses in the process, on any thread: pytest's assertion rewriting of each
+    codemode module a CodeMode's first check, prompt or run loads (the package's pytest
+    plugin makes it rewrite the whole distribution), a module's own constants (the
+    policy's prologue), another library reading a module's source. One such parse, of
+    the asyncio facade's source while a new in-process script thread loaded it (26
+    problems, the first "module 'inspect' is not available"), was taken for the warm-up
+    script's once in ~25 runs."""
     seen: list[str] = []
     parse = ast.parse
 
     def counting(source: Any, *args: Any, **kwargs: Any) -> Any:
-        if not isinstance(source, bytes):
+        filename = args[0] if args else kwargs.get("filename")
+        if isinstance(source, str) and filename == SCRIPT_FILENAME:
             seen.append(source)
         return parse(source, *args, **kwargs)
 

@@ -211,6 +211,21 @@ def test_a_script_seen_again_reuses_its_preflight_until_the_registry_changes(
     assert parses[0] == script
 
 
+def test_parses_counts_only_the_scripts_codemode_parses(parses: list[str]) -> None:
+    # Other code parsing a module's source meanwhile, on any thread (pytest reading a
+    # source, a library's inspection), is not a script's parse: the warm-up test once
+    # took one for the warm-up script (26 problems, "module 'inspect' is not available").
+    source = "import inspect\nx = inspect.isclass(int)\n"
+    ast.parse(source)
+    other = threading.Thread(target=ast.parse, args=(source, "source"))
+    other.start()
+    other.join()
+    mode = cm.CodeMode(_registry(), executor=InProcessExecutor())
+    script = f"x = await tools.echo(i=1)\nx\n# {next(_unique)}"
+    assert mode.check(script) == []
+    assert parses == [script]
+
+
 async def test_a_prompt_on_a_loop_prepares_a_warm_up_script_once(parses: list[str]) -> None:
     # The model's turn runs the host's preparation code once, so the first real run does
     # not run it cold; the warm-up script itself is one the sandbox accepts as it is.

@@ -23,9 +23,11 @@ import pytest
 
 from codemode.errors import SandboxError, ToolCallError, WorkerProtocolError
 from codemode.sandbox.executors import pool as pool_module
+from codemode.sandbox.executors.lost_error import LOST_EXCEPTION, memory_error
 from codemode.sandbox.executors.pool import WorkerPoolExecutor
 from codemode.sandbox.executors.protocol import MAX_FRAME, FrameDecoder, encode, encode_call
 from codemode.sandbox.limits import Limits
+from codemode.sandbox.runtime.result import ScriptError
 from tests.sandbox.host_ticks import host_ticks
 
 if TYPE_CHECKING:
@@ -318,6 +320,58 @@ async def test_memory_limit_stops_script_and_recycles_worker(
         assert (
             await executor.run("'sentinel'", call_tool=echo, tool_paths=PATHS)
         ).value == "sentinel"
+
+
+TO_THE_CAP = """\
+chunks = []
+try:
+    while True:
+        chunks.append(bytes(1 << 18))
+except MemoryError:
+    pass
+del chunks
+"""
+"""Trusted stand-in code: allocate until the run's address-space cap refuses."""
+
+SMALL_MEMORY = Limits(memory=32 << 20, timeout=10.0)
+
+
+@pytest.mark.parametrize(
+    ("source", "error_type", "limit"),
+    [
+        (TO_THE_CAP + f"raise SystemError({LOST_EXCEPTION!r})", "LimitExceeded", "memory"),
+        (f"raise SystemError({LOST_EXCEPTION!r})", "SystemError", None),
+        (TO_THE_CAP + "raise SystemError('bad argument to internal function')",
+         "SystemError", None),
+    ],
+    ids=["lost-at-the-cap", "lost-far-from-the-cap", "other-system-error-at-the-cap"],
+)
+async def test_an_exception_lost_at_the_memory_cap_is_the_memory_limit(
+    pool: WorkerPoolExecutor, source: str, error_type: str, limit: str | None
+) -> None:
+    """CPython 3.11-3.13 can drop the exception a frame raises when the address space is
+    at its cap, leaving ``SystemError: error return without exception set`` (see
+    ``executors/lost_error.py``; CI: the attack row ``r11-wait-over-many-awaitables`` on
+    3.13). Which allocation fails depends on the memory layout, so no script makes it
+    happen on purpose: the stand-in really runs the worker into its cap (a
+    ``MemoryError`` from ``RLIMIT_AS``), then raises what CPython raised. The same error
+    far from the cap, and any other ``SystemError``, are reported as they are."""
+    result = await pool.run(source, call_tool=echo, tool_paths=PATHS, limits=SMALL_MEMORY)
+    assert result.error is not None
+    assert (result.error.type, result.error.limit) == (error_type, limit), result.error
+    if limit is None:
+        assert result.error.message in source
+
+
+def test_the_memory_limit_keeps_where_the_exception_was_lost() -> None:
+    frames = "Traceback (script frames, most recent call last):\n  line 2, in <script>\n"
+    lost = ScriptError(type="SystemError", message=LOST_EXCEPTION, line=2, column=21,
+                       traceback=f"{frames}SystemError: {LOST_EXCEPTION}")
+    error = memory_error(lost, SMALL_MEMORY)
+    assert (error.type, error.limit, error.line, error.column) == ("LimitExceeded", "memory",
+                                                                   2, 21)
+    assert error.message == f"limit exceeded: memory={SMALL_MEMORY.memory}: out of memory"
+    assert error.traceback == f"{frames}LimitExceeded: {error.message}"
 
 
 @pytest.mark.parametrize(

@@ -47,10 +47,12 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Collection
+from dataclasses import replace
 from typing import Any, Final, Protocol
 
 from codemode.errors import LimitExceeded, WorkerProtocolError
 from codemode.sandbox.executors import confine
+from codemode.sandbox.executors.lost_error import lost_at_cap, memory_error
 from codemode.sandbox.executors.protocol import (
     BLOB,
     BOUNDS_TEXT,
@@ -422,6 +424,8 @@ class _Proc:
             self._clear_refs = None
         self._as_hard = resource.getrlimit(resource.RLIMIT_AS)[1]
         self._cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+        self.cap: int | None = None
+        """The last run's ``RLIMIT_AS`` cap in bytes."""
 
     def address_space(self) -> int:
         """The worker's current virtual memory size in bytes."""
@@ -450,8 +454,8 @@ class _Proc:
         spent = cpu_used.ru_utime + cpu_used.ru_stime
         resource.setrlimit(resource.RLIMIT_CPU,
                            (_capped(math.ceil(spent + limits.timeout) + 1), self._cpu_hard))
-        resource.setrlimit(resource.RLIMIT_AS,
-                           (_capped(self.address_space() + limits.memory, _AS_CAP), self._as_hard))
+        self.cap = _capped(self.address_space() + limits.memory, _AS_CAP)
+        resource.setrlimit(resource.RLIMIT_AS, (self.cap, self._as_hard))
 
     def _limit_hard(self, limits: Limits) -> None:
         cpu_used = resource.getrusage(resource.RUSAGE_SELF)
@@ -469,7 +473,8 @@ class _Proc:
             self._as_hard = memory
         elif memory > self._as_hard + _AS_TOLERANCE:
             self.retire = True
-        resource.setrlimit(resource.RLIMIT_AS, (min(memory, self._as_hard), self._as_hard))
+        self.cap = min(memory, self._as_hard)
+        resource.setrlimit(resource.RLIMIT_AS, (self.cap, self._as_hard))
         if self._cpu_hard - cpu < math.ceil(limits.timeout) + 2:
             self.retire = True
 
@@ -490,9 +495,16 @@ class _Proc:
 
     def peak_memory(self) -> int | None:
         """Peak resident bytes since the last reset (``VmHWM``), or None where unknown."""
+        return self._status_bytes(b"VmHWM:")
+
+    def peak_address_space(self) -> int | None:
+        """The process's peak virtual memory size (``VmPeak``), or None where unknown."""
+        return self._status_bytes(b"VmPeak:")
+
+    def _status_bytes(self, field: bytes) -> int | None:
         try:
             text = os.pread(self._status, 4096, 0)
-            start = text.index(b"VmHWM:") + 6
+            start = text.index(field) + len(field)
             return int(text[start : text.index(b"kB", start)]) * 1024
         except (OSError, ValueError):
             return None
@@ -562,6 +574,9 @@ def _serve_forever(channel: _Channel, runtime: ScriptRuntime, proc: _Proc) -> No
             proc.unlimit_run()
         if outcome.error is not None and outcome.error.type == "MemoryError":
             outcome = _memory_outcome(limits)
+        elif outcome.error is not None and lost_at_cap(
+                outcome.error, peak=proc.peak_address_space(), cap=proc.cap):
+            outcome = replace(outcome, error=memory_error(outcome.error, limits))
         peak = proc.peak_memory() if measured else None
         retiring = reserve is None or next_loop is None or proc.retire
         channel.send(["done", outcome.to_json(), peak, retiring, payload.get("run")])
