@@ -335,8 +335,12 @@ class ScriptPlan:
     """Node type → the nodes of exactly that type, in ``nodes`` order (the policy reads
     its binding sites from them)."""
     appended: int | None = None
-    """Where ``source`` goes on past the script when appending lines was the plan's only
-    edit (:mod:`codemode.mode.rewritten`); else None."""
+    """Where ``source`` goes on past the script's (edited) lines with the lines the plan
+    appended; None when it appended none."""
+    awaits: tuple[ast.AST, ...] | None = ()
+    """The script's nodes the plan put in ``(await ...)`` when those wraps were its only
+    edits within the script's lines (:mod:`codemode.mode.rewritten` adds the ``Await``
+    nodes to the tree instead of parsing the text again); None after any other edit."""
 
 
 def _root(node: ast.expr) -> tuple[str | None, list[str]]:
@@ -483,8 +487,11 @@ class _Edits:
         """(start, end, order, span, text): replace data[start:end] with text."""
         self.tail: list[str] = []
         self.appended: int | None = None
-        """Where :meth:`apply`'s text goes on past the source when its only edit is the
-        appended ``tail``."""
+        """Where :meth:`apply`'s text goes on with the appended ``tail`` (None without)."""
+        self.awaits: list[ast.AST] = []
+        """The nodes :meth:`wrap` put in ``(await ...)``, in order: when they are all the
+        in-line edits, the rewritten text's tree is the script's with those ``Await`` nodes
+        (:mod:`codemode.mode.rewritten`)."""
 
     @property
     def data(self) -> bytes:
@@ -521,6 +528,8 @@ class _Edits:
     def wrap(self, node: ast.AST, before: str, after: str) -> None:
         start, end = self.start(node), self.end(node)
         span = end - start
+        if before == "(await " and after == ")":
+            self.awaits.append(node)
         self.items.append((start, start, 1, -span, before.encode()))
         self.items.append((end, end, 0, span, after.encode()))
 
@@ -545,8 +554,18 @@ class _Edits:
         if self.tail:
             if out and not out.endswith("\n"):
                 out += "\n"
+            self.appended = len(out)
             out += "\n".join(self.tail) + "\n"
         return out
+
+    def tree_edits(self) -> tuple[ast.AST, ...] | None:
+        """The nodes put in ``(await ...)`` when those are the only in-line edits (each
+        once); None when another edit changed the text."""
+        awaits = self.awaits
+        if len(self.items) != 2 * len(awaits) or len({id(node) for node in awaits}) != len(
+                awaits):
+            return None
+        return tuple(awaits)
 
 
 def _implicit_call(node: ast.FunctionDef) -> str | None:
@@ -3673,4 +3692,4 @@ def plan(source: str, tree: ast.Module, *, tools: Mapping[str, str],
     return ScriptPlan(source=rewritten, prelude=prelude, problems=planner.problems,
                       dialects=tuple(planner.used), tool_of=planner.plan_tool_of,
                       nodes=planner.nodes, parents=planner.parents, kinds=planner.kinds,
-                      appended=edits.appended)
+                      appended=edits.appended, awaits=edits.tree_edits())
