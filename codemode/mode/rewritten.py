@@ -46,7 +46,7 @@ def rewritten_tree(script: str, tree: ast.Module, found: ScriptPlan
         return tree, found.kinds
     source = found.source
     # Python ends a line at "\r" too; the tail's first line is counted in "\n" alone
-    if found.awaits is None or "\r" in source:
+    if found.tree_edits is None or "\r" in source:
         return None
     start = found.appended
     tail = None
@@ -56,11 +56,9 @@ def rewritten_tree(script: str, tree: ast.Module, found: ScriptPlan
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None  # parsing the whole text reports it as it always did
     kinds = dict(found.kinds)
-    if found.awaits:
-        made = _awaited(found.nodes, found.parents, found.awaits)
-        if made is None:
-            return None
-        kinds[ast.Await] = [*kinds.get(ast.Await, ()), *made]
+    awaits, asyncs = found.tree_edits
+    if (awaits or asyncs) and not _edited(found.nodes, found.parents, awaits, asyncs, kinds):
+        return None
     if tail is None or start is None:
         return tree, kinds
     shift = source.count("\n", 0, start)
@@ -79,30 +77,40 @@ def rewritten_tree(script: str, tree: ast.Module, found: ScriptPlan
 
 _OPENER: Final = len("(await ")
 """Bytes ``(await `` moves what follows it on its line (AST columns count UTF-8 bytes)."""
+_ASYNC: Final = len("async ")
+
+_CLOSER, _OPENS, _PREFIX = 0, 1, 2
+"""What a text inserted at a column is: ``)``, ``(await `` or ``async ``."""
 
 
-def _awaited(nodes: Sequence[ast.AST], parents: Mapping[ast.AST, ast.AST],
-             wrapped: Sequence[ast.AST]) -> list[ast.Await] | None:
-    """Put each of ``wrapped`` in an ``Await`` where it stands, and move every node's
-    columns as the text's ``(await `` and ``)`` moved them (the lines stay): the tree of
-    the wrapped text, as its parse gives it (the ``Await`` starts after its parenthesis
-    and ends with its value). ``nodes``: the tree's nodes; ``parents``: node → its parent.
-    None when a wrapped node is no expression.
+def _edited(nodes: Sequence[ast.AST], parents: Mapping[ast.AST, ast.AST],
+            wrapped: Sequence[ast.AST], asyncs: Sequence[ast.FunctionDef], kinds: Kinds,
+            ) -> bool:
+    """Put each of ``wrapped`` in an ``Await`` where it stands, make each of ``asyncs`` an
+    ``AsyncFunctionDef``, and move every node's columns as the text's ``(await ``, ``)``
+    and ``async `` moved them (the lines stay): the tree of the edited text, as its parse
+    gives it (an ``Await`` starts after its parenthesis and ends with its value; an
+    ``async def`` starts at ``async``). ``nodes``: the tree's nodes; ``parents``: node →
+    its parent; ``kinds``: the index of the nodes by type, brought up to date. False
+    when a wrapped node is no expression or not in its parent (the tree is then the
+    script's no more: the caller parses the edited text).
 
     At a column where a text goes in, a node's start moves past an opener only when it is
-    that wrapped node or within it (the outer opener comes first), and past a closer
-    always; its end moves past a closer only when the wrapped node is within it."""
-    lines: dict[int, list[tuple[int, int, ast.AST]]] = {}
-    """line → (column, bytes inserted there, the wrapped node) for each opener and closer;
-    an opener's bytes are :data:`_OPENER`, a closer's 1."""
+    that wrapped node or within it (the outer opener comes first), past a closer always
+    and past ``async `` never (only the ``def`` starts there); its end moves past a closer
+    only when the wrapped node is within it."""
+    lines: dict[int, list[tuple[int, int, int, ast.AST]]] = {}
+    """line → (column, bytes inserted there, which text, the node it is for)."""
     exprs: list[ast.expr] = []
     for node in wrapped:
         if not isinstance(node, ast.expr) or node.end_lineno is None or (
                 node.end_col_offset is None):
-            return None
+            return False
         exprs.append(node)
-        lines.setdefault(node.lineno, []).append((node.col_offset, _OPENER, node))
-        lines.setdefault(node.end_lineno, []).append((node.end_col_offset, 1, node))
+        lines.setdefault(node.lineno, []).append((node.col_offset, _OPENER, _OPENS, node))
+        lines.setdefault(node.end_lineno, []).append((node.end_col_offset, 1, _CLOSER, node))
+    for func in asyncs:
+        lines.setdefault(func.lineno, []).append((func.col_offset, _ASYNC, _PREFIX, func))
     for node in nodes:
         line = getattr(node, "lineno", None)
         if line is None:
@@ -110,31 +118,72 @@ def _awaited(nodes: Sequence[ast.AST], parents: Mapping[ast.AST, ast.AST],
         here = lines.get(line)
         if here is not None:
             column = moved = node.col_offset  # type: ignore[attr-defined]
-            for at, size, owner in here:
-                if at < column or (at == column and (
-                        size == 1 or _within(node, owner, parents))):
+            for at, size, text, owner in here:
+                if at < column or (at == column and (text == _CLOSER or (
+                        text == _OPENS and _within(node, owner, parents)))):
                     moved += size
             node.col_offset = moved  # type: ignore[attr-defined]
         here = lines.get(node.end_lineno)  # type: ignore[attr-defined]
         if here is not None:
             column = moved = node.end_col_offset  # type: ignore[attr-defined]
-            for at, size, owner in here:
-                if at < column or (at == column and size == 1 and node is not owner
+            for at, size, text, owner in here:
+                if at < column or (at == column and text == _CLOSER and node is not owner
                                    and _within(owner, node, parents)):
                     moved += size
             node.end_col_offset = moved  # type: ignore[attr-defined]
-    made: list[ast.Await] = []
+    made: list[ast.AST] = []
     for expr in exprs:
-        parent = parents.get(expr)
         awaited = ast.Await(expr)
-        if parent is None or not _replace(parent, expr, awaited):
-            return None
         awaited.lineno = expr.lineno
         awaited.col_offset = expr.col_offset + 1 - _OPENER
         awaited.end_lineno = expr.end_lineno
         awaited.end_col_offset = expr.end_col_offset
+        if not _put(parents, expr, awaited):
+            return False  # the caller parses the text (this tree is left half edited)
         made.append(awaited)
+    if made:
+        kinds[ast.Await] = [*kinds.get(ast.Await, ()), *made]
+    if asyncs:
+        made = []
+        for func in asyncs:
+            new = _async_def(func)
+            if not _put(parents, func, new):
+                return False
+            made.append(new)
+        gone = {id(func) for func in asyncs}
+        kept = [node for node in kinds.get(ast.FunctionDef, ()) if id(node) not in gone]
+        if kept:
+            kinds[ast.FunctionDef] = kept
+        else:
+            kinds.pop(ast.FunctionDef, None)
+        kinds[ast.AsyncFunctionDef] = [*kinds.get(ast.AsyncFunctionDef, ()), *made]
+    return True
+
+
+def _async_def(func: ast.FunctionDef) -> ast.AsyncFunctionDef:
+    """``func`` as an ``async def``: its fields, its location."""
+    made = ast.AsyncFunctionDef(**{name: getattr(func, name) for name in func._fields})
+    made.lineno = func.lineno
+    made.col_offset = func.col_offset
+    made.end_lineno = func.end_lineno
+    made.end_col_offset = func.end_col_offset
     return made
+
+
+def _put(parents: Mapping[ast.AST, ast.AST], node: ast.AST, new: ast.AST) -> bool:
+    """Put ``new`` where ``node`` stands in its parent's fields; False if it is in none."""
+    parent = parents.get(node)
+    for name in () if parent is None else parent._fields:
+        value = getattr(parent, name, None)
+        if value is node:
+            setattr(parent, name, new)
+            return True
+        if type(value) is list:
+            for index, item in enumerate(value):
+                if item is node:
+                    value[index] = new
+                    return True
+    return False
 
 
 def _within(node: ast.AST | None, owner: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> bool:
@@ -143,19 +192,4 @@ def _within(node: ast.AST | None, owner: ast.AST, parents: Mapping[ast.AST, ast.
         if node is owner:
             return True
         node = parents.get(node)
-    return False
-
-
-def _replace(parent: ast.AST, child: ast.AST, new: ast.AST) -> bool:
-    """Put ``new`` where ``child`` is in ``parent``'s fields; False if it is in none."""
-    for name in parent._fields:
-        value = getattr(parent, name, None)
-        if value is child:
-            setattr(parent, name, new)
-            return True
-        if type(value) is list:
-            for index, item in enumerate(value):
-                if item is child:
-                    value[index] = new
-                    return True
     return False

@@ -56,8 +56,9 @@ def test_a_script_awaited_in_line_is_compiled_from_its_own_tree(parses: list[str
 def test_a_rewritten_script_is_compiled_from_its_rewritten_text(parses: list[str]) -> None:
     mode = cm.CodeMode(_registry(), executor=InProcessExecutor())
     mode.sdk()
-    # ``async `` before the ``def``: no tree edit the plan makes in place
-    script = f"def f():\n    return echo(1)\nx = f()\nx\n# {next(_unique)}"
+    # ``asyncio.run(main())`` made ``await main()``: no edit the tree follows
+    script = (f"import asyncio\nasync def main():\n    return await tools.echo(i=1)\n"
+              f"x = asyncio.run(main())\nx\n# {next(_unique)}")
     parses.clear()
     assert mode.check(script) == []
     assert parses[0] == script and len(parses) == 2 and parses[1] != script

@@ -53,11 +53,15 @@ AWAITED = [
     "print(add(1, 2), add(3, 4))\nadd(5, 6)\n",
     "async def f():\n    return add(1, 2)\nresult = await f()\n",
     "x = tools.add(a=1, b=2)\nresult = x\n",  # awaited, not bare
+    "def f(a):\n    return add(a, 2)\nresult = f(1)\n",  # ``async def``, awaited call
+    "def f(a): return add(a, 2)\n@g\ndef h(): return add(1, f(2))\n",
+    "def main():\n    return tools.add(a=3, b=2)\n",  # ``await main()`` appended
+    "class C:\n    def f(self):\n        return add(1, 2)\nresult = C().f()\n",
 ]
-"""Scripts whose plan only puts calls in ``(await ...)`` (and maybe appends lines)."""
+"""Scripts whose plan only puts calls in ``(await ...)``, makes functions ``async def``
+(and maybe appends lines)."""
 
 NOT_APPENDED = [
-    "def main():\n    return tools.add(a=3, b=2)\n",  # ``async `` before ``def`` too
     "import asyncio\nasync def main():\n    return 1\nif __name__ == '__main__':\n"
     "    result = asyncio.run(main())\n",  # the test made ``True`` too
     "result = 1\r\n",  # lines ended by "\r": parsed whole
@@ -74,6 +78,11 @@ def _planned(mode: cm.CodeMode, script: str) -> tuple[ast.Module, Any]:
     tree = ast.parse(script)
     return tree, plan(script, tree, tools=sdk.names.tools, arguments=sdk.names.arguments,
                       specs=specs)
+
+
+def _edited_in_place(found: Any) -> bool:
+    """Whether the plan made edits within the script's lines that the tree follows."""
+    return found.tree_edits is not None and any(found.tree_edits)
 
 
 def _facts(code: CodeType) -> Any:
@@ -134,7 +143,7 @@ def test_appended_lines_give_the_tree_and_code_of_the_whole_text(
 def test_awaited_calls_give_the_tree_and_code_of_the_whole_text(
         script: str, registry: cm.ToolRegistry) -> None:
     mode = _mode(registry)
-    assert _planned(mode, script)[1].awaits
+    assert _edited_in_place(_planned(mode, script)[1])
     assert _same_as_parsing_the_text(script, mode)
 
 
@@ -176,7 +185,7 @@ def test_every_corpus_script_awaited_in_place_has_the_tree_of_its_text() -> None
     compared = 0
     for script in _compat_scripts():
         planned = _planned(mode, script)
-        if planned[1].awaits:
+        if _edited_in_place(planned[1]):
             assert _same_tree(script, mode, planned) is not None, script
             compared += 1
     assert compared > 300
