@@ -13,6 +13,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from codemode.sandbox.language.parsing import converted, parse_tree
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -35,7 +37,7 @@ def run_in_cpython(script: str, namespace: dict[str, Any], *,
     its ``result`` variable or its ``final_answer``; in a thread with no running loop, so
     ``asyncio.run(main())`` runs as it does for the model's own host. ``stderr``: what
     the script writes there is output too (the sandbox's run output holds both)."""
-    tree = ast.parse(script)
+    tree = parse_tree(script, "<cpython>")
     last = tree.body[-1]
     if isinstance(last, ast.Expr):
         tree.body[-1] = ast.copy_location(
@@ -43,8 +45,8 @@ def run_in_cpython(script: str, namespace: dict[str, Any], *,
     # dont_inherit: a test module's ``from __future__ import annotations`` would make
     # every annotation of the row a string (dataclasses would then look KW_ONLY up in
     # __main__)
-    code = compile(ast.fix_missing_locations(tree), "<cpython>", "exec",
-                   flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    code = converted(compile, ast.fix_missing_locations(tree), "<cpython>", "exec",
+                     flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     output = io.StringIO()
     outcome: dict[str, Any] = {}
 

@@ -276,10 +276,41 @@ async def g(text):
 kept = [g("x" * 1000) for _ in range(3)]
 'done'
 """,
+    # r50: the close after the run's end reaches an exit that host code stands in for (an
+    # exit stack, a @contextmanager), which raises a TypeError in the stop's place; a
+    # suppress(TypeError) around it swallowed that and the generator yielded again
+    "generator-suppresses-what-an-exit-raised": """
+import contextlib
+def g():
+    with contextlib.suppress(TypeError):
+        with contextlib.ExitStack():
+            yield 1
+    yield 2
+kept = [g()]
+kept.append(kept)
+next(kept[0])
+'done'
+""",
+    "async-generator-suppresses-what-an-exit-raised": """
+import contextlib
+async def g():
+    try:
+        yield 1
+    finally:
+        with contextlib.suppress(TypeError):
+            async with contextlib.AsyncExitStack():
+                yield 2
+        yield 3
+kept = [g()]
+kept.append(kept)
+await anext(kept[0])
+'done'
+""",
 }
-"""Generators a run leaves for its end to close: those above, and async generators never
+"""Generators a run leaves for its end to close: those above, async generators never
 iterated (their ``aclose()`` after the run's end first iterated them, which the run
-refused as script code iterating after the run)."""
+refused as script code iterating after the run), and generators whose ``suppress``
+swallowed what an exit raised in the close's place (r50)."""
 
 
 @pytest.mark.anyio

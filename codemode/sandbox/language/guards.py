@@ -84,6 +84,7 @@ from codemode.sandbox.language.sizes import check_render as _check_render
 from codemode.sandbox.language.slots import (
     SLOTS_KEY,
     has_dict,
+    is_slot,
     slot_names,
     slots_of,
     slotted_setattr,
@@ -2187,7 +2188,7 @@ def guarded_hasattr(obj: Any, name: str) -> bool:
         guarded_getattr(obj, name)
     except AttributeError:
         # type(), not isinstance(): that reads a host object's __class__
-        return issubclass(type(obj), ScriptMeta) and name in slots_of(obj)
+        return issubclass(type(obj), ScriptMeta) and is_slot(obj, name)
     return True
 
 

@@ -704,6 +704,10 @@ def suspends(body: list[ast.stmt]) -> bool:
     return False
 
 
+_SUSPENDS: Final = (ast.Yield, ast.YieldFrom, ast.Await)
+"""Expressions that suspend the generator or coroutine evaluating them."""
+
+
 def _tick_handlers(body: list[ast.stmt]) -> None:
     """Start each ``except`` and ``finally`` body of a generator's or coroutine's own code
     with a tick. Once the run has ended a tick raises ``GeneratorExit``, so no handler can
@@ -1481,6 +1485,17 @@ class SandboxPolicy(RestrictingNodeTransformer):
                    "if isinstance(e, ToolCallError)]` (or gather with "
                    "`return_exceptions=True`)")
         return node
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> Any:
+        """An ``except`` clause whose type yields or awaits is refused: its type is
+        evaluated before the handler's first tick, so a generator closed after its run
+        (``except (yield 2):``) yielded there again and was left suspended, held for the
+        life of the process with all it referenced."""
+        if node.type is not None and any(isinstance(sub, _SUSPENDS)
+                                         for sub in ast.walk(node.type)):
+            self.error(node, "an `except` clause's type cannot yield or await in the "
+                       "sandbox: compute the exception types before the `try`")
+        return super().visit_ExceptHandler(node)
 
     def visit_Nonlocal(self, node: ast.Nonlocal) -> Any:
         """``nonlocal`` (closures with counters); the names are checked like any other."""

@@ -16,7 +16,7 @@ from typing import Any, Final
 from codemode.sandbox.language.sizes import charge_operations
 from codemode.sandbox.language.state import counted
 
-__all__ = ["SLOTS_KEY", "has_dict", "slot_names", "slots_of", "slotted_setattr"]
+__all__ = ["SLOTS_KEY", "has_dict", "is_slot", "slot_names", "slots_of", "slotted_setattr"]
 
 SLOTS_KEY: Final = "_sandbox_slots_"
 """A slotted class's own slot names (a frozenset), in its ``__dict__`` (a name no script
@@ -28,6 +28,8 @@ _NO_DICT: Final = (" and no __dict__ for setting new attributes" if sys.version_
 
 _MISSING: Final = object()
 _DEEP: Final = 16
+_SLOT_UNIT: Final = 64
+"""Slot names :func:`slots_of` copies per operation charged."""
 
 
 def slot_names(name: str, value: Any, namespace: dict[str, Any]) -> frozenset[str]:
@@ -58,10 +60,23 @@ def has_dict(kind: type) -> bool:
 
 def slots_of(kind: type) -> frozenset[str]:
     """Every slot name of ``kind``'s MRO: in CPython their values live in the slots, so
-    ``vars()`` of an instance that also has a ``__dict__`` does not list them."""
+    ``vars()`` of an instance that also has a ``__dict__`` does not list them. Charged by
+    the names it copies (one ``vars()`` of a class of 40,000 slots copied them all for one
+    operation)."""
     if len(kind.__mro__) > _DEEP:
         charge_operations(len(kind.__mro__) // _DEEP)
-    return frozenset().union(*(cls.__dict__.get(SLOTS_KEY, ()) for cls in kind.__mro__))
+    owns = [cls.__dict__.get(SLOTS_KEY, ()) for cls in kind.__mro__]
+    charge_operations(sum(map(len, owns)) // _SLOT_UNIT)
+    return frozenset().union(*owns)
+
+
+def is_slot(kind: type, name: str) -> bool:
+    """Whether ``name`` is a slot of ``kind``'s MRO: one lookup per class, not a union of
+    every slot name (``hasattr(P, "x")`` of a class of 40,000 slots copied them all, ~1 ms
+    for one operation: 25,000 calls ran 30 s inside 200,000 operations)."""
+    if len(kind.__mro__) > _DEEP:
+        charge_operations(len(kind.__mro__) // _DEEP)
+    return any(name in cls.__dict__.get(SLOTS_KEY, ()) for cls in kind.__mro__)
 
 
 def slotted_setattr(self: Any, name: str, value: Any) -> None:
@@ -71,14 +86,14 @@ def slotted_setattr(self: Any, name: str, value: Any) -> None:
     kind = type(self)
     if len(kind.__mro__) > _DEEP:
         charge_operations(len(kind.__mro__) // _DEEP)  # the walk below, in C work per class
-    allowed: set[str] = set()
+    slot = False  # looked up class by class: a union of the names copied them all per set
     for cls in kind.__mro__[:-1]:
         own = cls.__dict__.get(SLOTS_KEY)
         if own is None:
             object.__setattr__(self, name, value)
             return
-        allowed.update(own)
-    if name in allowed:
+        slot = slot or name in own
+    if slot:
         object.__setattr__(self, name, value)
         return
     found = next((c.__dict__[name] for c in kind.__mro__ if name in c.__dict__), _MISSING)

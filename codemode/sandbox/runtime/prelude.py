@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 from codemode.jsontext import compact_encoder
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
 __all__ = ["PRELUDE_MARK", "Prelude", "attach", "detach", "parse", "split"]
 
@@ -67,23 +67,26 @@ class Prelude:
                 "texts": {k: list(v) for k, v in self.texts.items()}}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Prelude:
+    def from_json(cls, data: Mapping[str, Any],
+                  each: Callable[[Iterable[Any]], Iterable[Any]] = iter) -> Prelude:
         """The prelude from its JSON; names a script could not spell are dropped, and so is
         an entry of the wrong type (not turned into text: a forged line's order given as
         one text of 16 million characters took seconds to split into a tuple, uncharged,
-        and its run 'did not stop in time')."""
+        and its run 'did not stop in time'). ``each`` walks every entry and every name of an
+        order: in a run, charged one operation an item (a forged line of a million inputs
+        or orders was checked entry by entry, ~1 s with the run's clock never read)."""
         inputs = data.get("inputs") or {}
         names = data.get("names") or {}
         orders = data.get("orders") or {}
         texts = data.get("texts") or {}
         return cls(
-            inputs={k: v for k, v in inputs.items() if _script_name(k)},
-            modules=tuple(m for m in data.get("modules") or () if _script_name(m)),
-            names={k: v for k, v in names.items() if _script_name(k) and type(v) is str},
-            orders={k: None if v is None else tuple(v) for k, v in orders.items()
-                    if v is None or (type(v) is list and all(type(n) is str for n in v))},
+            inputs={k: v for k, v in each(inputs.items()) if _script_name(k)},
+            modules=tuple(m for m in each(data.get("modules") or ()) if _script_name(m)),
+            names={k: v for k, v in each(names.items()) if _script_name(k) and type(v) is str},
+            orders={k: None if v is None else tuple(v) for k, v in each(orders.items())
+                    if v is None or (type(v) is list and all(type(n) is str for n in each(v)))},
             dialects=data.get("dialects", True) is not False,
-            texts={k: (v[0], v[1]) for k, v in texts.items() if type(v) is list
+            texts={k: (v[0], v[1]) for k, v in each(texts.items()) if type(v) is list
                    and len(v) == 2 and type(v[0]) is str and type(v[1]) is str},
         )
 
@@ -107,16 +110,18 @@ def split(source: str) -> tuple[str | None, str]:
     return head[len(PRELUDE_MARK):], rest
 
 
-def parse(text: str | None, loads: Callable[[str], Any] = json.loads) -> Prelude | None:
+def parse(text: str | None, loads: Callable[[str], Any] = json.loads,
+          each: Callable[[Iterable[Any]], Iterable[Any]] = iter) -> Prelude | None:
     """The prelude of :func:`split`'s JSON text (None when there is none or it is not
-    valid); ``loads`` may raise what refuses its size."""
+    valid); ``loads`` may raise what refuses its size, ``each`` what charges its entries
+    (see :meth:`Prelude.from_json`)."""
     if text is None:
         return None
     try:
         data = loads(text)
         if not isinstance(data, dict):
             return None
-        return Prelude.from_json(data)
+        return Prelude.from_json(data, each)
     except (ValueError, TypeError, AttributeError, RecursionError):  # deeply nested JSON
         return None
 

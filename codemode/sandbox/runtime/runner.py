@@ -745,7 +745,7 @@ def _bind_prelude(namespace: dict[str, Any], prelude: Prelude, tools: ToolNamesp
             namespace[name] = resolve(tools, path)
         except AttributeError:
             continue
-    for name, value in prelude.inputs.items():
+    for name, value in counted(prelude.inputs.items()):
         namespace[name] = value
 
 
@@ -770,7 +770,9 @@ def _prelude(head: str) -> Prelude | None:
         return hit
     from codemode.sandbox.language.facades.json_facade import UNCHARGED_TEXT
 
-    prelude = parse(head, loads=facade("json").sandbox_getattr("loads"))
+    # a line loads parses uncharged is walked uncharged too (its parse is remembered)
+    prelude = parse(head, loads=facade("json").sandbox_getattr("loads"),
+                    each=counted if len(head) > UNCHARGED_TEXT else iter)
     if prelude is not None and not prelude.inputs and len(head) <= min(_PRELUDE_TEXT,
                                                                         UNCHARGED_TEXT):
         prelude = dataclasses.replace(prelude, names=types.MappingProxyType(dict(prelude.names)),

@@ -48,6 +48,14 @@ class Suppress(SelfGuarded):
         return None
 
     def __exit__(self, kind: Any, error: Any, traceback: Any) -> bool:
+        # Once the run has ended, nothing is swallowed: a generator the run's close reached
+        # raises an error in its stop's place wherever host code stands in for a script's
+        # exit (``ExitStack``, a ``@contextmanager``, a script class's ``__exit__``), and
+        # swallowed here it went on past the close to yield again, suspended for the life
+        # of the process with all it referenced (an in-process host grew by every run's).
+        run = CURRENT_RUN.get(None)
+        if run is None or run.ended:
+            return False
         return isinstance(error, Exception) and isinstance(error, self._kinds)
 
 
