@@ -56,6 +56,8 @@ AWAITED = [
     "def f(a):\n    return add(a, 2)\nresult = f(1)\n",  # ``async def``, awaited call
     "def f(a): return add(a, 2)\n@g\ndef h(): return add(1, f(2))\n",
     "def main():\n    return tools.add(a=3, b=2)\n",  # ``await main()`` appended
+    "x = f\"{add(1, 2)['sum']} and {f'{add(3, 4)}'}\"\n",  # in f-strings (nested)
+    "x = f\"\"\"a\n{add(1, 2)}\n  {  add(3, 4)!r:>10}\"\"\"\n",
     "class C:\n    def f(self):\n        return add(1, 2)\nresult = C().f()\n",
 ]
 """Scripts whose plan only puts calls in ``(await ...)``, makes functions ``async def``
