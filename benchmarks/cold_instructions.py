@@ -11,11 +11,11 @@ callgrind collects only inside it and dumps its count as it returns
 (the first version ran two children per step, each spending 2.2G instructions importing).
 Scripts: the 15-line, 3-call script of ``vs_monty.py``, the same ending in ``result =
 {...}`` (a dialect appends ``result``), the same with bare tool names and no ``await``
-(the plan's rewriting walk; the rewritten text is parsed again), and the 303-line script.
-Steps: ``parse``
-(``ast.parse``), the dialect ``plan``, the ``preflight``, ``rewrite`` (the tree of the
-rewritten text, :func:`~codemode.mode.rewritten.rewritten_tree` or a parse of it), the
-sandbox ``policy``, CPython's ``compile`` of the result; then ``check()``, the whole of
+(the plan's rewriting walk; its ``(await ...)`` edits are made to the script's tree, the
+text not parsed again), and the 303-line script. Steps: ``parse`` (``ast.parse``), the
+dialect ``plan``, the ``preflight``, ``rewrite`` (the tree of the rewritten text,
+:func:`~codemode.mode.rewritten.rewritten_tree` or a parse of it), the sandbox
+``policy``, CPython's ``compile`` of the result; then ``check()``, the whole of
 ``CodeMode.check``, and ``CPython``, which compiles the source and runs it (the 303-line
 script) or compiles it (the others, whose calls need the host), the anchor of the 3x
 target. Skipped with a line when valgrind is not installed.

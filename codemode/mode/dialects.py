@@ -335,8 +335,13 @@ class ScriptPlan:
     """Node type → the nodes of exactly that type, in ``nodes`` order (the policy reads
     its binding sites from them)."""
     appended: int | None = None
-    """Where ``source`` goes on past the script when appending lines was the plan's only
-    edit (:mod:`codemode.mode.rewritten`); else None."""
+    """Where ``source`` goes on past the script's (edited) lines with the lines the plan
+    appended; None when it appended none."""
+    tree_edits: tuple[tuple[ast.AST, ...], tuple[ast.FunctionDef, ...]] | None = ((), ())
+    """(the script's nodes the plan put in ``(await ...)``, its ``def`` statements made
+    ``async def``) when those were its only edits within the script's lines
+    (:mod:`codemode.mode.rewritten` makes the same edits to the tree instead of parsing
+    the text again); None after any other edit."""
 
 
 def _root(node: ast.expr) -> tuple[str | None, list[str]]:
@@ -483,8 +488,13 @@ class _Edits:
         """(start, end, order, span, text): replace data[start:end] with text."""
         self.tail: list[str] = []
         self.appended: int | None = None
-        """Where :meth:`apply`'s text goes on past the source when its only edit is the
-        appended ``tail``."""
+        """Where :meth:`apply`'s text goes on with the appended ``tail`` (None without)."""
+        self.awaits: list[ast.AST] = []
+        """The nodes :meth:`wrap` put in ``(await ...)``, in order: when they are all the
+        in-line edits, the rewritten text's tree is the script's with those ``Await`` nodes
+        (:mod:`codemode.mode.rewritten`)."""
+        self.asyncs: list[ast.FunctionDef] = []
+        """The ``def`` statements :meth:`make_async` made ``async def``, in order."""
 
     @property
     def data(self) -> bytes:
@@ -521,11 +531,19 @@ class _Edits:
     def wrap(self, node: ast.AST, before: str, after: str) -> None:
         start, end = self.start(node), self.end(node)
         span = end - start
+        if before == "(await " and after == ")":
+            self.awaits.append(node)
         self.items.append((start, start, 1, -span, before.encode()))
         self.items.append((end, end, 0, span, after.encode()))
 
     def replace(self, start: int, end: int, text: str) -> None:
         self.items.append((start, end, 2, 0, text.encode()))
+
+    def make_async(self, node: ast.FunctionDef) -> None:
+        """``async `` before ``def``."""
+        self.asyncs.append(node)
+        start = self.start(node)
+        self.replace(start, start, "async ")
 
     def apply(self) -> str:
         if not self.items:
@@ -545,8 +563,19 @@ class _Edits:
         if self.tail:
             if out and not out.endswith("\n"):
                 out += "\n"
+            self.appended = len(out)
             out += "\n".join(self.tail) + "\n"
         return out
+
+    def tree_edits(self) -> tuple[tuple[ast.AST, ...], tuple[ast.FunctionDef, ...]] | None:
+        """(the nodes put in ``(await ...)``, the ``def`` statements made ``async def``)
+        when those are the only in-line edits (each node once); None when another edit
+        changed the text."""
+        awaits, asyncs = self.awaits, self.asyncs
+        if len(self.items) != 2 * len(awaits) + len(asyncs) or len(
+                {id(node) for node in [*awaits, *asyncs]}) != len(awaits) + len(asyncs):
+            return None
+        return tuple(awaits), tuple(asyncs)
 
 
 def _implicit_call(node: ast.FunctionDef) -> str | None:
@@ -2802,23 +2831,23 @@ class _Planner(ast.NodeVisitor):
                          "as a value in a loop, or leave that one undecorated")
             elif in_class and node.name in self.async_methods:
                 self.note("method calling tools")
-                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+                self.edits.make_async(node)
             elif in_class and node.name in ("__enter__", "__exit__") and (
                     self.scopes[-1].node.name in self.async_contexts):  # type: ignore[union-attr]
                 pass  # made __aenter__/__aexit__ with the class (visit_ClassDef)
             elif in_class and node.name in self.async_gen_methods:
                 self.note("generator method calling tools")
-                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+                self.edits.make_async(node)
             elif in_class and node.name in self.async_properties:
                 self.note("property calling tools")
-                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+                self.edits.make_async(node)
             elif in_class and node.name in ("__init__", "__post_init__") and (
                     self.scopes[-1].node.name in self.async_classes):  # type: ignore[union-attr]
                 self.note("constructor calling tools")
-                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+                self.edits.make_async(node)
             elif in_class and self._async_wrapped(node, []):
                 self.note("decorator calling tools")  # a class decorator's ``__call__``
-                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+                self.edits.make_async(node)
             elif implicit is not None:
                 self.add(node, f"{node.name}() calls tools, but {implicit}, where a call "
                          "cannot be awaited: make the calls in an `async def` method (e.g. "
@@ -2831,13 +2860,13 @@ class _Planner(ast.NodeVisitor):
                          + self._why_not_async(node.name))
             elif self._cached(node):
                 self.note("cached def calling tools")
-                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+                self.edits.make_async(node)
             elif id(node) in self.generator_contexts:
                 self.note("contextmanager calling tools")
                 self._to_async_context(node)
             elif self._async_wrapped(node, wrapped):
                 self.note("decorator calling tools")
-                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+                self.edits.make_async(node)
             elif _context_decorated(node):
                 self.add(node, f"{node.name}() calls tools in a @contextmanager generator, "
                          "whose entry and exit a `with` block runs for you, where a call "
@@ -2855,13 +2884,13 @@ class _Planner(ast.NodeVisitor):
                             _DECORATED_HINT))
             elif node.name in self.async_gens:
                 self.note("generator calling tools")
-                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+                self.edits.make_async(node)
             elif suspends(node.body):
                 self.add(node, f"{node.name}() is a generator that calls tools: collect the "
                          "results in a list instead of yielding them")
             else:
                 self.note("plain def calling tools")
-                self.edits.replace(self.edits.start(node), self.edits.start(node), "async ")
+                self.edits.make_async(node)
             kind = "async"
         else:
             kind = "sync"
@@ -3707,4 +3736,4 @@ def plan(source: str, tree: ast.Module, *, tools: Mapping[str, str],
     return ScriptPlan(source=rewritten, prelude=prelude, problems=planner.problems,
                       dialects=tuple(planner.used), tool_of=planner.plan_tool_of,
                       nodes=planner.nodes, parents=planner.parents, kinds=planner.kinds,
-                      appended=edits.appended)
+                      appended=edits.appended, tree_edits=edits.tree_edits())

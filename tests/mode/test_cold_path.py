@@ -43,10 +43,22 @@ def test_check_parses_a_canonical_script_once(parses: list[str]) -> None:
     assert cached_script(script) is not None  # compiled from that tree
 
 
-def test_a_rewritten_script_is_compiled_from_its_rewritten_text(parses: list[str]) -> None:
+def test_a_script_awaited_in_line_is_compiled_from_its_own_tree(parses: list[str]) -> None:
     mode = cm.CodeMode(_registry(), executor=InProcessExecutor())
     mode.sdk()
     script = f"x = echo(1)\nx\n# {next(_unique)}"  # bare name, positional, no await
+    parses.clear()
+    assert mode.check(script) == []
+    assert parses == [script]
+    assert cached_script(script.replace("echo(1)", "(await echo(1))")) is not None
+
+
+def test_a_rewritten_script_is_compiled_from_its_rewritten_text(parses: list[str]) -> None:
+    mode = cm.CodeMode(_registry(), executor=InProcessExecutor())
+    mode.sdk()
+    # ``asyncio.run(main())`` made ``await main()``: no edit the tree follows
+    script = (f"import asyncio\nasync def main():\n    return await tools.echo(i=1)\n"
+              f"x = asyncio.run(main())\nx\n# {next(_unique)}")
     parses.clear()
     assert mode.check(script) == []
     assert parses[0] == script and len(parses) == 2 and parses[1] != script

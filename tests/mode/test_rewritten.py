@@ -5,6 +5,7 @@ the same run as parsing the whole rewritten text."""
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 from types import CodeType
 from typing import Any
 
@@ -18,6 +19,7 @@ from codemode.mode.rewritten import rewritten_tree
 from codemode.sandbox import InProcessExecutor
 from codemode.sandbox.language.compile import _checked
 from codemode.sandbox.language.policy import index_nodes
+from tests.mode.compat_harness import corpus_rows, other_hosts_mode
 
 _unique = iter(range(10**9))
 
@@ -42,9 +44,26 @@ APPENDED = [
 ]
 """Scripts whose plan only appends lines."""
 
-NOT_APPENDED = [
+AWAITED = [
     "x = add(1, 2)\nresult = x\n",  # ``(await ...)`` inside the script's lines too
-    "def main():\n    return tools.add(a=3, b=2)\n",  # ``async `` before ``def`` too
+    "x = add(1, 2)\n",
+    "y = [add(a, 2) for a in range(3)]\nz = add(add(1, 2), add(3, 4)) + 1\n",
+    "é = 'é'; x = add('é' if é else 'è', b=2); y = [add(1, 2), add(3, 4)]\n",
+    "x = add(1,\n        2) + add(3,\n  4)\n",  # wraps over lines, a line holding two
+    "print(add(1, 2), add(3, 4))\nadd(5, 6)\n",
+    "async def f():\n    return add(1, 2)\nresult = await f()\n",
+    "x = tools.add(a=1, b=2)\nresult = x\n",  # awaited, not bare
+    "def f(a):\n    return add(a, 2)\nresult = f(1)\n",  # ``async def``, awaited call
+    "def f(a): return add(a, 2)\n@g\ndef h(): return add(1, f(2))\n",
+    "def main():\n    return tools.add(a=3, b=2)\n",  # ``await main()`` appended
+    "x = f\"{add(1, 2)['sum']} and {f'{add(3, 4)}'}\"\n",  # in f-strings (nested)
+    "x = f\"\"\"a\n{add(1, 2)}\n  {  add(3, 4)!r:>10}\"\"\"\n",
+    "class C:\n    def f(self):\n        return add(1, 2)\nresult = C().f()\n",
+]
+"""Scripts whose plan only puts calls in ``(await ...)``, makes functions ``async def``
+(and maybe appends lines)."""
+
+NOT_APPENDED = [
     "import asyncio\nasync def main():\n    return 1\nif __name__ == '__main__':\n"
     "    result = asyncio.run(main())\n",  # the test made ``True`` too
     "result = 1\r\n",  # lines ended by "\r": parsed whole
@@ -61,6 +80,11 @@ def _planned(mode: cm.CodeMode, script: str) -> tuple[ast.Module, Any]:
     tree = ast.parse(script)
     return tree, plan(script, tree, tools=sdk.names.tools, arguments=sdk.names.arguments,
                       specs=specs)
+
+
+def _edited_in_place(found: Any) -> bool:
+    """Whether the plan made edits within the script's lines that the tree follows."""
+    return found.tree_edits is not None and any(found.tree_edits)
 
 
 def _facts(code: CodeType) -> Any:
@@ -80,13 +104,15 @@ def _compiled(source: str, tree: ast.Module | None, kinds: Any) -> Any:
     return _facts(done.code), done.is_async, done.lines
 
 
-def _same_as_parsing_the_text(script: str, mode: cm.CodeMode) -> bool:
-    """Whether the rewritten tree of ``script`` is the rewritten text's, and compiles the
-    same (False when ``script`` is not rewritten by appending alone)."""
-    tree, found = _planned(mode, script)
+def _same_tree(script: str, mode: cm.CodeMode, planned: Any = None) -> Any:
+    """(the rewritten text, the rewritten tree of ``script`` and its index) after checking
+    that the tree is the text's and the index holds its nodes; None when the text is not
+    rewritten by appending and ``(await ...)`` alone. ``planned``: ``_planned``'s answer,
+    when the caller has it."""
+    tree, found = planned or _planned(mode, script)
     made = rewritten_tree(script, tree, found) if found.source is not script else None
     if made is None:
-        return False
+        return None
     extended, kinds = made
     parsed = ast.parse(found.source)
     assert ast.dump(extended, include_attributes=True) == ast.dump(
@@ -95,7 +121,17 @@ def _same_as_parsing_the_text(script: str, mode: cm.CodeMode) -> bool:
     indexed = index_nodes(extended)[2]
     assert {k: sorted(map(id, v)) for k, v in kinds.items()} == {
         k: sorted(map(id, v)) for k, v in indexed.items()}, script
-    assert _compiled(found.source, extended, kinds) == _compiled(found.source, None, None)
+    return found.source, extended, kinds
+
+
+def _same_as_parsing_the_text(script: str, mode: cm.CodeMode) -> bool:
+    """Whether the rewritten tree of ``script`` is the rewritten text's, and compiles the
+    same (False when the text is not rewritten by appending and ``(await ...)`` alone)."""
+    made = _same_tree(script, mode)
+    if made is None:
+        return False
+    source, extended, kinds = made
+    assert _compiled(source, extended, kinds) == _compiled(source, None, None)
     return True
 
 
@@ -103,6 +139,14 @@ def _same_as_parsing_the_text(script: str, mode: cm.CodeMode) -> bool:
 def test_appended_lines_give_the_tree_and_code_of_the_whole_text(
         script: str, registry: cm.ToolRegistry) -> None:
     assert _same_as_parsing_the_text(script, _mode(registry))
+
+
+@pytest.mark.parametrize("script", AWAITED)
+def test_awaited_calls_give_the_tree_and_code_of_the_whole_text(
+        script: str, registry: cm.ToolRegistry) -> None:
+    mode = _mode(registry)
+    assert _edited_in_place(_planned(mode, script)[1])
+    assert _same_as_parsing_the_text(script, mode)
 
 
 @pytest.mark.parametrize("script", NOT_APPENDED)
@@ -130,11 +174,34 @@ def test_every_corpus_script_ending_in_an_assignment_compiles_the_same(
     assert compared > 300
 
 
-def test_check_parses_only_the_appended_line(parses: list[str],
+def _compat_scripts() -> list[str]:
+    """The scripts of the compat rounds' rows (models' scripts for other hosts)."""
+    names = sorted(path.name.removesuffix("_scripts.toml")
+                   for path in (Path(__file__).parent / "data").glob("compat*_scripts.toml"))
+    return [row["script"] for name in names for rows in corpus_rows(name) for row in rows]
+
+
+def test_every_corpus_script_awaited_in_place_has_the_tree_of_its_text() -> None:
+    """The same tree node for node and position for position (so the same code)."""
+    mode = other_hosts_mode(InProcessExecutor())
+    compared = 0
+    for script in _compat_scripts():
+        planned = _planned(mode, script)
+        if _edited_in_place(planned[1]):
+            assert _same_tree(script, mode, planned) is not None, script
+            compared += 1
+    assert compared > 300
+
+
+@pytest.mark.parametrize("script", [
+    "x = await tools.add(a=1, b=2)\nresult = [x]\n",
+    "x = add(1, 2)\ny = add(x, 3)\nresult = [x, y]\n",  # ``(await ...)`` in place too
+])
+def test_check_parses_only_the_appended_line(script: str, parses: list[str],
                                              registry: cm.ToolRegistry) -> None:
     mode = _mode(registry)
     mode.sdk()
-    script = f"x = await tools.add(a=1, b=2)\nresult = [x]\n# {next(_unique)}"
+    script = f"{script}# {next(_unique)}"
     parses.clear()
     assert mode.check(script) == []
     assert parses == [script, "result\n"]
