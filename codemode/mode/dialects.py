@@ -116,6 +116,10 @@ _REMOVED: Final[Mapping[str, str]] = MappingProxyType({
     "BaseException": "catch `Exception`, which every error a script or a tool raises is; "
                      "the run's own stop signals are not for a script to catch; "
                      "`isinstance(x, BaseException)` works",
+    "GeneratorExit": "clean up in the generator's `finally:` block, which runs when it is "
+                     "closed; the run's own stop signals are not for a script to catch",
+    "BaseExceptionGroup": "catch `ExceptionGroup` and test `isinstance(e, ExceptionGroup)`: "
+                          "every group a script or a tool raises is one",
 })
 """Python builtins a script does not have (a NameError at run time) → what to do instead."""
 _NO_ARGUMENT: Final[Mapping[str, str]] = MappingProxyType({
@@ -401,6 +405,11 @@ def _sources(node: ast.expr) -> set[str]:
     return set()
 
 
+_TYPE_SYNTAX: Final = tuple(getattr(ast, name) for name in (
+    "TypeAlias", "TypeVar", "ParamSpec", "TypeVarTuple") if hasattr(ast, name))
+"""3.12's type statement (its value is what counts) and type parameters (their bounds)."""
+
+
 def _annotation_names(kinds: Mapping[type, Sequence[ast.AST]]) -> set[ast.AST]:
     """The ``Name`` nodes inside annotations (arguments, returns, ``x: T``): the policy
     drops annotations unevaluated, so a name there need not be defined."""
@@ -410,6 +419,10 @@ def _annotation_names(kinds: Mapping[type, Sequence[ast.AST]]) -> set[ast.AST]:
     for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
         roots += [node.returns for node in kinds.get(kind, ())  # type: ignore[attr-defined]
                   if node.returns is not None]  # type: ignore[attr-defined]
+    # 3.12: ``type Pair[T] = tuple[T, T]`` and ``def f[T: Hashable]``, evaluated lazily by
+    # CPython and never by the sandbox (the policy binds a placeholder, drops the params)
+    roots += [getattr(node, "value", node) for kind in _TYPE_SYNTAX
+              for node in kinds.get(kind, ())]
     return {node for root in roots for node in ast.walk(root) if isinstance(node, ast.Name)}
 
 
