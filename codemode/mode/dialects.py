@@ -405,8 +405,11 @@ def _sources(node: ast.expr) -> set[str]:
     return set()
 
 
-_TYPE_SYNTAX: Final = tuple(getattr(ast, name) for name in (
-    "TypeAlias", "TypeVar", "ParamSpec", "TypeVarTuple") if hasattr(ast, name))
+_TYPE_PARAMS: Final = tuple(getattr(ast, name) for name in (
+    "TypeVar", "ParamSpec", "TypeVarTuple") if hasattr(ast, name))
+"""3.12's type parameters (``def first[T: Hashable]``)."""
+_TYPE_SYNTAX: Final = _TYPE_PARAMS + tuple(
+    getattr(ast, name) for name in ("TypeAlias",) if hasattr(ast, name))
 """3.12's type statement (its value is what counts) and type parameters (their bounds)."""
 
 
@@ -633,6 +636,9 @@ class _Planner(ast.NodeVisitor):
         for name_node in self.loads:
             self.loads_of.setdefault(name_node.id, []).append(name_node)
         self.bound, self.def_only = _bound_names(kinds, stored)
+        self.type_params = {getattr(node, "name", "") for kind in _TYPE_PARAMS
+                            for node in kinds.get(kind, ())}
+        """3.12's type parameter names (``def first[T]``): bound in annotations only."""
         self.stores = stores
         """Name → how many times the script binds it (a plain name target)."""
         top, self.namespaces, renamed, dotted, self.most_parts = _registry_names(tools)
@@ -3441,6 +3447,11 @@ class _Planner(ast.NodeVisitor):
                 continue
             if name in _REMOVED:
                 self.add(node, f"`{name}` is not available in the sandbox ({_REMOVED[name]})")
+                continue
+            if name in self.type_params:
+                self.add(node, f"name '{name}' is not defined: a type parameter (`[{name}]`) "
+                         "is there for annotations only in the sandbox; to use it at run time "
+                         f"define it at the top, `{name} = TypeVar('{name}')`")
                 continue
             if name in _TOOLS_ALIASES:
                 self.add(node, f"name '{name}' is not defined: the tools are `tools` here, "

@@ -425,7 +425,7 @@ FACADES: Final[dict[str, str]] = {
     "typing.TYPE_CHECKING": "typing.TYPE_CHECKING is False",
     "typing.TypeVar": "repr(typing.TypeVar('T', bound=int)) == '~T'",
     "typing.ParamSpec": "repr(typing.ParamSpec('P')) == '~P'",
-    "typing.TypeVarTuple": "repr(typing.TypeVarTuple('Ts')) == '~Ts'",
+    "typing.TypeVarTuple": "repr(typing.TypeVarTuple('Ts')) == 'Ts'",
     "typing.AnyStr": "repr(typing.AnyStr) == '~AnyStr'",
     "typing.Text": "isinstance('a', typing.Text) and not isinstance(b'a', typing.Text)",
     "typing.cast": "typing.cast(typing.List[int], 'x') == 'x'",

@@ -160,13 +160,23 @@ def _as_is(obj: Any) -> Any:
 
 def TypeVar(name: str, *constraints: Any, **options: Any) -> Placeholder:
     """A placeholder named ``~name`` (constraints and ``bound=`` are not checked); also
-    ``ParamSpec("P")`` and ``TypeVarTuple("Ts")``, whose ``P.args`` and ``*Ts`` appear in
-    annotations only, which are never evaluated."""
+    ``ParamSpec("P")``, whose ``P.args`` appears in annotations only, which are never
+    evaluated."""
+    return Placeholder(f"~{_type_param_name(name)}")
+
+
+def TypeVarTuple(name: str, **options: Any) -> Placeholder:
+    """``Ts = TypeVarTuple("Ts")``, shown as ``Ts`` as in CPython (``*Ts`` and
+    ``Unpack[Ts]`` appear in annotations only)."""
+    return Placeholder(_type_param_name(name), module="")
+
+
+def _type_param_name(name: Any) -> str:
     if not isinstance(name, str):
         raise TypeError("TypeVar name must be a string")
     if len(name) > _MAX_NAME:
         raise ValueError(f"TypeVar names are at most {_MAX_NAME} characters in the sandbox")
-    return Placeholder(f"~{name}")
+    return name
 
 
 def type_alias(name: str, generic: bool) -> Placeholder:
@@ -483,7 +493,8 @@ FACADE: Final = Facade("typing", {
     **{name: Placeholder(name) for name in _NAMES},
     "TYPE_CHECKING": False,
     "AnyStr": Placeholder("~AnyStr"),
-    **dict.fromkeys(("TypeVar", "ParamSpec", "TypeVarTuple"), TypeVar),
+    **dict.fromkeys(("TypeVar", "ParamSpec"), TypeVar),
+    "TypeVarTuple": TypeVarTuple,
     "cast": cast,
     "NewType": NewType,
     "assert_never": assert_never,
