@@ -17,10 +17,12 @@ case value inside a mapping, sequence or class pattern (``case {"side": Side.BUY
 ``case Order(side=Side.SELL):``; refused as not a literal), ``ParamSpec("P")`` (not
 callable) and ``TypeVarTuple``/``TypeGuard``/``TypeIs``/``Concatenate``/``Unpack``/
 ``LiteralString``/``override`` (not importable), ``asyncio.BoundedSemaphore``,
-``agen.aclose()``, ``math.erf``/``erfc``/``gamma``/``lgamma``/``cbrt``/``exp2``, and
-refusals that did not say what to write: ``collections.UserDict``,
-``statistics.NormalDist``, ``functools.singledispatchmethod``, ``asyncio.timeout_at``,
-``asyncio.to_thread``, ``GeneratorExit``, ``BaseExceptionGroup``.
+``agen.aclose()``, ``math.erf``/``erfc``/``gamma``/``lgamma``/``cbrt``/``exp2``,
+``datetime.UTC``, ``re.NOFLAG``, and refusals that did not say what to write:
+``collections.UserDict``, ``statistics.NormalDist``, ``functools.singledispatchmethod``,
+``asyncio.timeout_at``, ``asyncio.to_thread``, ``asyncio.Condition``,
+``asyncio.current_task``, ``GeneratorExit``, ``BaseExceptionGroup``, a PEP 695 type
+parameter read at run time.
 """
 
 from __future__ import annotations

@@ -323,6 +323,7 @@ FACADES: Final[dict[str, str]] = {
     "fractions.Fraction": "fractions.Fraction(1, 3) * 3 == 1",
     "collections.namedtuple": "collections.namedtuple('P', 'a b')(1, 2).b == 2",
     "datetime.MAXYEAR": "datetime.MAXYEAR == 9999", "datetime.MINYEAR": "datetime.MINYEAR == 1",
+    "datetime.UTC": "datetime.UTC is datetime.timezone.utc",
     "datetime.date": "datetime.date(2020, 1, 2).isocalendar().week == 1",
     "datetime.datetime": "datetime.datetime.strptime('2024-03-05', '%Y-%m-%d').day == 5",
     "datetime.time": "datetime.time(1, 2).minute == 2",
@@ -598,7 +599,7 @@ FACADES: Final[dict[str, str]] = {
 
 _CONSTANTS: Final = {"math": {"e", "inf", "nan", "pi", "tau"},
                      "re": {"A", "ASCII", "DOTALL", "I", "IGNORECASE", "M", "MULTILINE", "S",
-                            "U", "UNICODE", "VERBOSE", "X"},
+                            "U", "UNICODE", "VERBOSE", "X", "NOFLAG"},
                      "csv": {"QUOTE_ALL", "QUOTE_MINIMAL", "QUOTE_NONE", "QUOTE_NONNUMERIC"},
                      "logging": {"BASIC_FORMAT", "CRITICAL", "DEBUG", "ERROR", "FATAL",
                                  "INFO", "NOTSET", "WARN", "WARNING"},

@@ -245,6 +245,13 @@ _NAME_HINTS: Final = {
                     "use asyncio.Queue (first in, first out), or gather the calls "
                     "(`asyncio.Semaphore` bounds how many run at once)"),
     ("asyncio", "run"): "write `await main()`: the script already runs in an event loop",
+    **dict.fromkeys((("asyncio", "Condition"), ("asyncio", "Barrier")),
+                    "signal with an `asyncio.Event` (`set()`, `await wait()`) or hand work "
+                    "over through an `asyncio.Queue`"),
+    **dict.fromkeys((("asyncio", "current_task"), ("asyncio", "all_tasks")),
+                    "keep the tasks you create in a list or dict of your own (`tasks = "
+                    "{name: asyncio.create_task(...)}`); `task.get_name()` reads a name "
+                    "given with `create_task(..., name=...)`"),
     ("asyncio", "timeout_at"): "write `async with asyncio.timeout(seconds):`, the seconds "
                                "from now",
     **dict.fromkeys((("asyncio", "to_thread"), ("asyncio", "run_in_executor")),
