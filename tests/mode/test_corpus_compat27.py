@@ -9,7 +9,8 @@ The rows live in ``data/compat27_scripts.toml``; each runs in the sandbox on bot
 executors and in CPython with the same handlers (:mod:`tests.mode.compat_harness`):
 value, printed output and calls per tool equal. The ``refused`` rows are refused before
 any call, saying what to write. A row with ``min_version`` is syntax of that CPython: on
-an older one the sandbox refuses it, before any call, as CPython's own parser does.
+an older one the sandbox refuses it, before any call, as CPython's own parser does, saying
+``older_says`` (the 3.11 spelling of a type statement or type parameters) when given.
 
 Found missing or wrong here: 3.12's ``type Price = float``, ``def first[T](...)`` and
 ``class Box[T]:`` (RestrictedPython's "TypeAlias statements are not allowed"), a dotted
@@ -60,4 +61,5 @@ async def test_compat27_row(executor: Executor, row: dict[str, Any], refused: bo
                 dont_inherit=True)
     run = await other_hosts_mode(executor).run(row["script"])
     assert run.error is not None and "SyntaxError" in run.error.message, run.error
+    assert row.get("older_says", "") in run.error.message
     assert run.calls == ()
