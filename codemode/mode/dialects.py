@@ -116,6 +116,10 @@ _REMOVED: Final[Mapping[str, str]] = MappingProxyType({
     "BaseException": "catch `Exception`, which every error a script or a tool raises is; "
                      "the run's own stop signals are not for a script to catch; "
                      "`isinstance(x, BaseException)` works",
+    "GeneratorExit": "clean up in the generator's `finally:` block, which runs when it is "
+                     "closed; the run's own stop signals are not for a script to catch",
+    "BaseExceptionGroup": "catch `ExceptionGroup` and test `isinstance(e, ExceptionGroup)`: "
+                          "every group a script or a tool raises is one",
 })
 """Python builtins a script does not have (a NameError at run time) → what to do instead."""
 _NO_ARGUMENT: Final[Mapping[str, str]] = MappingProxyType({
@@ -406,6 +410,14 @@ def _sources(node: ast.expr) -> set[str]:
     return set()
 
 
+_TYPE_PARAMS: Final = tuple(getattr(ast, name) for name in (
+    "TypeVar", "ParamSpec", "TypeVarTuple") if hasattr(ast, name))
+"""3.12's type parameters (``def first[T: Hashable]``)."""
+_TYPE_SYNTAX: Final = _TYPE_PARAMS + tuple(
+    getattr(ast, name) for name in ("TypeAlias",) if hasattr(ast, name))
+"""3.12's type statement (its value is what counts) and type parameters (their bounds)."""
+
+
 def _annotation_names(kinds: Mapping[type, Sequence[ast.AST]]) -> set[ast.AST]:
     """The ``Name`` nodes inside annotations (arguments, returns, ``x: T``): the policy
     drops annotations unevaluated, so a name there need not be defined."""
@@ -415,6 +427,10 @@ def _annotation_names(kinds: Mapping[type, Sequence[ast.AST]]) -> set[ast.AST]:
     for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
         roots += [node.returns for node in kinds.get(kind, ())  # type: ignore[attr-defined]
                   if node.returns is not None]  # type: ignore[attr-defined]
+    # 3.12: ``type Pair[T] = tuple[T, T]`` and ``def f[T: Hashable]``, evaluated lazily by
+    # CPython and never by the sandbox (the policy binds a placeholder, drops the params)
+    roots += [getattr(node, "value", node) for kind in _TYPE_SYNTAX
+              for node in kinds.get(kind, ())]
     return {node for root in roots for node in ast.walk(root) if isinstance(node, ast.Name)}
 
 
@@ -649,6 +665,9 @@ class _Planner(ast.NodeVisitor):
         for name_node in self.loads:
             self.loads_of.setdefault(name_node.id, []).append(name_node)
         self.bound, self.def_only = _bound_names(kinds, stored)
+        self.type_params = {getattr(node, "name", "") for kind in _TYPE_PARAMS
+                            for node in kinds.get(kind, ())}
+        """3.12's type parameter names (``def first[T]``): bound in annotations only."""
         self.stores = stores
         """Name → how many times the script binds it (a plain name target)."""
         top, self.namespaces, renamed, dotted, self.most_parts = _registry_names(tools)
@@ -3475,6 +3494,11 @@ class _Planner(ast.NodeVisitor):
                 continue
             if name in _REMOVED:
                 self.add(node, f"`{name}` is not available in the sandbox ({_REMOVED[name]})")
+                continue
+            if name in self.type_params:
+                self.add(node, f"name '{name}' is not defined: a type parameter (`[{name}]`) "
+                         "is there for annotations only in the sandbox; to use it at run time "
+                         f"define it at the top, `{name} = TypeVar('{name}')`")
                 continue
             if name in _TOOLS_ALIASES:
                 self.add(node, f"name '{name}' is not defined: the tools are `tools` here, "

@@ -27,6 +27,7 @@ from codemode.sandbox.language.facades import (
     missing_module,
     missing_name,
 )
+from codemode.sandbox.language.newer_syntax import syntax_message
 from codemode.sandbox.language.parsing import parse_tree
 
 if TYPE_CHECKING:
@@ -645,7 +646,7 @@ def check_script(
         tree = parse_tree(source)
     except SyntaxError as exc:
         return [
-            Problem(line=exc.lineno or 1, column=exc.offset or 1, message=f"SyntaxError: {exc.msg}")
+            Problem(line=exc.lineno or 1, column=exc.offset or 1, message=syntax_message(exc))
         ]
     except (RecursionError, MemoryError, ValueError) as exc:
         return [Problem(line=1, column=1, message=_unparsable(exc))]

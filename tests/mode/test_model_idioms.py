@@ -249,14 +249,16 @@ async def test_annotations_are_never_evaluated(mode: cm.CodeMode, strict: cm.Cod
      "print_function, unicode_literals, with_statement)"),
     ("from typing import get_type_hints\n1",
      "cannot import name 'get_type_hints' from 'typing' in the sandbox (available: "
-     "AbstractSet, Annotated, Any, AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, "
-     "Callable, ClassVar, Collection, Container, Coroutine, Counter, DefaultDict, Deque, "
-     "Dict, Final, FrozenSet, Generator, Generic, Hashable, Iterable, Iterator, List, "
-     "Literal, Mapping, MutableMapping, MutableSequence, MutableSet, NamedTuple, Never, "
-     "NewType, NoReturn, NotRequired, Optional, OrderedDict, ParamSpec, Protocol, Required, "
-     "Reversible, Self, Sequence, Set, Sized, TYPE_CHECKING, Tuple, Type, TypeAlias, "
-     "TypeVar, TypedDict, Union, assert_never, assert_type, cast, final, no_type_check, "
-     "overload, runtime_checkable); annotations are not evaluated in the sandbox (typing "
+     "AbstractSet, Annotated, Any, AnyStr, AsyncGenerator, AsyncIterable, AsyncIterator, "
+     "Awaitable, Callable, ClassVar, Collection, Concatenate, Container, Coroutine, Counter, "
+     "DefaultDict, Deque, Dict, Final, FrozenSet, Generator, Generic, Hashable, Iterable, "
+     "Iterator, List, Literal, LiteralString, Mapping, MutableMapping, MutableSequence, "
+     "MutableSet, NamedTuple, Never, NewType, NoReturn, NotRequired, Optional, OrderedDict, "
+     "ParamSpec, Protocol, Required, Reversible, Self, Sequence, Set, Sized, SupportsAbs, "
+     "SupportsFloat, SupportsIndex, SupportsInt, SupportsRound, TYPE_CHECKING, Text, Tuple, "
+     "Type, TypeAlias, TypeGuard, TypeIs, TypeVar, TypeVarTuple, TypedDict, Union, Unpack, "
+     "assert_never, assert_type, cast, final, no_type_check, overload, override, "
+     "runtime_checkable); annotations are not evaluated in the sandbox (typing "
      "names are placeholders): keep the types you check in a dict of your own (`{'age': "
      "int}`) and test values with isinstance()"),
 ])

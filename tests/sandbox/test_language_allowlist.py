@@ -52,6 +52,8 @@ def caught(f):
         f()
     except Exception as e:
         return e
+async def agen():
+    yield 1
 def gen():
     while True:
         try:
@@ -95,6 +97,7 @@ SAMPLES: Final[dict[str, str]] = {
     "ModuleNotFoundError": "ModuleNotFoundError('m', name='m')",
     "OSError": "OSError(2, 'gone')",
     "generator": "started(gen())",
+    "async_generator": "agen()",
     "StopIteration": "StopIteration(3)",
     "ExceptionGroup": "ExceptionGroup('many', [ValueError('a')])",
     "ToolCallError": "ToolCallError('t', 'm', '$.x')",
@@ -166,6 +169,8 @@ TYPE_ARGS: Final[dict[tuple[str, str], str]] = {
 method is allowlisted for symmetry with ``dict`` and Python itself refuses the call."""
 
 _NOT_CALLED: Final = frozenset({("defaultdict", "default_factory")})
+_AWAITED: Final = frozenset({("async_generator", "aclose")})
+"""Methods whose call is an awaitable, awaited by the script."""
 
 
 def _attribute_script(type_name: str, name: str) -> str:
@@ -178,6 +183,8 @@ def _attribute_script(type_name: str, name: str) -> str:
                 "'ok' if isinstance(v, NotImplementedError) else v")
     if (type_name, name) in _NOT_CALLED:
         return f"{PRELUDE}x = {sample}\nv = {use}\n'ok'"
+    if (type_name, name) in _AWAITED:
+        return f"{PRELUDE}x = {sample}\nv = {use}\nr = await v({args})\n'ok'"
     return (f"{PRELUDE}x = {sample}\nv = {use}\n"
             f"r = v({args}) if callable(v) else v\n'ok'")
 
@@ -250,6 +257,8 @@ FACADES: Final[dict[str, str]] = {
     "asyncio.ensure_future": "await asyncio.ensure_future(asyncio.sleep(0, 5)) == 5",
     "asyncio.Semaphore": "not asyncio.Semaphore(1).locked()",
     "asyncio.Lock": "not asyncio.Lock().locked()",
+    "asyncio.BoundedSemaphore": "caught(asyncio.BoundedSemaphore(1).release).args == "
+                                "('BoundedSemaphore released too many times',)",
     "asyncio.Event": "(lambda e: (e.is_set(), e.set(), e.is_set()))(asyncio.Event()) == "
                      "(False, None, True)",
     "asyncio.Queue": "asyncio.Queue(2).maxsize == 2 and asyncio.Queue().empty()",
@@ -287,7 +296,7 @@ FACADES: Final[dict[str, str]] = {
     "typing.NamedTuple": "typing.NamedTuple('P', [('a', int)])(1).a == 1",
     "typing.TypedDict": "typing.TypedDict('M', {'a': int})(a=1) == {'a': 1}",
     **{f"typing.{name}": f"typing.{name}(E) is E and typing.{name}(len) is len" for name in (
-        "overload", "final", "no_type_check")},
+        "overload", "final", "no_type_check", "override")},
     "typing.NewType": "typing.NewType('Id', int)(E) is E",
     "typing.assert_type": "typing.assert_type(E, int) is E",
     "typing.assert_never": "'but got: 3' in str(caught(lambda: typing.assert_never(3)))",
@@ -314,6 +323,7 @@ FACADES: Final[dict[str, str]] = {
     "fractions.Fraction": "fractions.Fraction(1, 3) * 3 == 1",
     "collections.namedtuple": "collections.namedtuple('P', 'a b')(1, 2).b == 2",
     "datetime.MAXYEAR": "datetime.MAXYEAR == 9999", "datetime.MINYEAR": "datetime.MINYEAR == 1",
+    "datetime.UTC": "datetime.UTC is datetime.timezone.utc",
     "datetime.date": "datetime.date(2020, 1, 2).isocalendar().week == 1",
     "datetime.datetime": "datetime.datetime.strptime('2024-03-05', '%Y-%m-%d').day == 5",
     "datetime.time": "datetime.time(1, 2).minute == 2",
@@ -415,6 +425,10 @@ FACADES: Final[dict[str, str]] = {
     "typing.Type": "isinstance(int, typing.Type) and not isinstance(1, typing.Type)",
     "typing.TYPE_CHECKING": "typing.TYPE_CHECKING is False",
     "typing.TypeVar": "repr(typing.TypeVar('T', bound=int)) == '~T'",
+    "typing.ParamSpec": "repr(typing.ParamSpec('P')) == '~P'",
+    "typing.TypeVarTuple": "repr(typing.TypeVarTuple('Ts')) == 'Ts'",
+    "typing.AnyStr": "repr(typing.AnyStr) == '~AnyStr'",
+    "typing.Text": "isinstance('a', typing.Text) and not isinstance(b'a', typing.Text)",
     "typing.cast": "typing.cast(typing.List[int], 'x') == 'x'",
     **{f"typing.{name}": f"repr(typing.{name}[int] | None) == 'typing.Union[...]' and "
                          f"repr(typing.{name}[int]) == 'typing.{name}[...]'"
@@ -425,7 +439,9 @@ FACADES: Final[dict[str, str]] = {
                     "Self", "Never", "TypeAlias", "Required", "NotRequired", "DefaultDict",
                     "Deque", "Counter", "OrderedDict", "Hashable", "Sized", "Collection",
                     "Container", "Reversible", "AbstractSet", "MutableSet",
-                    "MutableSequence", "ParamSpec")},
+                    "MutableSequence", "TypeGuard", "TypeIs", "Concatenate", "Unpack",
+                    "LiteralString", "SupportsInt", "SupportsFloat", "SupportsIndex",
+                    "SupportsAbs", "SupportsRound")},
     "functools.reduce": "functools.reduce(lambda a, b: a * b, [2, 3], 1) == 6",
     "functools.partial": "functools.partial(max, 3)(1) == 3",
     "functools.partialmethod": "class PM:\n    def f(self, a, b):\n        return a - b\n"
@@ -583,7 +599,7 @@ FACADES: Final[dict[str, str]] = {
 
 _CONSTANTS: Final = {"math": {"e", "inf", "nan", "pi", "tau"},
                      "re": {"A", "ASCII", "DOTALL", "I", "IGNORECASE", "M", "MULTILINE", "S",
-                            "U", "UNICODE", "VERBOSE", "X"},
+                            "U", "UNICODE", "VERBOSE", "X", "NOFLAG"},
                      "csv": {"QUOTE_ALL", "QUOTE_MINIMAL", "QUOTE_NONE", "QUOTE_NONNUMERIC"},
                      "logging": {"BASIC_FORMAT", "CRITICAL", "DEBUG", "ERROR", "FATAL",
                                  "INFO", "NOTSET", "WARN", "WARNING"},
@@ -603,6 +619,8 @@ MATH: Final[dict[str, str]] = {
     "ldexp": "1, 3", "log": "8, 2", "log10": "100", "log1p": "0", "log2": "8", "modf": "1.5",
     "perm": "5, 2", "pow": "2, 3", "prod": "[2, 3]", "radians": "180", "remainder": "5, 3",
     "sin": "0", "sinh": "0", "sqrt": "4", "tan": "0", "tanh": "0", "trunc": "1.5",
+    "erf": "1", "erfc": "1", "gamma": "5", "lgamma": "5", "asinh": "1", "acosh": "2",
+    "atanh": "0.5", "cbrt": "27", "exp2": "3", "ulp": "1",
 }
 """``math`` function -> arguments (the call must return a number or a tuple)."""
 

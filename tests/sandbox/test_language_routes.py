@@ -14,6 +14,7 @@ import collections
 import copy
 import datetime
 import decimal
+import inspect
 import json
 import re
 import types
@@ -89,6 +90,28 @@ def _script_generator() -> Any:
     return gen
 
 
+def _script_async_generator() -> Any:
+    """A started async generator of script code (``aclose`` is the script's own async
+    generators' only)."""
+    source = "async def agen():\n    while True:\n        yield 1\n"
+    namespace: dict[str, Any] = {}
+    exec(compile(source, SCRIPT_FILENAME, "exec"), namespace)  # test code, not a script's
+    agen = namespace["agen"]()
+    _finished(agen.__anext__())
+    return agen
+
+
+def _finished(awaitable: Any) -> Any:
+    """The value of an awaitable that completes without suspending (an async generator's
+    step or close), driven here without a loop."""
+    steps = awaitable.__await__()
+    try:
+        next(steps)
+    except StopIteration as done:
+        return done.value
+    raise AssertionError(f"{awaitable!r} suspended")
+
+
 SAMPLES: Final[dict[type, Callable[[], Any]]] = {
     str: lambda: "a bB\tc",
     bytes: lambda: b"a b",
@@ -128,6 +151,7 @@ SAMPLES: Final[dict[type, Callable[[], Any]]] = {
     type(datetime.date(2020, 1, 1).isocalendar()): lambda: datetime.date(2020, 1, 6).isocalendar(),
     type(datetime.date(2020, 1, 1).timetuple()): lambda: datetime.date(2020, 1, 1).timetuple(),
     types.GeneratorType: lambda: _script_generator(),
+    types.AsyncGeneratorType: lambda: _script_async_generator(),
     type(_match()): _match,
     type(_regex_error()): _regex_error,
     Decimal: lambda: Decimal.wrap(decimal.Decimal("1.5")),
@@ -189,7 +213,7 @@ def _routes(real: type, name: str) -> dict[str, Callable[[Any], Callable[..., An
         kept = [guarded_getattr(type_(obj), name)]  # a reference kept in a container
         return lambda *args: kept[0](obj, *args)
 
-    if real is types.GeneratorType:  # type() of a generator is refused: no class routes
+    if real in (types.GeneratorType, types.AsyncGeneratorType):  # type() of one is refused
         return {"instance": instance, "getattr()": via_getattr_builtin, "class": via_class}
     return {"instance": instance, "getattr()": via_getattr_builtin, "class": via_class,
             "type()": via_type, "stored": stored}
@@ -208,6 +232,8 @@ def _recording(key: tuple[type, str], seen: list[str],
 def _call(method: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any]:
     try:
         answer = method(*copy.deepcopy(args))
+        if inspect.isawaitable(answer):  # ``agen.aclose()``: compared by its value
+            answer = _finished(answer)
         if isinstance(answer, Iterator):  # ``Counter.elements()``: compared by its items
             answer = list(answer)
         return "value", answer
@@ -236,7 +262,8 @@ def test_every_route_to_a_guarded_method_is_guarded(
         seen.clear()
         answer = _call(get(obj), _args(real, name))
         assert seen == ["bound"], f"{real.__name__}.{name} via {route}: the guard did not run"
-        state = obj if real not in (type(_match()), types.GeneratorType) else None
+        state = obj if real not in (type(_match()), types.GeneratorType,
+                                    types.AsyncGeneratorType) else None
         answers[route] = (answer, repr(state))
     assert len({repr(a) for a in answers.values()}) == 1, answers
 

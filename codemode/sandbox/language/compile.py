@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Final
 
 from codemode.errors import ScriptCompileError
 from codemode.sandbox.language.meter import SCRIPT_FILENAME
+from codemode.sandbox.language.newer_syntax import syntax_message
 from codemode.sandbox.language.parsing import converted, parse_tree
 from codemode.sandbox.language.policy import SandboxPolicy
 
@@ -181,7 +182,7 @@ def _compile(source: str, tree: ast.Module | None, nodes: Sequence[ast.AST] | No
         except (TypeError, ValueError):  # a generated node without a location
             code = _to_code(ast.fix_missing_locations(tree))
     except SyntaxError as exc:
-        raise ScriptCompileError(f"SyntaxError: {exc.msg}", exc.lineno, exc.offset) from None
+        raise ScriptCompileError(syntax_message(exc), exc.lineno, exc.offset) from None
     return CompiledScript(code=code, is_async=bool(code.co_flags & inspect.CO_COROUTINE),
                           lines=tuple(source.splitlines()))
 
@@ -190,7 +191,7 @@ def _parse(source: str) -> ast.Module:
     try:
         return parse_tree(source, SCRIPT_FILENAME, "exec")  # type: ignore[no-any-return]
     except SyntaxError as exc:
-        raise ScriptCompileError(f"SyntaxError: {exc.msg}", exc.lineno, exc.offset) from None
+        raise ScriptCompileError(syntax_message(exc), exc.lineno, exc.offset) from None
     except UnicodeEncodeError as exc:
         # A lone surrogate (e.g. "\ud800" decoded from JSON) cannot be parsed as UTF-8.
         where = exc.start

@@ -34,7 +34,7 @@ import weakref
 from collections import Counter, OrderedDict, defaultdict, deque
 from functools import partial
 from itertools import compress, repeat
-from types import FunctionType, GeneratorType
+from types import AsyncGeneratorType, FunctionType, GeneratorType
 from typing import TYPE_CHECKING, Any, Final, final
 
 from codemode.errors import CodemodeError, ToolCallError
@@ -627,6 +627,7 @@ ATTRIBUTES: Final[dict[type, frozenset[str]]] = {
     ModuleNotFoundError: _EXC | {"name"},
     OSError: _EXC | {"errno", "strerror", "filename", "filename2"},
     GeneratorType: frozenset({"send", "throw", "close"}),
+    AsyncGeneratorType: frozenset({"aclose"}),
     StopIteration: _EXC | {"value"},
     ExceptionGroup: _EXC | {"exceptions", "message", "split", "subgroup"},
     ToolCallError: _EXC | {"tool", "message", "path"},
@@ -1356,6 +1357,23 @@ def _bind_generator(method: str) -> Callable[[Any], Callable[..., Any]]:
     return bind
 
 
+def _bind_aclose(agen: Any) -> Callable[[], Any]:
+    """``await agen.aclose()`` of the script's own async generators (its ``finally`` runs,
+    as a sync generator's does on ``close()``), awaited under the run as ``anext`` is."""
+    if agen.ag_code.co_filename != SCRIPT_FILENAME:
+        raise refuse(agen, "aclose")
+
+    def aclose() -> Any:
+        step: Any = _closed(agen)
+        step.__qualname__ = "aclose"
+        return wrap_result(current_run(), step)
+    return aclose
+
+
+async def _closed(agen: Any) -> None:
+    await agen.aclose()
+
+
 def _bind_exception_field(name: str) -> Callable[[Any], Any]:
     """``OSError.strerror`` & co.: like ``args``, texts carry no host address."""
     def read(exc: Any) -> Any:
@@ -1711,6 +1729,7 @@ SPECIAL_METHODS: Final[dict[tuple[type, str], Callable[[Any], Any]]] = {
     (Counter, "most_common"): _bind_most_common,
     (Counter, "elements"): _bind_elements,
     **{(GeneratorType, name): _bind_generator(name) for name in ("send", "throw", "close")},
+    (AsyncGeneratorType, "aclose"): _bind_aclose,
     **{(OSError, name): _bind_exception_field(name) for name in ("strerror", "filename",
                                                                   "filename2")},
     (ExceptionGroup, "message"): _bind_exception_field("message"),

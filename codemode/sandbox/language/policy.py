@@ -70,6 +70,7 @@ __all__ = [
     "DATA_SPECIAL",
     "FREE_KEYS",
     "FUTURE_FEATURES",
+    "GENERIC_BASE",
     "KW_ONLY_MARK",
     "LOOP_RANGE",
     "MATCH_CLASS",
@@ -84,6 +85,7 @@ __all__ = [
     "SLOTS_NAME",
     "STARRED",
     "STARRED_ITEMS",
+    "TYPE_ALIAS",
     "SandboxPolicy",
     "child_fields",
     "index_nodes",
@@ -178,6 +180,12 @@ MATCH_SEQUENCE: Final = "_match_sequence_"
 (the subject's items, or None)."""
 MATCH_VALUES: Final = "_match_values_"
 """The name a class pattern's attribute values are bound to inside its guard."""
+
+TYPE_ALIAS: Final = "_type_alias_"
+"""Global that ``type Price = float`` (3.12) calls for the alias, its value never
+evaluated (as CPython's lazy ``TypeAliasType``): ``typing_facade.type_alias``."""
+GENERIC_BASE: Final = "_generic_base_"
+"""Global holding ``Generic[...]``, the base CPython adds to ``class Box[T]:`` (3.12)."""
 
 OBJECT_SETATTR: Final = "_object_setattr_"
 """Global that ``object.__setattr__(obj, name, value)`` calls (a frozen dataclass's
@@ -438,7 +446,18 @@ def _flat_sub_pattern(sub: ast.pattern) -> bool:
     if isinstance(sub, ast.MatchOr):  # ``case Ok(status="Closed" | "Resolved"):``
         return all(_flat_sub_pattern(option) for option in sub.patterns)
     return isinstance(sub, ast.MatchSingleton) or (
-        isinstance(sub, ast.MatchValue) and _literal_pattern(sub.value))
+        isinstance(sub, ast.MatchValue) and (_literal_pattern(sub.value)
+                                             or isinstance(sub.value, ast.Attribute)))
+
+
+def _dotted_values(pattern: ast.pattern) -> bool:
+    """``Kind.BUY`` or ``Kind.BUY | "x"``: value patterns (among literals and singletons
+    under ``|``), one at least a dotted name, which CPython reads with a plain
+    ``getattr``; tested in a guard instead (``_nested_class_case``)."""
+    options = pattern.patterns if isinstance(pattern, ast.MatchOr) else [pattern]
+    return all(isinstance(option, ast.MatchValue | ast.MatchSingleton) for option in options) \
+        and any(isinstance(option, ast.MatchValue) and isinstance(option.value, ast.Attribute)
+                for option in options)
 
 
 def _pattern_names(pattern: ast.pattern) -> list[tuple[ast.pattern, str]]:
@@ -458,8 +477,9 @@ def _pattern_names(pattern: ast.pattern) -> list[tuple[ast.pattern, str]]:
 
 
 def _nested_class_patterns(pattern: ast.pattern,
-                           ) -> list[tuple[ast.AST, ast.MatchClass, str | None]]:
-    """The class patterns ``_nested_class_case`` tests in a guard: each (its parent, the
+                           ) -> list[tuple[ast.AST, ast.pattern, str | None]]:
+    """The class patterns and dotted values (``{"type": Kind.BUY}``, see
+    ``_dotted_values``) ``_nested_class_case`` tests in a guard: each (its parent, the
     pattern, the name of an ``as`` around it), in the pattern's order, when the case's
     pattern is a sequence or mapping pattern (maybe under ``as``) holding such patterns
     through sequence, mapping and ``as`` patterns only (not under ``|``, where the guard
@@ -468,7 +488,7 @@ def _nested_class_patterns(pattern: ast.pattern,
         pattern = pattern.pattern
     if not isinstance(pattern, ast.MatchSequence | ast.MatchMapping):
         return []
-    found: list[tuple[ast.AST, ast.MatchClass, str | None]] = []
+    found: list[tuple[ast.AST, ast.pattern, str | None]] = []
     stack: list[ast.pattern] = [pattern]
     while stack:
         node = stack.pop()
@@ -480,6 +500,8 @@ def _nested_class_patterns(pattern: ast.pattern,
             if isinstance(target, ast.MatchClass) and not _self_pattern(target):
                 if not _guarded_class_pattern(target):
                     return []  # refused where it stands (``visit_MatchClass``)
+                found.append((node if capture is None else child, target, capture))
+            elif _dotted_values(target):
                 found.append((node if capture is None else child, target, capture))
             elif isinstance(target, ast.MatchOr):
                 if any(isinstance(sub, ast.MatchClass) and not _self_pattern(sub)
@@ -736,6 +758,15 @@ def _drop_annotations(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
             arg.annotation = None
     if not isinstance(node, ast.Lambda):
         node.returns = None
+        _drop_type_params(node)
+
+
+def _drop_type_params(node: Any) -> bool:
+    """Drop ``node``'s type parameters (3.12: ``def first[T](xs: list[T]) -> T:``, ``class
+    Box[T]:``), there for annotations only; whether it had any."""
+    had = bool(getattr(node, "type_params", None))
+    node.type_params = []
+    return had
 
 
 def _percent_literal_ok(fmt: str | bytes) -> bool:
@@ -1286,11 +1317,13 @@ class SandboxPolicy(RestrictingNodeTransformer):
         return node
 
     def _nested_class_case(self, node: ast.match_case,
-                           nested: list[tuple[ast.AST, ast.MatchClass, str | None]]) -> Any:
+                           nested: list[tuple[ast.AST, ast.pattern, str | None]]) -> Any:
         """``case [Point(x=0) as p, *rest]:`` (class patterns inside a sequence or mapping
         pattern) becomes ``case [_case_subject_1_, *rest] if <the class pattern's tests on
         _case_subject_1_> and ((p := _case_subject_1_) or True):``, the tests those of a
-        whole-case class pattern (``_class_case``), in the pattern's order. The structure
+        whole-case class pattern (``_class_case``), in the pattern's order; a dotted value
+        (``{"type": Kind.BUY}``) is tested as ``_eq_(_case_subject_1_, Kind.BUY)``, the
+        value read as ``Kind.BUY`` anywhere else is. The structure
         matches first: a capture of it (``rest``) stays bound when a class test then fails,
         as a name bound before a failing guard does."""
         names: list[str] = []
@@ -1301,7 +1334,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 if name in names:  # CPython's compiler refuses it; the guard would not
                     self.error(sub, f"multiple assignments to name {name!r} in pattern")
                 names.append(name)
-        holes: list[tuple[ast.MatchAs, ast.MatchClass, str | None]] = []
+        holes: list[tuple[ast.MatchAs, ast.pattern, str | None]] = []
         for parent, pattern, capture in nested:
             if isinstance(parent, ast.MatchAs):  # ``Point() as p``: the ``as`` is the hole
                 parent.pattern = parent.name = None
@@ -1322,7 +1355,9 @@ class SandboxPolicy(RestrictingNodeTransformer):
                     self.check_name(sub, sub.name)
             self.check_name(hole, capture)
             subject = f"{CASE_SUBJECT}{index}_"
-            tests += self._class_tests(pattern, functools.partial(_name, subject), 0)
+            tests += (self._class_tests(pattern, functools.partial(_name, subject), 0)
+                      if isinstance(pattern, ast.MatchClass)
+                      else self._sub_tests(pattern, functools.partial(_name, subject), 0))
             if capture is not None:
                 tests.append(_bind(capture, subject))
         original = node.guard
@@ -1365,7 +1400,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
                 tests.append(ast.BoolOp(ast.Or(), [ast.NamedExpr(
                     ast.Name(sub.name, ast.Store()), value()), ast.Constant(True)]))
         elif isinstance(sub, ast.MatchValue):
-            tests.append(_call("_eq_", value(), self.visit(_copy(sub.value))))
+            tests.append(_call("_eq_", value(), self.visit(_located(_copy(sub.value),
+                                                                    sub.value))))
         elif isinstance(sub, ast.MatchSingleton):
             tests.append(ast.Compare(value(), [ast.Is()], [ast.Constant(sub.value)]))
         elif isinstance(sub, ast.MatchClass):
@@ -1777,6 +1813,16 @@ class SandboxPolicy(RestrictingNodeTransformer):
         node.body.insert(0, _located(_tick(), node))
         return node
 
+    def visit_TypeAlias(self, node: Any) -> Any:
+        """``type Price = float`` (3.12) binds ``Price = _type_alias_('Price', False)``:
+        an alias that can be subscripted when it has parameters; the value is never
+        evaluated, as CPython evaluates it only when ``__value__`` (which a script may not
+        read) is."""
+        name = node.name.id
+        self.check_name(node, name)
+        alias = _call(TYPE_ALIAS, ast.Constant(name), ast.Constant(bool(node.type_params)))
+        return _located(ast.Assign([ast.Name(name, ast.Store())], alias), node)
+
     def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
         self.check_name(node, node.name, allow_magic_methods=True)
         self.check_function_argument_names(node)
@@ -1987,6 +2033,7 @@ class SandboxPolicy(RestrictingNodeTransformer):
                             and stmt.targets[0].id == "__hash__"
                             and isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
         self.method_aliases.update(_method_aliases(node.body))
+        generic = _drop_type_params(node)
         keywords = self._class_keywords(node)
         self.classes.append(node.name)
         try:
@@ -1998,6 +2045,8 @@ class SandboxPolicy(RestrictingNodeTransformer):
         # ``build_class`` (``class Row(TypedDict, total=False)``; a plain class raises
         # CPython's TypeError), none silently dropped
         new.keywords.extend(keywords)
+        if generic:  # CPython's last base: ``Box[int]`` is ``Box``, as of ``Generic[T]``
+            new.bases.append(_name_at(node, GENERIC_BASE))
         new.body = [_located(ast.Assign(targets=[ast.Name(id=SLOTS_NAME, ctx=ast.Store())],
                                         value=stmt.value), stmt)
                     if id(stmt) in slot_values and isinstance(stmt, ast.Expr) else stmt

@@ -72,6 +72,8 @@ from codemode.sandbox.language.compile import CompiledScript, compile_script
 from codemode.sandbox.language.datakeys import data_key, data_key_strict
 from codemode.sandbox.language.expansion import GUARDS as EXPANSION_GUARDS
 from codemode.sandbox.language.facades import C_INTERNAL, FACADE_NAMES, facade
+from codemode.sandbox.language.facades.typing_facade import GENERIC_BASE as GENERIC
+from codemode.sandbox.language.facades.typing_facade import type_alias
 from codemode.sandbox.language.formatting import install as install_str_format
 from codemode.sandbox.language.formatting import render_field
 from codemode.sandbox.language.guards import (
@@ -101,6 +103,7 @@ from codemode.sandbox.language.notes import notes_of
 from codemode.sandbox.language.policy import (
     DATA_KEY,
     DATA_SPECIAL,
+    GENERIC_BASE,
     LOOP_RANGE,
     MATCH_CLASS,
     MATCH_SEQUENCE,
@@ -110,6 +113,7 @@ from codemode.sandbox.language.policy import (
     RESULT_NAME,
     STARRED,
     STARRED_ITEMS,
+    TYPE_ALIAS,
     WRITE_ATTRIBUTE,
     WRITE_ITEM,
     WRITE_PRIVATE,
@@ -361,6 +365,8 @@ def _shared_globals() -> dict[str, Any]:
         STARRED: starred,
         STARRED_ITEMS: starred_items,
         OBJECT_SETATTR: object_setattr,
+        TYPE_ALIAS: type_alias,
+        GENERIC_BASE: GENERIC,
         MATCH_CLASS: match_class,
         MATCH_SEQUENCE: match_sequence,
         **{hidden: getattr(builtins, name) for name, hidden in MATCH_TYPES.items()},

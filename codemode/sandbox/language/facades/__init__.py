@@ -218,7 +218,16 @@ _NAME_HINTS: Final = {
                                         "a decorator of your own (`def traced(fn): ...`)",
     ("dataclasses", "InitVar"): "make it a field, `field(default=..., repr=False)`, and read "
                                 "it in __post_init__",
-    ("functools", "singledispatch"): "dispatch with `if isinstance(x, ...)` or `match`",
+    **dict.fromkeys((("functools", "singledispatch"), ("functools", "singledispatchmethod")),
+                    "dispatch with `if isinstance(x, ...)` or `match`"),
+    **dict.fromkeys((("collections", "UserDict"), ("collections", "UserList"),
+                     ("collections", "UserString")),
+                    "keep the data in an attribute (`self.data = {}`) of a plain class and "
+                    "define the methods it needs (`__getitem__`, `__setitem__`, `__len__`, "
+                    "`__iter__`, `__contains__` ...)"),
+    ("statistics", "NormalDist"): "compute with statistics.mean() and statistics.stdev(): a "
+                                  "z-score is `(x - mu) / sigma`, and the normal CDF is "
+                                  "`0.5 * (1 + math.erf((x - mu) / (sigma * math.sqrt(2))))`",
     ("string", "Formatter"): "find a template's fields with `re.findall(r'{(\\w+)', text)` "
                              "and fill it with `text.format(**values)` or "
                              "`text.format_map(values)`",
@@ -236,6 +245,19 @@ _NAME_HINTS: Final = {
                     "use asyncio.Queue (first in, first out), or gather the calls "
                     "(`asyncio.Semaphore` bounds how many run at once)"),
     ("asyncio", "run"): "write `await main()`: the script already runs in an event loop",
+    **dict.fromkeys((("asyncio", "Condition"), ("asyncio", "Barrier")),
+                    "signal with an `asyncio.Event` (`set()`, `await wait()`) or hand work "
+                    "over through an `asyncio.Queue`"),
+    **dict.fromkeys((("asyncio", "current_task"), ("asyncio", "all_tasks")),
+                    "keep the tasks you create in a list or dict of your own (`tasks = "
+                    "{name: asyncio.create_task(...)}`); `task.get_name()` reads a name "
+                    "given with `create_task(..., name=...)`"),
+    ("asyncio", "timeout_at"): "write `async with asyncio.timeout(seconds):`, the seconds "
+                               "from now",
+    **dict.fromkeys((("asyncio", "to_thread"), ("asyncio", "run_in_executor")),
+                    "call a plain function directly (`value = crunch(data)`): the script "
+                    "has no threads, and tool calls run concurrently with `await "
+                    "asyncio.gather(...)`"),
     **dict.fromkeys((("asyncio", "get_event_loop"), ("asyncio", "new_event_loop")),
                     "write `await main()`: the script already runs in an event loop"),
     ("asyncio", "get_running_loop"): "write `await main()`, and `time.monotonic()` for the "

@@ -45,8 +45,8 @@ from codemode.sandbox.language.state import (
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Generator, Sequence
 
-__all__ = ["FACADE", "MAX_NESTING", "TASK_BYTES", "Lock", "Queue", "Semaphore", "Task",
-           "TaskGroup", "Timeout"]
+__all__ = ["FACADE", "MAX_NESTING", "TASK_BYTES", "BoundedSemaphore", "Lock", "Queue",
+           "Semaphore", "Task", "TaskGroup", "Timeout"]
 
 TASK_BYTES: Final = 4096
 """Host memory one gathered awaitable costs (task, coroutine wrapper, cancel scope)."""
@@ -589,11 +589,12 @@ class Semaphore(SelfGuarded):
     __slots__ = ("_lock",)
 
     _NAMES: Final = frozenset({"acquire", "release", "locked"})
+    _KIND: ClassVar[type[asyncio.Semaphore]] = asyncio.Semaphore
 
     def __init__(self, value: int = 1) -> None:
         if type(value) is not int or value < 0:
             raise ValueError("Semaphore initial value must be an int >= 0")
-        self._lock = asyncio.Semaphore(value)
+        self._lock = self._KIND(value)
 
     async def __aenter__(self) -> None:
         current_run()
@@ -614,6 +615,15 @@ class Semaphore(SelfGuarded):
 
     async def _acquire(self) -> bool:
         return await self._lock.acquire()
+
+
+class BoundedSemaphore(Semaphore):
+    """``asyncio.BoundedSemaphore``: a semaphore whose ``release()`` beyond its starting
+    value raises CPython's ValueError."""
+
+    __slots__ = ()
+
+    _KIND = asyncio.BoundedSemaphore
 
 
 class Lock(Semaphore):
@@ -714,6 +724,7 @@ FACADE: Final = Facade("asyncio", {"gather": tracked(gather), "sleep": _COROUTIN
                                    "iscoroutine": iscoroutine,
                                    "iscoroutinefunction": iscoroutinefunction,
                                    "Semaphore": Semaphore, "Lock": Lock, "Queue": Queue,
+                                   "BoundedSemaphore": BoundedSemaphore,
                                    "Event": Event,
                                    "QueueEmpty": asyncio.QueueEmpty,
                                    "QueueFull": asyncio.QueueFull,

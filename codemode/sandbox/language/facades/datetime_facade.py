@@ -30,4 +30,5 @@ FACADE: Final = Facade("datetime", {
     "datetime": datetime.datetime, "date": datetime.date, "time": datetime.time,
     "timedelta": datetime.timedelta, "timezone": datetime.timezone,
     "MINYEAR": datetime.MINYEAR, "MAXYEAR": datetime.MAXYEAR,
+    "UTC": datetime.UTC,  # 3.11: ``datetime.now(UTC)``, the same object as timezone.utc
 })

@@ -105,7 +105,8 @@ _NAMES: Final[dict[str, Any]] = {
         "log2", "log10", "log1p", "exp", "expm1", "sin", "cos", "tan", "asin", "acos", "atan",
         "atan2", "sinh", "cosh", "tanh", "hypot", "fabs", "copysign", "fmod", "modf", "frexp",
         "ldexp", "isclose", "isfinite", "isinf", "isnan", "degrees", "radians",
-        "dist", "remainder",
+        "dist", "remainder", "erf", "erfc", "gamma", "lgamma", "asinh", "acosh", "atanh",
+        "cbrt", "exp2", "ulp",
     )
 }
 FACADE: Final = Facade("math", {**_NAMES, "factorial": factorial, "comb": comb, "perm": perm,

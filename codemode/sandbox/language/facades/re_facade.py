@@ -94,7 +94,8 @@ _FLAGS: Final = {"IGNORECASE": regex.IGNORECASE, "I": regex.IGNORECASE,
                  "MULTILINE": regex.MULTILINE, "M": regex.MULTILINE,
                  "DOTALL": regex.DOTALL, "S": regex.DOTALL, "VERBOSE": regex.VERBOSE,
                  "X": regex.VERBOSE, "ASCII": regex.ASCII, "A": regex.ASCII,
-                 "UNICODE": regex.UNICODE, "U": regex.UNICODE}
+                 "UNICODE": regex.UNICODE, "U": regex.UNICODE,
+                 "NOFLAG": 0}  # 3.11: no flag, ``flags = re.NOFLAG`` then ``flags |= re.I``
 
 
 def _budget() -> float:

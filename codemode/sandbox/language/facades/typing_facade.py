@@ -42,7 +42,7 @@ from codemode.sandbox.language.policy import ANNOTATED, SCRIPT_METHODS
 from codemode.sandbox.language.sizes import charge_operations
 from codemode.sandbox.language.state import counted
 
-__all__ = ["FACADE", "NamedTuple", "Placeholder", "TypedDict"]
+__all__ = ["FACADE", "GENERIC_BASE", "NamedTuple", "Placeholder", "TypedDict", "type_alias"]
 
 _MAX_NAME: Final = 100
 
@@ -52,18 +52,19 @@ class Placeholder(SelfGuarded):
     """A typing name: ``X[...]`` and ``X | Y`` give placeholders; ``isinstance`` works
     only for an unsubscripted alias of a builtin type (``origin``)."""
 
-    __slots__ = ("_name", "_origin")
+    __slots__ = ("_module", "_name", "_origin")
 
-    def __init__(self, name: str, origin: type | None = None) -> None:
+    def __init__(self, name: str, origin: type | None = None, module: str = "typing.") -> None:
         self._name = name
         self._origin = origin
+        self._module = module
 
     def __repr__(self) -> str:
-        return self._name if self._name.startswith("~") else f"typing.{self._name}"
+        return self._name if self._name.startswith("~") else f"{self._module}{self._name}"
 
     def __getitem__(self, params: Any) -> Placeholder:
         # The parameters are not rendered: their text could be as big as the script likes.
-        return Placeholder(f"{self._name.lstrip('~')}[...]")
+        return Placeholder(f"{self._name.lstrip('~')}[...]", module=self._module)
 
     def __or__(self, other: Any) -> Placeholder:
         return Placeholder("Union[...]")
@@ -87,17 +88,19 @@ class Placeholder(SelfGuarded):
 
 _ALIASES: Final[dict[str, type]] = {
     "List": list, "Dict": dict, "Set": set, "FrozenSet": frozenset, "Tuple": tuple,
-    "Type": type,
+    "Type": type, "Text": str,
 }
 """Aliases of builtin types: ``isinstance(x, List)`` is ``isinstance(x, list)``."""
 
 _NAMES: Final = (
     "Protocol", "Generic", "Self", "Never", "TypeAlias", "Required", "NotRequired",
     "DefaultDict", "Deque", "Counter", "OrderedDict", "Hashable", "Sized", "Collection",
-    "Container", "Reversible", "AbstractSet", "MutableSet", "MutableSequence", "ParamSpec",
+    "Container", "Reversible", "AbstractSet", "MutableSet", "MutableSequence",
     "Any", "Optional", "Union", "Callable", "Iterable", "Iterator", "Sequence", "Mapping",
     "MutableMapping", "Literal", "Awaitable", "Coroutine", "AsyncIterator", "AsyncIterable",
     "Generator", "AsyncGenerator", "ClassVar", "Final", "Annotated", "NoReturn",
+    "TypeGuard", "TypeIs", "Concatenate", "Unpack", "LiteralString",
+    "SupportsInt", "SupportsFloat", "SupportsIndex", "SupportsAbs", "SupportsRound",
 )
 """The other placeholders (special forms and abstract collections)."""
 
@@ -156,12 +159,38 @@ def _as_is(obj: Any) -> Any:
 
 
 def TypeVar(name: str, *constraints: Any, **options: Any) -> Placeholder:
-    """A placeholder named ``~name`` (constraints and ``bound=`` are not checked)."""
+    """A placeholder named ``~name`` (constraints and ``bound=`` are not checked); also
+    ``ParamSpec("P")``, whose ``P.args`` appears in annotations only, which are never
+    evaluated."""
+    return Placeholder(f"~{_type_param_name(name)}")
+
+
+def TypeVarTuple(name: str, **options: Any) -> Placeholder:
+    """``Ts = TypeVarTuple("Ts")``, shown as ``Ts`` as in CPython (``*Ts`` and
+    ``Unpack[Ts]`` appear in annotations only)."""
+    return Placeholder(_type_param_name(name), module="")
+
+
+def _type_param_name(name: Any) -> str:
     if not isinstance(name, str):
         raise TypeError("TypeVar name must be a string")
     if len(name) > _MAX_NAME:
         raise ValueError(f"TypeVar names are at most {_MAX_NAME} characters in the sandbox")
-    return Placeholder(f"~{name}")
+    return name
+
+
+def type_alias(name: str, generic: bool) -> Placeholder:
+    """What ``type Price = float`` (3.12) binds: shown as ``Price``, as CPython shows its
+    ``TypeAliasType``; subscriptable (``Pair[int]``) as a placeholder is, with parameters
+    or not (CPython refuses ``Price[int]`` when it was declared without)."""
+    if len(name) > _MAX_NAME:  # an identifier the script wrote: no cap of its own
+        raise ValueError(f"type alias names are at most {_MAX_NAME} characters in the "
+                         "sandbox")
+    return Placeholder(name, module="")
+
+
+GENERIC_BASE: Final = Placeholder("Generic[...]")
+"""The base CPython adds to ``class Box[T]:`` (3.12): ``Box[int]`` is ``Box``."""
 
 
 _BASE_ONLY: Final = frozenset({"Protocol", "Generic"})
@@ -463,11 +492,13 @@ FACADE: Final = Facade("typing", {
     **{name: Placeholder(name, origin) for name, origin in _ALIASES.items()},
     **{name: Placeholder(name) for name in _NAMES},
     "TYPE_CHECKING": False,
-    "TypeVar": TypeVar,
+    "AnyStr": Placeholder("~AnyStr"),
+    **dict.fromkeys(("TypeVar", "ParamSpec"), TypeVar),
+    "TypeVarTuple": TypeVarTuple,
     "cast": cast,
     "NewType": NewType,
     "assert_never": assert_never,
     "assert_type": assert_type,
-    **dict.fromkeys(("overload", "final", "no_type_check"), _as_is),
+    **dict.fromkeys(("overload", "final", "no_type_check", "override"), _as_is),
     "runtime_checkable": runtime_checkable,
 })
