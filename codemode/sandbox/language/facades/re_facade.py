@@ -283,6 +283,57 @@ def _check_pieces(compiled: Any, string: Any, what: str) -> None:
     ensure_size((matches + 1) * per_match + text, what)
 
 
+_REPEATED: Final = regex.compile(r"(?:\)|\\X)\s*[*+{]")
+"""A repeated group or grapheme (``(a)*``, ``(?:ab)*``, ``\\X*``): the engine keeps a
+backtracking entry and each group's capture history for every iteration. An escaped
+parenthesis or one in a class reads as a group too, erring on the safe side."""
+
+_CALLS: Final = regex.compile(r"\(\?(?:R|[+-]?\d|&|P>)")
+"""A call into a group (``a(?R)?``, ``(a(?1)?)``): a frame for every level."""
+
+_STATE_BYTES: Final = 192
+"""Bytes the engine keeps per character a repeated group consumes (measured up to ~190)."""
+
+_CALL_STATE_BYTES: Final = 448
+"""Bytes per character of a recursive pattern (``(a(?1)?)`` measured ~420)."""
+
+_GROUP_STATE_BYTES: Final = 96
+"""Bytes per character for each capture group (ten nested groups measured ~780 in all)."""
+
+_STATE_FAST_OK: Final = 1 << 16
+"""Estimates below this are never looked at (the pattern is not scanned)."""
+
+
+def _found(finder: Any, text: str) -> bool:
+    """``finder`` matches ``text`` as written or with comments taken out (``(a) # c``
+    then ``*`` under ``re.X``)."""
+    return any(finder.search(variant) is not None
+               for variant in (text, _COMMENTS.sub("", text)))
+
+
+def _check_state(compiled: Any, string: Any) -> None:
+    """Size the state one match keeps, in C and untracked, before it runs.
+
+    The engine grows that state within one call and frees it only with the match (a
+    ``Match`` keeps each group's capture history): ``re.match(r'(?:(a)|(b))*', 'ab' *
+    10**6)`` grew an in-process host by 363 MB under a 64 MiB limit before the run's
+    memory check saw it (570 MB, then the engine's MemoryError, at three times that)."""
+    if not isinstance(string, str | bytes):
+        return
+    per_group = _GROUP_STATE_BYTES * compiled.groups
+    if len(string) * (_STATE_BYTES + per_group) <= _STATE_FAST_OK:
+        return
+    pattern = compiled.pattern
+    text = pattern if isinstance(pattern, str) else pattern.decode("latin-1")
+    if _found(_CALLS, text):
+        ensure_size(len(string) * (_CALL_STATE_BYTES + per_group), _STATE_WHAT)
+    elif _found(_REPEATED, text):
+        ensure_size(len(string) * (_STATE_BYTES + per_group), _STATE_WHAT)
+
+
+_STATE_WHAT: Final = "a regular expression's match state"
+
+
 def _group_span_max(match: Any) -> int:
     return max(len(g) for g in (match.group(0), *match.groups(match.group(0)[:0])))
 
@@ -362,6 +413,7 @@ def _sized_sub(compiled: Any, repl: Any, string: Any, count: int) -> tuple[Any, 
             ensure_size(produced + len(string), "re.sub()")
         return piece
 
+    _check_state(compiled, string)
     result: tuple[Any, int] = _timed(compiled.subn, piece_for, string, count)
     return result
 
@@ -412,12 +464,14 @@ def _pattern_method(compiled: Any, name: str) -> Callable[..., Any]:
         return _pieces(compiled, name, string, maxsplit)
 
     def finditer(string: Any, pos: Any = None, endpos: Any = None) -> Any:
+        _check_state(compiled, string)
         return counted(_timed(method, string, pos, endpos))
 
     def findall(string: Any, pos: Any = None, endpos: Any = None) -> Any:
         return _pieces(compiled, name, string, pos, endpos)
 
     def search(string: Any, pos: Any = None, endpos: Any = None) -> Any:
+        _check_state(compiled, string)
         return _timed(method, string, pos, endpos)
 
     methods: dict[str, Callable[..., Any]] = {"sub": sub, "subn": subn, "split": split,
@@ -435,20 +489,26 @@ def compile(pattern: Any, flags: int = 0) -> Pattern:
 
 def search(pattern: Any, string: Any, flags: int = 0) -> Any:
     """First match anywhere, or None."""
-    return _timed(_compiled(pattern, flags).search, string)
+    return _matched(_compiled(pattern, flags), "search", string)
 
 
 def match(pattern: Any, string: Any, flags: int = 0) -> Any:
     """Match at the start, or None."""
-    return _timed(_compiled(pattern, flags).match, string)
+    return _matched(_compiled(pattern, flags), "match", string)
 
 
 def fullmatch(pattern: Any, string: Any, flags: int = 0) -> Any:
     """Match the whole string, or None."""
-    return _timed(_compiled(pattern, flags).fullmatch, string)
+    return _matched(_compiled(pattern, flags), "fullmatch", string)
+
+
+def _matched(compiled: Any, method: str, string: Any) -> Any:
+    _check_state(compiled, string)
+    return _timed(getattr(compiled, method), string)
 
 
 def _pieces(compiled: Any, method: str, string: Any, *args: Any, **kwargs: Any) -> Any:
+    _check_state(compiled, string)
     _check_pieces(compiled, string, f"re.{method}()")
     return list(_timed(getattr(compiled, method), string, *args, **kwargs))
 
@@ -460,7 +520,9 @@ def findall(pattern: Any, string: Any, flags: int = 0) -> list[Any]:
 
 def finditer(pattern: Any, string: Any, flags: int = 0) -> Iterator[Any]:
     """Iterator over match objects (counted)."""
-    return counted(_timed(_compiled(pattern, flags).finditer, string))
+    compiled = _compiled(pattern, flags)
+    _check_state(compiled, string)
+    return counted(_timed(compiled.finditer, string))
 
 
 def sub(pattern: Any, repl: Any, string: Any, count: int = 0, flags: int = 0) -> Any:
