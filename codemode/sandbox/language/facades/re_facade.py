@@ -157,22 +157,65 @@ def _tree_size(node: Any, limit: int, depth: int = 0) -> int:
     return total
 
 
-def _parsed_size(pattern: str | bytes, flags: int, limit: int) -> int:
-    """The expansion as the engine's own parser reads the pattern (the same parse
-    ``regex.compile`` makes: verbose whitespace and comments, ``[^])]``, a comment
-    between a group and its count, ``{1 000}`` under ``(?x)`` …)."""
+def _parsed(pattern: str | bytes, flags: int) -> Any:
+    """The pattern as the engine's own parser reads it (the same parse ``regex.compile``
+    makes: verbose whitespace and comments, ``[^])]``, a comment between a group and its
+    count, ``{1 000}`` under ``(?x)`` …)."""
     global_flags = flags
     for _ in range(8):
         source = _core.Source(pattern)
         info = _core.Info(global_flags, source.char_type, {})
         source.ignore_space = bool(info.flags & regex.VERBOSE)
         try:
-            parsed = _core._parse_pattern(source, info)
+            return _core._parse_pattern(source, info)
         except _core._UnscopedFlagSet:
             global_flags = info.global_flags
-            continue
-        return _tree_size(parsed, limit)
     raise _Unknown
+
+
+def _parsed_size(pattern: str | bytes, flags: int, limit: int) -> int:
+    """The expansion as the engine's own parser reads the pattern."""
+    return _tree_size(_parsed(pattern, flags), limit)
+
+
+_FUZZY_HINT: Final = regex.compile(r"\{[^}]*[deis]")
+"""Text a fuzzy constraint needs (``x{e<=2}``, ``(?:ab){i}``, ``a{1i+2d<4}``): only
+patterns with it are parsed for one."""
+
+_FUZZY: Final = getattr(_core, "Fuzzy", None)
+
+
+def _has_fuzzy(node: Any, depth: int = 0) -> bool:
+    if depth > 500:
+        raise _Unknown
+    if _FUZZY is not None and isinstance(node, _FUZZY):
+        return True
+    for value in (getattr(node, "__dict__", None) or {}).values():
+        for item in value if isinstance(value, list | tuple) else (value,):
+            if isinstance(item, _core.RegexBase) and _has_fuzzy(item, depth + 1):
+                return True
+    return False
+
+
+def _refuse_fuzzy(pattern: str | bytes, flags: int) -> None:
+    """Refuse the engine's fuzzy matching (``re`` reads ``x{i}`` as the text ``x{i}``).
+
+    Its search ran past the time budget it was given: ``re.search(r'x{i}', 'ab' *
+    200_000)`` returned ~0.5-1.3 s after its timeout (``(?e)``: 1.26 s), GIL released but
+    a core busy after a run's deadline (in-process, after the run ended: the run did not
+    stop in time). A pattern the parse cannot read is refused when it has the text."""
+    text = pattern if isinstance(pattern, str) else pattern.decode("latin-1")
+    if _FUZZY_HINT.search(text) is None:
+        return
+    try:
+        fuzzy = _core is None or _FUZZY is None or _has_fuzzy(_parsed(pattern, flags))
+    except _core.error:
+        raise
+    except (_Unknown, RecursionError, AttributeError, TypeError, ValueError):
+        fuzzy = True
+    if fuzzy:
+        raise regex.error("fuzzy matching ({e<=n} and the like) is not supported in the "
+                          "sandbox's re")
 
 
 def _bound(text: str, limit: int) -> int:
@@ -251,6 +294,7 @@ def _compiled(pattern: Any, flags: int) -> Any:
     size = _expansion(pattern, flags)
     if size > MAX_PATTERN_EXPANSION:
         _too_big(size)
+    _refuse_fuzzy(pattern, flags)
     compiled = regex.compile(pattern, flags, cache_pattern=False)
     if next(_COMPILES) % _PURGE_EVERY == 0:
         regex.purge()
