@@ -327,10 +327,11 @@ def _check_pieces(compiled: Any, string: Any, what: str) -> None:
     ensure_size((matches + 1) * per_match + text, what)
 
 
-_REPEATED: Final = regex.compile(r"(?:\)|\\X)\s*[*+{]")
-"""A repeated group or grapheme (``(a)*``, ``(?:ab)*``, ``\\X*``): the engine keeps a
-backtracking entry and each group's capture history for every iteration. An escaped
-parenthesis or one in a class reads as a group too, erring on the safe side."""
+_REPEATED: Final = regex.compile(r"(?:\)|\\X|\\\d+|\\[gk]<[^>]*>)\s*[*+{]")
+"""A repeated group, grapheme or backreference (``(a)*``, ``(?:ab)*``, ``\\X*``,
+``(ab)\\1*``: ~50 bytes a character): the engine keeps a backtracking entry and each
+group's capture history for every iteration. An escaped parenthesis or one in a class
+reads as a group too, erring on the safe side."""
 
 _CALLS: Final = regex.compile(r"\(\?(?:R|[+-]?\d|&|P>)")
 """A call into a group (``a(?R)?``, ``(a(?1)?)``): a frame for every level."""
