@@ -132,6 +132,14 @@ _REPEATS: Final = tuple(getattr(_core, name) for name in (
 """The parser's repeat nodes (none where ``_regex_core`` is missing or renamed them)."""
 
 
+_GRAPHEME_NODES: Final = 5
+"""Nodes one ``\\X`` counts as: the engine compiles it to ~1.3 kB where a character takes
+~250 bytes (``\\X{99000}``, 99,001 nodes as counted before, took 124 MiB in one compile
+call, twice a 64 MiB limit, before the run's memory check saw it)."""
+
+_HEAVY: Final = tuple(getattr(_core, name) for name in ("Grapheme",) if hasattr(_core, name))
+
+
 class _Unknown(Exception):
     """The pattern's structure could not be read (see :func:`_expansion`)."""
 
@@ -145,7 +153,7 @@ def _tree_size(node: Any, limit: int, depth: int = 0) -> int:
         times = max(int(low or 0), int(high if high is not None else 0), 1)
         inner = _tree_size(node.subpattern, limit, depth + 1)
         return min(inner * times, limit + 1)
-    total = 1
+    total = _GRAPHEME_NODES if isinstance(node, _HEAVY) else 1
     children = getattr(node, "__dict__", None) or {}
     for value in children.values():
         items = value if isinstance(value, list | tuple) else (value,)
@@ -221,8 +229,8 @@ def _refuse_fuzzy(pattern: str | bytes, flags: int) -> None:
 def _bound(text: str, limit: int) -> int:
     """An upper bound on any reading of ``text``: its length times every number in it
     (as written, and with whitespace and comments taken out, which verbose mode skips
-    even inside a count)."""
-    size = len(text)
+    even inside a count), each ``\\X`` weighed as its nodes."""
+    size = len(text) + (_GRAPHEME_NODES - 2) * text.count("\\X")
     for variant in (_SPACE.sub("", text), _SPACE.sub("", _COMMENTS.sub("", text))):
         for number in _NUMBER.findall(variant):
             size *= max(int(number.lstrip("0")[:9] or 0), 1)
