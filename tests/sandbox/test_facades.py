@@ -117,7 +117,7 @@ async def test_facade_attribute_chains_are_refused(source: str, message: str) ->
     ("import itertools\n5 in itertools.count(10)", "operations"),
     ("import itertools\nlist(itertools.repeat(0))", "operations"),
     ("import itertools\nany(x < 0 for x in itertools.cycle([1]))", "operations"),
-    ("import re\nre.match('(x+x+)+y', 'x' * 30000)", "timeout"),
+    ("import re\nre.match('(x+x+)+y', 'x' * 5000)", "timeout"),
     ("import re\nre.compile('(?:(?:a{50}){50}){50}')", "memory"),
     ("import re\nre.sub('', 'x' * 1000, 'a' * 10**5)", "memory"),
     ("import math\nmath.factorial(10**6)", "memory"),

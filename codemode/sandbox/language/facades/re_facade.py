@@ -133,6 +133,14 @@ _REPEATS: Final = tuple(getattr(_core, name) for name in (
 """The parser's repeat nodes (none where ``_regex_core`` is missing or renamed them)."""
 
 
+_GRAPHEME_NODES: Final = 5
+"""Nodes one ``\\X`` counts as: the engine compiles it to ~1.3 kB where a character takes
+~250 bytes (``\\X{99000}``, 99,001 nodes as counted before, took 124 MiB in one compile
+call, twice a 64 MiB limit, before the run's memory check saw it)."""
+
+_HEAVY: Final = tuple(getattr(_core, name) for name in ("Grapheme",) if hasattr(_core, name))
+
+
 class _Unknown(Exception):
     """The pattern's structure could not be read (see :func:`_expansion`)."""
 
@@ -146,7 +154,7 @@ def _tree_size(node: Any, limit: int, depth: int = 0) -> int:
         times = max(int(low or 0), int(high if high is not None else 0), 1)
         inner = _tree_size(node.subpattern, limit, depth + 1)
         return min(inner * times, limit + 1)
-    total = 1
+    total = _GRAPHEME_NODES if isinstance(node, _HEAVY) else 1
     children = getattr(node, "__dict__", None) or {}
     for value in children.values():
         items = value if isinstance(value, list | tuple) else (value,)
@@ -158,29 +166,72 @@ def _tree_size(node: Any, limit: int, depth: int = 0) -> int:
     return total
 
 
-def _parsed_size(pattern: str | bytes, flags: int, limit: int) -> int:
-    """The expansion as the engine's own parser reads the pattern (the same parse
-    ``regex.compile`` makes: verbose whitespace and comments, ``[^])]``, a comment
-    between a group and its count, ``{1 000}`` under ``(?x)`` …)."""
+def _parsed(pattern: str | bytes, flags: int) -> Any:
+    """The pattern as the engine's own parser reads it (the same parse ``regex.compile``
+    makes: verbose whitespace and comments, ``[^])]``, a comment between a group and its
+    count, ``{1 000}`` under ``(?x)`` …)."""
     global_flags = flags
     for _ in range(8):
         source = _core.Source(pattern)
         info = _core.Info(global_flags, source.char_type, {})
         source.ignore_space = bool(info.flags & regex.VERBOSE)
         try:
-            parsed = _core._parse_pattern(source, info)
+            return _core._parse_pattern(source, info)
         except _core._UnscopedFlagSet:
             global_flags = info.global_flags
-            continue
-        return _tree_size(parsed, limit)
     raise _Unknown
+
+
+def _parsed_size(pattern: str | bytes, flags: int, limit: int) -> int:
+    """The expansion as the engine's own parser reads the pattern."""
+    return _tree_size(_parsed(pattern, flags), limit)
+
+
+_FUZZY_HINT: Final = regex.compile(r"\{[^}]*[deis]")
+"""Text a fuzzy constraint needs (``x{e<=2}``, ``(?:ab){i}``, ``a{1i+2d<4}``): only
+patterns with it are parsed for one."""
+
+_FUZZY: Final = getattr(_core, "Fuzzy", None)
+
+
+def _has_fuzzy(node: Any, depth: int = 0) -> bool:
+    if depth > 500:
+        raise _Unknown
+    if _FUZZY is not None and isinstance(node, _FUZZY):
+        return True
+    for value in (getattr(node, "__dict__", None) or {}).values():
+        for item in value if isinstance(value, list | tuple) else (value,):
+            if isinstance(item, _core.RegexBase) and _has_fuzzy(item, depth + 1):
+                return True
+    return False
+
+
+def _refuse_fuzzy(pattern: str | bytes, flags: int) -> None:
+    """Refuse the engine's fuzzy matching (``re`` reads ``x{i}`` as the text ``x{i}``).
+
+    Its search ran past the time budget it was given: ``re.search(r'x{i}', 'ab' *
+    200_000)`` returned ~0.5-1.3 s after its timeout (``(?e)``: 1.26 s), GIL released but
+    a core busy after a run's deadline (in-process, after the run ended: the run did not
+    stop in time). A pattern the parse cannot read is refused when it has the text."""
+    text = pattern if isinstance(pattern, str) else pattern.decode("latin-1")
+    if _FUZZY_HINT.search(text) is None:
+        return
+    try:
+        fuzzy = _core is None or _FUZZY is None or _has_fuzzy(_parsed(pattern, flags))
+    except _core.error:
+        raise
+    except (_Unknown, RecursionError, AttributeError, TypeError, ValueError):
+        fuzzy = True
+    if fuzzy:
+        raise regex.error("fuzzy matching ({e<=n} and the like) is not supported in the "
+                          "sandbox's re")
 
 
 def _bound(text: str, limit: int) -> int:
     """An upper bound on any reading of ``text``: its length times every number in it
     (as written, and with whitespace and comments taken out, which verbose mode skips
-    even inside a count)."""
-    size = len(text)
+    even inside a count), each ``\\X`` weighed as its nodes."""
+    size = len(text) + (_GRAPHEME_NODES - 2) * text.count("\\X")
     for variant in (_SPACE.sub("", text), _SPACE.sub("", _COMMENTS.sub("", text))):
         for number in _NUMBER.findall(variant):
             size *= max(int(number.lstrip("0")[:9] or 0), 1)
@@ -252,6 +303,7 @@ def _compiled(pattern: Any, flags: int) -> Any:
     size = _expansion(pattern, flags)
     if size > MAX_PATTERN_EXPANSION:
         _too_big(size)
+    _refuse_fuzzy(pattern, flags)
     compiled = regex.compile(pattern, flags, cache_pattern=False)
     if next(_COMPILES) % _PURGE_EVERY == 0:
         regex.purge()
@@ -282,6 +334,59 @@ def _check_pieces(compiled: Any, string: Any, what: str) -> None:
         return
     matches = sum(map(bool, counted(_timed(compiled.finditer, string))))
     ensure_size((matches + 1) * per_match + text, what)
+
+
+_REPEATED: Final = regex.compile(r"(?:\)|\\X|\\\d+|\\[gk]<[^>]*>)\s*[*+{]")
+"""A repeated group, grapheme or backreference (``(a)*``, ``(?:ab)*``, ``\\X*``,
+``(ab)\\1*``: ~50 bytes a character): the engine keeps a backtracking entry and each
+group's capture history for every iteration. An escaped parenthesis or one in a class
+reads as a group too, erring on the safe side."""
+
+_CALLS: Final = regex.compile(r"\(\?(?:R|[+-]?\d|&|P>)")
+"""A call into a group (``a(?R)?``, ``(a(?1)?)``): a frame for every level."""
+
+_STATE_BYTES: Final = 160
+"""Bytes the engine keeps per character a repeated group consumes, besides each group's
+share (measured: ~136 without a group, ~190 with one)."""
+
+_CALL_STATE_BYTES: Final = 448
+"""Bytes per character of a recursive pattern (``(a(?1)?)`` measured ~420)."""
+
+_GROUP_STATE_BYTES: Final = 64
+"""Bytes per character for each capture group (ten nested groups measured ~780 in all)."""
+
+_STATE_FAST_OK: Final = 1 << 16
+"""Estimates below this are never looked at (the pattern is not scanned)."""
+
+
+def _found(finder: Any, text: str) -> bool:
+    """``finder`` matches ``text`` as written or with comments taken out (``(a) # c``
+    then ``*`` under ``re.X``)."""
+    return any(finder.search(variant) is not None
+               for variant in (text, _COMMENTS.sub("", text)))
+
+
+def _check_state(compiled: Any, string: Any) -> None:
+    """Size the state one match keeps, in C and untracked, before it runs.
+
+    The engine grows that state within one call and frees it only with the match (a
+    ``Match`` keeps each group's capture history): ``re.match(r'(?:(a)|(b))*', 'ab' *
+    10**6)`` grew an in-process host by 363 MB under a 64 MiB limit before the run's
+    memory check saw it (570 MB, then the engine's MemoryError, at three times that)."""
+    if not isinstance(string, str | bytes):
+        return
+    per_group = _GROUP_STATE_BYTES * compiled.groups
+    if len(string) * (_STATE_BYTES + per_group) <= _STATE_FAST_OK:
+        return
+    pattern = compiled.pattern
+    text = pattern if isinstance(pattern, str) else pattern.decode("latin-1")
+    if _found(_CALLS, text):
+        ensure_size(len(string) * (_CALL_STATE_BYTES + per_group), _STATE_WHAT)
+    elif _found(_REPEATED, text):
+        ensure_size(len(string) * (_STATE_BYTES + per_group), _STATE_WHAT)
+
+
+_STATE_WHAT: Final = "a regular expression's match state"
 
 
 def _group_span_max(match: Any) -> int:
@@ -363,6 +468,7 @@ def _sized_sub(compiled: Any, repl: Any, string: Any, count: int) -> tuple[Any, 
             ensure_size(produced + len(string), "re.sub()")
         return piece
 
+    _check_state(compiled, string)
     result: tuple[Any, int] = _timed(compiled.subn, piece_for, string, count)
     return result
 
@@ -413,12 +519,14 @@ def _pattern_method(compiled: Any, name: str) -> Callable[..., Any]:
         return _pieces(compiled, name, string, maxsplit)
 
     def finditer(string: Any, pos: Any = None, endpos: Any = None) -> Any:
+        _check_state(compiled, string)
         return counted(_timed(method, string, pos, endpos))
 
     def findall(string: Any, pos: Any = None, endpos: Any = None) -> Any:
         return _pieces(compiled, name, string, pos, endpos)
 
     def search(string: Any, pos: Any = None, endpos: Any = None) -> Any:
+        _check_state(compiled, string)
         return _timed(method, string, pos, endpos)
 
     methods: dict[str, Callable[..., Any]] = {"sub": sub, "subn": subn, "split": split,
@@ -436,20 +544,26 @@ def compile(pattern: Any, flags: int = 0) -> Pattern:
 
 def search(pattern: Any, string: Any, flags: int = 0) -> Any:
     """First match anywhere, or None."""
-    return _timed(_compiled(pattern, flags).search, string)
+    return _matched(_compiled(pattern, flags), "search", string)
 
 
 def match(pattern: Any, string: Any, flags: int = 0) -> Any:
     """Match at the start, or None."""
-    return _timed(_compiled(pattern, flags).match, string)
+    return _matched(_compiled(pattern, flags), "match", string)
 
 
 def fullmatch(pattern: Any, string: Any, flags: int = 0) -> Any:
     """Match the whole string, or None."""
-    return _timed(_compiled(pattern, flags).fullmatch, string)
+    return _matched(_compiled(pattern, flags), "fullmatch", string)
+
+
+def _matched(compiled: Any, method: str, string: Any) -> Any:
+    _check_state(compiled, string)
+    return _timed(getattr(compiled, method), string)
 
 
 def _pieces(compiled: Any, method: str, string: Any, *args: Any, **kwargs: Any) -> Any:
+    _check_state(compiled, string)
     _check_pieces(compiled, string, f"re.{method}()")
     return list(_timed(getattr(compiled, method), string, *args, **kwargs))
 
@@ -461,7 +575,9 @@ def findall(pattern: Any, string: Any, flags: int = 0) -> list[Any]:
 
 def finditer(pattern: Any, string: Any, flags: int = 0) -> Iterator[Any]:
     """Iterator over match objects (counted)."""
-    return counted(_timed(_compiled(pattern, flags).finditer, string))
+    compiled = _compiled(pattern, flags)
+    _check_state(compiled, string)
+    return counted(_timed(compiled.finditer, string))
 
 
 def sub(pattern: Any, repl: Any, string: Any, count: int = 0, flags: int = 0) -> Any:
